@@ -1,0 +1,1 @@
+from .module import LabOrchestrator  # noqa: F401

@@ -1,0 +1,81 @@
+"""Start, stop and find the lab's daemons by the pids in their pid files.
+
+Shared by qa/lab/ceph-lab and the lab orchestrator backend so that both
+manage processes the same way.  Standard library only.
+"""
+import os
+import signal
+import subprocess
+import time
+from typing import List, Optional
+
+DAEMON_TYPES = ('mon', 'mgr', 'osd')
+
+
+class LabDaemons:
+    def __init__(self, lab_dir: str) -> None:
+        self.lab_dir = lab_dir
+        self.conf = os.path.join(lab_dir, 'ceph.conf')
+
+    def pid_file(self, name: str) -> str:
+        return os.path.join(self.lab_dir, 'run', f'{name}.pid')
+
+    def names(self) -> List[str]:
+        """Every daemon that has a data directory in the lab."""
+        found = []
+        for entry in sorted(os.listdir(self.lab_dir)):
+            typ, _, ident = entry.partition('.')
+            if typ in DAEMON_TYPES and ident and os.path.isdir(os.path.join(self.lab_dir, entry)):
+                found.append(entry)
+        return found
+
+    def pid(self, name: str) -> Optional[int]:
+        """The pid of a running daemon, from its pid file; None if not running."""
+        try:
+            with open(self.pid_file(name)) as f:
+                pid = int(f.read().strip())
+            with open(f'/proc/{pid}/cmdline', 'rb') as f:
+                cmd = f.read().split(b'\0')
+            with open(f'/proc/{pid}/stat') as f:
+                zombie = f.read().rsplit(')', 1)[1].split()[0] == 'Z'
+        except (FileNotFoundError, ValueError, ProcessLookupError, IndexError):
+            return None
+        # a recycled pid is not our daemon
+        typ, _, ident = name.partition('.')
+        if zombie or not cmd[0].endswith(f'ceph-{typ}'.encode()) or ident.encode() not in cmd:
+            return None
+        return pid
+
+    def start(self, name: str, timeout: float = 60) -> int:
+        pid = self.pid(name)
+        if pid:
+            return pid
+        typ, _, ident = name.partition('.')
+        # the daemon forks into the background and writes its pid file
+        subprocess.run([f'ceph-{typ}', '-i', ident, '-c', self.conf], check=True,
+                       timeout=timeout, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            pid = self.pid(name)
+            if pid:
+                return pid
+            time.sleep(0.1)
+        raise RuntimeError(f'{name} did not start; see {self.lab_dir}/log/{name}.log')
+
+    def stop(self, name: str, timeout: float = 30) -> None:
+        pid = self.pid(name)
+        if pid is None:
+            return
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.time() + timeout
+        while time.time() < deadline and self.pid(name) == pid:
+            time.sleep(0.1)
+        if self.pid(name) == pid:
+            os.kill(pid, signal.SIGKILL)
+            while self.pid(name) == pid:
+                time.sleep(0.1)
+
+    def restart(self, name: str) -> int:
+        self.stop(name)
+        return self.start(name)

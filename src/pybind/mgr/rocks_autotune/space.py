@@ -1,0 +1,298 @@
+"""The search space over BlueStore's RocksDB options and its safety rules.
+
+Plain Python on purpose: optimizer.py turns ``SearchSpace.dimensions()`` into
+scikit-optimize dimensions, everything else (the session, the mgr module, the
+tests) works with ``Candidate`` objects and option dicts.
+"""
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+from .rocksdb_options import (COMPRESSIONS, OptionStringError,
+                              compression_from_rocksdb, compression_to_rocksdb,
+                              parse_size, render_options)
+
+__all__ = [
+    'MiB',
+    'GiB',
+    'Candidate',
+    'TUNED_KEYS',
+    'DimensionSpec',
+    'SearchSpace',
+    'ROCKSDB_DEFAULTS',
+]
+
+MiB = 1 << 20
+GiB = 1 << 30
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One point of the search space, in RocksDB's own units (bytes, counts).
+
+    Field names are the RocksDB option names, so ``to_options`` is direct.
+    """
+    max_write_buffer_number: int
+    write_buffer_size: int
+    min_write_buffer_number_to_merge: int
+    level0_file_num_compaction_trigger: int
+    max_bytes_for_level_base: int
+    max_bytes_for_level_multiplier: int
+    compression: str
+
+    def __post_init__(self) -> None:
+        # Candidates come from JSON in the mgr KV store and from skopt (numpy
+        # scalars); fail here rather than render "8.0" or "np.int64(8)".
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.name == 'compression':
+                if not isinstance(v, str) or v not in COMPRESSIONS:
+                    raise ValueError(f'compression must be one of {sorted(COMPRESSIONS)}, '
+                                     f'not {v!r}')
+            elif type(v) is not int:  # bool is an int subclass: reject it too
+                raise ValueError(f'{f.name} must be int, not {type(v).__name__} {v!r}')
+            elif v < 1:
+                raise ValueError(f'{f.name} must be positive, not {v}')
+
+    def to_dict(self) -> Dict[str, Any]:
+        """JSON-ready dict (the inverse of ``from_dict``)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Any) -> 'Candidate':
+        """Rebuild from ``to_dict`` output; ValueError on anything else."""
+        if not isinstance(d, dict):
+            raise ValueError(f'candidate must be a dict, not {type(d).__name__}')
+        want = set(TUNED_KEYS)
+        got = set(d)
+        if got != want:
+            missing = sorted(want - got)
+            extra = sorted(str(k) for k in got - want)
+            raise ValueError(f'candidate keys wrong: missing {missing}, unexpected {extra}')
+        return cls(**d)
+
+    def to_options(self) -> Dict[str, str]:
+        """The tuned options as RocksDB option values (sizes in plain bytes)."""
+        opts = {k: str(v) for k, v in asdict(self).items()}
+        opts['compression'] = compression_to_rocksdb(self.compression)
+        return opts
+
+
+TUNED_KEYS: Tuple[str, ...] = tuple(f.name for f in fields(Candidate))
+
+# What RocksDB uses when bluestore_rocksdb_options does not set a key.  Note
+# compression: absent means snappy, not none (the seed's "RocksDB Default").
+ROCKSDB_DEFAULTS: Dict[str, str] = {
+    'max_write_buffer_number': '2',
+    'write_buffer_size': str(64 * MiB),
+    'min_write_buffer_number_to_merge': '1',
+    'level0_file_num_compaction_trigger': '4',
+    'max_bytes_for_level_base': str(256 * MiB),
+    'max_bytes_for_level_multiplier': '10',
+    'compression': 'kSnappyCompression',
+    'level0_slowdown_writes_trigger': '20',
+    'level0_stop_writes_trigger': '36',
+}
+
+_SIZE_KEYS = ('write_buffer_size', 'max_bytes_for_level_base')
+
+
+@dataclass(frozen=True)
+class DimensionSpec:
+    """A skopt-free description of one search dimension.
+
+    Integer dimensions have low/high (inclusive, in ``unit`` bytes for sizes)
+    and a prior; a categorical one has ``categories`` and ignores the rest.
+    """
+    name: str
+    low: int = 0
+    high: int = 0
+    prior: str = 'uniform'  # 'uniform' | 'log-uniform'
+    unit: int = 1           # point value * unit = Candidate field value
+    categories: Tuple[str, ...] = ()
+
+    @property
+    def is_categorical(self) -> bool:
+        return bool(self.categories)
+
+
+# Bounds from DESIGN.md "The loop".  Sizes are searched in whole MiB so the
+# GP sees a compact integer grid; a log prior because their effect is
+# multiplicative (seed 000 halves/doubles them between configurations).
+_INT_DIMS: Tuple[DimensionSpec, ...] = (
+    DimensionSpec('max_write_buffer_number', 2, 128, 'log-uniform'),
+    DimensionSpec('write_buffer_size', 4, 256, 'log-uniform', MiB),
+    DimensionSpec('min_write_buffer_number_to_merge', 1, 32, 'uniform'),
+    DimensionSpec('level0_file_num_compaction_trigger', 2, 16, 'uniform'),
+    DimensionSpec('max_bytes_for_level_base', 256, 4096, 'log-uniform', MiB),
+    DimensionSpec('max_bytes_for_level_multiplier', 4, 10, 'uniform'),
+)
+
+Point = List[Union[int, str]]
+
+
+def _parse_count(key: str, v: str) -> int:
+    try:
+        return int(v.strip(), 10)
+    except ValueError:
+        raise OptionStringError(f'option {key}={v!r} is not an integer') from None
+
+
+def _parse_multiplier(v: str) -> int:
+    # RocksDB holds max_bytes_for_level_multiplier as a double; we search
+    # integers only, and refuse to round an admin's 8.5 silently.
+    try:
+        f = float(v)
+    except ValueError:
+        raise OptionStringError(
+            f'option max_bytes_for_level_multiplier={v!r} is not a number') from None
+    if not f.is_integer():
+        raise OptionStringError(
+            f'max_bytes_for_level_multiplier={v!r} is not a whole number')
+    return int(f)
+
+
+class SearchSpace:
+    """Bounds of the search plus the rules that make a candidate unsafe."""
+
+    def __init__(self,
+                 compressions: Sequence[str] = tuple(COMPRESSIONS),
+                 max_memtable_bytes: int = 2 * GiB,
+                 base: Optional[Mapping[str, str]] = None) -> None:
+        """``compressions``: what the OSD's RocksDB build supports;
+        ``max_memtable_bytes``: cap on max_write_buffer_number x write_buffer_size;
+        ``base``: the canary's running options (parsed), source of the L0
+        slowdown/stop triggers and max_total_wal_size.
+        """
+        unknown = [c for c in compressions if c not in COMPRESSIONS]
+        if unknown or not compressions:
+            raise ValueError(f'compressions must be a non-empty subset of '
+                             f'{list(COMPRESSIONS)}, got {list(compressions)}')
+        # Canonical order, whatever the caller's: the optimizer's random
+        # draws (and so replay after a restart) depend on category order.
+        self.compressions: Tuple[str, ...] = tuple(c for c in COMPRESSIONS if c in compressions)
+        if max_memtable_bytes < 1:
+            raise ValueError(f'max_memtable_bytes must be positive, got {max_memtable_bytes}')
+        self.max_memtable_bytes = max_memtable_bytes
+        self.base: Dict[str, str] = dict(base or {})
+        self.l0_slowdown = _parse_count(
+            'level0_slowdown_writes_trigger',
+            self.base.get('level0_slowdown_writes_trigger',
+                          ROCKSDB_DEFAULTS['level0_slowdown_writes_trigger']))
+        self.l0_stop = _parse_count(
+            'level0_stop_writes_trigger',
+            self.base.get('level0_stop_writes_trigger',
+                          ROCKSDB_DEFAULTS['level0_stop_writes_trigger']))
+        # 0 / absent means RocksDB sizes the WAL limit dynamically, so there
+        # is no fixed limit to check the flush size against.
+        self.max_total_wal_size = parse_size(self.base.get('max_total_wal_size', '0'))
+        self._dims: Tuple[DimensionSpec, ...] = _INT_DIMS + (
+            DimensionSpec('compression', categories=self.compressions),)
+
+    def dimensions(self) -> List[DimensionSpec]:
+        """One spec per Candidate field, in field order."""
+        return list(self._dims)
+
+    def to_point(self, c: Candidate) -> Point:
+        """Candidate -> point in search units (sizes rounded to whole MiB)."""
+        return [
+            getattr(c, d.name) if d.is_categorical
+            else (getattr(c, d.name) + d.unit // 2) // d.unit
+            for d in self._dims
+        ]
+
+    def from_point(self, x: Sequence[Any]) -> Candidate:
+        """Point (possibly numpy scalars from skopt) -> Candidate."""
+        if len(x) != len(self._dims):
+            raise ValueError(f'point has {len(x)} values, space has {len(self._dims)}')
+        kw: Dict[str, Any] = {}
+        for d, v in zip(self._dims, x):
+            kw[d.name] = str(v) if d.is_categorical else int(v) * d.unit
+        return Candidate(**kw)
+
+    def contains(self, c: Candidate) -> bool:
+        """True if ``c`` lies on the search grid, within bounds (says nothing about safety)."""
+        for d in self._dims:
+            v = getattr(c, d.name)
+            if d.is_categorical:
+                if v not in d.categories:
+                    return False
+            elif v % d.unit or not d.low <= v // d.unit <= d.high:
+                return False
+        return True
+
+    def violations(self, c: Candidate) -> List[str]:
+        """Why ``c`` is unsafe to run on an OSD; empty if it is safe.
+
+        Checked for any candidate, including warm starts outside the bounds.
+        """
+        out: List[str] = []
+        if c.min_write_buffer_number_to_merge >= c.max_write_buffer_number:
+            # RocksDB could never gather enough memtables to flush: writes stall.
+            out.append(f'min_write_buffer_number_to_merge ({c.min_write_buffer_number_to_merge})'
+                       f' must be below max_write_buffer_number ({c.max_write_buffer_number})')
+        mem = c.max_write_buffer_number * c.write_buffer_size
+        if mem > self.max_memtable_bytes:
+            out.append(f'memtables may use {_human(mem)} '
+                       f'({c.max_write_buffer_number} x {_human(c.write_buffer_size)}), '
+                       f'over the {_human(self.max_memtable_bytes)} cap')
+        if c.level0_file_num_compaction_trigger >= self.l0_slowdown:
+            # Writes would be throttled before L0 compaction even starts.
+            out.append(f'level0_file_num_compaction_trigger '
+                       f'({c.level0_file_num_compaction_trigger}) must be below '
+                       f'level0_slowdown_writes_trigger ({self.l0_slowdown})')
+        if self.l0_slowdown >= self.l0_stop:
+            out.append(f'level0_slowdown_writes_trigger ({self.l0_slowdown}) must be below '
+                       f'level0_stop_writes_trigger ({self.l0_stop}) in the base options')
+        flush = c.write_buffer_size * c.min_write_buffer_number_to_merge
+        if self.max_total_wal_size and flush > self.max_total_wal_size:
+            # The WAL limit would force flushes before a full merge group
+            # exists, so the configured flush size is never what runs.
+            out.append(f'flush size {_human(flush)} (write_buffer_size x '
+                       f'min_write_buffer_number_to_merge) exceeds max_total_wal_size '
+                       f'{_human(self.max_total_wal_size)}')
+        if c.compression not in self.compressions:
+            out.append(f'compression {c.compression!r} is not supported by this OSD '
+                       f'(supported: {", ".join(self.compressions)})')
+        return out
+
+    @staticmethod
+    def candidate_from_options(opts: Mapping[str, str]) -> Candidate:
+        """The tuned fields of a parsed option dict, RocksDB defaults for absent keys."""
+        def get(key: str) -> str:
+            return opts.get(key, ROCKSDB_DEFAULTS[key])
+
+        kw: Dict[str, Any] = {}
+        for key in TUNED_KEYS:
+            if key == 'compression':
+                kw[key] = compression_from_rocksdb(get(key).strip())
+            elif key == 'max_bytes_for_level_multiplier':
+                kw[key] = _parse_multiplier(get(key))
+            elif key in _SIZE_KEYS:
+                kw[key] = parse_size(get(key))
+            else:
+                kw[key] = _parse_count(key, get(key))
+        try:
+            return Candidate(**kw)
+        except ValueError as e:  # e.g. write_buffer_size=0
+            raise OptionStringError(str(e)) from None
+
+    @staticmethod
+    def render(base: Mapping[str, str], c: Candidate) -> str:
+        """``base`` with only the tuned keys replaced (in place) or appended.
+
+        Every other option keeps its key, position and value text exactly
+        (e.g. max_total_wal_size, compaction_readahead_size=2MB).
+        """
+        out = dict(base)
+        out.update(c.to_options())
+        return render_options(out)
+
+
+def _human(n: int) -> str:
+    for unit, size in (('GiB', GiB), ('MiB', MiB)):
+        if n >= size and n % size == 0:
+            return f'{n // size} {unit}'
+    if n >= MiB:
+        return f'{n / MiB:.1f} MiB'
+    return f'{n} B'
