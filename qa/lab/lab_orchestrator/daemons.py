@@ -12,6 +12,14 @@ from typing import List, Optional
 DAEMON_TYPES = ('mon', 'mgr', 'osd')
 
 
+def _alive(pid: int) -> bool:
+    try:
+        with open(f'/proc/{pid}/stat') as f:
+            return f.read().rsplit(')', 1)[1].split()[0] != 'Z'
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+
+
 class LabDaemons:
     def __init__(self, lab_dir: str) -> None:
         self.lab_dir = lab_dir
@@ -36,13 +44,11 @@ class LabDaemons:
                 pid = int(f.read().strip())
             with open(f'/proc/{pid}/cmdline', 'rb') as f:
                 cmd = f.read().split(b'\0')
-            with open(f'/proc/{pid}/stat') as f:
-                zombie = f.read().rsplit(')', 1)[1].split()[0] == 'Z'
-        except (FileNotFoundError, ValueError, ProcessLookupError, IndexError):
+        except (FileNotFoundError, ValueError, ProcessLookupError):
             return None
         # a recycled pid is not our daemon
         typ, _, ident = name.partition('.')
-        if zombie or not cmd[0].endswith(f'ceph-{typ}'.encode()) or ident.encode() not in cmd:
+        if not _alive(pid) or not cmd[0].endswith(f'ceph-{typ}'.encode()) or ident.encode() not in cmd:
             return None
         return pid
 
@@ -68,12 +74,14 @@ class LabDaemons:
         if pid is None:
             return
         os.kill(pid, signal.SIGTERM)
+        # the daemon drops its pid file before it exits and releases its
+        # store's lock: wait for the process itself
         deadline = time.time() + timeout
-        while time.time() < deadline and self.pid(name) == pid:
+        while time.time() < deadline and _alive(pid):
             time.sleep(0.1)
-        if self.pid(name) == pid:
+        if _alive(pid):
             os.kill(pid, signal.SIGKILL)
-            while self.pid(name) == pid:
+            while _alive(pid):
                 time.sleep(0.1)
 
     def restart(self, name: str) -> int:

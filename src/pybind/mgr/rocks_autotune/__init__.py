@@ -1,6 +1,8 @@
-import os
-
-if 'UNITTEST' in os.environ:
-    import tests  # noqa: F401  (mocks ceph_module before mgr_module is imported)
-
-from .module import RocksAutotune  # noqa: F401,E402
+# The mgr glue needs ceph-mgr's embedded `ceph_module` (or a test's mock of
+# it); the pure modules (space, optimizer, session, ...) import without it.
+try:
+    import ceph_module  # noqa: F401
+except ImportError:
+    pass
+else:
+    from .module import RocksAutotune  # noqa: F401

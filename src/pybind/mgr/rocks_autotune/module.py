@@ -1,38 +1,238 @@
 """rocks_autotune: Bayesian tuning of BlueStore's RocksDB options on a canary OSD.
 
-Thin glue between the mgr and the plain-Python pieces of this package.
+Thin glue: options, commands, the serve loop, health checks and the progress
+event.  The work is done by session.Session against cluster.MgrCluster.
 """
+import errno
 import json
 import threading
-from typing import Any, Tuple
+from typing import Any, Dict, List, Optional
 
-from mgr_module import CLIReadCommand, MgrModule, Option
+from mgr_module import CLIReadCommand, CLIWriteCommand, HandleCommandResult, MgrModule, Option
+from orchestrator import OrchestratorClientMixin
+
+from . import report
+from .cluster import ClusterError, MgrCluster
+from .session import Params, Session, Settings, StartRefused
+
+STORE_KEY = 'session'
 
 
-class RocksAutotune(MgrModule):
+class RocksAutotune(MgrModule, OrchestratorClientMixin):
     MODULE_OPTIONS = [
-        Option('sleep_interval', type='secs', default=5,
-               desc='how often the session loop wakes when nothing else wakes it'),
+        Option('sleep_interval', type='secs', default=60,
+               desc='how often the loop wakes when no session is running'),
+        Option('warmup', type='secs', default=10, min=0,
+               desc='workload run after each restart before the window opens'),
+        Option('baseline_runs', type='int', default=2, min=2, max=10,
+               desc='measurements of the current options before any candidate'),
+        Option('min_flushes', type='float', default=2.0, min=0,
+               desc='memtable flushes a window must cover; shorter windows are extended '
+                    'and, if still short, marked'),
+        Option('max_window_factor', type='float', default=3.0, min=1,
+               desc='a window may be extended up to this many times --duration'),
+        Option('restart_timeout', type='secs', default=300, min=10,
+               desc='time for the canary to come back up and PGs to be active+clean'),
+        Option('manual_restart_timeout', type='secs', default=3600, min=10,
+               desc='as restart_timeout, when the admin restarts the canary by hand'),
+        Option('unhealthy_timeout', type='secs', default=1800, min=10,
+               desc='a session paused by an unhealthy cluster aborts after this long'),
+        Option('on_failure', type='str', default='continue', enum_allowed=['continue', 'stop'],
+               desc='after a candidate breaks the canary (restored): go on or stop'),
+        Option('max_memtable_mib', type='int', default=2048, min=64,
+               desc='cap on max_write_buffer_number x write_buffer_size'),
+        Option('compressions', type='str', default='none,lz4,snappy',
+               desc='RocksDB compressions to try (those the OSDs were built with)'),
+        Option('bench_object_size', type='size', default=4 << 20, min=65536,
+               desc='size of the objects osd bench writes into'),
+        Option('bench_object_num', type='int', default=16, min=1, max=1024,
+               desc='number of objects osd bench writes into'),
+        Option('bench_chunk_seconds', type='float', default=5.0, min=0.5,
+               desc='length of one osd bench call; stop and abort are seen between calls'),
+        Option('seed', type='int', default=0, desc='random seed of the optimizer'),
     ]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.event = threading.Event()
+        self.lock = threading.Lock()
         self.run = True
+        self.cluster = MgrCluster(self)
+        self.session: Optional[Session] = None
+        self.load_error = ''
+        self.progress_id = ''
 
-    @CLIReadCommand('rocks-autotune status')
-    def cmd_status(self, format: str = 'plain') -> Tuple[int, str, str]:
-        """Show the tuning session's state"""
-        status = {'state': 'idle'}
-        if format in ('json', 'json-pretty'):
-            return 0, json.dumps(status), ''
-        return 0, 'state: idle', ''
+    # ------------------------------------------------------------ plumbing
+
+    def settings(self) -> Settings:
+        def opt(name: str) -> Any:
+            return self.get_module_option(name)
+        comps = tuple(c.strip() for c in str(opt('compressions')).split(',') if c.strip())
+        return Settings(
+            warmup=float(opt('warmup')), baseline_runs=int(opt('baseline_runs')),
+            min_flushes=float(opt('min_flushes')),
+            max_window_factor=float(opt('max_window_factor')),
+            restart_timeout=float(opt('restart_timeout')),
+            manual_restart_timeout=float(opt('manual_restart_timeout')),
+            unhealthy_timeout=float(opt('unhealthy_timeout')),
+            on_failure=str(opt('on_failure')),
+            max_memtable_bytes=int(opt('max_memtable_mib')) << 20, compressions=comps,
+            bench_object_size=int(opt('bench_object_size')),
+            bench_object_num=int(opt('bench_object_num')),
+            bench_chunk_seconds=float(opt('bench_chunk_seconds')), seed=int(opt('seed')))
+
+    def save(self, state: Dict[str, Any]) -> None:
+        self.set_store(STORE_KEY, json.dumps(state))
+
+    def load(self) -> None:
+        """Pick up a session a previous active mgr left, if any."""
+        raw = self.get_store(STORE_KEY)
+        if not raw:
+            return
+        try:
+            state = json.loads(raw)
+            Session.check_state(state)
+            self.session = Session(state, self.cluster, self.settings(), self.save)
+        except (ValueError, TypeError, KeyError) as e:
+            self.load_error = (f'the saved session state is unreadable ({e}); the raw state is '
+                               f'kept under mgr/{self.module_name}/{STORE_KEY}.corrupt')
+            self.log.error(self.load_error)
+            self.set_store(STORE_KEY + '.corrupt', raw)
+            self.set_store(STORE_KEY, None)
+            return
+        if self.session.active:
+            self.log.info('resuming session %s on osd.%d', state['id'], self.session.osd)
+            self.session.resume_after_failover()
+
+    def publish(self) -> None:
+        """Health checks and the progress event, from the session's state."""
+        checks: Dict[str, Any] = {}
+        if self.session is not None:
+            checks.update(self.session.health_checks())
+        if self.load_error:
+            checks['ROCKS_AUTOTUNE_STATE_CORRUPT'] = {
+                'severity': 'warning', 'count': 1,
+                'summary': 'rocks_autotune: saved session state is unreadable',
+                'detail': [self.load_error, 'check bluestore_rocksdb_options on the canary; '
+                           'start a new session to clear this']}
+        self.set_health_checks(checks)
+        s = self.session
+        if s is not None and s.active:
+            if not self.progress_id:
+                self.progress_id = f'rocks-autotune-{s.s["id"]}'
+            self.remote('progress', 'update', self.progress_id,
+                        ev_msg=f'Tuning RocksDB on osd.{s.osd} ({s.s["phase"]})',
+                        ev_progress=s.progress(), refs=[('osd', s.osd)],
+                        add_to_ceph_s=True)
+        elif self.progress_id:
+            self.remote('progress', 'complete', self.progress_id)
+            self.progress_id = ''
 
     def serve(self) -> None:
+        with self.lock:
+            self.load()
+            self.publish()
         while self.run:
-            self.event.wait(float(self.get_module_option('sleep_interval') or 5))
+            delay = float(self.get_module_option('sleep_interval') or 60)
+            with self.lock:
+                if self.session is not None and self.session.active:
+                    try:
+                        delay = self.session.step()
+                    except Exception as e:  # never leave the loop: the canary needs us
+                        self.log.exception('session step failed')
+                        self.session.s['message'] = f'internal error: {e}'
+                        delay = 10.0
+                    self.publish()
+            if delay > 0:
+                self.event.wait(delay)
             self.event.clear()
 
     def shutdown(self) -> None:
         self.run = False
         self.event.set()
+
+    # ------------------------------------------------------------ commands
+
+    @CLIWriteCommand('rocks-autotune start')
+    def cmd_start(self, osd: Optional[int] = None, trials: int = 20, budget: float = 1.10,
+                  workload: str = 'bench', duration: int = 30,
+                  force: bool = False) -> HandleCommandResult:
+        """Start tuning RocksDB options on one canary OSD"""
+        params = Params(osd=osd, trials=trials, budget=budget, workload=workload,
+                        duration=float(duration), force=force)
+        with self.lock:
+            if self.session is not None and self.session.active:
+                return HandleCommandResult(-errno.EBUSY, '',
+                                           f'a session is already {self.session.s["state"]} '
+                                           f'on osd.{self.session.osd}; stop or abort it first')
+            try:
+                self.session = Session.start(self.cluster, params, self.settings(), self.save)
+            except StartRefused as e:
+                return HandleCommandResult(-errno.EINVAL, '', f'not started: {e}')
+            except (ClusterError, ValueError) as e:
+                return HandleCommandResult(-errno.EIO, '', f'not started: {e}')
+            self.load_error = ''
+            self.publish()
+        self.event.set()
+        s = self.session
+        return HandleCommandResult(0, f'started session {s.s["id"]} on osd.{s.osd}\n'
+                                   f'{s.s["reason"]}', '')
+
+    def _no_session(self) -> HandleCommandResult:
+        return HandleCommandResult(-errno.ENOENT, '',
+                                   self.load_error or 'no tuning session has run yet')
+
+    @CLIWriteCommand('rocks-autotune stop')
+    def cmd_stop(self) -> HandleCommandResult:
+        """Finish the trial in flight, then restore the canary and end"""
+        with self.lock:
+            if self.session is None or not self.session.active:
+                return HandleCommandResult(-errno.ENOENT, '', 'no session is running')
+            self.session.request_stop()
+        self.event.set()
+        return HandleCommandResult(0, 'stopping after the trial in flight', '')
+
+    @CLIWriteCommand('rocks-autotune abort')
+    def cmd_abort(self) -> HandleCommandResult:
+        """Stop now and restore the canary's original options"""
+        with self.lock:
+            if self.session is None or not self.session.active:
+                return HandleCommandResult(-errno.ENOENT, '', 'no session is running')
+            self.session.request_abort()
+        self.event.set()
+        return HandleCommandResult(0, 'aborting: the canary is being restored', '')
+
+    @CLIReadCommand('rocks-autotune status')
+    def cmd_status(self, format: str = 'plain') -> HandleCommandResult:
+        """Show the tuning session's state, baseline and best trial"""
+        s = self.session
+        status: Dict[str, Any] = s.status() if s is not None else {'state': 'idle'}
+        if self.load_error:
+            status['error'] = self.load_error
+        if format in ('json', 'json-pretty'):
+            return HandleCommandResult(0, json.dumps(status, indent=2 if format ==
+                                                     'json-pretty' else None), '')
+        return HandleCommandResult(0, report.status_text(status), '')
+
+    @CLIReadCommand('rocks-autotune history')
+    def cmd_history(self, format: str = 'plain') -> HandleCommandResult:
+        """Every trial: options, latency, IOPS, write-amp, verdict"""
+        if self.session is None:
+            return self._no_session()
+        trials: List[Dict[str, Any]] = self.session.s['trials']
+        if format in ('json', 'json-pretty'):
+            return HandleCommandResult(0, json.dumps(trials), '')
+        return HandleCommandResult(0, report.history_table(trials), '')
+
+    @CLIReadCommand('rocks-autotune best')
+    def cmd_best(self, format: str = 'plain') -> HandleCommandResult:
+        """The best feasible options, as a bluestore_rocksdb_options string"""
+        if self.session is None:
+            return self._no_session()
+        best = self.session.best()
+        if best is None:
+            return HandleCommandResult(-errno.ENOENT, '', 'no feasible trial yet')
+        out = report.best_summary(best, self.session.s)
+        if format in ('json', 'json-pretty'):
+            return HandleCommandResult(0, json.dumps(out), '')
+        return HandleCommandResult(0, report.best_text(out), '')

@@ -5,6 +5,7 @@ scikit-optimize dimensions, everything else (the session, the mgr module, the
 tests) works with ``Candidate`` objects and option dicts.
 """
 
+import re
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -128,14 +129,17 @@ _INT_DIMS: Tuple[DimensionSpec, ...] = (
     DimensionSpec('max_bytes_for_level_multiplier', 4, 10, 'uniform'),
 )
 
+# to_point/from_point/point_is_safe rely on dimensions in Candidate field order.
+assert tuple(d.name for d in _INT_DIMS) + ('compression',) == TUNED_KEYS
+
 Point = List[Union[int, str]]
 
 
 def _parse_count(key: str, v: str) -> int:
-    try:
-        return int(v.strip(), 10)
-    except ValueError:
-        raise OptionStringError(f'option {key}={v!r} is not an integer') from None
+    # Digits only: int() would also take '+5', '-1' and '1_0'.
+    if not re.fullmatch(r'[0-9]+', v.strip()):
+        raise OptionStringError(f'option {key}={v!r} is not a non-negative integer')
+    return int(v)
 
 
 def _parse_multiplier(v: str) -> int:
@@ -226,35 +230,55 @@ class SearchSpace:
 
         Checked for any candidate, including warm starts outside the bounds.
         """
-        out: List[str] = []
-        if c.min_write_buffer_number_to_merge >= c.max_write_buffer_number:
+        n, size = c.max_write_buffer_number, c.write_buffer_size
+        merge, l0 = c.min_write_buffer_number_to_merge, c.level0_file_num_compaction_trigger
+        broken = self._broken_rules(n, size, merge, l0, c.compression)
+        msgs = (
             # RocksDB could never gather enough memtables to flush: writes stall.
-            out.append(f'min_write_buffer_number_to_merge ({c.min_write_buffer_number_to_merge})'
-                       f' must be below max_write_buffer_number ({c.max_write_buffer_number})')
-        mem = c.max_write_buffer_number * c.write_buffer_size
-        if mem > self.max_memtable_bytes:
-            out.append(f'memtables may use {_human(mem)} '
-                       f'({c.max_write_buffer_number} x {_human(c.write_buffer_size)}), '
-                       f'over the {_human(self.max_memtable_bytes)} cap')
-        if c.level0_file_num_compaction_trigger >= self.l0_slowdown:
+            lambda: (f'min_write_buffer_number_to_merge ({merge}) must be below '
+                     f'max_write_buffer_number ({n})'),
+            lambda: (f'memtables may use {_human(n * size)} ({n} x {_human(size)}), '
+                     f'over the {_human(self.max_memtable_bytes)} cap'),
             # Writes would be throttled before L0 compaction even starts.
-            out.append(f'level0_file_num_compaction_trigger '
-                       f'({c.level0_file_num_compaction_trigger}) must be below '
-                       f'level0_slowdown_writes_trigger ({self.l0_slowdown})')
-        if self.l0_slowdown >= self.l0_stop:
-            out.append(f'level0_slowdown_writes_trigger ({self.l0_slowdown}) must be below '
-                       f'level0_stop_writes_trigger ({self.l0_stop}) in the base options')
-        flush = c.write_buffer_size * c.min_write_buffer_number_to_merge
-        if self.max_total_wal_size and flush > self.max_total_wal_size:
+            lambda: (f'level0_file_num_compaction_trigger ({l0}) must be below '
+                     f'level0_slowdown_writes_trigger ({self.l0_slowdown})'),
+            lambda: (f'level0_slowdown_writes_trigger ({self.l0_slowdown}) must be below '
+                     f'level0_stop_writes_trigger ({self.l0_stop}) in the base options'),
             # The WAL limit would force flushes before a full merge group
             # exists, so the configured flush size is never what runs.
-            out.append(f'flush size {_human(flush)} (write_buffer_size x '
-                       f'min_write_buffer_number_to_merge) exceeds max_total_wal_size '
-                       f'{_human(self.max_total_wal_size)}')
-        if c.compression not in self.compressions:
-            out.append(f'compression {c.compression!r} is not supported by this OSD '
-                       f'(supported: {", ".join(self.compressions)})')
-        return out
+            lambda: (f'flush size {_human(size * merge)} (write_buffer_size x '
+                     f'min_write_buffer_number_to_merge) exceeds max_total_wal_size '
+                     f'{_human(self.max_total_wal_size)}'),
+            lambda: (f'compression {c.compression!r} is not supported by this OSD '
+                     f'(supported: {", ".join(self.compressions)})'),
+        )
+        return [msg() for bad, msg in zip(broken, msgs) if bad]
+
+    def point_is_safe(self, x: Sequence[Any]) -> bool:
+        """``not violations(from_point(x))``, without building a Candidate.
+
+        The optimizer's constraint runs this on thousands of random points
+        per trial (tens of thousands when most of the box is unsafe); the
+        rules themselves are shared with ``violations``.
+        """
+        # Indices are Candidate field order (asserted below _INT_DIMS).
+        d = self._dims
+        return not any(self._broken_rules(int(x[0]) * d[0].unit, int(x[1]) * d[1].unit,
+                                          int(x[2]) * d[2].unit, int(x[3]) * d[3].unit,
+                                          str(x[6])))
+
+    def _broken_rules(self, n_buffers: int, buffer_size: int, merge: int,
+                      l0_trigger: int, compression: str) -> Tuple[bool, ...]:
+        """The safety rules, one bool per rule (True = broken), in message order."""
+        return (
+            merge >= n_buffers,
+            n_buffers * buffer_size > self.max_memtable_bytes,
+            l0_trigger >= self.l0_slowdown,
+            self.l0_slowdown >= self.l0_stop,
+            # 0 = no fixed WAL limit to compare with
+            0 < self.max_total_wal_size < buffer_size * merge,
+            compression not in self.compressions,
+        )
 
     @staticmethod
     def candidate_from_options(opts: Mapping[str, str]) -> Candidate:

@@ -1,0 +1,182 @@
+"""What the tuner needs from a Ceph cluster, as one small interface.
+
+The session state machine talks only to `Cluster`; `MgrCluster` implements
+it with the mgr's API, and the unit tests implement it with a fake.
+"""
+import json
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Tuple
+
+try:
+    from typing import Protocol
+except ImportError:  # pragma: no cover - Python < 3.8
+    from typing_extensions import Protocol  # type: ignore
+
+
+class ClusterError(Exception):
+    """A cluster call failed; the message is fit to show an admin."""
+
+
+class NoOrchestrator(ClusterError):
+    """No orchestrator backend is set: restarts are the admin's job (manual mode)."""
+
+
+@dataclass
+class OsdInfo:
+    id: int
+    up: bool
+    in_: bool
+    up_from: int
+    device_class: str
+    num_pgs: int
+
+
+class Cluster(Protocol):
+    def osds(self) -> Dict[int, OsdInfo]: ...
+
+    def health(self) -> Tuple[str, List[str]]:
+        """Overall status and the codes of the health checks raised."""
+
+    def pgs_active_clean(self) -> bool: ...
+
+    def ok_to_stop(self, osd: int) -> Tuple[bool, str]: ...
+
+    def sole_copy_pgs(self, osd: int) -> List[str]:
+        """PGs whose only up copy is on this OSD."""
+
+    def config_get_own(self, who: str, name: str) -> Optional[str]:
+        """The value set at exactly this mask, or None when there is none."""
+
+    def config_get(self, who: str, name: str) -> str:
+        """The value in effect for `who` (default included)."""
+
+    def config_set(self, who: str, name: str, value: str) -> None: ...
+
+    def config_rm(self, who: str, name: str) -> None: ...
+
+    def set_noout(self, osd: int, on: bool) -> None: ...
+
+    def has_noout(self, osd: int) -> bool: ...
+
+    def restart_osd(self, osd: int) -> str:
+        """Restart through the orchestrator; NoOrchestrator when none is set."""
+
+    def orchestrator_available(self) -> Tuple[bool, str]: ...
+
+    def perf_dump(self, osd: int) -> Dict[str, Any]: ...
+
+    def bench(self, osd: int, count: int, size: int, object_size: int,
+              object_num: int) -> Dict[str, Any]: ...
+
+
+def _osd_name(osd: int) -> str:
+    return f'osd.{osd}'
+
+
+class MgrCluster:
+    """`Cluster` over the mgr's Python API (mon commands, tell, orchestrator)."""
+
+    def __init__(self, mgr: Any) -> None:
+        self.mgr = mgr
+
+    def _mon(self, **cmd: Any) -> Tuple[int, str, str]:
+        return self.mgr.mon_command(cmd)
+
+    def _mon_ok(self, **cmd: Any) -> str:
+        r, out, err = self._mon(**cmd)
+        if r != 0:
+            raise ClusterError(f'{cmd["prefix"]} failed: {err or out} ({r})')
+        return out
+
+    def _tell(self, osd: int, cmd: Dict[str, Any]) -> str:
+        from mgr_module import CommandResult
+        result = CommandResult('')
+        self.mgr.send_command(result, 'osd', str(osd), json.dumps(cmd), '')
+        r, out, err = result.wait()
+        if r != 0:
+            raise ClusterError(f'osd.{osd} {cmd["prefix"]} failed: {err or out} ({r})')
+        return out
+
+    def osds(self) -> Dict[int, OsdInfo]:
+        osd_map = self.mgr.get('osd_map')
+        classes: Dict[int, str] = {}
+        for dev in self.mgr.get('osd_map_crush').get('devices', []):
+            classes[dev['id']] = dev.get('class', '')
+        pgs = {s['osd']: s.get('num_pgs', 0) for s in self.mgr.get('osd_stats')['osd_stats']}
+        return {o['osd']: OsdInfo(id=o['osd'], up=bool(o['up']), in_=bool(o['in']),
+                                  up_from=o.get('up_from', 0),
+                                  device_class=classes.get(o['osd'], ''),
+                                  num_pgs=pgs.get(o['osd'], 0))
+                for o in osd_map['osds']}
+
+    def health(self) -> Tuple[str, List[str]]:
+        h = json.loads(self.mgr.get('health')['json'])
+        return h['status'], sorted(h.get('checks', {}))
+
+    def pgs_active_clean(self) -> bool:
+        summary = self.mgr.get('pg_summary')['all']
+        total = sum(summary.values())
+        return total > 0 and summary.get('active+clean', 0) == total
+
+    def ok_to_stop(self, osd: int) -> Tuple[bool, str]:
+        r, out, err = self._mon(prefix='osd ok-to-stop', ids=[str(osd)])
+        return r == 0, (err or out).strip()
+
+    def sole_copy_pgs(self, osd: int) -> List[str]:
+        stats = self.mgr.get('pg_stats')['pg_stats']
+        return [s['pgid'] for s in stats if s.get('up') == [osd] or s.get('acting') == [osd]]
+
+    def config_get_own(self, who: str, name: str) -> Optional[str]:
+        for e in json.loads(self._mon_ok(prefix='config dump', format='json')):
+            if e.get('section') == who and e.get('name') == name:
+                return str(e['value'])
+        return None
+
+    def config_get(self, who: str, name: str) -> str:
+        # plain output: the value and a newline (format=json prints nothing here)
+        return self._mon_ok(prefix='config get', who=who, key=name).rstrip('\n')
+
+    def config_set(self, who: str, name: str, value: str) -> None:
+        self._mon_ok(prefix='config set', who=who, name=name, value=value)
+
+    def config_rm(self, who: str, name: str) -> None:
+        self._mon_ok(prefix='config rm', who=who, name=name)
+
+    def set_noout(self, osd: int, on: bool) -> None:
+        self._mon_ok(prefix='osd add-noout' if on else 'osd rm-noout', ids=[_osd_name(osd)])
+
+    def has_noout(self, osd: int) -> bool:
+        for o in self.mgr.get('osd_map')['osds']:
+            if o['osd'] == osd:
+                return 'noout' in o.get('state', [])
+        return False
+
+    def restart_osd(self, osd: int) -> str:
+        import orchestrator
+        try:
+            completion = self.mgr.daemon_action('restart', _osd_name(osd))
+        except orchestrator.NoOrchestrator as e:
+            raise NoOrchestrator(str(e))
+        try:
+            return str(orchestrator.raise_if_exception(completion))
+        except orchestrator.NoOrchestrator as e:
+            raise NoOrchestrator(str(e))
+        except Exception as e:
+            raise ClusterError(f'orchestrator could not restart osd.{osd}: {e}')
+
+    def orchestrator_available(self) -> Tuple[bool, str]:
+        import orchestrator
+        try:
+            ok, why, _ = self.mgr.available()
+        except (orchestrator.NoOrchestrator, RuntimeError, ImportError) as e:
+            return False, str(e)
+        return bool(ok), why
+
+    def perf_dump(self, osd: int) -> Dict[str, Any]:
+        return json.loads(self._tell(osd, {'prefix': 'perf dump'}))
+
+    def bench(self, osd: int, count: int, size: int, object_size: int,
+              object_num: int) -> Dict[str, Any]:
+        return json.loads(self._tell(osd, {'prefix': 'bench', 'count': count, 'size': size,
+                                           'object_size': object_size,
+                                           'object_num': object_num, 'format': 'json'}))

@@ -1,0 +1,104 @@
+"""Plain-text views of a session for the CLI (the JSON views are the raw state)."""
+from typing import Any, Dict, List, Optional
+
+from .session import ratios
+from .space import Candidate
+
+MiB = 1 << 20
+
+
+def _fmt(v: Optional[float], spec: str) -> str:
+    return '-' if v is None else format(v, spec)
+
+
+def _ratio(v: Optional[float]) -> str:
+    return '-' if v is None else f'{v:.2f}x'
+
+
+def status_text(st: Dict[str, Any]) -> str:
+    if st['state'] == 'idle':
+        return 'state: idle (no session has run)' + (f'\nerror: {st["error"]}'
+                                                    if st.get('error') else '')
+    p = st['params']
+    lines = [f'state: {st["state"]} ({st["phase"]})',
+             f'canary: osd.{st["osd"]} ({st["reason"]})',
+             f'params: trials={p["trials"]} budget={p["budget"]} workload={p["workload"]} '
+             f'duration={p["duration"]:.0f}s',
+             f'progress: {st["baseline_runs_done"]} baseline run(s), '
+             f'{st["trials_done"]}/{p["trials"]} trials ({st["progress"]:.0%})',
+             f'message: {st["message"]}']
+    if st.get('error'):
+        lines.append(f'error: {st["error"]}')
+    b = st.get('baseline')
+    if b:
+        lines.append(f'baseline ({b["runs"]} runs, median; spread = (max-min)/median): '
+                     f'kv_sync_lat {b["kv_sync_lat_ms"]:.3f} ms '
+                     f'(spread {b["kv_sync_lat_spread"]:.1%}), '
+                     f'IOPS {_fmt(b["iops"], ".0f")} (spread {_fmt(b["iops_spread"], ".1%")}), '
+                     f'write-amp {b["write_amp"]:.3f} (spread {b["write_amp_spread"]:.1%})')
+    best = st.get('best')
+    if best and b:
+        r = ratios(best, b)
+        lines.append(f'best: trial {best["index"]} ({best["kind"]}): IOPS {_ratio(r.iops)}, '
+                     f'kv_sync_lat {_ratio(r.kv_sync_lat)}, write-amp {_ratio(r.write_amp)} '
+                     'of baseline')
+    if st.get('health'):
+        lines.append('health: ' + ', '.join(st['health']))
+    return '\n'.join(lines)
+
+
+HISTORY_COLUMNS = ['#', 'kind', 'verdict', 'mwbn', 'wbs', 'merge', 'l0', 'base', 'mult',
+                   'comp', 'kv_sync_ms', 'IOPS', 'write_amp', 'flushes', 'secs', 'score']
+
+
+def history_row(t: Dict[str, Any]) -> List[str]:
+    c = Candidate.from_dict(t['candidate'])
+    m = t.get('measurement') or {}
+    return [str(t['index']), t['kind'], t['verdict'] + ('*' if m.get('window_short') else ''),
+            str(c.max_write_buffer_number), f'{c.write_buffer_size // MiB}M',
+            str(c.min_write_buffer_number_to_merge), str(c.level0_file_num_compaction_trigger),
+            f'{c.max_bytes_for_level_base // MiB}M', str(c.max_bytes_for_level_multiplier),
+            c.compression, _fmt(m.get('kv_sync_lat_ms'), '.3f'), _fmt(m.get('iops'), '.0f'),
+            _fmt(m.get('write_amp'), '.3f'), _fmt(m.get('flushes'), '.1f'),
+            f'{t.get("seconds", 0):.0f}', _fmt(t.get('score'), '+.3f')]
+
+
+def history_table(trials: List[Dict[str, Any]]) -> str:
+    rows = [HISTORY_COLUMNS] + [history_row(t) for t in trials]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(HISTORY_COLUMNS))]
+    out = ['  '.join(v.rjust(w) for v, w in zip(r, widths)) for r in rows]
+    if any((t.get('measurement') or {}).get('window_short') for t in trials):
+        out.append('* window covered fewer memtable flushes than min_flushes: '
+                   'write-amp may be undercounted')
+    for t in trials:
+        if t.get('error'):
+            out.append(f'trial {t["index"]}: {t["error"]}')
+    return '\n'.join(out)
+
+
+def best_summary(best: Dict[str, Any], state: Dict[str, Any]) -> Dict[str, Any]:
+    osd = state['params']['osd']
+    opts = best['options']
+    r = ratios(best, state['baseline'] or {})
+    commands = [f"ceph config set osd.{osd} bluestore_rocksdb_options '{opts}'",
+                f"ceph config set osd bluestore_rocksdb_options '{opts}'"]
+    if state.get('annexed'):
+        commands.append('ceph config set osd bluestore_rocksdb_options_annex ""  '
+                        '# the annex is folded into the string above')
+    return {'trial': best['index'], 'kind': best['kind'], 'options': opts,
+            'candidate': best['candidate'], 'measurement': best['measurement'],
+            'ratios': {'iops': r.iops, 'kv_sync_lat': r.kv_sync_lat, 'write_amp': r.write_amp},
+            'keeps_current': best['kind'] == 'baseline', 'commands': commands}
+
+
+def best_text(b: Dict[str, Any]) -> str:
+    r = b['ratios']
+    head = ('the current options are the best measured: nothing beat the baseline'
+            if b['keeps_current'] else f'best feasible trial: {b["trial"]}')
+    return '\n'.join([
+        head,
+        f'ratios to baseline: IOPS {_ratio(r["iops"])}, kv_sync_lat {_ratio(r["kv_sync_lat"])}, '
+        f'write-amp {_ratio(r["write_amp"])}',
+        f'bluestore_rocksdb_options = {b["options"]}',
+        'to apply on the canary only, then on every OSD (each takes effect on restart):',
+    ] + ['  ' + c for c in b['commands']])

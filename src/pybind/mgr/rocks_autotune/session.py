@@ -1,0 +1,693 @@
+"""The tuning session: a persisted state machine driven by `step()`.
+
+Each call to `step()` does one short piece of work (a config change, one
+bench chunk, one poll) and returns how long to wait before the next call, so
+the mgr's serve loop stays responsive and the unit tests run it against a
+fake cluster and a fake clock.  The whole state is a JSON-able dict, saved
+after every step; a new active mgr rebuilds the session (and its optimizer,
+by replaying the recorded trials) from it.
+
+A trial:  apply -> restart -> wait_up -> warmup -> measure -> (record)
+The end:  restore -> restore_wait -> done | stopped | aborted | failed
+
+The canary's original config is saved before the first change; every path
+that ends a session goes through `restore`.
+"""
+import math
+import time
+import uuid
+from dataclasses import asdict, dataclass
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from . import metrics
+from .canary import ANNEX, Canary, Originals, SAVED
+from .cluster import Cluster, ClusterError, NoOrchestrator
+from .metrics import Baseline, Measurement
+from .rocksdb_options import (NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT, parse_options)
+from .space import Candidate, SearchSpace
+from .workload import BENCH_LIMIT_VALUE, WORKLOADS, BenchWorkload
+
+STATE_VERSION = 1
+ACTIVE = ('running', 'stopping', 'restoring')
+ENDED = ('done', 'stopped', 'aborted', 'failed')
+MEASURING = ('warmup', 'measure')
+# a penalty weight on the log of how far write-amp is over budget, so the GP
+# learns where the infeasible region is without being told a cliff
+INFEASIBLE_WEIGHT = 2.0
+HEALTH_PREFIX = 'ROCKS_AUTOTUNE_'
+MAX_CLUSTER_ERRORS = 5
+
+
+class StartRefused(Exception):
+    """`start` cannot go ahead; the message says why.  Nothing was changed."""
+
+
+@dataclass
+class Params:
+    """What `ceph rocks-autotune start` asks for."""
+    osd: Optional[int] = None
+    trials: int = 20
+    budget: float = 1.10
+    workload: str = 'bench'
+    duration: float = 30.0
+    force: bool = False
+
+    def validate(self) -> None:
+        if self.osd is not None and self.osd < 0:
+            raise StartRefused(f'--osd must be a non-negative OSD id, not {self.osd}')
+        if not 1 <= self.trials <= 500:
+            raise StartRefused(f'--trials must be between 1 and 500, not {self.trials}')
+        if not (math.isfinite(self.budget) and 1.0 <= self.budget <= 10.0):
+            raise StartRefused(f'--budget must be between 1.0 and 10.0 (a multiple of the '
+                               f'baseline write amplification), not {self.budget}')
+        if self.workload not in WORKLOADS:
+            raise StartRefused(f'--workload must be one of {", ".join(WORKLOADS)}, '
+                               f'not {self.workload!r}')
+        if not (math.isfinite(self.duration) and 2 <= self.duration <= 3600):
+            raise StartRefused(f'--duration must be between 2 and 3600 seconds, '
+                               f'not {self.duration}')
+
+
+@dataclass
+class Settings:
+    """Module options that shape a session (see module.py for their help)."""
+    warmup: float = 10.0
+    baseline_runs: int = 2
+    min_flushes: float = 2.0
+    max_window_factor: float = 3.0
+    restart_timeout: float = 300.0
+    manual_restart_timeout: float = 3600.0
+    unhealthy_timeout: float = 1800.0
+    on_failure: str = 'continue'  # or 'stop'
+    max_memtable_bytes: int = 2 << 30
+    compressions: Tuple[str, ...] = ('none', 'lz4', 'snappy')
+    bench_object_size: int = 4 << 20
+    bench_object_num: int = 16
+    bench_chunk_seconds: float = 5.0
+    seed: int = 0
+    poll: float = 2.0
+
+
+@dataclass
+class Trial:
+    index: int
+    kind: str  # baseline | candidate
+    candidate: Dict[str, Any]
+    options: str
+    verdict: str = ''  # baseline | feasible | infeasible | failed
+    measurement: Optional[Dict[str, Any]] = None
+    score: Optional[float] = None
+    told: Optional[float] = None  # what the optimizer was told; None = failed
+    error: str = ''
+    started: float = 0.0
+    seconds: float = 0.0
+
+
+def _unhealthy_reasons(cluster: Cluster) -> List[str]:
+    status, checks = cluster.health()
+    foreign = [c for c in checks if not c.startswith(HEALTH_PREFIX)]
+    reasons = []
+    if foreign:
+        reasons.append(f'health is {status}: {", ".join(foreign)}')
+    if not cluster.pgs_active_clean():
+        reasons.append('not all PGs are active+clean')
+    return reasons
+
+
+def choose_canary(cluster: Cluster, params: Params) -> Tuple[int, str]:
+    """Check that the session may start and pick its canary.  Changes nothing."""
+    params.validate()
+    osds = cluster.osds()
+    if not params.force:
+        status, checks = cluster.health()
+        foreign = [c for c in checks if not c.startswith(HEALTH_PREFIX)]
+        if foreign:
+            raise StartRefused(f'cluster health is {status} ({", ".join(foreign)}); '
+                               'fix it first, or pass --force to skip this check')
+    if not cluster.pgs_active_clean():
+        raise StartRefused('not all PGs are active+clean; wait for the cluster to settle')
+
+    def unusable(o: int) -> str:
+        info = osds[o]
+        if not info.up:
+            return f'osd.{o} is down'
+        if not info.in_:
+            return f'osd.{o} is out'
+        sole = cluster.sole_copy_pgs(o)
+        if sole:
+            return (f'osd.{o} holds the only copy of {len(sole)} PG(s) '
+                    f'({", ".join(sole[:5])}); restarting it would make them unavailable')
+        ok, why = cluster.ok_to_stop(o)
+        if not ok:
+            return f'ceph osd ok-to-stop osd.{o} says no: {why}'
+        return ''
+
+    if params.osd is not None:
+        if params.osd not in osds:
+            raise StartRefused(f'osd.{params.osd} does not exist')
+        why = unusable(params.osd)
+        if why:
+            raise StartRefused(why)
+        return params.osd, f'osd.{params.osd} was asked for'
+    # fastest device class first (that is where tuning pays), then the OSD
+    # whose restarts disturb the fewest PGs
+    rank = {'nvme': 0, 'ssd': 1, 'hdd': 2}
+    order = sorted(osds.values(), key=lambda i: (rank.get(i.device_class, 3), i.num_pgs, i.id))
+    skipped = []
+    for info in order:
+        why = unusable(info.id)
+        if not why:
+            return info.id, (f'osd.{info.id} chosen: up and in, ok-to-stop, '
+                             f'device class {info.device_class or "unknown"}, '
+                             f'fewest PGs ({info.num_pgs}) among the fastest class')
+        skipped.append(why)
+    raise StartRefused('no OSD can be the canary: ' + '; '.join(skipped))
+
+
+class Session:
+    def __init__(self, state: Dict[str, Any], cluster: Cluster, settings: Settings,
+                 save: Callable[[Dict[str, Any]], None],
+                 clock: Callable[[], float] = time.time) -> None:
+        self.s = state
+        self.cluster = cluster
+        self.settings = settings
+        self._save = save
+        self.clock = clock
+        self.osd: int = state['params']['osd']
+        self.params = Params(**state['params'])
+        self.canary = Canary(cluster, self.osd)
+        self.space = SearchSpace(compressions=settings.compressions,
+                                 max_memtable_bytes=settings.max_memtable_bytes,
+                                 base=parse_options(state['base_options']))
+        self.workload = BenchWorkload(cluster, self.osd,
+                                      object_size=settings.bench_object_size,
+                                      object_num=settings.bench_object_num,
+                                      chunk_seconds=settings.bench_chunk_seconds)
+        self._optimizer: Any = None
+
+    @property
+    def optimizer(self) -> Any:
+        """The optimizer, rebuilt on first use by replaying the recorded trials.
+
+        Built lazily, and so only from step() in the mgr's serve thread: scipy's
+        pybind11 extensions call PyGILState_Ensure, which deadlocks in a mgr
+        sub-interpreter on a thread whose GIL state belongs to another
+        interpreter (the mgr's main thread, or a shared command thread).
+        """
+        if self._optimizer is None:
+            from .optimizer import TrialOptimizer
+            base_candidate = self.space.candidate_from_options(self.space.base)
+            warm = [base_candidate] + [self.space.candidate_from_options(parse_options(p))
+                                       for p in (PACIFIC_DEFAULT, NEW_TUNING, NEW_TUNING_LZ4)]
+            opt = TrialOptimizer(self.space, seed=self.s['seed'], warm_start=warm)
+            # a failed baseline run says nothing about the options themselves
+            opt.replay([(Candidate.from_dict(t['candidate']), t['told'])
+                        for t in self.s['trials']
+                        if t['kind'] == 'candidate' or t['told'] is not None])
+            self._optimizer = opt
+        return self._optimizer
+
+    # ------------------------------------------------------------ creation
+
+    @classmethod
+    def start(cls, cluster: Cluster, params: Params, settings: Settings,
+              save: Callable[[Dict[str, Any]], None],
+              clock: Callable[[], float] = time.time) -> 'Session':
+        """Validate, save the canary's originals, and persist a new session.
+
+        Raises StartRefused (nothing changed) when the session cannot start.
+        """
+        osd, reason = choose_canary(cluster, params)
+        canary = Canary(cluster, osd)
+        originals = canary.snapshot()
+        try:
+            base = canary.running_base()
+        except ValueError as e:
+            raise StartRefused(f'osd.{osd} runs RocksDB options this module cannot parse: {e}')
+        annexed = bool(cluster.config_get(f'osd.{osd}', ANNEX).strip())
+        now = clock()
+        params.osd = osd
+        state: Dict[str, Any] = {
+            'version': STATE_VERSION, 'id': str(uuid.uuid4()), 'state': 'running',
+            'phase': 'prepare', 'params': asdict(params), 'reason': reason,
+            'originals': originals, 'base_options': base, 'annexed': annexed,
+            'seed': settings.seed, 'trials': [], 'current': None, 'baseline': None,
+            'started': now, 'ended': None, 'phase_started': now, 'message': 'starting',
+            'error': '', 'abort': False, 'running_dirty': False, 'manual': False,
+            'noout_preexisting': cluster.has_noout(osd), 'paused_since': None,
+            'up_from': None, 'window': None, 'iops_estimate': None, 'alerts': {},
+            'cluster_errors': 0,
+        }
+        # persisted before the first change: the record of how to restore
+        save(state)
+        return cls(state, cluster, settings, save, clock)
+
+    @staticmethod
+    def check_state(state: Any) -> None:
+        """Raise ValueError if a persisted session is not one this code wrote."""
+        if not isinstance(state, dict) or state.get('version') != STATE_VERSION:
+            raise ValueError('session state has an unknown format')
+        for key, typ in (('state', str), ('phase', str), ('params', dict), ('originals', dict),
+                         ('base_options', str), ('trials', list), ('seed', int)):
+            if not isinstance(state.get(key), typ):
+                raise ValueError(f'session state field {key!r} is missing or malformed')
+        if set(state['originals']) != set(SAVED) or not all(
+                v is None or isinstance(v, str) for v in state['originals'].values()):
+            raise ValueError('session state has malformed saved originals')
+        if not isinstance(state['params'].get('osd'), int):
+            raise ValueError('session state has no canary OSD')
+        for t in state['trials']:
+            Candidate.from_dict(t['candidate'])
+
+    # ------------------------------------------------------------ commands
+
+    @property
+    def active(self) -> bool:
+        return self.s['state'] in ACTIVE
+
+    def request_stop(self) -> None:
+        if self.s['state'] == 'running':
+            self.s['state'] = 'stopping'
+            self.s['message'] = 'stopping after the trial in flight'
+            self._save(self.s)
+
+    def request_abort(self) -> None:
+        if self.active:
+            self.s['abort'] = True
+            self.s['message'] = 'aborting: restoring the canary'
+            self._save(self.s)
+
+    def resume_after_failover(self) -> None:
+        """A new mgr took over: a window in flight cannot be trusted; redo it."""
+        if self.s['phase'] in MEASURING and self.s['current'] is not None:
+            self.s['phase'] = 'apply'
+            self.s['window'] = None
+            self.s['message'] = 'mgr restarted mid-trial: running the trial again'
+        self._save(self.s)
+
+    # ------------------------------------------------------------ the loop
+
+    def step(self) -> float:
+        """Do one piece of work; return seconds until the next step."""
+        if not self.active:
+            return 60.0
+        try:
+            delay = self._step()
+            self.s['cluster_errors'] = 0
+        except ClusterError as e:
+            self.s['cluster_errors'] += 1
+            self.s['message'] = f'cluster call failed: {e}'
+            if self.s['cluster_errors'] >= MAX_CLUSTER_ERRORS:
+                self._fail(f'giving up after repeated cluster errors: {e}')
+            delay = 5.0
+        self._save(self.s)
+        return delay
+
+    def _step(self) -> float:
+        s = self.s
+        now = self.clock()
+        if s['abort'] and s['phase'] not in ('restore', 'restore_wait'):
+            self._enter('restore')
+            return 0
+        phase = s['phase']
+        if phase == 'prepare':
+            if self.params.workload == 'bench':
+                self.canary.set_bench_limit(BENCH_LIMIT_VALUE)
+            return self._next_trial()
+        if phase == 'apply':
+            return self._apply(now)
+        if phase == 'restart':
+            return self._restart()
+        if phase == 'wait_up':
+            return self._wait_up(now)
+        if phase == 'warmup':
+            return self._warmup(now)
+        if phase == 'measure':
+            return self._measure(now)
+        if phase == 'restore':
+            return self._restore()
+        if phase == 'restore_wait':
+            return self._restore_wait(now)
+        raise ValueError(f'unknown phase {phase!r}')
+
+    def _enter(self, phase: str, message: str = '') -> None:
+        self.s['phase'] = phase
+        self.s['phase_started'] = self.clock()
+        if message:
+            self.s['message'] = message
+
+    def _next_trial(self) -> float:
+        s = self.s
+        if s['state'] == 'stopping':
+            self._enter('restore', 'stopped by request; restoring the canary')
+            return 0
+        done = [t for t in s['trials'] if t['verdict'] == 'baseline']
+        cands = [t for t in s['trials'] if t['kind'] == 'candidate']
+        if len(done) < self.settings.baseline_runs:
+            c = self.space.candidate_from_options(self.space.base)
+            trial = Trial(index=len(s['trials']), kind='baseline', candidate=c.to_dict(),
+                          options=s['base_options'])
+        elif len(cands) < self.params.trials:
+            c = self.optimizer.ask()
+            trial = Trial(index=len(s['trials']), kind='candidate', candidate=c.to_dict(),
+                          options=self.space.render(self.space.base, c))
+        else:
+            self._enter('restore', 'all trials done; restoring the canary')
+            return 0
+        trial.started = self.clock()
+        s['current'] = asdict(trial)
+        self._enter('apply', f'trial {trial.index}: {trial.kind}')
+        return 0
+
+    def _is_recovery(self) -> bool:
+        cur = self.s['current']
+        return cur is not None and cur['kind'] == 'recovery'
+
+    def _apply(self, now: float) -> float:
+        s = self.s
+        cur = s['current']
+        if not self._is_recovery():
+            reasons = _unhealthy_reasons(self.cluster)
+            ok, why = self.cluster.ok_to_stop(self.osd)
+            if not ok:
+                reasons.append(f'osd.{self.osd} is not ok-to-stop: {why}')
+            if reasons:
+                if s['paused_since'] is None:
+                    s['paused_since'] = now
+                if now - s['paused_since'] > self.settings.unhealthy_timeout:
+                    s['alerts'].pop('PAUSED', None)
+                    s['error'] = 'cluster stayed unhealthy: ' + '; '.join(reasons)
+                    s['abort'] = True
+                    self._enter('restore', 'cluster stayed unhealthy; restoring the canary')
+                    return 0
+                s['message'] = 'paused: ' + '; '.join(reasons)
+                s['alerts']['PAUSED'] = {
+                    'severity': 'warning',
+                    'summary': f'rocks_autotune paused: the cluster is not healthy',
+                    'detail': reasons + [f'the session aborts and restores osd.{self.osd} '
+                                         f'if this lasts {self.settings.unhealthy_timeout:.0f}s']}
+                return max(self.settings.poll, 5.0)
+            s['paused_since'] = None
+            s['alerts'].pop('PAUSED', None)
+        if cur['kind'] == 'candidate':
+            self.canary.apply(cur['options'], s['annexed'])
+        else:  # baseline and recovery run the canary's own config
+            self.canary.restore(s['originals'])
+            if s['params']['workload'] == 'bench':
+                self.canary.set_bench_limit(BENCH_LIMIT_VALUE)
+        if not s['noout_preexisting']:
+            self.cluster.set_noout(self.osd, True)
+        s['up_from'] = self.cluster.osds()[self.osd].up_from
+        self._enter('restart')
+        return 0
+
+    def _issue_restart(self, dirty: bool) -> None:
+        """Restart the canary via the orchestrator, or ask the admin to."""
+        s = self.s
+        if dirty:
+            s['running_dirty'] = True  # the process may load the candidate from now on
+        try:
+            self.cluster.restart_osd(self.osd)
+            s['manual'] = False
+        except NoOrchestrator:
+            s['manual'] = True
+            s['alerts']['MANUAL_RESTART'] = {
+                'severity': 'warning',
+                'summary': f'rocks_autotune: restart osd.{self.osd} to continue',
+                'detail': [f'no orchestrator backend is set: restart osd.{self.osd} '
+                           '(e.g. systemctl restart ceph-osd@{0}); the session goes on '
+                           'when it is back up'.format(self.osd)]}
+
+    def _restart(self) -> float:
+        cur = self.s['current']
+        try:
+            self._issue_restart(dirty=cur['kind'] == 'candidate')
+        except ClusterError as e:
+            if cur['kind'] == 'candidate':
+                # an OSD that will not start on the candidate fails the restart
+                self._trial_failed(f'restart on the candidate failed: {e}')
+            elif self._is_recovery():
+                self._fail(f'config restored, but restarting osd.{self.osd} failed: {e}; '
+                           f'restart it to load its original options')
+            else:
+                self.s['error'] = f'restart failed: {e}'
+                self._enter('restore', f'restart failed: {e}')
+            return 0
+        self._enter('wait_up', f'trial {cur["index"]}: waiting for osd.{self.osd}')
+        return self.settings.poll
+
+    def _came_back(self) -> bool:
+        info = self.cluster.osds().get(self.osd)
+        return (info is not None and info.up and info.up_from > (self.s['up_from'] or 0)
+                and self.cluster.pgs_active_clean())
+
+    def _restart_timeout(self) -> float:
+        return (self.settings.manual_restart_timeout if self.s['manual']
+                else self.settings.restart_timeout)
+
+    def _wait_up(self, now: float) -> float:
+        s = self.s
+        cur = s['current']
+        if self._came_back():
+            s['alerts'].pop('MANUAL_RESTART', None)
+            if not s['noout_preexisting']:
+                self.cluster.set_noout(self.osd, False)
+            if cur['kind'] != 'candidate':
+                s['running_dirty'] = False
+            if self._is_recovery():
+                s['alerts'].pop('TRIAL_FAILED', None)
+                s['current'] = None
+                if self.settings.on_failure == 'stop':
+                    s['state'] = 'stopping'
+                return self._next_trial()
+            s['window'] = {'start': now, 'bytes': 0, 'bench_seconds': 0.0, 'before': None}
+            self._enter('warmup', f'trial {cur["index"]}: warming up')
+            return 0
+        if now - s['phase_started'] > self._restart_timeout():
+            if self._is_recovery():
+                self._fail(f'osd.{self.osd} did not come back on its original options within '
+                           f'{self._restart_timeout():.0f}s; its config is restored')
+                return 0
+            self._trial_failed(f'osd.{self.osd} did not come back up (and PGs active+clean) '
+                               f'within {self._restart_timeout():.0f}s')
+        return self.settings.poll
+
+    def _trial_failed(self, error: str) -> None:
+        """The candidate broke the canary: record it, then restart on the originals."""
+        s = self.s
+        cur = s['current']
+        trial = dict(cur, verdict='failed', error=error, told=None,
+                     seconds=self.clock() - cur['started'])
+        s['trials'].append(trial)
+        if cur['kind'] == 'candidate':
+            self.optimizer.tell_failed(Candidate.from_dict(cur['candidate']))
+        s['alerts']['TRIAL_FAILED'] = {
+            'severity': 'warning',
+            'summary': f'rocks_autotune: trial {cur["index"]} failed on osd.{self.osd}',
+            'detail': [error, f'restoring osd.{self.osd} to its original options']}
+        s['current'] = dict(cur, kind='recovery', index=cur['index'])
+        s['window'] = None
+        self._enter('apply', f'trial {cur["index"]} failed: {error}; restoring the canary')
+
+    def _drive(self, seconds: float) -> float:
+        """Run the workload for about `seconds`; return the delay before the next step."""
+        if self.params.workload != 'bench':
+            return max(0.0, seconds)
+        w = self.s['window']
+        nbytes, secs = self.workload.drive(seconds, self.s['iops_estimate'])
+        if secs > 0:
+            self.s['iops_estimate'] = nbytes / self.workload.block_size / secs
+        w['bytes'] += nbytes
+        w['bench_seconds'] += secs
+        return 0
+
+    def _warmup(self, now: float) -> float:
+        left = self.settings.warmup - (now - self.s['phase_started'])
+        if left <= 0:
+            self.s['window'] = {'start': now, 'bytes': 0, 'bench_seconds': 0.0,
+                                'before': metrics.snapshot(self.cluster.perf_dump(self.osd))}
+            self._enter('measure', f'trial {self.s["current"]["index"]}: measuring')
+            return 0
+        try:
+            return min(self._drive(left), left)
+        except ClusterError as e:
+            self._trial_failed(f'osd.{self.osd} failed during warm-up: {e}')
+            return 0
+
+    def _measure(self, now: float) -> float:
+        s = self.s
+        w = s['window']
+        cur = s['current']
+        c = Candidate.from_dict(cur['candidate'])
+        flush_bytes = c.write_buffer_size * c.min_write_buffer_number_to_merge
+        elapsed = now - w['start']
+        try:
+            if elapsed < self.params.duration:
+                return min(self._drive(self.params.duration - elapsed),
+                           self.params.duration - elapsed)
+            after = metrics.snapshot(self.cluster.perf_dump(self.osd))
+            covered = metrics.wal_bytes(w['before'], after) / flush_bytes
+            if (covered < self.settings.min_flushes
+                    and elapsed < self.params.duration * self.settings.max_window_factor):
+                # too few flushes to see this candidate's write-amp: extend
+                return self._drive(self.settings.bench_chunk_seconds)
+        except ClusterError as e:
+            self._trial_failed(f'osd.{self.osd} failed during the measurement: {e}')
+            return 0
+        bench = self.params.workload == 'bench'
+        m = metrics.measure(w['before'], after, seconds=elapsed, flush_bytes=flush_bytes,
+                            min_flushes=self.settings.min_flushes,
+                            bench_bytes=w['bytes'] if bench else None,
+                            bench_seconds=w['bench_seconds'] if bench else None)
+        self._record(m)
+        return 0
+
+    def _record(self, m: Measurement) -> None:
+        s = self.s
+        cur = s['current']
+        trial = dict(cur, measurement=m.to_dict(), seconds=self.clock() - cur['started'])
+        if cur['kind'] == 'baseline':
+            trial['verdict'] = 'baseline'
+            s['trials'].append(trial)
+            runs = [Measurement.from_dict(t['measurement']) for t in s['trials']
+                    if t['kind'] == 'baseline' and t['verdict'] == 'baseline']
+            if len(runs) >= self.settings.baseline_runs:
+                base = Baseline.of(runs)
+                s['baseline'] = base.to_dict()
+                # the current options are the first point the optimizer knows
+                for t in s['trials']:
+                    if t['kind'] == 'baseline' and t['verdict'] == 'baseline':
+                        t['score'] = t['told'] = metrics.score(
+                            Measurement.from_dict(t['measurement']), base)
+                        self.optimizer.tell(Candidate.from_dict(t['candidate']), t['told'])
+        else:
+            base = Baseline(**s['baseline'])
+            score = metrics.score(m, base)
+            ok = metrics.feasible(m, base, self.params.budget)
+            over = m.write_amp / (self.params.budget * base.write_amp)
+            told = score if ok else score + INFEASIBLE_WEIGHT * math.log(over)
+            trial.update(verdict='feasible' if ok else 'infeasible', score=score, told=told)
+            s['trials'].append(trial)
+            self.optimizer.tell(Candidate.from_dict(cur['candidate']), told)
+        s['current'] = None
+        s['window'] = None
+        self._next_trial()
+
+    def _restore(self) -> float:
+        s = self.s
+        if s['state'] != 'restoring':
+            s['final'] = ('aborted' if s['abort'] and not s['error'] else
+                          'failed' if s['error'] else
+                          'stopped' if s['state'] == 'stopping' else 'done')
+        s['state'] = 'restoring'
+        s['current'] = None
+        s['window'] = None
+        self.canary.restore(s['originals'])
+        if not s['running_dirty']:
+            return self._finish()
+        if not s['noout_preexisting']:
+            self.cluster.set_noout(self.osd, True)
+        s['up_from'] = self.cluster.osds()[self.osd].up_from
+        try:
+            self._issue_restart(dirty=False)
+        except ClusterError as e:
+            self._fail(f'config restored, but restarting osd.{self.osd} failed: {e}; '
+                       f'restart it to load its original options')
+            return 0
+        self._enter('restore_wait', f'waiting for osd.{self.osd} on its original options')
+        return self.settings.poll
+
+    def _restore_wait(self, now: float) -> float:
+        s = self.s
+        if self._came_back():
+            s['running_dirty'] = False
+            s['alerts'].pop('MANUAL_RESTART', None)
+            return self._finish()
+        if now - s['phase_started'] > self._restart_timeout():
+            self._fail(f'osd.{self.osd} did not come back on its original options within '
+                       f'{self._restart_timeout():.0f}s; its config is restored')
+        return self.settings.poll
+
+    def _finish(self) -> float:
+        s = self.s
+        if not s['noout_preexisting']:
+            self.cluster.set_noout(self.osd, False)
+        for key in ('PAUSED', 'TRIAL_FAILED', 'MANUAL_RESTART'):
+            s['alerts'].pop(key, None)
+        s['state'] = s.get('final') or 'done'
+        s['phase'] = 'end'
+        s['ended'] = self.clock()
+        best = self.best()
+        s['message'] = (f'{s["state"]}: ' + (f'best is trial {best["index"]}' if best
+                                             else 'no feasible trial'))
+        return 60.0
+
+    def _fail(self, error: str) -> None:
+        """End without a clean restore; the alert tells the admin what is left."""
+        s = self.s
+        s['error'] = error
+        try:
+            self.canary.restore(s['originals'])
+            restored = self.canary.is_restored(s['originals'])
+        except ClusterError:
+            restored = False
+        detail = [error]
+        for name, value in s['originals'].items():
+            detail.append(f'original osd.{self.osd} {name}: '
+                          + ('(not set)' if value is None else value)
+                          + ('' if restored else ' (NOT restored: set it back by hand)'))
+        s['alerts']['RESTORE_FAILED'] = {
+            'severity': 'error', 'summary': f'rocks_autotune: osd.{self.osd} needs attention',
+            'detail': detail}
+        s['state'] = 'failed'
+        s['phase'] = 'end'
+        s['ended'] = self.clock()
+        s['message'] = f'failed: {error}'
+
+    # ------------------------------------------------------------ views
+
+    def best(self) -> Optional[Dict[str, Any]]:
+        """The best feasible trial (baseline runs count: 'keep what you have')."""
+        ok = [t for t in self.s['trials']
+              if t['verdict'] in ('feasible', 'baseline') and t['score'] is not None]
+        return min(ok, key=lambda t: t['score']) if ok else None
+
+    def health_checks(self) -> Dict[str, Any]:
+        return {HEALTH_PREFIX + k: dict(v, count=1) for k, v in self.s['alerts'].items()}
+
+    def progress(self) -> float:
+        total = self.settings.baseline_runs + self.params.trials
+        return min(1.0, len(self.s['trials']) / total)
+
+    def status(self) -> Dict[str, Any]:
+        s = self.s
+        best = self.best()
+        return {
+            'state': s['state'], 'phase': s['phase'], 'id': s['id'], 'osd': self.osd,
+            'reason': s['reason'], 'message': s['message'], 'error': s['error'],
+            'params': s['params'], 'started': s['started'], 'ended': s['ended'],
+            'trials_done': len([t for t in s['trials'] if t['kind'] == 'candidate']),
+            'baseline_runs_done': len([t for t in s['trials'] if t['verdict'] == 'baseline']),
+            'progress': self.progress(), 'baseline': s['baseline'], 'best': best,
+            'current': s['current'], 'health': sorted(self.health_checks()),
+        }
+
+
+@dataclass
+class Ratios:
+    iops: Optional[float] = None
+    kv_sync_lat: Optional[float] = None
+    write_amp: Optional[float] = None
+
+
+def ratios(trial: Dict[str, Any], baseline: Dict[str, Any]) -> Ratios:
+    """A trial's figures over the baseline's medians."""
+    m = trial.get('measurement') or {}
+    r = Ratios()
+    if m.get('iops') and baseline.get('iops'):
+        r.iops = m['iops'] / baseline['iops']
+    if m.get('kv_sync_lat_ms') and baseline.get('kv_sync_lat_ms'):
+        r.kv_sync_lat = m['kv_sync_lat_ms'] / baseline['kv_sync_lat_ms']
+    if m.get('write_amp') is not None and baseline.get('write_amp'):
+        r.write_amp = m['write_amp'] / baseline['write_amp']
+    return r
