@@ -98,7 +98,8 @@ def test_asks_safe_in_tight_space() -> None:
                               'level0_slowdown_writes_trigger': '8',
                               'level0_stop_writes_trigger': '12'})
     rng = np.random.RandomState(3)
-    opt = TrialOptimizer(space, seed=3, n_initial_points=3, acq_points=200)
+    # 14 constrained random asks, then 16 from the GP (its fits are the cost)
+    opt = TrialOptimizer(space, seed=3, n_initial_points=14, acq_points=500)
     asked = []
     for _ in range(30):
         c = opt.ask()

@@ -554,12 +554,14 @@ class Session:
             if len(runs) >= self.settings.baseline_runs:
                 base = Baseline.of(runs)
                 s['baseline'] = base.to_dict()
-                # the current options are the first point the optimizer knows
+                # the current options are the first point the optimizer knows:
+                # score the runs against their own median, and let the next
+                # ask() rebuild the optimizer from the trials (one way in)
                 for t in s['trials']:
-                    if t['kind'] == 'baseline' and t['verdict'] == 'baseline':
+                    if t['verdict'] == 'baseline':
                         t['score'] = t['told'] = metrics.score(
                             Measurement.from_dict(t['measurement']), base)
-                        self.optimizer.tell(Candidate.from_dict(t['candidate']), t['told'])
+                self._optimizer = None
         else:
             base = Baseline(**s['baseline'])
             score = metrics.score(m, base)

@@ -1,0 +1,201 @@
+"""A simulated cluster and clock for the session state machine's unit tests.
+
+It keeps what the session can observe (osd map, health, config masks, perf
+counters, bench results) consistent with what the session did, and lets a
+test break things: a candidate the OSD will not start on, a missing or
+failing orchestrator, an unhealthy cluster, a canary that dies mid-window.
+"""
+import math
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from rocks_autotune.cluster import ClusterError, NoOrchestrator, OsdInfo
+from rocks_autotune.rocksdb_options import PACIFIC_DEFAULT, parse_options
+from rocks_autotune.space import SearchSpace
+
+DEFAULTS = {'bluestore_rocksdb_options': PACIFIC_DEFAULT,
+            'bluestore_rocksdb_options_annex': '',
+            'osd_bench_small_size_max_iops': '100'}
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += max(0.0, seconds)
+
+
+def model(options: str) -> Tuple[float, float]:
+    """kv_sync latency (s) and DB bytes per client byte for an options string.
+
+    Smaller memtables sync faster (the seed's skiplist finding); small
+    flushes and a small L0/L1 raise write-amp.  Smooth, so an optimizer can
+    learn it.
+    """
+    c = SearchSpace.candidate_from_options(parse_options(options))
+    wbs_mib = c.write_buffer_size / (1 << 20)
+    flush_mib = wbs_mib * c.min_write_buffer_number_to_merge
+    lat = 0.0004 * (1 + 0.15 * math.log2(wbs_mib / 4)) * (1 + 0.02 * abs(
+        math.log2(c.max_bytes_for_level_base / (1 << 30))))
+    wa = 0.3 + 0.4 / math.sqrt(flush_mib / 8) + 0.1 * abs(
+        c.level0_file_num_compaction_trigger - 8) / 8
+    if c.compression != 'none':
+        wa *= 0.8
+        lat *= 1.05
+    return lat, wa
+
+
+class FakeCluster:
+    def __init__(self, clock: FakeClock, n_osds: int = 3) -> None:
+        self.clock = clock
+        self.epoch = 10
+        self.up_at: Dict[int, Optional[float]] = {}
+        self.info: Dict[int, OsdInfo] = {}
+        for i in range(n_osds):
+            self.info[i] = OsdInfo(id=i, up=True, in_=True, up_from=5, device_class='ssd',
+                                   num_pgs=30 + i)
+        self.config: Dict[Tuple[str, str], str] = {}
+        self.running: Dict[int, str] = {i: PACIFIC_DEFAULT for i in range(n_osds)}
+        self.noout: Dict[int, bool] = {}
+        self.counters: Dict[int, Dict[str, float]] = {i: self._zero() for i in range(n_osds)}
+        self.extra_health: List[str] = []
+        self.orchestrator = True
+        self.restart_fails = False
+        self.restart_delay = 3.0
+        self.broken: Callable[[str], bool] = lambda options: False
+        self.dies_on_bench: Optional[int] = None  # canary dies on this bench call
+        self.bench_calls = 0
+        self.restarts: List[Tuple[int, str]] = []  # (osd, options it came up with)
+        self.ok_to_stop_answer = (True, '')
+        self.sole: Dict[int, List[str]] = {}
+
+    @staticmethod
+    def _zero() -> Dict[str, float]:
+        return {k: 0.0 for k in ('wal', 'sst', 'slow', 'client', 'sync_n', 'sync_s',
+                                 'commit_n', 'commit_s', 'flush_n', 'flush_s')}
+
+    # -- simulation
+    def _tick(self) -> None:
+        for osd, at in list(self.up_at.items()):
+            if at is not None and self.clock.now >= at:
+                self.epoch += 1
+                self.info[osd].up = True
+                self.info[osd].up_from = self.epoch
+                self.up_at[osd] = None
+
+    def kill(self, osd: int) -> None:
+        """The OSD process dies (stays down until restarted)."""
+        self.epoch += 1
+        self.info[osd].up = False
+        self.up_at[osd] = None
+
+    def admin_restarts(self, osd: int) -> None:
+        self._start(osd)
+
+    def _start(self, osd: int) -> None:
+        self.kill(osd)
+        options = self.config_get(f'osd.{osd}', 'bluestore_rocksdb_options')
+        if self.broken(options):
+            return  # never comes up
+        self.running[osd] = options
+        self.restarts.append((osd, options))
+        self.up_at[osd] = self.clock.now + self.restart_delay
+
+    # -- Cluster protocol
+    def osds(self) -> Dict[int, OsdInfo]:
+        self._tick()
+        return {k: OsdInfo(**vars(v)) for k, v in self.info.items()}
+
+    def health(self) -> Tuple[str, List[str]]:
+        self._tick()
+        checks = list(self.extra_health)
+        if not all(i.up for i in self.info.values()):
+            checks += ['OSD_DOWN', 'PG_DEGRADED']
+        if any(self.noout.values()):
+            checks.append('OSD_FLAGS')
+        return ('HEALTH_OK' if not checks else 'HEALTH_WARN'), sorted(checks)
+
+    def pgs_active_clean(self) -> bool:
+        self._tick()
+        return all(i.up for i in self.info.values())
+
+    def ok_to_stop(self, osd: int) -> Tuple[bool, str]:
+        return self.ok_to_stop_answer
+
+    def sole_copy_pgs(self, osd: int) -> List[str]:
+        return self.sole.get(osd, [])
+
+    def config_get_own(self, who: str, name: str) -> Optional[str]:
+        return self.config.get((who, name))
+
+    def config_get(self, who: str, name: str) -> str:
+        for mask in (who, who.split('.')[0], 'global'):
+            if (mask, name) in self.config:
+                return self.config[(mask, name)]
+        return DEFAULTS[name]
+
+    def config_set(self, who: str, name: str, value: str) -> None:
+        self.config[(who, name)] = value
+
+    def config_rm(self, who: str, name: str) -> None:
+        self.config.pop((who, name), None)
+
+    def set_noout(self, osd: int, on: bool) -> None:
+        self.noout[osd] = on
+
+    def has_noout(self, osd: int) -> bool:
+        return self.noout.get(osd, False)
+
+    def restart_osd(self, osd: int) -> str:
+        if not self.orchestrator:
+            raise NoOrchestrator('No orchestrator configured')
+        if self.restart_fails:
+            raise ClusterError('orchestrator could not restart')
+        self._start(osd)
+        return f'Restarted osd.{osd}'
+
+    def orchestrator_available(self) -> Tuple[bool, str]:
+        return self.orchestrator, ''
+
+    def perf_dump(self, osd: int) -> Dict[str, Any]:
+        self._tick()
+        if not self.info[osd].up:
+            raise ClusterError(f'osd.{osd} is down')
+        c = self.counters[osd]
+        return {
+            'bluefs': {'bytes_written_wal': c['wal'], 'bytes_written_sst': c['sst'],
+                       'bytes_written_slow': c['slow']},
+            'osd': {'op_w_in_bytes': c['client']},
+            'bluestore': {
+                'kv_sync_lat': {'avgcount': c['sync_n'], 'sum': c['sync_s']},
+                'kv_commit_lat': {'avgcount': c['commit_n'], 'sum': c['commit_s']},
+                'kv_flush_lat': {'avgcount': c['flush_n'], 'sum': c['flush_s']}},
+        }
+
+    def bench(self, osd: int, count: int, size: int, object_size: int,
+              object_num: int) -> Dict[str, Any]:
+        self._tick()
+        self.bench_calls += 1
+        if self.dies_on_bench == self.bench_calls:
+            self.kill(osd)
+        if not self.info[osd].up:
+            raise ClusterError(f'osd.{osd} is down')
+        lat, wa = model(self.running[osd])
+        ops = count // size
+        syncs = max(1, ops // 25)
+        elapsed = syncs * lat
+        c = self.counters[osd]
+        c['wal'] += count * 0.25
+        c['sst'] += count * (wa - 0.25)
+        c['sync_n'] += syncs
+        c['sync_s'] += syncs * lat
+        c['commit_n'] += syncs
+        c['commit_s'] += syncs * lat * 0.2
+        c['flush_n'] += syncs
+        c['flush_s'] += syncs * lat * 0.8
+        self.clock.advance(elapsed)
+        return {'bytes_written': count, 'blocksize': size, 'elapsed_sec': elapsed,
+                'iops': ops / elapsed}

@@ -1,0 +1,77 @@
+"""A mock of ceph-mgr's C++ side (`ceph_module`), as Ceph's own mgr tests do.
+
+Install it before anything imports the real, installed `mgr_module.py`:
+the module class under test then runs against Ceph's real Python API with
+only the C++ calls answered here (store, options, health, logging).
+"""
+import sys
+import types
+from typing import Any, Dict, Optional
+
+
+class BaseMgrModule:
+    def __init__(self, py_modules_ptr: Any = None, this_ptr: Any = None) -> None:
+        self.mock_store: Dict[str, str] = {}
+        self.mock_options: Dict[str, Any] = {}
+        self.mock_health: Dict[str, Any] = {}
+        self.mock_remote: list = []
+
+    def _ceph_get_version(self) -> str:
+        return '16.2.15'
+
+    def _ceph_get_option(self, key: str) -> Any:
+        return {'debug_mgr': '1/5'}.get(key)
+
+    def _ceph_get_module_option(self, module: str, key: str,
+                                localized_prefix: str = '') -> Optional[Any]:
+        return self.mock_options.get(key)
+
+    def _ceph_set_module_option(self, module: str, key: str, val: Any) -> None:
+        self.mock_options[key] = val
+
+    def _ceph_get_store(self, key: str) -> Optional[str]:
+        return self.mock_store.get(key)
+
+    def _ceph_set_store(self, key: str, val: Optional[str]) -> None:
+        if val is None:
+            self.mock_store.pop(key, None)
+        else:
+            self.mock_store[key] = val
+
+    def _ceph_set_health_checks(self, checks: Dict[str, Any]) -> None:
+        self.mock_health = checks
+
+    def _ceph_log(self, *args: Any) -> None:
+        pass
+
+    def _ceph_cluster_log(self, *args: Any) -> None:
+        pass
+
+    def _ceph_get_mgr_id(self) -> str:
+        return 'x'
+
+    def _ceph_dispatch_remote(self, module: str, method: str, *args: Any, **kw: Any) -> Any:
+        self.mock_remote.append((module, method, args, kw))
+        return None
+
+
+class BaseMgrStandbyModule:
+    def __init__(self, module_name: str = '', capsule: Any = None) -> None:
+        pass
+
+
+class _Opaque:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+
+def install() -> None:
+    if 'ceph_module' in sys.modules:
+        return
+    m = types.ModuleType('ceph_module')
+    m.BaseMgrModule = BaseMgrModule  # type: ignore[attr-defined]
+    m.BaseMgrStandbyModule = BaseMgrStandbyModule  # type: ignore[attr-defined]
+    m.BasePyOSDMap = _Opaque  # type: ignore[attr-defined]
+    m.BasePyOSDMapIncremental = _Opaque  # type: ignore[attr-defined]
+    m.BasePyCRUSH = _Opaque  # type: ignore[attr-defined]
+    sys.modules['ceph_module'] = m

@@ -1,0 +1,326 @@
+"""The session state machine against a fake cluster and a fake clock: no sleeps."""
+import json
+from typing import Any, Dict, List, Optional
+
+import pytest
+
+from fake_cluster import FakeClock, FakeCluster
+from rocks_autotune.canary import SAVED
+from rocks_autotune.rocksdb_options import NEW_TUNING
+from rocks_autotune.session import Params, Session, Settings, StartRefused, choose_canary
+
+FAST = dict(warmup=2.0, restart_timeout=30.0, manual_restart_timeout=60.0,
+            unhealthy_timeout=60.0, bench_chunk_seconds=2.0)
+
+
+class Harness:
+    def __init__(self, **settings: Any) -> None:
+        self.clock = FakeClock()
+        self.cluster = FakeCluster(self.clock)
+        self.settings = Settings(**dict(FAST, **settings))
+        self.saved: List[str] = []
+        self.session: Optional[Session] = None
+
+    def save(self, state: Dict[str, Any]) -> None:
+        self.saved.append(json.dumps(state))
+
+    def config_of(self, osd: int) -> Dict[str, Optional[str]]:
+        return {n: self.cluster.config_get_own(f'osd.{osd}', n) for n in SAVED}
+
+    def start(self, **params: Any) -> Session:
+        params.setdefault('trials', 3)
+        params.setdefault('duration', 10.0)
+        self.session = Session.start(self.cluster, Params(**params), self.settings, self.save,
+                                     self.clock)
+        return self.session
+
+    def run(self, until: Any = None, max_steps: int = 5000) -> Session:
+        s = self.session
+        assert s is not None
+        for _ in range(max_steps):
+            if not s.active or (until is not None and until(s)):
+                return s
+            self.clock.advance(s.step())
+        raise AssertionError(f'session did not finish: {s.s["phase"]} {s.s["message"]}')
+
+    def reload(self) -> Session:
+        """What a new active mgr does: rebuild from the last saved state."""
+        state = json.loads(self.saved[-1])
+        Session.check_state(state)
+        self.session = Session(state, self.cluster, self.settings, self.save, self.clock)
+        self.session.resume_after_failover()
+        return self.session
+
+
+def assert_restored(h: Harness, osd: int, before: Dict[str, Optional[str]]) -> None:
+    assert h.config_of(osd) == before
+    assert not h.cluster.has_noout(osd)
+    assert h.cluster.osds()[osd].up
+    # the process runs what the config says, i.e. the originals
+    assert h.cluster.running[osd] == h.cluster.config_get(f'osd.{osd}',
+                                                          'bluestore_rocksdb_options')
+
+
+def test_full_session_ends_done_with_feasible_best_and_restores() -> None:
+    h = Harness()
+    before = h.config_of(0)
+    s = h.start(osd=0)
+    assert json.loads(h.saved[0])['originals'] == before  # saved before any change
+    h.run()
+    assert s.s['state'] == 'done'
+    kinds = [t['kind'] for t in s.s['trials']]
+    assert kinds == ['baseline', 'baseline', 'candidate', 'candidate', 'candidate']
+    for t in s.s['trials']:
+        m = t['measurement']
+        assert m['kv_sync_lat_ms'] > 0 and m['iops'] > 0 and m['write_amp'] > 0
+    assert s.s['baseline']['runs'] == 2
+    best = s.best()
+    assert best is not None and best['verdict'] in ('feasible', 'baseline')
+    assert_restored(h, 0, before)
+    assert s.health_checks() == {}
+    # every trial restarted the canary with its own options; the last restart restored
+    assert len(h.cluster.restarts) == 6
+    assert h.cluster.restarts[2][1] != h.cluster.restarts[0][1]
+
+
+def test_only_the_canary_mask_changes_and_existing_own_values_come_back() -> None:
+    h = Harness()
+    custom = NEW_TUNING
+    h.cluster.config_set('osd.1', 'bluestore_rocksdb_options', custom)
+    h.cluster.config_set('osd', 'osd_bench_small_size_max_iops', '200')
+    h.cluster.restart_osd(1)
+    h.clock.advance(5)
+    before_all = dict(h.cluster.config)
+    s = h.start(osd=1, trials=2)
+    h.run()
+    assert s.s['state'] == 'done'
+    assert h.cluster.config == before_all
+    # the base string of a candidate is the canary's own, foreign keys kept
+    cand = [t for t in s.s['trials'] if t['kind'] == 'candidate'][0]
+    assert 'max_total_wal_size=1073741824' in cand['options']
+    assert 'compaction_style=kCompactionStyleLevel' in cand['options']
+
+
+def test_annex_is_folded_in_blanked_for_trials_and_restored() -> None:
+    h = Harness()
+    h.cluster.config_set('osd.0', 'bluestore_rocksdb_options_annex', 'write_buffer_size=33554432')
+    before = h.config_of(0)
+    s = h.start(osd=0, trials=1)
+    assert 'write_buffer_size=33554432' in s.s['base_options']
+    h.run(until=lambda s: s.s['phase'] == 'measure' and s.s['current']['kind'] == 'candidate')
+    assert h.cluster.config_get_own('osd.0', 'bluestore_rocksdb_options_annex') == ''
+    h.run()
+    assert_restored(h, 0, before)
+
+
+def test_abort_mid_measurement_restores_the_canary() -> None:
+    h = Harness()
+    before = h.config_of(0)
+    s = h.start(osd=0)
+    h.run(until=lambda s: s.s['phase'] == 'measure' and s.s['current']['kind'] == 'candidate')
+    assert h.config_of(0) != before
+    s.request_abort()
+    h.run()
+    assert s.s['state'] == 'aborted'
+    assert_restored(h, 0, before)
+
+
+def test_stop_finishes_the_trial_in_flight() -> None:
+    h = Harness()
+    s = h.start(osd=0, trials=5)
+    h.run(until=lambda s: s.s['phase'] == 'measure' and s.s['current']['kind'] == 'candidate')
+    n = len(s.s['trials'])
+    s.request_stop()
+    h.run()
+    assert s.s['state'] == 'stopped'
+    assert len(s.s['trials']) == n + 1
+    assert s.s['trials'][-1]['verdict'] in ('feasible', 'infeasible')
+
+
+def test_candidate_that_keeps_the_osd_down_fails_and_session_continues() -> None:
+    h = Harness()
+    h.cluster.broken = lambda options: 'max_write_buffer_number=128' in options
+    before = h.config_of(0)
+    s = h.start(osd=0, trials=4)  # the 3rd warm start is New Tuning: 128 memtables
+    raised = []
+    h.run(until=lambda s: raised.append(set(s.health_checks())) and False)
+    assert s.s['state'] == 'done'
+    failed = [t for t in s.s['trials'] if t['verdict'] == 'failed']
+    assert len(failed) >= 1 and 'did not come back' in failed[0]['error']
+    assert any('ROCKS_AUTOTUNE_TRIAL_FAILED' in r for r in raised)
+    assert s.health_checks() == {}
+    assert_restored(h, 0, before)
+    assert s.best() is not None and s.best()['verdict'] != 'failed'
+
+
+def test_on_failure_stop_ends_the_session_after_restoring() -> None:
+    h = Harness(on_failure='stop')
+    h.cluster.broken = lambda options: 'max_write_buffer_number=128' in options
+    before = h.config_of(0)
+    s = h.start(osd=0, trials=6)
+    h.run()
+    assert s.s['state'] == 'stopped'
+    assert s.s['trials'][-1]['verdict'] == 'failed'
+    assert_restored(h, 0, before)
+
+
+def test_canary_killed_during_the_window_is_a_failed_trial() -> None:
+    h = Harness()
+    before = h.config_of(0)
+    s = h.start(osd=0, trials=2)
+    h.run(until=lambda s: s.s['phase'] == 'measure' and s.s['current']['kind'] == 'candidate')
+    h.cluster.kill(0)
+    h.run()
+    failed = [t for t in s.s['trials'] if t['verdict'] == 'failed']
+    assert len(failed) == 1 and 'measurement' in failed[0]['error']
+    assert s.s['state'] == 'done'
+    assert_restored(h, 0, before)
+
+
+def test_manual_mode_asks_the_admin_and_waits_for_up_from() -> None:
+    h = Harness()
+    h.cluster.orchestrator = False
+    before = h.config_of(0)
+    s = h.start(osd=0, trials=1)
+    for _ in range(4):  # 2 baselines, 1 candidate, the restore
+        h.run(until=lambda s: 'ROCKS_AUTOTUNE_MANUAL_RESTART' in s.health_checks())
+        assert 'osd.0' in s.health_checks()['ROCKS_AUTOTUNE_MANUAL_RESTART']['summary']
+        h.clock.advance(30)
+        s.step()
+        assert s.s['phase'] in ('wait_up', 'restore_wait')  # nothing moves without the admin
+        h.cluster.admin_restarts(0)
+        h.run(until=lambda s: 'ROCKS_AUTOTUNE_MANUAL_RESTART' not in s.health_checks())
+    h.run()
+    assert s.s['state'] == 'done'
+    assert s.health_checks() == {}
+    assert_restored(h, 0, before)
+
+
+def test_failing_orchestrator_on_baseline_ends_with_nothing_changed() -> None:
+    h = Harness()
+    h.cluster.restart_fails = True
+    before = h.config_of(0)
+    s = h.start(osd=0)
+    h.run()
+    assert s.s['state'] == 'failed' and 'restart failed' in s.s['error']
+    assert h.config_of(0) == before
+    assert not h.cluster.has_noout(0)
+
+
+def test_unhealthy_mid_session_pauses_without_restarts_then_resumes() -> None:
+    h = Harness()
+    s = h.start(osd=0, trials=2)
+    h.run(until=lambda s: len(s.s['trials']) == 2)
+    h.cluster.extra_health = ['MON_DOWN']
+    restarts = len(h.cluster.restarts)
+    h.run(until=lambda s: 'ROCKS_AUTOTUNE_PAUSED' in s.health_checks())
+    for _ in range(5):
+        h.clock.advance(s.step())
+    assert len(h.cluster.restarts) == restarts
+    h.cluster.extra_health = []
+    h.run()
+    assert s.s['state'] == 'done' and s.health_checks() == {}
+
+
+def test_unhealthy_for_too_long_aborts_and_restores() -> None:
+    h = Harness()
+    before = h.config_of(0)
+    s = h.start(osd=0, trials=3)
+    h.run(until=lambda s: len(s.s['trials']) == 3)
+    h.cluster.extra_health = ['MON_DOWN']
+    h.run()
+    assert s.s['state'] == 'failed' and 'unhealthy' in s.s['error']
+    assert_restored(h, 0, before)
+
+
+def test_resume_after_mgr_failover_mid_trial_counts_no_trial_twice() -> None:
+    h = Harness()
+    before = h.config_of(0)
+    h.start(osd=0, trials=3)
+    h.run(until=lambda s: s.s['phase'] == 'measure' and s.s['current']['kind'] == 'candidate'
+          and len(s.s['trials']) == 3)
+    h.session = None
+    s = h.reload()
+    assert s.s['phase'] == 'apply'  # the window in flight is redone
+    h.run()
+    assert s.s['state'] == 'done'
+    assert [t['index'] for t in s.s['trials']] == list(range(5))
+    assert_restored(h, 0, before)
+
+
+def test_replayed_optimizer_asks_what_the_original_would() -> None:
+    h = Harness()
+    s = h.start(osd=0, trials=8)
+    h.run(until=lambda s: len(s.s['trials']) == 7 and s.s['phase'] == 'apply')
+    nxt = s.s['current']['candidate']
+    state = json.loads(h.saved[-1])
+    state['current'] = None
+    state['trials'] = state['trials'][:7]
+    fresh = Session(state, h.cluster, h.settings, h.save, h.clock)
+    assert fresh.optimizer.ask().to_dict() == nxt
+
+
+def test_window_is_extended_then_marked_short_for_big_flushes() -> None:
+    h = Harness(min_flushes=1000.0, max_window_factor=2.0)
+    s = h.start(osd=0, trials=1, duration=10.0)
+    h.run()
+    m = s.s['trials'][0]['measurement']
+    assert m['window_short'] is True
+    assert 20.0 <= m['seconds'] < 25.0
+
+
+def test_choose_canary_prefers_fast_class_and_few_pgs() -> None:
+    c = FakeCluster(FakeClock())
+    c.info[0].device_class = 'hdd'
+    c.info[2].num_pgs = 1
+    osd, why = choose_canary(c, Params())
+    assert osd == 2 and 'fewest PGs' in why
+
+
+@pytest.mark.parametrize('setup,params,message', [
+    (None, dict(osd=9), 'does not exist'),
+    (lambda c: setattr(c.info[1], 'up', False), dict(osd=1, force=True), 'not all PGs'),
+    (lambda c: setattr(c.info[1], 'in_', False), dict(osd=1), 'is out'),
+    (lambda c: setattr(c, 'ok_to_stop_answer', (False, 'would be inactive')), dict(osd=1),
+     'ok-to-stop'),
+    (lambda c: c.extra_health.append('MON_CLOCK_SKEW'), dict(osd=1), 'HEALTH_WARN'),
+    (lambda c: c.sole.update({1: ['1.0']}), dict(osd=1), 'only copy'),
+    (None, dict(budget=0.9), '--budget'),
+    (None, dict(budget=float('nan')), '--budget'),
+    (None, dict(trials=0), '--trials'),
+    (None, dict(duration=1), '--duration'),
+    (None, dict(workload='fio'), '--workload'),
+    (None, dict(osd=-1), '--osd'),
+])
+def test_start_refused_changes_nothing(setup: Any, params: Dict[str, Any], message: str) -> None:
+    h = Harness()
+    if setup:
+        setup(h.cluster)
+    config = dict(h.cluster.config)
+    with pytest.raises(StartRefused, match=message):
+        h.start(**params)
+    assert h.saved == [] and h.cluster.config == config and not any(h.cluster.noout.values())
+
+
+def test_force_skips_only_the_health_status() -> None:
+    h = Harness()
+    h.cluster.extra_health = ['MON_CLOCK_SKEW']
+    s = h.start(osd=0, force=True)
+    assert s.active
+
+
+@pytest.mark.parametrize('mutate', [
+    lambda st: st.update(version=99),
+    lambda st: st.pop('originals'),
+    lambda st: st['originals'].update(bluestore_rocksdb_options=7),
+    lambda st: st['trials'].append({'candidate': {'write_buffer_size': 'x'}}),
+    lambda st: st['params'].update(osd='0'),
+])
+def test_corrupted_state_is_rejected(mutate: Any) -> None:
+    h = Harness()
+    h.start(osd=0)
+    h.run(until=lambda s: len(s.s['trials']) == 1)
+    state = json.loads(h.saved[-1])
+    mutate(state)
+    with pytest.raises(ValueError):
+        Session.check_state(state)
