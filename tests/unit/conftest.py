@@ -1,5 +1,8 @@
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                '..', '..', 'src', 'pybind', 'mgr'))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, '..', '..', 'src', 'pybind', 'mgr'))
+# Ceph's real mgr_module.py and orchestrator package, from the ceph-mgr package
+sys.path.append('/usr/share/ceph/mgr')

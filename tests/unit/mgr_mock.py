@@ -15,12 +15,21 @@ class BaseMgrModule:
         self.mock_options: Dict[str, Any] = {}
         self.mock_health: Dict[str, Any] = {}
         self.mock_remote: list = []
+        # the C++ loader adds these standard options to every module's schema
+        from mgr_module import Option
+        names = [o['name'] for o in type(self).MODULE_OPTIONS]  # type: ignore[attr-defined]
+        for opt in (Option('log_level', type='str', default=''),
+                    Option('log_to_file', type='bool', default=False),
+                    Option('log_to_cluster', type='bool', default=False),
+                    Option('log_to_cluster_level', type='str', default='info')):
+            if opt['name'] not in names:
+                type(self).MODULE_OPTIONS.append(opt)  # type: ignore[attr-defined]
 
     def _ceph_get_version(self) -> str:
         return '16.2.15'
 
     def _ceph_get_option(self, key: str) -> Any:
-        return {'debug_mgr': '1/5'}.get(key)
+        return {'debug_mgr': '1/5', 'log_file': '/dev/null'}.get(key)
 
     def _ceph_get_module_option(self, module: str, key: str,
                                 localized_prefix: str = '') -> Optional[Any]:

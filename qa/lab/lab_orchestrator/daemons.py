@@ -13,9 +13,15 @@ DAEMON_TYPES = ('mon', 'mgr', 'osd')
 
 
 def _alive(pid: int) -> bool:
+    """True while any thread of the process runs (and may hold its locks).
+
+    The main thread of an exiting daemon turns zombie while its other
+    threads still shut down, holding the pid file and store locks.
+    """
     try:
         with open(f'/proc/{pid}/stat') as f:
-            return f.read().rsplit(')', 1)[1].split()[0] != 'Z'
+            zombie = f.read().rsplit(')', 1)[1].split()[0] == 'Z'
+        return not zombie or len(os.listdir(f'/proc/{pid}/task')) > 1
     except (FileNotFoundError, ProcessLookupError, IndexError):
         return False
 
@@ -48,7 +54,8 @@ class LabDaemons:
             return None
         # a recycled pid is not our daemon
         typ, _, ident = name.partition('.')
-        if not _alive(pid) or not cmd[0].endswith(f'ceph-{typ}'.encode()) or ident.encode() not in cmd:
+        if (not _alive(pid) or not cmd[0].endswith(f'ceph-{typ}'.encode())
+                or ident.encode() not in cmd):
             return None
         return pid
 

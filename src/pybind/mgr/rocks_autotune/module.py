@@ -6,6 +6,7 @@ event.  The work is done by session.Session against cluster.MgrCluster.
 import errno
 import json
 import threading
+import time
 from typing import Any, Dict, List, Optional
 
 from mgr_module import CLIReadCommand, CLIWriteCommand, HandleCommandResult, MgrModule, Option
@@ -57,7 +58,8 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         self.event = threading.Event()
         self.lock = threading.Lock()
         self.run = True
-        self.cluster = MgrCluster(self)
+        self.cluster: Any = MgrCluster(self)
+        self.clock = time.time
         self.session: Optional[Session] = None
         self.load_error = ''
         self.progress_id = ''
@@ -92,7 +94,8 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         try:
             state = json.loads(raw)
             Session.check_state(state)
-            self.session = Session(state, self.cluster, self.settings(), self.save)
+            self.session = Session(state, self.cluster, self.settings(), self.save,
+                                   self.clock)
         except (ValueError, TypeError, KeyError) as e:
             self.load_error = (f'the saved session state is unreadable ({e}); the raw state is '
                                f'kept under mgr/{self.module_name}/{STORE_KEY}.corrupt')
@@ -166,7 +169,8 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                                            f'a session is already {self.session.s["state"]} '
                                            f'on osd.{self.session.osd}; stop or abort it first')
             try:
-                self.session = Session.start(self.cluster, params, self.settings(), self.save)
+                self.session = Session.start(self.cluster, params, self.settings(), self.save,
+                                             self.clock)
             except StartRefused as e:
                 return HandleCommandResult(-errno.EINVAL, '', f'not started: {e}')
             except (ClusterError, ValueError) as e:

@@ -17,8 +17,8 @@ def _ratio(v: Optional[float]) -> str:
 
 def status_text(st: Dict[str, Any]) -> str:
     if st['state'] == 'idle':
-        return 'state: idle (no session has run)' + (f'\nerror: {st["error"]}'
-                                                    if st.get('error') else '')
+        error = f'\nerror: {st["error"]}' if st.get('error') else ''
+        return 'state: idle (no session has run)' + error
     p = st['params']
     lines = [f'state: {st["state"]} ({st["phase"]})',
              f'canary: osd.{st["osd"]} ({st["reason"]})',

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import metrics
-from .canary import ANNEX, Canary, Originals, SAVED
+from .canary import ANNEX, SAVED, Canary
 from .cluster import Cluster, ClusterError, NoOrchestrator
 from .metrics import Baseline, Measurement
 from .rocksdb_options import (NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT, parse_options)
@@ -372,9 +372,9 @@ class Session:
             if not ok:
                 reasons.append(f'osd.{self.osd} is not ok-to-stop: {why}')
             if reasons:
-                if s['paused_since'] is None:
-                    s['paused_since'] = now
-                if now - s['paused_since'] > self.settings.unhealthy_timeout:
+                since = now if s['paused_since'] is None else float(s['paused_since'])
+                s['paused_since'] = since
+                if now - since > self.settings.unhealthy_timeout:
                     s['alerts'].pop('PAUSED', None)
                     s['error'] = 'cluster stayed unhealthy: ' + '; '.join(reasons)
                     s['abort'] = True
@@ -383,7 +383,7 @@ class Session:
                 s['message'] = 'paused: ' + '; '.join(reasons)
                 s['alerts']['PAUSED'] = {
                     'severity': 'warning',
-                    'summary': f'rocks_autotune paused: the cluster is not healthy',
+                    'summary': 'rocks_autotune paused: the cluster is not healthy',
                     'detail': reasons + [f'the session aborts and restores osd.{self.osd} '
                                          f'if this lasts {self.settings.unhealthy_timeout:.0f}s']}
                 return max(self.settings.poll, 5.0)
