@@ -20,7 +20,7 @@ from skopt.space import Categorical, Dimension, Integer, Space
 
 from .space import Candidate, DimensionSpec, SearchSpace
 
-__all__ = ['TrialOptimizer', 'FAILED_MARGIN', 'DEFAULT_INITIAL_POINTS']
+__all__ = ['TrialOptimizer', 'FAILED_MARGIN', 'DEFAULT_INITIAL_POINTS', 'DEFAULT_ACQ_POINTS']
 
 # Random (constrained) proposals after the warm starts before the GP drives.
 # Few, because trials are expensive (an OSD restart each): with ~20 trials and

@@ -14,6 +14,7 @@ The canary's original config is saved before the first change; every path
 that ends a session goes through `restore`.
 """
 import math
+import os
 import time
 import uuid
 from dataclasses import asdict, dataclass
@@ -195,6 +196,10 @@ class Session:
         interpreter (the mgr's main thread, or a shared command thread).
         """
         if self._optimizer is None:
+            # one BLAS thread: the GP is small, and the mgr shares its host's
+            # cores with the OSDs (threads made fits ~8x slower under load)
+            os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
+            os.environ.setdefault('OMP_NUM_THREADS', '1')
             from .optimizer import TrialOptimizer
             base_candidate = self.space.candidate_from_options(self.space.base)
             warm = [base_candidate] + [self.space.candidate_from_options(parse_options(p))

@@ -1,0 +1,87 @@
+"""The tuner end to end on the lab: real restarts, real counters, real restore."""
+import json
+from typing import Any, Dict, List
+
+from conftest import Lab
+
+OPTIONS = ('bluestore_rocksdb_options', 'bluestore_rocksdb_options_annex',
+           'osd_bench_small_size_max_iops')
+
+
+def own(lab: Lab, osd: int) -> List[Dict[str, Any]]:
+    return lab.own_config(f'osd.{osd}')
+
+
+def wait_ended(lab: Lab, timeout: float) -> Dict[str, Any]:
+    lab.wait('the session to end',
+             lambda: lab.status()['state'] in ('done', 'stopped', 'aborted', 'failed'),
+             timeout)
+    return lab.status()
+
+
+def test_bad_input_is_refused_and_changes_nothing(lab: Lab) -> None:
+    before = lab.json('config', 'dump')
+    for args, msg in ((['--osd', '99'], 'osd.99 does not exist'),
+                      (['--budget', '0.5'], '--budget'),
+                      (['--trials', '0'], '--trials'),
+                      (['--duration', '100000'], '--duration'),
+                      (['--workload', 'fio'], '--workload')):
+        r = lab.ceph('rocks-autotune', 'start', *args, check=False)
+        assert r.returncode != 0 and msg in r.stderr, (args, r.stderr)
+        assert 'Traceback' not in r.stderr
+    r = lab.ceph('rocks-autotune', 'start', '--trials', 'many', check=False)
+    assert r.returncode != 0 and 'Traceback' not in r.stderr
+    assert lab.json('config', 'dump') == before
+
+
+def test_short_session_ends_done_and_restores_the_canary(lab: Lab) -> None:
+    lab.ceph('config', 'set', 'osd.1', 'bluestore_rocksdb_options_annex',
+             'compaction_readahead_size=2097152')
+    before = own(lab, 1)
+    r = lab.ceph('rocks-autotune', 'start', '--osd', '1', '--trials', '4', '--duration', '4')
+    assert 'osd.1' in r.stdout
+    busy = lab.ceph('rocks-autotune', 'start', check=False)
+    assert busy.returncode != 0 and 'already' in busy.stderr
+    lab.wait('a progress event', lambda: 'Tuning RocksDB on osd.1' in lab.ceph('-s').stdout, 60)
+    st = wait_ended(lab, 900)
+    assert st['state'] == 'done', st
+    trials = json.loads(lab.ceph('rocks-autotune', 'history', '-f', 'json').stdout)
+    assert [t['kind'] for t in trials].count('baseline') == 2
+    assert [t['kind'] for t in trials].count('candidate') == 4
+    for t in trials:
+        if t['verdict'] != 'failed':
+            m = t['measurement']
+            assert m['kv_sync_lat_ms'] > 0 and m['iops'] > 0 and m['db_bytes'] > 0, t
+            assert m['client_bytes'] > 0 and m['write_amp'] > 0, t
+        else:
+            assert t['error'], t
+    assert st['baseline']['runs'] == 2 and st['baseline']['kv_sync_lat_spread'] >= 0
+    best = json.loads(lab.ceph('rocks-autotune', 'best', '-f', 'json').stdout)
+    assert best['measurement']['write_amp'] <= 1.10 * st['baseline']['write_amp'] or \
+        best['keeps_current']
+    assert 'ceph config set osd.1 bluestore_rocksdb_options' in best['commands'][0]
+    # osd.1's own config exactly as before, the running daemon on it, no flags left
+    assert own(lab, 1) == before
+    shown = lab.ceph('config', 'show', 'osd.1', 'bluestore_rocksdb_options').stdout.strip()
+    assert shown == lab.ceph('config', 'get', 'osd.1', 'bluestore_rocksdb_options').stdout.strip()
+    assert 'noout' not in lab.osd(1)['state']
+    assert not [c for c in lab.json('health')['checks'] if c.startswith('ROCKS_AUTOTUNE')]
+    assert 'Tuning RocksDB' not in lab.ceph('-s').stdout
+    lab.ceph('config', 'rm', 'osd.1', 'bluestore_rocksdb_options_annex')
+
+
+def test_abort_mid_trial_restores_the_canary(lab: Lab) -> None:
+    before = own(lab, 2)
+    lab.ceph('rocks-autotune', 'start', '--osd', '2', '--trials', '3', '--duration', '4')
+    lab.wait('a candidate trial in flight',
+             lambda: (lab.status().get('current') or {}).get('kind') == 'candidate', 600)
+    assert own(lab, 2) != before
+    lab.ceph('rocks-autotune', 'abort')
+    st = wait_ended(lab, 300)
+    assert st['state'] == 'aborted', st
+    assert own(lab, 2) == before
+    lab.wait('osd.2 up', lambda: lab.osd(2)['up'] == 1, 60)
+    shown = lab.ceph('config', 'show', 'osd.2', 'bluestore_rocksdb_options').stdout.strip()
+    assert shown == lab.ceph('config', 'get', 'osd.2', 'bluestore_rocksdb_options').stdout.strip()
+    assert 'noout' not in lab.osd(2)['state']
+    lab.wait('active+clean', lab.active_clean, 180)
