@@ -13,8 +13,10 @@ last=''
 while :; do
     st=$(ceph rocks-autotune status -f json)
     state=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])' <<<"$st")
-    line=$(python3 -c 'import json,sys; s=json.load(sys.stdin)
-print(f"{s[\"phase\"]:>12}  baseline runs {s[\"baseline_runs_done\"]}  trials {s[\"trials_done\"]}/{s[\"params\"][\"trials\"]}  {s[\"message\"]}")' <<<"$st")
+    line=$(python3 -c 'import json, sys
+s = json.load(sys.stdin)
+print("%12s  baseline runs %d  trials %d/%d  %s" % (s["phase"], s["baseline_runs_done"],
+      s["trials_done"], s["params"]["trials"], s["message"]))' <<<"$st")
     if [ "$line" != "$last" ]; then
         printf '[%4ds] %s\n' $(( $(date +%s) - t0 )) "$line"
         last=$line
