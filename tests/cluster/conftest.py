@@ -60,7 +60,8 @@ class Lab:
 @pytest.fixture(scope='session')
 def lab() -> Iterator[Lab]:
     lab = Lab()
-    up = subprocess.run([LAB_CMD, 'up'], env=lab.env, text=True)
+    mgrs = os.environ.get('CEPH_LAB_MGRS', '1')
+    up = subprocess.run([LAB_CMD, 'up', '--mgrs', mgrs], env=lab.env, text=True)
     assert up.returncode == 0, 'ceph-lab up failed'
     # short trials: the tests check behaviour, not figures
     for name, value in (('warmup', '2'), ('bench_chunk_seconds', '2'),

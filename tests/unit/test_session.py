@@ -324,3 +324,24 @@ def test_corrupted_state_is_rejected(mutate: Any) -> None:
     mutate(state)
     with pytest.raises(ValueError):
         Session.check_state(state)
+
+
+def test_injected_options_reach_the_candidate_and_a_rejecting_osd_fails_the_trial() -> None:
+    h = Harness(inject_options='bogus_option=1')
+    h.cluster.broken = lambda options: 'bogus_option=1' in options
+    before = h.config_of(0)
+    s = h.start(osd=0, trials=1)
+    h.run()
+    cand = [t for t in s.s['trials'] if t['kind'] == 'candidate']
+    assert cand[0]['options'].endswith(',bogus_option=1') and cand[0]['verdict'] == 'failed'
+    assert s.s['state'] == 'done' and s.best()['kind'] == 'baseline'
+    assert_restored(h, 0, before)
+
+
+def test_start_refuses_a_canary_whose_options_do_not_parse() -> None:
+    h = Harness()
+    h.cluster.config_set('osd.0', 'bluestore_rocksdb_options', 'compression=kNoCompression,,=x')
+    config = dict(h.cluster.config)
+    with pytest.raises(StartRefused, match='cannot parse'):
+        h.start(osd=0)
+    assert h.saved == [] and h.cluster.config == config

@@ -88,10 +88,13 @@ class MgrCluster:
             raise ClusterError(f'{cmd["prefix"]} failed: {err or out} ({r})')
         return out
 
-    def _tell(self, osd: int, cmd: Dict[str, Any]) -> str:
+    def _tell(self, osd: int, cmd: Dict[str, Any], timeout: float = 60) -> str:
         from mgr_module import CommandResult
         result = CommandResult('')
         self.mgr.send_command(result, 'osd', str(osd), json.dumps(cmd), '')
+        # a canary that dies mid-command may never answer: bound the wait
+        if not result.ev.wait(timeout):
+            raise ClusterError(f'osd.{osd} {cmd["prefix"]} got no answer in {timeout:.0f}s')
         r, out, err = result.wait()
         if r != 0:
             raise ClusterError(f'osd.{osd} {cmd["prefix"]} failed: {err or out} ({r})')
@@ -177,6 +180,9 @@ class MgrCluster:
 
     def bench(self, osd: int, count: int, size: int, object_size: int,
               object_num: int) -> Dict[str, Any]:
+        # workload.py sizes a chunk to a few seconds; the bound is for a canary
+        # that slowed to a crawl, plus the objects the bench creates and removes
         return json.loads(self._tell(osd, {'prefix': 'bench', 'count': count, 'size': size,
                                            'object_size': object_size,
-                                           'object_num': object_num, 'format': 'json'}))
+                                           'object_num': object_num, 'format': 'json'},
+                                     timeout=300))

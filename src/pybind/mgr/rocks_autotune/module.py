@@ -7,16 +7,39 @@ import errno
 import json
 import threading
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
-from mgr_module import CLIReadCommand, CLIWriteCommand, HandleCommandResult, MgrModule, Option
+from mgr_module import (CLIReadCommand, CLIWriteCommand, HandleCommandResult, MgrModule,
+                        MgrStandbyModule, Option)
 from orchestrator import OrchestratorClientMixin
 
-from . import report
+from . import panel, report
+from .http_server import PanelServer, url
 from .cluster import ClusterError, MgrCluster
 from .session import Params, Session, Settings, StartRefused
 
 STORE_KEY = 'session'
+# The panel's port: none of Ceph's (dashboard 8080/8443/7000, prometheus 9283,
+# restful 8003, cephadm's 8765 and 9464, iscsi 5000/9287, the monitoring
+# stack 3000/9093-9095/9100, ceph-exporter 9926).
+DEFAULT_PORT = 9476
+PANEL_OPTIONS = [
+    Option('server_addr', type='str', default='', runtime=True,
+           desc="the panel's address: empty means the mgr's own address; "
+                '"::" or "0.0.0.0" for every interface'),
+    Option('server_port', type='int', default=DEFAULT_PORT, min=0, max=65535, runtime=True,
+           desc="the panel's port (HTTP: web page, /api/status, /api/trials, /metrics)"),
+]
+
+
+def panel_address(mod: Any) -> Tuple[str, int, str]:
+    """(bind host, port, host for the URL) from this mgr's (localized) options."""
+    addr = str(mod.get_localized_module_option('server_addr') or '')
+    port = int(mod.get_localized_module_option('server_port', DEFAULT_PORT))
+    if addr in ('', '::', '0.0.0.0'):
+        ip = mod.get_mgr_ip()
+        return (addr or ip), port, ip
+    return addr, port, addr
 
 
 class RocksAutotune(MgrModule, OrchestratorClientMixin):
@@ -51,7 +74,10 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         Option('bench_chunk_seconds', type='float', default=5.0, min=0.5,
                desc='length of one osd bench call; stop and abort are seen between calls'),
         Option('seed', type='int', default=0, desc='random seed of the optimizer'),
-    ]
+        Option('inject_candidate_options', type='str', default='',
+               desc='fault-injection test hook: appended to every candidate option string '
+                    'of sessions started from now on; leave empty'),
+    ] + PANEL_OPTIONS
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -63,6 +89,10 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         self.session: Optional[Session] = None
         self.load_error = ''
         self.progress_id = ''
+        # what the panel shows, refreshed by publish(); requests never take self.lock
+        self.panel_snapshot = panel.Snapshot()
+        self.http = PanelServer(panel.Panel(lambda: self.panel_snapshot), self.log)
+        self.uri = ''
 
     # ------------------------------------------------------------ plumbing
 
@@ -81,7 +111,8 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
             max_memtable_bytes=int(opt('max_memtable_mib')) << 20, compressions=comps,
             bench_object_size=int(opt('bench_object_size')),
             bench_object_num=int(opt('bench_object_num')),
-            bench_chunk_seconds=float(opt('bench_chunk_seconds')), seed=int(opt('seed')))
+            bench_chunk_seconds=float(opt('bench_chunk_seconds')), seed=int(opt('seed')),
+            inject_options=str(opt('inject_candidate_options') or ''))
 
     def save(self, state: Dict[str, Any]) -> None:
         self.set_store(STORE_KEY, json.dumps(state))
@@ -119,6 +150,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                 'detail': [self.load_error, 'check bluestore_rocksdb_options on the canary; '
                            'start a new session to clear this']}
         self.set_health_checks(checks)
+        self.panel_snapshot = panel.Snapshot.of(self.session, self.load_error)
         s = self.session
         if s is not None and s.active:
             if not self.progress_id:
@@ -131,11 +163,24 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
             self.remote('progress', 'complete', self.progress_id)
             self.progress_id = ''
 
+    def serve_panel(self) -> None:
+        """Listen where the options say (re-binding if they changed); publish the URL."""
+        host, port, uri_host = panel_address(self)
+        if self.http.ensure(host, port) and self.http.bound:
+            uri = url(uri_host, self.http.bound[1])
+            if uri != self.uri:
+                self.set_uri(uri)
+                self.uri = uri
+
+    def config_notify(self) -> None:
+        self.serve_panel()
+
     def serve(self) -> None:
         with self.lock:
             self.load()
             self.publish()
         while self.run:
+            self.serve_panel()  # also retries a bind that failed
             delay = float(self.get_module_option('sleep_interval') or 60)
             with self.lock:
                 if self.session is not None and self.session.active:
@@ -153,6 +198,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
     def shutdown(self) -> None:
         self.run = False
         self.event.set()
+        self.http.stop()
 
     # ------------------------------------------------------------ commands
 
@@ -240,3 +286,27 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         if format in ('json', 'json-pretty'):
             return HandleCommandResult(0, json.dumps(out), '')
         return HandleCommandResult(0, report.best_text(out), '')
+
+
+class RocksAutotuneStandby(MgrStandbyModule):
+    """On a standby mgr: the same address, answering with the active mgr's URL."""
+    MODULE_OPTIONS = list(PANEL_OPTIONS)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.event = threading.Event()
+        self.run = True
+        self.http = PanelServer(panel.Panel(panel.Snapshot, standby_uri=self.get_active_uri),
+                                self.log)
+
+    def serve(self) -> None:
+        # standbys get no config_notify: look at the options now and then
+        while self.run:
+            host, port, _ = panel_address(self)
+            self.http.ensure(host, port)
+            self.event.wait(10)
+
+    def shutdown(self) -> None:
+        self.run = False
+        self.event.set()
+        self.http.stop()

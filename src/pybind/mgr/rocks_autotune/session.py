@@ -87,6 +87,7 @@ class Settings:
     bench_chunk_seconds: float = 5.0
     seed: int = 0
     poll: float = 2.0
+    inject_options: str = ''  # test hook: appended to every candidate's string
 
 
 @dataclass
@@ -354,8 +355,11 @@ class Session:
                           options=s['base_options'])
         elif len(cands) < self.params.trials:
             c = self.optimizer.ask()
+            options = self.space.render(self.space.base, c)
+            if self.settings.inject_options:
+                options += ',' + self.settings.inject_options
             trial = Trial(index=len(s['trials']), kind='candidate', candidate=c.to_dict(),
-                          options=self.space.render(self.space.base, c))
+                          options=options)
         else:
             self._enter('restore', 'all trials done; restoring the canary')
             return 0

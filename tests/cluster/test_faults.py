@@ -1,0 +1,293 @@
+"""The fault matrix on a real lab: nothing lost, the cluster never worse off.
+
+Marked `faults` so the tier runs alone (`tox -e faults`); the lab it runs on
+has two mgrs.  After every case: the canary's own bluestore_rocksdb_options,
+bluestore_rocksdb_options_annex and osd_bench_small_size_max_iops are what
+they were (or absent), noout is cleared, and no ROCKS_AUTOTUNE_* check is left
+unless the case expects one.  doc/fault-matrix.rst lists the cases.
+"""
+import json
+import os
+import signal
+import subprocess
+import time
+from typing import Any, Dict, List, Set
+
+import pytest
+
+from conftest import LAB_CMD, Lab
+
+pytestmark = pytest.mark.faults
+ENDED = ('done', 'stopped', 'aborted', 'failed')
+
+
+def own(lab: Lab, osd: int) -> List[Dict[str, Any]]:
+    return lab.own_config(f'osd.{osd}')
+
+
+def health_codes(lab: Lab) -> Set[str]:
+    return set(lab.json('health')['checks'])
+
+
+def ours(codes: Set[str]) -> Set[str]:
+    return {c for c in codes if c.startswith('ROCKS_AUTOTUNE_')}
+
+
+def wait_ended(lab: Lab, timeout: float = 900, seen: Any = None) -> Dict[str, Any]:
+    """Wait for the session to end; collect our health codes seen meanwhile."""
+    def ended() -> bool:
+        if seen is not None:
+            seen.update(ours(health_codes(lab)))
+        return lab.status()['state'] in ENDED
+    lab.wait('the session to end', ended, timeout)
+    return lab.status()
+
+
+def wait_phase(lab: Lab, kind: str, phase: str, timeout: float = 600) -> Dict[str, Any]:
+    def there() -> bool:
+        st = lab.status()
+        return (st.get('current') or {}).get('kind') == kind and st['phase'] == phase
+    lab.wait(f'a {kind} trial in {phase}', there, timeout)
+    return lab.status()
+
+
+def assert_clean(lab: Lab, osd: int, before: List[Dict[str, Any]],
+                 expect_health: Set[str] = frozenset()) -> None:  # type: ignore[assignment]
+    assert own(lab, osd) == before
+    lab.wait(f'osd.{osd} up', lambda: lab.osd(osd)['up'] == 1, 180)
+    assert 'noout' not in lab.osd(osd)['state']
+    assert ours(health_codes(lab)) == set(expect_health)
+    lab.wait('active+clean', lab.active_clean, 300)
+
+
+def set_opt(lab: Lab, name: str, value: str) -> None:
+    lab.ceph('config', 'set', 'mgr', f'mgr/rocks_autotune/{name}', value)
+
+
+def history(lab: Lab) -> List[Dict[str, Any]]:
+    return json.loads(lab.ceph('rocks-autotune', 'history', '-f', 'json').stdout)
+
+
+def active_mgr(lab: Lab) -> str:
+    return lab.json('mgr', 'dump')['active_name']
+
+
+def test_1_canary_killed_during_the_window(lab: Lab) -> None:
+    before = own(lab, 0)
+    lab.ceph('rocks-autotune', 'start', '--osd', '0', '--trials', '2', '--duration', '8')
+    wait_phase(lab, 'candidate', 'measure')
+    os.kill(lab.pid('osd.0'), signal.SIGKILL)
+    seen: Set[str] = set()
+    st = wait_ended(lab, seen=seen)
+    assert st['state'] == 'done', st
+    trials = history(lab)
+    failed = [t for t in trials if t['verdict'] == 'failed']
+    assert len(failed) == 1 and 'osd.0' in failed[0]['error'], failed
+    # the session went on after restoring the canary
+    assert trials[-1]['index'] > failed[0]['index']
+    assert trials[-1]['verdict'] in ('feasible', 'infeasible')
+    assert 'ROCKS_AUTOTUNE_TRIAL_FAILED' in seen
+    assert_clean(lab, 0, before)
+
+
+def test_2_candidate_the_osd_rejects(lab: Lab) -> None:
+    before = own(lab, 1)
+    set_opt(lab, 'inject_candidate_options', 'bogus_option_for_test=1')
+    try:
+        lab.ceph('rocks-autotune', 'start', '--osd', '1', '--trials', '1', '--duration', '4')
+        st = wait_ended(lab)
+    finally:
+        lab.ceph('config', 'rm', 'mgr', 'mgr/rocks_autotune/inject_candidate_options')
+    assert st['state'] == 'done', st
+    cand = [t for t in history(lab) if t['kind'] == 'candidate']
+    assert len(cand) == 1 and cand[0]['verdict'] == 'failed', cand
+    assert 'bogus_option_for_test=1' in cand[0]['options']
+    best = json.loads(lab.ceph('rocks-autotune', 'best', '-f', 'json').stdout)
+    assert best['keeps_current']
+    assert_clean(lab, 1, before)
+
+
+def test_3_mgr_failover_mid_trial(lab: Lab) -> None:
+    before = own(lab, 2)
+    lab.ceph('rocks-autotune', 'start', '--osd', '2', '--trials', '2', '--duration', '6')
+    wait_phase(lab, 'candidate', 'measure')
+    old = active_mgr(lab)
+    lab.ceph('mgr', 'fail', old)
+    lab.wait('a new active mgr', lambda: active_mgr(lab) not in ('', old), 120)
+    st = wait_ended(lab)
+    assert st['state'] == 'done', st
+    trials = history(lab)
+    assert [t['index'] for t in trials] == list(range(len(trials)))
+    assert [t['kind'] for t in trials].count('candidate') == 2
+    assert [t['kind'] for t in trials].count('baseline') == 2
+    assert_clean(lab, 2, before)
+
+
+def test_4_mgr_restart_between_trials(lab: Lab) -> None:
+    before = own(lab, 0)
+    lab.ceph('rocks-autotune', 'start', '--osd', '0', '--trials', '1', '--duration', '4')
+    lab.wait('the first baseline run', lambda: len(history(lab)) >= 1, 600)
+    name = active_mgr(lab)
+    os.kill(lab.pid(f'mgr.{name}'), signal.SIGKILL)
+    subprocess.run([LAB_CMD, 'up', '--mgrs', '2'], env=lab.env, check=True)
+    st = wait_ended(lab)
+    assert st['state'] == 'done', st
+    trials = history(lab)
+    assert [t['index'] for t in trials] == list(range(len(trials)))
+    assert len(trials) == 3
+    assert_clean(lab, 0, before)
+
+
+def test_5a_unhealthy_at_start_is_refused(lab: Lab) -> None:
+    before = lab.json('config', 'dump')
+    lab.ceph('orch', 'daemon', 'stop', 'osd.2')
+    try:
+        lab.wait('osd.2 down', lambda: lab.osd(2)['up'] == 0, 120)
+        r = lab.ceph('rocks-autotune', 'start', '--osd', '0', check=False)
+        assert r.returncode != 0 and 'OSD_DOWN' in r.stderr, r.stderr
+        r = lab.ceph('rocks-autotune', 'start', '--osd', '2', '--force', check=False)
+        assert r.returncode != 0 and 'active+clean' in r.stderr, r.stderr
+    finally:
+        lab.ceph('orch', 'daemon', 'start', 'osd.2')
+    assert lab.json('config', 'dump') == before
+    assert_clean(lab, 2, [e for e in before if e['section'] == 'osd.2'])
+
+
+def test_5b_unhealthy_mid_session_pauses_then_resumes(lab: Lab) -> None:
+    before = own(lab, 0)
+    lab.ceph('rocks-autotune', 'start', '--osd', '0', '--trials', '1', '--duration', '4')
+    lab.wait('the first baseline run', lambda: len(history(lab)) >= 1, 600)
+    lab.ceph('orch', 'daemon', 'stop', 'osd.1')
+    try:
+        lab.wait('ROCKS_AUTOTUNE_PAUSED',
+                 lambda: 'ROCKS_AUTOTUNE_PAUSED' in health_codes(lab), 300)
+        pid = lab.pid('osd.0')
+        time.sleep(15)
+        assert lab.pid('osd.0') == pid  # no canary restart while unhealthy
+        assert lab.status()['phase'] == 'apply'
+    finally:
+        lab.ceph('orch', 'daemon', 'start', 'osd.1')
+    st = wait_ended(lab)
+    assert st['state'] == 'done', st
+    assert len(history(lab)) == 3
+    assert_clean(lab, 0, before)
+
+
+def test_5c_unhealthy_too_long_aborts_and_restores(lab: Lab) -> None:
+    before = own(lab, 0)
+    set_opt(lab, 'unhealthy_timeout', '10')
+    try:
+        lab.ceph('rocks-autotune', 'start', '--osd', '0', '--trials', '2', '--duration', '4')
+        wait_phase(lab, 'candidate', 'measure')
+        lab.ceph('orch', 'daemon', 'stop', 'osd.1')
+        try:
+            st = wait_ended(lab)
+        finally:
+            lab.ceph('orch', 'daemon', 'start', 'osd.1')
+    finally:
+        lab.ceph('config', 'rm', 'mgr', 'mgr/rocks_autotune/unhealthy_timeout')
+    assert st['state'] == 'failed' and 'unhealthy' in st['error'], st
+    assert_clean(lab, 0, before)
+
+
+def test_6a_no_orchestrator_is_manual_mode(lab: Lab) -> None:
+    before = own(lab, 1)
+    lab.ceph('config', 'rm', 'mgr', 'mgr/orchestrator/orchestrator')
+    try:
+        lab.ceph('rocks-autotune', 'start', '--osd', '1', '--trials', '1', '--duration', '4')
+        restarts = 0
+        deadline = time.time() + 900
+        while lab.status()['state'] not in ENDED and time.time() < deadline:
+            checks = lab.json('health')['checks']
+            manual = checks.get('ROCKS_AUTOTUNE_MANUAL_RESTART')
+            if manual:
+                assert 'osd.1' in manual['summary']['message']
+                # the admin restarts the OSD by hand
+                os.kill(lab.pid('osd.1'), signal.SIGTERM)
+                lab.wait('osd.1 to stop', lambda: lab.osd(1)['up'] == 0, 120)
+                subprocess.run([LAB_CMD, 'up', '--mgrs', '2'], env=lab.env, check=True)
+                restarts += 1
+                lab.wait('the warning to clear', lambda: 'ROCKS_AUTOTUNE_MANUAL_RESTART'
+                         not in health_codes(lab), 300)
+            time.sleep(2)
+    finally:
+        lab.ceph('config', 'set', 'mgr', 'mgr/orchestrator/orchestrator', 'lab_orchestrator',
+                 '--force')
+    assert lab.status()['state'] == 'done'
+    assert restarts == 4  # two baseline runs, one candidate, the restore
+    assert_clean(lab, 1, before)
+
+
+def test_6b_failing_orchestrator_changes_nothing(lab: Lab) -> None:
+    before = own(lab, 2)
+    pid = lab.pid('osd.2')
+    lab.ceph('config', 'set', 'mgr', 'mgr/lab_orchestrator/fail_actions', 'true')
+    try:
+        lab.ceph('rocks-autotune', 'start', '--osd', '2', '--trials', '1', '--duration', '4')
+        st = wait_ended(lab)
+    finally:
+        lab.ceph('config', 'rm', 'mgr', 'mgr/lab_orchestrator/fail_actions')
+    assert st['state'] == 'failed' and 'restart failed' in st['error'], st
+    assert 'fail_actions' in st['error']
+    assert lab.pid('osd.2') == pid
+    assert_clean(lab, 2, before)
+
+
+@pytest.mark.parametrize('args', [
+    ['--osd', 'zero'], ['--osd', ''], ['--osd', '99999999999999999999'], ['--osd', '-3'],
+    ['--trials', '1.5'], ['--trials', '-1'], ['--trials', '100000'],
+    ['--budget', 'x'], ['--budget', 'inf'], ['--budget', '0.99'], ['--budget', '1e308'],
+    ['--duration', '0'], ['--duration', '9' * 30], ['--workload', ''],
+    ['--workload', 'b' * 5000], ['--bogus', '1'],
+])
+def test_7a_bad_cli_input(lab: Lab, args: List[str]) -> None:
+    before = lab.json('config', 'dump')
+    r = lab.ceph('rocks-autotune', 'start', *args, check=False)
+    assert r.returncode != 0, r.stdout
+    assert r.stderr.strip() and 'Traceback' not in r.stderr + r.stdout
+    assert lab.json('config', 'dump') == before
+    assert lab.status()['state'] in ENDED + ('idle',)
+
+
+def test_7b_garbage_options_on_the_canary(lab: Lab) -> None:
+    lab.ceph('config', 'set', 'osd.2', 'bluestore_rocksdb_options', 'compression=,,max=1=2')
+    try:
+        before = lab.json('config', 'dump')
+        r = lab.ceph('rocks-autotune', 'start', '--osd', '2', check=False)
+        assert r.returncode != 0 and 'cannot parse' in r.stderr, r.stderr
+        assert lab.json('config', 'dump') == before
+    finally:
+        lab.ceph('config', 'rm', 'osd.2', 'bluestore_rocksdb_options')
+
+
+def test_7c_corrupted_session_state(lab: Lab) -> None:
+    before = own(lab, 0)
+    lab.ceph('config-key', 'set', 'mgr/rocks_autotune/session', '{"version": 1, "state": [')
+    old = active_mgr(lab)
+    lab.ceph('mgr', 'fail', old)
+    lab.wait('a new active mgr', lambda: active_mgr(lab) not in ('', old), 120)
+    lab.wait('the module to answer', lambda: lab.ceph(
+        'rocks-autotune', 'status', check=False).returncode == 0, 120)
+    r = lab.ceph('rocks-autotune', 'status')
+    assert 'unreadable' in r.stdout and 'Traceback' not in r.stdout + r.stderr
+    lab.wait('ROCKS_AUTOTUNE_STATE_CORRUPT',
+             lambda: 'ROCKS_AUTOTUNE_STATE_CORRUPT' in health_codes(lab), 60)
+    # a new session clears it
+    lab.ceph('rocks-autotune', 'start', '--osd', '0', '--trials', '1', '--duration', '4')
+    lab.ceph('rocks-autotune', 'abort')
+    wait_ended(lab)
+    assert 'ROCKS_AUTOTUNE_STATE_CORRUPT' not in health_codes(lab)
+    assert_clean(lab, 0, before)
+
+
+def test_8_two_starts_at_once_make_one_session(lab: Lab) -> None:
+    before = own(lab, 1)
+    cmd = ['ceph', 'rocks-autotune', 'start', '--osd', '1', '--trials', '1', '--duration', '4']
+    procs = [subprocess.Popen(cmd, env=lab.env, text=True, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE) for _ in range(2)]
+    results = [p.communicate(timeout=120) + (p.returncode,) for p in procs]
+    assert sorted(r[2] == 0 for r in results) == [False, True], results
+    assert any('already' in r[1] for r in results)
+    lab.ceph('rocks-autotune', 'abort')
+    wait_ended(lab)
+    assert_clean(lab, 1, before)
