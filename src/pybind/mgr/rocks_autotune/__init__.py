@@ -5,4 +5,4 @@ try:
 except ImportError:
     pass
 else:
-    from .module import RocksAutotune  # noqa: F401
+    from .module import RocksAutotune, RocksAutotuneStandby  # noqa: F401

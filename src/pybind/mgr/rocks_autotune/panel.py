@@ -1,0 +1,381 @@
+"""The web panel's content: pure functions from a session snapshot to HTTP answers.
+
+No cherrypy and no mgr here: http_server.py hands every request to
+`handle()`, and the unit tests call it directly.  The panel is read-only:
+only GET is served, and nothing here can reach the cluster.
+
+A Snapshot is a deep copy of the session's state, taken by the module after
+each step (under its lock), so a request never waits for a step in flight
+and never sees a dict the serve thread is changing.
+"""
+import copy
+import json
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from urllib.parse import parse_qsl
+
+from . import report
+from .rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT, parse_options
+from .session import ratios
+from .space import SearchSpace
+
+STATES = ('idle', 'running', 'stopping', 'restoring', 'done', 'stopped', 'aborted', 'failed')
+ACTIVE = ('running', 'stopping', 'restoring')
+STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'static')
+STATIC_TYPES = {'.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8',
+                '.html': 'text/html; charset=utf-8'}
+VERDICTS = ('baseline', 'feasible', 'infeasible', 'failed')
+
+# Options the seed article measured by hand: marked on the charts where a
+# trial ran exactly these tuned values.
+MARKERS: Tuple[Tuple[str, str], ...] = (
+    ('default', PACIFIC_DEFAULT), ('new_tuning', NEW_TUNING), ('new_tuning_lz4', NEW_TUNING_LZ4))
+_MARKER_CANDIDATES = [(name, SearchSpace.candidate_from_options(parse_options(opts)).to_dict())
+                      for name, opts in MARKERS]
+
+# Belt and braces: the state holds no secrets, but nothing that looks like a
+# cephx key or names a key/secret may ever leave the mgr through the panel.
+_SECRET_KEY = re.compile(r'(key|secret|passw|token|auth)', re.I)
+_CEPHX = re.compile(r'AQ[A-Za-z0-9+/]{30,}={0,2}')
+
+SECURITY_HEADERS = {
+    'X-Content-Type-Options': 'nosniff',
+    'X-Frame-Options': 'DENY',
+    'Referrer-Policy': 'no-referrer',
+    'Cache-Control': 'no-store',
+    # everything is served from here: no CDN, no inline script
+    'Content-Security-Policy': ("default-src 'self'; script-src 'self'; "
+                                "style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+                                "frame-ancestors 'none'"),
+}
+
+
+@dataclass
+class Snapshot:
+    """What the panel shows: the session's status() and a copy of its state."""
+    status: Dict[str, Any] = field(default_factory=lambda: {'state': 'idle'})
+    state: Optional[Dict[str, Any]] = None
+
+    @classmethod
+    def of(cls, session: Any, load_error: str = '') -> 'Snapshot':
+        """Copy what the panel needs from a Session (or None); call under the module lock."""
+        if session is None:
+            status: Dict[str, Any] = {'state': 'idle'}
+            state = None
+        else:
+            status = copy.deepcopy(session.status())
+            state = copy.deepcopy(session.s)
+        if load_error:
+            status['error'] = load_error
+        return cls(status, state)
+
+    @property
+    def trials(self) -> List[Dict[str, Any]]:
+        return list((self.state or {}).get('trials') or [])
+
+
+@dataclass
+class Response:
+    status: int
+    body: bytes
+    content_type: str = 'text/plain; charset=utf-8'
+    headers: Dict[str, str] = field(default_factory=dict)
+
+    def all_headers(self) -> Dict[str, str]:
+        h = dict(SECURITY_HEADERS)
+        h['Content-Type'] = self.content_type
+        h.update(self.headers)
+        return h
+
+
+class BadQuery(ValueError):
+    """A query string the endpoint cannot accept: answered with 400."""
+
+
+# ---------------------------------------------------------------- pure views
+
+def clean(obj: Any) -> Any:
+    """JSON-safe and secret-free: non-finite floats -> None, key-like fields dropped."""
+    if isinstance(obj, dict):
+        return {str(k): clean(v) for k, v in obj.items() if not _SECRET_KEY.search(str(k))}
+    if isinstance(obj, (list, tuple)):
+        return [clean(v) for v in obj]
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, str):
+        return _CEPHX.sub('[redacted]', obj)
+    return obj
+
+
+def marker(candidate: Mapping[str, Any]) -> str:
+    """'default' / 'new_tuning' / 'new_tuning_lz4' if a trial ran those tuned values."""
+    for name, c in _MARKER_CANDIDATES:
+        if dict(candidate) == c:
+            return name
+    return ''
+
+
+def budget_write_amp(status: Mapping[str, Any]) -> Optional[float]:
+    """The write-amp a feasible trial may not exceed: budget x the baseline's."""
+    b = status.get('baseline')
+    p = status.get('params') or {}
+    if not b or b.get('write_amp') is None or p.get('budget') is None:
+        return None
+    return float(p['budget']) * float(b['write_amp'])
+
+
+def trial_rows(trials: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """Every recorded trial, with what the charts need worked out once, here.
+
+    `best_so_far` is the lowest score among feasible trials (baseline runs
+    count, as in Session.best()) up to and including this one.
+    """
+    rows = []
+    best: Optional[float] = None
+    for n, t in enumerate(trials, 1):
+        score = t.get('score')
+        if t.get('verdict') in ('feasible', 'baseline') and isinstance(score, (int, float)):
+            best = score if best is None else min(best, score)
+        rows.append({
+            'n': n, 'index': t.get('index'), 'kind': t.get('kind'), 'verdict': t.get('verdict'),
+            'candidate': t.get('candidate'), 'options': t.get('options'),
+            'measurement': t.get('measurement'), 'score': score, 'told': t.get('told'),
+            'error': t.get('error', ''), 'seconds': t.get('seconds'),
+            'started': t.get('started'), 'marker': marker(t.get('candidate') or {}),
+            'best_so_far': best,
+        })
+    return rows
+
+
+def best_view(snap: Snapshot) -> Optional[Dict[str, Any]]:
+    """The best feasible trial beside the baseline, with ratios and the commands."""
+    best = snap.status.get('best')
+    if not best or snap.state is None:
+        return None
+    out = report.best_summary(best, snap.state)
+    out['marker'] = marker(best.get('candidate') or {})
+    return out
+
+
+def status_json(snap: Snapshot) -> Dict[str, Any]:
+    st = dict(snap.status)
+    st['best'] = best_view(snap)
+    st['budget_write_amp'] = budget_write_amp(st)
+    cur = st.get('current')
+    st['current'] = {'index': cur.get('index'), 'kind': cur.get('kind')} if cur else None
+    planned = (st.get('params') or {}).get('trials')
+    st['trials_planned'] = planned
+    return clean(st)
+
+
+def trials_json(snap: Snapshot, query: Mapping[str, str]) -> Dict[str, Any]:
+    """`/api/trials[?verdict=V][&since=N][&limit=N]`: N are trial ordinals (1-based)."""
+    rows = trial_rows(snap.trials)
+    verdict = query.get('verdict')
+    if verdict is not None:
+        if verdict not in VERDICTS:
+            raise BadQuery(f'verdict must be one of {", ".join(VERDICTS)}')
+        rows = [r for r in rows if r['verdict'] == verdict]
+    since = _int_param(query, 'since', 0)
+    rows = [r for r in rows if r['n'] > since]
+    limit = _int_param(query, 'limit', None)
+    if limit is not None:
+        rows = rows[:limit]
+    baseline = snap.status.get('baseline') or {}
+    for r in rows:
+        rr = ratios(r, baseline) if baseline else None
+        r['ratios'] = ({'iops': rr.iops, 'kv_sync_lat': rr.kv_sync_lat,
+                        'write_amp': rr.write_amp} if rr else None)
+    return clean({'state': snap.status.get('state'), 'total': len(snap.trials),
+                  'budget_write_amp': budget_write_amp(snap.status),
+                  'baseline': snap.status.get('baseline'), 'trials': rows})
+
+
+def _int_param(query: Mapping[str, str], name: str, default: Optional[int]) -> Optional[int]:
+    raw = query.get(name)
+    if raw is None:
+        return default
+    if not re.fullmatch(r'[0-9]{1,6}', raw):
+        raise BadQuery(f'{name} must be a non-negative integer')
+    return int(raw)
+
+
+def _metric(out: List[str], name: str, help_: str, value: Optional[float],
+            labels: str = '', kind: str = 'gauge') -> None:
+    if value is None or not math.isfinite(value):
+        return  # absent, rather than a made-up 0
+    out += [f'# HELP {name} {help_}', f'# TYPE {name} {kind}', f'{name}{labels} {value!r}']
+
+
+def metrics_text(snap: Snapshot) -> str:
+    """Prometheus text exposition (format 0.0.4) of the session, `rocks_autotune_*`."""
+    st = snap.status
+    out: List[str] = ['# HELP rocks_autotune_state The tuning session state (1 for the '
+                      'current one)', '# TYPE rocks_autotune_state gauge']
+    state = st.get('state', 'idle')
+    for s in STATES:
+        out.append(f'rocks_autotune_state{{state="{s}"}} {1 if s == state else 0}')
+    if state == 'idle':
+        return '\n'.join(out) + '\n'
+    p = st.get('params') or {}
+    osd = st.get('osd')
+    _metric(out, 'rocks_autotune_canary_osd', 'Id of the canary OSD',
+            float(osd) if isinstance(osd, int) else None)
+    _metric(out, 'rocks_autotune_trials_done', 'Candidate trials measured or failed',
+            float(st.get('trials_done') or 0))
+    _metric(out, 'rocks_autotune_trials_planned', 'Candidate trials the session runs',
+            _num(p.get('trials')))
+    _metric(out, 'rocks_autotune_baseline_runs_done', 'Baseline runs measured',
+            float(st.get('baseline_runs_done') or 0))
+    _metric(out, 'rocks_autotune_progress_ratio', 'Share of the session done (0-1)',
+            _num(st.get('progress')))
+    b = st.get('baseline') or {}
+    best = st.get('best') or {}
+    bm = best.get('measurement') or {}
+    for who, m in (('baseline', b), ('best', bm)):
+        lat = _num(m.get('kv_sync_lat_ms'))
+        _metric(out, f'rocks_autotune_{who}_kv_sync_latency_seconds',
+                f'Average bluestore kv_sync latency of the {who}',
+                None if lat is None else lat / 1000.0)
+        _metric(out, f'rocks_autotune_{who}_iops', f'Bench IOPS of the {who}',
+                _num(m.get('iops')))
+        _metric(out, f'rocks_autotune_{who}_write_amp',
+                f'DB write amplification of the {who} (DB bytes per client byte)',
+                _num(m.get('write_amp')))
+    _metric(out, 'rocks_autotune_write_amp_budget',
+            'Highest write amplification a feasible trial may have', budget_write_amp(st))
+    _metric(out, 'rocks_autotune_best_trial', 'Index of the best feasible trial',
+            _num(best.get('index')))
+    return '\n'.join(out) + '\n'
+
+
+def _num(v: Any) -> Optional[float]:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def standby_page(active_uri: str) -> str:
+    """What a standby mgr says: where the active one serves the panel."""
+    if active_uri:
+        link = _html_escape(active_uri)
+        body = (f'<p>This mgr is a standby. The rocks_autotune panel is served by the '
+                f'active mgr at <a href="{link}">{link}</a>.</p>')
+    else:
+        body = '<p>This mgr is a standby, and no active mgr serves the panel yet.</p>'
+    return ('<!DOCTYPE html><html><head><meta charset="utf-8">'
+            '<title>rocks_autotune (standby)</title></head><body>'
+            f'<h1>rocks_autotune</h1>{body}</body></html>')
+
+
+def _html_escape(s: str) -> str:
+    return (s.replace('&', '&amp;').replace('<', '&lt;').replace('>', '&gt;')
+            .replace('"', '&quot;'))
+
+
+# ---------------------------------------------------------------- dispatch
+
+def static_files(root: str = STATIC_DIR) -> Dict[str, str]:
+    """URL path -> file, for every file shipped under static/ (no path from the request)."""
+    files: Dict[str, str] = {}
+    for dirpath, _, names in os.walk(root):
+        for name in names:
+            full = os.path.join(dirpath, name)
+            rel = os.path.relpath(full, root).replace(os.sep, '/')
+            if os.path.splitext(name)[1] in STATIC_TYPES:
+                files['/static/' + rel] = full
+    return files
+
+
+def parse_query(qs: str) -> Dict[str, str]:
+    """The query string as a dict; BadQuery for anything malformed or repeated."""
+    if not qs:
+        return {}
+    try:
+        pairs = parse_qsl(qs, keep_blank_values=True, strict_parsing=True,
+                          errors='strict', max_num_fields=20)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise BadQuery(f'malformed query string: {e}')
+    out: Dict[str, str] = {}
+    for k, v in pairs:
+        if k in out:
+            raise BadQuery(f'query parameter {k!r} given twice')
+        out[k] = v
+    return out
+
+
+def _json(obj: Any, status: int = 200) -> Response:
+    return Response(status, json.dumps(obj, allow_nan=False).encode(),
+                    'application/json; charset=utf-8')
+
+
+def _error(status: int, message: str, json_api: bool) -> Response:
+    if json_api:
+        return _json({'error': message, 'status': status}, status)
+    return Response(status, (message + '\n').encode())
+
+
+class Panel:
+    """Routes a request to a view.  `snapshot` is called once per request."""
+
+    # path -> query parameters it accepts
+    ROUTES: Dict[str, Tuple[str, ...]] = {
+        '/': (), '/index.html': (), '/api/status': (),
+        '/api/trials': ('verdict', 'since', 'limit'), '/metrics': (),
+    }
+
+    def __init__(self, snapshot: Callable[[], Snapshot], static_root: str = STATIC_DIR,
+                 standby_uri: Optional[Callable[[], str]] = None) -> None:
+        self.snapshot = snapshot
+        self.static = static_files(static_root)
+        self.static_root = static_root
+        # set on a standby mgr: every answer points at the active one
+        self.standby_uri = standby_uri
+
+    def handle(self, method: str, path: str, query_string: str = '') -> Response:
+        json_api = path.startswith('/api/')
+        if path not in self.ROUTES and path not in self.static:
+            return _error(404, f'not found: {path}', json_api)
+        if method != 'GET':
+            r = _error(405, f'{method} is not allowed: the panel is read-only', json_api)
+            r.headers['Allow'] = 'GET'
+            return r
+        try:
+            query = parse_query(query_string)
+            allowed = self.ROUTES.get(path, ())
+            unknown = sorted(set(query) - set(allowed))
+            if unknown:
+                raise BadQuery(f'unknown query parameter(s) for {path}: {", ".join(unknown)}')
+            if self.standby_uri is not None:
+                return self._standby(path, json_api)
+            return self._get(path, query)
+        except BadQuery as e:
+            return _error(400, str(e), json_api)
+
+    def _standby(self, path: str, json_api: bool) -> Response:
+        uri = self.standby_uri() if self.standby_uri else ''
+        if path in ('/', '/index.html'):
+            return Response(200, standby_page(uri).encode(), STATIC_TYPES['.html'])
+        where = f'the active mgr serves {uri}' if uri else 'no active mgr serves the panel yet'
+        msg = 'this mgr is a standby; ' + where
+        r = _json({'error': msg, 'status': 503, 'active': uri or None}, 503) if json_api \
+            else Response(503, (msg + '\n').encode())
+        if uri:
+            r.headers['Link'] = f'<{uri}>; rel="alternate"'
+        return r
+
+    def _get(self, path: str, query: Mapping[str, str]) -> Response:
+        if path in self.static or path in ('/', '/index.html'):
+            f = self.static.get(path) or os.path.join(self.static_root, 'index.html')
+            with open(f, 'rb') as fh:
+                body = fh.read()
+            return Response(200, body, STATIC_TYPES[os.path.splitext(f)[1]])
+        snap = self.snapshot()
+        if path == '/api/status':
+            return _json(status_json(snap))
+        if path == '/api/trials':
+            return _json(trials_json(snap, query))
+        # /metrics
+        return Response(200, metrics_text(snap).encode(),
+                        'text/plain; version=0.0.4; charset=utf-8')

@@ -1,0 +1,319 @@
+// The rocks_autotune panel: everything is drawn from the JSON API
+// (api/status, api/trials); charts with the vendored uPlot.  Text goes into
+// the DOM with textContent only, never as HTML.
+(function () {
+  'use strict';
+
+  const COLORS = {
+    best: '#1f77b4', baseline: '#7f7f7f', feasible: '#2ca02c', infeasible: '#d62728',
+    budget: '#d62728', default: '#9467bd', new_tuning: '#ff7f0e', new_tuning_lz4: '#8c564b',
+  };
+  const MARKER_LABELS = {
+    default: 'Ceph default', new_tuning: 'New Tuning (seed)', new_tuning_lz4: 'New Tuning + LZ4',
+  };
+  const ACTIVE = ['running', 'stopping', 'restoring'];
+  const MiB = 1 << 20;
+  const charts = {};
+  let last = null;  // [status, trials] of the last refresh
+
+  const $ = (id) => document.getElementById(id);
+
+  function el(tag, text, cls) {
+    const e = document.createElement(tag);
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    if (cls) e.className = cls;
+    return e;
+  }
+
+  function fmt(v, digits) {
+    if (v === null || v === undefined || Number.isNaN(v)) return '-';
+    return Number(v).toFixed(digits);
+  }
+
+  function pct(v) { return v === null || v === undefined ? '-' : (100 * v).toFixed(1) + '%'; }
+
+  function when(t) { return t ? new Date(t * 1000).toLocaleString() : '-'; }
+
+  async function getJSON(path) {
+    const r = await fetch(path, { cache: 'no-store', credentials: 'same-origin' });
+    if (!r.ok) throw new Error(path + ': HTTP ' + r.status);
+    return r.json();
+  }
+
+  // ------------------------------------------------------------ session
+
+  function renderSummary(st) {
+    const badge = $('state');
+    badge.textContent = st.state + (st.phase && st.state !== 'idle' ? ' (' + st.phase + ')' : '');
+    badge.className = 'badge ' + st.state;
+    const dl = $('summary');
+    dl.replaceChildren();
+    const add = (k, v) => { if (v !== undefined && v !== null && v !== '') { dl.append(el('dt', k), el('dd', v)); } };
+    if (st.state === 'idle') {
+      add('state', 'no tuning session has run: ceph rocks-autotune start');
+      add('error', st.error);
+    } else {
+      const p = st.params || {};
+      add('canary', 'osd.' + st.osd + ' - ' + st.reason);
+      add('parameters', 'trials ' + p.trials + ', budget ' + p.budget + 'x baseline write-amp, workload '
+          + p.workload + ', window ' + fmt(p.duration, 0) + ' s');
+      add('message', st.message);
+      add('error', st.error);
+      add('started', when(st.started));
+      add('ended', st.ended ? when(st.ended) : null);
+      add('session', st.id);
+      if (st.current) add('in flight', 'trial ' + st.current.index + ' (' + st.current.kind + ')');
+      if (st.health && st.health.length) add('health checks', st.health.join(', '));
+    }
+    const prog = st.progress || 0;
+    $('progress-bar').style.width = (100 * prog).toFixed(1) + '%';
+    $('progress-text').textContent = st.state === 'idle' ? '' :
+      (st.baseline_runs_done || 0) + ' baseline run(s), ' + (st.trials_done || 0) + ' of '
+      + (st.trials_planned || '?') + ' trials (' + pct(prog) + ')';
+  }
+
+  function renderCompare(st) {
+    const body = $('compare').tBodies[0];
+    body.replaceChildren();
+    const b = st.baseline;
+    const best = st.best;
+    const bm = best ? best.measurement || {} : {};
+    const r = best ? best.ratios || {} : {};
+    $('best-head').textContent = best ? 'best: trial ' + best.trial + (best.keeps_current ? ' (baseline)' : '') : 'best';
+    if (!b) {
+      $('compare-note').textContent = 'The baseline is not measured yet.';
+      return;
+    }
+    const rows = [
+      ['kv_sync latency (ms)', b.kv_sync_lat_ms, b.kv_sync_lat_spread, bm.kv_sync_lat_ms, r.kv_sync_lat, 3, (x) => x < 1],
+      ['IOPS', b.iops, b.iops_spread, bm.iops, r.iops, 0, (x) => x > 1],
+      ['DB write-amp', b.write_amp, b.write_amp_spread, bm.write_amp, r.write_amp, 3,
+        (x) => x <= (st.params || {}).budget],
+    ];
+    for (const [name, base, spread, bestv, ratio, digits, good] of rows) {
+      const tr = el('tr');
+      tr.append(el('td', name), el('td', fmt(base, digits) + ' (spread ' + pct(spread) + ')'),
+        el('td', best ? fmt(bestv, digits) : '-'));
+      const rc = el('td', ratio === null || ratio === undefined ? '-' : ratio.toFixed(2) + 'x');
+      if (ratio !== null && ratio !== undefined) rc.className = good(ratio) ? 'good' : 'bad';
+      tr.append(rc);
+      body.append(tr);
+    }
+    $('compare-note').textContent = 'Baseline: median of ' + b.runs + ' runs of the canary\'s own options; '
+      + 'spread = (max - min) / median. Write-amp budget: ' + fmt(st.budget_write_amp, 3) + '.';
+  }
+
+  function renderCommands(st) {
+    const best = st.best;
+    if (!best) {
+      $('apply-note').textContent = st.state === 'idle' ? '' : 'No feasible trial yet.';
+      $('commands').textContent = '';
+      return;
+    }
+    $('apply-note').textContent = best.keeps_current
+      ? 'The current options are the best measured: nothing beat the baseline.'
+      : 'Trial ' + best.trial + '. On the canary only first, then on every OSD; each OSD loads them on restart.';
+    $('commands').textContent = best.commands.join('\n');
+  }
+
+  // ------------------------------------------------------------ trials table
+
+  const OPTION_COLS = [
+    ['max_write_buffer_number', 'mwbn', (v) => v],
+    ['write_buffer_size', 'write_buffer_size', (v) => (v / MiB) + ' MiB'],
+    ['min_write_buffer_number_to_merge', 'merge', (v) => v],
+    ['level0_file_num_compaction_trigger', 'L0 trigger', (v) => v],
+    ['max_bytes_for_level_base', 'level base', (v) => (v / MiB) + ' MiB'],
+    ['max_bytes_for_level_multiplier', 'multiplier', (v) => v],
+    ['compression', 'compression', (v) => v],
+  ];
+
+  function renderTrials(tr, bestIndex) {
+    const table = $('trials');
+    const head = el('tr');
+    for (const h of ['#', 'trial', 'kind', 'verdict', 'marked'].concat(OPTION_COLS.map((c) => c[1]),
+      ['kv_sync ms', 'IOPS', 'write-amp', 'flushes', 'secs', 'score', 'best so far', 'note'])) {
+      head.append(el('th', h));
+    }
+    table.tHead.replaceChildren(head);
+    const body = table.tBodies[0];
+    body.replaceChildren();
+    let short = false;
+    for (const t of tr.trials) {
+      const m = t.measurement || {};
+      const c = t.candidate || {};
+      const row = el('tr');
+      row.className = t.verdict + (t.index === bestIndex && t.verdict !== 'failed' && t.kind !== 'recovery' ? ' best' : '');
+      row.title = t.options || '';
+      row.dataset.index = t.index;
+      short = short || !!m.window_short;
+      row.append(el('td', t.n), el('td', t.index), el('td', t.kind),
+        el('td', t.verdict + (m.window_short ? '*' : '')), el('td', MARKER_LABELS[t.marker] || ''));
+      for (const [key, , f] of OPTION_COLS) row.append(el('td', c[key] === undefined ? '-' : f(c[key])));
+      row.append(el('td', fmt(m.kv_sync_lat_ms, 3)), el('td', fmt(m.iops, 0)),
+        el('td', fmt(m.write_amp, 3)), el('td', fmt(m.flushes, 1)), el('td', fmt(t.seconds, 0)),
+        el('td', fmt(t.score, 3)), el('td', fmt(t.best_so_far, 3)), el('td', t.error || ''));
+      body.append(row);
+    }
+    $('trials-note').textContent = (tr.trials.length ? tr.trials.length + ' trial(s). Hover a row for its full '
+      + 'bluestore_rocksdb_options string.' : 'No trial yet.')
+      + (short ? ' * the window covered fewer memtable flushes than min_flushes: write-amp may be undercounted.' : '');
+  }
+
+  // ------------------------------------------------------------ charts
+
+  function chartWidth(box) { return Math.max(320, box.clientWidth - 4); }
+
+  function draw(name, box, opts, data) {
+    if (charts[name]) { charts[name].destroy(); delete charts[name]; }
+    box.replaceChildren();
+    if (!data[0].length) {
+      box.append(el('p', 'No measured trial yet.', 'empty'));
+      return;
+    }
+    opts.width = chartWidth(box);
+    opts.height = 300;
+    charts[name] = new uPlot(opts, data, box);
+  }
+
+  function pointSeries(label, color, size) {
+    return {
+      label: label, stroke: color, fill: color, paths: () => null,
+      points: { show: true, size: size || 9, stroke: color, fill: color },
+      value: (u, v) => (v === null || v === undefined ? '-' : v.toFixed(3)),
+    };
+  }
+
+  function renderConvergence(tr) {
+    const rows = tr.trials;
+    const xs = rows.map((t) => t.n);
+    const pick = (verdict) => rows.map((t) => (t.verdict === verdict && t.score !== null ? t.score : null));
+    const opts = {
+      title: 'best-so-far score by trial',
+      scales: { x: { time: false } },
+      axes: [{ label: 'trial number' }, { label: 'score (lower is better)' }],
+      series: [
+        { label: 'trial' },
+        { label: 'best so far', stroke: COLORS.best, width: 2, paths: uPlot.paths.stepped({ align: 1 }),
+          points: { show: true, size: 5 } },
+        pointSeries('baseline run', COLORS.baseline, 7),
+        pointSeries('feasible', COLORS.feasible, 7),
+        pointSeries('infeasible', COLORS.infeasible, 7),
+      ],
+    };
+    draw('convergence', $('convergence'), opts,
+      [xs, rows.map((t) => t.best_so_far), pick('baseline'), pick('feasible'), pick('infeasible')]);
+  }
+
+  function renderTradeoff(st, tr) {
+    const yKey = $('tradeoff-y').value;
+    const budget = tr.budget_write_amp;
+    const pts = tr.trials
+      .filter((t) => t.measurement && Number.isFinite(t.measurement.write_amp) && t.measurement[yKey] !== null)
+      .sort((a, b) => a.measurement.write_amp - b.measurement.write_amp);
+    const xs = pts.map((t) => t.measurement.write_amp);
+    const col = (pred) => pts.map((t) => (pred(t) ? t.measurement[yKey] : null));
+    const bestIndex = st.best ? st.best.trial : null;
+    const series = [
+      { label: 'write-amp' },
+      pointSeries('baseline run', COLORS.baseline),
+      pointSeries('feasible', COLORS.feasible),
+      pointSeries('infeasible', COLORS.infeasible),
+    ];
+    const data = [xs, col((t) => t.verdict === 'baseline'), col((t) => t.verdict === 'feasible'),
+      col((t) => t.verdict === 'infeasible')];
+    for (const mk of ['default', 'new_tuning', 'new_tuning_lz4']) {
+      if (pts.some((t) => t.marker === mk)) {
+        const s = pointSeries(MARKER_LABELS[mk], COLORS[mk], 16);
+        s.points.fill = 'rgba(0,0,0,0)';  // a ring around the trial's own dot
+        s.points.width = 2;
+        series.push(s);
+        data.push(col((t) => t.marker === mk));
+      }
+    }
+    if (bestIndex !== null) {
+      const s = pointSeries('best', COLORS.best, 20);
+      s.points.fill = 'rgba(0,0,0,0)';
+      s.points.width = 3;
+      series.push(s);
+      data.push(col((t) => t.index === bestIndex && t.verdict !== 'failed'));
+    }
+    const opts = {
+      title: (yKey === 'iops' ? 'IOPS' : 'kv_sync latency') + ' against write-amp',
+      scales: {
+        x: {
+          time: false,
+          range: (u, min, max) => {
+            let lo = Math.min(min, budget || min);
+            let hi = Math.max(max, budget || max);
+            const pad = (hi - lo) * 0.08 || Math.abs(hi) * 0.1 || 1;
+            return [lo - pad, hi + pad];
+          },
+        },
+      },
+      axes: [{ label: 'DB write amplification' },
+        { label: yKey === 'iops' ? 'IOPS' : 'kv_sync latency (ms)' }],
+      series: series,
+      hooks: {
+        draw: [(u) => {
+          if (budget === null || budget === undefined) return;
+          const x = Math.round(u.valToPos(budget, 'x', true));
+          const ctx = u.ctx;
+          const dpr = window.devicePixelRatio || 1;
+          ctx.save();
+          ctx.strokeStyle = COLORS.budget;
+          ctx.fillStyle = COLORS.budget;
+          ctx.lineWidth = 2 * dpr;
+          ctx.setLineDash([6 * dpr, 4 * dpr]);
+          ctx.beginPath();
+          ctx.moveTo(x, u.bbox.top);
+          ctx.lineTo(x, u.bbox.top + u.bbox.height);
+          ctx.stroke();
+          ctx.font = (11 * dpr) + 'px sans-serif';
+          ctx.fillText('budget ' + budget.toFixed(3), x + 4 * dpr, u.bbox.top + 12 * dpr);
+          ctx.restore();
+        }],
+      },
+    };
+    draw('tradeoff', $('tradeoff'), opts, data);
+  }
+
+  // ------------------------------------------------------------ loop
+
+  function render(st, tr) {
+    renderSummary(st);
+    renderCompare(st);
+    renderCommands(st);
+    const bestIndex = st.best ? st.best.trial : null;
+    renderTrials(tr, bestIndex);
+    renderConvergence(tr);
+    renderTradeoff(st, tr);
+    $('updated').textContent = 'updated ' + new Date().toLocaleTimeString();
+    document.body.dataset.rendered = String(tr.trials.length);  // for the e2e test
+  }
+
+  async function refresh() {
+    let delay = 10000;
+    try {
+      const [st, tr] = await Promise.all([getJSON('api/status'), getJSON('api/trials')]);
+      last = [st, tr];
+      $('load-error').hidden = true;
+      render(st, tr);
+      if (!ACTIVE.includes(st.state)) delay = 60000;
+    } catch (e) {
+      $('load-error').textContent = 'Cannot load the session: ' + e.message;
+      $('load-error').hidden = false;
+    }
+    setTimeout(refresh, delay);
+  }
+
+  document.addEventListener('DOMContentLoaded', () => {
+    $('tradeoff-y').addEventListener('change', () => { if (last) renderTradeoff(last[0], last[1]); });
+    let resizeTimer = null;
+    window.addEventListener('resize', () => {
+      clearTimeout(resizeTimer);
+      resizeTimer = setTimeout(() => { if (last) { renderConvergence(last[1]); renderTradeoff(last[0], last[1]); } }, 200);
+    });
+    refresh();
+  });
+})();

@@ -1,0 +1,360 @@
+"""The panel: pure views and routing, the CherryPy app over real HTTP, the mgr glue."""
+import http.client
+import json
+import re
+import socket
+from typing import Any, Dict, List, Optional, Tuple
+
+import pytest
+
+import mgr_mock
+from fake_cluster import FakeClock, FakeCluster
+
+mgr_mock.install()
+from rocks_autotune import module, panel  # noqa: E402
+from rocks_autotune.http_server import PanelServer, url  # noqa: E402
+
+FAKE_KEY = 'AQBpZ2tm' + 'A' * 30 + '=='  # shaped like a cephx key
+
+
+class Log:
+    def __init__(self) -> None:
+        self.lines: List[str] = []
+
+    def info(self, msg: str, *args: Any) -> None:
+        self.lines.append(msg % args)
+
+    error = info
+
+    def exception(self, msg: str, *args: Any) -> None:
+        self.lines.append('EXC ' + msg % args)
+
+
+def make_mgr() -> Any:
+    m = module.RocksAutotune('rocks_autotune', None, None)
+    m.cluster = FakeCluster(FakeClock())
+    m.clock = m.cluster.clock
+    m.mock_options.update(warmup=1, restart_timeout=30)
+    return m
+
+
+def run_session(trials: int = 6) -> Any:
+    m = make_mgr()
+    assert m.cmd_start(osd=1, trials=trials, duration=5).retval == 0
+    for _ in range(5000):
+        if not m.session.active:
+            break
+        m.cluster.clock.advance(m.session.step())
+        m.publish()
+    assert m.session.s['state'] == 'done'
+    return m
+
+
+@pytest.fixture(scope='module')
+def done() -> panel.Snapshot:
+    return panel.Snapshot.of(run_session().session)
+
+
+def app(snap: panel.Snapshot) -> panel.Panel:
+    return panel.Panel(lambda: snap)
+
+
+def get_json(p: panel.Panel, path: str, qs: str = '') -> Any:
+    r = p.handle('GET', path, qs)
+    assert r.status == 200, r.body
+    assert r.content_type.startswith('application/json')
+    return json.loads(r.body)
+
+
+# ---------------------------------------------------------------- pure views
+
+def test_idle_status_and_metrics() -> None:
+    p = app(panel.Snapshot())
+    assert get_json(p, '/api/status')['state'] == 'idle'
+    assert get_json(p, '/api/trials') == {'state': 'idle', 'total': 0, 'budget_write_amp': None,
+                                          'baseline': None, 'trials': []}
+    text = p.handle('GET', '/metrics').body.decode()
+    assert 'rocks_autotune_state{state="idle"} 1' in text
+    assert 'rocks_autotune_state{state="running"} 0' in text
+    assert 'rocks_autotune_trials_done' not in text
+
+
+def test_status_has_baseline_best_ratios_and_commands(done: panel.Snapshot) -> None:
+    st = get_json(app(done), '/api/status')
+    assert st['state'] == 'done' and st['trials_done'] == 6 and st['trials_planned'] == 6
+    b, best = st['baseline'], st['best']
+    assert b['runs'] == 2 and b['kv_sync_lat_ms'] > 0
+    assert best['measurement']['write_amp'] <= st['budget_write_amp'] + 1e-12
+    assert st['budget_write_amp'] == pytest.approx(1.10 * b['write_amp'])
+    assert best['ratios']['kv_sync_lat'] == pytest.approx(
+        best['measurement']['kv_sync_lat_ms'] / b['kv_sync_lat_ms'])
+    assert best['commands'][0] == (f"ceph config set osd.1 bluestore_rocksdb_options "
+                                   f"'{best['options']}'")
+
+
+def test_trials_rows_best_so_far_and_markers(done: panel.Snapshot) -> None:
+    tr = get_json(app(done), '/api/trials')
+    rows = tr['trials']
+    assert len(rows) == tr['total'] == len(done.trials) == 8
+    assert [r['n'] for r in rows] == list(range(1, 9))
+    bsf = [r['best_so_far'] for r in rows if r['best_so_far'] is not None]
+    assert bsf == sorted(bsf, reverse=True) and len(bsf) == 8
+    feasible = [r['score'] for r in rows if r['verdict'] in ('feasible', 'baseline')]
+    assert bsf[-1] == min(feasible)
+    # the fake canary runs Ceph's default; the optimizer's warm starts include New Tuning
+    assert rows[0]['kind'] == 'baseline' and rows[0]['marker'] == 'default'
+    assert 'new_tuning' in [r['marker'] for r in rows]
+    for r in rows:
+        assert set(r['candidate']) == set(panel.SearchSpace.candidate_from_options({}).to_dict())
+        assert r['options'] and r['ratios']['write_amp'] is not None
+
+
+def test_trials_query(done: panel.Snapshot) -> None:
+    p = app(done)
+    base = get_json(p, '/api/trials', 'verdict=baseline')['trials']
+    assert [r['kind'] for r in base] == ['baseline', 'baseline']
+    assert [r['n'] for r in get_json(p, '/api/trials', 'since=6')['trials']] == [7, 8]
+    assert [r['n'] for r in get_json(p, '/api/trials', 'since=2&limit=3')['trials']] == [3, 4, 5]
+
+
+def parse_metrics(text: str) -> Dict[str, float]:
+    out = {}
+    for line in text.splitlines():
+        if line and not line.startswith('#'):
+            name, value = line.rsplit(' ', 1)
+            out[name] = float(value)
+    return out
+
+
+def test_metrics(done: panel.Snapshot) -> None:
+    r = app(done).handle('GET', '/metrics')
+    assert r.status == 200 and r.content_type.startswith('text/plain; version=0.0.4')
+    text = r.body.decode()
+    # every sample has HELP and TYPE, every name is ours
+    for line in text.splitlines():
+        assert re.match(r'(# (HELP|TYPE) )?rocks_autotune_[a-z_]+', line), line
+    m = parse_metrics(text)
+    st = done.status
+    assert m['rocks_autotune_state{state="done"}'] == 1
+    assert sum(v for k, v in m.items() if k.startswith('rocks_autotune_state{')) == 1
+    assert m['rocks_autotune_trials_done'] == 6
+    assert m['rocks_autotune_baseline_kv_sync_latency_seconds'] == pytest.approx(
+        st['baseline']['kv_sync_lat_ms'] / 1000)
+    assert m['rocks_autotune_best_kv_sync_latency_seconds'] == pytest.approx(
+        st['best']['measurement']['kv_sync_lat_ms'] / 1000)
+    assert m['rocks_autotune_baseline_iops'] == pytest.approx(st['baseline']['iops'])
+    assert m['rocks_autotune_best_write_amp'] == pytest.approx(
+        st['best']['measurement']['write_amp'])
+    assert m['rocks_autotune_baseline_write_amp'] == pytest.approx(st['baseline']['write_amp'])
+    assert m['rocks_autotune_best_iops'] > 0
+
+
+def test_non_finite_values_are_valid_json(done: panel.Snapshot) -> None:
+    snap = panel.Snapshot(dict(done.status), json.loads(json.dumps(done.state)))
+    assert snap.state is not None
+    snap.state['trials'][3]['measurement']['write_amp'] = float('inf')
+    rows = get_json(app(snap), '/api/trials')['trials']
+    assert rows[3]['measurement']['write_amp'] is None
+    assert 'inf' not in app(snap).handle('GET', '/metrics').body.decode().lower()
+
+
+# ---------------------------------------------------------------- routing
+
+ROUTES = ['/', '/index.html', '/api/status', '/api/trials', '/metrics', '/static/app.js',
+          '/static/vendor/uplot/uPlot.iife.min.js']
+
+
+@pytest.mark.parametrize('path', ROUTES)
+@pytest.mark.parametrize('method', ['POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS'])
+def test_mutating_and_other_methods_are_405(done: panel.Snapshot, method: str,
+                                            path: str) -> None:
+    r = app(done).handle(method, path)
+    assert r.status == 405 and r.all_headers()['Allow'] == 'GET'
+
+
+@pytest.mark.parametrize('path', ['/api', '/api/', '/api/best', '/metrics/', '/static/',
+                                  '/static/../panel.py', '/static/vendor/uplot/LICENSE',
+                                  '/static/../../module.py', '/favicon.ico', '/admin'])
+def test_unknown_paths_are_404(done: panel.Snapshot, path: str) -> None:
+    for method in ('GET', 'POST'):
+        assert app(done).handle(method, path).status == 404
+
+
+@pytest.mark.parametrize('path,qs', [
+    ('/api/trials', 'since=abc'), ('/api/trials', 'since=-1'), ('/api/trials', 'limit=1e3'),
+    ('/api/trials', 'verdict=best'), ('/api/trials', 'since=1&since=2'),
+    ('/api/trials', 'since=%ff'), ('/api/trials', 'since'), ('/api/trials', 'x=1'),
+    ('/api/status', 'verbose=1'), ('/metrics', 'name[]=x'), ('/', 'a=1&&b'),
+])
+def test_malformed_queries_are_400(done: panel.Snapshot, path: str, qs: str) -> None:
+    r = app(done).handle('GET', path, qs)
+    assert r.status == 400, (path, qs, r.body)
+    if path.startswith('/api/'):
+        assert json.loads(r.body)['status'] == 400
+
+
+def test_page_and_static_assets(done: panel.Snapshot) -> None:
+    p = app(done)
+    r = p.handle('GET', '/')
+    html = r.body.decode()
+    assert r.content_type.startswith('text/html')
+    for ref in re.findall(r'(?:src|href)="(static/[^"]+)"', html):
+        a = p.handle('GET', '/' + ref)
+        assert a.status == 200 and a.body, ref
+    assert 'static/vendor/uplot/uPlot.iife.min.js' in html and 'static/app.js' in html
+    # no CDN, no inline script (the CSP forbids both)
+    assert not re.search(r'(src|href)="(https?:)?//', html)
+    assert '<script>' not in html
+    js = p.handle('GET', '/static/vendor/uplot/uPlot.iife.min.js')
+    assert js.content_type.startswith('text/javascript') and b'uPlot' in js.body[:200]
+    assert "script-src 'self'" in r.all_headers()['Content-Security-Policy']
+
+
+def test_no_secret_ever_leaves(done: panel.Snapshot) -> None:
+    state = json.loads(json.dumps(done.state))
+    status = json.loads(json.dumps(done.status))
+    # even if one got into the state, say in a message, an error or a stray field
+    status['message'] = f'ceph auth get-key client.admin gave {FAKE_KEY}'
+    status['keyring'] = f'[client.admin]\n\tkey = {FAKE_KEY}\n'
+    state['trials'][2]['error'] = f'osd said key={FAKE_KEY}'
+    state['trials'][2]['secret'] = 'hunter2'
+    status['params']['auth_key'] = FAKE_KEY
+    p = app(panel.Snapshot(status, state))
+    for path in ROUTES:
+        for qs in ('', 'x=1'):
+            body = p.handle('GET', path, qs).body.decode()
+            assert FAKE_KEY not in body and 'hunter2' not in body, path
+            if path.startswith('/api/'):
+                assert not re.search(r'AQ[A-Za-z0-9+/]{30,}', body)
+                keys = re.findall(r'"([^"]+)":', body)
+                assert not [k for k in keys if re.search('key|secret|auth', k, re.I)], keys
+
+
+def test_standby_points_at_the_active_mgr() -> None:
+    active = 'http://10.0.0.1:9476/'
+    p = panel.Panel(panel.Snapshot, standby_uri=lambda: active)
+    r = p.handle('GET', '/')
+    assert r.status == 200 and f'href="{active}"' in r.body.decode()
+    r = p.handle('GET', '/api/status')
+    assert r.status == 503 and json.loads(r.body)['active'] == active
+    assert p.handle('GET', '/metrics').status == 503
+    assert p.handle('POST', '/api/status').status == 405
+    assert p.handle('GET', '/nope').status == 404
+    none = panel.Panel(panel.Snapshot, standby_uri=lambda: '')
+    assert 'no active mgr' in none.handle('GET', '/').body.decode()
+
+
+def test_url_brackets_ipv6() -> None:
+    assert url('::1', 9476) == 'http://[::1]:9476/'
+    assert url('10.1.2.3', 80) == 'http://10.1.2.3:80/'
+    assert url('mgr-host', 80) == 'http://mgr-host:80/'
+
+
+# ---------------------------------------------------------------- over HTTP
+
+def request(port: int, method: str, path: str,
+            body: Optional[bytes] = None) -> Tuple[int, Dict[str, str], bytes]:
+    c = http.client.HTTPConnection('127.0.0.1', port, timeout=10)
+    try:
+        c.request(method, path, body=body)
+        r = c.getresponse()
+        return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
+    finally:
+        c.close()
+
+
+def refused(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(('127.0.0.1', port)) != 0
+
+
+def test_cherrypy_app_over_http(done: panel.Snapshot) -> None:
+    server = PanelServer(app(done), Log())
+    assert server.ensure('127.0.0.1', 0) and server.bound
+    port = server.bound[1]
+    try:
+        status, headers, body = request(port, 'GET', '/api/status')
+        assert status == 200 and json.loads(body)['state'] == 'done'
+        assert headers['content-type'].startswith('application/json')
+        assert headers['server'] == 'rocks_autotune'
+        assert request(port, 'GET', '/api/trials?limit=2')[0] == 200
+        assert request(port, 'GET', '/metrics')[2].startswith(b'# HELP rocks_autotune_state')
+        assert request(port, 'GET', '/')[0] == 200
+        # CherryPy itself would answer 404 to a query it cannot decode: the panel says 400
+        assert request(port, 'GET', '/api/trials?since=%ff')[0] == 400
+        assert request(port, 'GET', '/api/trials?nope=1')[0] == 400
+        s, h, _ = request(port, 'POST', '/api/status', b'{"state": "aborted"}')
+        assert s == 405 and h['allow'] == 'GET'
+        assert request(port, 'HEAD', '/metrics')[0] == 405
+        assert request(port, 'DELETE', '/')[0] == 405
+        s, _, b = request(port, 'GET', '/../../etc/passwd')
+        assert s in (400, 404) and b'root:' not in b
+        assert request(port, 'GET', '/nope')[0] == 404
+    finally:
+        server.stop()
+    assert server.bound is None and refused(port)
+
+
+def test_handler_error_is_a_bare_500() -> None:
+    def broken() -> panel.Snapshot:
+        raise RuntimeError('secret internals')
+    server = PanelServer(panel.Panel(broken), Log())
+    assert server.ensure('127.0.0.1', 0) and server.bound
+    try:
+        s, _, body = request(server.bound[1], 'GET', '/api/status')
+        assert s == 500 and b'secret internals' not in body and b'Traceback' not in body
+    finally:
+        server.stop()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return int(s.getsockname()[1])
+
+
+def test_module_serves_rebinds_and_stops() -> None:
+    m = run_session(trials=2)
+    uris: List[str] = []
+    m.set_uri = uris.append
+    m.get_mgr_ip = lambda: '127.0.0.1'
+    p1, p2 = free_port(), free_port()
+    m.mock_options['server_port'] = p1
+    m.serve_panel()
+    assert uris == [f'http://127.0.0.1:{p1}/']
+    st = json.loads(request(p1, 'GET', '/api/status')[2])
+    assert st['state'] == 'done' and st['trials_done'] == 2
+    m.serve_panel()  # nothing changed: no rebind, no new URI
+    assert uris == [f'http://127.0.0.1:{p1}/']
+    m.mock_options['server_port'] = p2
+    m.config_notify()
+    assert uris[-1] == f'http://127.0.0.1:{p2}/'
+    assert request(p2, 'GET', '/metrics')[0] == 200 and refused(p1)
+    m.shutdown()
+    assert refused(p2)
+
+
+def test_module_survives_a_taken_port() -> None:
+    m = make_mgr()
+    uris: List[str] = []
+    m.set_uri = uris.append
+    m.get_mgr_ip = lambda: '127.0.0.1'
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        s.listen()
+        m.mock_options['server_port'] = s.getsockname()[1]
+        m.serve_panel()  # logged, not raised: the tuner must keep running
+        assert uris == [] and m.http.bound is None
+    m.serve_panel()  # freed: the next pass binds
+    assert m.http.bound is not None and len(uris) == 1
+    m.shutdown()
+
+
+def test_default_port_is_none_of_cephs() -> None:
+    assert module.DEFAULT_PORT not in (8080, 8443, 9283, 7000, 8003, 8765, 9464, 5000, 9287,
+                                       3000, 9093, 9094, 9095, 9100, 9926)
+    opts = {o['name']: o for o in module.RocksAutotune.MODULE_OPTIONS}
+    assert opts['server_port']['default'] == module.DEFAULT_PORT
+    assert opts['server_addr']['default'] == ''
+    standby = {o['name'] for o in module.RocksAutotuneStandby.MODULE_OPTIONS}
+    assert {'server_addr', 'server_port'} <= standby
