@@ -80,6 +80,7 @@
     const bm = best ? best.measurement || {} : {};
     const r = best ? best.ratios || {} : {};
     $('best-head').textContent = best ? 'best: trial ' + best.trial + (best.keeps_current ? ' (baseline)' : '') : 'best';
+    $('compare').hidden = !b;
     if (!b) {
       $('compare-note').textContent = 'The baseline is not measured yet.';
       return;
@@ -108,8 +109,10 @@
     if (!best) {
       $('apply-note').textContent = st.state === 'idle' ? '' : 'No feasible trial yet.';
       $('commands').textContent = '';
+      $('commands').hidden = true;
       return;
     }
+    $('commands').hidden = false;
     $('apply-note').textContent = best.keeps_current
       ? 'The current options are the best measured: nothing beat the baseline.'
       : 'Trial ' + best.trial + '. On the canary only first, then on every OSD; each OSD loads them on restart.';
@@ -131,8 +134,13 @@
   function renderTrials(tr, bestIndex) {
     const table = $('trials');
     const head = el('tr');
-    for (const h of ['#', 'trial', 'kind', 'verdict', 'marked'].concat(OPTION_COLS.map((c) => c[1]),
-      ['kv_sync ms', 'IOPS', 'write-amp', 'flushes', 'secs', 'score', 'best so far', 'note'])) {
+    for (const h of ['#', 'trial', 'kind', 'verdict', 'marked']) head.append(el('th', h));
+    for (const [key, short] of OPTION_COLS) {
+      const th = el('th', short);
+      th.title = key;  // the RocksDB option name
+      head.append(th);
+    }
+    for (const h of ['kv_sync ms', 'IOPS', 'write-amp', 'flushes', 'secs', 'score', 'best so far', 'note']) {
       head.append(el('th', h));
     }
     table.tHead.replaceChildren(head);
@@ -191,7 +199,9 @@
     const opts = {
       title: 'best-so-far score by trial',
       scales: { x: { time: false } },
-      axes: [{ label: 'trial number' }, { label: 'score (lower is better)' }],
+      // whole trial numbers only
+      axes: [{ label: 'trial number', incrs: [1, 2, 5, 10, 20, 50, 100] },
+        { label: 'score (lower is better)' }],
       series: [
         { label: 'trial' },
         { label: 'best so far', stroke: COLORS.best, width: 2, paths: uPlot.paths.stepped({ align: 1 }),
