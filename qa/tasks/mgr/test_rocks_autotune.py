@@ -1,0 +1,235 @@
+"""
+rocks_autotune on a teuthology cluster.
+
+The module loads, refuses bad input without changing anything, runs a short
+session to the end, aborts mid-trial, survives its canary being killed
+mid-trial and a mgr failover mid-session; each time the canary's own config
+(what `ceph config dump` shows at osd.N) ends exactly as it was.
+
+The `ceph` task has no orchestrator backend, so the module restarts its canary
+in manual mode (ROCKS_AUTOTUNE_MANUAL_RESTART); the test answers each request
+by restarting the OSD itself, as an admin would.  On a cephadm cluster the
+module restarts the canary through the orchestrator and no request is raised.
+
+Run by qa/suites/rados/rocks_autotune/tasks/mgr_test.yaml:
+
+    - cephfs_test_runner:
+        modules:
+          - tasks.mgr.test_rocks_autotune
+"""
+import json
+import logging
+import time
+from io import StringIO
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
+
+from tasks.mgr.mgr_test_case import MgrTestCase
+
+log = logging.getLogger(__name__)
+
+MODULE = 'rocks_autotune'
+PREFIX = 'ROCKS_AUTOTUNE_'
+ACTIVE = ('running', 'stopping', 'restoring')
+ENDED = ('done', 'stopped', 'aborted', 'failed')
+# short trials: these tests check behaviour, not figures
+FAST_OPTIONS = {'warmup': '2', 'bench_chunk_seconds': '2', 'max_window_factor': '1.5',
+                'restart_timeout': '180', 'manual_restart_timeout': '300'}
+SESSION = ['--trials', '2', '--duration', '4']
+
+Status = Dict[str, Any]
+
+
+class TestRocksAutotune(MgrTestCase):
+    # two mgrs: test_failover_resumes_the_session fails the active one
+    MGRS_REQUIRED = 2
+    SESSION_TIMEOUT = 900
+
+    def setUp(self) -> None:
+        super(TestRocksAutotune, self).setUp()
+        self.setup_mgrs()
+        self._load_module(MODULE)
+        for name, value in FAST_OPTIONS.items():
+            self.mgr_cluster.set_module_conf(MODULE, name, value)
+        self.answered: Set[Tuple[Any, ...]] = set()
+        self.wait_until_true(lambda: self._status()['state'] not in ACTIVE, timeout=60)
+        self.wait_until_true(self._healthy, timeout=300)
+
+    def tearDown(self) -> None:
+        if self._status()['state'] in ACTIVE:
+            self._cmd('rocks-autotune', 'abort')
+            self._drive(lambda s: s['state'] in ENDED, timeout=300)
+        for name in FAST_OPTIONS:
+            self._cmd('config', 'rm', 'mgr', 'mgr/{0}/{1}'.format(MODULE, name))
+        super(TestRocksAutotune, self).tearDown()
+
+    # ------------------------------------------------------------ helpers
+
+    def _cmd(self, *args: str) -> str:
+        return self.mgr_cluster.mon_manager.raw_cluster_cmd(*args)
+
+    def _json(self, *args: str) -> Any:
+        return json.loads(self._cmd(*args, '--format=json'))
+
+    def _cmd_result(self, *args: str) -> Tuple[int, str]:
+        p = self.mgr_cluster.mon_manager.run_cluster_cmd(
+            args=list(args), stdout=StringIO(), stderr=StringIO(), check_status=False)
+        return p.exitstatus, p.stderr.getvalue()
+
+    def _status(self) -> Status:
+        return self._json('rocks-autotune', 'status')
+
+    def _own_config(self, osd: int) -> List[Tuple[str, str]]:
+        return sorted((e['name'], e['value']) for e in self._json('config', 'dump')
+                      if e['section'] == 'osd.{0}'.format(osd))
+
+    def _osd(self, osd: int) -> Dict[str, Any]:
+        return [o for o in self.mgr_cluster.mon_manager.get_osd_dump_json()['osds']
+                if o['osd'] == osd][0]
+
+    def _healthy(self) -> bool:
+        health = self._json('health')
+        return health['status'] == 'HEALTH_OK' and self.mgr_cluster.mon_manager.is_clean()
+
+    def _canary(self) -> int:
+        osds = [o['osd'] for o in self.mgr_cluster.mon_manager.get_osd_dump_json()['osds']
+                if o['up'] and o['in']]
+        self.assertGreaterEqual(len(osds), 3, 'need 3 OSDs up and in for a replicated canary')
+        return max(osds)
+
+    def _answer_restart(self, s: Status) -> None:
+        """Restart the canary once for each restart the session asks for."""
+        if PREFIX + 'MANUAL_RESTART' not in s.get('health', []):
+            return
+        cur = s.get('current') or {}
+        key = (s['id'], s['phase'], cur.get('index'), cur.get('kind'))
+        if key in self.answered:
+            return
+        log.info('the session asks for a restart of osd.%d (%s)', s['osd'], key)
+        self.mgr_cluster.mon_manager.revive_osd(s['osd'])
+        self.answered.add(key)
+
+    def _drive(self, until: Callable[[Status], bool], timeout: float) -> Status:
+        """Poll the session until `until(status)`, answering restart requests."""
+        deadline = time.time() + timeout
+        last = ''
+        while True:
+            s = self._status()
+            line = '{0} {1}: {2}'.format(s['state'], s.get('phase'), s.get('message'))
+            if line != last:
+                log.info('session: %s', line)
+                last = line
+            if until(s):
+                return s
+            if time.time() > deadline:
+                raise RuntimeError('timed out after {0}s; last status: {1}'.format(
+                    timeout, json.dumps(s)))
+            self._answer_restart(s)
+            time.sleep(2)
+
+    def _check_restored(self, osd: int, before: List[Tuple[str, str]]) -> None:
+        self.assertEqual(self._own_config(osd), before)
+        self.mgr_cluster.mon_manager.wait_till_osd_is_up(osd, timeout=300)
+        shown = self._cmd('config', 'show', 'osd.{0}'.format(osd),
+                          'bluestore_rocksdb_options').strip()
+        want = self._cmd('config', 'get', 'osd.{0}'.format(osd),
+                         'bluestore_rocksdb_options').strip()
+        self.assertEqual(shown, want)
+        self.assertNotIn('noout', self._osd(osd)['state'])
+        checks = self._json('health').get('checks', {})
+        self.assertEqual([c for c in checks if c.startswith(PREFIX)], [])
+        self.wait_until_true(self._healthy, timeout=300)
+
+    def _start(self, osd: int, extra: Optional[List[str]] = None) -> Status:
+        out = self._cmd('rocks-autotune', 'start', '--osd', str(osd), *(extra or SESSION))
+        self.assertIn('osd.{0}'.format(osd), out)
+        return self._status()
+
+    # ------------------------------------------------------------ tests
+
+    def test_idle_status(self) -> None:
+        self.assertIn(MODULE, self._json('mgr', 'module', 'ls')['enabled_modules'])
+        self.assertIn(self._status()['state'], ('idle',) + ENDED)
+        self.assertTrue(self._cmd('rocks-autotune', 'status').startswith('state: '))
+
+    def test_bad_input_changes_nothing(self) -> None:
+        before = self._json('config', 'dump')
+        missing = max(o['osd'] for o in
+                      self.mgr_cluster.mon_manager.get_osd_dump_json()['osds']) + 100
+        for args, expect in (
+                (['--osd', str(missing)], 'osd.{0} does not exist'.format(missing)),
+                (['--budget', '0.5'], '--budget'),
+                (['--trials', '0'], '--trials'),
+                (['--duration', '100000'], '--duration'),
+                (['--workload', 'fio'], '--workload')):
+            r, err = self._cmd_result('rocks-autotune', 'start', *args)
+            self.assertNotEqual(r, 0, args)
+            self.assertIn(expect, err)
+            self.assertNotIn('Traceback', err)
+        for verb in ('stop', 'abort'):
+            r, err = self._cmd_result('rocks-autotune', verb)
+            self.assertNotEqual(r, 0)
+            self.assertIn('no session is running', err)
+        self.assertEqual(self._json('config', 'dump'), before)
+
+    def test_short_session(self) -> None:
+        osd = self._canary()
+        before = self._own_config(osd)
+        self._start(osd)
+        r, err = self._cmd_result('rocks-autotune', 'start')
+        self.assertNotEqual(r, 0)
+        self.assertIn('already', err)
+        s = self._drive(lambda s: s['state'] in ENDED, self.SESSION_TIMEOUT)
+        self.assertEqual(s['state'], 'done', s)
+        trials = self._json('rocks-autotune', 'history')
+        kinds = [t['kind'] for t in trials]
+        self.assertEqual(kinds.count('baseline'), 2)
+        self.assertEqual(kinds.count('candidate'), 2)
+        for t in trials:
+            if t['verdict'] == 'failed':
+                self.assertTrue(t['error'], t)
+            else:
+                self.assertGreater(t['measurement']['write_amp'], 0, t)
+        best = self._cmd('rocks-autotune', 'best')
+        self.assertIn('bluestore_rocksdb_options', best)
+        self._check_restored(osd, before)
+
+    def test_abort_mid_trial(self) -> None:
+        osd = self._canary()
+        before = self._own_config(osd)
+        self._start(osd)
+        self._drive(lambda s: (s.get('current') or {}).get('kind') == 'candidate', 600)
+        self.assertNotEqual(self._own_config(osd), before)
+        self._cmd('rocks-autotune', 'abort')
+        s = self._drive(lambda s: s['state'] in ENDED, 300)
+        self.assertEqual(s['state'], 'aborted', s)
+        self._check_restored(osd, before)
+
+    def test_canary_killed_mid_trial(self) -> None:
+        osd = self._canary()
+        before = self._own_config(osd)
+        self._start(osd)
+        s = self._drive(lambda s: (s.get('current') or {}).get('kind') == 'candidate'
+                        and s['phase'] in ('warmup', 'measure'), 600)
+        index = s['current']['index']
+        log.info('killing osd.%d in trial %d', osd, index)
+        self.mgr_cluster.mon_manager.kill_osd(osd)
+        s = self._drive(lambda s: s['state'] in ENDED, self.SESSION_TIMEOUT)
+        self.assertEqual(s['state'], 'done', s)
+        failed = [t for t in self._json('rocks-autotune', 'history')
+                  if t['verdict'] == 'failed']
+        self.assertEqual([t['index'] for t in failed], [index])
+        self.assertTrue(failed[0]['error'])
+        self._check_restored(osd, before)
+
+    def test_failover_resumes_the_session(self) -> None:
+        osd = self._canary()
+        before = self._own_config(osd)
+        self._start(osd)
+        s = self._drive(lambda s: (s.get('current') or {}).get('kind') == 'candidate', 600)
+        session_id = s['id']
+        self.mgr_cluster.mgr_fail(self.mgr_cluster.get_active_id())
+        self.wait_until_true(lambda: self.mgr_cluster.get_mgr_map()['available'], timeout=60)
+        s = self._drive(lambda s: s['state'] in ENDED, self.SESSION_TIMEOUT)
+        self.assertEqual(s['id'], session_id)
+        self.assertEqual(s['state'], 'done', s)
+        self._check_restored(osd, before)

@@ -1,0 +1,142 @@
+"""
+Play the admin, and optionally the thrasher, for rocks_autotune sessions.
+
+The `ceph` task runs daemons without an orchestrator backend, so the
+rocks_autotune module restarts its canary in manual mode: it raises the
+ROCKS_AUTOTUNE_MANUAL_RESTART health check naming the OSD and waits for the
+OSD to come back with a new up_from.  This task answers each such request by
+restarting the named OSD through the CephManager, as an admin would.  On a
+cephadm (or rook) cluster the module restarts the canary itself and this task
+has nothing to answer.
+
+With ``kill_canary: true`` it also kills the canary once, while a candidate
+trial is being measured (phase warmup or measure): the teuthology side of the
+thrash_canary.sh workunit (its ``external`` kill mode).  The module must mark
+that trial failed, restore the canary's own options and ask for a restart,
+which this task then gives it.
+
+Example::
+
+  tasks:
+  - install:
+  - ceph:
+  - rocks_autotune:
+      kill_canary: true
+  - workunit:
+      clients:
+        client.0:
+          - rocks_autotune/thrash_canary.sh
+
+Config keys (all optional):
+
+  cluster: ceph            the cluster name
+  kill_canary: false       kill the canary once, mid-trial
+  poll: 2                  seconds between looks at the session
+"""
+import contextlib
+import json
+import logging
+from typing import Any, Dict, Optional, Set, Tuple
+
+from tasks.thrasher import ThrasherGreenlet
+
+log = logging.getLogger(__name__)
+
+MANUAL_RESTART = 'ROCKS_AUTOTUNE_MANUAL_RESTART'
+ACTIVE = ('running', 'stopping', 'restoring')
+MEASURING = ('warmup', 'measure')
+
+RestartKey = Tuple[str, str, Optional[int], Optional[str]]
+
+
+def restart_key(status: Dict[str, Any]) -> RestartKey:
+    """One key per restart the session asks for.
+
+    A session asks for one restart per trial (candidate, baseline or the
+    recovery after a failed candidate) and one to restore at the end; the
+    alert stays raised until the OSD is back, so it is answered once per key.
+    """
+    cur = status.get('current') or {}
+    return (str(status.get('id')), str(status.get('phase')), cur.get('index'), cur.get('kind'))
+
+
+def should_kill(status: Dict[str, Any]) -> bool:
+    cur = status.get('current') or {}
+    return (status.get('state') == 'running' and cur.get('kind') == 'candidate'
+            and status.get('phase') in MEASURING)
+
+
+class RocksAutotuneAdmin(ThrasherGreenlet):
+    def __init__(self, ctx: Any, manager: Any, config: Dict[str, Any]) -> None:
+        super(RocksAutotuneAdmin, self).__init__()
+        self.ctx = ctx
+        self.manager = manager
+        self.kill_canary = bool(config.get('kill_canary', False))
+        self.poll = float(config.get('poll', 2))
+        self.answered: Set[RestartKey] = set()
+        self.killed: Optional[int] = None
+        self.restarts = 0
+
+    def status(self) -> Dict[str, Any]:
+        out = self.manager.raw_cluster_cmd('rocks-autotune', 'status', '--format=json')
+        return json.loads(out)
+
+    def _run(self) -> None:
+        try:
+            while not self.is_stopped:
+                self.step()
+                self.sleep_unless_stopped(self.poll)
+        except self.Stopped:
+            pass
+        except Exception as e:
+            log.exception('rocks_autotune admin failed')
+            self.set_thrasher_exception(e)
+            raise
+
+    def step(self) -> None:
+        try:
+            s = self.status()
+        except Exception as e:  # the mgr may be failing over: look again later
+            log.info('rocks-autotune status: %s', e)
+            return
+        if s.get('state') not in ACTIVE:
+            return
+        osd = int(s['osd'])
+        if self.kill_canary and self.killed is None and should_kill(s):
+            log.info('killing the canary osd.%d in trial %s (%s)', osd,
+                     s['current']['index'], s['phase'])
+            self.manager.kill_osd(osd)
+            self.killed = osd
+            return
+        key = restart_key(s)
+        if MANUAL_RESTART in s.get('health', []) and key not in self.answered:
+            log.info('the session asks for a restart of osd.%d (%s): restarting it', osd, key)
+            # restart() on a stopped daemon starts it: also revives a killed canary
+            self.manager.revive_osd(osd)
+            self.answered.add(key)
+            self.restarts += 1
+
+
+@contextlib.contextmanager
+def task(ctx: Any, config: Optional[Dict[str, Any]]) -> Any:
+    if config is None:
+        config = {}
+    assert isinstance(config, dict), 'rocks_autotune task only accepts a dict for config'
+    cluster = config.get('cluster', 'ceph')
+    manager = ctx.managers[cluster]
+    admin = RocksAutotuneAdmin(ctx, manager, config)
+    ctx.ceph[cluster].thrashers.append(admin)
+    admin.start()
+    try:
+        yield
+    finally:
+        log.info('stopping the rocks_autotune admin (%d restart(s) answered)', admin.restarts)
+        admin.stop()
+        admin.join()
+        if admin.exception is not None:
+            raise RuntimeError('rocks_autotune admin failed') from admin.exception
+        if config.get('kill_canary') and admin.killed is None:
+            raise RuntimeError('kill_canary was set but no candidate trial was ever measured')
+        if admin.killed is not None:
+            # the session restarts the canary; make sure it is up for the next task
+            manager.wait_till_osd_is_up(admin.killed, timeout=300)

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Kill the canary while a candidate trial is being measured: the session
+# records that trial as failed (with its error), puts the canary back on its
+# own options, restarts it, goes on, and ends done with the canary's own
+# config exactly as before and no alert left.
+#
+# How the canary is killed (RA_KILL):
+#   orch      `ceph orch daemon stop osd.N` -- the lab's orchestrator backend,
+#             or cephadm/rook; the default when `ceph orch status` answers.
+#   external  something else kills it: under teuthology's `ceph` task (no
+#             orchestrator) the `rocks_autotune` task with `kill_canary: true`
+#             (qa/tasks/rocks_autotune.py) kills it with the CephManager's
+#             kill_osd; this script waits for the OSD to go down.
+#   thrash_canary.sh            RA_OSD=N to choose the canary
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+if [ -z "${RA_KILL:-}" ]; then
+    if ceph orch status >/dev/null 2>&1; then RA_KILL=orch; else RA_KILL=external; fi
+fi
+ra_setup
+osd=$(ra_pick_osd)
+before=$(ra_own_config "$osd")
+ra_log "canary osd.$osd, own config: $before; kill: $RA_KILL"
+
+ra_start --osd "$osd"
+ra_wait 600 'a candidate trial being measured' ra_current_is candidate warmup measure
+trial=$(ra_status "str(j['current']['index'])")
+case $RA_KILL in
+    orch)
+        ra_log "killing osd.$osd in trial $trial: ceph orch daemon stop osd.$osd"
+        ceph orch daemon stop "osd.$osd"
+        ;;
+    external)
+        ra_log "trial $trial in flight: waiting for the thrasher to kill osd.$osd"
+        ;;
+    *) ra_die "RA_KILL must be orch or external, not $RA_KILL" ;;
+esac
+ra_wait 120 "osd.$osd down" eval "! ra_osd_up $osd"
+ra_log "osd.$osd is down"
+
+# the session notices, raises ROCKS_AUTOTUNE_TRIAL_FAILED and restores
+seen=''
+stuck_since=''
+alerted() {
+    local msg
+    if ra_health_codes | grep -qx ROCKS_AUTOTUNE_TRIAL_FAILED; then seen=yes; fi
+    # a step that keeps failing inside the module never fails the trial
+    msg=$(ra_status "j['message']")
+    if [[ $msg == 'internal error'* ]]; then
+        stuck_since=${stuck_since:-$(date +%s)}
+        if [ $(( $(date +%s) - stuck_since )) -gt 60 ]; then
+            ra_die "the session is stuck on osd.$osd being down: '$msg' for over 60s"
+        fi
+    else
+        stuck_since=''
+    fi
+    ra_py "str(any(t['verdict'] == 'failed' for t in j))" \
+        <<<"$(ceph rocks-autotune history -f json)" | grep -qx True
+}
+ra_wait 300 "trial $trial recorded as failed" alerted
+ra_log "a failed trial is recorded (TRIAL_FAILED health check seen: ${seen:-no})"
+
+state=$(ra_wait_ended)
+[ "$state" = done ] || ra_die "the session ended $state, not done"
+hist=$(ceph rocks-autotune history -f json)
+ceph rocks-autotune history
+ra_py "[t['index'] for t in j if t['verdict'] == 'failed' and t['error']]" <<<"$hist" \
+    | grep -q "\[$trial" || ra_die "trial $trial is not the failed one: $hist"
+ra_py "[t['error'] for t in j if t['verdict'] == 'failed'][0]"  <<<"$hist" >&2
+ra_check_restored "$osd" "$before"
+ra_wait 300 'PGs active+clean' ra_active_clean
+ra_log 'PASS'

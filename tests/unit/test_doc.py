@@ -1,0 +1,139 @@
+"""The admin guide documents every command and option exactly as module.py declares them.
+
+module.py is read with `ast`, so this needs no mgr.  (The guide's build is
+checked by `tox -e docs`.)
+"""
+import ast
+import os
+import re
+from typing import Any, Dict, List, Tuple
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
+MODULE = os.path.join(REPO, 'src', 'pybind', 'mgr', 'rocks_autotune', 'module.py')
+SESSION = os.path.join(REPO, 'src', 'pybind', 'mgr', 'rocks_autotune', 'session.py')
+GUIDE = os.path.join(REPO, 'doc', 'mgr', 'rocks_autotune.rst')
+
+
+def tree() -> ast.Module:
+    return ast.parse(open(MODULE).read())
+
+
+def constants(t: ast.Module) -> Dict[str, Any]:
+    out = {}
+    for node in t.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], ast.Name):
+            try:
+                out[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                pass
+    return out
+
+
+def value(node: ast.AST, consts: Dict[str, Any]) -> Any:
+    if isinstance(node, ast.Name):
+        return consts[node.id]
+    if isinstance(node, ast.BinOp):  # e.g. 4 << 20
+        return eval(compile(ast.Expression(node), MODULE, 'eval'), {}, dict(consts))
+    return ast.literal_eval(node)
+
+
+def options() -> List[Tuple[str, str, Any]]:
+    """(name, type, default) of every Option(...) in module.py."""
+    t = tree()
+    consts = constants(t)
+    found = []
+    for node in ast.walk(t):
+        if isinstance(node, ast.Call) and getattr(node.func, 'id', '') == 'Option':
+            kw = {k.arg: k.value for k in node.keywords}
+            name = ast.literal_eval(node.args[0])
+            found.append((name, value(kw['type'], consts),
+                          value(kw['default'], consts) if 'default' in kw else None))
+    return found
+
+
+def commands() -> List[Tuple[str, List[str]]]:
+    """(command, [argument names]) of every CLI command in module.py."""
+    found = []
+    for node in ast.walk(tree()):
+        if isinstance(node, ast.FunctionDef):
+            for d in node.decorator_list:
+                if isinstance(d, ast.Call) and getattr(d.func, 'id', '').startswith('CLI'):
+                    args = [a.arg for a in node.args.args[1:]]
+                    found.append((ast.literal_eval(d.args[0]), args))
+    return found
+
+
+def guide() -> str:
+    return open(GUIDE).read()
+
+
+def option_rows() -> Dict[str, List[str]]:
+    """The options table: name -> [type, default, meaning]."""
+    rows: Dict[str, List[str]] = {}
+    cells: List[str] = []
+    for line in guide().split('\n.. list-table::')[1:][0].splitlines():
+        m = re.match(r'   (\*| ) - (.*)', line)
+        if m:
+            if m.group(1) == '*' and cells:
+                rows[cells[0].strip('`')] = cells[1:]
+                cells = []
+            cells.append(m.group(2).strip())
+        elif line.startswith('       ') and cells:
+            cells[-1] += ' ' + line.strip()
+    if cells:
+        rows[cells[0].strip('`')] = cells[1:]
+    rows.pop('Option')  # the header row
+    return rows
+
+
+def test_module_source_is_read() -> None:
+    names = [o[0] for o in options()]
+    assert 'warmup' in names and len(names) >= 10
+    assert ('rocks-autotune start', ['osd', 'trials', 'budget', 'workload', 'duration',
+                                     'force']) in commands()
+
+
+def test_every_command_and_argument_is_documented() -> None:
+    text = guide()
+    for cmd, args in commands():
+        verb = cmd.split()[-1]
+        assert f'ceph {cmd}' in text, cmd
+        assert re.search(rf'^{verb}\b.*\n-+$|^stop and abort\n-+$', text, re.M), \
+            f'no section for {cmd}'
+        for a in args:
+            if a != 'format':
+                assert f'--{a}' in text, f'{cmd}: --{a} not documented'
+            else:
+                assert '--format plain|json|json-pretty' in text
+
+
+def test_every_option_is_in_the_table_with_its_type_and_default() -> None:
+    rows = option_rows()
+    declared = options()
+    assert set(rows) == {name for name, _, _ in declared}, set(rows) ^ {n for n, _, _ in declared}
+    for name, typ, default in declared:
+        doc_type, doc_default = rows[name][0], rows[name][1]
+        assert doc_type == typ, (name, doc_type, typ)
+        shown = '(empty)' if default in ('', None) else str(default)
+        assert doc_default == shown, (name, doc_default, shown)
+
+
+def test_every_health_code_is_documented() -> None:
+    prefix = ast.literal_eval([n.value for n in ast.parse(open(SESSION).read()).body
+                               if isinstance(n, ast.Assign)
+                               and getattr(n.targets[0], 'id', '') == 'HEALTH_PREFIX'][0])
+    src = open(SESSION).read() + open(MODULE).read()
+    codes = {prefix + k for k in re.findall(r"\['alerts'\]\['([A-Z_]+)'\]\s*=", src)}
+    codes |= set(re.findall(r"'(" + prefix + r"[A-Z_]+)'", src))
+    assert codes
+    for code in codes:
+        assert f'``{code}``' in guide(), code
+
+
+def test_ceph_style() -> None:
+    text = guide()
+    assert text.startswith('.. _mgr-rocks-autotune:\n')
+    # Ceph's `prompt` directive is a Ceph Sphinx extension: not here
+    assert '.. prompt::' not in text
+    assert ':ref:`rocks-autotune-fault-matrix`' in text

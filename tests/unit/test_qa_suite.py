@@ -1,0 +1,376 @@
+"""The teuthology suite checks itself: it parses, and all it names exists.
+
+No teuthology here: the yaml is read with PyYAML, the tasks are found as
+files, and the two Python files that teuthology would import (the admin task
+and the MgrTestCase test) are imported over small stubs of teuthology's and
+ceph.git's qa modules.
+"""
+import ast
+import os
+import re
+import subprocess
+import sys
+import types
+from typing import Any, Dict, Iterator, List, Set, Tuple
+
+import pytest
+import yaml  # type: ignore[import-untyped]
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
+QA = os.path.join(REPO, 'qa')
+SUITES = os.path.join(QA, 'suites')
+SUITE = os.path.join(SUITES, 'rados', 'rocks_autotune')
+WORKUNITS = os.path.join(QA, 'workunits')
+SRC = os.path.join(REPO, 'src', 'pybind', 'mgr', 'rocks_autotune')
+
+# tasks that come from teuthology itself or from ceph.git's qa/tasks, which
+# this repository does not carry (it holds only the module's own qa files)
+EXTERNAL_TASKS = {
+    'install': 'teuthology/task/install',
+    'exec': 'teuthology/task/exec.py',
+    'pexec': 'teuthology/task/pexec.py',
+    'ceph': 'ceph.git qa/tasks/ceph.py',
+    'workunit': 'ceph.git qa/tasks/workunit.py',
+    'cephfs_test_runner': 'ceph.git qa/tasks/cephfs_test_runner.py',
+}
+# scripts the suite need not run: the shared helpers, and the lab's demo
+NOT_IN_SUITE = {'common.sh', 'demo.sh'}
+
+
+def walk(top: str) -> Iterator[str]:
+    """Every file under top, following the suite's symlinks (`.qa` excluded)."""
+    for d, dirs, files in os.walk(top, followlinks=True):
+        dirs[:] = sorted(x for x in dirs if x != '.qa')
+        for f in sorted(files):
+            yield os.path.join(d, f)
+
+
+def suite_yamls() -> List[str]:
+    return [p for p in walk(SUITES) if p.endswith('.yaml')]
+
+
+def load(path: str) -> Any:
+    with open(path) as f:
+        return yaml.safe_load(f)
+
+
+def fragments() -> List[Tuple[str, Dict[str, Any]]]:
+    return [(p, load(p) or {}) for p in walk(SUITE) if p.endswith('.yaml')]
+
+
+def tasks() -> Iterator[Tuple[str, str, Any]]:
+    for path, doc in fragments():
+        for item in doc.get('tasks') or []:
+            assert isinstance(item, dict) and len(item) == 1, (path, item)
+            (name, config), = item.items()
+            yield path, name, config
+
+
+# ---------------------------------------------------------------- the tree
+
+
+def test_every_yaml_parses() -> None:
+    found = suite_yamls()
+    assert len(found) >= 8
+    for path in found:
+        doc = load(path)
+        assert doc is None or isinstance(doc, dict), path
+
+
+def test_every_symlink_resolves() -> None:
+    for d, dirs, files in os.walk(QA):
+        for name in dirs + files:
+            p = os.path.join(d, name)
+            if os.path.islink(p):
+                assert os.path.exists(p), f'dangling symlink {p} -> {os.readlink(p)}'
+                if name == '.qa':
+                    assert os.path.realpath(p) == os.path.realpath(QA), p
+
+
+def test_every_suite_dir_has_a_qa_link() -> None:
+    # each directory of a suite reaches qa/ through `.qa` (ceph.git's convention)
+    for d, dirs, _ in os.walk(SUITES):
+        if os.path.basename(d) != '.qa' and not os.path.islink(d):
+            assert os.path.islink(os.path.join(d, '.qa')), d
+        dirs[:] = [x for x in dirs if x != '.qa']
+
+
+def test_convolution_markers() -> None:
+    # `%`: every subdirectory is a facet; `+`: concatenate the directory's
+    # files; `$`: pick one at random.  The markers are empty files.
+    assert os.path.isfile(os.path.join(SUITE, '%'))
+    for d, dirs, files in os.walk(SUITE, followlinks=True):
+        dirs[:] = [x for x in dirs if x != '.qa']
+        for marker in ('%', '+'):
+            if marker in files:
+                assert os.path.getsize(os.path.join(d, marker)) == 0, (d, marker)
+        if d != SUITE:
+            yamls = [f for f in files if f.endswith('.yaml')]
+            assert yamls or dirs, f'facet {d} holds no yaml'
+            assert not ('%' in files and '+' in files), d
+    for facet in ('clusters', 'tasks', 'objectstore', 'supported-random-distro$'):
+        assert os.path.isdir(os.path.join(SUITE, facet)), facet
+    assert os.path.isfile(os.path.join(SUITE, 'clusters', '+'))
+
+
+def test_cluster_fragment() -> None:
+    roles: List[List[str]] = []
+    for path, doc in fragments():
+        if os.path.dirname(path) == os.path.join(SUITE, 'clusters'):
+            roles += doc.get('roles') or []
+    flat = [r for node in roles for r in node]
+    count = {t: len([r for r in flat if r.startswith(t + '.')]) for t in ('mgr', 'mon', 'osd')}
+    assert count['mgr'] == 2 and count['mon'] == 3 and count['osd'] >= 4, count
+    assert 'client.0' in flat
+    assert len(flat) == len(set(flat))
+
+
+def test_tasks_install_and_run_ceph_first() -> None:
+    names = {}
+    for path, doc in fragments():
+        if doc.get('tasks'):
+            names[os.path.basename(path)] = [list(t)[0] for t in doc['tasks']]
+    assert {'mgr_test.yaml', 'workunits.yaml', 'thrash_canary.yaml'} <= set(names)
+    for f, order in names.items():
+        assert order[0] == 'install' and 'ceph' in order, (f, order)
+        assert order.index('ceph') < len(order) - 1, (f, order)
+
+
+def task_exists(name: str) -> bool:
+    mod = name.split('.')[0]  # `ceph.restart` is function restart of tasks/ceph.py
+    return (os.path.isfile(os.path.join(QA, 'tasks', mod + '.py'))
+            or os.path.isfile(os.path.join(QA, 'tasks', mod, '__init__.py')))
+
+
+def test_every_task_exists() -> None:
+    seen = set()
+    for path, name, _ in tasks():
+        seen.add(name)
+        assert name in EXTERNAL_TASKS or task_exists(name), f'{path}: no task {name!r}'
+    assert 'rocks_autotune' in seen and task_exists('rocks_autotune')
+
+
+def test_every_test_module_exists() -> None:
+    mods = []
+    for path, name, config in tasks():
+        if name == 'cephfs_test_runner':
+            for mod in config['modules']:
+                f = os.path.join(QA, *mod.split('.')) + '.py'
+                assert os.path.isfile(f), f'{path}: no module {mod}'
+                mods.append(mod)
+    assert 'tasks.mgr.test_rocks_autotune' in mods
+
+
+def workunit_paths() -> Set[str]:
+    named = set()
+    for path, name, config in tasks():
+        if name == 'workunit':
+            for client, units in config['clients'].items():
+                assert re.fullmatch(r'client\.\d+|all', client), (path, client)
+                for unit in units:
+                    named.add(unit)
+    return named
+
+
+def test_every_workunit_exists_and_is_executable() -> None:
+    named = workunit_paths()
+    assert named
+    for unit in named:
+        p = os.path.join(WORKUNITS, unit)
+        assert os.path.isfile(p) and os.access(p, os.X_OK), f'workunit {unit} missing or not +x'
+
+
+def test_every_workunit_script_is_in_the_suite() -> None:
+    named = workunit_paths()
+    for f in os.listdir(os.path.join(WORKUNITS, 'rocks_autotune')):
+        if f.endswith('.sh') and f not in NOT_IN_SUITE:
+            assert f'rocks_autotune/{f}' in named, f'{f} is not run by the suite'
+
+
+@pytest.mark.parametrize('script', sorted(os.listdir(os.path.join(WORKUNITS, 'rocks_autotune'))))
+def test_workunit_is_valid_bash_on_the_ceph_cli(script: str) -> None:
+    p = os.path.join(WORKUNITS, 'rocks_autotune', script)
+    subprocess.run(['bash', '-n', p], check=True)
+    text = '\n'.join(line for line in open(p) if not line.lstrip().startswith('#'))
+    # the cluster is reached through `ceph` only: no lab, no daemons by hand
+    for word in ('ceph-lab', 'systemctl', 'pkill', 'killall', 'kill -', 'CEPH_LAB_', 'rados '):
+        assert word not in text, (script, word)
+
+
+# ---------------------------------------------------------------- health codes
+
+
+def raised_health_codes() -> Set[str]:
+    """ROCKS_AUTOTUNE_* codes the module can raise, read from its source."""
+    prefix = ''
+    tree = ast.parse(open(os.path.join(SRC, 'session.py')).read())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == 'HEALTH_PREFIX' for t in node.targets):
+            prefix = ast.literal_eval(node.value)
+    assert prefix
+    codes = set()
+    for f in os.listdir(SRC):
+        if f.endswith('.py'):
+            text = open(os.path.join(SRC, f)).read()
+            # alerts the session raises: s['alerts']['KEY'] = {...}, published as PREFIX + KEY
+            codes |= {prefix + k for k in re.findall(r"\['alerts'\]\['([A-Z_]+)'\]\s*=", text)}
+            # checks raised under their full name
+            codes |= set(re.findall(r"'(" + re.escape(prefix) + r"[A-Z_]+)'", text))
+    return codes
+
+
+def test_health_codes_are_found_in_the_source() -> None:
+    codes = raised_health_codes()
+    # the derivation works: the manual-restart request is the one every
+    # session on a `ceph`-task cluster raises
+    assert 'ROCKS_AUTOTUNE_MANUAL_RESTART' in codes and len(codes) >= 4, codes
+
+
+def test_log_ignorelist_covers_every_health_code() -> None:
+    patterns: List[str] = []
+    for path, doc in fragments():
+        ceph = (doc.get('overrides') or {}).get('ceph') or {}
+        patterns += ceph.get('log-ignorelist') or []
+        for _, name, config in [(path, list(t)[0], list(t.values())[0])
+                                for t in doc.get('tasks') or []]:
+            if name == 'ceph' and config:
+                patterns += config.get('log-ignorelist') or []
+    assert patterns
+    for code in sorted(raised_health_codes()):
+        for line in (f'Health check failed: rocks_autotune: something ({code})',
+                     f'Health check update: rocks_autotune: something ({code})'):
+            assert any(re.search(p, line) for p in patterns), f'{code} is not ignored'
+    # and what every canary restart does to the rest of the cluster
+    for code in ('OSD_DOWN', 'OSDMAP_FLAGS', 'PG_DEGRADED', 'PG_AVAILABILITY'):
+        assert any(re.search(p, f'Health check failed: x ({code})') for p in patterns), code
+
+
+# ---------------------------------------------------------------- the python
+
+
+def stub(name: str, **attrs: Any) -> types.ModuleType:
+    mod = types.ModuleType(name)
+    mod.__dict__.update(attrs)
+    sys.modules[name] = mod
+    return mod
+
+
+class FakeGreenlet:
+    class Stopped(Exception):
+        pass
+
+    def __init__(self) -> None:
+        self._exception = None
+        self.stopped = False
+
+    @property
+    def is_stopped(self) -> bool:
+        return self.stopped
+
+    @property
+    def exception(self) -> Any:
+        return self._exception
+
+    def set_thrasher_exception(self, e: Exception) -> None:
+        self._exception = e  # type: ignore[assignment]
+
+
+class FakeMgrTestCase:
+    MGRS_REQUIRED = 1
+    mgr_cluster: Any = None
+
+
+@pytest.fixture
+def qa_imports(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    saved = {k: v for k, v in sys.modules.items() if k == 'tasks' or k.startswith('tasks.')}
+    for k in saved:
+        del sys.modules[k]
+    stub('tasks', __path__=[os.path.join(QA, 'tasks')])
+    stub('tasks.thrasher', ThrasherGreenlet=FakeGreenlet)
+    stub('tasks.mgr', __path__=[os.path.join(QA, 'tasks', 'mgr')])
+    stub('tasks.mgr.mgr_test_case', MgrTestCase=FakeMgrTestCase)
+    yield
+    for k in [k for k in sys.modules if k == 'tasks' or k.startswith('tasks.')]:
+        del sys.modules[k]
+    sys.modules.update(saved)
+
+
+def test_qa_python_compiles() -> None:
+    for p in walk(os.path.join(QA, 'tasks')):
+        if p.endswith('.py'):
+            compile(open(p).read(), p, 'exec')
+
+
+class FakeManager:
+    def __init__(self, statuses: List[Dict[str, Any]]) -> None:
+        self.statuses = statuses
+        self.calls: List[Tuple[str, int]] = []
+
+    def raw_cluster_cmd(self, *args: str) -> str:
+        import json
+        assert args[:2] == ('rocks-autotune', 'status')
+        return json.dumps(self.statuses.pop(0))
+
+    def kill_osd(self, osd: int) -> None:
+        self.calls.append(('kill', osd))
+
+    def revive_osd(self, osd: int) -> None:
+        self.calls.append(('revive', osd))
+
+
+def st(phase: str, kind: str = 'candidate', index: int = 2, health: Tuple[str, ...] = (),
+       state: str = 'running') -> Dict[str, Any]:
+    return {'id': 's1', 'state': state, 'osd': 3, 'phase': phase,
+            'current': {'index': index, 'kind': kind} if kind else None,
+            'health': list(health)}
+
+
+def test_admin_task_kills_once_and_answers_each_restart_once(qa_imports: None) -> None:
+    import importlib
+    ra = importlib.import_module('tasks.rocks_autotune')
+    manual = ('ROCKS_AUTOTUNE_MANUAL_RESTART',)
+    m = FakeManager([
+        st('wait_up', health=manual),                      # trial 2 asks: restart
+        st('wait_up', health=manual),                      # still waiting: once only
+        st('measure'),                                     # kill it now
+        st('measure'),                                     # killed already
+        st('wait_up', kind='recovery', health=manual),     # the recovery asks: restart
+        st('restore_wait', kind='', health=manual),        # the final restore asks
+        st('end', kind='', state='done', health=manual),   # ended: nothing to do
+    ])
+    admin = ra.RocksAutotuneAdmin(None, m, {'kill_canary': True})
+    while m.statuses:
+        admin.step()
+    assert m.calls == [('revive', 3), ('kill', 3), ('revive', 3), ('revive', 3)]
+    assert admin.killed == 3 and admin.restarts == 3
+
+
+def test_mgr_test_case_imports_over_stubs(qa_imports: None) -> None:
+    import importlib
+    t = importlib.import_module('tasks.mgr.test_rocks_autotune')
+    case = t.TestRocksAutotune
+    assert issubclass(case, FakeMgrTestCase)
+    names = [n for n in dir(case) if n.startswith('test_')]
+    assert {'test_short_session', 'test_abort_mid_trial', 'test_canary_killed_mid_trial',
+            'test_bad_input_changes_nothing'} <= set(names)
+    mgrs = 0
+    for path, doc in fragments():
+        for node in doc.get('roles') or []:
+            mgrs += len([r for r in node if r.startswith('mgr.')])
+    assert case.MGRS_REQUIRED <= mgrs
+
+
+def test_mgr_test_answers_each_restart_once(qa_imports: None) -> None:
+    import importlib
+    t = importlib.import_module('tasks.mgr.test_rocks_autotune')
+    calls: List[int] = []
+    case = t.TestRocksAutotune.__new__(t.TestRocksAutotune)
+    case.mgr_cluster = types.SimpleNamespace(
+        mon_manager=types.SimpleNamespace(revive_osd=calls.append))
+    case.answered = set()
+    manual = ('ROCKS_AUTOTUNE_MANUAL_RESTART',)
+    for s in (st('wait_up', health=manual), st('wait_up', health=manual), st('measure'),
+              st('wait_up', kind='recovery', health=manual)):
+        case._answer_restart(s)
+    assert calls == [3, 3]

@@ -1,0 +1,47 @@
+"""The teuthology workunits (qa/workunits/rocks_autotune), run on the lab.
+
+The same scripts the suite in qa/suites/rados/rocks_autotune runs: each uses
+only the ceph CLI against CEPH_CONF and checks what it did itself.
+"""
+import os
+import subprocess
+import time
+from typing import Any, List
+
+import pytest
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
+WORKUNITS = os.path.join(REPO, 'qa', 'workunits', 'rocks_autotune')
+# the order a reader would run them in; every script in the directory is run
+ORDER = ['bad_input.sh', 'short_session.sh', 'abort.sh', 'thrash_canary.sh', 'demo.sh']
+SCRIPTS = sorted((f for f in os.listdir(WORKUNITS) if f.endswith('.sh') and f != 'common.sh'),
+                 key=lambda f: (ORDER.index(f) if f in ORDER else len(ORDER), f))
+# demo.sh is the lab's demo, not a check: a short session, fast trials
+DEMO_ARGS = ['--trials', '1', '--duration', '4']
+DEMO_OPTIONS = (('warmup', '2'), ('bench_chunk_seconds', '2'))
+
+
+def test_every_script_is_run() -> None:
+    assert set(ORDER) <= set(SCRIPTS), SCRIPTS
+
+
+@pytest.mark.parametrize('script', SCRIPTS)
+def test_workunit(lab: Any, script: str) -> None:
+    args: List[str] = []
+    if script == 'demo.sh':
+        args = DEMO_ARGS
+        for name, value in DEMO_OPTIONS:
+            lab.ceph('config', 'set', 'mgr', f'mgr/rocks_autotune/{name}', value)
+    t0 = time.time()
+    try:
+        # output is not captured here: pytest shows it when the script fails
+        p = subprocess.run(['bash', os.path.join(WORKUNITS, script)] + args, env=lab.env,
+                           timeout=1800)
+    finally:
+        if script == 'demo.sh':
+            for name, _ in DEMO_OPTIONS:
+                lab.ceph('config', 'rm', 'mgr', f'mgr/rocks_autotune/{name}')
+    print(f'{script}: exit {p.returncode} in {time.time() - t0:.0f}s')
+    assert p.returncode == 0, f'{script} failed (exit {p.returncode})'
+    # whatever a script did, it leaves no session running for the next one
+    assert lab.status()['state'] not in ('running', 'stopping', 'restoring')
