@@ -137,3 +137,23 @@ def test_ceph_style() -> None:
     # Ceph's `prompt` directive is a Ceph Sphinx extension: not here
     assert '.. prompt::' not in text
     assert ':ref:`rocks-autotune-fault-matrix`' in text
+
+
+def test_start_defaults_are_the_declared_ones() -> None:
+    source = open(MODULE).read()
+    text = guide().split('\nstart\n-----\n', 1)[1]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef) and node.name == 'cmd_start':
+            args = node.args.args[-len(node.args.defaults):]
+            checked = 0
+            for a, d in zip(args, node.args.defaults):
+                shown = ast.get_source_segment(source, d)
+                if shown in ('None', 'False'):
+                    continue
+                section = ' '.join(text.split(f'``--{a.arg}``', 1)[1].split('``--', 1)[0].split())
+                assert f'(default {shown})' in section or f'``{shown.strip(chr(39))}`` (default)' \
+                    in section, (a.arg, shown)
+                checked += 1
+            assert checked >= 4
+            return
+    raise AssertionError('cmd_start not found')

@@ -44,6 +44,10 @@ class TestRocksAutotune(MgrTestCase):
     MGRS_REQUIRED = 2
     SESSION_TIMEOUT = 900
 
+    # a replicated pool with some data, so the canary holds real PGs
+    POOL = 'rocks_autotune_data'
+    WRITE_PERIOD = 10
+
     def setUp(self) -> None:
         super(TestRocksAutotune, self).setUp()
         self.setup_mgrs()
@@ -51,7 +55,17 @@ class TestRocksAutotune(MgrTestCase):
         for name, value in FAST_OPTIONS.items():
             self.mgr_cluster.set_module_conf(MODULE, name, value)
         self.answered: Set[Tuple[Any, ...]] = set()
+        # the module's commands appear once the new active mgr has loaded it
+        self.wait_until_true(lambda: self._cmd_result('rocks-autotune', 'status')[0] == 0,
+                             timeout=60)
         self.wait_until_true(lambda: self._status()['state'] not in ACTIVE, timeout=60)
+        if self.POOL not in self.mgr_cluster.mon_manager.pools:
+            self.mgr_cluster.mon_manager.create_pool(self.POOL)
+            self.mgr_cluster.mon_manager.raw_cluster_cmd(
+                'osd', 'pool', 'set', self.POOL, 'size', '3')
+            self.mgr_cluster.admin_remote.run(args=[
+                'rados', '-p', self.POOL, 'bench', str(self.WRITE_PERIOD), 'write',
+                '-b', '65536', '-t', '4', '--no-cleanup'], wait=True)
         self.wait_until_true(self._healthy, timeout=300)
 
     def tearDown(self) -> None:
