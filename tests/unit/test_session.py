@@ -345,3 +345,19 @@ def test_start_refuses_a_canary_whose_options_do_not_parse() -> None:
     with pytest.raises(StartRefused, match='cannot parse'):
         h.start(osd=0)
     assert h.saved == [] and h.cluster.config == config
+
+
+def test_repeated_unexpected_errors_end_the_session_with_config_restored() -> None:
+    h = Harness()
+    before = h.config_of(0)
+    s = h.start(osd=0, trials=2)
+    h.run(until=lambda s: s.s['phase'] == 'measure' and s.s['current']['kind'] == 'candidate')
+
+    def broken(osd: int) -> Any:
+        raise ValueError('garbled answer')
+    h.cluster.perf_dump = broken  # type: ignore[method-assign]
+    h.run()
+    assert s.s['state'] == 'failed' and 'garbled answer' in s.s['error']
+    assert h.config_of(0) == before
+    alert = s.health_checks()['ROCKS_AUTOTUNE_RESTORE_FAILED']
+    assert any('restart it' in d for d in alert['detail'])

@@ -88,7 +88,8 @@ class MgrCluster:
             raise ClusterError(f'{cmd["prefix"]} failed: {err or out} ({r})')
         return out
 
-    def _tell(self, osd: int, cmd: Dict[str, Any], timeout: float = 60) -> str:
+    def _tell(self, osd: int, cmd: Dict[str, Any], timeout: float = 60) -> Any:
+        """A command to the OSD; its JSON answer."""
         from mgr_module import CommandResult
         result = CommandResult('')
         self.mgr.send_command(result, 'osd', str(osd), json.dumps(cmd), '')
@@ -98,7 +99,12 @@ class MgrCluster:
         r, out, err = result.wait()
         if r != 0:
             raise ClusterError(f'osd.{osd} {cmd["prefix"]} failed: {err or out} ({r})')
-        return out
+        try:
+            return json.loads(out)
+        except ValueError:
+            # seen when the OSD dies with the command in flight: r == 0, no output
+            raise ClusterError(f'osd.{osd} {cmd["prefix"]} gave no usable answer: '
+                               f'{(err or out)[:200]!r}')
 
     def osds(self) -> Dict[int, OsdInfo]:
         osd_map = self.mgr.get('osd_map')
@@ -176,13 +182,12 @@ class MgrCluster:
         return bool(ok), why
 
     def perf_dump(self, osd: int) -> Dict[str, Any]:
-        return json.loads(self._tell(osd, {'prefix': 'perf dump'}))
+        return self._tell(osd, {'prefix': 'perf dump'})
 
     def bench(self, osd: int, count: int, size: int, object_size: int,
               object_num: int) -> Dict[str, Any]:
         # workload.py sizes a chunk to a few seconds; the bound is for a canary
         # that slowed to a crawl, plus the objects the bench creates and removes
-        return json.loads(self._tell(osd, {'prefix': 'bench', 'count': count, 'size': size,
-                                           'object_size': object_size,
-                                           'object_num': object_num, 'format': 'json'},
-                                     timeout=300))
+        return self._tell(osd, {'prefix': 'bench', 'count': count, 'size': size,
+                                'object_size': object_size, 'object_num': object_num,
+                                'format': 'json'}, timeout=300)

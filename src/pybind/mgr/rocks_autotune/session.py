@@ -13,6 +13,7 @@ The end:  restore -> restore_wait -> done | stopped | aborted | failed
 The canary's original config is saved before the first change; every path
 that ends a session goes through `restore`.
 """
+import logging
 import math
 import os
 import time
@@ -27,6 +28,8 @@ from .metrics import Baseline, Measurement
 from .rocksdb_options import (NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT, parse_options)
 from .space import Candidate, SearchSpace
 from .workload import BENCH_LIMIT_VALUE, WORKLOADS, BenchWorkload
+
+log = logging.getLogger(__name__)
 
 STATE_VERSION = 1
 ACTIVE = ('running', 'stopping', 'restoring')
@@ -300,11 +303,15 @@ class Session:
         try:
             delay = self._step()
             self.s['cluster_errors'] = 0
-        except ClusterError as e:
+        except Exception as e:
+            # a cluster call that failed, or a bug: retry a few times, then end
+            # through _fail, which restores the canary's config and says so
+            if not isinstance(e, ClusterError):
+                log.exception('session step failed in phase %s', self.s['phase'])
             self.s['cluster_errors'] += 1
-            self.s['message'] = f'cluster call failed: {e}'
+            self.s['message'] = f'step failed ({self.s["cluster_errors"]}x): {e}'
             if self.s['cluster_errors'] >= MAX_CLUSTER_ERRORS:
-                self._fail(f'giving up after repeated cluster errors: {e}')
+                self._fail(f'giving up after repeated errors: {e}')
             delay = 5.0
         self._save(self.s)
         return delay
@@ -643,6 +650,9 @@ class Session:
         except ClusterError:
             restored = False
         detail = [error]
+        if s['running_dirty']:
+            detail.append(f'osd.{self.osd} may still run a candidate: restart it to load '
+                          'the restored options')
         for name, value in s['originals'].items():
             detail.append(f'original osd.{self.osd} {name}: '
                           + ('(not set)' if value is None else value)
