@@ -11,6 +11,8 @@
 #             orchestrator) the `rocks_autotune` task with `kill_canary: true`
 #             (qa/tasks/rocks_autotune.py) kills it with the CephManager's
 #             kill_osd; this script waits for the OSD to go down.
+# Exit status 3: the session kept failing inside the module ("internal error")
+# instead of failing the trial.
 #   thrash_canary.sh            RA_OSD=N to choose the canary
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -50,7 +52,8 @@ alerted() {
     if [[ $msg == 'internal error'* ]]; then
         stuck_since=${stuck_since:-$(date +%s)}
         if [ $(( $(date +%s) - stuck_since )) -gt 60 ]; then
-            ra_die "the session is stuck on osd.$osd being down: '$msg' for over 60s"
+            ra_log "FAIL: the session is stuck on osd.$osd being down: '$msg' for over 60s"
+            exit 3  # distinct: tests/workunits knows this failure
         fi
     else
         stuck_since=''
