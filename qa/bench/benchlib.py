@@ -1,0 +1,338 @@
+"""Shared code of the benches in qa/bench: the lab, measurement windows, and
+the pure parts (interleaving, medians, ratios, tables) the unit tests cover.
+
+Measurements reuse the tuner's own code: perf counter snapshots and
+deltas are rocks_autotune.metrics, the osd bench chunks are
+rocks_autotune.workload.BenchWorkload, option strings come from
+rocks_autotune.rocksdb_options / space.  Nothing here is imported by the module.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, 'src', 'pybind', 'mgr'))
+
+from rocks_autotune import metrics  # noqa: E402
+from rocks_autotune.metrics import Measurement  # noqa: E402
+from rocks_autotune.rocksdb_options import parse_options  # noqa: E402
+from rocks_autotune.space import SearchSpace  # noqa: E402
+from rocks_autotune.workload import BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, BenchWorkload  # noqa
+
+LAB_DIR = '/var/tmp/rat-bench-lab'
+LAB_PORT = 40700
+CEPH_LAB = os.path.join(REPO, 'qa', 'lab', 'ceph-lab')
+DOC = os.path.join(REPO, 'doc', 'bench')
+OPTION = 'bluestore_rocksdb_options'
+
+
+def log(msg: str) -> None:
+    print(f'[{time.strftime("%H:%M:%S")}] {msg}', file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------- pure parts
+
+def interleave(names: Sequence[str], reps: int) -> List[Tuple[int, str]]:
+    """(repetition, configuration) in the order they run: A B C D A B C D ...
+
+    Every configuration runs once per round, so slow drift of the machine
+    (other labs, page cache, DB growth) reaches all of them alike.
+    """
+    if reps < 1:
+        raise ValueError(f'reps must be >= 1, not {reps}')
+    if len(set(names)) != len(names):
+        raise ValueError(f'configuration names repeat: {list(names)}')
+    return [(r, n) for r in range(reps) for n in names]
+
+
+def flush_bytes(options: str) -> int:
+    """write_buffer_size x min_write_buffer_number_to_merge of an option string."""
+    c = SearchSpace.candidate_from_options(parse_options(options))
+    return c.write_buffer_size * c.min_write_buffer_number_to_merge
+
+
+@dataclass
+class Stat:
+    median: Optional[float]
+    spread: Optional[float]  # (max - min) / median, metrics.spread
+    n: int
+    values: List[float] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, xs: Sequence[Optional[float]]) -> 'Stat':
+        vals = [float(x) for x in xs if x is not None]
+        if not vals:
+            return cls(None, None, 0, [])
+        return cls(metrics.median(vals), metrics.spread(vals), len(vals), vals)
+
+
+def ratio(a: Optional[float], b: Optional[float]) -> Optional[float]:
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+# The columns of a results table: key in a window's dict, header, format.
+METRICS: List[Tuple[str, str, str]] = [
+    ('iops', 'IOPS', '{:.0f}'),
+    ('kv_sync_lat_ms', 'kv_sync_lat ms', '{:.3f}'),
+    ('db_mib', 'DB MiB written', '{:.0f}'),
+    ('write_amp', 'write-amp', '{:.3f}'),
+    ('flushes', 'flushes', '{:.1f}'),
+]
+
+
+def summarize(windows: List[Dict[str, Any]], names: Sequence[str]
+              ) -> Dict[str, Dict[str, Stat]]:
+    """Per configuration, per metric: median and spread over its windows."""
+    out: Dict[str, Dict[str, Stat]] = {}
+    for n in names:
+        ws = [w for w in windows if w['config'] == n]
+        out[n] = {k: Stat.of([w.get(k) for w in ws]) for k, _, _ in METRICS}
+    return out
+
+
+def _fmt(fmt: str, v: Optional[float]) -> str:
+    return '–' if v is None else fmt.format(v)
+
+
+def _pct(v: Optional[float]) -> str:
+    return '–' if v is None else f'{100 * v:.0f}%'
+
+
+def _x(v: Optional[float]) -> str:
+    return '–' if v is None else f'{v:.2f}x'
+
+
+def render_table(summary: Dict[str, Dict[str, Stat]], names: Sequence[str],
+                 default: str, reference: str) -> str:
+    """Markdown: median (spread) per metric, then ratios of the medians to
+    `default` and to `reference` (IOPS, kv_sync_lat, write-amp)."""
+    head = ['configuration', 'n'] + [f'{h} (spread)' for _, h, _ in METRICS]
+    for base in (default, reference):
+        head += [f'IOPS / {base}', f'kv_sync_lat / {base}', f'write-amp / {base}']
+    lines = ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
+    for n in names:
+        s = summary[n]
+        row = [n, str(s['iops'].n or s['write_amp'].n)]
+        for k, _, fmt in METRICS:
+            row.append(f'{_fmt(fmt, s[k].median)} ({_pct(s[k].spread)})')
+        for base in (default, reference):
+            b = summary[base]
+            for k in ('iops', 'kv_sync_lat_ms', 'write_amp'):
+                row.append(_x(ratio(s[k].median, b[k].median)))
+        lines.append('| ' + ' | '.join(row) + ' |')
+    return '\n'.join(lines)
+
+
+def window_row(config: str, rep: int, workload: str, m: Measurement,
+               iops: Optional[float] = None) -> Dict[str, Any]:
+    """One measured window as a flat JSON-ready dict."""
+    d = m.to_dict()
+    d.update(config=config, rep=rep, workload=workload, db_mib=m.db_bytes / (1 << 20))
+    if iops is not None:
+        d['iops'] = iops
+    return d
+
+
+def parse_rados_bench(out: str) -> Dict[str, float]:
+    """Totals from `rados bench ... write` output."""
+    def num(label: str) -> float:
+        m = re.search(rf'^{re.escape(label)}:\s+([0-9.]+)', out, re.M)
+        if not m:
+            raise ValueError(f'rados bench output has no "{label}"')
+        return float(m.group(1))
+    return {'seconds': num('Total time run'), 'writes': num('Total writes made'),
+            'iops': num('Average IOPS')}
+
+
+# ---------------------------------------------------------------- the lab
+
+class Lab:
+    """The bench's own lab (never anyone else's): ceph-lab with our dir and port."""
+
+    def __init__(self, lab_dir: str = LAB_DIR, port: int = LAB_PORT) -> None:
+        self.dir = lab_dir
+        self.port = port
+        self.env = dict(os.environ, CEPH_LAB_DIR=lab_dir, CEPH_LAB_MON_PORT=str(port),
+                        CEPH_CONF=os.path.join(lab_dir, 'ceph.conf'))
+
+    # -- ceph-lab
+    def lab(self, *args: str, timeout: float = 900) -> str:
+        p = subprocess.run([CEPH_LAB, *args], env=self.env, text=True, timeout=timeout,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if p.returncode:
+            raise RuntimeError(f'ceph-lab {" ".join(args)} failed: {p.stderr[-2000:]}')
+        return p.stdout
+
+    def up(self, flash: bool, fresh: bool = True) -> None:
+        if fresh:
+            self.lab('down')
+        log(f'lab up ({"flash" if flash else "hdd"}-like) in {self.dir}')
+        self.lab('up', '--flash' if flash else '--hdd')
+
+    def down(self) -> None:
+        log(f'lab down ({self.dir})')
+        self.lab('down')
+
+    def facts(self) -> Dict[str, Any]:
+        with open(os.path.join(self.dir, 'lab.json')) as f:
+            st = json.load(f)
+        return {'osds': len(st['osds']), 'flash': st['flash'],
+                'version': self.ceph('version').strip(), 'cores': os.cpu_count(),
+                'load_avg_at_start': os.getloadavg()[0]}
+
+    # -- ceph CLI
+    def run(self, *args: str, timeout: float = 120, check: bool = True) -> str:
+        p = subprocess.run(list(args), env=self.env, text=True, timeout=timeout,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if check and p.returncode:
+            raise RuntimeError(f'{" ".join(args)} failed ({p.returncode}): '
+                               f'{p.stdout[-1000:]}{p.stderr[-1000:]}')
+        return p.stdout
+
+    def ceph(self, *args: str, timeout: float = 120, check: bool = True) -> str:
+        return self.run('ceph', '--connect-timeout', '30', *args, timeout=timeout, check=check)
+
+    def ceph_json(self, *args: str, timeout: float = 120) -> Any:
+        return json.loads(self.ceph(*args, '-f', 'json', timeout=timeout))
+
+    def perf_dump(self, osd: int) -> Dict[str, Any]:
+        return self.ceph_json('tell', f'osd.{osd}', 'perf', 'dump')  # type: ignore[no-any-return]
+
+    def bench(self, osd: int, count: int, size: int, object_size: int,
+              object_num: int) -> Dict[str, Any]:
+        """The `Cluster.bench` that workload.BenchWorkload drives."""
+        return self.ceph_json('tell', f'osd.{osd}', 'bench', str(count), str(size),  # type: ignore
+                              str(object_size), str(object_num), timeout=300)
+
+    def up_from(self, osd: int) -> Tuple[bool, int]:
+        for o in self.ceph_json('osd', 'dump')['osds']:
+            if o['osd'] == osd:
+                return bool(o['up']), int(o['up_from'])
+        raise RuntimeError(f'no osd.{osd}')
+
+    def active_clean(self) -> bool:
+        st = self.ceph_json('pg', 'stat')
+        s = st.get('pg_summary', st)
+        total = s.get('num_pgs', 0)
+        clean = sum(x['num'] for x in s.get('num_pg_by_state', [])
+                    if x['name'] == 'active+clean')
+        return bool(total) and clean == total
+
+    def wait(self, what: str, pred: Any, timeout: float = 300) -> None:
+        deadline = time.time() + timeout
+        while True:
+            try:
+                if pred():
+                    return
+            except (RuntimeError, ValueError, subprocess.TimeoutExpired):
+                pass
+            if time.time() > deadline:
+                raise RuntimeError(f'timed out after {timeout:.0f}s waiting for {what}')
+            time.sleep(1)
+
+    def apply(self, osd: int, options: str) -> float:
+        """Set the options on osd.N only, restart it through the orchestrator and
+        wait until it is up again (new up_from) and all PGs are active+clean.
+        Returns the seconds it took."""
+        t0 = time.time()
+        self.ceph('config', 'set', f'osd.{osd}', OPTION, options)
+        _, before = self.up_from(osd)
+        self.ceph('orch', 'daemon', 'restart', f'osd.{osd}')
+
+        def back() -> bool:
+            up, uf = self.up_from(osd)
+            return up and uf != before
+        self.wait(f'osd.{osd} back up', back)
+        self.wait('active+clean', self.active_clean)
+        return time.time() - t0
+
+    def mgr_pid(self, mid: str = 'x') -> int:
+        with open(os.path.join(self.dir, 'run', f'mgr.{mid}.pid')) as f:
+            return int(f.read().strip())
+
+
+# ---------------------------------------------------------------- windows
+
+@dataclass
+class WindowSpec:
+    warmup: float = 10.0
+    duration: float = 30.0
+    min_flushes: float = 2.0
+    max_factor: float = 3.0  # extend a window up to duration x this for min_flushes
+
+
+def osd_bench_window(lab: Lab, osd: int, options: str, spec: WindowSpec) -> Measurement:
+    """The tuner's bench window, from outside: warm up, snapshot, osd bench in
+    chunks for `duration` (longer until `min_flushes` memtable flushes), snapshot."""
+    wl = BenchWorkload(lab, osd)  # type: ignore[arg-type]
+    fb = flush_bytes(options)
+    est: Optional[float] = None
+    t0 = time.time()
+    while time.time() - t0 < spec.warmup:
+        n, s = wl.drive(spec.warmup - (time.time() - t0), est)
+        est = n / wl.block_size / s if s > 0 else est
+    before = metrics.snapshot(lab.perf_dump(osd))
+    start = time.time()
+    nbytes, nsecs = 0, 0.0
+    while True:
+        elapsed = time.time() - start
+        if elapsed >= spec.duration:
+            after = metrics.snapshot(lab.perf_dump(osd))
+            if (metrics.wal_bytes(before, after) / fb >= spec.min_flushes
+                    or elapsed >= spec.duration * spec.max_factor):
+                break
+        n, s = wl.drive(max(1.0, spec.duration - elapsed), est)
+        est = n / wl.block_size / s if s > 0 else est
+        nbytes += n
+        nsecs += s
+    return metrics.measure(before, after, seconds=time.time() - start, flush_bytes=fb,
+                           min_flushes=spec.min_flushes, bench_bytes=nbytes,
+                           bench_seconds=nsecs)
+
+
+def rados_bench_window(lab: Lab, osd: int, pool: str, options: str, spec: WindowSpec,
+                       run_name: str) -> Tuple[Measurement, float]:
+    """`rados bench -b 4096 -t 16` on a size-3 pool; the canary's counters over
+    the window (client bytes: its osd.op_w_in_bytes) and the cluster-wide IOPS
+    rados bench reports (total writes / total time over the window's chunks)."""
+    fb = flush_bytes(options)
+    lab.run('rados', '-p', pool, 'bench', str(int(spec.warmup)), 'write', '-b', '4096',
+            '-t', '16', '--no-cleanup', '--run-name', run_name + '-warm', timeout=300)
+    before = metrics.snapshot(lab.perf_dump(osd))
+    start = time.time()
+    writes, secs, chunk = 0.0, 0.0, 0
+    while True:
+        left = spec.duration - (time.time() - start)
+        out = lab.run('rados', '-p', pool, 'bench', str(max(5, int(round(left)))), 'write',
+                      '-b', '4096', '-t', '16', '--no-cleanup', '--run-name',
+                      f'{run_name}-{chunk}', timeout=600)
+        r = parse_rados_bench(out)
+        writes += r['writes']
+        secs += r['seconds']
+        chunk += 1
+        after = metrics.snapshot(lab.perf_dump(osd))
+        elapsed = time.time() - start
+        if elapsed >= spec.duration and (
+                metrics.wal_bytes(before, after) / fb >= spec.min_flushes
+                or elapsed >= spec.duration * spec.max_factor):
+            break
+    m = metrics.measure(before, after, seconds=time.time() - start, flush_bytes=fb,
+                        min_flushes=spec.min_flushes)
+    return m, writes / secs if secs else 0.0
+
+
+def raise_bench_limit(lab: Lab, osd: int) -> None:
+    lab.ceph('config', 'set', f'osd.{osd}', BENCH_LIMIT_OPTION, str(BENCH_LIMIT_VALUE))
+
+
+def restore(lab: Lab, osd: int) -> None:
+    """Remove what the bench set on the canary (the lab sets neither option)."""
+    for opt in (OPTION, BENCH_LIMIT_OPTION):
+        lab.ceph('config', 'rm', f'osd.{osd}', opt, check=False)
