@@ -347,6 +347,12 @@ def test_module_survives_a_taken_port() -> None:
         assert uris == [] and m.http.bound is None
     m.serve_panel()  # freed: the next pass binds
     assert m.http.bound is not None and len(uris) == 1
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        s.listen()
+        m.mock_options['server_port'] = s.getsockname()[1]
+        m.config_notify()  # moved to a taken port: no stale URL left in `ceph mgr services`
+        assert uris[-1] == '' and m.http.bound is None
     m.shutdown()
 
 

@@ -166,11 +166,12 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
     def serve_panel(self) -> None:
         """Listen where the options say (re-binding if they changed); publish the URL."""
         host, port, uri_host = panel_address(self)
-        if self.http.ensure(host, port) and self.http.bound:
-            uri = url(uri_host, self.http.bound[1])
-            if uri != self.uri:
-                self.set_uri(uri)
-                self.uri = uri
+        # an empty URI drops the entry from `ceph mgr services` while nothing listens
+        uri = (url(uri_host, self.http.bound[1])
+               if self.http.ensure(host, port) and self.http.bound else '')
+        if uri != self.uri:
+            self.set_uri(uri)
+            self.uri = uri
 
     def config_notify(self) -> None:
         self.serve_panel()
