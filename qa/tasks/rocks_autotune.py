@@ -89,9 +89,9 @@ class RocksAutotuneAdmin(ThrasherGreenlet):
         except self.Stopped:
             pass
         except Exception as e:
+            # reported by task() when it stops us (and seen by the daemon watchdog)
             log.exception('rocks_autotune admin failed')
             self.set_thrasher_exception(e)
-            raise
 
     def step(self) -> None:
         try:
