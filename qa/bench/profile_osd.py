@@ -1,0 +1,95 @@
+#!/usr/bin/python3
+"""Where the canary's time goes under the bench: per-thread CPU from /proc.
+
+    qa/bench/profile_osd.py [--seconds 30] [--config default|new_tuning|...]
+                            [--out doc/bench/profile-osd.md]
+
+On the bench lab (/var/tmp/rat-bench-lab, must be up): optionally apply a
+configuration to osd.0 (restart), then drive 4 KiB osd bench on osd.0 for
+`--seconds` while sampling /proc/<osd pid>/task/*/stat (utime + stime per
+thread, grouped by thread name) and /proc/stat (the whole machine's busy
+share).  If bstore_kv_sync is far from 100% of a core while the machine is
+saturated, RocksDB options (which act on the kv sync thread's work) cannot
+move IOPS much: the bench is bound elsewhere.
+"""
+import argparse
+import datetime
+import os
+import sys
+import time
+from collections import defaultdict
+from typing import Dict, List, Tuple
+
+import benchlib
+from benchlib import Lab, log
+from module_cost import thread_cpu
+from rocks_autotune.rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT
+from rocks_autotune.workload import BenchWorkload
+
+CANARY = 0
+CONFIGS = {'default': PACIFIC_DEFAULT, 'new_tuning': NEW_TUNING,
+           'new_tuning_lz4': NEW_TUNING_LZ4}
+
+
+def machine_busy() -> Tuple[float, float]:
+    """(busy jiffies, total jiffies) of all CPUs."""
+    with open('/proc/stat') as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    idle = v[3] + v[4]
+    return sum(v) - idle, sum(v)
+
+
+def by_comm(a: Dict[int, Tuple[str, float]], b: Dict[int, Tuple[str, float]]
+            ) -> Dict[str, float]:
+    out: Dict[str, float] = defaultdict(float)
+    for tid, (comm, cpu) in b.items():
+        out[comm] += cpu - a.get(tid, (comm, 0.0))[1]
+    return dict(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('--seconds', type=float, default=30)
+    ap.add_argument('--config', choices=sorted(CONFIGS), default=None)
+    ap.add_argument('--out', default=os.path.join(benchlib.DOC, 'profile-osd.md'))
+    a = ap.parse_args()
+    lab = Lab()
+    if a.config:
+        lab.apply(CANARY, CONFIGS[a.config])
+    benchlib.raise_bench_limit(lab, CANARY)
+    with open(os.path.join(lab.dir, 'run', f'osd.{CANARY}.pid')) as f:
+        pid = int(f.read().strip())
+    wl = BenchWorkload(lab, CANARY)  # type: ignore[arg-type]
+    wl.drive(5, None)  # warm-up
+    t0, th0, m0 = time.time(), thread_cpu(pid), machine_busy()
+    nbytes, nsecs, est = 0, 0.0, None
+    while time.time() - t0 < a.seconds:
+        n, s = wl.drive(a.seconds - (time.time() - t0), est)
+        nbytes, nsecs = nbytes + n, nsecs + s
+        est = n / wl.block_size / s if s > 0 else est
+    secs = time.time() - t0
+    th1, m1 = thread_cpu(pid), machine_busy()
+    cpu = by_comm(th0, th1)
+    busy = (m1[0] - m0[0]) / (m1[1] - m0[1])
+    total = sum(cpu.values())
+    rows: List[str] = [f'| {c} | {100 * v / secs:.1f} |'
+                       for c, v in sorted(cpu.items(), key=lambda kv: -kv[1]) if v > 0][:12]
+    text = '\n'.join([
+        '# Where osd.0 spends its CPU under the canary osd bench', '',
+        f'Command: `qa/bench/profile_osd.py {" ".join(sys.argv[1:])}`; '
+        f'{datetime.datetime.now().isoformat(timespec="seconds")}; options of osd.0: '
+        f'{a.config or "as left on the lab"}.', '',
+        f'{secs:.0f} s of 4 KiB osd bench: {nbytes / 4096 / nsecs:.0f} IOPS. osd.0 used '
+        f'{100 * total / secs:.0f}% of a core in all; the whole machine ({os.cpu_count()} '
+        f'cores, shared with other labs) was {100 * busy:.0f}% busy '
+        f'(load average {os.getloadavg()[0]:.1f}).', '',
+        '| thread (by name) | % of a core |', '|---|---|'] + rows) + '\n'
+    with open(a.out, 'w') as f:
+        f.write(text)
+    print(text)
+    log('done')
+
+
+if __name__ == '__main__':
+    main()
