@@ -60,8 +60,10 @@ def assert_clean(lab: Lab, osd: int, before: List[Dict[str, Any]],
     lab.wait('active+clean', lab.active_clean, 300)
 
 
-def set_opt(lab: Lab, name: str, value: str) -> None:
-    lab.ceph('config', 'set', 'mgr', f'mgr/rocks_autotune/{name}', value)
+def set_opt(lab: Lab, name: str, value: str, module: str = 'rocks_autotune') -> None:
+    # put defaults back with `config set`, not `config rm`: Pacific's mgr
+    # keeps a removed module option's old value until it restarts
+    lab.ceph('config', 'set', 'mgr', f'mgr/{module}/{name}', value)
 
 
 def history(lab: Lab) -> List[Dict[str, Any]]:
@@ -97,7 +99,7 @@ def test_2_candidate_the_osd_rejects(lab: Lab) -> None:
         lab.ceph('rocks-autotune', 'start', '--osd', '1', '--trials', '1', '--duration', '4')
         st = wait_ended(lab)
     finally:
-        lab.ceph('config', 'rm', 'mgr', 'mgr/rocks_autotune/inject_candidate_options')
+        set_opt(lab, 'inject_candidate_options', '')
     assert st['state'] == 'done', st
     cand = [t for t in history(lab) if t['kind'] == 'candidate']
     assert len(cand) == 1 and cand[0]['verdict'] == 'failed', cand
@@ -185,14 +187,14 @@ def test_5c_unhealthy_too_long_aborts_and_restores(lab: Lab) -> None:
         finally:
             lab.ceph('orch', 'daemon', 'start', 'osd.1')
     finally:
-        lab.ceph('config', 'rm', 'mgr', 'mgr/rocks_autotune/unhealthy_timeout')
+        set_opt(lab, 'unhealthy_timeout', '1800')
     assert st['state'] == 'failed' and 'unhealthy' in st['error'], st
     assert_clean(lab, 0, before)
 
 
 def test_6a_no_orchestrator_is_manual_mode(lab: Lab) -> None:
     before = own(lab, 1)
-    lab.ceph('config', 'rm', 'mgr', 'mgr/orchestrator/orchestrator')
+    lab.ceph('orch', 'set', 'backend', '')  # config rm would not reach the running mgr
     try:
         lab.ceph('rocks-autotune', 'start', '--osd', '1', '--trials', '1', '--duration', '4')
         restarts = 0
@@ -221,12 +223,12 @@ def test_6a_no_orchestrator_is_manual_mode(lab: Lab) -> None:
 def test_6b_failing_orchestrator_changes_nothing(lab: Lab) -> None:
     before = own(lab, 2)
     pid = lab.pid('osd.2')
-    lab.ceph('config', 'set', 'mgr', 'mgr/lab_orchestrator/fail_actions', 'true')
+    set_opt(lab, 'fail_actions', 'true', module='lab_orchestrator')
     try:
         lab.ceph('rocks-autotune', 'start', '--osd', '2', '--trials', '1', '--duration', '4')
         st = wait_ended(lab)
     finally:
-        lab.ceph('config', 'rm', 'mgr', 'mgr/lab_orchestrator/fail_actions')
+        set_opt(lab, 'fail_actions', 'false', module='lab_orchestrator')
     assert st['state'] == 'failed' and 'restart failed' in st['error'], st
     assert 'fail_actions' in st['error']
     assert lab.pid('osd.2') == pid

@@ -1,5 +1,6 @@
 """The tuner end to end on the lab: real restarts, real counters, real restore."""
 import json
+import subprocess
 from typing import Any, Dict, List
 
 from conftest import Lab
@@ -85,3 +86,29 @@ def test_abort_mid_trial_restores_the_canary(lab: Lab) -> None:
     assert shown == lab.ceph('config', 'get', 'osd.2', 'bluestore_rocksdb_options').stdout.strip()
     assert 'noout' not in lab.osd(2)['state']
     lab.wait('active+clean', lab.active_clean, 180)
+
+
+def test_live_workload_measures_client_traffic(lab: Lab) -> None:
+    """--workload live drives nothing: the window sees the clients' own writes."""
+    before = own(lab, 0)
+    bench = subprocess.Popen(['rados', '-p', 'rbd', 'bench', '600', 'write', '-b', '4096',
+                              '-t', '4', '--run-name', 'live-test'], env=lab.env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        lab.ceph('rocks-autotune', 'start', '--osd', '0', '--trials', '1', '--duration', '6',
+                 '--workload', 'live')
+        st = wait_ended(lab, 600)
+    finally:
+        bench.terminate()
+        bench.wait(60)
+        lab.run('rados', '-p', 'rbd', 'cleanup', '--run-name', 'live-test', check=False,
+                timeout=300)
+    assert st['state'] == 'done', st
+    trials = json.loads(lab.ceph('rocks-autotune', 'history', '-f', 'json').stdout)
+    measured = [t for t in trials if t['verdict'] != 'failed']
+    assert measured
+    for t in measured:
+        m = t['measurement']
+        assert m['iops'] is None and m['client_bytes'] > 0 and m['kv_sync_lat_ms'] > 0, t
+    assert own(lab, 0) == before
+    lab.wait('active+clean', lab.active_clean, 300)
