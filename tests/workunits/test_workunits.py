@@ -19,14 +19,6 @@ SCRIPTS = sorted((f for f in os.listdir(WORKUNITS) if f.endswith('.sh') and f !=
 # demo.sh is the lab's demo, not a check: a short session, fast trials
 DEMO_ARGS = ['--trials', '1', '--duration', '4']
 DEMO_OPTIONS = (('warmup', '2'), ('bench_chunk_seconds', '2'))
-# failures a script reports with a distinct exit status, for a known module
-# bug: the test is marked xfail for that status only, and passes once fixed
-KNOWN_BUGS = {
-    ('thrash_canary.sh', 3):
-        'module bug: a canary stopped mid-measurement makes the OSD tell return r=0 with '
-        'empty output in the mgr; json.loads fails outside ClusterError, the step fails '
-        '("internal error") every 10 s and the trial is never marked failed',
-}
 
 
 def test_every_script_is_run() -> None:
@@ -50,8 +42,6 @@ def test_workunit(lab: Any, script: str) -> None:
             for name, _ in DEMO_OPTIONS:
                 lab.ceph('config', 'rm', 'mgr', f'mgr/rocks_autotune/{name}')
     print(f'{script}: exit {p.returncode} in {time.time() - t0:.0f}s')
-    if (script, p.returncode) in KNOWN_BUGS:
-        pytest.xfail(KNOWN_BUGS[script, p.returncode])
     assert p.returncode == 0, f'{script} failed (exit {p.returncode})'
     # whatever a script did, it leaves no session running for the next one
     assert lab.status()['state'] not in ('running', 'stopping', 'restoring')

@@ -12,7 +12,8 @@
 #             (qa/tasks/rocks_autotune.py) kills it with the CephManager's
 #             kill_osd; this script waits for the OSD to go down.
 # Exit status 3: the session kept failing inside the module ("internal error")
-# instead of failing the trial.
+# instead of failing the trial (as it did before 66dd6cb, when a stopped OSD's
+# empty tell answer was not a cluster error).
 #   thrash_canary.sh            RA_OSD=N to choose the canary
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -53,7 +54,7 @@ alerted() {
         stuck_since=${stuck_since:-$(date +%s)}
         if [ $(( $(date +%s) - stuck_since )) -gt 60 ]; then
             ra_log "FAIL: the session is stuck on osd.$osd being down: '$msg' for over 60s"
-            exit 3  # distinct: tests/workunits knows this failure
+            exit 3
         fi
     else
         stuck_since=''
