@@ -6,6 +6,7 @@ deltas are rocks_autotune.metrics, the osd bench chunks are
 rocks_autotune.workload.BenchWorkload, option strings come from
 rocks_autotune.rocksdb_options / space.  Nothing here is imported by the module.
 """
+import glob
 import json
 import os
 import re
@@ -258,6 +259,59 @@ class Lab:
             return int(f.read().strip())
 
 
+# ---------------------------------------------------------------- /proc
+
+TICK = os.sysconf('SC_CLK_TCK')
+
+
+def stat_cpu(path: str) -> Tuple[str, float]:
+    """(comm, utime + stime seconds) of a /proc stat file."""
+    with open(path) as f:
+        s = f.read()
+    comm = s[s.index('(') + 1:s.rindex(')')]
+    fields = s[s.rindex(')') + 2:].split()
+    return comm, (int(fields[11]) + int(fields[12])) / TICK
+
+
+def thread_cpu(pid: int) -> Dict[int, Tuple[str, float]]:
+    """tid -> (thread name, CPU seconds so far) of a process."""
+    out: Dict[int, Tuple[str, float]] = {}
+    for t in glob.glob(f'/proc/{pid}/task/*/stat'):
+        try:
+            out[int(t.split('/')[4])] = stat_cpu(t)
+        except (OSError, ValueError):
+            pass  # thread exited
+    return out
+
+
+def machine_busy() -> Tuple[float, float]:
+    """(busy jiffies, total jiffies) of all CPUs, from /proc/stat."""
+    with open('/proc/stat') as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    idle = v[3] + v[4]
+    return sum(v) - idle, sum(v)
+
+
+class CpuProfile:
+    """Per-thread-name CPU of a process and the machine's busy share over a window."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid, self.t0 = pid, time.time()
+        self.th0, self.m0 = thread_cpu(pid), machine_busy()
+
+    def result(self) -> Dict[str, Any]:
+        secs = time.time() - self.t0
+        th1, m1 = thread_cpu(self.pid), machine_busy()
+        by: Dict[str, float] = {}
+        for tid, (comm, cpu) in th1.items():
+            by[comm] = by.get(comm, 0.0) + cpu - self.th0.get(tid, (comm, 0.0))[1]
+        pct = {c: round(100 * v / secs, 1) for c, v in by.items() if v > 0}
+        return {'process_core_pct': round(sum(pct.values()), 1),
+                'threads_core_pct': dict(sorted(pct.items(), key=lambda kv: -kv[1])[:8]),
+                'machine_busy_pct': round(100 * (m1[0] - self.m0[0])
+                                          / max(1, m1[1] - self.m0[1]), 1)}
+
+
 # ---------------------------------------------------------------- windows
 
 @dataclass
@@ -268,7 +322,13 @@ class WindowSpec:
     max_factor: float = 3.0  # extend a window up to duration x this for min_flushes
 
 
-def osd_bench_window(lab: Lab, osd: int, options: str, spec: WindowSpec) -> Measurement:
+def osd_pid(lab: Lab, osd: int) -> int:
+    with open(os.path.join(lab.dir, 'run', f'osd.{osd}.pid')) as f:
+        return int(f.read().strip())
+
+
+def osd_bench_window(lab: Lab, osd: int, options: str, spec: WindowSpec,
+                     profile: Optional[Dict[str, Any]] = None) -> Measurement:
     """The tuner's bench window, from outside: warm up, snapshot, osd bench in
     chunks for `duration` (longer until `min_flushes` memtable flushes), snapshot."""
     wl = BenchWorkload(lab, osd)  # type: ignore[arg-type]
@@ -279,6 +339,7 @@ def osd_bench_window(lab: Lab, osd: int, options: str, spec: WindowSpec) -> Meas
         n, s = wl.drive(spec.warmup - (time.time() - t0), est)
         est = n / wl.block_size / s if s > 0 else est
     before = metrics.snapshot(lab.perf_dump(osd))
+    prof = CpuProfile(osd_pid(lab, osd)) if profile is not None else None
     start = time.time()
     nbytes, nsecs = 0, 0.0
     while True:
@@ -292,6 +353,8 @@ def osd_bench_window(lab: Lab, osd: int, options: str, spec: WindowSpec) -> Meas
         est = n / wl.block_size / s if s > 0 else est
         nbytes += n
         nsecs += s
+    if prof is not None and profile is not None:
+        profile.update(prof.result())
     return metrics.measure(before, after, seconds=time.time() - start, flush_bytes=fb,
                            min_flushes=spec.min_flushes, bench_bytes=nbytes,
                            bench_seconds=nsecs)

@@ -25,32 +25,13 @@ import os
 import random
 import sys
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional
 
 import benchlib
-from benchlib import Lab, log
+from benchlib import Lab, log, thread_cpu
+from benchlib import stat_cpu as _stat_cpu
 
 MODULE_THREADS = ('rocks_autotune', 'm-fin-rocks_aut')
-TICK = os.sysconf('SC_CLK_TCK')
-
-
-def _stat_cpu(path: str) -> Tuple[str, float]:
-    """(comm, utime + stime seconds) of a /proc stat file."""
-    with open(path) as f:
-        s = f.read()
-    comm = s[s.index('(') + 1:s.rindex(')')]
-    fields = s[s.rindex(')') + 2:].split()
-    return comm, (int(fields[11]) + int(fields[12])) / TICK
-
-
-def thread_cpu(pid: int) -> Dict[int, Tuple[str, float]]:
-    out: Dict[int, Tuple[str, float]] = {}
-    for t in glob.glob(f'/proc/{pid}/task/*/stat'):
-        try:
-            out[int(t.split('/')[4])] = _stat_cpu(t)
-        except (OSError, ValueError):
-            pass  # thread exited
-    return out
 
 
 def rss_mib(pid: int) -> float:

@@ -22,21 +22,13 @@ from typing import Dict, List, Tuple
 
 import benchlib
 from benchlib import Lab, log
-from module_cost import thread_cpu
+from benchlib import machine_busy, thread_cpu
 from rocks_autotune.rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT
 from rocks_autotune.workload import BenchWorkload
 
 CANARY = 0
 CONFIGS = {'default': PACIFIC_DEFAULT, 'new_tuning': NEW_TUNING,
            'new_tuning_lz4': NEW_TUNING_LZ4}
-
-
-def machine_busy() -> Tuple[float, float]:
-    """(busy jiffies, total jiffies) of all CPUs."""
-    with open('/proc/stat') as f:
-        v = [int(x) for x in f.readline().split()[1:]]
-    idle = v[3] + v[4]
-    return sum(v) - idle, sum(v)
 
 
 def by_comm(a: Dict[int, Tuple[str, float]], b: Dict[int, Tuple[str, float]]

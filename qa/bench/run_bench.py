@@ -142,6 +142,34 @@ def verdicts(summary: Dict[str, Dict[str, benchlib.Stat]]) -> List[str]:
     return out
 
 
+def cpu_lines(windows: List[Dict[str, Any]]) -> List[str]:
+    """Median per configuration of where osd.0's CPU went in its osd bench windows."""
+    ws = [w for w in windows if w['workload'] == 'osd_bench' and w.get('cpu')]
+    if not ws:
+        return []
+    out = ['## CPU during the osd bench windows (/proc, % of one core, median)', '',
+           '| configuration | osd.0 total | bstore_kv_sync | tp_osd_tp | bstore_kv_final '
+           '| rocksdb:low / high | machine busy (2 cores = 100%) |',
+           '|---|---|---|---|---|---|---|']
+    for n in NAMES:
+        mine = [w['cpu'] for w in ws if w['config'] == n]
+        if not mine:
+            continue
+
+        def med(f: Any) -> str:
+            return f'{benchlib.metrics.median([f(c) for c in mine]):.0f}'
+
+        def th(name: str) -> Any:
+            return lambda c: sum(v for k, v in c['threads_core_pct'].items()
+                                 if k.startswith(name))
+        out.append(f'| {n} | {med(lambda c: c["process_core_pct"])} | {med(th("bstore_kv_sync"))}'
+                   f' | {med(th("tp_osd_tp"))} | {med(th("bstore_kv_final"))} | '
+                   f'{med(th("rocksdb:low"))} / {med(th("rocksdb:high"))} | '
+                   f'{med(lambda c: c["machine_busy_pct"])} |')
+    return out + ['', 'Only the 8 busiest thread names of each window are kept, so a '
+                  'thread shown as 0 may have been just below them.', '']
+
+
 def report(mode: str, windows: List[Dict[str, Any]], sess: Dict[str, Any],
            facts: Dict[str, Any], configs: Dict[str, str], a: argparse.Namespace,
            command: str, spec: WindowSpec, rspec: WindowSpec, started: str, png: str) -> str:
@@ -181,6 +209,7 @@ def report(mode: str, windows: List[Dict[str, Any]], sess: Dict[str, Any],
                   'leaves out SST writes still to come (flushes column).', '']
         if wl == 'osd_bench':
             target_lines = verdicts(summ)
+    lines += cpu_lines(windows)
     lines += ['## Targets (canary osd bench)', ''] + target_lines + [
         '', f'Plot: `{os.path.relpath(png, benchlib.REPO)}`. Every window: '
         f'`windows-{mode}.json` next to this file.', '']
@@ -213,9 +242,11 @@ def run_mode(mode: str, a: argparse.Namespace, command: str) -> None:
         for rep, name in benchlib.interleave(NAMES, a.reps):
             opts = configs[name]
             restart = lab.apply(CANARY, opts)
-            m = benchlib.osd_bench_window(lab, CANARY, opts, spec)
+            prof: Dict[str, Any] = {}
+            m = benchlib.osd_bench_window(lab, CANARY, opts, spec, profile=prof)
             windows.append(dict(benchlib.window_row(name, rep, 'osd_bench', m),
-                                restart_seconds=restart, load_avg=os.getloadavg()[0]))
+                                restart_seconds=restart, load_avg=os.getloadavg()[0],
+                                cpu=prof))
             log(f'round {rep} {name} osd_bench: IOPS {m.iops:.0f} kv_sync '
                 f'{m.kv_sync_lat_ms:.3f} ms wa {m.write_amp:.3f} flushes {m.flushes:.1f}')
             m2, iops = benchlib.rados_bench_window(lab, CANARY, POOL, opts, rspec,
