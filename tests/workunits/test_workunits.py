@@ -6,7 +6,7 @@ only the ceph CLI against CEPH_CONF and checks what it did itself.
 import os
 import subprocess
 import time
-from typing import Any, List
+from typing import Any, Dict, List
 
 import pytest
 
@@ -28,9 +28,12 @@ def test_every_script_is_run() -> None:
 @pytest.mark.parametrize('script', SCRIPTS)
 def test_workunit(lab: Any, script: str) -> None:
     args: List[str] = []
+    effective: Dict[str, str] = {}
     if script == 'demo.sh':
         args = DEMO_ARGS
         for name, value in DEMO_OPTIONS:
+            effective[name] = lab.ceph('config', 'get', 'mgr',
+                                       f'mgr/rocks_autotune/{name}').stdout.strip()
             lab.ceph('config', 'set', 'mgr', f'mgr/rocks_autotune/{name}', value)
     t0 = time.time()
     try:
@@ -38,9 +41,11 @@ def test_workunit(lab: Any, script: str) -> None:
         p = subprocess.run(['bash', os.path.join(WORKUNITS, script)] + args, env=lab.env,
                            timeout=1800)
     finally:
-        if script == 'demo.sh':
-            for name, _ in DEMO_OPTIONS:
-                lab.ceph('config', 'rm', 'mgr', f'mgr/rocks_autotune/{name}')
+        # Pacific's mgr keeps a removed module option's last value until it
+        # restarts: set the value that was in effect, then remove the entry
+        for name, value in effective.items():
+            lab.ceph('config', 'set', 'mgr', f'mgr/rocks_autotune/{name}', value)
+            lab.ceph('config', 'rm', 'mgr', f'mgr/rocks_autotune/{name}')
     print(f'{script}: exit {p.returncode} in {time.time() - t0:.0f}s')
     assert p.returncode == 0, f'{script} failed (exit {p.returncode})'
     # whatever a script did, it leaves no session running for the next one

@@ -52,6 +52,10 @@ class TestRocksAutotune(MgrTestCase):
         super(TestRocksAutotune, self).setUp()
         self.setup_mgrs()
         self._load_module(MODULE)
+        # the values in effect (defaults included), given back in tearDown
+        self.effective = {name: self._cmd('config', 'get', 'mgr',
+                                          'mgr/{0}/{1}'.format(MODULE, name)).strip()
+                          for name in FAST_OPTIONS}
         for name, value in FAST_OPTIONS.items():
             self.mgr_cluster.set_module_conf(MODULE, name, value)
         self.answered: Set[Tuple[Any, ...]] = set()
@@ -73,6 +77,9 @@ class TestRocksAutotune(MgrTestCase):
             self._cmd('rocks-autotune', 'abort')
             self._drive(lambda s: s['state'] in ENDED, timeout=300)
         for name in FAST_OPTIONS:
+            # Pacific's mgr keeps a removed module option's last value until it
+            # restarts: set the value that was in effect, then remove the entry
+            self.mgr_cluster.set_module_conf(MODULE, name, self.effective[name])
             self._cmd('config', 'rm', 'mgr', 'mgr/{0}/{1}'.format(MODULE, name))
         super(TestRocksAutotune, self).tearDown()
 

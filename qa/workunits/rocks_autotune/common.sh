@@ -19,6 +19,7 @@ RA_ENDED='done stopped aborted failed'
 # module options the workunits shorten, and the value they use
 RA_FAST_OPTIONS='warmup=2 bench_chunk_seconds=2'
 RA_SAVED_OPTIONS=''
+RA_EFFECTIVE_OPTIONS=''
 RA_STARTED=''
 
 ra_log() {
@@ -172,6 +173,12 @@ ra_setup() {
     RA_SAVED_OPTIONS=$(ceph config dump -f json | ra_py "'\n'.join(
         e['name'] + '=' + e['value'] for e in j
         if e['section'] == 'mgr' and e['name'].startswith('mgr/rocks_autotune/'))")
+    # the values in effect (defaults included), to give back to the running mgr
+    RA_EFFECTIVE_OPTIONS=''
+    for kv in $RA_FAST_OPTIONS; do
+        name=mgr/rocks_autotune/${kv%%=*}
+        RA_EFFECTIVE_OPTIONS+="$name=$(ceph config get mgr "$name")"$'\n'
+    done
     trap 'rc=$?; [ $rc = 0 ] || ra_dump; ra_teardown; exit $rc' EXIT
     # killed (a workunit timeout): still clean up through the EXIT trap
     trap 'exit 143' TERM
@@ -208,6 +215,10 @@ ra_teardown() {
         if [ -n "$saved" ]; then
             ceph config set mgr "$name" "${saved#*=}"
         else
+            # Pacific's mgr keeps a removed module option's last value until it
+            # restarts: set the value that was in effect, then remove the entry
+            saved=$(grep "^$name=" <<<"$RA_EFFECTIVE_OPTIONS" || true)
+            [ -z "$saved" ] || ceph config set mgr "$name" "${saved#*=}"
             ceph config rm mgr "$name"
         fi
     done
