@@ -166,7 +166,9 @@ def test_5b_unhealthy_mid_session_pauses_then_resumes(lab: Lab) -> None:
         pid = lab.pid('osd.0')
         time.sleep(15)
         assert lab.pid('osd.0') == pid  # no canary restart while unhealthy
-        assert lab.status()['phase'] == 'apply'
+        # paused before a restart, or after one while PGs cannot be clean
+        assert lab.status()['phase'] in ('apply', 'wait_up')
+        assert not [t for t in history(lab) if t['verdict'] == 'failed']
     finally:
         lab.ceph('orch', 'daemon', 'start', 'osd.1')
     st = wait_ended(lab)

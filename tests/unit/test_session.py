@@ -361,3 +361,32 @@ def test_repeated_unexpected_errors_end_the_session_with_config_restored() -> No
     assert h.config_of(0) == before
     alert = s.health_checks()['ROCKS_AUTOTUNE_RESTORE_FAILED']
     assert any('restart it' in d for d in alert['detail'])
+
+
+def test_another_osd_down_while_the_canary_restarts_pauses_not_fails() -> None:
+    h = Harness()
+    before = h.config_of(0)
+    s = h.start(osd=0, trials=1)
+    h.run(until=lambda s: s.s['phase'] == 'wait_up' and s.s['current']['kind'] == 'candidate')
+    h.cluster.kill(1)
+    for _ in range(40):  # well past restart_timeout (30 s), within unhealthy_timeout (60 s)
+        h.clock.advance(min(1.0, s.step()))
+    assert 'ROCKS_AUTOTUNE_PAUSED' in s.health_checks()
+    assert not [t for t in s.s['trials'] if t['verdict'] == 'failed']
+    h.cluster.admin_restarts(1)
+    h.run()
+    assert s.s['state'] == 'done' and s.health_checks() == {}
+    assert not [t for t in s.s['trials'] if t['verdict'] == 'failed']
+    assert_restored(h, 0, before)
+
+
+def test_a_failed_session_clears_noout_and_keeps_the_record() -> None:
+    h = Harness(restart_timeout=10.0)
+    h.cluster.broken = lambda options: True  # not even the originals start
+    before = h.config_of(0)
+    s = h.start(osd=0, trials=1)
+    h.run()
+    assert s.s['state'] == 'failed'
+    assert h.config_of(0) == before and not h.cluster.has_noout(0)
+    detail = s.health_checks()['ROCKS_AUTOTUNE_RESTORE_FAILED']['detail']
+    assert any('original osd.0 bluestore_rocksdb_options: (not set)' in d for d in detail)

@@ -379,6 +379,38 @@ class Session:
         cur = self.s['current']
         return cur is not None and cur['kind'] == 'recovery'
 
+    def _pause(self, now: float, reasons: List[str]) -> float:
+        """The cluster is unhealthy for reasons that are not the canary's: wait.
+
+        Aborts (restoring the canary) once it has lasted unhealthy_timeout.
+        """
+        s = self.s
+        since = now if s['paused_since'] is None else float(s['paused_since'])
+        s['paused_since'] = since
+        if now - since > self.settings.unhealthy_timeout:
+            s['alerts'].pop('PAUSED', None)
+            s['error'] = 'cluster stayed unhealthy: ' + '; '.join(reasons)
+            s['abort'] = True
+            self._enter('restore', 'cluster stayed unhealthy; restoring the canary')
+            return 0
+        s['message'] = 'paused: ' + '; '.join(reasons)
+        s['alerts']['PAUSED'] = {
+            'severity': 'warning',
+            'summary': 'rocks_autotune paused: the cluster is not healthy',
+            'detail': reasons + [f'the session aborts and restores osd.{self.osd} '
+                                 f'if this lasts {self.settings.unhealthy_timeout:.0f}s']}
+        return max(self.settings.poll, 5.0)
+
+    def _unpause(self) -> None:
+        self.s['paused_since'] = None
+        self.s['alerts'].pop('PAUSED', None)
+
+    def _others_down(self) -> List[str]:
+        """OSDs other than the canary that are down or out."""
+        return [f'osd.{i.id} is {"down" if not i.up else "out"}'
+                for i in self.cluster.osds().values()
+                if i.id != self.osd and (not i.up or not i.in_)]
+
     def _apply(self, now: float) -> float:
         s = self.s
         cur = s['current']
@@ -388,23 +420,8 @@ class Session:
             if not ok:
                 reasons.append(f'osd.{self.osd} is not ok-to-stop: {why}')
             if reasons:
-                since = now if s['paused_since'] is None else float(s['paused_since'])
-                s['paused_since'] = since
-                if now - since > self.settings.unhealthy_timeout:
-                    s['alerts'].pop('PAUSED', None)
-                    s['error'] = 'cluster stayed unhealthy: ' + '; '.join(reasons)
-                    s['abort'] = True
-                    self._enter('restore', 'cluster stayed unhealthy; restoring the canary')
-                    return 0
-                s['message'] = 'paused: ' + '; '.join(reasons)
-                s['alerts']['PAUSED'] = {
-                    'severity': 'warning',
-                    'summary': 'rocks_autotune paused: the cluster is not healthy',
-                    'detail': reasons + [f'the session aborts and restores osd.{self.osd} '
-                                         f'if this lasts {self.settings.unhealthy_timeout:.0f}s']}
-                return max(self.settings.poll, 5.0)
-            s['paused_since'] = None
-            s['alerts'].pop('PAUSED', None)
+                return self._pause(now, reasons)
+            self._unpause()
         if cur['kind'] == 'candidate':
             self.canary.apply(cur['options'], s['annexed'])
         else:  # baseline and recovery run the canary's own config
@@ -452,10 +469,10 @@ class Session:
         self._enter('wait_up', f'trial {cur["index"]}: waiting for osd.{self.osd}')
         return self.settings.poll
 
-    def _came_back(self) -> bool:
+    def _started(self) -> bool:
+        """The canary is up again since the restart (its up_from moved)."""
         info = self.cluster.osds().get(self.osd)
-        return (info is not None and info.up and info.up_from > (self.s['up_from'] or 0)
-                and self.cluster.pgs_active_clean())
+        return info is not None and info.up and info.up_from > (self.s['up_from'] or 0)
 
     def _restart_timeout(self) -> float:
         return (self.settings.manual_restart_timeout if self.s['manual']
@@ -464,7 +481,9 @@ class Session:
     def _wait_up(self, now: float) -> float:
         s = self.s
         cur = s['current']
-        if self._came_back():
+        started = self._started()
+        if started and self.cluster.pgs_active_clean():
+            self._unpause()
             s['alerts'].pop('MANUAL_RESTART', None)
             if not s['noout_preexisting']:
                 self.cluster.set_noout(self.osd, False)
@@ -479,13 +498,26 @@ class Session:
             s['window'] = {'start': now, 'bytes': 0, 'bench_seconds': 0.0, 'before': None}
             self._enter('warmup', f'trial {cur["index"]}: warming up')
             return 0
+        if started:
+            # the canary runs; PGs are not clean: another OSD's trouble is not
+            # the candidate's fault, so pause rather than fail the trial
+            others = self._others_down()
+            if others:
+                return self._pause(now, others + ['not all PGs are active+clean'])
+            self._unpause()
         if now - s['phase_started'] > self._restart_timeout():
+            if started:
+                s['error'] = (f'PGs did not become active+clean within '
+                              f'{self._restart_timeout():.0f}s of restarting osd.{self.osd}')
+                s['abort'] = True
+                self._enter('restore', s['error'])
+                return 0
             if self._is_recovery():
                 self._fail(f'osd.{self.osd} did not come back on its original options within '
                            f'{self._restart_timeout():.0f}s; its config is restored')
                 return 0
-            self._trial_failed(f'osd.{self.osd} did not come back up (and PGs active+clean) '
-                               f'within {self._restart_timeout():.0f}s')
+            self._trial_failed(f'osd.{self.osd} did not come back up within '
+                               f'{self._restart_timeout():.0f}s')
         return self.settings.poll
 
     def _trial_failed(self, error: str) -> None:
@@ -617,7 +649,9 @@ class Session:
 
     def _restore_wait(self, now: float) -> float:
         s = self.s
-        if self._came_back():
+        # the canary is back on its own options: done, whatever else the
+        # cluster is going through (that is not the session's to wait for)
+        if self._started():
             s['running_dirty'] = False
             s['alerts'].pop('MANUAL_RESTART', None)
             return self._finish()
@@ -649,6 +683,11 @@ class Session:
             restored = self.canary.is_restored(s['originals'])
         except ClusterError:
             restored = False
+        try:
+            if not s['noout_preexisting']:
+                self.cluster.set_noout(self.osd, False)
+        except ClusterError:
+            pass
         detail = [error]
         if s['running_dirty']:
             detail.append(f'osd.{self.osd} may still run a candidate: restart it to load '
