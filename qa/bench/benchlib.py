@@ -131,6 +131,29 @@ def render_table(summary: Dict[str, Dict[str, Stat]], names: Sequence[str],
     return '\n'.join(lines)
 
 
+def paired_ratios(windows: List[Dict[str, Any]], names: Sequence[str], base: str,
+                  key: str) -> Dict[str, Optional[float]]:
+    """Per configuration: median over rounds of (its value / `base`'s value in
+    the same round).  Pairs by round, so drift between rounds cancels."""
+    by = {(w['rep'], w['config']): w.get(key) for w in windows}
+    out: Dict[str, Optional[float]] = {}
+    for n in names:
+        rs = [ratio(v, by.get((rep, base))) for (rep, c), v in by.items() if c == n]
+        vals = [r for r in rs if r is not None]
+        out[n] = metrics.median(vals) if vals else None
+    return out
+
+
+def render_paired(windows: List[Dict[str, Any]], names: Sequence[str], base: str) -> str:
+    keys = [('iops', 'IOPS'), ('kv_sync_lat_ms', 'kv_sync_lat'), ('write_amp', 'write-amp')]
+    cols = {k: paired_ratios(windows, names, base, k) for k, _ in keys}
+    lines = ['| configuration | ' + ' | '.join(f'{h} / {base} (paired)' for _, h in keys)
+             + ' |', '|---|' + '---|' * len(keys)]
+    for n in names:
+        lines.append(f'| {n} | ' + ' | '.join(_x(cols[k][n]) for k, _ in keys) + ' |')
+    return '\n'.join(lines)
+
+
 def window_row(config: str, rep: int, workload: str, m: Measurement,
                iops: Optional[float] = None) -> Dict[str, Any]:
     """One measured window as a flat JSON-ready dict."""

@@ -11,8 +11,8 @@
   `m-fin-rocks_aut`: their utime + stime from /proc/<mgr>/task/*/stat.  Then
   the whole mgr's CPU and RSS with the module enabled and disabled.
 * During a session: qa/bench/run_bench.py samples the same threads over its
-  tuning session and writes build/bench/session-cost-<mode>.json; the newest
-  of those is included here.
+  tuning session and writes build/bench/session-cost-<mode>.json; each of
+  those is included here.
 * Optimizer, no cluster: TrialOptimizer (the session's warm start) with n
   trials already told: time of tell() (GP fit + acquisition, what the
   session pays once per trial) and of the ask() after it, n = 10, 50, 100.
@@ -141,17 +141,23 @@ def optimizer_times(ns: List[int], reps: int = 3) -> Dict[int, Dict[str, float]]
     return out
 
 
-def newest_session_cost() -> Optional[Dict[str, Any]]:
-    files = sorted(glob.glob(os.path.join(benchlib.REPO, 'build', 'bench',
-                                          'session-cost-*.json')), key=os.path.getmtime)
-    result: Optional[Dict[str, Any]] = None
-    for path in files:
+def session_costs() -> List[Dict[str, Any]]:
+    out = []
+    for path in sorted(glob.glob(os.path.join(benchlib.REPO, 'build', 'bench',
+                                              'session-cost-*.json'))):
         with open(path) as f:
-            result = json.load(f)
-    return result
+            out.append(json.load(f))
+    return out
 
 
-def render(idle: Optional[Dict[str, Any]], sess: Optional[Dict[str, Any]],
+a_idle_json = os.path.join(benchlib.REPO, 'build', 'bench', 'idle-cost.json')
+
+
+def _mtime(path: str) -> str:
+    return datetime.datetime.fromtimestamp(os.path.getmtime(path)).isoformat(timespec='seconds')
+
+
+def render(idle: Optional[Dict[str, Any]], sessions: List[Dict[str, Any]],
            opt: Dict[int, Dict[str, float]], command: str) -> str:
     lines = ['# Module cost', '',
              f'Command: `{command}`; date {datetime.datetime.now().isoformat(timespec="seconds")};'
@@ -161,23 +167,30 @@ def render(idle: Optional[Dict[str, Any]], sess: Optional[Dict[str, Any]],
         e, d = idle['enabled'], idle['disabled']
         lines += [
             '## Idle (no session), bench lab', '',
+            f'Measured {idle.get("measured", "at " + _mtime(a_idle_json))} by '
+            f'`{idle.get("command", "qa/bench/module_cost.py")}` (flash-like bench lab, while '
+            'measure_surface.py ran osd bench on osd.0).', '',
             '| window | seconds | module threads CPU (% of a core) | whole mgr CPU '
             '(% of a core) | mgr RSS MiB (end) |', '|---|---|---|---|---|']
         for k in ('enabled', 'disabled', 'reenabled'):
             w = idle[k]
             lines.append(f'| module {k} | {w["seconds"]:.0f} | {w["module_core_pct"]:.3f} | '
                          f'{w["mgr_core_pct"]:.2f} | {w["rss_end_mib"]:.0f} |')
-        lines += ['', f'Module threads found: {e["module_threads"]}. Whole-mgr difference '
+        lines += ['', f'/proc counts CPU in 1/{benchlib.TICK} s ticks: over '
+                  f'{e["seconds"]:.0f} s one tick is {100 / benchlib.TICK / e["seconds"]:.3f}% '
+                  'of a core, so 0.000 means less than that per thread. '
+                  f'Module threads found: {e["module_threads"]}. Whole-mgr difference '
                   f'enabled - disabled: {e["mgr_core_pct"] - d["mgr_core_pct"]:+.2f}% of a core, '
                   f'RSS {e["rss_end_mib"] - d["rss_end_mib"]:+.0f} MiB (mgr respawned on '
                   f'disable: {idle["mgr_respawned_on_disable"]}).',
                   f'Target idle < 0.5% of a core: '
                   f'{"met" if e["module_core_pct"] < 0.5 else "missed"} '
                   f'({e["module_core_pct"]:.3f}% by the module\'s threads).', '']
-    if sess:
+    if sessions:
+        lines += ['## During a tuning session', '']
+    for sess in sessions:
         w = sess['cost']
-        lines += ['## During a tuning session', '',
-                  f'From `{sess["command"]}` ({sess["mode"]}, {sess["trials"]} trials, '
+        lines += [f'From `{sess["command"]}` ({sess["mode"]}, {sess["trials"]} trials, '
                   f'{sess["duration"]} s windows, {sess["date"]}): over {w["seconds"]:.0f} s '
                   f'the module\'s threads used {w["module_cpu_s"]:.1f} s of CPU '
                   f'({w["module_core_pct"]:.2f}% of a core; whole mgr {w["mgr_core_pct"]:.2f}%);'
@@ -210,11 +223,13 @@ def main() -> None:
             idle = json.load(f)
     elif not a.no_lab:
         idle = idle_cost(Lab(), a.idle)
+        idle['measured'] = datetime.datetime.now().isoformat(timespec='seconds')
+        idle['command'] = 'qa/bench/module_cost.py ' + ' '.join(sys.argv[1:])
         os.makedirs(os.path.dirname(a.idle_json), exist_ok=True)
         with open(a.idle_json, 'w') as f:
             json.dump(idle, f, indent=1)
     opt = optimizer_times([10, 50, 100])
-    text = render(idle, newest_session_cost(), opt,
+    text = render(idle, session_costs(), opt,
                   'qa/bench/module_cost.py ' + ' '.join(sys.argv[1:]))
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
     with open(a.out, 'w') as f:

@@ -88,3 +88,18 @@ def test_parse_rados_bench_totals() -> None:
     assert r == {'seconds': 10.0213, 'writes': 12345.0, 'iops': 1231.0}
     with pytest.raises(ValueError):
         benchlib.parse_rados_bench('nothing here')
+
+
+def test_paired_ratios_pair_by_round_so_drift_cancels() -> None:
+    # the machine gets 2x faster in round 1; 'new' is 1.1x default in each round
+    ws = [{'rep': r, 'config': c, 'iops': v}
+          for r, base in ((0, 100.0), (1, 200.0), (2, 200.0))
+          for c, v in (('default', base), ('new', 1.1 * base))]
+    r = benchlib.paired_ratios(ws, ['default', 'new'], 'default', 'iops')
+    assert r['default'] == 1.0
+    assert r['new'] == pytest.approx(1.1)
+    # the ratio of the medians agrees here, but a round missing for one side is skipped
+    ws.append({'rep': 3, 'config': 'new', 'iops': 999.0})
+    assert benchlib.paired_ratios(ws, ['new'], 'default', 'iops')['new'] == pytest.approx(1.1)
+    table = benchlib.render_paired(ws, ['default', 'new'], 'default').splitlines()
+    assert table[3] == '| new | 1.10x | – | – |'
