@@ -18,7 +18,7 @@ import os
 import sys
 import time
 from collections import defaultdict
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import benchlib
 from benchlib import Lab, log
@@ -43,12 +43,32 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--seconds', type=float, default=30)
-    ap.add_argument('--config', choices=sorted(CONFIGS), default=None)
+    ap.add_argument('--config', choices=sorted(CONFIGS), action='append', default=[],
+                    help='a named configuration to apply and profile (repeatable)')
+    ap.add_argument('--options', action='append', default=[],
+                    help='an option string to apply and profile (repeatable)')
+    ap.add_argument('--fresh-lab', choices=('flash', 'hdd'), default=None,
+                    help='bring the bench lab up fresh first (and down at the end)')
+    ap.add_argument('--append', action='store_true', help='append to --out')
     ap.add_argument('--out', default=os.path.join(benchlib.DOC, 'profile-osd.md'))
     a = ap.parse_args()
     lab = Lab()
-    if a.config:
-        lab.apply(CANARY, CONFIGS[a.config])
+    if a.fresh_lab:
+        lab.up(flash=a.fresh_lab == 'flash', fresh=True)
+    runs = [(c, CONFIGS[c]) for c in a.config] + [(o, o) for o in a.options]
+    try:
+        texts = [profile(lab, a, name, opts) for name, opts in runs or [('as left', None)]]
+        with open(a.out, 'a' if a.append else 'w') as f:
+            f.write(f'Command: `qa/bench/profile_osd.py {" ".join(sys.argv[1:])}`\n\n'
+                    + '\n'.join(texts))
+    finally:
+        if a.fresh_lab:
+            lab.down()
+
+
+def profile(lab: Lab, a: argparse.Namespace, name: str, options: Optional[str]) -> str:
+    if options:
+        lab.apply(CANARY, options)
     benchlib.raise_bench_limit(lab, CANARY)
     with open(os.path.join(lab.dir, 'run', f'osd.{CANARY}.pid')) as f:
         pid = int(f.read().strip())
@@ -68,19 +88,17 @@ def main() -> None:
     rows: List[str] = [f'| {c} | {100 * v / secs:.1f} |'
                        for c, v in sorted(cpu.items(), key=lambda kv: -kv[1]) if v > 0][:12]
     text = '\n'.join([
-        '# Where osd.0 spends its CPU under the canary osd bench', '',
-        f'Command: `qa/bench/profile_osd.py {" ".join(sys.argv[1:])}`; '
+        f'# Where osd.0 spends its CPU under the canary osd bench: {name[:40]}', '',
         f'{datetime.datetime.now().isoformat(timespec="seconds")}; options of osd.0: '
-        f'{a.config or "as left on the lab"}.', '',
+        f'`{options or "as left on the lab"}`.', '',
         f'{secs:.0f} s of 4 KiB osd bench: {nbytes / 4096 / nsecs:.0f} IOPS. osd.0 used '
         f'{100 * total / secs:.0f}% of a core in all; the whole machine ({os.cpu_count()} '
         f'cores, shared with other labs) was {100 * busy:.0f}% busy '
         f'(load average {os.getloadavg()[0]:.1f}).', '',
         '| thread (by name) | % of a core |', '|---|---|'] + rows) + '\n'
-    with open(a.out, 'w') as f:
-        f.write(text)
     print(text)
-    log('done')
+    log(f'profiled {name[:40]}')
+    return text
 
 
 if __name__ == '__main__':
