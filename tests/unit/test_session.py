@@ -390,3 +390,18 @@ def test_a_failed_session_clears_noout_and_keeps_the_record() -> None:
     assert h.config_of(0) == before and not h.cluster.has_noout(0)
     detail = s.health_checks()['ROCKS_AUTOTUNE_RESTORE_FAILED']['detail']
     assert any('original osd.0 bluestore_rocksdb_options: (not set)' in d for d in detail)
+
+
+def test_mgr_lost_mid_apply_leaves_noout_that_the_resumed_session_clears() -> None:
+    h = Harness()
+    before = h.config_of(0)
+    h.start(osd=0, trials=1)
+    h.run(until=lambda s: s.s['phase'] == 'restart' and s.s['current']['index'] == 1)
+    assert h.cluster.has_noout(0)
+    state = json.loads(h.saved[-2])  # saved before the apply step that set noout
+    assert state['phase'] == 'apply'
+    h.saved.append(json.dumps(state))
+    s = h.reload()
+    h.run()
+    assert s.s['state'] == 'done' and s.health_checks() == {}
+    assert_restored(h, 0, before)

@@ -414,6 +414,11 @@ class Session:
     def _apply(self, now: float) -> float:
         s = self.s
         cur = s['current']
+        if not s['noout_preexisting'] and self.cluster.has_noout(self.osd):
+            # left by a step a failed-over mgr did not finish: only a restart
+            # needs it, and our own flag must not read as an unhealthy cluster
+            self.cluster.set_noout(self.osd, False)
+            return self.settings.poll
         if not self._is_recovery():
             reasons = _unhealthy_reasons(self.cluster)
             ok, why = self.cluster.ok_to_stop(self.osd)
