@@ -21,6 +21,7 @@ def wait_ended(lab: Lab, timeout: float) -> Dict[str, Any]:
 
 
 def test_bad_input_is_refused_and_changes_nothing(lab: Lab) -> None:
+    lab.wait('active+clean', lab.active_clean, 300)
     before = lab.json('config', 'dump')
     for args, msg in ((['--osd', '99'], 'osd.99 does not exist'),
                       (['--budget', '0.5'], '--budget'),

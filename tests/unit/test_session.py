@@ -405,3 +405,11 @@ def test_mgr_lost_mid_apply_leaves_noout_that_the_resumed_session_clears() -> No
     h.run()
     assert s.s['state'] == 'done' and s.health_checks() == {}
     assert_restored(h, 0, before)
+
+
+def test_a_missing_osd_is_reported_before_cluster_health() -> None:
+    h = Harness()
+    h.cluster.extra_health = ['MON_DOWN']
+    h.cluster.kill(2)
+    with pytest.raises(StartRefused, match='osd.9 does not exist'):
+        h.start(osd=9)

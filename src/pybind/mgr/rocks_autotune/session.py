@@ -123,6 +123,9 @@ def choose_canary(cluster: Cluster, params: Params) -> Tuple[int, str]:
     """Check that the session may start and pick its canary.  Changes nothing."""
     params.validate()
     osds = cluster.osds()
+    # bad input first: the admin fixes a typo before waiting for the cluster
+    if params.osd is not None and params.osd not in osds:
+        raise StartRefused(f'osd.{params.osd} does not exist')
     if not params.force:
         status, checks = cluster.health()
         foreign = [c for c in checks if not c.startswith(HEALTH_PREFIX)]
@@ -148,8 +151,6 @@ def choose_canary(cluster: Cluster, params: Params) -> Tuple[int, str]:
         return ''
 
     if params.osd is not None:
-        if params.osd not in osds:
-            raise StartRefused(f'osd.{params.osd} does not exist')
         why = unusable(params.osd)
         if why:
             raise StartRefused(why)
