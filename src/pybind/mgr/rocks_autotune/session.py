@@ -655,9 +655,11 @@ class Session:
 
     def _restore_wait(self, now: float) -> float:
         s = self.s
-        # the canary is back on its own options: done, whatever else the
-        # cluster is going through (that is not the session's to wait for)
-        if self._started():
+        # the canary is back on its own options: done once its PGs are clean,
+        # or at once if another OSD's trouble keeps them from it (that is not
+        # the session's to wait for)
+        if self._started() and (self.cluster.pgs_active_clean() or self._others_down()
+                                or now - s['phase_started'] > self._restart_timeout()):
             s['running_dirty'] = False
             s['alerts'].pop('MANUAL_RESTART', None)
             return self._finish()
