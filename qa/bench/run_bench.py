@@ -158,8 +158,8 @@ def cpu_lines(windows: List[Dict[str, Any]]) -> List[str]:
     if not ws:
         return []
     out = ['## CPU during the osd bench windows (/proc, % of one core, median)', '',
-           '| configuration | osd.0 total | bstore_kv_sync | tp_osd_tp | bstore_kv_final '
-           '| rocksdb:low / high | machine busy (2 cores = 100%) |',
+           '| configuration | osd.0 total | bstore_kv_sync | bstore_kv_final | admin_socket '
+           '(runs osd bench) | rocksdb:low / high | machine busy (2 cores = 100%) |',
            '|---|---|---|---|---|---|---|']
     for n in NAMES:
         mine = [w['cpu'] for w in ws if w['config'] == n]
@@ -173,7 +173,7 @@ def cpu_lines(windows: List[Dict[str, Any]]) -> List[str]:
             return lambda c: sum(v for k, v in c['threads_core_pct'].items()
                                  if k.startswith(name))
         out.append(f'| {n} | {med(lambda c: c["process_core_pct"])} | {med(th("bstore_kv_sync"))}'
-                   f' | {med(th("tp_osd_tp"))} | {med(th("bstore_kv_final"))} | '
+                   f' | {med(th("bstore_kv_final"))} | {med(th("admin_socket"))} | '
                    f'{med(th("rocksdb:low"))} / {med(th("rocksdb:high"))} | '
                    f'{med(lambda c: c["machine_busy_pct"])} |')
     return out + ['', 'Only the 8 busiest thread names of each window are kept, so a '
