@@ -198,7 +198,15 @@ class Lab:
         if fresh:
             self.lab('down')
         log(f'lab up ({"flash" if flash else "hdd"}-like) in {self.dir}')
-        self.lab('up', '--flash' if flash else '--hdd')
+        try:
+            self.lab('up', '--flash' if flash else '--hdd')
+        except RuntimeError as e:
+            # seen once: the mon port still held for a few seconds right after
+            # the previous lab's down; start over once
+            log(f'lab up failed, retrying once in 15 s: {str(e)[-300:]}')
+            self.lab('down')
+            time.sleep(15)
+            self.lab('up', '--flash' if flash else '--hdd')
 
     def down(self) -> None:
         log(f'lab down ({self.dir})')
