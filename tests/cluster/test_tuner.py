@@ -3,6 +3,8 @@ import json
 import subprocess
 from typing import Any, Dict, List
 
+import pytest
+
 from conftest import Lab
 
 OPTIONS = ('bluestore_rocksdb_options', 'bluestore_rocksdb_options_annex',
@@ -89,11 +91,18 @@ def test_abort_mid_trial_restores_the_canary(lab: Lab) -> None:
     lab.wait('active+clean', lab.active_clean, 180)
 
 
+@pytest.mark.full_only
 def test_live_workload_measures_client_traffic(lab: Lab) -> None:
-    """--workload live drives nothing: the window sees the clients' own writes."""
+    """--workload live drives nothing: the window sees the clients' own writes.
+
+    Left out of CI (full_only): under client writes each canary restart waits
+    minutes for recovery on the lab (a trial took 138 s), too slow for CI.
+    """
     before = own(lab, 0)
-    bench = subprocess.Popen(['rados', '-p', 'rbd', 'bench', '600', 'write', '-b', '4096',
-                              '-t', '4', '--run-name', 'live-test'], env=lab.env,
+    # PGs take longer to be clean after a restart under client writes
+    lab.ceph('config', 'set', 'mgr', 'mgr/rocks_autotune/restart_timeout', '600')
+    bench = subprocess.Popen(['rados', '-p', 'rbd', 'bench', '900', 'write', '-b', '4096',
+                              '-t', '2', '--run-name', 'live-test'], env=lab.env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         lab.ceph('rocks-autotune', 'start', '--osd', '0', '--trials', '1', '--duration', '6',
@@ -104,7 +113,8 @@ def test_live_workload_measures_client_traffic(lab: Lab) -> None:
         bench.wait(60)
         lab.run('rados', '-p', 'rbd', 'cleanup', '--run-name', 'live-test', check=False,
                 timeout=300)
-    assert st['state'] == 'done', st
+        lab.ceph('config', 'set', 'mgr', 'mgr/rocks_autotune/restart_timeout', '120')
+    assert st['state'] == 'done', (st['error'], st['message'])
     trials = json.loads(lab.ceph('rocks-autotune', 'history', '-f', 'json').stdout)
     measured = [t for t in trials if t['verdict'] != 'failed']
     assert measured
