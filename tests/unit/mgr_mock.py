@@ -84,3 +84,15 @@ def install() -> None:
     m.BasePyOSDMapIncremental = _Opaque  # type: ignore[attr-defined]
     m.BasePyCRUSH = _Opaque  # type: ignore[attr-defined]
     sys.modules['ceph_module'] = m
+
+
+def make_module() -> Any:
+    """The rocks_autotune module on the mock, over a fake cluster and clock."""
+    install()
+    from fake_cluster import FakeClock, FakeCluster
+    from rocks_autotune import module
+    m = module.RocksAutotune('rocks_autotune', None, None)
+    m.cluster = FakeCluster(FakeClock())
+    m.clock = m.cluster.clock
+    m.mock_options.update(warmup=1, restart_timeout=30)
+    return m

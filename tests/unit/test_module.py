@@ -6,7 +6,6 @@ from typing import Any, Tuple
 import pytest
 
 import mgr_mock
-from fake_cluster import FakeClock, FakeCluster
 
 mgr_mock.install()
 from rocks_autotune import module  # noqa: E402
@@ -14,11 +13,7 @@ from rocks_autotune import module  # noqa: E402
 
 @pytest.fixture
 def mgr() -> Any:
-    m = module.RocksAutotune('rocks_autotune', None, None)
-    m.cluster = FakeCluster(FakeClock())
-    m.clock = m.cluster.clock
-    m.mock_options.update(warmup=1, restart_timeout=30)
-    return m
+    return mgr_mock.make_module()
 
 
 def drive(m: Any, steps: int = 3000) -> None:

@@ -8,7 +8,6 @@ from typing import Any, Dict, List, Optional, Tuple
 import pytest
 
 import mgr_mock
-from fake_cluster import FakeClock, FakeCluster
 
 mgr_mock.install()
 from rocks_autotune import module, panel  # noqa: E402
@@ -30,12 +29,7 @@ class Log:
         self.lines.append('EXC ' + msg % args)
 
 
-def make_mgr() -> Any:
-    m = module.RocksAutotune('rocks_autotune', None, None)
-    m.cluster = FakeCluster(FakeClock())
-    m.clock = m.cluster.clock
-    m.mock_options.update(warmup=1, restart_timeout=30)
-    return m
+make_mgr = mgr_mock.make_module
 
 
 def run_session(trials: int = 6) -> Any:
