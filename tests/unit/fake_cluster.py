@@ -157,9 +157,6 @@ class FakeCluster:
         self._start(osd)
         return f'Restarted osd.{osd}'
 
-    def orchestrator_available(self) -> Tuple[bool, str]:
-        return self.orchestrator, ''
-
     def perf_dump(self, osd: int) -> Dict[str, Any]:
         self._tick()
         if not self.info[osd].up:

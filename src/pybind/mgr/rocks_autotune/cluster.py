@@ -61,8 +61,6 @@ class Cluster(Protocol):
     def restart_osd(self, osd: int) -> str:
         """Restart through the orchestrator; NoOrchestrator when none is set."""
 
-    def orchestrator_available(self) -> Tuple[bool, str]: ...
-
     def perf_dump(self, osd: int) -> Dict[str, Any]: ...
 
     def bench(self, osd: int, count: int, size: int, object_size: int,
@@ -172,14 +170,6 @@ class MgrCluster:
             raise NoOrchestrator(str(e))
         except Exception as e:
             raise ClusterError(f'orchestrator could not restart osd.{osd}: {e}')
-
-    def orchestrator_available(self) -> Tuple[bool, str]:
-        import orchestrator
-        try:
-            ok, why, _ = self.mgr.available()
-        except (orchestrator.NoOrchestrator, RuntimeError, ImportError) as e:
-            return False, str(e)
-        return bool(ok), why
 
     def perf_dump(self, osd: int) -> Dict[str, Any]:
         return self._tell(osd, {'prefix': 'perf dump'})
