@@ -9,11 +9,11 @@ import threading
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-from mgr_module import (CLIReadCommand, CLIWriteCommand, HandleCommandResult, MgrModule,
-                        MgrStandbyModule, Option)
+from mgr_module import HandleCommandResult, MgrModule, MgrStandbyModule, Option
 from orchestrator import OrchestratorClientMixin
 
 from . import panel, report
+from .compat import CLICommand, CLIReadCommand, CLIWriteCommand
 from .http_server import PanelServer, url
 from .cluster import ClusterError, MgrCluster
 from .session import Params, Session, Settings, StartRefused
@@ -43,6 +43,7 @@ def panel_address(mod: Any) -> Tuple[str, int, str]:
 
 
 class RocksAutotune(MgrModule, OrchestratorClientMixin):
+    CLICommand = CLICommand  # Tentacle: this module's command registry
     MODULE_OPTIONS = [
         Option('sleep_interval', type='secs', default=60,
                desc='how often the loop wakes when no session is running'),
