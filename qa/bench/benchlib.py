@@ -184,7 +184,9 @@ class Lab:
         self.dir = lab_dir
         self.port = port
         self.env = dict(os.environ, CEPH_LAB_DIR=lab_dir, CEPH_LAB_MON_PORT=str(port),
-                        CEPH_CONF=os.path.join(lab_dir, 'ceph.conf'))
+                        CEPH_CONF=os.path.join(lab_dir, 'ceph.conf'),
+                        # a chroot release's CLI wrappers (see ceph-lab env)
+                        PATH=os.path.join(lab_dir, 'bin') + os.pathsep + os.environ['PATH'])
 
     # -- ceph-lab
     def lab(self, *args: str, timeout: float = 900) -> str:

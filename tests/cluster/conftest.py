@@ -14,7 +14,9 @@ LAB_CMD = os.path.join(REPO, 'qa', 'lab', 'ceph-lab')
 class Lab:
     def __init__(self) -> None:
         self.dir = os.environ.get('CEPH_LAB_DIR', '/var/tmp/rocks-autotune-lab')
-        self.env = dict(os.environ, CEPH_CONF=os.path.join(self.dir, 'ceph.conf'))
+        # a chroot release's CLI: the wrappers `ceph-lab up` writes in the lab's bin
+        self.env = dict(os.environ, CEPH_CONF=os.path.join(self.dir, 'ceph.conf'),
+                        PATH=os.path.join(self.dir, 'bin') + os.pathsep + os.environ['PATH'])
 
     def run(self, *args: str, check: bool = True,
             timeout: float = 120) -> subprocess.CompletedProcess:

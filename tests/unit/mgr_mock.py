@@ -15,15 +15,6 @@ class BaseMgrModule:
         self.mock_options: Dict[str, Any] = {}
         self.mock_health: Dict[str, Any] = {}
         self.mock_remote: list = []
-        # the C++ loader adds these standard options to every module's schema
-        from mgr_module import Option
-        names = [o['name'] for o in type(self).MODULE_OPTIONS]  # type: ignore[attr-defined]
-        for opt in (Option('log_level', type='str', default=''),
-                    Option('log_to_file', type='bool', default=False),
-                    Option('log_to_cluster', type='bool', default=False),
-                    Option('log_to_cluster_level', type='str', default='info')):
-            if opt['name'] not in names:
-                type(self).MODULE_OPTIONS.append(opt)  # type: ignore[attr-defined]
 
     def _ceph_get_version(self) -> str:
         return '16.2.15'
@@ -86,12 +77,23 @@ def install() -> None:
     sys.modules['ceph_module'] = m
 
 
+def load_class(cls: Any, name: str = 'rocks_autotune') -> Any:
+    """What ceph-mgr's C++ loader does once per module class before it builds one:
+    register its options (with the standard log options; Tentacle also fills
+    MODULE_OPTION_DEFAULTS here) and its commands."""
+    if not cls.__dict__.get('_mock_loaded'):
+        cls._register_options(name)
+        cls._register_commands(name)
+        cls._mock_loaded = True
+    return cls
+
+
 def make_module() -> Any:
     """The rocks_autotune module on the mock, over a fake cluster and clock."""
     install()
     from fake_cluster import FakeClock, FakeCluster
     from rocks_autotune import module
-    m = module.RocksAutotune('rocks_autotune', None, None)
+    m = load_class(module.RocksAutotune)('rocks_autotune', None, None)
     m.cluster = FakeCluster(FakeClock())
     m.clock = m.cluster.clock
     m.mock_options.update(warmup=1, restart_timeout=30)

@@ -38,7 +38,9 @@ def test_status_idle_plain_and_json(mgr: Any) -> None:
 
 
 def test_every_module_option_has_a_type_and_help() -> None:
-    standard = ('log_level', 'log_to_file', 'log_to_cluster', 'log_to_cluster_level')
+    # added by the mgr itself (Tentacle adds sqlite3_killpoint too)
+    standard = ('log_level', 'log_to_file', 'log_to_cluster', 'log_to_cluster_level',
+                'sqlite3_killpoint')
     for opt in module.RocksAutotune.MODULE_OPTIONS:
         if opt['name'] not in standard:
             assert opt['type'] and opt.get('desc'), opt['name']

@@ -64,8 +64,10 @@ class LabDaemons:
         if pid:
             return pid
         typ, _, ident = name.partition('.')
-        # the daemon forks into the background and writes its pid file
-        subprocess.run([f'ceph-{typ}', '-i', ident, '-c', self.conf], check=True,
+        # the daemon forks into the background and writes its pid file.  cwd /
+        # as under systemd: Debian sid's Tentacle has a relative osd_class_dir
+        # (lib/x86_64-linux-gnu/rados-classes), which only resolves from /
+        subprocess.run([f'ceph-{typ}', '-i', ident, '-c', self.conf], check=True, cwd='/',
                        timeout=timeout, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL, start_new_session=True)
         deadline = time.time() + 10
