@@ -14,7 +14,21 @@ from rocks_autotune.space import SearchSpace
 
 DEFAULTS = {'bluestore_rocksdb_options': PACIFIC_DEFAULT,
             'bluestore_rocksdb_options_annex': '',
+            'bluestore_rocksdb_cfs': 'm(3) p(3,0-12) O(3,0-13)=block_cache={type=binned_lru} L P',
             'osd_bench_small_size_max_iops': '100'}
+# Tentacle 20.2.4's defaults, as `ceph config help` gives them on the lab
+TENTACLE_DEFAULTS = dict(
+    DEFAULTS,
+    bluestore_rocksdb_options=(
+        'compression=kLZ4Compression,max_write_buffer_number=64,'
+        'min_write_buffer_number_to_merge=6,compaction_style=kCompactionStyleLevel,'
+        'write_buffer_size=16777216,max_background_jobs=4,'
+        'level0_file_num_compaction_trigger=8,max_bytes_for_level_base=1073741824,'
+        'max_bytes_for_level_multiplier=8,compaction_readahead_size=2MB,'
+        'max_total_wal_size=1073741824,writable_file_max_buffer_size=0'),
+    bluestore_rocksdb_cfs=('m(3) p(3,0-12) O(3,0-13)=block_cache={type=binned_lru} '
+                           'L=min_write_buffer_number_to_merge=32 '
+                           'P=min_write_buffer_number_to_merge=32'))
 
 
 class FakeClock:
@@ -49,8 +63,10 @@ def model(options: str) -> Tuple[float, float]:
 
 
 class FakeCluster:
-    def __init__(self, clock: FakeClock, n_osds: int = 3) -> None:
+    def __init__(self, clock: FakeClock, n_osds: int = 3,
+                 defaults: Optional[Dict[str, str]] = None) -> None:
         self.clock = clock
+        self.defaults = dict(defaults or DEFAULTS)
         self.epoch = 10
         self.up_at: Dict[int, Optional[float]] = {}
         self.info: Dict[int, OsdInfo] = {}
@@ -58,7 +74,8 @@ class FakeCluster:
             self.info[i] = OsdInfo(id=i, up=True, in_=True, up_from=5, device_class='ssd',
                                    num_pgs=30 + i)
         self.config: Dict[Tuple[str, str], str] = {}
-        self.running: Dict[int, str] = {i: PACIFIC_DEFAULT for i in range(n_osds)}
+        self.running: Dict[int, str] = {i: self.defaults['bluestore_rocksdb_options']
+                                        for i in range(n_osds)}
         self.noout: Dict[int, bool] = {}
         self.counters: Dict[int, Dict[str, float]] = {i: self._zero() for i in range(n_osds)}
         self.extra_health: List[str] = []
@@ -135,7 +152,10 @@ class FakeCluster:
         for mask in (who, who.split('.')[0], 'global'):
             if (mask, name) in self.config:
                 return self.config[(mask, name)]
-        return DEFAULTS[name]
+        return self.defaults[name]
+
+    def option_default(self, name: str) -> str:
+        return self.defaults[name]
 
     def config_set(self, who: str, name: str, value: str) -> None:
         self.config[(who, name)] = value

@@ -35,7 +35,8 @@ class Cluster(Protocol):
     def osds(self) -> Dict[int, OsdInfo]: ...
 
     def health(self) -> Tuple[str, List[str]]:
-        """Overall status and the codes of the health checks raised."""
+        """Status and codes of the health checks raised, leaving out muted
+        checks as `ceph -s` does (the status is that of the others)."""
 
     def pgs_active_clean(self) -> bool: ...
 
@@ -51,6 +52,9 @@ class Cluster(Protocol):
         """The value in effect for `who` (default included)."""
 
     def config_set(self, who: str, name: str, value: str) -> None: ...
+
+    def option_default(self, name: str) -> str:
+        """The running release's default for a Ceph option (`ceph config help`)."""
 
     def config_rm(self, who: str, name: str) -> None: ...
 
@@ -118,7 +122,13 @@ class MgrCluster:
 
     def health(self) -> Tuple[str, List[str]]:
         h = json.loads(self.mgr.get('health')['json'])
-        return h['status'], sorted(h.get('checks', {}))
+        checks = {code: c for code, c in h.get('checks', {}).items() if not c.get('muted')}
+        # the mon's status already leaves muted checks out; recompute it from
+        # the checks we keep so the two always agree
+        severities = {c.get('severity') for c in checks.values()}
+        status = ('HEALTH_ERR' if 'HEALTH_ERR' in severities
+                  else 'HEALTH_WARN' if checks else 'HEALTH_OK')
+        return status, sorted(checks)
 
     def pgs_active_clean(self) -> bool:
         summary = self.mgr.get('pg_summary')['all']
@@ -148,6 +158,13 @@ class MgrCluster:
 
     def config_rm(self, who: str, name: str) -> None:
         self._mon_ok(prefix='config rm', who=who, name=name)
+
+    def option_default(self, name: str) -> str:
+        try:
+            return str(json.loads(self._mon_ok(prefix='config help', key=name,
+                                               format='json'))['default'])
+        except (ValueError, KeyError, TypeError) as e:
+            raise ClusterError(f'config help {name} gave no default: {e}')
 
     def set_noout(self, osd: int, on: bool) -> None:
         self._mon_ok(prefix='osd add-noout' if on else 'osd rm-noout', ids=[_osd_name(osd)])

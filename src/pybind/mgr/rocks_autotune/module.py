@@ -64,8 +64,10 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                desc='a session paused by an unhealthy cluster aborts after this long'),
         Option('on_failure', type='str', default='continue', enum_allowed=['continue', 'stop'],
                desc='after a candidate breaks the canary (restored): go on or stop'),
-        Option('max_memtable_mib', type='int', default=2048, min=64,
-               desc='cap on max_write_buffer_number x write_buffer_size'),
+        Option('max_memtable_mib', type='int', default=0, min=0,
+               desc='cap on the memtable memory of all the canary\'s column families '
+                    '(max_write_buffer_number x write_buffer_size each); 0: what the '
+                    'release\'s default bluestore_rocksdb_options may use'),
         Option('compressions', type='str', default='none,lz4,snappy',
                desc='RocksDB compressions to try (those the OSDs were built with)'),
         Option('bench_object_size', type='size', default=4 << 20, min=65536,

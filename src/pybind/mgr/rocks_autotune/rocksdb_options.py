@@ -7,7 +7,8 @@ ambiguous, because a string we misread would be written back to a live OSD.
 """
 
 import re
-from typing import Dict, Mapping
+from dataclasses import dataclass, field
+from typing import Dict, List, Mapping
 
 __all__ = [
     'OptionStringError',
@@ -22,6 +23,8 @@ __all__ = [
     'NEW_TUNING',
     'NEW_TUNING_LZ4',
     'MAX_OPTIONS_BYTES',
+    'ColumnFamily',
+    'parse_sharding',
 ]
 
 
@@ -171,3 +174,40 @@ NEW_TUNING = (
 # Same with LZ4: lower RGW write-amp, slower bucket listing (seed 000).
 NEW_TUNING_LZ4 = NEW_TUNING.replace('compression=kNoCompression',
                                     'compression=kLZ4Compression')
+
+
+@dataclass(frozen=True)
+class ColumnFamily:
+    """One column family definition of BlueStore's RocksDB sharding."""
+    name: str
+    shards: int = 1
+    # the memtable options it sets for itself (they beat bluestore_rocksdb_options)
+    memtable: Dict[str, int] = field(default_factory=dict)
+
+
+MEMTABLE_KEYS = ('max_write_buffer_number', 'min_write_buffer_number_to_merge',
+                 'write_buffer_size')
+_CF_DEF = re.compile(r'([A-Za-z]+)(?:\(([0-9]+)(?:,[0-9]*-?[0-9]*)?\))?(?:=(.*))?')
+_CF_OPT = re.compile(r'(?:^|[,;])\s*(' + '|'.join(MEMTABLE_KEYS) + r')\s*=\s*([^,;{}]+)')
+
+
+def parse_sharding(s: str) -> List[ColumnFamily]:
+    """``bluestore_rocksdb_cfs`` -> the column families an OSD made with it runs.
+
+    'm(3) p(3,0-12) O(3,0-13)=block_cache={type=binned_lru} L=min_write_buffer_number_to_merge=32'
+    is 3 + 3 + 3 shards, L and P; RocksDB's 'default' family (every prefix not
+    listed) comes first.  Only the memtable options of a family are read: they
+    decide its memtable memory and which merge counts a candidate must keep.
+    """
+    cfs = [ColumnFamily('default')]
+    for token in (s or '').split():
+        m = _CF_DEF.fullmatch(token)
+        if not m:
+            raise OptionStringError(f'column family definition {token!r} is not '
+                                    'name[(shards[,range])][=options]')
+        shards = int(m.group(2) or 1)
+        if shards < 1:
+            raise OptionStringError(f'column family {token!r} has no shards')
+        memtable = {k: parse_size(v) for k, v in _CF_OPT.findall(m.group(3) or '')}
+        cfs.append(ColumnFamily(m.group(1), shards, memtable))
+    return cfs

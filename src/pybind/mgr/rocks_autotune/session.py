@@ -25,7 +25,8 @@ from . import metrics
 from .canary import ANNEX, SAVED, Canary
 from .cluster import Cluster, ClusterError, NoOrchestrator
 from .metrics import Baseline, Measurement
-from .rocksdb_options import (NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT, parse_options)
+from .rocksdb_options import (NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT, parse_options,
+                              parse_sharding)
 from .space import Candidate, SearchSpace
 from .workload import BENCH_LIMIT_VALUE, WORKLOADS, BenchWorkload
 
@@ -83,7 +84,7 @@ class Settings:
     manual_restart_timeout: float = 3600.0
     unhealthy_timeout: float = 1800.0
     on_failure: str = 'continue'  # or 'stop'
-    max_memtable_bytes: int = 2 << 30
+    max_memtable_bytes: int = 0  # 0: what the release's default options may use
     compressions: Tuple[str, ...] = ('none', 'lz4', 'snappy')
     bench_object_size: int = 4 << 20
     bench_object_num: int = 16
@@ -182,9 +183,16 @@ class Session:
         self.osd: int = state['params']['osd']
         self.params = Params(**state['params'])
         self.canary = Canary(cluster, self.osd)
+        # sessions saved before the release was read from the cluster ran on Pacific
+        self.release_default: str = state.get('release_default', PACIFIC_DEFAULT)
+        families = parse_sharding(state.get('sharding', ''))
         self.space = SearchSpace(compressions=settings.compressions,
-                                 max_memtable_bytes=settings.max_memtable_bytes,
-                                 base=parse_options(state['base_options']))
+                                 base=parse_options(state['base_options']),
+                                 column_families=families)
+        # the memtable cap; by default, what the release's own default may use
+        default = SearchSpace.candidate_from_options(parse_options(self.release_default))
+        self.space.max_memtable_bytes = settings.max_memtable_bytes or self.space.memtable_bytes(
+            default.max_write_buffer_number, default.write_buffer_size)
         self.workload = BenchWorkload(cluster, self.osd,
                                       object_size=settings.bench_object_size,
                                       object_num=settings.bench_object_num,
@@ -207,8 +215,9 @@ class Session:
             os.environ.setdefault('OMP_NUM_THREADS', '1')
             from .optimizer import TrialOptimizer
             base_candidate = self.space.candidate_from_options(self.space.base)
-            warm = [base_candidate] + [self.space.candidate_from_options(parse_options(p))
-                                       for p in (PACIFIC_DEFAULT, NEW_TUNING, NEW_TUNING_LZ4)]
+            warm = [base_candidate] + [
+                self.space.candidate_from_options(parse_options(p))
+                for p in (self.release_default, NEW_TUNING, NEW_TUNING_LZ4)]
             opt = TrialOptimizer(self.space, seed=self.s['seed'], warm_start=warm)
             # a failed baseline run says nothing about the options themselves
             opt.replay([(Candidate.from_dict(t['candidate']), t['told'])
@@ -235,12 +244,21 @@ class Session:
         except ValueError as e:
             raise StartRefused(f'osd.{osd} runs RocksDB options this module cannot parse: {e}')
         annexed = bool(cluster.config_get(f'osd.{osd}', ANNEX).strip())
+        # what differs by release is read from the cluster, not assumed
+        release_default = cluster.option_default('bluestore_rocksdb_options')
+        sharding = cluster.config_get(f'osd.{osd}', 'bluestore_rocksdb_cfs')
+        try:
+            parse_options(release_default)
+            parse_sharding(sharding)
+        except ValueError as e:
+            raise StartRefused(f'cannot read this release\'s RocksDB defaults: {e}')
         now = clock()
         params.osd = osd
         state: Dict[str, Any] = {
             'version': STATE_VERSION, 'id': str(uuid.uuid4()), 'state': 'running',
             'phase': 'prepare', 'params': asdict(params), 'reason': reason,
             'originals': originals, 'base_options': base, 'annexed': annexed,
+            'release_default': release_default, 'sharding': sharding,
             'seed': settings.seed, 'trials': [], 'current': None, 'baseline': None,
             'started': now, 'ended': None, 'phase_started': now, 'message': 'starting',
             'error': '', 'abort': False, 'running_dirty': False, 'manual': False,

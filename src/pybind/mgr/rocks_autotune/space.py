@@ -9,7 +9,7 @@ import re
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from .rocksdb_options import (COMPRESSIONS, OptionStringError,
+from .rocksdb_options import (COMPRESSIONS, ColumnFamily, OptionStringError,
                               compression_from_rocksdb, compression_to_rocksdb,
                               parse_size, render_options)
 
@@ -162,11 +162,16 @@ class SearchSpace:
     def __init__(self,
                  compressions: Sequence[str] = tuple(COMPRESSIONS),
                  max_memtable_bytes: int = 2 * GiB,
-                 base: Optional[Mapping[str, str]] = None) -> None:
+                 base: Optional[Mapping[str, str]] = None,
+                 column_families: Sequence[ColumnFamily] = (ColumnFamily('default'),)) -> None:
         """``compressions``: what the OSD's RocksDB build supports;
-        ``max_memtable_bytes``: cap on max_write_buffer_number x write_buffer_size;
+        ``max_memtable_bytes``: cap on the memtable memory of all column
+        families (``memtable_bytes``);
         ``base``: the canary's running options (parsed), source of the L0
-        slowdown/stop triggers and max_total_wal_size.
+        slowdown/stop triggers and max_total_wal_size;
+        ``column_families``: the OSD's sharding (rocksdb_options.parse_sharding):
+        each family holds its own memtables, and one that sets its own memtable
+        options keeps them whatever the candidate says.
         """
         unknown = [c for c in compressions if c not in COMPRESSIONS]
         if unknown or not compressions:
@@ -178,6 +183,7 @@ class SearchSpace:
         if max_memtable_bytes < 1:
             raise ValueError(f'max_memtable_bytes must be positive, got {max_memtable_bytes}')
         self.max_memtable_bytes = max_memtable_bytes
+        self.column_families: Tuple[ColumnFamily, ...] = tuple(column_families)
         self.base: Dict[str, str] = dict(base or {})
         self.l0_slowdown = _parse_count(
             'level0_slowdown_writes_trigger',
@@ -233,11 +239,17 @@ class SearchSpace:
         n, size = c.max_write_buffer_number, c.write_buffer_size
         merge, l0 = c.min_write_buffer_number_to_merge, c.level0_file_num_compaction_trigger
         broken = self._broken_rules(n, size, merge, l0, c.compression)
+        families = ', '.join(
+            f'{cf.name} ({self._merge_count(cf, merge)})' for cf in self.column_families
+            if self._merge_count(cf, merge) >= self._buffer_count(cf, n))
         msgs = (
-            # RocksDB could never gather enough memtables to flush: writes stall.
-            lambda: (f'min_write_buffer_number_to_merge ({merge}) must be below '
-                     f'max_write_buffer_number ({n})'),
-            lambda: (f'memtables may use {_human(n * size)} ({n} x {_human(size)}), '
+            # RocksDB could never gather enough memtables to flush (writes
+            # stall), or it lowers a family's own merge count behind our back.
+            lambda: (f'min_write_buffer_number_to_merge must be below '
+                     f'max_write_buffer_number ({n}) in every column family: '
+                     f'not in {families}'),
+            lambda: (f'memtables may use {_human(self.memtable_bytes(n, size))} '
+                     f'({self._families_text()}, up to {n} x {_human(size)} each), '
                      f'over the {_human(self.max_memtable_bytes)} cap'),
             # Writes would be throttled before L0 compaction even starts.
             lambda: (f'level0_file_num_compaction_trigger ({l0}) must be below '
@@ -271,14 +283,33 @@ class SearchSpace:
                       l0_trigger: int, compression: str) -> Tuple[bool, ...]:
         """The safety rules, one bool per rule (True = broken), in message order."""
         return (
-            merge >= n_buffers,
-            n_buffers * buffer_size > self.max_memtable_bytes,
+            any(self._merge_count(cf, merge) >= self._buffer_count(cf, n_buffers)
+                for cf in self.column_families),
+            self.memtable_bytes(n_buffers, buffer_size) > self.max_memtable_bytes,
             l0_trigger >= self.l0_slowdown,
             self.l0_slowdown >= self.l0_stop,
             # 0 = no fixed WAL limit to compare with
             0 < self.max_total_wal_size < buffer_size * merge,
             compression not in self.compressions,
         )
+
+    @staticmethod
+    def _buffer_count(cf: ColumnFamily, n_buffers: int) -> int:
+        return cf.memtable.get('max_write_buffer_number', n_buffers)
+
+    @staticmethod
+    def _merge_count(cf: ColumnFamily, merge: int) -> int:
+        return cf.memtable.get('min_write_buffer_number_to_merge', merge)
+
+    def memtable_bytes(self, n_buffers: int, buffer_size: int) -> int:
+        """The most memory the memtables of every column family may hold."""
+        return sum(cf.shards * self._buffer_count(cf, n_buffers)
+                   * cf.memtable.get('write_buffer_size', buffer_size)
+                   for cf in self.column_families)
+
+    def _families_text(self) -> str:
+        n = sum(cf.shards for cf in self.column_families)
+        return f'{n} column famil{"y" if n == 1 else "ies"}'
 
     @staticmethod
     def candidate_from_options(opts: Mapping[str, str]) -> Candidate:
