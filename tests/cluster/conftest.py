@@ -63,8 +63,9 @@ class Lab:
 def lab() -> Iterator[Lab]:
     lab = Lab()
     mgrs = os.environ.get('CEPH_LAB_MGRS', '1')
-    up = subprocess.run([LAB_CMD, 'up', '--mgrs', mgrs], env=lab.env, text=True)
-    assert up.returncode == 0, 'ceph-lab up failed'
+    up = subprocess.run([LAB_CMD, 'up', '--mgrs', mgrs], env=lab.env, text=True,
+                        capture_output=True)
+    assert up.returncode == 0, f'ceph-lab up failed:\n{up.stdout}{up.stderr}'
     # short trials: the tests check behaviour, not figures
     for name, value in (('warmup', '2'), ('bench_chunk_seconds', '2'),
                         ('max_window_factor', '1.5'), ('restart_timeout', '120')):

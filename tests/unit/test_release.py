@@ -118,12 +118,13 @@ class _HealthMgr:
 
 def test_muted_checks_are_left_out_as_ceph_s_does() -> None:
     # the shape of `ceph health -f json` on the Tentacle lab, noscrub muted
-    h = {'status': 'HEALTH_WARN', 'checks': {
+    checks: Dict[str, Any] = {
         'OSDMAP_FLAGS': {'severity': 'HEALTH_WARN', 'muted': True,
                          'summary': {'message': 'noscrub flag(s) set', 'count': 7}},
         'RECENT_CRASH': {'severity': 'HEALTH_ERR', 'muted': True,
-                         'summary': {'message': '1 daemons have recently crashed'}}},
-        'mutes': [{'code': 'OSDMAP_FLAGS', 'sticky': False}]}
+                         'summary': {'message': '1 daemons have recently crashed'}}}
+    h = {'status': 'HEALTH_WARN', 'checks': checks,
+         'mutes': [{'code': 'OSDMAP_FLAGS', 'sticky': False}]}
     assert MgrCluster(_HealthMgr(h)).health() == ('HEALTH_OK', [])
     h['checks']['OSD_FLAGS'] = {'severity': 'HEALTH_WARN', 'muted': False}
     assert MgrCluster(_HealthMgr(h)).health() == ('HEALTH_WARN', ['OSD_FLAGS'])
@@ -142,3 +143,13 @@ def test_commands_are_registered_and_dispatched_by_this_release() -> None:
     r = m._handle_command(None, {'prefix': 'rocks-autotune status', 'format': 'json'})
     assert r.retval == 0 and json.loads(r.stdout)['state'] == 'idle'
     assert module.RocksAutotune.CLICommand is not None
+
+
+def test_the_panel_marks_the_releases_own_default() -> None:
+    from rocks_autotune import panel
+    s = _session(TENTACLE_DEFAULTS, trials=2)
+    rows = panel.trial_rows(s.s['trials'], panel.release_default(s.status()))
+    assert rows[0]['kind'] == 'baseline' and rows[0]['marker'] == 'default'
+    # the same trials read against Pacific's default: no longer "the default"
+    assert panel.trial_rows(s.s['trials'], DEFAULTS['bluestore_rocksdb_options'])[0][
+        'marker'] == ''

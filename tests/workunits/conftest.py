@@ -23,8 +23,8 @@ REPO: str = _cluster.REPO
 @pytest.fixture(scope='session')
 def lab() -> Iterator[Any]:
     lab = Lab()
-    up = subprocess.run([LAB_CMD, 'up'], env=lab.env, text=True)
-    assert up.returncode == 0, 'ceph-lab up failed'
+    up = subprocess.run([LAB_CMD, 'up'], env=lab.env, text=True, capture_output=True)
+    assert up.returncode == 0, f'ceph-lab up failed:\n{up.stdout}{up.stderr}'
     lab.wait('HEALTH_OK', lambda: lab.json('health')['status'] == 'HEALTH_OK', 180)
     yield lab
     if os.environ.get('CEPH_LAB_KEEP') != '1':

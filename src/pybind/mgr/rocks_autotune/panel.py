@@ -29,12 +29,10 @@ STATIC_TYPES = {'.js': 'text/javascript; charset=utf-8', '.css': 'text/css; char
                 '.html': 'text/html; charset=utf-8'}
 VERDICTS = ('baseline', 'feasible', 'infeasible', 'failed')
 
-# Options the seed article measured by hand: marked on the charts where a
-# trial ran exactly these tuned values.
-MARKERS: Tuple[Tuple[str, str], ...] = (
-    ('default', PACIFIC_DEFAULT), ('new_tuning', NEW_TUNING), ('new_tuning_lz4', NEW_TUNING_LZ4))
-_MARKER_CANDIDATES = [(name, SearchSpace.candidate_from_options(parse_options(opts)).to_dict())
-                      for name, opts in MARKERS]
+# Options the seed article measured by hand, and the release's default:
+# marked on the charts where a trial ran exactly these tuned values.
+SEED_MARKERS: Tuple[Tuple[str, str], ...] = (
+    ('new_tuning', NEW_TUNING), ('new_tuning_lz4', NEW_TUNING_LZ4))
 
 # Belt and braces: the state holds no secrets, but nothing that looks like a
 # cephx key or names a key/secret may ever leave the mgr through the panel.
@@ -110,12 +108,17 @@ def clean(obj: Any) -> Any:
     return obj
 
 
-def marker(candidate: Mapping[str, Any]) -> str:
+def marker(candidate: Mapping[str, Any], release_default: str) -> str:
     """'default' / 'new_tuning' / 'new_tuning_lz4' if a trial ran those tuned values."""
-    for name, c in _MARKER_CANDIDATES:
-        if dict(candidate) == c:
+    for name, opts in (('default', release_default),) + SEED_MARKERS:
+        if dict(candidate) == SearchSpace.candidate_from_options(parse_options(opts)).to_dict():
             return name
     return ''
+
+
+def release_default(status: Mapping[str, Any]) -> str:
+    """The default options of the release the session ran on (it read them at start)."""
+    return str(status.get('release_default') or PACIFIC_DEFAULT)
 
 
 def budget_write_amp(status: Mapping[str, Any]) -> Optional[float]:
@@ -127,7 +130,7 @@ def budget_write_amp(status: Mapping[str, Any]) -> Optional[float]:
     return float(p['budget']) * float(b['write_amp'])
 
 
-def trial_rows(trials: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+def trial_rows(trials: List[Dict[str, Any]], default: str) -> List[Dict[str, Any]]:
     """Every recorded trial, with what the charts need worked out once, here.
 
     `best_so_far` is the lowest score among feasible trials (baseline runs
@@ -144,7 +147,7 @@ def trial_rows(trials: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
             'candidate': t.get('candidate'), 'options': t.get('options'),
             'measurement': t.get('measurement'), 'score': score, 'told': t.get('told'),
             'error': t.get('error', ''), 'seconds': t.get('seconds'),
-            'started': t.get('started'), 'marker': marker(t.get('candidate') or {}),
+            'started': t.get('started'), 'marker': marker(t.get('candidate') or {}, default),
             'best_so_far': best,
         })
     return rows
@@ -156,7 +159,7 @@ def best_view(snap: Snapshot) -> Optional[Dict[str, Any]]:
     if not best or snap.state is None:
         return None
     out = report.best_summary(best, snap.state)
-    out['marker'] = marker(best.get('candidate') or {})
+    out['marker'] = marker(best.get('candidate') or {}, release_default(snap.status))
     return out
 
 
@@ -173,7 +176,7 @@ def status_json(snap: Snapshot) -> Dict[str, Any]:
 
 def trials_json(snap: Snapshot, query: Mapping[str, str]) -> Dict[str, Any]:
     """`/api/trials[?verdict=V][&since=N][&limit=N]`: N are trial ordinals (1-based)."""
-    rows = trial_rows(snap.trials)
+    rows = trial_rows(snap.trials, release_default(snap.status))
     verdict = query.get('verdict')
     if verdict is not None:
         if verdict not in VERDICTS:

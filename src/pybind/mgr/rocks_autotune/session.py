@@ -756,6 +756,9 @@ class Session:
             'baseline_runs_done': len([t for t in s['trials'] if t['verdict'] == 'baseline']),
             'progress': self.progress(), 'baseline': s['baseline'], 'best': best,
             'current': s['current'], 'health': sorted(self.health_checks()),
+            # read from the cluster at start (what differs by release)
+            'release_default': self.release_default, 'sharding': s.get('sharding', ''),
+            'max_memtable_bytes': self.space.max_memtable_bytes,
         }
 
 
