@@ -236,6 +236,10 @@ class Lab:
     def ceph_json(self, *args: str, timeout: float = 120) -> Any:
         return json.loads(self.ceph(*args, '-f', 'json', timeout=timeout))
 
+    def release_default(self) -> str:
+        """The lab's release's default bluestore_rocksdb_options (as the module reads it)."""
+        return str(self.ceph_json('config', 'help', 'bluestore_rocksdb_options')['default'])
+
     def perf_dump(self, osd: int) -> Dict[str, Any]:
         return self.ceph_json('tell', f'osd.{osd}', 'perf', 'dump')  # type: ignore[no-any-return]
 

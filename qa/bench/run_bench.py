@@ -9,8 +9,8 @@ Per mode (flash-like, HDD-like BlueStore), on a fresh lab of its own
 1. a real tuning session: `ceph rocks-autotune start --osd 0 --trials T
    --duration D`; its best feasible options (`ceph rocks-autotune best`)
    are configuration `tuned` (the module's CPU/RSS is sampled meanwhile);
-2. configurations default (Pacific), new_tuning and new_tuning_lz4 (seed
-   000) and tuned, interleaved A B C D A B C D ..., `--reps` rounds; each
+2. configurations default (the lab release's, from `ceph config help`),
+   new_tuning and new_tuning_lz4 (seed 000) and tuned, interleaved A B C D A B C D ..., `--reps` rounds; each
    one is set on osd.0 only, osd.0 restarted through the orchestrator (wait
    for a new up_from and active+clean), then two windows measured from
    osd.0's perf counters by rocks_autotune.metrics:
@@ -35,7 +35,7 @@ from typing import Any, Dict, List, Optional
 import benchlib
 import module_cost
 from benchlib import Lab, WindowSpec, log
-from rocks_autotune.rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT
+from rocks_autotune.rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4
 
 CANARY = 0
 POOL = 'ratbench'
@@ -249,8 +249,9 @@ def run_mode(mode: str, a: argparse.Namespace, command: str) -> None:
         tuned: Optional[str] = (sess['best'] or {}).get('options')
         if not tuned:
             log('the session found no feasible options: tuned = the default')
-        configs = {'default': PACIFIC_DEFAULT, 'new_tuning': NEW_TUNING,
-                   'new_tuning_lz4': NEW_TUNING_LZ4, 'tuned': tuned or PACIFIC_DEFAULT}
+        default = lab.release_default()  # the lab's release's, as the module reads it
+        configs = {'default': default, 'new_tuning': NEW_TUNING,
+                   'new_tuning_lz4': NEW_TUNING_LZ4, 'tuned': tuned or default}
         benchlib.raise_bench_limit(lab, CANARY)
         make_pool(lab)
         for rep, name in benchlib.interleave(NAMES, a.reps):

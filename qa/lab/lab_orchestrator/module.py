@@ -64,7 +64,10 @@ class LabOrchestrator(MgrModule, orchestrator.Orchestrator):
         return result
 
     @handle_orch_error
-    def daemon_action(self, action: str, daemon_name: str, image: Optional[str] = None) -> str:
+    def daemon_action(self, action: str, daemon_name: str, image: Optional[str] = None,
+                      force: bool = False) -> str:
+        # force: Tentacle's `ceph orch daemon restart --force` (skips cephadm's
+        # own ok-to-stop); the lab restarts what it is told either way
         if self.get_module_option('fail_actions'):
             raise orchestrator.OrchestratorError('lab_orchestrator: fail_actions test hook is set')
         typ, _, ident = daemon_name.partition('.')
