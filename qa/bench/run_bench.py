@@ -11,8 +11,9 @@ Per mode (flash-like, HDD-like BlueStore), on a fresh lab of its own
    are configuration `tuned` (the module's CPU/RSS is sampled meanwhile);
 2. configurations default (the lab release's, from `ceph config help`),
    new_tuning and new_tuning_lz4 (seed 000) and tuned, interleaved
-   A B C D A B C D ..., `--reps` rounds; each one is set on osd.0 only, osd.0 restarted through the orchestrator (wait
-   for a new up_from and active+clean), then two windows measured from
+   A B C D A B C D ..., `--reps` rounds; each one is set on osd.0 only,
+   osd.0 restarted through the orchestrator (wait for a new up_from and
+   active+clean), then two windows measured from
    osd.0's perf counters by rocks_autotune.metrics:
    - osd_bench: 4 KiB osd bench on osd.0 (the tuner's workload), warm-up
      then `--window` seconds, longer until 2 memtable flushes (3x at most);
