@@ -12,8 +12,9 @@ from test_panel import get_json, panel_url, request, services
 from test_tuner import wait_ended
 
 MON_PORT = int(os.environ.get('CEPH_LAB_MON_PORT', '40100'))
-# the lab's ports for the neighbours (its panels use MON_PORT + 10 ...)
-NEIGHBOURS = {'dashboard': MON_PORT + 20, 'prometheus': MON_PORT + 21}
+# the lab's ports for the neighbours (its panels use MON_PORT + 10 ..., the
+# panel's rebind test MON_PORT + 20)
+NEIGHBOURS = {'dashboard': MON_PORT + 22, 'prometheus': MON_PORT + 23}
 
 
 def http_ok(url: str, path: str) -> bytes:

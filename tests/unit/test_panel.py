@@ -14,6 +14,8 @@ from rocks_autotune import module, panel  # noqa: E402
 from rocks_autotune.http_server import PanelServer, url  # noqa: E402
 
 FAKE_KEY = 'AQBpZ2tm' + 'A' * 30 + '=='  # shaped like a cephx key
+# shaped like Tentacle's new (type 2) cephx keys
+FAKE_KEY_TYPE2 = 'AgDRbwFr' + 'B' * 47 + '='
 
 
 class Log:
@@ -204,22 +206,23 @@ def test_page_and_static_assets(done: panel.Snapshot) -> None:
     assert "script-src 'self'" in r.all_headers()['Content-Security-Policy']
 
 
-def test_no_secret_ever_leaves(done: panel.Snapshot) -> None:
+@pytest.mark.parametrize('key', [FAKE_KEY, FAKE_KEY_TYPE2], ids=['aes', 'type2'])
+def test_no_secret_ever_leaves(done: panel.Snapshot, key: str) -> None:
     state = json.loads(json.dumps(done.state))
     status = json.loads(json.dumps(done.status))
     # even if one got into the state, say in a message, an error or a stray field
-    status['message'] = f'ceph auth get-key client.admin gave {FAKE_KEY}'
-    status['keyring'] = f'[client.admin]\n\tkey = {FAKE_KEY}\n'
-    state['trials'][2]['error'] = f'osd said key={FAKE_KEY}'
+    status['message'] = f'ceph auth get-key client.admin gave {key}'
+    status['keyring'] = f'[client.admin]\n\tkey = {key}\n'
+    state['trials'][2]['error'] = f'osd said key={key}'
     state['trials'][2]['secret'] = 'hunter2'
-    status['params']['auth_key'] = FAKE_KEY
+    status['params']['auth_key'] = key
     p = app(panel.Snapshot(status, state))
     for path in ROUTES:
         for qs in ('', 'x=1'):
             body = p.handle('GET', path, qs).body.decode()
-            assert FAKE_KEY not in body and 'hunter2' not in body, path
+            assert key not in body and 'hunter2' not in body, path
             if path.startswith('/api/'):
-                assert not re.search(r'AQ[A-Za-z0-9+/]{30,}', body)
+                assert not re.search(r'A[Qgw][A-Za-z0-9+/]{30,}', body)
                 keys = re.findall(r'"([^"]+)":', body)
                 assert not [k for k in keys if re.search('key|secret|auth', k, re.I)], keys
 

@@ -37,7 +37,9 @@ SEED_MARKERS: Tuple[Tuple[str, str], ...] = (
 # Belt and braces: the state holds no secrets, but nothing that looks like a
 # cephx key or names a key/secret may ever leave the mgr through the panel.
 _SECRET_KEY = re.compile(r'(key|secret|passw|token|auth)', re.I)
-_CEPHX = re.compile(r'AQ[A-Za-z0-9+/]{30,}={0,2}')
+# base64 of a cephx key starts with its type (u16, little endian): 1 (AES,
+# every release) gives 'AQ', 2 (Tentacle's new keys) 'Ag', 3 'Aw'
+_CEPHX = re.compile(r'A[Qgw][A-Za-z0-9+/]{30,}={0,2}')
 
 SECURITY_HEADERS = {
     'X-Content-Type-Options': 'nosniff',
