@@ -1,0 +1,61 @@
+"""qa/lab/ceph-lab's pure parts: where the release root comes from and what it sees."""
+import importlib.machinery
+import importlib.util
+import os
+from typing import Any
+
+import pytest
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
+
+
+def load_lab(monkeypatch: pytest.MonkeyPatch, lab_dir: str) -> Any:
+    monkeypatch.setenv('CEPH_LAB_DIR', lab_dir)
+    path = os.path.join(REPO, 'qa', 'lab', 'ceph-lab')
+    loader = importlib.machinery.SourceFileLoader('ceph_lab', path)
+    spec = importlib.util.spec_from_loader('ceph_lab', loader)
+    mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    loader.exec_module(mod)
+    return mod
+
+
+def test_mirror_is_the_one_apt_uses(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    lab = load_lab(monkeypatch, str(tmp_path / 'lab'))
+    deb822 = tmp_path / 'debian.sources'
+    deb822.write_text('Types: deb\n# a comment\nURIs: http://mirror.example/debian\n'
+                      'Suites: bookworm bookworm-updates\n')
+    one_line = tmp_path / 'sources.list'
+    one_line.write_text('# deb http://old.example/debian bookworm main\n'
+                        'deb [arch=amd64] http://other.example/debian bookworm main\n'
+                        'deb http://line.example/debian bookworm main\n')
+    assert lab.host_mirror([str(tmp_path / 'missing'), str(deb822)]) == \
+        'http://mirror.example/debian'
+    assert lab.host_mirror([str(one_line)]) == 'http://line.example/debian'
+    with pytest.raises(SystemExit):
+        lab.host_mirror([str(tmp_path / 'missing')])
+
+
+def test_root_sees_scratch_repo_and_lab_at_their_own_paths(monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    lab = load_lab(monkeypatch, '/srv/labs/one')
+    paths = lab.bind_paths()
+    assert paths[:2] == ['/tmp', '/var/tmp']
+    assert os.path.realpath(REPO) in paths or any(
+        os.path.realpath(REPO).startswith(p + '/') for p in paths)
+    # the lab's parent, never the lab dir itself (down removes it)
+    assert '/srv/labs' in paths and '/srv/labs/one' not in paths
+    nested = load_lab(monkeypatch, '/var/tmp/lab')
+    assert nested.bind_paths().count('/var/tmp') == 1
+
+
+def test_wrappers_run_the_roots_own_binaries(monkeypatch: pytest.MonkeyPatch,
+                                             tmp_path: Any) -> None:
+    lab = load_lab(monkeypatch, str(tmp_path / 'lab'))
+    lab.write_wrappers('/roots/tentacle')
+    text = (tmp_path / 'lab' / 'bin' / 'ceph').read_text()
+    # an absolute path inside: the lab's bin/ is visible in the root too, and a
+    # wrapper that found itself there would chroot again
+    assert 'chroot /roots/tentacle' in text and '/usr/bin/ceph "$@"' in text
+    assert os.access(tmp_path / 'lab' / 'bin' / 'rados', os.X_OK)
+    assert lab.root_dir('pacific') is None
+    assert lab.root_dir('tentacle').endswith('/tentacle')
