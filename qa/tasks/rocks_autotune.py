@@ -27,6 +27,12 @@ Example::
         client.0:
           - rocks_autotune/thrash_canary.sh
 
+It runs in qa/suites/rados/rocks_autotune on the releases the module
+supports, Tentacle 20.2 (primary) and Pacific 16.2, from each release's
+branch (``teuthology-suite --ceph tentacle|pacific``; see the suite's README).
+Nothing here depends on the release: it reads ``rocks-autotune status`` and
+restarts OSDs through the CephManager.
+
 Config keys (all optional):
 
   cluster: ceph            the cluster name

@@ -35,6 +35,9 @@ EXTERNAL_TASKS = {
 }
 # scripts the suite need not run: the shared helpers, and the lab's demo
 NOT_IN_SUITE = {'common.sh', 'demo.sh'}
+# Tentacle's tested distributions (docs.ceph.com/en/tentacle/start/os-recommendations),
+# with the Python each has: scikit-optimize 0.10.2 needs 3.8 or later
+TENTACLE_DISTROS = {('ubuntu', '22.04'): (3, 10), ('centos', '9.stream'): (3, 9)}
 
 
 def walk(top: str) -> Iterator[str]:
@@ -111,6 +114,39 @@ def test_convolution_markers() -> None:
     for facet in ('clusters', 'tasks', 'objectstore', 'distro$'):
         assert os.path.isdir(os.path.join(SUITE, facet)), facet
     assert os.path.isfile(os.path.join(SUITE, 'clusters', '+'))
+
+
+def test_distro_facet_is_tentacles() -> None:
+    # the suite's primary release is Tentacle: distro$ picks one of its tested
+    # distributions (the pacific branch's copy names Pacific's: see README)
+    facet = os.path.join(SUITE, 'distro$')
+    found = set()
+    for f in os.listdir(facet):
+        if f.endswith('.yaml'):
+            doc = load(os.path.join(facet, f))
+            assert set(doc) == {'os_type', 'os_version'}, (f, doc)
+            assert isinstance(doc['os_version'], str), (f, doc)  # "22.04", not 22.04
+            found.add((doc['os_type'], doc['os_version']))
+    assert found == set(TENTACLE_DISTROS), found
+    assert all(py >= (3, 8) for py in TENTACLE_DISTROS.values())
+
+
+def test_readme_names_the_supported_releases() -> None:
+    # teuthology reads only the .yaml files of a suite: a README is inert
+    text = open(os.path.join(SUITE, 'README')).read()
+    for word in ('Tentacle 20.2', 'Pacific 16.2', '--ceph tentacle', '--ceph pacific',
+                 'distro$', 'Ubuntu 22.04', 'CentOS 9 Stream'):
+        assert word in text, word
+    assert text.index('--ceph tentacle') < text.index('--ceph pacific')  # primary first
+
+
+def test_pip_is_there_before_the_pip_install() -> None:
+    for path, doc in fragments():
+        names = [list(t)[0] for t in doc.get('tasks') or []]
+        if 'pexec' in names:
+            install = doc['tasks'][names.index('install')]['install'] or {}
+            assert 'python3-pip' in install.get('extra_system_packages', []), path
+            assert names.index('install') < names.index('pexec'), path
 
 
 def test_cluster_fragment() -> None:

@@ -11,6 +11,13 @@ in manual mode (ROCKS_AUTOTUNE_MANUAL_RESTART); the test answers each request
 by restarting the OSD itself, as an admin would.  On a cephadm cluster the
 module restarts the canary through the orchestrator and no request is raised.
 
+The module supports Tentacle 20.2 (primary) and Pacific 16.2; the suite runs
+from the release's branch (``teuthology-suite --ceph tentacle|pacific``, see
+qa/suites/rados/rocks_autotune/README), and test_release_is_supported fails
+on any other release. What differs between the two (the default
+bluestore_rocksdb_options, the OSDs' column families) the session reads from
+the cluster: test_short_session checks it recorded this release's values.
+
 Run by qa/suites/rados/rocks_autotune/tasks/mgr_test.yaml:
 
     - cephfs_test_runner:
@@ -19,6 +26,7 @@ Run by qa/suites/rados/rocks_autotune/tasks/mgr_test.yaml:
 """
 import json
 import logging
+import re
 import time
 from io import StringIO
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
@@ -28,6 +36,8 @@ from tasks.mgr.mgr_test_case import MgrTestCase
 log = logging.getLogger(__name__)
 
 MODULE = 'rocks_autotune'
+# the releases the module supports, as `ceph version` names them
+SUPPORTED_RELEASES = ('tentacle', 'pacific')  # 20.2 (primary), 16.2
 PREFIX = 'ROCKS_AUTOTUNE_'
 ACTIVE = ('running', 'stopping', 'restoring')
 ENDED = ('done', 'stopped', 'aborted', 'failed')
@@ -167,6 +177,17 @@ class TestRocksAutotune(MgrTestCase):
 
     # ------------------------------------------------------------ tests
 
+    def test_release_is_supported(self) -> None:
+        # e.g. "ceph version 20.2.4 (<sha1>) tentacle (stable)"
+        for daemon, versions in self._json('versions').items():
+            if daemon == 'overall':
+                continue
+            for version in versions:
+                self.assertTrue(
+                    any(re.search(r'\b{0}\b'.format(r), version) for r in SUPPORTED_RELEASES),
+                    '{0} runs {1}: not a release rocks_autotune supports ({2})'.format(
+                        daemon, version, ', '.join(SUPPORTED_RELEASES)))
+
     def test_idle_status(self) -> None:
         self.assertIn(MODULE, self._json('mgr', 'module', 'ls')['enabled_modules'])
         self.assertIn(self._status()['state'], ('idle',) + ENDED)
@@ -212,6 +233,11 @@ class TestRocksAutotune(MgrTestCase):
                 self.assertGreater(t['measurement']['write_amp'], 0, t)
         best = self._cmd('rocks-autotune', 'best')
         self.assertIn('bluestore_rocksdb_options', best)
+        # what differs by release was read from this cluster, not assumed
+        self.assertEqual(s['release_default'], self._json(
+            'config', 'help', 'bluestore_rocksdb_options')['default'])
+        self.assertEqual(s['sharding'], self._cmd(
+            'config', 'get', 'osd.{0}'.format(osd), 'bluestore_rocksdb_cfs').strip())
         self._check_restored(osd, before)
 
     def test_abort_mid_trial(self) -> None:
