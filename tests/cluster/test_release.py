@@ -12,9 +12,15 @@ from test_panel import get_json, panel_url, request, services
 from test_tuner import wait_ended
 
 MON_PORT = int(os.environ.get('CEPH_LAB_MON_PORT', '40100'))
+RELEASE = os.environ.get('CEPH_LAB_RELEASE', 'tentacle')
 # the lab's ports for the neighbours (its panels use MON_PORT + 10 ..., the
-# panel's rebind test MON_PORT + 20)
-NEIGHBOURS = {'dashboard': MON_PORT + 22, 'prometheus': MON_PORT + 23}
+# panel's rebind test MON_PORT + 20).  Pacific's lab leaves the dashboard out
+# (ceph-lab's LEFT_OUT_MODULES: with it, Debian 12's PyO3 cryptography breaks
+# `restful` in Pacific's sub-interpreters); on Tentacle every module shares
+# the main interpreter, the case this test is for.
+NEIGHBOURS = {'prometheus': MON_PORT + 23}
+if RELEASE != 'pacific':
+    NEIGHBOURS['dashboard'] = MON_PORT + 22
 
 
 def http_ok(url: str, path: str) -> bytes:
@@ -28,7 +34,8 @@ def neighbours(lab: Lab) -> Iterator[Dict[str, str]]:
     for name, port in NEIGHBOURS.items():
         lab.ceph('config', 'set', 'mgr', f'mgr/{name}/server_addr', '127.0.0.1', '--force')
         lab.ceph('config', 'set', 'mgr', f'mgr/{name}/server_port', str(port), '--force')
-    lab.ceph('config', 'set', 'mgr', 'mgr/dashboard/ssl', 'false', '--force')
+    if 'dashboard' in NEIGHBOURS:
+        lab.ceph('config', 'set', 'mgr', 'mgr/dashboard/ssl', 'false', '--force')
     try:
         for name in NEIGHBOURS:
             lab.ceph('mgr', 'module', 'enable', name)
@@ -41,11 +48,14 @@ def neighbours(lab: Lab) -> Iterator[Dict[str, str]]:
 
 
 def test_beside_prometheus_and_dashboard(lab: Lab, neighbours: Dict[str, str]) -> None:
+    if RELEASE != 'pacific':
+        assert 'dashboard' in neighbours  # Tentacle: the shared interpreter
     ours = panel_url(lab)
     # theirs answer
     metrics = http_ok(neighbours['prometheus'], '/metrics').decode()
     assert 'ceph_health_status' in metrics
-    assert b'<html' in http_ok(neighbours['dashboard'], '/').lower()
+    if 'dashboard' in NEIGHBOURS:
+        assert b'<html' in http_ok(neighbours['dashboard'], '/').lower()
     # ours answers, and a short real session runs while they are on
     before = {e['name']: e['value'] for e in lab.own_config('osd.2')}
     lab.ceph('rocks-autotune', 'start', '--osd', '2', '--trials', '1', '--duration', '4')
@@ -57,7 +67,8 @@ def test_beside_prometheus_and_dashboard(lab: Lab, neighbours: Dict[str, str]) -
     assert {e['name']: e['value'] for e in lab.own_config('osd.2')} == before
     # and theirs still do, with no module failed
     assert 'ceph_health_status' in http_ok(neighbours['prometheus'], '/metrics').decode()
-    assert b'<html' in http_ok(neighbours['dashboard'], '/').lower()
+    if 'dashboard' in NEIGHBOURS:
+        assert b'<html' in http_ok(neighbours['dashboard'], '/').lower()
     checks = lab.json('health')['checks']
     assert 'MGR_MODULE_ERROR' not in checks, checks
 
@@ -103,5 +114,4 @@ def test_session_reads_the_releases_defaults(lab: Lab) -> None:
     assert st['release_default'] == default
     assert st['sharding'] == cfs
     version = lab.json('version')['version']
-    release = os.environ.get('CEPH_LAB_RELEASE', 'tentacle')
-    assert re.search(rf'\b{release}\b', version), version
+    assert re.search(rf'\b{RELEASE}\b', version), version

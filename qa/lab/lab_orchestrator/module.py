@@ -10,15 +10,23 @@ import os
 from typing import Any, Dict, List, Optional, Tuple
 
 import orchestrator
-from mgr_module import MgrModule, Option
+from mgr_module import MgrModule, NotifyType, Option
 from orchestrator import DaemonDescription, DaemonDescriptionStatus, handle_orch_error
 
 from .daemons import LabDaemons
+
+try:  # Tentacle asks every module for its own command registry (this one is empty)
+    from mgr_module import CLICommandBase  # type: ignore[attr-defined]
+    _COMMANDS: Any = CLICommandBase.make_registry_subtype('LabOrchestratorCLICommand')
+except ImportError:  # Pacific: one global registry
+    _COMMANDS = None
 
 ACTIONS = ('start', 'stop', 'restart')
 
 
 class LabOrchestrator(MgrModule, orchestrator.Orchestrator):
+    CLICommand = _COMMANDS
+    NOTIFY_TYPES: List[NotifyType] = []
     MODULE_OPTIONS = [
         Option('lab_dir', type='str', default='', desc='the lab directory (set by ceph-lab)'),
         Option('fail_actions', type='bool', default=False,

@@ -9,7 +9,7 @@ import threading
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-from mgr_module import HandleCommandResult, MgrModule, MgrStandbyModule, Option
+from mgr_module import HandleCommandResult, MgrModule, MgrStandbyModule, NotifyType, Option
 from orchestrator import OrchestratorClientMixin
 
 from . import panel, report
@@ -44,6 +44,10 @@ def panel_address(mod: Any) -> Tuple[str, int, str]:
 
 class RocksAutotune(MgrModule, OrchestratorClientMixin):
     CLICommand = CLICommand  # Tentacle: this module's command registry
+    # No notifications wanted.  Declared all the same: Tentacle's loader looks
+    # for the standby class with the AttributeError of a missing NOTIFY_TYPES
+    # still pending, fails, and never runs RocksAutotuneStandby.
+    NOTIFY_TYPES: List[NotifyType] = []
     MODULE_OPTIONS = [
         Option('sleep_interval', type='secs', default=60,
                desc='how often the loop wakes when no session is running'),
