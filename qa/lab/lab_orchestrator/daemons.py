@@ -10,6 +10,10 @@ import time
 from typing import List, Optional
 
 DAEMON_TYPES = ('mon', 'mgr', 'osd')
+# what systemd gives a unit: ceph-mgr's embedded Python finds its prefix by
+# looking for python3 on PATH, so a venv's or pyenv's python3 there (tox, a
+# developer's shell) would hide the system's site-packages (skopt) from it
+SYSTEM_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
 
 
 def _alive(pid: int) -> bool:
@@ -68,6 +72,7 @@ class LabDaemons:
         # as under systemd: Debian sid's Tentacle has a relative osd_class_dir
         # (lib/x86_64-linux-gnu/rados-classes), which only resolves from /
         subprocess.run([f'ceph-{typ}', '-i', ident, '-c', self.conf], check=True, cwd='/',
+                       env=dict(os.environ, PATH=SYSTEM_PATH),
                        timeout=timeout, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL, start_new_session=True)
         deadline = time.time() + 10
