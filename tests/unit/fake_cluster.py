@@ -3,7 +3,10 @@
 It keeps what the session can observe (osd map, health, config masks, perf
 counters, bench results) consistent with what the session did, and lets a
 test break things: a candidate the OSD will not start on, a missing or
-failing orchestrator, an unhealthy cluster, a canary that dies mid-window.
+failing orchestrator, an unhealthy cluster, a canary that dies mid-window,
+a flap (marked down and up, same process), an admin's own noout.  It records
+what `ok-to-stop` said at every restart, so a test can assert that no restart
+happened while it said no.
 """
 import math
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -84,9 +87,14 @@ class FakeCluster:
         self.restart_delay = 3.0
         self.broken: Callable[[str], bool] = lambda options: False
         self.dies_on_bench: Optional[int] = None  # canary dies on this bench call
+        self.bench_fails = ''  # bench calls fail with this error; the OSD stays up
         self.bench_calls = 0
         self.restarts: List[Tuple[int, str]] = []  # (osd, options it came up with)
-        self.ok_to_stop_answer = (True, '')
+        # None: computed (no, while another OSD is down); a tuple: forced
+        self.ok_to_stop_answer: Optional[Tuple[bool, str]] = None
+        # (osd, what ok-to-stop said for it when the restart was issued)
+        self.restart_gate: List[Tuple[int, bool]] = []
+        self.before_restart: Callable[[int], None] = lambda osd: None
         self.sole: Dict[int, List[str]] = {}
 
     @staticmethod
@@ -110,7 +118,19 @@ class FakeCluster:
         self.up_at[osd] = None
 
     def admin_restarts(self, osd: int) -> None:
+        self._record_gate(osd)
         self._start(osd)
+
+    def flap(self, osd: int) -> None:
+        """Marked down and up again without a restart: up_from moves, the
+        process (and the options it runs) stays."""
+        self.epoch += 1
+        self.info[osd].up = True
+        self.info[osd].up_from = self.epoch
+
+    def _record_gate(self, osd: int) -> None:
+        self.before_restart(osd)
+        self.restart_gate.append((osd, self.ok_to_stop(osd)[0]))
 
     def _start(self, osd: int) -> None:
         self.kill(osd)
@@ -140,7 +160,13 @@ class FakeCluster:
         return all(i.up for i in self.info.values())
 
     def ok_to_stop(self, osd: int) -> Tuple[bool, str]:
-        return self.ok_to_stop_answer
+        self._tick()
+        if self.ok_to_stop_answer is not None:
+            return self.ok_to_stop_answer
+        down = [i for i, info in self.info.items() if i != osd and not info.up]
+        if down and self.info[osd].up:
+            return False, f'{len(down)} PGs are already too degraded, would become inactive'
+        return True, ''
 
     def sole_copy_pgs(self, osd: int) -> List[str]:
         return self.sole.get(osd, [])
@@ -169,11 +195,20 @@ class FakeCluster:
     def has_noout(self, osd: int) -> bool:
         return self.noout.get(osd, False)
 
+    def config_get_running(self, osd: int, name: str) -> str:
+        self._tick()
+        if not self.info[osd].up:
+            raise ClusterError(f'osd.{osd} is down')
+        if name == 'bluestore_rocksdb_options':
+            return self.running[osd]
+        return self.config_get(f'osd.{osd}', name)
+
     def restart_osd(self, osd: int) -> str:
         if not self.orchestrator:
             raise NoOrchestrator('No orchestrator configured')
         if self.restart_fails:
             raise ClusterError('orchestrator could not restart')
+        self._record_gate(osd)
         self._start(osd)
         return f'Restarted osd.{osd}'
 
@@ -200,6 +235,8 @@ class FakeCluster:
             self.kill(osd)
         if not self.info[osd].up:
             raise ClusterError(f'osd.{osd} is down')
+        if self.bench_fails:
+            raise ClusterError(self.bench_fails)
         lat, wa = model(self.running[osd])
         ops = count // size
         syncs = max(1, ops // 25)

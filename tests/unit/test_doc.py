@@ -10,7 +10,8 @@ from typing import Any, Dict, List, Tuple
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 MODULE = os.path.join(REPO, 'src', 'pybind', 'mgr', 'rocks_autotune', 'module.py')
-SESSION = os.path.join(REPO, 'src', 'pybind', 'mgr', 'rocks_autotune', 'session.py')
+PACKAGE = os.path.join(REPO, 'src', 'pybind', 'mgr', 'rocks_autotune')
+PREFLIGHT = os.path.join(PACKAGE, 'preflight.py')
 GUIDE = os.path.join(REPO, 'doc', 'mgr', 'rocks_autotune.rst')
 
 
@@ -120,10 +121,11 @@ def test_every_option_is_in_the_table_with_its_type_and_default() -> None:
 
 
 def test_every_health_code_is_documented() -> None:
-    prefix = ast.literal_eval([n.value for n in ast.parse(open(SESSION).read()).body
+    prefix = ast.literal_eval([n.value for n in ast.parse(open(PREFLIGHT).read()).body
                                if isinstance(n, ast.Assign)
                                and getattr(n.targets[0], 'id', '') == 'HEALTH_PREFIX'][0])
-    src = open(SESSION).read() + open(MODULE).read()
+    src = ''.join(open(os.path.join(PACKAGE, f)).read()
+                  for f in sorted(os.listdir(PACKAGE)) if f.endswith('.py'))
     codes = {prefix + k for k in re.findall(r"\['alerts'\]\['([A-Z_]+)'\]\s*=", src)}
     codes |= set(re.findall(r"'(" + prefix + r"[A-Z_]+)'", src))
     assert codes

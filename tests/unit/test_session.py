@@ -7,7 +7,8 @@ import pytest
 from fake_cluster import FakeClock, FakeCluster
 from rocks_autotune.canary import SAVED
 from rocks_autotune.rocksdb_options import NEW_TUNING
-from rocks_autotune.session import Params, Session, Settings, StartRefused, choose_canary
+from rocks_autotune.preflight import Params, StartRefused, choose_canary
+from rocks_autotune.session import Session, Settings
 
 FAST = dict(warmup=2.0, restart_timeout=30.0, manual_restart_timeout=60.0,
             unhealthy_timeout=60.0, bench_chunk_seconds=2.0)
@@ -347,7 +348,9 @@ def test_start_refuses_a_canary_whose_options_do_not_parse() -> None:
     assert h.saved == [] and h.cluster.config == config
 
 
-def test_repeated_unexpected_errors_end_the_session_with_config_restored() -> None:
+def test_finding4_repeated_errors_restart_the_canary_onto_its_originals() -> None:
+    # issue 11, finding 4: giving up restored the config but left the canary
+    # running the candidate, and raised RESTORE_FAILED (error) for a restored canary
     h = Harness()
     before = h.config_of(0)
     s = h.start(osd=0, trials=2)
@@ -358,9 +361,28 @@ def test_repeated_unexpected_errors_end_the_session_with_config_restored() -> No
     h.cluster.perf_dump = broken  # type: ignore[method-assign]
     h.run()
     assert s.s['state'] == 'failed' and 'garbled answer' in s.s['error']
-    assert h.config_of(0) == before
-    alert = s.health_checks()['ROCKS_AUTOTUNE_RESTORE_FAILED']
-    assert any('restart it' in d for d in alert['detail'])
+    assert_restored(h, 0, before)
+    assert not s.s['running_dirty']
+    assert s.health_checks() == {}
+
+
+def test_finding4_a_trial_is_recorded_once_when_a_later_call_fails() -> None:
+    # issue 11, finding 4: an error after the trial was appended recorded it again
+    h = Harness()
+    s = h.start(osd=0, trials=3)
+    h.run(until=lambda s: s.s['phase'] == 'measure' and s.s['current']['kind'] == 'candidate')
+    opt = s.optimizer
+    calls = []
+
+    def tell_once_broken(c: Any, told: float) -> None:
+        calls.append(c)
+        raise RuntimeError('GP fit failed')
+    opt.tell = tell_once_broken  # type: ignore[method-assign]
+    h.run()
+    assert calls, 'the optimizer was never told'
+    indices = [t['index'] for t in s.s['trials']]
+    assert indices == list(range(len(indices))) and len(indices) == 5
+    assert s.s['state'] == 'done'
 
 
 def test_another_osd_down_while_the_canary_restarts_pauses_not_fails() -> None:
@@ -392,14 +414,15 @@ def test_a_failed_session_clears_noout_and_keeps_the_record() -> None:
     assert any('original osd.0 bluestore_rocksdb_options: (not set)' in d for d in detail)
 
 
-def test_mgr_lost_mid_apply_leaves_noout_that_the_resumed_session_clears() -> None:
+def test_mgr_lost_after_setting_noout_leaves_noout_that_the_resumed_session_clears() -> None:
     h = Harness()
     before = h.config_of(0)
     h.start(osd=0, trials=1)
-    h.run(until=lambda s: s.s['phase'] == 'restart' and s.s['current']['index'] == 1)
+    h.run(until=lambda s: s.s['phase'] == 'wait_up' and s.s['current']['index'] == 1)
     assert h.cluster.has_noout(0)
-    state = json.loads(h.saved[-2])  # saved before the apply step that set noout
-    assert state['phase'] == 'apply'
+    # the noout is recorded as the session's before it is set
+    state = [json.loads(x) for x in h.saved if json.loads(x)['noout_ours']][0]
+    assert state['phase'] == 'restart'
     h.saved.append(json.dumps(state))
     s = h.reload()
     h.run()
@@ -413,3 +436,106 @@ def test_a_missing_osd_is_reported_before_cluster_health() -> None:
     h.cluster.kill(2)
     with pytest.raises(StartRefused, match='osd.9 does not exist'):
         h.start(osd=9)
+
+
+def assert_gated(h: Harness) -> None:
+    """No restart of a canary that was up while ok-to-stop said no."""
+    assert all(ok for _, ok in h.cluster.restart_gate), h.cluster.restart_gate
+
+
+def test_finding1_abort_while_another_osd_is_down_waits_for_the_gate() -> None:
+    # issue 11, finding 1: the restore restarted the canary without ok-to-stop
+    h = Harness()
+    before = h.config_of(0)
+    s = h.start(osd=0, trials=2)
+    h.run(until=lambda s: s.s['phase'] == 'measure' and s.s['current']['kind'] == 'candidate')
+    h.cluster.kill(1)
+    s.request_abort()
+    restarts = len(h.cluster.restarts)
+    for _ in range(50):  # long past every timeout: never forced
+        h.clock.advance(max(s.step(), 60.0))
+    assert len(h.cluster.restarts) == restarts
+    assert s.active and s.s['phase'] == 'restore_wait'
+    assert h.config_of(0) == before  # the config is restored at once
+    assert h.cluster.has_noout(0)
+    assert 'ROCKS_AUTOTUNE_RESTORE_PENDING' in s.health_checks()
+    h.cluster.admin_restarts(1)
+    h.run()
+    assert s.s['state'] == 'aborted'
+    assert_gated(h)
+    assert_restored(h, 0, before)
+    assert s.health_checks() == {}
+
+
+def test_finding1_recovery_after_a_failed_trial_goes_through_the_gate() -> None:
+    h = Harness()
+    before = h.config_of(0)
+    s = h.start(osd=0, trials=2)
+    h.run(until=lambda s: s.s['phase'] == 'measure' and s.s['current']['kind'] == 'candidate')
+    # the window fails (a dead bench), and another OSD is down: the canary is
+    # up, so restarting it would take a second copy of the shared PGs
+    h.cluster.ok_to_stop_answer = (False, 'PGs would become inactive')
+    h.cluster.bench_fails = 'bench timed out'
+    for _ in range(8):  # within unhealthy_timeout
+        h.clock.advance(min(s.step(), 5.0))
+    assert s.s['current']['kind'] == 'recovery'
+    assert 'ROCKS_AUTOTUNE_PAUSED' in s.health_checks()
+    assert_gated(h)
+    h.cluster.ok_to_stop_answer = None
+    h.cluster.bench_fails = ''
+    h.run()
+    assert_gated(h)
+    assert s.s['state'] == 'done'
+    assert_restored(h, 0, before)
+
+
+def test_finding5_running_dirty_is_saved_before_the_candidate_restart() -> None:
+    # issue 11, finding 5: a mgr lost right after issuing the restart left a
+    # state saying the canary runs its originals; an abort then ended quietly
+    h = Harness()
+    before = h.config_of(0)
+    at_restart: List[Dict[str, Any]] = []
+    h.cluster.before_restart = lambda osd: at_restart.append(json.loads(h.saved[-1]))
+    h.start(osd=0, trials=1)
+    h.run(until=lambda s: s.s['phase'] == 'wait_up' and s.s['current']['kind'] == 'candidate')
+    state = at_restart[-1]
+    assert state['current']['kind'] == 'candidate' and state['running_dirty']
+    h.saved.append(json.dumps(state))  # the mgr is lost: this is what it left
+    s = h.reload()
+    s.request_abort()
+    h.run()
+    assert s.s['state'] == 'aborted'
+    assert_restored(h, 0, before)
+
+
+def test_finding6_an_admins_noout_set_mid_session_survives() -> None:
+    # issue 11, finding 6: the session cleared a noout it had not set
+    h = Harness()
+    s = h.start(osd=0, trials=2)
+    h.run(until=lambda s: s.s['phase'] == 'measure' and s.s['current']['kind'] == 'candidate')
+    h.cluster.set_noout(0, True)  # the admin's
+    h.run()
+    assert s.s['state'] == 'done'
+    assert h.cluster.has_noout(0)
+
+
+def test_finding7_a_flap_is_not_a_restart() -> None:
+    # issue 11, finding 7: up_from moving without a restart was taken for the
+    # canary running the candidate, and the old options measured in its name
+    h = Harness()
+    h.cluster.orchestrator = False
+    s = h.start(osd=0, trials=1)
+    for _ in range(2):  # the baseline runs
+        h.run(until=lambda s: 'ROCKS_AUTOTUNE_MANUAL_RESTART' in s.health_checks())
+        h.cluster.admin_restarts(0)
+        h.run(until=lambda s: 'ROCKS_AUTOTUNE_MANUAL_RESTART' not in s.health_checks())
+    h.run(until=lambda s: 'ROCKS_AUTOTUNE_MANUAL_RESTART' in s.health_checks())
+    assert s.s['current']['kind'] == 'candidate'
+    old = h.cluster.running[0]
+    h.cluster.flap(0)
+    for _ in range(10):
+        h.clock.advance(s.step())
+    assert s.s['phase'] == 'wait_up' and h.cluster.running[0] == old
+    h.cluster.admin_restarts(0)
+    h.run(until=lambda s: s.s['phase'] == 'measure')
+    assert h.cluster.running[0] == s.s['current']['options'] != old

@@ -51,6 +51,11 @@ class Cluster(Protocol):
     def config_get(self, who: str, name: str) -> str:
         """The value in effect for `who` (default included)."""
 
+    def config_get_running(self, osd: int, name: str) -> str:
+        """The value the OSD process itself runs with (`ceph tell osd.N config
+        get`): it differs from the mon's view until a restart, or for good
+        when a local ceph.conf or an override beats the mon."""
+
     def config_set(self, who: str, name: str, value: str) -> None: ...
 
     def option_default(self, name: str) -> str:
@@ -152,6 +157,14 @@ class MgrCluster:
     def config_get(self, who: str, name: str) -> str:
         # plain output: the value and a newline (format=json prints nothing here)
         return self._mon_ok(prefix='config get', who=who, key=name).rstrip('\n')
+
+    def config_get_running(self, osd: int, name: str) -> str:
+        # a short bound: this is polled while the canary starts
+        answer = self._tell(osd, {'prefix': 'config get', 'var': name, 'format': 'json'},
+                            timeout=10)
+        if not isinstance(answer, dict) or name not in answer:
+            raise ClusterError(f'osd.{osd} config get {name} gave no value: {answer!r:.200}')
+        return str(answer[name])
 
     def config_set(self, who: str, name: str, value: str) -> None:
         self._mon_ok(prefix='config set', who=who, name=name, value=value)

@@ -16,7 +16,8 @@ from . import panel, report
 from .compat import CLICommand, CLIReadCommand, CLIWriteCommand
 from .http_server import PanelServer, url
 from .cluster import ClusterError, MgrCluster
-from .session import Params, Session, Settings, StartRefused
+from .preflight import Params, StartRefused
+from .session import Session, Settings
 
 STORE_KEY = 'session'
 # The panel's port: none of Ceph's (dashboard 8080/8443/7000, prometheus 9283,

@@ -4,14 +4,16 @@ Each call to `step()` does one short piece of work (a config change, one
 bench chunk, one poll) and returns how long to wait before the next call, so
 the mgr's serve loop stays responsive and the unit tests run it against a
 fake cluster and a fake clock.  The whole state is a JSON-able dict, saved
-after every step; a new active mgr rebuilds the session (and its optimizer,
-by replaying the recorded trials) from it.
+after every step (and before a restart is issued); a new active mgr rebuilds
+the session (and its optimizer, by replaying the recorded trials) from it.
 
-A trial:  apply -> restart -> wait_up -> warmup -> measure -> (record)
-The end:  restore -> restore_wait -> done | stopped | aborted | failed
+A trial:  next -> apply -> restart -> wait_up -> warmup -> measure -> next
+The end:  restore -> restore_wait -> end (done | stopped | aborted | failed)
 
-The canary's original config is saved before the first change; every path
-that ends a session goes through `restore`.
+Every move between phases is in MOVES and checked.  Every restart of the
+canary goes through restart.Restarter and its gate.  The canary's original
+config is saved before the first change; every path that ends a session
+goes through `restore`, except `_fail` when restoring itself cannot go on.
 """
 import logging
 import math
@@ -19,58 +21,62 @@ import os
 import time
 import uuid
 from dataclasses import asdict, dataclass
+from enum import Enum
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import metrics
 from .canary import ANNEX, SAVED, Canary
-from .cluster import Cluster, ClusterError, NoOrchestrator
+from .cluster import Cluster, ClusterError
 from .metrics import Baseline, Measurement
+from .preflight import HEALTH_PREFIX, Params, StartRefused, choose_canary, unhealthy_reasons
+from .restart import Outcome, Restarter, Stage
 from .rocksdb_options import (NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT, parse_options,
                               parse_sharding)
 from .space import Candidate, SearchSpace
-from .workload import BENCH_LIMIT_VALUE, WORKLOADS, BenchWorkload
+from .workload import BENCH_LIMIT_VALUE, BenchWorkload
 
 log = logging.getLogger(__name__)
 
 STATE_VERSION = 1
 ACTIVE = ('running', 'stopping', 'restoring')
 ENDED = ('done', 'stopped', 'aborted', 'failed')
-MEASURING = ('warmup', 'measure')
 # a penalty weight on the log of how far write-amp is over budget, so the GP
 # learns where the infeasible region is without being told a cliff
 INFEASIBLE_WEIGHT = 2.0
-HEALTH_PREFIX = 'ROCKS_AUTOTUNE_'
 MAX_CLUSTER_ERRORS = 5
 
 
-class StartRefused(Exception):
-    """`start` cannot go ahead; the message says why.  Nothing was changed."""
+class Phase(str, Enum):
+    PREPARE = 'prepare'
+    NEXT = 'next'                  # pick the next trial, or the end
+    APPLY = 'apply'                # health look, then the trial's config
+    RESTART = 'restart'            # the gate, then the restart
+    WAIT_UP = 'wait_up'            # up on the options set, PGs clean
+    WARMUP = 'warmup'
+    MEASURE = 'measure'
+    RESTORE = 'restore'            # the originals' config, at once
+    RESTORE_WAIT = 'restore_wait'  # the gated restart onto them
+    END = 'end'
 
 
-@dataclass
-class Params:
-    """What `ceph rocks-autotune start` asks for."""
-    osd: Optional[int] = None
-    trials: int = 20
-    budget: float = 1.10
-    workload: str = 'bench'
-    duration: float = 30.0
-    force: bool = False
-
-    def validate(self) -> None:
-        if self.osd is not None and self.osd < 0:
-            raise StartRefused(f'--osd must be a non-negative OSD id, not {self.osd}')
-        if not 1 <= self.trials <= 500:
-            raise StartRefused(f'--trials must be between 1 and 500, not {self.trials}')
-        if not (math.isfinite(self.budget) and 1.0 <= self.budget <= 10.0):
-            raise StartRefused(f'--budget must be between 1.0 and 10.0 (a multiple of the '
-                               f'baseline write amplification), not {self.budget}')
-        if self.workload not in WORKLOADS:
-            raise StartRefused(f'--workload must be one of {", ".join(WORKLOADS)}, '
-                               f'not {self.workload!r}')
-        if not (math.isfinite(self.duration) and 2 <= self.duration <= 3600):
-            raise StartRefused(f'--duration must be between 2 and 3600 seconds, '
-                               f'not {self.duration}')
+P = Phase
+# the allowed moves; abort (-> restore) and _fail (-> end) are listed too
+MOVES: Dict[Phase, Tuple[Phase, ...]] = {
+    P.PREPARE: (P.NEXT, P.RESTORE, P.END),
+    P.NEXT: (P.APPLY, P.RESTORE, P.END),
+    P.APPLY: (P.RESTART, P.RESTORE, P.END),
+    # a failed trial goes back to apply, as a recovery onto the originals
+    P.RESTART: (P.WAIT_UP, P.APPLY, P.RESTORE, P.END),
+    P.WAIT_UP: (P.WARMUP, P.NEXT, P.APPLY, P.RESTORE, P.END),
+    # apply: the window is redone after a failover, or the trial failed
+    P.WARMUP: (P.MEASURE, P.APPLY, P.RESTORE, P.END),
+    P.MEASURE: (P.NEXT, P.APPLY, P.RESTORE, P.END),
+    P.RESTORE: (P.RESTORE_WAIT, P.END),
+    P.RESTORE_WAIT: (P.END,),
+    P.END: (),
+}
+MEASURING = (P.WARMUP.value, P.MEASURE.value)
+ENDING = (P.RESTORE.value, P.RESTORE_WAIT.value, P.END.value)
 
 
 @dataclass
@@ -109,68 +115,6 @@ class Trial:
     seconds: float = 0.0
 
 
-def _unhealthy_reasons(cluster: Cluster) -> List[str]:
-    status, checks = cluster.health()
-    foreign = [c for c in checks if not c.startswith(HEALTH_PREFIX)]
-    reasons = []
-    if foreign:
-        reasons.append(f'health is {status}: {", ".join(foreign)}')
-    if not cluster.pgs_active_clean():
-        reasons.append('not all PGs are active+clean')
-    return reasons
-
-
-def choose_canary(cluster: Cluster, params: Params) -> Tuple[int, str]:
-    """Check that the session may start and pick its canary.  Changes nothing."""
-    params.validate()
-    osds = cluster.osds()
-    # bad input first: the admin fixes a typo before waiting for the cluster
-    if params.osd is not None and params.osd not in osds:
-        raise StartRefused(f'osd.{params.osd} does not exist')
-    if not params.force:
-        status, checks = cluster.health()
-        foreign = [c for c in checks if not c.startswith(HEALTH_PREFIX)]
-        if foreign:
-            raise StartRefused(f'cluster health is {status} ({", ".join(foreign)}); '
-                               'fix it first, or pass --force to skip this check')
-    if not cluster.pgs_active_clean():
-        raise StartRefused('not all PGs are active+clean; wait for the cluster to settle')
-
-    def unusable(o: int) -> str:
-        info = osds[o]
-        if not info.up:
-            return f'osd.{o} is down'
-        if not info.in_:
-            return f'osd.{o} is out'
-        sole = cluster.sole_copy_pgs(o)
-        if sole:
-            return (f'osd.{o} holds the only copy of {len(sole)} PG(s) '
-                    f'({", ".join(sole[:5])}); restarting it would make them unavailable')
-        ok, why = cluster.ok_to_stop(o)
-        if not ok:
-            return f'ceph osd ok-to-stop osd.{o} says no: {why}'
-        return ''
-
-    if params.osd is not None:
-        why = unusable(params.osd)
-        if why:
-            raise StartRefused(why)
-        return params.osd, f'osd.{params.osd} was asked for'
-    # fastest device class first (that is where tuning pays), then the OSD
-    # whose restarts disturb the fewest PGs
-    rank = {'nvme': 0, 'ssd': 1, 'hdd': 2}
-    order = sorted(osds.values(), key=lambda i: (rank.get(i.device_class, 3), i.num_pgs, i.id))
-    skipped = []
-    for info in order:
-        why = unusable(info.id)
-        if not why:
-            return info.id, (f'osd.{info.id} chosen: up and in, ok-to-stop, '
-                             f'device class {info.device_class or "unknown"}, '
-                             f'fewest PGs ({info.num_pgs}) among the fastest class')
-        skipped.append(why)
-    raise StartRefused('no OSD can be the canary: ' + '; '.join(skipped))
-
-
 class Session:
     def __init__(self, state: Dict[str, Any], cluster: Cluster, settings: Settings,
                  save: Callable[[Dict[str, Any]], None],
@@ -193,6 +137,8 @@ class Session:
         default = SearchSpace.candidate_from_options(parse_options(self.release_default))
         self.space.max_memtable_bytes = settings.max_memtable_bytes or self.space.memtable_bytes(
             default.max_write_buffer_number, default.write_buffer_size)
+        self.restarter = Restarter(cluster, self.osd, state, lambda: self._save(self.s),
+                                   settings.restart_timeout, settings.manual_restart_timeout)
         self.workload = BenchWorkload(cluster, self.osd,
                                       object_size=settings.bench_object_size,
                                       object_num=settings.bench_object_num,
@@ -262,8 +208,8 @@ class Session:
             'seed': settings.seed, 'trials': [], 'current': None, 'baseline': None,
             'started': now, 'ended': None, 'phase_started': now, 'message': 'starting',
             'error': '', 'abort': False, 'running_dirty': False, 'manual': False,
-            'noout_preexisting': cluster.has_noout(osd), 'paused_since': None,
-            'up_from': None, 'window': None, 'iops_estimate': None, 'alerts': {},
+            'noout_ours': False, 'paused_since': None,
+            'restart': None, 'window': None, 'iops_estimate': None, 'alerts': {},
             'cluster_errors': 0,
         }
         # persisted before the first change: the record of how to restore
@@ -308,9 +254,8 @@ class Session:
     def resume_after_failover(self) -> None:
         """A new mgr took over: a window in flight cannot be trusted; redo it."""
         if self.s['phase'] in MEASURING and self.s['current'] is not None:
-            self.s['phase'] = 'apply'
+            self._enter(P.APPLY, 'mgr restarted mid-trial: running the trial again')
             self.s['window'] = None
-            self.s['message'] = 'mgr restarted mid-trial: running the trial again'
         self._save(self.s)
 
     # ------------------------------------------------------------ the loop
@@ -323,14 +268,22 @@ class Session:
             delay = self._step()
             self.s['cluster_errors'] = 0
         except Exception as e:
-            # a cluster call that failed, or a bug: retry a few times, then end
-            # through _fail, which restores the canary's config and says so
+            # a cluster call that failed, or a bug: retry a few times, then
+            # end through restore (its gated restart included)
             if not isinstance(e, ClusterError):
                 log.exception('session step failed in phase %s', self.s['phase'])
+            # what the optimizer was told may be half done: rebuild it from the trials
+            self._optimizer = None
             self.s['cluster_errors'] += 1
             self.s['message'] = f'step failed ({self.s["cluster_errors"]}x): {e}'
             if self.s['cluster_errors'] >= MAX_CLUSTER_ERRORS:
-                self._fail(f'giving up after repeated errors: {e}')
+                self.s['cluster_errors'] = 0
+                error = f'giving up after repeated errors: {e}'
+                if self.s['phase'] in ENDING:
+                    self._fail(error)
+                else:
+                    self.s['error'] = error
+                    self._enter(P.RESTORE, error + '; restoring the canary')
             delay = 5.0
         self._save(self.s)
         return delay
@@ -338,32 +291,38 @@ class Session:
     def _step(self) -> float:
         s = self.s
         now = self.clock()
-        if s['abort'] and s['phase'] not in ('restore', 'restore_wait'):
-            self._enter('restore')
+        if s['abort'] and s['phase'] not in ENDING:
+            self._enter(P.RESTORE)
             return 0
-        phase = s['phase']
-        if phase == 'prepare':
+        phase = Phase(s['phase'])
+        if phase == P.PREPARE:
             if self.params.workload == 'bench':
                 self.canary.set_bench_limit(BENCH_LIMIT_VALUE)
+            self._enter(P.NEXT)
             return self._next_trial()
-        if phase == 'apply':
+        if phase == P.NEXT:
+            return self._next_trial()
+        if phase == P.APPLY:
             return self._apply(now)
-        if phase == 'restart':
-            return self._restart()
-        if phase == 'wait_up':
+        if phase == P.RESTART:
+            return self._restart(now)
+        if phase == P.WAIT_UP:
             return self._wait_up(now)
-        if phase == 'warmup':
+        if phase == P.WARMUP:
             return self._warmup(now)
-        if phase == 'measure':
+        if phase == P.MEASURE:
             return self._measure(now)
-        if phase == 'restore':
-            return self._restore()
-        if phase == 'restore_wait':
+        if phase == P.RESTORE:
+            return self._restore(now)
+        if phase == P.RESTORE_WAIT:
             return self._restore_wait(now)
-        raise ValueError(f'unknown phase {phase!r}')
+        raise ValueError(f'no step in phase {phase.value!r}')
 
-    def _enter(self, phase: str, message: str = '') -> None:
-        self.s['phase'] = phase
+    def _enter(self, phase: Phase, message: str = '') -> None:
+        old = Phase(self.s['phase'])
+        if phase != old and phase not in MOVES[old]:
+            raise AssertionError(f'no move from {old.value} to {phase.value}')
+        self.s['phase'] = phase.value
         self.s['phase_started'] = self.clock()
         if message:
             self.s['message'] = message
@@ -371,7 +330,7 @@ class Session:
     def _next_trial(self) -> float:
         s = self.s
         if s['state'] == 'stopping':
-            self._enter('restore', 'stopped by request; restoring the canary')
+            self._enter(P.RESTORE, 'stopped by request; restoring the canary')
             return 0
         done = [t for t in s['trials'] if t['verdict'] == 'baseline']
         cands = [t for t in s['trials'] if t['kind'] == 'candidate']
@@ -387,11 +346,11 @@ class Session:
             trial = Trial(index=len(s['trials']), kind='candidate', candidate=c.to_dict(),
                           options=options)
         else:
-            self._enter('restore', 'all trials done; restoring the canary')
+            self._enter(P.RESTORE, 'all trials done; restoring the canary')
             return 0
         trial.started = self.clock()
         s['current'] = asdict(trial)
-        self._enter('apply', f'trial {trial.index}: {trial.kind}')
+        self._enter(P.APPLY, f'trial {trial.index}: {trial.kind}')
         return 0
 
     def _is_recovery(self) -> bool:
@@ -410,7 +369,7 @@ class Session:
             s['alerts'].pop('PAUSED', None)
             s['error'] = 'cluster stayed unhealthy: ' + '; '.join(reasons)
             s['abort'] = True
-            self._enter('restore', 'cluster stayed unhealthy; restoring the canary')
+            self._enter(P.RESTORE, 'cluster stayed unhealthy; restoring the canary')
             return 0
         s['message'] = 'paused: ' + '; '.join(reasons)
         s['alerts']['PAUSED'] = {
@@ -424,25 +383,18 @@ class Session:
         self.s['paused_since'] = None
         self.s['alerts'].pop('PAUSED', None)
 
-    def _others_down(self) -> List[str]:
-        """OSDs other than the canary that are down or out."""
-        return [f'osd.{i.id} is {"down" if not i.up else "out"}'
-                for i in self.cluster.osds().values()
-                if i.id != self.osd and (not i.up or not i.in_)]
-
     def _apply(self, now: float) -> float:
         s = self.s
         cur = s['current']
-        if not s['noout_preexisting'] and self.cluster.has_noout(self.osd):
+        if s['noout_ours'] and self.cluster.has_noout(self.osd):
             # left by a step a failed-over mgr did not finish: only a restart
             # needs it, and our own flag must not read as an unhealthy cluster
-            self.cluster.set_noout(self.osd, False)
+            self.restarter.clear_noout()
             return self.settings.poll
         if not self._is_recovery():
-            reasons = _unhealthy_reasons(self.cluster)
-            ok, why = self.cluster.ok_to_stop(self.osd)
-            if not ok:
-                reasons.append(f'osd.{self.osd} is not ok-to-stop: {why}')
+            # a recovery does not wait for health (its canary may be down),
+            # only for the restart gate
+            reasons = unhealthy_reasons(self.cluster, self.osd)
             if reasons:
                 return self._pause(now, reasons)
             self._unpause()
@@ -452,33 +404,14 @@ class Session:
             self.canary.restore(s['originals'])
             if s['params']['workload'] == 'bench':
                 self.canary.set_bench_limit(BENCH_LIMIT_VALUE)
-        if not s['noout_preexisting']:
-            self.cluster.set_noout(self.osd, True)
-        s['up_from'] = self.cluster.osds()[self.osd].up_from
-        self._enter('restart')
+        self.restarter.begin(cur['kind'], now)
+        self._enter(P.RESTART)
         return 0
 
-    def _issue_restart(self, dirty: bool) -> None:
-        """Restart the canary via the orchestrator, or ask the admin to."""
-        s = self.s
-        if dirty:
-            s['running_dirty'] = True  # the process may load the candidate from now on
-        try:
-            self.cluster.restart_osd(self.osd)
-            s['manual'] = False
-        except NoOrchestrator:
-            s['manual'] = True
-            s['alerts']['MANUAL_RESTART'] = {
-                'severity': 'warning',
-                'summary': f'rocks_autotune: restart osd.{self.osd} to continue',
-                'detail': [f'no orchestrator backend is set: restart osd.{self.osd} '
-                           '(e.g. systemctl restart ceph-osd@{0}); the session goes on '
-                           'when it is back up'.format(self.osd)]}
-
-    def _restart(self) -> float:
+    def _restart(self, now: float) -> float:
         cur = self.s['current']
         try:
-            self._issue_restart(dirty=cur['kind'] == 'candidate')
+            r = self.restarter.step(now)
         except ClusterError as e:
             if cur['kind'] == 'candidate':
                 # an OSD that will not start on the candidate fails the restart
@@ -488,61 +421,57 @@ class Session:
                            f'restart it to load its original options')
             else:
                 self.s['error'] = f'restart failed: {e}'
-                self._enter('restore', f'restart failed: {e}')
+                self._enter(P.RESTORE, f'restart failed: {e}')
             return 0
-        self._enter('wait_up', f'trial {cur["index"]}: waiting for osd.{self.osd}')
+        if r.outcome == Outcome.BLOCKED:
+            return self._pause(now, r.reasons)
+        self._unpause()
+        self._enter(P.WAIT_UP, f'trial {cur["index"]}: waiting for osd.{self.osd}')
         return self.settings.poll
-
-    def _started(self) -> bool:
-        """The canary is up again since the restart (its up_from moved)."""
-        info = self.cluster.osds().get(self.osd)
-        return info is not None and info.up and info.up_from > (self.s['up_from'] or 0)
-
-    def _restart_timeout(self) -> float:
-        return (self.settings.manual_restart_timeout if self.s['manual']
-                else self.settings.restart_timeout)
 
     def _wait_up(self, now: float) -> float:
         s = self.s
         cur = s['current']
-        started = self._started()
-        if started and self.cluster.pgs_active_clean():
+        r = self.restarter.step(now)
+        if r.outcome == Outcome.DONE:
             self._unpause()
-            s['alerts'].pop('MANUAL_RESTART', None)
-            if not s['noout_preexisting']:
-                self.cluster.set_noout(self.osd, False)
-            if cur['kind'] != 'candidate':
-                s['running_dirty'] = False
             if self._is_recovery():
                 s['alerts'].pop('TRIAL_FAILED', None)
                 s['current'] = None
                 if self.settings.on_failure == 'stop':
                     s['state'] = 'stopping'
+                self._enter(P.NEXT)
                 return self._next_trial()
             s['window'] = {'start': now, 'bytes': 0, 'bench_seconds': 0.0, 'before': None}
-            self._enter('warmup', f'trial {cur["index"]}: warming up')
+            self._enter(P.WARMUP, f'trial {cur["index"]}: warming up')
             return 0
-        if started:
-            # the canary runs; PGs are not clean: another OSD's trouble is not
-            # the candidate's fault, so pause rather than fail the trial
-            others = self._others_down()
-            if others:
-                return self._pause(now, others + ['not all PGs are active+clean'])
-            self._unpause()
-        if now - s['phase_started'] > self._restart_timeout():
-            if started:
-                s['error'] = (f'PGs did not become active+clean within '
-                              f'{self._restart_timeout():.0f}s of restarting osd.{self.osd}')
-                s['abort'] = True
-                self._enter('restore', s['error'])
-                return 0
-            if self._is_recovery():
-                self._fail(f'osd.{self.osd} did not come back on its original options within '
-                           f'{self._restart_timeout():.0f}s; its config is restored')
-                return 0
-            self._trial_failed(f'osd.{self.osd} did not come back up within '
-                               f'{self._restart_timeout():.0f}s')
-        return self.settings.poll
+        if r.outcome == Outcome.BLOCKED:
+            # the canary runs; another OSD keeps PGs from clean: pause, not fail
+            return self._pause(now, r.reasons)
+        self._unpause()
+        if r.outcome != Outcome.TIMED_OUT:
+            return self.settings.poll
+        timeout = self.restarter.timeout()
+        if r.stage == Stage.WAIT_CLEAN:
+            s['error'] = (f'PGs did not become active+clean within '
+                          f'{timeout:.0f}s of restarting osd.{self.osd}')
+            s['abort'] = True
+            self._enter(P.RESTORE, s['error'])
+        elif self._is_recovery():
+            self._fail(f'osd.{self.osd} did not come back on its original options within '
+                       f'{timeout:.0f}s; its config is restored')
+        else:
+            self._trial_failed(f'osd.{self.osd} did not come back up running the options '
+                               f'set within {timeout:.0f}s')
+        return 0
+
+    def _add_trial(self, trial: Dict[str, Any]) -> None:
+        """Record a trial once: a step retried after a later error records it again."""
+        trials = self.s['trials']
+        if trials and trials[-1]['index'] == trial['index']:
+            trials[-1] = trial
+        else:
+            trials.append(trial)
 
     def _trial_failed(self, error: str) -> None:
         """The candidate broke the canary: record it, then restart on the originals."""
@@ -550,16 +479,26 @@ class Session:
         cur = s['current']
         trial = dict(cur, verdict='failed', error=error, told=None,
                      seconds=self.clock() - cur['started'])
-        s['trials'].append(trial)
-        if cur['kind'] == 'candidate':
-            self.optimizer.tell_failed(Candidate.from_dict(cur['candidate']))
+        self._add_trial(trial)
         s['alerts']['TRIAL_FAILED'] = {
             'severity': 'warning',
             'summary': f'rocks_autotune: trial {cur["index"]} failed on osd.{self.osd}',
             'detail': [error, f'restoring osd.{self.osd} to its original options']}
         s['current'] = dict(cur, kind='recovery', index=cur['index'])
         s['window'] = None
-        self._enter('apply', f'trial {cur["index"]} failed: {error}; restoring the canary')
+        self._enter(P.APPLY, f'trial {cur["index"]} failed: {error}; restoring the canary')
+        if cur['kind'] == 'candidate':
+            self._tell(Candidate.from_dict(cur['candidate']), None)
+
+    def _tell(self, c: Candidate, told: Optional[float]) -> None:
+        """Tell a built optimizer of a trial already recorded (an unbuilt one
+        replays the trials); a failure here drops it, to be rebuilt."""
+        if self._optimizer is None:
+            return
+        if told is None:
+            self._optimizer.tell_failed(c)
+        else:
+            self._optimizer.tell(c, told)
 
     def _drive(self, seconds: float) -> float:
         """Run the workload for about `seconds`; return the delay before the next step."""
@@ -578,7 +517,7 @@ class Session:
         if left <= 0:
             self.s['window'] = {'start': now, 'bytes': 0, 'bench_seconds': 0.0,
                                 'before': metrics.snapshot(self.cluster.perf_dump(self.osd))}
-            self._enter('measure', f'trial {self.s["current"]["index"]}: measuring')
+            self._enter(P.MEASURE, f'trial {self.s["current"]["index"]}: measuring')
             return 0
         try:
             return min(self._drive(left), left)
@@ -618,9 +557,10 @@ class Session:
         s = self.s
         cur = s['current']
         trial = dict(cur, measurement=m.to_dict(), seconds=self.clock() - cur['started'])
+        told: Optional[float] = None
         if cur['kind'] == 'baseline':
             trial['verdict'] = 'baseline'
-            s['trials'].append(trial)
+            self._add_trial(trial)
             runs = [Measurement.from_dict(t['measurement']) for t in s['trials']
                     if t['kind'] == 'baseline' and t['verdict'] == 'baseline']
             if len(runs) >= self.settings.baseline_runs:
@@ -641,59 +581,86 @@ class Session:
             over = m.write_amp / (self.params.budget * base.write_amp)
             told = score if ok else score + INFEASIBLE_WEIGHT * math.log(over)
             trial.update(verdict='feasible' if ok else 'infeasible', score=score, told=told)
-            s['trials'].append(trial)
-            self.optimizer.tell(Candidate.from_dict(cur['candidate']), told)
+            self._add_trial(trial)
+        # recorded and moved on before anything that may fail
         s['current'] = None
         s['window'] = None
+        self._enter(P.NEXT)
+        if cur['kind'] == 'candidate':
+            self._tell(Candidate.from_dict(cur['candidate']), told)
         self._next_trial()
 
-    def _restore(self) -> float:
+    # ------------------------------------------------------------ the end
+
+    def _outcome(self) -> str:
+        """The one place that says how a session ends (ended by `_fail`: failed)."""
+        s = self.s
+        if s['error']:
+            return 'failed'
+        if s['abort']:
+            return 'aborted'
+        return 'stopped' if s['state'] == 'stopping' else 'done'
+
+    def _restore(self, now: float) -> float:
+        """The originals' config at once; then, if the process may run
+        something else, the gated restart onto them."""
         s = self.s
         if s['state'] != 'restoring':
-            s['final'] = ('aborted' if s['abort'] and not s['error'] else
-                          'failed' if s['error'] else
-                          'stopped' if s['state'] == 'stopping' else 'done')
+            s['final'] = self._outcome()
         s['state'] = 'restoring'
         s['current'] = None
         s['window'] = None
+        self._unpause()
+        s['alerts'].pop('MANUAL_RESTART', None)
         self.canary.restore(s['originals'])
         if not s['running_dirty']:
             return self._finish()
-        if not s['noout_preexisting']:
-            self.cluster.set_noout(self.osd, True)
-        s['up_from'] = self.cluster.osds()[self.osd].up_from
+        # the canary keeps noout while it waits for its restart
+        self.restarter.set_noout()
+        self.restarter.begin('restore', now)
+        self._enter(P.RESTORE_WAIT, f'waiting to restart osd.{self.osd} on its original options')
+        return 0
+
+    def _restore_wait(self, now: float) -> float:
+        s = self.s
         try:
-            self._issue_restart(dirty=False)
+            r = self.restarter.step(now)
         except ClusterError as e:
             self._fail(f'config restored, but restarting osd.{self.osd} failed: {e}; '
                        f'restart it to load its original options')
             return 0
-        self._enter('restore_wait', f'waiting for osd.{self.osd} on its original options')
-        return self.settings.poll
-
-    def _restore_wait(self, now: float) -> float:
-        s = self.s
-        # the canary is back on its own options: done once its PGs are clean,
-        # or at once if another OSD's trouble keeps them from it (that is not
-        # the session's to wait for)
-        if self._started() and (self.cluster.pgs_active_clean() or self._others_down()
-                                or now - s['phase_started'] > self._restart_timeout()):
-            s['running_dirty'] = False
-            s['alerts'].pop('MANUAL_RESTART', None)
+        if r.outcome == Outcome.BLOCKED and r.stage == Stage.GATE:
+            # never forced: the restart waits until it is safe
+            s['message'] = (f'config restored; osd.{self.osd} is restarted onto it when it is '
+                            'safe: ' + '; '.join(r.reasons))
+            s['alerts']['RESTORE_PENDING'] = {
+                'severity': 'warning',
+                'summary': f'rocks_autotune: osd.{self.osd} waits to be restarted onto its '
+                           'original options',
+                'detail': r.reasons + [
+                    'its config is restored and noout is set; it may still run a candidate, '
+                    'and is restarted as soon as ok-to-stop says yes and no other OSD is down']}
+            return max(self.settings.poll, 5.0)
+        s['alerts'].pop('RESTORE_PENDING', None)
+        # back on its own options: done once its PGs are clean, or at once if
+        # another OSD's trouble keeps them from it (not the session's to wait for)
+        if r.outcome in (Outcome.DONE, Outcome.BLOCKED) or (
+                r.outcome == Outcome.TIMED_OUT and r.stage == Stage.WAIT_CLEAN):
+            self.restarter.clear_noout()
             return self._finish()
-        if now - s['phase_started'] > self._restart_timeout():
+        if r.outcome == Outcome.TIMED_OUT:
             self._fail(f'osd.{self.osd} did not come back on its original options within '
-                       f'{self._restart_timeout():.0f}s; its config is restored')
+                       f'{self.restarter.timeout():.0f}s; its config is restored')
+            return 0
         return self.settings.poll
 
     def _finish(self) -> float:
         s = self.s
-        if not s['noout_preexisting']:
-            self.cluster.set_noout(self.osd, False)
-        for key in ('PAUSED', 'TRIAL_FAILED', 'MANUAL_RESTART'):
+        self.restarter.clear_noout()
+        for key in ('PAUSED', 'TRIAL_FAILED', 'MANUAL_RESTART', 'RESTORE_PENDING'):
             s['alerts'].pop(key, None)
-        s['state'] = s.get('final') or 'done'
-        s['phase'] = 'end'
+        s['state'] = s.get('final') or self._outcome()
+        self._enter(P.END)
         s['ended'] = self.clock()
         best = self.best()
         s['message'] = (f'{s["state"]}: ' + (f'best is trial {best["index"]}' if best
@@ -701,7 +668,7 @@ class Session:
         return 60.0
 
     def _fail(self, error: str) -> None:
-        """End without a clean restore; the alert tells the admin what is left."""
+        """End where restoring cannot go on; the alert tells the admin what is left."""
         s = self.s
         s['error'] = error
         try:
@@ -710,8 +677,7 @@ class Session:
         except ClusterError:
             restored = False
         try:
-            if not s['noout_preexisting']:
-                self.cluster.set_noout(self.osd, False)
+            self.restarter.clear_noout()
         except ClusterError:
             pass
         detail = [error]
@@ -722,11 +688,13 @@ class Session:
             detail.append(f'original osd.{self.osd} {name}: '
                           + ('(not set)' if value is None else value)
                           + ('' if restored else ' (NOT restored: set it back by hand)'))
+        for key in ('PAUSED', 'MANUAL_RESTART', 'RESTORE_PENDING'):
+            s['alerts'].pop(key, None)
         s['alerts']['RESTORE_FAILED'] = {
             'severity': 'error', 'summary': f'rocks_autotune: osd.{self.osd} needs attention',
             'detail': detail}
         s['state'] = 'failed'
-        s['phase'] = 'end'
+        self._enter(P.END)
         s['ended'] = self.clock()
         s['message'] = f'failed: {error}'
 

@@ -1,0 +1,134 @@
+"""Before anything changes: the start's parameters, the canary's choice, and
+the one safety gate every restart of the canary goes through.
+
+Nothing here changes the cluster.
+"""
+import math
+from dataclasses import dataclass
+from typing import List, Optional, Tuple
+
+from .cluster import Cluster
+from .workload import WORKLOADS
+
+HEALTH_PREFIX = 'ROCKS_AUTOTUNE_'
+
+
+class StartRefused(Exception):
+    """`start` cannot go ahead; the message says why.  Nothing was changed."""
+
+
+@dataclass
+class Params:
+    """What `ceph rocks-autotune start` asks for."""
+    osd: Optional[int] = None
+    trials: int = 20
+    budget: float = 1.10
+    workload: str = 'bench'
+    duration: float = 30.0
+    force: bool = False
+
+    def validate(self) -> None:
+        if self.osd is not None and self.osd < 0:
+            raise StartRefused(f'--osd must be a non-negative OSD id, not {self.osd}')
+        if not 1 <= self.trials <= 500:
+            raise StartRefused(f'--trials must be between 1 and 500, not {self.trials}')
+        if not (math.isfinite(self.budget) and 1.0 <= self.budget <= 10.0):
+            raise StartRefused(f'--budget must be between 1.0 and 10.0 (a multiple of the '
+                               f'baseline write amplification), not {self.budget}')
+        if self.workload not in WORKLOADS:
+            raise StartRefused(f'--workload must be one of {", ".join(WORKLOADS)}, '
+                               f'not {self.workload!r}')
+        if not (math.isfinite(self.duration) and 2 <= self.duration <= 3600):
+            raise StartRefused(f'--duration must be between 2 and 3600 seconds, '
+                               f'not {self.duration}')
+
+
+def foreign_checks(cluster: Cluster) -> Tuple[str, List[str]]:
+    """The cluster's health status and the checks raised by others than us."""
+    status, checks = cluster.health()
+    return status, [c for c in checks if not c.startswith(HEALTH_PREFIX)]
+
+
+def unhealthy_reasons(cluster: Cluster, osd: int) -> List[str]:
+    """Why the cluster is not fit for a trial's restart (empty: it is)."""
+    status, foreign = foreign_checks(cluster)
+    if 'OSD_FLAGS' in foreign and cluster.has_noout(osd):
+        # an admin's noout on the canary (the session's own is cleared before
+        # this look) asks for what the session wants anyway: not a reason to wait
+        foreign.remove('OSD_FLAGS')
+        status = status if foreign else 'HEALTH_OK'
+    reasons = []
+    if foreign:
+        reasons.append(f'health is {status}: {", ".join(foreign)}')
+    if not cluster.pgs_active_clean():
+        reasons.append('not all PGs are active+clean')
+    return reasons
+
+
+def restart_blockers(cluster: Cluster, osd: int) -> List[str]:
+    """The safety gate: why restarting the canary now could hurt (empty: it may).
+
+    The same for every restart (candidate, recovery, restore): `ok-to-stop`
+    must say yes and no other OSD may be down, since stopping the canary then
+    takes a second copy of the PGs they share.  A canary that is down already
+    cannot make anything worse by being restarted.
+    """
+    osds = cluster.osds()
+    me = osds.get(osd)
+    if me is None or not me.up:
+        return []
+    reasons = [f'osd.{i.id} is down' for i in osds.values() if i.id != osd and not i.up]
+    ok, why = cluster.ok_to_stop(osd)
+    if not ok:
+        reasons.append(f'ceph osd ok-to-stop osd.{osd} says no: {why}')
+    return reasons
+
+
+def choose_canary(cluster: Cluster, params: Params) -> Tuple[int, str]:
+    """Check that the session may start and pick its canary.  Changes nothing."""
+    params.validate()
+    osds = cluster.osds()
+    # bad input first: the admin fixes a typo before waiting for the cluster
+    if params.osd is not None and params.osd not in osds:
+        raise StartRefused(f'osd.{params.osd} does not exist')
+    if not params.force:
+        status, foreign = foreign_checks(cluster)
+        if foreign:
+            raise StartRefused(f'cluster health is {status} ({", ".join(foreign)}); '
+                               'fix it first, or pass --force to skip this check')
+    if not cluster.pgs_active_clean():
+        raise StartRefused('not all PGs are active+clean; wait for the cluster to settle')
+
+    def unusable(o: int) -> str:
+        info = osds[o]
+        if not info.up:
+            return f'osd.{o} is down'
+        if not info.in_:
+            return f'osd.{o} is out'
+        sole = cluster.sole_copy_pgs(o)
+        if sole:
+            return (f'osd.{o} holds the only copy of {len(sole)} PG(s) '
+                    f'({", ".join(sole[:5])}); restarting it would make them unavailable')
+        ok, why = cluster.ok_to_stop(o)
+        if not ok:
+            return f'ceph osd ok-to-stop osd.{o} says no: {why}'
+        return ''
+
+    if params.osd is not None:
+        why = unusable(params.osd)
+        if why:
+            raise StartRefused(why)
+        return params.osd, f'osd.{params.osd} was asked for'
+    # fastest device class first (that is where tuning pays), then the OSD
+    # whose restarts disturb the fewest PGs
+    rank = {'nvme': 0, 'ssd': 1, 'hdd': 2}
+    order = sorted(osds.values(), key=lambda i: (rank.get(i.device_class, 3), i.num_pgs, i.id))
+    skipped = []
+    for info in order:
+        why = unusable(info.id)
+        if not why:
+            return info.id, (f'osd.{info.id} chosen: up and in, ok-to-stop, '
+                             f'device class {info.device_class or "unknown"}, '
+                             f'fewest PGs ({info.num_pgs}) among the fastest class')
+        skipped.append(why)
+    raise StartRefused('no OSD can be the canary: ' + '; '.join(skipped))

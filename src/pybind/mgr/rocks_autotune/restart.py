@@ -1,0 +1,145 @@
+"""The one way the canary is restarted, for a candidate, a recovery after a
+failed trial, or the restore at the end of a session:
+
+    (config already set) -> gate -> restart -> up AND running the options
+    that were set -> PGs active+clean -> done
+
+The config is set by the caller before `begin`; what the mon then says the
+canary should run is what the process must report (`ceph tell osd.N config
+get`) before the restart counts.  A flap (marked down and up, same process)
+moves up_from but not the options, so it is not taken for a restart; nor is a
+restart whose process a local ceph.conf keeps on other options.
+
+The record of a restart in flight lives in the session's state (`restart`),
+so a new active mgr carries on with it.  `running_dirty` (the process may run
+a candidate) is persisted before a candidate's restart is issued.
+"""
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Callable, Dict, List
+
+from .canary import OPTIONS
+from .cluster import Cluster, ClusterError, NoOrchestrator
+from .preflight import restart_blockers
+
+Alerts = Dict[str, Dict[str, Any]]
+
+
+class Stage(str, Enum):
+    GATE = 'gate'
+    WAIT_UP = 'wait_up'
+    WAIT_CLEAN = 'wait_clean'
+
+
+class Outcome(Enum):
+    WAITING = 'waiting'      # poll again
+    BLOCKED = 'blocked'      # the gate says no (stage gate), or others keep PGs unclean
+    DONE = 'done'            # running the options set, PGs clean
+    TIMED_OUT = 'timed_out'  # see `stage`: not up on the options, or PGs not clean
+    FAILED = 'failed'        # the restart could not be issued
+
+
+@dataclass
+class Result:
+    outcome: Outcome
+    stage: Stage
+    reasons: List[str] = field(default_factory=list)
+
+
+class Restarter:
+    """Drives the restart recorded in `state['restart']` one poll at a time."""
+
+    def __init__(self, cluster: Cluster, osd: int, state: Dict[str, Any],
+                 save: Callable[[], None], restart_timeout: float,
+                 manual_restart_timeout: float) -> None:
+        self.cluster = cluster
+        self.osd = osd
+        self.s = state
+        self._save = save
+        self.restart_timeout = restart_timeout
+        self.manual_restart_timeout = manual_restart_timeout
+
+    def timeout(self) -> float:
+        """How long a restart may take: an admin restarting by hand gets longer."""
+        return self.manual_restart_timeout if self.s['manual'] else self.restart_timeout
+
+    def begin(self, purpose: str, now: float) -> None:
+        """Record a restart onto what the mon now has for the canary."""
+        self.s['restart'] = {
+            'purpose': purpose, 'stage': Stage.GATE.value, 'since': now, 'up_from': None,
+            'expect': self.cluster.config_get(f'osd.{self.osd}', OPTIONS)}
+
+    @property
+    def stage(self) -> Stage:
+        return Stage(self.s['restart']['stage'])
+
+    def set_noout(self) -> None:
+        """Our own noout, recorded (and saved) before it is set."""
+        if self.s['noout_ours'] or self.cluster.has_noout(self.osd):
+            return
+        self.s['noout_ours'] = True
+        self._save()
+        self.cluster.set_noout(self.osd, True)
+
+    def clear_noout(self) -> None:
+        """Only the noout this session set: an admin's own stays."""
+        if self.s['noout_ours']:
+            self.cluster.set_noout(self.osd, False)
+            self.s['noout_ours'] = False
+
+    def step(self, now: float) -> Result:
+        r = self.s['restart']
+        if self.stage == Stage.GATE:
+            blockers = restart_blockers(self.cluster, self.osd)
+            if blockers:
+                return Result(Outcome.BLOCKED, Stage.GATE, blockers)
+            self.set_noout()
+            r['up_from'] = self.cluster.osds()[self.osd].up_from
+            if r['purpose'] == 'candidate':
+                # from here on the process may load the candidate: say so first
+                self.s['running_dirty'] = True
+            self._save()
+            try:
+                self.cluster.restart_osd(self.osd)
+                self.s['manual'] = False
+            except NoOrchestrator:
+                self.s['manual'] = True
+                self.s['alerts']['MANUAL_RESTART'] = {
+                    'severity': 'warning',
+                    'summary': f'rocks_autotune: restart osd.{self.osd} to continue',
+                    'detail': [f'no orchestrator backend is set: restart osd.{self.osd} '
+                               f'(e.g. systemctl restart ceph-osd@{self.osd}); the session '
+                               'goes on when it is back up']}
+            # ClusterError propagates: the caller knows what a failure means
+            r.update(stage=Stage.WAIT_UP.value, since=now)
+            return Result(Outcome.WAITING, Stage.WAIT_UP)
+        late = now - r['since'] > self.timeout()
+        if self.stage == Stage.WAIT_UP:
+            if not self._runs_what_was_set():
+                return Result(Outcome.TIMED_OUT if late else Outcome.WAITING, Stage.WAIT_UP)
+            self.s['alerts'].pop('MANUAL_RESTART', None)
+            self.s['running_dirty'] = r['purpose'] == 'candidate'
+            r.update(stage=Stage.WAIT_CLEAN.value, since=now)
+            late = False
+        if self.cluster.pgs_active_clean():
+            self.clear_noout()
+            return Result(Outcome.DONE, Stage.WAIT_CLEAN)
+        others = [f'osd.{i.id} is {"down" if not i.up else "out"}'
+                  for i in self.cluster.osds().values()
+                  if i.id != self.osd and (not i.up or not i.in_)]
+        if others:
+            # another OSD's trouble is not the canary's fault
+            return Result(Outcome.BLOCKED, Stage.WAIT_CLEAN,
+                          others + ['not all PGs are active+clean'])
+        return Result(Outcome.TIMED_OUT if late else Outcome.WAITING, Stage.WAIT_CLEAN)
+
+    def _runs_what_was_set(self) -> bool:
+        """Up since the restart, and the process reports the options set."""
+        r = self.s['restart']
+        info = self.cluster.osds().get(self.osd)
+        if info is None or not info.up or info.up_from <= (r['up_from'] or 0):
+            return False
+        try:
+            return self.cluster.config_get_running(self.osd, OPTIONS) == r['expect']
+        except ClusterError:  # just started, or died again: not running yet
+            return False
