@@ -9,12 +9,18 @@ import types
 from typing import Any, Dict, Optional
 
 
+# the mon's default mon_config_key_max_entry_size
+MON_CONFIG_KEY_MAX_ENTRY_SIZE = 64 << 10
+
+
 class BaseMgrModule:
     def __init__(self, py_modules_ptr: Any = None, this_ptr: Any = None) -> None:
         self.mock_store: Dict[str, str] = {}
         self.mock_options: Dict[str, Any] = {}
         self.mock_health: Dict[str, Any] = {}
         self.mock_remote: list = []
+        self.mock_store_fails = False  # every write fails, as when the mons lost quorum
+        self.mock_remote_fails = False
 
     def _ceph_get_version(self) -> str:
         return '16.2.15'
@@ -33,6 +39,11 @@ class BaseMgrModule:
         return self.mock_store.get(key)
 
     def _ceph_set_store(self, key: str, val: Optional[str]) -> None:
+        if self.mock_store_fails:
+            raise RuntimeError('config-key set timed out')
+        if val is not None and len(val) > MON_CONFIG_KEY_MAX_ENTRY_SIZE:
+            # the mon refuses it; the mgr only logs that (Pacific)
+            return
         if val is None:
             self.mock_store.pop(key, None)
         else:
@@ -51,6 +62,8 @@ class BaseMgrModule:
         return 'x'
 
     def _ceph_dispatch_remote(self, module: str, method: str, *args: Any, **kw: Any) -> Any:
+        if self.mock_remote_fails:
+            raise ImportError(f'Module not found: {module}')
         self.mock_remote.append((module, method, args, kw))
         return None
 

@@ -1,7 +1,9 @@
 """The mgr glue, run on Ceph's real mgr_module.py over a mock of its C++ side."""
 import errno
 import json
-from typing import Any, Tuple
+import threading
+import time
+from typing import Any, Callable, List, Tuple
 
 import pytest
 
@@ -105,3 +107,171 @@ def test_resume_from_store_after_failover(mgr: Any) -> None:
     assert other.session is not None and other.session.active
     drive(other)
     assert other.session.s['state'] == 'done'
+
+
+def failover(mgr: Any) -> Any:
+    """A new active mgr over the same cluster and store."""
+    other = mgr_mock.load_class(module.RocksAutotune)('rocks_autotune', None, None)
+    other.cluster = mgr.cluster
+    other.clock = mgr.clock
+    other.mock_store = mgr.mock_store
+    other.mock_options = mgr.mock_options
+    other.load()
+    return other
+
+
+def canary_options(mgr: Any, osd: int) -> Tuple[Any, str]:
+    return (mgr.cluster.config_get_own(f'osd.{osd}', 'bluestore_rocksdb_options'),
+            mgr.cluster.running[osd])
+
+
+def test_finding2_a_long_session_survives_a_failover_whole(mgr: Any) -> None:
+    # issue 11, finding 2: past 64 KiB the one-value state was refused by the
+    # store (only logged), and a failover resumed a stale copy
+    mgr.mock_options.update(baseline_runs=60)
+    mgr.cmd_start(osd=0, trials=1, duration=2)
+    clock = mgr.cluster.clock
+    while len(mgr.session.s['trials']) < 60:
+        clock.advance(mgr.session.step())
+    assert len(json.dumps(mgr.session.s)) > 64 << 10
+    assert all(len(v) < 64 << 10 for v in mgr.mock_store.values())
+    other = failover(mgr)
+    assert other.session.s['trials'] == mgr.session.s['trials']
+    assert other.session.s['phase'] == mgr.session.s['phase']
+
+
+def test_finding2_a_failed_write_pauses_the_session_and_says_so(mgr: Any) -> None:
+    mgr.cmd_start(osd=0, trials=1, duration=2)
+    clock = mgr.cluster.clock
+    mgr.mock_store_fails = True
+    restarts = len(mgr.cluster.restarts)
+    for _ in range(20):
+        clock.advance(mgr.session.step())
+    mgr.publish()
+    assert 'ROCKS_AUTOTUNE_STATE_WRITE_FAILED' in mgr.mock_health
+    # the write before the restart failed: the restart was not issued
+    assert len(mgr.cluster.restarts) == restarts
+    mgr.mock_store_fails = False
+    drive(mgr)
+    assert mgr.session.s['state'] == 'done' and 'ROCKS_AUTOTUNE_STATE_WRITE_FAILED' not in \
+        mgr.mock_health
+
+
+def run_to_candidate_window(mgr: Any) -> None:
+    mgr.cmd_start(osd=0, trials=2, duration=5)
+    clock = mgr.cluster.clock
+    while not (mgr.session.s['phase'] == 'measure'
+               and mgr.session.s['current']['kind'] == 'candidate'):
+        clock.advance(mgr.session.step())
+    assert canary_options(mgr, 0)[0] is not None  # the canary runs a candidate
+
+
+def test_finding3_an_unreadable_state_still_restores_the_canary(mgr: Any) -> None:
+    # issue 11, finding 3: load() gave up, leaving the candidate config, a
+    # canary running it, and noout
+    run_to_candidate_window(mgr)
+    mgr.mock_store['session'] = '{"version": 2, "state": '
+    other = failover(mgr)
+    drive(other)
+    assert canary_options(other, 0) == (None, mgr.cluster.defaults['bluestore_rocksdb_options'])
+    assert not mgr.cluster.has_noout(0)
+    assert other.session.s['state'] == 'failed'
+    other.publish()
+    assert 'ROCKS_AUTOTUNE_STATE_CORRUPT' in other.mock_health
+    assert 'session.corrupt' in other.mock_store
+
+
+def test_finding3_an_invalid_option_does_not_break_a_running_session(mgr: Any) -> None:
+    run_to_candidate_window(mgr)
+    mgr.mock_options['compressions'] = 'none,zstd'
+    mgr.serve_panel = lambda: None  # no HTTP server in unit tests
+    mgr.config_notify()
+    other = failover(mgr)
+    assert other.session is not None and other.session.active
+    drive(other)
+    assert other.session.s['state'] == 'done'
+    assert canary_options(other, 0)[0] is None
+    other.publish()
+    assert 'ROCKS_AUTOTUNE_BAD_OPTION' in other.mock_health
+    r, _, err = out(other.cmd_start(osd=1))
+    assert r == -errno.EINVAL and 'compressions' in err
+
+
+class FastEvent(threading.Event):
+    """The serve loop's wait, on the fake clock: no real sleeping."""
+
+    def __init__(self, clock: Any) -> None:
+        super().__init__()
+        self.clock = clock
+
+    def wait(self, timeout: Any = None) -> bool:
+        self.clock.advance(timeout or 0)
+        time.sleep(0.001)
+        return False
+
+
+def serve_in_thread(mgr: Any) -> threading.Thread:
+    mgr.serve_panel = lambda: None  # no HTTP server in unit tests
+    mgr.event = FastEvent(mgr.cluster.clock)
+    t = threading.Thread(target=mgr.serve, daemon=True)
+    t.start()
+    return t
+
+
+def wait_for(what: Callable[[], bool], seconds: float = 20) -> None:
+    end = time.monotonic() + seconds
+    while not what():
+        assert time.monotonic() < end, 'timed out'
+        time.sleep(0.01)
+
+
+def test_finding8_commands_answer_while_a_step_runs(mgr: Any) -> None:
+    # issue 11, finding 8: the serve thread held the lock through a step, and
+    # every command waited behind it (and `ceph orch` behind the command)
+    mgr.cmd_start(osd=0, trials=1, duration=5)
+    release, entered = threading.Event(), threading.Event()
+    bench = mgr.cluster.bench
+
+    def slow_bench(*args: Any) -> Any:
+        entered.set()
+        release.wait(30)
+        return bench(*args)
+    mgr.cluster.bench = slow_bench
+    t = serve_in_thread(mgr)
+    try:
+        assert entered.wait(20)
+        for cmd in (lambda: mgr.cmd_status(format='json'), mgr.cmd_history,
+                    lambda: mgr.cmd_start(osd=1), mgr.cmd_abort):
+            answered: List[Any] = []
+            c = threading.Thread(target=lambda: answered.append(cmd()), daemon=True)
+            started = time.monotonic()
+            c.start()
+            c.join(5)
+            assert answered and time.monotonic() - started < 1.0, cmd
+        assert mgr.session.active  # the abort waits for the step's end
+    finally:
+        release.set()
+    wait_for(lambda: not mgr.session.active)
+    mgr.shutdown()
+    t.join(5)
+    assert mgr.session.s['state'] == 'aborted'
+
+
+def test_finding8_the_serve_loop_outlives_publish_errors(mgr: Any) -> None:
+    mgr.cmd_start(osd=0, trials=1, duration=2)
+    mgr.mock_remote_fails = True  # e.g. the progress module is not there
+    t = serve_in_thread(mgr)
+    wait_for(lambda: not mgr.session.active)
+    assert t.is_alive()
+    mgr.shutdown()
+    t.join(5)
+    assert mgr.session.s['state'] == 'done'
+
+
+def test_finding8_an_aborted_session_fails_its_progress_event(mgr: Any) -> None:
+    mgr.cmd_start(osd=0, trials=1, duration=5)
+    mgr.publish()
+    mgr.cmd_abort()
+    drive(mgr)
+    assert mgr.session.s['state'] == 'aborted'
+    assert [(m, f) for m, f, _, _ in mgr.mock_remote][-1] == ('progress', 'fail')

@@ -7,7 +7,7 @@ import errno
 import json
 import threading
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 from mgr_module import HandleCommandResult, MgrModule, MgrStandbyModule, NotifyType, Option
 from orchestrator import OrchestratorClientMixin
@@ -18,8 +18,7 @@ from .http_server import PanelServer, url
 from .cluster import ClusterError, MgrCluster
 from .preflight import Params, StartRefused
 from .session import Session, Settings
-
-STORE_KEY = 'session'
+from .store import HEAD_KEY, SessionStore, StoreError
 # The panel's port: none of Ceph's (dashboard 8080/8443/7000, prometheus 9283,
 # restful 8003, cephadm's 8765 and 9464, iscsi 5000/9287, the monitoring
 # stack 3000/9093-9095/9100, ceph-exporter 9926).
@@ -90,14 +89,18 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.event = threading.Event()
-        self.lock = threading.Lock()
+        # held by the serve thread through a step (and by `start`, briefly);
+        # stop/abort and the read commands never take it
+        self.step_lock = threading.Lock()
         self.run = True
         self.cluster: Any = MgrCluster(self)
         self.clock = time.time
+        self.store = SessionStore(self.get_store, self.set_store)
         self.session: Optional[Session] = None
         self.load_error = ''
+        self.settings_error = ''
         self.progress_id = ''
-        # what the panel shows, refreshed by publish(); requests never take self.lock
+        # what the panel and the read commands show, refreshed by publish()
         self.panel_snapshot = panel.Snapshot()
         self.http = PanelServer(panel.Panel(lambda: self.panel_snapshot), self.log)
         self.uri = ''
@@ -105,49 +108,80 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
     # ------------------------------------------------------------ plumbing
 
     def settings(self) -> Settings:
+        """The module options a new session would run with; ValueError if one is invalid."""
         def opt(name: str) -> Any:
             return self.get_module_option(name)
         comps = tuple(c.strip() for c in str(opt('compressions')).split(',') if c.strip())
-        return Settings(
-            warmup=float(opt('warmup')), baseline_runs=int(opt('baseline_runs')),
-            min_flushes=float(opt('min_flushes')),
-            max_window_factor=float(opt('max_window_factor')),
-            restart_timeout=float(opt('restart_timeout')),
-            manual_restart_timeout=float(opt('manual_restart_timeout')),
-            unhealthy_timeout=float(opt('unhealthy_timeout')),
-            on_failure=str(opt('on_failure')),
-            max_memtable_bytes=int(opt('max_memtable_mib')) << 20, compressions=comps,
-            bench_object_size=int(opt('bench_object_size')),
-            bench_object_num=int(opt('bench_object_num')),
-            bench_chunk_seconds=float(opt('bench_chunk_seconds')), seed=int(opt('seed')),
-            inject_options=str(opt('inject_candidate_options') or ''))
+        try:
+            settings = Settings(
+                warmup=float(opt('warmup')), baseline_runs=int(opt('baseline_runs')),
+                min_flushes=float(opt('min_flushes')),
+                max_window_factor=float(opt('max_window_factor')),
+                restart_timeout=float(opt('restart_timeout')),
+                manual_restart_timeout=float(opt('manual_restart_timeout')),
+                unhealthy_timeout=float(opt('unhealthy_timeout')),
+                on_failure=str(opt('on_failure')),
+                max_memtable_bytes=int(opt('max_memtable_mib')) << 20, compressions=comps,
+                bench_object_size=int(opt('bench_object_size')),
+                bench_object_num=int(opt('bench_object_num')),
+                bench_chunk_seconds=float(opt('bench_chunk_seconds')), seed=int(opt('seed')),
+                inject_options=str(opt('inject_candidate_options') or ''))
+        except (TypeError, ValueError) as e:
+            raise ValueError(f'a module option is not a number: {e}')
+        settings.validate()
+        return settings
+
+    def check_options(self) -> None:
+        """Module options are checked when set (Pacific has no hook: config_notify)."""
+        try:
+            self.settings()
+            self.settings_error = ''
+        except ValueError as e:
+            self.settings_error = str(e)
 
     def save(self, state: Dict[str, Any]) -> None:
-        self.set_store(STORE_KEY, json.dumps(state))
+        self.store.save(state)
 
     def load(self) -> None:
         """Pick up a session a previous active mgr left, if any."""
-        raw = self.get_store(STORE_KEY)
-        if not raw:
-            return
+        self.check_options()
+        # a saved session runs with its own settings; these only fill in for
+        # one saved before sessions kept theirs
+        settings = Settings() if self.settings_error else self.settings()
         try:
-            state = json.loads(raw)
+            state = self.store.load()
+            if state is None:
+                return
             Session.check_state(state)
-            self.session = Session(state, self.cluster, self.settings(), self.save,
-                                   self.clock)
+            self.session = Session(state, self.cluster, settings, self.save, self.clock)
         except (ValueError, TypeError, KeyError) as e:
-            self.load_error = (f'the saved session state is unreadable ({e}); the raw state is '
-                               f'kept under mgr/{self.module_name}/{STORE_KEY}.corrupt')
-            self.log.error(self.load_error)
-            self.set_store(STORE_KEY + '.corrupt', raw)
-            self.set_store(STORE_KEY, None)
+            self._rescue(str(e), settings)
             return
         if self.session.active:
             self.log.info('resuming session %s on osd.%d', state['id'], self.session.osd)
             self.session.resume_after_failover()
 
+    def _rescue(self, error: str, settings: Settings) -> None:
+        """An unreadable state: set it aside, and restore the canary if the
+        session's start record (its originals) can still be read."""
+        self.load_error = (f'the saved session state is unreadable ({error}); the raw state '
+                           f'is kept under mgr/{self.module_name}/{HEAD_KEY}.corrupt')
+        self.log.error(self.load_error)
+        raw = self.get_store(HEAD_KEY)
+        try:
+            if raw:
+                self.store.keep_corrupt(raw)
+            start = self.store.load_originals()
+            if start is not None:
+                self.session = Session.rescue(start, 'the saved session state is unreadable',
+                                              self.cluster, settings, self.save, self.clock)
+                self.load_error += '; the canary is being restored from its saved originals'
+        except (ValueError, TypeError, KeyError, StoreError) as e:
+            self.load_error += f'; its originals cannot be read either ({e})'
+            self.log.error(self.load_error)
+
     def publish(self) -> None:
-        """Health checks and the progress event, from the session's state."""
+        """Health checks, the progress event and the snapshot the reads serve."""
         checks: Dict[str, Any] = {}
         if self.session is not None:
             checks.update(self.session.health_checks())
@@ -157,6 +191,12 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                 'summary': 'rocks_autotune: saved session state is unreadable',
                 'detail': [self.load_error, 'check bluestore_rocksdb_options on the canary; '
                            'start a new session to clear this']}
+        if self.settings_error:
+            checks['ROCKS_AUTOTUNE_BAD_OPTION'] = {
+                'severity': 'warning', 'count': 1,
+                'summary': 'rocks_autotune: a module option is invalid',
+                'detail': [self.settings_error, 'no session starts until it is fixed; a '
+                           'running session keeps the settings it started with']}
         self.set_health_checks(checks)
         self.panel_snapshot = panel.Snapshot.of(self.session, self.load_error)
         s = self.session
@@ -168,8 +208,18 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                         ev_progress=s.progress(), refs=[('osd', s.osd)],
                         add_to_ceph_s=True)
         elif self.progress_id:
-            self.remote('progress', 'complete', self.progress_id)
-            self.progress_id = ''
+            ev_id, self.progress_id = self.progress_id, ''
+            if s is not None and s.s['state'] in ('failed', 'aborted'):
+                self.remote('progress', 'fail', ev_id, f'rocks_autotune {s.s["message"]}')
+            else:
+                self.remote('progress', 'complete', ev_id)
+
+    def _publish(self) -> None:
+        """publish(), never raising: the serve loop must outlive the progress module."""
+        try:
+            self.publish()
+        except Exception:
+            self.log.exception('publishing the session failed')
 
     def serve_panel(self) -> None:
         """Listen where the options say (re-binding if they changed); publish the URL."""
@@ -182,24 +232,27 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
             self.uri = uri
 
     def config_notify(self) -> None:
+        self.check_options()
+        self._publish()
         self.serve_panel()
 
     def serve(self) -> None:
-        with self.lock:
+        with self.step_lock:
             self.load()
-            self.publish()
+            self._publish()
         while self.run:
             self.serve_panel()  # also retries a bind that failed
             delay = float(self.get_module_option('sleep_interval') or 60)
-            with self.lock:
-                if self.session is not None and self.session.active:
+            session = self.session
+            if session is not None and session.active:
+                with self.step_lock:
                     try:
-                        delay = self.session.step()
+                        delay = session.step()
                     except Exception as e:  # never leave the loop: the canary needs us
                         self.log.exception('session step failed')
-                        self.session.s['message'] = f'internal error: {e}'
+                        session.s['message'] = f'internal error: {e}'
                         delay = 10.0
-                    self.publish()
+                    self._publish()
             if delay > 0:
                 self.event.wait(delay)
             self.event.clear()
@@ -218,55 +271,67 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         """Start tuning RocksDB options on one canary OSD"""
         params = Params(osd=osd, trials=trials, budget=budget, workload=workload,
                         duration=float(duration), force=force)
-        with self.lock:
+        # a step in flight (the previous session's last): answer, do not wait
+        if not self.step_lock.acquire(timeout=0.5):
+            return HandleCommandResult(-errno.EBUSY, '', 'the module is busy with a step; '
+                                       'try again in a moment')
+        try:
             if self.session is not None and self.session.active:
                 return HandleCommandResult(-errno.EBUSY, '',
                                            f'a session is already {self.session.s["state"]} '
                                            f'on osd.{self.session.osd}; stop or abort it first')
             try:
-                self.session = Session.start(self.cluster, params, self.settings(), self.save,
-                                             self.clock)
+                settings = self.settings()
+            except ValueError as e:
+                return HandleCommandResult(-errno.EINVAL, '', f'not started: {e}')
+            try:
+                session = Session.start(self.cluster, params, settings, self.save, self.clock)
             except StartRefused as e:
                 return HandleCommandResult(-errno.EINVAL, '', f'not started: {e}')
-            except (ClusterError, ValueError) as e:
+            except (ClusterError, ValueError, StoreError) as e:
                 return HandleCommandResult(-errno.EIO, '', f'not started: {e}')
+            self.session = session
             self.load_error = ''
-            self.publish()
+            self._publish()
+        finally:
+            self.step_lock.release()
         self.event.set()
-        s = self.session
-        return HandleCommandResult(0, f'started session {s.s["id"]} on osd.{s.osd}\n'
-                                   f'{s.s["reason"]}', '')
+        return HandleCommandResult(0, f'started session {session.s["id"]} on '
+                                   f'osd.{session.osd}\n{session.s["reason"]}', '')
 
     def _no_session(self) -> HandleCommandResult:
         return HandleCommandResult(-errno.ENOENT, '',
                                    self.load_error or 'no tuning session has run yet')
 
+    def _request(self, what: str) -> Optional[HandleCommandResult]:
+        """Hand stop/abort to the session: the serve thread takes it at its next step."""
+        s = self.session
+        if s is None or not s.active:
+            return HandleCommandResult(-errno.ENOENT, '', 'no session is running')
+        if what == 'abort':
+            s.request_abort()
+        else:
+            s.request_stop()
+        self.event.set()
+        return None
+
     @CLIWriteCommand('rocks-autotune stop')
     def cmd_stop(self) -> HandleCommandResult:
         """Finish the trial in flight, then restore the canary and end"""
-        with self.lock:
-            if self.session is None or not self.session.active:
-                return HandleCommandResult(-errno.ENOENT, '', 'no session is running')
-            self.session.request_stop()
-        self.event.set()
-        return HandleCommandResult(0, 'stopping after the trial in flight', '')
+        return self._request('stop') or HandleCommandResult(
+            0, 'stopping after the trial in flight', '')
 
     @CLIWriteCommand('rocks-autotune abort')
     def cmd_abort(self) -> HandleCommandResult:
         """Stop now and restore the canary's original options"""
-        with self.lock:
-            if self.session is None or not self.session.active:
-                return HandleCommandResult(-errno.ENOENT, '', 'no session is running')
-            self.session.request_abort()
-        self.event.set()
-        return HandleCommandResult(0, 'aborting: the canary is being restored', '')
+        return self._request('abort') or HandleCommandResult(
+            0, 'aborting: the canary is being restored', '')
 
     @CLIReadCommand('rocks-autotune status')
     def cmd_status(self, format: str = 'plain') -> HandleCommandResult:
         """Show the tuning session's state, baseline and best trial"""
-        s = self.session
-        status: Dict[str, Any] = s.status() if s is not None else {'state': 'idle'}
-        if self.load_error:
+        status = dict(self.panel_snapshot.status)
+        if self.load_error:  # before the first publish too
             status['error'] = self.load_error
         if format in ('json', 'json-pretty'):
             return HandleCommandResult(0, json.dumps(status, indent=2 if format ==
@@ -276,22 +341,23 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
     @CLIReadCommand('rocks-autotune history')
     def cmd_history(self, format: str = 'plain') -> HandleCommandResult:
         """Every trial: options, latency, IOPS, write-amp, verdict"""
-        if self.session is None:
+        snap = self.panel_snapshot
+        if snap.state is None:
             return self._no_session()
-        trials: List[Dict[str, Any]] = self.session.s['trials']
         if format in ('json', 'json-pretty'):
-            return HandleCommandResult(0, json.dumps(trials), '')
-        return HandleCommandResult(0, report.history_table(trials), '')
+            return HandleCommandResult(0, json.dumps(snap.trials), '')
+        return HandleCommandResult(0, report.history_table(snap.trials), '')
 
     @CLIReadCommand('rocks-autotune best')
     def cmd_best(self, format: str = 'plain') -> HandleCommandResult:
         """The best feasible options, as a bluestore_rocksdb_options string"""
-        if self.session is None:
+        snap = self.panel_snapshot
+        if snap.state is None:
             return self._no_session()
-        best = self.session.best()
+        best = snap.status.get('best')
         if best is None:
             return HandleCommandResult(-errno.ENOENT, '', 'no feasible trial yet')
-        out = report.best_summary(best, self.session.s)
+        out = report.best_summary(best, snap.state)
         if format in ('json', 'json-pretty'):
             return HandleCommandResult(0, json.dumps(out), '')
         return HandleCommandResult(0, report.best_text(out), '')

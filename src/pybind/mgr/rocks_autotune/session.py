@@ -18,11 +18,12 @@ goes through `restore`, except `_fail` when restoring itself cannot go on.
 import logging
 import math
 import os
+import threading
 import time
 import uuid
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from enum import Enum
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from . import metrics
 from .canary import ANNEX, SAVED, Canary
@@ -30,14 +31,14 @@ from .cluster import Cluster, ClusterError
 from .metrics import Baseline, Measurement
 from .preflight import HEALTH_PREFIX, Params, StartRefused, choose_canary, unhealthy_reasons
 from .restart import Outcome, Restarter, Stage
-from .rocksdb_options import (NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT, parse_options,
-                              parse_sharding)
+from .rocksdb_options import (COMPRESSIONS, NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT,
+                              parse_options, parse_sharding)
 from .space import Candidate, SearchSpace
+from .store import STATE_VERSION, StoreError
 from .workload import BENCH_LIMIT_VALUE, BenchWorkload
 
 log = logging.getLogger(__name__)
 
-STATE_VERSION = 1
 ACTIVE = ('running', 'stopping', 'restoring')
 ENDED = ('done', 'stopped', 'aborted', 'failed')
 # a penalty weight on the log of how far write-amp is over budget, so the GP
@@ -99,6 +100,37 @@ class Settings:
     poll: float = 2.0
     inject_options: str = ''  # test hook: appended to every candidate's string
 
+    def validate(self) -> None:
+        """ValueError naming the first setting a session cannot run with."""
+        unknown = [c for c in self.compressions if c not in COMPRESSIONS]
+        if unknown or not self.compressions:
+            raise ValueError(f'compressions must be a non-empty list of '
+                             f'{", ".join(COMPRESSIONS)}, not {",".join(self.compressions)!r}')
+        if self.on_failure not in ('continue', 'stop'):
+            raise ValueError(f'on_failure must be continue or stop, not {self.on_failure!r}')
+        for name in ('warmup', 'min_flushes', 'max_window_factor', 'restart_timeout',
+                     'manual_restart_timeout', 'unhealthy_timeout', 'bench_chunk_seconds',
+                     'poll'):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
+                raise ValueError(f'{name} must be a non-negative number, not {v!r}')
+        for name in ('baseline_runs', 'bench_object_size', 'bench_object_num'):
+            if not (isinstance(getattr(self, name), int) and getattr(self, name) >= 1):
+                raise ValueError(f'{name} must be a positive integer')
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> 'Settings':
+        """The settings a session saved at its start; ValueError when malformed."""
+        names = {f.name for f in fields(cls)}
+        kwargs: Dict[str, Any] = {k: (tuple(v) if k == 'compressions' else v)
+                                  for k, v in d.items() if k in names}
+        try:
+            st = cls(**kwargs)
+        except TypeError as e:
+            raise ValueError(f'saved settings are malformed: {e}')
+        st.validate()
+        return st
+
 
 @dataclass
 class Trial:
@@ -121,6 +153,11 @@ class Session:
                  clock: Callable[[], float] = time.time) -> None:
         self.s = state
         self.cluster = cluster
+        # the settings the session started with: a failover (or an option
+        # changed since) does not change them mid-session
+        if state.get('settings') is not None:
+            settings = Settings.from_dict(state['settings'])
+        state['settings'] = asdict(settings)
         self.settings = settings
         self._save = save
         self.clock = clock
@@ -144,6 +181,9 @@ class Session:
                                       object_num=settings.bench_object_num,
                                       chunk_seconds=settings.bench_chunk_seconds)
         self._optimizer: Any = None
+        # stop/abort from the command thread, taken by the next step
+        self._requests_lock = threading.Lock()
+        self._requests: Set[str] = set()
 
     @property
     def optimizer(self) -> Any:
@@ -208,7 +248,8 @@ class Session:
             'seed': settings.seed, 'trials': [], 'current': None, 'baseline': None,
             'started': now, 'ended': None, 'phase_started': now, 'message': 'starting',
             'error': '', 'abort': False, 'running_dirty': False, 'manual': False,
-            'noout_ours': False, 'paused_since': None,
+            'noout_ours': False, 'noout_at_start': cluster.has_noout(osd),
+            'settings': asdict(settings), 'paused_since': None,
             'restart': None, 'window': None, 'iops_estimate': None, 'alerts': {},
             'cluster_errors': 0,
         }
@@ -232,6 +273,26 @@ class Session:
             raise ValueError('session state has no canary OSD')
         for t in state['trials']:
             Candidate.from_dict(t['candidate'])
+        Phase(state['phase'])
+        if state.get('settings') is not None:
+            Settings.from_dict(state['settings'])
+
+    @classmethod
+    def rescue(cls, start: Dict[str, Any], why: str, cluster: Cluster, settings: Settings,
+               save: Callable[[Dict[str, Any]], None],
+               clock: Callable[[], float] = time.time) -> 'Session':
+        """A session whose state is unreadable but whose start record is not:
+        restore the canary (config, the gated restart: it may run a
+        candidate, the noout it may have set) and end failed."""
+        now = clock()
+        state = dict(start, version=STATE_VERSION, state='running', phase=P.RESTORE.value,
+                     trials=[], current=None, baseline=None, ended=None, phase_started=now,
+                     message='restoring the canary: ' + why, error=why, abort=True,
+                     running_dirty=True, manual=False, paused_since=None, restart=None,
+                     noout_ours=not start.get('noout_at_start'), window=None,
+                     iops_estimate=None, alerts={}, cluster_errors=0)
+        cls.check_state(state)
+        return cls(state, cluster, settings, save, clock)
 
     # ------------------------------------------------------------ commands
 
@@ -240,33 +301,64 @@ class Session:
         return self.s['state'] in ACTIVE
 
     def request_stop(self) -> None:
-        if self.s['state'] == 'running':
-            self.s['state'] = 'stopping'
-            self.s['message'] = 'stopping after the trial in flight'
-            self._save(self.s)
+        """Finish the trial in flight, then restore; seen at the next step."""
+        with self._requests_lock:
+            self._requests.add('stop')
 
     def request_abort(self) -> None:
-        if self.active:
-            self.s['abort'] = True
-            self.s['message'] = 'aborting: restoring the canary'
-            self._save(self.s)
+        """Restore now; seen at the next step (a step in flight ends first)."""
+        with self._requests_lock:
+            self._requests.add('abort')
+
+    def _take_requests(self) -> None:
+        """The commands' requests, applied by the step at its start: the
+        state is written by the step alone."""
+        with self._requests_lock:
+            requests, self._requests = self._requests, set()
+        s = self.s
+        if 'abort' in requests and self.active:
+            s['abort'] = True
+            s['message'] = 'aborting: restoring the canary'
+        elif 'stop' in requests and s['state'] == 'running':
+            s['state'] = 'stopping'
+            s['message'] = 'stopping after the trial in flight'
 
     def resume_after_failover(self) -> None:
         """A new mgr took over: a window in flight cannot be trusted; redo it."""
         if self.s['phase'] in MEASURING and self.s['current'] is not None:
             self._enter(P.APPLY, 'mgr restarted mid-trial: running the trial again')
             self.s['window'] = None
-        self._save(self.s)
+        self._persist()
 
     # ------------------------------------------------------------ the loop
+
+    def _persist(self) -> bool:
+        """Save the state; on a failed write, raise the alert and say so."""
+        self.s['alerts'].pop('STATE_WRITE_FAILED', None)
+        try:
+            self._save(self.s)
+        except StoreError as e:
+            self.s['alerts']['STATE_WRITE_FAILED'] = {
+                'severity': 'warning',
+                'summary': 'rocks_autotune: cannot save the session state; paused',
+                'detail': [str(e), 'the session changes nothing until its state is saved']}
+            self.s['message'] = f'paused: cannot save the session state: {e}'
+            return False
+        return True
 
     def step(self) -> float:
         """Do one piece of work; return seconds until the next step."""
         if not self.active:
             return 60.0
+        if 'STATE_WRITE_FAILED' in self.s['alerts'] and not self._persist():
+            return max(self.settings.poll, 10.0)
+        self._take_requests()
         try:
             delay = self._step()
             self.s['cluster_errors'] = 0
+        except StoreError:
+            # a save inside the step (before a restart): nothing after it ran
+            delay = 0.0
         except Exception as e:
             # a cluster call that failed, or a bug: retry a few times, then
             # end through restore (its gated restart included)
@@ -285,7 +377,8 @@ class Session:
                     self.s['error'] = error
                     self._enter(P.RESTORE, error + '; restoring the canary')
             delay = 5.0
-        self._save(self.s)
+        if not self._persist():
+            return max(self.settings.poll, 10.0)
         return delay
 
     def _step(self) -> float:

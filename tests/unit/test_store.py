@@ -1,0 +1,71 @@
+"""The session's persistence: small values, checked writes, version 1 read."""
+import json
+from typing import Any, Dict, Optional
+
+import pytest
+
+from rocks_autotune.store import (HEAD_KEY, ORIGINALS_KEY, SessionStore, StoreError,
+                                  migrate_v1)
+from test_session import Harness
+
+
+class KV:
+    """A store that refuses values over 64 KiB by dropping them, as the mon does."""
+
+    def __init__(self) -> None:
+        self.d: Dict[str, str] = {}
+
+    def get(self, key: str) -> Optional[str]:
+        return self.d.get(key)
+
+    def put(self, key: str, value: Optional[str]) -> None:
+        if value is None:
+            self.d.pop(key, None)
+        elif len(value) <= 64 << 10:
+            self.d[key] = value
+
+
+def stored_session(**settings: Any) -> Any:
+    kv = KV()
+    store = SessionStore(kv.get, kv.put)
+    h = Harness(**settings)
+    h.save = store.save  # type: ignore[method-assign]
+    return kv, store, h
+
+
+def test_round_trip_and_the_originals_key_lives_as_long_as_the_session() -> None:
+    kv, store, h = stored_session()
+    s = h.start(osd=0, trials=1)
+    assert json.loads(kv.d[ORIGINALS_KEY])['originals'] == s.s['originals']
+    h.run(until=lambda s: len(s.s['trials']) == 2)
+    assert SessionStore(kv.get, kv.put).load() == json.loads(json.dumps(s.s))
+    h.run()
+    assert ORIGINALS_KEY not in kv.d  # ended: nothing is left to restore
+    assert SessionStore(kv.get, kv.put).load()['state'] == 'done'
+
+
+def test_an_oversized_value_is_refused_not_dropped() -> None:
+    kv = KV()
+    store = SessionStore(kv.get, kv.put)
+    with pytest.raises(StoreError):
+        store._write(HEAD_KEY, 'x' * (100 << 10))
+
+
+def test_a_version_1_state_is_read_and_resumed() -> None:
+    # what Session.start wrote before issue 11, mid-candidate-restart
+    h = Harness()
+    s = h.start(osd=0, trials=1)
+    h.run(until=lambda s: s.s['phase'] == 'wait_up' and s.s['current']['kind'] == 'candidate')
+    v1 = json.loads(h.saved[-1])
+    for k in ('noout_ours', 'noout_at_start', 'settings', 'restart'):
+        v1.pop(k)
+    v1.update(version=1, noout_preexisting=False, up_from=5)
+    kv = KV()
+    kv.d[HEAD_KEY] = json.dumps(v1)
+    state = SessionStore(kv.get, kv.put).load()
+    assert state == migrate_v1(v1) and state['phase'] == 'apply' and state['noout_ours']
+    h.saved.append(json.dumps(state))
+    s = h.reload()
+    h.run()
+    assert s.s['state'] == 'done' and not h.cluster.has_noout(0)
+    assert h.cluster.running[0] == h.cluster.defaults['bluestore_rocksdb_options']
