@@ -48,7 +48,7 @@ def run_session(trials: int = 6) -> Any:
 
 @pytest.fixture(scope='module')
 def done() -> panel.Snapshot:
-    return panel.Snapshot.of(run_session().session)
+    return panel.Snapshot.of(run_session().session.view())
 
 
 def app(snap: panel.Snapshot) -> panel.Panel:

@@ -198,19 +198,19 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                 'detail': [self.settings_error, 'no session starts until it is fixed; a '
                            'running session keeps the settings it started with']}
         self.set_health_checks(checks)
-        self.panel_snapshot = panel.Snapshot.of(self.session, self.load_error)
-        s = self.session
-        if s is not None and s.active:
+        v = self.session.view() if self.session is not None else None
+        self.panel_snapshot = panel.Snapshot.of(v, self.load_error)
+        if v is not None and v.active:
             if not self.progress_id:
-                self.progress_id = f'rocks-autotune-{s.s["id"]}'
+                self.progress_id = f'rocks-autotune-{v.id}'
             self.remote('progress', 'update', self.progress_id,
-                        ev_msg=f'Tuning RocksDB on osd.{s.osd} ({s.s["phase"]})',
-                        ev_progress=s.progress(), refs=[('osd', s.osd)],
+                        ev_msg=f'Tuning RocksDB on osd.{v.osd} ({v.phase})',
+                        ev_progress=v.progress, refs=[('osd', v.osd)],
                         add_to_ceph_s=True)
         elif self.progress_id:
             ev_id, self.progress_id = self.progress_id, ''
-            if s is not None and s.s['state'] in ('failed', 'aborted'):
-                self.remote('progress', 'fail', ev_id, f'rocks_autotune {s.s["message"]}')
+            if v is not None and v.state in ('failed', 'aborted'):
+                self.remote('progress', 'fail', ev_id, f'rocks_autotune {v.message}')
             else:
                 self.remote('progress', 'complete', ev_id)
 
@@ -250,7 +250,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                         delay = session.step()
                     except Exception as e:  # never leave the loop: the canary needs us
                         self.log.exception('session step failed')
-                        session.s['message'] = f'internal error: {e}'
+                        session.note_internal_error(e)
                         delay = 10.0
                     self._publish()
             if delay > 0:
@@ -277,9 +277,9 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                                        'try again in a moment')
         try:
             if self.session is not None and self.session.active:
-                return HandleCommandResult(-errno.EBUSY, '',
-                                           f'a session is already {self.session.s["state"]} '
-                                           f'on osd.{self.session.osd}; stop or abort it first')
+                v = self.session.view()
+                return HandleCommandResult(-errno.EBUSY, '', f'a session is already {v.state} '
+                                           f'on osd.{v.osd}; stop or abort it first')
             try:
                 settings = self.settings()
             except ValueError as e:
@@ -296,8 +296,8 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         finally:
             self.step_lock.release()
         self.event.set()
-        return HandleCommandResult(0, f'started session {session.s["id"]} on '
-                                   f'osd.{session.osd}\n{session.s["reason"]}', '')
+        v = session.view()
+        return HandleCommandResult(0, f'started session {v.id} on osd.{v.osd}\n{v.reason}', '')
 
     def _no_session(self) -> HandleCommandResult:
         return HandleCommandResult(-errno.ENOENT, '',

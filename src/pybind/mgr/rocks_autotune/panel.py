@@ -8,7 +8,6 @@ A Snapshot is a deep copy of the session's state, taken by the module after
 each step (under its lock), so a request never waits for a step in flight
 and never sees a dict the serve thread is changing.
 """
-import copy
 import json
 import math
 import os
@@ -19,7 +18,7 @@ from urllib.parse import parse_qsl
 
 from . import report
 from .rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT, parse_options
-from .session import ratios
+from .session import View, ratios
 from .space import SearchSpace
 
 STATES = ('idle', 'running', 'stopping', 'restoring', 'done', 'stopped', 'aborted', 'failed')
@@ -60,17 +59,12 @@ class Snapshot:
     state: Optional[Dict[str, Any]] = None
 
     @classmethod
-    def of(cls, session: Any, load_error: str = '') -> 'Snapshot':
-        """Copy what the panel needs from a Session (or None); call under the module lock."""
-        if session is None:
-            status: Dict[str, Any] = {'state': 'idle'}
-            state = None
-        else:
-            status = copy.deepcopy(session.status())
-            state = copy.deepcopy(session.s)
+    def of(cls, view: Optional[View], load_error: str = '') -> 'Snapshot':
+        """What the panel needs from a session's view (None: no session)."""
+        status: Dict[str, Any] = {'state': 'idle'} if view is None else dict(view.status)
         if load_error:
             status['error'] = load_error
-        return cls(status, state)
+        return cls(status, None if view is None else view.record)
 
     @property
     def trials(self) -> List[Dict[str, Any]]:

@@ -15,6 +15,7 @@ canary goes through restart.Restarter and its gate.  The canary's original
 config is saved before the first change; every path that ends a session
 goes through `restore`, except `_fail` when restoring itself cannot go on.
 """
+import copy
 import logging
 import math
 import os
@@ -145,6 +146,40 @@ class Trial:
     error: str = ''
     started: float = 0.0
     seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class View:
+    """What the module, the panel and the reports read of a session: copies,
+    taken by the serve thread between steps."""
+    status: Dict[str, Any]  # the `status -f json` fields
+    record: Dict[str, Any]  # the persisted state (trials, alerts, baseline)
+    active: bool
+    progress: float
+
+    @property
+    def id(self) -> str:
+        return str(self.status['id'])
+
+    @property
+    def osd(self) -> int:
+        return int(self.status['osd'])
+
+    @property
+    def state(self) -> str:
+        return str(self.status['state'])
+
+    @property
+    def phase(self) -> str:
+        return str(self.status['phase'])
+
+    @property
+    def message(self) -> str:
+        return str(self.status['message'])
+
+    @property
+    def reason(self) -> str:
+        return str(self.status['reason'])
 
 
 class Session:
@@ -798,6 +833,14 @@ class Session:
         ok = [t for t in self.s['trials']
               if t['verdict'] in ('feasible', 'baseline') and t['score'] is not None]
         return min(ok, key=lambda t: t['score']) if ok else None
+
+    def view(self) -> View:
+        return View(status=copy.deepcopy(self.status()), record=copy.deepcopy(self.s),
+                    active=self.active, progress=self.progress())
+
+    def note_internal_error(self, e: Exception) -> None:
+        """A step raised past its own handling (a bug): say so in the message."""
+        self.s['message'] = f'internal error: {e}'
 
     def health_checks(self) -> Dict[str, Any]:
         return {HEALTH_PREFIX + k: dict(v, count=1) for k, v in self.s['alerts'].items()}
