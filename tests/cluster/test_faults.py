@@ -190,9 +190,17 @@ def test_5c_unhealthy_too_long_aborts_and_restores(lab: Lab) -> None:
         wait_phase(lab, 'candidate', 'measure')
         lab.ceph('orch', 'daemon', 'stop', 'osd.1')
         try:
-            st = wait_ended(lab)
+            # the config is restored at once; the canary's restart waits for
+            # the gate (ok-to-stop, no other OSD down), never forced
+            lab.wait('ROCKS_AUTOTUNE_RESTORE_PENDING',
+                     lambda: 'ROCKS_AUTOTUNE_RESTORE_PENDING' in health_codes(lab), 300)
+            pid = lab.pid('osd.0')
+            time.sleep(15)
+            assert lab.pid('osd.0') == pid
+            assert lab.status()['phase'] == 'restore_wait'
         finally:
             lab.ceph('orch', 'daemon', 'start', 'osd.1')
+        st = wait_ended(lab)
     finally:
         set_opt(lab, 'unhealthy_timeout', '1800')
     assert st['state'] == 'failed' and 'unhealthy' in st['error'], st

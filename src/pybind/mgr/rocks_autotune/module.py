@@ -92,6 +92,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         # held by the serve thread through a step (and by `start`, briefly);
         # stop/abort and the read commands never take it
         self.step_lock = threading.Lock()
+        self.start_lock = threading.Lock()
         self.run = True
         self.cluster: Any = MgrCluster(self)
         self.clock = time.time
@@ -271,32 +272,37 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         """Start tuning RocksDB options on one canary OSD"""
         params = Params(osd=osd, trials=trials, budget=budget, workload=workload,
                         duration=float(duration), force=force)
-        # a step in flight (the previous session's last): answer, do not wait
-        if not self.step_lock.acquire(timeout=0.5):
-            return HandleCommandResult(-errno.EBUSY, '', 'the module is busy with a step; '
-                                       'try again in a moment')
-        try:
+        # two starts at once: the second waits for the first, then sees its session
+        with self.start_lock:
             if self.session is not None and self.session.active:
-                v = self.session.view()
-                return HandleCommandResult(-errno.EBUSY, '', f'a session is already {v.state} '
-                                           f'on osd.{v.osd}; stop or abort it first')
+                # the snapshot: the session itself belongs to the serve thread
+                st = self.panel_snapshot.status
+                return HandleCommandResult(-errno.EBUSY, '',
+                                           f'a session is already {st.get("state")} on '
+                                           f'osd.{st.get("osd")}; stop or abort it first')
+            # a step in flight (the previous session's last): answer, do not wait
+            if not self.step_lock.acquire(timeout=0.5):
+                return HandleCommandResult(-errno.EBUSY, '', 'the module is busy with a step; '
+                                           'try again in a moment')
             try:
-                settings = self.settings()
-            except ValueError as e:
-                return HandleCommandResult(-errno.EINVAL, '', f'not started: {e}')
-            try:
-                session = Session.start(self.cluster, params, settings, self.save, self.clock)
-            except StartRefused as e:
-                return HandleCommandResult(-errno.EINVAL, '', f'not started: {e}')
-            except (ClusterError, ValueError, StoreError) as e:
-                return HandleCommandResult(-errno.EIO, '', f'not started: {e}')
-            self.session = session
-            self.load_error = ''
-            self._publish()
-        finally:
-            self.step_lock.release()
+                try:
+                    settings = self.settings()
+                except ValueError as e:
+                    return HandleCommandResult(-errno.EINVAL, '', f'not started: {e}')
+                try:
+                    session = Session.start(self.cluster, params, settings, self.save,
+                                            self.clock)
+                except StartRefused as e:
+                    return HandleCommandResult(-errno.EINVAL, '', f'not started: {e}')
+                except (ClusterError, ValueError, StoreError) as e:
+                    return HandleCommandResult(-errno.EIO, '', f'not started: {e}')
+                self.session = session
+                self.load_error = ''
+                self._publish()
+                v = session.view()
+            finally:
+                self.step_lock.release()
         self.event.set()
-        v = session.view()
         return HandleCommandResult(0, f'started session {v.id} on osd.{v.osd}\n{v.reason}', '')
 
     def _no_session(self) -> HandleCommandResult:
