@@ -8,7 +8,8 @@ from fake_cluster import FakeClock, FakeCluster
 from rocks_autotune.canary import SAVED
 from rocks_autotune.rocksdb_options import NEW_TUNING
 from rocks_autotune.preflight import Params, StartRefused, choose_canary
-from rocks_autotune.session import Session, Settings
+from rocks_autotune.session import MOVES, Phase, Session, Settings
+from rocks_autotune.store import StoreError
 
 FAST = dict(warmup=2.0, restart_timeout=30.0, manual_restart_timeout=60.0,
             unhealthy_timeout=60.0, bench_chunk_seconds=2.0)
@@ -539,3 +540,43 @@ def test_finding7_a_flap_is_not_a_restart() -> None:
     h.cluster.admin_restarts(0)
     h.run(until=lambda s: s.s['phase'] == 'measure')
     assert h.cluster.running[0] == s.s['current']['options'] != old
+
+
+def test_the_phase_table_is_whole_and_checked_at_every_move() -> None:
+    assert set(MOVES) == set(Phase) and MOVES[Phase.END] == ()
+    trial_phases = set(Phase) - {Phase.RESTORE, Phase.RESTORE_WAIT, Phase.END}
+    for p in Phase:
+        if p != Phase.END:
+            assert Phase.END in MOVES[p], p  # _fail may end from anywhere
+        if p in trial_phases:
+            assert Phase.RESTORE in MOVES[p], p  # so may an abort
+    seen, todo = {Phase.PREPARE}, [Phase.PREPARE]
+    while todo:
+        for q in MOVES[todo.pop()]:
+            if q not in seen:
+                seen.add(q)
+                todo.append(q)
+    assert seen == set(Phase)
+    h = Harness()
+    s = h.start(osd=0, trials=1)
+    h.run()
+    with pytest.raises(AssertionError, match='no move from end to apply'):
+        s._enter(Phase.APPLY)
+
+
+def test_a_failed_save_before_noout_still_sets_noout_for_the_restart() -> None:
+    h = Harness()
+    failed: List[bool] = []
+
+    def save(state: Dict[str, Any]) -> None:
+        if not failed and state['noout_ours']:
+            failed.append(True)
+            raise StoreError('config-key set timed out')
+        h.saved.append(json.dumps(state))
+    h.save = save  # type: ignore[method-assign]
+    s = h.start(osd=0, trials=1)
+    noout: List[bool] = []
+    h.cluster.before_restart = lambda osd: noout.append(h.cluster.has_noout(osd))
+    h.run()
+    assert failed and noout and all(noout)
+    assert s.s['state'] == 'done' and not h.cluster.has_noout(0)

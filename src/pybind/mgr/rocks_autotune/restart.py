@@ -75,8 +75,8 @@ class Restarter:
 
     def set_noout(self) -> None:
         """Our own noout, recorded (and saved) before it is set."""
-        if self.s['noout_ours'] or self.cluster.has_noout(self.osd):
-            return
+        if self.cluster.has_noout(self.osd):
+            return  # ours already, or the admin's (which then stays)
         self.s['noout_ours'] = True
         self._save()
         self.cluster.set_noout(self.osd, True)

@@ -298,7 +298,8 @@ class Session:
         if not isinstance(state, dict) or state.get('version') != STATE_VERSION:
             raise ValueError('session state has an unknown format')
         for key, typ in (('state', str), ('phase', str), ('params', dict), ('originals', dict),
-                         ('base_options', str), ('trials', list), ('seed', int)):
+                         ('base_options', str), ('trials', list), ('seed', int),
+                         ('alerts', dict), ('noout_ours', bool), ('running_dirty', bool)):
             if not isinstance(state.get(key), typ):
                 raise ValueError(f'session state field {key!r} is missing or malformed')
         if set(state['originals']) != set(SAVED) or not all(
