@@ -36,6 +36,7 @@ from .rocksdb_options import (COMPRESSIONS, NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_
                               parse_options, parse_sharding)
 from .space import Candidate, SearchSpace
 from .store import STATE_VERSION, StoreError
+from .trial import Window, WindowSettings
 from .workload import BENCH_LIMIT_VALUE, BenchWorkload
 
 log = logging.getLogger(__name__)
@@ -211,10 +212,14 @@ class Session:
             default.max_write_buffer_number, default.write_buffer_size)
         self.restarter = Restarter(cluster, self.osd, state, lambda: self._save(self.s),
                                    settings.restart_timeout, settings.manual_restart_timeout)
-        self.workload = BenchWorkload(cluster, self.osd,
-                                      object_size=settings.bench_object_size,
-                                      object_num=settings.bench_object_num,
-                                      chunk_seconds=settings.bench_chunk_seconds)
+        workload = (BenchWorkload(cluster, self.osd, object_size=settings.bench_object_size,
+                                  object_num=settings.bench_object_num,
+                                  chunk_seconds=settings.bench_chunk_seconds)
+                    if self.params.workload == 'bench' else None)
+        self.window = Window(cluster, self.osd, workload, WindowSettings(
+            warmup=settings.warmup, duration=self.params.duration,
+            min_flushes=settings.min_flushes, max_window_factor=settings.max_window_factor,
+            extend_seconds=settings.bench_chunk_seconds), state)
         self._optimizer: Any = None
         # stop/abort from the command thread, taken by the next step
         self._requests_lock = threading.Lock()
@@ -571,7 +576,7 @@ class Session:
                     s['state'] = 'stopping'
                 self._enter(P.NEXT)
                 return self._next_trial()
-            s['window'] = {'start': now, 'bytes': 0, 'bench_seconds': 0.0, 'before': None}
+            self.window.begin(now)
             self._enter(P.WARMUP, f'trial {cur["index"]}: warming up')
             return 0
         if r.outcome == Outcome.BLOCKED:
@@ -629,58 +634,25 @@ class Session:
         else:
             self._optimizer.tell(c, told)
 
-    def _drive(self, seconds: float) -> float:
-        """Run the workload for about `seconds`; return the delay before the next step."""
-        if self.params.workload != 'bench':
-            return max(0.0, seconds)
-        w = self.s['window']
-        nbytes, secs = self.workload.drive(seconds, self.s['iops_estimate'])
-        if secs > 0:
-            self.s['iops_estimate'] = nbytes / self.workload.block_size / secs
-        w['bytes'] += nbytes
-        w['bench_seconds'] += secs
-        return 0
-
     def _warmup(self, now: float) -> float:
-        left = self.settings.warmup - (now - self.s['phase_started'])
-        if left <= 0:
-            self.s['window'] = {'start': now, 'bytes': 0, 'bench_seconds': 0.0,
-                                'before': metrics.snapshot(self.cluster.perf_dump(self.osd))}
-            self._enter(P.MEASURE, f'trial {self.s["current"]["index"]}: measuring')
-            return 0
         try:
-            return min(self._drive(left), left)
+            done, delay = self.window.warmup(now, self.s['phase_started'])
         except ClusterError as e:
             self._trial_failed(f'osd.{self.osd} failed during warm-up: {e}')
             return 0
+        if done:
+            self._enter(P.MEASURE, f'trial {self.s["current"]["index"]}: measuring')
+        return delay
 
     def _measure(self, now: float) -> float:
-        s = self.s
-        w = s['window']
-        cur = s['current']
-        c = Candidate.from_dict(cur['candidate'])
-        flush_bytes = c.write_buffer_size * c.min_write_buffer_number_to_merge
-        elapsed = now - w['start']
         try:
-            if elapsed < self.params.duration:
-                return min(self._drive(self.params.duration - elapsed),
-                           self.params.duration - elapsed)
-            after = metrics.snapshot(self.cluster.perf_dump(self.osd))
-            covered = metrics.wal_bytes(w['before'], after) / flush_bytes
-            if (covered < self.settings.min_flushes
-                    and elapsed < self.params.duration * self.settings.max_window_factor):
-                # too few flushes to see this candidate's write-amp: extend
-                return self._drive(self.settings.bench_chunk_seconds)
+            m, delay = self.window.measure(now, Candidate.from_dict(self.s['current']['candidate']))
         except ClusterError as e:
             self._trial_failed(f'osd.{self.osd} failed during the measurement: {e}')
             return 0
-        bench = self.params.workload == 'bench'
-        m = metrics.measure(w['before'], after, seconds=elapsed, flush_bytes=flush_bytes,
-                            min_flushes=self.settings.min_flushes,
-                            bench_bytes=w['bytes'] if bench else None,
-                            bench_seconds=w['bench_seconds'] if bench else None)
-        self._record(m)
-        return 0
+        if m is not None:
+            self._record(m)
+        return delay
 
     def _record(self, m: Measurement) -> None:
         s = self.s

@@ -1,0 +1,79 @@
+"""One trial's load and measurement: the warm-up, then the window.
+
+The canary already runs the trial's options (restart.py saw to that).  Each
+call does one chunk of work and says how long to wait; the workload owns
+the bench's details.  The window's running totals live in the session's
+state (`window`), so a step is all that is lost with a mgr.  A ClusterError
+(the canary died, the bench failed) is the caller's: it fails the trial.
+"""
+from dataclasses import dataclass
+from typing import Any, Dict, Optional, Tuple
+
+from . import metrics
+from .cluster import Cluster
+from .metrics import Measurement
+from .space import Candidate
+from .workload import BenchWorkload
+
+
+@dataclass
+class WindowSettings:
+    warmup: float
+    duration: float
+    min_flushes: float
+    max_window_factor: float
+    extend_seconds: float  # a window too short for min_flushes grows by this much
+
+
+class Window:
+    def __init__(self, cluster: Cluster, osd: int, workload: Optional[BenchWorkload],
+                 settings: WindowSettings, state: Dict[str, Any]) -> None:
+        self.cluster = cluster
+        self.osd = osd
+        self.workload = workload  # None: the canary's own client traffic (live)
+        self.settings = settings
+        self.s = state
+
+    def begin(self, now: float) -> None:
+        """The canary is up on the trial's options: the warm-up starts."""
+        self.s['window'] = {'start': now, 'bytes': 0, 'bench_seconds': 0.0, 'before': None}
+
+    def _drive(self, seconds: float) -> float:
+        """Run the workload for about `seconds`; return the delay before the next step."""
+        if self.workload is None:
+            return max(0.0, seconds)
+        w = self.s['window']
+        nbytes, secs = self.workload.drive(seconds, self.s['iops_estimate'])
+        if secs > 0:
+            self.s['iops_estimate'] = nbytes / self.workload.block_size / secs
+        w['bytes'] += nbytes
+        w['bench_seconds'] += secs
+        return 0
+
+    def warmup(self, now: float, since: float) -> Tuple[bool, float]:
+        """(warm-up over and the window open, delay before the next call)."""
+        left = self.settings.warmup - (now - since)
+        if left <= 0:
+            self.s['window'] = {'start': now, 'bytes': 0, 'bench_seconds': 0.0,
+                                'before': metrics.snapshot(self.cluster.perf_dump(self.osd))}
+            return True, 0
+        return False, min(self._drive(left), left)
+
+    def measure(self, now: float, c: Candidate) -> Tuple[Optional[Measurement], float]:
+        """(the measurement once the window is done, delay before the next call)."""
+        st = self.settings
+        w = self.s['window']
+        flush_bytes = c.write_buffer_size * c.min_write_buffer_number_to_merge
+        elapsed = now - w['start']
+        if elapsed < st.duration:
+            return None, min(self._drive(st.duration - elapsed), st.duration - elapsed)
+        after = metrics.snapshot(self.cluster.perf_dump(self.osd))
+        covered = metrics.wal_bytes(w['before'], after) / flush_bytes
+        if covered < st.min_flushes and elapsed < st.duration * st.max_window_factor:
+            # too few flushes to see this candidate's write-amp: extend
+            return None, self._drive(st.extend_seconds)
+        bench = self.workload is not None
+        return metrics.measure(w['before'], after, seconds=elapsed, flush_bytes=flush_bytes,
+                               min_flushes=st.min_flushes,
+                               bench_bytes=w['bytes'] if bench else None,
+                               bench_seconds=w['bench_seconds'] if bench else None), 0
