@@ -4,7 +4,8 @@ from typing import Any, Dict, Optional
 
 import pytest
 
-from rocks_autotune.store import (HEAD_KEY, ORIGINALS_KEY, SessionStore, StoreError,
+from rocks_autotune.store import (HEAD_KEY, ORIGINALS_KEY, START_FIELDS, SessionState,
+                                  SessionStore, StartRecord, StoreError,
                                   migrate_v1)
 from test_session import Harness
 
@@ -69,3 +70,13 @@ def test_a_version_1_state_is_read_and_resumed() -> None:
     h.run()
     assert s.s['state'] == 'done' and not h.cluster.has_noout(0)
     assert h.cluster.running[0] == h.cluster.defaults['bluestore_rocksdb_options']
+
+
+def test_the_typed_records_match_what_is_written() -> None:
+    assert set(StartRecord.__annotations__) == set(START_FIELDS)
+    h = Harness()
+    s = h.start(osd=0, trials=1)
+    keys = set(SessionState.__annotations__)
+    assert set(s.s) == keys - {'final'}
+    h.run()
+    assert set(s.s) == keys

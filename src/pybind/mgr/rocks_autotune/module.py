@@ -7,7 +7,7 @@ import errno
 import json
 import threading
 import time
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple, cast
 
 from mgr_module import HandleCommandResult, MgrModule, MgrStandbyModule, NotifyType, Option
 from orchestrator import OrchestratorClientMixin
@@ -18,7 +18,7 @@ from .http_server import PanelServer, url
 from .cluster import ClusterError, MgrCluster
 from .preflight import Params, StartRefused
 from .session import Session, Settings
-from .store import HEAD_KEY, SessionStore, StoreError
+from .store import HEAD_KEY, SessionState, SessionStore, StoreError
 # The panel's port: none of Ceph's (dashboard 8080/8443/7000, prometheus 9283,
 # restful 8003, cephadm's 8765 and 9464, iscsi 5000/9287, the monitoring
 # stack 3000/9093-9095/9100, ceph-exporter 9926).
@@ -140,7 +140,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         except ValueError as e:
             self.settings_error = str(e)
 
-    def save(self, state: Dict[str, Any]) -> None:
+    def save(self, state: SessionState) -> None:
         self.store.save(state)
 
     def load(self) -> None:
@@ -154,7 +154,8 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
             if state is None:
                 return
             Session.check_state(state)
-            self.session = Session(state, self.cluster, settings, self.save, self.clock)
+            self.session = Session(cast(SessionState, state), self.cluster, settings, self.save,
+                                   self.clock)
         except (ValueError, TypeError, KeyError) as e:
             self._rescue(str(e), settings)
             return

@@ -21,6 +21,7 @@ from typing import Any, Callable, Dict, List
 from .canary import OPTIONS
 from .cluster import Cluster, ClusterError, NoOrchestrator
 from .preflight import restart_blockers
+from .store import RestartRecord, SessionState
 
 Alerts = Dict[str, Dict[str, Any]]
 
@@ -49,7 +50,7 @@ class Result:
 class Restarter:
     """Drives the restart recorded in `state['restart']` one poll at a time."""
 
-    def __init__(self, cluster: Cluster, osd: int, state: Dict[str, Any],
+    def __init__(self, cluster: Cluster, osd: int, state: SessionState,
                  save: Callable[[], None], restart_timeout: float,
                  manual_restart_timeout: float) -> None:
         self.cluster = cluster
@@ -69,9 +70,15 @@ class Restarter:
             'purpose': purpose, 'stage': Stage.GATE.value, 'since': now, 'up_from': None,
             'expect': self.cluster.config_get(f'osd.{self.osd}', OPTIONS)}
 
+    def _rec(self) -> RestartRecord:
+        r = self.s['restart']
+        if r is None:
+            raise ValueError('no restart in flight')
+        return r
+
     @property
     def stage(self) -> Stage:
-        return Stage(self.s['restart']['stage'])
+        return Stage(self._rec()['stage'])
 
     def set_noout(self) -> None:
         """Our own noout, recorded (and saved) before it is set."""
@@ -88,7 +95,7 @@ class Restarter:
             self.s['noout_ours'] = False
 
     def step(self, now: float) -> Result:
-        r = self.s['restart']
+        r = self._rec()
         if self.stage == Stage.GATE:
             blockers = restart_blockers(self.cluster, self.osd)
             if blockers:
@@ -111,7 +118,7 @@ class Restarter:
                                f'(e.g. systemctl restart ceph-osd@{self.osd}); the session '
                                'goes on when it is back up']}
             # ClusterError propagates: the caller knows what a failure means
-            r.update(stage=Stage.WAIT_UP.value, since=now)
+            r['stage'], r['since'] = Stage.WAIT_UP.value, now
             return Result(Outcome.WAITING, Stage.WAIT_UP)
         late = now - r['since'] > self.timeout()
         if self.stage == Stage.WAIT_UP:
@@ -119,7 +126,7 @@ class Restarter:
                 return Result(Outcome.TIMED_OUT if late else Outcome.WAITING, Stage.WAIT_UP)
             self.s['alerts'].pop('MANUAL_RESTART', None)
             self.s['running_dirty'] = r['purpose'] == 'candidate'
-            r.update(stage=Stage.WAIT_CLEAN.value, since=now)
+            r['stage'], r['since'] = Stage.WAIT_CLEAN.value, now
             late = False
         if self.cluster.pgs_active_clean():
             self.clear_noout()
@@ -135,7 +142,7 @@ class Restarter:
 
     def _runs_what_was_set(self) -> bool:
         """Up since the restart, and the process reports the options set."""
-        r = self.s['restart']
+        r = self._rec()
         info = self.cluster.osds().get(self.osd)
         if info is None or not info.up or info.up_from <= (r['up_from'] or 0):
             return False

@@ -35,7 +35,7 @@ from .restart import Outcome, Restarter, Stage
 from .rocksdb_options import (COMPRESSIONS, NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT,
                               parse_options, parse_sharding)
 from .space import Candidate, SearchSpace
-from .store import STATE_VERSION, StoreError
+from .store import STATE_VERSION, SessionState, StartRecord, StoreError
 from .trial import Window, WindowSettings
 from .workload import BENCH_LIMIT_VALUE, BenchWorkload
 
@@ -184,10 +184,10 @@ class View:
 
 
 class Session:
-    def __init__(self, state: Dict[str, Any], cluster: Cluster, settings: Settings,
-                 save: Callable[[Dict[str, Any]], None],
+    def __init__(self, state: SessionState, cluster: Cluster, settings: Settings,
+                 save: Callable[[SessionState], None],
                  clock: Callable[[], float] = time.time) -> None:
-        self.s = state
+        self.s: SessionState = state
         self.cluster = cluster
         # the settings the session started with: a failover (or an option
         # changed since) does not change them mid-session
@@ -256,7 +256,7 @@ class Session:
 
     @classmethod
     def start(cls, cluster: Cluster, params: Params, settings: Settings,
-              save: Callable[[Dict[str, Any]], None],
+              save: Callable[[SessionState], None],
               clock: Callable[[], float] = time.time) -> 'Session':
         """Validate, save the canary's originals, and persist a new session.
 
@@ -280,7 +280,7 @@ class Session:
             raise StartRefused(f'cannot read this release\'s RocksDB defaults: {e}')
         now = clock()
         params.osd = osd
-        state: Dict[str, Any] = {
+        state: SessionState = {
             'version': STATE_VERSION, 'id': str(uuid.uuid4()), 'state': 'running',
             'phase': 'prepare', 'params': asdict(params), 'reason': reason,
             'originals': originals, 'base_options': base, 'annexed': annexed,
@@ -319,19 +319,20 @@ class Session:
             Settings.from_dict(state['settings'])
 
     @classmethod
-    def rescue(cls, start: Dict[str, Any], why: str, cluster: Cluster, settings: Settings,
-               save: Callable[[Dict[str, Any]], None],
+    def rescue(cls, start: StartRecord, why: str, cluster: Cluster, settings: Settings,
+               save: Callable[[SessionState], None],
                clock: Callable[[], float] = time.time) -> 'Session':
         """A session whose state is unreadable but whose start record is not:
         restore the canary (config, the gated restart: it may run a
         candidate, the noout it may have set) and end failed."""
         now = clock()
-        state = dict(start, version=STATE_VERSION, state='running', phase=P.RESTORE.value,
-                     trials=[], current=None, baseline=None, ended=None, phase_started=now,
-                     message='restoring the canary: ' + why, error=why, abort=True,
-                     running_dirty=True, manual=False, paused_since=None, restart=None,
-                     noout_ours=not start.get('noout_at_start'), window=None,
-                     iops_estimate=None, alerts={}, cluster_errors=0)
+        state: SessionState = {
+            **start, 'version': STATE_VERSION, 'state': 'running', 'phase': P.RESTORE.value,
+            'trials': [], 'current': None, 'baseline': None, 'ended': None,
+            'phase_started': now, 'message': 'restoring the canary: ' + why, 'error': why,
+            'abort': True, 'running_dirty': True, 'manual': False, 'paused_since': None,
+            'restart': None, 'noout_ours': not start.get('noout_at_start'), 'window': None,
+            'iops_estimate': None, 'alerts': {}, 'cluster_errors': 0}
         cls.check_state(state)
         return cls(state, cluster, settings, save, clock)
 
@@ -487,6 +488,13 @@ class Session:
         self._enter(P.APPLY, f'trial {trial.index}: {trial.kind}')
         return 0
 
+    def _cur(self) -> Dict[str, Any]:
+        """The trial in flight: every trial phase has one."""
+        cur = self.s['current']
+        if cur is None:
+            raise ValueError(f'no trial in flight in phase {self.s["phase"]}')
+        return cur
+
     def _is_recovery(self) -> bool:
         cur = self.s['current']
         return cur is not None and cur['kind'] == 'recovery'
@@ -519,7 +527,7 @@ class Session:
 
     def _apply(self, now: float) -> float:
         s = self.s
-        cur = s['current']
+        cur = self._cur()
         if s['noout_ours'] and self.cluster.has_noout(self.osd):
             # left by a step a failed-over mgr did not finish: only a restart
             # needs it, and our own flag must not read as an unhealthy cluster
@@ -543,7 +551,7 @@ class Session:
         return 0
 
     def _restart(self, now: float) -> float:
-        cur = self.s['current']
+        cur = self._cur()
         try:
             r = self.restarter.step(now)
         except ClusterError as e:
@@ -565,7 +573,7 @@ class Session:
 
     def _wait_up(self, now: float) -> float:
         s = self.s
-        cur = s['current']
+        cur = self._cur()
         r = self.restarter.step(now)
         if r.outcome == Outcome.DONE:
             self._unpause()
@@ -610,7 +618,7 @@ class Session:
     def _trial_failed(self, error: str) -> None:
         """The candidate broke the canary: record it, then restart on the originals."""
         s = self.s
-        cur = s['current']
+        cur = self._cur()
         trial = dict(cur, verdict='failed', error=error, told=None,
                      seconds=self.clock() - cur['started'])
         self._add_trial(trial)
@@ -641,12 +649,12 @@ class Session:
             self._trial_failed(f'osd.{self.osd} failed during warm-up: {e}')
             return 0
         if done:
-            self._enter(P.MEASURE, f'trial {self.s["current"]["index"]}: measuring')
+            self._enter(P.MEASURE, f'trial {self._cur()["index"]}: measuring')
         return delay
 
     def _measure(self, now: float) -> float:
         try:
-            m, delay = self.window.measure(now, Candidate.from_dict(self.s['current']['candidate']))
+            m, delay = self.window.measure(now, Candidate.from_dict(self._cur()['candidate']))
         except ClusterError as e:
             self._trial_failed(f'osd.{self.osd} failed during the measurement: {e}')
             return 0
@@ -656,7 +664,7 @@ class Session:
 
     def _record(self, m: Measurement) -> None:
         s = self.s
-        cur = s['current']
+        cur = self._cur()
         trial = dict(cur, measurement=m.to_dict(), seconds=self.clock() - cur['started'])
         told: Optional[float] = None
         if cur['kind'] == 'baseline':
@@ -676,6 +684,8 @@ class Session:
                             Measurement.from_dict(t['measurement']), base)
                 self._optimizer = None
         else:
+            if s['baseline'] is None:
+                raise ValueError('a candidate was measured before the baseline')
             base = Baseline(**s['baseline'])
             score = metrics.score(m, base)
             ok = metrics.feasible(m, base, self.params.budget)
@@ -808,7 +818,7 @@ class Session:
         return min(ok, key=lambda t: t['score']) if ok else None
 
     def view(self) -> View:
-        return View(status=copy.deepcopy(self.status()), record=copy.deepcopy(self.s),
+        return View(status=copy.deepcopy(self.status()), record=copy.deepcopy(dict(self.s)),
                     active=self.active, progress=self.progress())
 
     def note_internal_error(self, e: Exception) -> None:

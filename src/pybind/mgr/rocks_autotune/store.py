@@ -18,7 +18,12 @@ failure raises StoreError, and the session pauses until a write succeeds.
 Version 1 (one JSON value under `session`) is read and migrated.
 """
 import json
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional, cast
+
+try:
+    from typing import TypedDict
+except ImportError:  # pragma: no cover - Python < 3.8 (Pacific's el8 images)
+    from typing_extensions import TypedDict  # type: ignore
 
 HEAD_KEY = 'session'
 START_KEY = 'session.start'
@@ -31,6 +36,60 @@ STATE_VERSION = 2
 # the fields of the start record; everything else but the trials is the head
 START_FIELDS = ('id', 'params', 'reason', 'originals', 'base_options', 'annexed',
                 'release_default', 'sharding', 'seed', 'started', 'settings', 'noout_at_start')
+
+
+class StartRecord(TypedDict):
+    """What a session started with; written once (START_FIELDS)."""
+    id: str
+    params: Dict[str, Any]  # preflight.Params
+    reason: str
+    originals: Dict[str, Optional[str]]  # canary.Originals
+    base_options: str
+    annexed: bool
+    release_default: str
+    sharding: str
+    seed: int
+    started: float
+    settings: Dict[str, Any]  # session.Settings
+    noout_at_start: bool
+
+
+class RestartRecord(TypedDict):
+    """A restart in flight (restart.py)."""
+    purpose: str  # candidate | baseline | recovery | restore
+    stage: str  # restart.Stage
+    since: float
+    up_from: Optional[int]
+    expect: str  # the options the process must report
+
+
+class _Head(TypedDict):
+    version: int
+    state: str  # running | stopping | restoring | done | stopped | aborted | failed
+    phase: str  # session.Phase
+    trials: List[Dict[str, Any]]  # session.Trial, as dicts
+    current: Optional[Dict[str, Any]]  # the trial in flight
+    baseline: Optional[Dict[str, Any]]  # metrics.Baseline
+    ended: Optional[float]
+    phase_started: float
+    message: str
+    error: str
+    abort: bool
+    running_dirty: bool  # the process may run a candidate
+    manual: bool
+    noout_ours: bool
+    paused_since: Optional[float]
+    restart: Optional[RestartRecord]
+    window: Optional[Dict[str, Any]]  # trial.Window's running totals
+    iops_estimate: Optional[float]
+    alerts: Dict[str, Dict[str, Any]]
+    cluster_errors: int
+
+
+class SessionState(StartRecord, _Head, total=False):
+    """The persisted session (version STATE_VERSION); `final` once it ends."""
+    final: str
+
 
 Get = Callable[[str], Optional[str]]
 Put = Callable[[str, Optional[str]], None]
@@ -75,7 +134,7 @@ class SessionStore:
         if stored != value:
             raise StoreError(f'writing {key} did not stick (the mon may refuse it)')
 
-    def save(self, state: Dict[str, Any]) -> None:
+    def save(self, state: Mapping[str, Any]) -> None:
         """Write what changed: the start record once, changed trials, the head last."""
         start = json.dumps({k: state.get(k) for k in START_FIELDS})
         if self._start_of != state['id']:
@@ -140,10 +199,13 @@ class SessionStore:
         """The start record (None if absent); ValueError when unreadable."""
         return self._load_record(START_KEY)
 
-    def load_originals(self) -> Optional[Dict[str, Any]]:
+    def load_originals(self) -> Optional[StartRecord]:
         """The start record of a session that may have changed the canary and
         has not ended (None: nothing to restore); ValueError when unreadable."""
-        return self._load_record(ORIGINALS_KEY)
+        record = self._load_record(ORIGINALS_KEY)
+        if record is not None and set(record) != set(START_FIELDS):
+            raise ValueError(f'{ORIGINALS_KEY} does not hold a start record')
+        return cast(Optional[StartRecord], record)
 
     def keep_corrupt(self, raw: str) -> None:
         """Set an unreadable head aside (where the admin can read it) and drop it."""

@@ -13,6 +13,7 @@ from . import metrics
 from .cluster import Cluster
 from .metrics import Measurement
 from .space import Candidate
+from .store import SessionState
 from .workload import BenchWorkload
 
 
@@ -27,12 +28,18 @@ class WindowSettings:
 
 class Window:
     def __init__(self, cluster: Cluster, osd: int, workload: Optional[BenchWorkload],
-                 settings: WindowSettings, state: Dict[str, Any]) -> None:
+                 settings: WindowSettings, state: SessionState) -> None:
         self.cluster = cluster
         self.osd = osd
         self.workload = workload  # None: the canary's own client traffic (live)
         self.settings = settings
         self.s = state
+
+    def _window(self) -> Dict[str, Any]:
+        w = self.s['window']
+        if w is None:
+            raise ValueError('no window open')
+        return w
 
     def begin(self, now: float) -> None:
         """The canary is up on the trial's options: the warm-up starts."""
@@ -42,7 +49,7 @@ class Window:
         """Run the workload for about `seconds`; return the delay before the next step."""
         if self.workload is None:
             return max(0.0, seconds)
-        w = self.s['window']
+        w = self._window()
         nbytes, secs = self.workload.drive(seconds, self.s['iops_estimate'])
         if secs > 0:
             self.s['iops_estimate'] = nbytes / self.workload.block_size / secs
@@ -62,7 +69,7 @@ class Window:
     def measure(self, now: float, c: Candidate) -> Tuple[Optional[Measurement], float]:
         """(the measurement once the window is done, delay before the next call)."""
         st = self.settings
-        w = self.s['window']
+        w = self._window()
         flush_bytes = c.write_buffer_size * c.min_write_buffer_number_to_merge
         elapsed = now - w['start']
         if elapsed < st.duration:
