@@ -96,6 +96,7 @@ class FakeCluster:
         self.restart_gate: List[Tuple[int, bool]] = []
         self.before_restart: Callable[[int], None] = lambda osd: None
         self.sole: Dict[int, List[str]] = {}
+        self.inactive = 0  # PGs inactive for reasons of the test's making
 
     @staticmethod
     def _zero() -> Dict[str, float]:
@@ -158,6 +159,9 @@ class FakeCluster:
     def pgs_active_clean(self) -> bool:
         self._tick()
         return all(i.up for i in self.info.values())
+
+    def inactive_pgs(self) -> int:
+        return self.inactive
 
     def ok_to_stop(self, osd: int) -> Tuple[bool, str]:
         self._tick()

@@ -580,3 +580,22 @@ def test_a_failed_save_before_noout_still_sets_noout_for_the_restart() -> None:
     h.run()
     assert failed and noout and all(noout)
     assert s.s['state'] == 'done' and not h.cluster.has_noout(0)
+
+
+def test_inactive_pgs_hold_the_restore_restart_back() -> None:
+    h = Harness()
+    before = h.config_of(0)
+    s = h.start(osd=0, trials=1)
+    h.run(until=lambda s: s.s['phase'] == 'measure' and s.s['current']['kind'] == 'candidate')
+    h.cluster.inactive = 4
+    s.request_abort()
+    restarts = len(h.cluster.restarts)
+    for _ in range(20):
+        h.clock.advance(max(s.step(), 60.0))
+    assert len(h.cluster.restarts) == restarts
+    detail = s.health_checks()['ROCKS_AUTOTUNE_RESTORE_PENDING']['detail']
+    assert any('4 PG(s) are inactive' in d for d in detail)
+    h.cluster.inactive = 0
+    h.run()
+    assert s.s['state'] == 'aborted'
+    assert_restored(h, 0, before)

@@ -40,6 +40,9 @@ class Cluster(Protocol):
 
     def pgs_active_clean(self) -> bool: ...
 
+    def inactive_pgs(self) -> int:
+        """How many PGs are not active (they serve no I/O)."""
+
     def ok_to_stop(self, osd: int) -> Tuple[bool, str]: ...
 
     def sole_copy_pgs(self, osd: int) -> List[str]:
@@ -139,6 +142,10 @@ class MgrCluster:
         summary = self.mgr.get('pg_summary')['all']
         total = sum(summary.values())
         return total > 0 and summary.get('active+clean', 0) == total
+
+    def inactive_pgs(self) -> int:
+        summary = self.mgr.get('pg_summary')['all']
+        return sum(n for state, n in summary.items() if 'active' not in state.split('+'))
 
     def ok_to_stop(self, osd: int) -> Tuple[bool, str]:
         r, out, err = self._mon(prefix='osd ok-to-stop', ids=[str(osd)])

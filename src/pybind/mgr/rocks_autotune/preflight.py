@@ -69,15 +69,19 @@ def restart_blockers(cluster: Cluster, osd: int) -> List[str]:
     """The safety gate: why restarting the canary now could hurt (empty: it may).
 
     The same for every restart (candidate, recovery, restore): `ok-to-stop`
-    must say yes and no other OSD may be down, since stopping the canary then
-    takes a second copy of the PGs they share.  A canary that is down already
-    cannot make anything worse by being restarted.
+    must say yes, no other OSD may be down (stopping the canary then takes a
+    second copy of the PGs they share) and no PG inactive (its I/O stopped
+    already: a restart must not add to that, nor be blamed for it).  A canary
+    that is down already cannot make anything worse by being restarted.
     """
     osds = cluster.osds()
     me = osds.get(osd)
     if me is None or not me.up:
         return []
     reasons = [f'osd.{i.id} is down' for i in osds.values() if i.id != osd and not i.up]
+    inactive = cluster.inactive_pgs()
+    if inactive:
+        reasons.append(f'{inactive} PG(s) are inactive')
     ok, why = cluster.ok_to_stop(osd)
     if not ok:
         reasons.append(f'ceph osd ok-to-stop osd.{osd} says no: {why}')
