@@ -7,7 +7,7 @@ import errno
 import json
 import threading
 import time
-from typing import Any, Dict, Optional, Tuple, cast
+from typing import Any, Dict, List, Optional, Tuple, cast
 
 from mgr_module import HandleCommandResult, MgrModule, MgrStandbyModule, NotifyType, Option
 from orchestrator import OrchestratorClientMixin
