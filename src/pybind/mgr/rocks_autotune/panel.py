@@ -104,10 +104,19 @@ def clean(obj: Any) -> Any:
     return obj
 
 
-def marker(candidate: Mapping[str, Any], release_default: str) -> str:
+Markers = List[Tuple[str, Dict[str, Any]]]
+
+
+def markers(release_default: str) -> Markers:
+    """The tuned values of the release's default and the seed's options, parsed once."""
+    return [(name, SearchSpace.candidate_from_options(parse_options(opts)).to_dict())
+            for name, opts in (('default', release_default),) + SEED_MARKERS]
+
+
+def marker(candidate: Mapping[str, Any], refs: Markers) -> str:
     """'default' / 'new_tuning' / 'new_tuning_lz4' if a trial ran those tuned values."""
-    for name, opts in (('default', release_default),) + SEED_MARKERS:
-        if dict(candidate) == SearchSpace.candidate_from_options(parse_options(opts)).to_dict():
+    for name, c in refs:
+        if dict(candidate) == c:
             return name
     return ''
 
@@ -134,6 +143,7 @@ def trial_rows(trials: List[Dict[str, Any]], default: str) -> List[Dict[str, Any
     """
     rows = []
     best: Optional[float] = None
+    refs = markers(default)
     for n, t in enumerate(trials, 1):
         score = t.get('score')
         if t.get('verdict') in ('feasible', 'baseline') and isinstance(score, (int, float)):
@@ -143,7 +153,7 @@ def trial_rows(trials: List[Dict[str, Any]], default: str) -> List[Dict[str, Any
             'candidate': t.get('candidate'), 'options': t.get('options'),
             'measurement': t.get('measurement'), 'score': score, 'told': t.get('told'),
             'error': t.get('error', ''), 'seconds': t.get('seconds'),
-            'started': t.get('started'), 'marker': marker(t.get('candidate') or {}, default),
+            'started': t.get('started'), 'marker': marker(t.get('candidate') or {}, refs),
             'best_so_far': best,
         })
     return rows
@@ -155,7 +165,7 @@ def best_view(snap: Snapshot) -> Optional[Dict[str, Any]]:
     if not best or snap.state is None:
         return None
     out = report.best_summary(best, snap.state)
-    out['marker'] = marker(best.get('candidate') or {}, release_default(snap.status))
+    out['marker'] = marker(best.get('candidate') or {}, markers(release_default(snap.status)))
     return out
 
 

@@ -239,15 +239,17 @@ class SearchSpace:
         n, size = c.max_write_buffer_number, c.write_buffer_size
         merge, l0 = c.min_write_buffer_number_to_merge, c.level0_file_num_compaction_trigger
         broken = self._broken_rules(n, size, merge, l0, c.compression)
-        families = ', '.join(
-            f'{cf.name} ({self._merge_count(cf, merge)})' for cf in self.column_families
-            if self._merge_count(cf, merge) >= self._buffer_count(cf, n))
+
+        def families() -> str:  # only when the rule is broken
+            return ', '.join(
+                f'{cf.name} ({self._merge_count(cf, merge)})' for cf in self.column_families
+                if self._merge_count(cf, merge) >= self._buffer_count(cf, n))
         msgs = (
             # RocksDB could never gather enough memtables to flush (writes
             # stall), or it lowers a family's own merge count behind our back.
             lambda: (f'min_write_buffer_number_to_merge must be below '
                      f'max_write_buffer_number ({n}) in every column family: '
-                     f'not in {families}'),
+                     f'not in {families()}'),
             lambda: (f'memtables may use {_human(self.memtable_bytes(n, size))} '
                      f'({self._families_text()}, up to {n} x {_human(size)} each), '
                      f'over the {_human(self.max_memtable_bytes)} cap'),
