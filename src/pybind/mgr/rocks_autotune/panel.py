@@ -18,7 +18,7 @@ from urllib.parse import parse_qsl
 
 from . import report
 from .rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT, parse_options
-from .session import View, ratios
+from .views import View, ratios
 from .space import SearchSpace
 
 STATES = ('idle', 'running', 'stopping', 'restoring', 'done', 'stopped', 'aborted', 'failed')

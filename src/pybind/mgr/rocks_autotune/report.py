@@ -1,7 +1,7 @@
 """Plain-text views of a session for the CLI (the JSON views are the raw state)."""
 from typing import Any, Dict, List, Optional
 
-from .session import ratios
+from .views import ratios
 from .space import Candidate
 
 MiB = 1 << 20

@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, fields
 from enum import Enum
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
-from . import metrics
+from . import metrics, views
 from .canary import ANNEX, SAVED, Canary
 from .cluster import Cluster, ClusterError
 from .metrics import Baseline, Measurement
@@ -37,6 +37,7 @@ from .rocksdb_options import (COMPRESSIONS, NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_
 from .space import Candidate, SearchSpace
 from .store import STATE_VERSION, SessionState, StartRecord, StoreError
 from .trial import Window, WindowSettings
+from .views import View
 from .workload import BENCH_LIMIT_VALUE, BenchWorkload
 
 log = logging.getLogger(__name__)
@@ -147,40 +148,6 @@ class Trial:
     error: str = ''
     started: float = 0.0
     seconds: float = 0.0
-
-
-@dataclass(frozen=True)
-class View:
-    """What the module, the panel and the reports read of a session: copies,
-    taken by the serve thread between steps."""
-    status: Dict[str, Any]  # the `status -f json` fields
-    record: Dict[str, Any]  # the persisted state (trials, alerts, baseline)
-    active: bool
-    progress: float
-
-    @property
-    def id(self) -> str:
-        return str(self.status['id'])
-
-    @property
-    def osd(self) -> int:
-        return int(self.status['osd'])
-
-    @property
-    def state(self) -> str:
-        return str(self.status['state'])
-
-    @property
-    def phase(self) -> str:
-        return str(self.status['phase'])
-
-    @property
-    def message(self) -> str:
-        return str(self.status['message'])
-
-    @property
-    def reason(self) -> str:
-        return str(self.status['reason'])
 
 
 class Session:
@@ -812,10 +779,7 @@ class Session:
     # ------------------------------------------------------------ views
 
     def best(self) -> Optional[Dict[str, Any]]:
-        """The best feasible trial (baseline runs count: 'keep what you have')."""
-        ok = [t for t in self.s['trials']
-              if t['verdict'] in ('feasible', 'baseline') and t['score'] is not None]
-        return min(ok, key=lambda t: t['score']) if ok else None
+        return views.best_trial(self.s['trials'])
 
     def view(self) -> View:
         return View(status=copy.deepcopy(self.status()), record=copy.deepcopy(dict(self.s)),
@@ -833,37 +797,5 @@ class Session:
         return min(1.0, len(self.s['trials']) / total)
 
     def status(self) -> Dict[str, Any]:
-        s = self.s
-        best = self.best()
-        return {
-            'state': s['state'], 'phase': s['phase'], 'id': s['id'], 'osd': self.osd,
-            'reason': s['reason'], 'message': s['message'], 'error': s['error'],
-            'params': s['params'], 'started': s['started'], 'ended': s['ended'],
-            'trials_done': len([t for t in s['trials'] if t['kind'] == 'candidate']),
-            'baseline_runs_done': len([t for t in s['trials'] if t['verdict'] == 'baseline']),
-            'progress': self.progress(), 'baseline': s['baseline'], 'best': best,
-            'current': s['current'], 'health': sorted(self.health_checks()),
-            # read from the cluster at start (what differs by release)
-            'release_default': self.release_default, 'sharding': s.get('sharding', ''),
-            'max_memtable_bytes': self.space.max_memtable_bytes,
-        }
-
-
-@dataclass
-class Ratios:
-    iops: Optional[float] = None
-    kv_sync_lat: Optional[float] = None
-    write_amp: Optional[float] = None
-
-
-def ratios(trial: Dict[str, Any], baseline: Dict[str, Any]) -> Ratios:
-    """A trial's figures over the baseline's medians."""
-    m = trial.get('measurement') or {}
-    r = Ratios()
-    if m.get('iops') and baseline.get('iops'):
-        r.iops = m['iops'] / baseline['iops']
-    if m.get('kv_sync_lat_ms') and baseline.get('kv_sync_lat_ms'):
-        r.kv_sync_lat = m['kv_sync_lat_ms'] / baseline['kv_sync_lat_ms']
-    if m.get('write_amp') is not None and baseline.get('write_amp'):
-        r.write_amp = m['write_amp'] / baseline['write_amp']
-    return r
+        return views.status_of(self.s, self.osd, self.progress(), sorted(self.health_checks()),
+                               self.release_default, self.space.max_memtable_bytes)
