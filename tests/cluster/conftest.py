@@ -3,7 +3,7 @@ import json
 import os
 import subprocess
 import time
-from typing import Any, Callable, Dict, Iterator, List
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import pytest
 
@@ -58,6 +58,33 @@ class Lab:
     def status(self) -> Dict[str, Any]:
         return self.json('rocks-autotune', 'status')
 
+    def mgr_timed(self, **cmd: Any) -> Dict[str, Any]:
+        """A mgr command, timed from sending to answer (mgr_timer.py)."""
+        r = self.run(LAB_CMD, 'exec', '--', '/usr/bin/python3',
+                     os.path.join(REPO, 'tests', 'cluster', 'mgr_timer.py'), json.dumps(cmd))
+        return dict(json.loads(r.stdout))
+
+    def samples(self, since: float, until: float) -> List[Dict[str, Any]]:
+        """The PG watcher's samples taken between two times."""
+        with open(self.watch_file) as f:
+            return [x for x in map(json.loads, f) if since <= x['t'] <= until]
+
+    watch_file = ''
+    watcher: Optional[subprocess.Popen] = None
+
+
+def start_watcher(lab: Lab) -> None:
+    """The PG watcher (pg_watcher.py) for the whole run, on the release's librados."""
+    lab.watch_file = os.path.join(lab.dir, 'pg-watch.jsonl')
+    if os.path.exists(lab.watch_file):
+        os.unlink(lab.watch_file)
+    lab.watcher = subprocess.Popen(
+        [LAB_CMD, 'exec', '--', '/usr/bin/python3',
+         os.path.join(REPO, 'tests', 'cluster', 'pg_watcher.py'), lab.watch_file],
+        env=lab.env, start_new_session=True)
+    lab.wait('the PG watcher\'s first sample', lambda: os.path.exists(lab.watch_file) and
+             os.path.getsize(lab.watch_file) > 0, 60)
+
 
 @pytest.fixture(scope='session')
 def lab() -> Iterator[Lab]:
@@ -71,6 +98,62 @@ def lab() -> Iterator[Lab]:
                         ('max_window_factor', '1.5'), ('restart_timeout', '120')):
         lab.ceph('config', 'set', 'mgr', f'mgr/rocks_autotune/{name}', value)
     lab.wait('HEALTH_OK', lambda: lab.json('health')['status'] == 'HEALTH_OK', 120)
+    start_watcher(lab)
     yield lab
+    if lab.watcher is not None:
+        os.killpg(lab.watcher.pid, 15)
+        lab.watcher.wait()
     if os.environ.get('CEPH_LAB_KEEP') != '1':
         subprocess.run([LAB_CMD, 'down'], env=lab.env)
+
+
+# states that mean a PG has too few copies to serve I/O, not that it is
+# peering (`stale` is not one: it says the primary has not reported since it
+# went down, which every restart of a primary shows for a moment)
+NO_IO = {'peered', 'down', 'incomplete'}
+# every restart of an OSD, even one ok-to-stop allows, puts the PGs it serves
+# through peering (on the lab the mgr shows a dozen PGs `peering` for up to
+# 7 s, its PG stats being up to 5 s old); longer than this, a PG is stuck
+PEERING_GRACE = 20.0
+
+
+def lapses(samples: List[Dict[str, Any]]) -> List[str]:
+    """The PGs the watcher saw without I/O: in a NO_IO state in any sample, or
+    not active across samples spanning more than PEERING_GRACE."""
+    found: List[str] = []
+    since: Dict[str, float] = {}
+    for x in samples:
+        now = {pgid: state for pgid, state in x.get('inactive', [])}
+        if 'inactive' in x:
+            since = {pgid: t for pgid, t in since.items() if pgid in now}
+        for pgid, state in now.items():
+            start = since.setdefault(pgid, x['t'])
+            if NO_IO & set(state.split('+')) or x['t'] - start > PEERING_GRACE:
+                at = time.strftime('%H:%M:%S', time.localtime(x['t']))
+                found.append(f'{pgid} {state} at {at} (not active for {x["t"] - start:.0f}s)')
+    return found
+
+
+@pytest.fixture(autouse=True)
+def no_pg_inactive(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Through every lab test: no PG may lose I/O (see lapses()).
+
+    Samples once a second for the whole test; a test longer than a few
+    seconds must have been sampled, so a dead watcher fails it too.
+    """
+    if 'lab' not in request.fixturenames:
+        yield
+        return
+    lab: Lab = request.getfixturevalue('lab')
+    t0 = time.time()
+    yield
+    t1 = time.time()
+    # the last sample of the test's time is written within a second
+    time.sleep(1.2)
+    samples = lab.samples(t0, t1)
+    bad = lapses(samples)
+    assert not bad, f'PGs lost availability during the test: {bad[:5]}'
+    if t1 - t0 > 10:
+        ok = [x for x in samples if 'inactive' in x]
+        assert len(ok) >= (t1 - t0) / 4, \
+            f'the PG watcher took {len(ok)} samples in {t1 - t0:.0f}s: is it running?'
