@@ -599,3 +599,30 @@ def test_inactive_pgs_hold_the_restore_restart_back() -> None:
     h.run()
     assert s.s['state'] == 'aborted'
     assert_restored(h, 0, before)
+
+
+def test_a_bench_window_whose_time_passed_before_its_first_chunk_still_runs_the_bench() -> None:
+    # seen on a loaded lab with warmup 0: the first measure step came after the
+    # window's duration, no bench ran, and the trial had no kv_sync latency
+    from rocks_autotune.trial import Window, WindowSettings
+    from rocks_autotune.workload import BenchWorkload
+    from rocks_autotune.space import SearchSpace
+    from rocks_autotune.rocksdb_options import parse_options
+    clock = FakeClock()
+    cluster = FakeCluster(clock)
+    state: Any = {'window': None, 'iops_estimate': None}
+    window = Window(cluster, 0, BenchWorkload(cluster, 0, chunk_seconds=1), WindowSettings(
+        warmup=0, duration=2, min_flushes=0, max_window_factor=1, extend_seconds=1), state)
+    c = SearchSpace.candidate_from_options(parse_options(cluster.defaults[
+        'bluestore_rocksdb_options']))
+    window.begin(clock())
+    assert window.warmup(clock(), clock())[0]
+    clock.advance(5)  # past the window's 2 s before the first measure step
+    m = None
+    for _ in range(10):
+        m, delay = window.measure(clock(), c)
+        if m is not None:
+            break
+        clock.advance(delay)
+    assert m is not None and cluster.bench_calls >= 1
+    assert m.kv_sync_lat_ms is not None and m.kv_sync_lat_ms > 0

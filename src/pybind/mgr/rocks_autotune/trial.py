@@ -72,14 +72,18 @@ class Window:
         w = self._window()
         flush_bytes = c.write_buffer_size * c.min_write_buffer_number_to_merge
         elapsed = now - w['start']
+        bench = self.workload is not None
         if elapsed < st.duration:
             return None, min(self._drive(st.duration - elapsed), st.duration - elapsed)
+        if bench and not w['bench_seconds']:
+            # the window's time went by before its first chunk (a slow step,
+            # a busy mgr): a bench window with no bench measures nothing
+            return None, self._drive(st.duration)
         after = metrics.snapshot(self.cluster.perf_dump(self.osd))
         covered = metrics.wal_bytes(w['before'], after) / flush_bytes
         if covered < st.min_flushes and elapsed < st.duration * st.max_window_factor:
             # too few flushes to see this candidate's write-amp: extend
             return None, self._drive(st.extend_seconds)
-        bench = self.workload is not None
         return metrics.measure(w['before'], after, seconds=elapsed, flush_bytes=flush_bytes,
                                min_flushes=st.min_flushes,
                                bench_bytes=w['bytes'] if bench else None,
