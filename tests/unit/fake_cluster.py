@@ -7,11 +7,16 @@ failing orchestrator, an unhealthy cluster, a canary that dies mid-window,
 a flap (marked down and up, same process), an admin's own noout.  It records
 what `ok-to-stop` said at every restart, so a test can assert that no restart
 happened while it said no.
+
+A real cluster is never idle: PGs scrub and trim snapshots, warnings stand
+for weeks, some are muted, flags are set on OSDs, CRUSH nodes or the whole
+cluster, and daemons crash (reports posted late, archived by the admin).
 """
 import math
-from typing import Any, Callable, Dict, List, Optional, Tuple
+import time
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
-from rocks_autotune.cluster import ClusterError, NoOrchestrator, OsdInfo
+from rocks_autotune.cluster import ClusterError, Crash, MgrCluster, NoOrchestrator, OsdInfo
 from rocks_autotune.rocksdb_options import PACIFIC_DEFAULT, parse_options
 from rocks_autotune.space import SearchSpace
 
@@ -65,6 +70,18 @@ def model(options: str) -> Tuple[float, float]:
     return lat, wa
 
 
+class _PgMgr:
+    """The mgr's `get` for what MgrCluster reads of PGs: the fake's PG states
+    are read by the module's own code, as on a real cluster."""
+
+    def __init__(self, summary: Dict[str, Any]) -> None:
+        self.summary = summary
+
+    def get(self, what: str) -> Dict[str, Any]:
+        assert what == 'pg_summary'
+        return self.summary
+
+
 class FakeCluster:
     def __init__(self, clock: FakeClock, n_osds: int = 3,
                  defaults: Optional[Dict[str, str]] = None) -> None:
@@ -97,6 +114,17 @@ class FakeCluster:
         self.before_restart: Callable[[int], None] = lambda osd: None
         self.sole: Dict[int, List[str]] = {}
         self.inactive = 0  # PGs inactive for reasons of the test's making
+        # pg_summary's states while every OSD is up (any down: all degraded)
+        self.pg_states: Dict[str, int] = {'active+clean': 96}
+        self.muted: Set[str] = set()  # `ceph health mute`: raised, but left out
+        # noup/nodown/noin/noout that are not the canary's noout: by OSD
+        # ('osd.2'), CRUSH node ('crush node host-a') or device class
+        self.flags: Dict[str, Set[str]] = {}
+        self.cluster_flags: Set[str] = set()  # noout, norebalance, noscrub...: OSDMAP_FLAGS
+        self.crash_log: List[Tuple[float, Crash]] = []  # (posted at, crash)
+        self.archived: Set[str] = set()
+        self.crash_when_broken = False  # a candidate that breaks the OSD crashes it
+        self.crash_post_delay = 0.0  # ceph-crash posts a report this long after the crash
 
     @staticmethod
     def _zero() -> Dict[str, float]:
@@ -118,6 +146,31 @@ class FakeCluster:
         self.info[osd].up = False
         self.up_at[osd] = None
 
+    def crash(self, entity: str, at: Optional[float] = None,
+              delay: Optional[float] = None) -> Crash:
+        """A daemon crashed (at `at`, default now); its report is posted
+        `delay` later (default crash_post_delay), as ceph-crash does."""
+        when = self.clock.now if at is None else at
+        stamp = time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(when))
+        c = Crash(id=f'{stamp}.000000Z_{entity}-{len(self.crash_log)}', entity=entity,
+                  time=when)
+        self.crash_log.append(
+            (when + (self.crash_post_delay if delay is None else delay), c))
+        return c
+
+    def archive(self, crash_id: str) -> None:
+        """`ceph crash archive <id>`."""
+        self.archived.add(crash_id)
+
+    def pg_summary(self) -> Dict[str, Any]:
+        self._tick()
+        states = dict(self.pg_states)
+        if not all(i.up for i in self.info.values()):
+            states = {'active+undersized+degraded': sum(states.values())}
+        if self.inactive:
+            states['peering'] = self.inactive
+        return {'all': states, 'by_pool': {}}
+
     def admin_restarts(self, osd: int) -> None:
         self._record_gate(osd)
         self._start(osd)
@@ -137,6 +190,8 @@ class FakeCluster:
         self.kill(osd)
         options = self.config_get(f'osd.{osd}', 'bluestore_rocksdb_options')
         if self.broken(options):
+            if self.crash_when_broken:
+                self.crash(f'osd.{osd}')
             return  # never comes up
         self.running[osd] = options
         self.restarts.append((osd, options))
@@ -152,16 +207,32 @@ class FakeCluster:
         checks = list(self.extra_health)
         if not all(i.up for i in self.info.values()):
             checks += ['OSD_DOWN', 'PG_DEGRADED']
-        if any(self.noout.values()):
+        if any(self.noout.values()) or any(self.flags.values()):
             checks.append('OSD_FLAGS')
+        if self.cluster_flags:
+            checks.append('OSDMAP_FLAGS')
+        if self.recent_crashes():
+            checks.append('RECENT_CRASH')
+        # as MgrCluster.health: muted checks are left out
+        checks = [c for c in checks if c not in self.muted]
         return ('HEALTH_OK' if not checks else 'HEALTH_WARN'), sorted(checks)
 
     def pgs_active_clean(self) -> bool:
-        self._tick()
-        return all(i.up for i in self.info.values())
+        return MgrCluster(_PgMgr(self.pg_summary())).pgs_active_clean()
 
     def inactive_pgs(self) -> int:
-        return self.inactive
+        return MgrCluster(_PgMgr(self.pg_summary())).inactive_pgs()
+
+    def osd_flags(self) -> Dict[str, List[str]]:
+        flagged = {k: set(v) for k, v in self.flags.items() if v}
+        for osd, on in self.noout.items():
+            if on:
+                flagged.setdefault(f'osd.{osd}', set()).add('noout')
+        return {k: sorted(v) for k, v in flagged.items()}
+
+    def recent_crashes(self) -> List[Crash]:
+        return [c for at, c in self.crash_log
+                if at <= self.clock.now and c.id not in self.archived]
 
     def ok_to_stop(self, osd: int) -> Tuple[bool, str]:
         self._tick()

@@ -105,6 +105,31 @@ def test_trials_rows_best_so_far_and_markers(done: panel.Snapshot) -> None:
         assert r['options'] and r['ratios']['write_amp'] is not None
 
 
+def test_other_checks_and_the_canarys_crashes_are_shown() -> None:
+    # issue 12: a forced session under a standing warning, and a candidate
+    # that crashes the canary: the admin sees both, and the ids to archive
+    m = make_mgr()
+    m.cluster.broken = lambda options: 'max_write_buffer_number=128' in options
+    m.cluster.crash_when_broken = True
+    m.cluster.extra_health = ['POOL_NO_REDUNDANCY']
+    assert m.cmd_start(osd=1, trials=4, duration=5, force=True).retval == 0
+    for _ in range(5000):
+        if not m.session.active:
+            break
+        m.cluster.clock.advance(m.session.step())
+    m.publish()
+    assert m.session.s['state'] == 'done'
+    ids = [c.id for c in m.cluster.recent_crashes()]
+    p = app(panel.Snapshot.of(m.session.view()))
+    st = get_json(p, '/api/status')
+    assert ids and st['crashes'] == ids and st['other_checks'] == ['POOL_NO_REDUNDANCY']
+    rows = get_json(p, '/api/trials')['trials']
+    assert [r['crashes'] for r in rows if r['verdict'] == 'failed'] == [[i] for i in ids]
+    text = m.cmd_status().stdout
+    assert 'other health checks: POOL_NO_REDUNDANCY (not blocking: --force)' in text
+    assert all(f'ceph crash archive {i}' in text for i in ids)
+
+
 def test_trials_query(done: panel.Snapshot) -> None:
     p = app(done)
     base = get_json(p, '/api/trials', 'verdict=baseline')['trials']

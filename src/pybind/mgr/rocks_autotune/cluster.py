@@ -4,7 +4,9 @@ The session state machine talks only to `Cluster`; `MgrCluster` implements
 it with the mgr's API, and the unit tests implement it with a fake.
 """
 import json
+import time
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any, Dict, List, Optional, Tuple
 
 try:
@@ -31,6 +33,44 @@ class OsdInfo:
     num_pgs: int
 
 
+@dataclass
+class Crash:
+    """A crash report, as the crash module keeps it."""
+    id: str      # what `ceph crash archive` takes
+    entity: str  # the daemon: osd.N, mon.a, ...
+    time: float  # when it crashed (epoch seconds), by the daemon host's clock
+
+
+# a PG in any of these is moving data, holds a bad copy, or serves no I/O:
+# not clean, whatever else its state says; anything else beside active+clean
+# (scrubbing, deep, snaptrim, snaptrim_wait) is background work that a real
+# cluster is always doing somewhere
+NOT_CLEAN = frozenset({
+    'degraded', 'undersized', 'remapped', 'backfilling', 'backfill_wait',
+    'backfill_toofull', 'backfill_unfound', 'recovering', 'recovery_wait',
+    'recovery_toofull', 'recovery_unfound', 'forced_recovery', 'forced_backfill',
+    'inconsistent', 'repair', 'failed_repair', 'peered', 'peering', 'activating',
+    'down', 'incomplete', 'stale', 'unknown', 'creating', 'laggy', 'wait', 'premerge'})
+# the per-OSD flags OSD_FLAGS reports (the cluster-wide ones are OSDMAP_FLAGS)
+OSD_FLAG_NAMES = frozenset({'noup', 'nodown', 'noin', 'noout'})
+# where the crash module keeps its reports: its own store, held by the mon
+CRASH_KEYS = 'mgr/crash/crash/'
+CRASH_WARN_DEFAULT = 14 * 86400  # the crash module's warn_recent_interval
+
+
+def pg_state_clean(state: str) -> bool:
+    """A pg_summary state: active and clean, doing nothing that matters to data."""
+    parts = set(state.split('+'))
+    return {'active', 'clean'} <= parts and not parts & NOT_CLEAN
+
+
+def crash_time(stamp: str) -> float:
+    """A crash report's timestamp in epoch seconds: UTC, in either of the
+    two forms the crash module reads ('T' or ' ' between date and time)."""
+    t = datetime.strptime(stamp.rstrip('Z').replace(' ', 'T'), '%Y-%m-%dT%H:%M:%S.%f')
+    return t.replace(tzinfo=timezone.utc).timestamp()
+
+
 class Cluster(Protocol):
     def osds(self) -> Dict[int, OsdInfo]: ...
 
@@ -38,10 +78,20 @@ class Cluster(Protocol):
         """Status and codes of the health checks raised, leaving out muted
         checks as `ceph -s` does (the status is that of the others)."""
 
-    def pgs_active_clean(self) -> bool: ...
+    def pgs_active_clean(self) -> bool:
+        """Every PG is active and clean, whatever background work it does
+        (scrubbing, snap trimming): see pg_state_clean."""
 
     def inactive_pgs(self) -> int:
         """How many PGs are not active (they serve no I/O)."""
+
+    def osd_flags(self) -> Dict[str, List[str]]:
+        """Who has noup/nodown/noin/noout set, and which: what OSD_FLAGS
+        reports, keyed 'osd.N', 'crush node NAME' or 'device class NAME'."""
+
+    def recent_crashes(self) -> List[Crash]:
+        """The crashes RECENT_CRASH counts: not archived, within the crash
+        module's warn_recent_interval."""
 
     def ok_to_stop(self, osd: int) -> Tuple[bool, str]: ...
 
@@ -140,8 +190,8 @@ class MgrCluster:
 
     def pgs_active_clean(self) -> bool:
         summary = self.mgr.get('pg_summary')['all']
-        total = sum(summary.values())
-        return total > 0 and summary.get('active+clean', 0) == total
+        return sum(summary.values()) > 0 and all(
+            pg_state_clean(state) for state, n in summary.items() if n)
 
     def inactive_pgs(self) -> int:
         summary = self.mgr.get('pg_summary')['all']
@@ -190,10 +240,39 @@ class MgrCluster:
         self._mon_ok(prefix='osd add-noout' if on else 'osd rm-noout', ids=[_osd_name(osd)])
 
     def has_noout(self, osd: int) -> bool:
-        for o in self.mgr.get('osd_map')['osds']:
-            if o['osd'] == osd:
-                return 'noout' in o.get('state', [])
-        return False
+        return 'noout' in self.osd_flags().get(_osd_name(osd), [])
+
+    def osd_flags(self) -> Dict[str, List[str]]:
+        osd_map = self.mgr.get('osd_map')
+        flagged = {_osd_name(o['osd']): sorted(OSD_FLAG_NAMES.intersection(o.get('state', [])))
+                   for o in osd_map['osds']}
+        # `ceph osd set-group`: on a CRUSH node (a host in maintenance) or a device class
+        for section, kind in (('crush_node_flags', 'crush node'),
+                              ('device_class_flags', 'device class')):
+            for name, flags in osd_map.get(section, {}).items():
+                flagged[f'{kind} {name}'] = sorted(flags)
+        return {who: flags for who, flags in flagged.items() if flags}
+
+    def recent_crashes(self) -> List[Crash]:
+        # `crash ls` is the crash module's command, not the mon's, and its
+        # Python API differs by release; its store is the same on both
+        dump = json.loads(self._mon_ok(prefix='config-key dump', key=CRASH_KEYS))
+        window = float(self.mgr.get_module_option_ex('crash', 'warn_recent_interval',
+                                                     CRASH_WARN_DEFAULT))
+        since = time.time() - window
+        crashes = []
+        for key, raw in dump.items():
+            try:
+                report = json.loads(raw)
+                crash = Crash(id=str(report['crash_id']), entity=str(report['entity_name']),
+                              time=crash_time(report['timestamp']))
+            except (ValueError, KeyError, TypeError, AttributeError):
+                # unreadable: someone else's, as far as anyone can tell
+                crashes.append(Crash(id=key[len(CRASH_KEYS):], entity='', time=0.0))
+                continue
+            if 'archived' not in report and crash.time > since:
+                crashes.append(crash)
+        return crashes
 
     def restart_osd(self, osd: int) -> str:
         import orchestrator

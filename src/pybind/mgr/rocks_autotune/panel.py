@@ -152,7 +152,8 @@ def trial_rows(trials: List[Dict[str, Any]], default: str) -> List[Dict[str, Any
             'n': n, 'index': t.get('index'), 'kind': t.get('kind'), 'verdict': t.get('verdict'),
             'candidate': t.get('candidate'), 'options': t.get('options'),
             'measurement': t.get('measurement'), 'score': score, 'told': t.get('told'),
-            'error': t.get('error', ''), 'seconds': t.get('seconds'),
+            'error': t.get('error', ''), 'crashes': t.get('crashes', []),
+            'seconds': t.get('seconds'),
             'started': t.get('started'), 'marker': marker(t.get('candidate') or {}, refs),
             'best_so_far': best,
         })

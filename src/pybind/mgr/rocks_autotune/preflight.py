@@ -1,13 +1,14 @@
-"""Before anything changes: the start's parameters, the canary's choice, and
-the one safety gate every restart of the canary goes through.
+"""Before anything changes: the start's parameters, the canary's choice, the
+one health policy (at start and before every trial), and the one safety gate
+every restart of the canary goes through.
 
 Nothing here changes the cluster.
 """
 import math
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple
 
-from .cluster import Cluster
+from .cluster import Cluster, ClusterError, Crash
 from .workload import WORKLOADS
 
 HEALTH_PREFIX = 'ROCKS_AUTOTUNE_'
@@ -49,20 +50,54 @@ def foreign_checks(cluster: Cluster) -> Tuple[str, List[str]]:
     return status, [c for c in checks if not c.startswith(HEALTH_PREFIX)]
 
 
-def unhealthy_reasons(cluster: Cluster, osd: int) -> List[str]:
-    """Why the cluster is not fit for a trial's restart (empty: it is)."""
-    status, foreign = foreign_checks(cluster)
-    if 'OSD_FLAGS' in foreign and cluster.has_noout(osd):
-        # an admin's noout on the canary (the session's own is cleared before
-        # this look) asks for what the session wants anyway: not a reason to wait
-        foreign.remove('OSD_FLAGS')
-        status = status if foreign else 'HEALTH_OK'
-    reasons = []
-    if foreign:
-        reasons.append(f'health is {status}: {", ".join(foreign)}')
+@dataclass
+class Health:
+    """One look at the cluster before a trial's restart (or the start).
+
+    The policy, the same at start and mid-session: what threatens data
+    blocks, --force or not (here: an OSD down, PGs not active+clean; the
+    restart gate adds ok-to-stop and inactive PGs).  Other health checks
+    raised by others and not muted block only without --force.  Excused, as
+    the session itself asks for them: an admin's noout on the canary, when it
+    is all OSD_FLAGS reports, and RECENT_CRASH when all its crashes are the
+    canary's in this session's failed trials.
+    """
+    status: str
+    threats: List[str]
+    others: List[str]  # check codes
+    own_crashes: List[Crash]  # the session's, excused or not (others' crashes beside them)
+
+    def blockers(self, force: bool) -> List[str]:
+        """Why a restart must wait (empty: it may go ahead)."""
+        if self.others and not force:
+            return self.threats + [f'cluster health is {self.status} '
+                                   f'({", ".join(self.others)}) and --force was not given']
+        return list(self.threats)
+
+
+def look(cluster: Cluster, osd: Optional[int],
+         own_crash: Callable[[Crash], bool] = lambda crash: False) -> Health:
+    """The health policy's look; `osd` is the canary (None: not chosen yet),
+    `own_crash` says whether a crash is one of this session's failed trials."""
+    status, others = foreign_checks(cluster)
+    threats = [f'osd.{i.id} is down' for i in cluster.osds().values() if not i.up]
     if not cluster.pgs_active_clean():
-        reasons.append('not all PGs are active+clean')
-    return reasons
+        threats.append('not all PGs are active+clean')
+    if 'OSD_FLAGS' in others and osd is not None and \
+            cluster.osd_flags() == {f'osd.{osd}': ['noout']}:
+        # an admin's noout on the canary (the session's own is cleared before
+        # this look) asks for what the session wants anyway
+        others.remove('OSD_FLAGS')
+    own: List[Crash] = []
+    if 'RECENT_CRASH' in others:
+        try:
+            crashes = cluster.recent_crashes()
+        except ClusterError:
+            crashes = []  # unknown: the check stands
+        own = [c for c in crashes if own_crash(c)]
+        if crashes and len(own) == len(crashes):
+            others.remove('RECENT_CRASH')
+    return Health(status, threats, others, own)
 
 
 def restart_blockers(cluster: Cluster, osd: int) -> List[str]:
@@ -95,13 +130,9 @@ def choose_canary(cluster: Cluster, params: Params) -> Tuple[int, str]:
     # bad input first: the admin fixes a typo before waiting for the cluster
     if params.osd is not None and params.osd not in osds:
         raise StartRefused(f'osd.{params.osd} does not exist')
-    if not params.force:
-        status, foreign = foreign_checks(cluster)
-        if foreign:
-            raise StartRefused(f'cluster health is {status} ({", ".join(foreign)}); '
-                               'fix it first, or pass --force to skip this check')
-    if not cluster.pgs_active_clean():
-        raise StartRefused('not all PGs are active+clean; wait for the cluster to settle')
+    blockers = look(cluster, params.osd).blockers(params.force)
+    if blockers:
+        raise StartRefused('; '.join(blockers))
 
     def unusable(o: int) -> str:
         info = osds[o]

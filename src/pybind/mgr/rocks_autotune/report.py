@@ -44,6 +44,13 @@ def status_text(st: Dict[str, Any]) -> str:
                      'of baseline')
     if st.get('health'):
         lines.append('health: ' + ', '.join(st['health']))
+    if st.get('other_checks'):
+        lines.append('other health checks: ' + ', '.join(st['other_checks'])
+                     + (' (not blocking: --force)' if p.get('force')
+                        else ' (trials wait for them: no --force)'))
+    if st.get('crashes'):
+        lines.append(f'osd.{st["osd"]} crashed in failed trials (read each, then archive it): '
+                     + '; '.join(f'ceph crash archive {i}' for i in st['crashes']))
     return '\n'.join(lines)
 
 
@@ -72,7 +79,8 @@ def history_table(trials: List[Dict[str, Any]]) -> str:
                    'write-amp may be undercounted')
     for t in trials:
         if t.get('error'):
-            out.append(f'trial {t["index"]}: {t["error"]}')
+            out.append(f'trial {t["index"]}: {t["error"]}'
+                       + (f' (crash {", ".join(t["crashes"])})' if t.get('crashes') else ''))
     return '\n'.join(out)
 
 

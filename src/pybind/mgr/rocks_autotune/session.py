@@ -22,15 +22,15 @@ import os
 import threading
 import time
 import uuid
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from enum import Enum
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from . import metrics, views
 from .canary import ANNEX, SAVED, Canary
-from .cluster import Cluster, ClusterError
+from .cluster import Cluster, ClusterError, Crash
 from .metrics import Baseline, Measurement
-from .preflight import HEALTH_PREFIX, Params, StartRefused, choose_canary, unhealthy_reasons
+from .preflight import HEALTH_PREFIX, Params, StartRefused, choose_canary, look
 from .restart import Outcome, Restarter, Stage
 from .rocksdb_options import (COMPRESSIONS, NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT,
                               parse_options, parse_sharding)
@@ -48,6 +48,8 @@ ENDED = ('done', 'stopped', 'aborted', 'failed')
 # learns where the infeasible region is without being told a cliff
 INFEASIBLE_WEIGHT = 2.0
 MAX_CLUSTER_ERRORS = 5
+# a crash is stamped by its OSD host's clock, the trials by the mgr's
+CRASH_CLOCK_SLACK = 30.0
 
 
 class Phase(str, Enum):
@@ -148,6 +150,7 @@ class Trial:
     error: str = ''
     started: float = 0.0
     seconds: float = 0.0
+    crashes: List[str] = field(default_factory=list)  # a failed trial's crashes of the canary
 
 
 class Session:
@@ -503,7 +506,7 @@ class Session:
         if not self._is_recovery():
             # a recovery does not wait for health (its canary may be down),
             # only for the restart gate
-            reasons = unhealthy_reasons(self.cluster, self.osd)
+            reasons = self._look()
             if reasons:
                 return self._pause(now, reasons)
             self._unpause()
@@ -573,6 +576,37 @@ class Session:
             self._trial_failed(f'osd.{self.osd} did not come back up running the options '
                                f'set within {timeout:.0f}s')
         return 0
+
+    def _look(self) -> List[str]:
+        """The health policy before a trial's restart: what blocks it.  Notes
+        for the status the others' checks, and on each failed trial the
+        canary's crashes it caused (for the admin to archive)."""
+        health = look(self.cluster, self.osd, lambda c: self._failed_trial_of(c) is not None)
+        self.s['other_checks'] = health.others
+        for c in health.own_crashes:
+            t = self._failed_trial_of(c)
+            # (a trial recorded before issue 12 has no list)
+            if t is not None and c.id not in t.setdefault('crashes', []):
+                t['crashes'].append(c.id)
+        return health.blockers(self.params.force)
+
+    def _failed_trial_of(self, crash: Crash) -> Optional[Dict[str, Any]]:
+        """The failed trial during which (its restarts, or the recovery after
+        it, until the next trial started) the canary crashed, if any; the
+        nearest one, within the hosts' clock slack."""
+        if crash.entity != f'osd.{self.osd}':
+            return None
+        trials = self.s['trials']
+        ends = [t['started'] for t in trials[1:]]
+        cur = self.s['current']
+        if cur is not None and cur['kind'] != 'recovery':
+            ends.append(cur['started'])
+        # on a tie (a crash as the next trial starts), the later trial: its
+        # restart comes after its start
+        gap, later = min(((max(t['started'] - crash.time, crash.time - end, 0.0), -i)
+                          for i, (t, end) in enumerate(zip(trials, ends + [math.inf]))
+                          if t['verdict'] == 'failed'), default=(math.inf, 0))
+        return trials[-later] if gap <= CRASH_CLOCK_SLACK else None
 
     def _add_trial(self, trial: Dict[str, Any]) -> None:
         """Record a trial once: a step retried after a later error records it again."""

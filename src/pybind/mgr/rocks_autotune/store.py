@@ -89,6 +89,7 @@ class _Head(TypedDict):
 class SessionState(StartRecord, _Head, total=False):
     """The persisted session (version STATE_VERSION); `final` once it ends."""
     final: str
+    other_checks: List[str]  # others' health checks at the last look (preflight.Health)
 
 
 Get = Callable[[str], Optional[str]]

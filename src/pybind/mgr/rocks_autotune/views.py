@@ -27,6 +27,10 @@ def status_of(s: SessionState, osd: int, progress: float, health: List[str],
         'baseline_runs_done': len([t for t in s['trials'] if t['verdict'] == 'baseline']),
         'progress': progress, 'baseline': s['baseline'], 'best': best_trial(s['trials']),
         'current': s['current'], 'health': health,
+        # others' checks at the last look before a restart: they block only
+        # without --force; and the canary's crashes in failed trials, to archive
+        'other_checks': s.get('other_checks', []),
+        'crashes': [i for t in s['trials'] for i in t.get('crashes', [])],
         # read from the cluster at start (what differs by release)
         'release_default': release_default, 'sharding': s.get('sharding', ''),
         'max_memtable_bytes': max_memtable_bytes,

@@ -64,6 +64,13 @@
       add('session', st.id);
       if (st.current) add('in flight', 'trial ' + st.current.index + ' (' + st.current.kind + ')');
       if (st.health && st.health.length) add('health checks', st.health.join(', '));
+      if (st.other_checks && st.other_checks.length) {
+        add('other health checks', st.other_checks.join(', ')
+            + (p.force ? ' (not blocking: --force)' : ' (trials wait for them: no --force)'));
+      }
+      if (st.crashes && st.crashes.length) {
+        add('canary crashes', st.crashes.join(', ') + ' (failed trials; read, then ceph crash archive <id>)');
+      }
     }
     const prog = st.progress || 0;
     $('progress-bar').style.width = (100 * prog).toFixed(1) + '%';
@@ -160,7 +167,8 @@
       for (const [key, , f] of OPTION_COLS) row.append(el('td', c[key] === undefined ? '-' : f(c[key])));
       row.append(el('td', fmt(m.kv_sync_lat_ms, 3)), el('td', fmt(m.iops, 0)),
         el('td', fmt(m.write_amp, 3)), el('td', fmt(m.flushes, 1)), el('td', fmt(t.seconds, 0)),
-        el('td', fmt(t.score, 3)), el('td', fmt(t.best_so_far, 3)), el('td', t.error || ''));
+        el('td', fmt(t.score, 3)), el('td', fmt(t.best_so_far, 3)),
+        el('td', (t.error || '') + (t.crashes && t.crashes.length ? ' (crash ' + t.crashes.join(', ') + ')' : '')));
       body.append(row);
     }
     $('trials-note').textContent = (tr.trials.length ? tr.trials.length + ' trial(s). Hover a row for its full '
