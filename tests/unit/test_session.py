@@ -286,7 +286,7 @@ def test_choose_canary_prefers_fast_class_and_few_pgs() -> None:
     (lambda c: setattr(c, 'ok_to_stop_answer', (False, 'would be inactive')), dict(osd=1),
      'ok-to-stop'),
     (lambda c: c.extra_health.append('MON_CLOCK_SKEW'), dict(osd=1), 'HEALTH_WARN'),
-    (lambda c: c.sole.update({1: ['1.0']}), dict(osd=1), 'only copy'),
+    (lambda c: c.add_pool('scratch', size=1, min_size=1), dict(osd=1), 'with no copy'),
     (None, dict(budget=0.9), '--budget'),
     (None, dict(budget=float('nan')), '--budget'),
     (None, dict(trials=0), '--trials'),
@@ -302,6 +302,57 @@ def test_start_refused_changes_nothing(setup: Any, params: Dict[str, Any], messa
     with pytest.raises(StartRefused, match=message):
         h.start(**params)
     assert h.saved == [] and h.cluster.config == config and not any(h.cluster.noout.values())
+
+
+@pytest.mark.parametrize('osds,layout,message', [
+    (3, dict(size=2, min_size=1),
+     "pool 'thin' (replicated, size 2, min_size 1): 3 PG(s) on one copy"),
+    (3, dict(size=3, min_size=2, k=2),
+     "pool 'thin' (erasure-coded k=2 m=1, min_size 2): 4 PG(s) with no shard to spare"),
+    (4, dict(size=4, min_size=2, k=2), "pool 'thin' (erasure-coded k=2 m=2, min_size 2): 4 PG(s) "
+     "taking writes with no shard to spare (min_size = k)"),
+])
+def test_start_refuses_a_canary_whose_restarts_leave_a_pg_one_copy(
+        osds: int, layout: Dict[str, int], message: str) -> None:
+    # issue 12, item 4: a size-2/min_size-1 pool was accepted, EC pools unknown
+    h = Harness()
+    h.cluster = FakeCluster(h.clock, n_osds=osds)
+    h.cluster.add_pool('thin', **layout)
+    config = dict(h.cluster.config)
+    with pytest.raises(StartRefused) as e:
+        h.start(osd=1)
+    assert f'restarting osd.1 leaves {message}' in str(e.value)
+    assert '--allow-single-copy' in str(e.value) and 'size 3' in str(e.value)
+    assert h.saved == [] and h.cluster.config == config
+
+
+@pytest.mark.parametrize('layout', [dict(size=3, min_size=1), dict(size=4, min_size=3, k=2)])
+def test_start_takes_a_canary_whose_restarts_leave_two_copies(layout: Dict[str, int]) -> None:
+    h = Harness()
+    h.cluster = FakeCluster(h.clock, n_osds=4)
+    h.cluster.add_pool('thick', **layout)
+    s = h.start(osd=1)
+    assert s.active and s.s['reason'] == 'osd.1 was asked for'
+
+
+def test_allow_single_copy_starts_and_says_what_each_restart_risks() -> None:
+    h = Harness()
+    h.cluster.add_pool('thin', size=2, min_size=1)
+    s = h.start(osd=0, allow_single_copy=True)
+    assert s.active and s.params.allow_single_copy
+    assert "--allow-single-copy: every restart of it leaves pool 'thin'" in s.s['reason']
+
+
+def test_choosing_the_canary_skips_osds_whose_restarts_leave_one_copy() -> None:
+    c = FakeCluster(FakeClock())
+    c.add_pool('thin', size=2, min_size=1, osds=[0, 1])  # osd.0 has the fewest PGs
+    osd, why = choose_canary(c, Params())
+    assert osd == 2
+    assert "skipped: restarting osd.0 leaves pool 'thin'" in why
+    assert "skipped: restarting osd.1 leaves pool 'thin'" in why
+    c.add_pool('thin2', size=2, min_size=1, osds=[2])
+    with pytest.raises(StartRefused, match='no OSD can be the canary: .*--allow-single-copy'):
+        choose_canary(c, Params())
 
 
 def test_force_skips_only_the_health_status() -> None:
