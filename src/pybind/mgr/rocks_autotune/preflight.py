@@ -114,16 +114,16 @@ def thin_pools(cluster: Cluster, osd: int) -> List[str]:
         if spare < 1 or (pool.erasure and pool.min_size <= pool.k):
             left.setdefault(pool.id, []).append(copies)
     out = []
-    for pid, copies in sorted(left.items()):
+    for pid, kept in sorted(left.items()):
         p = pools[pid]
         if p.erasure:
             layout = f'erasure-coded k={p.k} m={p.m}, min_size {p.min_size}'
-            what = ('with no shard to spare' if min(copies) <= p.k
+            what = ('with no shard to spare' if min(kept) <= p.k
                     else 'taking writes with no shard to spare (min_size = k)')
         else:
             layout = f'replicated, size {p.size}, min_size {p.min_size}'
-            what = 'on one copy' if min(copies) == 1 else 'with no copy'
-        out.append(f"pool '{p.name}' ({layout}): {len(copies)} PG(s) {what}")
+            what = 'on one copy' if min(kept) == 1 else 'with no copy'
+        out.append(f"pool '{p.name}' ({layout}): {len(kept)} PG(s) {what}")
     return out
 
 
@@ -177,7 +177,7 @@ def choose_canary(cluster: Cluster, params: Params) -> Tuple[int, str]:
     # whose restarts disturb the fewest PGs
     rank = {'nvme': 0, 'ssd': 1, 'hdd': 2}
     order = sorted(osds.values(), key=lambda i: (rank.get(i.device_class, 3), i.num_pgs, i.id))
-    skipped = []
+    skipped: List[str] = []
     for info in order:
         why = unusable(info.id)
         if not why:
