@@ -4,9 +4,9 @@ from typing import Any, Dict, List, Optional
 
 import pytest
 
-from fake_cluster import FakeClock, FakeCluster
+from fake_cluster import DEFAULTS, FakeClock, FakeCluster
 from rocks_autotune.canary import SAVED
-from rocks_autotune.rocksdb_options import NEW_TUNING
+from rocks_autotune.rocksdb_options import NEW_TUNING, PACIFIC_DEFAULT
 from rocks_autotune.preflight import Params, StartRefused, choose_canary
 from rocks_autotune.session import MOVES, Phase, Session, Settings
 from rocks_autotune.store import StoreError
@@ -398,6 +398,38 @@ def test_start_refuses_a_canary_whose_options_do_not_parse() -> None:
     with pytest.raises(StartRefused, match='cannot parse'):
         h.start(osd=0)
     assert h.saved == [] and h.cluster.config == config
+
+
+@pytest.mark.parametrize('options,message', [
+    (PACIFIC_DEFAULT.replace('kNoCompression', 'kZSTD'),
+     "unsupported RocksDB compression 'kZSTD'"),
+    (PACIFIC_DEFAULT.replace('kNoCompression', 'kLZ4HCCompression'),
+     "unsupported RocksDB compression 'kLZ4HCCompression'"),
+    (PACIFIC_DEFAULT + ',max_bytes_for_level_multiplier=8.5',
+     "max_bytes_for_level_multiplier='8.5' is not a whole number"),
+], ids=['zstd', 'lz4hc', 'multiplier-8.5'])
+def test_start_refuses_options_the_search_space_cannot_hold(options: str, message: str) -> None:
+    # issue 12, item 5: these parsed and started, set the bench limit, then
+    # every step failed on the baseline's candidate until the session failed
+    h = Harness()
+    h.cluster.config_set('osd', 'bluestore_rocksdb_options', options)
+    config = dict(h.cluster.config)
+    with pytest.raises(StartRefused) as e:
+        h.start(osd=0)
+    assert str(e.value).startswith('osd.0 runs RocksDB options this module cannot tune from')
+    assert message in str(e.value) and '--osd' in str(e.value)
+    assert h.saved == [] and h.cluster.config == config
+
+
+def test_a_start_refused_on_the_releases_defaults_has_saved_nothing() -> None:
+    # issue 12, item 5: the session was saved before its search space was built
+    h = Harness()
+    h.cluster = FakeCluster(h.clock, defaults=dict(
+        DEFAULTS, bluestore_rocksdb_options=PACIFIC_DEFAULT.replace('kNoCompression', 'kZSTD')))
+    h.cluster.config_set('osd.0', 'bluestore_rocksdb_options', PACIFIC_DEFAULT)
+    with pytest.raises(StartRefused, match="cannot read this release's RocksDB defaults"):
+        h.start(osd=0)
+    assert h.saved == []
 
 
 def test_finding4_repeated_errors_restart_the_canary_onto_its_originals() -> None:

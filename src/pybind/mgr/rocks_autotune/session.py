@@ -27,7 +27,7 @@ from enum import Enum
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from . import metrics, views
-from .canary import ANNEX, SAVED, Canary
+from .canary import ANNEX, OPTIONS, SAVED, Canary
 from .cluster import Cluster, ClusterError
 from .metrics import Baseline, Measurement
 from .preflight import HEALTH_PREFIX, Params, StartRefused, choose_canary, unhealthy_reasons
@@ -207,8 +207,7 @@ class Session:
             os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
             os.environ.setdefault('OMP_NUM_THREADS', '1')
             from .optimizer import TrialOptimizer
-            base_candidate = self.space.candidate_from_options(self.space.base)
-            warm = [base_candidate] + [
+            warm = [self.space.base_candidate()] + [
                 self.space.candidate_from_options(parse_options(p))
                 for p in (self.release_default, NEW_TUNING, NEW_TUNING_LZ4)]
             opt = TrialOptimizer(self.space, seed=self.s['seed'], warm_start=warm)
@@ -227,7 +226,9 @@ class Session:
               clock: Callable[[], float] = time.time) -> 'Session':
         """Validate, save the canary's originals, and persist a new session.
 
-        Raises StartRefused (nothing changed) when the session cannot start.
+        Raises StartRefused (nothing changed, nothing saved) when the session
+        cannot start: everything the session will read of its start is
+        checked before the first save.
         """
         osd, reason = choose_canary(cluster, params)
         canary = Canary(cluster, osd)
@@ -241,7 +242,8 @@ class Session:
         release_default = cluster.option_default('bluestore_rocksdb_options')
         sharding = cluster.config_get(f'osd.{osd}', 'bluestore_rocksdb_cfs')
         try:
-            parse_options(release_default)
+            # the warm start and the memtable cap read it as a candidate
+            SearchSpace.candidate_from_options(parse_options(release_default))
             parse_sharding(sharding)
         except ValueError as e:
             raise StartRefused(f'cannot read this release\'s RocksDB defaults: {e}')
@@ -260,9 +262,18 @@ class Session:
             'restart': None, 'window': None, 'iops_estimate': None, 'alerts': {},
             'cluster_errors': 0,
         }
+        try:
+            session = cls(state, cluster, settings, save, clock)
+            session.space.base_candidate()
+        except ValueError as e:
+            raise StartRefused(
+                f'osd.{osd} runs RocksDB options this module cannot tune from: {e}; change '
+                f'that key where osd.{osd} gets it (ceph config get osd.{osd} '
+                f'{OPTIONS}, or its _annex) to a value the module supports, or pick another '
+                f'OSD with --osd')
         # persisted before the first change: the record of how to restore
         save(state)
-        return cls(state, cluster, settings, save, clock)
+        return session
 
     @staticmethod
     def check_state(state: Any) -> None:
@@ -437,7 +448,7 @@ class Session:
         done = [t for t in s['trials'] if t['verdict'] == 'baseline']
         cands = [t for t in s['trials'] if t['kind'] == 'candidate']
         if len(done) < self.settings.baseline_runs:
-            c = self.space.candidate_from_options(self.space.base)
+            c = self.space.base_candidate()
             trial = Trial(index=len(s['trials']), kind='baseline', candidate=c.to_dict(),
                           options=s['base_options'])
         elif len(cands) < self.params.trials:
