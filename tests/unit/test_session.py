@@ -5,7 +5,8 @@ from typing import Any, Dict, List, Optional
 import pytest
 
 from fake_cluster import DEFAULTS, FakeClock, FakeCluster
-from rocks_autotune.canary import SAVED
+from rocks_autotune import report
+from rocks_autotune.canary import ANNEX, OPTIONS, SAVED
 from rocks_autotune.rocksdb_options import NEW_TUNING, PACIFIC_DEFAULT
 from rocks_autotune.preflight import Params, StartRefused, choose_canary
 from rocks_autotune.session import MOVES, Phase, Session, Settings
@@ -682,3 +683,111 @@ def test_inactive_pgs_hold_the_restore_restart_back() -> None:
     h.run()
     assert s.s['state'] == 'aborted'
     assert_restored(h, 0, before)
+
+
+CHANGED = 'ROCKS_AUTOTUNE_CONFIG_CHANGED'
+AN_ANNEX = 'write_buffer_size=33554432'
+
+
+def measuring_a_candidate(s: Session) -> bool:
+    return s.s['phase'] == 'measure' and s.s['current']['kind'] == 'candidate'
+
+
+def test_an_annex_added_at_class_level_pauses_the_session_before_its_next_restart() -> None:
+    # issue 12, item 6: a colleague's annex at osd/class:ssd overrode every
+    # later candidate's keys, and `best` would have undone it
+    h = Harness()
+    before = h.config_of(0)
+    s = h.start(osd=0, trials=3)
+    h.run(until=measuring_a_candidate)
+    h.cluster.config_set('osd/class:ssd', ANNEX, AN_ANNEX)
+    restarts = len(h.cluster.restarts)
+    h.run(until=lambda s: CHANGED in s.health_checks())
+    for _ in range(5):
+        h.clock.advance(min(s.step(), 5.0))
+    assert s.active and len(h.cluster.restarts) == restarts
+    detail = s.health_checks()[CHANGED]['detail']
+    assert f"osd/class:ssd {ANNEX}: (not set) -> '{AN_ANNEX}'" in detail
+    assert any('ceph rocks-autotune abort' in d for d in detail)
+    s.request_abort()
+    h.run()
+    assert s.s['state'] == 'aborted' and s.health_checks() == {}
+    assert_restored(h, 0, before)
+    assert h.cluster.config_get_own('osd/class:ssd', ANNEX) == AN_ANNEX
+    best = report.best_summary(s.best(), s.s)
+    assert best['config_changed'] == [f"osd/class:ssd {ANNEX}: (not set) -> '{AN_ANNEX}'"]
+    assert 'measured against the options in effect when the session started' in \
+        report.best_text(best)
+
+
+def test_an_edit_at_the_canarys_own_mask_pauses_and_the_restore_leaves_it() -> None:
+    # issue 12, item 6: the restore overwrote a colleague's edit at osd.N
+    h = Harness()
+    s = h.start(osd=0, trials=3)
+    h.run(until=measuring_a_candidate)
+    h.cluster.config_set('osd.0', OPTIONS, NEW_TUNING)
+    h.run(until=lambda s: CHANGED in s.health_checks())
+    assert f"osd.0 {OPTIONS}: now '{NEW_TUNING}', not a value this session set" in \
+        s.health_checks()[CHANGED]['detail']
+    s.request_abort()
+    h.run()
+    assert s.s['state'] == 'aborted' and s.health_checks() == {}
+    assert h.cluster.config_get_own('osd.0', OPTIONS) == NEW_TUNING
+    assert h.config_of(0)['osd_bench_small_size_max_iops'] is None  # the session's own, taken back
+    assert h.cluster.running[0] == NEW_TUNING  # it ran a candidate: restarted onto the edit
+    assert f'left as they set them: osd.0 {OPTIONS}' in s.s['message']
+
+
+def test_a_change_reverted_during_the_pause_lets_the_session_go_on() -> None:
+    h = Harness()
+    s = h.start(osd=0, trials=2)
+    h.run(until=lambda s: len(s.s['trials']) == 2)  # the baseline is done
+    h.cluster.config_set('osd', OPTIONS, NEW_TUNING)
+    h.run(until=lambda s: CHANGED in s.health_checks())
+    h.cluster.config_rm('osd', OPTIONS)
+    h.run()
+    assert s.s['state'] == 'done' and s.health_checks() == {}
+    assert report.best_summary(s.best(), s.s)['config_changed'] == []
+
+
+def test_a_change_that_stays_ends_the_session_after_unhealthy_timeout() -> None:
+    h = Harness()
+    before = h.config_of(0)
+    s = h.start(osd=0, trials=2)
+    h.run(until=measuring_a_candidate)
+    h.cluster.config_set('osd/host:node0', 'bluestore_rocksdb_cfs', 'm(3) p(3) O(3) L P')
+    restarts = len(h.cluster.restarts)
+    h.run()
+    assert s.s['state'] == 'failed'
+    assert "config changed by someone else: osd/host:node0 bluestore_rocksdb_cfs: (not set) " \
+        "-> 'm(3) p(3) O(3) L P'" in s.s['error']
+    assert len(h.cluster.restarts) == restarts + 1  # the restore's own
+    assert_restored(h, 0, before)
+
+
+def test_changes_that_do_not_reach_the_canary_do_not_pause_it() -> None:
+    h = Harness()
+    s = h.start(osd=0, trials=2)
+    h.run(until=measuring_a_candidate)
+    for who in ('osd/class:hdd', 'osd/host:node1', 'osd.1', 'mgr'):
+        h.cluster.config_set(who, ANNEX, AN_ANNEX)
+    # the session's own value at osd.0 hides this one until the restore
+    h.cluster.config_set('osd', 'osd_bench_small_size_max_iops', '500')
+    h.run()
+    assert s.s['state'] == 'done' and s.health_checks() == {}
+    assert report.best_summary(s.best(), s.s)['config_changed'] == []
+
+
+def test_the_recovery_after_a_failed_trial_leaves_an_edit_at_the_canarys_mask() -> None:
+    h = Harness()
+    h.cluster.broken = lambda options: 'max_write_buffer_number=128' in options
+    s = h.start(osd=0, trials=4)  # the 3rd warm start is New Tuning: 128 memtables
+    h.run(until=lambda s: s.s['phase'] == 'wait_up' and 'max_write_buffer_number=128'
+          in s.s['current']['options'])
+    h.cluster.config_set('osd.0', OPTIONS, PACIFIC_DEFAULT)  # a colleague's, mid-restart
+    h.run(until=lambda s: CHANGED in s.health_checks())
+    assert [t['verdict'] for t in s.s['trials']][-1] == 'failed'
+    assert h.cluster.running[0] == PACIFIC_DEFAULT  # recovered onto the edit, not over it
+    s.request_abort()
+    h.run()
+    assert h.cluster.config_get_own('osd.0', OPTIONS) == PACIFIC_DEFAULT
