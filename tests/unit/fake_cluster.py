@@ -4,9 +4,13 @@ It keeps what the session can observe (osd map, health, config masks, perf
 counters, bench results) consistent with what the session did, and lets a
 test break things: a candidate the OSD will not start on, a missing or
 failing orchestrator, an unhealthy cluster, a canary that dies mid-window,
-a flap (marked down and up, same process), an admin's own noout.  It records
-what `ok-to-stop` said at every restart, so a test can assert that no restart
-happened while it said no.
+a flap (marked down and up, same process), an admin's own noout, pools of
+any layout, someone else's config at any mask.  It records what `ok-to-stop`
+said at every restart, so a test can assert that no restart happened while it
+said no.
+
+Config is kept by `who` as `ceph config set` takes it: `global`, `osd`,
+`osd/class:ssd`, `osd/host:node1`, `osd.3`.  OSD i is on host `node<i>`.
 
 A real cluster is never idle: PGs scrub and trim snapshots, warnings stand
 for weeks, some are muted, flags are set on OSDs, CRUSH nodes or the whole
@@ -14,9 +18,10 @@ cluster, and daemons crash (reports posted late, archived by the admin).
 """
 import math
 import time
-from typing import Any, Callable, Dict, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-from rocks_autotune.cluster import ClusterError, Crash, MgrCluster, NoOrchestrator, OsdInfo
+from rocks_autotune.cluster import (ClusterError, ConfigEntries, Crash, MgrCluster,
+                                    NoOrchestrator, OsdInfo, PgInfo, PoolInfo)
 from rocks_autotune.rocksdb_options import PACIFIC_DEFAULT, parse_options
 from rocks_autotune.space import SearchSpace
 
@@ -112,7 +117,6 @@ class FakeCluster:
         # (osd, what ok-to-stop said for it when the restart was issued)
         self.restart_gate: List[Tuple[int, bool]] = []
         self.before_restart: Callable[[int], None] = lambda osd: None
-        self.sole: Dict[int, List[str]] = {}
         self.inactive = 0  # PGs inactive for reasons of the test's making
         # pg_summary's states while every OSD is up (any down: all degraded)
         self.pg_states: Dict[str, int] = {'active+clean': 96}
@@ -125,6 +129,23 @@ class FakeCluster:
         self.archived: Set[str] = set()
         self.crash_when_broken = False  # a candidate that breaks the OSD crashes it
         self.crash_post_delay = 0.0  # ceph-crash posts a report this long after the crash
+        self.hosts = {i: f'node{i}' for i in range(n_osds)}
+        self.pool_by_id: Dict[int, PoolInfo] = {}
+        self.pgs: List[PgInfo] = []
+        self.add_pool('rbd', size=3, min_size=2)
+
+    def add_pool(self, name: str, size: int, min_size: int, k: int = 0,
+                 osds: Optional[Sequence[int]] = None, pgs: int = 4) -> PoolInfo:
+        """A pool (erasure-coded when k is given: m = size - k) whose PGs
+        rotate over `osds` (every OSD by default), `size` of them each."""
+        pool = PoolInfo(id=len(self.pool_by_id) + 1, name=name, size=size, min_size=min_size,
+                        erasure=bool(k), k=k, m=size - k if k else 0)
+        self.pool_by_id[pool.id] = pool
+        on = list(osds if osds is not None else self.info)
+        for i in range(pgs):
+            acting = [on[(i + j) % len(on)] for j in range(min(size, len(on)))]
+            self.pgs.append(PgInfo(pgid=f'{pool.id}.{i:x}', pool=pool.id, acting=acting))
+        return pool
 
     @staticmethod
     def _zero() -> Dict[str, float]:
@@ -243,17 +264,46 @@ class FakeCluster:
             return False, f'{len(down)} PGs are already too degraded, would become inactive'
         return True, ''
 
-    def sole_copy_pgs(self, osd: int) -> List[str]:
-        return self.sole.get(osd, [])
+    def pools(self) -> Dict[int, PoolInfo]:
+        return {k: PoolInfo(**vars(v)) for k, v in self.pool_by_id.items()}
+
+    def pgs_on(self, osd: int) -> List[PgInfo]:
+        return [PgInfo(p.pgid, p.pool, list(p.acting)) for p in self.pgs if osd in p.acting]
+
+    def _rank(self, who: str, osd: int) -> Optional[Tuple[int, int]]:
+        """How an entry at `who` ranks for osd.N (None: it does not apply).
+
+        As the mon does: osd.N over osd over global; in a section, a CRUSH
+        location mask over a class mask over none.
+        """
+        section, *masks = who.split('/')
+        sections = ['global', 'osd', f'osd.{osd}']
+        if section not in sections:
+            return None
+        where = {'class': self.info[osd].device_class, 'host': self.hosts[osd],
+                 'root': 'default'}
+        for m in masks:
+            kind, _, value = m.partition(':')
+            if where.get(kind) != value:
+                return None
+        return sections.index(section), max((1 if m.startswith('class:') else 2
+                                             for m in masks), default=0)
 
     def config_get_own(self, who: str, name: str) -> Optional[str]:
         return self.config.get((who, name))
 
+    def config_entries(self, osd: int, names: Sequence[str]) -> ConfigEntries:
+        out: ConfigEntries = {}
+        for (who, name), value in self.config.items():
+            if name in names and self._rank(who, osd) is not None:
+                out.setdefault(who, {})[name] = value
+        return out
+
     def config_get(self, who: str, name: str) -> str:
-        for mask in (who, who.split('.')[0], 'global'):
-            if (mask, name) in self.config:
-                return self.config[(mask, name)]
-        return self.defaults[name]
+        osd = int(who.split('.')[1])  # the session asks for osd.N only
+        ranked = [(rank, value) for (w, n), value in self.config.items()
+                  if n == name and (rank := self._rank(w, osd)) is not None]
+        return max(ranked)[1] if ranked else self.defaults[name]
 
     def option_default(self, name: str) -> str:
         return self.defaults[name]

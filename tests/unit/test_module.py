@@ -56,6 +56,29 @@ def test_start_refusal_is_a_clear_error_and_changes_nothing(mgr: Any) -> None:
     assert mgr.session is None and mgr.mock_store == {} and mgr.cluster.config == {}
 
 
+def test_a_start_refused_on_the_canarys_options_writes_nothing(mgr: Any) -> None:
+    # issue 12, item 5: a canary on zstd started, and its state was saved
+    writes: List[str] = []
+    store = mgr._ceph_set_store
+    mgr._ceph_set_store = lambda key, value: (writes.append(key), store(key, value))
+    mgr.cluster.config_set('osd', 'bluestore_rocksdb_options', 'compression=kZSTD')
+    r, _, err = out(mgr.cmd_start(osd=0))
+    assert r == -errno.EINVAL and "unsupported RocksDB compression 'kZSTD'" in err
+    assert mgr.session is None and writes == []
+    assert mgr.cluster.config == {('osd', 'bluestore_rocksdb_options'): 'compression=kZSTD'}
+
+
+def test_allow_single_copy_reaches_the_session_through_the_command(mgr: Any) -> None:
+    mgr.cluster.add_pool('thin', size=2, min_size=1)
+    r, _, err = out(mgr.cmd_start(osd=0))
+    assert r == -errno.EINVAL and '--allow-single-copy' in err
+    # as the ceph CLI sends it: the flag is a CephBool argument of its own
+    r, o, _ = out(mgr._handle_command(None, {'prefix': 'rocks-autotune start', 'osd': 0,
+                                             'allow_single_copy': True}))
+    assert r == 0 and "--allow-single-copy: every restart of it leaves pool 'thin'" in o
+    assert mgr.session.params.allow_single_copy
+
+
 def test_session_through_the_commands(mgr: Any) -> None:
     r, o, _ = out(mgr.cmd_start(osd=1, trials=2, duration=5))
     assert r == 0 and 'osd.1' in o

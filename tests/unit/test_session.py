@@ -4,9 +4,10 @@ from typing import Any, Dict, List, Optional
 
 import pytest
 
-from fake_cluster import FakeClock, FakeCluster
-from rocks_autotune.canary import SAVED
-from rocks_autotune.rocksdb_options import NEW_TUNING
+from fake_cluster import DEFAULTS, FakeClock, FakeCluster
+from rocks_autotune import report
+from rocks_autotune.canary import ANNEX, OPTIONS, SAVED
+from rocks_autotune.rocksdb_options import NEW_TUNING, PACIFIC_DEFAULT
 from rocks_autotune.preflight import Params, StartRefused, choose_canary
 from rocks_autotune.session import MOVES, Phase, Session, Settings
 from rocks_autotune.store import StoreError
@@ -286,7 +287,7 @@ def test_choose_canary_prefers_fast_class_and_few_pgs() -> None:
     (lambda c: setattr(c, 'ok_to_stop_answer', (False, 'would be inactive')), dict(osd=1),
      'ok-to-stop'),
     (lambda c: c.extra_health.append('MON_CLOCK_SKEW'), dict(osd=1), 'HEALTH_WARN'),
-    (lambda c: c.sole.update({1: ['1.0']}), dict(osd=1), 'only copy'),
+    (lambda c: c.add_pool('scratch', size=1, min_size=1), dict(osd=1), 'with no copy'),
     (None, dict(budget=0.9), '--budget'),
     (None, dict(budget=float('nan')), '--budget'),
     (None, dict(trials=0), '--trials'),
@@ -302,6 +303,57 @@ def test_start_refused_changes_nothing(setup: Any, params: Dict[str, Any], messa
     with pytest.raises(StartRefused, match=message):
         h.start(**params)
     assert h.saved == [] and h.cluster.config == config and not any(h.cluster.noout.values())
+
+
+@pytest.mark.parametrize('osds,layout,message', [
+    (3, dict(size=2, min_size=1),
+     "pool 'thin' (replicated, size 2, min_size 1): 3 PG(s) on one copy"),
+    (3, dict(size=3, min_size=2, k=2),
+     "pool 'thin' (erasure-coded k=2 m=1, min_size 2): 4 PG(s) with no shard to spare"),
+    (4, dict(size=4, min_size=2, k=2), "pool 'thin' (erasure-coded k=2 m=2, min_size 2): 4 PG(s) "
+     "taking writes with no shard to spare (min_size = k)"),
+])
+def test_start_refuses_a_canary_whose_restarts_leave_a_pg_one_copy(
+        osds: int, layout: Dict[str, int], message: str) -> None:
+    # issue 12, item 4: a size-2/min_size-1 pool was accepted, EC pools unknown
+    h = Harness()
+    h.cluster = FakeCluster(h.clock, n_osds=osds)
+    h.cluster.add_pool('thin', **layout)
+    config = dict(h.cluster.config)
+    with pytest.raises(StartRefused) as e:
+        h.start(osd=1)
+    assert f'restarting osd.1 leaves {message}' in str(e.value)
+    assert '--allow-single-copy' in str(e.value) and 'size 3' in str(e.value)
+    assert h.saved == [] and h.cluster.config == config
+
+
+@pytest.mark.parametrize('layout', [dict(size=3, min_size=1), dict(size=4, min_size=3, k=2)])
+def test_start_takes_a_canary_whose_restarts_leave_two_copies(layout: Dict[str, int]) -> None:
+    h = Harness()
+    h.cluster = FakeCluster(h.clock, n_osds=4)
+    h.cluster.add_pool('thick', **layout)
+    s = h.start(osd=1)
+    assert s.active and s.s['reason'] == 'osd.1 was asked for'
+
+
+def test_allow_single_copy_starts_and_says_what_each_restart_risks() -> None:
+    h = Harness()
+    h.cluster.add_pool('thin', size=2, min_size=1)
+    s = h.start(osd=0, allow_single_copy=True)
+    assert s.active and s.params.allow_single_copy
+    assert "--allow-single-copy: every restart of it leaves pool 'thin'" in s.s['reason']
+
+
+def test_choosing_the_canary_skips_osds_whose_restarts_leave_one_copy() -> None:
+    c = FakeCluster(FakeClock())
+    c.add_pool('thin', size=2, min_size=1, osds=[0, 1])  # osd.0 has the fewest PGs
+    osd, why = choose_canary(c, Params())
+    assert osd == 2
+    assert "skipped: restarting osd.0 leaves pool 'thin'" in why
+    assert "skipped: restarting osd.1 leaves pool 'thin'" in why
+    c.add_pool('thin2', size=2, min_size=1, osds=[2])
+    with pytest.raises(StartRefused, match='no OSD can be the canary: .*--allow-single-copy'):
+        choose_canary(c, Params())
 
 
 def test_force_skips_only_the_health_status() -> None:
@@ -347,6 +399,38 @@ def test_start_refuses_a_canary_whose_options_do_not_parse() -> None:
     with pytest.raises(StartRefused, match='cannot parse'):
         h.start(osd=0)
     assert h.saved == [] and h.cluster.config == config
+
+
+@pytest.mark.parametrize('options,message', [
+    (PACIFIC_DEFAULT.replace('kNoCompression', 'kZSTD'),
+     "unsupported RocksDB compression 'kZSTD'"),
+    (PACIFIC_DEFAULT.replace('kNoCompression', 'kLZ4HCCompression'),
+     "unsupported RocksDB compression 'kLZ4HCCompression'"),
+    (PACIFIC_DEFAULT + ',max_bytes_for_level_multiplier=8.5',
+     "max_bytes_for_level_multiplier='8.5' is not a whole number"),
+], ids=['zstd', 'lz4hc', 'multiplier-8.5'])
+def test_start_refuses_options_the_search_space_cannot_hold(options: str, message: str) -> None:
+    # issue 12, item 5: these parsed and started, set the bench limit, then
+    # every step failed on the baseline's candidate until the session failed
+    h = Harness()
+    h.cluster.config_set('osd', 'bluestore_rocksdb_options', options)
+    config = dict(h.cluster.config)
+    with pytest.raises(StartRefused) as e:
+        h.start(osd=0)
+    assert str(e.value).startswith('osd.0 runs RocksDB options this module cannot tune from')
+    assert message in str(e.value) and '--osd' in str(e.value)
+    assert h.saved == [] and h.cluster.config == config
+
+
+def test_a_start_refused_on_the_releases_defaults_has_saved_nothing() -> None:
+    # issue 12, item 5: the session was saved before its search space was built
+    h = Harness()
+    h.cluster = FakeCluster(h.clock, defaults=dict(
+        DEFAULTS, bluestore_rocksdb_options=PACIFIC_DEFAULT.replace('kNoCompression', 'kZSTD')))
+    h.cluster.config_set('osd.0', 'bluestore_rocksdb_options', PACIFIC_DEFAULT)
+    with pytest.raises(StartRefused, match="cannot read this release's RocksDB defaults"):
+        h.start(osd=0)
+    assert h.saved == []
 
 
 def test_finding4_repeated_errors_restart_the_canary_onto_its_originals() -> None:
@@ -797,3 +881,111 @@ def test_a_forced_session_goes_on_despite_a_crash_from_before_it() -> None:
     assert not any(run_watching(h))
     assert s.s['state'] == 'done' and s.status()['other_checks'] == ['RECENT_CRASH']
     assert s.status()['crashes'] == []
+
+
+CHANGED = 'ROCKS_AUTOTUNE_CONFIG_CHANGED'
+AN_ANNEX = 'write_buffer_size=33554432'
+
+
+def measuring_a_candidate(s: Session) -> bool:
+    return s.s['phase'] == 'measure' and s.s['current']['kind'] == 'candidate'
+
+
+def test_an_annex_added_at_class_level_pauses_the_session_before_its_next_restart() -> None:
+    # issue 12, item 6: a colleague's annex at osd/class:ssd overrode every
+    # later candidate's keys, and `best` would have undone it
+    h = Harness()
+    before = h.config_of(0)
+    s = h.start(osd=0, trials=3)
+    h.run(until=measuring_a_candidate)
+    h.cluster.config_set('osd/class:ssd', ANNEX, AN_ANNEX)
+    restarts = len(h.cluster.restarts)
+    h.run(until=lambda s: CHANGED in s.health_checks())
+    for _ in range(5):
+        h.clock.advance(min(s.step(), 5.0))
+    assert s.active and len(h.cluster.restarts) == restarts
+    detail = s.health_checks()[CHANGED]['detail']
+    assert f"osd/class:ssd {ANNEX}: (not set) -> '{AN_ANNEX}'" in detail
+    assert any('ceph rocks-autotune abort' in d for d in detail)
+    s.request_abort()
+    h.run()
+    assert s.s['state'] == 'aborted' and s.health_checks() == {}
+    assert_restored(h, 0, before)
+    assert h.cluster.config_get_own('osd/class:ssd', ANNEX) == AN_ANNEX
+    best = report.best_summary(s.best(), s.s)
+    assert best['config_changed'] == [f"osd/class:ssd {ANNEX}: (not set) -> '{AN_ANNEX}'"]
+    assert 'measured against the options in effect when the session started' in \
+        report.best_text(best)
+
+
+def test_an_edit_at_the_canarys_own_mask_pauses_and_the_restore_leaves_it() -> None:
+    # issue 12, item 6: the restore overwrote a colleague's edit at osd.N
+    h = Harness()
+    s = h.start(osd=0, trials=3)
+    h.run(until=measuring_a_candidate)
+    h.cluster.config_set('osd.0', OPTIONS, NEW_TUNING)
+    h.run(until=lambda s: CHANGED in s.health_checks())
+    assert f"osd.0 {OPTIONS}: now '{NEW_TUNING}', not a value this session set" in \
+        s.health_checks()[CHANGED]['detail']
+    s.request_abort()
+    h.run()
+    assert s.s['state'] == 'aborted' and s.health_checks() == {}
+    assert h.cluster.config_get_own('osd.0', OPTIONS) == NEW_TUNING
+    assert h.config_of(0)['osd_bench_small_size_max_iops'] is None  # the session's own, taken back
+    assert h.cluster.running[0] == NEW_TUNING  # it ran a candidate: restarted onto the edit
+    assert f'left as they set them: osd.0 {OPTIONS}' in s.s['message']
+
+
+def test_a_change_reverted_during_the_pause_lets_the_session_go_on() -> None:
+    h = Harness()
+    s = h.start(osd=0, trials=2)
+    h.run(until=lambda s: len(s.s['trials']) == 2)  # the baseline is done
+    h.cluster.config_set('osd', OPTIONS, NEW_TUNING)
+    h.run(until=lambda s: CHANGED in s.health_checks())
+    h.cluster.config_rm('osd', OPTIONS)
+    h.run()
+    assert s.s['state'] == 'done' and s.health_checks() == {}
+    assert report.best_summary(s.best(), s.s)['config_changed'] == []
+
+
+def test_a_change_that_stays_ends_the_session_after_unhealthy_timeout() -> None:
+    h = Harness()
+    before = h.config_of(0)
+    s = h.start(osd=0, trials=2)
+    h.run(until=measuring_a_candidate)
+    h.cluster.config_set('osd/host:node0', 'bluestore_rocksdb_cfs', 'm(3) p(3) O(3) L P')
+    restarts = len(h.cluster.restarts)
+    h.run()
+    assert s.s['state'] == 'failed'
+    assert "config changed by someone else: osd/host:node0 bluestore_rocksdb_cfs: (not set) " \
+        "-> 'm(3) p(3) O(3) L P'" in s.s['error']
+    assert len(h.cluster.restarts) == restarts + 1  # the restore's own
+    assert_restored(h, 0, before)
+
+
+def test_changes_that_do_not_reach_the_canary_do_not_pause_it() -> None:
+    h = Harness()
+    s = h.start(osd=0, trials=2)
+    h.run(until=measuring_a_candidate)
+    for who in ('osd/class:hdd', 'osd/host:node1', 'osd.1', 'mgr'):
+        h.cluster.config_set(who, ANNEX, AN_ANNEX)
+    # the session's own value at osd.0 hides this one until the restore
+    h.cluster.config_set('osd', 'osd_bench_small_size_max_iops', '500')
+    h.run()
+    assert s.s['state'] == 'done' and s.health_checks() == {}
+    assert report.best_summary(s.best(), s.s)['config_changed'] == []
+
+
+def test_the_recovery_after_a_failed_trial_leaves_an_edit_at_the_canarys_mask() -> None:
+    h = Harness()
+    h.cluster.broken = lambda options: 'max_write_buffer_number=128' in options
+    s = h.start(osd=0, trials=4)  # the 3rd warm start is New Tuning: 128 memtables
+    h.run(until=lambda s: s.s['phase'] == 'wait_up' and 'max_write_buffer_number=128'
+          in s.s['current']['options'])
+    h.cluster.config_set('osd.0', OPTIONS, PACIFIC_DEFAULT)  # a colleague's, mid-restart
+    h.run(until=lambda s: CHANGED in s.health_checks())
+    assert [t['verdict'] for t in s.s['trials']][-1] == 'failed'
+    assert h.cluster.running[0] == PACIFIC_DEFAULT  # recovered onto the edit, not over it
+    s.request_abort()
+    h.run()
+    assert h.cluster.config_get_own('osd.0', OPTIONS) == PACIFIC_DEFAULT

@@ -2,19 +2,28 @@
 
 Only the `osd.N` config mask is touched.  The values at that mask (or their
 absence) are saved before the first change, and `restore` puts exactly those
-back: `config set` for a saved value, `config rm` for an absent one.
+back: `config set` for a saved value, `config rm` for an absent one; but not
+over a value someone else set there since (see `foreign`).
 """
-from typing import Dict, Optional
+from typing import Collection, Dict, List, Mapping, Optional, Set, Tuple
 
-from .cluster import Cluster
+from .cluster import Cluster, ConfigEntries
 from .rocksdb_options import parse_options, render_options
 from .workload import BENCH_LIMIT_OPTION
 
 OPTIONS = 'bluestore_rocksdb_options'
 ANNEX = 'bluestore_rocksdb_options_annex'
+CFS = 'bluestore_rocksdb_cfs'
 SAVED = (OPTIONS, ANNEX, BENCH_LIMIT_OPTION)
+# what every trial is built on, at each mask that reaches the canary (osd,
+# osd/class:ssd, osd/host:..., osd.N): a change there makes the candidates stale
+WATCHED = (OPTIONS, ANNEX, CFS)
 
 Originals = Dict[str, Optional[str]]
+
+
+def _show(value: Optional[str]) -> str:
+    return '(not set)' if value is None else f"'{value}'"
 
 
 class Canary:
@@ -52,8 +61,11 @@ class Canary:
     def set_bench_limit(self, value: int) -> None:
         self.cluster.config_set(self.who, BENCH_LIMIT_OPTION, str(value))
 
-    def restore(self, originals: Originals) -> None:
+    def restore(self, originals: Originals, keep: Collection[str] = ()) -> None:
+        """Put the originals back, but for `keep`: names someone else set since."""
         for name in SAVED:
+            if name in keep:
+                continue
             value = originals.get(name)
             if value is None:
                 if self.cluster.config_get_own(self.who, name) is not None:
@@ -61,5 +73,38 @@ class Canary:
             else:
                 self.cluster.config_set(self.who, name, value)
 
-    def is_restored(self, originals: Originals) -> bool:
-        return self.snapshot() == {name: originals.get(name) for name in SAVED}
+    def is_restored(self, originals: Originals, keep: Collection[str] = ()) -> bool:
+        now = self.snapshot()
+        return all(now[name] == originals.get(name) for name in SAVED if name not in keep)
+
+    def entries(self) -> ConfigEntries:
+        """The watched options at every mask that reaches the canary, and the
+        saved ones at its own."""
+        return self.cluster.config_entries(self.osd, WATCHED + (BENCH_LIMIT_OPTION,))
+
+    def foreign(self, seen: ConfigEntries,
+                ours: Mapping[str, Collection[Optional[str]]]) -> Tuple[List[str], Set[str]]:
+        """Someone else's changes since `seen` (what `entries` gave at the start).
+
+        At the canary's own mask, a saved name holding a value not in `ours`
+        (what the session may have left there) is someone else's; elsewhere,
+        any watched entry that differs from `seen` is.  Returns a line per
+        change, and the saved names someone else holds (the restore leaves them).
+        """
+        now = self.entries()
+        changes: List[str] = []
+        held: Set[str] = set()
+        own = now.get(self.who, {})
+        for name in SAVED:
+            if own.get(name) not in ours[name]:
+                held.add(name)
+                changes.append(f'{self.who} {name}: now {_show(own.get(name))}, '
+                               'not a value this session set')
+        for who in sorted(set(seen) | set(now)):
+            for name in WATCHED:
+                if who == self.who and name in SAVED:
+                    continue  # the session's own changes: judged above
+                old, new = seen.get(who, {}).get(name), now.get(who, {}).get(name)
+                if old != new:
+                    changes.append(f'{who} {name}: {_show(old)} -> {_show(new)}')
+        return changes, held

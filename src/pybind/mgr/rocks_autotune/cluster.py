@@ -7,7 +7,7 @@ import json
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 try:
     from typing import Protocol
@@ -71,6 +71,34 @@ def crash_time(stamp: str) -> float:
     return t.replace(tzinfo=timezone.utc).timestamp()
 
 
+@dataclass
+class PoolInfo:
+    id: int
+    name: str
+    size: int
+    min_size: int
+    erasure: bool = False
+    k: int = 0  # erasure-coded: the data chunks, the shards a PG needs to be read
+    m: int = 0  # erasure-coded: the coding chunks
+
+
+@dataclass
+class PgInfo:
+    pgid: str
+    pool: int
+    acting: List[int]  # the OSDs serving its I/O; NO_OSD where an EC shard has none
+
+
+# pg_pool_t::TYPE_ERASURE, as the osd map dumps a pool's type (1 is replicated)
+POOL_TYPE_ERASURE = 3
+# CRUSH_ITEM_NONE: a hole in an erasure-coded PG's acting set
+NO_OSD = 0x7fffffff
+
+# config entries by `who` as `ceph config set` takes it (osd, osd/class:ssd,
+# osd/host:node1, osd.3, ...), then by option name
+ConfigEntries = Dict[str, Dict[str, str]]
+
+
 class Cluster(Protocol):
     def osds(self) -> Dict[int, OsdInfo]: ...
 
@@ -95,11 +123,18 @@ class Cluster(Protocol):
 
     def ok_to_stop(self, osd: int) -> Tuple[bool, str]: ...
 
-    def sole_copy_pgs(self, osd: int) -> List[str]:
-        """PGs whose only up copy is on this OSD."""
+    def pools(self) -> Dict[int, PoolInfo]: ...
+
+    def pgs_on(self, osd: int) -> List[PgInfo]:
+        """The PGs with this OSD in their up or acting set."""
 
     def config_get_own(self, who: str, name: str) -> Optional[str]:
         """The value set at exactly this mask, or None when there is none."""
+
+    def config_entries(self, osd: int, names: Sequence[str]) -> ConfigEntries:
+        """The entries of these options that apply to osd.N: at `global`,
+        `osd` and `osd.N`, unmasked or with a mask that matches it (its
+        device class, a CRUSH bucket it is under)."""
 
     def config_get(self, who: str, name: str) -> str:
         """The value in effect for `who` (default included)."""
@@ -131,6 +166,24 @@ class Cluster(Protocol):
 
 def _osd_name(osd: int) -> str:
     return f'osd.{osd}'
+
+
+def _count(v: Any, default: int) -> int:
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return default
+
+
+def _mask(entry: Dict[str, Any]) -> List[Tuple[str, str]]:
+    """A `config dump` entry's mask as (kind, value) pairs: a CRUSH bucket
+    type (host, rack, ...) or `class`."""
+    mask = []
+    if entry.get('location_type'):
+        mask.append((str(entry['location_type']), str(entry.get('location_value', ''))))
+    if entry.get('device_class'):
+        mask.append(('class', str(entry['device_class'])))
+    return mask
 
 
 class MgrCluster:
@@ -201,15 +254,65 @@ class MgrCluster:
         r, out, err = self._mon(prefix='osd ok-to-stop', ids=[str(osd)])
         return r == 0, (err or out).strip()
 
-    def sole_copy_pgs(self, osd: int) -> List[str]:
+    def pools(self) -> Dict[int, PoolInfo]:
+        osd_map = self.mgr.get('osd_map')
+        profiles = osd_map.get('erasure_code_profiles', {})
+        out = {}
+        for p in osd_map.get('pools', []):
+            size = int(p['size'])
+            pool = PoolInfo(id=p['pool'], name=str(p.get('pool_name', p['pool'])), size=size,
+                            min_size=int(p['min_size']))
+            if p.get('type') == POOL_TYPE_ERASURE:
+                profile = profiles.get(p.get('erasure_code_profile', ''), {})
+                # an unreadable profile counts as no shard to spare (k = size)
+                pool.erasure = True
+                pool.k = _count(profile.get('k'), size)
+                pool.m = _count(profile.get('m'), size - pool.k)
+            out[pool.id] = pool
+        return out
+
+    def pgs_on(self, osd: int) -> List[PgInfo]:
         stats = self.mgr.get('pg_stats')['pg_stats']
-        return [s['pgid'] for s in stats if s.get('up') == [osd] or s.get('acting') == [osd]]
+        return [PgInfo(pgid=s['pgid'], pool=int(s['pgid'].split('.')[0]),
+                       acting=list(s.get('acting', [])))
+                for s in stats if osd in s.get('up', []) or osd in s.get('acting', [])]
+
+    def _config_dump(self) -> List[Dict[str, Any]]:
+        return json.loads(self._mon_ok(prefix='config dump', format='json'))
 
     def config_get_own(self, who: str, name: str) -> Optional[str]:
-        for e in json.loads(self._mon_ok(prefix='config dump', format='json')):
-            if e.get('section') == who and e.get('name') == name:
+        for e in self._config_dump():
+            if e.get('section') == who and e.get('name') == name and not _mask(e):
                 return str(e['value'])
         return None
+
+    def _location(self, osd: int) -> Dict[str, str]:
+        """What config masks are matched against: the OSD's device class and
+        its CRUSH location (bucket type -> name, as `ceph osd tree` shows it)."""
+        nodes = self.mgr.get('osd_map_tree').get('nodes', [])
+        parent = {c: n for n in nodes for c in n.get('children', [])}
+        info = self.osds().get(osd)
+        loc = {'class': info.device_class} if info is not None and info.device_class else {}
+        node = parent.get(osd)
+        for _ in nodes:  # bounded: a malformed map must not loop
+            if node is None:
+                break
+            loc.setdefault(str(node['type']), str(node['name']))
+            node = parent.get(node['id'])
+        return loc
+
+    def config_entries(self, osd: int, names: Sequence[str]) -> ConfigEntries:
+        loc = self._location(osd)
+        out: ConfigEntries = {}
+        for e in self._config_dump():
+            section = str(e.get('section'))
+            if e.get('name') not in names or section not in ('global', 'osd', _osd_name(osd)):
+                continue
+            mask = _mask(e)
+            if all(loc.get(kind) == value for kind, value in mask):
+                who = '/'.join([section] + [f'{kind}:{value}' for kind, value in mask])
+                out.setdefault(who, {})[str(e['name'])] = str(e['value'])
+        return out
 
     def config_get(self, who: str, name: str) -> str:
         # plain output: the value and a newline (format=json prints nothing here)

@@ -268,11 +268,15 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
 
     @CLIWriteCommand('rocks-autotune start')
     def cmd_start(self, osd: Optional[int] = None, trials: int = 20, budget: float = 1.10,
-                  workload: str = 'bench', duration: int = 30,
-                  force: bool = False) -> HandleCommandResult:
-        """Start tuning RocksDB options on one canary OSD"""
+                  workload: str = 'bench', duration: int = 30, force: bool = False,
+                  allow_single_copy: bool = False) -> HandleCommandResult:
+        """Start tuning RocksDB options on one canary OSD.
+        --allow-single-copy: accept a canary whose every restart leaves PGs with
+        fewer than two copies (replicated size 2; erasure-coded m = 1 or min_size = k)
+        """
         params = Params(osd=osd, trials=trials, budget=budget, workload=workload,
-                        duration=float(duration), force=force)
+                        duration=float(duration), force=force,
+                        allow_single_copy=allow_single_copy)
         # two starts at once: the second waits for the first, then sees its session
         with self.start_lock:
             if self.session is not None and self.session.active:

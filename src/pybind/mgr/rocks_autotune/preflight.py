@@ -6,9 +6,9 @@ Nothing here changes the cluster.
 """
 import math
 from dataclasses import dataclass
-from typing import Callable, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
-from .cluster import Cluster, ClusterError, Crash
+from .cluster import NO_OSD, Cluster, ClusterError, Crash
 from .workload import WORKLOADS
 
 HEALTH_PREFIX = 'ROCKS_AUTOTUNE_'
@@ -27,6 +27,7 @@ class Params:
     workload: str = 'bench'
     duration: float = 30.0
     force: bool = False
+    allow_single_copy: bool = False
 
     def validate(self) -> None:
         if self.osd is not None and self.osd < 0:
@@ -123,6 +124,44 @@ def restart_blockers(cluster: Cluster, osd: int) -> List[str]:
     return reasons
 
 
+SINGLE_COPY_HELP = ('pick an OSD outside these pools with --osd, give them more redundancy '
+                    '(replicated: size 3; erasure-coded: m >= 2 and min_size > k), or pass '
+                    '--allow-single-copy to accept it')
+
+
+def thin_pools(cluster: Cluster, osd: int) -> List[str]:
+    """The pools in which a restart of `osd` leaves a PG it serves with fewer
+    than two copies (empty: none does).
+
+    A replicated PG keeps the copies in its acting set other than the
+    canary's; an erasure-coded one needs k of its shards, so it must keep
+    one more.  An erasure-coded pool whose min_size is k takes writes with no
+    redundancy at all while a shard is down.
+    """
+    pools = cluster.pools()
+    left: Dict[int, List[int]] = {}  # pool -> copies each of its PGs keeps
+    for pg in cluster.pgs_on(osd):
+        pool = pools.get(pg.pool)
+        if pool is None:  # deleted since the PG stats were taken
+            continue
+        copies = len({o for o in pg.acting if o not in (osd, NO_OSD)})
+        spare = copies - pool.k if pool.erasure else copies - 1
+        if spare < 1 or (pool.erasure and pool.min_size <= pool.k):
+            left.setdefault(pool.id, []).append(copies)
+    out = []
+    for pid, kept in sorted(left.items()):
+        p = pools[pid]
+        if p.erasure:
+            layout = f'erasure-coded k={p.k} m={p.m}, min_size {p.min_size}'
+            what = ('with no shard to spare' if min(kept) <= p.k
+                    else 'taking writes with no shard to spare (min_size = k)')
+        else:
+            layout = f'replicated, size {p.size}, min_size {p.min_size}'
+            what = 'on one copy' if min(kept) == 1 else 'with no copy'
+        out.append(f"pool '{p.name}' ({layout}): {len(kept)} PG(s) {what}")
+    return out
+
+
 def choose_canary(cluster: Cluster, params: Params) -> Tuple[int, str]:
     """Check that the session may start and pick its canary.  Changes nothing."""
     params.validate()
@@ -134,36 +173,49 @@ def choose_canary(cluster: Cluster, params: Params) -> Tuple[int, str]:
     if blockers:
         raise StartRefused('; '.join(blockers))
 
+    thin: Dict[int, List[str]] = {}
+
     def unusable(o: int) -> str:
         info = osds[o]
         if not info.up:
             return f'osd.{o} is down'
         if not info.in_:
             return f'osd.{o} is out'
-        sole = cluster.sole_copy_pgs(o)
-        if sole:
-            return (f'osd.{o} holds the only copy of {len(sole)} PG(s) '
-                    f'({", ".join(sole[:5])}); restarting it would make them unavailable')
+        thin[o] = thin_pools(cluster, o)
+        if thin[o] and not params.allow_single_copy:
+            return f'restarting osd.{o} leaves ' + '; '.join(thin[o])
         ok, why = cluster.ok_to_stop(o)
         if not ok:
             return f'ceph osd ok-to-stop osd.{o} says no: {why}'
         return ''
 
+    def refused(whys: List[str]) -> StartRefused:
+        # what to do about single copies, said once
+        hint = ('; ' + SINGLE_COPY_HELP) if any(thin.values()) and not params.allow_single_copy \
+            else ''
+        return StartRefused('; '.join(whys) + hint)
+
+    def allowed(o: int) -> str:
+        return ('' if not thin.get(o) else
+                '; --allow-single-copy: every restart of it leaves ' + '; '.join(thin[o]))
+
     if params.osd is not None:
         why = unusable(params.osd)
         if why:
-            raise StartRefused(why)
-        return params.osd, f'osd.{params.osd} was asked for'
+            raise refused([why])
+        return params.osd, f'osd.{params.osd} was asked for' + allowed(params.osd)
     # fastest device class first (that is where tuning pays), then the OSD
     # whose restarts disturb the fewest PGs
     rank = {'nvme': 0, 'ssd': 1, 'hdd': 2}
     order = sorted(osds.values(), key=lambda i: (rank.get(i.device_class, 3), i.num_pgs, i.id))
-    skipped = []
+    skipped: List[str] = []
     for info in order:
         why = unusable(info.id)
         if not why:
             return info.id, (f'osd.{info.id} chosen: up and in, ok-to-stop, '
                              f'device class {info.device_class or "unknown"}, '
-                             f'fewest PGs ({info.num_pgs}) among the fastest class')
+                             f'fewest PGs ({info.num_pgs}) among the fastest class'
+                             + allowed(info.id)
+                             + ''.join(f'; skipped: {w}' for w in skipped))
         skipped.append(why)
-    raise StartRefused('no OSD can be the canary: ' + '; '.join(skipped))
+    raise refused(['no OSD can be the canary: ' + '; '.join(skipped)])

@@ -84,6 +84,11 @@ def history_table(trials: List[Dict[str, Any]]) -> str:
     return '\n'.join(out)
 
 
+# `best` of a session whose canary's config someone else changed
+STALE = ('measured against the options in effect when the session started, which '
+         'someone else has changed: applying this string would undo that')
+
+
 def best_summary(best: Dict[str, Any], state: Dict[str, Any]) -> Dict[str, Any]:
     osd = state['params']['osd']
     opts = best['options']
@@ -93,10 +98,15 @@ def best_summary(best: Dict[str, Any], state: Dict[str, Any]) -> Dict[str, Any]:
     if state.get('annexed'):
         commands.append('ceph config set osd bluestore_rocksdb_options_annex ""  '
                         '# the annex is folded into the string above')
+    changed = list(state.get('config_changes') or [])
+    if changed:
+        # the string embeds the base of the start: applying it undoes the change
+        commands.insert(0, f'# {STALE}; changed since: ' + '; '.join(changed))
     return {'trial': best['index'], 'kind': best['kind'], 'options': opts,
             'candidate': best['candidate'], 'measurement': best['measurement'],
             'ratios': {'iops': r.iops, 'kv_sync_lat': r.kv_sync_lat, 'write_amp': r.write_amp},
-            'keeps_current': best['kind'] == 'baseline', 'commands': commands}
+            'keeps_current': best['kind'] == 'baseline', 'commands': commands,
+            'config_changed': changed}
 
 
 def best_text(b: Dict[str, Any]) -> str:

@@ -14,6 +14,13 @@ Every move between phases is in MOVES and checked.  Every restart of the
 canary goes through restart.Restarter and its gate.  The canary's original
 config is saved before the first change; every path that ends a session
 goes through `restore`, except `_fail` when restoring itself cannot go on.
+
+The session also keeps what config reached the canary at its start
+(`config_seen`).  Before a trial's restart, a change someone else made since
+(at osd.N, or at a mask above it) pauses the session
+(ROCKS_AUTOTUNE_CONFIG_CHANGED) until it is reverted; `abort` ends it, and
+after unhealthy_timeout it ends failed.  The restore leaves someone else's
+value at osd.N in place, and says so.
 """
 import copy
 import logging
@@ -27,7 +34,7 @@ from enum import Enum
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from . import metrics, views
-from .canary import ANNEX, SAVED, Canary
+from .canary import ANNEX, CFS, OPTIONS, SAVED, Canary
 from .cluster import Cluster, ClusterError, Crash
 from .metrics import Baseline, Measurement
 from .preflight import HEALTH_PREFIX, Params, StartRefused, choose_canary, look
@@ -38,7 +45,7 @@ from .space import Candidate, SearchSpace
 from .store import STATE_VERSION, SessionState, StartRecord, StoreError
 from .trial import Window, WindowSettings
 from .views import View
-from .workload import BENCH_LIMIT_VALUE, BenchWorkload
+from .workload import BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, BenchWorkload
 
 log = logging.getLogger(__name__)
 
@@ -210,8 +217,7 @@ class Session:
             os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
             os.environ.setdefault('OMP_NUM_THREADS', '1')
             from .optimizer import TrialOptimizer
-            base_candidate = self.space.candidate_from_options(self.space.base)
-            warm = [base_candidate] + [
+            warm = [self.space.base_candidate()] + [
                 self.space.candidate_from_options(parse_options(p))
                 for p in (self.release_default, NEW_TUNING, NEW_TUNING_LZ4)]
             opt = TrialOptimizer(self.space, seed=self.s['seed'], warm_start=warm)
@@ -230,7 +236,9 @@ class Session:
               clock: Callable[[], float] = time.time) -> 'Session':
         """Validate, save the canary's originals, and persist a new session.
 
-        Raises StartRefused (nothing changed) when the session cannot start.
+        Raises StartRefused (nothing changed, nothing saved) when the session
+        cannot start: everything the session will read of its start is
+        checked before the first save.
         """
         osd, reason = choose_canary(cluster, params)
         canary = Canary(cluster, osd)
@@ -242,9 +250,10 @@ class Session:
         annexed = bool(cluster.config_get(f'osd.{osd}', ANNEX).strip())
         # what differs by release is read from the cluster, not assumed
         release_default = cluster.option_default('bluestore_rocksdb_options')
-        sharding = cluster.config_get(f'osd.{osd}', 'bluestore_rocksdb_cfs')
+        sharding = cluster.config_get(f'osd.{osd}', CFS)
         try:
-            parse_options(release_default)
+            # the warm start and the memtable cap read it as a candidate
+            SearchSpace.candidate_from_options(parse_options(release_default))
             parse_sharding(sharding)
         except ValueError as e:
             raise StartRefused(f'cannot read this release\'s RocksDB defaults: {e}')
@@ -261,11 +270,21 @@ class Session:
             'noout_ours': False, 'noout_at_start': cluster.has_noout(osd),
             'settings': asdict(settings), 'paused_since': None,
             'restart': None, 'window': None, 'iops_estimate': None, 'alerts': {},
-            'cluster_errors': 0,
+            'cluster_errors': 0, 'config_seen': canary.entries(), 'config_changes': [],
+            'last_applied': None,
         }
+        try:
+            session = cls(state, cluster, settings, save, clock)
+            session.space.base_candidate()
+        except ValueError as e:
+            raise StartRefused(
+                f'osd.{osd} runs RocksDB options this module cannot tune from: {e}; change '
+                f'that key where osd.{osd} gets it (ceph config get osd.{osd} '
+                f'{OPTIONS}, or its _annex) to a value the module supports, or pick another '
+                f'OSD with --osd')
         # persisted before the first change: the record of how to restore
         save(state)
-        return cls(state, cluster, settings, save, clock)
+        return session
 
     @staticmethod
     def check_state(state: Any) -> None:
@@ -285,6 +304,10 @@ class Session:
         for t in state['trials']:
             Candidate.from_dict(t['candidate'])
         Phase(state['phase'])
+        seen = state.get('config_seen')
+        if seen is not None and not (isinstance(seen, dict) and all(
+                isinstance(v, dict) for v in seen.values())):
+            raise ValueError('session state field \'config_seen\' is malformed')
         if state.get('settings') is not None:
             Settings.from_dict(state['settings'])
 
@@ -302,7 +325,9 @@ class Session:
             'phase_started': now, 'message': 'restoring the canary: ' + why, 'error': why,
             'abort': True, 'running_dirty': True, 'manual': False, 'paused_since': None,
             'restart': None, 'noout_ours': not start.get('noout_at_start'), 'window': None,
-            'iops_estimate': None, 'alerts': {}, 'cluster_errors': 0}
+            'iops_estimate': None, 'alerts': {}, 'cluster_errors': 0,
+            # what was there is lost with the state: restore as before
+            'config_seen': None, 'config_changes': [], 'last_applied': None}
         cls.check_state(state)
         return cls(state, cluster, settings, save, clock)
 
@@ -440,7 +465,7 @@ class Session:
         done = [t for t in s['trials'] if t['verdict'] == 'baseline']
         cands = [t for t in s['trials'] if t['kind'] == 'candidate']
         if len(done) < self.settings.baseline_runs:
-            c = self.space.candidate_from_options(self.space.base)
+            c = self.space.base_candidate()
             trial = Trial(index=len(s['trials']), kind='baseline', candidate=c.to_dict(),
                           options=s['base_options'])
         elif len(cands) < self.params.trials:
@@ -469,31 +494,85 @@ class Session:
         cur = self.s['current']
         return cur is not None and cur['kind'] == 'recovery'
 
-    def _pause(self, now: float, reasons: List[str]) -> float:
-        """The cluster is unhealthy for reasons that are not the canary's: wait.
+    def _pause(self, now: float, reasons: List[str], config_changed: bool = False) -> float:
+        """The cluster is unhealthy for reasons that are not the canary's, or
+        someone else changed the canary's config: wait.
 
         Aborts (restoring the canary) once it has lasted unhealthy_timeout.
         """
         s = self.s
         since = now if s['paused_since'] is None else float(s['paused_since'])
         s['paused_since'] = since
+        why = 'config changed by someone else' if config_changed else 'cluster stayed unhealthy'
         if now - since > self.settings.unhealthy_timeout:
             s['alerts'].pop('PAUSED', None)
-            s['error'] = 'cluster stayed unhealthy: ' + '; '.join(reasons)
+            s['alerts'].pop('CONFIG_CHANGED', None)
+            s['error'] = f'{why}: ' + '; '.join(reasons)
             s['abort'] = True
-            self._enter(P.RESTORE, 'cluster stayed unhealthy; restoring the canary')
+            self._enter(P.RESTORE, f'{why}; restoring the canary')
             return 0
-        s['message'] = 'paused: ' + '; '.join(reasons)
-        s['alerts']['PAUSED'] = {
-            'severity': 'warning',
-            'summary': 'rocks_autotune paused: the cluster is not healthy',
-            'detail': reasons + [f'the session aborts and restores osd.{self.osd} '
-                                 f'if this lasts {self.settings.unhealthy_timeout:.0f}s']}
+        timeout = (f'the session aborts and restores osd.{self.osd} '
+                   f'if this lasts {self.settings.unhealthy_timeout:.0f}s')
+        if config_changed:
+            s['message'] = 'paused: config changed by someone else: ' + '; '.join(reasons)
+            s['alerts'].pop('PAUSED', None)  # health is looked at once this is resolved
+            s['alerts']['CONFIG_CHANGED'] = {
+                'severity': 'warning',
+                'summary': f'rocks_autotune paused: config of osd.{self.osd} changed by '
+                           'someone else',
+                'detail': reasons + [
+                    'every trial is built on the options in effect when the session started',
+                    'revert the change to go on, or end the session with `ceph '
+                    'rocks-autotune abort` (its restore leaves the change in place); '
+                    + timeout]}
+        else:
+            s['message'] = 'paused: ' + '; '.join(reasons)
+            s['alerts']['PAUSED'] = {
+                'severity': 'warning',
+                'summary': 'rocks_autotune paused: the cluster is not healthy',
+                'detail': reasons + [timeout]}
         return max(self.settings.poll, 5.0)
 
     def _unpause(self) -> None:
         self.s['paused_since'] = None
         self.s['alerts'].pop('PAUSED', None)
+        self.s['alerts'].pop('CONFIG_CHANGED', None)
+
+    def _ours(self) -> Dict[str, Set[Optional[str]]]:
+        """What the session may have left at the canary's own mask: the
+        originals, the last candidate it set (or is about to: a step lost
+        after the set), the blank annex, the bench limit."""
+        s = self.s
+        o = s['originals']
+        cur = s['current']
+        applied = {s.get('last_applied'), cur['options'] if cur is not None
+                   and cur['kind'] != 'baseline' else None} - {None}
+        return {
+            OPTIONS: {o[OPTIONS]} | applied,
+            ANNEX: {o[ANNEX]} | ({''} if s['annexed'] else set()),
+            BENCH_LIMIT_OPTION: {o[BENCH_LIMIT_OPTION]} | (
+                {str(BENCH_LIMIT_VALUE)} if self.params.workload == 'bench' else set()),
+        }
+
+    def _foreign(self) -> Set[str]:
+        """Look for someone else's config changes since the start (kept in
+        `config_changes`); the names at osd.N that someone else holds.  A
+        session that does not know what was there (rescued, or saved by an
+        older version) sees none."""
+        seen = self.s.get('config_seen')
+        if seen is None:
+            return set()
+        self.s['config_changes'], held = self.canary.foreign(seen, self._ours())
+        return held
+
+    def _config_pause(self, now: float) -> Optional[float]:
+        """Before a trial's restart: paused while someone else's change stands
+        (the candidates embed the base of the start); None to go on."""
+        self._foreign()
+        if self.s['config_changes']:
+            return self._pause(now, self.s['config_changes'], config_changed=True)
+        self.s['alerts'].pop('CONFIG_CHANGED', None)
+        return None
 
     def _apply(self, now: float) -> float:
         s = self.s
@@ -503,18 +582,26 @@ class Session:
             # needs it, and our own flag must not read as an unhealthy cluster
             self.restarter.clear_noout()
             return self.settings.poll
-        if not self._is_recovery():
+        held: Set[str] = set()
+        if self._is_recovery():
             # a recovery does not wait for health (its canary may be down),
-            # only for the restart gate
+            # only for the restart gate; nor for a config change (the next
+            # trial pauses on it), which its restore leaves in place
+            held = self._foreign()
+        else:
+            paused = self._config_pause(now)
+            if paused is not None:
+                return paused
             reasons = self._look()
             if reasons:
                 return self._pause(now, reasons)
             self._unpause()
         if cur['kind'] == 'candidate':
+            s['last_applied'] = cur['options']
             self.canary.apply(cur['options'], s['annexed'])
         else:  # baseline and recovery run the canary's own config
-            self.canary.restore(s['originals'])
-            if s['params']['workload'] == 'bench':
+            self.canary.restore(s['originals'], held)
+            if s['params']['workload'] == 'bench' and BENCH_LIMIT_OPTION not in held:
                 self.canary.set_bench_limit(BENCH_LIMIT_VALUE)
         self.restarter.begin(cur['kind'], now)
         self._enter(P.RESTART)
@@ -522,6 +609,11 @@ class Session:
 
     def _restart(self, now: float) -> float:
         cur = self._cur()
+        if not self._is_recovery():
+            # the gate may have held the restart back for a while
+            paused = self._config_pause(now)
+            if paused is not None:
+                return paused
         try:
             r = self.restarter.step(now)
         except ClusterError as e:
@@ -724,7 +816,10 @@ class Session:
         s['window'] = None
         self._unpause()
         s['alerts'].pop('MANUAL_RESTART', None)
-        self.canary.restore(s['originals'])
+        held = self._foreign()
+        self.canary.restore(s['originals'], held)
+        if held:
+            log.warning('osd.%d: left as someone else set them: %s', self.osd, ', '.join(held))
         if not s['running_dirty']:
             return self._finish()
         # the canary keeps noout while it waits for its restart
@@ -769,7 +864,8 @@ class Session:
     def _finish(self) -> float:
         s = self.s
         self.restarter.clear_noout()
-        for key in ('PAUSED', 'TRIAL_FAILED', 'MANUAL_RESTART', 'RESTORE_PENDING'):
+        for key in ('PAUSED', 'CONFIG_CHANGED', 'TRIAL_FAILED', 'MANUAL_RESTART',
+                    'RESTORE_PENDING'):
             s['alerts'].pop(key, None)
         s['state'] = s.get('final') or self._outcome()
         self._enter(P.END)
@@ -777,15 +873,20 @@ class Session:
         best = self.best()
         s['message'] = (f'{s["state"]}: ' + (f'best is trial {best["index"]}' if best
                                              else 'no feasible trial'))
+        if s.get('config_changes'):
+            s['message'] += ('; config changed by someone else during the session, left as '
+                             'they set them: ' + '; '.join(s['config_changes']))
         return 60.0
 
     def _fail(self, error: str) -> None:
         """End where restoring cannot go on; the alert tells the admin what is left."""
         s = self.s
         s['error'] = error
+        held: Set[str] = set()
         try:
-            self.canary.restore(s['originals'])
-            restored = self.canary.is_restored(s['originals'])
+            held = self._foreign()
+            self.canary.restore(s['originals'], held)
+            restored = self.canary.is_restored(s['originals'], held)
         except ClusterError:
             restored = False
         try:
@@ -799,8 +900,9 @@ class Session:
         for name, value in s['originals'].items():
             detail.append(f'original osd.{self.osd} {name}: '
                           + ('(not set)' if value is None else value)
-                          + ('' if restored else ' (NOT restored: set it back by hand)'))
-        for key in ('PAUSED', 'MANUAL_RESTART', 'RESTORE_PENDING'):
+                          + (' (left: someone else has set it since)' if name in held
+                             else '' if restored else ' (NOT restored: set it back by hand)'))
+        for key in ('PAUSED', 'CONFIG_CHANGED', 'MANUAL_RESTART', 'RESTORE_PENDING'):
             s['alerts'].pop(key, None)
         s['alerts']['RESTORE_FAILED'] = {
             'severity': 'error', 'summary': f'rocks_autotune: osd.{self.osd} needs attention',

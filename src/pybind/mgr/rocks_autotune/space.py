@@ -334,6 +334,18 @@ class SearchSpace:
         except ValueError as e:  # e.g. write_buffer_size=0
             raise OptionStringError(str(e)) from None
 
+    def base_candidate(self) -> Candidate:
+        """The base options as a point of this space.
+
+        OptionStringError when a key the space owns holds a value it cannot
+        represent (e.g. compression=kZSTD, a multiplier of 8.5): the baseline
+        could not be told to the optimizer, and no candidate could be rendered
+        from the base without silently changing that key.
+        """
+        c = self.candidate_from_options(self.base)
+        self.render(self.base, c)
+        return c
+
     @staticmethod
     def render(base: Mapping[str, str], c: Candidate) -> str:
         """``base`` with only the tuned keys replaced (in place) or appended.

@@ -84,6 +84,11 @@ class _Head(TypedDict):
     iops_estimate: Optional[float]
     alerts: Dict[str, Dict[str, Any]]
     cluster_errors: int
+    # the watched config that reached the canary at the start (canary.entries),
+    # None when unknown (a rescued session); someone else's changes since
+    config_seen: Optional[Dict[str, Dict[str, str]]]
+    config_changes: List[str]
+    last_applied: Optional[str]  # the last candidate string set at osd.N
 
 
 class SessionState(StartRecord, _Head, total=False):
@@ -107,7 +112,8 @@ def migrate_v1(state: Dict[str, Any]) -> Dict[str, Any]:
     s.pop('up_from', None)
     # v1 set noout before every restart and cleared it unless it was there before
     s.update(version=STATE_VERSION, noout_ours=not preexisting, noout_at_start=preexisting,
-             restart=None, settings=s.get('settings'))
+             restart=None, settings=s.get('settings'), config_seen=None, config_changes=[],
+             last_applied=None)
     # a restart in flight had no record of what it waits for: redo it
     if s['phase'] in ('restart', 'wait_up'):
         s['phase'] = 'apply'

@@ -34,6 +34,8 @@ def status_of(s: SessionState, osd: int, progress: float, health: List[str],
         # read from the cluster at start (what differs by release)
         'release_default': release_default, 'sharding': s.get('sharding', ''),
         'max_memtable_bytes': max_memtable_bytes,
+        # someone else's changes to the canary's config since the start
+        'config_changes': s.get('config_changes') or [],
     }
 
 

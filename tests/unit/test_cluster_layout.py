@@ -1,0 +1,109 @@
+"""MgrCluster reads pool layouts and config masks as the mgr and the mon give them."""
+import json
+from typing import Any, Dict, List, Tuple
+
+from rocks_autotune.cluster import NO_OSD, MgrCluster, PgInfo, PoolInfo
+from rocks_autotune.preflight import thin_pools
+
+
+class _Mgr:
+    """The mgr's `get` and `mon_command`, answering from fixed data."""
+
+    def __init__(self, data: Dict[str, Any], config_dump: List[Dict[str, Any]]) -> None:
+        self.data = data
+        self.config_dump = config_dump
+
+    def get(self, what: str) -> Any:
+        return self.data[what]
+
+    def mon_command(self, cmd: Dict[str, Any]) -> Tuple[int, str, str]:
+        assert cmd['prefix'] == 'config dump'
+        return 0, json.dumps(self.config_dump), ''
+
+
+def _mgr(config_dump: List[Dict[str, Any]] = []) -> _Mgr:
+    # the shapes of `ceph osd dump`, `pg dump pgs` and `osd tree` (-f json)
+    return _Mgr({
+        'osd_map': {
+            'osds': [{'osd': i, 'up': 1, 'in': 1, 'up_from': 5, 'state': ['exists', 'up']}
+                     for i in range(4)],
+            'pools': [
+                {'pool': 1, 'pool_name': 'rbd', 'type': 1, 'size': 3, 'min_size': 2,
+                 'erasure_code_profile': ''},
+                {'pool': 2, 'pool_name': 'ec21', 'type': 3, 'size': 3, 'min_size': 2,
+                 'erasure_code_profile': 'k2m1'},
+                {'pool': 3, 'pool_name': 'lost-profile', 'type': 3, 'size': 4, 'min_size': 3,
+                 'erasure_code_profile': 'gone'}],
+            'erasure_code_profiles': {
+                'k2m1': {'k': '2', 'm': '1', 'plugin': 'jerasure', 'technique': 'reed_sol_van'},
+                'default': {'k': '2', 'm': '2', 'plugin': 'jerasure'}}},
+        'pg_stats': {'pg_stats': [
+            {'pgid': '1.0', 'up': [0, 1, 2], 'acting': [0, 1, 2]},
+            {'pgid': '1.1', 'up': [1, 2, 3], 'acting': [1, 2, 3]},
+            # a remapped PG: osd.0 is a backfill target in `up`, not in `acting`
+            {'pgid': '1.2', 'up': [0, 2, 3], 'acting': [1, 2, 3]},
+            {'pgid': '2.0', 'up': [0, 1, NO_OSD], 'acting': [0, 1, NO_OSD]},
+            {'pgid': '3.0', 'up': [3, 2, 1, 0], 'acting': [3, 2, 1, 0]}]},
+        'osd_map_crush': {'devices': [{'id': i, 'class': 'ssd' if i < 2 else 'hdd'}
+                                      for i in range(4)]},
+        'osd_stats': {'osd_stats': [{'osd': i, 'num_pgs': 10} for i in range(4)]},
+        'osd_map_tree': {'nodes': [
+            {'id': -1, 'name': 'default', 'type': 'root', 'children': [-2, -3]},
+            {'id': -2, 'name': 'rack1', 'type': 'rack', 'children': [-4]},
+            {'id': -4, 'name': 'node1', 'type': 'host', 'children': [0, 1]},
+            {'id': -3, 'name': 'node2', 'type': 'host', 'children': [2, 3]},
+            {'id': 0, 'name': 'osd.0', 'type': 'osd'}]},
+    }, config_dump)
+
+
+def test_pools_and_the_pgs_an_osd_serves() -> None:
+    c = MgrCluster(_mgr())
+    pools = c.pools()
+    assert pools[1] == PoolInfo(1, 'rbd', 3, 2)
+    assert pools[2] == PoolInfo(2, 'ec21', 3, 2, erasure=True, k=2, m=1)
+    # a profile that cannot be read counts as no shard to spare
+    assert pools[3].erasure and pools[3].k == 4
+    assert [pg.pgid for pg in c.pgs_on(0)] == ['1.0', '1.2', '2.0', '3.0']
+    assert c.pgs_on(0)[2] == PgInfo('2.0', 2, [0, 1, NO_OSD])
+
+
+def test_thin_pools_counts_the_copies_left_in_the_acting_set() -> None:
+    c = MgrCluster(_mgr())
+    # 1.0 keeps 2 copies, 1.2 does not lose one; 2.0 keeps 1 shard of k=2
+    assert thin_pools(c, 0) == [
+        "pool 'ec21' (erasure-coded k=2 m=1, min_size 2): 1 PG(s) with no shard to spare",
+        "pool 'lost-profile' (erasure-coded k=4 m=0, min_size 3): 1 PG(s) with no shard to "
+        "spare"]
+    assert thin_pools(c, 3) == [
+        "pool 'lost-profile' (erasure-coded k=4 m=0, min_size 3): 1 PG(s) with no shard to "
+        "spare"]
+
+
+def _entry(section: str, name: str, value: str, **mask: str) -> Dict[str, Any]:
+    return dict(section=section, name=name, value=value, level='advanced',
+                can_update_at_runtime=False, **mask)
+
+
+def test_config_entries_are_those_whose_section_and_mask_match_the_osd() -> None:
+    opts, annex = 'bluestore_rocksdb_options', 'bluestore_rocksdb_options_annex'
+    dump = [
+        _entry('global', opts, 'a'),
+        _entry('osd', annex, 'b', mask='class:ssd', device_class='ssd'),
+        _entry('osd', annex, 'no', mask='class:hdd', device_class='hdd'),
+        _entry('osd', opts, 'c', mask='host:node1', location_type='host',
+               location_value='node1'),
+        _entry('osd', opts, 'no', mask='host:node2', location_type='host',
+               location_value='node2'),
+        _entry('osd', opts, 'd', mask='rack:rack1/class:ssd', location_type='rack',
+               location_value='rack1', device_class='ssd'),
+        _entry('osd.0', opts, 'e'),
+        _entry('osd.1', opts, 'no'),
+        _entry('mgr', opts, 'no'),
+        _entry('osd', 'osd_max_backfills', 'no'),
+    ]
+    c = MgrCluster(_mgr(dump))
+    assert c.config_entries(0, (opts, annex)) == {
+        'global': {opts: 'a'}, 'osd/class:ssd': {annex: 'b'}, 'osd/host:node1': {opts: 'c'},
+        'osd/rack:rack1/class:ssd': {opts: 'd'}, 'osd.0': {opts: 'e'}}
+    assert c.config_get_own('osd.0', opts) == 'e'
+    assert c.config_get_own('osd', annex) is None  # masked entries are not the osd mask's own
