@@ -264,6 +264,16 @@ def test_connections_over_the_cap_are_turned_away_at_once(port: int) -> None:
         time.sleep(0.2)
 
 
+def test_a_head_sent_byte_by_byte_is_served(port: int) -> None:
+    # the head's end arrives split over reads: the gate must still see it
+    with connect(port) as s:
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for b in b'GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n':
+            s.send(bytes([b]))
+            time.sleep(0.005)
+        assert read_response(s)[0] == 200
+
+
 def test_responses_close_the_connection(port: int) -> None:
     # no keep-alive: each connection carries one request, so every request
     # head goes through the same gate and deadline
