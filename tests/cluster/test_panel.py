@@ -1,14 +1,17 @@
 """The panel in the real mgr: the URL from `ceph mgr services`, the API, metrics,
-read-only answers, rebinding, the standby's pointer, and the page in headless
-Chromium after a real session (with a screenshot under build/)."""
+read-only answers, hostile clients (the mgr's memory and the panel's service),
+rebinding, the standby's pointer, and the page in headless Chromium after a
+real session (with a screenshot under build/)."""
 import http.client
 import json
 import os
 import re
+import shlex
 import socket
 import subprocess
+import threading
 import time
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 from urllib.parse import urlsplit
 
 import pytest
@@ -103,6 +106,170 @@ def test_read_only_and_strict(lab: Lab) -> None:
         assert key not in body and not re.search(r'A[Qgw][A-Za-z0-9+/]{30,}', body), path
 
 
+# ---------------------------------------------------------------- hostile clients
+# The panel listens on the mgr's address with no authentication: whoever can
+# reach it must not cost ceph-mgr its memory, nor the panel its service.
+# (The limits: http_server.PanelServer; its unit tests: tests/unit/test_http_server.py.)
+
+MiB = 1 << 20
+HEAD_LIMIT = 16 << 10
+HEAD_DEADLINE = 5  # seconds from the accept
+
+
+def mgr_rss(lab: Lab) -> int:
+    """The active mgr's resident set, in bytes."""
+    with open(f'/proc/{lab.pid(f"mgr.{active_mgr(lab)}")}/status') as f:
+        for line in f:
+            if line.startswith('VmRSS:'):
+                return int(line.split()[1]) * 1024
+    raise AssertionError('no VmRSS')
+
+
+class PeakRss:
+    """The mgr's highest VmRSS while the block runs (sampled every 20 ms)."""
+
+    def __init__(self, lab: Lab) -> None:
+        self.lab = lab
+
+    def __enter__(self) -> 'PeakRss':
+        self.before = self.peak = mgr_rss(self.lab)
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._sample, daemon=True)
+        self._t.start()
+        return self
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.02):
+            self.peak = max(self.peak, mgr_rss(self.lab))
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        self._t.join()
+
+    @property
+    def rise(self) -> int:
+        return self.peak - self.before
+
+
+def connect(base: str, timeout: float = 30) -> socket.socket:
+    u = urlsplit(base)
+    return socket.create_connection((u.hostname or '', u.port or 0), timeout=timeout)
+
+
+def answer(s: socket.socket) -> int:
+    r = http.client.HTTPResponse(s)
+    r.begin()
+    r.read()
+    return r.status
+
+
+def timed_get(base: str, path: str = '/metrics') -> Tuple[int, float]:
+    t0 = time.monotonic()
+    status = request(base, 'GET', path)[0]
+    return status, time.monotonic() - t0
+
+
+def closed_by_server(s: socket.socket, wait: float) -> bool:
+    s.settimeout(wait)
+    try:
+        while s.recv(65536):
+            pass
+        return True
+    except (ConnectionResetError, BrokenPipeError):
+        return True
+    except socket.timeout:
+        return False
+
+
+def still_open(socks: List[socket.socket], until: float) -> List[socket.socket]:
+    """Those the server has not closed by `until` (time.monotonic())."""
+    return [s for s in socks if not closed_by_server(s, max(0.01, until - time.monotonic()))]
+
+
+@pytest.fixture
+def sockets() -> Iterator[List[socket.socket]]:
+    socks: List[socket.socket] = []
+    yield socks
+    for s in socks:
+        s.close()
+
+
+def test_a_200_mib_request_line_costs_the_mgr_no_memory(lab: Lab) -> None:
+    url = panel_url(lab)
+    chunk = b'a' * MiB
+    with PeakRss(lab) as rss, connect(url, timeout=60) as s:
+        s.sendall(b'GET /')
+        try:
+            for _ in range(200):
+                s.sendall(chunk)
+            s.sendall(b' HTTP/1.1\r\nHost: x\r\n\r\n')
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the answer must be there all the same
+        status = answer(s)
+    print(f'\nmgr RSS {rss.before / MiB:.0f} MiB, peak {rss.peak / MiB:.0f} MiB '
+          f'during a 200 MiB request line')
+    assert status == 414
+    assert rss.rise < 50 * MiB, f'the mgr grew {rss.rise / MiB:.0f} MiB'
+    assert timed_get(url)[0] == 200
+
+
+def test_oversize_heads_and_bodies_are_refused(lab: Lab) -> None:
+    url = panel_url(lab)
+    for head, want in (
+            (b'GET /' + b'a' * HEAD_LIMIT + b' HTTP/1.1\r\nHost: x\r\n\r\n', 414),
+            (b'GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: ' + b'b' * HEAD_LIMIT
+             + b'\r\n\r\n', 431),
+            # announced, never sent: refused on the head alone
+            (b'POST /api/status HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n'
+             % (100 * MiB), 413)):
+        t0 = time.monotonic()
+        with connect(url) as s:
+            s.sendall(head)
+            assert answer(s) == want and time.monotonic() - t0 < 2, want
+
+
+def test_50_slow_sockets_do_not_starve_the_panel(lab: Lab,
+                                                 sockets: List[socket.socket]) -> None:
+    url = panel_url(lab)
+    stop = threading.Event()
+
+    def trickle() -> None:  # a header line at a time, never the blank line
+        while not stop.wait(0.2):
+            for s in sockets:
+                try:
+                    s.send(b'X-A: b\r\n')
+                except OSError:
+                    pass
+
+    for _ in range(50):
+        sockets.append(connect(url))
+        sockets[-1].sendall(b'GET /metrics HTTP/1.1\r\nHost: x\r\n')
+    opened = time.monotonic()
+    t = threading.Thread(target=trickle, daemon=True)
+    t.start()
+    try:
+        time.sleep(1)
+        status, took = timed_get(url)
+        print(f'\nGET /metrics beside 50 slow sockets: {status} in {took:.2f}s')
+        assert status == 200 and took < 2
+        assert not [s for s in sockets if closed_by_server(s, 0.01)]  # all still held
+        left = still_open(sockets, opened + HEAD_DEADLINE + 2)
+        assert not left, f'{len(left)} slow sockets outlived the head deadline'
+    finally:
+        stop.set()
+        t.join()
+
+
+def test_idle_connections_are_closed(lab: Lab, sockets: List[socket.socket]) -> None:
+    url = panel_url(lab)
+    sockets.extend(connect(url) for _ in range(50))
+    opened = time.monotonic()
+    status, took = timed_get(url)
+    assert status == 200 and took < 2
+    left = still_open(sockets, opened + HEAD_DEADLINE + 2)
+    assert not left, f'{len(left)} idle sockets outlived the deadline'
+
+
 def test_rebinds_when_the_port_changes(lab: Lab) -> None:
     url = panel_url(lab)
     mgr = active_mgr(lab)
@@ -160,6 +327,14 @@ def test_page_in_headless_chromium_after_a_real_session(lab: Lab) -> None:
     assert [t['index'] for t in api['trials']] == [t['index'] for t in history]
     api_st = get_json(url, '/api/status')
     assert api_st['best']['trial'] == st['best']['index']
+    # `best` and the panel: the canary, then the OSDs of its class (the lab's are ssd)
+    best = json.loads(lab.ceph('rocks-autotune', 'best', '-f', 'json').stdout)
+    ssd = sorted(lab.json('osd', 'crush', 'class', 'ls-osd', 'ssd'))
+    assert best['mask'] == 'osd/class:ssd' and best['osds'] == ssd and 0 in ssd, best
+    assert [a[3] for a in map(shlex.split, best['commands'])
+            if a[4] == 'bluestore_rocksdb_options'] == ['osd.0', 'osd/class:ssd']
+    assert api_st['best']['commands'] == best['commands']
+    assert api_st['best']['osds'] == ssd
     metrics = request(url, 'GET', '/metrics')[2].decode()
     lat = st['baseline']['kv_sync_lat_ms'] / 1000
     m = re.search(r'^rocks_autotune_baseline_kv_sync_latency_seconds (\S+)$', metrics, re.M)
@@ -186,6 +361,7 @@ def test_page_in_headless_chromium_after_a_real_session(lab: Lab) -> None:
     assert 'write_buffer_size' in report['header'] and 'compression' in report['header']
     assert report['compare_rows'] == 3
     assert 'ceph config set osd.0 bluestore_rocksdb_options' in report['commands']
+    assert 'ceph config set osd/class:ssd bluestore_rocksdb_options' in report['commands']
     # the charts drew their data, not only axes: series colours on the canvases
     conv, trade = report['convergence'], report['tradeoff']
     assert conv['canvas'] and conv['painted'] > 0 and trade['canvas'] and trade['painted'] > 0

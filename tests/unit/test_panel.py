@@ -2,6 +2,7 @@
 import http.client
 import json
 import re
+import shlex
 import socket
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -48,7 +49,7 @@ def run_session(trials: int = 6) -> Any:
 
 @pytest.fixture(scope='module')
 def done() -> panel.Snapshot:
-    return panel.Snapshot.of(run_session().session.view())
+    return run_session().panel_snapshot  # published by the module: with the OSD map's reach
 
 
 def app(snap: panel.Snapshot) -> panel.Panel:
@@ -84,8 +85,11 @@ def test_status_has_baseline_best_ratios_and_commands(done: panel.Snapshot) -> N
     assert st['budget_write_amp'] == pytest.approx(1.10 * b['write_amp'])
     assert best['ratios']['kv_sync_lat'] == pytest.approx(
         best['measurement']['kv_sync_lat_ms'] / b['kv_sync_lat_ms'])
-    assert best['commands'][0] == (f"ceph config set osd.1 bluestore_rocksdb_options "
-                                   f"'{best['options']}'")
+    # the canary, then the OSDs of its device class (the fake cluster's are all ssd)
+    assert [shlex.split(c) for c in best['commands']] == [
+        ['ceph', 'config', 'set', who, 'bluestore_rocksdb_options', best['options']]
+        for who in ('osd.1', 'osd/class:ssd')]
+    assert best['osds'] == [0, 1, 2] and best['mask'] == 'osd/class:ssd'
 
 
 def test_trials_rows_best_so_far_and_markers(done: panel.Snapshot) -> None:

@@ -9,14 +9,23 @@ ceph-mgr would take the whole daemon down (prometheus patches `os._exit` to
 survive that).  We run the CherryPy application on its own HTTP server
 (cheroot, CherryPy's server) instead: a bind error is an exception we
 report, and start/stop/rebind touch nothing global.
+
+The panel listens on the mgr's address without authentication, and what it
+costs is ceph-mgr's memory and threads, so the server is built for hostile
+clients (`_GatedServer`): bounded request heads and bodies, a deadline on
+the head, a cap on connections, and worker threads that only ever see a
+complete head.
 """
 import ipaddress
+import re
+import socket
 import threading
+import time
 from typing import Any, Dict, Optional, Tuple
 
 import cherrypy
 from cherrypy._cprequest import Request
-from cheroot import wsgi
+from cheroot import makefile, server as cheroot_server, wsgi
 
 from .panel import Panel, Response
 
@@ -74,15 +83,183 @@ def url(host: str, port: int) -> str:
     return f'http://{host}:{port}/'
 
 
+# The end of a request head.  Bare LFs count too: cheroot answers those 400 at
+# once instead of their waiting out the deadline.
+_HEAD_END = re.compile(rb'\r?\n\r?\n')
+
+
+class _HeadFirst(socket.SocketIO):
+    """The connection's socket, read after the head the gate already took from it."""
+
+    def __init__(self, sock: socket.socket, head: bytes) -> None:
+        super().__init__(sock, 'rb')
+        self.head = head
+
+    def readinto(self, b: Any) -> Optional[int]:
+        if self.head:
+            n = min(len(b), len(self.head))
+            b[:n] = self.head[:n]
+            self.head = self.head[n:]
+            return n
+        return super().readinto(b)
+
+
+class _HeadFirstReader(makefile.StreamReader):
+    """cheroot's reader (it counts bytes read), over `_HeadFirst`."""
+
+    def __init__(self, raw: _HeadFirst, bufsize: int) -> None:
+        # skip StreamReader.__init__: it would wrap the bare socket
+        super(makefile.StreamReader, self).__init__(raw, bufsize)
+        self.bytes_read = 0
+
+
+class _Connection(cheroot_server.HTTPConnection):
+    """A connection, with the gate's state and the server's count of open ones."""
+
+    def __init__(self, server: '_GatedServer', sock: socket.socket, *args: Any) -> None:
+        super().__init__(server, sock, *args)
+        self.accepted = time.time()
+        self.head = bytearray()
+        self.seen = False  # by the gate
+        self.refused = False  # answered by the gate: what else comes is discarded
+        server.count(+1)
+        self._counted = True
+
+    def close(self) -> None:
+        if self._counted:
+            self._counted = False
+            self.server.count(-1)
+        super().close()
+
+
+class _GatedServer(wsgi.Server):
+    """cheroot's WSGI server with a gate between its selector and its workers.
+
+    cheroot hands a connection to a worker thread as soon as it is readable,
+    and the worker then blocks reading the head with a per-recv timeout that
+    every byte resets: a few sockets trickling header bytes hold every worker
+    for as long as they like, and with no size limit a long request line is
+    buffered whole (a 200 MiB one cost ceph-mgr 2 GiB).  Here cheroot's
+    selector thread reads heads without blocking, up to MAX_HEADER_BYTES, and
+    a worker gets a connection only with its complete head buffered, so it
+    never waits on a client's head.  A connection still without one
+    TIMEOUT seconds after its accept is closed by cheroot's own expiry (the
+    gate never refreshes its `last_used`); one over the limits is answered
+    by the gate (414, 431) or by cheroot (413 for a body), one over
+    MAX_CONNECTIONS with 503.  No keep-alive: each connection carries one
+    request, so every head passes the gate.
+    """
+
+    keep_alive_conn_limit = 0
+
+    def __init__(self, bind_addr: Tuple[str, int], app: Any, max_header: int, max_body: int,
+                 max_connections: int, timeout: int) -> None:
+        super().__init__(bind_addr, app, numthreads=4, server_name='rocks_autotune',
+                         request_queue_size=64,  # listen backlog: a burst is not dropped
+                         timeout=timeout)
+        self.ConnectionClass = _Connection
+        self.max_header = max_header
+        self.max_connections = max_connections
+        # cheroot checks what it parses against the same limit; the body it refuses on
+        # the Content-Length (413) or, chunked, as it is read (the panel never reads one)
+        self.max_request_header_size = max_header
+        self.max_request_body_size = max_body
+        self._open = 0
+        self._open_lock = threading.Lock()
+        self._scratch = bytearray(64 << 10)  # what a refused client still sends goes here
+
+    def count(self, delta: int) -> None:
+        with self._open_lock:
+            self._open += delta
+
+    def process_conn(self, conn: Any) -> None:
+        """cheroot's selector thread: a new connection, or a waiting one readable."""
+        try:
+            self._gate(conn)
+        except OSError:
+            conn.close()
+
+    def _gate(self, conn: _Connection) -> None:
+        if not conn.seen:
+            conn.seen = True
+            conn.socket.settimeout(0)  # the gate never blocks
+            if self._open > self.max_connections:
+                self._answer(conn, '503 Service Unavailable')
+                conn.close()  # at once: holding it would defeat the cap
+                return
+        # a head end that the new bytes complete starts at most 3 bytes before them:
+        # searching from there keeps a head trickled byte by byte linear
+        scan_from = max(0, len(conn.head) - 3)
+        try:
+            if conn.refused:
+                got = conn.socket.recv_into(self._scratch)
+            else:
+                # never more than one byte over the limit is held
+                data = conn.socket.recv(self.max_header + 1 - len(conn.head))
+                conn.head += data
+                got = len(data)
+        except BlockingIOError:
+            self._wait(conn)
+            return
+        if not got:  # the client closed
+            conn.close()
+            return
+        if conn.refused:
+            self._wait(conn)
+            return
+        end = _HEAD_END.search(conn.head, scan_from)
+        if end is not None and end.end() <= self.max_header:
+            self._dispatch(conn)
+        elif len(conn.head) <= self.max_header:
+            self._wait(conn)
+        else:
+            self._refuse(conn)
+
+    def _refuse(self, conn: _Connection) -> None:
+        self._answer(conn, '431 Request Header Fields Too Large' if b'\n' in conn.head
+                     else '414 URI Too Long')
+        # FIN after the answer; what the client is still sending is read and dropped
+        # until it closes or the deadline, so that no reset loses it the answer
+        conn.socket.shutdown(socket.SHUT_WR)
+        conn.refused, conn.head = True, bytearray()
+        self._wait(conn)
+
+    def _wait(self, conn: _Connection) -> None:
+        """Back to the selector until readable, the deadline still counted from the accept."""
+        self.put_conn(conn)
+        conn.last_used = conn.accepted
+
+    def _dispatch(self, conn: _Connection) -> None:
+        conn.rfile.close()
+        conn.rfile = _HeadFirstReader(_HeadFirst(conn.socket, bytes(conn.head)), conn.rbufsize)
+        conn.head = bytearray()
+        conn.socket.settimeout(self.timeout)
+        super().process_conn(conn)
+
+    @staticmethod
+    def _answer(conn: _Connection, status: str) -> None:
+        body = status.split(' ', 1)[1] + '\n'
+        conn.socket.send((f'HTTP/1.1 {status}\r\nContent-Type: text/plain\r\n'
+                          f'Content-Length: {len(body)}\r\nConnection: close\r\n\r\n'
+                          f'{body}').encode('ascii'))
+
+
 class PanelServer:
     """The HTTP server thread: start, stop, and rebind when the address changes."""
+
+    MAX_HEADER_BYTES = 16 << 10  # request line and headers; browsers send under 2 KiB
+    # GET-only, and no body is ever read; a small one passes so that another
+    # method still gets the panel's 405 rather than a 413
+    MAX_BODY_BYTES = 4 << 10
+    MAX_CONNECTIONS = 128  # open at once; more are answered 503 and closed
+    TIMEOUT = 5  # seconds: for a whole request head from the accept; per send/recv after
 
     def __init__(self, panel: Panel, log: Any) -> None:
         self.app = build_app(panel, log)
         self.log = log
         self.bound: Optional[Tuple[str, int]] = None  # where it listens
         self._wanted: Optional[Tuple[str, int]] = None  # what it was asked for
-        self._server: Optional[wsgi.Server] = None
+        self._server: Optional[_GatedServer] = None
         self._thread: Optional[threading.Thread] = None
         self._lock = threading.Lock()
 
@@ -96,8 +273,8 @@ class PanelServer:
             if self._server is not None and self._wanted == (host, port):
                 return True
             self._stop()
-            server = wsgi.Server((host, port), self.app, numthreads=4,
-                                 server_name='rocks_autotune')
+            server = _GatedServer((host, port), self.app, self.MAX_HEADER_BYTES,
+                                  self.MAX_BODY_BYTES, self.MAX_CONNECTIONS, self.TIMEOUT)
             try:
                 server.prepare()  # binds here, so the error is ours to report
             except Exception as e:

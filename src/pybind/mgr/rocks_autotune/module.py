@@ -201,7 +201,10 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                            'running session keeps the settings it started with']}
         self.set_health_checks(checks)
         v = self.session.view() if self.session is not None else None
-        self.panel_snapshot = panel.Snapshot.of(v, self.load_error)
+        # the OSDs the best's commands reach, for the panel (`best` reads them itself)
+        where = (report.reach(v.osd, self.cluster.osds())
+                 if v is not None and v.status.get('best') else None)
+        self.panel_snapshot = panel.Snapshot.of(v, self.load_error, where)
         if v is not None and v.active:
             if not self.progress_id:
                 self.progress_id = f'rocks-autotune-{v.id}'
@@ -255,6 +258,8 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                         session.note_internal_error(e)
                         delay = 10.0
                     self._publish()
+            elif session is not None:
+                self._publish()  # the panel's OSD list follows the cluster after a session
             if delay > 0:
                 self.event.wait(delay)
             self.event.clear()
@@ -368,7 +373,9 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         best = snap.status.get('best')
         if best is None:
             return HandleCommandResult(-errno.ENOENT, '', 'no feasible trial yet')
-        out = report.best_summary(best, snap.state)
+        # where the commands go: read now, so OSDs added since the session count
+        where = report.reach(int(snap.status['osd']), self.cluster.osds())
+        out = report.best_summary(best, snap.state, where)
         if format in ('json', 'json-pretty'):
             return HandleCommandResult(0, json.dumps(out), '')
         return HandleCommandResult(0, report.best_text(out), '')

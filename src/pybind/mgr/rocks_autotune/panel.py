@@ -57,14 +57,16 @@ class Snapshot:
     """What the panel shows: the session's status() and a copy of its state."""
     status: Dict[str, Any] = field(default_factory=lambda: {'state': 'idle'})
     state: Optional[Dict[str, Any]] = None
+    reach: Optional[Dict[str, Any]] = None  # report.reach: where the best's commands go
 
     @classmethod
-    def of(cls, view: Optional[View], load_error: str = '') -> 'Snapshot':
+    def of(cls, view: Optional[View], load_error: str = '',
+           reach: Optional[Dict[str, Any]] = None) -> 'Snapshot':
         """What the panel needs from a session's view (None: no session)."""
         status: Dict[str, Any] = {'state': 'idle'} if view is None else dict(view.status)
         if load_error:
             status['error'] = load_error
-        return cls(status, None if view is None else view.record)
+        return cls(status, None if view is None else view.record, reach)
 
     @property
     def trials(self) -> List[Dict[str, Any]]:
@@ -165,7 +167,7 @@ def best_view(snap: Snapshot) -> Optional[Dict[str, Any]]:
     best = snap.status.get('best')
     if not best or snap.state is None:
         return None
-    out = report.best_summary(best, snap.state)
+    out = report.best_summary(best, snap.state, snap.reach)
     out['marker'] = marker(best.get('candidate') or {}, markers(release_default(snap.status)))
     return out
 

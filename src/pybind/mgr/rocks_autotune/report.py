@@ -1,6 +1,9 @@
 """Plain-text views of a session for the CLI (the JSON views are the raw state)."""
-from typing import Any, Dict, List, Optional
+import shlex
+from typing import Any, Dict, List, Mapping, Optional
 
+from .canary import ANNEX, OPTIONS
+from .cluster import OsdInfo
 from .views import ratios
 from .space import Candidate
 
@@ -89,15 +92,45 @@ STALE = ('measured against the options in effect when the session started, which
          'someone else has changed: applying this string would undo that')
 
 
-def best_summary(best: Dict[str, Any], state: Dict[str, Any]) -> Dict[str, Any]:
+def reach(canary: int, osds: Mapping[int, OsdInfo]) -> Dict[str, Any]:
+    """Where the best options go after the canary: the OSDs of its device class.
+
+    A value at `osd` would reach every OSD, HDDs included, and lose to one
+    already set at `osd/class:C`; the class mask reaches the OSDs of the class
+    the options were measured on, and beats `osd`.  `osds`: the cluster's OSD
+    map, as `Cluster.osds` reads it.
+    """
+    info = osds.get(canary)
+    cls = info.device_class if info is not None else ''
+    if cls:
+        return {'mask': f'osd/class:{cls}', 'device_class': cls,
+                'osds': sorted(i for i, o in osds.items() if o.device_class == cls),
+                'note': ''}
+    why = 'has no device class' if info is not None else 'is not in the OSD map'
+    return {'mask': 'osd', 'device_class': '', 'osds': sorted(osds),
+            'note': f'osd.{canary} {why}: the options go to every OSD'}
+
+
+def config_set(who: str, name: str, value: str) -> str:
+    """A `ceph config set` command line, safe to paste into a shell whatever the value."""
+    return ' '.join(shlex.quote(a) for a in ('ceph', 'config', 'set', who, name, value))
+
+
+def best_summary(best: Dict[str, Any], state: Dict[str, Any],
+                 where: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """`best -f json`: the trial, and the commands that set it on the canary, then at
+    `where` (a `reach`; None when the OSD map was not read: the canary only)."""
     osd = state['params']['osd']
     opts = best['options']
     r = ratios(best, state['baseline'] or {})
-    commands = [f"ceph config set osd.{osd} bluestore_rocksdb_options '{opts}'",
-                f"ceph config set osd bluestore_rocksdb_options '{opts}'"]
-    if state.get('annexed'):
-        commands.append('ceph config set osd bluestore_rocksdb_options_annex ""  '
-                        '# the annex is folded into the string above')
+    if where is None:
+        where = {'mask': None, 'device_class': None, 'osds': None,
+                 'note': "the OSD map was not read: the canary's commands only"}
+    commands = []
+    for who in [f'osd.{osd}'] + ([where['mask']] if where['mask'] else []):
+        commands.append(config_set(who, OPTIONS, opts))
+        if state.get('annexed'):  # the annex is folded into the options string
+            commands.append(config_set(who, ANNEX, ''))
     changed = list(state.get('config_changes') or [])
     if changed:
         # the string embeds the base of the start: applying it undoes the change
@@ -105,18 +138,43 @@ def best_summary(best: Dict[str, Any], state: Dict[str, Any]) -> Dict[str, Any]:
     return {'trial': best['index'], 'kind': best['kind'], 'options': opts,
             'candidate': best['candidate'], 'measurement': best['measurement'],
             'ratios': {'iops': r.iops, 'kv_sync_lat': r.kv_sync_lat, 'write_amp': r.write_amp},
-            'keeps_current': best['kind'] == 'baseline', 'commands': commands,
+            'keeps_current': best['kind'] == 'baseline', 'canary': osd,
+            'mask': where['mask'], 'device_class': where['device_class'],
+            'osds': where['osds'], 'note': where['note'], 'commands': commands,
             'config_changed': changed}
+
+
+def osd_list(ids: List[int]) -> str:
+    """osd.0-3, osd.7: runs of consecutive ids folded."""
+    runs: List[List[int]] = []
+    for i in sorted(ids):
+        if runs and i == runs[-1][1] + 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    return ', '.join(f'osd.{a}' if a == b else f'osd.{a}-{b}' for a, b in runs) or 'none'
 
 
 def best_text(b: Dict[str, Any]) -> str:
     r = b['ratios']
     head = ('the current options are the best measured: nothing beat the baseline'
             if b['keeps_current'] else f'best feasible trial: {b["trial"]}')
-    return '\n'.join([
+    lines = [
         head,
         f'ratios to baseline: IOPS {_ratio(r["iops"])}, kv_sync_lat {_ratio(r["kv_sync_lat"])}, '
         f'write-amp {_ratio(r["write_amp"])}',
         f'bluestore_rocksdb_options = {b["options"]}',
-        'to apply on the canary only, then on every OSD (each takes effect on restart):',
-    ] + ['  ' + c for c in b['commands']])
+    ]
+    if b['note']:
+        lines.append(f'note: {b["note"]}')
+    if b['mask'] is None:
+        lines.append(f'to apply on the canary (osd.{b["canary"]}); it takes effect on restart:')
+    else:
+        n = len(b['osds'])
+        target = (f'the OSDs of class {b["device_class"]}' if b['device_class']
+                  else 'every OSD')
+        lines.append(f'to apply on the canary (osd.{b["canary"]}) only, then on {target} '
+                     f'({b["mask"]}: {n} OSD{"" if n == 1 else "s"}, {osd_list(b["osds"])}); '
+                     'each takes effect on restart, and an OSD with a value of its own '
+                     'keeps it:')
+    return '\n'.join(lines + ['  ' + c for c in b['commands']])

@@ -120,9 +120,15 @@
       return;
     }
     $('commands').hidden = false;
-    $('apply-note').textContent = best.keeps_current
-      ? 'The current options are the best measured: nothing beat the baseline.'
-      : 'Trial ' + best.trial + '. On the canary only first, then on every OSD; each OSD loads them on restart.';
+    const where = best.mask === null
+      ? 'On the canary (osd.' + best.canary + '); ' + best.note + '.'
+      : 'On the canary (osd.' + best.canary + ') first, then on '
+        + (best.device_class ? 'the OSDs of class ' + best.device_class : 'every OSD')
+        + ' (' + best.mask + ': ' + best.osds.map((i) => 'osd.' + i).join(', ') + ')'
+        + (best.note ? '; ' + best.note : '') + '.';
+    $('apply-note').textContent = (best.keeps_current
+      ? 'The current options are the best measured: nothing beat the baseline. '
+      : 'Trial ' + best.trial + '. ') + where + ' Each OSD loads them on restart.';
     $('commands').textContent = best.commands.join('\n');
   }
 

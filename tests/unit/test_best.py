@@ -1,0 +1,147 @@
+"""`best`: the commands that apply the best options, where they reach, and that
+they survive being pasted into a shell."""
+import copy
+import json
+import os
+import shlex
+import subprocess
+from typing import Any, Dict, List
+
+import pytest
+
+import mgr_mock
+
+mgr_mock.install()
+from rocks_autotune import report  # noqa: E402
+from rocks_autotune.cluster import OsdInfo  # noqa: E402
+
+# values an options string can carry (a canary's own options are whatever an
+# admin set): each one breaks out of naive single quotes
+HOSTILE = [
+    "compression=kNoCompression,x='a'",
+    "x=a' $(touch {canary_file}) '",
+    "max_write_buffer_number=4,y=$(touch {canary_file})",
+    "z=`touch {canary_file}`;touch {canary_file}",
+    "w=\"q\" && touch {canary_file} || true # '",
+    "v=a\\'b\nc",
+]
+
+
+def drive(m: Any, steps: int = 3000) -> None:
+    for _ in range(steps):
+        if not m.session.active:
+            return
+        m.cluster.clock.advance(m.session.step())
+        m.publish()
+    raise AssertionError('session did not end')
+
+
+@pytest.fixture(scope='module')
+def session() -> Dict[str, Any]:
+    """A finished session's best trial and state (osd.1 the canary)."""
+    m = mgr_mock.make_module()
+    assert m.cmd_start(osd=1, trials=2, duration=5).retval == 0
+    drive(m)
+    snap = m.panel_snapshot
+    return {'best': snap.status['best'], 'state': snap.state}
+
+
+def osds(classes: Dict[int, str]) -> Dict[int, OsdInfo]:
+    return {i: OsdInfo(id=i, up=True, in_=True, up_from=1, device_class=c, num_pgs=10)
+            for i, c in classes.items()}
+
+
+def argv_in_sh(command: str, tmp: str) -> List[str]:
+    """The arguments `ceph` gets when the line is run by /bin/sh (`ceph` a stub)."""
+    script = 'ceph() { printf "%s\\0" ceph "$@"; }\n' + command + '\n'
+    p = subprocess.run(['/bin/sh', '-c', script], cwd=tmp, capture_output=True, timeout=10)
+    assert p.returncode == 0, p.stderr
+    return p.stdout.decode().split('\0')[:-1]
+
+
+@pytest.mark.parametrize('value', HOSTILE)
+@pytest.mark.parametrize('annexed', [False, True])
+def test_commands_survive_a_shell_whatever_the_value(session: Dict[str, Any], value: str,
+                                                     annexed: bool, tmp_path: Any) -> None:
+    canary_file = os.path.join(str(tmp_path), 'pwned')
+    value = value.format(canary_file=canary_file)
+    best = dict(session['best'], options=value)
+    state = dict(copy.deepcopy(session['state']), annexed=annexed)
+    where = report.reach(1, osds({0: 'ssd', 1: 'ssd', 2: 'hdd'}))
+    b = report.best_summary(best, state, where)
+    want = [['ceph', 'config', 'set', 'osd.1', 'bluestore_rocksdb_options', value]]
+    if annexed:
+        want.append(['ceph', 'config', 'set', 'osd.1', 'bluestore_rocksdb_options_annex', ''])
+    want.append(['ceph', 'config', 'set', 'osd/class:ssd', 'bluestore_rocksdb_options', value])
+    if annexed:
+        want.append(['ceph', 'config', 'set', 'osd/class:ssd',
+                     'bluestore_rocksdb_options_annex', ''])
+    ran = [argv_in_sh(c, str(tmp_path)) for c in b['commands']]
+    assert not os.path.exists(canary_file), 'the shell ran part of the value'
+    assert ran == want
+    assert [shlex.split(c) for c in b['commands']] == want
+    # the plain text carries the same lines
+    text = report.best_text(b)
+    for c in b['commands']:
+        assert '  ' + c in text
+
+
+def test_the_mask_is_the_canarys_device_class(session: Dict[str, Any]) -> None:
+    cluster = osds({0: 'ssd', 1: 'ssd', 2: 'hdd', 3: 'ssd', 5: 'hdd', 7: 'nvme'})
+    where = report.reach(1, cluster)
+    assert where == {'mask': 'osd/class:ssd', 'device_class': 'ssd', 'osds': [0, 1, 3],
+                     'note': ''}
+    b = report.best_summary(session['best'], session['state'], where)
+    assert shlex.split(b['commands'][0])[3] == 'osd.1'  # the canary first
+    assert shlex.split(b['commands'][-1])[3] == 'osd/class:ssd'
+    assert not [c for c in b['commands'] if shlex.split(c)[3] == 'osd']
+    assert (b['mask'], b['osds'], b['canary']) == ('osd/class:ssd', [0, 1, 3], 1)
+    text = report.best_text(b)
+    assert 'the OSDs of class ssd (osd/class:ssd: 3 OSDs, osd.0-1, osd.3)' in text
+    assert report.reach(7, cluster)['osds'] == [7]
+
+
+def test_a_canary_without_a_class_falls_back_to_osd_and_says_so(
+        session: Dict[str, Any]) -> None:
+    cluster = osds({0: '', 1: '', 2: 'hdd'})
+    where = report.reach(1, cluster)
+    assert (where['mask'], where['osds']) == ('osd', [0, 1, 2])
+    assert 'osd.1 has no device class' in where['note']
+    b = report.best_summary(session['best'], session['state'], where)
+    assert shlex.split(b['commands'][-1])[3] == 'osd'
+    text = report.best_text(b)
+    assert 'note: osd.1 has no device class' in text and 'every OSD (osd: 3 OSDs' in text
+    gone = report.reach(9, cluster)  # a canary since removed from the map
+    assert gone['mask'] == 'osd' and 'osd.9 is not in the OSD map' in gone['note']
+
+
+def test_osd_list_folds_runs() -> None:
+    assert report.osd_list([3, 0, 1, 2, 7, 9, 10]) == 'osd.0-3, osd.7, osd.9-10'
+    assert report.osd_list([4]) == 'osd.4'
+    assert report.osd_list([]) == 'none'
+
+
+# ---------------------------------------------------------------- the module's `best`
+
+def test_best_reads_the_osd_map_when_asked() -> None:
+    m = mgr_mock.make_module()
+    m.cluster.info[2].device_class = 'hdd'
+    assert m.cmd_start(osd=1, trials=2, duration=5).retval == 0
+    drive(m)
+    r = m.cmd_best(format='json')
+    assert r.retval == 0
+    b = json.loads(r.stdout)
+    assert (b['mask'], b['device_class'], b['osds']) == ('osd/class:ssd', 'ssd', [0, 1])
+    assert [shlex.split(c)[3] for c in b['commands']] == ['osd.1', 'osd/class:ssd']
+    assert all(shlex.split(c)[5] == b['options'] for c in b['commands'])
+    text = m.cmd_best().stdout
+    assert '(osd/class:ssd: 2 OSDs, osd.0-1)' in text
+    # the class changed after the session: `best` follows the cluster, not the session
+    m.cluster.info[2].device_class = 'ssd'
+    assert json.loads(m.cmd_best(format='json').stdout)['osds'] == [0, 1, 2]
+    # and the panel shows the same commands and OSDs
+    from rocks_autotune import panel
+    m.publish()
+    st = json.loads(panel.Panel(lambda: m.panel_snapshot).handle('GET', '/api/status').body)
+    assert st['best']['commands'] == b['commands']
+    assert (st['best']['mask'], st['best']['osds']) == ('osd/class:ssd', [0, 1, 2])
