@@ -6,11 +6,26 @@ only the C++ calls answered here (store, options, health, logging).
 """
 import sys
 import types
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 
 # the mon's default mon_config_key_max_entry_size
 MON_CONFIG_KEY_MAX_ENTRY_SIZE = 64 << 10
+
+
+class Log:
+    """A logger that keeps its lines, for what is run outside a module (the panel server)."""
+
+    def __init__(self) -> None:
+        self.lines: List[str] = []
+
+    def info(self, msg: str, *args: Any) -> None:
+        self.lines.append(msg % args)
+
+    error = info
+
+    def exception(self, msg: str, *args: Any) -> None:
+        self.lines.append('EXC ' + msg % args)
 
 
 class BaseMgrModule:

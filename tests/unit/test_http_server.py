@@ -14,23 +14,13 @@ from typing import Any, Iterator, List, Optional, Tuple
 import pytest
 
 import mgr_mock
+from mgr_mock import Log
 
 mgr_mock.install()
 from rocks_autotune import panel  # noqa: E402
 from rocks_autotune.http_server import PanelServer  # noqa: E402
 
 MiB = 1 << 20
-
-
-class Log:
-    def __init__(self) -> None:
-        self.lines: List[str] = []
-
-    def info(self, msg: str, *args: Any) -> None:
-        self.lines.append(msg % args)
-
-    error = info
-    exception = info
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import pytest
 
 import mgr_mock
+from mgr_mock import Log
 
 mgr_mock.install()
 from rocks_autotune import module, panel  # noqa: E402
@@ -17,20 +18,6 @@ from rocks_autotune.http_server import PanelServer, url  # noqa: E402
 FAKE_KEY = 'AQBpZ2tm' + 'A' * 30 + '=='  # shaped like a cephx key
 # shaped like Tentacle's new (type 2) cephx keys
 FAKE_KEY_TYPE2 = 'AgDRbwFr' + 'B' * 47 + '='
-
-
-class Log:
-    def __init__(self) -> None:
-        self.lines: List[str] = []
-
-    def info(self, msg: str, *args: Any) -> None:
-        self.lines.append(msg % args)
-
-    error = info
-
-    def exception(self, msg: str, *args: Any) -> None:
-        self.lines.append('EXC ' + msg % args)
-
 
 make_mgr = mgr_mock.make_module
 
