@@ -766,7 +766,7 @@ class Session:
             runs = [Measurement.from_dict(t['measurement']) for t in s['trials']
                     if t['kind'] == 'baseline' and t['verdict'] == 'baseline']
             if len(runs) >= self.settings.baseline_runs:
-                base = Baseline.of(runs)
+                base = Baseline.of(runs, self.params.workload)
                 s['baseline'] = base.to_dict()
                 # the current options are the first point the optimizer knows:
                 # score the runs against their own median, and let the next
@@ -774,13 +774,14 @@ class Session:
                 for t in s['trials']:
                     if t['verdict'] == 'baseline':
                         t['score'] = t['told'] = metrics.score(
-                            Measurement.from_dict(t['measurement']), base)
+                            Measurement.from_dict(t['measurement']), base,
+                            self.params.workload)
                 self._optimizer = None
         else:
             if s['baseline'] is None:
                 raise ValueError('a candidate was measured before the baseline')
             base = Baseline(**s['baseline'])
-            score = metrics.score(m, base)
+            score = metrics.score(m, base, self.params.workload)
             ok = metrics.feasible(m, base, self.params.budget)
             over = m.write_amp / (self.params.budget * base.write_amp)
             told = score if ok else score + INFEASIBLE_WEIGHT * math.log(over)
