@@ -17,6 +17,7 @@ for weeks, some are muted, flags are set on OSDs, CRUSH nodes or the whole
 cluster, and daemons crash (reports posted late, archived by the admin).
 """
 import math
+import random
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
@@ -116,6 +117,11 @@ class FakeCluster:
         self.dies_on_bench: Optional[int] = None  # canary dies on this bench call
         self.bench_fails = ''  # bench calls fail with this error; the OSD stays up
         self.bench_calls = 0
+        # how options perform (kv_sync latency, write-amp), and the noise of
+        # each bench call (log-normal sigma of its latency, seeded)
+        self.model: Callable[[str], Tuple[float, float]] = model
+        self.noise = 0.0
+        self.rng = random.Random(0)
         self.restarts: List[Tuple[int, str]] = []  # (osd, options it came up with)
         # None: computed (no, while another OSD is down); a tuple: forced
         self.ok_to_stop_answer: Optional[Tuple[bool, str]] = None
@@ -385,7 +391,9 @@ class FakeCluster:
             raise ClusterError(f'osd.{osd} is down')
         if self.bench_fails:
             raise ClusterError(self.bench_fails)
-        lat, wa = model(self.running[osd])
+        lat, wa = self.model(self.running[osd])
+        if self.noise:
+            lat *= math.exp(self.rng.gauss(0.0, self.noise))
         ops = count // size
         syncs = max(1, ops // 25)
         elapsed = syncs * lat
