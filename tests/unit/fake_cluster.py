@@ -395,7 +395,7 @@ class FakeCluster:
         if self.noise:
             lat *= math.exp(self.rng.gauss(0.0, self.noise))
         ops = count // size
-        syncs = max(1, ops // 25)
+        syncs = max(1.0, ops / 25)  # no rounding: a short chunk is not faster
         elapsed = syncs * lat
         c = self.counters[osd]
         c['wal'] += count * 0.25

@@ -108,6 +108,8 @@ def test_trials_rows_best_so_far_and_markers(done: panel.Snapshot) -> None:
     for r in rows:
         assert set(r['candidate']) == set(panel.SearchSpace.candidate_from_options({}).to_dict())
         assert r['options'] and r['ratios']['write_amp'] is not None
+        # a confirmation measurement says which round and arm it was
+        assert (r['round'] is not None and bool(r['arm'])) == (r['kind'] == 'confirm')
 
 
 def test_other_checks_and_the_canarys_crashes_are_shown() -> None:

@@ -162,6 +162,8 @@ def test_ties_and_degenerate_rounds() -> None:
     assert st.paired(bad, 'a', B, 'write_amp') == [0.0, 0.0]
     rec, (a,) = st.verdict(bad + same[:4], ['a'], B, 'iops', st.HIGHER, 1.10, 0.03)
     assert a.objective.rounds == 5 and a.write_amp.rounds == 6 and rec == 'a'
+    # each figure knows its round (1-based), for the panel's per-round chart
+    assert a.objective.at == [5, 6, 7, 8, 9] and a.objective.ratios()['at'] == a.objective.at
     assert st.verdict([], ['a'], B, 'iops', st.HIGHER, 1.10, 0.03)[1][0].objective.median is None
 
 

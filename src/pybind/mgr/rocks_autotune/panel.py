@@ -155,7 +155,7 @@ def trial_rows(trials: List[Dict[str, Any]], default: str) -> List[Dict[str, Any
             'candidate': t.get('candidate'), 'options': t.get('options'),
             'measurement': t.get('measurement'), 'score': score, 'told': t.get('told'),
             'error': t.get('error', ''), 'crashes': t.get('crashes', []),
-            'seconds': t.get('seconds'),
+            'seconds': t.get('seconds'), 'round': t.get('round'), 'arm': t.get('arm', ''),
             'started': t.get('started'), 'marker': marker(t.get('candidate') or {}, refs),
             'best_so_far': best,
         })

@@ -94,12 +94,14 @@ class Summary:
     low: float
     high: float
     per_round: List[float] = field(default_factory=list)
+    at: List[int] = field(default_factory=list)  # the round (1-based) of each, if known
 
     @classmethod
-    def of(cls, xs: Sequence[float], level: float = LEVEL) -> 'Summary':
+    def of(cls, xs: Sequence[float], level: float = LEVEL,
+           at: Sequence[int] = ()) -> 'Summary':
         low, high = interval(xs, level)
         return cls(rounds=len(xs), median=median(xs) if xs else None, low=low, high=high,
-                   per_round=list(xs))
+                   per_round=list(xs), at=list(at))
 
     def ratios(self) -> Dict[str, Any]:
         """The same as ratios (candidate / baseline), for the reports; None
@@ -107,7 +109,8 @@ class Summary:
         def r(v: Optional[float]) -> Optional[float]:
             return None if v is None or not math.isfinite(v) else math.exp(v)
         return {'median': r(self.median), 'low': r(self.low), 'high': r(self.high),
-                'rounds': self.rounds, 'per_round': [math.exp(v) for v in self.per_round]}
+                'rounds': self.rounds, 'per_round': [math.exp(v) for v in self.per_round],
+                'at': list(self.at)}
 
 
 def log_ratio(candidate: Any, baseline: Any) -> Optional[float]:
@@ -124,18 +127,24 @@ def log_ratio(candidate: Any, baseline: Any) -> Optional[float]:
 Round = Mapping[str, Optional[Mapping[str, Any]]]  # arm -> its measurement in the round
 
 
-def paired(rounds: Sequence[Round], arm: str, baseline: str, key: str) -> List[float]:
-    """The arm's log-ratios of `key` to the baseline of the same round, over
-    the rounds where both were measured."""
+def paired_at(rounds: Sequence[Round], arm: str, baseline: str,
+              key: str) -> List[Tuple[int, float]]:
+    """(round index, the arm's log-ratio of `key` to the baseline of that
+    round), over the rounds where both were measured."""
     out = []
-    for r in rounds:
+    for i, r in enumerate(rounds):
         a, b = r.get(arm), r.get(baseline)
         if a is None or b is None:
             continue
         v = log_ratio(a.get(key), b.get(key))
         if v is not None:
-            out.append(v)
+            out.append((i, v))
     return out
+
+
+def paired(rounds: Sequence[Round], arm: str, baseline: str, key: str) -> List[float]:
+    """The arm's log-ratios of `key` to the baseline of the same round."""
+    return [v for _, v in paired_at(rounds, arm, baseline, key)]
 
 
 def margin_log(margin: float) -> float:
@@ -217,10 +226,14 @@ def verdict(rounds: Sequence[Round], arms: Sequence[str], baseline: str, objecti
     """
     out = out or {}
     results = []
+
+    def summary(arm: str, key: str) -> Summary:
+        pa = paired_at(rounds, arm, baseline, key)
+        return Summary.of([v for _, v in pa], level, at=[i + 1 for i, _ in pa])
     for arm in arms:
-        s_obj = Summary.of(paired(rounds, arm, baseline, objective), level)
-        s_wa = Summary.of(paired(rounds, arm, baseline, 'write_amp'), level)
-        s_kv = Summary.of(paired(rounds, arm, baseline, 'kv_sync_lat_ms'), level)
+        s_obj = summary(arm, objective)
+        s_wa = summary(arm, 'write_amp')
+        s_kv = summary(arm, 'kv_sync_lat_ms')
         v, why = judge(s_obj, s_wa, direction, margin, budget)
         if arm in out:
             v, why = out[arm]
