@@ -50,9 +50,8 @@ def session() -> Dict[str, Any]:
 def recommending(state: Dict[str, Any], options: str) -> Dict[str, Any]:
     """A copy of the state whose recommended candidate runs `options`."""
     state = copy.deepcopy(state)
-    result = state['confirm']['result']
-    for a in result['arms']:
-        if a['arm'] == result['recommended']:
+    for a in state['confirm']['arms']:
+        if a['arm'] == state['confirm']['result']['recommended']:
             a['options'] = options
     return state
 

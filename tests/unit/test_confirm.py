@@ -3,20 +3,22 @@ orders, a restart per measurement, a mgr failover in the middle, candidates
 that fail or cannot pass, stop, and what the answer says."""
 import json
 import math
-from typing import Any, Dict, List, Set, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 import pytest
 
 from rocks_autotune import metrics, report
 from rocks_autotune.metrics import Baseline, Measurement
-from rocks_autotune.session import Session
+from rocks_autotune.session import (MAX_CONFIRM_CANDIDATES, MAX_CONFIRM_ROUNDS, Session,
+                                    Settings)
+from rocks_autotune.store import HEAD_KEY, MAX_VALUE, SessionStore
 from test_session import Harness, assert_restored
 
 
-def confirming(h: Harness, **settings: Any) -> Tuple[Harness, Session]:
+def confirming(h: Harness, trials: int = 3, **settings: Any) -> Tuple[Harness, Session]:
     for k, v in dict(dict(confirm_candidates=2, confirm_rounds=5), **settings).items():
         setattr(h.settings, k, v)
-    return h, h.start(osd=0, trials=3)
+    return h, h.start(osd=0, trials=trials)
 
 
 def measured(s: Session) -> List[Tuple[int, str]]:
@@ -199,3 +201,17 @@ def test_the_score_is_the_objective_the_client_gets(workload: str, key: str) -> 
     assert s == pytest.approx(-abs(math.log(better / 100.0)))
     with pytest.raises(ValueError, match='no'):
         metrics.score(Measurement.from_dict(m), base, workload)
+
+
+def test_the_state_fits_the_store_at_the_largest_confirmation() -> None:
+    h, s = confirming(Harness(), trials=12, confirm_candidates=MAX_CONFIRM_CANDIDATES,
+                      confirm_rounds=MAX_CONFIRM_ROUNDS)
+    kv: Dict[str, Optional[str]] = {}
+    store = SessionStore(kv.get, kv.__setitem__)
+    h.run(max_steps=100000)
+    assert s.s['state'] == 'done' and len(s.s['confirm']['arms']) == MAX_CONFIRM_CANDIDATES
+    store.save(s.s)  # StoreError past MAX_VALUE
+    head = kv[HEAD_KEY]
+    assert head is not None and len(head) < MAX_VALUE // 2
+    with pytest.raises(ValueError, match='at most'):
+        Settings(confirm_rounds=MAX_CONFIRM_ROUNDS + 1).validate()

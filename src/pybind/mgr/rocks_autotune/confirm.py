@@ -142,8 +142,8 @@ class Confirmation:
                                if all(self._done(r, a) for a in order)),
             'objective': rec['objective'], 'direction': rec['direction'],
             'margin': rec['margin'], 'budget': self.budget, 'level': statistics.LEVEL,
-            'arms': [dict(v.to_dict(), trial=a['trial'], options=a['options'],
-                          candidate=a['candidate'], mean=a['mean'])
+            # the options and candidate are the arm's (rec['arms']): not copied here
+            'arms': [dict(v.to_dict(), trial=a['trial'], mean=a['mean'])
                      for a, v in zip(arms, results)],
         }
         return rec['result']

@@ -17,7 +17,7 @@ from .compat import CLICommand, CLIReadCommand, CLIWriteCommand
 from .http_server import PanelServer, url
 from .cluster import ClusterError, MgrCluster
 from .preflight import Params, StartRefused
-from .session import ACTIVE, Session, Settings
+from .session import ACTIVE, MAX_CONFIRM_CANDIDATES, MAX_CONFIRM_ROUNDS, Session, Settings
 from .store import HEAD_KEY, SessionState, SessionStore, StoreError
 # The panel's port: none of Ceph's (dashboard 8080/8443/7000, prometheus 9283,
 # restful 8003, cephadm's 8765 and 9464, iscsi 5000/9287, the monitoring
@@ -81,10 +81,11 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         Option('bench_chunk_seconds', type='float', default=5.0, min=0.5,
                desc='length of one osd bench call; stop and abort are seen between calls'),
         Option('seed', type='int', default=0, desc='random seed of the optimizer'),
-        Option('confirm_candidates', type='int', default=3, min=1, max=10,
+        Option('confirm_candidates', type='int', default=3, min=1,
+               max=MAX_CONFIRM_CANDIDATES,
                desc='after the search, this many candidates (the best by the model\'s '
                     'posterior mean) are confirmed against the baseline'),
-        Option('confirm_rounds', type='int', default=5, min=1, max=20,
+        Option('confirm_rounds', type='int', default=5, min=1, max=MAX_CONFIRM_ROUNDS,
                desc='confirmation rounds (each measures the candidates and the baseline in '
                     'a fresh random order); below 5 no candidate can be recommended'),
         Option('confirm_margin', type='float', default=0.03, min=0, max=1,

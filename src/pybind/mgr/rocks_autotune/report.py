@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Mapping, Optional
 from .canary import ANNEX, OPTIONS
 from .cluster import OsdInfo
 from .metrics import OBJECTIVE_NAMES
-from .views import answer_line, final_answer, ratio_text, recommended_arm
+from .views import answer_line, arm_record, final_answer, ratio_text, recommended_arm
 from .space import Candidate
 
 MiB = 1 << 20
@@ -169,14 +169,15 @@ def best_summary(state: Dict[str, Any],
         return None
     osd = state['params']['osd']
     arm = recommended_arm(result)
+    chosen = arm_record(state, arm['arm']) if arm else None
     if where is None:
         where = {'mask': None, 'device_class': None, 'osds': None,
                  'note': "the OSD map was not read: the canary's commands only"}
     commands = []
     changed = list(state.get('config_changes') or [])
-    if arm is not None:
+    if chosen is not None:
         for who in [f'osd.{osd}'] + ([where['mask']] if where['mask'] else []):
-            commands.append(config_set(who, OPTIONS, arm['options']))
+            commands.append(config_set(who, OPTIONS, chosen['options']))
             if state.get('annexed'):  # the annex is folded into the options string
                 commands.append(config_set(who, ANNEX, ''))
         if changed:
@@ -189,14 +190,15 @@ def best_summary(state: Dict[str, Any],
         'answer': 'recommend' if arm else 'keep current', 'keeps_current': arm is None,
         'summary': answer_line(result), 'complete': bool(result.get('complete')),
         'trial': arm['trial'] if arm else None, 'arm': arm['arm'] if arm else None,
-        'options': arm['options'] if arm else None,
-        'candidate': arm['candidate'] if arm else None,
+        'options': chosen['options'] if chosen else None,
+        'candidate': chosen['candidate'] if chosen else None,
         'objective': result['objective'], 'direction': result['direction'],
         'margin': result['margin'], 'budget': result['budget'], 'level': result['level'],
         'rounds': result['rounds'], 'rounds_done': result['rounds_done'],
         'ratios': figures(arm) if arm else None,
         'candidates': [dict(figures(a), arm=a['arm'], trial=a['trial'], verdict=a['verdict'],
-                            why=a['why'], rounds=a['objective']['rounds'], options=a['options'])
+                            why=a['why'], rounds=a['objective']['rounds'],
+                            options=arm_record(state, a['arm'])['options'])
                        for a in result['arms']],
         'canary': osd, 'mask': where['mask'], 'device_class': where['device_class'],
         'osds': where['osds'], 'note': where['note'], 'commands': commands,

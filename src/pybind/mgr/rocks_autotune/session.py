@@ -59,6 +59,10 @@ ENDED = ('done', 'stopped', 'aborted', 'failed')
 # learns where the infeasible region is without being told a cliff
 INFEASIBLE_WEIGHT = 2.0
 MAX_CLUSTER_ERRORS = 5
+# the confirmation's largest settings: its record (a figure per candidate and
+# round) stays well inside one store value, and its time within reason
+MAX_CONFIRM_CANDIDATES = 5
+MAX_CONFIRM_ROUNDS = 15
 # a crash is stamped by its OSD host's clock, the trials by the mgr's
 CRASH_CLOCK_SLACK = 30.0
 
@@ -140,6 +144,10 @@ class Settings:
                      'confirm_candidates', 'confirm_rounds'):
             if not (isinstance(getattr(self, name), int) and getattr(self, name) >= 1):
                 raise ValueError(f'{name} must be a positive integer')
+        if self.confirm_candidates > MAX_CONFIRM_CANDIDATES:
+            raise ValueError(f'confirm_candidates must be {MAX_CONFIRM_CANDIDATES} at most')
+        if self.confirm_rounds > MAX_CONFIRM_ROUNDS:
+            raise ValueError(f'confirm_rounds must be {MAX_CONFIRM_ROUNDS} at most')
 
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> 'Settings':

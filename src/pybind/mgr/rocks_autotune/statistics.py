@@ -30,7 +30,7 @@ most k/32 at 5 rounds (the margin makes it much smaller unless the noise
 dwarfs it); 6 rounds give 1/64 per candidate.
 """
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 LEVEL = 0.90
@@ -174,9 +174,13 @@ class ArmVerdict:
     why: str = ''
 
     def to_dict(self) -> Dict[str, Any]:
-        d = asdict(self)
+        """Each figure as ratios (what is shown), its bounds also as logs;
+        the per-round values once (the session's head must stay small)."""
+        d: Dict[str, Any] = {'arm': self.arm, 'verdict': self.verdict, 'why': self.why}
         for k in ('objective', 'write_amp', 'kv_sync_lat'):
-            d[k] = dict(d[k], ratio=getattr(self, k).ratios())
+            f: Summary = getattr(self, k)
+            d[k] = {'rounds': f.rounds, 'median': f.median, 'low': f.low, 'high': f.high,
+                    'ratio': f.ratios()}
         return d
 
 

@@ -27,9 +27,15 @@ def answer(s: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
 
 
 def recommended_arm(result: Optional[Mapping[str, Any]]) -> Optional[Dict[str, Any]]:
+    """The recommended candidate's figures in the verdict, if any."""
     if not result or not result.get('recommended'):
         return None
     return next((a for a in result['arms'] if a['arm'] == result['recommended']), None)
+
+
+def arm_record(s: Mapping[str, Any], name: str) -> Dict[str, Any]:
+    """A confirmed candidate as planned: its search trial, candidate, options."""
+    return next(a for a in (s.get('confirm') or {}).get('arms', []) if a['arm'] == name)
 
 
 def final_answer(s: Mapping[str, Any]) -> Optional[Dict[str, Any]]:

@@ -130,10 +130,12 @@
     table.tHead.replaceChildren(head);
     const body = table.tBodies[0];
     body.replaceChildren();
+    const options = {};
+    for (const a of c.arms) options[a.arm] = a.options;
     for (const a of r.arms) {
       const tr = el('tr');
       tr.className = a.verdict.replace(/ /g, '-');
-      tr.title = a.options || '';
+      tr.title = options[a.arm] || '';
       tr.append(el('td', a.arm), el('td', a.trial));
       for (const [key] of FIGURES) tr.append(el('td', ratioText(a[key].ratio)));
       tr.append(el('td', a.objective.rounds), el('td', a.verdict + (a.why ? ': ' + a.why : '')));
