@@ -64,6 +64,29 @@ class Lab:
                      os.path.join(REPO, 'tests', 'cluster', 'mgr_timer.py'), json.dumps(cmd))
         return dict(json.loads(r.stdout))
 
+    def post_crashes(self, entity: str, since: float) -> List[str]:
+        """Post the crash reports `entity` left in the lab's crash dir since
+        `since`, as ceph-crash does (the lab runs none): a report whose
+        `done` is written goes to `ceph crash post -i meta`, then moves to
+        crash/posted.  Only that daemon's: every Tentacle mgr start leaves a
+        report per module its main interpreter fails to load, which a real
+        ceph-crash would post too.  Returns the crash ids posted."""
+        crash = os.path.join(self.dir, 'crash')
+        os.makedirs(os.path.join(crash, 'posted'), exist_ok=True)
+        ids: List[str] = []
+        for name in sorted(os.listdir(crash)):
+            path = os.path.join(crash, name)
+            if not os.path.exists(os.path.join(path, 'done')):
+                continue  # not a report, or the daemon is still writing it
+            with open(os.path.join(path, 'meta')) as f:
+                report = json.load(f)
+            if report.get('entity_name') != entity or os.path.getmtime(path) < since:
+                continue
+            self.ceph('crash', 'post', '-i', os.path.join(path, 'meta'))
+            os.rename(path, os.path.join(crash, 'posted', name))
+            ids.append(str(report['crash_id']))
+        return ids
+
     def samples(self, since: float, until: float) -> List[Dict[str, Any]]:
         """The PG watcher's samples taken between two times."""
         with open(self.watch_file) as f:
