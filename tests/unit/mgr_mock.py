@@ -64,7 +64,8 @@ class BaseMgrModule:
             self.mock_store[key] = val
 
     def _ceph_send_command(self, result: Any, svc_type: str, svc_id: str, command: str,
-                           tag: str, inbuf: Any) -> None:
+                           tag: str, inbuf: Any, *args: Any, **kwargs: Any) -> None:
+        # (Tentacle also passes one_shot)
         """The mon's config-key set/del on the module's keys (what the mock mon knows)."""
         cmd = json.loads(command)
         prefix = f'mgr/{self.module_name}/'  # type: ignore[attr-defined]
