@@ -1,5 +1,6 @@
 """A real lab cluster for the cluster tier: brought up once, torn down at the end."""
 import json
+import math
 import os
 import subprocess
 import time
@@ -172,7 +173,9 @@ def no_pg_inactive(request: pytest.FixtureRequest) -> Iterator[None]:
     yield
     t1 = time.time()
     # the last sample of the test's time is written within a second
-    time.sleep(1.2)
+    deadline = t1 + 10
+    while not lab.samples(t1, math.inf) and time.time() < deadline:
+        time.sleep(0.2)
     samples = lab.samples(t0, t1)
     bad = lapses(samples)
     assert not bad, f'PGs lost availability during the test: {bad[:5]}'

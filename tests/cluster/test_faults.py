@@ -78,6 +78,15 @@ def active_mgr(lab: Lab) -> str:
     return lab.json('mgr', 'dump')['active_name']
 
 
+def assert_restart_waits(lab: Lab, osd: int, seconds: float) -> None:
+    """The canary is not restarted while the gate says no: same pid, still
+    waiting in restore_wait, for `seconds` (the gate is asked every few)."""
+    pid = lab.pid(f'osd.{osd}')
+    time.sleep(seconds)
+    assert lab.pid(f'osd.{osd}') == pid
+    assert lab.status()['phase'] == 'restore_wait'
+
+
 def test_1_canary_killed_during_the_window(lab: Lab) -> None:
     before = own(lab, 0)
     lab.ceph('rocks-autotune', 'start', '--osd', '0', '--trials', '2', '--duration', '8')
@@ -199,10 +208,7 @@ def test_5c_unhealthy_too_long_aborts_and_restores(lab: Lab) -> None:
             # the gate (ok-to-stop, no other OSD down), never forced
             lab.wait('ROCKS_AUTOTUNE_RESTORE_PENDING',
                      lambda: 'ROCKS_AUTOTUNE_RESTORE_PENDING' in health_codes(lab), 300)
-            pid = lab.pid('osd.0')
-            time.sleep(15)
-            assert lab.pid('osd.0') == pid
-            assert lab.status()['phase'] == 'restore_wait'
+            assert_restart_waits(lab, 0, 15)
         finally:
             lab.ceph('orch', 'daemon', 'start', 'osd.1')
         st = wait_ended(lab)
@@ -331,10 +337,7 @@ def test_9_other_osd_down_mid_window_then_abort(lab: Lab) -> None:
         # the config is restored at once and noout kept; the restart waits
         assert own(lab, 0) == before
         assert 'noout' in lab.osd(0)['state']
-        # the gate is asked every few seconds meanwhile: it must keep saying no
-        time.sleep(10)
-        assert lab.pid('osd.0') == pid
-        assert lab.status()['phase'] == 'restore_wait'
+        assert_restart_waits(lab, 0, 10)
     finally:
         lab.ceph('orch', 'daemon', 'start', 'osd.1')
     st = wait_ended(lab)
