@@ -22,6 +22,7 @@ pytestmark = pytest.mark.faults
 # is also covered against the fake cluster in tests/unit/test_session.py)
 full_only = pytest.mark.full_only
 ENDED = ('done', 'stopped', 'aborted', 'failed')
+MEASURING = ('warmup', 'measure')
 
 
 def own(lab: Lab, osd: int) -> List[Dict[str, Any]]:
@@ -75,6 +76,15 @@ def history(lab: Lab) -> List[Dict[str, Any]]:
 
 def active_mgr(lab: Lab) -> str:
     return lab.json('mgr', 'dump')['active_name']
+
+
+def assert_restart_waits(lab: Lab, osd: int, seconds: float) -> None:
+    """The canary is not restarted while the gate says no: same pid, still
+    waiting in restore_wait, for `seconds` (the gate is asked every few)."""
+    pid = lab.pid(f'osd.{osd}')
+    time.sleep(seconds)
+    assert lab.pid(f'osd.{osd}') == pid
+    assert lab.status()['phase'] == 'restore_wait'
 
 
 def test_1_canary_killed_during_the_window(lab: Lab) -> None:
@@ -198,10 +208,7 @@ def test_5c_unhealthy_too_long_aborts_and_restores(lab: Lab) -> None:
             # the gate (ok-to-stop, no other OSD down), never forced
             lab.wait('ROCKS_AUTOTUNE_RESTORE_PENDING',
                      lambda: 'ROCKS_AUTOTUNE_RESTORE_PENDING' in health_codes(lab), 300)
-            pid = lab.pid('osd.0')
-            time.sleep(15)
-            assert lab.pid('osd.0') == pid
-            assert lab.status()['phase'] == 'restore_wait'
+            assert_restart_waits(lab, 0, 15)
         finally:
             lab.ceph('orch', 'daemon', 'start', 'osd.1')
         st = wait_ended(lab)
@@ -330,10 +337,7 @@ def test_9_other_osd_down_mid_window_then_abort(lab: Lab) -> None:
         # the config is restored at once and noout kept; the restart waits
         assert own(lab, 0) == before
         assert 'noout' in lab.osd(0)['state']
-        # the gate is asked every few seconds meanwhile: it must keep saying no
-        time.sleep(10)
-        assert lab.pid('osd.0') == pid
-        assert lab.status()['phase'] == 'restore_wait'
+        assert_restart_waits(lab, 0, 10)
     finally:
         lab.ceph('orch', 'daemon', 'start', 'osd.1')
     st = wait_ended(lab)
@@ -398,7 +402,16 @@ def test_11_long_session_bad_option_and_failover(lab: Lab, trials: int, limit: i
         old = active_mgr(lab)
         lab.ceph('mgr', 'fail', old)
         lab.wait('a new active mgr', lambda: active_mgr(lab) not in ('', old), 120)
-        st = wait_ended(lab, timeout=120 * trials, seen=seen)
+        write_failed: List[Any] = []
+
+        def ended() -> bool:
+            checks = lab.json('health', 'detail')['checks']
+            seen.update(ours(set(checks)))
+            if 'ROCKS_AUTOTUNE_STATE_WRITE_FAILED' in checks:
+                write_failed.append(checks['ROCKS_AUTOTUNE_STATE_WRITE_FAILED'])
+            return lab.status()['state'] in ENDED
+        lab.wait('the session to end', ended, 120 * trials)
+        st = lab.status()
     finally:
         set_opt(lab, 'compressions', 'none,lz4,snappy')
         set_opt(lab, 'warmup', '2')
@@ -410,7 +423,7 @@ def test_11_long_session_bad_option_and_failover(lab: Lab, trials: int, limit: i
     assert [t['index'] for t in done] == list(range(len(done)))
     assert [t['kind'] for t in done].count('candidate') == trials
     assert 'zstd' not in {t['candidate']['compression'] for t in done}
-    assert 'ROCKS_AUTOTUNE_STATE_WRITE_FAILED' not in seen
+    assert 'ROCKS_AUTOTUNE_STATE_WRITE_FAILED' not in seen, write_failed[:3]
     # the state outgrew one value; no key of it did
     keys = json.loads(lab.ceph('config-key', 'dump', SESSION_KEYS).stdout)
     mine = [keys[SESSION_KEYS]] + [keys[f'{SESSION_KEYS}.trial.{i}'] for i in range(len(done))]
@@ -419,3 +432,197 @@ def test_11_long_session_bad_option_and_failover(lab: Lab, trials: int, limit: i
     lab.wait('BAD_OPTION to clear',
              lambda: 'ROCKS_AUTOTUNE_BAD_OPTION' not in health_codes(lab), 60)
     assert_clean(lab, 1, before)
+
+
+def pgs_in(lab: Lab, state: str) -> int:
+    """How many PGs have `state` among their states (scrubbing, deep, ...)."""
+    s = lab.json('pg', 'stat')
+    s = s.get('pg_summary', s)
+    return sum(x['num'] for x in s['num_pg_by_state'] if state in x['name'].split('+'))
+
+
+def test_13_a_session_runs_while_pgs_deep_scrub(lab: Lab) -> None:
+    """Scrubbing PGs are clean: no pause at the look, no wait after a restart."""
+    before = own(lab, 2)
+    # osd_scrub_sleep does nothing under mclock (Tentacle's default queue: the
+    # OSD holds it at 0); this sleep per object deep-scrubbed (about 37 in each
+    # of the lab's PGs) stretches each PG's deep scrub to seconds.  It blocks an
+    # op thread, peering's too: longer, and the canary's restarts drag
+    lab.ceph('config', 'set', 'osd', 'osd_debug_deep_scrub_sleep', '0.1')
+    scrubbing: List[Dict[str, Any]] = []  # the session's trial and phase when PGs scrubbed
+    seen: Set[str] = set()
+    try:
+        lab.ceph('osd', 'pool', 'deep-scrub', 'rbd')
+        lab.wait('PGs deep scrubbing', lambda: pgs_in(lab, 'deep') > 0, 120)
+        lab.ceph('rocks-autotune', 'start', '--osd', '2', '--trials', '1', '--duration', '4')
+
+        def ended() -> bool:
+            st = lab.status()
+            seen.update(ours(health_codes(lab)))
+            if st['state'] in ENDED:
+                return True
+            if pgs_in(lab, 'scrubbing'):
+                scrubbing.append({'trial': (st['current'] or {}).get('index'),
+                                  'phase': st['phase']})
+            else:  # a restart ends the scrubs of the canary's PGs: ask again
+                lab.ceph('osd', 'pool', 'deep-scrub', 'rbd')
+            return False
+        lab.wait('the session to end', ended, 900)
+    finally:
+        lab.ceph('config', 'rm', 'osd', 'osd_debug_deep_scrub_sleep')
+    st = lab.status()
+    assert st['state'] == 'done', st
+    trials = history(lab)
+    assert [t['verdict'] for t in trials][:2] == ['baseline', 'baseline'], trials
+    assert len(trials) == 3 and trials[2]['verdict'] in ('feasible', 'infeasible'), trials
+    # the PGs scrubbed through the session: in each trial's window, before
+    # the look and the restart that follow it
+    windows = {x['trial'] for x in scrubbing if x['phase'] in MEASURING}
+    assert windows == {0, 1, 2}, scrubbing
+    assert not seen & {'ROCKS_AUTOTUNE_PAUSED', 'ROCKS_AUTOTUNE_TRIAL_FAILED'}, seen
+    assert_clean(lab, 2, before)
+
+
+EC_POOL = 'i12-ec21'
+SIZE2_POOL = 'i12-size2'
+SESSION_PREFIX = 'mgr/rocks_autotune/session'
+
+
+def delete_pool(lab: Lab, name: str) -> None:
+    lab.ceph('osd', 'pool', 'delete', name, name, '--yes-i-really-really-mean-it')
+
+
+def test_14_single_copy_pools_refuse_start_unless_allowed(lab: Lab) -> None:
+    """An EC 2+1 pool and a size-2 pool on the canary: refused, nothing saved."""
+    config = lab.json('config', 'dump')
+    keys = lab.ceph('config-key', 'dump', SESSION_PREFIX).stdout
+    before = own(lab, 0)
+
+    def refused(*args: str) -> str:
+        r = lab.ceph('rocks-autotune', 'start', '--trials', '1', '--duration', '4', *args,
+                     check=False)
+        assert r.returncode != 0, r.stdout
+        assert lab.json('config', 'dump') == config
+        assert lab.ceph('config-key', 'dump', SESSION_PREFIX).stdout == keys
+        return r.stderr
+
+    # made here, not by `ceph-lab up`: they cover every OSD of the lab, so
+    # every other test's canary would be refused
+    lab.ceph('osd', 'erasure-code-profile', 'set', EC_POOL, 'k=2', 'm=1',
+             'crush-failure-domain=osd')
+    try:
+        lab.ceph('osd', 'pool', 'create', EC_POOL, '8', '8', 'erasure', EC_POOL)
+        lab.wait('active+clean', lab.active_clean, 300)
+        err = refused('--osd', '0')
+        assert f"pool '{EC_POOL}' (erasure-coded k=2 m=1, min_size 2)" in err, err
+        assert '--allow-single-copy' in err and 'rbd' not in err, err
+        # size 2, min_size 1: the lab's default min_size (2) would keep its PGs
+        # from I/O while the canary restarts, and ok-to-stop says no to that
+        lab.ceph('osd', 'pool', 'create', SIZE2_POOL, '8', '8', 'replicated', '--size', '2')
+        lab.ceph('osd', 'pool', 'set', SIZE2_POOL, 'min_size', '1')
+        lab.wait('active+clean', lab.active_clean, 300)
+        err = refused('--osd', '0')
+        assert f"pool '{SIZE2_POOL}' (replicated, size 2, min_size 1)" in err, err
+        assert EC_POOL in err, err
+        # the automatic choice finds no OSD either, and says why for each
+        err = refused()
+        assert 'no OSD can be the canary' in err, err
+        assert all(f'restarting osd.{o} leaves' in err for o in range(3)), err
+        r = lab.ceph('rocks-autotune', 'start', '--osd', '0', '--trials', '1', '--duration',
+                     '4', '--allow-single-copy')
+        assert '--allow-single-copy: every restart of it leaves' in r.stdout, r.stdout
+        assert EC_POOL in r.stdout and SIZE2_POOL in r.stdout, r.stdout
+        lab.ceph('rocks-autotune', 'abort')
+        st = wait_ended(lab)
+        assert st['state'] == 'aborted', st
+    finally:
+        for pool in (EC_POOL, SIZE2_POOL):
+            if pool in lab.json('osd', 'pool', 'ls'):
+                delete_pool(lab, pool)
+        lab.ceph('osd', 'erasure-code-profile', 'rm', EC_POOL)
+    assert_clean(lab, 0, before)
+
+
+# a RocksDB option that makes ceph-osd segfault as it opens its DB (a table
+# cache of 2^25 shards is refused, and RocksDB uses the missing cache): the
+# OSD's signal handler writes a crash report, as a real crash does
+CRASHING_OPTION = 'table_cache_numshardbits=25'
+
+
+def test_15_a_candidate_that_crashes_the_canary_is_followed_by_more_trials(lab: Lab) -> None:
+    before = own(lab, 1)
+    t0 = time.time()
+    posted: List[str] = []
+    seen: Set[str] = set()
+    set_opt(lab, 'inject_candidate_options', CRASHING_OPTION)
+    try:
+        # three candidates, each crashing the canary: RECENT_CRASH is up by
+        # the third's look at the latest (ceph-crash's part, played by the test)
+        lab.ceph('rocks-autotune', 'start', '--osd', '1', '--trials', '3', '--duration', '4')
+
+        def ended() -> bool:
+            posted.extend(lab.post_crashes('osd.1', t0))
+            seen.update(health_codes(lab))
+            return lab.status()['state'] in ENDED
+        lab.wait('the session to end', ended, 900)
+    finally:
+        set_opt(lab, 'inject_candidate_options', '')
+    try:
+        st = lab.status()
+        assert st['state'] == 'done', st
+        cand = [t for t in history(lab) if t['kind'] == 'candidate']
+        assert [t['verdict'] for t in cand] == ['failed'] * 3, cand
+        assert all(CRASHING_OPTION in t['options'] for t in cand)
+        # the crashes reached the cluster and raised RECENT_CRASH, which did not
+        # hold the later trials back
+        assert len(posted) == 3, posted  # one per candidate
+        assert set(posted) <= {c['crash_id'] for c in lab.json('crash', 'ls')}
+        assert 'RECENT_CRASH' in seen and 'ROCKS_AUTOTUNE_PAUSED' not in seen, seen
+        # status and history name them, each on the trial that caused it (the
+        # last one's too: posted within seconds here, before the session ended)
+        assert st['crashes'] == posted, (st, posted)
+        assert [t.get('crashes') for t in cand] == [[i] for i in posted], cand
+        text = lab.ceph('rocks-autotune', 'status').stdout
+        assert f'ceph crash archive {posted[0]}' in text, text
+        text = lab.ceph('rocks-autotune', 'history').stdout
+        assert f'(crash {posted[0]}' in text, text
+    finally:
+        lab.ceph('crash', 'archive-all')
+    lab.wait('RECENT_CRASH to clear', lambda: 'RECENT_CRASH' not in health_codes(lab), 120)
+    assert_clean(lab, 1, before)
+
+
+ANNEX_OPT = 'bluestore_rocksdb_options_annex'
+# the lab's OSDs are all ssd; the value is what they run anyway
+CLASS_ANNEX = ('osd/class:ssd', ANNEX_OPT, 'max_background_jobs=4')
+
+
+def class_annex(lab: Lab) -> List[str]:
+    return [e['value'] for e in lab.json('config', 'dump')
+            if e['section'] == 'osd' and e['name'] == ANNEX_OPT
+            and e.get('device_class') == 'ssd']
+
+
+def test_16_a_class_level_annex_mid_session_pauses_and_stays(lab: Lab) -> None:
+    before = own(lab, 2)
+    lab.ceph('rocks-autotune', 'start', '--osd', '2', '--trials', '1', '--duration', '4')
+    try:
+        wait_phase(lab, 'baseline', 'measure')
+        lab.ceph('config', 'set', *CLASS_ANNEX)
+        lab.wait('ROCKS_AUTOTUNE_CONFIG_CHANGED',
+                 lambda: 'ROCKS_AUTOTUNE_CONFIG_CHANGED' in health_codes(lab), 300)
+        pid, up_from = lab.pid('osd.2'), lab.osd(2)['up_from']
+        st = lab.status()
+        assert st['phase'] == 'apply' and st['message'].startswith('paused: config changed'), st
+        assert any(c.startswith(f'osd/class:ssd {ANNEX_OPT}: (not set) -> ')
+                   for c in st['config_changes']), st
+        lab.ceph('rocks-autotune', 'abort')
+        st = wait_ended(lab)
+        assert st['state'] == 'aborted', st
+        assert 'left as they set them' in st['message'], st
+        # the restore left the admin's annex, and restarted nothing while paused
+        assert class_annex(lab) == [CLASS_ANNEX[2]]
+        assert lab.pid('osd.2') == pid and lab.osd(2)['up_from'] == up_from
+    finally:
+        lab.ceph('config', 'rm', *CLASS_ANNEX[:2])
+    assert_clean(lab, 2, before)

@@ -94,7 +94,7 @@ def test_a_muted_warning_does_not_block_start(lab: Lab) -> None:
     lab.ceph('osd', 'set', 'noscrub')
     try:
         lab.wait('start refused while OSDMAP_FLAGS is raised', refused, 60)
-        assert 'fix it first' in out['r'].stderr
+        assert '--force' in out['r'].stderr
         lab.ceph('health', 'mute', 'OSDMAP_FLAGS')
         lab.wait('start accepted with the warning muted', start, 30)
         assert 'osd.0' in out['r'].stdout

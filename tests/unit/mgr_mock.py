@@ -4,6 +4,8 @@ Install it before anything imports the real, installed `mgr_module.py`:
 the module class under test then runs against Ceph's real Python API with
 only the C++ calls answered here (store, options, health, logging).
 """
+import errno
+import json
 import sys
 import types
 from typing import Any, Dict, List, Optional
@@ -54,15 +56,34 @@ class BaseMgrModule:
         return self.mock_store.get(key)
 
     def _ceph_set_store(self, key: str, val: Optional[str]) -> None:
-        if self.mock_store_fails:
-            raise RuntimeError('config-key set timed out')
-        if val is not None and len(val) > MON_CONFIG_KEY_MAX_ENTRY_SIZE:
-            # the mon refuses it; the mgr only logs that (Pacific)
-            return
+        # as ActivePyModules::set_store: the cache first, then the mon, whose
+        # refusal is only logged
         if val is None:
             self.mock_store.pop(key, None)
         else:
             self.mock_store[key] = val
+
+    def _ceph_send_command(self, result: Any, svc_type: str, svc_id: str, command: str,
+                           tag: str, inbuf: Any, *args: Any, **kwargs: Any) -> None:
+        # (Tentacle also passes one_shot)
+        """The mon's config-key set/del on the module's keys (what the mock mon knows)."""
+        cmd = json.loads(command)
+        prefix = f'mgr/{self.module_name}/'  # type: ignore[attr-defined]
+        if svc_type != 'mon' or cmd['prefix'] not in ('config-key set', 'config-key del') \
+                or not cmd['key'].startswith(prefix):
+            result.complete(-errno.EINVAL, '', f'mock mon: no {cmd["prefix"]}')
+            return
+        key = cmd['key'][len(prefix):]
+        if self.mock_store_fails:
+            result.complete(-errno.ETIMEDOUT, '', 'mock mon: no quorum')
+        elif cmd['prefix'] == 'config-key del':
+            self.mock_store.pop(key, None)
+            result.complete(0, '', '')
+        elif len(cmd['val']) > MON_CONFIG_KEY_MAX_ENTRY_SIZE:
+            result.complete(-errno.EFBIG, '', 'error: entry size limited to 65536 bytes.')
+        else:
+            self.mock_store[key] = cmd['val']
+            result.complete(0, '', '')
 
     def _ceph_set_health_checks(self, checks: Dict[str, Any]) -> None:
         self.mock_health = checks

@@ -2,6 +2,7 @@
 import importlib.machinery
 import importlib.util
 import os
+import shutil
 from typing import Any
 
 import pytest
@@ -59,3 +60,35 @@ def test_wrappers_run_the_roots_own_binaries(monkeypatch: pytest.MonkeyPatch,
     assert os.access(tmp_path / 'lab' / 'bin' / 'rados', os.X_OK)
     assert lab.root_dir('pacific') is None
     assert lab.root_dir('tentacle').endswith('/tentacle')
+
+
+def test_a_bind_follows_a_checkout_made_again_at_the_same_path(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """CI clones afresh at one path: a bind of the old clone shows an empty dir."""
+    if os.geteuid() != 0:
+        pytest.skip('bind mounts need root')
+    lab = load_lab(monkeypatch, str(tmp_path / 'lab'))
+    src, root = tmp_path / 'checkout', str(tmp_path / 'root')
+    monkeypatch.setattr(lab, 'root_binds', lambda: [str(src)])
+    seen = tmp_path / 'root' / str(src).lstrip('/')
+    src.mkdir()
+    (src / 'one').touch()
+    try:
+        lab.mount_root(root)
+        assert (seen / 'one').exists()
+        lab.mount_root(root)
+        assert len(lab.mounts_under(root)) == 1
+        # moved aside, then removed: each time the root sees the new one
+        src.rename(tmp_path / 'aside')
+        src.mkdir()
+        (src / 'two').touch()
+        lab.mount_root(root)
+        assert (seen / 'two').exists() and not (seen / 'one').exists()
+        shutil.rmtree(src)
+        src.mkdir()
+        (src / 'three').touch()
+        lab.mount_root(root)
+        assert (seen / 'three').exists()
+        assert len(lab.mounts_under(root)) == 1
+    finally:
+        lab.unmount_root(root)

@@ -22,9 +22,8 @@ FAKE_KEY_TYPE2 = 'AgDRbwFr' + 'B' * 47 + '='
 make_mgr = mgr_mock.make_module
 
 
-def run_session(trials: int = 6) -> Any:
-    m = make_mgr()
-    assert m.cmd_start(osd=1, trials=trials, duration=5).retval == 0
+def run_to_end(m: Any) -> Any:
+    """Step the module's session to its end, publishing after every step."""
     for _ in range(5000):
         if not m.session.active:
             break
@@ -32,6 +31,12 @@ def run_session(trials: int = 6) -> Any:
         m.publish()
     assert m.session.s['state'] == 'done'
     return m
+
+
+def run_session(trials: int = 6) -> Any:
+    m = make_mgr()
+    assert m.cmd_start(osd=1, trials=trials, duration=5).retval == 0
+    return run_to_end(m)
 
 
 @pytest.fixture(scope='module')
@@ -120,12 +125,7 @@ def test_other_checks_and_the_canarys_crashes_are_shown() -> None:
     m.cluster.crash_when_broken = True
     m.cluster.extra_health = ['POOL_NO_REDUNDANCY']
     assert m.cmd_start(osd=1, trials=4, duration=5, force=True).retval == 0
-    for _ in range(5000):
-        if not m.session.active:
-            break
-        m.cluster.clock.advance(m.session.step())
-    m.publish()
-    assert m.session.s['state'] == 'done'
+    run_to_end(m)
     ids = [c.id for c in m.cluster.recent_crashes()]
     p = app(panel.Snapshot.of(m.session.view()))
     st = get_json(p, '/api/status')

@@ -854,6 +854,23 @@ def test_a_candidate_that_crashes_the_canary_does_not_stall_the_session() -> Non
     assert_restored(h, 0, before)
 
 
+def test_the_last_trials_crash_is_named_at_the_end() -> None:
+    # seen on the lab (fault case 15): every candidate crashed the canary, and
+    # the last one's crash, reported before the session ended, went unnamed:
+    # crashes were named only at the health look, and none follows the last trial
+    h = Harness(inject_options='crash_me=1')  # as the lab test: every candidate
+    h.cluster.broken = lambda options: 'crash_me=1' in options
+    h.cluster.crash_when_broken = True
+    s = h.start(osd=0, trials=2)
+    h.run()
+    assert s.s['state'] == 'done'
+    failed = [t for t in s.s['trials'] if t['verdict'] == 'failed']
+    crashes = h.cluster.recent_crashes()
+    assert len(failed) == 2 and len(crashes) == 2
+    assert [t['crashes'] for t in failed] == [[c.id] for c in crashes]
+    assert s.status()['crashes'] == [c.id for c in crashes]
+
+
 @pytest.mark.parametrize('who', ['osd.2', 'osd.0'])
 def test_a_crash_outside_the_sessions_failed_trials_blocks_without_force(who: str) -> None:
     # another OSD's crash, or the canary's with no failed trial to account for it

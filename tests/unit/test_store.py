@@ -11,7 +11,7 @@ from test_session import Harness
 
 
 class KV:
-    """A store that refuses values over 64 KiB by dropping them, as the mon does."""
+    """A store that refuses values over 64 KiB, as the mon answers config-key set."""
 
     def __init__(self) -> None:
         self.d: Dict[str, str] = {}
@@ -22,7 +22,9 @@ class KV:
     def put(self, key: str, value: Optional[str]) -> None:
         if value is None:
             self.d.pop(key, None)
-        elif len(value) <= 64 << 10:
+        elif len(value) > 64 << 10:
+            raise OSError('error: entry size limited to 65536 bytes.')
+        else:
             self.d[key] = value
 
 

@@ -106,7 +106,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         self.run = True
         self.cluster: Any = MgrCluster(self)
         self.clock = time.time
-        self.store = SessionStore(self.get_store, self.set_store)
+        self.store = SessionStore(self.get_store, self.put_store)
         self.session: Optional[Session] = None
         self.load_error = ''
         self.settings_error = ''
@@ -155,6 +155,23 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
 
     def save(self, state: SessionState) -> None:
         self.store.save(state)
+
+    def put_store(self, key: str, value: Optional[str]) -> None:
+        """set_store, as a write that says when it failed.
+
+        The mgr's set_store puts the value in its own cache, then only logs a
+        mon that refused it (over mon_config_key_max_entry_size, no quorum),
+        and its cache can briefly hold an older value from the mon's updates:
+        neither the call nor a read back tells whether the write took.  The
+        mon's answer does.  The mgr's cache catches up through its
+        subscription to the mgr/ keys.
+        """
+        full = f'mgr/{self.module_name}/{key}'
+        cmd = ({'prefix': 'config-key set', 'key': full, 'val': value} if value is not None
+               else {'prefix': 'config-key del', 'key': full})
+        r, _, err = self.mon_command(cmd)
+        if r != 0:
+            raise StoreError(f'{cmd["prefix"]} {full}: {err.strip() or r}')
 
     def load(self) -> None:
         """Pick up a session a previous active mgr left, if any."""

@@ -765,12 +765,27 @@ class Session:
         canary's crashes it caused (for the admin to archive)."""
         health = look(self.cluster, self.osd, lambda c: self._failed_trial_of(c) is not None)
         self.s['other_checks'] = health.others
-        for c in health.own_crashes:
+        self._note_crashes(health.own_crashes)
+        return health.blockers(self.params.force)
+
+    def _note_crashes(self, crashes: List[Crash]) -> None:
+        """Note on each failed trial the canary's crashes it caused."""
+        for c in crashes:
             t = self._failed_trial_of(c)
             # (a trial recorded before issue 12 has no list)
             if t is not None and c.id not in t.setdefault('crashes', []):
                 t['crashes'].append(c.id)
-        return health.blockers(self.params.force)
+
+    def _note_last_crashes(self) -> None:
+        """At the end: the crashes reported since the last look (no look
+        follows the last trial).  A report posted after the end (ceph-crash
+        may take minutes) is not named."""
+        if not any(t['verdict'] == 'failed' for t in self.s['trials']):
+            return
+        try:
+            self._note_crashes(self.cluster.recent_crashes())
+        except Exception as e:  # best effort: nothing may keep a session from ending
+            log.warning('cannot read crash reports at the end of the session: %s', e)
 
     def _failed_trial_of(self, crash: Crash) -> Optional[Dict[str, Any]]:
         """The failed trial during which (its restarts, or the recovery after
@@ -974,6 +989,7 @@ class Session:
         for key in ('PAUSED', 'CONFIG_CHANGED', 'TRIAL_FAILED', 'MANUAL_RESTART',
                     'RESTORE_PENDING'):
             s['alerts'].pop(key, None)
+        self._note_last_crashes()
         s['state'] = s.get('final') or self._outcome()
         self._enter(P.END)
         s['ended'] = self.clock()
@@ -1012,6 +1028,7 @@ class Session:
                              else '' if restored else ' (NOT restored: set it back by hand)'))
         for key in ('PAUSED', 'CONFIG_CHANGED', 'MANUAL_RESTART', 'RESTORE_PENDING'):
             s['alerts'].pop(key, None)
+        self._note_last_crashes()
         s['alerts']['RESTORE_FAILED'] = {
             'severity': 'error', 'summary': f'rocks_autotune: osd.{self.osd} needs attention',
             'detail': detail}

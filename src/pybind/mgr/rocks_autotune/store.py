@@ -135,12 +135,10 @@ class SessionStore:
         if value is not None and len(value) > MAX_VALUE:
             raise StoreError(f'{key} would be {len(value)} bytes, over {MAX_VALUE}')
         try:
-            self._put(key, value)
-            stored = self._get(key)
-        except Exception as e:  # the mgr's store: any failure is a failed write
-            raise StoreError(f'writing {key} failed: {e}')
-        if stored != value:
-            raise StoreError(f'writing {key} did not stick (the mon may refuse it)')
+            self._put(key, value)  # raises when the mon did not take it
+        except Exception as e:  # any failure is a failed write
+            size = 'a removal' if value is None else f'{len(value)} bytes'
+            raise StoreError(f'writing {key} ({size}) failed: {e}')
 
     def save(self, state: Mapping[str, Any]) -> None:
         """Write what changed: the start record once, changed trials, the head last."""
