@@ -285,6 +285,19 @@ def test_window_is_extended_then_marked_short_for_big_flushes() -> None:
     assert 20.0 <= m['seconds'] < 25.0
 
 
+def test_a_live_window_with_no_client_write_ends_the_session_restored() -> None:
+    """The fake cluster serves no client traffic: `live` has nothing to measure."""
+    h = Harness()
+    before = h.config_of(1)
+    s = h.start(osd=1, workload='live')
+    h.run()
+    assert s.s['state'] == 'failed', s.s['message']
+    assert 'served no client write' in s.s['error'] and '--workload bench' in s.s['error']
+    # said once, in the first window: no baseline, no trial, no retries
+    assert s.s['trials'] == [] and s.s['baseline'] is None
+    assert_restored(h, 1, before)
+
+
 def test_choose_canary_prefers_fast_class_and_few_pgs() -> None:
     c = FakeCluster(FakeClock())
     c.info[0].device_class = 'hdd'

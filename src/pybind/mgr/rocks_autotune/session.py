@@ -870,6 +870,16 @@ class Session:
     def _record(self, m: Measurement) -> None:
         s = self.s
         cur = self._cur()
+        key = metrics.OBJECTIVES[self.params.workload][0]
+        if getattr(m, key) is None:
+            # only `live` can see none (osd bench always writes): with no
+            # traffic there is nothing to compare, now or in any later window
+            s['error'] = (f'osd.{self.osd} served no client write in a {m.seconds:.0f}s '
+                          f'window: the live workload measures the traffic the canary has; '
+                          f'start again while it has some, or use --workload bench')
+            s['abort'] = True
+            self._enter(P.RESTORE, s['error'])
+            return
         trial = dict(cur, measurement=m.to_dict(), seconds=self.clock() - cur['started'])
         told: Optional[float] = None
         if cur['kind'] == 'confirm':
