@@ -122,19 +122,40 @@ def test_2_candidate_the_osd_rejects(lab: Lab) -> None:
     assert_clean(lab, 1, before)
 
 
-def test_3_mgr_failover_mid_trial(lab: Lab) -> None:
-    before = own(lab, 2)
-    lab.ceph('rocks-autotune', 'start', '--osd', '2', '--trials', '2', '--duration', '6')
-    wait_phase(lab, 'candidate', 'measure')
+def fail_over(lab: Lab) -> None:
     old = active_mgr(lab)
     lab.ceph('mgr', 'fail', old)
     lab.wait('a new active mgr', lambda: active_mgr(lab) not in ('', old), 120)
-    st = wait_ended(lab)
+
+
+def test_3_mgr_failover_mid_trial_and_mid_confirmation(lab: Lab) -> None:
+    before = own(lab, 2)
+    set_opt(lab, 'confirm_rounds', '2')
+    try:
+        # a wide budget: a feasible candidate for the confirmation to measure
+        lab.ceph('rocks-autotune', 'start', '--osd', '2', '--trials', '2', '--duration', '6',
+                 '--budget', '10')
+        wait_phase(lab, 'candidate', 'measure')
+        fail_over(lab)
+        # 3b: again in the confirmation, in its second round's window
+        lab.wait('confirmation round 2', lambda: (lab.status().get('current') or {}).get(
+            'round') == 1 and lab.status()['phase'] == 'measure', 600)
+        fail_over(lab)
+        st = wait_ended(lab)
+    finally:
+        set_opt(lab, 'confirm_rounds', '1')
     assert st['state'] == 'done', st
     trials = history(lab)
     assert [t['index'] for t in trials] == list(range(len(trials)))
     assert [t['kind'] for t in trials].count('candidate') == 2
     assert [t['kind'] for t in trials].count('baseline') == 2
+    # every (round, arm) measured once: the baseline and c1 in each of 2 rounds
+    measured = [(t['round'], t['arm']) for t in trials
+                if t['kind'] == 'confirm' and t['verdict'] == 'measured']
+    assert sorted(measured) == [(0, 'baseline'), (0, 'c1'), (1, 'baseline'), (1, 'c1')]
+    result = st['confirmation']['result']
+    assert result['complete'] and result['rounds_done'] == 2
+    assert [a['objective']['rounds'] for a in result['arms']] == [2]
     assert_clean(lab, 2, before)
 
 
