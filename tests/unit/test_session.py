@@ -417,7 +417,17 @@ def test_injected_options_reach_the_candidate_and_a_rejecting_osd_fails_the_tria
     # no feasible candidate: nothing to confirm, keep the current options
     assert s.s['state'] == 'done' and s.best() is None
     assert s.s['confirm']['arms'] == [] and 'keep your current options' in s.s['message']
+    assert 'no feasible candidate to confirm' in s.s['message']
     assert_restored(h, 0, before)
+
+
+def test_a_confirmation_too_short_for_an_interval_says_so() -> None:
+    h = Harness()  # one round
+    s = h.start(osd=0, trials=2)
+    h.run()
+    assert s.s['state'] == 'done' and s.best() is None
+    assert 'keep your current options: 1 of 1 rounds measured, too few for a 90% interval ' \
+        '(it takes 5)' in s.s['message'], s.s['message']
 
 
 def test_start_refuses_a_canary_whose_options_do_not_parse() -> None:

@@ -65,6 +65,10 @@ def cut(n: int, level: float = LEVEL) -> int:
     return sum(1 for p in cdf if p <= alpha + 1e-12)
 
 
+# the fewest rounds that give an interval at LEVEL (5 at 90%)
+MIN_ROUNDS = next(n for n in range(1, 64) if cut(n))
+
+
 def walsh(xs: Sequence[float]) -> List[float]:
     """The averages of every pair (i <= j), sorted."""
     return sorted((xs[i] + xs[j]) / 2.0 for i in range(len(xs)) for j in range(i, len(xs)))

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional
 
 from .metrics import OBJECTIVE_NAMES
+from .statistics import MIN_ROUNDS
 from .store import ENDED, SessionState
 
 
@@ -70,6 +71,12 @@ def answer_line(result: Mapping[str, Any]) -> str:
     arm = recommended_arm(result)
     name = OBJECTIVE_NAMES.get(result['objective'], result['objective'])
     if arm is None:
+        if not result['arms']:
+            return 'keep your current options: the search found no feasible candidate to confirm'
+        if all(a['verdict'] == 'too few rounds' for a in result['arms']):
+            return (f'keep your current options: {result["rounds_done"]} of '
+                    f'{result["rounds"]} rounds measured, too few for a '
+                    f'{result["level"]:.0%} interval (it takes {MIN_ROUNDS})')
         return (f'keep your current options: no candidate\'s {name} cleared the '
                 f'{result["margin"]:.0%} margin within the write-amp budget over '
                 f'{result["rounds_done"]} of {result["rounds"]} rounds')
