@@ -125,5 +125,8 @@ def test_live_workload_measures_client_traffic(lab: Lab) -> None:
     for t in measured:
         m = t['measurement']
         assert m['iops'] is None and m['client_bytes'] > 0 and m['kv_sync_lat_ms'] > 0, t
+        # the objective of `live`: the client writes' latency at the canary
+        assert m['op_w_lat_ms'] > 0, t
+    assert st['confirmation']['objective'] == 'op_w_lat_ms'
     assert own(lab, 0) == before
     lab.wait('active+clean', lab.active_clean, 300)
