@@ -274,14 +274,14 @@ def check_claim(claim: Optional[Mapping[str, Any]], bench: Optional[float],
             return out
         held = bench <= lim if lower else bench >= lim
         ops = ('<=', '>') if lower else ('>=', '<')
-        what = f'the claim\'s {end} end'
+        what = f'(the claim\'s {end} end)'
     else:
         lim = 1.0 / (1.0 + claim['margin']) if lower else 1.0 + claim['margin']
         held = bench > lim if lower else bench < lim
         ops = ('>', '<=') if lower else ('<', '>=')
-        what = f'{"1 / " if lower else ""}(1 + the {claim["margin"]:.0%} margin)'
+        what = f'= {"1 / " if lower else ""}(1 + the {claim["margin"]:.0%} margin)'
     out['held'] = held
-    out['why'] = f'bench {bench:.2f}x {ops[0] if held else ops[1]} {lim:.2f}x, {what}'
+    out['why'] = f'bench {bench:.2f}x {ops[0] if held else ops[1]} {lim:.2f}x {what}'
     return out
 
 

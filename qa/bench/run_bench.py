@@ -495,7 +495,6 @@ def run_mode(mode: str, a: argparse.Namespace, command: str) -> List[Dict[str, A
     with open(os.path.join(out_dir, f'results-{mode}.md'), 'w') as f:
         f.write(text)
     print(text)
-    log(f'{mode}: {benchlib.tally([r["check"] for r in runs])}')
     return runs
 
 

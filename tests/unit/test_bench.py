@@ -217,7 +217,7 @@ def test_a_recommendation_holds_when_the_bench_reaches_the_claimed_low_end(
     c = benchlib.check_claim(claim('recommend', 1.10, 1.30), bench, 1.04)
     assert (c['held'], c['inside'], c['write_amp_within']) == (held, inside, True)
     assert c['bench'] == bench and c['bench_write_amp'] == 1.04
-    assert c['why'] == f'bench {bench:.2f}x {">=" if held else "<"} 1.10x, the claim\'s low end'
+    assert c['why'] == f'bench {bench:.2f}x {">=" if held else "<"} 1.10x (the claim\'s low end)'
 
 
 def test_write_amp_over_the_budget_is_reported_but_does_not_decide() -> None:
@@ -235,8 +235,8 @@ def test_keep_current_holds_unless_the_bench_beats_the_margin(bench: float,
     # c1's interval is open (too few rounds): any ratio lies inside it
     c = benchlib.check_claim(claim('keep current', None, None, 1.01), bench, 1.0)
     assert (c['held'], c['inside']) == (held, True)
-    assert c['why'] == (f'bench {bench:.2f}x {"<" if held else ">="} 1.03x, '
-                        '(1 + the 3% margin)')
+    assert c['why'] == (f'bench {bench:.2f}x {"<" if held else ">="} 1.03x '
+                        '= (1 + the 3% margin)')
 
 
 def test_an_objective_where_lower_is_better_flips_the_checks() -> None:
