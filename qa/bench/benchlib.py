@@ -27,8 +27,8 @@ from rocks_autotune.workload import BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, Bench
 
 # the benches' own lab: `down` and rebuilt by run-bench, so never point these
 # at a lab someone else uses (ceph-lab's variables, other defaults)
-LAB_DIR = os.environ.get('CEPH_LAB_DIR', '/var/tmp/rat-bench-lab')
-LAB_PORT = int(os.environ.get('CEPH_LAB_MON_PORT', '40700'))
+LAB_DIR = os.environ.get('BENCH_LAB_DIR', '/var/tmp/rat-bench-lab')
+LAB_PORT = int(os.environ.get('BENCH_LAB_MON_PORT', '40700'))
 CEPH_LAB = os.path.join(REPO, 'qa', 'lab', 'ceph-lab')
 DOC = os.path.join(REPO, 'doc', 'bench')
 OPTION = 'bluestore_rocksdb_options'

@@ -299,12 +299,14 @@ def test_lab_dir_and_mon_port_come_from_the_environment(monkeypatch: pytest.Monk
         mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
         spec.loader.exec_module(mod)  # type: ignore[union-attr]
         return mod
-    monkeypatch.delenv('CEPH_LAB_DIR', raising=False)
-    monkeypatch.delenv('CEPH_LAB_MON_PORT', raising=False)
+    monkeypatch.delenv('BENCH_LAB_DIR', raising=False)
+    monkeypatch.delenv('BENCH_LAB_MON_PORT', raising=False)
+    # a lab the shell points the tools at is not the bench's (it tears its own down)
+    monkeypatch.setenv('CEPH_LAB_DIR', '/var/tmp/someones-lab')
     mod = load()
     assert (mod.LAB_DIR, mod.LAB_PORT) == ('/var/tmp/rat-bench-lab', 40700)
-    monkeypatch.setenv('CEPH_LAB_DIR', '/var/tmp/rat-bench-lab-h')
-    monkeypatch.setenv('CEPH_LAB_MON_PORT', '40800')
+    monkeypatch.setenv('BENCH_LAB_DIR', '/var/tmp/rat-bench-lab-h')
+    monkeypatch.setenv('BENCH_LAB_MON_PORT', '40800')
     mod = load()
     lab = mod.Lab()
     assert (lab.dir, lab.port) == ('/var/tmp/rat-bench-lab-h', 40800)
