@@ -462,6 +462,7 @@ def pgs_in(lab: Lab, state: str) -> int:
     return sum(x['num'] for x in s['num_pg_by_state'] if state in x['name'].split('+'))
 
 
+@full_only
 def test_13_a_session_runs_while_pgs_deep_scrub(lab: Lab) -> None:
     """Scrubbing PGs are clean: no pause at the look, no wait after a restart."""
     before = own(lab, 2)
