@@ -114,15 +114,6 @@ def test_paired_ratios_pair_by_round_so_drift_cancels() -> None:
 # run-bench reads the session's answer (`best -f json`, report.best_summary),
 # runs its options as `tuned` in the interleaved bench, and checks the claim.
 
-def drive(m: Any, steps: int = 3000) -> None:
-    for _ in range(steps):
-        if not m.session.active:
-            return
-        m.cluster.clock.advance(m.session.step())
-        m.publish()
-    raise AssertionError('session did not end')
-
-
 @pytest.fixture(scope='module')
 def answered() -> Dict[str, Any]:
     """A finished session's state on the mock (canary osd.1), its
@@ -132,7 +123,7 @@ def answered() -> Dict[str, Any]:
     from rocks_autotune import report
     m = mgr_mock.make_module()
     assert m.cmd_start(osd=1, trials=2, duration=5).retval == 0
-    drive(m)
+    mgr_mock.drive(m)
     state = m.panel_snapshot.state
     best = report.best_summary(state)
     assert best is not None and best['answer'] == 'recommend'
