@@ -5,7 +5,8 @@ that accumulated before the window (or a `perf reset`) do not matter.
 """
 import math
 from dataclasses import asdict, dataclass
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from statistics import median  # the stdlib's (ValueError when empty)
+from typing import Any, Dict, List, Optional, Tuple
 
 # (section, counter) pairs read from `perf dump`
 DB_BYTES = [('bluefs', 'bytes_written_wal'), ('bluefs', 'bytes_written_sst'),
@@ -141,14 +142,6 @@ def measure(before: Dict[str, Any], after: Dict[str, Any], seconds: float,
         sst_bytes=int(_delta(before, after, SST_BYTES)),
         sst_files=int(_delta(before, after, SST_FILES)), op_w_lat_ms=lat['op_w_lat_ms'],
         l0_cycles=cycles)
-
-
-def median(xs: Iterable[float]) -> float:
-    s = sorted(xs)
-    if not s:
-        raise ValueError('median of nothing')
-    mid = len(s) // 2
-    return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
 
 
 def spread(xs: List[float]) -> float:

@@ -33,6 +33,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from .metrics import median
+
 LEVEL = 0.90
 # the rounds a candidate needs before it may be dropped as futile
 DROP_AFTER = 3
@@ -82,12 +84,6 @@ def interval(xs: Sequence[float], level: float = LEVEL) -> Tuple[float, float]:
         return -INF, INF
     w = walsh(xs)
     return w[c - 1], w[len(w) - c]
-
-
-def median(xs: Sequence[float]) -> float:
-    s = sorted(xs)
-    mid = len(s) // 2
-    return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2.0
 
 
 @dataclass
