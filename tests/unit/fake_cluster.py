@@ -10,7 +10,8 @@ said at every restart, so a test can assert that no restart happened while it
 said no.
 
 Config is kept by `who` as `ceph config set` takes it: `global`, `osd`,
-`osd/class:ssd`, `osd/host:node1`, `osd.3`.  OSD i is on host `node<i>`.
+`osd/class:ssd`, `osd/host:node1`, `osd.3`.  OSD i is on host `node<i>`
+unless `place` puts several OSDs on a host, in a CRUSH order of its own.
 
 A real cluster is never idle: PGs scrub and trim snapshots, warnings stand
 for weeks, some are muted, flags are set on OSDs, CRUSH nodes or the whole
@@ -141,6 +142,7 @@ class FakeCluster:
         self.crash_when_broken = False  # a candidate that breaks the OSD crashes it
         self.crash_post_delay = 0.0  # ceph-crash posts a report this long after the crash
         self.hosts = {i: f'node{i}' for i in range(n_osds)}
+        self.tree: List[int] = list(range(n_osds))  # `ceph osd tree`'s order
         self.pool_by_id: Dict[int, PoolInfo] = {}
         self.pgs: List[PgInfo] = []
         self.add_pool('rbd', size=3, min_size=2)
@@ -157,6 +159,13 @@ class FakeCluster:
             acting = [on[(i + j) % len(on)] for j in range(min(size, len(on)))]
             self.pgs.append(PgInfo(pgid=f'{pool.id}.{i:x}', pool=pool.id, acting=acting))
         return pool
+
+    def place(self, hosts: Dict[str, List[int]]) -> None:
+        """Put OSDs on hosts; the tree lists the hosts, and their OSDs, as given."""
+        self.tree = [osd for osds in hosts.values() for osd in osds]
+        for host, osds in hosts.items():
+            for osd in osds:
+                self.hosts[osd] = host
 
     @staticmethod
     def _zero() -> Dict[str, float]:
@@ -304,6 +313,9 @@ class FakeCluster:
 
     def config_get_own(self, who: str, name: str) -> Optional[str]:
         return self.config.get((who, name))
+
+    def crush_order(self) -> List[Tuple[int, str]]:
+        return [(i, self.hosts[i]) for i in self.tree]
 
     def config_entries(self, osd: int, names: Sequence[str]) -> ConfigEntries:
         out: ConfigEntries = {}

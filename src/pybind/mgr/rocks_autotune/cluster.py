@@ -129,7 +129,13 @@ class Cluster(Protocol):
         """The PGs with this OSD in their up or acting set."""
 
     def config_get_own(self, who: str, name: str) -> Optional[str]:
-        """The value set at exactly this mask, or None when there is none."""
+        """The value set at exactly this `who` (osd.3, osd, osd/class:ssd,
+        osd/host:node1/class:ssd: section and mask), or None when there is none."""
+
+    def crush_order(self) -> List[Tuple[int, str]]:
+        """Every OSD in the order `ceph osd tree` lists them (the CRUSH tree,
+        depth first), each with its host ('' when under none); OSDs not in
+        the tree come last."""
 
     def config_entries(self, osd: int, names: Sequence[str]) -> ConfigEntries:
         """The entries of these options that apply to osd.N: at `global`,
@@ -173,6 +179,13 @@ def _count(v: Any, default: int) -> int:
         return int(v)
     except (TypeError, ValueError):
         return default
+
+
+def split_who(who: str) -> Tuple[str, List[Tuple[str, str]]]:
+    """`ceph config set`'s `who` as (section, mask): 'osd/host:node1/class:ssd'
+    -> ('osd', [('host', 'node1'), ('class', 'ssd')])."""
+    section, *masks = who.split('/')
+    return section, [(kind, value) for kind, _, value in (m.partition(':') for m in masks)]
 
 
 def _mask(entry: Dict[str, Any]) -> List[Tuple[str, str]]:
@@ -281,10 +294,34 @@ class MgrCluster:
         return json.loads(self._mon_ok(prefix='config dump', format='json'))
 
     def config_get_own(self, who: str, name: str) -> Optional[str]:
+        section, mask = split_who(who)
         for e in self._config_dump():
-            if e.get('section') == who and e.get('name') == name and not _mask(e):
+            if e.get('section') == section and e.get('name') == name and \
+                    sorted(_mask(e)) == sorted(mask):
                 return str(e['value'])
         return None
+
+    def crush_order(self) -> List[Tuple[int, str]]:
+        nodes = self.mgr.get('osd_map_tree').get('nodes', [])
+        by_id = {n['id']: n for n in nodes}
+        parent = {c: n['id'] for n in nodes for c in n.get('children', [])}
+
+        def host(osd: int) -> str:
+            node = parent.get(osd)
+            for _ in nodes:  # bounded: a malformed map must not loop
+                if node is None:
+                    break
+                if by_id.get(node, {}).get('type') == 'host':
+                    return str(by_id[node]['name'])
+                node = parent.get(node)
+            return ''
+        order: List[Tuple[int, str]] = []
+        listed = set()
+        for n in nodes:  # the tree's own order: as `ceph osd tree` prints it
+            if n['id'] >= 0 and n['id'] not in listed:
+                order.append((n['id'], host(n['id'])))
+                listed.add(n['id'])
+        return order + [(o, host(o)) for o in sorted(self.osds()) if o not in listed]
 
     def _location(self, osd: int) -> Dict[str, str]:
         """What config masks are matched against: the OSD's device class and

@@ -1,13 +1,16 @@
 """rocks_autotune: Bayesian tuning of BlueStore's RocksDB options on a canary OSD.
 
 Thin glue: options, commands, the serve loop, health checks and the progress
-event.  The work is done by session.Session against cluster.MgrCluster.
+events.  The work is done by session.Session (tuning) and rollout.Rollout
+(apply, revert; its plan: rollout_plan.py) against cluster.MgrCluster.  A
+session and a rollout never run side by side.
 """
+import copy
 import errno
 import json
 import threading
 import time
-from typing import Any, Dict, List, Optional, Tuple, cast
+from typing import Any, Callable, Dict, List, Optional, Tuple, cast
 
 from mgr_module import HandleCommandResult, MgrModule, MgrStandbyModule, NotifyType, Option
 from orchestrator import OrchestratorClientMixin
@@ -17,8 +20,12 @@ from .compat import CLICommand, CLIReadCommand, CLIWriteCommand
 from .http_server import PanelServer, url
 from .cluster import ClusterError, MgrCluster
 from .preflight import Params, StartRefused
+from .rollout import Rollout, RolloutSettings
+from .rollout_plan import (NothingToRevert, RolloutRefused, parse_osd_ids, plan_apply,
+                           plan_revert, recommendation, undo_commands)
 from .session import ACTIVE, MAX_CONFIRM_CANDIDATES, MAX_CONFIRM_ROUNDS, Session, Settings
-from .store import HEAD_KEY, SessionState, SessionStore, StoreError
+from .store import (HEAD_KEY, ROLLOUT_KEY, RolloutPlan, RolloutStore, SessionState,
+                    SessionStore, StoreError)
 # The panel's port: none of Ceph's (dashboard 8080/8443/7000, prometheus 9283,
 # restful 8003, cephadm's 8765 and 9464, iscsi 5000/9287, the monitoring
 # stack 3000/9093-9095/9100, ceph-exporter 9926).
@@ -61,11 +68,13 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         Option('max_window_factor', type='float', default=3.0, min=1,
                desc='a window may be extended up to this many times --duration'),
         Option('restart_timeout', type='secs', default=300, min=10,
-               desc='time for the canary to come back up and PGs to be active+clean'),
+               desc='time for a restarted OSD (the canary, an OSD of a rollout) to come '
+                    'back up and PGs to be active+clean'),
         Option('manual_restart_timeout', type='secs', default=3600, min=10,
-               desc='as restart_timeout, when the admin restarts the canary by hand'),
+               desc='as restart_timeout, when the admin restarts the OSD by hand'),
         Option('unhealthy_timeout', type='secs', default=1800, min=10,
-               desc='a session paused by an unhealthy cluster aborts after this long'),
+               desc='a session paused by an unhealthy cluster aborts after this long; a '
+                    'rollout held back this long stops'),
         Option('on_failure', type='str', default='continue', enum_allowed=['continue', 'stop'],
                desc='after a candidate breaks the canary (restored): go on or stop'),
         Option('max_memtable_mib', type='int', default=0, min=0,
@@ -111,6 +120,12 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         self.load_error = ''
         self.settings_error = ''
         self.progress_id = ''
+        self.rollout_store = RolloutStore(self.get_store, self.put_store)
+        self.rollout: Optional[Rollout] = None
+        self.rollout_error = ''
+        self.rollout_progress_id = ''
+        # the last rollout's record, copied by publish() for the command thread
+        self.rollout_record: Optional[Dict[str, Any]] = None
         # what the panel and the read commands show, refreshed by publish()
         self.panel_snapshot = panel.Snapshot()
         self.http = PanelServer(panel.Panel(lambda: self.panel_snapshot), self.log)
@@ -174,7 +189,8 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
             raise StoreError(f'{cmd["prefix"]} {full}: {err.strip() or r}')
 
     def load(self) -> None:
-        """Pick up a session a previous active mgr left, if any."""
+        """Pick up a session and a rollout a previous active mgr left, if any."""
+        self.load_rollout()
         self.check_options()
         # a saved session runs with its own settings; these only fill in for
         # one saved before sessions kept theirs
@@ -192,6 +208,38 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         if self.session.active:
             self.log.info('resuming session %s on osd.%d', state['id'], self.session.osd)
             self.session.resume_after_failover()
+
+    def load_rollout(self) -> None:
+        """The last rollout; one in flight goes on where it was (its restart too)."""
+        try:
+            state = self.rollout_store.load()
+            if state is None:
+                return
+            Rollout.check_state(state)
+            self.rollout = Rollout(cast(Any, state), self.cluster, self.rollout_store.save,
+                                   self.clock)
+        except (ValueError, TypeError, KeyError, IndexError) as e:
+            self.rollout_error = (
+                f'the saved rollout state is unreadable ({e}); the raw state is kept under '
+                f'mgr/{self.module_name}/{ROLLOUT_KEY}.corrupt: check the RocksDB options '
+                'of the OSDs it touched (ceph config dump) by hand')
+            self.log.error(self.rollout_error)
+            try:
+                raw = self.get_store(ROLLOUT_KEY)
+                if raw:
+                    self.rollout_store.keep_corrupt(raw)
+            except StoreError as e2:
+                self.rollout_error += f'; it could not be set aside ({e2})'
+            return
+        if self.rollout.active:
+            self.log.info('resuming %s %s', self.rollout.r['kind'], self.rollout.r['id'])
+
+    def rollout_settings(self) -> RolloutSettings:
+        def opt(name: str) -> float:
+            return float(cast(Any, self.get_module_option(name)))
+        return RolloutSettings(restart_timeout=opt('restart_timeout'),
+                               manual_restart_timeout=opt('manual_restart_timeout'),
+                               unhealthy_timeout=opt('unhealthy_timeout'))
 
     def _rescue(self, error: str, settings: Settings) -> None:
         """An unreadable state: set it aside, and restore the canary if the
@@ -229,12 +277,27 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                 'summary': 'rocks_autotune: a module option is invalid',
                 'detail': [self.settings_error, 'no session starts until it is fixed; a '
                            'running session keeps the settings it started with']}
+        ro = self.rollout
+        if ro is not None:
+            checks.update(ro.health_checks())
+        if self.rollout_error:
+            checks['ROCKS_AUTOTUNE_ROLLOUT_STATE_CORRUPT'] = {
+                'severity': 'warning', 'count': 1,
+                'summary': 'rocks_autotune: saved rollout state is unreadable',
+                'detail': [self.rollout_error, 'the next apply clears this']}
         self.set_health_checks(checks)
         v = self.session.view() if self.session is not None else None
         # the OSDs the best's commands reach, for the panel (`best` reads them itself)
         where = (report.reach(v.osd, self.cluster.osds())
                  if v is not None and v.status.get('best') is not None else None)
-        self.panel_snapshot = panel.Snapshot.of(v, self.load_error, where)
+        snapshot = panel.Snapshot.of(v, self.load_error, where)
+        self.rollout_record = copy.deepcopy(dict(ro.r)) if ro is not None else None
+        if ro is not None:
+            snapshot.status['rollout'] = copy.deepcopy(ro.status())
+        if self.rollout_error:
+            snapshot.status['rollout_error'] = self.rollout_error
+        self.panel_snapshot = snapshot
+        self._publish_rollout_progress(ro)
         if v is not None and v.active:
             if not self.progress_id:
                 self.progress_id = f'rocks-autotune-{v.id}'
@@ -246,6 +309,26 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
             ev_id, self.progress_id = self.progress_id, ''
             if v is not None and v.state in ('failed', 'aborted'):
                 self.remote('progress', 'fail', ev_id, f'rocks_autotune {v.message}')
+            else:
+                self.remote('progress', 'complete', ev_id)
+
+    def _publish_rollout_progress(self, ro: Optional[Rollout]) -> None:
+        """The rollout's progress event in `ceph -s`."""
+        if ro is not None and ro.active:
+            r = ro.r
+            if not self.rollout_progress_id:
+                self.rollout_progress_id = f'rocks-autotune-{r["kind"]}-{r["id"]}'
+            what = ('Rolling out RocksDB options to' if r['kind'] == 'apply' else
+                    'Reverting the RocksDB options of')
+            done = len([o for o in r['osds'] if o['status'] in ('done', 'failed')])
+            self.remote('progress', 'update', self.rollout_progress_id,
+                        ev_msg=f'{what} {r["target"]} ({done}/{len(r["osds"])} OSDs)',
+                        ev_progress=ro.progress(), refs=[('osd', o['osd']) for o in r['osds']],
+                        add_to_ceph_s=True)
+        elif self.rollout_progress_id:
+            ev_id, self.rollout_progress_id = self.rollout_progress_id, ''
+            if ro is not None and ro.r['state'] in ('failed', 'aborted'):
+                self.remote('progress', 'fail', ev_id, f'rocks_autotune {ro.r["message"]}')
             else:
                 self.remote('progress', 'complete', ev_id)
 
@@ -279,6 +362,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
             self.serve_panel()  # also retries a bind that failed
             delay = float(self.get_module_option('sleep_interval') or 60)
             session = self.session
+            ro = self.rollout
             if session is not None and session.active:
                 with self.step_lock:
                     try:
@@ -288,7 +372,16 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                         session.note_internal_error(e)
                         delay = 10.0
                     self._publish()
-            elif session is not None:
+            elif ro is not None and ro.active:
+                with self.step_lock:
+                    try:
+                        delay = ro.step()
+                    except Exception as e:  # never leave the loop: an OSD may be in flight
+                        self.log.exception('rollout step failed')
+                        ro.note_internal_error(e)
+                        delay = 10.0
+                    self._publish()
+            elif session is not None or ro is not None:
                 self._publish()  # the panel's OSD list follows the cluster after a session
             if delay > 0:
                 self.event.wait(delay)
@@ -314,6 +407,8 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                         allow_single_copy=allow_single_copy)
         # two starts at once: the second waits for the first, then sees its session
         with self.start_lock:
+            if self.rollout is not None and self.rollout.active:
+                return HandleCommandResult(-errno.EBUSY, '', self._busy() or '')
             if self.session is not None and self.session.active:
                 # the snapshot: the session itself belongs to the serve thread
                 st = self.panel_snapshot.status
@@ -353,6 +448,17 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         """Hand stop/abort to the session: the serve thread takes it at its next step."""
         s = self.session
         if s is None or not s.active:
+            ro = self.rollout
+            if ro is not None and ro.active:
+                if what != 'abort':
+                    return HandleCommandResult(-errno.ENOENT, '', (
+                        f'no session is running; a {ro.r["kind"]} is: `ceph rocks-autotune '
+                        'abort` stops it after the OSD in flight'))
+                ro.request_abort()
+                self.event.set()
+                return HandleCommandResult(0, (
+                    f'aborting the {ro.r["kind"]} after the OSD in flight; `ceph '
+                    'rocks-autotune revert` then undoes what was done'), '')
             return HandleCommandResult(-errno.ENOENT, '', 'no session is running')
         if what == 'abort':
             s.request_abort()
@@ -369,13 +475,14 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
 
     @CLIWriteCommand('rocks-autotune abort')
     def cmd_abort(self) -> HandleCommandResult:
-        """Stop now and restore the canary's original options"""
+        """Stop now and restore the canary's original options; or stop a rollout after the
+        OSD in flight"""
         return self._request('abort') or HandleCommandResult(
             0, 'aborting: the canary is being restored', '')
 
     @CLIReadCommand('rocks-autotune status')
     def cmd_status(self, format: str = 'plain') -> HandleCommandResult:
-        """Show the tuning session's state, baseline and best trial"""
+        """Show the tuning session's state, baseline and best trial, and the last rollout"""
         status = dict(self.panel_snapshot.status)
         if self.load_error:  # before the first publish too
             status['error'] = self.load_error
@@ -414,6 +521,104 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         if format in ('json', 'json-pretty'):
             return HandleCommandResult(0, json.dumps(out), '')
         return HandleCommandResult(0, report.best_text(out), '')
+
+    # ------------------------------------------------------------ rollouts
+
+    def _busy(self) -> Optional[str]:
+        """Why no rollout may start now (a session or a rollout runs), or None."""
+        if self.session is not None and self.session.active:
+            st = self.panel_snapshot.status
+            return (f'a tuning session is {st.get("state")} on osd.{st.get("osd")}, and a '
+                    'rollout never runs beside one: let it end, or stop or abort it first')
+        ro = self.rollout
+        if ro is not None and ro.active:
+            return (f'a {ro.r["kind"]} is running ({ro.r["target"]}): wait for it to end, or '
+                    '`ceph rocks-autotune abort` it')
+        return None
+
+    def _partial(self) -> Optional[str]:
+        """Why no new apply may start: the last rollout stopped part way."""
+        last = self.rollout_record
+        if last is None or last['state'] not in ('aborted', 'failed') or not last['changed']:
+            return None
+        if last['kind'] == 'apply':
+            return (f'the last apply ({last["id"]}, to {last["target"]}) ended '
+                    f'{last["state"]} part way: `ceph rocks-autotune revert` it first')
+        return (f'the last revert (of apply {last["of"]}) ended {last["state"]} part way: '
+                '`ceph rocks-autotune revert` again to finish it first')
+
+    def _rollout_command(self, kind: str, make_plan: Callable[[], RolloutPlan],
+                         dry_run: bool, format: str) -> HandleCommandResult:
+        """apply and revert: refuse, show the plan (--dry-run), or start it."""
+        verb = {'apply': 'applied', 'revert': 'reverted'}[kind]
+        with self.start_lock:
+            busy = self._busy() or (self._partial() if kind == 'apply' else None)
+            if busy:
+                return HandleCommandResult(-errno.EBUSY, '', f'not {verb}: {busy}')
+            # a step in flight (a session's or a rollout's last): answer, do not wait
+            if not dry_run and not self.step_lock.acquire(timeout=0.5):
+                return HandleCommandResult(-errno.EBUSY, '', 'the module is busy with a step; '
+                                           'try again in a moment')
+            try:
+                try:
+                    plan = make_plan()
+                except NothingToRevert as e:
+                    return HandleCommandResult(-errno.ENOENT, '', str(e))
+                except RolloutRefused as e:
+                    return HandleCommandResult(-errno.EINVAL, '', f'not {verb}: {e}')
+                except ClusterError as e:
+                    return HandleCommandResult(-errno.EIO, '', f'not {verb}: {e}')
+                if dry_run:
+                    undo = undo_commands(plan)
+                    if format in ('json', 'json-pretty'):
+                        return HandleCommandResult(0, json.dumps(
+                            dict(plan, undo=undo), indent=2 if format == 'json-pretty'
+                            else None), '')
+                    return HandleCommandResult(0, report.plan_text(plan, undo), '')
+                try:
+                    ro = Rollout.begin(plan, self.rollout_settings(), self.cluster,
+                                       self.rollout_store.save, self.clock)
+                except StoreError as e:
+                    return HandleCommandResult(-errno.EIO, '', f'not {verb}: {e}')
+                self.rollout = ro
+                self.rollout_error = ''
+                self._publish()
+            finally:
+                if not dry_run:
+                    self.step_lock.release()
+        self.event.set()
+        n = len(plan['osds'])
+        return HandleCommandResult(0, (
+            f'{kind} {ro.r["id"]} started: {plan["target"]}, {n} OSD{"" if n == 1 else "s"} '
+            'to restart one at a time; `ceph rocks-autotune status` follows it, `ceph '
+            'rocks-autotune abort` stops it after the OSD in flight'), '')
+
+    @CLIWriteCommand('rocks-autotune apply')
+    def cmd_apply(self, device_class: Optional[str] = None, osds: Optional[str] = None,
+                  options: Optional[str] = None, dry_run: bool = False,
+                  format: str = 'plain') -> HandleCommandResult:
+        """Set RocksDB options for a device class (default: the last canary's) or --osds
+        N,M and restart those OSDs one at a time; the last session's recommendation unless
+        --options is given. --dry-run: show the plan, change nothing
+        """
+        def make_plan() -> RolloutPlan:
+            ids = parse_osd_ids(osds) if osds is not None else None
+            session = self.panel_snapshot.state
+            if options is None:
+                opts, source = recommendation(session)
+            else:
+                opts, source = options, '--options'
+            canary = session['params']['osd'] if session is not None else None
+            return plan_apply(self.cluster, opts, source, device_class, ids, canary)
+        return self._rollout_command('apply', make_plan, dry_run, format)
+
+    @CLIWriteCommand('rocks-autotune revert')
+    def cmd_revert(self, dry_run: bool = False, format: str = 'plain') -> HandleCommandResult:
+        """Put back what the last apply changed (values and absences, at every mask) and
+        restart the OSDs that run its options, one at a time. --dry-run: show the plan
+        """
+        return self._rollout_command(
+            'revert', lambda: plan_revert(self.cluster, self.rollout_record), dry_run, format)
 
 
 class RocksAutotuneStandby(MgrStandbyModule):

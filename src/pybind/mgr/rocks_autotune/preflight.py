@@ -76,14 +76,21 @@ class Health:
         return list(self.threats)
 
 
+def data_threats(cluster: Cluster) -> List[str]:
+    """What threatens data, and so blocks a restart whatever else is said:
+    an OSD down, a PG that is not active+clean."""
+    threats = [f'osd.{i.id} is down' for i in cluster.osds().values() if not i.up]
+    if not cluster.pgs_active_clean():
+        threats.append('not all PGs are active+clean')
+    return threats
+
+
 def look(cluster: Cluster, osd: Optional[int],
          own_crash: Callable[[Crash], bool] = lambda crash: False) -> Health:
     """The health policy's look; `osd` is the canary (None: not chosen yet),
     `own_crash` says whether a crash is one of this session's failed trials."""
     status, others = foreign_checks(cluster)
-    threats = [f'osd.{i.id} is down' for i in cluster.osds().values() if not i.up]
-    if not cluster.pgs_active_clean():
-        threats.append('not all PGs are active+clean')
+    threats = data_threats(cluster)
     if 'OSD_FLAGS' in others and osd is not None and \
             cluster.osd_flags() == {f'osd.{osd}': ['noout']}:
         # an admin's noout on the canary (the session's own is cleared before

@@ -21,7 +21,8 @@ def _fmt(v: Optional[float], spec: str) -> str:
 def status_text(st: Dict[str, Any]) -> str:
     if st['state'] == 'idle':
         error = f'\nerror: {st["error"]}' if st.get('error') else ''
-        return 'state: idle (no session has run)' + error
+        return '\n'.join(['state: idle (no session has run)' + error]
+                         + rollout_lines(st.get('rollout')))
     p = st['params']
     lines = [f'state: {st["state"]} ({st["phase"]})',
              f'canary: osd.{st["osd"]} ({st["reason"]})',
@@ -54,7 +55,7 @@ def status_text(st: Dict[str, Any]) -> str:
     if st.get('crashes'):
         lines.append(f'osd.{st["osd"]} crashed in failed trials (read each, then archive it): '
                      + '; '.join(f'ceph crash archive {i}' for i in st['crashes']))
-    return '\n'.join(lines)
+    return '\n'.join(lines + rollout_lines(st.get('rollout')))
 
 
 def _fig(fig: Optional[Mapping[str, Any]]) -> str:
@@ -251,3 +252,81 @@ def best_text(b: Dict[str, Any]) -> str:
                      'each takes effect on restart, and an OSD with a value of its own '
                      'keeps it:')
     return '\n'.join(lines + ['  ' + c for c in b['commands']])
+
+
+# ---------------------------------------------------------------- rollouts
+
+def plan_text(plan: Mapping[str, Any], undo: List[str]) -> str:
+    """`apply --dry-run` and `revert --dry-run`: what will be set where, the
+    OSDs in their restart order with what each gets now, and how to undo it."""
+    # long option strings are named once: A, B, ...
+    labels: Dict[str, str] = {}
+
+    def label(v: str) -> str:
+        if len(v) <= 40:
+            return repr(v)
+        if v not in labels:
+            labels[v] = chr(ord('A') + len(labels)) if len(labels) < 26 else f'S{len(labels)}'
+        return labels[v]
+    apply = plan['kind'] == 'apply'
+    if apply:
+        lines = [f'plan: apply to {plan["target"]}, one OSD at a time',
+                 f'options: {label(str(plan["options"]))}, from {plan["source"]}']
+    else:
+        lines = [f'plan: revert apply {plan["of"]}: put back what it changed, then restart '
+                 'the OSDs that may run its options, one at a time']
+    lines.append('config (now -> then):')
+    for who, names in sorted(plan['sets'].items()):
+        for name, value in sorted(names.items()):
+            now = plan['priors'].get(who, {}).get(name)
+            lines.append(f'  {who} {name}: {"(not set)" if now is None else label(now)}'
+                         f' -> {"(not set)" if value is None else label(value)}')
+    lines += [f'  {o}' for o in plan['overrides']]
+    osds = plan['osds']
+    lines.append(f'restarts ({len(osds)}, host by host in CRUSH order; before each: no OSD '
+                 'down, PGs active+clean, ceph osd ok-to-stop; noout on it while it '
+                 'restarts; the next once it is up on the options set and PGs are '
+                 'active+clean):' if osds else 'restarts: none')
+    for i, o in enumerate(osds):
+        b = o['before']
+        annex = f', annex {label(b["bluestore_rocksdb_options_annex"])}' \
+            if b.get('bluestore_rocksdb_options_annex', '').strip() else ''
+        lines.append(f'  {i + 1:>3}. osd.{o["osd"]} (host {o["host"] or "-"}): gets '
+                     f'{label(b["bluestore_rocksdb_options"])}{annex} now')
+    if apply:
+        lines.append('an OSD that does not come back on the new options stops the rollout: '
+                     'it is put back on its own options (at its osd.N mask), the OSDs done '
+                     'stay on the new ones')
+        lines.append('undo: ceph rocks-autotune revert (puts back, at every mask above, '
+                     'the value or absence saved before the first change, and restarts the '
+                     'OSDs that run the new options); by hand:')
+        lines += [f'  {c}' for c in undo]
+    for v, name in labels.items():
+        lines.append(f'{name} = {v}')
+    return '\n'.join(lines)
+
+
+def rollout_lines(ro: Optional[Mapping[str, Any]]) -> List[str]:
+    """The last rollout in `status`."""
+    if not ro:
+        return []
+    what = (f'apply to {ro["target"]} ({ro["mask"]})' if ro['kind'] == 'apply'
+            else f'revert of apply {ro["of"]}')
+    lines = [f'rollout: {what}: {ro["state"]} ({ro["phase"]}), {ro["counts"]["done"]}/'
+             f'{len(ro["osds"])} OSD(s) done ({ro["progress"]:.0%})',
+             f'  message: {ro["message"]}']
+    by: Dict[str, List[int]] = {}
+    for o in ro['osds']:
+        by.setdefault(o['status'], []).append(o['osd'])
+    lines.append('  ' + '; '.join(f'{s}: {osd_list(by.get(s, []))}'
+                                  for s in ('done', 'restarting', 'pending', 'failed')))
+    for o in ro['osds']:
+        if o['status'] == 'failed':
+            lines.append(f'  osd.{o["osd"]} failed: {o["error"]}' + (
+                '; put back on its prior options' if o['put_back'] == 'done' else
+                '; NOT put back' if o['put_back'] == 'failed' else ''))
+    if ro['kind'] == 'apply' and ro['options']:
+        lines.append(f'  options: {ro["options"]}')
+    if ro.get('health'):
+        lines.append('  health: ' + ', '.join(ro['health']))
+    return lines

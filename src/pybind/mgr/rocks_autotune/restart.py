@@ -1,5 +1,6 @@
-"""The one way the canary is restarted, for a candidate, a recovery after a
-failed trial, or the restore at the end of a session:
+"""The one way an OSD is restarted: the canary, for a candidate, a recovery
+after a failed trial, or the restore at the end of a session; and each OSD of
+a rollout (rollout.py), for the options applied or put back:
 
     (config already set) -> gate -> restart -> up AND running the options
     that were set -> PGs active+clean -> done
@@ -10,9 +11,10 @@ get`) before the restart counts.  A flap (marked down and up, same process)
 moves up_from but not the options, so it is not taken for a restart; nor is a
 restart whose process a local ceph.conf keeps on other options.
 
-The record of a restart in flight lives in the session's state (`restart`),
-so a new active mgr carries on with it.  `running_dirty` (the process may run
-a candidate) is persisted before a candidate's restart is issued.
+The record of a restart in flight lives in its owner's persisted state
+(`restart`: the session's, or the rollout's for the OSD in flight), so a new
+active mgr carries on with it.  `running_dirty` (the process may run a
+candidate) is persisted before a candidate's restart is issued.
 """
 from dataclasses import dataclass, field
 from enum import Enum
@@ -21,7 +23,7 @@ from typing import Any, Callable, Dict, List
 from .canary import OPTIONS
 from .cluster import Cluster, ClusterError, NoOrchestrator
 from .preflight import restart_blockers
-from .store import RestartRecord, SessionState
+from .store import RestartRecord, RestartState
 
 Alerts = Dict[str, Dict[str, Any]]
 
@@ -48,17 +50,19 @@ class Result:
 
 
 class Restarter:
-    """Drives the restart recorded in `state['restart']` one poll at a time."""
+    """Drives the restart of `osd` recorded in `state['restart']` one poll at
+    a time; `owner` names what waits for it (in the manual restart's alert)."""
 
-    def __init__(self, cluster: Cluster, osd: int, state: SessionState,
+    def __init__(self, cluster: Cluster, osd: int, state: RestartState,
                  save: Callable[[], None], restart_timeout: float,
-                 manual_restart_timeout: float) -> None:
+                 manual_restart_timeout: float, owner: str = 'the session') -> None:
         self.cluster = cluster
         self.osd = osd
         self.s = state
         self._save = save
         self.restart_timeout = restart_timeout
         self.manual_restart_timeout = manual_restart_timeout
+        self.owner = owner
 
     def timeout(self) -> float:
         """How long a restart may take: an admin restarting by hand gets longer."""
@@ -89,7 +93,7 @@ class Restarter:
         self.cluster.set_noout(self.osd, True)
 
     def clear_noout(self) -> None:
-        """Only the noout this session set: an admin's own stays."""
+        """Only the noout we set: an admin's own stays."""
         if self.s['noout_ours']:
             self.cluster.set_noout(self.osd, False)
             self.s['noout_ours'] = False
@@ -115,7 +119,7 @@ class Restarter:
                     'severity': 'warning',
                     'summary': f'rocks_autotune: restart osd.{self.osd} to continue',
                     'detail': [f'no orchestrator backend is set: restart osd.{self.osd} '
-                               f'(e.g. systemctl restart ceph-osd@{self.osd}); the session '
+                               f'(e.g. systemctl restart ceph-osd@{self.osd}); {self.owner} '
                                'goes on when it is back up']}
             # ClusterError propagates: the caller knows what a failure means
             r['stage'], r['since'] = Stage.WAIT_UP.value, now

@@ -12,6 +12,17 @@
                          unreadable head, it tells how to restore the canary,
                          and its absence that there is nothing to restore
 
+A rollout (rollout.py: `apply`, `revert`) is kept beside it, the last one
+only, ended or not:
+
+    rollout              its head: kind, state, phase, flags, alerts, the
+                         restart in flight, what it sets at each mask and
+                         what was there before, and every option string
+                         these and the OSD records name (once each)
+    rollout.osds.N       the OSDs in restart order, ROLLOUT_CHUNK a value,
+                         each naming its rollout (a save cut short before
+                         the head is seen, not misread)
+
 No value comes near mon_config_key_max_entry_size (64 KiB) at 500 trials.
 Every write is checked (a store that refuses a value may only log it): a
 failure raises StoreError, and the session pauses until a write succeeds.
@@ -63,7 +74,16 @@ class RestartRecord(TypedDict):
     expect: str  # the options the process must report
 
 
-class _Head(TypedDict):
+class RestartState(TypedDict):
+    """What restart.Restarter keeps in its owner's state (a session's, a rollout's)."""
+    restart: Optional[RestartRecord]
+    manual: bool  # no orchestrator: the admin restarts the OSD
+    noout_ours: bool  # the noout on the OSD being restarted is ours
+    running_dirty: bool  # the process may run a candidate
+    alerts: Dict[str, Dict[str, Any]]
+
+
+class _Head(RestartState):
     version: int
     state: str  # running | stopping | restoring | done | stopped | aborted | failed
     phase: str  # session.Phase
@@ -75,14 +95,9 @@ class _Head(TypedDict):
     message: str
     error: str
     abort: bool
-    running_dirty: bool  # the process may run a candidate
-    manual: bool
-    noout_ours: bool
     paused_since: Optional[float]
-    restart: Optional[RestartRecord]
     window: Optional[Dict[str, Any]]  # trial.Window's running totals
     iops_estimate: Optional[float]
-    alerts: Dict[str, Dict[str, Any]]
     cluster_errors: int
     # the watched config that reached the canary at the start (canary.entries),
     # None when unknown (a rescued session); someone else's changes since
@@ -217,3 +232,152 @@ class SessionStore:
         """Set an unreadable head aside (where the admin can read it) and drop it."""
         self._write(HEAD_KEY + '.corrupt', raw)
         self._write(HEAD_KEY, None)
+
+
+# ---------------------------------------------------------------- rollouts
+
+ROLLOUT_KEY = 'rollout'
+ROLLOUT_OSDS_KEY = 'rollout.osds.{}'
+ROLLOUT_VERSION = 1
+# OSD records a value: each is small (its option strings are indices into the head's)
+ROLLOUT_CHUNK = 200
+# who (osd/class:ssd, osd.3) -> option -> value (None: none set there)
+Masks = Dict[str, Dict[str, Optional[str]]]
+
+
+class RolloutOsd(TypedDict):
+    """An OSD of a rollout, in restart order."""
+    osd: int
+    host: str
+    status: str  # pending | restarting | done | failed
+    # what the mon gave it before the rollout changed anything (options, annex)
+    before: Dict[str, str]
+    error: str
+    put_back: str  # a failed OSD's return to its prior options: '' | done | failed
+
+
+class RolloutPlan(TypedDict):
+    """What `apply` or `revert` will do (rollout_plan.py), as --dry-run shows it."""
+    kind: str  # apply | revert
+    options: Optional[str]  # apply: the options rolled out
+    source: str  # where they come from
+    target: str  # the OSDs, in words
+    mask: str  # the mask the options go to (osd/class:ssd; osd.N each: 'osd.N')
+    sets: Masks  # what is set at each mask (None: removed)
+    priors: Masks  # what was there before, at every mask the rollout touches
+    overrides: List[str]  # what the plan does about values that beat its mask
+    osds: List[RolloutOsd]
+    of: Optional[str]  # revert: the id of the rollout it undoes
+
+
+class RolloutState(RolloutPlan, RestartState):
+    """A persisted rollout (ROLLOUT_VERSION)."""
+    version: int
+    id: str
+    state: str  # running | done | aborted | failed
+    phase: str  # rollout.Phase
+    message: str
+    error: str
+    abort: bool  # abort asked: stop after the OSD in flight
+    changed: bool  # the config has been (or is being) changed
+    current: Optional[int]  # the OSD in flight: its index in osds
+    started: float
+    phase_started: float
+    ended: Optional[float]
+    paused_since: Optional[float]
+    cluster_errors: int
+    settings: Dict[str, float]  # rollout.RolloutSettings
+
+
+def _pack(masks: Masks, index: Callable[[str], int]) -> Dict[str, Dict[str, Optional[int]]]:
+    return {who: {name: None if v is None else index(v) for name, v in names.items()}
+            for who, names in masks.items()}
+
+
+def _unpack(packed: Dict[str, Dict[str, Optional[int]]], values: List[str]) -> Masks:
+    return {who: {name: None if i is None else values[i] for name, i in names.items()}
+            for who, names in packed.items()}
+
+
+class RolloutStore:
+    """The last rollout in the mgr's KV store; every write checked, as the session's."""
+
+    def __init__(self, get: Get, put: Put) -> None:
+        self._get = get
+        self._put = put
+        self._written: Dict[str, str] = {}  # what each key holds now (written or read)
+        # the option strings of rollout `_id`: appended to, never reordered, so
+        # that OSD records written before a head that did not follow still read
+        self._id = ''
+        self._values: List[str] = []
+
+    def _write(self, key: str, value: Optional[str]) -> None:
+        if value is not None and len(value) > MAX_VALUE:
+            raise StoreError(f'{key} would be {len(value)} bytes, over {MAX_VALUE}')
+        try:
+            self._put(key, value)
+        except Exception as e:  # any failure is a failed write
+            size = 'a removal' if value is None else f'{len(value)} bytes'
+            raise StoreError(f'writing {key} ({size}) failed: {e}')
+
+    def _write_changed(self, key: str, value: str) -> None:
+        if self._written.get(key) != value:
+            self._write(key, value)
+            self._written[key] = value
+
+    def save(self, state: Mapping[str, Any]) -> None:
+        """Write what changed: the OSD records, then the head."""
+        if state['id'] != self._id:
+            self._id, self._values = state['id'], []
+        values = list(self._values)
+        seen = {v: i for i, v in enumerate(values)}
+
+        def index(v: str) -> int:
+            if v not in seen:
+                seen[v] = len(values)
+                values.append(v)
+            return seen[v]
+        osds = [dict(o, before={k: index(v) for k, v in o['before'].items()})
+                for o in state['osds']]
+        config = {'sets': _pack(state['sets'], index), 'priors': _pack(state['priors'], index)}
+        chunks = [json.dumps({'id': state['id'], 'osds': osds[i:i + ROLLOUT_CHUNK]})
+                  for i in range(0, len(osds), ROLLOUT_CHUNK)]
+        for i, chunk in enumerate(chunks):
+            self._write_changed(ROLLOUT_OSDS_KEY.format(i), chunk)
+        head = {k: v for k, v in state.items() if k not in ('sets', 'priors', 'osds')}
+        head.update(version=ROLLOUT_VERSION, n_chunks=len(chunks), values=values, **config)
+        self._write_changed(ROLLOUT_KEY, json.dumps(head))
+        self._values = values
+
+    def load(self) -> Optional[Dict[str, Any]]:
+        """The saved rollout, None when there is none; ValueError when unreadable."""
+        raw = self._get(ROLLOUT_KEY)
+        if not raw:
+            return None
+        head = json.loads(raw)
+        if not isinstance(head, dict) or head.get('version') != ROLLOUT_VERSION:
+            raise ValueError('rollout state has an unknown format')
+        values = head.pop('values')
+        osds: List[Dict[str, Any]] = []
+        raw_chunks = []
+        for i in range(int(head.pop('n_chunks'))):
+            raw_chunk = self._get(ROLLOUT_OSDS_KEY.format(i))
+            chunk = json.loads(raw_chunk) if raw_chunk else None
+            if not isinstance(chunk, dict) or chunk.get('id') != head.get('id'):
+                raise ValueError(f'rollout OSD records {i} are missing or of another rollout')
+            raw_chunks.append(str(raw_chunk))
+            osds += chunk['osds']
+        state = dict(head, sets=_unpack(head['sets'], values),
+                     priors=_unpack(head['priors'], values),
+                     osds=[dict(o, before={k: values[v] for k, v in o['before'].items()})
+                           for o in osds])
+        self._id, self._values = str(state['id']), list(values)
+        self._written = {ROLLOUT_KEY: raw}
+        self._written.update({ROLLOUT_OSDS_KEY.format(i): c for i, c in enumerate(raw_chunks)})
+        return state
+
+    def keep_corrupt(self, raw: str) -> None:
+        """Set an unreadable head aside (where the admin can read it) and drop it."""
+        self._write(ROLLOUT_KEY + '.corrupt', raw)
+        self._write(ROLLOUT_KEY, None)
+        self._written.pop(ROLLOUT_KEY, None)

@@ -165,3 +165,23 @@ def ratios(trial: Dict[str, Any], baseline: Dict[str, Any]) -> Ratios:
     if m.get('write_amp') is not None and baseline.get('write_amp'):
         r.write_amp = m['write_amp'] / baseline['write_amp']
     return r
+
+
+ROLLOUT_STATUSES = ('pending', 'restarting', 'done', 'failed')
+
+
+def rollout_status(r: Mapping[str, Any], progress: float, health: List[str]) -> Dict[str, Any]:
+    """A rollout's fields in `status -f json` (`rollout`): what it does, where
+    it stands, and each OSD's status in the plan's order."""
+    osds = [{k: o[k] for k in ('osd', 'host', 'status', 'error', 'put_back')}
+            for o in r['osds']]
+    current = r['osds'][r['current']]['osd'] if r.get('current') is not None else None
+    return {
+        'id': r['id'], 'kind': r['kind'], 'state': r['state'], 'phase': r['phase'],
+        'message': r['message'], 'error': r['error'], 'target': r['target'],
+        'mask': r['mask'], 'options': r['options'], 'source': r['source'], 'of': r['of'],
+        'started': r['started'], 'ended': r['ended'], 'current': current,
+        'counts': {s: len([o for o in osds if o['status'] == s]) for s in ROLLOUT_STATUSES},
+        'progress': progress, 'osds': osds, 'sets': r['sets'], 'priors': r['priors'],
+        'overrides': r['overrides'], 'health': health,
+    }

@@ -1,0 +1,520 @@
+"""A rollout: `apply` (options to a device class, or to named OSDs) and
+`revert` (what an apply changed, put back), one OSD at a time.  A persisted
+state machine driven by `step()`, as the session is (session.py).
+
+Its plan (rollout_plan.py) is saved with the values it will replace, at every
+mask it touches, before anything changes.  Then:
+
+    check -> set -> next -> restart -> wait -> next ... -> end
+                                  \\         \\
+                                   put_back -> put_back_wait -> end (failed)
+
+- check: the masks still hold what the plan read (else it ends, changing nothing);
+- set: the plan's values at every mask (run again after a failover: the same values);
+- next: the next pending OSD, in the plan's order; none left: the end (done);
+- restart: what threatens data (an OSD down, PGs not active+clean) and the
+  gate (preflight.restart_blockers) hold the restart back, then it goes
+  through restart.Restarter: noout on the OSD while it restarts;
+- wait: up running the options the mon now has for it, PGs active+clean;
+- put_back (apply): an OSD that did not come back on the new options gets its
+  own prior options at osd.N (saved first), and a gated restart onto them;
+  the rollout then ends failed, the OSDs done stay on the new options.
+
+`abort` is taken between OSDs (an OSD held at the gate is not in flight yet):
+the rollout ends aborted.  A rollout that stops early raises a health check
+that says so, and that `revert` undoes what was done.
+"""
+import logging
+import time
+import uuid
+from dataclasses import asdict, dataclass, fields
+from enum import Enum
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from . import views
+from .cluster import Cluster, ClusterError
+from .preflight import HEALTH_PREFIX, data_threats
+from .report import osd_list
+from .restart import Outcome, Restarter, Stage
+from .rollout_plan import NAMES, REVERT, show
+from .store import ROLLOUT_VERSION, RolloutOsd, RolloutPlan, RolloutState, StoreError
+
+log = logging.getLogger(__name__)
+
+ACTIVE = ('running',)
+ENDED = ('done', 'aborted', 'failed')
+MAX_CLUSTER_ERRORS = 5
+
+
+class Phase(str, Enum):
+    CHECK = 'check'                  # nothing changed yet: do the masks hold the priors?
+    SET = 'set'                      # the plan's values at every mask
+    NEXT = 'next'                    # the next pending OSD, or the end
+    RESTART = 'restart'              # the OSD in flight: health, the gate, its restart
+    WAIT = 'wait'                    # up on the options set, PGs active+clean
+    PUT_BACK = 'put_back'            # apply: a failed OSD's prior options at osd.N
+    PUT_BACK_WAIT = 'put_back_wait'  # its gated restart onto them
+    END = 'end'
+
+
+P = Phase
+# the allowed moves: END from any phase but the last is an abort, a failure,
+# or repeated errors
+MOVES: Dict[Phase, Tuple[Phase, ...]] = {
+    P.CHECK: (P.SET, P.END),
+    P.SET: (P.NEXT, P.END),
+    P.NEXT: (P.RESTART, P.END),
+    # put_back: the restart could not be issued
+    P.RESTART: (P.WAIT, P.PUT_BACK, P.END),
+    P.WAIT: (P.NEXT, P.PUT_BACK, P.END),
+    P.PUT_BACK: (P.PUT_BACK_WAIT, P.END),
+    P.PUT_BACK_WAIT: (P.END,),
+    P.END: (),
+}
+
+
+@dataclass
+class RolloutSettings:
+    """The module options a rollout runs with (module.py has their help)."""
+    restart_timeout: float = 300.0
+    manual_restart_timeout: float = 3600.0
+    unhealthy_timeout: float = 1800.0
+    poll: float = 2.0
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> 'RolloutSettings':
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: float(v) for k, v in d.items() if k in names})
+
+
+class Rollout:
+    def __init__(self, state: RolloutState, cluster: Cluster,
+                 save: Callable[[RolloutState], None],
+                 clock: Callable[[], float] = time.time) -> None:
+        self.r = state
+        self.cluster = cluster
+        self._save = save
+        self.clock = clock
+        self.settings = RolloutSettings.from_dict(state['settings'])
+        self._abort_requested = False  # from the command thread, taken by the next step
+
+    @classmethod
+    def begin(cls, plan: RolloutPlan, settings: RolloutSettings, cluster: Cluster,
+              save: Callable[[RolloutState], None],
+              clock: Callable[[], float] = time.time) -> 'Rollout':
+        """Persist a new rollout (StoreError: not saved, nothing changed)."""
+        now = clock()
+        state = RolloutState(
+            version=ROLLOUT_VERSION, id=str(uuid.uuid4()), state='running',
+            phase=P.CHECK.value, message='starting', error='', abort=False, changed=False,
+            current=None, started=now, phase_started=now, ended=None, paused_since=None,
+            cluster_errors=0, settings=asdict(settings), restart=None, manual=False,
+            noout_ours=False, running_dirty=False, alerts={}, **plan)
+        save(state)
+        return cls(state, cluster, save, clock)
+
+    @staticmethod
+    def check_state(state: Any) -> None:
+        """Raise ValueError if a persisted rollout is not one this code wrote."""
+        if not isinstance(state, dict) or state.get('version') != ROLLOUT_VERSION:
+            raise ValueError('rollout state has an unknown format')
+        for key, typ in (('id', str), ('kind', str), ('state', str), ('phase', str),
+                         ('sets', dict), ('priors', dict), ('osds', list), ('alerts', dict),
+                         ('settings', dict), ('changed', bool), ('noout_ours', bool)):
+            if not isinstance(state.get(key), typ):
+                raise ValueError(f'rollout state field {key!r} is missing or malformed')
+        Phase(state['phase'])
+        for o in state['osds']:
+            if not (isinstance(o.get('osd'), int) and isinstance(o.get('before'), dict)):
+                raise ValueError('rollout state has a malformed OSD record')
+        cur = state.get('current')
+        if cur is not None and not (isinstance(cur, int) and 0 <= cur < len(state['osds'])):
+            raise ValueError('rollout state has no such OSD in flight')
+
+    # ------------------------------------------------------------ commands
+
+    @property
+    def active(self) -> bool:
+        return self.r['state'] in ACTIVE
+
+    def request_abort(self) -> None:
+        """Stop after the OSD in flight; seen at the next step."""
+        self._abort_requested = True
+
+    # ------------------------------------------------------------ the loop
+
+    def _persist(self) -> bool:
+        self.r['alerts'].pop('STATE_WRITE_FAILED', None)
+        try:
+            self._save(self.r)
+        except StoreError as e:
+            self.r['alerts']['STATE_WRITE_FAILED'] = {
+                'severity': 'warning',
+                'summary': 'rocks_autotune: cannot save the rollout state; paused',
+                'detail': [str(e), 'the rollout changes nothing until its state is saved']}
+            self.r['message'] = f'paused: cannot save the rollout state: {e}'
+            return False
+        return True
+
+    def step(self) -> float:
+        """Do one piece of work; return seconds until the next step."""
+        if not self.active:
+            return 60.0
+        wait = max(self.settings.poll, 10.0)
+        if 'STATE_WRITE_FAILED' in self.r['alerts'] and not self._persist():
+            return wait
+        if self._abort_requested and not self.r['abort']:
+            self._abort_requested = False
+            self.r['abort'] = True
+            self.r['message'] = 'aborting: stopping after the OSD in flight'
+        try:
+            delay = self._step()
+            self.r['cluster_errors'] = 0
+        except StoreError:
+            delay = 0.0  # a save before a change: nothing after it ran
+        except Exception as e:
+            if not isinstance(e, ClusterError):
+                log.exception('rollout step failed in phase %s', self.r['phase'])
+            self.r['cluster_errors'] += 1
+            self.r['message'] = f'step failed ({self.r["cluster_errors"]}x): {e}'
+            if self.r['cluster_errors'] >= MAX_CLUSTER_ERRORS:
+                self._end('failed', f'giving up after repeated errors: {e}')
+            delay = 5.0
+        if not self._persist():
+            return wait
+        return delay
+
+    def _step(self) -> float:
+        r = self.r
+        now = self.clock()
+        phase = Phase(r['phase'])
+        if r['abort'] and (phase in (P.CHECK, P.NEXT) or (phase == P.SET and not r['changed'])):
+            self._end('aborted', 'aborted' + ('' if r['changed'] else ': nothing was changed'))
+            return 0
+        if phase == P.CHECK:
+            return self._check()
+        if phase == P.SET:
+            return self._set()
+        if phase == P.NEXT:
+            return self._next(now)
+        if phase == P.RESTART:
+            return self._restart(now)
+        if phase == P.WAIT:
+            return self._wait(now)
+        if phase == P.PUT_BACK:
+            return self._put_back(now)
+        if phase == P.PUT_BACK_WAIT:
+            return self._put_back_wait(now)
+        raise ValueError(f'no step in phase {phase.value!r}')
+
+    def _enter(self, phase: Phase, message: str = '') -> None:
+        old = Phase(self.r['phase'])
+        if phase != old and phase not in MOVES[old]:
+            raise AssertionError(f'no move from {old.value} to {phase.value}')
+        self.r['phase'] = phase.value
+        self.r['phase_started'] = self.clock()
+        if message:
+            self.r['message'] = message
+
+    def _cur(self) -> RolloutOsd:
+        i = self.r['current']
+        if i is None:
+            raise ValueError(f'no OSD in flight in phase {self.r["phase"]}')
+        return self.r['osds'][i]
+
+    def _restarter(self, osd: int) -> Restarter:
+        return Restarter(self.cluster, osd, self.r, lambda: self._save(self.r),
+                         self.settings.restart_timeout, self.settings.manual_restart_timeout,
+                         owner=f'the {self.r["kind"]}')
+
+    def _what(self) -> str:
+        return 'the new options' if self.r['kind'] == 'apply' else 'its options of before'
+
+    # ------------------------------------------------------------ the phases
+
+    def _check(self) -> float:
+        """Nothing has changed yet: the plan holds if the masks still hold
+        what it read (its priors)."""
+        moved = []
+        for who, names in sorted(self.r['priors'].items()):
+            for name, prior in sorted(names.items()):
+                now = self.cluster.config_get_own(who, name)
+                if now != prior:
+                    moved.append(f'{who} {name}: now {show(now)}, {show(prior)} when planned')
+        if moved:
+            self._end('failed', 'the config changed since the plan was made (' +
+                      '; '.join(moved) + '); nothing was changed: look at the plan again '
+                      '(--dry-run)')
+            return 0
+        self._enter(P.SET, 'setting the options')
+        return 0
+
+    def _set(self) -> float:
+        r = self.r
+        if not r['changed']:
+            r['changed'] = True
+            self._save(r)  # a revert knows there is something to undo before it is so
+        self._write(r['sets'])
+        if r['kind'] == 'apply':
+            wrong = self._not_reached()
+            if wrong:
+                self._write(r['priors'])
+                r['changed'] = False
+                self._end('failed', 'after the config was set, ' + '; '.join(wrong) +
+                          ': something beats the plan\'s mask that it did not see; the '
+                          'config is put back as it was, and no OSD was restarted')
+                return 0
+        self._enter(P.NEXT, 'config set; restarting the OSDs one at a time')
+        return 0
+
+    def _write(self, masks: Dict[str, Dict[str, Optional[str]]]) -> None:
+        for who, names in sorted(masks.items()):
+            for name, value in sorted(names.items()):
+                if value is not None:
+                    self.cluster.config_set(who, name, value)
+                elif self.cluster.config_get_own(who, name) is not None:
+                    self.cluster.config_rm(who, name)
+
+    def _not_reached(self) -> List[str]:
+        """The OSDs to which the mon does not give what the apply set."""
+        want = next(iter(self.r['sets'].values()))
+        wrong = []
+        for o in self.r['osds']:
+            for name, value in want.items():
+                got = self.cluster.config_get(f'osd.{o["osd"]}', name)
+                if got != value:
+                    wrong.append(f'osd.{o["osd"]} gets {name} {show(got)}')
+        return wrong
+
+    def _next(self, now: float) -> float:
+        r = self.r
+        i = next((i for i, o in enumerate(r['osds']) if o['status'] == 'pending'), None)
+        if i is None:
+            self._end('done', f'done: {len(r["osds"])} OSD(s) restarted on '
+                      + self._what())
+            return 0
+        o = r['osds'][i]
+        o['status'] = 'restarting'
+        r['current'] = i
+        self._restarter(o['osd']).begin(r['kind'], now)
+        self._enter(P.RESTART, f'osd.{o["osd"]} ({i + 1}/{len(r["osds"])}): restarting '
+                    f'on {self._what()}')
+        return 0
+
+    def _restart(self, now: float) -> float:
+        r = self.r
+        o = self._cur()
+        restarter = self._restarter(o['osd'])
+        if r['abort'] and restarter.stage == Stage.GATE:
+            # held at the gate: not in flight yet
+            o['status'] = 'pending'
+            r['current'] = None
+            r['restart'] = None
+            self._end('aborted', f'aborted before osd.{o["osd"]} was restarted')
+            return 0
+        blockers = data_threats(self.cluster) if restarter.stage == Stage.GATE else []
+        if not blockers:
+            try:
+                res = restarter.step(now)
+            except ClusterError as e:
+                return self._osd_failed(f'restarting osd.{o["osd"]} failed: {e}')
+            if res.outcome == Outcome.BLOCKED:
+                blockers = res.reasons
+        if blockers:
+            return self._pause(now, blockers)
+        self._unpause()
+        self._enter(P.WAIT, f'osd.{o["osd"]}: waiting for it to be up on {self._what()}')
+        return self.settings.poll
+
+    def _wait(self, now: float) -> float:
+        r = self.r
+        o = self._cur()
+        res = self._restarter(o['osd']).step(now)
+        if res.outcome == Outcome.DONE:
+            self._unpause()
+            o['status'] = 'done'
+            r['current'] = None
+            r['restart'] = None
+            self._enter(P.NEXT, f'osd.{o["osd"]} is up on {self._what()}')
+            return 0
+        if res.outcome == Outcome.BLOCKED:
+            return self._pause(now, res.reasons)  # others keep PGs from clean
+        self._unpause()
+        if res.outcome != Outcome.TIMED_OUT:
+            return self.settings.poll
+        timeout = self._restarter(o['osd']).timeout()
+        if res.stage == Stage.WAIT_CLEAN:
+            o['status'] = 'done'  # it runs them: its PGs are not clean
+            self._end('failed', f'PGs did not become active+clean within {timeout:.0f}s of '
+                      f'restarting osd.{o["osd"]} (it runs {self._what()})')
+            return 0
+        return self._osd_failed(f'osd.{o["osd"]} did not come back up running '
+                                f'{self._what()} within {timeout:.0f}s')
+
+    def _osd_failed(self, error: str) -> float:
+        """The OSD in flight did not come back on the options set: apply puts it
+        back on its own; a revert stops (there is nothing to go back to)."""
+        o = self._cur()
+        o['status'] = 'failed'
+        o['error'] = error
+        if self.r['kind'] != 'apply':
+            self._end('failed', error)
+            return 0
+        self._enter(P.PUT_BACK, f'{error}; putting osd.{o["osd"]} back on its prior options')
+        return 0
+
+    def _put_back(self, now: float) -> float:
+        """Its options of before, at its own mask (the value there saved first:
+        `revert` puts it back), then its gated restart onto them."""
+        r = self.r
+        o = self._cur()
+        who = f'osd.{o["osd"]}'
+        back = {name: o['before'][name] for name in NAMES
+                if self.cluster.config_get(who, name) != o['before'][name]}
+        own = r['priors'].setdefault(who, {})
+        unsaved = [name for name in back if name not in own]
+        for name in unsaved:
+            own[name] = self.cluster.config_get_own(who, name)
+        if unsaved:
+            self._save(r)
+        for name, value in sorted(back.items()):
+            self.cluster.config_set(who, name, value)
+        self._restarter(o['osd']).begin('put_back', now)
+        self._enter(P.PUT_BACK_WAIT, f'{o["error"]}; restarting osd.{o["osd"]} on its prior '
+                    'options')
+        return 0
+
+    def _put_back_wait(self, now: float) -> float:
+        r = self.r
+        o = self._cur()
+        restarter = self._restarter(o['osd'])
+        try:
+            res = restarter.step(now)
+        except ClusterError as e:
+            o['put_back'] = 'failed'
+            self._end('failed', f'{o["error"]}; its prior options are set at osd.{o["osd"]}, '
+                      f'but restarting it failed: {e}')
+            return 0
+        if res.outcome == Outcome.BLOCKED and res.stage == Stage.GATE:
+            # never forced, as a session's restore
+            r['message'] = (f'{o["error"]}; osd.{o["osd"]} is restarted on its prior options '
+                            'when it is safe: ' + '; '.join(res.reasons))
+            r['alerts']['ROLLOUT_PAUSED'] = {
+                'severity': 'warning',
+                'summary': f'rocks_autotune: osd.{o["osd"]} waits to be put back on its prior '
+                           'options',
+                'detail': res.reasons + [o['error'], 'its prior options are set at '
+                                         f'osd.{o["osd"]}; it is restarted on them as soon '
+                                         'as the gate allows']}
+            return max(self.settings.poll, 5.0)
+        r['alerts'].pop('ROLLOUT_PAUSED', None)
+        if res.outcome in (Outcome.DONE, Outcome.BLOCKED) or (
+                res.outcome == Outcome.TIMED_OUT and res.stage == Stage.WAIT_CLEAN):
+            o['put_back'] = 'done'
+            self._end('failed', f'{o["error"]}; it is back on its prior options')
+            return 0
+        if res.outcome == Outcome.TIMED_OUT:
+            o['put_back'] = 'failed'
+            self._end('failed', f'{o["error"]}; it did not come back on its prior options '
+                      f'either within {restarter.timeout():.0f}s (they are set at '
+                      f'osd.{o["osd"]})')
+            return 0
+        return self.settings.poll
+
+    def _pause(self, now: float, reasons: List[str]) -> float:
+        """The restart of the OSD in flight must wait; the rollout stops if
+        that lasts unhealthy_timeout."""
+        r = self.r
+        since = now if r['paused_since'] is None else float(r['paused_since'])
+        r['paused_since'] = since
+        timeout = self.settings.unhealthy_timeout
+        if now - since > timeout:
+            o = self._cur()
+            if Phase(r['phase']) == P.RESTART:
+                o['status'] = 'pending'  # never restarted
+            else:
+                o['status'] = 'done'  # up on the options set, others keep PGs unclean
+            self._end('failed', f'waited {timeout:.0f}s for the cluster: '
+                      + '; '.join(reasons))
+            return 0
+        r['message'] = f'paused before osd.{self._cur()["osd"]}: ' + '; '.join(reasons)
+        r['alerts']['ROLLOUT_PAUSED'] = {
+            'severity': 'warning',
+            'summary': f'rocks_autotune {r["kind"]} paused: the cluster is not healthy',
+            'detail': reasons + [f'the {r["kind"]} stops (the OSDs done stay as they are) if '
+                                 f'this lasts {timeout:.0f}s']}
+        return max(self.settings.poll, 5.0)
+
+    def _unpause(self) -> None:
+        self.r['paused_since'] = None
+        self.r['alerts'].pop('ROLLOUT_PAUSED', None)
+
+    # ------------------------------------------------------------ the end
+
+    def _end(self, final: str, message: str) -> None:
+        r = self.r
+        if r['current'] is not None and r['noout_ours']:
+            try:
+                self._restarter(self._cur()['osd']).clear_noout()
+            except ClusterError as e:
+                message += f'; noout on osd.{self._cur()["osd"]} could not be cleared: {e}'
+        for key in ('ROLLOUT_PAUSED', 'MANUAL_RESTART'):
+            r['alerts'].pop(key, None)
+        if r['current'] is not None and r['osds'][r['current']]['status'] == 'restarting' \
+                and final != 'done':
+            r['osds'][r['current']]['error'] = message  # stopped in flight: may run either
+        r['state'] = final
+        r['error'] = message if final == 'failed' else ''
+        r['restart'] = None
+        self._enter(P.END, message)
+        r['ended'] = self.clock()
+        r['current'] = None
+        if final != 'done' and r['changed']:
+            r['alerts']['ROLLOUT_FAILED' if final == 'failed' else 'ROLLOUT_INCOMPLETE'] = \
+                self._stopped_alert(final, message)
+
+    def _stopped_alert(self, final: str, message: str) -> Dict[str, Any]:
+        r = self.r
+        by: Dict[str, List[int]] = {}
+        for o in r['osds']:
+            by.setdefault(o['status'], []).append(o['osd'])
+        n = len(r['osds'])
+        detail = [message, f'{len(by.get("done", []))} of {n} OSD(s) run {self._what()}: '
+                  + osd_list(by.get('done', []))]
+        for o in r['osds']:
+            if o['status'] == 'failed' and r['kind'] == 'apply':
+                detail.append(f'osd.{o["osd"]}: ' + (
+                    'put back on its prior options' if o['put_back'] == 'done' else
+                    'its prior options are set at its own mask, but it is NOT known to run '
+                    'them: check it'))
+        rest = by.get('pending', []) + by.get('restarting', [])
+        if rest:
+            detail.append(f'not restarted: {osd_list(rest)}; their config already says '
+                          f'{self._what()}, which they load at their next restart')
+        if r['kind'] == 'apply':
+            detail.append(f'`{REVERT}` puts back the config this apply changed and restarts '
+                          'the OSDs that run its options')
+        else:
+            detail.append(f'`{REVERT}` again finishes the revert')
+        what = {'apply': 'rollout', 'revert': 'revert'}[r['kind']]
+        return {'severity': 'warning',
+                'summary': f'rocks_autotune: {what} to {r["target"]} '
+                           + ('stopped: an OSD failed' if final == 'failed' else 'aborted')
+                           + f' ({len(by.get("done", []))}/{n} done)',
+                'detail': detail}
+
+    # ------------------------------------------------------------ views
+
+    def health_checks(self) -> Dict[str, Any]:
+        return {HEALTH_PREFIX + k: dict(v, count=1) for k, v in self.r['alerts'].items()}
+
+    def progress(self) -> float:
+        osds = self.r['osds']
+        done = len([o for o in osds if o['status'] in ('done', 'failed')])
+        return done / len(osds) if osds else 1.0
+
+    def status(self) -> Dict[str, Any]:
+        return views.rollout_status(self.r, self.progress(), sorted(self.health_checks()))
+
+    def note_internal_error(self, e: Exception) -> None:
+        self.r['message'] = f'internal error: {e}'

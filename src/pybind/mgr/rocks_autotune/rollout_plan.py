@@ -1,0 +1,252 @@
+"""What `apply` and `revert` will do, worked out before anything changes.
+
+A plan (store.RolloutPlan) names the OSDs to restart, in order, what each
+gets from the monitors now, what is set at which mask, and what each of
+those masks holds now (the priors: a value, or None for none set).  It is
+what `--dry-run` prints and what rollout.Rollout carries out.
+
+apply's plan:
+
+- **The options**: `--options`, or the last session's recommendation (none
+  when it has no answer or its answer is to keep the current options).
+- **The mask**: `osd/class:<class>` (`--device-class`, by default the last
+  session's canary's class), or with `--osds N,M` each OSD's own mask `osd.N`.
+- **What beats the mask.**  The mon gives an OSD the value of the most precise
+  entry: its own section (`osd.N`) over `osd` over `global`, and within a
+  section a CRUSH location mask (`osd/host:node1`) over a class mask over
+  none.  An OSD of the class whose value comes from such an entry would keep
+  it: the plan sets the options at that OSD's own mask `osd.N` too (its value
+  there, or its absence, is saved with the others, and `revert` puts it back),
+  and says so.  An entry at `osd.N` with a mask of its own (`osd.3/host:x`)
+  beats even that: the plan is refused, naming it.
+- **The annex**: `bluestore_rocksdb_options_annex` is appended to the options
+  by the OSD, so when any OSD of the plan has one, the plan blanks it at the
+  same masks (the last session's string has the canary's annex folded in).
+- **The order**: one OSD at a time, host by host in CRUSH order (as `ceph osd
+  tree` lists them), so a failure domain is done before the next is touched.
+
+revert's plan puts back, at every mask the apply touched, the values (and
+absences) it saved, and restarts the OSDs that may run the applied options:
+those done or in flight, and a failed one that was not put back.  A revert
+cut short (aborted, or an OSD that did not come back) is finished by the next
+`revert`: the same config, the OSDs it had not done.
+
+Nothing here changes the cluster.
+"""
+import shlex
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from . import views
+from .canary import ANNEX, OPTIONS
+from .cluster import Cluster, split_who
+from .rocksdb_options import OptionStringError, parse_options
+from .store import Masks, RolloutOsd, RolloutPlan
+
+NAMES = (OPTIONS, ANNEX)
+# a session in one of these has not answered yet
+SESSION_ACTIVE = ('running', 'stopping', 'restoring')
+REVERT = 'ceph rocks-autotune revert'
+
+
+class RolloutRefused(Exception):
+    """`apply` or `revert` cannot go ahead; the message says why.  Nothing was changed."""
+
+
+class NothingToRevert(RolloutRefused):
+    """`revert` finds nothing to undo."""
+
+
+def show(value: Optional[str]) -> str:
+    return '(not set)' if value is None else repr(value)
+
+
+def parse_osd_ids(text: str) -> List[int]:
+    """`--osds 1,2,5` as ids, in the order given, each once."""
+    ids: List[int] = []
+    for item in text.replace(' ', ',').split(','):
+        if not item:
+            continue
+        if item.startswith('osd.'):
+            item = item[len('osd.'):]
+        if not item.isdigit():
+            raise RolloutRefused(f'--osds takes OSD ids separated by commas (1,2,5), '
+                                 f'not {text!r}')
+        if int(item) not in ids:
+            ids.append(int(item))
+    if not ids:
+        raise RolloutRefused('--osds names no OSD')
+    return ids
+
+
+def recommendation(session: Optional[Mapping[str, Any]]) -> Tuple[str, str]:
+    """The options the last session recommends and where they come from;
+    RolloutRefused when it recommends none."""
+    hint = '; give the options to roll out with --options'
+    if session is None:
+        raise RolloutRefused('no tuning session has run, so there is no recommendation' + hint)
+    if session['state'] in SESSION_ACTIVE:
+        raise RolloutRefused(f'the tuning session {session["id"]} is still {session["state"]}')
+    result = views.final_answer(session)
+    if result is None:
+        raise RolloutRefused(f'the last session ({session["id"]}, {session["state"]}) ended '
+                             'before its confirmation: it has no answer' + hint)
+    arm = views.recommended_arm(result)
+    if arm is None:
+        raise RolloutRefused(f'the last session\'s answer is {views.answer_line(result)}: '
+                             'there is nothing to apply' + hint)
+    if session.get('config_changes'):
+        raise RolloutRefused(
+            'the last session\'s string was measured against the options in effect when it '
+            'started, which someone else has changed since (' +
+            '; '.join(session['config_changes']) + '): rolling it out would undo that' + hint)
+    options = views.arm_record(session, arm['arm'])['options']
+    return str(options), (f'session {session["id"]} (canary osd.{session["params"]["osd"]}): '
+                          + views.answer_line(result))
+
+
+def beats(who: str, osd: int, mask: str) -> bool:
+    """Whether an entry at `who` that reaches osd.N wins over one at `mask`
+    (osd/class:C or osd.N) for it."""
+    section, where = split_who(who)
+    if mask == f'osd.{osd}':
+        return section == mask and bool(where)
+    if section == f'osd.{osd}':
+        return True
+    return section == 'osd' and any(kind != 'class' for kind, _ in where)
+
+
+def _order(cluster: Cluster, targets: Sequence[int]) -> List[Tuple[int, str]]:
+    """The targets in CRUSH order, host by host (a host in the order of its
+    first OSD in the tree)."""
+    wanted = set(targets)
+    hosts: Dict[str, List[int]] = {}
+    for osd, host in cluster.crush_order():
+        if osd in wanted:
+            hosts.setdefault(host or f'osd.{osd}', []).append(osd)
+            wanted.discard(osd)
+    for osd in sorted(wanted):  # not in the tree at all
+        hosts.setdefault(f'osd.{osd}', []).append(osd)
+    return [(osd, '' if host.startswith('osd.') else host)
+            for host, osds in hosts.items() for osd in osds]
+
+
+def _osd_record(cluster: Cluster, osd: int, host: str) -> RolloutOsd:
+    who = f'osd.{osd}'
+    return RolloutOsd(osd=osd, host=host, status='pending', error='', put_back='',
+                      before={name: cluster.config_get(who, name) for name in NAMES})
+
+
+def _priors(cluster: Cluster, sets: Masks) -> Masks:
+    return {who: {name: cluster.config_get_own(who, name) for name in names}
+            for who, names in sets.items()}
+
+
+def plan_apply(cluster: Cluster, options: str, source: str,
+               device_class: Optional[str] = None, osd_ids: Optional[Sequence[int]] = None,
+               canary: Optional[int] = None) -> RolloutPlan:
+    """apply's plan; RolloutRefused (bad input, nothing to do) changes nothing.
+    `canary`: the last session's, whose class is the default target."""
+    try:
+        if not parse_options(options):
+            raise OptionStringError('it holds no option')
+    except OptionStringError as e:
+        raise RolloutRefused(f'cannot use the options string {options!r}: {e}')
+    if device_class is not None and osd_ids is not None:
+        raise RolloutRefused('give --device-class or --osds, not both')
+    osds = cluster.osds()
+    if osd_ids is not None:
+        unknown = [i for i in osd_ids if i not in osds]
+        if unknown:
+            raise RolloutRefused(', '.join(f'osd.{i}' for i in unknown) +
+                                 (' does' if len(unknown) == 1 else ' do') + ' not exist')
+        targets = list(osd_ids)
+        mask = 'osd.N'
+        target = 'osd.' + ', osd.'.join(str(i) for i in sorted(targets))
+    else:
+        if device_class is None:
+            if canary is None or canary not in osds:
+                raise RolloutRefused('give the OSDs to roll out to: --device-class CLASS or '
+                                     '--osds N,M (no session canary to take the class of)')
+            device_class = osds[canary].device_class
+            if not device_class:
+                raise RolloutRefused(f'the canary osd.{canary} has no device class: give '
+                                     '--device-class CLASS or --osds N,M')
+        classes = sorted({o.device_class for o in osds.values() if o.device_class})
+        targets = sorted(i for i, o in osds.items() if o.device_class == device_class)
+        if not targets:
+            raise RolloutRefused(f'no OSD has device class {device_class!r} (the classes: '
+                                 f'{", ".join(classes) or "none"})')
+        mask = f'osd/class:{device_class}'
+        target = f'the OSDs of class {device_class}'
+    down = [i for i in targets if not osds[i].up]
+    if down:
+        raise RolloutRefused(', '.join(f'osd.{i}' for i in down) + ' ' +
+                             ('is' if len(down) == 1 else 'are') + ' down: bring '
+                             + ('it' if len(down) == 1 else 'them') +
+                             ' up, or name the OSDs to roll out to with --osds')
+    records = [_osd_record(cluster, osd, host) for osd, host in _order(cluster, targets)]
+    values: Dict[str, Optional[str]] = {OPTIONS: options}
+    if any(r['before'][ANNEX].strip() for r in records):
+        values[ANNEX] = ''  # appended by the OSD: it would override the options' keys
+    masks = [f'osd.{i}' for i in targets] if mask == 'osd.N' else [mask]
+    sets: Masks = {m: dict(values) for m in masks}
+    overrides: List[str] = []
+    for r in records:
+        osd = r['osd']
+        own = f'osd.{osd}' if mask == 'osd.N' else mask
+        for who, entries in sorted(cluster.config_entries(osd, list(values)).items()):
+            for name in sorted(entries):
+                if not beats(who, osd, own):
+                    continue
+                if split_who(who)[0] == f'osd.{osd}' and split_who(who)[1]:
+                    raise RolloutRefused(
+                        f'{who} {name} = {entries[name]!r} is set for osd.{osd} with a mask '
+                        f'of its own, which nothing the module sets can beat: remove it '
+                        f'(ceph config rm {who} {name}), or leave osd.{osd} out with --osds')
+                sets.setdefault(f'osd.{osd}', {})[name] = values[name]
+                overrides.append(
+                    f'osd.{osd}: {who} {name} ({show(entries[name])}) beats {own}, so the '
+                    f'plan sets it at osd.{osd} too; what osd.{osd} has there is saved, and '
+                    f'`revert` puts it back')
+    return RolloutPlan(kind='apply', options=options, source=source, target=target,
+                       mask=mask, sets=sets, priors=_priors(cluster, sets),
+                       overrides=overrides, osds=records, of=None)
+
+
+def plan_revert(cluster: Cluster, last: Optional[Mapping[str, Any]]) -> RolloutPlan:
+    """revert's plan, from the last rollout (ended); RolloutRefused when there
+    is nothing to revert."""
+    if last is None:
+        raise NothingToRevert('nothing to revert: no rollout has run')
+    if last['kind'] == 'apply':
+        if not last['changed']:
+            raise NothingToRevert(f'nothing to revert: the last apply ({last["id"]}, '
+                                  f'{last["state"]}) changed nothing')
+        sets: Masks = last['priors']
+        osds = [o for o in last['osds'] if o['status'] in ('restarting', 'done')
+                or (o['status'] == 'failed' and o['put_back'] != 'done')]
+        of = str(last['id'])
+    else:
+        if last['state'] == 'done':
+            raise NothingToRevert(f'nothing to revert: the last rollout was a revert (of '
+                                  f'{last["of"]}), and it is done')
+        sets = last['sets']
+        osds = [o for o in last['osds'] if o['status'] != 'done']
+        of = str(last['of'])
+    records = [_osd_record(cluster, o['osd'], o['host']) for o in osds]
+    return RolloutPlan(kind='revert', options=None, source=f'what apply {of} changed',
+                       target=f'the OSDs apply {of} restarted', mask='', sets=dict(sets),
+                       priors=_priors(cluster, sets), overrides=[], osds=records, of=of)
+
+
+def config_command(who: str, name: str, value: Optional[str]) -> str:
+    """The `ceph config` line that sets a value, or removes it (None); shell-quoted."""
+    args = (['ceph', 'config', 'rm', who, name] if value is None
+            else ['ceph', 'config', 'set', who, name, value])
+    return ' '.join(shlex.quote(a) for a in args)
+
+
+def undo_commands(plan: Mapping[str, Any]) -> List[str]:
+    """By hand, what `revert` does to the config: every prior put back."""
+    return [config_command(who, name, value) for who, names in sorted(plan['priors'].items())
+            for name, value in sorted(names.items())]
