@@ -1,0 +1,603 @@
+"""apply and revert: the plan (rollout_plan.py) and the rollout state machine
+(rollout.py) against the fake cluster and its clock, persisted through
+RolloutStore as the module does."""
+import json
+import shlex
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import pytest
+
+from fake_cluster import FakeClock, FakeCluster
+from rocks_autotune import report, store
+from rocks_autotune.canary import ANNEX, OPTIONS
+from rocks_autotune.rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT
+from rocks_autotune.rollout import MOVES, Phase, Rollout, RolloutSettings
+from rocks_autotune.rollout_plan import (NothingToRevert, RolloutRefused, beats,
+                                         parse_osd_ids, plan_apply, plan_revert,
+                                         recommendation, undo_commands)
+from rocks_autotune.store import RolloutStore, StoreError
+
+NEW = NEW_TUNING
+# three hosts, listed by the tree out of id order; osd.6 and osd.7 are HDDs
+HOSTS = {'b': [3, 0], 'a': [1, 4], 'c': [2, 5, 6, 7]}
+
+
+class KV:
+    def __init__(self) -> None:
+        self.d: Dict[str, str] = {}
+        self.fails = False
+        self.refuses: Callable[[str], bool] = lambda key: self.fails
+        self.writes: List[str] = []
+
+    def get(self, key: str) -> Optional[str]:
+        return self.d.get(key)
+
+    def put(self, key: str, value: Optional[str]) -> None:
+        if self.refuses(key):
+            raise OSError('no quorum')
+        self.writes.append(key)
+        if value is None:
+            self.d.pop(key, None)
+        else:
+            self.d[key] = value
+
+
+class Harness:
+    def __init__(self) -> None:
+        self.clock = FakeClock()
+        self.cluster = FakeCluster(self.clock, n_osds=8)
+        self.cluster.place(HOSTS)
+        for i in (6, 7):
+            self.cluster.info[i].device_class = 'hdd'
+        self.kv = KV()
+        self.store = RolloutStore(self.kv.get, self.kv.put)
+        self.settings = RolloutSettings(restart_timeout=30.0, manual_restart_timeout=60.0,
+                                        unhealthy_timeout=120.0)
+        self.ro: Optional[Rollout] = None
+        # noout on each OSD as its restart was issued
+        self.noout_at_restart: List[Tuple[int, bool]] = []
+        self.cluster.before_restart = lambda osd: self.noout_at_restart.append(
+            (osd, self.cluster.has_noout(osd)))
+
+    def begin(self, plan: Any) -> Rollout:
+        self.ro = Rollout.begin(plan, self.settings, self.cluster, self.store.save, self.clock)
+        return self.ro
+
+    def apply(self, options: str = NEW, **kw: Any) -> Rollout:
+        kw.setdefault('canary', 0)
+        return self.begin(plan_apply(self.cluster, options, '--options', **kw))
+
+    def revert(self) -> Rollout:
+        assert self.ro is not None
+        return self.begin(plan_revert(self.cluster, self.ro.r))
+
+    def run(self, until: Optional[Callable[[Rollout], bool]] = None,
+            max_steps: int = 3000) -> Rollout:
+        ro = self.ro
+        assert ro is not None
+        for _ in range(max_steps):
+            if not ro.active or (until is not None and until(ro)):
+                return ro
+            self.clock.advance(ro.step())
+        raise AssertionError(f'rollout did not end: {ro.r["phase"]} {ro.r["message"]}')
+
+    def failover(self) -> Rollout:
+        """A new active mgr: the rollout as the store has it."""
+        state = RolloutStore(self.kv.get, self.kv.put).load()
+        Rollout.check_state(state)
+        self.ro = Rollout(state, self.cluster, self.store.save, self.clock)  # type: ignore
+        return self.ro
+
+    def restarted(self) -> List[int]:
+        return [osd for osd, _ in self.cluster.restarts]
+
+    def ssd_in_flight(self, osd: int, phase: str = 'wait') -> Callable[[Rollout], bool]:
+        def at(ro: Rollout) -> bool:
+            cur = ro.r['current']
+            return ro.r['phase'] == phase and cur is not None and \
+                ro.r['osds'][cur]['osd'] == osd
+        return at
+
+
+def statuses(ro: Rollout) -> Dict[int, str]:
+    return {o['osd']: o['status'] for o in ro.r['osds']}
+
+
+def runs(h: Harness, osd: int) -> str:
+    return h.cluster.running[osd]
+
+
+SSDS_IN_ORDER = [3, 0, 1, 4, 2, 5]
+
+
+# ---------------------------------------------------------------- the plan
+
+def test_the_plan_takes_the_canarys_class_host_by_host_in_crush_order() -> None:
+    h = Harness()
+    plan = plan_apply(h.cluster, NEW, '--options', canary=4)
+    assert plan['mask'] == 'osd/class:ssd' and plan['target'] == 'the OSDs of class ssd'
+    assert [(o['osd'], o['host']) for o in plan['osds']] == [
+        (3, 'b'), (0, 'b'), (1, 'a'), (4, 'a'), (2, 'c'), (5, 'c')]
+    assert plan['sets'] == {'osd/class:ssd': {OPTIONS: NEW}}
+    assert plan['priors'] == {'osd/class:ssd': {OPTIONS: None}}
+    assert all(o['before'][OPTIONS] == PACIFIC_DEFAULT and o['status'] == 'pending'
+               for o in plan['osds'])
+    hdds = plan_apply(h.cluster, NEW, '--options', device_class='hdd')
+    assert [o['osd'] for o in hdds['osds']] == [6, 7]
+
+
+def test_the_plan_with_osds_sets_each_osds_own_mask_in_crush_order() -> None:
+    h = Harness()
+    plan = plan_apply(h.cluster, NEW, '--options', osd_ids=parse_osd_ids('5,1,osd.3'))
+    assert [o['osd'] for o in plan['osds']] == [3, 1, 5]
+    assert plan['sets'] == {f'osd.{i}': {OPTIONS: NEW} for i in (5, 1, 3)}
+    assert plan['priors'] == {f'osd.{i}': {OPTIONS: None} for i in (5, 1, 3)}
+
+
+def test_dry_run_text_shows_masks_order_what_each_gets_now_and_the_undo() -> None:
+    h = Harness()
+    h.cluster.config_set('osd/class:ssd', OPTIONS, NEW_TUNING_LZ4)
+    plan = plan_apply(h.cluster, NEW, 'session x', canary=0)
+    text = report.plan_text(plan, undo_commands(plan))
+    assert 'plan: apply to the OSDs of class ssd, one OSD at a time' in text
+    assert 'osd/class:ssd bluestore_rocksdb_options: B -> A' in text
+    assert f'A = {NEW}' in text and f'B = {NEW_TUNING_LZ4}' in text
+    lines = text.splitlines()
+    order = [ln.split()[1] for ln in lines if ln.strip()[:1].isdigit()]
+    assert order == [f'osd.{i}' for i in SSDS_IN_ORDER]
+    assert '    1. osd.3 (host b): gets B now' in lines
+    assert 'undo: ceph rocks-autotune revert' in text
+    assert '  ' + shlex.join(['ceph', 'config', 'set', 'osd/class:ssd', OPTIONS,
+                              NEW_TUNING_LZ4]) in lines
+    assert h.cluster.restarts == [] and h.cluster.config == {
+        ('osd/class:ssd', OPTIONS): NEW_TUNING_LZ4}
+
+
+def test_an_osds_own_value_that_beats_the_class_mask_is_set_too_and_said() -> None:
+    h = Harness()
+    h.cluster.config_set('osd.1', OPTIONS, NEW_TUNING_LZ4)
+    h.cluster.config_set('osd/host:c', OPTIONS, NEW_TUNING_LZ4)  # osd.2, osd.5 (and HDDs)
+    h.cluster.config_set('osd', OPTIONS, 'compression=kNoCompression')  # loses to the class
+    plan = plan_apply(h.cluster, NEW, '--options', canary=0)
+    assert plan['sets'] == {'osd/class:ssd': {OPTIONS: NEW}, 'osd.1': {OPTIONS: NEW},
+                            'osd.2': {OPTIONS: NEW}, 'osd.5': {OPTIONS: NEW}}
+    assert plan['priors'] == {'osd/class:ssd': {OPTIONS: None}, 'osd.1': {OPTIONS: NEW_TUNING_LZ4},
+                              'osd.2': {OPTIONS: None}, 'osd.5': {OPTIONS: None}}
+    assert [o.split(':')[0] for o in plan['overrides']] == ['osd.1', 'osd.2', 'osd.5']
+    assert 'osd/host:c bluestore_rocksdb_options' in plan['overrides'][1]
+    text = report.plan_text(plan, undo_commands(plan))
+    assert 'beats osd/class:ssd, so the plan sets it at osd.1 too' in text
+    assert 'ceph config rm osd.2 bluestore_rocksdb_options' in text
+
+
+def test_an_annex_is_blanked_at_the_same_masks() -> None:
+    h = Harness()
+    h.cluster.config_set('osd.4', ANNEX, 'write_buffer_size=33554432')
+    plan = plan_apply(h.cluster, NEW, '--options', canary=0)
+    assert plan['sets'] == {'osd/class:ssd': {OPTIONS: NEW, ANNEX: ''},
+                            'osd.4': {ANNEX: ''}}
+    assert plan['priors']['osd.4'] == {ANNEX: 'write_buffer_size=33554432'}
+
+
+@pytest.mark.parametrize('kw, setup, message', [
+    (dict(device_class='nvme'), None, "no OSD has device class 'nvme' (the classes: hdd, ssd)"),
+    (dict(osd_ids=[1, 42]), None, 'osd.42 does not exist'),
+    (dict(options='max_write_buffer_number'), None, 'cannot use the options string'),
+    (dict(options=''), None, 'it holds no option'),
+    (dict(options='a=1,a=2'), None, 'given more than once'),
+    (dict(device_class='ssd', osd_ids=[1]), None, 'not both'),
+    (dict(canary=None), None, '--device-class CLASS or --osds N,M'),
+    (dict(), lambda c: setattr(c.info[2], 'up', False), 'osd.2 is down'),
+    (dict(), lambda c: setattr(c.info[0], 'device_class', ''), 'osd.0 has no device class'),
+    (dict(), lambda c: c.config_set('osd.5/host:c', OPTIONS, 'x=1'), 'a mask of its own'),
+])
+def test_bad_input_is_refused_and_changes_nothing(kw: Dict[str, Any], setup: Any,
+                                                  message: str) -> None:
+    h = Harness()
+    if setup is not None:
+        setup(h.cluster)
+    before = dict(h.cluster.config)
+    kw.setdefault('canary', 0)
+    options = kw.pop('options', NEW)
+    with pytest.raises(RolloutRefused, match='.*' + message.replace('(', r'\(')
+                       .replace(')', r'\)')):
+        plan_apply(h.cluster, options, '--options', **kw)
+    assert h.cluster.config == before and h.cluster.restarts == [] and h.kv.d == {}
+
+
+@pytest.mark.parametrize('text', ['1,x', ',', 'osd.', '-1'])
+def test_an_osd_list_that_does_not_parse_is_refused(text: str) -> None:
+    with pytest.raises(RolloutRefused, match='--osds'):
+        parse_osd_ids(text)
+
+
+def test_what_beats_a_mask() -> None:
+    assert beats('osd.3', 3, 'osd/class:ssd')
+    assert beats('osd/host:a', 3, 'osd/class:ssd')
+    assert beats('osd/rack:r1/class:ssd', 3, 'osd/class:ssd')
+    assert not beats('osd', 3, 'osd/class:ssd')
+    assert not beats('global/host:a', 3, 'osd/class:ssd')
+    assert not beats('osd/class:ssd', 3, 'osd/class:ssd')
+    assert beats('osd.3/host:a', 3, 'osd.3') and not beats('osd/host:a', 3, 'osd.3')
+
+
+def _session(answer: str, **extra: Any) -> Dict[str, Any]:
+    arm = {'arm': 'c1', 'trial': 4, 'verdict': 'recommended', 'why': '',
+           'objective': {'ratio': {'median': 1.7, 'low': 1.6, 'high': 1.8}, 'rounds': 5},
+           'write_amp': {'ratio': {'median': 0.9, 'low': 0.8, 'high': 1.0}, 'rounds': 5}}
+    result = {'recommended': 'c1' if answer == 'recommend' else None, 'arms': [arm],
+              'objective': 'iops', 'complete': True, 'rounds': 5, 'rounds_done': 5,
+              'level': 0.9, 'margin': 0.03}
+    return dict({'id': 's1', 'state': 'done', 'params': {'osd': 2},
+                 'confirm': {'result': result, 'arms': [{'arm': 'c1', 'options': NEW}]}},
+                **extra)
+
+
+def test_the_recommendation_is_the_last_sessions_answer_or_refused() -> None:
+    options, source = recommendation(_session('recommend'))
+    assert options == NEW and source.startswith('session s1 (canary osd.2): recommend trial 4')
+    for session, message in [
+            (None, 'no tuning session has run'),
+            (_session('keep'), 'keep your current options: .*nothing to apply'),
+            (_session('recommend', state='running'), 'still running'),
+            (dict(_session('recommend'), confirm=None, state='aborted'), 'has no answer'),
+            (_session('recommend', config_changes=['osd x']), 'would undo that')]:
+        with pytest.raises(RolloutRefused, match=message):
+            recommendation(session)
+
+
+# ---------------------------------------------------------------- the rollout
+
+def test_apply_restarts_one_osd_at_a_time_through_the_gate_with_noout() -> None:
+    h = Harness()
+    h.cluster.restart_gate.clear()
+    ro = h.apply()
+    assert json.loads(h.kv.d['rollout'])['phase'] == 'check'  # saved before any change
+    # each restart waits for the one before it: up on the new options, PGs clean
+    clean_at_restart: List[bool] = []
+    h.cluster.before_restart = lambda osd: (
+        h.noout_at_restart.append((osd, h.cluster.has_noout(osd))),
+        clean_at_restart.append(h.cluster.pgs_active_clean() and all(
+            i.up for i in h.cluster.info.values())))
+    h.run()
+    assert ro.r['state'] == 'done' and ro.health_checks() == {}
+    assert h.restarted() == SSDS_IN_ORDER
+    assert h.cluster.restart_gate == [(i, True) for i in SSDS_IN_ORDER]
+    assert h.noout_at_restart == [(i, True) for i in SSDS_IN_ORDER]
+    assert all(clean_at_restart)
+    assert not any(h.cluster.noout.values())
+    assert all(runs(h, i) == NEW for i in SSDS_IN_ORDER)
+    assert runs(h, 6) == runs(h, 7) == PACIFIC_DEFAULT
+    assert h.cluster.config == {('osd/class:ssd', OPTIONS): NEW}
+    assert set(statuses(ro).values()) == {'done'} and ro.progress() == 1.0
+
+
+def test_a_gate_that_says_no_holds_the_next_restart_back_then_lets_it_go() -> None:
+    h = Harness()
+    ro = h.apply()
+    h.run(until=h.ssd_in_flight(0, 'restart'))
+    assert h.restarted() == [3]
+    h.cluster.kill(7)  # an HDD, outside the rollout: osd.0's restart would add to it
+    for _ in range(10):
+        h.clock.advance(ro.step())
+    assert h.restarted() == [3] and ro.r['phase'] == 'restart'
+    assert 'ROCKS_AUTOTUNE_ROLLOUT_PAUSED' in ro.health_checks()
+    assert 'osd.7 is down' in ro.r['message']
+    h.cluster.admin_restarts(7)
+    h.clock.advance(5)
+    h.cluster.ok_to_stop_answer = (False, 'would become inactive')
+    for _ in range(5):
+        h.clock.advance(ro.step())
+    assert h.restarted() == [3, 7] and 'ok-to-stop' in ro.r['message']
+    h.cluster.ok_to_stop_answer = None
+    h.run()
+    assert ro.r['state'] == 'done' and h.restarted() == [3, 7] + SSDS_IN_ORDER[1:]
+    assert (7, False) not in h.cluster.restart_gate[2:]
+
+
+def test_a_gate_that_stays_shut_stops_the_rollout_after_unhealthy_timeout() -> None:
+    h = Harness()
+    ro = h.apply()
+    h.run(until=h.ssd_in_flight(1, 'restart'))
+    h.cluster.inactive = 2
+    h.run()
+    assert ro.r['state'] == 'failed' and 'waited 120s for the cluster' in ro.r['error']
+    assert statuses(ro) == {3: 'done', 0: 'done', 1: 'pending', 4: 'pending', 2: 'pending',
+                            5: 'pending'}
+    assert 'ROCKS_AUTOTUNE_ROLLOUT_FAILED' in ro.health_checks()
+
+
+def broken_on(h: Harness, osd: int, options: str) -> None:
+    """osd.N does not start on `options` (the others do)."""
+    starting: List[int] = []
+    h.cluster.before_restart = lambda o: starting.append(o)
+    h.cluster.broken = lambda opts: bool(starting) and starting[-1] == osd and opts == options
+
+
+def test_an_osd_that_does_not_come_back_stops_the_rollout_and_is_put_back() -> None:
+    h = Harness()
+    broken_on(h, 1, NEW)
+    ro = h.apply()
+    h.run()
+    assert ro.r['state'] == 'failed'
+    assert statuses(ro) == {3: 'done', 0: 'done', 1: 'failed', 4: 'pending', 2: 'pending',
+                            5: 'pending'}
+    failed = ro.r['osds'][2]
+    assert failed['put_back'] == 'done' and 'did not come back up' in failed['error']
+    # put back on its prior options, at its own mask (saved first: revert removes it)
+    assert h.cluster.config_get_own('osd.1', OPTIONS) == PACIFIC_DEFAULT
+    assert runs(h, 1) == PACIFIC_DEFAULT and h.cluster.osds()[1].up
+    assert ro.r['priors']['osd.1'] == {OPTIONS: None}
+    assert [runs(h, i) for i in (3, 0)] == [NEW, NEW]
+    assert [runs(h, i) for i in (4, 2, 5)] == [PACIFIC_DEFAULT] * 3
+    assert not any(h.cluster.noout.values())
+    check = ro.health_checks()['ROCKS_AUTOTUNE_ROLLOUT_FAILED']
+    text = '\n'.join(check['detail'])
+    assert '2 of 6 OSD(s) run the new options: osd.0, osd.3' in text
+    assert 'osd.1: put back on its prior options' in text
+    assert 'not restarted: osd.2, osd.4-5' in text
+    assert '`ceph rocks-autotune revert` puts back' in text
+
+
+def test_revert_after_a_failure_puts_back_every_mask_and_restarts_the_osds_done() -> None:
+    h = Harness()
+    broken_on(h, 1, NEW)
+    h.apply()
+    h.run()
+    n = len(h.cluster.restarts)
+    ro = h.revert()
+    assert ro.r['sets'] == {'osd/class:ssd': {OPTIONS: None}, 'osd.1': {OPTIONS: None}}
+    assert [o['osd'] for o in ro.r['osds']] == [3, 0]
+    h.run()
+    assert ro.r['state'] == 'done' and ro.health_checks() == {}
+    assert h.cluster.config == {}
+    assert h.restarted()[n:] == [3, 0]
+    assert all(runs(h, i) == PACIFIC_DEFAULT for i in range(8))
+    with pytest.raises(NothingToRevert, match='a revert .* and it is done'):
+        plan_revert(h.cluster, ro.r)
+
+
+def test_a_restart_that_cannot_be_issued_fails_the_osd_and_the_put_back_says_so() -> None:
+    h = Harness()
+    ro = h.apply()
+    h.run(until=h.ssd_in_flight(0, 'restart'))
+    h.cluster.restart_fails = True
+    h.run()
+    assert ro.r['state'] == 'failed' and statuses(ro)[0] == 'failed'
+    assert ro.r['osds'][1]['put_back'] == 'failed'
+    assert 'restarting osd.0 failed' in ro.r['error']
+    detail = '\n'.join(ro.health_checks()['ROCKS_AUTOTUNE_ROLLOUT_FAILED']['detail'])
+    assert 'NOT known to run them' in detail
+    assert h.cluster.config_get_own('osd.0', OPTIONS) == PACIFIC_DEFAULT
+
+
+def test_a_failover_mid_rollout_restarts_no_osd_twice() -> None:
+    h = Harness()
+    h.apply()
+    h.run(until=h.ssd_in_flight(1, 'wait'))
+    ro = h.failover()
+    assert ro.r['osds'][2]['status'] == 'restarting' and ro.r['restart']['stage'] == 'wait_up'
+    h.run()
+    assert ro.r['state'] == 'done' and h.restarted() == SSDS_IN_ORDER
+    assert all(runs(h, i) == NEW for i in SSDS_IN_ORDER) and not any(h.cluster.noout.values())
+
+
+def test_a_failover_at_every_step_still_ends_the_same() -> None:
+    h = Harness()
+    broken_on(h, 4, NEW)
+    h.apply()
+    for _ in range(3000):
+        ro = h.failover()
+        if not ro.active:
+            break
+        h.clock.advance(ro.step())
+    assert ro.r['state'] == 'failed' and statuses(ro)[4] == 'failed'
+    assert ro.r['osds'][3]['put_back'] == 'done'
+    assert h.restarted() == [3, 0, 1, 4]  # osd.4's restart on the new options never came up
+    assert h.cluster.config == {('osd/class:ssd', OPTIONS): NEW,
+                                ('osd.4', OPTIONS): PACIFIC_DEFAULT}
+
+
+def test_abort_stops_after_the_osd_in_flight_and_revert_undoes_what_was_done() -> None:
+    h = Harness()
+    ro = h.apply()
+    h.run(until=h.ssd_in_flight(1, 'wait'))
+    ro.request_abort()
+    h.run()
+    assert ro.r['state'] == 'aborted'
+    assert statuses(ro) == {3: 'done', 0: 'done', 1: 'done', 4: 'pending', 2: 'pending',
+                            5: 'pending'}
+    assert 'ROCKS_AUTOTUNE_ROLLOUT_INCOMPLETE' in ro.health_checks()
+    n = len(h.cluster.restarts)
+    h.revert()
+    h.run()
+    assert h.restarted()[n:] == [3, 0, 1]
+    assert h.cluster.config == {} and all(runs(h, i) == PACIFIC_DEFAULT for i in range(8))
+
+
+def test_abort_while_held_at_the_gate_restarts_nothing_more() -> None:
+    h = Harness()
+    ro = h.apply()
+    h.run(until=h.ssd_in_flight(0, 'restart'))
+    h.cluster.ok_to_stop_answer = (False, 'no')
+    h.clock.advance(ro.step())
+    ro.request_abort()
+    h.run()
+    assert ro.r['state'] == 'aborted' and h.restarted() == [3]
+    assert statuses(ro)[0] == 'pending'
+
+
+def test_abort_before_the_config_is_set_changes_nothing() -> None:
+    h = Harness()
+    ro = h.apply()
+    ro.request_abort()
+    h.run()
+    assert ro.r['state'] == 'aborted' and not ro.r['changed']
+    assert h.cluster.config == {} and h.cluster.restarts == [] and ro.health_checks() == {}
+    with pytest.raises(NothingToRevert, match='changed nothing'):
+        plan_revert(h.cluster, ro.r)
+
+
+def test_revert_of_a_partial_rollout_restores_values_and_absences_at_every_mask() -> None:
+    h = Harness()
+    lz4 = NEW_TUNING_LZ4
+    h.cluster.config.update({
+        ('osd/class:ssd', OPTIONS): lz4,                     # replaced at the class mask
+        ('osd.1', OPTIONS): 'compression=kNoCompression',    # an own value that beats it
+        ('osd/host:c', OPTIONS): PACIFIC_DEFAULT,            # a host mask that beats it
+        ('osd.4', ANNEX): 'write_buffer_size=33554432',      # an annex, blanked
+        ('osd', 'osd_max_backfills'): '2',                   # not the rollout's
+    })
+    before = dict(h.cluster.config)
+    ro = h.apply()
+    assert set(ro.r['sets']) == {'osd/class:ssd', 'osd.1', 'osd.2', 'osd.4', 'osd.5'}
+    h.run(until=h.ssd_in_flight(4, 'wait'))
+    ro.request_abort()
+    h.run()
+    assert ro.r['state'] == 'aborted'
+    assert [runs(h, i) for i in (3, 0, 1, 4)] == [NEW] * 4
+    assert h.cluster.config_get_own('osd.4', ANNEX) == ''
+    h.revert()
+    h.run()
+    assert h.cluster.config == before
+    for i in range(8):
+        assert runs(h, i) == h.cluster.config_get(f'osd.{i}', OPTIONS)
+
+
+def test_a_revert_cut_short_is_finished_by_the_next_revert() -> None:
+    h = Harness()
+    h.apply()
+    h.run()
+    ro = h.revert()
+    h.run(until=h.ssd_in_flight(1, 'wait'))
+    ro.request_abort()
+    h.run()
+    assert ro.r['state'] == 'aborted'
+    assert 'again finishes the revert' in '\n'.join(
+        ro.health_checks()['ROCKS_AUTOTUNE_ROLLOUT_INCOMPLETE']['detail'])
+    n = len(h.cluster.restarts)
+    again = h.revert()
+    assert [o['osd'] for o in again.r['osds']] == [4, 2, 5] and again.r['of'] == ro.r['of']
+    h.run()
+    assert again.r['state'] == 'done' and h.restarted()[n:] == [4, 2, 5]
+    assert h.cluster.config == {} and all(runs(h, i) == PACIFIC_DEFAULT for i in range(8))
+
+
+def test_a_config_change_between_the_plan_and_its_start_changes_nothing() -> None:
+    h = Harness()
+    plan = plan_apply(h.cluster, NEW, '--options', canary=0)
+    h.cluster.config_set('osd/class:ssd', OPTIONS, NEW_TUNING_LZ4)
+    ro = h.begin(plan)
+    h.run()
+    assert ro.r['state'] == 'failed' and 'config changed since the plan' in ro.r['error']
+    assert h.cluster.config == {('osd/class:ssd', OPTIONS): NEW_TUNING_LZ4}
+    assert h.cluster.restarts == [] and ro.health_checks() == {}
+    with pytest.raises(NothingToRevert):
+        plan_revert(h.cluster, ro.r)
+
+
+def test_a_mask_the_plan_did_not_see_puts_the_config_back_before_any_restart() -> None:
+    h = Harness()
+    plan = plan_apply(h.cluster, NEW, '--options', canary=0)
+    h.cluster.config_set('osd/host:a', OPTIONS, NEW_TUNING_LZ4)  # after the plan
+    ro = h.begin(plan)
+    h.run()
+    assert ro.r['state'] == 'failed' and not ro.r['changed']
+    assert 'osd.1 gets bluestore_rocksdb_options' in ro.r['error']
+    assert h.cluster.config == {('osd/host:a', OPTIONS): NEW_TUNING_LZ4}
+    assert h.cluster.restarts == []
+
+
+def test_without_an_orchestrator_the_admin_restarts_each_osd() -> None:
+    h = Harness()
+    h.cluster.orchestrator = False
+    ro = h.apply(osd_ids=[2, 1])
+    h.run(until=lambda ro: 'ROCKS_AUTOTUNE_MANUAL_RESTART' in ro.health_checks())
+    detail = ro.health_checks()['ROCKS_AUTOTUNE_MANUAL_RESTART']['detail'][0]
+    assert 'restart osd.1' in detail and 'the apply goes on' in detail
+    h.cluster.admin_restarts(1)
+    h.run(until=lambda ro: 'restart osd.2' in str(ro.health_checks()))
+    h.cluster.admin_restarts(2)
+    h.run()
+    assert ro.r['state'] == 'done' and runs(h, 1) == runs(h, 2) == NEW
+
+
+def test_a_failed_state_write_pauses_the_rollout_changing_nothing() -> None:
+    h = Harness()
+    ro = h.apply()
+    h.kv.fails = True
+    for _ in range(5):
+        h.clock.advance(ro.step())
+    assert h.cluster.config == {} and 'ROCKS_AUTOTUNE_STATE_WRITE_FAILED' in ro.health_checks()
+    h.kv.fails = False
+    h.run()
+    assert ro.r['state'] == 'done' and 'ROCKS_AUTOTUNE_STATE_WRITE_FAILED' not in \
+        ro.health_checks()
+
+
+def test_the_phase_table_is_whole_and_checked_at_every_move() -> None:
+    assert set(MOVES) == set(Phase)
+    for targets in MOVES.values():
+        assert Phase.END in targets or not targets
+    h = Harness()
+    ro = h.apply()
+    ro.r['phase'] = Phase.PUT_BACK_WAIT.value
+    with pytest.raises(AssertionError, match='no move from put_back_wait to next'):
+        ro._enter(Phase.NEXT)
+    # every phase a rollout passes through is in the table (the walk above is checked)
+    seen = set()
+    h2 = Harness()
+    broken_on(h2, 0, NEW)
+    r2 = h2.apply()
+    while r2.active:
+        seen.add(r2.r['phase'])
+        h2.clock.advance(r2.step())
+    assert seen | {'end'} == {p.value for p in Phase}
+
+
+# ---------------------------------------------------------------- the store
+
+def test_the_store_keeps_large_rollouts_in_small_values(monkeypatch: Any) -> None:
+    monkeypatch.setattr(store, 'ROLLOUT_CHUNK', 2)
+    h = Harness()
+    ro = h.apply()
+    h.run(until=h.ssd_in_flight(4, 'wait'))
+    assert sorted(k for k in h.kv.d if k.startswith('rollout.osds.')) == [
+        'rollout.osds.0', 'rollout.osds.1', 'rollout.osds.2']
+    # the OSD records name their option strings by index into the head's
+    assert PACIFIC_DEFAULT not in ''.join(v for k, v in h.kv.d.items() if k != 'rollout')
+    assert h.kv.d['rollout'].count(PACIFIC_DEFAULT) == 1
+    loaded = RolloutStore(h.kv.get, h.kv.put).load()
+    assert loaded == json.loads(json.dumps(ro.r))
+    # only what changed is written again
+    h.kv.writes.clear()
+    h.store.save(ro.r)
+    assert h.kv.writes == []
+    ro.r['osds'][5]['status'] = 'failed'
+    h.store.save(ro.r)
+    assert h.kv.writes == ['rollout.osds.2']
+
+
+def test_a_save_cut_short_before_the_head_is_not_misread() -> None:
+    h = Harness()
+    h.apply()
+    h.run()
+    old = dict(h.kv.d)
+    h.kv.refuses = lambda key: key == 'rollout'  # the OSD records of the next are written
+    with pytest.raises(StoreError):
+        Rollout.begin(plan_apply(h.cluster, NEW_TUNING_LZ4, '--options', osd_ids=[6]),
+                      h.settings, h.cluster, h.store.save, h.clock)
+    assert h.kv.d['rollout'] == old['rollout']
+    with pytest.raises(ValueError, match='of another rollout'):
+        RolloutStore(h.kv.get, h.kv.put).load()
+
+
+def test_a_corrupt_rollout_state_is_rejected() -> None:
+    h = Harness()
+    ro = h.apply()
+    for mutate in (lambda s: s.update(version=9), lambda s: s.update(phase='nowhere'),
+                   lambda s: s.update(current=17), lambda s: s.pop('priors')):
+        state = json.loads(json.dumps(ro.r))
+        mutate(state)
+        with pytest.raises(ValueError):
+            Rollout.check_state(state)
