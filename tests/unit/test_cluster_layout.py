@@ -107,3 +107,40 @@ def test_config_entries_are_those_whose_section_and_mask_match_the_osd() -> None
         'osd/rack:rack1/class:ssd': {opts: 'd'}, 'osd.0': {opts: 'e'}}
     assert c.config_get_own('osd.0', opts) == 'e'
     assert c.config_get_own('osd', annex) is None  # masked entries are not the osd mask's own
+
+
+def test_config_get_own_reads_the_value_at_exactly_a_masked_who() -> None:
+    # a rollout saves what was at osd/class:ssd before it sets it (issue 14)
+    opts, annex = 'bluestore_rocksdb_options', 'bluestore_rocksdb_options_annex'
+    c = MgrCluster(_mgr([
+        _entry('osd', annex, 'b', mask='class:ssd', device_class='ssd'),
+        _entry('osd', opts, 'c', mask='host:node1', location_type='host',
+               location_value='node1'),
+        _entry('osd', opts, 'd', mask='rack:rack1/class:ssd', location_type='rack',
+               location_value='rack1', device_class='ssd'),
+        _entry('osd', opts, 'e')]))
+    assert c.config_get_own('osd/class:ssd', annex) == 'b'
+    assert c.config_get_own('osd/class:hdd', annex) is None
+    assert c.config_get_own('osd/host:node1', opts) == 'c'
+    assert c.config_get_own('osd/rack:rack1/class:ssd', opts) == 'd'
+    assert c.config_get_own('osd/class:ssd', opts) is None  # only with the rack
+    assert c.config_get_own('osd', opts) == 'e'
+
+
+def test_crush_order_is_the_trees_with_each_osds_host() -> None:
+    # `ceph osd tree -f json` lists nodes depth first, as it prints them; a
+    # bucket's children are listed the other way round
+    m = _mgr()
+    m.data['osd_map']['osds'].append({'osd': 4, 'up': 1, 'in': 1, 'up_from': 5})
+    m.data['osd_map_tree'] = {'nodes': [
+        {'id': -1, 'name': 'default', 'type': 'root', 'children': [-3, -5]},
+        {'id': -5, 'name': 'node2', 'type': 'host', 'children': [3, 1]},
+        {'id': 1, 'name': 'osd.1', 'type': 'osd'},
+        {'id': 3, 'name': 'osd.3', 'type': 'osd'},
+        {'id': -2, 'name': 'rack1', 'type': 'rack', 'children': [-3]},
+        {'id': -3, 'name': 'node1', 'type': 'host', 'children': [2, 0]},
+        {'id': 0, 'name': 'osd.0', 'type': 'osd'},
+        {'id': 2, 'name': 'osd.2', 'type': 'osd'}]}
+    # osd.4 is in the OSD map but in no bucket: last, on no host
+    assert MgrCluster(m).crush_order() == [(1, 'node2'), (3, 'node2'), (0, 'node1'),
+                                           (2, 'node1'), (4, '')]

@@ -49,6 +49,11 @@ def panel_address(mod: Any) -> Tuple[str, int, str]:
     return addr, port, addr
 
 
+def _an(kind: str) -> str:
+    """'an apply', 'a revert'."""
+    return ('an ' if kind[:1] in 'aeiou' else 'a ') + kind
+
+
 class RocksAutotune(MgrModule, OrchestratorClientMixin):
     CLICommand = CLICommand  # Tentacle: this module's command registry
     # No notifications wanted.  Declared all the same: Tentacle's loader looks
@@ -452,7 +457,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
             if ro is not None and ro.active:
                 if what != 'abort':
                     return HandleCommandResult(-errno.ENOENT, '', (
-                        f'no session is running; a {ro.r["kind"]} is: `ceph rocks-autotune '
+                        f'no session is running; {_an(ro.r["kind"])} is: `ceph rocks-autotune '
                         'abort` stops it after the OSD in flight'))
                 ro.request_abort()
                 self.event.set()
@@ -532,8 +537,8 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                     'rollout never runs beside one: let it end, or stop or abort it first')
         ro = self.rollout
         if ro is not None and ro.active:
-            return (f'a {ro.r["kind"]} is running ({ro.r["target"]}): wait for it to end, or '
-                    '`ceph rocks-autotune abort` it')
+            return (f'{_an(ro.r["kind"])} is running ({ro.r["target"]}): wait for it to end, '
+                    'or `ceph rocks-autotune abort` it')
         return None
 
     def _partial(self) -> Optional[str]:

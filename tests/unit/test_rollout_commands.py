@@ -1,0 +1,206 @@
+"""apply, revert, abort and status of a rollout through the mgr glue (Ceph's
+real mgr_module.py over the mock of its C++ side), on the fake cluster."""
+import errno
+import json
+from typing import Any, Dict, List, Tuple
+
+import pytest
+
+import mgr_mock
+
+mgr_mock.install()
+from rocks_autotune import module  # noqa: E402
+from rocks_autotune.canary import OPTIONS  # noqa: E402
+from rocks_autotune.rocksdb_options import NEW_TUNING, PACIFIC_DEFAULT  # noqa: E402
+
+NEW = NEW_TUNING
+
+
+@pytest.fixture
+def mgr() -> Any:
+    return mgr_mock.make_module()
+
+
+def out(r: Any) -> Tuple[int, str, str]:
+    return r.retval, r.stdout, r.stderr
+
+
+def drive_rollout(m: Any, steps: int = 3000) -> None:
+    """Step the module's rollout to its end, publishing as the serve loop does."""
+    clock = m.cluster.clock
+    for _ in range(steps):
+        if m.rollout is None or not m.rollout.active:
+            return
+        clock.advance(m.rollout.step())
+        m.publish()
+    raise AssertionError('rollout did not end')
+
+
+def status(m: Any) -> Dict[str, Any]:
+    return json.loads(out(m.cmd_status(format='json'))[1])
+
+
+def events(m: Any) -> List[Tuple[str, str]]:
+    return [(f, a[0][0]) for mod, f, a, _ in m.mock_remote if mod == 'progress']
+
+
+def test_apply_rolls_the_last_recommendation_out_and_revert_puts_it_back(mgr: Any) -> None:
+    mgr.cmd_start(osd=1, trials=2, duration=5)
+    mgr_mock.drive(mgr)
+    best = json.loads(out(mgr.cmd_best(format='json'))[1])
+    assert best['answer'] == 'recommend'
+    store, config = dict(mgr.mock_store), dict(mgr.cluster.config)
+    r, plan, _ = out(mgr.cmd_apply(dry_run=True))
+    assert r == 0 and 'plan: apply to the OSDs of class ssd' in plan
+    assert f'from session {status(mgr)["id"]} (canary osd.1): recommend trial' in plan
+    assert 'osd/class:ssd bluestore_rocksdb_options' in plan
+    plan_json = json.loads(out(mgr.cmd_apply(dry_run=True, format='json'))[1])
+    assert plan_json['options'] == best['options'] and plan_json['mask'] == 'osd/class:ssd'
+    assert plan_json['undo'] == ['ceph config rm osd/class:ssd bluestore_rocksdb_options']
+    assert mgr.mock_store == store and mgr.cluster.config == config  # a dry run changes nothing
+    restarts = len(mgr.cluster.restarts)
+    r, o, _ = out(mgr.cmd_apply())
+    assert r == 0 and 'apply' in o and '3 OSDs to restart one at a time' in o
+    mgr.publish()
+    assert ('update', f'rocks-autotune-apply-{mgr.rollout.r["id"]}') in events(mgr)
+    drive_rollout(mgr)
+    st = status(mgr)['rollout']
+    assert st['state'] == 'done' and st['counts']['done'] == 3
+    assert ('complete', f'rocks-autotune-apply-{st["id"]}') in events(mgr)
+    assert mgr.cluster.config[('osd/class:ssd', OPTIONS)] == best['options']
+    assert [o for o, _ in mgr.cluster.restarts[restarts:]] == [0, 1, 2]
+    assert all(mgr.cluster.running[i] == best['options'] for i in range(3))
+    assert mgr.mock_health == {}
+    r, o, _ = out(mgr.cmd_revert())
+    assert r == 0 and o.startswith('revert ')
+    drive_rollout(mgr)
+    assert status(mgr)['rollout']['state'] == 'done'
+    assert mgr.cluster.config == config
+    assert all(mgr.cluster.running[i] == PACIFIC_DEFAULT for i in range(3))
+    r, _, err = out(mgr.cmd_revert())
+    assert r == -errno.ENOENT and 'nothing to revert' in err
+
+
+def test_apply_is_refused_without_a_recommendation(mgr: Any) -> None:
+    r, _, err = out(mgr.cmd_apply())
+    assert r == -errno.EINVAL and 'no tuning session has run' in err and '--options' in err
+    r, _, err = out(mgr.cmd_apply(options=NEW))
+    assert r == -errno.EINVAL and '--device-class CLASS or --osds N,M' in err
+    # one round: too few for an interval, the answer is to keep the current options
+    mgr.mock_options.update(confirm_candidates=1, confirm_rounds=1)
+    mgr.cmd_start(osd=0, trials=1, duration=5)
+    mgr_mock.drive(mgr)
+    r, _, err = out(mgr.cmd_apply(dry_run=True))
+    assert r == -errno.EINVAL and 'keep your current options' in err
+    assert 'rollout' not in mgr.mock_store and mgr.cluster.config == {}
+
+
+@pytest.mark.parametrize('kw, message', [
+    (dict(device_class='nvme'), "no OSD has device class 'nvme'"),
+    (dict(osds='1,x'), '--osds takes OSD ids'),
+    (dict(osds='7'), 'osd.7 does not exist'),
+    (dict(options='max_write_buffer_number'), 'cannot use the options string'),
+    (dict(device_class='ssd', osds='1'), 'not both'),
+])
+def test_bad_input_to_apply_is_a_clear_error_and_changes_nothing(
+        mgr: Any, kw: Dict[str, Any], message: str) -> None:
+    kw = dict(dict(options=NEW, device_class='ssd'), **kw) if 'osds' not in kw else \
+        dict(dict(options=NEW), **kw)
+    for dry_run in (True, False):
+        r, _, err = out(mgr.cmd_apply(dry_run=dry_run, **kw))
+        assert r == -errno.EINVAL and message in err, err
+    assert mgr.mock_store == {} and mgr.cluster.config == {} and mgr.rollout is None
+
+
+def test_the_ceph_cli_reaches_apply_with_its_flags(mgr: Any) -> None:
+    # as the ceph CLI sends `apply --device-class ssd --options ... --dry-run`
+    r, o, _ = out(mgr._handle_command(None, {
+        'prefix': 'rocks-autotune apply', 'device_class': 'ssd', 'options': NEW,
+        'dry_run': True}))
+    assert r == 0 and 'plan: apply to the OSDs of class ssd' in o
+    r, o, _ = out(mgr._handle_command(None, {
+        'prefix': 'rocks-autotune apply', 'osds': '2,0', 'options': NEW}))
+    assert r == 0 and mgr.rollout.r['sets'] == {'osd.2': {OPTIONS: NEW}, 'osd.0': {OPTIONS: NEW}}
+
+
+def test_a_session_and_a_rollout_never_run_side_by_side(mgr: Any) -> None:
+    mgr.cmd_start(osd=0, trials=1, duration=5)
+    r, _, err = out(mgr.cmd_apply(options=NEW, device_class='ssd'))
+    assert r == -errno.EBUSY and 'tuning session is running' in err
+    r, _, err = out(mgr.cmd_revert())
+    assert r == -errno.EBUSY
+    mgr.cmd_abort()
+    mgr_mock.drive(mgr)
+    assert out(mgr.cmd_apply(options=NEW, device_class='ssd'))[0] == 0
+    r, _, err = out(mgr.cmd_start(osd=0))
+    assert r == -errno.EBUSY and 'an apply is running' in err
+    r, _, err = out(mgr.cmd_apply(options=NEW, osds='1'))
+    assert r == -errno.EBUSY and 'an apply is running' in err
+    assert out(mgr.cmd_revert())[0] == -errno.EBUSY
+    drive_rollout(mgr)
+    assert out(mgr.cmd_start(osd=0, trials=1, duration=5))[0] == 0
+
+
+def test_abort_stops_the_rollout_and_only_revert_may_follow(mgr: Any) -> None:
+    assert out(mgr.cmd_apply(options=NEW, device_class='ssd'))[0] == 0
+    clock = mgr.cluster.clock
+    while mgr.rollout.r['phase'] != 'wait':
+        clock.advance(mgr.rollout.step())
+    r, o, _ = out(mgr.cmd_abort())
+    assert r == 0 and 'after the OSD in flight' in o
+    assert out(mgr.cmd_stop())[0] == -errno.ENOENT
+    drive_rollout(mgr)
+    st = status(mgr)
+    assert st['rollout']['state'] == 'aborted' and st['rollout']['counts'] == {
+        'pending': 2, 'restarting': 0, 'done': 1, 'failed': 0}
+    assert 'ROCKS_AUTOTUNE_ROLLOUT_INCOMPLETE' in mgr.mock_health
+    assert events(mgr)[-1][0] == 'fail'
+    text = out(mgr.cmd_status())[1]
+    assert 'rollout: apply to the OSDs of class ssd (osd/class:ssd): aborted' in text
+    assert 'done: osd.0; restarting: none; pending: osd.1-2; failed: none' in text
+    r, _, err = out(mgr.cmd_apply(options=NEW, device_class='ssd'))
+    assert r == -errno.EBUSY and 'revert` it first' in err
+    assert out(mgr.cmd_revert())[0] == 0
+    drive_rollout(mgr)
+    assert mgr.cluster.config == {} and mgr.mock_health == {}
+
+
+def test_a_failed_rollout_raises_a_health_check_naming_revert(mgr: Any) -> None:
+    mgr.cluster.broken = lambda options: options == NEW
+    out(mgr.cmd_apply(options=NEW, device_class='ssd'))
+    drive_rollout(mgr)
+    check = mgr.mock_health['ROCKS_AUTOTUNE_ROLLOUT_FAILED']
+    assert 'stopped: an OSD failed (0/3 done)' in check['summary']
+    assert any('`ceph rocks-autotune revert`' in d for d in check['detail'])
+    assert status(mgr)['rollout']['osds'][0]['put_back'] == 'done'
+    assert mgr.cluster.running[0] == PACIFIC_DEFAULT
+
+
+def test_the_rollout_survives_a_mgr_failover(mgr: Any) -> None:
+    out(mgr.cmd_apply(options=NEW, device_class='ssd'))
+    clock = mgr.cluster.clock
+    while not (mgr.rollout.r['phase'] == 'wait' and mgr.rollout.r['current'] == 1):
+        clock.advance(mgr.rollout.step())
+    other = mgr_mock.load_class(module.RocksAutotune)('rocks_autotune', None, None)
+    other.cluster, other.clock = mgr.cluster, mgr.clock
+    other.mock_store, other.mock_options = mgr.mock_store, mgr.mock_options
+    other.load()
+    assert other.rollout is not None and other.rollout.active and other.session is None
+    drive_rollout(other)
+    assert other.rollout.r['state'] == 'done'
+    assert [o for o, _ in mgr.cluster.restarts] == [0, 1, 2]
+
+
+def test_an_unreadable_rollout_state_is_reported_and_set_aside(mgr: Any) -> None:
+    mgr.mock_store['rollout'] = '{"version": 1, "state": '
+    mgr.load()
+    mgr.publish()
+    assert mgr.rollout is None and 'ROCKS_AUTOTUNE_ROLLOUT_STATE_CORRUPT' in mgr.mock_health
+    assert mgr.mock_store['rollout.corrupt'].startswith('{"version"')
+    assert 'rollout' not in mgr.mock_store
+    assert 'unreadable' in status(mgr)['rollout_error']
+    r, _, err = out(mgr.cmd_revert())
+    assert r == -errno.ENOENT
+    assert out(mgr.cmd_apply(options=NEW, osds='0'))[0] == 0
+    mgr.publish()
+    assert 'ROCKS_AUTOTUNE_ROLLOUT_STATE_CORRUPT' not in mgr.mock_health
