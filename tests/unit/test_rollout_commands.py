@@ -49,6 +49,7 @@ def test_apply_rolls_the_last_recommendation_out_and_revert_puts_it_back(mgr: An
     mgr_mock.drive(mgr)
     best = json.loads(out(mgr.cmd_best(format='json'))[1])
     assert best['answer'] == 'recommend'
+    assert 'then ceph rocks-autotune apply' in out(mgr.cmd_best())[1]
     store, config = dict(mgr.mock_store), dict(mgr.cluster.config)
     r, plan, _ = out(mgr.cmd_apply(dry_run=True))
     assert r == 0 and 'plan: apply to the OSDs of class ssd' in plan

@@ -251,7 +251,12 @@ def best_text(b: Dict[str, Any]) -> str:
                      f'({b["mask"]}: {n} OSD{"" if n == 1 else "s"}, {osd_list(b["osds"])}); '
                      'each takes effect on restart, and an OSD with a value of its own '
                      'keeps it:')
-    return '\n'.join(lines + ['  ' + c for c in b['commands']])
+    lines += ['  ' + c for c in b['commands']]
+    if b['device_class']:
+        lines.append(f'or let the module roll it out to {b["mask"]}, one OSD at a time through '
+                     'the restart gate: ceph rocks-autotune apply --dry-run (the plan), then '
+                     'ceph rocks-autotune apply')
+    return '\n'.join(lines)
 
 
 # ---------------------------------------------------------------- rollouts

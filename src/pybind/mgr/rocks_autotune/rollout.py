@@ -470,8 +470,11 @@ class Rollout:
         r['ended'] = self.clock()
         r['current'] = None
         if final != 'done' and r['changed']:
-            r['alerts']['ROLLOUT_FAILED' if final == 'failed' else 'ROLLOUT_INCOMPLETE'] = \
-                self._stopped_alert(final, message)
+            alert = self._stopped_alert(final, message)
+            if final == 'failed':
+                r['alerts']['ROLLOUT_FAILED'] = alert
+            else:
+                r['alerts']['ROLLOUT_INCOMPLETE'] = alert
 
     def _stopped_alert(self, final: str, message: str) -> Dict[str, Any]:
         r = self.r
