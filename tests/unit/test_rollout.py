@@ -295,6 +295,20 @@ def test_a_gate_that_says_no_holds_the_next_restart_back_then_lets_it_go() -> No
     assert (7, False) not in h.cluster.restart_gate[2:]
 
 
+def test_pgs_moving_data_hold_the_next_restart_back_though_ok_to_stop_says_yes() -> None:
+    h = Harness()
+    ro = h.apply()
+    h.run(until=h.ssd_in_flight(0, 'restart'))
+    h.cluster.pg_states = {'active+remapped+backfilling': 90, 'active+clean': 6}
+    assert h.cluster.ok_to_stop(0)[0] and h.cluster.inactive_pgs() == 0
+    for _ in range(10):
+        h.clock.advance(ro.step())
+    assert h.restarted() == [3] and 'not all PGs are active+clean' in ro.r['message']
+    h.cluster.pg_states = {'active+clean': 96}
+    h.run()
+    assert ro.r['state'] == 'done' and h.restarted() == SSDS_IN_ORDER
+
+
 def test_a_gate_that_stays_shut_stops_the_rollout_after_unhealthy_timeout() -> None:
     h = Harness()
     ro = h.apply()
@@ -369,6 +383,19 @@ def test_a_restart_that_cannot_be_issued_fails_the_osd_and_the_put_back_says_so(
     detail = '\n'.join(ro.health_checks()['ROCKS_AUTOTUNE_ROLLOUT_FAILED']['detail'])
     assert 'NOT known to run them' in detail
     assert h.cluster.config_get_own('osd.0', OPTIONS) == PACIFIC_DEFAULT
+    assert not any(h.cluster.noout.values())  # set for the restart, cleared at the end
+
+
+def test_pgs_that_stay_unclean_after_a_restart_stop_the_rollout_on_that_osd() -> None:
+    h = Harness()
+    ro = h.apply()
+    h.run(until=h.ssd_in_flight(0, 'wait'))
+    h.cluster.pg_states = {'active+remapped+backfilling': 96}
+    h.run()
+    assert ro.r['state'] == 'failed' and 'PGs did not become active+clean within 30s' in \
+        ro.r['error']
+    assert statuses(ro)[0] == 'done' and runs(h, 0) == NEW  # it runs them
+    assert h.restarted() == [3, 0] and not any(h.cluster.noout.values())
 
 
 def test_a_failover_mid_rollout_restarts_no_osd_twice() -> None:

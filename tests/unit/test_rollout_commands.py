@@ -205,3 +205,15 @@ def test_an_unreadable_rollout_state_is_reported_and_set_aside(mgr: Any) -> None
     assert out(mgr.cmd_apply(options=NEW, osds='0'))[0] == 0
     mgr.publish()
     assert 'ROCKS_AUTOTUNE_ROLLOUT_STATE_CORRUPT' not in mgr.mock_health
+
+
+def test_the_serve_loop_runs_a_rollout_and_its_progress_event(mgr: Any) -> None:
+    from test_module import serve_in_thread, wait_for
+    assert out(mgr.cmd_apply(options=NEW, osds='1,2'))[0] == 0
+    t = serve_in_thread(mgr)
+    wait_for(lambda: not mgr.rollout.active)
+    mgr.shutdown()
+    t.join(5)
+    assert mgr.rollout.r['state'] == 'done'
+    assert mgr.cluster.running[1] == mgr.cluster.running[2] == NEW
+    assert events(mgr)[-1] == ('complete', f'rocks-autotune-apply-{mgr.rollout.r["id"]}')
