@@ -217,3 +217,13 @@ def test_the_serve_loop_runs_a_rollout_and_its_progress_event(mgr: Any) -> None:
     assert mgr.rollout.r['state'] == 'done'
     assert mgr.cluster.running[1] == mgr.cluster.running[2] == NEW
     assert events(mgr)[-1] == ('complete', f'rocks-autotune-apply-{mgr.rollout.r["id"]}')
+
+
+def test_the_panels_status_api_carries_the_rollout(mgr: Any) -> None:
+    from rocks_autotune import panel
+    out(mgr.cmd_apply(options=NEW, osds='2,0'))
+    mgr.publish()
+    r = panel.Panel(lambda: mgr.panel_snapshot).handle('GET', '/api/status')
+    ro = json.loads(r.body)['rollout']
+    assert r.status == 200 and ro['kind'] == 'apply' and ro['state'] == 'running'
+    assert [(o['osd'], o['status']) for o in ro['osds']] == [(0, 'pending'), (2, 'pending')]
