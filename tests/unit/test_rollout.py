@@ -166,7 +166,8 @@ def test_an_osds_own_value_that_beats_the_class_mask_is_set_too_and_said() -> No
     assert [o.split(':')[0] for o in plan['overrides']] == ['osd.1', 'osd.2', 'osd.5']
     assert 'osd/host:c bluestore_rocksdb_options' in plan['overrides'][1]
     text = report.plan_text(plan, undo_commands(plan))
-    assert 'beats osd/class:ssd, so the plan sets it at osd.1 too' in text
+    assert 'osd.1: osd.1 bluestore_rocksdb_options beats osd/class:ssd, so the plan sets ' \
+        'bluestore_rocksdb_options at osd.1 too' in text
     assert 'ceph config rm osd.2 bluestore_rocksdb_options' in text
 
 

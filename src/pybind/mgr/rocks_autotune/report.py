@@ -281,11 +281,13 @@ def plan_text(plan: Mapping[str, Any], undo: List[str]) -> str:
         lines = [f'plan: revert apply {plan["of"]}: put back what it changed, then restart '
                  'the OSDs that may run its options, one at a time']
     lines.append('config (now -> then):')
-    for who, names in sorted(plan['sets'].items()):
+    # the plan's own mask first
+    for who, names in sorted(plan['sets'].items(), key=lambda i: (i[0] != plan['mask'], i[0])):
         for name, value in sorted(names.items()):
             now = plan['priors'].get(who, {}).get(name)
-            lines.append(f'  {who} {name}: {"(not set)" if now is None else label(now)}'
-                         f' -> {"(not set)" if value is None else label(value)}')
+            shown = '(not set)' if now is None else label(now)
+            lines.append(f'  {who} {name}: ' + (f'{shown} (as now)' if now == value else
+                         f'{shown} -> {"(not set)" if value is None else label(value)}'))
     lines += [f'  {o}' for o in plan['overrides']]
     osds = plan['osds']
     lines.append(f'restarts ({len(osds)}, host by host in CRUSH order; before each: no OSD '

@@ -205,9 +205,8 @@ def plan_apply(cluster: Cluster, options: str, source: str,
                         f'(ceph config rm {who} {name}), or leave osd.{osd} out with --osds')
                 sets.setdefault(f'osd.{osd}', {})[name] = values[name]
                 overrides.append(
-                    f'osd.{osd}: {who} {name} ({show(entries[name])}) beats {own}, so the '
-                    f'plan sets it at osd.{osd} too; what osd.{osd} has there is saved, and '
-                    f'`revert` puts it back')
+                    f'osd.{osd}: {who} {name} beats {own}, so the plan sets {name} at '
+                    f'osd.{osd} too (what is there now is saved: `revert` puts it back)')
     return RolloutPlan(kind='apply', options=options, source=source, target=target,
                        mask=mask, sets=sets, priors=_priors(cluster, sets),
                        overrides=overrides, osds=records, of=None)
