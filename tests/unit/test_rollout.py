@@ -10,6 +10,7 @@ import pytest
 from fake_cluster import FakeClock, FakeCluster
 from rocks_autotune import report, store
 from rocks_autotune.canary import ANNEX, OPTIONS
+from rocks_autotune.cluster import ClusterError
 from rocks_autotune.rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT
 from rocks_autotune.rollout import MOVES, Phase, Rollout, RolloutSettings
 from rocks_autotune.rollout_plan import (NothingToRevert, RolloutRefused, beats,
@@ -137,6 +138,13 @@ def test_the_plan_with_osds_sets_each_osds_own_mask_in_crush_order() -> None:
 def test_dry_run_text_shows_masks_order_what_each_gets_now_and_the_undo() -> None:
     h = Harness()
     h.cluster.config_set('osd/class:ssd', OPTIONS, NEW_TUNING_LZ4)
+    tell = h.cluster.config_get_running
+
+    def no_answer_from_osd5(osd: int, name: str) -> str:
+        if osd == 5:
+            raise ClusterError('osd.5 config get got no answer in 10s')
+        return tell(osd, name)
+    h.cluster.config_get_running = no_answer_from_osd5  # type: ignore[method-assign]
     plan = plan_apply(h.cluster, NEW, 'session x', canary=0)
     text = report.plan_text(plan, undo_commands(plan))
     assert 'plan: apply to the OSDs of class ssd, one OSD at a time' in text
@@ -145,7 +153,11 @@ def test_dry_run_text_shows_masks_order_what_each_gets_now_and_the_undo() -> Non
     lines = text.splitlines()
     order = [ln.split()[1] for ln in lines if ln.strip()[:1].isdigit()]
     assert order == [f'osd.{i}' for i in SSDS_IN_ORDER]
-    assert '    1. osd.3 (host b): gets B now' in lines
+    assert '    1. osd.3 (host b): gets B from the monitors now, runs C (not restarted ' \
+        'since they changed)' in lines
+    assert f'C = {PACIFIC_DEFAULT}' in text
+    assert '    6. osd.5 (host c): gets B from the monitors now, runs ? (it did not answer)' \
+        in lines
     assert 'undo: ceph rocks-autotune revert' in text
     assert '  ' + shlex.join(['ceph', 'config', 'set', 'osd/class:ssd', OPTIONS,
                               NEW_TUNING_LZ4]) in lines

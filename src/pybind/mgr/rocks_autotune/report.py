@@ -296,10 +296,14 @@ def plan_text(plan: Mapping[str, Any], undo: List[str]) -> str:
                  'active+clean):' if osds else 'restarts: none')
     for i, o in enumerate(osds):
         b = o['before']
-        annex = f', annex {label(b["bluestore_rocksdb_options_annex"])}' \
-            if b.get('bluestore_rocksdb_options_annex', '').strip() else ''
+        gets = label(b[OPTIONS])
+        annex = f', annex {label(b[ANNEX])}' if b.get(ANNEX, '').strip() else ''
+        running = b.get('running')
+        runs = ('runs them' if running == b[OPTIONS] else
+                'runs ? (it did not answer)' if not running else
+                f'runs {label(running)} (not restarted since they changed)')
         lines.append(f'  {i + 1:>3}. osd.{o["osd"]} (host {o["host"] or "-"}): gets '
-                     f'{label(b["bluestore_rocksdb_options"])}{annex} now')
+                     f'{gets}{annex} from the monitors now, {runs}')
     if apply:
         lines.append('an OSD that does not come back on the new options stops the rollout: '
                      'it is put back on its own options (at its osd.N mask), the OSDs done '

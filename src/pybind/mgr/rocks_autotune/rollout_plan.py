@@ -38,11 +38,13 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import views
 from .canary import ANNEX, OPTIONS
-from .cluster import Cluster, split_who
+from .cluster import Cluster, ClusterError, split_who
 from .rocksdb_options import OptionStringError, parse_options
 from .store import Masks, RolloutOsd, RolloutPlan
 
 NAMES = (OPTIONS, ANNEX)
+# beside them in an OSD's `before`: the options its process runs ('' when it did not answer)
+RUNNING = 'running'
 # a session in one of these has not answered yet
 SESSION_ACTIVE = ('running', 'stopping', 'restoring')
 REVERT = 'ceph rocks-autotune revert'
@@ -131,9 +133,15 @@ def _order(cluster: Cluster, targets: Sequence[int]) -> List[Tuple[int, str]]:
 
 
 def _osd_record(cluster: Cluster, osd: int, host: str) -> RolloutOsd:
+    """An OSD of the plan: what the mon gives it now, and what its process runs."""
     who = f'osd.{osd}'
+    before = {name: cluster.config_get(who, name) for name in NAMES}
+    try:
+        before[RUNNING] = cluster.config_get_running(osd, OPTIONS)
+    except ClusterError:
+        before[RUNNING] = ''
     return RolloutOsd(osd=osd, host=host, status='pending', error='', put_back='',
-                      before={name: cluster.config_get(who, name) for name in NAMES})
+                      before=before)
 
 
 def _priors(cluster: Cluster, sets: Masks) -> Masks:

@@ -250,7 +250,8 @@ class RolloutOsd(TypedDict):
     osd: int
     host: str
     status: str  # pending | restarting | done | failed
-    # what the mon gave it before the rollout changed anything (options, annex)
+    # before the rollout changed anything: what the mon gave it (options,
+    # annex), and what its process ran ('running')
     before: Dict[str, str]
     error: str
     put_back: str  # a failed OSD's return to its prior options: '' | done | failed
