@@ -413,7 +413,8 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         # two starts at once: the second waits for the first, then sees its session
         with self.start_lock:
             if self.rollout is not None and self.rollout.active:
-                return HandleCommandResult(-errno.EBUSY, '', self._busy() or '')
+                return HandleCommandResult(-errno.EBUSY, '', f'not started: {self._busy()}; a '
+                                           'session never runs beside a rollout')
             if self.session is not None and self.session.active:
                 # the snapshot: the session itself belongs to the serve thread
                 st = self.panel_snapshot.status
