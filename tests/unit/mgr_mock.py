@@ -149,13 +149,14 @@ def make_module() -> Any:
     return m
 
 
-def drive(m: Any, steps: int = 5000) -> None:
-    """Step the module's session to its end on the fake clock, publishing
-    after every step as the serve loop does."""
+def drive(m: Any, steps: int = 5000, what: str = 'session') -> None:
+    """Step the module's session (or its rollout: what='rollout') to its end
+    on the fake clock, publishing after every step as the serve loop does."""
     clock = m.cluster.clock
     for _ in range(steps):
-        if m.session is None or not m.session.active:
+        machine = getattr(m, what)
+        if machine is None or not machine.active:
             return
-        clock.advance(m.session.step())
+        clock.advance(machine.step())
         m.publish()
-    raise AssertionError('session did not end')
+    raise AssertionError(f'{what} did not end')

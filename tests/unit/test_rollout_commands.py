@@ -25,17 +25,6 @@ def out(r: Any) -> Tuple[int, str, str]:
     return r.retval, r.stdout, r.stderr
 
 
-def drive_rollout(m: Any, steps: int = 3000) -> None:
-    """Step the module's rollout to its end, publishing as the serve loop does."""
-    clock = m.cluster.clock
-    for _ in range(steps):
-        if m.rollout is None or not m.rollout.active:
-            return
-        clock.advance(m.rollout.step())
-        m.publish()
-    raise AssertionError('rollout did not end')
-
-
 def status(m: Any) -> Dict[str, Any]:
     return json.loads(out(m.cmd_status(format='json'))[1])
 
@@ -64,7 +53,7 @@ def test_apply_rolls_the_last_recommendation_out_and_revert_puts_it_back(mgr: An
     assert r == 0 and 'apply' in o and '3 OSDs to restart one at a time' in o
     mgr.publish()
     assert ('update', f'rocks-autotune-apply-{mgr.rollout.r["id"]}') in events(mgr)
-    drive_rollout(mgr)
+    mgr_mock.drive(mgr, what='rollout')
     st = status(mgr)['rollout']
     assert st['state'] == 'done' and st['counts']['done'] == 3
     assert ('complete', f'rocks-autotune-apply-{st["id"]}') in events(mgr)
@@ -74,7 +63,7 @@ def test_apply_rolls_the_last_recommendation_out_and_revert_puts_it_back(mgr: An
     assert mgr.mock_health == {}
     r, o, _ = out(mgr.cmd_revert())
     assert r == 0 and o.startswith('revert ')
-    drive_rollout(mgr)
+    mgr_mock.drive(mgr, what='rollout')
     assert status(mgr)['rollout']['state'] == 'done'
     assert mgr.cluster.config == config
     assert all(mgr.cluster.running[i] == PACIFIC_DEFAULT for i in range(3))
@@ -138,7 +127,7 @@ def test_a_session_and_a_rollout_never_run_side_by_side(mgr: Any) -> None:
     r, _, err = out(mgr.cmd_apply(options=NEW, osds='1'))
     assert r == -errno.EBUSY and 'an apply is running' in err
     assert out(mgr.cmd_revert())[0] == -errno.EBUSY
-    drive_rollout(mgr)
+    mgr_mock.drive(mgr, what='rollout')
     assert out(mgr.cmd_start(osd=0, trials=1, duration=5))[0] == 0
 
 
@@ -150,7 +139,7 @@ def test_abort_stops_the_rollout_and_only_revert_may_follow(mgr: Any) -> None:
     r, o, _ = out(mgr.cmd_abort())
     assert r == 0 and 'after the OSD in flight' in o
     assert out(mgr.cmd_stop())[0] == -errno.ENOENT
-    drive_rollout(mgr)
+    mgr_mock.drive(mgr, what='rollout')
     st = status(mgr)
     assert st['rollout']['state'] == 'aborted' and st['rollout']['counts'] == {
         'pending': 2, 'restarting': 0, 'done': 1, 'failed': 0}
@@ -162,14 +151,14 @@ def test_abort_stops_the_rollout_and_only_revert_may_follow(mgr: Any) -> None:
     r, _, err = out(mgr.cmd_apply(options=NEW, device_class='ssd'))
     assert r == -errno.EBUSY and 'revert` it first' in err
     assert out(mgr.cmd_revert())[0] == 0
-    drive_rollout(mgr)
+    mgr_mock.drive(mgr, what='rollout')
     assert mgr.cluster.config == {} and mgr.mock_health == {}
 
 
 def test_a_failed_rollout_raises_a_health_check_naming_revert(mgr: Any) -> None:
     mgr.cluster.broken = lambda options: options == NEW
     out(mgr.cmd_apply(options=NEW, device_class='ssd'))
-    drive_rollout(mgr)
+    mgr_mock.drive(mgr, what='rollout')
     check = mgr.mock_health['ROCKS_AUTOTUNE_ROLLOUT_FAILED']
     assert 'stopped: an OSD failed (0/3 done)' in check['summary']
     assert any('`ceph rocks-autotune revert`' in d for d in check['detail'])
@@ -187,7 +176,7 @@ def test_the_rollout_survives_a_mgr_failover(mgr: Any) -> None:
     other.mock_store, other.mock_options = mgr.mock_store, mgr.mock_options
     other.load()
     assert other.rollout is not None and other.rollout.active and other.session is None
-    drive_rollout(other)
+    mgr_mock.drive(other, what='rollout')
     assert other.rollout.r['state'] == 'done'
     assert [o for o, _ in mgr.cluster.restarts] == [0, 1, 2]
 
