@@ -147,3 +147,15 @@ def make_module() -> Any:
     m.clock = m.cluster.clock
     m.mock_options.update(warmup=1, restart_timeout=30)
     return m
+
+
+def drive(m: Any, steps: int = 5000) -> None:
+    """Step the module's session to its end on the fake clock, publishing
+    after every step as the serve loop does."""
+    clock = m.cluster.clock
+    for _ in range(steps):
+        if m.session is None or not m.session.active:
+            return
+        clock.advance(m.session.step())
+        m.publish()
+    raise AssertionError('session did not end')

@@ -27,21 +27,12 @@ HOSTILE = [
 ]
 
 
-def drive(m: Any, steps: int = 3000) -> None:
-    for _ in range(steps):
-        if not m.session.active:
-            return
-        m.cluster.clock.advance(m.session.step())
-        m.publish()
-    raise AssertionError('session did not end')
-
-
 @pytest.fixture(scope='module')
 def session() -> Dict[str, Any]:
     """A finished session's best trial and state (osd.1 the canary)."""
     m = mgr_mock.make_module()
     assert m.cmd_start(osd=1, trials=2, duration=5).retval == 0
-    drive(m)
+    mgr_mock.drive(m)
     snap = m.panel_snapshot
     return {'best': snap.status['best'], 'state': snap.state}
 
@@ -127,7 +118,7 @@ def test_best_reads_the_osd_map_when_asked() -> None:
     m = mgr_mock.make_module()
     m.cluster.info[2].device_class = 'hdd'
     assert m.cmd_start(osd=1, trials=2, duration=5).retval == 0
-    drive(m)
+    mgr_mock.drive(m)
     r = m.cmd_best(format='json')
     assert r.retval == 0
     b = json.loads(r.stdout)

@@ -18,16 +18,6 @@ def mgr() -> Any:
     return mgr_mock.make_module()
 
 
-def drive(m: Any, steps: int = 3000) -> None:
-    clock = m.cluster.clock
-    for _ in range(steps):
-        if m.session is None or not m.session.active:
-            return
-        clock.advance(m.session.step())
-        m.publish()
-    raise AssertionError('session did not end')
-
-
 def out(r: Any) -> Tuple[int, str, str]:
     return r.retval, r.stdout, r.stderr
 
@@ -87,7 +77,7 @@ def test_session_through_the_commands(mgr: Any) -> None:
     assert r == -errno.EBUSY
     mgr.publish()
     assert ('progress', 'update') in [(m, f) for m, f, _, _ in mgr.mock_remote]
-    drive(mgr)
+    mgr_mock.drive(mgr)
     st = json.loads(out(mgr.cmd_status(format='json'))[1])
     assert st['state'] == 'done' and st['trials_done'] == 2
     r, o, _ = out(mgr.cmd_history())
@@ -128,7 +118,7 @@ def test_resume_from_store_after_failover(mgr: Any) -> None:
     other.mock_options = mgr.mock_options
     other.load()
     assert other.session is not None and other.session.active
-    drive(other)
+    mgr_mock.drive(other)
     assert other.session.s['state'] == 'done'
 
 
@@ -175,7 +165,7 @@ def test_finding2_a_failed_write_pauses_the_session_and_says_so(mgr: Any) -> Non
     # the write before the restart failed: the restart was not issued
     assert len(mgr.cluster.restarts) == restarts
     mgr.mock_store_fails = False
-    drive(mgr)
+    mgr_mock.drive(mgr)
     assert mgr.session.s['state'] == 'done' and 'ROCKS_AUTOTUNE_STATE_WRITE_FAILED' not in \
         mgr.mock_health
 
@@ -195,7 +185,7 @@ def test_finding3_an_unreadable_state_still_restores_the_canary(mgr: Any) -> Non
     run_to_candidate_window(mgr)
     mgr.mock_store['session'] = '{"version": 2, "state": '
     other = failover(mgr)
-    drive(other)
+    mgr_mock.drive(other)
     assert canary_options(other, 0) == (None, mgr.cluster.defaults['bluestore_rocksdb_options'])
     assert not mgr.cluster.has_noout(0)
     assert other.session.s['state'] == 'failed'
@@ -211,7 +201,7 @@ def test_finding3_an_invalid_option_does_not_break_a_running_session(mgr: Any) -
     mgr.config_notify()
     other = failover(mgr)
     assert other.session is not None and other.session.active
-    drive(other)
+    mgr_mock.drive(other)
     assert other.session.s['state'] == 'done'
     assert canary_options(other, 0)[0] is None
     other.publish()
@@ -295,6 +285,6 @@ def test_finding8_an_aborted_session_fails_its_progress_event(mgr: Any) -> None:
     mgr.cmd_start(osd=0, trials=1, duration=5)
     mgr.publish()
     mgr.cmd_abort()
-    drive(mgr)
+    mgr_mock.drive(mgr)
     assert mgr.session.s['state'] == 'aborted'
     assert [(m, f) for m, f, _, _ in mgr.mock_remote][-1] == ('progress', 'fail')
