@@ -485,9 +485,13 @@ def run_mode(mode: str, a: argparse.Namespace, command: str) -> List[Dict[str, A
     os.makedirs(os.path.join(benchlib.REPO, 'build', 'bench'), exist_ok=True)
     spec, rspec = window_specs(a)
     wpath = os.path.join(out_dir, f'windows-{mode}.json')
-    runs: List[Dict[str, Any]] = []
+    runs = resumed(wpath, command, a) if a.resume else []
     for seed in a.seeds:
+        if any(r['seed'] == seed for r in runs):
+            log(f'{mode} seed {seed}: done in {wpath}, kept')
+            continue
         runs.append(run_seed(mode, seed, a, command, spec, rspec, wpath, runs))
+    runs.sort(key=lambda r: a.seeds.index(r['seed']))
     for run in runs:
         plot(run['windows'], png_path(out_dir, mode, run['seed'], len(runs)),
              f'{mode}-like BlueStore, osd.{CANARY}, seed {run["seed"]}, {a.reps} round(s)')
@@ -496,6 +500,24 @@ def run_mode(mode: str, a: argparse.Namespace, command: str) -> List[Dict[str, A
         f.write(text)
     print(text)
     return runs
+
+
+def resumed(wpath: str, command: str, a: argparse.Namespace) -> List[Dict[str, Any]]:
+    """The finished runs of an earlier, interrupted run of the same command
+    (`--resume`): a seed whose bench did every round is kept, any other is run
+    again from the start on a fresh lab."""
+    if not os.path.exists(wpath):
+        return []
+    with open(wpath) as f:
+        d = json.load(f)
+    if d.get('command') != command:
+        raise SystemExit(f'--resume: {wpath} was made by `{d.get("command")}`, not `{command}`')
+    whole = len(NAMES) * len(WORKLOADS) * a.reps
+    kept = [r for r in d.get('runs', [])
+            if r['seed'] in a.seeds and len(r['windows']) == whole]
+    for r in kept:
+        judge(r)  # by this code
+    return kept
 
 
 def window_specs(a: argparse.Namespace) -> Tuple[WindowSpec, WindowSpec]:
@@ -594,6 +616,9 @@ def main() -> None:
                     help='rados bench window s, not extended (30; quick 6): at ~1k IOPS on '
                     'the lab, 2 flushes of the default would take minutes per window')
     ap.add_argument('--keep-lab', action='store_true', help='leave the last seed\'s lab up')
+    ap.add_argument('--resume', action='store_true',
+                    help='keep the seeds that an interrupted run of the same command (less '
+                    '--resume) finished, from its windows-<mode>.json; run the others')
     ap.add_argument('--from-json', metavar='WINDOWS_JSON',
                     help='no lab: rewrite results-<mode>.md and the plots from a windows file '
                     'of an earlier run (its arguments must be given again)')
@@ -605,7 +630,7 @@ def main() -> None:
         if getattr(a, k) is None:
             setattr(a, k, quick if a.quick else full)
     modes = ['flash', 'hdd'] if a.both else ['hdd'] if a.hdd else ['flash']
-    command = 'qa/bench/run-bench ' + ' '.join(sys.argv[1:])
+    command = 'qa/bench/run-bench ' + ' '.join(x for x in sys.argv[1:] if x != '--resume')
     if a.from_json:
         ensure_matplotlib()
         rebuild(modes[0], a, a.from_json)

@@ -317,3 +317,27 @@ def test_run_bench_seeds_and_the_session_module_options() -> None:
                                               'confirm_rounds': '5'}
     a = argparse.Namespace(warmup=10.0, confirm_candidates=None, confirm_rounds=None)
     assert run_bench.module_options(a, 0) == {'seed': '0', 'warmup': '10'}
+
+
+def test_run_bench_resume_keeps_the_finished_seeds_of_the_same_command(tmp_path: Any) -> None:
+    import argparse
+    import run_bench
+    a = argparse.Namespace(reps=1, seeds=[1, 2, 3])
+
+    def windows(n: int) -> List[Dict[str, Any]]:
+        cells = [(c, wl) for c in run_bench.NAMES for wl, _ in run_bench.WORKLOADS]
+        return [{'config': c, 'workload': wl, 'rep': 0, 'iops': 100.0, 'write_amp': 0.3,
+                 'kv_sync_lat_ms': 1.0} for c, wl in cells[:n]]
+    whole = len(run_bench.NAMES) * len(run_bench.WORKLOADS)
+    runs = [{'seed': 1, 'session': {'best': None}, 'windows': windows(whole)},
+            {'seed': 2, 'session': {'best': None}, 'windows': windows(whole - 1)},
+            {'seed': 4, 'session': {'best': None}, 'windows': windows(whole)}]
+    path = tmp_path / 'windows-flash.json'
+    path.write_text(json.dumps({'command': 'qa/bench/run-bench --seeds 1,2,3', 'runs': runs}))
+    assert run_bench.resumed(str(tmp_path / 'none.json'), 'x', a) == []
+    kept = run_bench.resumed(str(path), 'qa/bench/run-bench --seeds 1,2,3', a)
+    # seed 2's bench was cut short, seed 4 is not asked for
+    assert [r['seed'] for r in kept] == [1]
+    assert 'check' in kept[0]  # judged again
+    with pytest.raises(SystemExit, match='was made by'):
+        run_bench.resumed(str(path), 'qa/bench/run-bench --seeds 1,2,3 --reps 5', a)

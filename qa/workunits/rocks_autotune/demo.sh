@@ -6,7 +6,7 @@ set -euo pipefail
 
 args=("$@")
 if [ ${#args[@]} -eq 0 ]; then
-    # the demo's shorter setting: a session at the module's defaults (20
+    # the demo's shorter setting: a session at the module's defaults (12
     # trials of 30 s, then its 3 best confirmed in 5 rounds) takes up to 45
     # minutes on the lab; this one about half as long
     args=(--trials 8 --duration 20)

@@ -70,7 +70,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         Option('min_flushes', type='float', default=2.0, min=0,
                desc='memtable flushes a window must cover; shorter windows are extended '
                     'and, if still short, marked'),
-        Option('max_window_factor', type='float', default=3.0, min=1,
+        Option('max_window_factor', type='float', default=2.0, min=1,
                desc='a window may be extended up to this many times --duration'),
         Option('restart_timeout', type='secs', default=300, min=10,
                desc='time for a restarted OSD (the canary, an OSD of a rollout) to come '
@@ -400,7 +400,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
     # ------------------------------------------------------------ commands
 
     @CLIWriteCommand('rocks-autotune start')
-    def cmd_start(self, osd: Optional[int] = None, trials: int = 20, budget: float = 1.10,
+    def cmd_start(self, osd: Optional[int] = None, trials: int = 12, budget: float = 1.10,
                   workload: str = 'bench', duration: int = 30, force: bool = False,
                   allow_single_copy: bool = False) -> HandleCommandResult:
         """Start tuning RocksDB options on one canary OSD.

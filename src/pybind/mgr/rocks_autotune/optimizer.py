@@ -26,8 +26,8 @@ from .space import Candidate, DimensionSpec, SearchSpace
 __all__ = ['TrialOptimizer', 'FAILED_MARGIN', 'DEFAULT_INITIAL_POINTS', 'DEFAULT_ACQ_POINTS']
 
 # Random (constrained) proposals after the warm starts before the GP drives.
-# Few, because trials are expensive (an OSD restart each): with ~20 trials and
-# 4 warm starts this leaves 13 to the model.  On the synthetic benchmark of
+# Few, because trials are expensive (an OSD restart each): with the default 12
+# trials and 4 warm starts this leaves 5 to the model.  On the synthetic benchmark of
 # the unit tests 3 did better than 5 or 8 within 25 trials.
 DEFAULT_INITIAL_POINTS = 3
 
@@ -81,7 +81,7 @@ class TrialOptimizer:
             # the same options that disagree (latency noise is real) are
             # treated as noise rather than forced through exactly.
             base_estimator='GP',
-            # EI rather than gp_hedge: with ~20 trials hedging's bandit has
+            # EI rather than gp_hedge: with a dozen trials hedging's bandit has
             # too few rounds to learn which acquisition works, and its gains
             # depend on every intermediate fit, whereas EI's proposal
             # depends only on the told points: that makes replay after a

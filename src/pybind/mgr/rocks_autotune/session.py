@@ -109,7 +109,7 @@ class Settings:
     warmup: float = 10.0
     baseline_runs: int = 2
     min_flushes: float = 2.0
-    max_window_factor: float = 3.0
+    max_window_factor: float = 2.0
     restart_timeout: float = 300.0
     manual_restart_timeout: float = 3600.0
     unhealthy_timeout: float = 1800.0
