@@ -3,8 +3,10 @@
 Run with the release's own Python and librados (`ceph-lab exec -- /usr/bin/python3
 tests/cluster/pg_watcher.py OUT`): one connection for the whole run, so a
 sample costs a mgr command, not a `ceph` CLI start.  Every sample is one JSON
-line in OUT, {"t": time, "inactive": [[pgid, state], ...]} or {"t": time,
-"error": ...}, so a reader can tell "no inactive PG" from "not sampled".
+line in OUT, {"t": time, "inactive": [[pgid, state], ...], "not_clean": N} or
+{"t": time, "error": ...}, so a reader can tell "no inactive PG" from "not
+sampled".  Each sample also has the OSDs from the OSD map, "osds": {id: [up,
+up_from]} (or "osd_error": ...): which are down, and when each last came up.
 
 PGs in state `unknown` are left out: that is a new active mgr that has not
 heard from the OSDs yet (after `ceph mgr fail`), not I/O that stopped.
@@ -17,16 +19,27 @@ import time
 import rados  # type: ignore[import-not-found]
 
 
-def inactive(cluster: 'rados.Rados') -> list:
-    # what `ceph pg dump_stuck inactive` counts, without its 'stuck for' delay
+def pgs(cluster: 'rados.Rados') -> dict:
+    """The PGs not active (what `ceph pg dump_stuck inactive` counts, without
+    its 'stuck for' delay) and how many are not active+clean."""
     cmd = json.dumps({'prefix': 'pg dump', 'dumpcontents': ['pgs_brief'], 'format': 'json'})
     ret, out, err = cluster.mgr_command(cmd, b'', timeout=10)
     if ret != 0:
         raise RuntimeError(f'pg dump pgs_brief: {ret} {err}')
     data = json.loads(out)
-    pgs = data.get('pg_stats', []) if isinstance(data, dict) else data
-    return [[p['pgid'], p['state']] for p in pgs
-            if 'active' not in p['state'].split('+') and p['state'] != 'unknown']
+    brief = data.get('pg_stats', []) if isinstance(data, dict) else data
+    return {'inactive': [[p['pgid'], p['state']] for p in brief
+                         if 'active' not in p['state'].split('+') and p['state'] != 'unknown'],
+            'not_clean': len([p for p in brief if p['state'] != 'active+clean'])}
+
+
+def osds(cluster: 'rados.Rados') -> dict:
+    """{id: [up, up_from]} from the OSD map."""
+    cmd = json.dumps({'prefix': 'osd dump', 'format': 'json'})
+    ret, out, err = cluster.mon_command(cmd, b'', timeout=10)
+    if ret != 0:
+        raise RuntimeError(f'osd dump: {ret} {err}')
+    return {str(o['osd']): [o['up'], o['up_from']] for o in json.loads(out)['osds']}
 
 
 def main() -> None:
@@ -37,10 +50,15 @@ def main() -> None:
     with open(out, 'a', buffering=1) as f:
         while True:
             t = time.time()
+            sample: dict = {'t': t}
             try:
-                sample = {'t': t, 'inactive': inactive(cluster)}
+                sample.update(pgs(cluster))
             except Exception as e:  # a mgr failing over: say so, go on
-                sample = {'t': t, 'error': str(e)}
+                sample['error'] = str(e)
+            try:
+                sample['osds'] = osds(cluster)
+            except Exception as e:
+                sample['osd_error'] = str(e)
             f.write(json.dumps(sample) + '\n')
             time.sleep(max(0.0, 1.0 - (time.time() - t)))
 
