@@ -5,9 +5,11 @@ The `ceph` task runs daemons without an orchestrator backend, so the
 rocks_autotune module restarts its canary in manual mode: it raises the
 ROCKS_AUTOTUNE_MANUAL_RESTART health check naming the OSD and waits for the
 OSD to come back with a new up_from.  This task answers each such request by
-restarting the named OSD through the CephManager, as an admin would.  On a
-cephadm (or rook) cluster the module restarts the canary itself and this task
-has nothing to answer.
+restarting the named OSD through the CephManager, as an admin would.  A
+rollout (`rocks-autotune apply` / `revert`) restarts each of its OSDs the
+same way, and its requests (the rollout's own `health` in `status`, naming
+its OSD in flight) are answered alike.  On a cephadm (or rook) cluster the
+module restarts the OSDs itself and this task has nothing to answer.
 
 With ``kill_canary: true`` it also kills the canary once, while a candidate
 trial is being measured (phase warmup or measure): the teuthology side of the
@@ -53,6 +55,7 @@ ACTIVE = ('running', 'stopping', 'restoring')
 MEASURING = ('warmup', 'measure')
 
 RestartKey = Tuple[str, str, Optional[int], Optional[str]]
+ROLLOUT_ACTIVE = ('running',)
 
 
 def restart_key(status: Dict[str, Any]) -> RestartKey:
@@ -64,6 +67,14 @@ def restart_key(status: Dict[str, Any]) -> RestartKey:
     """
     cur = status.get('current') or {}
     return (str(status.get('id')), str(status.get('phase')), cur.get('index'), cur.get('kind'))
+
+
+def rollout_restart_key(rollout: Dict[str, Any]) -> RestartKey:
+    """One key per restart a rollout asks for: one per OSD it rolls out to,
+    and one more if that OSD is put back on its prior options (phase
+    put_back_wait)."""
+    return (str(rollout.get('id')), str(rollout.get('phase')), rollout.get('current'),
+            'rollout')
 
 
 def should_kill(status: Dict[str, Any]) -> bool:
@@ -105,6 +116,10 @@ class RocksAutotuneAdmin(ThrasherGreenlet):
         except Exception as e:  # the mgr may be failing over: look again later
             log.info('rocks-autotune status: %s', e)
             return
+        ro = s.get('rollout') or {}
+        if ro.get('state') in ROLLOUT_ACTIVE and ro.get('current') is not None:
+            self._answer(int(ro['current']), ro.get('health', []), rollout_restart_key(ro),
+                         'the ' + str(ro.get('kind')))
         if s.get('state') not in ACTIVE:
             return
         osd = int(s['osd'])
@@ -114,9 +129,12 @@ class RocksAutotuneAdmin(ThrasherGreenlet):
             self.manager.kill_osd(osd)
             self.killed = osd
             return
-        key = restart_key(s)
-        if MANUAL_RESTART in s.get('health', []) and key not in self.answered:
-            log.info('the session asks for a restart of osd.%d (%s): restarting it', osd, key)
+        self._answer(osd, s.get('health', []), restart_key(s), 'the session')
+
+    def _answer(self, osd: int, health: Any, key: RestartKey, who: str) -> None:
+        """Restart `osd` if `who` asks for it and this request is not answered yet."""
+        if MANUAL_RESTART in health and key not in self.answered:
+            log.info('%s asks for a restart of osd.%d (%s): restarting it', who, osd, key)
             # restart() on a stopped daemon starts it: also revives a killed canary
             self.manager.revive_osd(osd)
             self.answered.add(key)

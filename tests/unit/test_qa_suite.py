@@ -382,6 +382,32 @@ def test_admin_task_kills_once_and_answers_each_restart_once(qa_imports: None) -
     assert admin.killed == 3 and admin.restarts == 3
 
 
+def test_admin_task_answers_each_rollout_restart_once(qa_imports: None) -> None:
+    import importlib
+    ra = importlib.import_module('tasks.rocks_autotune')
+    manual = ('ROCKS_AUTOTUNE_MANUAL_RESTART',)
+
+    def ro(phase: str, current: Any, health: Tuple[str, ...] = (),
+           state: str = 'running') -> Dict[str, Any]:
+        return {'state': 'idle', 'rollout': {'id': 'r1', 'kind': 'apply', 'state': state,
+                                             'phase': phase, 'current': current,
+                                             'health': list(health)}}
+    m = FakeManager([
+        ro('restart', 0),                          # held at the gate: nothing asked
+        ro('wait', 0, manual),                     # osd.0's restart asked
+        ro('wait', 0, manual),                     # still asked: answered once only
+        ro('next', None),
+        ro('wait', 1, manual),                     # osd.1's
+        ro('put_back_wait', 1, manual),            # osd.1 failed: its put-back asked
+        ro('end', None, manual, state='failed'),   # ended: nothing to do
+    ])
+    admin = ra.RocksAutotuneAdmin(None, m, {})
+    while m.statuses:
+        admin.step()
+    assert m.calls == [('revive', 0), ('revive', 1), ('revive', 1)]
+    assert admin.restarts == 3
+
+
 def test_mgr_test_case_imports_over_stubs(qa_imports: None) -> None:
     import importlib
     t = importlib.import_module('tasks.mgr.test_rocks_autotune')
