@@ -12,10 +12,12 @@ example quotes it).
 import json
 import os
 import shlex
+import subprocess
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
 from conftest import REPO, Lab
+from test_panel import BROWSER, panel_url
 from timeline import LEGEND, Row, one_at_a_time, restarts_of, table, watcher_figures
 
 OPTIONS = 'bluestore_rocksdb_options'
@@ -26,6 +28,7 @@ ROLLOUT_ENDED = ('done', 'aborted', 'failed')
 BUILD = os.path.join(REPO, 'build')
 TIMELINE = os.path.join(BUILD, 'rollout-timeline.txt')
 TRANSCRIPT = os.path.join(BUILD, 'rollout-transcript.txt')
+SCREENSHOT = os.path.join(BUILD, 'panel', 'rollout.png')
 # what the tests found, shared in file order: the session's options, the
 # report's sections, the transcript
 RUN: Dict[str, Any] = {'report': [], 'transcript': []}
@@ -241,3 +244,23 @@ def test_apply_then_revert_one_osd_at_a_time(lab: Lab) -> None:
         for e in rocksdb_entries(lab):
             lab.ceph('config', 'rm', e['section'] + (f'/{e["mask"]}' if e['mask'] else ''),
                      e['name'])
+
+
+def test_panel_shows_the_rollout_in_headless_chromium(lab: Lab) -> None:
+    """The page draws the last rollout (the revert above): a row per OSD in
+    its order, each done."""
+    ro = lab.status()['rollout']
+    assert ro['kind'] == 'revert' and ro['state'] == 'done', ro
+    os.makedirs(os.path.dirname(SCREENSHOT), exist_ok=True)
+    p = subprocess.run(['node', os.path.join(BROWSER, 'panel_e2e.mjs'), panel_url(lab),
+                        SCREENSHOT], cwd=BROWSER, text=True, capture_output=True, timeout=180)
+    assert p.returncode == 0, p.stderr
+    report = json.loads(p.stdout.strip().splitlines()[-1])
+    assert 'error' not in report, report['error']
+    assert not report['console'], report['console']
+    assert report['rollout_hidden'] is False
+    assert report['rollout_rows'] == [{'osd': o['osd'], 'status': 'done'} for o in ro['osds']]
+    n = len(ro['osds'])
+    assert report['rollout_text'].startswith(f'{n} done, 0 restarting, 0 pending, 0 failed')
+    assert f'of apply {ro["of"]}' in report['rollout_summary']
+    print(f'\npanel screenshot: {SCREENSHOT}')

@@ -1,6 +1,7 @@
 """The panel: pure views and routing, the CherryPy app over real HTTP, the mgr glue."""
 import http.client
 import json
+import os
 import re
 import shlex
 import socket
@@ -14,6 +15,9 @@ from mgr_mock import Log
 mgr_mock.install()
 from rocks_autotune import module, panel  # noqa: E402
 from rocks_autotune.http_server import PanelServer, url  # noqa: E402
+from rocks_autotune.rocksdb_options import NEW_TUNING  # noqa: E402
+
+STATIC = os.path.join(os.path.dirname(module.__file__), 'static')
 
 FAKE_KEY = 'AQBpZ2tm' + 'A' * 30 + '=='  # shaped like a cephx key
 # shaped like Tentacle's new (type 2) cephx keys
@@ -41,6 +45,11 @@ def done() -> panel.Snapshot:
 
 def app(snap: panel.Snapshot) -> panel.Panel:
     return panel.Panel(lambda: snap)
+
+
+def app_of(m: Any) -> panel.Panel:
+    """The panel as the module serves it: its snapshot as last published."""
+    return panel.Panel(lambda: m.panel_snapshot)
 
 
 def get_json(p: panel.Panel, path: str, qs: str = '') -> Any:
@@ -237,6 +246,44 @@ def test_page_and_static_assets(done: panel.Snapshot) -> None:
     js = p.handle('GET', '/static/vendor/uplot/uPlot.iife.min.js')
     assert js.content_type.startswith('text/javascript') and b'uPlot' in js.body[:200]
     assert "script-src 'self'" in r.all_headers()['Content-Security-Policy']
+
+
+def js_function(name: str) -> str:
+    """The text of one top-level function of app.js."""
+    js = open(os.path.join(STATIC, 'app.js')).read()
+    m = re.search(r'\n  function ' + name + r'\(.*?\n  \}\n', js, re.S)
+    assert m, name
+    return m.group(0)
+
+
+def test_status_carries_the_rollout_the_page_draws() -> None:
+    """/api/status has the last rollout with each OSD's status as it goes,
+    pending -> restarting -> done one OSD at a time, and every field the
+    page's renderRollout reads; the page has every element it fills."""
+    m = make_mgr()
+    assert m.cmd_apply(device_class='ssd', options=NEW_TUNING).retval == 0
+    p = app_of(m)
+    seen: List[List[str]] = []
+    while True:
+        ro = get_json(p, '/api/status')['rollout']
+        statuses = [o['status'] for o in ro['osds']]
+        if not seen or statuses != seen[-1]:
+            seen.append(statuses)
+        if not m.rollout.active:
+            break
+        m.cluster.clock.advance(m.rollout.step())
+        m.publish()
+    P, R, D = 'pending', 'restarting', 'done'
+    assert seen == [[P, P, P], [R, P, P], [D, P, P], [D, R, P], [D, D, P], [D, D, R], [D, D, D]]
+    assert ro['state'] == 'done' and ro['counts'] == {P: 0, R: 0, D: 3, 'failed': 0}
+    code = js_function('renderRollout')
+    for obj, fields in (('ro', ro), ('o', ro['osds'][0]), ('c', ro['counts'])):
+        read = set(re.findall(r'\b' + obj + r'\.(\w+)', code)) - {'length', 'forEach'}
+        assert read and read <= set(fields), (obj, read - set(fields))
+    html = p.handle('GET', '/').body.decode()
+    for element in re.findall(r"\$\('([\w-]+)'\)", code):
+        assert f'id="{element}"' in html, element
+    assert 'renderRollout(st);' in open(os.path.join(STATIC, 'app.js')).read()
 
 
 @pytest.mark.parametrize('key', [FAKE_KEY, FAKE_KEY_TYPE2], ids=['aes', 'type2'])

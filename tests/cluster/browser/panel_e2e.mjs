@@ -76,6 +76,12 @@ try {
       convergence: chart('convergence', { best: '#1f77b4', feasible: '#2ca02c', infeasible: '#d62728', baseline: '#7f7f7f' }),
       tradeoff: chart('tradeoff', { budget: '#d62728', feasible: '#2ca02c', baseline: '#7f7f7f', default: '#9467bd', new_tuning: '#ff7f0e' }),
       uplot: typeof window.uPlot === 'function',
+      // the last rollout: its section, and each OSD's row in restart order
+      rollout_hidden: document.getElementById('rollout-section').hidden,
+      rollout_rows: Array.from(document.querySelectorAll('#rollout tbody tr'))
+        .map((r) => ({ osd: Number(r.dataset.osd), status: r.dataset.status })),
+      rollout_text: document.getElementById('rollout-text').textContent,
+      rollout_summary: document.getElementById('rollout-summary').textContent,
     };
   }));
   await page.screenshot({ path: shot, fullPage: true });

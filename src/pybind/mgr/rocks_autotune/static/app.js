@@ -80,6 +80,48 @@
       + pct(prog) + ')';
   }
 
+  // ------------------------------------------------------------ rollout
+
+  // the last apply or revert (status `rollout`): what it does, and each OSD's
+  // status in its restart order
+  function renderRollout(st) {
+    const ro = st.rollout;
+    $('rollout-section').hidden = !ro;
+    if (!ro) return;
+    const dl = $('rollout-summary');
+    dl.replaceChildren();
+    const add = (k, v) => { if (v !== undefined && v !== null && v !== '') { dl.append(el('dt', k), el('dd', v)); } };
+    add(ro.kind, ro.kind === 'apply' ? 'to ' + ro.target + ' (' + ro.mask + ')' : 'of apply ' + ro.of);
+    add('state', ro.state + ' (' + ro.phase + ')');
+    add('message', ro.message);
+    add('error', ro.error);
+    if (ro.kind === 'apply') add('options', ro.options + ' (from ' + ro.source + ')');
+    add('started', when(ro.started));
+    add('ended', ro.ended ? when(ro.ended) : null);
+    if (ro.current !== null && ro.current !== undefined) add('in flight', 'osd.' + ro.current);
+    if (ro.health && ro.health.length) add('health checks', ro.health.join(', '));
+    $('rollout-bar').style.width = (100 * (ro.progress || 0)).toFixed(1) + '%';
+    const c = ro.counts;
+    $('rollout-text').textContent = c.done + ' done, ' + c.restarting + ' restarting, ' + c.pending
+      + ' pending, ' + c.failed + ' failed, of ' + ro.osds.length + ' OSD(s) (' + pct(ro.progress) + ')';
+    const table = $('rollout');
+    const head = el('tr');
+    for (const h of ['#', 'OSD', 'host', 'status', 'note']) head.append(el('th', h));
+    table.tHead.replaceChildren(head);
+    const body = table.tBodies[0];
+    body.replaceChildren();
+    ro.osds.forEach((o, i) => {
+      const tr = el('tr', null, o.status);
+      tr.dataset.osd = o.osd;
+      tr.dataset.status = o.status;
+      const back = o.put_back === 'done' ? 'put back on its prior options'
+        : o.put_back === 'failed' ? 'NOT put back on its prior options' : '';
+      tr.append(el('td', i + 1), el('td', 'osd.' + o.osd), el('td', o.host || '-'),
+        el('td', o.status, 'status'), el('td', [o.error, back].filter((x) => x).join('; ')));
+      body.append(tr);
+    });
+  }
+
   // ------------------------------------------------------------ the answer
 
   const FIGURES = [['objective', null], ['kv_sync_lat', 'kv_sync latency'], ['write_amp', 'write-amp']];
@@ -446,6 +488,7 @@
 
   function render(st, tr) {
     renderSummary(st);
+    renderRollout(st);
     renderAnswer(st);
     renderConfirmation(st);
     renderCommands(st);
@@ -464,7 +507,7 @@
       last = [st, tr];
       $('load-error').hidden = true;
       render(st, tr);
-      if (!ACTIVE.includes(st.state)) delay = 60000;
+      if (!ACTIVE.includes(st.state) && !(st.rollout && st.rollout.state === 'running')) delay = 60000;
     } catch (e) {
       $('load-error').textContent = 'Cannot load the session: ' + e.message;
       $('load-error').hidden = false;
