@@ -29,6 +29,8 @@ BUILD = os.path.join(REPO, 'build')
 TIMELINE = os.path.join(BUILD, 'rollout-timeline.txt')
 TRANSCRIPT = os.path.join(BUILD, 'rollout-transcript.txt')
 SCREENSHOT = os.path.join(BUILD, 'panel', 'rollout.png')
+COMMAND = ('CEPH_LAB_DIR=<lab> CEPH_LAB_MON_PORT=<port> python -m pytest -q -s '
+           '-p no:cacheprovider tests/cluster/test_rollout.py')
 # what the tests found, shared in file order: the session's options, the
 # report's sections, the transcript
 RUN: Dict[str, Any] = {'report': [], 'transcript': []}
@@ -100,10 +102,11 @@ def follow(lab: Lab, rid: str, progress: str,
         time.sleep(1)
 
 
-def check_rollout(lab: Lab, kind: str, t0: float, ro: Dict[str, Any],
-                  rows: Dict[int, Row]) -> List[Row]:
-    """Each OSD of the rollout restarted once, one at a time in its order,
-    with at most one OSD down in any sample; its timeline reported."""
+def check_rollout(lab: Lab, kind: str, t0: float, ro: Dict[str, Any], rows: Dict[int, Row],
+                  restarted: Optional[List[int]] = None) -> List[Row]:
+    """The OSDs `restarted` (by default every OSD of the rollout) restarted
+    once each, one at a time in the rollout's order, with at most one OSD down
+    in any sample; no other OSD restarted; the timeline reported."""
     t1 = time.time()
     lab.wait('the watcher to sample past the end', lambda: bool(lab.samples(t1 + 2, 1e12)), 30)
     # from just before the command: the first sample gives each OSD's up_from
@@ -112,7 +115,6 @@ def check_rollout(lab: Lab, kind: str, t0: float, ro: Dict[str, Any],
     for row in ordered:
         row.restarts = restarts_of(samples, row.osd)
     figures = watcher_figures(samples)
-    others = [o for o in up_froms(lab) if o not in rows]
     lines = [f'== {kind} {ro["id"]} to {ro["target"]}: {ro["state"]} in {t1 - t0:.0f}s '
              f'(command at {time.strftime("%H:%M:%S", time.localtime(t0))})',
              *table(ordered, t0), LEGEND,
@@ -120,17 +122,16 @@ def check_rollout(lab: Lab, kind: str, t0: float, ro: Dict[str, Any],
                                         for k, v in figures.items()),
              '']
     RUN['report'] += lines
-    save(TIMELINE, RUN['report'] + [
-        'from: CEPH_LAB_DIR=... CEPH_LAB_MON_PORT=... python -m pytest -q -s '
-        'tests/cluster/test_rollout.py (the lab: qa/lab/ceph-lab up)'])
+    save(TIMELINE, RUN['report'] + [f'from: {COMMAND}'])
     print('\n' + '\n'.join(lines))
-    assert ro['state'] == 'done', ro
     assert figures['osd_samples'] >= (t1 - t0) / 4, f'the watcher missed the OSD map: {figures}'
     assert figures['most_osds_down'] <= 1, f'more than one OSD down at once: {figures}'
-    bad = one_at_a_time(ordered)
+    want = [o['osd'] for o in ro['osds']] if restarted is None else restarted
+    bad = one_at_a_time([r for r in ordered if r.osd in want])
     assert not bad, bad
-    for other in others:
-        assert not restarts_of(samples, other), f'osd.{other} is not in the plan, restarted'
+    for other in up_froms(lab):
+        if other not in want:
+            assert not restarts_of(samples, other), f'osd.{other} restarted'
     return ordered
 
 
@@ -204,6 +205,7 @@ def test_apply_then_revert_one_osd_at_a_time(lab: Lab) -> None:
         ro, rows, event = follow(lab, rid, 'Rolling out RocksDB options to')
         shown(lab, 'rocks-autotune', 'status')
         check_rollout(lab, 'apply', t0, ro, rows)
+        assert ro['state'] == 'done', ro
         assert event, 'no progress event in ceph -s during the apply'
         assert ro['counts']['done'] == len(osds) and sorted(ro['sets']) == sorted(
             [f'osd/class:{cls}', f'osd.{a}', f'osd.{b}']), ro
@@ -223,6 +225,7 @@ def test_apply_then_revert_one_osd_at_a_time(lab: Lab) -> None:
         ro, rows, event = follow(lab, rid, 'Reverting the RocksDB options of')
         shown(lab, 'rocks-autotune', 'status')
         check_rollout(lab, 'revert', t0, ro, rows)
+        assert ro['state'] == 'done', ro
         assert event, 'no progress event in ceph -s during the revert'
         # every mask as before: values and absences
         assert lab.json('config', 'dump') == before
@@ -246,11 +249,48 @@ def test_apply_then_revert_one_osd_at_a_time(lab: Lab) -> None:
                      e['name'])
 
 
+def test_an_osd_that_does_not_come_back_stops_the_apply(lab: Lab) -> None:
+    """Options the OSD will not start with (an option RocksDB rejects): the
+    first OSD does not come back on them, so it is put back on its prior
+    options and the apply ends failed, the others not restarted; a health
+    check says so and that revert undoes the rest; a new apply is refused."""
+    cls = device_class(lab, CANARY)
+    osds = class_osds(lab, cls)
+    bad = RUN['options'] + ',bogus_option_for_test=1'
+    lab.wait('active+clean', lab.active_clean, 300)
+    before = lab.json('config', 'dump')
+    old = {o: running(lab, o) for o in osds}
+    t0 = time.time()
+    r = shown(lab, 'rocks-autotune', 'apply', '--options', bad)
+    ro, rows, _ = follow(lab, r.stdout.split()[1], 'Rolling out RocksDB options to')
+    shown(lab, 'rocks-autotune', 'status')
+    first = ro['osds'][0]['osd']
+    # the first OSD: one restart that counts, onto its prior options (the one
+    # onto the rejected options never came up)
+    check_rollout(lab, 'apply (rejected options)', t0, ro, rows, restarted=[first])
+    assert ro['state'] == 'failed', ro
+    assert [(o['status'], o['put_back']) for o in ro['osds']] == \
+        [('failed', 'done')] + [('pending', '')] * (len(osds) - 1), ro['osds']
+    for o in osds:
+        assert running(lab, o) == old[o], f'osd.{o} does not run its old options'
+    health = lab.json('health', 'detail')['checks']
+    shown(lab, 'health', 'detail')
+    check = health.get('ROCKS_AUTOTUNE_ROLLOUT_FAILED')
+    assert check, health
+    assert any('ceph rocks-autotune revert' in d['message'] for d in check['detail']), check
+    r = lab.ceph('rocks-autotune', 'apply', '--options', RUN['options'], check=False)
+    assert r.returncode != 0 and 'part way' in r.stderr and 'rocks-autotune revert' in r.stderr, \
+        r.stderr
+    assert lab.json('config', 'dump') != before  # the class mask says the new options
+    RUN['failed_before'] = before
+    RUN['failed_old'] = old
+
+
 def test_panel_shows_the_rollout_in_headless_chromium(lab: Lab) -> None:
-    """The page draws the last rollout (the revert above): a row per OSD in
-    its order, each done."""
+    """The page draws the last rollout (the failed apply above): a row per
+    OSD in its order, with its status."""
     ro = lab.status()['rollout']
-    assert ro['kind'] == 'revert' and ro['state'] == 'done', ro
+    assert ro['kind'] == 'apply' and ro['state'] == 'failed', ro
     os.makedirs(os.path.dirname(SCREENSHOT), exist_ok=True)
     p = subprocess.run(['node', os.path.join(BROWSER, 'panel_e2e.mjs'), panel_url(lab),
                         SCREENSHOT], cwd=BROWSER, text=True, capture_output=True, timeout=180)
@@ -259,8 +299,29 @@ def test_panel_shows_the_rollout_in_headless_chromium(lab: Lab) -> None:
     assert 'error' not in report, report['error']
     assert not report['console'], report['console']
     assert report['rollout_hidden'] is False
-    assert report['rollout_rows'] == [{'osd': o['osd'], 'status': 'done'} for o in ro['osds']]
+    assert report['rollout_rows'] == [{'osd': o['osd'], 'status': o['status']}
+                                      for o in ro['osds']]
+    assert [r['status'] for r in report['rollout_rows']] == \
+        ['failed'] + ['pending'] * (len(ro['osds']) - 1)
     n = len(ro['osds'])
-    assert report['rollout_text'].startswith(f'{n} done, 0 restarting, 0 pending, 0 failed')
-    assert f'of apply {ro["of"]}' in report['rollout_summary']
+    assert report['rollout_text'].startswith(f'0 done, 0 restarting, {n - 1} pending, 1 failed')
+    assert 'ROCKS_AUTOTUNE_ROLLOUT_FAILED' in report['rollout_summary']
     print(f'\npanel screenshot: {SCREENSHOT}')
+
+
+def test_revert_after_the_failure_puts_the_config_back(lab: Lab) -> None:
+    """revert after the failed apply: the config as before it; no OSD runs
+    the rejected options, so none is restarted."""
+    ups = up_froms(lab)
+    t0 = time.time()
+    shown(lab, 'rocks-autotune', 'revert', '--dry-run')
+    r = shown(lab, 'rocks-autotune', 'revert')
+    ro, rows, _ = follow(lab, r.stdout.split()[1], 'Reverting the RocksDB options of')
+    shown(lab, 'rocks-autotune', 'status')
+    check_rollout(lab, 'revert (of the failed apply)', t0, ro, rows, restarted=[])
+    assert ro['state'] == 'done' and ro['osds'] == [], ro
+    assert lab.json('config', 'dump') == RUN['failed_before']
+    assert up_froms(lab) == ups
+    for o, options in RUN['failed_old'].items():
+        assert running(lab, o) == options
+    assert not [c for c in lab.json('health')['checks'] if c.startswith('ROCKS_AUTOTUNE')]
