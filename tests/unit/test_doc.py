@@ -161,3 +161,17 @@ def test_start_defaults_are_the_declared_ones() -> None:
             assert checked >= 4
             return
     raise AssertionError('cmd_start not found')
+
+
+def test_every_test_the_fault_matrix_names_exists() -> None:
+    text = open(os.path.join(REPO, 'doc', 'fault-matrix.rst')).read()
+    named = set(re.findall(r'``(test_\w+)``', text))
+    assert len(named) > 20
+    defined = set()
+    for top in ('tests', 'qa'):
+        for d, _, files in os.walk(os.path.join(REPO, top)):
+            for f in files:
+                if f.endswith('.py'):
+                    source = open(os.path.join(d, f)).read()
+                    defined |= set(re.findall(r'^\s*def (test_\w+)\(', source, re.M))
+    assert not named - defined, sorted(named - defined)
