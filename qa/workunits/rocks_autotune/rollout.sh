@@ -158,12 +158,15 @@ if [ "$(ra_py "j['answer']" <<<"$bestj")" = 'keep current' ]; then
     fi
     grep -q 'there is nothing to apply' <<<"$err" || ra_die "apply: unexpected refusal: $err"
     ra_log "apply without --options is refused: $err"
-    # the candidate the session confirmed, else the first it measured
+    # the candidate the session confirmed, else (none was feasible) the first
+    # other than the current options it measured
     options=$(ra_py "j['candidates'][0]['options'] if j['candidates'] else ''" <<<"$bestj")
     if [ -z "$options" ]; then
-        options=$(ceph rocks-autotune history -f json | ra_py "[t['options'] for t in j
-            if t['kind'] == 'candidate' and t['verdict'] != 'failed'][0]")
+        options=$(ceph rocks-autotune history -f json | ra_py "'\n'.join(t['options']
+            for t in j if t['kind'] == 'candidate' and t['verdict'] != 'failed')" \
+            | { grep -vxF "$(running "$osd")" || true; } | sed -n 1p)
     fi
+    [ -n "$options" ] || ra_die 'the session measured no options but the current ones'
     apply+=(--options "$options")
 else
     options=$(ra_py "j['options']" <<<"$bestj")
