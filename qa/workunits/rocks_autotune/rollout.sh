@@ -55,13 +55,16 @@ ro_ended() {
 
 # follow ID LOG: sample the OSD map into LOG until rollout ID ends; print its state
 follow() {
-    local id=$1 log=$2 t0 line last=''
+    local id=$1 log=$2 t0 st line last=''
     t0=$(date +%s)
     while true; do
         osd_sample >>"$log"
-        [ "$(ro "j['id']")" = "$id" ] || ra_die "the last rollout is not $id"
-        ro_ended && break
-        line=$(ro "f\"{j['phase']}: {j['message']}\"")
+        st=$(ra_status_json)
+        [ "$(ra_py "(j.get('rollout') or {}).get('id', '')" <<<"$st")" = "$id" ] \
+            || ra_die "the last rollout is not $id"
+        line=$(ra_py "(lambda r: f\"{r['state']} {r['phase']}: {r['message']}\")(j['rollout'])" \
+               <<<"$st")
+        case ${line%% *} in done|aborted|failed) break ;; esac
         if [ "$line" != "$last" ]; then
             ra_log "[$(( $(date +%s) - t0 ))s] $line"
             last=$line
@@ -71,8 +74,9 @@ follow() {
         fi
         sleep 1
     done
+    ra_log "[$(( $(date +%s) - t0 ))s] $line"
     osd_sample >>"$log"
-    ro "j['state']"
+    echo "${line%% *}"
 }
 
 # check_restarts LOG T0 OSD...: from the samples, each OSD (in the order
