@@ -3,10 +3,11 @@
 Run with the release's own Python and librados (`ceph-lab exec -- /usr/bin/python3
 tests/cluster/pg_watcher.py OUT`): one connection for the whole run, so a
 sample costs a mgr command, not a `ceph` CLI start.  Every sample is one JSON
-line in OUT, {"t": time, "inactive": [[pgid, state], ...], "not_clean": N} or
-{"t": time, "error": ...}, so a reader can tell "no inactive PG" from "not
-sampled".  Each sample also has the OSDs from the OSD map, "osds": {id: [up,
-up_from]} (or "osd_error": ...): which are down, and when each last came up.
+line in OUT, {"t": time, "inactive": [[pgid, state], ...], "not_clean": N}
+(N: the PGs not active+clean as the module counts them) or {"t": time,
+"error": ...}, so a reader can tell "no inactive PG" from "not sampled".
+Each sample also has the OSDs from the OSD map, "osds": {id: [up, up_from]}
+(or "osd_error": ...): which are down, and when each last came up.
 
 PGs in state `unknown` are left out: that is a new active mgr that has not
 heard from the OSDs yet (after `ceph mgr fail`), not I/O that stopped.
@@ -17,6 +18,11 @@ import sys
 import time
 
 import rados  # type: ignore[import-not-found]
+
+# "clean" as the module means it (scrubbing is background work, not unclean)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'src',
+                                'pybind', 'mgr'))
+from rocks_autotune.cluster import pg_state_clean  # noqa: E402
 
 
 def pgs(cluster: 'rados.Rados') -> dict:
@@ -30,7 +36,7 @@ def pgs(cluster: 'rados.Rados') -> dict:
     brief = data.get('pg_stats', []) if isinstance(data, dict) else data
     return {'inactive': [[p['pgid'], p['state']] for p in brief
                          if 'active' not in p['state'].split('+') and p['state'] != 'unknown'],
-            'not_clean': len([p for p in brief if p['state'] != 'active+clean'])}
+            'not_clean': len([p for p in brief if not pg_state_clean(p['state'])])}
 
 
 def osds(cluster: 'rados.Rados') -> dict:
