@@ -3,10 +3,13 @@
 # only.  After a short session on a canary, `apply` takes its recommendation;
 # the workunits confirm in one round, too few to recommend, so the answer is
 # to keep the current options and apply refuses: the options the session
-# confirmed are given with --options instead.  With the canary's own annex
-# set (it beats the class mask, so the plan blanks it there too):
+# confirmed are given with --options instead.  The OSDs are named with
+# --osds (each OSD's own mask osd.N): on Tentacle 20.2.4 an OSD restarted
+# does not run bluestore_rocksdb_options set at a class mask (osd/class:ssd),
+# though `ceph config get osd.N` says it should.  With the canary's own annex
+# set (so the plan blanks the annex at each osd.N, saving the canary's):
 #   - apply --dry-run changes nothing (config, OSD map);
-#   - apply to the canary's class: it ends done, each OSD of the class
+#   - apply to the OSDs of the canary's class: it ends done, each OSD
 #     restarted once (one new up_from), never two down at once in a sample,
 #     in the plan's order, each running the new options (ceph tell osd.N
 #     config get), no noout and no ROCKS_AUTOTUNE_* check left;
@@ -155,7 +158,7 @@ state=$(ra_wait_ended)
 [ "$state" = done ] || ra_die "the session ended $state, not done"
 ceph rocks-autotune best
 bestj=$(ceph rocks-autotune best -f json)
-apply=(ceph rocks-autotune apply)
+apply=(ceph rocks-autotune apply --osds "${osds// /,}")
 if [ "$(ra_py "j['answer']" <<<"$bestj")" = 'keep current' ]; then
     if err=$(ceph rocks-autotune apply --dry-run 2>&1); then
         ra_die "apply without --options took a 'keep current' answer: $err"
@@ -191,11 +194,13 @@ done
 map=$(osd_sample | cut -d' ' -f2-)
 plan=$("${apply[@]}" --dry-run -f json)
 "${apply[@]}" --dry-run
-[ "$(ra_py "j['mask']" <<<"$plan")" = "osd/class:$cls" ] || ra_die "plan: not osd/class:$cls: $plan"
+[ "$(ra_py "j['mask']" <<<"$plan")" = osd.N ] || ra_die "plan: not each OSD's own mask: $plan"
 [ "$(ra_py "' '.join(str(o['osd']) for o in sorted(j['osds'], key=lambda o: o['osd']))" \
      <<<"$plan")" = "$osds" ] || ra_die "plan: not the OSDs of class $cls: $plan"
-ra_py "sorted(j['sets'])" <<<"$plan" | grep -qx "\[\"osd.$osd\", \"osd/class:$cls\"\]" \
-    || ra_die "plan: does not set osd/class:$cls and osd.$osd: $plan"
+[ "$(ra_py "' '.join(sorted(j['sets'], key=lambda w: int(w[4:])))" <<<"$plan")" \
+  = "osd.${osds// / osd.}" ] || ra_die "plan: does not set osd.N for each OSD: $plan"
+ra_py "j['priors']['osd.$osd']['$ANNEX']" <<<"$plan" | grep -qxF "$ANNEX_VALUE" \
+    || ra_die "plan: does not save osd.$osd's annex: $plan"
 [ "$(rocksdb_config)" = "$before" ] || ra_die 'apply --dry-run changed the config'
 [ "$(osd_sample | cut -d' ' -f2-)" = "$map" ] || ra_die 'apply --dry-run restarted an OSD'
 
