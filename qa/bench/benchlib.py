@@ -14,22 +14,25 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, 'src', 'pybind', 'mgr'))
 
-from rocks_autotune import metrics  # noqa: E402
+from rocks_autotune import metrics, statistics  # noqa: E402
 from rocks_autotune.metrics import Measurement  # noqa: E402
 from rocks_autotune.rocksdb_options import parse_options  # noqa: E402
 from rocks_autotune.space import SearchSpace  # noqa: E402
 from rocks_autotune.workload import BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, BenchWorkload  # noqa
 
-LAB_DIR = '/var/tmp/rat-bench-lab'
-LAB_PORT = 40700
+# the benches' own lab: `down` and rebuilt by run-bench, so never point these
+# at a lab someone else uses (ceph-lab's variables, other defaults)
+LAB_DIR = os.environ.get('BENCH_LAB_DIR', '/var/tmp/rat-bench-lab')
+LAB_PORT = int(os.environ.get('BENCH_LAB_MON_PORT', '40700'))
 CEPH_LAB = os.path.join(REPO, 'qa', 'lab', 'ceph-lab')
 DOC = os.path.join(REPO, 'doc', 'bench')
 OPTION = 'bluestore_rocksdb_options'
+MODULE_PREFIX = 'mgr/rocks_autotune/'
 
 
 def log(msg: str) -> None:
@@ -55,6 +58,12 @@ def flush_bytes(options: str) -> int:
     """write_buffer_size x min_write_buffer_number_to_merge of an option string."""
     c = SearchSpace.candidate_from_options(parse_options(options))
     return c.write_buffer_size * c.min_write_buffer_number_to_merge
+
+
+def l0_trigger(options: str) -> int:
+    """level0_file_num_compaction_trigger of an option string (RocksDB's if absent)."""
+    return SearchSpace.candidate_from_options(parse_options(options)) \
+        .level0_file_num_compaction_trigger
 
 
 @dataclass
@@ -175,6 +184,117 @@ def parse_rados_bench(out: str) -> Dict[str, float]:
             'iops': num('Average IOPS')}
 
 
+# ---------------------------------------------------------------- the claim
+
+def claim_of(best: Optional[Mapping[str, Any]]) -> Optional[Dict[str, Any]]:
+    """What a session's answer (`ceph rocks-autotune best -f json`) claims, and
+    the options the bench runs as `tuned`.
+
+    A recommendation claims its arm's confirmed figures: the objective better
+    than the baseline by at least its interval's low end (the median the best
+    guess), write-amp within the budget.  Keep current claims that no
+    candidate is better by more than the margin: the bench checks that on
+    the confirmation's best-ranked candidate (c1; the next one if c1 failed,
+    i.e. broke the canary).  None: no answer (the session ended before its
+    confirmation, or it predates the confirmation); `options` None: keep
+    current with no candidate the bench could run.
+    """
+    if not best or 'answer' not in best:
+        return None
+    cands = list(best.get('candidates') or [])  # c1, c2, ...: the model's order
+    if best['keeps_current']:
+        arm = next((c for c in cands if c['verdict'] != 'failed'), None)
+    else:
+        arm = next((c for c in cands if c['arm'] == best['arm']), None)
+        if arm is None:
+            raise ValueError(f'best recommends {best["arm"]!r}, not among its candidates')
+    out = {k: best[k] for k in ('answer', 'summary', 'complete', 'objective', 'direction',
+                                'margin', 'budget', 'level', 'rounds', 'rounds_done')}
+    out.update({k: None for k in ('arm', 'trial', 'verdict', 'options', 'ratio',
+                                  'write_amp', 'kv_sync_lat')})
+    out['candidates'] = len(cands)
+    if arm is not None:
+        out.update(arm=arm['arm'], trial=arm['trial'], verdict=arm['verdict'],
+                   options=arm['options'], ratio=arm['objective'],
+                   write_amp=arm['write_amp'], kv_sync_lat=arm['kv_sync_lat'])
+    return out
+
+
+def bench_ratio(windows: List[Dict[str, Any]], config: str, base: str,
+                key: str) -> Dict[str, Any]:
+    """`config` over `base` in the osd bench windows, paired by round: the
+    median ratio and the 90% interval, by the session's own statistics
+    (rocks_autotune.statistics: the median of the log-ratios, the
+    signed-rank interval, open below its 5 rounds)."""
+    rounds: Dict[int, Dict[str, Any]] = {}
+    for w in windows:
+        if w['workload'] == 'osd_bench':
+            rounds.setdefault(w['rep'], {})[w['config']] = w
+    pairs = statistics.paired_at([rounds[r] for r in sorted(rounds)], config, base, key)
+    reps = sorted(rounds)
+    s = statistics.Summary.of([v for _, v in pairs], at=[reps[i] + 1 for i, _ in pairs])
+    return s.ratios()
+
+
+def check_claim(claim: Optional[Mapping[str, Any]], bench: Optional[float],
+                bench_write_amp: Optional[float]) -> Dict[str, Any]:
+    """Did the bench find what the session claimed?
+
+    `bench`: the bench's paired median ratio tuned / default of the claim's
+    objective; `bench_write_amp`: the same of write-amp.  `held`: for a
+    recommendation, the bench's ratio is at least the claimed interval's low
+    end (the claim: better by at least that; for an objective where lower is
+    better, at most its high end); for keep current, the bench finds the
+    best-ranked candidate better than the default by less than the margin.
+    None: nothing to check.  `inside`: the bench's ratio lies within the
+    claimed interval (an open end reaches any value); `write_amp_within`: the
+    bench's write-amp ratio is within the session's budget.
+    """
+    out: Dict[str, Any] = {'held': None, 'inside': None, 'write_amp_within': None,
+                           'bench': bench, 'bench_write_amp': bench_write_amp, 'why': ''}
+    if claim is None:
+        out['why'] = 'no confirmed answer to check'
+        return out
+    if claim['ratio'] is None:
+        out['why'] = 'keep current, with no candidate the bench could measure'
+        return out
+    budget = claim['budget']
+    if bench_write_amp is not None:
+        out['write_amp_within'] = bench_write_amp <= budget
+    if bench is None:
+        out['why'] = 'the bench has no paired ratio for the objective'
+        return out
+    low, high = claim['ratio']['low'], claim['ratio']['high']
+    out['inside'] = (low is None or bench >= low) and (high is None or bench <= high)
+    lower = claim['direction'] == statistics.LOWER  # a latency: lower is better
+    if claim['answer'] == 'recommend':
+        lim, end = (high, 'high') if lower else (low, 'low')
+        if lim is None:
+            out['why'] = 'the claim has no interval to check against'
+            return out
+        held = bench <= lim if lower else bench >= lim
+        ops = ('<=', '>') if lower else ('>=', '<')
+        what = f'(the claim\'s {end} end)'
+    else:
+        lim = 1.0 / (1.0 + claim['margin']) if lower else 1.0 + claim['margin']
+        held = bench > lim if lower else bench < lim
+        ops = ('>', '<=') if lower else ('<', '>=')
+        what = f'= {"1 / " if lower else ""}(1 + the {claim["margin"]:.0%} margin)'
+    out['held'] = held
+    out['why'] = f'bench {bench:.2f}x {ops[0] if held else ops[1]} {lim:.2f}x {what}'
+    return out
+
+
+def tally(checks: Sequence[Mapping[str, Any]]) -> str:
+    """'N of M claims held' over the checks that had a claim to check."""
+    done = [c for c in checks if c['held'] is not None]
+    held = sum(1 for c in done if c['held'])
+    left = len(checks) - len(done)
+    return (f'{held} of {len(done)} claim{"" if len(done) == 1 else "s"} held'
+            + (f' ({left} run{"" if left == 1 else "s"} with no claim to check)'
+               if left else ''))
+
+
 # ---------------------------------------------------------------- the lab
 
 class Lab:
@@ -291,6 +411,29 @@ class Lab:
         self.wait('active+clean', self.active_clean)
         return time.time() - t0
 
+    def set_module_options(self, values: Mapping[str, str]) -> Dict[str, Optional[str]]:
+        """Set mgr/rocks_autotune/<name> for each; returns what to put back
+        (the value set before, None where none was: the module's default)."""
+        dump = self.ceph_json('config', 'dump')
+        was: Dict[str, Optional[str]] = {}
+        for name, value in values.items():
+            key = f'{MODULE_PREFIX}{name}'
+            was[name] = next((str(o['value']) for o in dump
+                              if o.get('section') == 'mgr' and o.get('name') == key), None)
+            self.ceph('config', 'set', 'mgr', key, value)
+        # the active mgr sees the mon's config a moment later; a session
+        # takes its settings at its start
+        time.sleep(3)
+        return was
+
+    def put_back_module_options(self, was: Mapping[str, Optional[str]]) -> None:
+        for name, value in was.items():
+            key = f'{MODULE_PREFIX}{name}'
+            if value is None:
+                self.ceph('config', 'rm', 'mgr', key, check=False)
+            else:
+                self.ceph('config', 'set', 'mgr', key, value, check=False)
+
     def mgr_pid(self, mid: str = 'x') -> int:
         with open(os.path.join(self.dir, 'run', f'mgr.{mid}.pid')) as f:
             return int(f.read().strip())
@@ -357,6 +500,9 @@ class WindowSpec:
     duration: float = 30.0
     min_flushes: float = 2.0
     max_factor: float = 3.0  # extend a window up to duration x this for min_flushes
+    # and for this many L0 compaction cycles (metrics.l0_cycles), as the
+    # session's confirmation windows do: write-amp then compares at steady state
+    min_cycles: float = 0.0
 
 
 def osd_pid(lab: Lab, osd: int) -> int:
@@ -367,9 +513,11 @@ def osd_pid(lab: Lab, osd: int) -> int:
 def osd_bench_window(lab: Lab, osd: int, options: str, spec: WindowSpec,
                      profile: Optional[Dict[str, Any]] = None) -> Measurement:
     """The tuner's bench window, from outside: warm up, snapshot, osd bench in
-    chunks for `duration` (longer until `min_flushes` memtable flushes), snapshot."""
+    chunks for `duration` (longer until `min_flushes` memtable flushes and
+    `min_cycles` L0 compaction cycles, up to `max_factor` x), snapshot."""
     wl = BenchWorkload(lab, osd)  # type: ignore[arg-type]
     fb = flush_bytes(options)
+    trigger = l0_trigger(options)
     est: Optional[float] = None
     t0 = time.time()
     while time.time() - t0 < spec.warmup:
@@ -383,7 +531,8 @@ def osd_bench_window(lab: Lab, osd: int, options: str, spec: WindowSpec,
         elapsed = time.time() - start
         if elapsed >= spec.duration:
             after = metrics.snapshot(lab.perf_dump(osd))
-            if (metrics.wal_bytes(before, after) / fb >= spec.min_flushes
+            if ((metrics.wal_bytes(before, after) / fb >= spec.min_flushes
+                 and metrics.l0_cycles(before, after, fb, trigger) >= spec.min_cycles)
                     or elapsed >= spec.duration * spec.max_factor):
                 break
         n, s = wl.drive(max(1.0, spec.duration - elapsed), est)
@@ -394,7 +543,7 @@ def osd_bench_window(lab: Lab, osd: int, options: str, spec: WindowSpec,
         profile.update(prof.result())
     return metrics.measure(before, after, seconds=time.time() - start, flush_bytes=fb,
                            min_flushes=spec.min_flushes, bench_bytes=nbytes,
-                           bench_seconds=nsecs)
+                           bench_seconds=nsecs, trigger=trigger, min_cycles=spec.min_cycles)
 
 
 def rados_bench_window(lab: Lab, osd: int, pool: str, options: str, spec: WindowSpec,

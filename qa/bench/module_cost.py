@@ -11,7 +11,7 @@
   `m-fin-rocks_aut`: their utime + stime from /proc/<mgr>/task/*/stat.  Then
   the whole mgr's CPU and RSS with the module enabled and disabled.
 * During a session: qa/bench/run_bench.py samples the same threads over its
-  tuning session and writes build/bench/session-cost-<mode>.json; each of
+  tuning session and writes build/bench/session-cost-<mode>-seed<S>.json; each of
   those is included here.
 * Optimizer, no cluster: TrialOptimizer (the session's warm start) with n
   trials already told: time of tell() (GP fit + acquisition, what the
@@ -190,7 +190,8 @@ def render(idle: Optional[Dict[str, Any]], sessions: List[Dict[str, Any]],
         lines += ['## During a tuning session', '']
     for sess in sessions:
         w = sess['cost']
-        lines += [f'From `{sess["command"]}` ({sess["mode"]}, {sess["trials"]} trials, '
+        seed = f'seed {sess["seed"]}, ' if sess.get('seed') is not None else ''
+        lines += [f'From `{sess["command"]}` ({sess["mode"]}, {seed}{sess["trials"]} trials, '
                   f'{sess["duration"]} s windows, {sess["date"]}): over {w["seconds"]:.0f} s '
                   f'the module\'s threads used {w["module_cpu_s"]:.1f} s of CPU '
                   f'({w["module_core_pct"]:.2f}% of a core; whole mgr {w["mgr_core_pct"]:.2f}%);'

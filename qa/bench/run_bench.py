@@ -1,45 +1,63 @@
 #!/usr/bin/python3
-"""Is the tuned config better than the default, and than the experts'?
+"""Does the tuning session's claim hold under an interleaved bench?
 
-    qa/bench/run-bench [--quick] [--flash|--hdd|--both] [--reps 3] [--trials 8]
+    qa/bench/run-bench [--quick] [--flash|--hdd|--both] [--seeds 0] [--reps 3] [--trials 8]
+                       [--confirm-candidates K] [--confirm-rounds R]
 
-Per mode (flash-like, HDD-like BlueStore), on a fresh lab of its own
-(/var/tmp/rat-bench-lab, mon port 40700, torn down at the end):
+Per mode (flash-like, HDD-like BlueStore) and per seed, on a fresh lab of its
+own ($BENCH_LAB_DIR, default /var/tmp/rat-bench-lab; mon port
+$BENCH_LAB_MON_PORT, default 40700; taken down first and at the end):
 
-1. a real tuning session: `ceph rocks-autotune start --osd 0 --trials T
-   --duration D`; its best feasible options (`ceph rocks-autotune best`)
-   are configuration `tuned` (the module's CPU/RSS is sampled meanwhile);
+1. a real tuning session: module options seed (the seed), warmup (the
+   bench's --warmup) and, when given, confirm_candidates / confirm_rounds set
+   for it and put back after; `ceph rocks-autotune start --osd 0 --trials T
+   --duration D`; its answer (`ceph rocks-autotune best -f json`): the
+   recommended options, or keep current (the module's CPU/RSS is sampled
+   meanwhile);
 2. configurations default (the lab release's, from `ceph config help`),
-   new_tuning and new_tuning_lz4 (seed 000) and tuned, interleaved
-   A B C D A B C D ..., `--reps` rounds; each one is set on osd.0 only,
-   osd.0 restarted through the orchestrator (wait for a new up_from and
-   active+clean), then two windows measured from
-   osd.0's perf counters by rocks_autotune.metrics:
+   new_tuning and new_tuning_lz4 (seed 000) and tuned (the recommended
+   options; when the answer is keep current, the confirmation's best-ranked
+   candidate c1), interleaved A B C D A B C D ..., `--reps` rounds; each one
+   is set on osd.0 only, osd.0 restarted through the orchestrator (wait for a
+   new up_from and active+clean), then two windows measured from osd.0's perf
+   counters by rocks_autotune.metrics:
    - osd_bench: 4 KiB osd bench on osd.0 (the tuner's workload), warm-up
-     then `--window` seconds, longer until 2 memtable flushes (3x at most);
-   - rados_bench: `rados bench -b 4096 -t 16` on a size-3 pool, same window
-     rule; IOPS is the cluster-wide figure rados bench prints, client bytes
-     for write-amp are osd.0's op_w_in_bytes;
-3. writes doc/bench/results-<mode>.md (tables, command, date, lab facts),
-   doc/bench/<mode>.png and doc/bench/windows-<mode>.json (every window).
-   --quick (1 round, 2 trials, short windows) writes to build/bench/ instead.
+     then `--window` seconds, longer until 2 memtable flushes and an L0
+     compaction cycle, as the session's confirmation windows (3x at most);
+   - rados_bench: `rados bench -b 4096 -t 16` on a size-3 pool, not
+     extended; IOPS is the cluster-wide figure rados bench prints, client
+     bytes for write-amp are osd.0's op_w_in_bytes;
+3. the claim check (benchlib.check_claim): a recommendation held when the
+   bench's paired median IOPS ratio tuned / default is at least the claimed
+   90% interval's low end (inside the interval, write-amp within the budget:
+   reported too); keep current held when c1's ratio is below 1 + the margin;
+4. writes doc/bench/results-<mode>.md (per seed: the claim, the bench's
+   figures, held or not, tables, command, date, lab facts; "N of M claims
+   held"), doc/bench/<mode>.png (<mode>-seed<S>.png with several seeds) and
+   doc/bench/windows-<mode>.json (every window, every session's answer).
+   --quick (1 round, 2 trials, 1 candidate confirmed in 5 rounds, short
+   windows) writes to build/bench/ instead.
 """
 import argparse
+import dataclasses
 import datetime
 import json
 import os
 import subprocess
 import sys
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import benchlib
 import module_cost
 from benchlib import Lab, WindowSpec, log
+from rocks_autotune import views
+from rocks_autotune.metrics import OBJECTIVE_NAMES
 from rocks_autotune.rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4
 
 CANARY = 0
 POOL = 'ratbench'
+SESSION_LIMIT = 3 * 3600  # seconds: a session with its confirmation, at most
 NAMES = ['default', 'new_tuning', 'new_tuning_lz4', 'tuned']
 WORKLOADS = [('osd_bench', 'canary `osd bench` (4 KiB random writes into 16 x 4 MiB objects, '
               'IOPS of osd.0)'),
@@ -56,39 +74,63 @@ def ensure_matplotlib() -> None:
                         'python3-matplotlib'], check=True, env=env)
 
 
-def run_session(lab: Lab, trials: int, duration: float, mode: str, out_dir: str,
+def module_options(a: argparse.Namespace, seed: int) -> Dict[str, str]:
+    """The module options a session of the bench runs with (set before its
+    start, put back after): the seed, the bench's warm-up (so that the
+    session's windows and the bench's are warmed alike), and the
+    confirmation's size when the command line gives it."""
+    opts = {'seed': str(seed), 'warmup': str(int(round(a.warmup)))}
+    if a.confirm_candidates is not None:
+        opts['confirm_candidates'] = str(a.confirm_candidates)
+    if a.confirm_rounds is not None:
+        opts['confirm_rounds'] = str(a.confirm_rounds)
+    return opts
+
+
+def run_session(lab: Lab, a: argparse.Namespace, mode: str, seed: int, out_dir: str,
                 command: str) -> Dict[str, Any]:
-    """A real tuning session; its best options, history and the module's cost."""
-    pid = lab.mgr_pid()
-    sampler = module_cost.Sampler(pid)
-    log(f'tuning session: {trials} trials, {duration:.0f}s windows')
-    lab.ceph('rocks-autotune', 'start', '--osd', str(CANARY), '--trials', str(trials),
-             '--duration', str(int(duration)))
-    t0 = time.time()
-    last = ''
-    while True:
-        time.sleep(5)
-        sampler.poll()
-        st = lab.ceph_json('rocks-autotune', 'status')
-        line = f'{st.get("phase")} {st.get("message")}'
-        if line != last:
-            log(f'  session: {line}')
-            last = line
-        if st['state'] not in ('running', 'stopping', 'restoring'):
-            break
-        if time.time() - t0 > 3600:
-            raise RuntimeError('tuning session did not end within an hour')
+    """A real tuning session: its answer (`best -f json`), history, status and
+    the module's cost."""
+    opts = module_options(a, seed)
+    was = lab.set_module_options(opts)
+    try:
+        pid = lab.mgr_pid()
+        sampler = module_cost.Sampler(pid)
+        log(f'tuning session (seed {seed}): {a.trials} trials, {a.duration:.0f}s windows, '
+            f'module options {opts}')
+        lab.ceph('rocks-autotune', 'start', '--osd', str(CANARY), '--trials', str(a.trials),
+                 '--duration', str(int(a.duration)))
+        t0 = time.time()
+        last = ''
+        while True:
+            time.sleep(5)
+            sampler.poll()
+            st = lab.ceph_json('rocks-autotune', 'status')
+            line = (f'{st.get("phase")} trials {st.get("trials_done")}/{a.trials} '
+                    f'confirmation {st.get("confirm_done", 0)}: {st.get("message")}')
+            if line != last:
+                log(f'  session: {line}')
+                last = line
+            if st['state'] not in ('running', 'stopping', 'restoring'):
+                break
+            if time.time() - t0 > SESSION_LIMIT:
+                raise RuntimeError(f'tuning session did not end within {SESSION_LIMIT} s')
+    finally:
+        lab.put_back_module_options(was)
     cost = sampler.result()
     history = json.loads(lab.ceph('rocks-autotune', 'history', '-f', 'json'))
+    # no answer (the session ended before its confirmation): ENOENT, no output
     best_out = lab.ceph('rocks-autotune', 'best', '-f', 'json', check=False)
     best = json.loads(best_out) if best_out.strip() else None
     secs = [t['seconds'] for t in history if t.get('seconds')]
-    res = {'state': st['state'], 'status': st, 'history': history, 'best': best,
-           'wall_seconds': time.time() - t0, 'cost': cost,
+    res = {'state': st['state'], 'message': st.get('message'), 'best': best,
+           'history': history, 'module_options': opts, 'wall_seconds': time.time() - t0,
+           'cost': cost,
            'seconds_per_trial': (f'median {benchlib.metrics.median(secs):.0f} s, max '
                                  f'{max(secs):.0f} s over {len(secs)} runs' if secs else '?')}
-    with open(os.path.join(out_dir, f'session-cost-{mode}.json'), 'w') as f:
-        json.dump({'command': command, 'mode': mode, 'trials': trials, 'duration': duration,
+    with open(os.path.join(out_dir, f'session-cost-{mode}-seed{seed}.json'), 'w') as f:
+        json.dump({'command': command, 'mode': mode, 'seed': seed, 'trials': a.trials,
+                   'duration': a.duration,
                    'date': datetime.datetime.now().isoformat(timespec='seconds'),
                    'cost': cost, 'seconds_per_trial': res['seconds_per_trial']}, f, indent=1)
     return res
@@ -181,78 +223,227 @@ def cpu_lines(windows: List[Dict[str, Any]]) -> List[str]:
                   'thread shown as 0 may have been just below them.', '']
 
 
-def report(mode: str, windows: List[Dict[str, Any]], sess: Dict[str, Any],
-           facts: Dict[str, Any], configs: Dict[str, str], a: argparse.Namespace,
-           command: str, spec: WindowSpec, rspec: WindowSpec, started: str, png: str,
-           finished: Optional[str] = None) -> str:
+def _yn(v: Optional[bool]) -> str:
+    return '–' if v is None else 'yes' if v else 'no'
+
+
+def _fig(r: Optional[Dict[str, Any]]) -> str:
+    """A ratio with its interval and rounds, as the session shows its own."""
+    if not r or r.get('median') is None:
+        return '–'
+    return f'{views.ratio_text({"ratio": r})}, {r["rounds"]} round(s)'
+
+
+def tuned_what(claim: Optional[Dict[str, Any]], configs: Dict[str, str]) -> str:
+    if claim is None or claim['options'] is None:
+        if configs['tuned'] != configs['default']:  # a run from before the confirmation
+            return 'the search\'s best single window (no confirmation)'
+        return 'the default (no candidate)'
+    role = 'recommended' if claim['answer'] == 'recommend' else 'best-ranked'
+    return f'{claim["arm"]} (trial {claim["trial"]}), {role}'
+
+
+def claim_lines(run: Dict[str, Any]) -> List[str]:
+    """The claim, the bench's figures for it, and whether it held: for the
+    log and the report."""
+    claim, check, bench = run['claim'], run['check'], run['bench']
+    name = OBJECTIVE_NAMES.get(claim['objective'], claim['objective']) if claim else 'IOPS'
+    if claim is not None:
+        said = f'{claim["answer"]}: {claim["summary"]}'
+    elif run['session'].get('best'):
+        said = 'no confirmed answer (the session predates the confirmation)'
+    else:
+        said = f'no answer (the session ended `{run["session"]["state"]}`)'
+    out = [f'session: {said}']
+    if claim is not None and claim['ratio'] is not None:
+        out.append(f'claim ({tuned_what(claim, run["configs"])}): {name} / baseline '
+                   f'{_fig(claim["ratio"])}; write-amp {_fig(claim["write_amp"])} '
+                   f'(budget {claim["budget"]:.2f}x, margin {claim["margin"]:.0%})')
+    out.append(f'bench (tuned / default, osd bench, paired by round): {name} '
+               f'{_fig(bench["objective"])}; write-amp {_fig(bench["write_amp"])}')
+    held = {None: 'not checked', True: 'HELD', False: 'NOT HELD'}[check['held']]
+    out.append(f'claim {held}: {check["why"]}; inside the claimed interval: '
+               f'{_yn(check["inside"])}; write-amp within the budget: '
+               f'{_yn(check["write_amp_within"])}')
+    return out
+
+
+def claims_table(runs: List[Dict[str, Any]]) -> List[str]:
+    out = ['| seed | answer | `tuned` | claimed IOPS / default [90%] | claimed write-amp / '
+           'default [90%] | bench IOPS / default (paired) [90%] | bench write-amp / default '
+           '(paired) | claim held | bench inside the claimed interval | bench write-amp '
+           'within the budget |', '|' + '---|' * 10]
+    for run in runs:
+        claim, check, bench = run['claim'], run['check'], run['bench']
+        held = {None: f'– ({check["why"]})', True: '**held**',
+                False: f'**not held** ({check["why"]})'}[check['held']]
+        out.append(' | '.join([
+            f'| {"–" if run["seed"] is None else run["seed"]}',
+            claim['answer'] if claim else 'none',
+            tuned_what(claim, run['configs']), _fig(claim and claim['ratio']),
+            _fig(claim and claim['write_amp']), _fig(bench['objective']),
+            _fig(bench['write_amp']), held, _yn(check['inside']),
+            _yn(check['write_amp_within'])]) + ' |')
+    return out
+
+
+HOW_JUDGED = (
+    'How a claim is judged.  The session\'s baseline is osd.0\'s options at its start: on '
+    'the fresh lab, the release\'s default, the bench\'s `default`.  A recommendation claims '
+    'that its IOPS beats the baseline by at least its 90% interval\'s low end: it **held** '
+    'when the bench\'s paired median ratio tuned / default (canary osd bench, the tuner\'s '
+    'own workload; each round\'s tuned over the same round\'s default, the median of the '
+    'log-ratios as the session computes its own) is at least that low end.  Keep current '
+    'claims that no candidate beats the baseline by more than the margin: it held when the '
+    'bench finds the confirmation\'s best-ranked candidate (c1, run as `tuned`) below 1 + '
+    'the margin.  Also shown: whether the bench\'s ratio lies inside the claimed interval, '
+    'and whether its write-amp ratio stays within the session\'s budget.  The bench\'s own '
+    'interval needs 5 rounds (`--reps 5`); with fewer it is open ([-inf, inf]).')
+
+
+def session_lines(run: Dict[str, Any], a: argparse.Namespace) -> List[str]:
+    sess, claim = run['session'], run['claim']
     best = sess.get('best') or {}
-    lines = [f'# Benchmark: {mode}-like BlueStore — default vs New Tuning vs tuned', '',
-             f'Command: `{command}`', '',
-             f'Started {started}, finished '
-             f'{finished or datetime.datetime.now().isoformat(timespec="seconds")}. Lab: fresh, '
+    opts = ', '.join(f'`{k}` {v}' for k, v in (sess.get('module_options') or {}).items())
+    lines = [f'`ceph rocks-autotune start --osd {CANARY} --trials {a.trials} --duration '
+             f'{a.duration:.0f}`' + (f' (module options: {opts})' if opts else '')
+             + f': ended `{sess["state"]}` after {sess["wall_seconds"]:.0f} s; seconds per '
+             f'measurement (restart + warm-up + window): {sess["seconds_per_trial"]}.', '']
+    if claim is not None:
+        name = OBJECTIVE_NAMES.get(best['objective'], best['objective'])
+        lines += [f'Answer: {best["summary"]}.', '',
+                  'Confirmed candidates (median ratio to the baseline of the same round '
+                  f'[{best["level"]:.0%} interval]):', '']
+        lines += [f'- {c["arm"]} (trial {c["trial"]}): {name} {_fig(c["objective"])}; '
+                  f'kv_sync_lat {_fig(c["kv_sync_lat"])}; write-amp {_fig(c["write_amp"])}: '
+                  f'{c["verdict"]}' + (f' ({c["why"]})' if c.get('why') else '')
+                  for c in best['candidates']]
+        lines.append('')
+    elif best:  # a run from before the confirmation: the search's best single window
+        lines += [f'Best (the search\'s, before the confirmation existed): trial '
+                  f'{best.get("trial", "–")} ({best.get("kind", "none")}), single-window '
+                  f'ratios to its baseline {best.get("ratios", {})}.', '']
+    else:
+        why = sess.get('message') or 'the session ended before its confirmation'
+        lines += [f'No answer: {why}.', '']
+    lines += [f'`tuned` = {tuned_what(claim, run["configs"])}: `{run["configs"]["tuned"]}`', '']
+    return lines
+
+
+def run_section(mode: str, run: Dict[str, Any], a: argparse.Namespace, png: str) -> List[str]:
+    """One seed's session, its interleaved bench, and the claim check."""
+    windows, facts, configs = run['windows'], run['facts'], run['configs']
+    spec, rspec = (WindowSpec(**run['specs'][wl]) for wl in ('osd_bench', 'rados_bench'))
+    seed = run['seed']
+    lines = [f'## Seed {seed}' if seed is not None else '## The run', '',
+             f'Started {run["started"]}, finished {run["finished"]}. Lab: fresh, '
              f'{facts["osds"]} OSDs on 8 GiB sparse files on one VM with {facts["cores"]} '
              f'cores shared with other developers\' labs (load average '
              f'{facts["load_avg_at_start"]:.1f} at the start; per window in the JSON); '
              f'{facts["version"]}.', '',
-             f'Order: {a.reps} round(s) of {" → ".join(NAMES)}, each configuration set on '
-             f'osd.{CANARY} only and osd.{CANARY} restarted before its windows (osd bench '
-             'window, then rados bench window). Median over the rounds; spread = '
-             '(max − min) / median; ratios are of the medians.', '',
-             '## The tuning session inside the bench', '',
-             f'`ceph rocks-autotune start --osd {CANARY} --trials {a.trials} --duration '
-             f'{a.duration:.0f}`: ended `{sess["state"]}` after {sess["wall_seconds"]:.0f} s; '
-             f'seconds per trial (restart + warm-up + window): {sess["seconds_per_trial"]}. '
-             f'Best: trial {best.get("trial", "–")} ({best.get("kind", "none")}), '
-             f'session ratios to its baseline {best.get("ratios", {})}.', '',
-             f'`tuned` = `{configs["tuned"]}`', '']
+             '### The tuning session', ''] + session_lines(run, a)
+    lines += ['### The claim and the bench', ''] + [f'- {x}' for x in claim_lines(run)] + ['']
     target_lines: List[str] = []
     for wl, desc in WORKLOADS:
         ws = [w for w in windows if w['workload'] == wl]
         summ = benchlib.summarize(ws, NAMES)
         short = sum(1 for w in ws if w['window_short'])
         ww = spec if wl == 'osd_bench' else rspec
-        lines += [f'## {wl}: {desc}', '',
+        until = f'{ww.min_flushes:.0f} flushes' + (
+            f' and {ww.min_cycles:.0f} L0 compaction cycle(s)' if ww.min_cycles else '')
+        lines += [f'### {wl}: {desc}', '',
                   f'Window: warm-up {ww.warmup:.0f} s, {ww.duration:.0f} s'
-                  + (f', extended up to {ww.max_factor:.0f}x until {ww.min_flushes:.0f} '
-                     'flushes' if ww.max_factor > 1 else ', not extended') + '.', '',
+                  + (f', extended up to {ww.max_factor:.0f}x until {until}'
+                     if ww.max_factor > 1 else ', not extended') + '.', '',
                   benchlib.render_table(summ, NAMES, 'default', 'new_tuning'), '',
                   'Paired: each round\'s value over the default\'s in the same round, median '
                   'over the rounds (drift between rounds cancels):', '',
                   benchlib.render_paired(ws, NAMES, 'default'), '',
-                  f'{len(ws)} windows, {short} with fewer than {spec.min_flushes:.0f} '
-                  'memtable flushes: there the DB bytes are mostly WAL and the write-amp '
-                  'leaves out SST writes still to come (flushes column).', '']
+                  f'{len(ws)} windows, {short} short (they ended before {until}): there '
+                  'write-amp leaves out SST writes still to come (flushes column).', '']
         if wl == 'osd_bench':
             target_lines = verdicts(summ, ws)
     lines += cpu_lines(windows)
-    lines += ['## Targets (canary osd bench)', ''] + target_lines + [
+    lines += ['### Targets (canary osd bench)', ''] + target_lines + [
         '', f'Plot: `{os.path.relpath(png, benchlib.REPO)}`. Every window: '
         f'`windows-{mode}.json` next to this file.', '']
-    lines += ['## Configurations', ''] + [f'- `{n}`: `{configs[n]}`' for n in NAMES]
-    return '\n'.join(lines) + '\n'
+    lines += ['### Configurations', ''] + [f'- `{n}`: `{configs[n]}`' for n in NAMES] + ['']
+    return lines
 
 
-def run_mode(mode: str, a: argparse.Namespace, command: str) -> None:
-    out_dir = os.path.join(benchlib.REPO, 'build', 'bench') if a.quick else benchlib.DOC
-    os.makedirs(out_dir, exist_ok=True)
-    os.makedirs(os.path.join(benchlib.REPO, 'build', 'bench'), exist_ok=True)
-    spec = WindowSpec(warmup=a.warmup, duration=a.window)
-    rspec = WindowSpec(warmup=5, duration=a.rados_window, max_factor=1.0)
+def png_path(out_dir: str, mode: str, seed: Optional[int], seeds: int) -> str:
+    return os.path.join(out_dir, f'{mode}.png' if seeds == 1 else f'{mode}-seed{seed}.png')
+
+
+def report(mode: str, runs: List[Dict[str, Any]], a: argparse.Namespace, command: str,
+           out_dir: str) -> str:
+    seeds = [str(r['seed']) for r in runs if r['seed'] is not None]
+    lines = [f'# Benchmark: {mode}-like BlueStore — does the session\'s claim hold?', '',
+             f'Command: `{command}`', '',
+             f'Per seed ({", ".join(seeds) or "the module default"}): a fresh lab, a real tuning '
+             'session (module option `seed`), then on the same lab default, New Tuning, New Tuning '
+             f'LZ4 and `tuned` interleaved, {a.reps} round(s) of {" → ".join(NAMES)}, each '
+             f'configuration set on osd.{CANARY} only and osd.{CANARY} restarted before its '
+             'windows (osd bench window, then rados bench window). Median over the rounds; '
+             'spread = (max − min) / median.  `tuned` is the session\'s recommended options; '
+             'when its answer is keep current, the confirmation\'s best-ranked candidate.', '',
+             '## The claims', ''] + claims_table(runs) + [
+             '', f'**{benchlib.tally([r["check"] for r in runs])}.**', '', HOW_JUDGED, '']
+    for run in runs:
+        png = png_path(out_dir, mode, run['seed'], len(runs))
+        lines += run_section(mode, run, a, png)
+    return '\n'.join(lines)
+
+
+def judge(run: Dict[str, Any]) -> None:
+    """The claim of the run's session, the bench's figures for it, the check."""
+    run['claim'] = benchlib.claim_of(run['session'].get('best'))
+    key = run['claim']['objective'] if run['claim'] else 'iops'
+    run['bench'] = {'objective': benchlib.bench_ratio(run['windows'], 'tuned', 'default', key),
+                    'write_amp': benchlib.bench_ratio(run['windows'], 'tuned', 'default',
+                                                      'write_amp')}
+    run['check'] = benchlib.check_claim(run['claim'], run['bench']['objective']['median'],
+                                        run['bench']['write_amp']['median'])
+
+
+def windows_json(path: str, command: str, mode: str, runs: List[Dict[str, Any]]) -> None:
+    keep = ('state', 'message', 'best', 'history', 'module_options', 'seconds_per_trial',
+            'wall_seconds')
+    out = []
+    for r in runs:
+        d = {k: v for k, v in r.items() if k != 'session'}
+        d['session'] = {k: r['session'][k] for k in keep}
+        out.append(d)
+    with open(path, 'w') as f:
+        json.dump({'command': command, 'mode': mode, 'seeds': [r['seed'] for r in runs],
+                   'runs': out}, f, indent=1)
+
+
+def run_seed(mode: str, seed: int, a: argparse.Namespace, command: str, spec: WindowSpec,
+             rspec: WindowSpec, wpath: str, done: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """On a fresh lab: a session with this seed, then its own interleaved bench."""
     started = datetime.datetime.now().isoformat(timespec='seconds')
     lab = Lab()
     lab.up(flash=(mode == 'flash'), fresh=True)
-    windows: List[Dict[str, Any]] = []
-    wpath = os.path.join(out_dir, f'windows-{mode}.json')
     try:
         facts = lab.facts()
-        sess = run_session(lab, a.trials, a.duration, mode,
-                           os.path.join(benchlib.REPO, 'build', 'bench'), command)
-        tuned: Optional[str] = (sess['best'] or {}).get('options')
-        if not tuned:
-            log('the session found no feasible options: tuned = the default')
+        sess = run_session(lab, a, mode, seed, os.path.join(benchlib.REPO, 'build', 'bench'),
+                           command)
+        claim = benchlib.claim_of(sess['best'])
+        if claim is None:
+            log(f'no answer ({sess["state"]}: {sess["message"]}): tuned = the default')
+        else:
+            log(f'answer: {claim["summary"]}')
         default = lab.release_default()  # the lab's release's, as the module reads it
         configs = {'default': default, 'new_tuning': NEW_TUNING,
-                   'new_tuning_lz4': NEW_TUNING_LZ4, 'tuned': tuned or default}
+                   'new_tuning_lz4': NEW_TUNING_LZ4,
+                   'tuned': (claim or {}).get('options') or default}
+        log(f'tuned = {tuned_what(claim, configs)}')
+        run: Dict[str, Any] = {'seed': seed, 'facts': facts, 'started': started,
+                               'finished': None, 'configs': configs, 'windows': [],
+                               'specs': {'osd_bench': dataclasses.asdict(spec),
+                                         'rados_bench': dataclasses.asdict(rspec)},
+                               'session': sess}
         benchlib.raise_bench_limit(lab, CANARY)
         make_pool(lab)
         for rep, name in benchlib.interleave(NAMES, a.reps):
@@ -260,33 +451,24 @@ def run_mode(mode: str, a: argparse.Namespace, command: str) -> None:
             restart = lab.apply(CANARY, opts)
             prof: Dict[str, Any] = {}
             m = benchlib.osd_bench_window(lab, CANARY, opts, spec, profile=prof)
-            windows.append(dict(benchlib.window_row(name, rep, 'osd_bench', m),
-                                restart_seconds=restart, load_avg=os.getloadavg()[0],
-                                cpu=prof))
+            run['windows'].append(dict(benchlib.window_row(name, rep, 'osd_bench', m),
+                                       restart_seconds=restart, load_avg=os.getloadavg()[0],
+                                       cpu=prof))
             log(f'round {rep} {name} osd_bench: IOPS {m.iops:.0f} kv_sync '
                 f'{m.kv_sync_lat_ms:.3f} ms wa {m.write_amp:.3f} flushes {m.flushes:.1f}')
             m2, iops = benchlib.rados_bench_window(lab, CANARY, POOL, opts, rspec,
-                                                   f'{mode}-{rep}-{name}')
-            windows.append(dict(benchlib.window_row(name, rep, 'rados_bench', m2, iops),
-                                load_avg=os.getloadavg()[0]))
+                                                   f'{mode}-{seed}-{rep}-{name}')
+            run['windows'].append(dict(benchlib.window_row(name, rep, 'rados_bench', m2, iops),
+                                       load_avg=os.getloadavg()[0]))
             log(f'round {rep} {name} rados_bench: IOPS {iops:.0f} kv_sync '
                 f'{m2.kv_sync_lat_ms or 0:.3f} ms wa {m2.write_amp:.3f} '
                 f'flushes {m2.flushes:.1f}')
-            with open(wpath, 'w') as f:
-                json.dump({'command': command, 'configs': configs, 'windows': windows,
-                           'facts': facts, 'started': started,
-                           'finished': datetime.datetime.now().isoformat(timespec='seconds'),
-                           'session_wall_seconds': sess['wall_seconds'],
-                           'session': {k: sess[k] for k in ('state', 'best', 'history',
-                                                            'seconds_per_trial')}},
-                          f, indent=1)
-        png = os.path.join(out_dir, f'{mode}.png')
-        plot(windows, png, f'{mode}-like BlueStore, osd.{CANARY}, {a.reps} round(s)')
-        text = report(mode, windows, sess, facts, configs, a, command, spec, rspec, started,
-                      png)
-        with open(os.path.join(out_dir, f'results-{mode}.md'), 'w') as f:
-            f.write(text)
-        print(text)
+            run['finished'] = datetime.datetime.now().isoformat(timespec='seconds')
+            judge(run)
+            windows_json(wpath, command, mode, done + [run])
+        for x in claim_lines(run):
+            log(f'seed {seed}: {x}')
+        return run
     finally:
         try:
             benchlib.restore(lab, CANARY)
@@ -297,11 +479,56 @@ def run_mode(mode: str, a: argparse.Namespace, command: str) -> None:
                 lab.down()
 
 
-def rebuild(mode: str, a: argparse.Namespace, path: str) -> None:
-    with open(path) as f:
+def run_mode(mode: str, a: argparse.Namespace, command: str) -> List[Dict[str, Any]]:
+    out_dir = os.path.join(benchlib.REPO, 'build', 'bench') if a.quick else benchlib.DOC
+    os.makedirs(out_dir, exist_ok=True)
+    os.makedirs(os.path.join(benchlib.REPO, 'build', 'bench'), exist_ok=True)
+    spec, rspec = window_specs(a)
+    wpath = os.path.join(out_dir, f'windows-{mode}.json')
+    runs = resumed(wpath, command, a) if a.resume else []
+    for seed in a.seeds:
+        if any(r['seed'] == seed for r in runs):
+            log(f'{mode} seed {seed}: done in {wpath}, kept')
+            continue
+        runs.append(run_seed(mode, seed, a, command, spec, rspec, wpath, runs))
+    runs.sort(key=lambda r: a.seeds.index(r['seed']))
+    for run in runs:
+        plot(run['windows'], png_path(out_dir, mode, run['seed'], len(runs)),
+             f'{mode}-like BlueStore, osd.{CANARY}, seed {run["seed"]}, {a.reps} round(s)')
+    text = report(mode, runs, a, command, out_dir)
+    with open(os.path.join(out_dir, f'results-{mode}.md'), 'w') as f:
+        f.write(text)
+    print(text)
+    return runs
+
+
+def resumed(wpath: str, command: str, a: argparse.Namespace) -> List[Dict[str, Any]]:
+    """The finished runs of an earlier, interrupted run of the same command
+    (`--resume`): a seed whose bench did every round is kept, any other is run
+    again from the start on a fresh lab."""
+    if not os.path.exists(wpath):
+        return []
+    with open(wpath) as f:
         d = json.load(f)
-    out_dir = os.path.dirname(os.path.abspath(path))
-    md = os.path.join(out_dir, f'results-{mode}.md')
+    if d.get('command') != command:
+        raise SystemExit(f'--resume: {wpath} was made by `{d.get("command")}`, not `{command}`')
+    whole = len(NAMES) * len(WORKLOADS) * a.reps
+    kept = [r for r in d.get('runs', [])
+            if r['seed'] in a.seeds and len(r['windows']) == whole]
+    for r in kept:
+        judge(r)  # by this code
+    return kept
+
+
+def window_specs(a: argparse.Namespace) -> Tuple[WindowSpec, WindowSpec]:
+    """osd bench windows as the confirmation's (until an L0 compaction cycle
+    too); rados bench windows not extended."""
+    return (WindowSpec(warmup=a.warmup, duration=a.window, min_cycles=1.0),
+            WindowSpec(warmup=5, duration=a.rados_window, max_factor=1.0))
+
+
+def old_run(d: Dict[str, Any], md: str, a: argparse.Namespace) -> Dict[str, Any]:
+    """A windows file from before the seeds (one run, no claim) as a run."""
     if 'facts' not in d:
         # windows files of the first runs lack the run's facts: take them from
         # the results file that same run wrote
@@ -321,57 +548,104 @@ def rebuild(mode: str, a: argparse.Namespace, path: str) -> None:
                       'cores': int(grab(r'with (\d+) cores')),
                       'load_avg_at_start': float(grab(r'load average ([\d.]+) at the start')),
                       'version': grab(r'; (ceph version [^\n]*?)\.\n')}
-    sess = d['session']
-    sess['wall_seconds'] = d['session_wall_seconds']
-    spec = WindowSpec(warmup=a.warmup, duration=a.window)
-    rspec = WindowSpec(warmup=5, duration=a.rados_window, max_factor=1.0)
-    png = os.path.join(out_dir, f'{mode}.png')
-    plot(d['windows'], png, f'{mode}-like BlueStore, osd.{CANARY}, {a.reps} round(s)')
-    text = report(mode, d['windows'], sess, d['facts'], d['configs'], a, d['command'], spec,
-                  rspec, d['started'], png, d['finished'])
+    sess = dict(d['session'], wall_seconds=d['session_wall_seconds'])
+    # its windows as they were measured then: osd bench not held to an L0 cycle
+    spec, rspec = window_specs(a)
+    spec.min_cycles = 0.0
+    return {'seed': None, 'facts': d['facts'], 'started': d['started'],
+            'finished': d['finished'], 'configs': d['configs'], 'windows': d['windows'],
+            'specs': {'osd_bench': dataclasses.asdict(spec),
+                      'rados_bench': dataclasses.asdict(rspec)},
+            'session': sess}
+
+
+def rebuild(mode: str, a: argparse.Namespace, path: str) -> None:
+    with open(path) as f:
+        d = json.load(f)
+    out_dir = os.path.dirname(os.path.abspath(path))
+    md = os.path.join(out_dir, f'results-{mode}.md')
+    runs = d['runs'] if 'runs' in d else [old_run(d, md, a)]
+    for run in runs:
+        judge(run)  # again, by this code
+        plot(run['windows'], png_path(out_dir, mode, run['seed'], len(runs)),
+             f'{mode}-like BlueStore, osd.{CANARY}, seed {run["seed"]}, {a.reps} round(s)')
+    text = report(mode, runs, a, d['command'], out_dir)
     with open(md, 'w') as f:
         f.write(text)
     print(text)
+
+
+def seed_list(text: str) -> List[int]:
+    try:
+        seeds = [int(x) for x in text.split(',') if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'not a list of integers: {text!r}')
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise argparse.ArgumentTypeError(f'give distinct seeds: {text!r}')
+    return seeds
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--quick', action='store_true',
-                    help='1 round, 2 trials, short windows; results in build/bench/')
+                    help='1 round, 2 trials, 1 candidate confirmed in 5 rounds, short windows; '
+                    'results in build/bench/')
     g = ap.add_mutually_exclusive_group()
     g.add_argument('--flash', action='store_true', help='flash-like BlueStore (default)')
     g.add_argument('--hdd', action='store_true', help='HDD-like BlueStore')
     g.add_argument('--both', action='store_true', help='flash, then HDD')
+    ap.add_argument('--seeds', type=seed_list, default=[0],
+                    help='per mode, one session (module option seed) and its own bench per '
+                    'seed, each on a fresh lab: e.g. 1,2,3 (default 0)')
     ap.add_argument('--reps', type=int, default=None, help='rounds (default 3; quick 1)')
     ap.add_argument('--trials', type=int, default=None, help='session trials (8; quick 2)')
     ap.add_argument('--duration', type=float, default=None,
                     help='session window seconds (20; quick 8)')
+    ap.add_argument('--confirm-candidates', type=int, default=None,
+                    help='module option confirm_candidates for the sessions (the module\'s '
+                    'own, 3 by default; quick 1)')
+    ap.add_argument('--confirm-rounds', type=int, default=None,
+                    help='module option confirm_rounds for the sessions (the module\'s own, '
+                    '5 by default; quick 5: fewer give no interval, so keep current)')
     ap.add_argument('--window', type=float, default=None, help='bench window s (30; quick 8)')
-    ap.add_argument('--warmup', type=float, default=None, help='bench warm-up s (10; quick 3)')
+    ap.add_argument('--warmup', type=float, default=None,
+                    help='bench warm-up s, also the session\'s (module option warmup) '
+                    '(10; quick 3)')
     ap.add_argument('--rados-window', type=float, default=None,
                     help='rados bench window s, not extended (30; quick 6): at ~1k IOPS on '
                     'the lab, 2 flushes of the default would take minutes per window')
-    ap.add_argument('--keep-lab', action='store_true')
+    ap.add_argument('--keep-lab', action='store_true', help='leave the last seed\'s lab up')
+    ap.add_argument('--resume', action='store_true',
+                    help='keep the seeds that an interrupted run of the same command (less '
+                    '--resume) finished, from its windows-<mode>.json; run the others')
     ap.add_argument('--from-json', metavar='WINDOWS_JSON',
-                    help='no lab: rewrite results-<mode>.md and the plot from a windows file '
+                    help='no lab: rewrite results-<mode>.md and the plots from a windows file '
                     'of an earlier run (its arguments must be given again)')
     a = ap.parse_args()
     for k, full, quick in (('reps', 3, 1), ('trials', 8, 2), ('duration', 20, 8),
                            ('window', 30, 8), ('warmup', 10, 3),
-                           ('rados_window', 30, 6)):
+                           ('rados_window', 30, 6), ('confirm_candidates', None, 1),
+                           ('confirm_rounds', None, 5)):
         if getattr(a, k) is None:
             setattr(a, k, quick if a.quick else full)
+    modes = ['flash', 'hdd'] if a.both else ['hdd'] if a.hdd else ['flash']
+    command = 'qa/bench/run-bench ' + ' '.join(x for x in sys.argv[1:] if x != '--resume')
+    if a.from_json:
+        ensure_matplotlib()
+        rebuild(modes[0], a, a.from_json)
+        return
     if os.geteuid() != 0:
         ap.error('run as root: the bench builds a lab')
     ensure_matplotlib()
-    command = 'qa/bench/run-bench ' + ' '.join(sys.argv[1:])
-    modes = ['flash', 'hdd'] if a.both else ['hdd'] if a.hdd else ['flash']
-    if a.from_json:
-        rebuild(modes[0], a, a.from_json)
-        return
+    log(f'the bench\'s lab: {benchlib.LAB_DIR}, mon port {benchlib.LAB_PORT} (taken down '
+        'and rebuilt per seed)')
+    tallies = []
     for mode in modes:
-        run_mode(mode, a, command.strip())
+        runs = run_mode(mode, a, command.strip())
+        tallies.append(f'{mode}: {benchlib.tally([r["check"] for r in runs])}')
+    for t in tallies:
+        log(t)
 
 
 if __name__ == '__main__':

@@ -117,9 +117,11 @@ def lab() -> Iterator[Lab]:
     up = subprocess.run([LAB_CMD, 'up', '--mgrs', mgrs], env=lab.env, text=True,
                         capture_output=True)
     assert up.returncode == 0, f'ceph-lab up failed:\n{up.stdout}{up.stderr}'
-    # short trials: the tests check behaviour, not figures
+    # short trials and a one-round confirmation of one candidate: the tests
+    # check behaviour, not figures (a test that needs more rounds sets them)
     for name, value in (('warmup', '2'), ('bench_chunk_seconds', '2'),
-                        ('max_window_factor', '1.5'), ('restart_timeout', '120')):
+                        ('max_window_factor', '1.5'), ('restart_timeout', '120'),
+                        ('confirm_candidates', '1'), ('confirm_rounds', '1')):
         lab.ceph('config', 'set', 'mgr', f'mgr/rocks_autotune/{name}', value)
     lab.wait('HEALTH_OK', lambda: lab.json('health')['status'] == 'HEALTH_OK', 120)
     start_watcher(lab)

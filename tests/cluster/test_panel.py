@@ -326,15 +326,20 @@ def test_page_in_headless_chromium_after_a_real_session(lab: Lab) -> None:
     api = get_json(url, '/api/trials')
     assert [t['index'] for t in api['trials']] == [t['index'] for t in history]
     api_st = get_json(url, '/api/status')
-    assert api_st['best']['trial'] == st['best']['index']
-    # `best` and the panel: the canary, then the OSDs of its class (the lab's are ssd)
+    # `best` and the panel: the confirmation's answer; when it recommends, the
+    # canary, then the OSDs of its class (the lab's are ssd)
     best = json.loads(lab.ceph('rocks-autotune', 'best', '-f', 'json').stdout)
+    assert api_st['best']['answer'] == best['answer']
+    assert api_st['best']['commands'] == best['commands']
     ssd = sorted(lab.json('osd', 'crush', 'class', 'ls-osd', 'ssd'))
     assert best['mask'] == 'osd/class:ssd' and best['osds'] == ssd and 0 in ssd, best
-    assert [a[3] for a in map(shlex.split, best['commands'])
-            if a[4] == 'bluestore_rocksdb_options'] == ['osd.0', 'osd/class:ssd']
-    assert api_st['best']['commands'] == best['commands']
-    assert api_st['best']['osds'] == ssd
+    if best['keeps_current']:
+        assert st['best'] is None and best['commands'] == []
+    else:
+        assert api_st['best']['trial'] == st['best']['index']
+        assert [a[3] for a in map(shlex.split, best['commands'])
+                if a[4] == 'bluestore_rocksdb_options'] == ['osd.0', 'osd/class:ssd']
+        assert api_st['best']['osds'] == ssd
     metrics = request(url, 'GET', '/metrics')[2].decode()
     lat = st['baseline']['kv_sync_lat_ms'] / 1000
     m = re.search(r'^rocks_autotune_baseline_kv_sync_latency_seconds (\S+)$', metrics, re.M)
@@ -359,9 +364,15 @@ def test_page_in_headless_chromium_after_a_real_session(lab: Lab) -> None:
     assert report['rendered'] == report['rows'] == len(history)
     assert report['row_indexes'] == [t['index'] for t in history]
     assert 'write_buffer_size' in report['header'] and 'compression' in report['header']
-    assert report['compare_rows'] == 3
-    assert 'ceph config set osd.0 bluestore_rocksdb_options' in report['commands']
-    assert 'ceph config set osd/class:ssd bluestore_rocksdb_options' in report['commands']
+    # the confirmation: a row per candidate, the answer, its per-round charts
+    assert report['confirm_rows'] == len(st['confirmation']['arms'])
+    assert report['answer'].lower().startswith(best['summary'][:20].lower())
+    ro = report['rounds_objective']
+    assert ro['canvas'] and ro['colours']['margin']['matching'] > 50, ro  # the margin line
+    assert report['rounds_write_amp']['colours']['budget']['matching'] > 50  # the budget line
+    if not best['keeps_current']:
+        assert 'ceph config set osd.0 bluestore_rocksdb_options' in report['commands']
+        assert 'ceph config set osd/class:ssd bluestore_rocksdb_options' in report['commands']
     # the charts drew their data, not only axes: series colours on the canvases
     conv, trade = report['convergence'], report['tradeoff']
     assert conv['canvas'] and conv['painted'] > 0 and trade['canvas'] and trade['painted'] > 0

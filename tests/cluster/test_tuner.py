@@ -60,10 +60,14 @@ def test_short_session_ends_done_and_restores_the_canary(lab: Lab) -> None:
         else:
             assert t['error'], t
     assert st['baseline']['runs'] == 2 and st['baseline']['kv_sync_lat_spread'] >= 0
+    # the answer is the confirmation's: a verdict over its rounds, with every candidate's figures
     best = json.loads(lab.ceph('rocks-autotune', 'best', '-f', 'json').stdout)
-    assert best['measurement']['write_amp'] <= 1.10 * st['baseline']['write_amp'] or \
-        best['keeps_current']
-    assert 'ceph config set osd.1 bluestore_rocksdb_options' in best['commands'][0]
+    assert best['answer'] in ('recommend', 'keep current') and best['candidates'], best
+    if best['keeps_current']:
+        assert best['commands'] == []
+    else:
+        assert best['ratios']['write_amp']['high'] <= 1.10
+        assert 'ceph config set osd.1 bluestore_rocksdb_options' in best['commands'][0]
     # osd.1's own config exactly as before, the running daemon on it, no flags left
     assert own(lab, 1) == before
     shown = lab.ceph('config', 'show', 'osd.1', 'bluestore_rocksdb_options').stdout.strip()
@@ -121,5 +125,8 @@ def test_live_workload_measures_client_traffic(lab: Lab) -> None:
     for t in measured:
         m = t['measurement']
         assert m['iops'] is None and m['client_bytes'] > 0 and m['kv_sync_lat_ms'] > 0, t
+        # the objective of `live`: the client writes' latency at the canary
+        assert m['op_w_lat_ms'] > 0, t
+    assert st['confirmation']['objective'] == 'op_w_lat_ms'
     assert own(lab, 0) == before
     lab.wait('active+clean', lab.active_clean, 300)

@@ -17,6 +17,7 @@ for weeks, some are muted, flags are set on OSDs, CRUSH nodes or the whole
 cluster, and daemons crash (reports posted late, archived by the admin).
 """
 import math
+import random
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
@@ -103,6 +104,11 @@ class FakeCluster:
                                         for i in range(n_osds)}
         self.noout: Dict[int, bool] = {}
         self.counters: Dict[int, Dict[str, float]] = {i: self._zero() for i in range(n_osds)}
+        # RocksDB's state as the counters see it: bytes in the memtables since
+        # the last flush, files in L0 (kept across restarts, as on disk)
+        self.memtable: Dict[int, float] = {i: 0.0 for i in range(n_osds)}
+        self.l0_files: Dict[int, int] = {i: 0 for i in range(n_osds)}
+        self.compactions: Dict[int, int] = {i: 0 for i in range(n_osds)}
         self.extra_health: List[str] = []
         self.orchestrator = True
         self.restart_fails = False
@@ -111,6 +117,11 @@ class FakeCluster:
         self.dies_on_bench: Optional[int] = None  # canary dies on this bench call
         self.bench_fails = ''  # bench calls fail with this error; the OSD stays up
         self.bench_calls = 0
+        # how options perform (kv_sync latency, write-amp), and the noise of
+        # each bench call (log-normal sigma of its latency, seeded)
+        self.model: Callable[[str], Tuple[float, float]] = model
+        self.noise = 0.0
+        self.rng = random.Random(0)
         self.restarts: List[Tuple[int, str]] = []  # (osd, options it came up with)
         # None: computed (no, while another OSD is down); a tuple: forced
         self.ok_to_stop_answer: Optional[Tuple[bool, str]] = None
@@ -149,8 +160,9 @@ class FakeCluster:
 
     @staticmethod
     def _zero() -> Dict[str, float]:
-        return {k: 0.0 for k in ('wal', 'sst', 'slow', 'client', 'sync_n', 'sync_s',
-                                 'commit_n', 'commit_s', 'flush_n', 'flush_s')}
+        return {k: 0.0 for k in ('wal', 'sst', 'slow', 'sst_files', 'client', 'sync_n',
+                                 'sync_s', 'commit_n', 'commit_s', 'flush_n', 'flush_s',
+                                 'op_w_n', 'op_w_s')}
 
     # -- simulation
     def _tick(self) -> None:
@@ -215,6 +227,7 @@ class FakeCluster:
                 self.crash(f'osd.{osd}')
             return  # never comes up
         self.running[osd] = options
+        self.memtable[osd] = 0.0  # the WAL is replayed and flushed at open
         self.restarts.append((osd, options))
         self.up_at[osd] = self.clock.now + self.restart_delay
 
@@ -344,13 +357,29 @@ class FakeCluster:
         c = self.counters[osd]
         return {
             'bluefs': {'bytes_written_wal': c['wal'], 'bytes_written_sst': c['sst'],
-                       'bytes_written_slow': c['slow']},
-            'osd': {'op_w_in_bytes': c['client']},
+                       'bytes_written_slow': c['slow'], 'files_written_sst': c['sst_files']},
+            'osd': {'op_w_in_bytes': c['client'],
+                    'op_w_latency': {'avgcount': c['op_w_n'], 'sum': c['op_w_s']}},
             'bluestore': {
                 'kv_sync_lat': {'avgcount': c['sync_n'], 'sum': c['sync_s']},
                 'kv_commit_lat': {'avgcount': c['commit_n'], 'sum': c['commit_s']},
                 'kv_flush_lat': {'avgcount': c['flush_n'], 'sum': c['flush_s']}},
         }
+
+    def _flush(self, osd: int, wal: float) -> None:
+        """Memtables fill with what the WAL carried; each full merge group is
+        flushed to an L0 file, and L0 compacts (one more file) at its trigger."""
+        cand = SearchSpace.candidate_from_options(parse_options(self.running[osd]))
+        flush = cand.write_buffer_size * cand.min_write_buffer_number_to_merge
+        self.memtable[osd] += wal
+        while self.memtable[osd] >= flush:
+            self.memtable[osd] -= flush
+            self.counters[osd]['sst_files'] += 1
+            self.l0_files[osd] += 1
+            if self.l0_files[osd] >= cand.level0_file_num_compaction_trigger:
+                self.l0_files[osd] = 0
+                self.counters[osd]['sst_files'] += 1
+                self.compactions[osd] += 1
 
     def bench(self, osd: int, count: int, size: int, object_size: int,
               object_num: int) -> Dict[str, Any]:
@@ -362,13 +391,16 @@ class FakeCluster:
             raise ClusterError(f'osd.{osd} is down')
         if self.bench_fails:
             raise ClusterError(self.bench_fails)
-        lat, wa = model(self.running[osd])
+        lat, wa = self.model(self.running[osd])
+        if self.noise:
+            lat *= math.exp(self.rng.gauss(0.0, self.noise))
         ops = count // size
-        syncs = max(1, ops // 25)
+        syncs = max(1.0, ops / 25)  # no rounding: a short chunk is not faster
         elapsed = syncs * lat
         c = self.counters[osd]
         c['wal'] += count * 0.25
         c['sst'] += count * (wa - 0.25)
+        self._flush(osd, count * 0.25)
         c['sync_n'] += syncs
         c['sync_s'] += syncs * lat
         c['commit_n'] += syncs

@@ -1,6 +1,11 @@
-"""The pure parts of qa/bench: interleaving, medians and ratios, the table."""
+"""The pure parts of qa/bench: interleaving, medians and ratios, the table,
+and run-bench's check of the session's claim."""
+import copy
+import importlib.util
+import json
 import os
 import sys
+from typing import Any, Dict, List, Optional
 
 import pytest
 
@@ -103,3 +108,236 @@ def test_paired_ratios_pair_by_round_so_drift_cancels() -> None:
     assert benchlib.paired_ratios(ws, ['new'], 'default', 'iops')['new'] == pytest.approx(1.1)
     table = benchlib.render_paired(ws, ['default', 'new'], 'default').splitlines()
     assert table[3] == '| new | 1.10x | – | – |'
+
+
+# ------------------------------------------------------------ the claim check
+# run-bench reads the session's answer (`best -f json`, report.best_summary),
+# runs its options as `tuned` in the interleaved bench, and checks the claim.
+
+@pytest.fixture(scope='module')
+def answered() -> Dict[str, Any]:
+    """A finished session's state on the mock (canary osd.1), its
+    confirmation recommending, and its `best -f json`."""
+    import mgr_mock
+    mgr_mock.install()
+    from rocks_autotune import report
+    m = mgr_mock.make_module()
+    assert m.cmd_start(osd=1, trials=2, duration=5).retval == 0
+    mgr_mock.drive(m)
+    state = m.panel_snapshot.state
+    best = report.best_summary(state)
+    assert best is not None and best['answer'] == 'recommend'
+    return {'state': state, 'best': json.loads(json.dumps(best))}
+
+
+def keeping(state: Dict[str, Any], verdicts: Dict[str, str]) -> Dict[str, Any]:
+    """The `best -f json` of a copy of `state` whose confirmation recommends
+    nothing, its arms' verdicts as given (the others: below margin)."""
+    from rocks_autotune import report
+    state = copy.deepcopy(state)
+    result = state['confirm']['result']
+    result['recommended'] = None
+    for a in result['arms']:
+        a['verdict'] = verdicts.get(a['arm'], 'below margin')
+    best = report.best_summary(state)
+    assert best is not None
+    return json.loads(json.dumps(best))
+
+
+def test_claim_of_a_recommendation_is_its_arm_confirmed_figures(
+        answered: Dict[str, Any]) -> None:
+    best = answered['best']
+    claim = benchlib.claim_of(best)
+    assert claim is not None
+    assert claim['answer'] == 'recommend' and claim['arm'] == best['arm']
+    assert claim['trial'] == best['trial'] and claim['options'] == best['options']
+    assert claim['ratio'] == best['ratios']['objective']
+    assert claim['write_amp'] == best['ratios']['write_amp']
+    assert claim['ratio']['low'] is not None and claim['ratio']['rounds'] >= 5
+    assert (claim['margin'], claim['budget'], claim['objective'], claim['direction']) == \
+        (best['margin'], best['budget'], 'iops', 'higher')
+    assert claim['rounds_done'] == best['rounds_done']
+
+
+def test_claim_of_keep_current_runs_the_best_ranked_candidate(answered: Dict[str, Any]
+                                                              ) -> None:
+    best = keeping(answered['state'], {})
+    assert best['keeps_current'] and best['options'] is None
+    claim = benchlib.claim_of(best)
+    assert claim is not None and claim['answer'] == 'keep current'
+    c1 = best['candidates'][0]
+    assert c1['arm'] == 'c1'
+    assert (claim['arm'], claim['options'], claim['ratio']) == \
+        ('c1', c1['options'], c1['objective'])
+
+
+def test_claim_of_keep_current_skips_a_candidate_that_broke_the_canary(
+        answered: Dict[str, Any]) -> None:
+    best = keeping(answered['state'], {'c1': 'failed'})
+    assert len(best['candidates']) >= 2, 'this needs a session that confirmed two candidates'
+    assert benchlib.claim_of(best)['arm'] == 'c2'  # type: ignore[index]
+    everyone = {c['arm']: 'failed' for c in best['candidates']}
+    claim = benchlib.claim_of(keeping(answered['state'], everyone))
+    assert claim is not None and claim['options'] is None and claim['ratio'] is None
+
+
+def test_claim_of_no_answer_or_an_answer_before_the_confirmation_is_none() -> None:
+    assert benchlib.claim_of(None) is None
+    # the `best` of sessions before the confirmation: the search's best window
+    assert benchlib.claim_of({'trial': 7, 'kind': 'candidate', 'options': 'x=1',
+                              'ratios': {'iops': 1.4}}) is None
+
+
+def claim(answer: str, low: Optional[float], high: Optional[float], median: float = 1.2,
+          direction: str = 'higher') -> Dict[str, Any]:
+    return {'answer': answer, 'direction': direction, 'margin': 0.03, 'budget': 1.10,
+            'ratio': {'median': median, 'low': low, 'high': high, 'rounds': 5},
+            'write_amp': {'median': 1.0, 'low': 0.95, 'high': 1.05, 'rounds': 5}}
+
+
+@pytest.mark.parametrize('bench,held,inside', [
+    (1.15, True, True),    # inside the claimed interval
+    (1.10, True, True),    # at its low end: still "better by at least low"
+    (1.40, True, False),   # better than claimed: held, though outside
+    (1.09, False, False),  # below the low end
+    (0.95, False, False),  # worse than the default
+])
+def test_a_recommendation_holds_when_the_bench_reaches_the_claimed_low_end(
+        bench: float, held: bool, inside: bool) -> None:
+    c = benchlib.check_claim(claim('recommend', 1.10, 1.30), bench, 1.04)
+    assert (c['held'], c['inside'], c['write_amp_within']) == (held, inside, True)
+    assert c['bench'] == bench and c['bench_write_amp'] == 1.04
+    assert c['why'] == f'bench {bench:.2f}x {">=" if held else "<"} 1.10x (the claim\'s low end)'
+
+
+def test_write_amp_over_the_budget_is_reported_but_does_not_decide() -> None:
+    c = benchlib.check_claim(claim('recommend', 1.10, 1.30), 1.2, 1.25)
+    assert c['held'] is True and c['write_amp_within'] is False
+    assert benchlib.check_claim(claim('recommend', 1.10, 1.30), 1.2, 1.10)['write_amp_within']
+    assert benchlib.check_claim(claim('recommend', 1.10, 1.30), 1.2, None)[
+        'write_amp_within'] is None
+
+
+@pytest.mark.parametrize('bench,held', [(0.90, True), (1.02, True), (1.0299, True),
+                                        (1.03, False), (1.25, False)])
+def test_keep_current_holds_unless_the_bench_beats_the_margin(bench: float,
+                                                              held: bool) -> None:
+    # c1's interval is open (too few rounds): any ratio lies inside it
+    c = benchlib.check_claim(claim('keep current', None, None, 1.01), bench, 1.0)
+    assert (c['held'], c['inside']) == (held, True)
+    assert c['why'] == (f'bench {bench:.2f}x {"<" if held else ">="} 1.03x '
+                        '= (1 + the 3% margin)')
+
+
+def test_an_objective_where_lower_is_better_flips_the_checks() -> None:
+    rec = claim('recommend', 0.70, 0.90, 0.8, direction='lower')
+    assert benchlib.check_claim(rec, 0.85, None)['held'] is True
+    assert benchlib.check_claim(rec, 0.95, None)['held'] is False
+    keep = claim('keep current', 0.9, 1.1, 1.0, direction='lower')
+    assert benchlib.check_claim(keep, 0.98, None)['held'] is True
+    assert benchlib.check_claim(keep, 0.95, None)['held'] is False  # < 1 / 1.03
+
+
+def test_nothing_to_check_is_not_counted_as_held_or_not() -> None:
+    assert benchlib.check_claim(None, 1.2, 1.0)['held'] is None
+    no_arm = dict(claim('keep current', None, None), ratio=None, write_amp=None)
+    assert benchlib.check_claim(no_arm, 1.0, 1.0)['held'] is None
+    c = benchlib.check_claim(claim('recommend', 1.1, 1.3), None, 1.0)
+    assert c['held'] is None and c['write_amp_within'] is True
+    checks = [benchlib.check_claim(claim('recommend', 1.1, 1.3), b, 1.0)
+              for b in (1.2, 1.0, 1.15)] + [benchlib.check_claim(None, None, None)]
+    assert benchlib.tally(checks) == '2 of 3 claims held (1 run with no claim to check)'
+    assert benchlib.tally(checks[:1]) == '1 of 1 claim held'
+
+
+def bench_windows(ratios: List[float], key: str = 'iops') -> List[Dict[str, Any]]:
+    """osd bench windows of default and tuned, tuned at `ratios` of the default
+    round by round (the machine's speed drifting), and rados bench windows
+    that must not count."""
+    ws = []
+    for rep, r in enumerate(ratios):
+        base = 1000.0 * (rep + 1)
+        ws += [{'rep': rep, 'config': 'default', 'workload': 'osd_bench', key: base},
+               {'rep': rep, 'config': 'tuned', 'workload': 'osd_bench', key: base * r},
+               {'rep': rep, 'config': 'tuned', 'workload': 'rados_bench', key: base * 9}]
+    return ws
+
+
+def test_bench_ratio_is_the_paired_median_with_the_sessions_interval() -> None:
+    three = benchlib.bench_ratio(bench_windows([1.1, 1.3, 1.2]), 'tuned', 'default', 'iops')
+    assert three['median'] == pytest.approx(1.2) and three['rounds'] == 3
+    assert (three['low'], three['high']) == (None, None)  # open below 5 rounds
+    assert three['at'] == [1, 2, 3]
+    # the same as benchlib's paired median for an odd count of rounds
+    ws = [w for w in bench_windows([1.1, 1.3, 1.2]) if w['workload'] == 'osd_bench']
+    assert benchlib.paired_ratios(ws, ['tuned'], 'default', 'iops')['tuned'] == \
+        pytest.approx(three['median'])
+    five = benchlib.bench_ratio(bench_windows([1.1, 1.3, 1.2, 1.15, 1.25]), 'tuned',
+                                'default', 'iops')
+    assert five['rounds'] == 5
+    # at 5 rounds the 90% signed-rank interval is the range of the rounds
+    assert (five['low'], five['high']) == (pytest.approx(1.1), pytest.approx(1.3))
+    # a round whose default window is missing is not paired
+    ws = bench_windows([1.1, 1.3, 1.2])[3:]
+    assert benchlib.bench_ratio(ws, 'tuned', 'default', 'iops')['rounds'] == 2
+
+
+def test_lab_dir_and_mon_port_come_from_the_environment(monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    def load() -> Any:
+        spec = importlib.util.spec_from_file_location('benchlib_env', benchlib.__file__)
+        mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        spec.loader.exec_module(mod)  # type: ignore[union-attr]
+        return mod
+    monkeypatch.delenv('BENCH_LAB_DIR', raising=False)
+    monkeypatch.delenv('BENCH_LAB_MON_PORT', raising=False)
+    # a lab the shell points the tools at is not the bench's (it tears its own down)
+    monkeypatch.setenv('CEPH_LAB_DIR', '/var/tmp/someones-lab')
+    mod = load()
+    assert (mod.LAB_DIR, mod.LAB_PORT) == ('/var/tmp/rat-bench-lab', 40700)
+    monkeypatch.setenv('BENCH_LAB_DIR', '/var/tmp/rat-bench-lab-h')
+    monkeypatch.setenv('BENCH_LAB_MON_PORT', '40800')
+    mod = load()
+    lab = mod.Lab()
+    assert (lab.dir, lab.port) == ('/var/tmp/rat-bench-lab-h', 40800)
+    assert lab.env['CEPH_LAB_MON_PORT'] == '40800'
+    assert lab.env['CEPH_CONF'] == '/var/tmp/rat-bench-lab-h/ceph.conf'
+
+
+def test_run_bench_seeds_and_the_session_module_options() -> None:
+    import argparse
+    import run_bench
+    assert run_bench.seed_list('1,2,3') == [1, 2, 3]
+    for bad in ('1,1', 'a', ''):
+        with pytest.raises(argparse.ArgumentTypeError):
+            run_bench.seed_list(bad)
+    a = argparse.Namespace(warmup=3.0, confirm_candidates=1, confirm_rounds=5)
+    assert run_bench.module_options(a, 7) == {'seed': '7', 'warmup': '3',
+                                              'confirm_candidates': '1',
+                                              'confirm_rounds': '5'}
+    a = argparse.Namespace(warmup=10.0, confirm_candidates=None, confirm_rounds=None)
+    assert run_bench.module_options(a, 0) == {'seed': '0', 'warmup': '10'}
+
+
+def test_run_bench_resume_keeps_the_finished_seeds_of_the_same_command(tmp_path: Any) -> None:
+    import argparse
+    import run_bench
+    a = argparse.Namespace(reps=1, seeds=[1, 2, 3])
+
+    def windows(n: int) -> List[Dict[str, Any]]:
+        cells = [(c, wl) for c in run_bench.NAMES for wl, _ in run_bench.WORKLOADS]
+        return [{'config': c, 'workload': wl, 'rep': 0, 'iops': 100.0, 'write_amp': 0.3,
+                 'kv_sync_lat_ms': 1.0} for c, wl in cells[:n]]
+    whole = len(run_bench.NAMES) * len(run_bench.WORKLOADS)
+    runs = [{'seed': 1, 'session': {'best': None}, 'windows': windows(whole)},
+            {'seed': 2, 'session': {'best': None}, 'windows': windows(whole - 1)},
+            {'seed': 4, 'session': {'best': None}, 'windows': windows(whole)}]
+    path = tmp_path / 'windows-flash.json'
+    path.write_text(json.dumps({'command': 'qa/bench/run-bench --seeds 1,2,3', 'runs': runs}))
+    assert run_bench.resumed(str(tmp_path / 'none.json'), 'x', a) == []
+    kept = run_bench.resumed(str(path), 'qa/bench/run-bench --seeds 1,2,3', a)
+    # seed 2's bench was cut short, seed 4 is not asked for
+    assert [r['seed'] for r in kept] == [1]
+    assert 'check' in kept[0]  # judged again
+    with pytest.raises(SystemExit, match='was made by'):
+        run_bench.resumed(str(path), 'qa/bench/run-bench --seeds 1,2,3 --reps 5', a)

@@ -29,12 +29,22 @@ HOSTILE = [
 
 @pytest.fixture(scope='module')
 def session() -> Dict[str, Any]:
-    """A finished session's best trial and state (osd.1 the canary)."""
+    """A finished session's state (osd.1 the canary), its confirmation recommending."""
     m = mgr_mock.make_module()
     assert m.cmd_start(osd=1, trials=2, duration=5).retval == 0
     mgr_mock.drive(m)
     snap = m.panel_snapshot
-    return {'best': snap.status['best'], 'state': snap.state}
+    assert snap.status['best'] is not None
+    return {'state': snap.state}
+
+
+def recommending(state: Dict[str, Any], options: str) -> Dict[str, Any]:
+    """A copy of the state whose recommended candidate runs `options`."""
+    state = copy.deepcopy(state)
+    for a in state['confirm']['arms']:
+        if a['arm'] == state['confirm']['result']['recommended']:
+            a['options'] = options
+    return state
 
 
 def osds(classes: Dict[int, str]) -> Dict[int, OsdInfo]:
@@ -56,10 +66,10 @@ def test_commands_survive_a_shell_whatever_the_value(session: Dict[str, Any], va
                                                      annexed: bool, tmp_path: Any) -> None:
     canary_file = os.path.join(str(tmp_path), 'pwned')
     value = value.format(canary_file=canary_file)
-    best = dict(session['best'], options=value)
-    state = dict(copy.deepcopy(session['state']), annexed=annexed)
+    state = dict(recommending(session['state'], value), annexed=annexed)
     where = report.reach(1, osds({0: 'ssd', 1: 'ssd', 2: 'hdd'}))
-    b = report.best_summary(best, state, where)
+    b = report.best_summary(state, where)
+    assert b is not None
     want = [['ceph', 'config', 'set', 'osd.1', 'bluestore_rocksdb_options', value]]
     if annexed:
         want.append(['ceph', 'config', 'set', 'osd.1', 'bluestore_rocksdb_options_annex', ''])
@@ -82,7 +92,8 @@ def test_the_mask_is_the_canarys_device_class(session: Dict[str, Any]) -> None:
     where = report.reach(1, cluster)
     assert where == {'mask': 'osd/class:ssd', 'device_class': 'ssd', 'osds': [0, 1, 3],
                      'note': ''}
-    b = report.best_summary(session['best'], session['state'], where)
+    b = report.best_summary(session['state'], where)
+    assert b is not None
     assert shlex.split(b['commands'][0])[3] == 'osd.1'  # the canary first
     assert shlex.split(b['commands'][-1])[3] == 'osd/class:ssd'
     assert not [c for c in b['commands'] if shlex.split(c)[3] == 'osd']
@@ -98,7 +109,8 @@ def test_a_canary_without_a_class_falls_back_to_osd_and_says_so(
     where = report.reach(1, cluster)
     assert (where['mask'], where['osds']) == ('osd', [0, 1, 2])
     assert 'osd.1 has no device class' in where['note']
-    b = report.best_summary(session['best'], session['state'], where)
+    b = report.best_summary(session['state'], where)
+    assert b is not None
     assert shlex.split(b['commands'][-1])[3] == 'osd'
     text = report.best_text(b)
     assert 'note: osd.1 has no device class' in text and 'every OSD (osd: 3 OSDs' in text

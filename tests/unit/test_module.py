@@ -82,11 +82,14 @@ def test_session_through_the_commands(mgr: Any) -> None:
     assert st['state'] == 'done' and st['trials_done'] == 2
     r, o, _ = out(mgr.cmd_history())
     assert r == 0 and len(o.splitlines()) >= 5
-    assert len(json.loads(out(mgr.cmd_history(format='json'))[1])) == 4
+    kinds = [t['kind'] for t in json.loads(out(mgr.cmd_history(format='json'))[1])]
+    assert kinds[:4] == ['baseline', 'baseline', 'candidate', 'candidate']
+    assert set(kinds[4:]) == {'confirm'}
     r, o, _ = out(mgr.cmd_best())
     assert r == 0 and 'bluestore_rocksdb_options' in o and 'ceph config set osd.1' in o
     best = json.loads(out(mgr.cmd_best(format='json'))[1])
-    assert best['options'] and best['commands']
+    assert best['answer'] == 'recommend' and best['options'] and best['commands']
+    assert best['ratios']['objective']['rounds'] == 5
     assert mgr.mock_remote[-1][1] == 'complete'
     assert mgr.mock_health == {}
 

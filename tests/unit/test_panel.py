@@ -63,15 +63,29 @@ def test_idle_status_and_metrics() -> None:
     assert 'rocks_autotune_trials_done' not in text
 
 
-def test_status_has_baseline_best_ratios_and_commands(done: panel.Snapshot) -> None:
+def test_status_has_baseline_the_confirmed_answer_and_commands(done: panel.Snapshot) -> None:
     st = get_json(app(done), '/api/status')
     assert st['state'] == 'done' and st['trials_done'] == 6 and st['trials_planned'] == 6
+    assert st['confirm_done'] == 20
     b, best = st['baseline'], st['best']
     assert b['runs'] == 2 and b['kv_sync_lat_ms'] > 0
-    assert best['measurement']['write_amp'] <= st['budget_write_amp'] + 1e-12
     assert st['budget_write_amp'] == pytest.approx(1.10 * b['write_amp'])
-    assert best['ratios']['kv_sync_lat'] == pytest.approx(
-        best['measurement']['kv_sync_lat_ms'] / b['kv_sync_lat_ms'])
+    # the answer's figures are the confirmation's: ratios to the baseline of each round
+    assert best['answer'] == 'recommend' and best['objective'] == 'iops'
+    arms = st['confirmation']['result']['arms']
+    rec = [a for a in arms if a['arm'] == best['arm']][0]
+    assert best['trial'] == rec['trial']
+    assert best['ratios']['objective'] == rec['objective']['ratio']
+    conf = [t for t in done.trials if t['kind'] == 'confirm']
+    per_round = [[t for t in conf if t['round'] == r] for r in range(5)]
+    want = [next(t for t in ts if t['arm'] == best['arm'])['measurement']['iops']
+            / next(t for t in ts if t['arm'] == 'baseline')['measurement']['iops']
+            for ts in per_round]
+    assert best['ratios']['objective']['per_round'] == pytest.approx(want)
+    assert best['ratios']['write_amp']['high'] <= 1.10
+    assert len(best['candidates']) == 3
+    # the search's leader is shown as such, apart from the answer
+    assert st['leader']['verdict'] in ('feasible', 'baseline')
     # the canary, then the OSDs of its device class (the fake cluster's are all ssd)
     assert [shlex.split(c) for c in best['commands']] == [
         ['ceph', 'config', 'set', who, 'bluestore_rocksdb_options', best['options']]
@@ -82,10 +96,10 @@ def test_status_has_baseline_best_ratios_and_commands(done: panel.Snapshot) -> N
 def test_trials_rows_best_so_far_and_markers(done: panel.Snapshot) -> None:
     tr = get_json(app(done), '/api/trials')
     rows = tr['trials']
-    assert len(rows) == tr['total'] == len(done.trials) == 8
-    assert [r['n'] for r in rows] == list(range(1, 9))
+    assert len(rows) == tr['total'] == len(done.trials) == 28
+    assert [r['n'] for r in rows] == list(range(1, 29))
     bsf = [r['best_so_far'] for r in rows if r['best_so_far'] is not None]
-    assert bsf == sorted(bsf, reverse=True) and len(bsf) == 8
+    assert bsf == sorted(bsf, reverse=True) and len(bsf) == 28
     feasible = [r['score'] for r in rows if r['verdict'] in ('feasible', 'baseline')]
     assert bsf[-1] == min(feasible)
     # the fake canary runs Ceph's default; the optimizer's warm starts include New Tuning
@@ -94,6 +108,8 @@ def test_trials_rows_best_so_far_and_markers(done: panel.Snapshot) -> None:
     for r in rows:
         assert set(r['candidate']) == set(panel.SearchSpace.candidate_from_options({}).to_dict())
         assert r['options'] and r['ratios']['write_amp'] is not None
+        # a confirmation measurement says which round and arm it was
+        assert (r['round'] is not None and bool(r['arm'])) == (r['kind'] == 'confirm')
 
 
 def test_other_checks_and_the_canarys_crashes_are_shown() -> None:
@@ -120,7 +136,9 @@ def test_trials_query(done: panel.Snapshot) -> None:
     p = app(done)
     base = get_json(p, '/api/trials', 'verdict=baseline')['trials']
     assert [r['kind'] for r in base] == ['baseline', 'baseline']
-    assert [r['n'] for r in get_json(p, '/api/trials', 'since=6')['trials']] == [7, 8]
+    assert [r['n'] for r in get_json(p, '/api/trials', 'since=26')['trials']] == [27, 28]
+    conf = get_json(p, '/api/trials', 'verdict=measured')['trials']
+    assert len(conf) == 20 and {r['kind'] for r in conf} == {'confirm'}
     assert [r['n'] for r in get_json(p, '/api/trials', 'since=2&limit=3')['trials']] == [3, 4, 5]
 
 
@@ -147,13 +165,17 @@ def test_metrics(done: panel.Snapshot) -> None:
     assert m['rocks_autotune_trials_done'] == 6
     assert m['rocks_autotune_baseline_kv_sync_latency_seconds'] == pytest.approx(
         st['baseline']['kv_sync_lat_ms'] / 1000)
-    assert m['rocks_autotune_best_kv_sync_latency_seconds'] == pytest.approx(
-        st['best']['measurement']['kv_sync_lat_ms'] / 1000)
     assert m['rocks_autotune_baseline_iops'] == pytest.approx(st['baseline']['iops'])
-    assert m['rocks_autotune_best_write_amp'] == pytest.approx(
-        st['best']['measurement']['write_amp'])
     assert m['rocks_autotune_baseline_write_amp'] == pytest.approx(st['baseline']['write_amp'])
-    assert m['rocks_autotune_best_iops'] > 0
+    # the answer: the confirmation's figures, never a search window's
+    assert m['rocks_autotune_recommends'] == 1
+    assert m['rocks_autotune_best_trial'] == st['best']['index']
+    for a in st['confirmation']['result']['arms']:
+        for fig in ('objective', 'kv_sync_lat', 'write_amp'):
+            for stat in ('median', 'low', 'high'):
+                key = (f'rocks_autotune_confirmed_ratio{{arm="{a["arm"]}",trial="{a["trial"]}",'
+                       f'figure="{fig}",stat="{stat}"}}')
+                assert m[key] == pytest.approx(a[fig]['ratio'][stat])
 
 
 def test_non_finite_values_are_valid_json(done: panel.Snapshot) -> None:

@@ -79,6 +79,7 @@ def test_the_typed_records_match_what_is_written() -> None:
     h = Harness()
     s = h.start(osd=0, trials=1)
     keys = set(SessionState.__annotations__)
-    assert set(s.s) == keys - {'final', 'other_checks'}  # the end; the first health look
+    # the end; the first health look; the confirmation, after the search
+    assert set(s.s) == keys - {'final', 'other_checks', 'confirm'}
     h.run()
     assert set(s.s) == keys

@@ -7,8 +7,10 @@
 # OSDs holding replicated data, and the rocks_autotune module enabled.
 #
 # Every script:
-#   - shortens trials through module options (warmup, bench_chunk_seconds) and
-#     puts those options back as they were when it exits, pass or fail;
+#   - shortens trials through module options (warmup, bench_chunk_seconds; and
+#     confirms one candidate in one round: the scripts check behaviour, not
+#     figures) and puts those options back as they were when it exits, pass
+#     or fail;
 #   - starts sessions with RA_SESSION_ARGS (default: --trials 2 --duration 4);
 #   - prints the session's status and history when it fails.
 
@@ -17,7 +19,7 @@ RA_SESSION_ARGS=${RA_SESSION_ARGS:---trials 2 --duration 4}
 RA_SESSION_TIMEOUT=${RA_SESSION_TIMEOUT:-900}
 RA_ENDED='done stopped aborted failed'
 # module options the workunits shorten, and the value they use
-RA_FAST_OPTIONS='warmup=2 bench_chunk_seconds=2'
+RA_FAST_OPTIONS='warmup=2 bench_chunk_seconds=2 confirm_candidates=1 confirm_rounds=1'
 RA_SAVED_OPTIONS=''
 RA_EFFECTIVE_OPTIONS=''
 RA_STARTED=''

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # A short tuning session on one canary, end to end, with the ceph CLI only:
 # start (a second start is refused while it runs), status until it ends,
-# history holds the baseline runs and every trial, best prints a
-# bluestore_rocksdb_options string and the commands to apply it, and the
+# history holds the baseline runs, every trial and the confirmation's
+# measurements, best prints the confirmation's answer (a
+# bluestore_rocksdb_options string and the commands to apply it, or keep
+# the current options, with no command), and the
 # canary's own config (`ceph config dump` at osd.N, here with an annex set
 # beforehand) is exactly as before, loaded by the running daemon.
 #   short_session.sh            RA_OSD=N to choose the canary
@@ -39,7 +41,8 @@ ra_py "[t['kind'] for t in j].count('baseline')" <<<"$hist" | grep -qx 2 \
 ra_py "[t['kind'] for t in j].count('candidate')" <<<"$hist" | grep -qx "$trials" \
     || ra_die "history: not $trials candidate trials: $hist"
 # every trial has a verdict; measured ones have positive figures, failed ones an error
-ra_py "[t['index'] for t in j if not (t['verdict'] in ('baseline', 'feasible', 'infeasible')
+ra_py "[t['index'] for t in j if not (t['verdict'] in ('baseline', 'feasible', 'infeasible',
+                                                      'measured')
         and all(((t['measurement'] or {}).get(k) or 0) > 0
                 for k in ('kv_sync_lat_ms', 'iops', 'write_amp'))
         or t['verdict'] == 'failed' and t['error'])]" <<<"$hist" | grep -qx '\[\]' \
@@ -48,10 +51,20 @@ ceph rocks-autotune history
 
 best=$(ceph rocks-autotune best)
 echo "$best"
-grep -q 'bluestore_rocksdb_options' <<<"$best" || ra_die 'best prints no options string'
 bestj=$(ceph rocks-autotune best -f json)
-ra_py "str('ceph config set osd.$osd bluestore_rocksdb_options' in j['commands'][0])" \
-    <<<"$bestj" | grep -qx True || ra_die "best: no apply command for osd.$osd: $bestj"
+case $(ra_py "j['answer']" <<<"$bestj") in
+    recommend)
+        grep -q 'bluestore_rocksdb_options' <<<"$best" || ra_die 'best prints no options string'
+        ra_py "str('ceph config set osd.$osd bluestore_rocksdb_options' in j['commands'][0])" \
+            <<<"$bestj" | grep -qx True || ra_die "best: no apply command for osd.$osd: $bestj"
+        ;;
+    'keep current')
+        grep -q '^keep your current options' <<<"$best" || ra_die "best: no answer: $best"
+        ra_py "j['commands']" <<<"$bestj" | grep -qx '\[\]' \
+            || ra_die "best: commands to keep the current options: $bestj"
+        ;;
+    *) ra_die "best: no answer: $bestj" ;;
+esac
 
 ra_check_restored "$osd" "$before"
 ra_log 'PASS'

@@ -5,21 +5,29 @@ that accumulated before the window (or a `perf reset`) do not matter.
 """
 import math
 from dataclasses import asdict, dataclass
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from statistics import median  # the stdlib's (ValueError when empty)
+from typing import Any, Dict, List, Optional, Tuple
 
 # (section, counter) pairs read from `perf dump`
 DB_BYTES = [('bluefs', 'bytes_written_wal'), ('bluefs', 'bytes_written_sst'),
             ('bluefs', 'bytes_written_slow')]
 WAL_BYTES = ('bluefs', 'bytes_written_wal')
+SST_BYTES = ('bluefs', 'bytes_written_sst')
+# every SST file BlueFS wrote: a memtable flush's L0 file or a compaction's
+# output.  (`rocksdb.compact` counts only the manual compactions Ceph asks
+# for, `ceph tell osd.N compact`: RocksDB's own L0->L1 ones do not move it.)
+SST_FILES = ('bluefs', 'files_written_sst')
 CLIENT_BYTES = ('osd', 'op_w_in_bytes')
 LATENCIES = {'kv_sync_lat_ms': ('bluestore', 'kv_sync_lat'),
              'kv_commit_lat_ms': ('bluestore', 'kv_commit_lat'),
-             'kv_flush_lat_ms': ('bluestore', 'kv_flush_lat')}
+             'kv_flush_lat_ms': ('bluestore', 'kv_flush_lat'),
+             # what a client's write waits for at this OSD: the objective of `live`
+             'op_w_lat_ms': ('osd', 'op_w_latency')}
 
 
 def snapshot(dump: Dict[str, Any]) -> Dict[str, Any]:
     """Only the counters a measurement uses, so the session state stays small."""
-    keys = DB_BYTES + [CLIENT_BYTES] + list(LATENCIES.values())
+    keys = DB_BYTES + [SST_FILES, CLIENT_BYTES] + list(LATENCIES.values())
     out: Dict[str, Any] = {}
     for sec, name in keys:
         out.setdefault(sec, {})[name] = _counter(dump, (sec, name))
@@ -59,24 +67,49 @@ class Measurement:
     kv_syncs: int
     iops: Optional[float]  # bench workload only
     flushes: float  # memtable flushes the window is estimated to cover
-    window_short: bool  # too few flushes: write-amp is undercounted
+    # the window ended before it covered what it waits for (min_flushes; for
+    # a confirmation window, an L0 compaction cycle): write-amp is undercounted
+    window_short: bool
+    # None in measurements recorded before these were read
+    sst_bytes: Optional[int] = None
+    sst_files: Optional[int] = None
+    op_w_lat_ms: Optional[float] = None  # client writes through the PG layer (not osd bench)
+    l0_cycles: Optional[float] = None  # see l0_cycles()
 
     def to_dict(self) -> Dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> 'Measurement':
-        return cls(**{k: d[k] for k in cls.__dataclass_fields__})
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
 
 
 def wal_bytes(a: Dict[str, Any], b: Dict[str, Any]) -> float:
     return _delta(a, b, WAL_BYTES)
 
 
+def l0_cycles(before: Dict[str, Any], after: Dict[str, Any], flush_bytes: int,
+              trigger: int) -> float:
+    """How many L0->L1 compaction cycles the window can have covered.
+
+    L0 compacts once `trigger` flushes have put as many files in it; the
+    compaction writes at least one file more.  So a cycle takes `trigger`
+    flushes' worth of WAL bytes and `trigger + 1` SST files, and the window
+    covered at most the smaller of the two counts.  An upper bound: with
+    writes spread over several column families (BlueStore shards RocksDB),
+    each fills its own L0, and their compactions come later than this says.
+    """
+    if flush_bytes <= 0 or trigger <= 0:
+        return 0.0
+    by_wal = wal_bytes(before, after) / (flush_bytes * trigger)
+    by_files = _delta(before, after, SST_FILES) / (trigger + 1)
+    return min(by_wal, by_files)
+
+
 def measure(before: Dict[str, Any], after: Dict[str, Any], seconds: float,
             flush_bytes: int, min_flushes: float,
             bench_bytes: Optional[int] = None, bench_seconds: Optional[float] = None,
-            block_size: int = 4096) -> Measurement:
+            block_size: int = 4096, trigger: int = 0, min_cycles: float = 0.0) -> Measurement:
     """Turn two perf dumps of one window into a Measurement.
 
     Client bytes are the bench's own bytes when the bench drove the window
@@ -84,9 +117,13 @@ def measure(before: Dict[str, Any], after: Dict[str, Any], seconds: float,
     them), else the OSD's client write bytes.  `flush_bytes` is the
     candidate's memtable flush size (write_buffer_size x merge): the WAL bytes
     of the window over it estimate how many flushes the window covered.
+    `trigger`: the candidate's level0_file_num_compaction_trigger, for
+    `l0_cycles` (0: not counted); the window is short below `min_flushes`
+    flushes or `min_cycles` cycles.
     """
     db = sum(_delta(before, after, k) for k in DB_BYTES)
     wal = wal_bytes(before, after)
+    cycles = l0_cycles(before, after, flush_bytes, trigger) if trigger else None
     client = float(bench_bytes) if bench_bytes is not None else _delta(before, after, CLIENT_BYTES)
     lat = {name: _avg_ms(before, after, key) for name, key in LATENCIES.items()}
     syncs = _counter(after, LATENCIES['kv_sync_lat_ms'])['avgcount'] - \
@@ -100,21 +137,27 @@ def measure(before: Dict[str, Any], after: Dict[str, Any], seconds: float,
         write_amp=db / client if client > 0 else math.inf,
         kv_sync_lat_ms=lat['kv_sync_lat_ms'], kv_commit_lat_ms=lat['kv_commit_lat_ms'],
         kv_flush_lat_ms=lat['kv_flush_lat_ms'], kv_syncs=int(syncs), iops=iops,
-        flushes=flushes, window_short=flushes < min_flushes)
-
-
-def median(xs: Iterable[float]) -> float:
-    s = sorted(xs)
-    if not s:
-        raise ValueError('median of nothing')
-    mid = len(s) // 2
-    return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
+        flushes=flushes,
+        window_short=flushes < min_flushes or (cycles is not None and cycles < min_cycles),
+        sst_bytes=int(_delta(before, after, SST_BYTES)),
+        sst_files=int(_delta(before, after, SST_FILES)), op_w_lat_ms=lat['op_w_lat_ms'],
+        l0_cycles=cycles)
 
 
 def spread(xs: List[float]) -> float:
     """(max - min) / median: the relative noise band of repeated runs."""
     m = median(xs)
     return (max(xs) - min(xs)) / m if m else 0.0
+
+
+# What the client gets, by workload: the figure the session optimizes and
+# confirms, and which way is better.  Under `bench`, IOPS (osd bench writes
+# below the PG layer: no client op latency); under `live`, the latency of the
+# client writes the canary serves.  kv_sync latency, the bottleneck the seed
+# profiles, is reported beside it as a diagnostic, not scored.
+OBJECTIVES: Dict[str, Tuple[str, str]] = {'bench': ('iops', 'higher'),
+                                          'live': ('op_w_lat_ms', 'lower')}
+OBJECTIVE_NAMES = {'iops': 'IOPS', 'op_w_lat_ms': 'client write latency'}
 
 
 @dataclass
@@ -126,34 +169,41 @@ class Baseline:
     kv_sync_lat_spread: float
     iops_spread: Optional[float]
     write_amp_spread: float
+    op_w_lat_ms: Optional[float] = None
+    op_w_lat_spread: Optional[float] = None
 
     @classmethod
-    def of(cls, ms: List[Measurement]) -> 'Baseline':
+    def of(cls, ms: List[Measurement], workload: str) -> 'Baseline':
+        """The median of the runs; ValueError when they lack the objective."""
         lats = [m.kv_sync_lat_ms for m in ms if m.kv_sync_lat_ms is not None]
         if not lats:
             raise ValueError('no kv_sync latency in the baseline runs')
+        key = OBJECTIVES[workload][0]
+        if all(getattr(m, key) is None for m in ms):
+            raise ValueError(f'no {OBJECTIVE_NAMES[key]} in the baseline runs')
         iops = [m.iops for m in ms if m.iops is not None]
+        ops = [m.op_w_lat_ms for m in ms if m.op_w_lat_ms is not None]
         was = [m.write_amp for m in ms]
         return cls(kv_sync_lat_ms=median(lats), iops=median(iops) if iops else None,
                    write_amp=median(was), runs=len(ms), kv_sync_lat_spread=spread(lats),
-                   iops_spread=spread(iops) if iops else None, write_amp_spread=spread(was))
+                   iops_spread=spread(iops) if iops else None, write_amp_spread=spread(was),
+                   op_w_lat_ms=median(ops) if ops else None,
+                   op_w_lat_spread=spread(ops) if ops else None)
 
     def to_dict(self) -> Dict[str, Any]:
         return asdict(self)
 
 
-def score(m: Measurement, base: Baseline) -> float:
-    """Lower is better: log ratios to the baseline, so 0 is 'as the baseline'.
-
-    Latency of the kv sync thread (the bottleneck the seed profiles) and, where
-    the bench drove the window, IOPS weigh equally.
-    """
-    if m.kv_sync_lat_ms is None or m.kv_sync_lat_ms <= 0:
-        raise ValueError('measurement has no kv_sync latency')
-    s = math.log(m.kv_sync_lat_ms / base.kv_sync_lat_ms)
-    if m.iops and base.iops:
-        s = 0.5 * s + 0.5 * math.log(base.iops / m.iops)
-    return s
+def score(m: Measurement, base: Baseline, workload: str) -> float:
+    """Lower is better: the log ratio of the objective to the baseline's, so
+    0 is 'as the baseline' (and -0.1 about 10% better).  ValueError when the
+    window has no objective (a live window with no client write)."""
+    key, better = OBJECTIVES[workload]
+    v, b = getattr(m, key), getattr(base, key)
+    if not v or not b or v <= 0 or b <= 0:
+        raise ValueError(f'the window has no {OBJECTIVE_NAMES[key]}')
+    r = math.log(v / b)
+    return -r if better == 'higher' else r
 
 
 def feasible(m: Measurement, base: Baseline, budget: float) -> bool:

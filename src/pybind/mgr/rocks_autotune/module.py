@@ -12,12 +12,12 @@ from typing import Any, Dict, List, Optional, Tuple, cast
 from mgr_module import HandleCommandResult, MgrModule, MgrStandbyModule, NotifyType, Option
 from orchestrator import OrchestratorClientMixin
 
-from . import panel, report
+from . import panel, report, views
 from .compat import CLICommand, CLIReadCommand, CLIWriteCommand
 from .http_server import PanelServer, url
 from .cluster import ClusterError, MgrCluster
 from .preflight import Params, StartRefused
-from .session import Session, Settings
+from .session import ACTIVE, MAX_CONFIRM_CANDIDATES, MAX_CONFIRM_ROUNDS, Session, Settings
 from .store import HEAD_KEY, SessionState, SessionStore, StoreError
 # The panel's port: none of Ceph's (dashboard 8080/8443/7000, prometheus 9283,
 # restful 8003, cephadm's 8765 and 9464, iscsi 5000/9287, the monitoring
@@ -58,7 +58,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         Option('min_flushes', type='float', default=2.0, min=0,
                desc='memtable flushes a window must cover; shorter windows are extended '
                     'and, if still short, marked'),
-        Option('max_window_factor', type='float', default=3.0, min=1,
+        Option('max_window_factor', type='float', default=2.0, min=1,
                desc='a window may be extended up to this many times --duration'),
         Option('restart_timeout', type='secs', default=300, min=10,
                desc='time for the canary to come back up and PGs to be active+clean'),
@@ -81,6 +81,16 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         Option('bench_chunk_seconds', type='float', default=5.0, min=0.5,
                desc='length of one osd bench call; stop and abort are seen between calls'),
         Option('seed', type='int', default=0, desc='random seed of the optimizer'),
+        Option('confirm_candidates', type='int', default=3, min=1,
+               max=MAX_CONFIRM_CANDIDATES,
+               desc='after the search, this many candidates (the best by the model\'s '
+                    'posterior mean) are confirmed against the baseline'),
+        Option('confirm_rounds', type='int', default=5, min=1, max=MAX_CONFIRM_ROUNDS,
+               desc='confirmation rounds (each measures the candidates and the baseline in '
+                    'a fresh random order); below 5 no candidate can be recommended'),
+        Option('confirm_margin', type='float', default=0.03, min=0, max=1,
+               desc='a candidate is recommended only if its whole 90% interval is better '
+                    'than the baseline by this fraction'),
         Option('inject_candidate_options', type='str', default='',
                desc='fault-injection test hook: appended to every candidate option string '
                     'of sessions started from now on; leave empty'),
@@ -126,6 +136,9 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                 bench_object_size=int(opt('bench_object_size')),
                 bench_object_num=int(opt('bench_object_num')),
                 bench_chunk_seconds=float(opt('bench_chunk_seconds')), seed=int(opt('seed')),
+                confirm_candidates=int(opt('confirm_candidates')),
+                confirm_rounds=int(opt('confirm_rounds')),
+                confirm_margin=float(opt('confirm_margin')),
                 inject_options=str(opt('inject_candidate_options') or ''))
         except (TypeError, ValueError) as e:
             raise ValueError(f'a module option is not a number: {e}')
@@ -220,7 +233,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         v = self.session.view() if self.session is not None else None
         # the OSDs the best's commands reach, for the panel (`best` reads them itself)
         where = (report.reach(v.osd, self.cluster.osds())
-                 if v is not None and v.status.get('best') else None)
+                 if v is not None and v.status.get('best') is not None else None)
         self.panel_snapshot = panel.Snapshot.of(v, self.load_error, where)
         if v is not None and v.active:
             if not self.progress_id:
@@ -289,7 +302,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
     # ------------------------------------------------------------ commands
 
     @CLIWriteCommand('rocks-autotune start')
-    def cmd_start(self, osd: Optional[int] = None, trials: int = 20, budget: float = 1.10,
+    def cmd_start(self, osd: Optional[int] = None, trials: int = 12, budget: float = 1.10,
                   workload: str = 'bench', duration: int = 30, force: bool = False,
                   allow_single_copy: bool = False) -> HandleCommandResult:
         """Start tuning RocksDB options on one canary OSD.
@@ -383,16 +396,21 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
 
     @CLIReadCommand('rocks-autotune best')
     def cmd_best(self, format: str = 'plain') -> HandleCommandResult:
-        """The best feasible options, as a bluestore_rocksdb_options string"""
+        """The confirmed answer: options to apply, or keep the current ones"""
         snap = self.panel_snapshot
         if snap.state is None:
             return self._no_session()
-        best = snap.status.get('best')
-        if best is None:
-            return HandleCommandResult(-errno.ENOENT, '', 'no feasible trial yet')
+        if views.final_answer(snap.state) is None:
+            return HandleCommandResult(-errno.ENOENT, '', (
+                'no answer yet: the best candidates are confirmed against the baseline '
+                'after the search' if snap.status.get('state') in ACTIVE else
+                'no answer: the session ended before its confirmation')
+                + f' ({snap.status.get("message")})')
         # where the commands go: read now, so OSDs added since the session count
         where = report.reach(int(snap.status['osd']), self.cluster.osds())
-        out = report.best_summary(best, snap.state, where)
+        out = report.best_summary(snap.state, where)
+        if out is None:  # the answer was there a moment ago
+            return self._no_session()
         if format in ('json', 'json-pretty'):
             return HandleCommandResult(0, json.dumps(out), '')
         return HandleCommandResult(0, report.best_text(out), '')

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 from urllib.parse import parse_qsl
 
-from . import report
+from . import report, views
 from .rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT, parse_options
 from .views import View, ratios
 from .space import SearchSpace
@@ -26,7 +26,7 @@ ACTIVE = ('running', 'stopping', 'restoring')
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'static')
 STATIC_TYPES = {'.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8',
                 '.html': 'text/html; charset=utf-8'}
-VERDICTS = ('baseline', 'feasible', 'infeasible', 'failed')
+VERDICTS = ('baseline', 'feasible', 'infeasible', 'measured', 'failed')
 
 # Options the seed article measured by hand, and the release's default:
 # marked on the charts where a trial ran exactly these tuned values.
@@ -155,7 +155,7 @@ def trial_rows(trials: List[Dict[str, Any]], default: str) -> List[Dict[str, Any
             'candidate': t.get('candidate'), 'options': t.get('options'),
             'measurement': t.get('measurement'), 'score': score, 'told': t.get('told'),
             'error': t.get('error', ''), 'crashes': t.get('crashes', []),
-            'seconds': t.get('seconds'),
+            'seconds': t.get('seconds'), 'round': t.get('round'), 'arm': t.get('arm', ''),
             'started': t.get('started'), 'marker': marker(t.get('candidate') or {}, refs),
             'best_so_far': best,
         })
@@ -163,12 +163,13 @@ def trial_rows(trials: List[Dict[str, Any]], default: str) -> List[Dict[str, Any
 
 
 def best_view(snap: Snapshot) -> Optional[Dict[str, Any]]:
-    """The best feasible trial beside the baseline, with ratios and the commands."""
-    best = snap.status.get('best')
-    if not best or snap.state is None:
+    """The confirmation's answer (`best -f json`), once it stands."""
+    if snap.state is None:
         return None
-    out = report.best_summary(best, snap.state, snap.reach)
-    out['marker'] = marker(best.get('candidate') or {}, markers(release_default(snap.status)))
+    out = report.best_summary(snap.state, snap.reach)
+    if out is not None:
+        out['marker'] = marker(out.get('candidate') or {},
+                               markers(release_default(snap.status)))
     return out
 
 
@@ -245,22 +246,38 @@ def metrics_text(snap: Snapshot) -> str:
     _metric(out, 'rocks_autotune_progress_ratio', 'Share of the session done (0-1)',
             _num(st.get('progress')))
     b = st.get('baseline') or {}
-    best = st.get('best') or {}
-    bm = best.get('measurement') or {}
-    for who, m in (('baseline', b), ('best', bm)):
-        lat = _num(m.get('kv_sync_lat_ms'))
-        _metric(out, f'rocks_autotune_{who}_kv_sync_latency_seconds',
-                f'Average bluestore kv_sync latency of the {who}',
-                None if lat is None else lat / 1000.0)
-        _metric(out, f'rocks_autotune_{who}_iops', f'Bench IOPS of the {who}',
-                _num(m.get('iops')))
-        _metric(out, f'rocks_autotune_{who}_write_amp',
-                f'DB write amplification of the {who} (DB bytes per client byte)',
-                _num(m.get('write_amp')))
+    lat = _num(b.get('kv_sync_lat_ms'))
+    _metric(out, 'rocks_autotune_baseline_kv_sync_latency_seconds',
+            'Average bluestore kv_sync latency of the baseline',
+            None if lat is None else lat / 1000.0)
+    _metric(out, 'rocks_autotune_baseline_iops', 'Bench IOPS of the baseline', _num(b.get('iops')))
+    _metric(out, 'rocks_autotune_baseline_write_amp',
+            'DB write amplification of the baseline (DB bytes per client byte)',
+            _num(b.get('write_amp')))
     _metric(out, 'rocks_autotune_write_amp_budget',
             'Highest write amplification a feasible trial may have', budget_write_amp(st))
-    _metric(out, 'rocks_autotune_best_trial', 'Index of the best feasible trial',
-            _num(best.get('index')))
+    result = views.final_answer(snap.state) if snap.state is not None else None
+    if result is not None:
+        arm = views.recommended_arm(result)
+        _metric(out, 'rocks_autotune_recommends',
+                '1 if the confirmation recommends a candidate, 0: keep the current options',
+                1.0 if arm else 0.0)
+        _metric(out, 'rocks_autotune_best_trial', 'Index of the search trial recommended',
+                _num(arm['trial']) if arm else None)
+    rows = []
+    for a in ((((snap.state or {}).get('confirm') or {}).get('result') or {}).get('arms')
+              or []):
+        for fig in ('objective', 'kv_sync_lat', 'write_amp'):
+            r = a[fig].get('ratio') or {}
+            for stat in ('median', 'low', 'high'):
+                v = _num(r.get(stat))
+                if v is not None:
+                    rows.append(f'rocks_autotune_confirmed_ratio{{arm="{a["arm"]}",'
+                                f'trial="{a["trial"]}",figure="{fig}",stat="{stat}"}} {v!r}')
+    if rows:
+        out += ['# HELP rocks_autotune_confirmed_ratio A confirmed candidate\'s ratio to the '
+                'baseline of the same round: median over the rounds and 90% interval',
+                '# TYPE rocks_autotune_confirmed_ratio gauge'] + rows
     return '\n'.join(out) + '\n'
 
 

@@ -22,7 +22,7 @@ class StartRefused(Exception):
 class Params:
     """What `ceph rocks-autotune start` asks for."""
     osd: Optional[int] = None
-    trials: int = 20
+    trials: int = 12
     budget: float = 1.10
     workload: str = 'bench'
     duration: float = 30.0

@@ -1,10 +1,14 @@
-"""Plain-text views of a session for the CLI (the JSON views are the raw state)."""
+"""Plain-text views of a session for the CLI (the JSON views are the raw state),
+and `best`'s summary.  They read the figures the session computed; nothing
+here computes a statistic (the command thread must not import scipy/numpy).
+"""
 import shlex
 from typing import Any, Dict, List, Mapping, Optional
 
 from .canary import ANNEX, OPTIONS
 from .cluster import OsdInfo
-from .views import ratios
+from .metrics import OBJECTIVE_NAMES
+from .views import answer_line, arm_record, final_answer, ratio_text, recommended_arm
 from .space import Candidate
 
 MiB = 1 << 20
@@ -12,10 +16,6 @@ MiB = 1 << 20
 
 def _fmt(v: Optional[float], spec: str) -> str:
     return '-' if v is None else format(v, spec)
-
-
-def _ratio(v: Optional[float]) -> str:
-    return '-' if v is None else f'{v:.2f}x'
 
 
 def status_text(st: Dict[str, Any]) -> str:
@@ -28,7 +28,8 @@ def status_text(st: Dict[str, Any]) -> str:
              f'params: trials={p["trials"]} budget={p["budget"]} workload={p["workload"]} '
              f'duration={p["duration"]:.0f}s',
              f'progress: {st["baseline_runs_done"]} baseline run(s), '
-             f'{st["trials_done"]}/{p["trials"]} trials ({st["progress"]:.0%})',
+             f'{st["trials_done"]}/{p["trials"]} trials, {st.get("confirm_done", 0)} '
+             f'confirmation measurement(s) ({st["progress"]:.0%})',
              f'message: {st["message"]}']
     if st.get('error'):
         lines.append(f'error: {st["error"]}')
@@ -39,12 +40,11 @@ def status_text(st: Dict[str, Any]) -> str:
                      f'(spread {b["kv_sync_lat_spread"]:.1%}), '
                      f'IOPS {_fmt(b["iops"], ".0f")} (spread {_fmt(b["iops_spread"], ".1%")}), '
                      f'write-amp {b["write_amp"]:.3f} (spread {b["write_amp_spread"]:.1%})')
-    best = st.get('best')
-    if best and b:
-        r = ratios(best, b)
-        lines.append(f'best: trial {best["index"]} ({best["kind"]}): IOPS {_ratio(r.iops)}, '
-                     f'kv_sync_lat {_ratio(r.kv_sync_lat)}, write-amp {_ratio(r.write_amp)} '
-                     'of baseline')
+    leader = st.get('leader')
+    if leader and not st.get('confirmation'):
+        lines.append(f'search leader: trial {leader["index"]} ({leader["kind"]}; its single '
+                     'window, to be confirmed)')
+    lines += confirmation_lines(st.get('confirmation'), st['state'])
     if st.get('health'):
         lines.append('health: ' + ', '.join(st['health']))
     if st.get('other_checks'):
@@ -57,29 +57,69 @@ def status_text(st: Dict[str, Any]) -> str:
     return '\n'.join(lines)
 
 
-HISTORY_COLUMNS = ['#', 'kind', 'verdict', 'mwbn', 'wbs', 'merge', 'l0', 'base', 'mult',
-                   'comp', 'kv_sync_ms', 'IOPS', 'write_amp', 'flushes', 'secs', 'score']
+def _fig(fig: Optional[Mapping[str, Any]]) -> str:
+    return '-' if not fig else ratio_text(fig)
+
+
+def confirmation_lines(rec: Optional[Mapping[str, Any]], state: str) -> List[str]:
+    """The confirmation in `status`: where it stands, each candidate's
+    figures over the rounds (median ratio to the baseline of the same round
+    [90% interval]), and the answer."""
+    if not rec:
+        return []
+    result = rec.get('result') or {}
+    name = OBJECTIVE_NAMES.get(rec['objective'], rec['objective'])
+    lines = [f'confirmation: {len(rec["arms"])} candidate(s) by the model\'s posterior mean, '
+             f'and the baseline, in {rec["rounds"]} rounds of fresh random order; '
+             f'{result.get("rounds_done", 0)} done; objective {name}, margin '
+             f'{rec["margin"]:.0%}']
+    for a in result.get('arms', []):
+        lines.append(f'  {a["arm"]} (trial {a["trial"]}): {name} {_fig(a["objective"])}, '
+                     f'kv_sync_lat {_fig(a["kv_sync_lat"])}, write-amp {_fig(a["write_amp"])}, '
+                     f'{a["objective"]["rounds"]} round(s): {a["verdict"]}'
+                     + (f' ({a["why"]})' if a['why'] else ''))
+    if result and (result.get('complete') or state in ('stopped', 'aborted', 'failed')):
+        lines.append('answer: ' + answer_line(result))
+    return lines
+
+
+HISTORY_COLUMNS = ['#', 'kind', 'round', 'verdict', 'mwbn', 'wbs', 'merge', 'l0', 'base',
+                   'mult', 'comp', 'kv_sync_ms', 'IOPS', 'write_amp', 'WAL_MiB', 'SST_MiB',
+                   'flushes', 'secs', 'score']
+
+
+def _mib(v: Any) -> str:
+    return '-' if v is None else f'{v / MiB:.0f}'
 
 
 def history_row(t: Dict[str, Any]) -> List[str]:
     c = Candidate.from_dict(t['candidate'])
     m = t.get('measurement') or {}
-    return [str(t['index']), t['kind'], t['verdict'] + ('*' if m.get('window_short') else ''),
+    # a confirmation measurement: its round (1-based) and arm
+    where = (f'r{t["round"] + 1}:{"base" if t.get("arm") == "baseline" else t.get("arm")}'
+             if t.get('round') is not None else '-')
+    return [str(t['index']), t['kind'], where,
+            t['verdict'] + ('*' if m.get('window_short') else ''),
             str(c.max_write_buffer_number), f'{c.write_buffer_size // MiB}M',
             str(c.min_write_buffer_number_to_merge), str(c.level0_file_num_compaction_trigger),
             f'{c.max_bytes_for_level_base // MiB}M', str(c.max_bytes_for_level_multiplier),
             c.compression, _fmt(m.get('kv_sync_lat_ms'), '.3f'), _fmt(m.get('iops'), '.0f'),
-            _fmt(m.get('write_amp'), '.3f'), _fmt(m.get('flushes'), '.1f'),
-            f'{t.get("seconds", 0):.0f}', _fmt(t.get('score'), '+.3f')]
+            _fmt(m.get('write_amp'), '.3f'), _mib(m.get('wal_bytes')), _mib(m.get('sst_bytes')),
+            _fmt(m.get('flushes'), '.1f'), f'{t.get("seconds", 0):.0f}',
+            _fmt(t.get('score'), '+.3f')]
 
 
 def history_table(trials: List[Dict[str, Any]]) -> str:
     rows = [HISTORY_COLUMNS] + [history_row(t) for t in trials]
     widths = [max(len(r[i]) for r in rows) for i in range(len(HISTORY_COLUMNS))]
     out = ['  '.join(v.rjust(w) for v, w in zip(r, widths)) for r in rows]
+    if any(t.get('round') is not None for t in trials):
+        out.append('round rN:cK: the confirmation\'s round N, candidate cK (base: the '
+                   'baseline); its windows last until an L0 compaction cycle')
     if any((t.get('measurement') or {}).get('window_short') for t in trials):
-        out.append('* window covered fewer memtable flushes than min_flushes: '
-                   'write-amp may be undercounted')
+        out.append('* the window ended (at max_window_factor x --duration) before it covered '
+                   'min_flushes memtable flushes, or for a confirmation window an L0 '
+                   'compaction cycle: write-amp may be undercounted')
     for t in trials:
         if t.get('error'):
             out.append(f'trial {t["index"]}: {t["error"]}'
@@ -116,32 +156,53 @@ def config_set(who: str, name: str, value: str) -> str:
     return ' '.join(shlex.quote(a) for a in ('ceph', 'config', 'set', who, name, value))
 
 
-def best_summary(best: Dict[str, Any], state: Dict[str, Any],
-                 where: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
-    """`best -f json`: the trial, and the commands that set it on the canary, then at
-    `where` (a `reach`; None when the OSD map was not read: the canary only)."""
+def best_summary(state: Dict[str, Any],
+                 where: Optional[Dict[str, Any]] = None) -> Optional[Dict[str, Any]]:
+    """`best -f json`: the confirmation's answer (None until its verdict
+    stands).  Its figures are the confirmation rounds', never the search's:
+    each candidate's median ratio to the baseline of the same round and its
+    interval.  When it recommends one, the commands that set it on the
+    canary, then at `where` (a `reach`; None when the OSD map was not read:
+    the canary only); when not, no command: keep the current options."""
+    result = final_answer(state)
+    if result is None:
+        return None
     osd = state['params']['osd']
-    opts = best['options']
-    r = ratios(best, state['baseline'] or {})
+    arm = recommended_arm(result)
+    chosen = arm_record(state, arm['arm']) if arm else None
     if where is None:
         where = {'mask': None, 'device_class': None, 'osds': None,
                  'note': "the OSD map was not read: the canary's commands only"}
     commands = []
-    for who in [f'osd.{osd}'] + ([where['mask']] if where['mask'] else []):
-        commands.append(config_set(who, OPTIONS, opts))
-        if state.get('annexed'):  # the annex is folded into the options string
-            commands.append(config_set(who, ANNEX, ''))
     changed = list(state.get('config_changes') or [])
-    if changed:
-        # the string embeds the base of the start: applying it undoes the change
-        commands.insert(0, f'# {STALE}; changed since: ' + '; '.join(changed))
-    return {'trial': best['index'], 'kind': best['kind'], 'options': opts,
-            'candidate': best['candidate'], 'measurement': best['measurement'],
-            'ratios': {'iops': r.iops, 'kv_sync_lat': r.kv_sync_lat, 'write_amp': r.write_amp},
-            'keeps_current': best['kind'] == 'baseline', 'canary': osd,
-            'mask': where['mask'], 'device_class': where['device_class'],
-            'osds': where['osds'], 'note': where['note'], 'commands': commands,
-            'config_changed': changed}
+    if chosen is not None:
+        for who in [f'osd.{osd}'] + ([where['mask']] if where['mask'] else []):
+            commands.append(config_set(who, OPTIONS, chosen['options']))
+            if state.get('annexed'):  # the annex is folded into the options string
+                commands.append(config_set(who, ANNEX, ''))
+        if changed:
+            # the string embeds the base of the start: applying it undoes the change
+            commands.insert(0, f'# {STALE}; changed since: ' + '; '.join(changed))
+
+    def figures(a: Mapping[str, Any]) -> Dict[str, Any]:
+        return {k: a[k]['ratio'] for k in ('objective', 'kv_sync_lat', 'write_amp')}
+    return {
+        'answer': 'recommend' if arm else 'keep current', 'keeps_current': arm is None,
+        'summary': answer_line(result), 'complete': bool(result.get('complete')),
+        'trial': arm['trial'] if arm else None, 'arm': arm['arm'] if arm else None,
+        'options': chosen['options'] if chosen else None,
+        'candidate': chosen['candidate'] if chosen else None,
+        'objective': result['objective'], 'direction': result['direction'],
+        'margin': result['margin'], 'budget': result['budget'], 'level': result['level'],
+        'rounds': result['rounds'], 'rounds_done': result['rounds_done'],
+        'ratios': figures(arm) if arm else None,
+        'candidates': [dict(figures(a), arm=a['arm'], trial=a['trial'], verdict=a['verdict'],
+                            why=a['why'], rounds=a['objective']['rounds'],
+                            options=arm_record(state, a['arm'])['options'])
+                       for a in result['arms']],
+        'canary': osd, 'mask': where['mask'], 'device_class': where['device_class'],
+        'osds': where['osds'], 'note': where['note'], 'commands': commands,
+        'config_changed': changed}
 
 
 def osd_list(ids: List[int]) -> str:
@@ -155,16 +216,28 @@ def osd_list(ids: List[int]) -> str:
     return ', '.join(f'osd.{a}' if a == b else f'osd.{a}-{b}' for a, b in runs) or 'none'
 
 
+def _candidate_line(b: Mapping[str, Any], c: Mapping[str, Any]) -> str:
+    name = OBJECTIVE_NAMES.get(b['objective'], b['objective'])
+    return (f'  {c["arm"]} (trial {c["trial"]}): {name} {_ratio_fig(c["objective"])}, '
+            f'kv_sync_lat {_ratio_fig(c["kv_sync_lat"])}, write-amp '
+            f'{_ratio_fig(c["write_amp"])}, {c["rounds"]} round(s): {c["verdict"]}'
+            + (f' ({c["why"]})' if c['why'] else ''))
+
+
+def _ratio_fig(r: Mapping[str, Any]) -> str:
+    return _fig({'ratio': r})
+
+
 def best_text(b: Dict[str, Any]) -> str:
-    r = b['ratios']
-    head = ('the current options are the best measured: nothing beat the baseline'
-            if b['keeps_current'] else f'best feasible trial: {b["trial"]}')
-    lines = [
-        head,
-        f'ratios to baseline: IOPS {_ratio(r["iops"])}, kv_sync_lat {_ratio(r["kv_sync_lat"])}, '
-        f'write-amp {_ratio(r["write_amp"])}',
-        f'bluestore_rocksdb_options = {b["options"]}',
-    ]
+    lines = [b['summary'] + '.',
+             f'Each figure: the median over the rounds of the candidate\'s ratio to the '
+             f'baseline measured in the same round [{b["level"]:.0%} interval]; a candidate '
+             f'is recommended when its whole interval clears the {b["margin"]:.0%} margin '
+             f'and its write-amp interval stays within the {b["budget"]:.2f}x budget.']
+    lines += [_candidate_line(b, c) for c in b['candidates']]
+    if b['keeps_current']:
+        return '\n'.join(lines)
+    lines.append(f'bluestore_rocksdb_options = {b["options"]}')
     if b['note']:
         lines.append(f'note: {b["note"]}')
     if b['mask'] is None:

@@ -8,6 +8,9 @@ after every step (and before a restart is issued); a new active mgr rebuilds
 the session (and its optimizer, by replaying the recorded trials) from it.
 
 A trial:  next -> apply -> restart -> wait_up -> warmup -> measure -> next
+Then the confirmation (confirm.py): the top candidates by the model and the
+baseline, round after round, each measurement a trial of kind `confirm`:
+          confirm -> apply -> restart -> wait_up -> warmup -> measure -> confirm
 The end:  restore -> restore_wait -> end (done | stopped | aborted | failed)
 
 Every move between phases is in MOVES and checked.  Every restart of the
@@ -33,9 +36,10 @@ from dataclasses import asdict, dataclass, field, fields
 from enum import Enum
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
-from . import metrics, views
+from . import confirm, metrics, views
 from .canary import ANNEX, CFS, OPTIONS, SAVED, Canary
 from .cluster import Cluster, ClusterError, Crash
+from .confirm import BASELINE, Confirmation
 from .metrics import Baseline, Measurement
 from .preflight import HEALTH_PREFIX, Params, StartRefused, choose_canary, look
 from .restart import Outcome, Restarter, Stage
@@ -55,13 +59,18 @@ ENDED = ('done', 'stopped', 'aborted', 'failed')
 # learns where the infeasible region is without being told a cliff
 INFEASIBLE_WEIGHT = 2.0
 MAX_CLUSTER_ERRORS = 5
+# the confirmation's largest settings: its record (a figure per candidate and
+# round) stays well inside one store value, and its time within reason
+MAX_CONFIRM_CANDIDATES = 5
+MAX_CONFIRM_ROUNDS = 15
 # a crash is stamped by its OSD host's clock, the trials by the mgr's
 CRASH_CLOCK_SLACK = 30.0
 
 
 class Phase(str, Enum):
     PREPARE = 'prepare'
-    NEXT = 'next'                  # pick the next trial, or the end
+    NEXT = 'next'                  # pick the next trial, or the confirmation
+    CONFIRM = 'confirm'            # pick the next confirmation measurement, or the end
     APPLY = 'apply'                # health look, then the trial's config
     RESTART = 'restart'            # the gate, then the restart
     WAIT_UP = 'wait_up'            # up on the options set, PGs clean
@@ -76,14 +85,16 @@ P = Phase
 # the allowed moves; abort (-> restore) and _fail (-> end) are listed too
 MOVES: Dict[Phase, Tuple[Phase, ...]] = {
     P.PREPARE: (P.NEXT, P.RESTORE, P.END),
-    P.NEXT: (P.APPLY, P.RESTORE, P.END),
+    P.NEXT: (P.APPLY, P.CONFIRM, P.RESTORE, P.END),
+    P.CONFIRM: (P.APPLY, P.RESTORE, P.END),
     P.APPLY: (P.RESTART, P.RESTORE, P.END),
     # a failed trial goes back to apply, as a recovery onto the originals
     P.RESTART: (P.WAIT_UP, P.APPLY, P.RESTORE, P.END),
-    P.WAIT_UP: (P.WARMUP, P.NEXT, P.APPLY, P.RESTORE, P.END),
+    # next or confirm: a recovery is done
+    P.WAIT_UP: (P.WARMUP, P.NEXT, P.CONFIRM, P.APPLY, P.RESTORE, P.END),
     # apply: the window is redone after a failover, or the trial failed
     P.WARMUP: (P.MEASURE, P.APPLY, P.RESTORE, P.END),
-    P.MEASURE: (P.NEXT, P.APPLY, P.RESTORE, P.END),
+    P.MEASURE: (P.NEXT, P.CONFIRM, P.APPLY, P.RESTORE, P.END),
     P.RESTORE: (P.RESTORE_WAIT, P.END),
     P.RESTORE_WAIT: (P.END,),
     P.END: (),
@@ -98,7 +109,7 @@ class Settings:
     warmup: float = 10.0
     baseline_runs: int = 2
     min_flushes: float = 2.0
-    max_window_factor: float = 3.0
+    max_window_factor: float = 2.0
     restart_timeout: float = 300.0
     manual_restart_timeout: float = 3600.0
     unhealthy_timeout: float = 1800.0
@@ -109,6 +120,9 @@ class Settings:
     bench_object_num: int = 16
     bench_chunk_seconds: float = 5.0
     seed: int = 0
+    confirm_candidates: int = 3
+    confirm_rounds: int = 5
+    confirm_margin: float = 0.03
     poll: float = 2.0
     inject_options: str = ''  # test hook: appended to every candidate's string
 
@@ -122,13 +136,18 @@ class Settings:
             raise ValueError(f'on_failure must be continue or stop, not {self.on_failure!r}')
         for name in ('warmup', 'min_flushes', 'max_window_factor', 'restart_timeout',
                      'manual_restart_timeout', 'unhealthy_timeout', 'bench_chunk_seconds',
-                     'poll'):
+                     'poll', 'confirm_margin'):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
                 raise ValueError(f'{name} must be a non-negative number, not {v!r}')
-        for name in ('baseline_runs', 'bench_object_size', 'bench_object_num'):
+        for name in ('baseline_runs', 'bench_object_size', 'bench_object_num',
+                     'confirm_candidates', 'confirm_rounds'):
             if not (isinstance(getattr(self, name), int) and getattr(self, name) >= 1):
                 raise ValueError(f'{name} must be a positive integer')
+        if self.confirm_candidates > MAX_CONFIRM_CANDIDATES:
+            raise ValueError(f'confirm_candidates must be {MAX_CONFIRM_CANDIDATES} at most')
+        if self.confirm_rounds > MAX_CONFIRM_ROUNDS:
+            raise ValueError(f'confirm_rounds must be {MAX_CONFIRM_ROUNDS} at most')
 
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> 'Settings':
@@ -147,10 +166,10 @@ class Settings:
 @dataclass
 class Trial:
     index: int
-    kind: str  # baseline | candidate
+    kind: str  # baseline | candidate | confirm
     candidate: Dict[str, Any]
     options: str
-    verdict: str = ''  # baseline | feasible | infeasible | failed
+    verdict: str = ''  # baseline | feasible | infeasible | measured (confirm) | failed
     measurement: Optional[Dict[str, Any]] = None
     score: Optional[float] = None
     told: Optional[float] = None  # what the optimizer was told; None = failed
@@ -158,6 +177,8 @@ class Trial:
     started: float = 0.0
     seconds: float = 0.0
     crashes: List[str] = field(default_factory=list)  # a failed trial's crashes of the canary
+    round: Optional[int] = None  # a confirmation measurement's round (0-based) and arm
+    arm: str = ''
 
 
 class Session:
@@ -432,6 +453,8 @@ class Session:
             return self._next_trial()
         if phase == P.NEXT:
             return self._next_trial()
+        if phase == P.CONFIRM:
+            return self._next_confirmation()
         if phase == P.APPLY:
             return self._apply(now)
         if phase == P.RESTART:
@@ -476,12 +499,72 @@ class Session:
             trial = Trial(index=len(s['trials']), kind='candidate', candidate=c.to_dict(),
                           options=options)
         else:
-            self._enter(P.RESTORE, 'all trials done; restoring the canary')
-            return 0
+            self._plan_confirmation()
+            self._enter(P.CONFIRM, 'search done: confirming its best candidates')
+            return self._next_confirmation()
         trial.started = self.clock()
         s['current'] = asdict(trial)
         self._enter(P.APPLY, f'trial {trial.index}: {trial.kind}')
         return 0
+
+    # ------------------------------------------------------------ confirmation
+
+    def _confirmation(self) -> Confirmation:
+        return Confirmation(self.s, self.params.budget)
+
+    def _plan_confirmation(self) -> None:
+        """The top candidates by the model's posterior mean: feasible search
+        trials (one per config, the current options left out: they are the
+        baseline every round measures)."""
+        s = self.s
+        base = self.space.base_candidate().to_dict()
+        feasible = [t for t in s['trials']
+                    if t['kind'] == 'candidate' and t['verdict'] == 'feasible'
+                    and t['candidate'] != base]
+        ranked = self.optimizer.rank([Candidate.from_dict(t['candidate']) for t in feasible],
+                                     self.settings.confirm_candidates)
+        first: Dict[Candidate, Dict[str, Any]] = {}
+        for t in feasible:
+            first.setdefault(Candidate.from_dict(t['candidate']), t)
+        s['confirm'] = confirm.plan([(first[c], mean) for c, mean in ranked],
+                                    self.settings.confirm_rounds,
+                                    self.settings.confirm_margin, self.params.workload)
+        self._confirmation().update()
+
+    def _next_confirmation(self) -> float:
+        s = self.s
+        if s['state'] == 'stopping':
+            self._enter(P.RESTORE, 'stopped by request; restoring the canary')
+            return 0
+        conf = self._confirmation()
+        nxt = conf.next()
+        if nxt is None:
+            result = conf.update(complete=True)
+            self._enter(P.RESTORE, 'confirmation done: ' + views.answer_line(result)
+                        + '; restoring the canary')
+            return 0
+        r, arm = nxt
+        if arm == BASELINE:
+            candidate, options = self.space.base_candidate().to_dict(), s['base_options']
+        else:
+            a = conf.arm(arm)
+            candidate, options = a['candidate'], a['options']
+        trial = Trial(index=len(s['trials']), kind='confirm', candidate=candidate,
+                      options=options, round=r, arm=arm, started=self.clock())
+        s['current'] = asdict(trial)
+        self._enter(P.APPLY, f'confirmation round {r + 1}/{s["confirm"]["rounds"]}: '
+                    + ('the baseline' if arm == BASELINE else f'candidate {arm} '
+                       f'(trial {conf.arm(arm)["trial"]})'))
+        return 0
+
+    def _after_trial(self) -> float:
+        """What comes after a trial (or its recovery): the search's next, or
+        the confirmation's."""
+        if self.s.get('confirm') is None:
+            self._enter(P.NEXT)
+            return self._next_trial()
+        self._enter(P.CONFIRM)
+        return self._next_confirmation()
 
     def _cur(self) -> Dict[str, Any]:
         """The trial in flight: every trial phase has one."""
@@ -493,6 +576,12 @@ class Session:
     def _is_recovery(self) -> bool:
         cur = self.s['current']
         return cur is not None and cur['kind'] == 'recovery'
+
+    @staticmethod
+    def _runs_candidate(cur: Dict[str, Any]) -> bool:
+        """The trial sets a candidate's options (else the canary's own run)."""
+        return cur['kind'] == 'candidate' or (cur['kind'] == 'confirm'
+                                              and cur.get('arm') != BASELINE)
 
     def _pause(self, now: float, reasons: List[str], config_changed: bool = False) -> float:
         """The cluster is unhealthy for reasons that are not the canary's, or
@@ -546,7 +635,7 @@ class Session:
         o = s['originals']
         cur = s['current']
         applied = {s.get('last_applied'), cur['options'] if cur is not None
-                   and cur['kind'] != 'baseline' else None} - {None}
+                   and self._runs_candidate(cur) else None} - {None}
         return {
             OPTIONS: {o[OPTIONS]} | applied,
             ANNEX: {o[ANNEX]} | ({''} if s['annexed'] else set()),
@@ -596,14 +685,16 @@ class Session:
             if reasons:
                 return self._pause(now, reasons)
             self._unpause()
-        if cur['kind'] == 'candidate':
+        if self._runs_candidate(cur):
             s['last_applied'] = cur['options']
             self.canary.apply(cur['options'], s['annexed'])
         else:  # baseline and recovery run the canary's own config
             self.canary.restore(s['originals'], held)
             if s['params']['workload'] == 'bench' and BENCH_LIMIT_OPTION not in held:
                 self.canary.set_bench_limit(BENCH_LIMIT_VALUE)
-        self.restarter.begin(cur['kind'], now)
+        # the restart's purpose: whether the process may load a candidate
+        self.restarter.begin('candidate' if self._runs_candidate(cur) else
+                             'recovery' if self._is_recovery() else 'baseline', now)
         self._enter(P.RESTART)
         return 0
 
@@ -617,7 +708,7 @@ class Session:
         try:
             r = self.restarter.step(now)
         except ClusterError as e:
-            if cur['kind'] == 'candidate':
+            if self._runs_candidate(cur):
                 # an OSD that will not start on the candidate fails the restart
                 self._trial_failed(f'restart on the candidate failed: {e}')
             elif self._is_recovery():
@@ -644,8 +735,7 @@ class Session:
                 s['current'] = None
                 if self.settings.on_failure == 'stop':
                     s['state'] = 'stopping'
-                self._enter(P.NEXT)
-                return self._next_trial()
+                return self._after_trial()
             self.window.begin(now)
             self._enter(P.WARMUP, f'trial {cur["index"]}: warming up')
             return 0
@@ -737,6 +827,10 @@ class Session:
         s['current'] = dict(cur, kind='recovery', index=cur['index'])
         s['window'] = None
         self._enter(P.APPLY, f'trial {cur["index"]} failed: {error}; restoring the canary')
+        if cur['kind'] == 'confirm':
+            conf = self._confirmation()
+            conf.failed(cur['round'], cur['arm'], error)
+            conf.update()
         if cur['kind'] == 'candidate':
             self._tell(Candidate.from_dict(cur['candidate']), None)
 
@@ -761,8 +855,11 @@ class Session:
         return delay
 
     def _measure(self, now: float) -> float:
+        cur = self._cur()
         try:
-            m, delay = self.window.measure(now, Candidate.from_dict(self._cur()['candidate']))
+            # a confirmation window compares write-amp at steady state: by bytes
+            m, delay = self.window.measure(now, Candidate.from_dict(cur['candidate']),
+                                           compaction=cur['kind'] == 'confirm')
         except ClusterError as e:
             self._trial_failed(f'osd.{self.osd} failed during the measurement: {e}')
             return 0
@@ -773,15 +870,34 @@ class Session:
     def _record(self, m: Measurement) -> None:
         s = self.s
         cur = self._cur()
+        key = metrics.OBJECTIVES[self.params.workload][0]
+        if getattr(m, key) is None:
+            # only `live` can see none (osd bench always writes): with no
+            # traffic there is nothing to compare, now or in any later window
+            s['error'] = (f'osd.{self.osd} served no client write in a {m.seconds:.0f}s '
+                          f'window: the live workload measures the traffic the canary has; '
+                          f'start again while it has some, or use --workload bench')
+            s['abort'] = True
+            self._enter(P.RESTORE, s['error'])
+            return
         trial = dict(cur, measurement=m.to_dict(), seconds=self.clock() - cur['started'])
         told: Optional[float] = None
+        if cur['kind'] == 'confirm':
+            trial['verdict'] = 'measured'
+            self._add_trial(trial)
+            s['current'] = None
+            s['window'] = None
+            self._confirmation().update()
+            self._enter(P.CONFIRM)
+            self._next_confirmation()
+            return
         if cur['kind'] == 'baseline':
             trial['verdict'] = 'baseline'
             self._add_trial(trial)
             runs = [Measurement.from_dict(t['measurement']) for t in s['trials']
                     if t['kind'] == 'baseline' and t['verdict'] == 'baseline']
             if len(runs) >= self.settings.baseline_runs:
-                base = Baseline.of(runs)
+                base = Baseline.of(runs, self.params.workload)
                 s['baseline'] = base.to_dict()
                 # the current options are the first point the optimizer knows:
                 # score the runs against their own median, and let the next
@@ -789,13 +905,14 @@ class Session:
                 for t in s['trials']:
                     if t['verdict'] == 'baseline':
                         t['score'] = t['told'] = metrics.score(
-                            Measurement.from_dict(t['measurement']), base)
+                            Measurement.from_dict(t['measurement']), base,
+                            self.params.workload)
                 self._optimizer = None
         else:
             if s['baseline'] is None:
                 raise ValueError('a candidate was measured before the baseline')
             base = Baseline(**s['baseline'])
-            score = metrics.score(m, base)
+            score = metrics.score(m, base, self.params.workload)
             ok = metrics.feasible(m, base, self.params.budget)
             over = m.write_amp / (self.params.budget * base.write_amp)
             told = score if ok else score + INFEASIBLE_WEIGHT * math.log(over)
@@ -886,9 +1003,10 @@ class Session:
         s['state'] = s.get('final') or self._outcome()
         self._enter(P.END)
         s['ended'] = self.clock()
-        best = self.best()
-        s['message'] = (f'{s["state"]}: ' + (f'best is trial {best["index"]}' if best
-                                             else 'no feasible trial'))
+        result = views.answer(s)
+        s['message'] = f'{s["state"]}: ' + (
+            views.answer_line(result) if result is not None
+            else 'no answer: the session ended before its confirmation')
         if s.get('config_changes'):
             s['message'] += ('; config changed by someone else during the session, left as '
                              'they set them: ' + '; '.join(s['config_changes']))
@@ -932,7 +1050,8 @@ class Session:
     # ------------------------------------------------------------ views
 
     def best(self) -> Optional[Dict[str, Any]]:
-        return views.best_trial(self.s['trials'])
+        """The search trial the confirmation recommends, if any."""
+        return views.recommended_trial(self.s)
 
     def view(self) -> View:
         return View(status=copy.deepcopy(self.status()), record=copy.deepcopy(dict(self.s)),
@@ -946,8 +1065,16 @@ class Session:
         return {HEALTH_PREFIX + k: dict(v, count=1) for k, v in self.s['alerts'].items()}
 
     def progress(self) -> float:
-        total = self.settings.baseline_runs + self.params.trials
-        return min(1.0, len(self.s['trials']) / total)
+        """Measurements done over those planned; the confirmation's planned
+        ones are at most k + 1 per round until it starts, then as it goes."""
+        s = self.s
+        done = len(s['trials'])
+        if s.get('confirm') is None:
+            left = max(0, self.settings.baseline_runs + self.params.trials - done) + \
+                self.settings.confirm_rounds * (self.settings.confirm_candidates + 1)
+        else:
+            left = self._confirmation().planned()
+        return min(1.0, done / max(1, done + left))
 
     def status(self) -> Dict[str, Any]:
         return views.status_of(self.s, self.osd, self.progress(), sorted(self.health_checks()),

@@ -95,6 +95,7 @@ class SessionState(StartRecord, _Head, total=False):
     """The persisted session (version STATE_VERSION); `final` once it ends."""
     final: str
     other_checks: List[str]  # others' health checks at the last look (preflight.Health)
+    confirm: Dict[str, Any]  # the confirmation, once the search is done (confirm.plan)
 
 
 Get = Callable[[str], Optional[str]]

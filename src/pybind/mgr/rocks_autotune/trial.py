@@ -5,6 +5,13 @@ call does one chunk of work and says how long to wait; the workload owns
 the bench's details.  The window's running totals live in the session's
 state (`window`), so a step is all that is lost with a mgr.  A ClusterError
 (the canary died, the bench failed) is the caller's: it fails the trial.
+
+A window lasts --duration, then grows until it covers what it is for, at
+most max_window_factor times --duration, and is marked short if it did not:
+a search window, `min_flushes` memtable flushes; a confirmation window (it
+compares write-amp at steady state), an L0->L1 compaction cycle of the
+config it measures (metrics.l0_cycles), so that it ends by bytes written,
+not by the clock.
 """
 from dataclasses import dataclass
 from typing import Any, Dict, Optional, Tuple
@@ -66,11 +73,15 @@ class Window:
             return True, 0
         return False, min(self._drive(left), left)
 
-    def measure(self, now: float, c: Candidate) -> Tuple[Optional[Measurement], float]:
-        """(the measurement once the window is done, delay before the next call)."""
+    def measure(self, now: float, c: Candidate,
+                compaction: bool = False) -> Tuple[Optional[Measurement], float]:
+        """(the measurement once the window is done, delay before the next call);
+        `compaction`: a confirmation window, which waits for a compaction cycle."""
         st = self.settings
         w = self._window()
         flush_bytes = c.write_buffer_size * c.min_write_buffer_number_to_merge
+        trigger = c.level0_file_num_compaction_trigger
+        cycles = 1.0 if compaction else 0.0
         elapsed = now - w['start']
         bench = self.workload is not None
         if elapsed < st.duration:
@@ -81,10 +92,13 @@ class Window:
             return None, self._drive(st.duration)
         after = metrics.snapshot(self.cluster.perf_dump(self.osd))
         covered = metrics.wal_bytes(w['before'], after) / flush_bytes
-        if covered < st.min_flushes and elapsed < st.duration * st.max_window_factor:
-            # too few flushes to see this candidate's write-amp: extend
+        short = covered < st.min_flushes or (
+            compaction and metrics.l0_cycles(w['before'], after, flush_bytes, trigger) < cycles)
+        if short and elapsed < st.duration * st.max_window_factor:
+            # too little written to see this config's write-amp: extend
             return None, self._drive(st.extend_seconds)
         return metrics.measure(w['before'], after, seconds=elapsed, flush_bytes=flush_bytes,
                                min_flushes=st.min_flushes,
                                bench_bytes=w['bytes'] if bench else None,
-                               bench_seconds=w['bench_seconds'] if bench else None), 0
+                               bench_seconds=w['bench_seconds'] if bench else None,
+                               trigger=trigger, min_cycles=cycles), 0

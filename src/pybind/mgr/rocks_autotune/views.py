@@ -1,19 +1,89 @@
-"""What is read of a session: the status, the best trial, ratios to the
-baseline, and the View the module, the panel and the reports take.
+"""What is read of a session: the status, the search's leader, the
+confirmation's answer, ratios to the baseline, and the View the module, the
+panel and the reports take.
 
-Pure functions of the persisted state; nothing here changes it.
+Pure functions of the persisted state; nothing here changes it, and nothing
+here computes a statistic: the confirmation's figures are the session's
+(confirm.py, on the serve thread), read as they were saved.
 """
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
-from .store import SessionState
+from .metrics import OBJECTIVE_NAMES
+from .statistics import MIN_ROUNDS
+from .store import ENDED, SessionState
 
 
 def best_trial(trials: List[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
-    """The best feasible trial (baseline runs count: 'keep what you have')."""
+    """The search's leader: the feasible window with the best score (baseline
+    runs count).  Single windows: the search's progress, not its answer."""
     ok = [t for t in trials
           if t['verdict'] in ('feasible', 'baseline') and t['score'] is not None]
     return min(ok, key=lambda t: t['score']) if ok else None
+
+
+def answer(s: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
+    """The confirmation's verdict so far (None: not started)."""
+    return (s.get('confirm') or {}).get('result')
+
+
+def recommended_arm(result: Optional[Mapping[str, Any]]) -> Optional[Dict[str, Any]]:
+    """The recommended candidate's figures in the verdict, if any."""
+    if not result or not result.get('recommended'):
+        return None
+    return next((a for a in result['arms'] if a['arm'] == result['recommended']), None)
+
+
+def arm_record(s: Mapping[str, Any], name: str) -> Dict[str, Any]:
+    """A confirmed candidate as planned: its search trial, candidate, options."""
+    return next(a for a in (s.get('confirm') or {}).get('arms', []) if a['arm'] == name)
+
+
+def final_answer(s: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
+    """The confirmation's verdict once it stands: all its rounds done, or the
+    session ended (stopped or aborted: over the rounds it completed)."""
+    result = answer(s)
+    if result is None or not (result.get('complete') or s['state'] in ENDED):
+        return None
+    return result
+
+
+def recommended_trial(s: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
+    """The search trial the confirmation recommends, once its verdict stands."""
+    arm = recommended_arm(final_answer(s))
+    if arm is None:
+        return None
+    return next((t for t in s['trials'] if t['index'] == arm['trial']), None)
+
+
+def ratio_text(fig: Mapping[str, Any]) -> str:
+    """A confirmed figure: median ratio to the baseline and its interval."""
+    r = fig.get('ratio') or {}
+    if r.get('median') is None:
+        return '-'
+    lo = '-inf' if r.get('low') is None else f'{r["low"]:.2f}'
+    hi = 'inf' if r.get('high') is None else f'{r["high"]:.2f}'
+    return f'{r["median"]:.2f}x [{lo}, {hi}]'
+
+
+def answer_line(result: Mapping[str, Any]) -> str:
+    """One line: what the confirmation recommends, with its figures."""
+    arm = recommended_arm(result)
+    name = OBJECTIVE_NAMES.get(result['objective'], result['objective'])
+    if arm is None:
+        if not result['arms']:
+            return 'keep your current options: the search found no feasible candidate to confirm'
+        if all(a['verdict'] == 'too few rounds' for a in result['arms']):
+            return (f'keep your current options: {result["rounds_done"]} of '
+                    f'{result["rounds"]} rounds measured, too few for a '
+                    f'{result["level"]:.0%} interval (it takes {MIN_ROUNDS})')
+        return (f'keep your current options: no candidate\'s {name} cleared the '
+                f'{result["margin"]:.0%} margin within the write-amp budget over '
+                f'{result["rounds_done"]} of {result["rounds"]} rounds')
+    return (f'recommend trial {arm["trial"]} ({arm["arm"]}): {name} '
+            f'{ratio_text(arm["objective"])}, write-amp {ratio_text(arm["write_amp"])} '
+            f'of the baseline over {arm["objective"]["rounds"]} rounds '
+            f'({result["level"]:.0%} intervals)')
 
 
 def status_of(s: SessionState, osd: int, progress: float, health: List[str],
@@ -25,7 +95,11 @@ def status_of(s: SessionState, osd: int, progress: float, health: List[str],
         'params': s['params'], 'started': s['started'], 'ended': s['ended'],
         'trials_done': len([t for t in s['trials'] if t['kind'] == 'candidate']),
         'baseline_runs_done': len([t for t in s['trials'] if t['verdict'] == 'baseline']),
-        'progress': progress, 'baseline': s['baseline'], 'best': best_trial(s['trials']),
+        'confirm_done': len([t for t in s['trials'] if t['kind'] == 'confirm']),
+        'progress': progress, 'baseline': s['baseline'],
+        # the answer: the confirmation's (the search's leader is only its progress)
+        'best': recommended_trial(s), 'leader': best_trial(s['trials']),
+        'confirmation': s.get('confirm'),
         'current': s['current'], 'health': health,
         # others' checks at the last look before a restart: they block only
         # without --force; and the canary's crashes in failed trials, to archive

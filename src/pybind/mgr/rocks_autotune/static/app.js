@@ -76,45 +76,177 @@
     $('progress-bar').style.width = (100 * prog).toFixed(1) + '%';
     $('progress-text').textContent = st.state === 'idle' ? '' :
       (st.baseline_runs_done || 0) + ' baseline run(s), ' + (st.trials_done || 0) + ' of '
-      + (st.trials_planned || '?') + ' trials (' + pct(prog) + ')';
+      + (st.trials_planned || '?') + ' trials, ' + (st.confirm_done || 0) + ' confirmation measurement(s) ('
+      + pct(prog) + ')';
   }
 
-  function renderCompare(st) {
-    const body = $('compare').tBodies[0];
-    body.replaceChildren();
-    const b = st.baseline;
+  // ------------------------------------------------------------ the answer
+
+  const FIGURES = [['objective', null], ['kv_sync_lat', 'kv_sync latency'], ['write_amp', 'write-amp']];
+  const ARM_COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#9467bd', '#8c564b', '#e377c2', '#17becf',
+    '#bcbd22', '#7f7f7f', '#d62728'];
+
+  function objectiveName(key) { return key === 'op_w_lat_ms' ? 'client write latency' : 'IOPS'; }
+
+  function ratioText(r) {
+    if (!r || r.median === null || r.median === undefined) return '-';
+    const end = (v, open) => (v === null || v === undefined ? open : v.toFixed(2));
+    return r.median.toFixed(2) + 'x [' + end(r.low, '-inf') + ', ' + end(r.high, 'inf') + ']';
+  }
+
+  function confirmation(st) {
+    const c = st.confirmation;
+    return c && c.result ? c : null;
+  }
+
+  function renderAnswer(st) {
+    const c = confirmation(st);
+    const p = $('answer');
     const best = st.best;
-    const bm = best ? best.measurement || {} : {};
-    const r = best ? best.ratios || {} : {};
-    $('best-head').textContent = best ? 'best: trial ' + best.trial + (best.keeps_current ? ' (baseline)' : '') : 'best';
-    $('compare').hidden = !b;
-    if (!b) {
-      $('compare-note').textContent = 'The baseline is not measured yet.';
+    if (best) {
+      p.textContent = best.summary.charAt(0).toUpperCase() + best.summary.slice(1) + '.';
+      p.className = 'answer ' + (best.keeps_current ? 'keep' : 'recommend');
+    } else {
+      p.textContent = st.state === 'idle' ? '' : c ? 'Confirming: no answer until the rounds are done.'
+        : 'No answer yet: the search proposes, then its best candidates are confirmed against the baseline.';
+      p.className = 'answer';
+    }
+    const table = $('confirm');
+    table.hidden = !c;
+    const b = st.baseline;
+    $('baseline-note').textContent = b ? 'Search baseline: median of ' + b.runs + ' runs of the canary\'s own options: kv_sync '
+      + fmt(b.kv_sync_lat_ms, 3) + ' ms (spread ' + pct(b.kv_sync_lat_spread) + '), IOPS ' + fmt(b.iops, 0)
+      + ' (spread ' + pct(b.iops_spread) + '), write-amp ' + fmt(b.write_amp, 3) + ' (spread ' + pct(b.write_amp_spread)
+      + '); spread = (max - min) / median. Write-amp budget: ' + fmt(st.budget_write_amp, 3) + '.' : '';
+    if (!c) {
+      $('confirm-note').textContent = '';
       return;
     }
-    const rows = [
-      ['kv_sync latency (ms)', b.kv_sync_lat_ms, b.kv_sync_lat_spread, bm.kv_sync_lat_ms, r.kv_sync_lat, 3, (x) => x < 1],
-      ['IOPS', b.iops, b.iops_spread, bm.iops, r.iops, 0, (x) => x > 1],
-      ['DB write-amp', b.write_amp, b.write_amp_spread, bm.write_amp, r.write_amp, 3,
-        (x) => x <= (st.params || {}).budget],
-    ];
-    for (const [name, base, spread, bestv, ratio, digits, good] of rows) {
+    const r = c.result;
+    const head = el('tr');
+    for (const h of ['candidate', 'trial', objectiveName(r.objective), 'kv_sync latency', 'write-amp', 'rounds', 'verdict']) {
+      head.append(el('th', h));
+    }
+    table.tHead.replaceChildren(head);
+    const body = table.tBodies[0];
+    body.replaceChildren();
+    const options = {};
+    for (const a of c.arms) options[a.arm] = a.options;
+    for (const a of r.arms) {
       const tr = el('tr');
-      tr.append(el('td', name), el('td', fmt(base, digits) + ' (spread ' + pct(spread) + ')'),
-        el('td', best ? fmt(bestv, digits) : '-'));
-      const rc = el('td', ratio === null || ratio === undefined ? '-' : ratio.toFixed(2) + 'x');
-      if (ratio !== null && ratio !== undefined) rc.className = good(ratio) ? 'good' : 'bad';
-      tr.append(rc);
+      tr.className = a.verdict.replace(/ /g, '-');
+      tr.title = options[a.arm] || '';
+      tr.append(el('td', a.arm), el('td', a.trial));
+      for (const [key] of FIGURES) tr.append(el('td', ratioText(a[key].ratio)));
+      tr.append(el('td', a.objective.rounds), el('td', a.verdict + (a.why ? ': ' + a.why : '')));
       body.append(tr);
     }
-    $('compare-note').textContent = 'Baseline: median of ' + b.runs + ' runs of the canary\'s own options; '
-      + 'spread = (max - min) / median. Write-amp budget: ' + fmt(st.budget_write_amp, 3) + '.';
+    const better = r.direction === 'higher' ? 'above ' + (1 + r.margin).toFixed(2) + 'x' : 'below ' + (1 / (1 + r.margin)).toFixed(2) + 'x';
+    $('confirm-note').textContent = 'Round ' + r.rounds_done + ' of ' + r.rounds + ' done. Each figure: the median over the rounds of the '
+      + 'candidate\'s ratio to the baseline measured in the same round [' + Math.round(100 * r.level) + '% interval]. '
+      + 'Recommended: the whole ' + objectiveName(r.objective) + ' interval ' + better + ' (margin ' + pct(r.margin)
+      + ') and the whole write-amp interval within ' + r.budget.toFixed(2) + 'x. Hover a row for its options.';
+  }
+
+  // per-round ratios of one figure, a point series per candidate, its interval as a band
+  function renderRounds(name, box, st, key, line, lineLabel) {
+    const c = confirmation(st);
+    if (!c) {
+      draw(name, box, {}, [[]], 'The confirmation starts after the search.');
+      return;
+    }
+    const arms = c.result.arms;
+    const xs = [];
+    for (let i = 1; i <= c.result.rounds; i++) xs.push(i);
+    const series = [{ label: 'round' }];
+    const data = [xs];
+    arms.forEach((a, i) => {
+      const r = a[key].ratio || {};
+      const ys = xs.map(() => null);
+      (r.at || []).forEach((round, j) => { ys[round - 1] = r.per_round[j]; });
+      series.push(pointSeries(a.arm + ' (trial ' + a.trial + ')', ARM_COLORS[i % ARM_COLORS.length], 9));
+      data.push(ys);
+    });
+    const opts = {
+      scales: {
+        x: { time: false, range: [0.5, c.result.rounds + 0.5] },
+        y: {
+          range: (u, min, max) => {
+            const vals = [min, max, line, 1];
+            for (const a of arms) {
+              const r = a[key].ratio || {};
+              if (r.low !== null && r.low !== undefined) vals.push(r.low);
+              if (r.high !== null && r.high !== undefined) vals.push(r.high);
+            }
+            const fin = vals.filter((v) => v !== null && Number.isFinite(v));
+            const lo = Math.min(...fin);
+            const hi = Math.max(...fin);
+            const pad = (hi - lo) * 0.1 || 0.05;
+            return [lo - pad, hi + pad];
+          },
+        },
+      },
+      axes: [{ label: 'confirmation round', incrs: [1, 2, 5, 10] }, { label: 'ratio to the baseline' }],
+      series: series,
+      hooks: {
+        draw: [(u) => {
+          const ctx = u.ctx;
+          const dpr = window.devicePixelRatio || 1;
+          const left = u.bbox.left;
+          const width = u.bbox.width;
+          ctx.save();
+          arms.forEach((a, i) => {
+            const r = a[key].ratio || {};
+            if (r.low === null || r.high === null || r.low === undefined || r.high === undefined) return;
+            const y0 = u.valToPos(r.high, 'y', true);
+            const y1 = u.valToPos(r.low, 'y', true);
+            ctx.globalAlpha = 0.12;
+            ctx.fillStyle = ARM_COLORS[i % ARM_COLORS.length];
+            ctx.fillRect(left, y0, width, Math.max(1, y1 - y0));
+          });
+          ctx.globalAlpha = 1;
+          const hline = (v, color, dash, label) => {
+            const y = Math.round(u.valToPos(v, 'y', true));
+            ctx.strokeStyle = color;
+            ctx.fillStyle = color;
+            ctx.lineWidth = 2 * dpr;
+            ctx.setLineDash(dash);
+            ctx.beginPath();
+            ctx.moveTo(left, y);
+            ctx.lineTo(left + width, y);
+            ctx.stroke();
+            if (label) {
+              ctx.font = (11 * dpr) + 'px sans-serif';
+              ctx.fillText(label, left + 4 * dpr, y - 4 * dpr);
+            }
+          };
+          hline(1, COLORS.baseline, [], 'baseline');
+          if (line !== null && line !== undefined) hline(line, COLORS.budget, [6 * dpr, 4 * dpr], lineLabel);
+          ctx.restore();
+        }],
+      },
+    };
+    draw(name, box, opts, data);
+  }
+
+  function renderConfirmation(st) {
+    const c = confirmation(st);
+    const r = c ? c.result : null;
+    const margin = r ? (r.direction === 'higher' ? 1 + r.margin : 1 / (1 + r.margin)) : null;
+    $('rounds-objective-note').textContent = r ? 'Each candidate\'s ' + objectiveName(r.objective)
+      + ' over the baseline\'s measured in the same round; the shaded band is its 90% interval, the dashed line the '
+      + pct(r.margin) + ' margin its whole band must clear.' : 'The confirmation starts after the search.';
+    renderRounds('rounds-objective', $('rounds-objective'), st, 'objective', margin,
+      r ? 'margin ' + margin.toFixed(2) + 'x' : '');
+    renderRounds('rounds-write-amp', $('rounds-write-amp'), st, 'write_amp', r ? r.budget : null,
+      r ? 'budget ' + r.budget.toFixed(2) + 'x' : '');
   }
 
   function renderCommands(st) {
     const best = st.best;
-    if (!best) {
-      $('apply-note').textContent = st.state === 'idle' ? '' : 'No feasible trial yet.';
+    if (!best || best.keeps_current) {
+      $('apply-note').textContent = st.state === 'idle' ? '' : best ? 'Nothing to apply: keep your current options.'
+        : 'No answer yet.';
       $('commands').textContent = '';
       $('commands').hidden = true;
       return;
@@ -126,9 +258,8 @@
         + (best.device_class ? 'the OSDs of class ' + best.device_class : 'every OSD')
         + ' (' + best.mask + ': ' + best.osds.map((i) => 'osd.' + i).join(', ') + ')'
         + (best.note ? '; ' + best.note : '') + '.';
-    $('apply-note').textContent = (best.keeps_current
-      ? 'The current options are the best measured: nothing beat the baseline. '
-      : 'Trial ' + best.trial + '. ') + where + ' Each OSD loads them on restart.';
+    $('apply-note').textContent = 'Trial ' + best.trial + ' (' + best.arm + '), confirmed. ' + where
+      + ' Each OSD loads them on restart.';
     $('commands').textContent = best.commands.join('\n');
   }
 
@@ -147,13 +278,14 @@
   function renderTrials(tr, bestIndex) {
     const table = $('trials');
     const head = el('tr');
-    for (const h of ['#', 'trial', 'kind', 'verdict', 'marked']) head.append(el('th', h));
+    for (const h of ['#', 'trial', 'kind', 'round', 'verdict', 'marked']) head.append(el('th', h));
     for (const [key, short] of OPTION_COLS) {
       const th = el('th', short);
       th.title = key;  // the RocksDB option name
       head.append(th);
     }
-    for (const h of ['kv_sync ms', 'IOPS', 'write-amp', 'flushes', 'secs', 'score', 'best so far', 'note']) {
+    for (const h of ['kv_sync ms', 'IOPS', 'write-amp', 'WAL MiB', 'SST MiB', 'flushes', 'secs', 'score',
+      'best so far', 'note']) {
       head.append(el('th', h));
     }
     table.tHead.replaceChildren(head);
@@ -168,29 +300,35 @@
       row.title = t.options || '';
       row.dataset.index = t.index;
       short = short || !!m.window_short;
-      row.append(el('td', t.n), el('td', t.index), el('td', t.kind),
+      const round = t.round === null || t.round === undefined ? '-'
+        : 'r' + (t.round + 1) + ':' + (t.arm === 'baseline' ? 'base' : t.arm);
+      row.append(el('td', t.n), el('td', t.index), el('td', t.kind), el('td', round),
         el('td', t.verdict + (m.window_short ? '*' : '')), el('td', MARKER_LABELS[t.marker] || ''));
       for (const [key, , f] of OPTION_COLS) row.append(el('td', c[key] === undefined ? '-' : f(c[key])));
+      const mib = (v) => (v === null || v === undefined ? '-' : (v / MiB).toFixed(0));
       row.append(el('td', fmt(m.kv_sync_lat_ms, 3)), el('td', fmt(m.iops, 0)),
-        el('td', fmt(m.write_amp, 3)), el('td', fmt(m.flushes, 1)), el('td', fmt(t.seconds, 0)),
+        el('td', fmt(m.write_amp, 3)), el('td', mib(m.wal_bytes)), el('td', mib(m.sst_bytes)),
+        el('td', fmt(m.flushes, 1)), el('td', fmt(t.seconds, 0)),
         el('td', fmt(t.score, 3)), el('td', fmt(t.best_so_far, 3)),
         el('td', (t.error || '') + (t.crashes && t.crashes.length ? ' (crash ' + t.crashes.join(', ') + ')' : '')));
       body.append(row);
     }
-    $('trials-note').textContent = (tr.trials.length ? tr.trials.length + ' trial(s). Hover a row for its full '
+    $('trials-note').textContent = (tr.trials.length ? tr.trials.length + ' trial(s) and confirmation measurement(s) '
+      + '(round rN:cK: the confirmation\'s round N, candidate cK). Hover a row for its full '
       + 'bluestore_rocksdb_options string.' : 'No trial yet.')
-      + (short ? ' * the window covered fewer memtable flushes than min_flushes: write-amp may be undercounted.' : '');
+      + (short ? ' * the window hit its cap before it covered min_flushes memtable flushes (a confirmation window: an L0 '
+        + 'compaction cycle): write-amp may be undercounted.' : '');
   }
 
   // ------------------------------------------------------------ charts
 
   function chartWidth(box) { return Math.max(320, box.clientWidth - 4); }
 
-  function draw(name, box, opts, data) {
+  function draw(name, box, opts, data, empty) {
     if (charts[name]) { charts[name].destroy(); delete charts[name]; }
     box.replaceChildren();
     if (!data[0].length) {
-      box.append(el('p', 'No measured trial yet.', 'empty'));
+      box.append(el('p', empty || 'No measured trial yet.', 'empty'));
       return;
     }
     opts.width = chartWidth(box);
@@ -206,8 +344,10 @@
     };
   }
 
+  function searchRows(tr) { return tr.trials.filter((t) => t.kind !== 'confirm'); }
+
   function renderConvergence(tr) {
-    const rows = tr.trials;
+    const rows = searchRows(tr);
     const xs = rows.map((t) => t.n);
     const pick = (verdict) => rows.map((t) => (t.verdict === verdict && t.score !== null ? t.score : null));
     const opts = {
@@ -232,12 +372,12 @@
   function renderTradeoff(st, tr) {
     const yKey = $('tradeoff-y').value;
     const budget = tr.budget_write_amp;
-    const pts = tr.trials
+    const pts = searchRows(tr)
       .filter((t) => t.measurement && Number.isFinite(t.measurement.write_amp) && t.measurement[yKey] !== null)
       .sort((a, b) => a.measurement.write_amp - b.measurement.write_amp);
     const xs = pts.map((t) => t.measurement.write_amp);
     const col = (pred) => pts.map((t) => (pred(t) ? t.measurement[yKey] : null));
-    const bestIndex = st.best ? st.best.trial : null;
+    const bestIndex = st.best && !st.best.keeps_current ? st.best.trial : null;
     const series = [
       { label: 'write-amp' },
       pointSeries('baseline run', COLORS.baseline),
@@ -256,7 +396,7 @@
       }
     }
     if (bestIndex !== null) {
-      const s = pointSeries('best', COLORS.best, 20);
+      const s = pointSeries('recommended', COLORS.best, 20);
       s.points.fill = 'rgba(0,0,0,0)';
       s.points.width = 3;
       series.push(s);
@@ -306,9 +446,10 @@
 
   function render(st, tr) {
     renderSummary(st);
-    renderCompare(st);
+    renderAnswer(st);
+    renderConfirmation(st);
     renderCommands(st);
-    const bestIndex = st.best ? st.best.trial : null;
+    const bestIndex = st.best && !st.best.keeps_current ? st.best.trial : null;
     renderTrials(tr, bestIndex);
     renderConvergence(tr);
     renderTradeoff(st, tr);
@@ -336,7 +477,9 @@
     let resizeTimer = null;
     window.addEventListener('resize', () => {
       clearTimeout(resizeTimer);
-      resizeTimer = setTimeout(() => { if (last) { renderConvergence(last[1]); renderTradeoff(last[0], last[1]); } }, 200);
+      resizeTimer = setTimeout(() => {
+        if (last) { renderConfirmation(last[0]); renderConvergence(last[1]); renderTradeoff(last[0], last[1]); }
+      }, 200);
     });
     refresh();
   });

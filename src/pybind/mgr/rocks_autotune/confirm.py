@@ -1,0 +1,160 @@
+"""The confirmation, after the search: the top candidates and the baseline
+measured again, round after round, each round in a fresh random order.
+
+What it is told and decides lives in the session's state (`confirm`); each
+measurement is a trial of kind `confirm` with its `round` (0-based) and `arm`
+(`baseline`, `c1`, `c2`, ... in the model's order).  Where a round stands is
+read from those trials, so a new active mgr carries on from the last saved
+step and measures no (round, arm) twice.  The session runs each measurement
+as it runs a trial (restart, warm-up, window); this module only says which
+comes next and what the rounds say.  Plain Python: statistics.py does the
+figures.
+"""
+import random
+from typing import Any, Dict, List, Optional, Tuple
+
+from . import statistics
+from .metrics import OBJECTIVES
+from .store import SessionState
+
+BASELINE = 'baseline'
+# a baseline that fails this many times in a round leaves the round without pairs
+BASELINE_TRIES = 2
+
+
+def plan(ranked: List[Tuple[Dict[str, Any], float]], rounds: int, margin: float,
+         workload: str) -> Dict[str, Any]:
+    """The record of a confirmation of `ranked`: (search trial, posterior mean)
+    pairs, best first."""
+    objective, direction = OBJECTIVES[workload]
+    return {
+        'arms': [{'arm': f'c{i}', 'trial': t['index'], 'candidate': t['candidate'],
+                  'options': t['options'], 'mean': mean, 'out': None}
+                 for i, (t, mean) in enumerate(ranked, 1)],
+        'orders': [], 'rounds': rounds, 'margin': margin, 'objective': objective,
+        'direction': direction, 'result': None,
+    }
+
+
+class Confirmation:
+    def __init__(self, state: SessionState, budget: float) -> None:
+        self.s = state
+        self.budget = budget
+
+    @property
+    def rec(self) -> Dict[str, Any]:
+        rec: Optional[Dict[str, Any]] = self.s.get('confirm')
+        if rec is None:
+            raise ValueError('no confirmation planned')
+        return rec
+
+    def arm(self, name: str) -> Dict[str, Any]:
+        for a in self.rec['arms']:
+            if a['arm'] == name:
+                return a
+        raise ValueError(f'no arm {name!r} in the confirmation')
+
+    def _trials(self, r: int, name: str) -> List[Dict[str, Any]]:
+        return [t for t in self.s['trials']
+                if t['kind'] == 'confirm' and t.get('round') == r and t.get('arm') == name]
+
+    def _done(self, r: int, name: str) -> bool:
+        ts = self._trials(r, name)
+        if any(t['verdict'] == 'measured' for t in ts):
+            return True
+        failures = sum(1 for t in ts if t['verdict'] == 'failed')
+        return failures >= (BASELINE_TRIES if name == BASELINE else 1)
+
+    def measured(self) -> int:
+        return sum(1 for t in self.s['trials']
+                   if t['kind'] == 'confirm' and t['verdict'] == 'measured')
+
+    def active(self) -> List[str]:
+        return [a['arm'] for a in self.rec['arms'] if not a['out']]
+
+    def next(self) -> Optional[Tuple[int, str]]:
+        """The (round, arm) to measure next, closing a finished round (and
+        drawing the next one's order) on the way; None once it is over."""
+        rec = self.rec
+        while True:
+            r = len(rec['orders']) - 1
+            if r >= 0:
+                pending = [a for a in rec['orders'][r] if not self._done(r, a)]
+                if pending:
+                    return r, pending[0]
+                if len(rec['orders']) < rec['rounds']:
+                    self._drop_futile(r)
+            active = self.active()
+            if len(rec['orders']) >= rec['rounds'] or not active:
+                return None
+            order = [BASELINE] + active
+            # a fresh order each round (drift within a round then falls on
+            # every arm alike), drawn once and kept in the state; from the
+            # session's seed, so that a session can be replayed
+            random.Random(f'{self.s["seed"]}/{len(rec["orders"])}').shuffle(order)
+            rec['orders'].append(order)
+
+    def failed(self, r: int, name: str, error: str) -> None:
+        """A measurement failed: a candidate that broke the canary is out."""
+        if name != BASELINE:
+            self.arm(name)['out'] = ['failed', f'failed in round {r + 1}: {error}']
+
+    def rounds(self) -> List[Dict[str, Optional[Dict[str, Any]]]]:
+        """Per round drawn, each arm's measurement in it."""
+        out: List[Dict[str, Optional[Dict[str, Any]]]] = []
+        for r, order in enumerate(self.rec['orders']):
+            got: Dict[str, Optional[Dict[str, Any]]] = {}
+            for name in order:
+                m = [t['measurement'] for t in self._trials(r, name)
+                     if t['verdict'] == 'measured']
+                got[name] = m[0] if m else None
+            out.append(got)
+        return out
+
+    def _drop_futile(self, r: int) -> None:
+        """After round r: an arm measured in DROP_AFTER rounds or more that
+        can no longer pass, whatever its remaining rounds give, is dropped."""
+        rec = self.rec
+        rounds = self.rounds()
+        for a in rec['arms']:
+            if a['out']:
+                continue
+            obj = statistics.paired(rounds, a['arm'], BASELINE, rec['objective'])
+            if len(obj) < statistics.DROP_AFTER:
+                continue
+            wa = statistics.paired(rounds, a['arm'], BASELINE, 'write_amp')
+            why = statistics.futile(obj, wa, rec['rounds'] - (r + 1), rec['direction'],
+                                    rec['margin'], self.budget)
+            if why:
+                a['out'] = ['dropped', f'dropped after round {r + 1}: {why}']
+
+    def update(self, complete: bool = False) -> Dict[str, Any]:
+        """The verdict over the rounds so far, kept in the state for the views."""
+        rec = self.rec
+        arms = rec['arms']
+        best, results = statistics.verdict(
+            self.rounds(), [a['arm'] for a in arms], BASELINE, rec['objective'],
+            rec['direction'], self.budget, rec['margin'],
+            out={a['arm']: (a['out'][0], a['out'][1]) for a in arms if a['out']})
+        rec['result'] = {
+            'recommended': best, 'complete': complete, 'rounds': rec['rounds'],
+            'rounds_done': sum(1 for r, order in enumerate(rec['orders'])
+                               if all(self._done(r, a) for a in order)),
+            'objective': rec['objective'], 'direction': rec['direction'],
+            'margin': rec['margin'], 'budget': self.budget, 'level': statistics.LEVEL,
+            # the options and candidate are the arm's (rec['arms']): not copied here
+            'arms': [dict(v.to_dict(), trial=a['trial'], mean=a['mean'])
+                     for a, v in zip(arms, results)],
+        }
+        return rec['result']
+
+    def planned(self) -> int:
+        """Measurements still to come, at most (drops make it fewer)."""
+        rec = self.rec
+        left = 0
+        r = len(rec['orders']) - 1
+        if r >= 0:
+            left += sum(1 for a in rec['orders'][r] if not self._done(r, a))
+        if self.active():
+            left += (rec['rounds'] - len(rec['orders'])) * (len(self.active()) + 1)
+        return left

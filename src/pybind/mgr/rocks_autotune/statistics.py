@@ -1,0 +1,253 @@
+"""What the confirmation rounds say: paired log-ratios, an interval, a verdict.
+
+Each round measures the baseline and every candidate still in the running,
+in a fresh random order.  A candidate's figure in a round is its log-ratio to
+the baseline *of that round*, so what drifts between rounds (the cluster's
+other load, the device's state) cancels.  Over the rounds: the median, and a
+90% interval.
+
+The interval is the Wilcoxon signed-rank one (the order statistics of the
+Walsh averages, inverted from the exact null distribution), not a bootstrap:
+
+* Under "no effect", the candidate and the baseline of a round are
+  exchangeable (their order is random), so a round's log-ratio is symmetric
+  about 0: the signed-rank test is exact there, with no normality assumed.
+  That is the case where a wrong recommendation costs, and where its rate
+  must hold.
+* A bootstrap of 5 rounds resamples 5 numbers: its percentiles jump between
+  data points and it under-covers at this size; this interval's coverage is
+  exact, and it needs no random numbers.
+* It is plain Python (no scipy on the mgr's threads); the unit tests check it
+  against ``scipy.stats.wilcoxon``.
+
+Its floor: the one-sided p-value of n rounds cannot go below 2**-n.  A 90%
+interval (5% on each side) needs n >= 5; at n = 5 it is the range of the
+rounds (coverage 1 - 2/32 = 93.75%), so a candidate is recommended only if
+every round beat the baseline by the margin.  Below 5 rounds the interval is
+unbounded and nothing is recommended.  Plan the rounds for the claim: with k
+candidates that all do nothing, the chance that one of them passes is at
+most k/32 at 5 rounds (the margin makes it much smaller unless the noise
+dwarfs it); 6 rounds give 1/64 per candidate.
+"""
+import math
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from .metrics import median
+
+LEVEL = 0.90
+# the rounds a candidate needs before it may be dropped as futile
+DROP_AFTER = 3
+HIGHER, LOWER = 'higher', 'lower'  # which way the objective is better
+
+INF = math.inf
+
+
+def signed_rank_cdf(n: int) -> List[float]:
+    """P(T+ <= t) for t = 0 .. n(n+1)/2 under the null, T+ the sum of the
+    ranks of the positive differences among n (each sign a fair coin)."""
+    counts = [1]  # counts[t]: subsets of {1..i} whose sum is t
+    for i in range(1, n + 1):
+        counts = [a + (counts[t - i] if t >= i else 0)
+                  for t, a in enumerate(counts + [0] * i)]
+    total = float(2 ** n)
+    out, acc = [], 0
+    for c in counts:
+        acc += c
+        out.append(acc / total)
+    return out
+
+
+def cut(n: int, level: float = LEVEL) -> int:
+    """How many Walsh averages the interval leaves out at each end (0: no
+    interval: n rounds cannot reach the level)."""
+    alpha = (1.0 - level) / 2.0
+    cdf = signed_rank_cdf(n)
+    # the largest c with P(T+ <= c - 1) <= alpha
+    return sum(1 for p in cdf if p <= alpha + 1e-12)
+
+
+# the fewest rounds that give an interval at LEVEL (5 at 90%)
+MIN_ROUNDS = next(n for n in range(1, 64) if cut(n))
+
+
+def walsh(xs: Sequence[float]) -> List[float]:
+    """The averages of every pair (i <= j), sorted."""
+    return sorted((xs[i] + xs[j]) / 2.0 for i in range(len(xs)) for j in range(i, len(xs)))
+
+
+def interval(xs: Sequence[float], level: float = LEVEL) -> Tuple[float, float]:
+    """The signed-rank interval of the centre of `xs`: (-inf, inf) when there
+    are too few values for the level."""
+    c = cut(len(xs), level)
+    if c == 0:
+        return -INF, INF
+    w = walsh(xs)
+    return w[c - 1], w[len(w) - c]
+
+
+@dataclass
+class Summary:
+    """One figure of one candidate over the rounds, as log-ratios to the baseline."""
+    rounds: int
+    median: Optional[float]  # None: no round
+    low: float
+    high: float
+    per_round: List[float] = field(default_factory=list)
+    at: List[int] = field(default_factory=list)  # the round (1-based) of each, if known
+
+    @classmethod
+    def of(cls, xs: Sequence[float], level: float = LEVEL,
+           at: Sequence[int] = ()) -> 'Summary':
+        low, high = interval(xs, level)
+        return cls(rounds=len(xs), median=median(xs) if xs else None, low=low, high=high,
+                   per_round=list(xs), at=list(at))
+
+    def ratios(self) -> Dict[str, Any]:
+        """The same as ratios (candidate / baseline), for the reports; None
+        for an open end."""
+        def r(v: Optional[float]) -> Optional[float]:
+            return None if v is None or not math.isfinite(v) else math.exp(v)
+        return {'median': r(self.median), 'low': r(self.low), 'high': r(self.high),
+                'rounds': self.rounds, 'per_round': [math.exp(v) for v in self.per_round],
+                'at': list(self.at)}
+
+
+def log_ratio(candidate: Any, baseline: Any) -> Optional[float]:
+    """log(candidate / baseline); None unless both are positive finite numbers."""
+    try:
+        c, b = float(candidate), float(baseline)
+    except (TypeError, ValueError):
+        return None
+    if not (math.isfinite(c) and math.isfinite(b) and c > 0 and b > 0):
+        return None
+    return math.log(c / b)
+
+
+Round = Mapping[str, Optional[Mapping[str, Any]]]  # arm -> its measurement in the round
+
+
+def paired_at(rounds: Sequence[Round], arm: str, baseline: str,
+              key: str) -> List[Tuple[int, float]]:
+    """(round index, the arm's log-ratio of `key` to the baseline of that
+    round), over the rounds where both were measured."""
+    out = []
+    for i, r in enumerate(rounds):
+        a, b = r.get(arm), r.get(baseline)
+        if a is None or b is None:
+            continue
+        v = log_ratio(a.get(key), b.get(key))
+        if v is not None:
+            out.append((i, v))
+    return out
+
+
+def paired(rounds: Sequence[Round], arm: str, baseline: str, key: str) -> List[float]:
+    """The arm's log-ratios of `key` to the baseline of the same round."""
+    return [v for _, v in paired_at(rounds, arm, baseline, key)]
+
+
+def margin_log(margin: float) -> float:
+    """A margin of 3% (0.03) in log terms: better by a factor of 1.03."""
+    return math.log1p(margin)
+
+
+def clears(s: Summary, direction: str, margin: float) -> bool:
+    """The whole interval is better than the baseline by more than the margin."""
+    m = margin_log(margin)
+    return s.low > m if direction == HIGHER else s.high < -m
+
+
+def within(s: Summary, budget: float) -> bool:
+    """The whole write-amp interval is within the budget (a ratio to the baseline's)."""
+    return s.rounds > 0 and s.high <= math.log(budget)
+
+
+@dataclass
+class ArmVerdict:
+    arm: str
+    objective: Summary
+    write_amp: Summary
+    kv_sync_lat: Summary
+    # recommended | passes | too few rounds | below margin | over budget | dropped | failed
+    verdict: str
+    why: str = ''
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Each figure as ratios (what is shown), its bounds also as logs;
+        the per-round values once (the session's head must stay small)."""
+        d: Dict[str, Any] = {'arm': self.arm, 'verdict': self.verdict, 'why': self.why}
+        for k in ('objective', 'write_amp', 'kv_sync_lat'):
+            f: Summary = getattr(self, k)
+            d[k] = {'rounds': f.rounds, 'median': f.median, 'low': f.low, 'high': f.high,
+                    'ratio': f.ratios()}
+        return d
+
+
+def judge(s_obj: Summary, s_wa: Summary, direction: str, margin: float,
+          budget: float) -> Tuple[str, str]:
+    """(verdict, why): passes | too few rounds | below margin | over budget."""
+    few = 'too few rounds', f'too few paired rounds for a {LEVEL:.0%} interval'
+    if not clears(s_obj, direction, margin):
+        if not (math.isfinite(s_obj.low) and math.isfinite(s_obj.high)):
+            return few
+        return 'below margin', f'its interval does not clear the {margin:.0%} margin'
+    if not within(s_wa, budget):
+        if not math.isfinite(s_wa.high):
+            return few
+        return 'over budget', f'its write-amp interval reaches over the {budget:.2f}x budget'
+    return 'passes', ''
+
+
+def futile(objective: Sequence[float], write_amp: Sequence[float], rounds_left: int,
+           direction: str, margin: float, budget: float, level: float = LEVEL) -> str:
+    """Why a candidate can no longer pass whatever its remaining rounds give
+    ('' if it still can): its interval, with every remaining round as good as
+    can be, still misses the margin or the budget."""
+    best_obj = INF if direction == HIGHER else -INF
+    obj = Summary.of(list(objective) + [best_obj] * rounds_left, level)
+    wa = Summary.of(list(write_amp) + [-INF] * rounds_left, level)
+    if not clears(obj, direction, margin):
+        return f'cannot clear the {margin:.0%} margin whatever its remaining rounds give'
+    if not wa.high <= math.log(budget):
+        return f'cannot stay within the {budget:.2f}x write-amp budget whatever its ' \
+               'remaining rounds give'
+    return ''
+
+
+def verdict(rounds: Sequence[Round], arms: Sequence[str], baseline: str, objective: str,
+            direction: str, budget: float, margin: float,
+            out: Optional[Mapping[str, Tuple[str, str]]] = None,
+            level: float = LEVEL) -> Tuple[Optional[str], List[ArmVerdict]]:
+    """The recommended arm (None: keep the current options) and every arm's
+    figures and verdict.
+
+    `rounds`: per round, each arm's measurement (None or absent: not
+    measured); `out`: arms taken out of the rounds, as (dropped | failed,
+    why).  Among the arms that pass (objective interval clears the margin,
+    write-amp interval within the budget), the one with the best median
+    objective is recommended.
+    """
+    out = out or {}
+    results = []
+
+    def summary(arm: str, key: str) -> Summary:
+        pa = paired_at(rounds, arm, baseline, key)
+        return Summary.of([v for _, v in pa], level, at=[i + 1 for i, _ in pa])
+    for arm in arms:
+        s_obj = summary(arm, objective)
+        s_wa = summary(arm, 'write_amp')
+        s_kv = summary(arm, 'kv_sync_lat_ms')
+        v, why = judge(s_obj, s_wa, direction, margin, budget)
+        if arm in out:
+            v, why = out[arm]
+        results.append(ArmVerdict(arm, s_obj, s_wa, s_kv, v, why))
+    passing = [r for r in results if r.verdict == 'passes']
+    if not passing:
+        return None, results
+    sign = 1.0 if direction == HIGHER else -1.0
+    best = max(passing, key=lambda r: (sign * (r.objective.median or 0.0),
+                                       sign * (r.objective.low if sign > 0
+                                               else r.objective.high)))
+    best.verdict = 'recommended'
+    return best.arm, results

@@ -1,0 +1,218 @@
+"""The confirmation phase against the fake cluster: rounds in fresh random
+orders, a restart per measurement, a mgr failover in the middle, candidates
+that fail or cannot pass, stop, and what the answer says."""
+import json
+import math
+from typing import Any, Dict, List, Optional, Set, Tuple
+
+import pytest
+
+from rocks_autotune import metrics, report
+from rocks_autotune.metrics import Baseline, Measurement
+from rocks_autotune.session import (MAX_CONFIRM_CANDIDATES, MAX_CONFIRM_ROUNDS, Session,
+                                    Settings)
+from rocks_autotune.store import HEAD_KEY, MAX_VALUE, SessionStore
+from test_session import Harness, assert_restored
+
+
+def confirming(h: Harness, trials: int = 3, **settings: Any) -> Tuple[Harness, Session]:
+    for k, v in dict(dict(confirm_candidates=2, confirm_rounds=5), **settings).items():
+        setattr(h.settings, k, v)
+    return h, h.start(osd=0, trials=trials)
+
+
+def measured(s: Session) -> List[Tuple[int, str]]:
+    return [(t['round'], t['arm']) for t in s.s['trials']
+            if t['kind'] == 'confirm' and t['verdict'] == 'measured']
+
+
+def in_confirmation(phase: str, round_: int, nth: int) -> Any:
+    """A step's `until`: the nth measurement of a round, in `phase`."""
+    def until(s: Session) -> bool:
+        cur = s.s['current']
+        return (s.s['phase'] == phase and cur is not None and cur['kind'] == 'confirm'
+                and cur['round'] == round_
+                and s.s['confirm']['orders'][round_].index(cur['arm']) == nth)
+    return until
+
+
+def test_rounds_in_fresh_random_orders_each_measurement_a_restart() -> None:
+    h, s = confirming(Harness())
+    before = h.config_of(0)
+    h.run()
+    assert s.s['state'] == 'done'
+    orders = s.s['confirm']['orders']
+    arms = [a['arm'] for a in s.s['confirm']['arms']]
+    assert arms == ['c1', 'c2'] and len(orders) == 5
+    assert all(sorted(o) == ['baseline', 'c1', 'c2'] for o in orders)
+    assert len({tuple(o) for o in orders}) > 1  # not one order reused
+    # measured in each round's order
+    assert measured(s) == [(r, a) for r, o in enumerate(orders) for a in o]
+    # every measurement restarted the canary onto its own options; then the restore
+    conf = [t for t in s.s['trials'] if t['kind'] == 'confirm']
+    search_restarts = len(s.s['trials']) - len(conf)
+    assert [o for _, o in h.cluster.restarts[search_restarts:-1]] == [
+        h.cluster.defaults['bluestore_rocksdb_options'] if t['arm'] == 'baseline'
+        else t['options'] for t in conf]
+    # the candidates are the model's top 2 feasible search trials, not the current options
+    base = s.space.base_candidate().to_dict()
+    for a in s.s['confirm']['arms']:
+        t = s.s['trials'][a['trial']]
+        assert t['kind'] == 'candidate' and t['verdict'] == 'feasible'
+        assert t['candidate'] == a['candidate'] != base
+    assert_restored(h, 0, before)
+
+
+def test_a_failover_in_the_middle_of_the_confirmation_resumes_it() -> None:
+    # the same session uninterrupted, for its answer
+    h0, s0 = confirming(Harness())
+    h0.run()
+    for phase in ('measure', 'wait_up'):
+        h, s = confirming(Harness())
+        before = h.config_of(0)
+        h.run(until=in_confirmation(phase, 2, 1))
+        orders = json.loads(h.saved[-1])['confirm']['orders']
+        done = measured(s)
+        h.session = None
+        s = h.reload()  # a new active mgr, from the last saved state
+        if phase == 'measure':
+            assert s.s['phase'] == 'apply'  # the window in flight is redone
+        h.run()
+        assert s.s['state'] == 'done'
+        # the rounds drawn before are kept, and nothing is measured twice
+        assert s.s['confirm']['orders'][:3] == orders[:3]
+        assert measured(s)[:len(done)] == done
+        assert sorted(measured(s)) == sorted(set(measured(s)))
+        assert len(measured(s)) == 15
+        assert s.s['confirm']['orders'] == s0.s['confirm']['orders']
+        assert s.s['confirm']['result']['recommended'] == \
+            s0.s['confirm']['result']['recommended'] is not None
+        assert_restored(h, 0, before)
+
+
+def test_a_candidate_that_breaks_the_canary_in_the_confirmation_is_out() -> None:
+    h, s = confirming(Harness())
+    before = h.config_of(0)
+    h.run(until=in_confirmation('apply', 1, 0))
+    c1 = s.s['confirm']['arms'][0]['options']
+    h.cluster.broken = lambda options: options == c1
+    h.run()
+    assert s.s['state'] == 'done'
+    failed = [t for t in s.s['trials'] if t['verdict'] == 'failed']
+    assert len(failed) == 1 and failed[0]['arm'] == 'c1' and failed[0]['round'] == 1
+    assert all('c1' not in o for o in s.s['confirm']['orders'][2:])
+    arms = {a['arm']: a for a in s.s['confirm']['result']['arms']}
+    assert arms['c1']['verdict'] == 'failed' and 'failed in round 2' in arms['c1']['why']
+    assert s.s['confirm']['result']['recommended'] != 'c1'
+    assert_restored(h, 0, before)
+
+
+def test_the_baseline_of_a_round_is_measured_again_after_a_failure() -> None:
+    h, s = confirming(Harness())
+    h.run(until=lambda s: s.s['phase'] == 'measure' and s.s['current']['kind'] == 'confirm'
+          and s.s['current']['arm'] == 'baseline' and s.s['current']['round'] == 0)
+    h.cluster.kill(0)
+    h.run()
+    assert s.s['state'] == 'done'
+    base0 = [t['verdict'] for t in s.s['trials'] if t['kind'] == 'confirm'
+             and t['round'] == 0 and t['arm'] == 'baseline']
+    assert base0 == ['failed', 'measured']
+    assert len(measured(s)) == 15
+
+
+def nothing_helps(h: Harness, noise: float) -> None:
+    """Every option string performs as the current one, give or take noise."""
+    h.cluster.model = lambda options: (0.0004, 0.4)
+    h.cluster.noise = noise
+
+
+def test_when_nothing_helps_the_answer_is_keep_your_current_options() -> None:
+    h, s = confirming(Harness())
+    nothing_helps(h, 0.05)
+    h.run()
+    assert s.s['state'] == 'done' and s.best() is None
+    assert 'keep your current options: no candidate\'s IOPS cleared the 3% margin' \
+        in s.s['message'], s.s['message']
+    b = report.best_summary(s.s)
+    assert b is not None and b['keeps_current'] and b['commands'] == []
+    assert b['options'] is None and len(b['candidates']) == 2
+    text = report.best_text(b)
+    assert text.startswith('keep your current options') and 'c1 (trial' in text
+    assert all(c['verdict'] in ('below margin', 'dropped') for c in b['candidates'])
+
+
+def test_a_candidate_that_can_no_longer_pass_is_dropped_after_three_rounds() -> None:
+    dropped: Set[str] = set()
+    for seed in range(6):
+        h, s = confirming(Harness(seed=seed))
+        nothing_helps(h, 0.05)
+        h.run()
+        for a in s.s['confirm']['arms']:
+            if a['out']:
+                assert a['out'][0] == 'dropped'
+                n = int(a['out'][1].split('after round ')[1].split(':')[0])
+                assert n >= 3  # never before three rounds
+                # measured in every round up to the drop, and never after it
+                assert [r for r, arm in measured(s) if arm == a['arm']] == list(range(n))
+                dropped.add(a['arm'])
+        # all dropped: the confirmation ends early, without a last round of the baseline alone
+        if all(a['out'] for a in s.s['confirm']['arms']):
+            assert len(s.s['confirm']['orders']) < 5
+    assert dropped
+
+
+def test_stop_during_the_confirmation_answers_over_the_rounds_done() -> None:
+    h, s = confirming(Harness(), confirm_rounds=6)
+    h.run(until=in_confirmation('measure', 5, 1))
+    s.request_stop()
+    h.run()
+    assert s.s['state'] == 'stopped'
+    result = s.s['confirm']['result']
+    assert not result['complete'] and result['rounds_done'] == 5
+    b = report.best_summary(s.s)
+    assert b is not None and b['rounds_done'] == 5 and b['rounds'] == 6
+    # five identical rounds (the fake has no noise) give a zero-width interval
+    assert b['answer'] == 'recommend'
+
+
+def test_status_and_history_show_the_confirmation() -> None:
+    h, s = confirming(Harness())
+    h.run()
+    st = s.status()
+    text = report.status_text(st)
+    assert 'confirmation: 2 candidate(s)' in text and 'answer: recommend trial' in text
+    assert '  c1 (trial ' in text and '[' in text
+    assert st['confirm_done'] == 15
+    hist = report.history_table(s.s['trials'])
+    assert ' r1:base ' in hist and ' r5:c2 ' in hist and 'measured' in hist
+    assert 'WAL_MiB' in hist and 'SST_MiB' in hist
+
+
+@pytest.mark.parametrize('workload,key', [('bench', 'iops'), ('live', 'op_w_lat_ms')])
+def test_the_score_is_the_objective_the_client_gets(workload: str, key: str) -> None:
+    m: Dict[str, Any] = {k: None for k in Measurement.__dataclass_fields__}
+    m.update(seconds=30.0, client_bytes=1, db_bytes=1, wal_bytes=1, write_amp=1.0,
+             kv_sync_lat_ms=1.0, kv_syncs=1, flushes=1.0, window_short=False)
+    base = Baseline.of([Measurement.from_dict(dict(m, **{key: 100.0}))], workload)
+    better = 110.0 if key == 'iops' else 90.0
+    # kv_sync latency doubled: a diagnostic, not part of the score
+    s = metrics.score(Measurement.from_dict(dict(m, kv_sync_lat_ms=2.0, **{key: better})),
+                      base, workload)
+    assert s < 0
+    assert s == pytest.approx(-abs(math.log(better / 100.0)))
+    with pytest.raises(ValueError, match='no'):
+        metrics.score(Measurement.from_dict(m), base, workload)
+
+
+def test_the_state_fits_the_store_at_the_largest_confirmation() -> None:
+    h, s = confirming(Harness(), trials=12, confirm_candidates=MAX_CONFIRM_CANDIDATES,
+                      confirm_rounds=MAX_CONFIRM_ROUNDS)
+    kv: Dict[str, Optional[str]] = {}
+    store = SessionStore(kv.get, kv.__setitem__)
+    h.run(max_steps=100000)
+    assert s.s['state'] == 'done' and len(s.s['confirm']['arms']) == MAX_CONFIRM_CANDIDATES
+    store.save(s.s)  # StoreError past MAX_VALUE
+    head = kv[HEAD_KEY]
+    assert head is not None and len(head) < MAX_VALUE // 2
+    with pytest.raises(ValueError, match='at most'):
+        Settings(confirm_rounds=MAX_CONFIRM_ROUNDS + 1).validate()

@@ -1,0 +1,189 @@
+"""The confirmation statistics: the signed-rank interval, its coverage, how
+often a candidate that does nothing is recommended, and what too little or
+degenerate data gives."""
+import itertools
+import math
+import random
+from typing import Any, Dict, List, Optional
+
+import pytest
+from scipy import stats as sps
+
+from rocks_autotune import statistics as st
+
+B = 'baseline'
+
+
+def test_the_null_distribution_is_the_one_of_every_sign_pattern() -> None:
+    for n in range(1, 9):
+        sums = [sum(i + 1 for i, s in enumerate(signs) if s)
+                for signs in itertools.product((0, 1), repeat=n)]
+        expect = [sum(1 for x in sums if x <= t) / len(sums) for t in range(n * (n + 1) // 2 + 1)]
+        assert st.signed_rank_cdf(n) == pytest.approx(expect)
+
+
+@pytest.mark.parametrize('n', [5, 6, 7, 9, 12])
+def test_the_interval_is_the_inversion_of_scipys_signed_rank_test(n: int) -> None:
+    rng = random.Random(n)
+    xs = [rng.gauss(0.05, 0.1) for _ in range(n)]
+    low, high = st.interval(xs)
+    alpha = (1 - st.LEVEL) / 2
+    eps = 1e-9
+
+    def p(theta: float, alternative: str) -> float:
+        return float(sps.wilcoxon([x - theta for x in xs], alternative=alternative,
+                                  method='exact').pvalue)
+    # just outside, the one-sided test rejects at 5%; just inside, it does not
+    assert p(low - eps, 'greater') <= alpha < p(low + eps, 'greater')
+    assert p(high + eps, 'less') <= alpha < p(high - eps, 'less')
+
+
+def test_five_rounds_give_their_range_and_four_give_no_interval() -> None:
+    assert st.cut(5) == 1 and st.signed_rank_cdf(5)[0] == 1 / 32
+    assert st.interval([0.3, -0.1, 0.2, 0.0, 0.1]) == (-0.1, 0.3)
+    assert st.interval([0.3, -0.1, 0.2, 0.0]) == (-math.inf, math.inf)
+    assert st.interval([]) == (-math.inf, math.inf)
+
+
+def _round(rng: random.Random, effects: Dict[str, float], sigma: float,
+           wa: Optional[Dict[str, float]] = None) -> Dict[str, Dict[str, float]]:
+    """One round: a drift shared by every arm (what pairing cancels), and each
+    measurement's own noise."""
+    drift = rng.gauss(0, 0.3)
+    out = {}
+    for arm, effect in dict(effects, **{B: 0.0}).items():
+        out[arm] = {'iops': 1000 * math.exp(drift + effect + rng.gauss(0, sigma)),
+                    'kv_sync_lat_ms': math.exp(rng.gauss(0, sigma)),
+                    'write_amp': 0.5 * (wa or {}).get(arm, 1.0) * math.exp(rng.gauss(0, 0.02))}
+    return out
+
+
+def test_the_interval_covers_a_known_effect() -> None:
+    effect = math.log(1.10)
+    covered = 0
+    runs = 2000
+    for seed in range(runs):
+        rng = random.Random(seed)
+        rounds = [_round(rng, {'a': effect}, sigma=0.08) for _ in range(5)]
+        low, high = st.interval(st.paired(rounds, 'a', B, 'iops'))
+        covered += low <= effect <= high
+    # exact coverage at 5 rounds: 1 - 2/32 = 93.75%
+    assert covered / runs >= 0.92
+
+
+@pytest.mark.parametrize('margin', [0.0, 0.03])
+@pytest.mark.parametrize('sigma', [0.02, 0.1, 0.5])
+def test_a_candidate_that_does_nothing_is_recommended_at_most_5_percent(
+        margin: float, sigma: float) -> None:
+    runs = 2000
+    hits = 0
+    for seed in range(runs):
+        rng = random.Random(seed)
+        rounds = [_round(rng, {'a': 0.0}, sigma) for _ in range(5)]
+        rec, _ = st.verdict(rounds, ['a'], B, 'iops', st.HIGHER, budget=1.10, margin=margin)
+        hits += rec is not None
+    assert hits / runs <= 0.05
+
+
+def test_three_candidates_that_do_nothing_pass_at_most_three_in_32() -> None:
+    # the documented bound with k candidates, margin 0 (the worst case)
+    runs = 2000
+    hits = 0
+    for seed in range(runs):
+        rng = random.Random(seed)
+        rounds = [_round(rng, {'a': 0.0, 'b': 0.0, 'c': 0.0}, 0.1) for _ in range(5)]
+        rec, _ = st.verdict(rounds, ['a', 'b', 'c'], B, 'iops', st.HIGHER, 1.10, margin=0.0)
+        hits += rec is not None
+    assert hits / runs <= 3 / 32 + 0.01
+
+
+def test_a_real_effect_is_recommended_with_its_figures() -> None:
+    rng = random.Random(7)
+    rounds = [_round(rng, {'a': math.log(1.15), 'b': 0.0}, sigma=0.02) for _ in range(5)]
+    rec, arms = st.verdict(rounds, ['a', 'b'], B, 'iops', st.HIGHER, 1.10, 0.03)
+    assert rec == 'a'
+    a, b = arms
+    assert a.verdict == 'recommended' and b.verdict == 'below margin'
+    r = a.objective.ratios()
+    assert r['low'] is not None and r['high'] is not None
+    assert 1.03 < r['low'] <= r['median'] <= r['high'] and r['rounds'] == 5
+    assert len(r['per_round']) == 5
+    assert a.kv_sync_lat.rounds == 5 and a.write_amp.rounds == 5
+
+
+def test_power_a_15_percent_gain_under_modest_noise_is_mostly_found() -> None:
+    runs = 500
+    found = 0
+    for seed in range(runs):
+        rng = random.Random(seed)
+        rounds = [_round(rng, {'a': math.log(1.15)}, sigma=0.03) for _ in range(5)]
+        found += st.verdict(rounds, ['a'], B, 'iops', st.HIGHER, 1.10, 0.03)[0] == 'a'
+    assert found / runs >= 0.8
+
+
+def test_the_best_median_among_the_passing_wins_and_latency_is_lower_better() -> None:
+    rounds = [{B: {'lat': 1.0, 'write_amp': 1.0},
+               'a': {'lat': 0.90 + 0.01 * i, 'write_amp': 1.0},
+               'b': {'lat': 0.80 + 0.01 * i, 'write_amp': 1.0},
+               'c': {'lat': 1.20, 'write_amp': 1.0}} for i in range(5)]
+    rec, arms = st.verdict(rounds, ['a', 'b', 'c'], B, 'lat', st.LOWER, 1.10, 0.03)
+    assert rec == 'b'
+    assert [a.verdict for a in arms] == ['passes', 'recommended', 'below margin']
+
+
+def test_write_amp_over_the_budget_in_one_round_is_not_recommended() -> None:
+    rounds = [{B: {'iops': 100.0, 'write_amp': 1.0},
+               'a': {'iops': 150.0, 'write_amp': 1.2 if i == 3 else 1.0}} for i in range(5)]
+    rec, (a,) = st.verdict(rounds, ['a'], B, 'iops', st.HIGHER, 1.10, 0.03)
+    assert rec is None and a.verdict == 'over budget' and 'budget' in a.why
+
+
+def test_ties_and_degenerate_rounds() -> None:
+    same = [{B: {'iops': 100.0, 'write_amp': 1.0}, 'a': {'iops': 110.0, 'write_amp': 1.0}}] * 5
+    rec, (a,) = st.verdict(same, ['a'], B, 'iops', st.HIGHER, 1.10, 0.03)
+    # identical rounds: a zero-width interval, which clears the margin
+    assert a.objective.low == a.objective.high == pytest.approx(math.log(1.1))
+    assert rec == 'a'
+    nothing = [{B: {'iops': 100.0, 'write_amp': 1.0}, 'a': {'iops': 100.0, 'write_amp': 1.0}}] * 7
+    assert st.verdict(nothing, ['a'], B, 'iops', st.HIGHER, 1.10, 0.0)[0] is None
+    # four rounds cannot reach 90%, however good
+    rec, (a,) = st.verdict(same[:4], ['a'], B, 'iops', st.HIGHER, 1.10, 0.03)
+    assert rec is None and a.verdict == 'too few rounds'
+    assert math.isinf(a.objective.low) and a.objective.ratios()['low'] is None
+    # rounds without a usable pair are left out: no baseline, no figure, zero, inf
+    bad: List[Dict[str, Any]] = [
+        {'a': {'iops': 110.0, 'write_amp': 1.0}},
+        {B: None, 'a': {'iops': 110.0, 'write_amp': 1.0}},
+        {B: {'iops': 100.0, 'write_amp': 1.0}, 'a': {'iops': None, 'write_amp': 1.0}},
+        {B: {'iops': 0.0, 'write_amp': 1.0}, 'a': {'iops': 110.0, 'write_amp': 1.0}},
+        {B: {'iops': 100.0, 'write_amp': math.inf}, 'a': {'iops': 110.0, 'write_amp': 1.0}},
+    ]
+    assert st.paired(bad, 'a', B, 'iops') == [pytest.approx(math.log(1.1))]
+    assert st.paired(bad, 'a', B, 'write_amp') == [0.0, 0.0]
+    rec, (a,) = st.verdict(bad + same[:4], ['a'], B, 'iops', st.HIGHER, 1.10, 0.03)
+    assert a.objective.rounds == 5 and a.write_amp.rounds == 6 and rec == 'a'
+    # each figure knows its round (1-based), for the panel's per-round chart
+    assert a.objective.at == [5, 6, 7, 8, 9] and a.objective.ratios()['at'] == a.objective.at
+    assert st.verdict([], ['a'], B, 'iops', st.HIGHER, 1.10, 0.03)[1][0].objective.median is None
+
+
+def test_an_arm_taken_out_keeps_its_figures_and_says_why() -> None:
+    same = [{B: {'iops': 100.0, 'write_amp': 1.0}, 'a': {'iops': 110.0, 'write_amp': 1.0}}] * 5
+    rec, (a,) = st.verdict(same, ['a'], B, 'iops', st.HIGHER, 1.10, 0.03,
+                           out={'a': ('failed', 'failed in round 4: osd.0 is down')})
+    assert rec is None and a.verdict == 'failed' and a.objective.rounds == 5
+    assert 'round 4' in a.to_dict()['why']
+
+
+def test_a_candidate_is_dropped_only_once_it_cannot_pass() -> None:
+    up, wa = [0.10, 0.08, 0.12], [0.0, 0.0, 0.0]
+    assert st.futile(up, wa, 2, st.HIGHER, 0.03, 1.10) == ''
+    # at 5 rounds the bound is the worst round: one round under the margin decides
+    assert 'margin' in st.futile([0.10, 0.01, 0.12], wa, 2, st.HIGHER, 0.03, 1.10)
+    assert 'budget' in st.futile(up, [0.0, 0.2, 0.0], 2, st.HIGHER, 0.03, 1.10)
+    # with 7 rounds one bad round of three leaves room; three bad ones do not
+    assert st.futile([0.10, -0.05, 0.12], wa, 4, st.HIGHER, 0.03, 1.10) == ''
+    assert st.futile([-0.1, -0.05, -0.02], wa, 4, st.HIGHER, 0.03, 1.10) != ''
+    # latency: lower is better
+    assert st.futile([-0.10, -0.08, -0.12], wa, 2, st.LOWER, 0.03, 1.10) == ''
+    assert st.futile([-0.10, 0.01, -0.12], wa, 2, st.LOWER, 0.03, 1.10) != ''

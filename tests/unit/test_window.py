@@ -1,0 +1,98 @@
+"""Measurement windows against the fake cluster: a confirmation window ends by
+bytes (once the config it measures went through an L0 compaction cycle), not
+by the clock; the cap marks it short; WAL and SST bytes come apart."""
+import dataclasses
+from typing import Any, Tuple
+
+from fake_cluster import FakeClock, FakeCluster
+from rocks_autotune import metrics
+from rocks_autotune.metrics import Measurement
+from rocks_autotune.rocksdb_options import PACIFIC_DEFAULT, parse_options
+from rocks_autotune.space import MiB, SearchSpace
+from rocks_autotune.trial import Window, WindowSettings
+from rocks_autotune.workload import BenchWorkload
+
+# small memtables flushed in pairs, L0 compacts at 2 files: a cycle every 32 MiB of WAL
+SMALL = SearchSpace.render(parse_options(PACIFIC_DEFAULT), dataclasses.replace(
+    SearchSpace.candidate_from_options(parse_options(PACIFIC_DEFAULT)),
+    write_buffer_size=8 * MiB, min_write_buffer_number_to_merge=2,
+    level0_file_num_compaction_trigger=2))
+# Pacific's default: 256 MiB memtables, L0 compacts at RocksDB's 4: 1 GiB per cycle
+
+
+def run_window(options: str, compaction: bool, duration: float = 5.0,
+               factor: float = 40.0) -> Tuple[Measurement, int, FakeCluster]:
+    """One window on osd.0 running `options`; the measurement and how many
+    compactions the fake's RocksDB ran during it."""
+    clock = FakeClock()
+    cluster = FakeCluster(clock)
+    cluster.config_set('osd.0', 'bluestore_rocksdb_options', options)
+    cluster.restart_osd(0)
+    clock.advance(cluster.restart_delay)
+    state: Any = {'window': None, 'iops_estimate': None}
+    window = Window(cluster, 0, BenchWorkload(cluster, 0, chunk_seconds=1.0), WindowSettings(
+        warmup=1.0, duration=duration, min_flushes=0.0, max_window_factor=factor,
+        extend_seconds=1.0), state)
+    c = SearchSpace.candidate_from_options(parse_options(options))
+    window.begin(clock())
+    since = clock()
+    while True:
+        done, delay = window.warmup(clock(), since)
+        if done:
+            break
+        clock.advance(delay)
+    before = cluster.compactions[0]
+    for _ in range(10000):
+        m, delay = window.measure(clock(), c, compaction=compaction)
+        if m is not None:
+            return m, cluster.compactions[0] - before, cluster
+        clock.advance(delay)
+    raise AssertionError('the window never ended')
+
+
+def test_a_confirmation_window_lasts_until_its_config_compacted_and_no_longer() -> None:
+    small, small_compactions, _ = run_window(SMALL, compaction=True)
+    big, big_compactions, _ = run_window(PACIFIC_DEFAULT, compaction=True)
+    for m, compactions in ((small, small_compactions), (big, big_compactions)):
+        assert not m.window_short
+        assert m.l0_cycles is not None and m.l0_cycles >= 1.0
+        assert compactions >= 1  # the fake's RocksDB did compact in the window
+    # by bytes: the config with 1 GiB cycles ran far longer than the 32 MiB one
+    assert small.seconds < 10 < 20 < big.seconds
+    assert big.wal_bytes >= 4 * 256 * MiB
+
+
+def test_a_search_window_ends_by_the_clock_and_the_cap_marks_a_short_one() -> None:
+    search, _, _ = run_window(PACIFIC_DEFAULT, compaction=False)
+    assert 5.0 <= search.seconds < 7.0 and not search.window_short
+    assert search.l0_cycles is not None and search.l0_cycles < 1.0
+    capped, compactions, _ = run_window(PACIFIC_DEFAULT, compaction=True, factor=2.0)
+    assert 10.0 <= capped.seconds < 12.0
+    assert capped.window_short and compactions == 0
+
+
+def test_wal_and_sst_bytes_are_reported_apart() -> None:
+    m, _, _ = run_window(SMALL, compaction=True)
+    assert m.sst_bytes is not None and m.sst_files is not None
+    assert m.wal_bytes > 0 and m.sst_bytes > 0 and m.sst_files >= 3
+    assert m.db_bytes == m.wal_bytes + m.sst_bytes  # nothing on a slow device here
+    # osd bench writes below the PG layer: no client op latency under it
+    assert m.op_w_lat_ms is None
+
+
+def test_measurements_recorded_before_these_figures_still_load() -> None:
+    m, _, _ = run_window(SMALL, compaction=True)
+    old = {k: v for k, v in m.to_dict().items()
+           if k not in ('sst_bytes', 'sst_files', 'op_w_lat_ms', 'l0_cycles')}
+    back = Measurement.from_dict(old)
+    assert back.sst_bytes is None and back.l0_cycles is None and back.iops == m.iops
+
+
+def test_l0_cycles_is_the_smaller_of_what_the_wal_and_the_sst_files_allow() -> None:
+    def snap(wal: float, files: float) -> Any:
+        return {'bluefs': {'bytes_written_wal': wal, 'files_written_sst': files}}
+    zero = snap(0, 0)
+    # 4 flushes of 16 MiB at trigger 2: two cycles by the WAL; 3 files: one by the files
+    assert metrics.l0_cycles(zero, snap(64 * MiB, 3), 16 * MiB, 2) == 1.0
+    assert metrics.l0_cycles(zero, snap(16 * MiB, 30), 16 * MiB, 2) == 0.5
+    assert metrics.l0_cycles(zero, snap(16 * MiB, 30), 16 * MiB, 0) == 0.0
