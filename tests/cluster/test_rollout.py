@@ -32,7 +32,6 @@ from timeline import LEGEND, Row, one_at_a_time, restarts_of, table, watcher_fig
 OPTIONS = 'bluestore_rocksdb_options'
 ANNEX = 'bluestore_rocksdb_options_annex'
 CANARY = 0
-SESSION_ENDED = ('done', 'stopped', 'aborted', 'failed')
 ROLLOUT_ENDED = ('done', 'aborted', 'failed')
 BUILD = os.path.join(REPO, 'build')
 TIMELINE = os.path.join(BUILD, 'rollout-timeline.txt')
@@ -155,8 +154,8 @@ def test_short_session_then_apply_takes_no_keep_current_answer(lab: Lab) -> None
     assert not rocksdb_entries(lab), 'the lab has RocksDB options set already'
     lab.ceph('rocks-autotune', 'start', '--osd', str(CANARY), '--trials', '2',
              '--duration', '4')
-    lab.wait('the session to end', lambda: lab.status()['state'] in SESSION_ENDED, 900)
-    assert lab.status()['state'] == 'done', lab.status()
+    st = lab.wait_ended(900)
+    assert st['state'] == 'done', st
     best = json.loads(shown(lab, 'rocks-autotune', 'best', '-f', 'json').stdout)
     shown(lab, 'rocks-autotune', 'best')
     # one confirmation round (conftest): too few for an interval, so the answer
