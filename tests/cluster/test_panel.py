@@ -320,18 +320,19 @@ def test_page_in_headless_chromium_after_a_real_session(
     assert [t['index'] for t in api['trials']] == [t['index'] for t in history]
     api_st = get_json(url, '/api/status')
     # `best` and the panel: the confirmation's answer; when it recommends, the
-    # canary, then the OSDs of its class (the lab's are ssd)
+    # canary, then each other OSD of its class at its own mask (the lab's are ssd)
     best = short_session.best
     assert api_st['best']['answer'] == best['answer']
     assert api_st['best']['commands'] == best['commands']
     ssd = sorted(lab.json('osd', 'crush', 'class', 'ls-osd', 'ssd'))
-    assert best['mask'] == 'osd/class:ssd' and best['osds'] == ssd and osd in ssd, best
+    others = [f'osd.{i}' for i in ssd if i != osd]
+    assert best['masks'] == others and best['osds'] == ssd and osd in ssd, best
     if best['keeps_current']:
         assert st['best'] is None and best['commands'] == []
     else:
         assert api_st['best']['trial'] == st['best']['index']
         assert [a[3] for a in map(shlex.split, best['commands'])
-                if a[4] == 'bluestore_rocksdb_options'] == [f'osd.{osd}', 'osd/class:ssd']
+                if a[4] == 'bluestore_rocksdb_options'] == [f'osd.{osd}'] + others
         assert api_st['best']['osds'] == ssd
     metrics = request(url, 'GET', '/metrics')[2].decode()
     lat = st['baseline']['kv_sync_lat_ms'] / 1000
@@ -365,7 +366,7 @@ def test_page_in_headless_chromium_after_a_real_session(
     assert report['rounds_write_amp']['colours']['budget']['matching'] > 50  # the budget line
     if not best['keeps_current']:
         assert f'ceph config set osd.{osd} bluestore_rocksdb_options' in report['commands']
-        assert 'ceph config set osd/class:ssd bluestore_rocksdb_options' in report['commands']
+        assert f'ceph config set {others[0]} bluestore_rocksdb_options' in report['commands']
     # the charts drew their data, not only axes: series colours on the canvases
     conv, trade = report['convergence'], report['tradeoff']
     assert conv['canvas'] and conv['painted'] > 0 and trade['canvas'] and trade['painted'] > 0

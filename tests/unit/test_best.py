@@ -70,13 +70,11 @@ def test_commands_survive_a_shell_whatever_the_value(session: Dict[str, Any], va
     where = report.reach(1, osds({0: 'ssd', 1: 'ssd', 2: 'hdd'}))
     b = report.best_summary(state, where)
     assert b is not None
-    want = [['ceph', 'config', 'set', 'osd.1', 'bluestore_rocksdb_options', value]]
-    if annexed:
-        want.append(['ceph', 'config', 'set', 'osd.1', 'bluestore_rocksdb_options_annex', ''])
-    want.append(['ceph', 'config', 'set', 'osd/class:ssd', 'bluestore_rocksdb_options', value])
-    if annexed:
-        want.append(['ceph', 'config', 'set', 'osd/class:ssd',
-                     'bluestore_rocksdb_options_annex', ''])
+    want = []
+    for who in ('osd.1', 'osd.0'):  # the canary first
+        want.append(['ceph', 'config', 'set', who, 'bluestore_rocksdb_options', value])
+        if annexed:
+            want.append(['ceph', 'config', 'set', who, 'bluestore_rocksdb_options_annex', ''])
     ran = [argv_in_sh(c, str(tmp_path)) for c in b['commands']]
     assert not os.path.exists(canary_file), 'the shell ran part of the value'
     assert ran == want
@@ -87,19 +85,21 @@ def test_commands_survive_a_shell_whatever_the_value(session: Dict[str, Any], va
         assert '  ' + c in text
 
 
-def test_the_mask_is_the_canarys_device_class(session: Dict[str, Any]) -> None:
+def test_the_commands_reach_each_osd_of_the_canarys_device_class(
+        session: Dict[str, Any]) -> None:
     cluster = osds({0: 'ssd', 1: 'ssd', 2: 'hdd', 3: 'ssd', 5: 'hdd', 7: 'nvme'})
     where = report.reach(1, cluster)
-    assert where == {'mask': 'osd/class:ssd', 'device_class': 'ssd', 'osds': [0, 1, 3],
-                     'note': ''}
+    assert (where['masks'], where['device_class'], where['osds']) == (
+        ['osd.0', 'osd.3'], 'ssd', [0, 1, 3])
+    # not the class mask: a restarted OSD would not run options set there
+    assert "each OSD's own mask (osd.N), not osd/class:ssd" in where['note']
     b = report.best_summary(session['state'], where)
     assert b is not None
-    assert shlex.split(b['commands'][0])[3] == 'osd.1'  # the canary first
-    assert shlex.split(b['commands'][-1])[3] == 'osd/class:ssd'
-    assert not [c for c in b['commands'] if shlex.split(c)[3] == 'osd']
-    assert (b['mask'], b['osds'], b['canary']) == ('osd/class:ssd', [0, 1, 3], 1)
+    assert [shlex.split(c)[3] for c in b['commands']] == ['osd.1', 'osd.0', 'osd.3']
+    assert (b['masks'], b['osds'], b['canary']) == (['osd.0', 'osd.3'], [0, 1, 3], 1)
     text = report.best_text(b)
-    assert 'the OSDs of class ssd (osd/class:ssd: 3 OSDs, osd.0-1, osd.3)' in text
+    assert 'then on the OSDs of class ssd (3 OSDs: osd.0-1, osd.3)' in text
+    assert 'note: the commands set them at each OSD' in text
     assert report.reach(7, cluster)['osds'] == [7]
 
 
@@ -107,15 +107,15 @@ def test_a_canary_without_a_class_falls_back_to_osd_and_says_so(
         session: Dict[str, Any]) -> None:
     cluster = osds({0: '', 1: '', 2: 'hdd'})
     where = report.reach(1, cluster)
-    assert (where['mask'], where['osds']) == ('osd', [0, 1, 2])
+    assert (where['masks'], where['osds']) == (['osd'], [0, 1, 2])
     assert 'osd.1 has no device class' in where['note']
     b = report.best_summary(session['state'], where)
     assert b is not None
     assert shlex.split(b['commands'][-1])[3] == 'osd'
     text = report.best_text(b)
-    assert 'note: osd.1 has no device class' in text and 'every OSD (osd: 3 OSDs' in text
+    assert 'note: osd.1 has no device class' in text and 'every OSD (3 OSDs' in text
     gone = report.reach(9, cluster)  # a canary since removed from the map
-    assert gone['mask'] == 'osd' and 'osd.9 is not in the OSD map' in gone['note']
+    assert gone['masks'] == ['osd'] and 'osd.9 is not in the OSD map' in gone['note']
 
 
 def test_osd_list_folds_runs() -> None:
@@ -134,17 +134,18 @@ def test_best_reads_the_osd_map_when_asked() -> None:
     r = m.cmd_best(format='json')
     assert r.retval == 0
     b = json.loads(r.stdout)
-    assert (b['mask'], b['device_class'], b['osds']) == ('osd/class:ssd', 'ssd', [0, 1])
-    assert [shlex.split(c)[3] for c in b['commands']] == ['osd.1', 'osd/class:ssd']
+    assert (b['masks'], b['device_class'], b['osds']) == (['osd.0'], 'ssd', [0, 1])
+    assert [shlex.split(c)[3] for c in b['commands']] == ['osd.1', 'osd.0']
     assert all(shlex.split(c)[5] == b['options'] for c in b['commands'])
     text = m.cmd_best().stdout
-    assert '(osd/class:ssd: 2 OSDs, osd.0-1)' in text
+    assert 'the OSDs of class ssd (2 OSDs: osd.0-1)' in text
     # the class changed after the session: `best` follows the cluster, not the session
     m.cluster.info[2].device_class = 'ssd'
-    assert json.loads(m.cmd_best(format='json').stdout)['osds'] == [0, 1, 2]
+    b = json.loads(m.cmd_best(format='json').stdout)
+    assert b['osds'] == [0, 1, 2] and len(b['commands']) == 3
     # and the panel shows the same commands and OSDs
     from rocks_autotune import panel
     m.publish()
     st = json.loads(panel.Panel(lambda: m.panel_snapshot).handle('GET', '/api/status').body)
     assert st['best']['commands'] == b['commands']
-    assert (st['best']['mask'], st['best']['osds']) == ('osd/class:ssd', [0, 1, 2])
+    assert (st['best']['masks'], st['best']['osds']) == (['osd.0', 'osd.2'], [0, 1, 2])

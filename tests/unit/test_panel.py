@@ -95,11 +95,11 @@ def test_status_has_baseline_the_confirmed_answer_and_commands(done: panel.Snaps
     assert len(best['candidates']) == 3
     # the search's leader is shown as such, apart from the answer
     assert st['leader']['verdict'] in ('feasible', 'baseline')
-    # the canary, then the OSDs of its device class (the fake cluster's are all ssd)
+    # the canary, then each other OSD of its device class (the fake cluster's are all ssd)
     assert [shlex.split(c) for c in best['commands']] == [
         ['ceph', 'config', 'set', who, 'bluestore_rocksdb_options', best['options']]
-        for who in ('osd.1', 'osd/class:ssd')]
-    assert best['osds'] == [0, 1, 2] and best['mask'] == 'osd/class:ssd'
+        for who in ('osd.1', 'osd.0', 'osd.2')]
+    assert best['osds'] == [0, 1, 2] and best['masks'] == ['osd.0', 'osd.2']
 
 
 def test_trials_rows_best_so_far_and_markers(done: panel.Snapshot) -> None:

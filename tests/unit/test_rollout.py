@@ -13,9 +13,9 @@ from rocks_autotune.canary import ANNEX, OPTIONS
 from rocks_autotune.cluster import ClusterError
 from rocks_autotune.rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT
 from rocks_autotune.rollout import MOVES, Phase, Rollout, RolloutSettings
-from rocks_autotune.rollout_plan import (NothingToRevert, RolloutRefused, beats,
-                                         parse_osd_ids, plan_apply, plan_revert,
-                                         recommendation, undo_commands)
+from rocks_autotune.rollout_plan import (NothingToRevert, RolloutRefused, parse_osd_ids,
+                                         plan_apply, plan_revert, recommendation,
+                                         undo_commands)
 from rocks_autotune.store import RolloutStore, StoreError
 
 NEW = NEW_TUNING
@@ -111,16 +111,22 @@ def runs(h: Harness, osd: int) -> str:
 SSDS_IN_ORDER = [3, 0, 1, 4, 2, 5]
 
 
+def at_each(osds: List[int], values: Dict[str, Any]) -> Dict[str, Any]:
+    return {f'osd.{i}': dict(values) for i in osds}
+
+
 # ---------------------------------------------------------------- the plan
 
 def test_the_plan_takes_the_canarys_class_host_by_host_in_crush_order() -> None:
     h = Harness()
     plan = plan_apply(h.cluster, NEW, '--options', canary=4)
-    assert plan['mask'] == 'osd/class:ssd' and plan['target'] == 'the OSDs of class ssd'
+    assert plan['target'] == 'the OSDs of class ssd'
     assert [(o['osd'], o['host']) for o in plan['osds']] == [
         (3, 'b'), (0, 'b'), (1, 'a'), (4, 'a'), (2, 'c'), (5, 'c')]
-    assert plan['sets'] == {'osd/class:ssd': {OPTIONS: NEW}}
-    assert plan['priors'] == {'osd/class:ssd': {OPTIONS: None}}
+    # each OSD's own mask, in restart order: a class mask would not reach BlueStore
+    assert list(plan['sets'].items()) == list(at_each(SSDS_IN_ORDER, {OPTIONS: NEW}).items())
+    assert plan['priors'] == at_each(SSDS_IN_ORDER, {OPTIONS: None})
+    assert len(plan['notes']) == 1 and 'not osd/class:ssd' in plan['notes'][0]
     assert all(o['before'][OPTIONS] == PACIFIC_DEFAULT and o['status'] == 'pending'
                for o in plan['osds'])
     hdds = plan_apply(h.cluster, NEW, '--options', device_class='hdd')
@@ -131,8 +137,8 @@ def test_the_plan_with_osds_sets_each_osds_own_mask_in_crush_order() -> None:
     h = Harness()
     plan = plan_apply(h.cluster, NEW, '--options', osd_ids=parse_osd_ids('5,1,osd.3'))
     assert [o['osd'] for o in plan['osds']] == [3, 1, 5]
-    assert plan['sets'] == {f'osd.{i}': {OPTIONS: NEW} for i in (5, 1, 3)}
-    assert plan['priors'] == {f'osd.{i}': {OPTIONS: None} for i in (5, 1, 3)}
+    assert plan['sets'] == at_each([3, 1, 5], {OPTIONS: NEW}) and plan['notes'] == []
+    assert plan['priors'] == at_each([3, 1, 5], {OPTIONS: None})
 
 
 def test_dry_run_text_shows_masks_order_what_each_gets_now_and_the_undo() -> None:
@@ -148,48 +154,46 @@ def test_dry_run_text_shows_masks_order_what_each_gets_now_and_the_undo() -> Non
     plan = plan_apply(h.cluster, NEW, 'session x', canary=0)
     text = report.plan_text(plan, undo_commands(plan))
     assert 'plan: apply to the OSDs of class ssd, one OSD at a time' in text
-    assert 'osd/class:ssd bluestore_rocksdb_options: B -> A' in text
+    config = [ln.split()[0] for ln in text.splitlines()[3:9]]
+    assert config == [f'osd.{i}' for i in SSDS_IN_ORDER]
+    assert '  osd.3 bluestore_rocksdb_options: (not set) -> A' in text
+    assert '  note: the options go to each OSD\'s own mask (osd.N), not osd/class:ssd' in text
     assert f'A = {NEW}' in text and f'B = {NEW_TUNING_LZ4}' in text
     lines = text.splitlines()
     order = [ln.split()[1] for ln in lines if ln.strip()[:1].isdigit()]
     assert order == [f'osd.{i}' for i in SSDS_IN_ORDER]
+    # what a class mask does: `config get` answers it, the OSD runs what it ran
     assert '    1. osd.3 (host b): gets B from the monitors now, runs C (not restarted ' \
         'since they changed)' in lines
     assert f'C = {PACIFIC_DEFAULT}' in text
     assert '    6. osd.5 (host c): gets B from the monitors now, runs ? (it did not answer)' \
         in lines
     assert 'undo: ceph rocks-autotune revert' in text
-    assert '  ' + shlex.join(['ceph', 'config', 'set', 'osd/class:ssd', OPTIONS,
-                              NEW_TUNING_LZ4]) in lines
+    assert '  ' + shlex.join(['ceph', 'config', 'rm', 'osd.3', OPTIONS]) in lines
     assert h.cluster.restarts == [] and h.cluster.config == {
         ('osd/class:ssd', OPTIONS): NEW_TUNING_LZ4}
 
 
-def test_an_osds_own_value_that_beats_the_class_mask_is_set_too_and_said() -> None:
+def test_an_osds_own_value_is_saved_and_other_masks_are_left_alone() -> None:
     h = Harness()
     h.cluster.config_set('osd.1', OPTIONS, NEW_TUNING_LZ4)
     h.cluster.config_set('osd/host:c', OPTIONS, NEW_TUNING_LZ4)  # osd.2, osd.5 (and HDDs)
-    h.cluster.config_set('osd', OPTIONS, 'compression=kNoCompression')  # loses to the class
+    h.cluster.config_set('osd', OPTIONS, 'compression=kNoCompression')
     plan = plan_apply(h.cluster, NEW, '--options', canary=0)
-    assert plan['sets'] == {'osd/class:ssd': {OPTIONS: NEW}, 'osd.1': {OPTIONS: NEW},
-                            'osd.2': {OPTIONS: NEW}, 'osd.5': {OPTIONS: NEW}}
-    assert plan['priors'] == {'osd/class:ssd': {OPTIONS: None}, 'osd.1': {OPTIONS: NEW_TUNING_LZ4},
-                              'osd.2': {OPTIONS: None}, 'osd.5': {OPTIONS: None}}
-    assert [o.split(':')[0] for o in plan['overrides']] == ['osd.1', 'osd.2', 'osd.5']
-    assert 'osd/host:c bluestore_rocksdb_options' in plan['overrides'][1]
+    assert plan['sets'] == at_each(SSDS_IN_ORDER, {OPTIONS: NEW})
+    assert plan['priors'] == dict(at_each(SSDS_IN_ORDER, {OPTIONS: None}),
+                                  **{'osd.1': {OPTIONS: NEW_TUNING_LZ4}})
     text = report.plan_text(plan, undo_commands(plan))
-    assert 'osd.1: osd.1 bluestore_rocksdb_options beats osd/class:ssd, so the plan sets ' \
-        'bluestore_rocksdb_options at osd.1 too' in text
     assert 'ceph config rm osd.2 bluestore_rocksdb_options' in text
+    assert shlex.join(['ceph', 'config', 'set', 'osd.1', OPTIONS, NEW_TUNING_LZ4]) in text
 
 
 def test_an_annex_is_blanked_at_the_same_masks() -> None:
     h = Harness()
     h.cluster.config_set('osd.4', ANNEX, 'write_buffer_size=33554432')
     plan = plan_apply(h.cluster, NEW, '--options', canary=0)
-    assert plan['sets'] == {'osd/class:ssd': {OPTIONS: NEW, ANNEX: ''},
-                            'osd.4': {ANNEX: ''}}
-    assert plan['priors']['osd.4'] == {ANNEX: 'write_buffer_size=33554432'}
+    assert plan['sets'] == at_each(SSDS_IN_ORDER, {OPTIONS: NEW, ANNEX: ''})
+    assert plan['priors']['osd.4'] == {OPTIONS: None, ANNEX: 'write_buffer_size=33554432'}
 
 
 @pytest.mark.parametrize('kw, setup, message', [
@@ -222,16 +226,6 @@ def test_bad_input_is_refused_and_changes_nothing(kw: Dict[str, Any], setup: Any
 def test_an_osd_list_that_does_not_parse_is_refused(text: str) -> None:
     with pytest.raises(RolloutRefused, match='--osds'):
         parse_osd_ids(text)
-
-
-def test_what_beats_a_mask() -> None:
-    assert beats('osd.3', 3, 'osd/class:ssd')
-    assert beats('osd/host:a', 3, 'osd/class:ssd')
-    assert beats('osd/rack:r1/class:ssd', 3, 'osd/class:ssd')
-    assert not beats('osd', 3, 'osd/class:ssd')
-    assert not beats('global/host:a', 3, 'osd/class:ssd')
-    assert not beats('osd/class:ssd', 3, 'osd/class:ssd')
-    assert beats('osd.3/host:a', 3, 'osd.3') and not beats('osd/host:a', 3, 'osd.3')
 
 
 def _session(answer: str, **extra: Any) -> Dict[str, Any]:
@@ -281,7 +275,7 @@ def test_apply_restarts_one_osd_at_a_time_through_the_gate_with_noout() -> None:
     assert not any(h.cluster.noout.values())
     assert all(runs(h, i) == NEW for i in SSDS_IN_ORDER)
     assert runs(h, 6) == runs(h, 7) == PACIFIC_DEFAULT
-    assert h.cluster.config == {('osd/class:ssd', OPTIONS): NEW}
+    assert h.cluster.config == {(f'osd.{i}', OPTIONS): NEW for i in SSDS_IN_ORDER}
     assert set(statuses(ro).values()) == {'done'} and ro.progress() == 1.0
 
 
@@ -351,8 +345,8 @@ def test_an_osd_that_does_not_come_back_stops_the_rollout_and_is_put_back() -> N
                             5: 'pending'}
     failed = ro.r['osds'][2]
     assert failed['put_back'] == 'done' and 'did not come back up' in failed['error']
-    # put back on its prior options, at its own mask (saved first: revert removes it)
-    assert h.cluster.config_get_own('osd.1', OPTIONS) == PACIFIC_DEFAULT
+    # put back on its prior options: its own mask as it was (nothing set there)
+    assert h.cluster.config_get_own('osd.1', OPTIONS) is None
     assert runs(h, 1) == PACIFIC_DEFAULT and h.cluster.osds()[1].up
     assert ro.r['priors']['osd.1'] == {OPTIONS: None}
     assert [runs(h, i) for i in (3, 0)] == [NEW, NEW]
@@ -366,6 +360,23 @@ def test_an_osd_that_does_not_come_back_stops_the_rollout_and_is_put_back() -> N
     assert '`ceph rocks-autotune revert` puts back' in text
 
 
+def test_put_back_and_revert_wait_for_what_the_osd_ran_not_a_class_mask_it_never_read() -> None:
+    # options at the class mask: the mon answers them, the OSDs never ran them
+    h = Harness()
+    h.cluster.config_set('osd/class:ssd', OPTIONS, NEW_TUNING_LZ4)
+    broken_on(h, 1, NEW)
+    ro = h.apply()
+    h.run()
+    assert ro.r['state'] == 'failed' and ro.r['osds'][2]['put_back'] == 'done'
+    assert runs(h, 1) == PACIFIC_DEFAULT and h.cluster.config_get('osd.1', OPTIONS) == \
+        NEW_TUNING_LZ4
+    ro = h.revert()
+    h.run()
+    assert ro.r['state'] == 'done' and ro.health_checks() == {}
+    assert all(runs(h, i) == PACIFIC_DEFAULT for i in range(8))
+    assert h.cluster.config == {('osd/class:ssd', OPTIONS): NEW_TUNING_LZ4}
+
+
 def test_revert_after_a_failure_puts_back_every_mask_and_restarts_the_osds_done() -> None:
     h = Harness()
     broken_on(h, 1, NEW)
@@ -373,7 +384,7 @@ def test_revert_after_a_failure_puts_back_every_mask_and_restarts_the_osds_done(
     h.run()
     n = len(h.cluster.restarts)
     ro = h.revert()
-    assert ro.r['sets'] == {'osd/class:ssd': {OPTIONS: None}, 'osd.1': {OPTIONS: None}}
+    assert ro.r['sets'] == at_each(SSDS_IN_ORDER, {OPTIONS: None})
     assert [o['osd'] for o in ro.r['osds']] == [3, 0]
     h.run()
     assert ro.r['state'] == 'done' and ro.health_checks() == {}
@@ -395,7 +406,7 @@ def test_a_restart_that_cannot_be_issued_fails_the_osd_and_the_put_back_says_so(
     assert 'restarting osd.0 failed' in ro.r['error']
     detail = '\n'.join(ro.health_checks()['ROCKS_AUTOTUNE_ROLLOUT_FAILED']['detail'])
     assert 'NOT known to run them' in detail
-    assert h.cluster.config_get_own('osd.0', OPTIONS) == PACIFIC_DEFAULT
+    assert h.cluster.config_get_own('osd.0', OPTIONS) is None  # its own mask as it was
     assert not any(h.cluster.noout.values())  # set for the restart, cleared at the end
 
 
@@ -434,8 +445,7 @@ def test_a_failover_at_every_step_still_ends_the_same() -> None:
     assert ro.r['state'] == 'failed' and statuses(ro)[4] == 'failed'
     assert ro.r['osds'][3]['put_back'] == 'done'
     assert h.restarted() == [3, 0, 1, 4]  # osd.4's restart on the new options never came up
-    assert h.cluster.config == {('osd/class:ssd', OPTIONS): NEW,
-                                ('osd.4', OPTIONS): PACIFIC_DEFAULT}
+    assert h.cluster.config == {(f'osd.{i}', OPTIONS): NEW for i in SSDS_IN_ORDER if i != 4}
 
 
 def test_abort_stops_after_the_osd_in_flight_and_revert_undoes_what_was_done() -> None:
@@ -482,15 +492,15 @@ def test_revert_of_a_partial_rollout_restores_values_and_absences_at_every_mask(
     h = Harness()
     lz4 = NEW_TUNING_LZ4
     h.cluster.config.update({
-        ('osd/class:ssd', OPTIONS): lz4,                     # replaced at the class mask
-        ('osd.1', OPTIONS): 'compression=kNoCompression',    # an own value that beats it
-        ('osd/host:c', OPTIONS): PACIFIC_DEFAULT,            # a host mask that beats it
+        ('osd/class:ssd', OPTIONS): lz4,                     # left as is (see CLASS_MASK_NOTE)
+        ('osd.1', OPTIONS): 'compression=kNoCompression',    # an own value, replaced
+        ('osd/host:c', OPTIONS): PACIFIC_DEFAULT,            # a host mask, left as is
         ('osd.4', ANNEX): 'write_buffer_size=33554432',      # an annex, blanked
         ('osd', 'osd_max_backfills'): '2',                   # not the rollout's
     })
     before = dict(h.cluster.config)
     ro = h.apply()
-    assert set(ro.r['sets']) == {'osd/class:ssd', 'osd.1', 'osd.2', 'osd.4', 'osd.5'}
+    assert list(ro.r['sets']) == [f'osd.{i}' for i in SSDS_IN_ORDER]
     h.run(until=h.ssd_in_flight(4, 'wait'))
     ro.request_abort()
     h.run()
@@ -500,8 +510,9 @@ def test_revert_of_a_partial_rollout_restores_values_and_absences_at_every_mask(
     h.revert()
     h.run()
     assert h.cluster.config == before
-    for i in range(8):
-        assert runs(h, i) == h.cluster.config_get(f'osd.{i}', OPTIONS)
+    for i in range(8):  # what each ran before the apply (the class mask never reached one)
+        assert runs(h, i) == h.cluster.config_get(f'osd.{i}', OPTIONS, at_start=True)
+    assert h.cluster.config_get('osd.3', OPTIONS) == lz4  # what the mon answers
 
 
 def test_a_revert_cut_short_is_finished_by_the_next_revert() -> None:
@@ -526,11 +537,11 @@ def test_a_revert_cut_short_is_finished_by_the_next_revert() -> None:
 def test_a_config_change_between_the_plan_and_its_start_changes_nothing() -> None:
     h = Harness()
     plan = plan_apply(h.cluster, NEW, '--options', canary=0)
-    h.cluster.config_set('osd/class:ssd', OPTIONS, NEW_TUNING_LZ4)
+    h.cluster.config_set('osd.2', OPTIONS, NEW_TUNING_LZ4)
     ro = h.begin(plan)
     h.run()
     assert ro.r['state'] == 'failed' and 'config changed since the plan' in ro.r['error']
-    assert h.cluster.config == {('osd/class:ssd', OPTIONS): NEW_TUNING_LZ4}
+    assert h.cluster.config == {('osd.2', OPTIONS): NEW_TUNING_LZ4}
     assert h.cluster.restarts == [] and ro.health_checks() == {}
     with pytest.raises(NothingToRevert):
         plan_revert(h.cluster, ro.r)
@@ -539,12 +550,12 @@ def test_a_config_change_between_the_plan_and_its_start_changes_nothing() -> Non
 def test_a_mask_the_plan_did_not_see_puts_the_config_back_before_any_restart() -> None:
     h = Harness()
     plan = plan_apply(h.cluster, NEW, '--options', canary=0)
-    h.cluster.config_set('osd/host:a', OPTIONS, NEW_TUNING_LZ4)  # after the plan
+    h.cluster.config_set('osd.1/host:a', OPTIONS, NEW_TUNING_LZ4)  # after the plan
     ro = h.begin(plan)
     h.run()
     assert ro.r['state'] == 'failed' and not ro.r['changed']
     assert 'osd.1 gets bluestore_rocksdb_options' in ro.r['error']
-    assert h.cluster.config == {('osd/host:a', OPTIONS): NEW_TUNING_LZ4}
+    assert h.cluster.config == {('osd.1/host:a', OPTIONS): NEW_TUNING_LZ4}
     assert h.cluster.restarts == []
 
 

@@ -43,10 +43,12 @@ def test_apply_rolls_the_last_recommendation_out_and_revert_puts_it_back(mgr: An
     r, plan, _ = out(mgr.cmd_apply(dry_run=True))
     assert r == 0 and 'plan: apply to the OSDs of class ssd' in plan
     assert f'from session {status(mgr)["id"]} (canary osd.1): recommend trial' in plan
-    assert 'osd/class:ssd bluestore_rocksdb_options' in plan
+    assert 'osd.0 bluestore_rocksdb_options' in plan and 'not osd/class:ssd' in plan
     plan_json = json.loads(out(mgr.cmd_apply(dry_run=True, format='json'))[1])
-    assert plan_json['options'] == best['options'] and plan_json['mask'] == 'osd/class:ssd'
-    assert plan_json['undo'] == ['ceph config rm osd/class:ssd bluestore_rocksdb_options']
+    assert plan_json['options'] == best['options'] and list(plan_json['sets']) == [
+        'osd.0', 'osd.1', 'osd.2']
+    assert plan_json['undo'] == [f'ceph config rm osd.{i} bluestore_rocksdb_options'
+                                 for i in range(3)]
     assert mgr.mock_store == store and mgr.cluster.config == config  # a dry run changes nothing
     restarts = len(mgr.cluster.restarts)
     r, o, _ = out(mgr.cmd_apply())
@@ -57,7 +59,7 @@ def test_apply_rolls_the_last_recommendation_out_and_revert_puts_it_back(mgr: An
     st = status(mgr)['rollout']
     assert st['state'] == 'done' and st['counts']['done'] == 3
     assert ('complete', f'rocks-autotune-apply-{st["id"]}') in events(mgr)
-    assert mgr.cluster.config[('osd/class:ssd', OPTIONS)] == best['options']
+    assert all(mgr.cluster.config[(f'osd.{i}', OPTIONS)] == best['options'] for i in range(3))
     assert [o for o, _ in mgr.cluster.restarts[restarts:]] == [0, 1, 2]
     assert all(mgr.cluster.running[i] == best['options'] for i in range(3))
     assert mgr.mock_health == {}
@@ -146,7 +148,7 @@ def test_abort_stops_the_rollout_and_only_revert_may_follow(mgr: Any) -> None:
     assert 'ROCKS_AUTOTUNE_ROLLOUT_INCOMPLETE' in mgr.mock_health
     assert events(mgr)[-1][0] == 'fail'
     text = out(mgr.cmd_status())[1]
-    assert 'rollout: apply to the OSDs of class ssd (osd/class:ssd): aborted' in text
+    assert 'rollout: apply to the OSDs of class ssd: aborted' in text
     assert 'done: osd.0; restarting: none; pending: osd.1-2; failed: none' in text
     r, _, err = out(mgr.cmd_apply(options=NEW, device_class='ssd'))
     assert r == -errno.EBUSY and 'revert` it first' in err

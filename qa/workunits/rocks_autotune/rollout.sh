@@ -3,11 +3,12 @@
 # only.  After a short session on a canary, `apply` takes its recommendation;
 # the workunits confirm in one round, too few to recommend, so the answer is
 # to keep the current options and apply refuses: the options the session
-# confirmed are given with --options instead.  The OSDs are named with
-# --osds (each OSD's own mask osd.N): on Tentacle 20.2.4 an OSD restarted
-# does not run bluestore_rocksdb_options set at a class mask (osd/class:ssd),
-# though `ceph config get osd.N` says it should.  With the canary's own annex
-# set (so the plan blanks the annex at each osd.N, saving the canary's):
+# confirmed are given with --options instead.  No OSD is named: apply takes
+# the canary's class, and sets each OSD's own mask osd.N (on Tentacle 20.2.4
+# an OSD restarted does not run bluestore_rocksdb_options set at a class
+# mask, osd/class:ssd, though `ceph config get osd.N` says it should).  With
+# the canary's own annex set (so the plan blanks the annex at each osd.N,
+# saving the canary's):
 #   - apply --dry-run changes nothing (config, OSD map);
 #   - apply to the OSDs of the canary's class: it ends done, each OSD
 #     restarted once (one new up_from), never two down at once in a sample,
@@ -158,7 +159,7 @@ state=$(ra_wait_ended)
 [ "$state" = done ] || ra_die "the session ended $state, not done"
 ceph rocks-autotune best
 bestj=$(ceph rocks-autotune best -f json)
-apply=(ceph rocks-autotune apply --osds "${osds// /,}")
+apply=(ceph rocks-autotune apply)
 if [ "$(ra_py "j['answer']" <<<"$bestj")" = 'keep current' ]; then
     if err=$(ceph rocks-autotune apply --dry-run 2>&1); then
         ra_die "apply without --options took a 'keep current' answer: $err"
@@ -180,7 +181,7 @@ else
 fi
 ra_log "rolling out: $options"
 
-# ---- the canary's own annex beats the class mask: the plan blanks it there too
+# ---- the canary's own annex: the plan blanks it at each osd.N, saving it
 ceph config set "osd.$osd" "$ANNEX" "$ANNEX_VALUE"
 ANNEX_SET=$osd
 before=$(rocksdb_config)
@@ -194,7 +195,8 @@ done
 map=$(osd_sample | cut -d' ' -f2-)
 plan=$("${apply[@]}" --dry-run -f json)
 "${apply[@]}" --dry-run
-[ "$(ra_py "j['mask']" <<<"$plan")" = osd.N ] || ra_die "plan: not each OSD's own mask: $plan"
+ra_py "j['notes'][0]" <<<"$plan" | grep -qF "not osd/class:$cls" \
+    || ra_die "plan: does not say why each OSD's own mask: $plan"
 [ "$(ra_py "' '.join(str(o['osd']) for o in sorted(j['osds'], key=lambda o: o['osd']))" \
      <<<"$plan")" = "$osds" ] || ra_die "plan: not the OSDs of class $cls: $plan"
 [ "$(ra_py "' '.join(sorted(j['sets'], key=lambda w: int(w[4:])))" <<<"$plan")" \

@@ -18,6 +18,11 @@ SAVED = (OPTIONS, ANNEX, BENCH_LIMIT_OPTION)
 # what every trial is built on, at each mask that reaches the canary (osd,
 # osd/class:ssd, osd/host:..., osd.N): a change there makes the candidates stale
 WATCHED = (OPTIONS, ANNEX, CFS)
+# why the options go to each OSD's own mask, never to osd/class:<class>
+CLASS_MASK_NOTE = (
+    "each OSD's own mask (osd.N), not osd/class:{cls}: an OSD reads the options when it "
+    'opens BlueStore, before the monitors give it what is set at a class mask, so it would '
+    'not run options set there (seen on Tentacle 20.2.4; Ceph tracker 65228)')
 
 Originals = Dict[str, Optional[str]]
 

@@ -603,9 +603,9 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
     def cmd_apply(self, device_class: Optional[str] = None, osds: Optional[str] = None,
                   options: Optional[str] = None, dry_run: bool = False,
                   format: str = 'plain') -> HandleCommandResult:
-        """Set RocksDB options for a device class (default: the last canary's) or --osds
-        N,M and restart those OSDs one at a time; the last session's recommendation unless
-        --options is given. --dry-run: show the plan, change nothing
+        """Set RocksDB options on the OSDs of a device class (default: the last canary's)
+        or --osds N,M, each at its own mask osd.N, and restart them one at a time; the last
+        session's recommendation unless --options is given. --dry-run: show the plan
         """
         def make_plan() -> RolloutPlan:
             ids = parse_osd_ids(osds) if osds is not None else None

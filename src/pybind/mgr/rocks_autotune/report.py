@@ -5,7 +5,7 @@ here computes a statistic (the command thread must not import scipy/numpy).
 import shlex
 from typing import Any, Dict, List, Mapping, Optional
 
-from .canary import ANNEX, OPTIONS
+from .canary import ANNEX, CLASS_MASK_NOTE, OPTIONS
 from .cluster import OsdInfo
 from .metrics import OBJECTIVE_NAMES
 from .views import answer_line, arm_record, final_answer, ratio_text, recommended_arm
@@ -134,21 +134,20 @@ STALE = ('measured against the options in effect when the session started, which
 
 
 def reach(canary: int, osds: Mapping[int, OsdInfo]) -> Dict[str, Any]:
-    """Where the best options go after the canary: the OSDs of its device class.
-
-    A value at `osd` would reach every OSD, HDDs included, and lose to one
-    already set at `osd/class:C`; the class mask reaches the OSDs of the class
-    the options were measured on, and beats `osd`.  `osds`: the cluster's OSD
-    map, as `Cluster.osds` reads it.
+    """Where the best options go after the canary: the other OSDs of its
+    device class (the class the options were measured on), each at its own
+    mask (CLASS_MASK_NOTE); with no class, every OSD (`osd`).  `osds`: the
+    cluster's OSD map, as `Cluster.osds` reads it.
     """
     info = osds.get(canary)
     cls = info.device_class if info is not None else ''
     if cls:
-        return {'mask': f'osd/class:{cls}', 'device_class': cls,
-                'osds': sorted(i for i, o in osds.items() if o.device_class == cls),
-                'note': ''}
+        members = sorted(i for i, o in osds.items() if o.device_class == cls)
+        return {'masks': [f'osd.{i}' for i in members if i != canary], 'device_class': cls,
+                'osds': members,
+                'note': 'the commands set them at ' + CLASS_MASK_NOTE.format(cls=cls)}
     why = 'has no device class' if info is not None else 'is not in the OSD map'
-    return {'mask': 'osd', 'device_class': '', 'osds': sorted(osds),
+    return {'masks': ['osd'], 'device_class': '', 'osds': sorted(osds),
             'note': f'osd.{canary} {why}: the options go to every OSD'}
 
 
@@ -172,12 +171,12 @@ def best_summary(state: Dict[str, Any],
     arm = recommended_arm(result)
     chosen = arm_record(state, arm['arm']) if arm else None
     if where is None:
-        where = {'mask': None, 'device_class': None, 'osds': None,
+        where = {'masks': None, 'device_class': None, 'osds': None,
                  'note': "the OSD map was not read: the canary's commands only"}
     commands = []
     changed = list(state.get('config_changes') or [])
     if chosen is not None:
-        for who in [f'osd.{osd}'] + ([where['mask']] if where['mask'] else []):
+        for who in [f'osd.{osd}'] + (where['masks'] or []):
             commands.append(config_set(who, OPTIONS, chosen['options']))
             if state.get('annexed'):  # the annex is folded into the options string
                 commands.append(config_set(who, ANNEX, ''))
@@ -201,7 +200,7 @@ def best_summary(state: Dict[str, Any],
                             why=a['why'], rounds=a['objective']['rounds'],
                             options=arm_record(state, a['arm'])['options'])
                        for a in result['arms']],
-        'canary': osd, 'mask': where['mask'], 'device_class': where['device_class'],
+        'canary': osd, 'masks': where['masks'], 'device_class': where['device_class'],
         'osds': where['osds'], 'note': where['note'], 'commands': commands,
         'config_changed': changed}
 
@@ -241,21 +240,20 @@ def best_text(b: Dict[str, Any]) -> str:
     lines.append(f'bluestore_rocksdb_options = {b["options"]}')
     if b['note']:
         lines.append(f'note: {b["note"]}')
-    if b['mask'] is None:
+    if b['masks'] is None:
         lines.append(f'to apply on the canary (osd.{b["canary"]}); it takes effect on restart:')
     else:
         n = len(b['osds'])
         target = (f'the OSDs of class {b["device_class"]}' if b['device_class']
                   else 'every OSD')
         lines.append(f'to apply on the canary (osd.{b["canary"]}) only, then on {target} '
-                     f'({b["mask"]}: {n} OSD{"" if n == 1 else "s"}, {osd_list(b["osds"])}); '
-                     'each takes effect on restart, and an OSD with a value of its own '
-                     'keeps it:')
+                     f'({n} OSD{"" if n == 1 else "s"}: {osd_list(b["osds"])}); each takes '
+                     'effect on restart:')
     lines += ['  ' + c for c in b['commands']]
     if b['device_class']:
-        lines.append(f'or let the module roll it out to {b["mask"]}, one OSD at a time through '
-                     'the restart gate: ceph rocks-autotune apply --dry-run (the plan), then '
-                     'ceph rocks-autotune apply')
+        lines.append(f'or let the module roll it out to the OSDs of class {b["device_class"]}, '
+                     'one OSD at a time through the restart gate: ceph rocks-autotune apply '
+                     '--dry-run (the plan), then ceph rocks-autotune apply')
     return '\n'.join(lines)
 
 
@@ -281,14 +279,13 @@ def plan_text(plan: Mapping[str, Any], undo: List[str]) -> str:
         lines = [f'plan: revert apply {plan["of"]}: put back what it changed, then restart '
                  'the OSDs that may run its options, one at a time']
     lines.append('config (now -> then):')
-    # the plan's own mask first
-    for who, names in sorted(plan['sets'].items(), key=lambda i: (i[0] != plan['mask'], i[0])):
+    for who, names in plan['sets'].items():  # in restart order
         for name, value in sorted(names.items()):
             now = plan['priors'].get(who, {}).get(name)
             shown = '(not set)' if now is None else label(now)
             lines.append(f'  {who} {name}: ' + (f'{shown} (as now)' if now == value else
                          f'{shown} -> {"(not set)" if value is None else label(value)}'))
-    lines += [f'  {o}' for o in plan['overrides']]
+    lines += [f'  note: {n}' for n in plan['notes']]
     osds = plan['osds']
     lines.append(f'restarts ({len(osds)}, host by host in CRUSH order; before each: no OSD '
                  'down, PGs active+clean, ceph osd ok-to-stop; noout on it while it '
@@ -306,8 +303,8 @@ def plan_text(plan: Mapping[str, Any], undo: List[str]) -> str:
                      f'{gets}{annex} from the monitors now, {runs}')
     if apply:
         lines.append('an OSD that does not come back on the new options stops the rollout: '
-                     'it is put back on its own options (at its osd.N mask), the OSDs done '
-                     'stay on the new ones')
+                     'its osd.N mask is put back as it was and it is restarted onto the '
+                     'options it ran, the OSDs done stay on the new ones')
         lines.append('undo: ceph rocks-autotune revert (puts back, at every mask above, '
                      'the value or absence saved before the first change, and restarts the '
                      'OSDs that run the new options); by hand:')
@@ -321,7 +318,7 @@ def rollout_lines(ro: Optional[Mapping[str, Any]]) -> List[str]:
     """The last rollout in `status`."""
     if not ro:
         return []
-    what = (f'apply to {ro["target"]} ({ro["mask"]})' if ro['kind'] == 'apply'
+    what = (f'apply to {ro["target"]}' if ro['kind'] == 'apply'
             else f'revert of apply {ro["of"]}')
     lines = [f'rollout: {what}: {ro["state"]} ({ro["phase"]}), {ro["counts"]["done"]}/'
              f'{len(ro["osds"])} OSD(s) done ({ro["progress"]:.0%})',

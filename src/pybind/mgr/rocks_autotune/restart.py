@@ -68,11 +68,14 @@ class Restarter:
         """How long a restart may take: an admin restarting by hand gets longer."""
         return self.manual_restart_timeout if self.s['manual'] else self.restart_timeout
 
-    def begin(self, purpose: str, now: float) -> None:
-        """Record a restart onto what the mon now has for the canary."""
+    def begin(self, purpose: str, now: float, ran: str = '') -> None:
+        """Record a restart onto what the mon now has for the OSD.  `ran`: the
+        options it ran before, when going back to them: it may run those
+        instead (an entry at a class mask, which the mon answers, does not
+        reach BlueStore at start: canary.CLASS_MASK_NOTE)."""
         self.s['restart'] = {
             'purpose': purpose, 'stage': Stage.GATE.value, 'since': now, 'up_from': None,
-            'expect': self.cluster.config_get(f'osd.{self.osd}', OPTIONS)}
+            'expect': self.cluster.config_get(f'osd.{self.osd}', OPTIONS), 'ran': ran}
 
     def _rec(self) -> RestartRecord:
         r = self.s['restart']
@@ -151,6 +154,8 @@ class Restarter:
         if info is None or not info.up or info.up_from <= (r['up_from'] or 0):
             return False
         try:
-            return self.cluster.config_get_running(self.osd, OPTIONS) == r['expect']
+            running = self.cluster.config_get_running(self.osd, OPTIONS)
+            ran = r.get('ran', '')  # absent in a record saved before it was kept
+            return running == r['expect'] or (bool(ran) and running == ran)
         except ClusterError:  # just started, or died again: not running yet
             return False

@@ -36,7 +36,7 @@ from .cluster import Cluster, ClusterError
 from .preflight import HEALTH_PREFIX, data_threats
 from .report import osd_list
 from .restart import Outcome, Restarter, Stage
-from .rollout_plan import NAMES, REVERT, show
+from .rollout_plan import REVERT, RUNNING, show
 from .store import ROLLOUT_VERSION, RolloutOsd, RolloutPlan, RolloutState, StoreError
 
 log = logging.getLogger(__name__)
@@ -296,7 +296,7 @@ class Rollout:
         o = r['osds'][i]
         o['status'] = 'restarting'
         r['current'] = i
-        self._restarter(o['osd']).begin(r['kind'], now)
+        self._restarter(o['osd']).begin(r['kind'], now, ran=o.get('back_to', ''))
         self._enter(P.RESTART, f'osd.{o["osd"]} ({i + 1}/{len(r["osds"])}): restarting '
                     f'on {self._what()}')
         return 0
@@ -364,22 +364,12 @@ class Rollout:
         return 0
 
     def _put_back(self, now: float) -> float:
-        """Its options of before, at its own mask (the value there saved first:
-        `revert` puts it back), then its gated restart onto them."""
-        r = self.r
+        """Its own mask as it was before the apply (the plan's priors there),
+        then its gated restart onto what it ran before."""
         o = self._cur()
         who = f'osd.{o["osd"]}'
-        back = {name: o['before'][name] for name in NAMES
-                if self.cluster.config_get(who, name) != o['before'][name]}
-        own = r['priors'].setdefault(who, {})
-        unsaved = [name for name in back if name not in own]
-        for name in unsaved:
-            own[name] = self.cluster.config_get_own(who, name)
-        if unsaved:
-            self._save(r)
-        for name, value in sorted(back.items()):
-            self.cluster.config_set(who, name, value)
-        self._restarter(o['osd']).begin('put_back', now)
+        self._write({who: self.r['priors'][who]})
+        self._restarter(o['osd']).begin('put_back', now, ran=o['before'].get(RUNNING, ''))
         self._enter(P.PUT_BACK_WAIT, f'{o["error"]}; restarting osd.{o["osd"]} on its prior '
                     'options')
         return 0

@@ -9,16 +9,16 @@ apply's plan:
 
 - **The options**: `--options`, or the last session's recommendation (none
   when it has no answer or its answer is to keep the current options).
-- **The mask**: `osd/class:<class>` (`--device-class`, by default the last
-  session's canary's class), or with `--osds N,M` each OSD's own mask `osd.N`.
-- **What beats the mask.**  The mon gives an OSD the value of the most precise
-  entry: its own section (`osd.N`) over `osd` over `global`, and within a
-  section a CRUSH location mask (`osd/host:node1`) over a class mask over
-  none.  An OSD of the class whose value comes from such an entry would keep
-  it: the plan sets the options at that OSD's own mask `osd.N` too (its value
-  there, or its absence, is saved with the others, and `revert` puts it back),
-  and says so.  An entry at `osd.N` with a mask of its own (`osd.3/host:x`)
-  beats even that: the plan is refused, naming it.
+- **The masks**: each OSD's own, `osd.N`, whether the OSDs are named with
+  `--osds N,M` or by device class (`--device-class`, by default the last
+  session's canary's class).  Not `osd/class:<class>`: an OSD reads
+  `bluestore_rocksdb_options` when it opens BlueStore, before the monitors
+  give it what is set at a class mask, so a restarted OSD would not run
+  options set there (seen on Tentacle 20.2.4 in the lab; Ceph tracker 65228
+  found the same for osd_compact_on_start).  The plan says so.  `osd.N` is
+  the most precise entry there is, except one at `osd.N` with a mask of its
+  own (`osd.3/host:x`): such an entry would beat the rollout, so the plan is
+  refused, naming it.
 - **The annex**: `bluestore_rocksdb_options_annex` is appended to the options
   by the OSD, so when any OSD of the plan has one, the plan blanks it at the
   same masks (the last session's string has the canary's annex folded in).
@@ -37,7 +37,7 @@ import shlex
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import views
-from .canary import ANNEX, OPTIONS
+from .canary import ANNEX, CLASS_MASK_NOTE, OPTIONS
 from .cluster import Cluster, ClusterError, split_who
 from .rocksdb_options import OptionStringError, parse_options
 from .store import Masks, RolloutOsd, RolloutPlan
@@ -106,17 +106,6 @@ def recommendation(session: Optional[Mapping[str, Any]]) -> Tuple[str, str]:
                           + views.answer_line(result))
 
 
-def beats(who: str, osd: int, mask: str) -> bool:
-    """Whether an entry at `who` that reaches osd.N wins over one at `mask`
-    (osd/class:C or osd.N) for it."""
-    section, where = split_who(who)
-    if mask == f'osd.{osd}':
-        return section == mask and bool(where)
-    if section == f'osd.{osd}':
-        return True
-    return section == 'osd' and any(kind != 'class' for kind, _ in where)
-
-
 def _order(cluster: Cluster, targets: Sequence[int]) -> List[Tuple[int, str]]:
     """The targets in CRUSH order, host by host (a host in the order of its
     first OSD in the tree)."""
@@ -132,7 +121,7 @@ def _order(cluster: Cluster, targets: Sequence[int]) -> List[Tuple[int, str]]:
             for host, osds in hosts.items() for osd in osds]
 
 
-def _osd_record(cluster: Cluster, osd: int, host: str) -> RolloutOsd:
+def _osd_record(cluster: Cluster, osd: int, host: str, back_to: str = '') -> RolloutOsd:
     """An OSD of the plan: what the mon gives it now, and what its process runs."""
     who = f'osd.{osd}'
     before = {name: cluster.config_get(who, name) for name in NAMES}
@@ -141,7 +130,7 @@ def _osd_record(cluster: Cluster, osd: int, host: str) -> RolloutOsd:
     except ClusterError:
         before[RUNNING] = ''
     return RolloutOsd(osd=osd, host=host, status='pending', error='', put_back='',
-                      before=before)
+                      before=before, back_to=back_to)
 
 
 def _priors(cluster: Cluster, sets: Masks) -> Masks:
@@ -162,13 +151,13 @@ def plan_apply(cluster: Cluster, options: str, source: str,
     if device_class is not None and osd_ids is not None:
         raise RolloutRefused('give --device-class or --osds, not both')
     osds = cluster.osds()
+    notes: List[str] = []
     if osd_ids is not None:
         unknown = [i for i in osd_ids if i not in osds]
         if unknown:
             raise RolloutRefused(', '.join(f'osd.{i}' for i in unknown) +
                                  (' does' if len(unknown) == 1 else ' do') + ' not exist')
         targets = list(osd_ids)
-        mask = 'osd.N'
         target = 'osd.' + ', osd.'.join(str(i) for i in sorted(targets))
     else:
         if device_class is None:
@@ -184,8 +173,9 @@ def plan_apply(cluster: Cluster, options: str, source: str,
         if not targets:
             raise RolloutRefused(f'no OSD has device class {device_class!r} (the classes: '
                                  f'{", ".join(classes) or "none"})')
-        mask = f'osd/class:{device_class}'
         target = f'the OSDs of class {device_class}'
+        notes.append('the options go to ' + CLASS_MASK_NOTE.format(cls=device_class) +
+                     '. An OSD that joins the class later gets them from another apply')
     down = [i for i in targets if not osds[i].up]
     if down:
         raise RolloutRefused(', '.join(f'osd.{i}' for i in down) + ' ' +
@@ -196,28 +186,20 @@ def plan_apply(cluster: Cluster, options: str, source: str,
     values: Dict[str, Optional[str]] = {OPTIONS: options}
     if any(r['before'][ANNEX].strip() for r in records):
         values[ANNEX] = ''  # appended by the OSD: it would override the options' keys
-    masks = [f'osd.{i}' for i in targets] if mask == 'osd.N' else [mask]
-    sets: Masks = {m: dict(values) for m in masks}
-    overrides: List[str] = []
     for r in records:
         osd = r['osd']
-        own = f'osd.{osd}' if mask == 'osd.N' else mask
         for who, entries in sorted(cluster.config_entries(osd, list(values)).items()):
-            for name in sorted(entries):
-                if not beats(who, osd, own):
-                    continue
-                if split_who(who)[0] == f'osd.{osd}' and split_who(who)[1]:
-                    raise RolloutRefused(
-                        f'{who} {name} = {entries[name]!r} is set for osd.{osd} with a mask '
-                        f'of its own, which nothing the module sets can beat: remove it '
-                        f'(ceph config rm {who} {name}), or leave osd.{osd} out with --osds')
-                sets.setdefault(f'osd.{osd}', {})[name] = values[name]
-                overrides.append(
-                    f'osd.{osd}: {who} {name} beats {own}, so the plan sets {name} at '
-                    f'osd.{osd} too (what is there now is saved: `revert` puts it back)')
+            section, where = split_who(who)
+            if section == f'osd.{osd}' and where:
+                name = sorted(entries)[0]
+                raise RolloutRefused(
+                    f'{who} {name} = {entries[name]!r} is set for osd.{osd} with a mask '
+                    f'of its own, which beats osd.{osd}, where the rollout sets it: remove it '
+                    f'(ceph config rm {who} {name}), or leave osd.{osd} out with --osds')
+    sets: Masks = {f'osd.{r["osd"]}': dict(values) for r in records}
     return RolloutPlan(kind='apply', options=options, source=source, target=target,
-                       mask=mask, sets=sets, priors=_priors(cluster, sets),
-                       overrides=overrides, osds=records, of=None)
+                       sets=sets, priors=_priors(cluster, sets), notes=notes,
+                       osds=records, of=None)
 
 
 def plan_revert(cluster: Cluster, last: Optional[Mapping[str, Any]]) -> RolloutPlan:
@@ -230,7 +212,8 @@ def plan_revert(cluster: Cluster, last: Optional[Mapping[str, Any]]) -> RolloutP
             raise NothingToRevert(f'nothing to revert: the last apply ({last["id"]}, '
                                   f'{last["state"]}) changed nothing')
         sets: Masks = last['priors']
-        osds = [o for o in last['osds'] if o['status'] in ('restarting', 'done')
+        osds = [dict(o, back_to=o['before'][RUNNING]) for o in last['osds']
+                if o['status'] in ('restarting', 'done')
                 or (o['status'] == 'failed' and o['put_back'] != 'done')]
         of = str(last['id'])
     else:
@@ -240,10 +223,10 @@ def plan_revert(cluster: Cluster, last: Optional[Mapping[str, Any]]) -> RolloutP
         sets = last['sets']
         osds = [o for o in last['osds'] if o['status'] != 'done']
         of = str(last['of'])
-    records = [_osd_record(cluster, o['osd'], o['host']) for o in osds]
+    records = [_osd_record(cluster, o['osd'], o['host'], o.get('back_to', '')) for o in osds]
     return RolloutPlan(kind='revert', options=None, source=f'what apply {of} changed',
-                       target=f'the OSDs apply {of} restarted', mask='', sets=dict(sets),
-                       priors=_priors(cluster, sets), overrides=[], osds=records, of=of)
+                       target=f'the OSDs apply {of} restarted', sets=dict(sets),
+                       priors=_priors(cluster, sets), notes=[], osds=records, of=of)
 
 
 def config_command(who: str, name: str, value: Optional[str]) -> str:

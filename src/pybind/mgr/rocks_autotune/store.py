@@ -72,6 +72,7 @@ class RestartRecord(TypedDict):
     since: float
     up_from: Optional[int]
     expect: str  # the options the process must report
+    ran: str  # or, going back, those it ran before ('' none): restart.Restarter.begin
 
 
 class RestartState(TypedDict):
@@ -253,6 +254,7 @@ class RolloutOsd(TypedDict):
     # before the rollout changed anything: what the mon gave it (options,
     # annex), and what its process ran ('running')
     before: Dict[str, str]
+    back_to: str  # revert: what it ran before the apply ('' unknown, or an apply)
     error: str
     put_back: str  # a failed OSD's return to its prior options: '' | done | failed
 
@@ -263,10 +265,9 @@ class RolloutPlan(TypedDict):
     options: Optional[str]  # apply: the options rolled out
     source: str  # where they come from
     target: str  # the OSDs, in words
-    mask: str  # the mask the options go to (osd/class:ssd; osd.N each: 'osd.N')
-    sets: Masks  # what is set at each mask (None: removed)
+    sets: Masks  # what is set at each mask (None: removed), in restart order
     priors: Masks  # what was there before, at every mask the rollout touches
-    overrides: List[str]  # what the plan does about values that beat its mask
+    notes: List[str]  # why the plan sets its values where it does
     osds: List[RolloutOsd]
     of: Optional[str]  # revert: the id of the rollout it undoes
 

@@ -179,9 +179,9 @@ def rollout_status(r: Mapping[str, Any], progress: float, health: List[str]) -> 
     return {
         'id': r['id'], 'kind': r['kind'], 'state': r['state'], 'phase': r['phase'],
         'message': r['message'], 'error': r['error'], 'target': r['target'],
-        'mask': r['mask'], 'options': r['options'], 'source': r['source'], 'of': r['of'],
+        'options': r['options'], 'source': r['source'], 'of': r['of'],
         'started': r['started'], 'ended': r['ended'], 'current': current,
         'counts': {s: len([o for o in osds if o['status'] == s]) for s in ROLLOUT_STATUSES},
         'progress': progress, 'osds': osds, 'sets': r['sets'], 'priors': r['priors'],
-        'overrides': r['overrides'], 'health': health,
+        'notes': r['notes'], 'health': health,
     }

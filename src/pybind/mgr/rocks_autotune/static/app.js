@@ -91,7 +91,7 @@
     const dl = $('rollout-summary');
     dl.replaceChildren();
     const add = (k, v) => { if (v !== undefined && v !== null && v !== '') { dl.append(el('dt', k), el('dd', v)); } };
-    add(ro.kind, ro.kind === 'apply' ? 'to ' + ro.target + ' (' + ro.mask + ')' : 'of apply ' + ro.of);
+    add(ro.kind, ro.kind === 'apply' ? 'to ' + ro.target : 'of apply ' + ro.of);
     add('state', ro.state + ' (' + ro.phase + ')');
     add('message', ro.message);
     add('error', ro.error);
@@ -294,11 +294,11 @@
       return;
     }
     $('commands').hidden = false;
-    const where = best.mask === null
+    const where = best.masks === null
       ? 'On the canary (osd.' + best.canary + '); ' + best.note + '.'
       : 'On the canary (osd.' + best.canary + ') first, then on '
         + (best.device_class ? 'the OSDs of class ' + best.device_class : 'every OSD')
-        + ' (' + best.mask + ': ' + best.osds.map((i) => 'osd.' + i).join(', ') + ')'
+        + ' (' + best.osds.map((i) => 'osd.' + i).join(', ') + ')'
         + (best.note ? '; ' + best.note : '') + '.';
     $('apply-note').textContent = 'Trial ' + best.trial + ' (' + best.arm + '), confirmed. ' + where
       + ' Each OSD loads them on restart.';
