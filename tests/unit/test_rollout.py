@@ -358,6 +358,8 @@ def test_an_osd_that_does_not_come_back_stops_the_rollout_and_is_put_back() -> N
     assert 'osd.1: put back on its prior options' in text
     assert 'not restarted: osd.2, osd.4-5' in text
     assert '`ceph rocks-autotune revert` puts back' in text
+    # the failed one was put back: it is not progress (2 of 6 done)
+    assert ro.progress() == pytest.approx(2 / 6) and ro.status()['progress'] == ro.progress()
 
 
 def test_put_back_and_revert_wait_for_what_the_osd_ran_not_a_class_mask_it_never_read() -> None:

@@ -502,9 +502,9 @@ class Rollout:
         return {HEALTH_PREFIX + k: dict(v, count=1) for k, v in self.r['alerts'].items()}
 
     def progress(self) -> float:
+        """The share of OSDs on the options set (a failed one is not: it was put back)."""
         osds = self.r['osds']
-        done = len([o for o in osds if o['status'] in ('done', 'failed')])
-        return done / len(osds) if osds else 1.0
+        return len([o for o in osds if o['status'] == 'done']) / len(osds) if osds else 1.0
 
     def status(self) -> Dict[str, Any]:
         return views.rollout_status(self.r, self.progress(), sorted(self.health_checks()))
