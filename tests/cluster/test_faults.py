@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Set
 import pytest
 
 from conftest import ENDED, LAB_CMD, Lab
+from timeline import restarts_of
 
 pytestmark = pytest.mark.faults
 # cases CI leaves out to stay near 20 minutes (tox -e faults runs them; each
@@ -616,6 +617,7 @@ def test_15_a_candidate_that_crashes_the_canary_is_followed_by_more_trials(lab: 
 
 
 ANNEX_OPT = 'bluestore_rocksdb_options_annex'
+OPTIONS_OPT = 'bluestore_rocksdb_options'
 # the lab's OSDs are all ssd; the value is what they run anyway
 CLASS_ANNEX = ('osd/class:ssd', ANNEX_OPT, 'max_background_jobs=4')
 
@@ -649,3 +651,73 @@ def test_16_a_class_level_annex_mid_session_pauses_and_stays(lab: Lab) -> None:
     finally:
         lab.ceph('config', 'rm', *CLASS_ANNEX[:2])
     assert_clean(lab, 2, before)
+
+
+def rollout(lab: Lab) -> Dict[str, Any]:
+    return lab.status().get('rollout') or {}
+
+
+def running_options(lab: Lab, osd: int) -> str:
+    return str(lab.json('tell', f'osd.{osd}', 'config', 'get', OPTIONS_OPT)[OPTIONS_OPT])
+
+
+def test_17_a_rollout_survives_a_failover_then_abort_and_revert_undo_it(lab: Lab) -> None:
+    """R7, R8 and R9 on the lab: `apply` to the OSDs of class ssd; the active
+    mgr fails while the first OSD is in flight; the new one carries on with
+    no OSD restarted twice; `abort` once one OSD is done stops it after the OSD
+    in flight; `revert` puts the config back exactly and restarts the OSDs
+    done, back on the options they ran."""
+    osds = sorted(int(i) for i in lab.json('osd', 'crush', 'class', 'ls-osd', 'ssd'))
+    lab.wait('active+clean', lab.active_clean, 300)
+    before = lab.json('config', 'dump')
+    old = {o: running_options(lab, o) for o in osds}
+    # a valid string none runs: one memtable more than osd.0 has
+    opts = dict(kv.split('=', 1) for kv in old[osds[0]].split(','))
+    opts['max_write_buffer_number'] = str(int(opts.get('max_write_buffer_number', '4')) + 1)
+    options = ','.join(f'{k}={v}' for k, v in opts.items())
+    t0 = time.time()
+    out = lab.ceph('rocks-autotune', 'apply', '--device-class', 'ssd', '--options',
+                   options).stdout
+    rid = out.split()[1]
+    try:
+        lab.wait('an OSD in flight', lambda: rollout(lab).get('current') is not None, 120)
+        fail_over(lab)
+        lab.wait('the new mgr to carry on to one OSD done',
+                 lambda: rollout(lab).get('counts', {}).get('done', 0) >= 1, 600)
+        assert rollout(lab)['id'] == rid
+        lab.ceph('rocks-autotune', 'abort')
+        lab.wait('the apply to end', lambda: rollout(lab)['state'] != 'running', 600)
+    finally:
+        if rollout(lab).get('state') == 'running':
+            lab.ceph('rocks-autotune', 'abort')
+            lab.wait('the apply to end', lambda: rollout(lab)['state'] != 'running', 600)
+    ro = rollout(lab)
+    done = [o['osd'] for o in ro['osds'] if o['status'] == 'done']
+    assert ro['state'] == 'aborted' and 1 <= len(done) < len(osds), ro
+    assert [o['status'] for o in ro['osds']] == ['done'] * len(done) + \
+        ['pending'] * (len(osds) - len(done)), ro['osds']
+    assert 'ROCKS_AUTOTUNE_ROLLOUT_INCOMPLETE' in health_codes(lab)
+    samples = lab.samples(t0 - 5, time.time())
+    for o in osds:
+        n = len(restarts_of(samples, o))
+        assert n == (1 if o in done else 0), f'osd.{o} restarted {n} times'
+        assert running_options(lab, o) == (options if o in done else old[o])
+    r = lab.ceph('rocks-autotune', 'apply', '--device-class', 'ssd', '--options', options,
+                 check=False)
+    assert r.returncode != 0 and 'revert' in r.stderr, r.stderr
+
+    t1 = time.time()
+    lab.ceph('rocks-autotune', 'revert')
+    lab.wait('the revert to end',
+             lambda: rollout(lab)['kind'] == 'revert' and rollout(lab)['state'] != 'running',
+             600)
+    ro = rollout(lab)
+    assert ro['state'] == 'done' and [o['osd'] for o in ro['osds']] == done, ro
+    assert lab.json('config', 'dump') == before
+    samples = lab.samples(t1 - 5, time.time())
+    for o in osds:
+        n = len(restarts_of(samples, o))
+        assert n == (1 if o in done else 0), f'revert: osd.{o} restarted {n} times'
+        assert running_options(lab, o) == old[o], f'osd.{o} is not back on its options'
+    assert not ours(health_codes(lab))
+    lab.wait('active+clean', lab.active_clean, 300)
