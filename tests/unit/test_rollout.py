@@ -435,6 +435,37 @@ def test_a_failover_mid_rollout_restarts_no_osd_twice() -> None:
     assert all(runs(h, i) == NEW for i in SSDS_IN_ORDER) and not any(h.cluster.noout.values())
 
 
+class MgrGone(BaseException):
+    """The active mgr went away (mgr fail) in the middle of a call: no handler runs."""
+
+
+@pytest.mark.parametrize('how_far', ['stopped', 'restarted', 'not_begun'])
+def test_a_failover_inside_the_restart_call(how_far: str) -> None:
+    # fault case 17 on the lab: the mgr failed while its orchestrator backend
+    # restarted osd.3, which was stopped and never started; the new mgr must
+    # finish what the call began, without a second restart of one that did
+    h = Harness()
+    call = h.cluster.restart_osd
+
+    def gone_midway(osd: int) -> str:
+        if how_far == 'stopped':
+            h.cluster.kill(osd)
+        elif how_far == 'restarted':
+            call(osd)
+        raise MgrGone()
+    h.cluster.restart_osd = gone_midway  # type: ignore[method-assign]
+    h.apply()
+    with pytest.raises(MgrGone):
+        h.run()
+    h.cluster.restart_osd = call  # type: ignore[method-assign]
+    assert json.loads(h.kv.d['rollout'])['restart']['stage'] == 'issuing'
+    ro = h.failover()
+    h.run()
+    assert ro.r['state'] == 'done' and ro.health_checks() == {}
+    assert h.restarted() == SSDS_IN_ORDER  # osd.3 once
+    assert all(runs(h, i) == NEW for i in SSDS_IN_ORDER) and not any(h.cluster.noout.values())
+
+
 def test_a_failover_at_every_step_still_ends_the_same() -> None:
     h = Harness()
     broken_on(h, 4, NEW)

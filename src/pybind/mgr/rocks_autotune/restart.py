@@ -30,6 +30,7 @@ Alerts = Dict[str, Dict[str, Any]]
 
 class Stage(str, Enum):
     GATE = 'gate'
+    ISSUING = 'issuing'  # saved before the restart call: a mgr gone in it leaves this
     WAIT_UP = 'wait_up'
     WAIT_CLEAN = 'wait_clean'
 
@@ -103,30 +104,53 @@ class Restarter:
 
     def step(self, now: float) -> Result:
         r = self._rec()
+        if self.stage == Stage.ISSUING:
+            # the mgr went away in the restart call (seen on the lab: the OSD
+            # stopped and never started); the OSD tells how far it got
+            info = self.cluster.osds().get(self.osd)
+            if info is not None and info.up_from != r['up_from']:
+                r['stage'], r['since'] = Stage.WAIT_UP.value, now  # it did restart
+            elif info is not None and not info.up:
+                if now - r['since'] < self.timeout():
+                    # stopped by that call: it may be starting, give it the time a restart has
+                    return Result(Outcome.WAITING, Stage.ISSUING)
+                return self._issue(now)  # stopped and never started: start it
+            else:
+                r['stage'] = Stage.GATE.value  # not restarted: ask the gate again
         if self.stage == Stage.GATE:
             blockers = restart_blockers(self.cluster, self.osd)
             if blockers:
                 return Result(Outcome.BLOCKED, Stage.GATE, blockers)
             self.set_noout()
             r['up_from'] = self.cluster.osds()[self.osd].up_from
+            r['stage'], r['since'] = Stage.ISSUING.value, now
             if r['purpose'] == 'candidate':
                 # from here on the process may load the candidate: say so first
                 self.s['running_dirty'] = True
             self._save()
-            try:
-                self.cluster.restart_osd(self.osd)
-                self.s['manual'] = False
-            except NoOrchestrator:
-                self.s['manual'] = True
-                self.s['alerts']['MANUAL_RESTART'] = {
-                    'severity': 'warning',
-                    'summary': f'rocks_autotune: restart osd.{self.osd} to continue',
-                    'detail': [f'no orchestrator backend is set: restart osd.{self.osd} '
-                               f'(e.g. systemctl restart ceph-osd@{self.osd}); {self.owner} '
-                               'goes on when it is back up']}
-            # ClusterError propagates: the caller knows what a failure means
-            r['stage'], r['since'] = Stage.WAIT_UP.value, now
-            return Result(Outcome.WAITING, Stage.WAIT_UP)
+            return self._issue(now)
+        return self._after_issue(now)
+
+    def _issue(self, now: float) -> Result:
+        """The restart call; ClusterError propagates (the caller knows what a
+        failure means)."""
+        r = self._rec()
+        try:
+            self.cluster.restart_osd(self.osd)
+            self.s['manual'] = False
+        except NoOrchestrator:
+            self.s['manual'] = True
+            self.s['alerts']['MANUAL_RESTART'] = {
+                'severity': 'warning',
+                'summary': f'rocks_autotune: restart osd.{self.osd} to continue',
+                'detail': [f'no orchestrator backend is set: restart osd.{self.osd} '
+                           f'(e.g. systemctl restart ceph-osd@{self.osd}); {self.owner} '
+                           'goes on when it is back up']}
+        r['stage'], r['since'] = Stage.WAIT_UP.value, now
+        return Result(Outcome.WAITING, Stage.WAIT_UP)
+
+    def _after_issue(self, now: float) -> Result:
+        r = self._rec()
         late = now - r['since'] > self.timeout()
         if self.stage == Stage.WAIT_UP:
             if not self._runs_what_was_set():
