@@ -657,37 +657,57 @@ def rollout(lab: Lab) -> Dict[str, Any]:
     return lab.status().get('rollout') or {}
 
 
+def rocksdb_entries(lab: Lab) -> List[Dict[str, Any]]:
+    return [e for e in lab.json('config', 'dump') if e['name'] in (OPTIONS_OPT, ANNEX_OPT)]
+
+
 def running_options(lab: Lab, osd: int) -> str:
     return str(lab.json('tell', f'osd.{osd}', 'config', 'get', OPTIONS_OPT)[OPTIONS_OPT])
 
 
 def test_17_a_rollout_survives_a_failover_then_abort_and_revert_undo_it(lab: Lab) -> None:
     """R7, R8 and R9 on the lab: `apply` to the OSDs of class ssd; the active
-    mgr fails while the first OSD is in flight; the new one carries on with
-    no OSD restarted twice; `abort` once one OSD is done stops it after the OSD
-    in flight; `revert` puts the config back exactly and restarts the OSDs
-    done, back on the options they ran."""
+    mgr fails inside the restart call of the first OSD (the lab orchestrator
+    pauses between the stop and the start: a failover there once left the OSD
+    stopped); the new mgr starts it and carries on, no OSD restarted twice;
+    `abort` once one OSD is done stops it after the OSD in flight; `revert`
+    puts the config back exactly and restarts the OSDs done, back on the
+    options they ran."""
     osds = sorted(int(i) for i in lab.json('osd', 'crush', 'class', 'ls-osd', 'ssd'))
     lab.wait('active+clean', lab.active_clean, 300)
-    before = lab.json('config', 'dump')
+    before = rocksdb_entries(lab)
     old = {o: running_options(lab, o) for o in osds}
     # a valid string none runs: one memtable more than osd.0 has
     opts = dict(kv.split('=', 1) for kv in old[osds[0]].split(','))
     opts['max_write_buffer_number'] = str(int(opts.get('max_write_buffer_number', '4')) + 1)
     options = ','.join(f'{k}={v}' for k, v in opts.items())
+    set_opt(lab, 'restart_timeout', '30')
+    set_opt(lab, 'restart_pause', '30', module='lab_orchestrator')
     t0 = time.time()
     out = lab.ceph('rocks-autotune', 'apply', '--device-class', 'ssd', '--options',
                    options).stdout
     rid = out.split()[1]
+    messages: List[str] = []
+
+    def done_at_least_one() -> bool:
+        ro = rollout(lab)
+        if ro.get('message') and ro['message'] not in messages:
+            messages.append(ro['message'])
+        return ro.get('counts', {}).get('done', 0) >= 1
     try:
-        lab.wait('an OSD in flight', lambda: rollout(lab).get('current') is not None, 120)
+        first = rollout(lab)['osds'][0]['osd']
+        lab.wait(f'osd.{first} stopped inside the restart call',
+                 lambda: rollout(lab)['phase'] == 'restart' and lab.osd(first)['up'] == 0, 120)
         fail_over(lab)
-        lab.wait('the new mgr to carry on to one OSD done',
-                 lambda: rollout(lab).get('counts', {}).get('done', 0) >= 1, 600)
+        set_opt(lab, 'restart_pause', '0', module='lab_orchestrator')
+        lab.wait('the new mgr to start it and carry on to one OSD done', done_at_least_one, 600)
+        print('\nafter the failover: ' + ' | '.join(messages))
         assert rollout(lab)['id'] == rid
         lab.ceph('rocks-autotune', 'abort')
         lab.wait('the apply to end', lambda: rollout(lab)['state'] != 'running', 600)
     finally:
+        set_opt(lab, 'restart_pause', '0', module='lab_orchestrator')
+        set_opt(lab, 'restart_timeout', '120')
         if rollout(lab).get('state') == 'running':
             lab.ceph('rocks-autotune', 'abort')
             lab.wait('the apply to end', lambda: rollout(lab)['state'] != 'running', 600)
@@ -713,7 +733,7 @@ def test_17_a_rollout_survives_a_failover_then_abort_and_revert_undo_it(lab: Lab
              600)
     ro = rollout(lab)
     assert ro['state'] == 'done' and [o['osd'] for o in ro['osds']] == done, ro
-    assert lab.json('config', 'dump') == before
+    assert rocksdb_entries(lab) == before
     samples = lab.samples(t1 - 5, time.time())
     for o in osds:
         n = len(restarts_of(samples, o))

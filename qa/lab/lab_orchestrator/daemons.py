@@ -98,6 +98,7 @@ class LabDaemons:
             while _alive(pid):
                 time.sleep(0.1)
 
-    def restart(self, name: str) -> int:
+    def restart(self, name: str, pause: float = 0.0) -> int:
         self.stop(name)
+        time.sleep(pause)  # a test hook: a window in which the caller may go away
         return self.start(name)

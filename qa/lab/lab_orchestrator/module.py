@@ -31,6 +31,8 @@ class LabOrchestrator(MgrModule, orchestrator.Orchestrator):
         Option('lab_dir', type='str', default='', desc='the lab directory (set by ceph-lab)'),
         Option('fail_actions', type='bool', default=False,
                desc='test hook: make every daemon action fail'),
+        Option('restart_pause', type='float', default=0.0,
+               desc='test hook: seconds between the stop and the start of a restart'),
     ]
 
     def _lab(self) -> LabDaemons:
@@ -90,7 +92,8 @@ class LabOrchestrator(MgrModule, orchestrator.Orchestrator):
         if action == 'stop':
             lab.stop(daemon_name)
             return f'Stopped {daemon_name}'
-        pid = lab.restart(daemon_name) if action == 'restart' else lab.start(daemon_name)
+        pid = (lab.restart(daemon_name, float(self.get_module_option('restart_pause') or 0))
+               if action == 'restart' else lab.start(daemon_name))
         self.log.info('%s %s: pid %d', action, daemon_name, pid)
         past = {'start': 'Started', 'restart': 'Restarted'}[action]
         return f'{past} {daemon_name} (pid {pid})'
