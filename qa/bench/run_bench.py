@@ -22,8 +22,10 @@ $BENCH_LAB_MON_PORT, default 40700; taken down first and at the end):
    new up_from and active+clean), then two windows measured from osd.0's perf
    counters by rocks_autotune.metrics:
    - osd_bench: 4 KiB osd bench on osd.0 (the tuner's workload), warm-up
-     then `--window` seconds, longer until 2 memtable flushes and an L0
-     compaction cycle, as the session's confirmation windows (3x at most);
+     then `--window` seconds for every configuration (as the session's
+     confirmation windows, one length: IOPS drifts with the time since a
+     restart), marked short when the configuration went through no L0
+     compaction cycle;
    - rados_bench: `rados bench -b 4096 -t 16` on a size-3 pool, not
      extended; IOPS is the cluster-wide figure rados bench prints, client
      bytes for write-amp are osd.0's op_w_in_bytes;
@@ -521,9 +523,10 @@ def resumed(wpath: str, command: str, a: argparse.Namespace) -> List[Dict[str, A
 
 
 def window_specs(a: argparse.Namespace) -> Tuple[WindowSpec, WindowSpec]:
-    """osd bench windows as the confirmation's (until an L0 compaction cycle
-    too); rados bench windows not extended."""
-    return (WindowSpec(warmup=a.warmup, duration=a.window, min_cycles=1.0),
+    """osd bench windows as the confirmation's: one length for every
+    configuration, short without an L0 compaction cycle; rados bench windows
+    not extended."""
+    return (WindowSpec(warmup=a.warmup, duration=a.window, min_cycles=1.0, max_factor=1.0),
             WindowSpec(warmup=5, duration=a.rados_window, max_factor=1.0))
 
 
@@ -608,7 +611,9 @@ def main() -> None:
     ap.add_argument('--confirm-rounds', type=int, default=None,
                     help='module option confirm_rounds for the sessions (the module\'s own, '
                     '5 by default; quick 5: fewer give no interval, so keep current)')
-    ap.add_argument('--window', type=float, default=None, help='bench window s (30; quick 8)')
+    ap.add_argument('--window', type=float, default=None,
+                    help='osd bench window s, the same for every configuration (60: the cap '
+                    'of a confirmation window at the defaults; quick 8)')
     ap.add_argument('--warmup', type=float, default=None,
                     help='bench warm-up s, also the session\'s (module option warmup) '
                     '(10; quick 3)')
@@ -624,7 +629,7 @@ def main() -> None:
                     'of an earlier run (its arguments must be given again)')
     a = ap.parse_args()
     for k, full, quick in (('reps', 3, 1), ('trials', 8, 2), ('duration', 20, 8),
-                           ('window', 30, 8), ('warmup', 10, 3),
+                           ('window', 60, 8), ('warmup', 10, 3),
                            ('rados_window', 30, 6), ('confirm_candidates', None, 1),
                            ('confirm_rounds', None, 5)):
         if getattr(a, k) is None:
