@@ -4,6 +4,7 @@ import math
 import os
 import subprocess
 import time
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import pytest
@@ -131,6 +132,66 @@ def lab() -> Iterator[Lab]:
         lab.watcher.wait()
     if os.environ.get('CEPH_LAB_KEEP') != '1':
         subprocess.run([LAB_CMD, 'down'], env=lab.env)
+
+
+ENDED = ('done', 'stopped', 'aborted', 'failed')
+
+
+@dataclass
+class ShortSession:
+    """A short real session and what the cluster showed during and right
+    after it, captured before any later test changes the cluster."""
+    osd: int
+    start: subprocess.CompletedProcess
+    second_start: subprocess.CompletedProcess  # while the first runs
+    progress_seen: bool  # its progress event in `ceph -s` while it ran
+    status: Dict[str, Any]
+    history: List[Dict[str, Any]]
+    best: Dict[str, Any]
+    own_before: List[Dict[str, Any]]  # the canary's own config entries
+    own_after: List[Dict[str, Any]]
+    running: str  # `config show` of the canary's bluestore_rocksdb_options after
+    configured: str  # `config get` of it
+    osd_state: List[str]
+    health_checks: List[str]
+    ceph_s: str
+
+
+@pytest.fixture(scope='session')
+def short_session(lab: Lab) -> ShortSession:
+    """One short session (osd.1, 4 trials of 4 s), run once per lab: a real
+    session takes minutes, and the tuner's end-to-end test and the panel's
+    browser test only read one that ran."""
+    osd = 1
+    if lab.status()['state'] not in ENDED + ('idle',):
+        lab.wait('the session in flight to end', lambda: lab.status()['state'] in ENDED, 900)
+    # an annex of the admin's own, which the session must leave as it was
+    lab.ceph('config', 'set', f'osd.{osd}', 'bluestore_rocksdb_options_annex',
+             'compaction_readahead_size=2097152')
+    before = lab.own_config(f'osd.{osd}')
+    start = lab.ceph('rocks-autotune', 'start', '--osd', str(osd), '--trials', '4',
+                     '--duration', '4')
+    second = lab.ceph('rocks-autotune', 'start', check=False)
+    seen = False
+
+    def ended() -> bool:
+        nonlocal seen
+        seen = seen or f'Tuning RocksDB on osd.{osd}' in lab.ceph('-s').stdout
+        return lab.status()['state'] in ENDED
+    lab.wait('the session to end', ended, 900)
+    got = ShortSession(
+        osd=osd, start=start, second_start=second, progress_seen=seen, status=lab.status(),
+        history=lab.json('rocks-autotune', 'history'),
+        best=lab.json('rocks-autotune', 'best'),
+        own_before=before, own_after=lab.own_config(f'osd.{osd}'),
+        running=lab.ceph('config', 'show', f'osd.{osd}',
+                         'bluestore_rocksdb_options').stdout.strip(),
+        configured=lab.ceph('config', 'get', f'osd.{osd}',
+                            'bluestore_rocksdb_options').stdout.strip(),
+        osd_state=lab.osd(osd)['state'], health_checks=list(lab.json('health')['checks']),
+        ceph_s=lab.ceph('-s').stdout)
+    lab.ceph('config', 'rm', f'osd.{osd}', 'bluestore_rocksdb_options_annex')
+    return got
 
 
 # states that mean a PG has too few copies to serve I/O, not that it is

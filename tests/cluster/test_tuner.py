@@ -5,7 +5,7 @@ from typing import Any, Dict, List
 
 import pytest
 
-from conftest import Lab
+from conftest import ENDED, Lab, ShortSession
 
 OPTIONS = ('bluestore_rocksdb_options', 'bluestore_rocksdb_options_annex',
            'osd_bench_small_size_max_iops')
@@ -16,9 +16,7 @@ def own(lab: Lab, osd: int) -> List[Dict[str, Any]]:
 
 
 def wait_ended(lab: Lab, timeout: float) -> Dict[str, Any]:
-    lab.wait('the session to end',
-             lambda: lab.status()['state'] in ('done', 'stopped', 'aborted', 'failed'),
-             timeout)
+    lab.wait('the session to end', lambda: lab.status()['state'] in ENDED, timeout)
     return lab.status()
 
 
@@ -38,18 +36,15 @@ def test_bad_input_is_refused_and_changes_nothing(lab: Lab) -> None:
     assert lab.json('config', 'dump') == before
 
 
-def test_short_session_ends_done_and_restores_the_canary(lab: Lab) -> None:
-    lab.ceph('config', 'set', 'osd.1', 'bluestore_rocksdb_options_annex',
-             'compaction_readahead_size=2097152')
-    before = own(lab, 1)
-    r = lab.ceph('rocks-autotune', 'start', '--osd', '1', '--trials', '4', '--duration', '4')
-    assert 'osd.1' in r.stdout
-    busy = lab.ceph('rocks-autotune', 'start', check=False)
+def test_short_session_ends_done_and_restores_the_canary(short_session: ShortSession) -> None:
+    s = short_session
+    assert 'osd.1' in s.start.stdout
+    busy = s.second_start
     assert busy.returncode != 0 and 'already' in busy.stderr
-    lab.wait('a progress event', lambda: 'Tuning RocksDB on osd.1' in lab.ceph('-s').stdout, 60)
-    st = wait_ended(lab, 900)
+    assert s.progress_seen
+    st = s.status
     assert st['state'] == 'done', st
-    trials = json.loads(lab.ceph('rocks-autotune', 'history', '-f', 'json').stdout)
+    trials = s.history
     assert [t['kind'] for t in trials].count('baseline') == 2
     assert [t['kind'] for t in trials].count('candidate') == 4
     for t in trials:
@@ -61,21 +56,21 @@ def test_short_session_ends_done_and_restores_the_canary(lab: Lab) -> None:
             assert t['error'], t
     assert st['baseline']['runs'] == 2 and st['baseline']['kv_sync_lat_spread'] >= 0
     # the answer is the confirmation's: a verdict over its rounds, with every candidate's figures
-    best = json.loads(lab.ceph('rocks-autotune', 'best', '-f', 'json').stdout)
+    best = s.best
     assert best['answer'] in ('recommend', 'keep current') and best['candidates'], best
     if best['keeps_current']:
         assert best['commands'] == []
     else:
         assert best['ratios']['write_amp']['high'] <= 1.10
         assert 'ceph config set osd.1 bluestore_rocksdb_options' in best['commands'][0]
-    # osd.1's own config exactly as before, the running daemon on it, no flags left
-    assert own(lab, 1) == before
-    shown = lab.ceph('config', 'show', 'osd.1', 'bluestore_rocksdb_options').stdout.strip()
-    assert shown == lab.ceph('config', 'get', 'osd.1', 'bluestore_rocksdb_options').stdout.strip()
-    assert 'noout' not in lab.osd(1)['state']
-    assert not [c for c in lab.json('health')['checks'] if c.startswith('ROCKS_AUTOTUNE')]
-    assert 'Tuning RocksDB' not in lab.ceph('-s').stdout
-    lab.ceph('config', 'rm', 'osd.1', 'bluestore_rocksdb_options_annex')
+    # osd.1's own config (with the admin's annex) exactly as before, the
+    # running daemon on it, no flags left
+    assert s.own_after == s.own_before
+    assert any(e['name'] == 'bluestore_rocksdb_options_annex' for e in s.own_before)
+    assert s.running == s.configured
+    assert 'noout' not in s.osd_state
+    assert not [c for c in s.health_checks if c.startswith('ROCKS_AUTOTUNE')]
+    assert 'Tuning RocksDB' not in s.ceph_s
 
 
 def test_abort_mid_trial_restores_the_canary(lab: Lab) -> None:
