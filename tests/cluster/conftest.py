@@ -9,6 +9,8 @@ from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import pytest
 
+# a session's states once it is over
+ENDED = ('done', 'stopped', 'aborted', 'failed')
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 LAB_CMD = os.path.join(REPO, 'qa', 'lab', 'ceph-lab')
 
@@ -59,6 +61,16 @@ class Lab:
 
     def status(self) -> Dict[str, Any]:
         return self.json('rocks-autotune', 'status')
+
+    def wait_ended(self, timeout: float = 900,
+                   each: Optional[Callable[[], None]] = None) -> Dict[str, Any]:
+        """Wait for the session to end, calling `each` at every poll; its status."""
+        def ended() -> bool:
+            if each is not None:
+                each()
+            return self.status()['state'] in ENDED
+        self.wait('the session to end', ended, timeout)
+        return self.status()
 
     def mgr_timed(self, **cmd: Any) -> Dict[str, Any]:
         """A mgr command, timed from sending to answer (mgr_timer.py)."""
@@ -134,9 +146,6 @@ def lab() -> Iterator[Lab]:
         subprocess.run([LAB_CMD, 'down'], env=lab.env)
 
 
-ENDED = ('done', 'stopped', 'aborted', 'failed')
-
-
 @dataclass
 class ShortSession:
     """A short real session and what the cluster showed during and right
@@ -172,15 +181,13 @@ def short_session(lab: Lab) -> ShortSession:
     start = lab.ceph('rocks-autotune', 'start', '--osd', str(osd), '--trials', '4',
                      '--duration', '4')
     second = lab.ceph('rocks-autotune', 'start', check=False)
-    seen = False
+    seen = []
 
-    def ended() -> bool:
-        nonlocal seen
-        seen = seen or f'Tuning RocksDB on osd.{osd}' in lab.ceph('-s').stdout
-        return lab.status()['state'] in ENDED
-    lab.wait('the session to end', ended, 900)
+    def progress() -> None:
+        seen.append(f'Tuning RocksDB on osd.{osd}' in lab.ceph('-s').stdout)
+    status = lab.wait_ended(900, progress)
     got = ShortSession(
-        osd=osd, start=start, second_start=second, progress_seen=seen, status=lab.status(),
+        osd=osd, start=start, second_start=second, progress_seen=any(seen), status=status,
         history=lab.json('rocks-autotune', 'history'),
         best=lab.json('rocks-autotune', 'best'),
         own_before=before, own_after=lab.own_config(f'osd.{osd}'),

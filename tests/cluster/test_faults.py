@@ -15,13 +15,12 @@ from typing import Any, Dict, List, Set
 
 import pytest
 
-from conftest import LAB_CMD, Lab
+from conftest import ENDED, LAB_CMD, Lab
 
 pytestmark = pytest.mark.faults
 # cases CI leaves out to stay near 20 minutes (tox -e faults runs them; each
 # is also covered against the fake cluster in tests/unit/test_session.py)
 full_only = pytest.mark.full_only
-ENDED = ('done', 'stopped', 'aborted', 'failed')
 MEASURING = ('warmup', 'measure')
 
 
@@ -39,12 +38,8 @@ def ours(codes: Set[str]) -> Set[str]:
 
 def wait_ended(lab: Lab, timeout: float = 900, seen: Any = None) -> Dict[str, Any]:
     """Wait for the session to end; collect our health codes seen meanwhile."""
-    def ended() -> bool:
-        if seen is not None:
-            seen.update(ours(health_codes(lab)))
-        return lab.status()['state'] in ENDED
-    lab.wait('the session to end', ended, timeout)
-    return lab.status()
+    return lab.wait_ended(timeout, None if seen is None
+                          else lambda: seen.update(ours(health_codes(lab))))
 
 
 def wait_phase(lab: Lab, kind: str, phase: str, timeout: float = 600) -> Dict[str, Any]:

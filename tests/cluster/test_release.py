@@ -9,7 +9,6 @@ import pytest
 
 from conftest import Lab
 from test_panel import get_json, panel_url, request, services
-from test_tuner import wait_ended
 
 MON_PORT = int(os.environ.get('CEPH_LAB_MON_PORT', '40100'))
 RELEASE = os.environ.get('CEPH_LAB_RELEASE', 'tentacle')
@@ -59,7 +58,7 @@ def test_beside_prometheus_and_dashboard(lab: Lab, neighbours: Dict[str, str]) -
     # ours answers, and a short real session runs while they are on
     before = {e['name']: e['value'] for e in lab.own_config('osd.2')}
     lab.ceph('rocks-autotune', 'start', '--osd', '2', '--trials', '1', '--duration', '4')
-    st = wait_ended(lab, 600)
+    st = lab.wait_ended(600)
     assert st['state'] == 'done', st
     assert get_json(ours, '/api/status')['state'] == 'done'
     ours_metrics = http_ok(ours, '/metrics').decode()
@@ -87,7 +86,7 @@ def test_a_muted_warning_does_not_block_start(lab: Lab) -> None:
     def refused() -> bool:
         if start():  # the mgr's health digest lags the mon's by a few seconds
             lab.ceph('rocks-autotune', 'abort')
-            wait_ended(lab, 300)
+            lab.wait_ended(300)
             return False
         return True
 
@@ -99,7 +98,7 @@ def test_a_muted_warning_does_not_block_start(lab: Lab) -> None:
         lab.wait('start accepted with the warning muted', start, 30)
         assert 'osd.0' in out['r'].stdout
         lab.ceph('rocks-autotune', 'abort')
-        st = wait_ended(lab, 300)
+        st = lab.wait_ended(300)
         assert st['state'] == 'aborted', st
     finally:
         lab.ceph('health', 'unmute', 'OSDMAP_FLAGS', check=False)

@@ -5,7 +5,7 @@ from typing import Any, Dict, List
 
 import pytest
 
-from conftest import ENDED, Lab, ShortSession
+from conftest import Lab, ShortSession
 
 OPTIONS = ('bluestore_rocksdb_options', 'bluestore_rocksdb_options_annex',
            'osd_bench_small_size_max_iops')
@@ -13,11 +13,6 @@ OPTIONS = ('bluestore_rocksdb_options', 'bluestore_rocksdb_options_annex',
 
 def own(lab: Lab, osd: int) -> List[Dict[str, Any]]:
     return lab.own_config(f'osd.{osd}')
-
-
-def wait_ended(lab: Lab, timeout: float) -> Dict[str, Any]:
-    lab.wait('the session to end', lambda: lab.status()['state'] in ENDED, timeout)
-    return lab.status()
 
 
 def test_bad_input_is_refused_and_changes_nothing(lab: Lab) -> None:
@@ -80,7 +75,7 @@ def test_abort_mid_trial_restores_the_canary(lab: Lab) -> None:
              lambda: (lab.status().get('current') or {}).get('kind') == 'candidate', 600)
     assert own(lab, 2) != before
     lab.ceph('rocks-autotune', 'abort')
-    st = wait_ended(lab, 300)
+    st = lab.wait_ended(300)
     assert st['state'] == 'aborted', st
     assert own(lab, 2) == before
     lab.wait('osd.2 up', lambda: lab.osd(2)['up'] == 1, 60)
@@ -106,7 +101,7 @@ def test_live_workload_measures_client_traffic(lab: Lab) -> None:
     try:
         lab.ceph('rocks-autotune', 'start', '--osd', '0', '--trials', '1', '--duration', '6',
                  '--workload', 'live')
-        st = wait_ended(lab, 600)
+        st = lab.wait_ended(600)
     finally:
         bench.terminate()
         bench.wait(60)
