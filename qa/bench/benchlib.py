@@ -237,15 +237,20 @@ def bench_ratio(windows: List[Dict[str, Any]], config: str, base: str,
 
 
 def check_claim(claim: Optional[Mapping[str, Any]], bench: Optional[float],
-                bench_write_amp: Optional[float]) -> Dict[str, Any]:
+                bench_write_amp: Optional[float],
+                bench_interval: Tuple[Optional[float], Optional[float]] = (None, None)
+                ) -> Dict[str, Any]:
     """Did the bench find what the session claimed?
 
     `bench`: the bench's paired median ratio tuned / default of the claim's
-    objective; `bench_write_amp`: the same of write-amp.  `held`: for a
+    objective, `bench_interval` its 90% interval (open ends: too few rounds);
+    `bench_write_amp`: the median ratio of write-amp.  `held`: for a
     recommendation, the bench's ratio is at least the claimed interval's low
     end (the claim: better by at least that; for an objective where lower is
-    better, at most its high end); for keep current, the bench finds the
-    best-ranked candidate better than the default by less than the margin.
+    better, at most its high end).  Keep current says the session could not
+    confirm a gain beyond the margin; it is contradicted only when the bench
+    confirms one (its interval clear of 1 + the margin), and cannot be
+    checked by a bench with no interval of its own.
     None: nothing to check.  `inside`: the bench's ratio lies within the
     claimed interval (an open end reaches any value); `write_amp_within`: the
     bench's write-amp ratio is within the session's budget.
@@ -277,9 +282,19 @@ def check_claim(claim: Optional[Mapping[str, Any]], bench: Optional[float],
         what = f'(the claim\'s {end} end)'
     else:
         lim = 1.0 / (1.0 + claim['margin']) if lower else 1.0 + claim['margin']
-        held = bench > lim if lower else bench < lim
-        ops = ('>', '<=') if lower else ('<', '>=')
+        # the end of the bench's interval on the side of a gain
+        edge = bench_interval[1] if lower else bench_interval[0]
         what = f'= {"1 / " if lower else ""}(1 + the {claim["margin"]:.0%} margin)'
+        if edge is None:
+            out['why'] = ('keep current: the bench has no interval of its own (it takes 5 '
+                          'rounds) to confirm a gain with')
+            return out
+        held = edge >= lim if lower else edge <= lim
+        ops = ('>=', '<') if lower else ('<=', '>')
+        out['held'] = held
+        out['why'] = (f'bench interval\'s {"high" if lower else "low"} end {edge:.2f}x '
+                      f'{ops[0] if held else ops[1]} {lim:.2f}x {what}')
+        return out
     out['held'] = held
     out['why'] = f'bench {bench:.2f}x {ops[0] if held else ops[1]} {lim:.2f}x {what}'
     return out

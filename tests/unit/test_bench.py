@@ -218,15 +218,22 @@ def test_write_amp_over_the_budget_is_reported_but_does_not_decide() -> None:
         'write_amp_within'] is None
 
 
-@pytest.mark.parametrize('bench,held', [(0.90, True), (1.02, True), (1.0299, True),
-                                        (1.03, False), (1.25, False)])
-def test_keep_current_holds_unless_the_bench_beats_the_margin(bench: float,
-                                                              held: bool) -> None:
-    # c1's interval is open (too few rounds): any ratio lies inside it
-    c = benchlib.check_claim(claim('keep current', None, None, 1.01), bench, 1.0)
+@pytest.mark.parametrize('low,held', [(0.80, True), (1.02, True), (1.03, True),
+                                      (1.0301, False), (1.25, False)])
+def test_keep_current_holds_unless_the_bench_confirms_a_gain_beyond_the_margin(
+        low: float, held: bool) -> None:
+    # c1's interval is open (too few rounds): any ratio lies inside it; a
+    # median of 1.4 alone contradicts nothing, the bench's interval must
+    c = benchlib.check_claim(claim('keep current', None, None, 1.01), 1.4, 1.0, (low, 1.6))
     assert (c['held'], c['inside']) == (held, True)
-    assert c['why'] == (f'bench {bench:.2f}x {"<" if held else ">="} 1.03x '
+    assert c['why'] == (f'bench interval\'s low end {low:.2f}x {"<=" if held else ">"} 1.03x '
                         '= (1 + the 3% margin)')
+
+
+def test_keep_current_is_not_checked_by_a_bench_with_no_interval() -> None:
+    c = benchlib.check_claim(claim('keep current', None, None, 1.01), 1.86, 1.0, (None, None))
+    assert c['held'] is None and 'no interval of its own' in c['why']
+    assert benchlib.tally([c]) == '0 of 0 claims held (1 run with no claim to check)'
 
 
 def test_an_objective_where_lower_is_better_flips_the_checks() -> None:
@@ -234,8 +241,8 @@ def test_an_objective_where_lower_is_better_flips_the_checks() -> None:
     assert benchlib.check_claim(rec, 0.85, None)['held'] is True
     assert benchlib.check_claim(rec, 0.95, None)['held'] is False
     keep = claim('keep current', 0.9, 1.1, 1.0, direction='lower')
-    assert benchlib.check_claim(keep, 0.98, None)['held'] is True
-    assert benchlib.check_claim(keep, 0.95, None)['held'] is False  # < 1 / 1.03
+    assert benchlib.check_claim(keep, 0.9, None, (0.8, 0.98))['held'] is True
+    assert benchlib.check_claim(keep, 0.9, None, (0.8, 0.95))['held'] is False  # < 1 / 1.03
 
 
 def test_nothing_to_check_is_not_counted_as_held_or_not() -> None:

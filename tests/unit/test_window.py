@@ -1,15 +1,16 @@
-"""Measurement windows against the fake cluster: a confirmation window ends by
-bytes (once the config it measures went through an L0 compaction cycle), not
-by the clock; the cap marks it short; WAL and SST bytes come apart."""
+"""Measurement windows against the fake cluster: every window of a
+confirmation has one length, long enough by bytes for the slowest config it
+compares to go through an L0 compaction cycle; the cap marks a window short;
+WAL and SST bytes come apart."""
 import dataclasses
-from typing import Any, Tuple
+from typing import Any, Optional, Tuple
 
 from fake_cluster import FakeClock, FakeCluster
 from rocks_autotune import metrics
 from rocks_autotune.metrics import Measurement
 from rocks_autotune.rocksdb_options import PACIFIC_DEFAULT, parse_options
 from rocks_autotune.space import MiB, SearchSpace
-from rocks_autotune.trial import Window, WindowSettings
+from rocks_autotune.trial import Window, WindowSettings, confirmation_length
 from rocks_autotune.workload import BenchWorkload
 
 # small memtables flushed in pairs, L0 compacts at 2 files: a cycle every 32 MiB of WAL
@@ -20,7 +21,7 @@ SMALL = SearchSpace.render(parse_options(PACIFIC_DEFAULT), dataclasses.replace(
 # Pacific's default: 256 MiB memtables, L0 compacts at RocksDB's 4: 1 GiB per cycle
 
 
-def run_window(options: str, compaction: bool, duration: float = 5.0,
+def run_window(options: str, length: Optional[float], duration: float = 5.0,
                factor: float = 40.0) -> Tuple[Measurement, int, FakeCluster]:
     """One window on osd.0 running `options`; the measurement and how many
     compactions the fake's RocksDB ran during it."""
@@ -43,36 +44,50 @@ def run_window(options: str, compaction: bool, duration: float = 5.0,
         clock.advance(delay)
     before = cluster.compactions[0]
     for _ in range(10000):
-        m, delay = window.measure(clock(), c, compaction=compaction)
+        m, delay = window.measure(clock(), c, length=length)
         if m is not None:
             return m, cluster.compactions[0] - before, cluster
         clock.advance(delay)
     raise AssertionError('the window never ended')
 
 
-def test_a_confirmation_window_lasts_until_its_config_compacted_and_no_longer() -> None:
-    small, small_compactions, _ = run_window(SMALL, compaction=True)
-    big, big_compactions, _ = run_window(PACIFIC_DEFAULT, compaction=True)
-    for m, compactions in ((small, small_compactions), (big, big_compactions)):
+def candidate(options: str) -> Any:
+    return SearchSpace.candidate_from_options(parse_options(options))
+
+
+def test_the_confirmation_length_is_what_the_slowest_config_needs_for_a_cycle() -> None:
+    small, _, _ = run_window(SMALL, length=None)
+    big, _, _ = run_window(PACIFIC_DEFAULT, length=None)
+    # from the search windows' WAL rate: 32 MiB against 1 GiB per cycle
+    length = confirmation_length([(candidate(SMALL), [small]),
+                                  (candidate(PACIFIC_DEFAULT), [big])], 5.0, 40.0)
+    assert length == confirmation_length([(candidate(PACIFIC_DEFAULT), [big])], 5.0, 40.0)
+    assert 20 < length < 200
+    assert confirmation_length([(candidate(SMALL), [small])], 5.0, 40.0) == 5.0  # at least
+    assert confirmation_length([(candidate(PACIFIC_DEFAULT), [big])], 5.0, 2.0) == 10.0  # cap
+    assert confirmation_length([(candidate(SMALL), [])], 5.0, 40.0) == 5.0  # nothing known
+    # both configs measured over that one length: each went through a cycle
+    for options in (SMALL, PACIFIC_DEFAULT):
+        m, compactions, _ = run_window(options, length=length)
         assert not m.window_short
         assert m.l0_cycles is not None and m.l0_cycles >= 1.0
         assert compactions >= 1  # the fake's RocksDB did compact in the window
-    # by bytes: the config with 1 GiB cycles ran far longer than the 32 MiB one
-    assert small.seconds < 10 < 20 < big.seconds
-    assert big.wal_bytes >= 4 * 256 * MiB
+        assert length <= m.seconds < length + 2  # one length: not ended early by bytes
 
 
 def test_a_search_window_ends_by_the_clock_and_the_cap_marks_a_short_one() -> None:
-    search, _, _ = run_window(PACIFIC_DEFAULT, compaction=False)
+    search, _, _ = run_window(PACIFIC_DEFAULT, length=None)
     assert 5.0 <= search.seconds < 7.0 and not search.window_short
     assert search.l0_cycles is not None and search.l0_cycles < 1.0
-    capped, compactions, _ = run_window(PACIFIC_DEFAULT, compaction=True, factor=2.0)
+    capped, compactions, _ = run_window(PACIFIC_DEFAULT, length=10.0)
     assert 10.0 <= capped.seconds < 12.0
     assert capped.window_short and compactions == 0
+    small, _, _ = run_window(SMALL, length=10.0)
+    assert 10.0 <= small.seconds < 12.0 and not small.window_short
 
 
 def test_wal_and_sst_bytes_are_reported_apart() -> None:
-    m, _, _ = run_window(SMALL, compaction=True)
+    m, _, _ = run_window(SMALL, length=30.0)
     assert m.sst_bytes is not None and m.sst_files is not None
     assert m.wal_bytes > 0 and m.sst_bytes > 0 and m.sst_files >= 3
     assert m.db_bytes == m.wal_bytes + m.sst_bytes  # nothing on a slow device here
@@ -81,7 +96,7 @@ def test_wal_and_sst_bytes_are_reported_apart() -> None:
 
 
 def test_measurements_recorded_before_these_figures_still_load() -> None:
-    m, _, _ = run_window(SMALL, compaction=True)
+    m, _, _ = run_window(SMALL, length=30.0)
     old = {k: v for k, v in m.to_dict().items()
            if k not in ('sst_bytes', 'sst_files', 'op_w_lat_ms', 'l0_cycles')}
     back = Measurement.from_dict(old)

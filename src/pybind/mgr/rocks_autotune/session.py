@@ -47,7 +47,7 @@ from .rocksdb_options import (COMPRESSIONS, NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_
                               parse_options, parse_sharding)
 from .space import Candidate, SearchSpace
 from .store import STATE_VERSION, SessionState, StartRecord, StoreError
-from .trial import Window, WindowSettings
+from .trial import Window, WindowSettings, confirmation_length
 from .views import View
 from .workload import BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, BenchWorkload
 
@@ -529,6 +529,14 @@ class Session:
         s['confirm'] = confirm.plan([(first[c], mean) for c, mean in ranked],
                                     self.settings.confirm_rounds,
                                     self.settings.confirm_margin, self.params.workload)
+
+        def windows(c: Dict[str, Any]) -> List[Measurement]:
+            return [Measurement.from_dict(t['measurement']) for t in s['trials']
+                    if t['candidate'] == c and t.get('measurement')]
+        compared = [base] + [first[c]['candidate'] for c, _ in ranked]
+        s['confirm']['window'] = confirmation_length(
+            [(Candidate.from_dict(c), windows(c)) for c in compared],
+            self.params.duration, self.settings.max_window_factor)
         self._confirmation().update()
 
     def _next_confirmation(self) -> float:
@@ -556,6 +564,14 @@ class Session:
                     + ('the baseline' if arm == BASELINE else f'candidate {arm} '
                        f'(trial {conf.arm(arm)["trial"]})'))
         return 0
+
+    def _confirmation_length(self) -> Optional[float]:
+        """The confirmation's one window length (None for a search window); a
+        confirmation planned before it was recorded takes the cap."""
+        if self._cur()['kind'] != 'confirm':
+            return None
+        length = self.s['confirm'].get('window')
+        return float(length) if length else self.params.duration * self.settings.max_window_factor
 
     def _after_trial(self) -> float:
         """What comes after a trial (or its recovery): the search's next, or
@@ -857,9 +873,8 @@ class Session:
     def _measure(self, now: float) -> float:
         cur = self._cur()
         try:
-            # a confirmation window compares write-amp at steady state: by bytes
             m, delay = self.window.measure(now, Candidate.from_dict(cur['candidate']),
-                                           compaction=cur['kind'] == 'confirm')
+                                           length=self._confirmation_length())
         except ClusterError as e:
             self._trial_failed(f'osd.{self.osd} failed during the measurement: {e}')
             return 0

@@ -6,15 +6,19 @@ the bench's details.  The window's running totals live in the session's
 state (`window`), so a step is all that is lost with a mgr.  A ClusterError
 (the canary died, the bench failed) is the caller's: it fails the trial.
 
-A window lasts --duration, then grows until it covers what it is for, at
-most max_window_factor times --duration, and is marked short if it did not:
-a search window, `min_flushes` memtable flushes; a confirmation window (it
-compares write-amp at steady state), an L0->L1 compaction cycle of the
-config it measures (metrics.l0_cycles), so that it ends by bytes written,
-not by the clock.
+A search window lasts --duration, then grows until it covers `min_flushes`
+memtable flushes, at most max_window_factor times --duration, and is marked
+short if it did not.  Every window of a confirmation has one length
+(`confirmation_length`): long enough, by bytes, for the slowest config it
+compares to go through an L0->L1 compaction cycle, so that write-amp
+compares at steady state; one length because IOPS and latency drift with the
+time since a restart, and a ratio of windows of unequal lengths measures
+that drift too.  A confirmation window whose config did not go through a
+cycle (metrics.l0_cycles) is marked short.
 """
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Tuple
+from statistics import median
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from . import metrics
 from .cluster import Cluster
@@ -31,6 +35,21 @@ class WindowSettings:
     min_flushes: float
     max_window_factor: float
     extend_seconds: float  # a window too short for min_flushes grows by this much
+
+
+def confirmation_length(configs: Iterable[Tuple[Candidate, List[Measurement]]],
+                        duration: float, max_window_factor: float) -> float:
+    """Seconds every confirmation window lasts: the longest time any of the
+    configs (each with its search windows) needs for an L0 cycle at the WAL
+    rate those windows saw, within [duration, max_window_factor x duration]."""
+    need = duration
+    for c, ms in configs:
+        rates = [m.wal_bytes / m.seconds for m in ms if m.seconds > 0 and m.wal_bytes > 0]
+        if rates:
+            cycle = (c.write_buffer_size * c.min_write_buffer_number_to_merge
+                     * c.level0_file_num_compaction_trigger)
+            need = max(need, cycle / median(rates))
+    return min(need, duration * max_window_factor)
 
 
 class Window:
@@ -74,18 +93,20 @@ class Window:
         return False, min(self._drive(left), left)
 
     def measure(self, now: float, c: Candidate,
-                compaction: bool = False) -> Tuple[Optional[Measurement], float]:
+                length: Optional[float] = None) -> Tuple[Optional[Measurement], float]:
         """(the measurement once the window is done, delay before the next call);
-        `compaction`: a confirmation window, which waits for a compaction cycle."""
+        `length`: a confirmation window's (confirmation_length), which then
+        neither ends sooner nor grows, and is short without an L0 cycle."""
         st = self.settings
         w = self._window()
         flush_bytes = c.write_buffer_size * c.min_write_buffer_number_to_merge
         trigger = c.level0_file_num_compaction_trigger
-        cycles = 1.0 if compaction else 0.0
+        cycles = 0.0 if length is None else 1.0
         elapsed = now - w['start']
         bench = self.workload is not None
-        if elapsed < st.duration:
-            return None, min(self._drive(st.duration - elapsed), st.duration - elapsed)
+        until = st.duration if length is None else length
+        if elapsed < until:
+            return None, min(self._drive(until - elapsed), until - elapsed)
         if bench and not w['bench_seconds']:
             # the window's time went by before its first chunk (a slow step,
             # a busy mgr): a bench window with no bench measures nothing
@@ -93,8 +114,9 @@ class Window:
         after = metrics.snapshot(self.cluster.perf_dump(self.osd))
         covered = metrics.wal_bytes(w['before'], after) / flush_bytes
         short = covered < st.min_flushes or (
-            compaction and metrics.l0_cycles(w['before'], after, flush_bytes, trigger) < cycles)
-        if short and elapsed < st.duration * st.max_window_factor:
+            length is not None
+            and metrics.l0_cycles(w['before'], after, flush_bytes, trigger) < cycles)
+        if short and length is None and elapsed < st.duration * st.max_window_factor:
             # too little written to see this config's write-amp: extend
             return None, self._drive(st.extend_seconds)
         return metrics.measure(w['before'], after, seconds=elapsed, flush_bytes=flush_bytes,
