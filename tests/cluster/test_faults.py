@@ -312,6 +312,35 @@ def test_7b_garbage_options_on_the_canary(lab: Lab) -> None:
         lab.ceph('config', 'rm', 'osd.2', 'bluestore_rocksdb_options')
 
 
+def test_7f_a_canary_that_does_not_run_its_class_masks_options_refuses_start(lab: Lab) -> None:
+    """Options set at osd/class:ssd: `ceph config get osd.2` answers them, but
+    osd.2 restarted does not run them (Tentacle 20.2.4; canary.CLASS_MASK_NOTE).
+    A session on it would take for a baseline options it does not run: start
+    is refused, saying so, and changes nothing."""
+    before = own(lab, 2)
+    old = running_options(lab, 2)
+    opts = dict(kv.split('=', 1) for kv in old.split(','))
+    opts['max_write_buffer_number'] = str(int(opts.get('max_write_buffer_number', '4')) + 1)
+    options = ','.join(f'{k}={v}' for k, v in opts.items())
+    lab.ceph('config', 'set', 'osd/class:ssd', OPTIONS_OPT, options)
+    try:
+        up_from = lab.osd(2)['up_from']
+        lab.ceph('orch', 'daemon', 'restart', 'osd.2')
+        lab.wait('osd.2 up again', lambda: lab.osd(2)['up'] == 1 and
+                 lab.osd(2)['up_from'] != up_from, 120)
+        assert lab.ceph('config', 'get', 'osd.2', OPTIONS_OPT).stdout.strip() == options
+        assert running_options(lab, 2) == old, \
+            'osd.2 read the class mask at its start: canary.CLASS_MASK_NOTE is out of date'
+        state = lab.status()
+        r = lab.ceph('rocks-autotune', 'start', '--osd', '2', check=False)
+        assert r.returncode != 0 and 'which an OSD does not read when it opens BlueStore' \
+            in r.stderr and 'set the options at osd.2' in r.stderr, r.stderr
+        assert lab.status() == state
+    finally:
+        lab.ceph('config', 'rm', 'osd/class:ssd', OPTIONS_OPT)
+    assert_clean(lab, 2, before)
+
+
 def test_7c_corrupted_session_state(lab: Lab) -> None:
     before = own(lab, 0)
     lab.ceph('config-key', 'set', 'mgr/rocks_autotune/session', '{"version": 1, "state": [')

@@ -460,6 +460,30 @@ def test_start_refuses_options_the_search_space_cannot_hold(options: str, messag
     assert h.saved == [] and h.cluster.config == config
 
 
+@pytest.mark.parametrize('who', ['osd/class:ssd', 'osd.0'])
+def test_start_refuses_a_canary_that_does_not_run_what_the_mon_gives_it(who: str) -> None:
+    # options at a class mask are not read at an OSD's start (as on the lab's
+    # Tentacle), options at osd.N not restarted since: either way the baseline
+    # would not be what the canary runs
+    h = Harness()
+    h.cluster.config_set(who, 'bluestore_rocksdb_options', NEW_TUNING)
+    h.cluster.admin_restarts(0)
+    h.clock.advance(10)
+    config = dict(h.cluster.config)
+    if who == 'osd.0':  # read at its start: it runs them, and the session starts
+        h.start(osd=0)
+        assert h.saved
+        return
+    with pytest.raises(StartRefused) as e:
+        h.start(osd=0)
+    assert str(e.value).startswith('osd.0 runs bluestore_rocksdb_options') and \
+        'class mask' in str(e.value) and 'set the options at osd.0' in str(e.value)
+    assert h.saved == [] and h.cluster.config == config
+    h.cluster.config_set('osd.0', 'bluestore_rocksdb_options', NEW_TUNING)
+    with pytest.raises(StartRefused, match='has not restarted since they changed'):
+        h.start(osd=0)
+
+
 def test_a_start_refused_on_the_releases_defaults_has_saved_nothing() -> None:
     # issue 12, item 5: the session was saved before its search space was built
     h = Harness()

@@ -303,6 +303,19 @@ class Session:
                 f'that key where osd.{osd} gets it (ceph config get osd.{osd} '
                 f'{OPTIONS}, or its _annex) to a value the module supports, or pick another '
                 f'OSD with --osd')
+        given = cluster.config_get(f'osd.{osd}', OPTIONS)
+        try:
+            running: Optional[str] = cluster.config_get_running(osd, OPTIONS)
+        except ClusterError:
+            running = None  # it did not answer: the restarts will tell
+        if running is not None and running != given:
+            # the baseline is what the mon gives it: it must be what it runs
+            raise StartRefused(
+                f'osd.{osd} runs bluestore_rocksdb_options {running!r}, not the {given!r} the '
+                'monitors give it: it has not restarted since they changed, or they are set '
+                'at a class mask (osd/class:<class>), which an OSD does not read when it opens '
+                'BlueStore (seen on Tentacle 20.2.4; Ceph tracker 65228); restart it, or set '
+                f'the options at osd.{osd}, then start again')
         # persisted before the first change: the record of how to restore
         save(state)
         return session
