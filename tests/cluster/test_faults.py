@@ -331,10 +331,11 @@ def test_7f_a_canary_that_does_not_run_its_class_masks_options_refuses_start(lab
         assert lab.ceph('config', 'get', 'osd.2', OPTIONS_OPT).stdout.strip() == options
         assert running_options(lab, 2) == old, \
             'osd.2 read the class mask at its start: canary.CLASS_MASK_NOTE is out of date'
-        # else start is refused for the PGs the restart left peering
+        # else start is refused for the PGs the restart left degraded (ci8), and
+        # --force: for the health check that says so a little longer
         lab.wait('active+clean', lab.active_clean, 300)
         last = lab.status().get('id')
-        r = lab.ceph('rocks-autotune', 'start', '--osd', '2', check=False)
+        r = lab.ceph('rocks-autotune', 'start', '--osd', '2', '--force', check=False)
         assert r.returncode != 0 and 'which an OSD does not read when it opens BlueStore' \
             in r.stderr and 'set the options at osd.2' in r.stderr, r.stderr
         assert lab.status().get('id') == last  # no session started
