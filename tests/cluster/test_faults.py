@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Set
 import pytest
 
 from conftest import ENDED, LAB_CMD, Lab
+from test_rollout import rocksdb_entries, running
 from timeline import restarts_of
 
 pytestmark = pytest.mark.faults
@@ -318,10 +319,8 @@ def test_7f_a_canary_that_does_not_run_its_class_masks_options_refuses_start(lab
     A session on it would take for a baseline options it does not run: start
     is refused, saying so, and changes nothing."""
     before = own(lab, 2)
-    old = running_options(lab, 2)
-    opts = dict(kv.split('=', 1) for kv in old.split(','))
-    opts['max_write_buffer_number'] = str(int(opts.get('max_write_buffer_number', '4')) + 1)
-    options = ','.join(f'{k}={v}' for k, v in opts.items())
+    old = running(lab, 2)
+    options = one_memtable_more(old)
     lab.ceph('config', 'set', 'osd/class:ssd', OPTIONS_OPT, options)
     try:
         up_from = lab.osd(2)['up_from']
@@ -329,7 +328,7 @@ def test_7f_a_canary_that_does_not_run_its_class_masks_options_refuses_start(lab
         lab.wait('osd.2 up again', lambda: lab.osd(2)['up'] == 1 and
                  lab.osd(2)['up_from'] != up_from, 120)
         assert lab.ceph('config', 'get', 'osd.2', OPTIONS_OPT).stdout.strip() == options
-        assert running_options(lab, 2) == old, \
+        assert running(lab, 2) == old, \
             'osd.2 read the class mask at its start: canary.CLASS_MASK_NOTE is out of date'
         # else start is refused for the PGs the restart left degraded (ci8), and
         # --force: for the health check that says so a little longer
@@ -689,12 +688,11 @@ def rollout(lab: Lab) -> Dict[str, Any]:
     return lab.status().get('rollout') or {}
 
 
-def rocksdb_entries(lab: Lab) -> List[Dict[str, Any]]:
-    return [e for e in lab.json('config', 'dump') if e['name'] in (OPTIONS_OPT, ANNEX_OPT)]
-
-
-def running_options(lab: Lab, osd: int) -> str:
-    return str(lab.json('tell', f'osd.{osd}', 'config', 'get', OPTIONS_OPT)[OPTIONS_OPT])
+def one_memtable_more(options: str) -> str:
+    """A valid options string the OSD does not run: one memtable more."""
+    opts = dict(kv.split('=', 1) for kv in options.split(','))
+    opts['max_write_buffer_number'] = str(int(opts.get('max_write_buffer_number', '4')) + 1)
+    return ','.join(f'{k}={v}' for k, v in opts.items())
 
 
 def test_17_a_rollout_survives_a_failover_then_abort_and_revert_undo_it(lab: Lab) -> None:
@@ -708,11 +706,8 @@ def test_17_a_rollout_survives_a_failover_then_abort_and_revert_undo_it(lab: Lab
     osds = sorted(int(i) for i in lab.json('osd', 'crush', 'class', 'ls-osd', 'ssd'))
     lab.wait('active+clean', lab.active_clean, 300)
     before = rocksdb_entries(lab)
-    old = {o: running_options(lab, o) for o in osds}
-    # a valid string none runs: one memtable more than osd.0 has
-    opts = dict(kv.split('=', 1) for kv in old[osds[0]].split(','))
-    opts['max_write_buffer_number'] = str(int(opts.get('max_write_buffer_number', '4')) + 1)
-    options = ','.join(f'{k}={v}' for k, v in opts.items())
+    old = {o: running(lab, o) for o in osds}
+    options = one_memtable_more(old[osds[0]])  # a valid string none runs
     set_opt(lab, 'restart_timeout', '30')
     set_opt(lab, 'restart_pause', '30', module='lab_orchestrator')
     t0 = time.time()
@@ -753,7 +748,7 @@ def test_17_a_rollout_survives_a_failover_then_abort_and_revert_undo_it(lab: Lab
     for o in osds:
         n = len(restarts_of(samples, o))
         assert n == (1 if o in done else 0), f'osd.{o} restarted {n} times'
-        assert running_options(lab, o) == (options if o in done else old[o])
+        assert running(lab, o) == (options if o in done else old[o])
     r = lab.ceph('rocks-autotune', 'apply', '--device-class', 'ssd', '--options', options,
                  check=False)
     assert r.returncode != 0 and 'revert' in r.stderr, r.stderr
@@ -770,6 +765,6 @@ def test_17_a_rollout_survives_a_failover_then_abort_and_revert_undo_it(lab: Lab
     for o in osds:
         n = len(restarts_of(samples, o))
         assert n == (1 if o in done else 0), f'revert: osd.{o} restarted {n} times'
-        assert running_options(lab, o) == old[o], f'osd.{o} is not back on its options'
+        assert running(lab, o) == old[o], f'osd.{o} is not back on its options'
     assert not ours(health_codes(lab))
     lab.wait('active+clean', lab.active_clean, 300)
