@@ -1,4 +1,5 @@
 """qa/lab/ceph-lab's pure parts: where the release root comes from and what it sees."""
+import fcntl
 import importlib.machinery
 import importlib.util
 import os
@@ -92,3 +93,25 @@ def test_a_bind_follows_a_checkout_made_again_at_the_same_path(
         assert len(lab.mounts_under(root)) == 1
     finally:
         lab.unmount_root(root)
+
+
+def test_roots_lock_holds_off_another_ceph_lab(monkeypatch: pytest.MonkeyPatch,
+                                               tmp_path: Any) -> None:
+    # CI's tiers run two at a time: a second ceph-lab must wait for the first
+    # to finish installing or binding before it touches the root
+    monkeypatch.setenv('CEPH_LAB_ROOTS', str(tmp_path / 'roots'))
+    lab = load_lab(monkeypatch, str(tmp_path / 'lab'))
+    lock = tmp_path / 'roots' / '.lock'
+
+    def free() -> bool:
+        with open(lock) as other:  # another open file: what another process holds
+            try:
+                fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return False
+            fcntl.flock(other, fcntl.LOCK_UN)
+            return True
+
+    with lab.roots_lock():
+        assert not free()
+    assert free()
