@@ -98,22 +98,33 @@ ra_state_in() {
     [[ " $* " == *" $state "* ]]
 }
 
-# ra_wait_ended [TIMEOUT]: wait for the session to end; print its state
-ra_wait_ended() {
-    local timeout=${1:-$RA_SESSION_TIMEOUT} t0 line last=''
+# ra_follow WHAT TIMEOUT PERIOD ENDED LINE_CMD...: every PERIOD s run LINE_CMD
+# (it prints "STATE PHASE: MESSAGE"), log each new line, until STATE is one
+# of ENDED; print that state.  Fails when LINE_CMD does, or after TIMEOUT s
+ra_follow() {
+    local what=$1 timeout=$2 period=$3 ended=$4 t0 line last=''
+    shift 4
     t0=$(date +%s)
-    while ! ra_state_in $RA_ENDED; do
-        line=$(ra_status "f\"{j['state']} {j['phase']}: {j['message']}\"")
+    while :; do
+        line=$("$@") || ra_die "following $what: $* failed"
         if [ "$line" != "$last" ]; then
             ra_log "[$(( $(date +%s) - t0 ))s] $line"
             last=$line
         fi
-        if [ $(( $(date +%s) - t0 )) -gt "$timeout" ]; then
-            ra_die "the session did not end within ${timeout}s"
-        fi
-        sleep 3
+        [[ " $ended " != *" ${line%% *} "* ]] || break
+        [ $(( $(date +%s) - t0 )) -le "$timeout" ] || ra_die "$what did not end within ${timeout}s"
+        sleep "$period"
     done
-    ra_status "j['state']"
+    echo "${line%% *}"
+}
+
+ra_session_line() {
+    ra_status "f\"{j['state']} {j['phase']}: {j['message']}\""
+}
+
+# ra_wait_ended [TIMEOUT]: wait for the session to end; print its state
+ra_wait_ended() {
+    ra_follow 'the session' "${1:-$RA_SESSION_TIMEOUT}" 3 "$RA_ENDED" ra_session_line
 }
 
 # ra_current_is KIND PHASE...: a trial of KIND is in one of the PHASEs
@@ -209,7 +220,8 @@ ra_teardown() {
     if [ -n "$RA_STARTED" ] && ra_state_in running stopping restoring; then
         ra_log 'aborting the session this script started'
         ceph rocks-autotune abort || true
-        ra_wait_ended 600 >/dev/null || true
+        # in a subshell: its ra_die would exit the trap, leaving the options
+        (ra_wait_ended 600 >/dev/null) || true
     fi
     for kv in $RA_FAST_OPTIONS; do
         name=mgr/rocks_autotune/${kv%%=*}

@@ -58,30 +58,37 @@ ro_ended() {
     return 1
 }
 
-# follow ID LOG: sample the OSD map into LOG until rollout ID ends; print its state
-follow() {
-    local id=$1 log=$2 t0 st line last=''
+# rollout_line ID LOG: one sample of the OSD map into LOG, then rollout ID's
+# "STATE PHASE: MESSAGE" (fails when the last rollout is another)
+rollout_line() {
+    local st
+    osd_sample >>"$2"
+    st=$(ra_status_json)
+    [ "$(ra_py "(j.get('rollout') or {}).get('id', '')" <<<"$st")" = "$1" ] \
+        || ra_die "the last rollout is not $1"
+    ra_py "(lambda r: f\"{r['state']} {r['phase']}: {r['message']}\")(j['rollout'])" <<<"$st"
+}
+
+# roll NAME CMD...: run the rollout command CMD (apply or revert), follow it
+# to its end sampling the OSD map, and check that it ended done with each OSD
+# restarted once, one at a time, in the plan's order
+roll() {
+    local name=$1 log=$work/$1.log t0 out id state order
+    shift
+    osd_sample >"$log"
     t0=$(date +%s)
-    while true; do
-        osd_sample >>"$log"
-        st=$(ra_status_json)
-        [ "$(ra_py "(j.get('rollout') or {}).get('id', '')" <<<"$st")" = "$id" ] \
-            || ra_die "the last rollout is not $id"
-        line=$(ra_py "(lambda r: f\"{r['state']} {r['phase']}: {r['message']}\")(j['rollout'])" \
-               <<<"$st")
-        case ${line%% *} in done|aborted|failed) break ;; esac
-        if [ "$line" != "$last" ]; then
-            ra_log "[$(( $(date +%s) - t0 ))s] $line"
-            last=$line
-        fi
-        if [ $(( $(date +%s) - t0 )) -gt "$RA_ROLLOUT_TIMEOUT" ]; then
-            ra_die "the rollout did not end within ${RA_ROLLOUT_TIMEOUT}s"
-        fi
-        sleep 1
-    done
-    ra_log "[$(( $(date +%s) - t0 ))s] $line"
+    out=$("$@")
+    ra_log "$out"
+    RO_STARTED=yes
+    id=$(awk '{print $2; exit}' <<<"$out")
+    state=$(ra_follow "the $name" "$RA_ROLLOUT_TIMEOUT" 1 'done aborted failed' \
+            rollout_line "$id" "$log")
     osd_sample >>"$log"
-    echo "${line%% *}"
+    ceph rocks-autotune status
+    [ "$state" = done ] || ra_die "the $name ended $state, not done"
+    order=$(ro "' '.join(str(o['osd']) for o in j['osds'])")
+    check_restarts "$log" "$t0" $order || ra_die "$name: not one restart each, one at a time"
+    ra_log "$name done in $(( $(date +%s) - t0 ))s"
 }
 
 # check_restarts LOG T0 OSD...: from the samples, each OSD (in the order
@@ -132,11 +139,12 @@ cleanup() {
         if ! ro_ended; then
             ra_log 'aborting the rollout this script started'
             ceph rocks-autotune abort || true
-            ra_wait 600 'the rollout to end' ro_ended || true
+            (ra_wait 600 'the rollout to end' ro_ended) || true
         fi
         # an apply or a revert cut short: revert puts back what it changed
+        # (waits in subshells: their ra_die would skip the rest of the cleanup)
         if ceph rocks-autotune revert >&2; then
-            ra_wait "$RA_ROLLOUT_TIMEOUT" 'the revert to end' ro_ended || true
+            (ra_wait "$RA_ROLLOUT_TIMEOUT" 'the revert to end' ro_ended) || true
         fi
     fi
     [ -z "$ANNEX_SET" ] || ceph config rm "osd.$ANNEX_SET" "$ANNEX" || true
@@ -221,18 +229,7 @@ ra_py "j['priors']['osd.$osd']['$ANNEX']" <<<"$plan" | grep -qxF "$ANNEX_VALUE" 
 [ "$(osd_sample | cut -d' ' -f2-)" = "$map" ] || ra_die 'apply --dry-run restarted an OSD'
 
 # ---- apply
-log=$work/apply.log
-osd_sample >"$log"
-t0=$(date +%s)
-out=$("${apply[@]}")
-ra_log "$out"
-RO_STARTED=yes
-id=$(awk '{print $2; exit}' <<<"$out")
-state=$(follow "$id" "$log")
-ceph rocks-autotune status
-[ "$state" = done ] || ra_die "the apply ended $state, not done"
-order=$(ro "' '.join(str(o['osd']) for o in j['osds'])")
-check_restarts "$log" "$t0" $order || ra_die 'apply: not one restart each, one at a time'
+roll apply "${apply[@]}"
 for o in $osds; do
     [ "$(running "$o")" = "$options" ] || ra_die "osd.$o does not run the new options"
     case $(ra_osd_flags "$o") in *noout*) ra_die "osd.$o still has noout" ;; esac
@@ -240,21 +237,11 @@ done
 if ra_health_codes | grep -q '^ROCKS_AUTOTUNE_'; then
     ra_die "health checks left: $(ra_health_codes | tr '\n' ' ')"
 fi
-ra_log "apply done in $(( $(date +%s) - t0 ))s: osd.${osds// /, osd.} run the new options"
+ra_log "apply: osd.${osds// /, osd.} run the new options"
 
 # ---- revert
 ceph rocks-autotune revert --dry-run
-log=$work/revert.log
-osd_sample >"$log"
-t0=$(date +%s)
-out=$(ceph rocks-autotune revert)
-ra_log "$out"
-id=$(awk '{print $2; exit}' <<<"$out")
-state=$(follow "$id" "$log")
-ceph rocks-autotune status
-[ "$state" = done ] || ra_die "the revert ended $state, not done"
-order=$(ro "' '.join(str(o['osd']) for o in j['osds'])")
-check_restarts "$log" "$t0" $order || ra_die 'revert: not one restart each, one at a time'
+roll revert ceph rocks-autotune revert
 after=$(rocksdb_config)
 [ "$after" = "$before" ] || ra_die "the config is not as before the apply:
 before: $before
@@ -271,5 +258,5 @@ fi
 grep -q 'nothing to revert' <<<"$err" || ra_die "second revert: unexpected refusal: $err"
 RO_STARTED=''
 rm -rf "$work"
-ra_log "revert done in $(( $(date +%s) - t0 ))s: the config as before, each OSD on its old options"
+ra_log "revert: the config as before, each OSD on its old options"
 ra_log 'PASS'
