@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
 sys.path.insert(0, os.path.join(REPO, 'src', 'pybind', 'mgr'))
 
 from rocks_autotune import metrics, statistics  # noqa: E402
@@ -24,6 +25,18 @@ from rocks_autotune.metrics import Measurement  # noqa: E402
 from rocks_autotune.rocksdb_options import parse_options  # noqa: E402
 from rocks_autotune.space import SearchSpace  # noqa: E402
 from rocks_autotune.workload import BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, BenchWorkload  # noqa
+
+
+def repo_commit() -> str:
+    """The checkout's commit, '+' when it has uncommitted changes: the module
+    code a run measured (seeds of one bench may run days apart)."""
+    def git(*args: str) -> str:
+        return subprocess.run(['git', '-C', REPO, *args], text=True, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL).stdout.strip()
+    head = git('rev-parse', '--short', 'HEAD')
+    return head + ('+' if git('status', '--porcelain', '--untracked-files=no') else '') \
+        if head else 'unknown'
+
 
 # the benches' own lab: `down` and rebuilt by run-bench, so never point these
 # at a lab someone else uses (ceph-lab's variables, other defaults)
@@ -354,7 +367,7 @@ class Lab:
             st = json.load(f)
         return {'osds': len(st['osds']), 'flash': st['flash'],
                 'version': self.ceph('version').strip(), 'cores': os.cpu_count(),
-                'load_avg_at_start': os.getloadavg()[0]}
+                'load_avg_at_start': os.getloadavg()[0], 'commit': repo_commit()}
 
     # -- ceph CLI
     def run(self, *args: str, timeout: float = 120, check: bool = True) -> str:

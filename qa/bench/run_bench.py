@@ -343,7 +343,8 @@ def run_section(mode: str, run: Dict[str, Any], a: argparse.Namespace, png: str)
              f'{facts["osds"]} OSDs on 8 GiB sparse files on one VM with {facts["cores"]} '
              f'cores shared with other developers\' labs (load average '
              f'{facts["load_avg_at_start"]:.1f} at the start; per window in the JSON); '
-             f'{facts["version"]}.', '',
+             f'{facts["version"]}; this repository at '
+             f'{facts.get("commit", "a commit not recorded")}.', '',
              '### The tuning session', ''] + session_lines(run, a)
     lines += ['### The claim and the bench', ''] + [f'- {x}' for x in claim_lines(run)] + ['']
     target_lines: List[str] = []
@@ -515,14 +516,25 @@ def resumed(wpath: str, command: str, a: argparse.Namespace) -> List[Dict[str, A
         return []
     with open(wpath) as f:
         d = json.load(f)
-    if d.get('command') != command:
-        raise SystemExit(f'--resume: {wpath} was made by `{d.get("command")}`, not `{command}`')
+    if without_seeds(d.get('command', '')) != without_seeds(command):
+        raise SystemExit(f'--resume: {wpath} was made by `{d.get("command")}`, not `{command}` '
+                         '(only --seeds may differ)')
     whole = len(NAMES) * len(WORKLOADS) * a.reps
     kept = [r for r in d.get('runs', [])
             if r['seed'] in a.seeds and len(r['windows']) == whole]
     for r in kept:
         judge(r)  # by this code
     return kept
+
+
+def without_seeds(command: str) -> str:
+    """The command less its --seeds: a resumed run may ask for more seeds."""
+    words, out = command.split(), []
+    for i, w in enumerate(words):
+        if w.startswith('--seeds=') or w == '--seeds' or (i and words[i - 1] == '--seeds'):
+            continue
+        out.append(w)
+    return ' '.join(out)
 
 
 def window_specs(a: argparse.Namespace) -> Tuple[WindowSpec, WindowSpec]:
@@ -627,8 +639,9 @@ def main() -> None:
                     'the lab, 2 flushes of the default would take minutes per window')
     ap.add_argument('--keep-lab', action='store_true', help='leave the last seed\'s lab up')
     ap.add_argument('--resume', action='store_true',
-                    help='keep the seeds that an interrupted run of the same command (less '
-                    '--resume) finished, from its windows-<mode>.json; run the others')
+                    help='keep the seeds that an earlier run of the same command (less '
+                    '--resume; its --seeds may differ) finished, from its '
+                    'windows-<mode>.json; run the others')
     ap.add_argument('--from-json', metavar='WINDOWS_JSON',
                     help='no lab: rewrite results-<mode>.md and the plots from a windows file '
                     'of an earlier run (its arguments must be given again)')

@@ -348,3 +348,36 @@ def test_run_bench_resume_keeps_the_finished_seeds_of_the_same_command(tmp_path:
     assert 'check' in kept[0]  # judged again
     with pytest.raises(SystemExit, match='was made by'):
         run_bench.resumed(str(path), 'qa/bench/run-bench --seeds 1,2,3 --reps 5', a)
+    # more seeds (a later session's): the finished ones of the same command are kept
+    a.seeds = [1, 2, 3, 5]
+    kept = run_bench.resumed(str(path), 'qa/bench/run-bench --seeds=1,2,3,5', a)
+    assert [r['seed'] for r in kept] == [1]
+    path.write_text(json.dumps({'command': 'qa/bench/run-bench --hdd --seeds 4', 'runs': runs}))
+    a.seeds = [4, 5]
+    kept = run_bench.resumed(str(path), 'qa/bench/run-bench --hdd --seeds 4,5', a)
+    assert [r['seed'] for r in kept] == [4]
+    with pytest.raises(SystemExit, match='only --seeds may differ'):
+        run_bench.resumed(str(path), 'qa/bench/run-bench --flash --seeds 4,5', a)
+
+
+def test_repo_commit_names_the_checkout_and_marks_uncommitted_changes(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    import subprocess
+    repo = str(tmp_path)
+
+    def git(*args: str) -> str:
+        return subprocess.run(['git', '-C', repo, '-c', 'user.name=t', '-c', 'user.email=t@t',
+                               *args], check=True, text=True, stdout=subprocess.PIPE).stdout
+    git('init', '-q')
+    (tmp_path / 'f').write_text('1')
+    git('add', 'f')
+    git('commit', '-q', '-m', 'one')
+    head = git('rev-parse', '--short', 'HEAD').strip()
+    monkeypatch.setattr(benchlib, 'REPO', repo)
+    assert benchlib.repo_commit() == head
+    (tmp_path / 'new').write_text('untracked: not the code a run measured')
+    assert benchlib.repo_commit() == head
+    (tmp_path / 'f').write_text('2')
+    assert benchlib.repo_commit() == head + '+'
+    monkeypatch.setattr(benchlib, 'REPO', str(tmp_path / 'not-a-repo'))
+    assert benchlib.repo_commit() == 'unknown'
