@@ -31,8 +31,11 @@ def repo_commit() -> str:
     """The checkout's commit, '+' when it has uncommitted changes: the module
     code a run measured (seeds of one bench may run days apart)."""
     def git(*args: str) -> str:
-        return subprocess.run(['git', '-C', REPO, *args], text=True, stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL).stdout.strip()
+        try:
+            return subprocess.run(['git', '-C', REPO, *args], text=True,
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout.strip()
+        except OSError:  # no git (the Tentacle root has none)
+            return ''
     head = git('rev-parse', '--short', 'HEAD')
     return head + ('+' if git('status', '--porcelain', '--untracked-files=no') else '') \
         if head else 'unknown'
