@@ -629,8 +629,8 @@ def main() -> None:
                     help='module option confirm_rounds for the sessions (the module\'s own, '
                     '5 by default; quick 5: fewer give no interval, so keep current)')
     ap.add_argument('--window', type=float, default=None,
-                    help='osd bench window s, the same for every configuration (60: the cap '
-                    'of a confirmation window at the defaults; quick 8)')
+                    help='osd bench window s, the same for every configuration (60: longer '
+                    'than any confirmation window at the defaults, 45 s at most; quick 8)')
     ap.add_argument('--warmup', type=float, default=None,
                     help='bench warm-up s, also the session\'s (module option warmup) '
                     '(10; quick 3)')

@@ -70,7 +70,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         Option('min_flushes', type='float', default=2.0, min=0,
                desc='memtable flushes a window must cover; shorter windows are extended '
                     'and, if still short, marked'),
-        Option('max_window_factor', type='float', default=2.0, min=1,
+        Option('max_window_factor', type='float', default=1.5, min=1,
                desc='a window may be extended up to this many times --duration'),
         Option('restart_timeout', type='secs', default=300, min=10,
                desc='time for a restarted OSD (the canary, an OSD of a rollout) to come '
