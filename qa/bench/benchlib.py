@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
 sys.path.insert(0, os.path.join(REPO, 'src', 'pybind', 'mgr'))
 
 from rocks_autotune import metrics, statistics  # noqa: E402
