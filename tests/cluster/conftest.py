@@ -1,4 +1,6 @@
 """A real lab cluster for the cluster tier: brought up once, torn down at the end."""
+import contextlib
+import fcntl
 import json
 import math
 import os
@@ -123,27 +125,53 @@ def start_watcher(lab: Lab) -> None:
              os.path.getsize(lab.watch_file) > 0, 60)
 
 
+@contextlib.contextmanager
+def own_lab(*up_args: str) -> Iterator[Lab]:
+    """A tier's lab: its own for the whole run, fresh, down at the end.
+
+    A lab left in the tier's directory by a run that did not finish still has
+    its daemons and its mgr's stored session (a session it then resumes), so
+    it is taken down first; and a second run on the same directory fails here,
+    not halfway through with a session it did not start.  CEPH_LAB_KEEP=1
+    keeps the lab at the end and reuses the one it finds.
+    """
+    lab = Lab()
+    keep = os.environ.get('CEPH_LAB_KEEP') == '1'
+    lock = open(lab.dir.rstrip('/') + '.lock', 'w')
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.close()
+        pytest.fail(f'the lab in {lab.dir} is in use by another test run ({lock.name} is '
+                    'locked); run one tier per lab directory', pytrace=False)
+    try:
+        if not keep:
+            subprocess.run([LAB_CMD, 'down'], env=lab.env, check=True, capture_output=True)
+        up = subprocess.run([LAB_CMD, 'up', *up_args], env=lab.env, text=True,
+                            capture_output=True)
+        assert up.returncode == 0, f'ceph-lab up failed:\n{up.stdout}{up.stderr}'
+        yield lab
+        if not keep:
+            subprocess.run([LAB_CMD, 'down'], env=lab.env)
+    finally:
+        lock.close()
+
+
 @pytest.fixture(scope='session')
 def lab() -> Iterator[Lab]:
-    lab = Lab()
-    mgrs = os.environ.get('CEPH_LAB_MGRS', '1')
-    up = subprocess.run([LAB_CMD, 'up', '--mgrs', mgrs], env=lab.env, text=True,
-                        capture_output=True)
-    assert up.returncode == 0, f'ceph-lab up failed:\n{up.stdout}{up.stderr}'
-    # short trials and a one-round confirmation of one candidate: the tests
-    # check behaviour, not figures (a test that needs more rounds sets them)
-    for name, value in (('warmup', '2'), ('bench_chunk_seconds', '2'),
-                        ('max_window_factor', '1.5'), ('restart_timeout', '120'),
-                        ('confirm_candidates', '1'), ('confirm_rounds', '1')):
-        lab.ceph('config', 'set', 'mgr', f'mgr/rocks_autotune/{name}', value)
-    lab.wait('HEALTH_OK', lambda: lab.json('health')['status'] == 'HEALTH_OK', 120)
-    start_watcher(lab)
-    yield lab
-    if lab.watcher is not None:
-        os.killpg(lab.watcher.pid, 15)
-        lab.watcher.wait()
-    if os.environ.get('CEPH_LAB_KEEP') != '1':
-        subprocess.run([LAB_CMD, 'down'], env=lab.env)
+    with own_lab('--mgrs', os.environ.get('CEPH_LAB_MGRS', '1')) as lab:
+        # short trials and a one-round confirmation of one candidate: the tests
+        # check behaviour, not figures (a test that needs more rounds sets them)
+        for name, value in (('warmup', '2'), ('bench_chunk_seconds', '2'),
+                            ('max_window_factor', '1.5'), ('restart_timeout', '120'),
+                            ('confirm_candidates', '1'), ('confirm_rounds', '1')):
+            lab.ceph('config', 'set', 'mgr', f'mgr/rocks_autotune/{name}', value)
+        lab.wait('HEALTH_OK', lambda: lab.json('health')['status'] == 'HEALTH_OK', 120)
+        start_watcher(lab)
+        yield lab
+        if lab.watcher is not None:
+            os.killpg(lab.watcher.pid, 15)
+            lab.watcher.wait()
 
 
 @dataclass

@@ -115,3 +115,40 @@ def test_roots_lock_holds_off_another_ceph_lab(monkeypatch: pytest.MonkeyPatch,
     with lab.roots_lock():
         assert not free()
     assert free()
+
+
+def load_cluster_conftest() -> Any:
+    path = os.path.join(REPO, 'tests', 'cluster', 'conftest.py')
+    spec = importlib.util.spec_from_file_location('cluster_conftest_under_test', path)
+    mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return mod
+
+
+@pytest.mark.parametrize('keep', [False, True])
+def test_a_tier_takes_its_lab_fresh_and_alone(monkeypatch: pytest.MonkeyPatch, tmp_path: Any,
+                                              keep: bool) -> None:
+    # a lab left by a run that was killed kept its daemons and its mgr's
+    # session, which the next run resumed and then tripped over: a tier takes
+    # down what it finds (unless told to keep it) and holds the directory
+    conftest = load_cluster_conftest()
+    calls = tmp_path / 'calls'
+    fake = tmp_path / 'ceph-lab'
+    fake.write_text(f'#!/bin/sh\necho "$*" >> {calls}\n')
+    fake.chmod(0o755)
+    monkeypatch.setattr(conftest, 'LAB_CMD', str(fake))
+    monkeypatch.setenv('CEPH_LAB_DIR', str(tmp_path / 'lab'))
+    if keep:
+        monkeypatch.setenv('CEPH_LAB_KEEP', '1')
+    else:
+        monkeypatch.delenv('CEPH_LAB_KEEP', raising=False)
+    with conftest.own_lab('--mgrs', '2') as lab:
+        assert lab.dir == str(tmp_path / 'lab')
+        with pytest.raises(pytest.fail.Exception, match='in use by another test run'):
+            with conftest.own_lab():
+                pass
+    with conftest.own_lab():  # the lock went with the first
+        pass
+    expected = ['down', 'up --mgrs 2', 'down', 'down', 'up', 'down']
+    assert calls.read_text().split('\n')[:-1] == (
+        ['up --mgrs 2', 'up'] if keep else expected)
