@@ -14,8 +14,13 @@
 # Exit status 3: the session kept failing inside the module ("internal error")
 # instead of failing the trial (as it did before 66dd6cb, when a stopped OSD's
 # empty tell answer was not a cluster error).
+# One candidate, 20 s windows (RA_SESSION_ARGS overrides): the kill has to land
+# in the candidate's warm-up or window, and a 4 s window can end, and the trial
+# pass, while `orch daemon stop` is still on its way (seen under load); the
+# next restart then brings the OSD back and no trial fails.
 #   thrash_canary.sh            RA_OSD=N to choose the canary
 set -euo pipefail
+RA_SESSION_ARGS=${RA_SESSION_ARGS:---trials 1 --duration 20}
 . "$(dirname "$0")/common.sh"
 
 if [ -z "${RA_KILL:-}" ]; then
