@@ -144,12 +144,14 @@ def own_lab(*up_args: str) -> Iterator[Lab]:
         lock.close()
         pytest.fail(f'the lab in {lab.dir} is in use by another test run ({lock.name} is '
                     'locked); run one tier per lab directory', pytrace=False)
+
+    def ceph_lab(*args: str) -> None:
+        p = subprocess.run([LAB_CMD, *args], env=lab.env, text=True, capture_output=True)
+        assert p.returncode == 0, f'ceph-lab {args[0]} failed:\n{p.stdout}{p.stderr}'
     try:
         if not keep:
-            subprocess.run([LAB_CMD, 'down'], env=lab.env, check=True, capture_output=True)
-        up = subprocess.run([LAB_CMD, 'up', *up_args], env=lab.env, text=True,
-                            capture_output=True)
-        assert up.returncode == 0, f'ceph-lab up failed:\n{up.stdout}{up.stderr}'
+            ceph_lab('down')
+        ceph_lab('up', *up_args)
         yield lab
         if not keep:
             subprocess.run([LAB_CMD, 'down'], env=lab.env)
