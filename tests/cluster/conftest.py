@@ -1,5 +1,6 @@
 """A real lab cluster for the cluster tier: brought up once, torn down at the end."""
 import contextlib
+import errno
 import fcntl
 import json
 import math
@@ -50,6 +51,33 @@ class Lab:
         s = s.get('pg_summary', s)
         clean = sum(x['num'] for x in s['num_pg_by_state'] if x['name'] == 'active+clean')
         return clean == s['num_pgs'] > 0
+
+    def enable_module(self, name: str, timeout: float = 120) -> None:
+        """`ceph mgr module enable`, again while the mon refuses it with
+        ENOENT: enabling a module respawns the mgr, and the mon refuses the
+        next one while the mgr map has no mgr that has reported the module
+        (or that it can run).  Any other error fails at once."""
+        last: List[str] = []
+
+        def taken() -> bool:
+            r = self.ceph('mgr', 'module', 'enable', name, check=False)
+            if r.returncode not in (0, errno.ENOENT):
+                raise AssertionError(f'mgr module enable {name} -> {r.returncode}\n{r.stderr}')
+            last[:] = [r.stderr.strip()]
+            return r.returncode == 0
+        try:
+            self.wait(f'the mon to take `mgr module enable {name}`', taken, timeout)
+        except AssertionError as e:
+            raise AssertionError(f'{e}; it last said: {last}') from None
+
+    def mgr_state(self) -> str:
+        """What a failed wait on the mgr should show: the mgr map's active
+        mgr, whether it is available, what it serves, and the health checks."""
+        m = self.json('mgr', 'dump')
+        return (f'mgr map e{m.get("epoch")}: active {m.get("active_name")!r}, available '
+                f'{m.get("available")}, {len(m.get("available_modules", []))} modules '
+                f'reported, services {m.get("services")}; health checks '
+                f'{sorted(self.json("health")["checks"])}')
 
     def own_config(self, who: str) -> List[Dict[str, Any]]:
         return [e for e in self.json('config', 'dump') if e['section'] == who]
