@@ -2,11 +2,13 @@
 import contextlib
 import errno
 import fcntl
+import glob
 import json
 import math
 import os
 import subprocess
 import time
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Optional
 
@@ -53,31 +55,62 @@ class Lab:
         return clean == s['num_pgs'] > 0
 
     def enable_module(self, name: str, timeout: float = 120) -> None:
-        """`ceph mgr module enable`, again while the mon refuses it with
-        ENOENT: enabling a module respawns the mgr, and the mon refuses the
-        next one while the mgr map has no mgr that has reported the module
-        (or that it can run).  Any other error fails at once."""
-        last: List[str] = []
+        """`ceph mgr module enable`, asked again while the mon answers ENOENT:
+        enabling a module respawns the mgr, and the mon refuses the next one
+        while the mgr map has no mgr that has reported the module (or that it
+        can run).  Any other error fails at once."""
+        got: List[subprocess.CompletedProcess] = []
 
-        def taken() -> bool:
-            r = self.ceph('mgr', 'module', 'enable', name, check=False)
-            if r.returncode not in (0, errno.ENOENT):
-                raise AssertionError(f'mgr module enable {name} -> {r.returncode}\n{r.stderr}')
-            last[:] = [r.stderr.strip()]
-            return r.returncode == 0
+        def answered() -> bool:
+            got[:] = [self.ceph('mgr', 'module', 'enable', name, check=False)]
+            return got[0].returncode != errno.ENOENT
         try:
-            self.wait(f'the mon to take `mgr module enable {name}`', taken, timeout)
+            self.wait(f'the mon to take `mgr module enable {name}`', answered, timeout)
         except AssertionError as e:
-            raise AssertionError(f'{e}; it last said: {last}') from None
+            raise AssertionError(f'{e}; the mon last said: {got[0].stderr.strip()}\n'
+                                 f'{self.mgr_state()}') from None
+        if got[0].returncode != 0:
+            raise AssertionError(f'mgr module enable {name} -> {got[0].returncode}\n'
+                                 f'{got[0].stderr}')
 
     def mgr_state(self) -> str:
-        """What a failed wait on the mgr should show: the mgr map's active
-        mgr, whether it is available, what it serves, and the health checks."""
+        """What a failed wait on the mgrs should show: the mgr map (active,
+        available, modules reported, standbys, services), each lab mgr's
+        process, the mgr crash reports in the lab's crash dir, and the
+        health checks."""
         m = self.json('mgr', 'dump')
-        return (f'mgr map e{m.get("epoch")}: active {m.get("active_name")!r}, available '
-                f'{m.get("available")}, {len(m.get("available_modules", []))} modules '
-                f'reported, services {m.get("services")}; health checks '
-                f'{sorted(self.json("health")["checks"])}')
+        lines = [f'mgr map e{m.get("epoch")}: active {m.get("active_name")!r}, available '
+                 f'{m.get("available")}, {len(m.get("available_modules", []))} modules '
+                 f'reported, standbys {[x["name"] for x in m.get("standbys", [])]}, '
+                 f'services {m.get("services")}']
+        run = os.path.join(self.dir, 'run')
+        for name in sorted(f[:-4] for f in os.listdir(run) if f.startswith('mgr.')
+                           and f.endswith('.pid')):
+            try:
+                pid = self.pid(name)
+            except (OSError, ValueError):  # the daemon dropped its pid file as it went
+                lines.append(f'{name}: no pid file')
+                continue
+            alive = os.path.exists(f'/proc/{pid}')
+            lines.append(f'{name}: pid {pid}, {"running" if alive else "gone"}')
+        # a module its main interpreter fails to load leaves a report at every
+        # Tentacle mgr start: counted; any other mgr crash is shown
+        load_failures: Counter[str] = Counter()
+        crash = os.path.join(self.dir, 'crash')
+        for meta in sorted(glob.glob(os.path.join(crash, '*', 'meta')) +
+                           glob.glob(os.path.join(crash, 'posted', '*', 'meta'))):
+            with open(meta) as f:
+                r = json.load(f)
+            if not str(r.get('entity_name', '')).startswith('mgr.'):
+                continue
+            if r.get('mgr_module'):
+                load_failures[f'{r["entity_name"]} {r["mgr_module"]}'] += 1
+            else:
+                lines.append(f'crash {r.get("crash_id")} of {r.get("entity_name")}: '
+                             f'{r.get("assert_msg") or r.get("backtrace", [])[:6]}')
+        lines.append(f'module load reports: {dict(load_failures)}')
+        lines.append(f'health checks {sorted(self.json("health")["checks"])}')
+        return '\n'.join(lines)
 
     def own_config(self, who: str) -> List[Dict[str, Any]]:
         return [e for e in self.json('config', 'dump') if e['section'] == who]
@@ -88,6 +121,16 @@ class Lab:
             if time.time() > deadline:
                 raise AssertionError(f'timed out after {timeout}s waiting for {what}')
             time.sleep(2)
+
+    def wait_mgrs(self, what: str, pred: Callable[[], bool], timeout: float = 120) -> None:
+        """wait() for something of the mgrs; a timeout shows mgr_state()."""
+        try:
+            self.wait(what, pred, timeout)
+        except AssertionError as e:
+            raise AssertionError(f'{e}\n{self.mgr_state()}') from None
+
+    def standbys(self) -> int:
+        return len(self.json('mgr', 'dump')['standbys'])
 
     def status(self) -> Dict[str, Any]:
         return self.json('rocks-autotune', 'status')
@@ -197,6 +240,9 @@ def lab() -> Iterator[Lab]:
                             ('confirm_candidates', '1'), ('confirm_rounds', '1')):
             lab.ceph('config', 'set', 'mgr', f'mgr/rocks_autotune/{name}', value)
         lab.wait('HEALTH_OK', lambda: lab.json('health')['status'] == 'HEALTH_OK', 120)
+        # the faults tier's failover cases need the standby
+        mgrs = int(os.environ.get('CEPH_LAB_MGRS', '1'))
+        lab.wait_mgrs(f'{mgrs - 1} standby mgr(s)', lambda: lab.standbys() >= mgrs - 1)
         start_watcher(lab)
         yield lab
         if lab.watcher is not None:

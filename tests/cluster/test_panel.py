@@ -293,7 +293,7 @@ def test_rebinds_when_the_port_changes(lab: Lab) -> None:
 # needs a standby mgr: runs in the two-mgr tier (tox -e faults)
 @pytest.mark.faults
 def test_standby_points_at_the_active_mgr(lab: Lab) -> None:
-    assert lab.json('mgr', 'stat')['num_standby'] >= 1, 'this test needs a standby mgr'
+    lab.wait_mgrs('a standby mgr (this test needs one)', lambda: lab.standbys() >= 1, 60)
     url = panel_url(lab)
     standby = [m['name'] for m in lab.json('mgr', 'dump')['standbys']][0]
     port = int(lab.ceph('config', 'get', 'mgr',

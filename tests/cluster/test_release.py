@@ -36,14 +36,10 @@ def neighbours(lab: Lab) -> Iterator[Dict[str, str]]:
     if 'dashboard' in NEIGHBOURS:
         lab.ceph('config', 'set', 'mgr', 'mgr/dashboard/ssl', 'false', '--force')
     try:
-        try:
-            for name in NEIGHBOURS:
-                lab.enable_module(name)
-            lab.wait('dashboard and prometheus in `ceph mgr services`',
-                     lambda: set(NEIGHBOURS) <= set(services(lab)), 180)
-        except AssertionError as e:
-            # CI's Tentacle tier once failed here with the message cut short
-            raise AssertionError(f'{e}\n{lab.mgr_state()}') from None
+        for name in NEIGHBOURS:
+            lab.enable_module(name)
+        lab.wait_mgrs('dashboard and prometheus in `ceph mgr services`',
+                      lambda: set(NEIGHBOURS) <= set(services(lab)), 180)
         yield services(lab)
     finally:
         for name in NEIGHBOURS:

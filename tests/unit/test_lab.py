@@ -2,8 +2,10 @@
 import fcntl
 import importlib.machinery
 import importlib.util
+import json
 import os
 import shutil
+import subprocess
 from typing import Any
 
 import pytest
@@ -152,3 +154,65 @@ def test_a_tier_takes_its_lab_fresh_and_alone(monkeypatch: pytest.MonkeyPatch, t
     expected = ['down', 'up --mgrs 2', 'down', 'down', 'up', 'down']
     assert calls.read_text().split('\n')[:-1] == (
         ['up --mgrs 2', 'up'] if keep else expected)
+
+
+def test_a_failed_wait_on_the_mgrs_says_what_they_were_doing(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    # CI's tiers failed twice on the mgrs (a standby gone, a module enable)
+    # with nothing left to read: the timeout itself must show the mgr map,
+    # each mgr's process and its crash reports
+    conftest = load_cluster_conftest()
+    monkeypatch.setenv('CEPH_LAB_DIR', str(tmp_path))
+    (tmp_path / 'run').mkdir()
+    (tmp_path / 'run' / 'mgr.x.pid').write_text(f'{os.getpid()}\n')
+    (tmp_path / 'run' / 'mgr.y.pid').write_text('999999999\n')  # no such process
+    reports = {'a': {'entity_name': 'mgr.x', 'mgr_module': 'volumes'},
+               'b': {'entity_name': 'mgr.y', 'mgr_module': 'volumes'},
+               'posted/c': {'entity_name': 'mgr.x', 'mgr_module': 'volumes'},
+               'd': {'entity_name': 'mgr.y', 'crash_id': 'd1',
+                     'backtrace': ['f0', 'f1', 'f2', 'f3', 'f4', 'f5', 'f6', 'f7']},
+               'e': {'entity_name': 'osd.0', 'crash_id': 'e1', 'backtrace': ['osd']}}
+    for where, meta in reports.items():
+        (tmp_path / 'crash' / where).mkdir(parents=True)
+        (tmp_path / 'crash' / where / 'meta').write_text(json.dumps(meta))
+    lab = conftest.Lab()
+    answers = {('mgr', 'dump'): {'epoch': 7, 'active_name': 'x', 'available': True,
+                                 'available_modules': [{'name': 'a'}], 'standbys': [],
+                                 'services': {}},
+               ('health',): {'checks': {'MGR_DOWN': {}}}}
+    monkeypatch.setattr(lab, 'json', lambda *args: answers[args])
+    with pytest.raises(AssertionError) as e:
+        lab.wait_mgrs('a standby mgr', lambda: False, 0)
+    text = str(e.value).split('\n')
+    assert text[0] == 'timed out after 0s waiting for a standby mgr'
+    assert text[1].startswith("mgr map e7: active 'x', available True, 1 modules reported, "
+                              "standbys []")
+    assert text[2:4] == [f'mgr.x: pid {os.getpid()}, running', 'mgr.y: pid 999999999, gone']
+    assert text[4:] == ["crash d1 of mgr.y: ['f0', 'f1', 'f2', 'f3', 'f4', 'f5']",
+                        "module load reports: {'mgr.x volumes': 2, 'mgr.y volumes': 1}",
+                        "health checks ['MGR_DOWN']"]
+
+
+def test_a_module_enable_is_asked_again_only_while_the_mon_says_enoent(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    # enabling a module respawns the mgr; until the new one reports its
+    # modules the mon answers ENOENT to the next enable, which is asked again.
+    # Any other answer fails at once
+    conftest = load_cluster_conftest()
+    monkeypatch.setenv('CEPH_LAB_DIR', str(tmp_path))
+    lab = conftest.Lab()
+    answers = iter([(2, 'Error ENOENT: all mgr daemons do not support module'), (0, ''),
+                    (22, 'Error EINVAL: no')])
+    asked = []
+
+    def ceph(*args: str, check: bool = True) -> Any:
+        asked.append(args)
+        rc, err = next(answers)
+        return subprocess.CompletedProcess(args, rc, '', err)
+    monkeypatch.setattr(lab, 'ceph', ceph)
+    monkeypatch.setattr(conftest.time, 'sleep', lambda s: None)
+    lab.enable_module('dashboard')
+    assert asked == [('mgr', 'module', 'enable', 'dashboard')] * 2
+    with pytest.raises(AssertionError, match='-> 22\nError EINVAL: no'):
+        lab.enable_module('prometheus')
+    assert len(asked) == 3
