@@ -94,7 +94,8 @@ class Lab:
             alive = os.path.exists(f'/proc/{pid}')
             lines.append(f'{name}: pid {pid}, {"running" if alive else "gone"}')
         # a module its main interpreter fails to load leaves a report at every
-        # Tentacle mgr start: counted; any other mgr crash is shown
+        # Tentacle mgr start (a dozen or so each time): counted per mgr, so a
+        # mgr that started again shows; any other mgr crash is shown
         load_failures: Counter[str] = Counter()
         crash = os.path.join(self.dir, 'crash')
         for meta in sorted(glob.glob(os.path.join(crash, '*', 'meta')) +
@@ -104,7 +105,7 @@ class Lab:
             if not str(r.get('entity_name', '')).startswith('mgr.'):
                 continue
             if r.get('mgr_module'):
-                load_failures[f'{r["entity_name"]} {r["mgr_module"]}'] += 1
+                load_failures[r['entity_name']] += 1
             else:
                 lines.append(f'crash {r.get("crash_id")} of {r.get("entity_name")}: '
                              f'{r.get("assert_msg") or r.get("backtrace", [])[:6]}')

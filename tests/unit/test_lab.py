@@ -167,7 +167,7 @@ def test_a_failed_wait_on_the_mgrs_says_what_they_were_doing(
     (tmp_path / 'run' / 'mgr.x.pid').write_text(f'{os.getpid()}\n')
     (tmp_path / 'run' / 'mgr.y.pid').write_text('999999999\n')  # no such process
     reports = {'a': {'entity_name': 'mgr.x', 'mgr_module': 'volumes'},
-               'b': {'entity_name': 'mgr.y', 'mgr_module': 'volumes'},
+               'b': {'entity_name': 'mgr.y', 'mgr_module': 'crash'},
                'posted/c': {'entity_name': 'mgr.x', 'mgr_module': 'volumes'},
                'd': {'entity_name': 'mgr.y', 'crash_id': 'd1',
                      'backtrace': ['f0', 'f1', 'f2', 'f3', 'f4', 'f5', 'f6', 'f7']},
@@ -189,7 +189,7 @@ def test_a_failed_wait_on_the_mgrs_says_what_they_were_doing(
                               "standbys []")
     assert text[2:4] == [f'mgr.x: pid {os.getpid()}, running', 'mgr.y: pid 999999999, gone']
     assert text[4:] == ["crash d1 of mgr.y: ['f0', 'f1', 'f2', 'f3', 'f4', 'f5']",
-                        "module load reports: {'mgr.x volumes': 2, 'mgr.y volumes': 1}",
+                        "module load reports: {'mgr.x': 2, 'mgr.y': 1}",
                         "health checks ['MGR_DOWN']"]
 
 
