@@ -81,6 +81,19 @@ def active_mgr(lab: Lab) -> str:
     return lab.json('mgr', 'dump')['active_name']
 
 
+def status_once_it_answers(lab: Lab) -> Dict[str, Any]:
+    """The module's status, waited for: after a failover the new active mgr
+    answers `rocks-autotune` commands only once it has loaded the module."""
+    got: List[Dict[str, Any]] = []
+
+    def answers() -> bool:
+        r = lab.ceph('rocks-autotune', 'status', '-f', 'json', check=False)
+        got[:] = [json.loads(r.stdout)] if r.returncode == 0 else []
+        return bool(got)
+    lab.wait('the module to answer', answers, 120)
+    return got[0]
+
+
 @pytest.fixture(autouse=True)
 def no_session_left(lab: Lab) -> Iterator[None]:
     """A case that fails with its session in flight would fail the cases
@@ -88,14 +101,7 @@ def no_session_left(lab: Lab) -> Iterator[None]:
     left and wait for the canary's restore, then fail here, so the matrix
     shows the one case."""
     yield
-    got: List[Dict[str, Any]] = []
-
-    def answers() -> bool:  # a case may end right after a failover
-        r = lab.ceph('rocks-autotune', 'status', '-f', 'json', check=False)
-        got[:] = [json.loads(r.stdout)] if r.returncode == 0 else []
-        return bool(got)
-    lab.wait('the module to answer', answers, 120)
-    st = got[0]
+    st = status_once_it_answers(lab)  # a case may end right after a failover
     if st['state'] in ENDED + ('idle',):
         return
     lab.ceph('rocks-autotune', 'abort', check=False)
@@ -372,8 +378,7 @@ def test_7c_corrupted_session_state(lab: Lab) -> None:
     before = own(lab, 0)
     lab.ceph('config-key', 'set', 'mgr/rocks_autotune/session', '{"version": 1, "state": [')
     fail_over(lab)
-    lab.wait('the module to answer', lambda: lab.ceph(
-        'rocks-autotune', 'status', check=False).returncode == 0, 120)
+    status_once_it_answers(lab)
     r = lab.ceph('rocks-autotune', 'status')
     assert 'unreadable' in r.stdout and 'Traceback' not in r.stdout + r.stderr
     lab.wait('ROCKS_AUTOTUNE_STATE_CORRUPT',
