@@ -16,7 +16,7 @@ from typing import Any, Dict, Iterator, List, Set
 import pytest
 
 from conftest import ENDED, LAB_CMD, Lab
-from test_rollout import rocksdb_entries, running
+from test_rollout import class_osds, rocksdb_entries, running, up_froms
 from timeline import restarts_of
 
 pytestmark = pytest.mark.faults
@@ -794,3 +794,177 @@ def test_17_a_rollout_survives_a_failover_then_abort_and_revert_undo_it(lab: Lab
         assert running(lab, o) == old[o], f'osd.{o} is not back on its options'
     assert not ours(health_codes(lab))
     lab.wait('active+clean', lab.active_clean, 300)
+
+
+# an option RocksDB rejects: BlueStore cannot open its DB, so the OSD exits
+# as it starts (test_rollout's R3 case uses it too)
+REJECTED_OPTION = 'bogus_option_for_test=1'
+
+
+def who(entry: Dict[str, Any]) -> str:
+    """The `ceph config set` target of a `config dump` entry: section/mask."""
+    return entry['section'] + (f'/{entry["mask"]}' if entry.get('mask') else '')
+
+
+def osd_entries(entries: List[Dict[str, Any]], osds: List[int]) -> Dict[int, List[Dict[str, Any]]]:
+    """Each OSD's own RocksDB entries (section osd.N) among `entries`."""
+    return {o: [e for e in entries if e['section'] == f'osd.{o}'] for o in osds}
+
+
+def changed_entries(lab: Lab, before: List[Dict[str, Any]], osds: List[int]) -> Dict[int, Any]:
+    """The OSDs whose own RocksDB entries differ from `before`: (before, now)."""
+    was, now = osd_entries(before, osds), osd_entries(rocksdb_entries(lab), osds)
+
+    def values(entries: List[Dict[str, Any]]) -> List[Any]:
+        return [(e['name'], e['value']) for e in entries]
+    return {o: (values(was[o]), values(now[o])) for o in osds if now[o] != was[o]}
+
+
+def put_entries_back(lab: Lab, before: List[Dict[str, Any]]) -> None:
+    """The RocksDB entries of `config dump` set back to `before` by hand."""
+    want = {(who(e), e['name']): e['value'] for e in before}
+    now = {(who(e), e['name']): e['value'] for e in rocksdb_entries(lab)}
+    for (w, name) in now:
+        if (w, name) not in want:
+            lab.ceph('config', 'rm', w, name, check=False)
+    for (w, name), value in want.items():
+        if now.get((w, name)) != value:
+            lab.ceph('config', 'set', w, name, value, check=False)
+
+
+def undo_apply(lab: Lab, before: List[Dict[str, Any]], old: Dict[int, str]) -> None:
+    """Whatever an apply case left: a rollout still running aborted, the
+    apply reverted, any RocksDB entry the revert did not put back set by
+    hand, and any OSD not on the options it ran before restarted onto them,
+    one at a time, so the next case finds the lab as it was."""
+    status_once_it_answers(lab)  # a case may end right after a failover
+    if rollout(lab).get('state') == 'running':
+        lab.ceph('rocks-autotune', 'abort', check=False)
+        lab.wait('the rollout to end', lambda: rollout(lab)['state'] != 'running', 600)
+    if rollout(lab).get('kind') == 'apply':
+        r = lab.ceph('rocks-autotune', 'revert', check=False)
+        if r.returncode == 0:
+            lab.wait('the revert to end', lambda: rollout(lab)['kind'] == 'revert'
+                     and rollout(lab)['state'] != 'running', 600)
+        else:
+            print(f'\nrevert refused: {r.stderr.strip()}')
+    put_entries_back(lab, before)
+    for o, options in old.items():
+        if lab.osd(o)['up'] == 1 and running(lab, o) == options:
+            continue
+        lab.wait('active+clean', lab.active_clean, 300)
+        up_from = lab.osd(o)['up_from']
+        print(f'\nosd.{o} is not on its options of before: restarting it')
+        lab.ceph('orch', 'daemon', 'restart', f'osd.{o}', check=False)
+        lab.wait(f'osd.{o} up again', lambda: lab.osd(o)['up'] == 1 and
+                 lab.osd(o)['up_from'] != up_from, 180)
+    lab.wait('active+clean', lab.active_clean, 300)
+
+
+def assert_as_before(lab: Lab, before: List[Dict[str, Any]], old: Dict[int, str]) -> None:
+    """After undo_apply: the config, what each OSD runs, no flag, no check."""
+    assert rocksdb_entries(lab) == before
+    for o, options in old.items():
+        assert running(lab, o) == options, f'osd.{o} is not back on its options'
+        assert 'noout' not in lab.osd(o)['state']
+    assert not ours(health_codes(lab))
+
+
+def test_18_an_apply_whose_options_stop_an_osd_changes_no_other_osd(lab: Lab) -> None:
+    """Issue 22: `apply --osds` (every OSD of the lab) of options RocksDB
+    rejects.  The first OSD does not come back on them: the apply ends
+    failed, that OSD up again on the options it ran, PGs active+clean,
+    ROCKS_AUTOTUNE_ROLLOUT_FAILED raised; and the config entries of every
+    OSD (the failed one, put back, and those the apply never reached) are
+    exactly what they were, at every section and mask: options that stop an
+    OSD are never left where the next restart of an OSD would read them."""
+    osds = class_osds(lab, 'ssd')
+    assert len(osds) == 3, osds
+    lab.wait('active+clean', lab.active_clean, 300)
+    before = rocksdb_entries(lab)
+    old = {o: running(lab, o) for o in osds}
+    up_from = up_froms(lab)
+    bad = f'{old[osds[0]]},{REJECTED_OPTION}'
+    set_opt(lab, 'restart_timeout', '40')
+    try:
+        out = lab.ceph('rocks-autotune', 'apply', '--osds', ','.join(map(str, osds)),
+                       '--options', bad).stdout
+        rid = out.split()[1]
+        lab.wait('the apply to end', lambda: rollout(lab)['state'] != 'running', 600)
+        ro = rollout(lab)
+        assert ro['id'] == rid and ro['state'] == 'failed', ro
+        first = ro['osds'][0]['osd']
+        assert [o['status'] for o in ro['osds']] == \
+            ['failed'] + ['pending'] * (len(osds) - 1), ro['osds']
+        assert 'ROCKS_AUTOTUNE_ROLLOUT_FAILED' in health_codes(lab)
+        lab.wait(f'osd.{first} up', lambda: lab.osd(first)['up'] == 1, 180)
+        assert running(lab, first) == old[first], f'osd.{first} is not on its prior options'
+        assert 'noout' not in lab.osd(first)['state']
+        now = up_froms(lab)
+        assert all(now[o] == up_from[o] for o in osds if o != first), (up_from, now)
+        lab.wait('active+clean', lab.active_clean, 300)
+        changed = changed_entries(lab, before, osds)
+        assert not changed, ('the failed apply left OSDs\' own config changed '
+                             f'(before, now): {changed}')
+        assert rocksdb_entries(lab) == before
+    finally:
+        set_opt(lab, 'restart_timeout', '120')
+        undo_apply(lab, before, old)
+    assert_as_before(lab, before, old)
+
+
+def test_19_an_abort_then_a_failover_mid_apply_stops_after_the_osd_in_flight(lab: Lab) -> None:
+    """Issue 22: `apply` over three OSDs; with the first in flight (stopped
+    inside the restart call: the lab orchestrator pauses between the stop and
+    the start, so the serve thread is in that call and takes no step), `abort`
+    answers 0, then at once `ceph mgr fail`.  The new active mgr must know of
+    the abort: it brings the OSD in flight up and ends the apply aborted; the
+    OSDs after it never restart (same up_from) and keep their config entries;
+    no noout is left."""
+    osds = class_osds(lab, 'ssd')
+    assert len(osds) == 3, osds
+    lab.wait('active+clean', lab.active_clean, 300)
+    before = rocksdb_entries(lab)
+    old = {o: running(lab, o) for o in osds}
+    up_from = up_froms(lab)
+    options = one_memtable_more(old[osds[0]])  # a valid string none runs
+    set_opt(lab, 'restart_timeout', '30')
+    set_opt(lab, 'restart_pause', '20', module='lab_orchestrator')
+    try:
+        out = lab.ceph('rocks-autotune', 'apply', '--osds', ','.join(map(str, osds)),
+                       '--options', options).stdout
+        rid = out.split()[1]
+        first = rollout(lab)['osds'][0]['osd']
+        lab.wait(f'osd.{first} in flight', lambda: rollout(lab)['phase'] in ('restart', 'wait')
+                 and lab.osd(first)['up'] == 0, 120)
+        r = lab.ceph('rocks-autotune', 'abort', check=False)
+        assert r.returncode == 0, r.stderr
+        fail_over(lab)
+        set_opt(lab, 'restart_pause', '0', module='lab_orchestrator')
+        status_once_it_answers(lab)
+        lab.wait('the apply to end', lambda: rollout(lab)['state'] != 'running', 600)
+        ro = rollout(lab)
+        assert ro['id'] == rid, ro
+        rest = [o['osd'] for o in ro['osds']][1:]
+        now = up_froms(lab)
+        restarted = {o: (up_from[o], now[o]) for o in rest if now[o] != up_from[o]}
+        assert not restarted, (f'OSDs after osd.{first} restarted (up_from before, now): '
+                               f'{restarted}; the apply ended {ro["state"]}: {ro["message"]}')
+        assert ro['state'] == 'aborted', ro
+        assert [o['status'] for o in ro['osds']] == \
+            ['done'] + ['pending'] * (len(osds) - 1), ro['osds']
+        changed = changed_entries(lab, before, rest)
+        assert not changed, f'config entries of OSDs not reached changed: {changed}'
+        lab.wait(f'osd.{first} up', lambda: lab.osd(first)['up'] == 1, 180)
+        assert running(lab, first) == options
+        for o in osds:
+            assert 'noout' not in lab.osd(o)['state'], f'noout left on osd.{o}'
+        for o in rest:
+            assert running(lab, o) == old[o], f'osd.{o} does not run its old options'
+        assert 'ROCKS_AUTOTUNE_ROLLOUT_INCOMPLETE' in health_codes(lab)
+        lab.wait('active+clean', lab.active_clean, 300)
+    finally:
+        set_opt(lab, 'restart_pause', '0', module='lab_orchestrator')
+        set_opt(lab, 'restart_timeout', '120')
+        undo_apply(lab, before, old)
+    assert_as_before(lab, before, old)

@@ -22,8 +22,9 @@ import random
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-from rocks_autotune.cluster import (ClusterError, ConfigEntries, Crash, MgrCluster,
-                                    NoOrchestrator, OsdInfo, PgInfo, PoolInfo)
+from rocks_autotune.cluster import (ClusterError, ConfigEntries, ConfigEntry, ConfigSnapshot,
+                                    Crash, MgrCluster, NoOrchestrator, OsdInfo, PgInfo,
+                                    PoolInfo, split_who)
 from rocks_autotune.rocksdb_options import PACIFIC_DEFAULT, parse_options
 from rocks_autotune.space import SearchSpace
 
@@ -144,7 +145,8 @@ class FakeCluster:
         self.hosts = {i: f'node{i}' for i in range(n_osds)}
         self.tree: List[int] = list(range(n_osds))  # `ceph osd tree`'s order
         self.pool_by_id: Dict[int, PoolInfo] = {}
-        self.pgs: List[PgInfo] = []
+        self.pg_list: List[PgInfo] = []
+        self.config_reads = 0  # config snapshots taken (each one `config dump` on a cluster)
         self.add_pool('rbd', size=3, min_size=2)
 
     def add_pool(self, name: str, size: int, min_size: int, k: int = 0,
@@ -157,7 +159,7 @@ class FakeCluster:
         on = list(osds if osds is not None else self.info)
         for i in range(pgs):
             acting = [on[(i + j) % len(on)] for j in range(min(size, len(on)))]
-            self.pgs.append(PgInfo(pgid=f'{pool.id}.{i:x}', pool=pool.id, acting=acting))
+            self.pg_list.append(PgInfo(pgid=f'{pool.id}.{i:x}', pool=pool.id, acting=acting))
         return pool
 
     def place(self, hosts: Dict[str, List[int]]) -> None:
@@ -181,6 +183,14 @@ class FakeCluster:
                 self.info[osd].up = True
                 self.info[osd].up_from = self.epoch
                 self.up_at[osd] = None
+
+    def purge(self, osd: int) -> None:
+        """`ceph osd purge`: the OSD is gone from the OSD map (its process too)."""
+        self.kill(osd)
+        del self.info[osd]
+        self.up_at.pop(osd, None)
+        self.noout.pop(osd, None)  # its flags go with it
+        self.tree = [i for i in self.tree if i != osd]
 
     def kill(self, osd: int) -> None:
         """The OSD process dies (stays down until restarted)."""
@@ -291,8 +301,21 @@ class FakeCluster:
     def pools(self) -> Dict[int, PoolInfo]:
         return {k: PoolInfo(**vars(v)) for k, v in self.pool_by_id.items()}
 
-    def pgs_on(self, osd: int) -> List[PgInfo]:
-        return [PgInfo(p.pgid, p.pool, list(p.acting)) for p in self.pgs if osd in p.acting]
+    def pgs(self) -> List[PgInfo]:
+        return [PgInfo(p.pgid, p.pool, list(p.acting), list(p.acting)) for p in self.pg_list]
+
+    def osdmap_flags(self) -> List[str]:
+        return sorted(self.cluster_flags)
+
+    def config_snapshot(self, defaults: Sequence[str] = ()) -> ConfigSnapshot:
+        self.config_reads += 1
+        entries = []
+        for (who, name), value in self.config.items():
+            section, mask = split_who(who)
+            entries.append(ConfigEntry(section, name, value, mask))
+        locations = {i: {'class': info.device_class, 'host': self.hosts[i], 'root': 'default'}
+                     for i, info in self.info.items()}
+        return ConfigSnapshot(entries, locations, {n: self.defaults[n] for n in defaults})
 
     def _rank(self, who: str, osd: int) -> Optional[Tuple[int, int]]:
         """How an entry at `who` ranks for osd.N (None: it does not apply).

@@ -146,6 +146,7 @@ def make_module() -> Any:
     m.cluster = FakeCluster(FakeClock())
     m.clock = m.cluster.clock
     m.mock_options.update(warmup=1, restart_timeout=30)
+    m.load()  # as serve() does first: commands wait for it
     return m
 
 

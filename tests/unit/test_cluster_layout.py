@@ -63,8 +63,9 @@ def test_pools_and_the_pgs_an_osd_serves() -> None:
     assert pools[2] == PoolInfo(2, 'ec21', 3, 2, erasure=True, k=2, m=1)
     # a profile that cannot be read counts as no shard to spare
     assert pools[3].erasure and pools[3].k == 4
-    assert [pg.pgid for pg in c.pgs_on(0)] == ['1.0', '1.2', '2.0', '3.0']
-    assert c.pgs_on(0)[2] == PgInfo('2.0', 2, [0, 1, NO_OSD])
+    # the PGs osd.0 serves: in their up or acting set
+    assert [pg.pgid for pg in c.pgs() if pg.has(0)] == ['1.0', '1.2', '2.0', '3.0']
+    assert c.pgs()[3] == PgInfo('2.0', 2, [0, 1, NO_OSD], [0, 1, NO_OSD])
 
 
 def test_thin_pools_counts_the_copies_left_in_the_acting_set() -> None:

@@ -275,7 +275,7 @@ def test_status_carries_the_rollout_the_page_draws() -> None:
         m.publish()
     P, R, D = 'pending', 'restarting', 'done'
     assert seen == [[P, P, P], [R, P, P], [D, P, P], [D, R, P], [D, D, P], [D, D, R], [D, D, D]]
-    assert ro['state'] == 'done' and ro['counts'] == {P: 0, R: 0, D: 3, 'failed': 0}
+    assert ro['state'] == 'done' and ro['counts'] == {P: 0, R: 0, D: 3, 'failed': 0, 'skipped': 0}
     code = js_function('renderRollout')
     for obj, fields in (('ro', ro), ('o', ro['osds'][0]), ('c', ro['counts'])):
         read = set(re.findall(r'\b' + obj + r'\.(\w+)', code)) - {'length', 'forEach'}

@@ -144,7 +144,7 @@ def test_abort_stops_the_rollout_and_only_revert_may_follow(mgr: Any) -> None:
     mgr_mock.drive(mgr, what='rollout')
     st = status(mgr)
     assert st['rollout']['state'] == 'aborted' and st['rollout']['counts'] == {
-        'pending': 2, 'restarting': 0, 'done': 1, 'failed': 0}
+        'pending': 2, 'restarting': 0, 'done': 1, 'failed': 0, 'skipped': 0}
     assert 'ROCKS_AUTOTUNE_ROLLOUT_INCOMPLETE' in mgr.mock_health
     assert events(mgr)[-1][0] == 'fail'
     text = out(mgr.cmd_status())[1]

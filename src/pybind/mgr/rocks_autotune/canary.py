@@ -5,6 +5,7 @@ absence) are saved before the first change, and `restore` puts exactly those
 back: `config set` for a saved value, `config rm` for an absent one; but not
 over a value someone else set there since (see `foreign`).
 """
+import hashlib
 from typing import Collection, Dict, List, Mapping, Optional, Set, Tuple
 
 from .cluster import Cluster, ConfigEntries
@@ -27,8 +28,24 @@ CLASS_MASK_NOTE = (
 Originals = Dict[str, Optional[str]]
 
 
+# the watched config is kept in the session's head (config_seen, and the
+# lines of config_changes): a value longer than this is kept as its length and
+# digest, so that someone else's long value cannot grow the head past what the
+# mgr's store holds (which would stop the session from saving, aborting too)
+MAX_KEPT = 2048
+
+
+def kept(value: str) -> str:
+    """A watched value as the session keeps it: itself, or its length and digest."""
+    if len(value) <= MAX_KEPT:
+        return value
+    return f'<{len(value)} bytes, sha256 {hashlib.sha256(value.encode()).hexdigest()[:16]}>'
+
+
 def _show(value: Optional[str]) -> str:
-    return '(not set)' if value is None else f"'{value}'"
+    if value is None:
+        return '(not set)'
+    return f"'{value}'" if len(value) <= MAX_KEPT else f"'{value[:60]}...' ({len(value)} bytes)"
 
 
 class Canary:
@@ -85,7 +102,8 @@ class Canary:
     def entries(self) -> ConfigEntries:
         """The watched options at every mask that reaches the canary, and the
         saved ones at its own."""
-        return self.cluster.config_entries(self.osd, WATCHED + (BENCH_LIMIT_OPTION,))
+        return {who: {name: kept(v) for name, v in names.items()} for who, names in
+                self.cluster.config_entries(self.osd, WATCHED + (BENCH_LIMIT_OPTION,)).items()}
 
     def foreign(self, seen: ConfigEntries,
                 ours: Mapping[str, Collection[Optional[str]]]) -> Tuple[List[str], Set[str]]:
@@ -101,7 +119,7 @@ class Canary:
         held: Set[str] = set()
         own = now.get(self.who, {})
         for name in SAVED:
-            if own.get(name) not in ours[name]:
+            if own.get(name) not in {None if v is None else kept(v) for v in ours[name]}:
                 held.add(name)
                 changes.append(f'{self.who} {name}: now {_show(own.get(name))}, '
                                'not a value this session set')

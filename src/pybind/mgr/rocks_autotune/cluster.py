@@ -5,7 +5,7 @@ it with the mgr's API, and the unit tests implement it with a fake.
 """
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -87,6 +87,10 @@ class PgInfo:
     pgid: str
     pool: int
     acting: List[int]  # the OSDs serving its I/O; NO_OSD where an EC shard has none
+    up: List[int] = field(default_factory=list)  # where CRUSH maps it (acting once clean)
+
+    def has(self, osd: int) -> bool:
+        return osd in self.acting or osd in self.up
 
 
 # pg_pool_t::TYPE_ERASURE, as the osd map dumps a pool's type (1 is replicated)
@@ -97,6 +101,81 @@ NO_OSD = 0x7fffffff
 # config entries by `who` as `ceph config set` takes it (osd, osd/class:ssd,
 # osd/host:node1, osd.3, ...), then by option name
 ConfigEntries = Dict[str, Dict[str, str]]
+# what config masks are matched against, per OSD: 'class' -> its device
+# class, and each CRUSH bucket type above it -> the bucket's name
+Location = Dict[str, str]
+# the sections an OSD reads before its own, least precise first (the mon's order)
+OSD_SECTIONS = ('global', 'osd')
+
+
+@dataclass
+class ConfigEntry:
+    """One entry of `ceph config dump`."""
+    section: str
+    name: str
+    value: str
+    mask: List[Tuple[str, str]]  # (CRUSH bucket type or 'class', value)
+
+    @property
+    def who(self) -> str:
+        return '/'.join([self.section] + [f'{kind}:{value}' for kind, value in self.mask])
+
+    def matches(self, loc: Location) -> bool:
+        return all(loc.get(kind) == value for kind, value in self.mask)
+
+    def precision(self) -> int:
+        """Of two entries in one section, the more precise wins: a CRUSH
+        location over a device class over none."""
+        return sum(1 if kind == 'class' else 2 for kind, _ in self.mask)
+
+
+class ConfigSnapshot:
+    """The monitors' config as one `config dump` and the OSDs' locations
+    read once: what a plan over thousands of OSDs asks of each (its own
+    mask's value, the entries that reach it, the value it gets) without a
+    mon command per OSD.  The value an OSD gets follows the mon's precedence:
+    osd.N over osd over global, and within a section the more precise mask
+    (ConfigEntry.precision); an option set nowhere gets `defaults`."""
+
+    def __init__(self, entries: Sequence[ConfigEntry], locations: Dict[int, Location],
+                 defaults: Optional[Dict[str, str]] = None) -> None:
+        self.locations = locations
+        self.defaults = dict(defaults or {})
+        self._own: Dict[Tuple[str, str], str] = {}
+        self._by_section: Dict[str, List[ConfigEntry]] = {}
+        for e in entries:
+            self._own[(_norm_who(e.who), e.name)] = e.value
+            self._by_section.setdefault(e.section, []).append(e)
+
+    def own(self, who: str, name: str) -> Optional[str]:
+        """The value set at exactly this `who` (section and mask), or None."""
+        return self._own.get((_norm_who(who), name))
+
+    def _reaching(self, osd: int, names: Sequence[str]) -> List[Tuple[int, ConfigEntry]]:
+        loc = self.locations.get(osd, {})
+        return [(rank, e) for rank, section in enumerate(OSD_SECTIONS + (f'osd.{osd}',))
+                for e in self._by_section.get(section, [])
+                if e.name in names and e.matches(loc)]
+
+    def entries(self, osd: int, names: Sequence[str]) -> ConfigEntries:
+        """The entries of these options that reach osd.N (Cluster.config_entries)."""
+        out: ConfigEntries = {}
+        for _, e in self._reaching(osd, names):
+            out.setdefault(e.who, {})[e.name] = e.value
+        return out
+
+    def effective(self, osd: int, name: str) -> str:
+        """The value the mon gives osd.N (`config get`), its default included."""
+        reaching = self._reaching(osd, [name])
+        if not reaching:
+            return self.defaults[name]
+        return max(reaching, key=lambda re: (re[0], re[1].precision()))[1].value
+
+
+def _norm_who(who: str) -> str:
+    """A `who` with its masks in one order, as the mon keeps them."""
+    section, mask = split_who(who)
+    return '/'.join([section] + [f'{kind}:{value}' for kind, value in sorted(mask)])
 
 
 class Cluster(Protocol):
@@ -125,8 +204,15 @@ class Cluster(Protocol):
 
     def pools(self) -> Dict[int, PoolInfo]: ...
 
-    def pgs_on(self, osd: int) -> List[PgInfo]:
-        """The PGs with this OSD in their up or acting set."""
+    def pgs(self) -> List[PgInfo]:
+        """Every PG, with its up and acting OSDs (read once for all OSDs)."""
+
+    def osdmap_flags(self) -> List[str]:
+        """The cluster-wide OSD map flags (noup, nodown, noout, pause...)."""
+
+    def config_snapshot(self, defaults: Sequence[str] = ()) -> 'ConfigSnapshot':
+        """The whole config and every OSD's location, read once; with the
+        release's defaults of the options named in `defaults`."""
 
     def config_get_own(self, who: str, name: str) -> Optional[str]:
         """The value set at exactly this `who` (osd.3, osd, osd/class:ssd,
@@ -284,37 +370,55 @@ class MgrCluster:
             out[pool.id] = pool
         return out
 
-    def pgs_on(self, osd: int) -> List[PgInfo]:
+    def pgs(self) -> List[PgInfo]:
         stats = self.mgr.get('pg_stats')['pg_stats']
         return [PgInfo(pgid=s['pgid'], pool=int(s['pgid'].split('.')[0]),
-                       acting=list(s.get('acting', [])))
-                for s in stats if osd in s.get('up', []) or osd in s.get('acting', [])]
+                       acting=list(s.get('acting', [])), up=list(s.get('up', [])))
+                for s in stats]
 
-    def _config_dump(self) -> List[Dict[str, Any]]:
-        return json.loads(self._mon_ok(prefix='config dump', format='json'))
+    def osdmap_flags(self) -> List[str]:
+        osd_map = self.mgr.get('osd_map')
+        flags = osd_map.get('flags_set')  # Quincy on; before, one comma-separated string
+        if not isinstance(flags, list):
+            flags = str(osd_map.get('flags', '')).split(',')
+        return sorted(str(f) for f in flags if f)
+
+    def _config_dump(self) -> List[ConfigEntry]:
+        return [ConfigEntry(section=str(e.get('section')), name=str(e.get('name')),
+                            value=str(e.get('value')), mask=_mask(e))
+                for e in json.loads(self._mon_ok(prefix='config dump', format='json'))]
+
+    def config_snapshot(self, defaults: Sequence[str] = ()) -> ConfigSnapshot:
+        return ConfigSnapshot(self._config_dump(), self._locations(),
+                              {name: self.option_default(name) for name in defaults})
 
     def config_get_own(self, who: str, name: str) -> Optional[str]:
-        section, mask = split_who(who)
-        for e in self._config_dump():
-            if e.get('section') == section and e.get('name') == name and \
-                    sorted(_mask(e)) == sorted(mask):
-                return str(e['value'])
-        return None
+        return ConfigSnapshot(self._config_dump(), {}).own(who, name)
+
+    def _tree(self) -> Tuple[Dict[int, Dict[str, Any]], List[Dict[str, Any]]]:
+        """The CRUSH tree: each child's parent node, and the nodes in order."""
+        nodes = self.mgr.get('osd_map_tree').get('nodes', [])
+        return {c: n for n in nodes for c in n.get('children', [])}, nodes
+
+    @staticmethod
+    def _ancestors(osd: int, parent: Dict[int, Dict[str, Any]],
+                   bound: int) -> List[Dict[str, Any]]:
+        """The buckets above an OSD, nearest first."""
+        out = []
+        node = parent.get(osd)
+        for _ in range(bound):  # bounded: a malformed map must not loop
+            if node is None:
+                break
+            out.append(node)
+            node = parent.get(node['id'])
+        return out
 
     def crush_order(self) -> List[Tuple[int, str]]:
-        nodes = self.mgr.get('osd_map_tree').get('nodes', [])
-        by_id = {n['id']: n for n in nodes}
-        parent = {c: n['id'] for n in nodes for c in n.get('children', [])}
+        parent, nodes = self._tree()
 
         def host(osd: int) -> str:
-            node = parent.get(osd)
-            for _ in nodes:  # bounded: a malformed map must not loop
-                if node is None:
-                    break
-                if by_id.get(node, {}).get('type') == 'host':
-                    return str(by_id[node]['name'])
-                node = parent.get(node)
-            return ''
+            return next((str(n['name']) for n in self._ancestors(osd, parent, len(nodes))
+                         if n.get('type') == 'host'), '')
         order: List[Tuple[int, str]] = []
         listed = set()
         for n in nodes:  # the tree's own order: as `ceph osd tree` prints it
@@ -323,33 +427,21 @@ class MgrCluster:
                 listed.add(n['id'])
         return order + [(o, host(o)) for o in sorted(self.osds()) if o not in listed]
 
-    def _location(self, osd: int) -> Dict[str, str]:
-        """What config masks are matched against: the OSD's device class and
-        its CRUSH location (bucket type -> name, as `ceph osd tree` shows it)."""
-        nodes = self.mgr.get('osd_map_tree').get('nodes', [])
-        parent = {c: n for n in nodes for c in n.get('children', [])}
-        info = self.osds().get(osd)
-        loc = {'class': info.device_class} if info is not None and info.device_class else {}
-        node = parent.get(osd)
-        for _ in nodes:  # bounded: a malformed map must not loop
-            if node is None:
-                break
-            loc.setdefault(str(node['type']), str(node['name']))
-            node = parent.get(node['id'])
-        return loc
+    def _locations(self) -> Dict[int, Location]:
+        """What config masks are matched against, for every OSD: its device
+        class and its CRUSH location (bucket type -> name, as `ceph osd tree`
+        shows it)."""
+        parent, nodes = self._tree()
+        out: Dict[int, Location] = {}
+        for osd, info in self.osds().items():
+            loc = {'class': info.device_class} if info.device_class else {}
+            for node in self._ancestors(osd, parent, len(nodes)):
+                loc.setdefault(str(node['type']), str(node['name']))
+            out[osd] = loc
+        return out
 
     def config_entries(self, osd: int, names: Sequence[str]) -> ConfigEntries:
-        loc = self._location(osd)
-        out: ConfigEntries = {}
-        for e in self._config_dump():
-            section = str(e.get('section'))
-            if e.get('name') not in names or section not in ('global', 'osd', _osd_name(osd)):
-                continue
-            mask = _mask(e)
-            if all(loc.get(kind) == value for kind, value in mask):
-                who = '/'.join([section] + [f'{kind}:{value}' for kind, value in mask])
-                out.setdefault(who, {})[str(e['name'])] = str(e['value'])
-        return out
+        return self.config_snapshot().entries(osd, names)
 
     def config_get(self, who: str, name: str) -> str:
         # plain output: the value and a newline (format=json prints nothing here)

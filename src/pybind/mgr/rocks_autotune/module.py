@@ -26,6 +26,12 @@ from .rollout_plan import (NothingToRevert, RolloutRefused, parse_osd_ids, plan_
 from .session import ACTIVE, MAX_CONFIRM_CANDIDATES, MAX_CONFIRM_ROUNDS, Session, Settings
 from .store import (HEAD_KEY, ROLLOUT_KEY, RolloutPlan, RolloutStore, SessionState,
                     SessionStore, StoreError)
+
+# a stop or abort asked of the session or rollout with this id: written before
+# the command is acknowledged, so a mgr that takes over after it still obeys
+REQUEST_KEY = 'request'
+LOADING = ('the module is loading the state the previous active mgr saved (a failover); '
+           'try again in a moment')
 # The panel's port: none of Ceph's (dashboard 8080/8443/7000, prometheus 9283,
 # restful 8003, cephadm's 8765 and 9464, iscsi 5000/9287, the monitoring
 # stack 3000/9093-9095/9100, ceph-exporter 9926).
@@ -113,6 +119,8 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.event = threading.Event()
+        # set once the saved state is loaded: until then no command changes anything
+        self.loaded = threading.Event()
         # held by the serve thread through a step (and by `start`, briefly);
         # stop/abort and the read commands never take it
         self.step_lock = threading.Lock()
@@ -194,7 +202,22 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
             raise StoreError(f'{cmd["prefix"]} {full}: {err.strip() or r}')
 
     def load(self) -> None:
-        """Pick up a session and a rollout a previous active mgr left, if any."""
+        """Pick up a session and a rollout a previous active mgr left, if any,
+        with a stop or abort asked of them; then commands may change things."""
+        try:
+            self._load()
+        finally:
+            self._publish()  # what the commands read (the last rollout's record)
+            self.loaded.set()
+
+    def _saved_request(self) -> Dict[str, Any]:
+        try:
+            req = json.loads(self.get_store(REQUEST_KEY) or '{}')
+            return req if isinstance(req, dict) else {}
+        except ValueError:
+            return {}
+
+    def _load(self) -> None:
         self.load_rollout()
         self.check_options()
         # a saved session runs with its own settings; these only fill in for
@@ -212,6 +235,10 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
             return
         if self.session.active:
             self.log.info('resuming session %s on osd.%d', state['id'], self.session.osd)
+            req = self._saved_request()
+            if req.get('id') == state['id']:
+                (self.session.request_abort if req.get('what') == 'abort'
+                 else self.session.request_stop)()
             self.session.resume_after_failover()
 
     def load_rollout(self) -> None:
@@ -238,6 +265,9 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
             return
         if self.rollout.active:
             self.log.info('resuming %s %s', self.rollout.r['kind'], self.rollout.r['id'])
+            if self._saved_request().get('id') == self.rollout.r['id']:
+                self.rollout.request_abort()
+            self.rollout.resume_after_failover()
 
     def rollout_settings(self) -> RolloutSettings:
         def opt(name: str) -> float:
@@ -407,6 +437,8 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         --allow-single-copy: accept a canary whose every restart leaves PGs with
         fewer than two copies (replicated size 2; erasure-coded m = 1 or min_size = k)
         """
+        if not self.loaded.is_set():
+            return HandleCommandResult(-errno.EAGAIN, '', f'not started: {LOADING}')
         params = Params(osd=osd, trials=trials, budget=budget, workload=workload,
                         duration=float(duration), force=force,
                         allow_single_copy=allow_single_copy)
@@ -450,8 +482,21 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         return HandleCommandResult(-errno.ENOENT, '',
                                    self.load_error or 'no tuning session has run yet')
 
+    def _persist_request(self, job_id: str, what: str) -> Optional[HandleCommandResult]:
+        """A stop or abort is saved before it is acknowledged: a mgr that takes
+        over before the next step still obeys it."""
+        try:
+            self.put_store(REQUEST_KEY, json.dumps({'id': job_id, 'what': what}))
+        except StoreError as e:
+            return HandleCommandResult(-errno.EIO, '', f'not taken: the request could not be '
+                                       f'saved ({e}); nothing was changed: try again')
+        return None
+
     def _request(self, what: str) -> Optional[HandleCommandResult]:
-        """Hand stop/abort to the session: the serve thread takes it at its next step."""
+        """Hand stop/abort to the session (or abort to the rollout), saved
+        first: the serve thread takes it at its next step."""
+        if not self.loaded.is_set():
+            return HandleCommandResult(-errno.EAGAIN, '', LOADING)
         s = self.session
         if s is None or not s.active:
             ro = self.rollout
@@ -460,12 +505,18 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                     return HandleCommandResult(-errno.ENOENT, '', (
                         f'no session is running; {_an(ro.r["kind"])} is: `ceph rocks-autotune '
                         'abort` stops it after the OSD in flight'))
+                refused = self._persist_request(ro.r['id'], what)
+                if refused:
+                    return refused
                 ro.request_abort()
                 self.event.set()
                 return HandleCommandResult(0, (
                     f'aborting the {ro.r["kind"]} after the OSD in flight; `ceph '
                     'rocks-autotune revert` then undoes what was done'), '')
             return HandleCommandResult(-errno.ENOENT, '', 'no session is running')
+        refused = self._persist_request(s.view().id, what)
+        if refused:
+            return refused
         if what == 'abort':
             s.request_abort()
         else:
@@ -557,6 +608,8 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                          dry_run: bool, format: str) -> HandleCommandResult:
         """apply and revert: refuse, show the plan (--dry-run), or start it."""
         verb = {'apply': 'applied', 'revert': 'reverted'}[kind]
+        if not self.loaded.is_set():
+            return HandleCommandResult(-errno.EAGAIN, '', f'not {verb}: {LOADING}')
         with self.start_lock:
             busy = self._busy() or (self._partial() if kind == 'apply' else None)
             if busy:
@@ -581,6 +634,11 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                             dict(plan, undo=undo), indent=2 if format == 'json-pretty'
                             else None), '')
                     return HandleCommandResult(0, report.plan_text(plan, undo), '')
+                if plan['blockers']:
+                    return HandleCommandResult(-errno.EAGAIN, '', (
+                        f'not {verb}: the cluster is not ready for a restart: '
+                        + '; '.join(plan['blockers']) + ' (--force: others\' health checks '
+                        'do not hold restarts back; what threatens data always does)'))
                 try:
                     ro = Rollout.begin(plan, self.rollout_settings(), self.cluster,
                                        self.rollout_store.save, self.clock)
@@ -602,10 +660,13 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
     @CLIWriteCommand('rocks-autotune apply')
     def cmd_apply(self, device_class: Optional[str] = None, osds: Optional[str] = None,
                   options: Optional[str] = None, dry_run: bool = False,
+                  force: bool = False, allow_single_copy: bool = False,
                   format: str = 'plain') -> HandleCommandResult:
         """Set RocksDB options on the OSDs of a device class (default: the last canary's)
-        or --osds N,M, each at its own mask osd.N, and restart them one at a time; the last
-        session's recommendation unless --options is given. --dry-run: show the plan
+        or --osds N,M, each at its own mask osd.N just before its restart, one at a time;
+        the last session's recommendation unless --options is given. --dry-run: show the
+        plan and its checks. --force: others' health checks do not hold restarts back.
+        --allow-single-copy: accept restarts that leave PGs on one copy
         """
         def make_plan() -> RolloutPlan:
             ids = parse_osd_ids(osds) if osds is not None else None
@@ -615,16 +676,23 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
             else:
                 opts, source = options, '--options'
             canary = session['params']['osd'] if session is not None else None
-            return plan_apply(self.cluster, opts, source, device_class, ids, canary)
+            return plan_apply(self.cluster, opts, source, device_class, ids, canary,
+                              force=force, allow_single_copy=allow_single_copy,
+                              now=self.clock())
         return self._rollout_command('apply', make_plan, dry_run, format)
 
     @CLIWriteCommand('rocks-autotune revert')
-    def cmd_revert(self, dry_run: bool = False, format: str = 'plain') -> HandleCommandResult:
-        """Put back what the last apply changed (values and absences, at every mask) and
-        restart the OSDs that run its options, one at a time. --dry-run: show the plan
+    def cmd_revert(self, dry_run: bool = False, force: bool = False,
+                   allow_single_copy: bool = False,
+                   format: str = 'plain') -> HandleCommandResult:
+        """Put back what the last apply changed (values and absences, at each OSD's mask;
+        what someone else set since stays) and restart the OSDs that run its options, one
+        at a time. --dry-run: show the plan. --force, --allow-single-copy: as apply's
         """
         return self._rollout_command(
-            'revert', lambda: plan_revert(self.cluster, self.rollout_record), dry_run, format)
+            'revert', lambda: plan_revert(self.cluster, self.rollout_record, force=force,
+                                          allow_single_copy=allow_single_copy),
+            dry_run, format)
 
 
 class RocksAutotuneStandby(MgrStandbyModule):

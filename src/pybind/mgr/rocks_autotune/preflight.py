@@ -6,9 +6,9 @@ Nothing here changes the cluster.
 """
 import math
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
-from .cluster import NO_OSD, Cluster, ClusterError, Crash
+from .cluster import NO_OSD, Cluster, ClusterError, Crash, PoolInfo
 from .workload import WORKLOADS
 
 HEALTH_PREFIX = 'ROCKS_AUTOTUNE_'
@@ -76,13 +76,29 @@ class Health:
         return list(self.threats)
 
 
+# OSD map flags under which a restart is unsafe, --force or not: an OSD
+# restarted under noup is never marked up again, and under nodown one that
+# dies is not marked down, so its PGs wait on it
+RESTART_FLAGS = ('noup', 'nodown')
+
+
+def flag_threats(cluster: Cluster) -> List[str]:
+    """noup or nodown set on the cluster, an OSD, a CRUSH node or a device class."""
+    out = [f'the cluster has {f} set' for f in cluster.osdmap_flags() if f in RESTART_FLAGS]
+    for who, flags in sorted(cluster.osd_flags().items()):
+        bad = [f for f in flags if f in RESTART_FLAGS]
+        if bad:
+            out.append(f'{who} has {", ".join(bad)} set')
+    return out
+
+
 def data_threats(cluster: Cluster) -> List[str]:
     """What threatens data, and so blocks a restart whatever else is said:
-    an OSD down, a PG that is not active+clean."""
+    an OSD down, a PG that is not active+clean, noup or nodown set."""
     threats = [f'osd.{i.id} is down' for i in cluster.osds().values() if not i.up]
     if not cluster.pgs_active_clean():
         threats.append('not all PGs are active+clean')
-    return threats
+    return threats + flag_threats(cluster)
 
 
 def look(cluster: Cluster, osd: Optional[int],
@@ -108,14 +124,16 @@ def look(cluster: Cluster, osd: Optional[int],
     return Health(status, threats, others, own)
 
 
-def restart_blockers(cluster: Cluster, osd: int) -> List[str]:
-    """The safety gate: why restarting the canary now could hurt (empty: it may).
+def restart_blockers(cluster: Cluster, osd: int, single_copy_ok: bool = False) -> List[str]:
+    """The safety gate: why restarting an OSD now could hurt (empty: it may).
 
-    The same for every restart (candidate, recovery, restore): `ok-to-stop`
-    must say yes, no other OSD may be down (stopping the canary then takes a
-    second copy of the PGs they share) and no PG inactive (its I/O stopped
-    already: a restart must not add to that, nor be blamed for it).  A canary
-    that is down already cannot make anything worse by being restarted.
+    The same for every restart (a session's canary, each OSD of a rollout):
+    `ok-to-stop` must say yes, no other OSD may be down (stopping this one
+    then takes a second copy of the PGs they share), no PG inactive (its I/O
+    stopped already: a restart must not add to that, nor be blamed for it),
+    no noup/nodown (flag_threats), and, unless `single_copy_ok`, no PG it
+    serves left on a single copy while it restarts (thin_pools).  An OSD that
+    is down already cannot make anything worse by being restarted.
     """
     osds = cluster.osds()
     me = osds.get(osd)
@@ -125,6 +143,11 @@ def restart_blockers(cluster: Cluster, osd: int) -> List[str]:
     inactive = cluster.inactive_pgs()
     if inactive:
         reasons.append(f'{inactive} PG(s) are inactive')
+    reasons += flag_threats(cluster)
+    if not single_copy_ok:
+        thin = thin_pools(cluster, osd)
+        if thin:
+            reasons.append(f'restarting osd.{osd} leaves ' + '; '.join(thin))
     ok, why = cluster.ok_to_stop(osd)
     if not ok:
         reasons.append(f'ceph osd ok-to-stop osd.{osd} says no: {why}')
@@ -138,35 +161,53 @@ SINGLE_COPY_HELP = ('pick an OSD outside these pools with --osd, give them more 
 
 def thin_pools(cluster: Cluster, osd: int) -> List[str]:
     """The pools in which a restart of `osd` leaves a PG it serves with fewer
-    than two copies (empty: none does).
+    than two copies (empty: none does): thin_pools_of for one OSD."""
+    return thin_pools_of(cluster, [osd])[osd]
+
+
+def thin_pools_of(cluster: Cluster, osds: Iterable[int]) -> Dict[int, List[str]]:
+    """thin_pools of each of these OSDs, from one read of the PGs and pools.
 
     A replicated PG keeps the copies in its acting set other than the
     canary's; an erasure-coded one needs k of its shards, so it must keep
     one more.  An erasure-coded pool whose min_size is k takes writes with no
     redundancy at all while a shard is down.
     """
+    wanted = set(osds)
     pools = cluster.pools()
-    left: Dict[int, List[int]] = {}  # pool -> copies each of its PGs keeps
-    for pg in cluster.pgs_on(osd):
+    # osd -> pool -> copies each of its PGs keeps while the OSD restarts
+    left: Dict[int, Dict[int, List[int]]] = {osd: {} for osd in wanted}
+    # only a pool whose layout leaves no copy to spare can leave a clean PG
+    # (and restarts wait for clean PGs) thin: without one, the PG stats (a
+    # large read on a large cluster) are not needed
+    layout_thin = {p.id for p in pools.values() if _spare(p, p.size - 1) < 1
+                   or (p.erasure and p.min_size <= p.k)}
+    for pg in cluster.pgs() if layout_thin else []:
         pool = pools.get(pg.pool)
-        if pool is None:  # deleted since the PG stats were taken
+        if pool is None or pool.id not in layout_thin:
             continue
-        copies = len({o for o in pg.acting if o not in (osd, NO_OSD)})
-        spare = copies - pool.k if pool.erasure else copies - 1
-        if spare < 1 or (pool.erasure and pool.min_size <= pool.k):
-            left.setdefault(pool.id, []).append(copies)
-    out = []
-    for pid, kept in sorted(left.items()):
-        p = pools[pid]
-        if p.erasure:
-            layout = f'erasure-coded k={p.k} m={p.m}, min_size {p.min_size}'
-            what = ('with no shard to spare' if min(kept) <= p.k
-                    else 'taking writes with no shard to spare (min_size = k)')
-        else:
-            layout = f'replicated, size {p.size}, min_size {p.min_size}'
-            what = 'on one copy' if min(kept) == 1 else 'with no copy'
-        out.append(f"pool '{p.name}' ({layout}): {len(kept)} PG(s) {what}")
-    return out
+        for osd in wanted.intersection(pg.acting + pg.up):
+            copies = len({o for o in pg.acting if o not in (osd, NO_OSD)})
+            if _spare(pool, copies) < 1 or (pool.erasure and pool.min_size <= pool.k):
+                left[osd].setdefault(pool.id, []).append(copies)
+    return {osd: [_thin_line(pools[pid], kept) for pid, kept in sorted(by_pool.items())]
+            for osd, by_pool in left.items()}
+
+
+def _spare(p: PoolInfo, copies: int) -> int:
+    """The copies (shards) a PG of this pool can still lose, with `copies` left."""
+    return copies - p.k if p.erasure else copies - 1
+
+
+def _thin_line(p: PoolInfo, kept: List[int]) -> str:
+    if p.erasure:
+        layout = f'erasure-coded k={p.k} m={p.m}, min_size {p.min_size}'
+        what = ('with no shard to spare' if min(kept) <= p.k
+                else 'taking writes with no shard to spare (min_size = k)')
+    else:
+        layout = f'replicated, size {p.size}, min_size {p.min_size}'
+        what = 'on one copy' if min(kept) == 1 else 'with no copy'
+    return f"pool '{p.name}' ({layout}): {len(kept)} PG(s) {what}"
 
 
 def choose_canary(cluster: Cluster, params: Params) -> Tuple[int, str]:

@@ -286,21 +286,22 @@ def plan_text(plan: Mapping[str, Any], undo: List[str]) -> str:
             lines.append(f'  {who} {name}: ' + (f'{shown} (as now)' if now == value else
                          f'{shown} -> {"(not set)" if value is None else label(value)}'))
     lines += [f'  note: {n}' for n in plan['notes']]
-    osds = plan['osds']
-    lines.append(f'restarts ({len(osds)}, host by host in CRUSH order; before each: no OSD '
-                 'down, PGs active+clean, ceph osd ok-to-stop; noout on it while it '
-                 'restarts; the next once it is up on the options set and PGs are '
+    lines.append('checks:')
+    lines += [f'  {c}' for c in plan.get('checks', [])]
+    if plan.get('blockers'):
+        lines.append('  holding the first restart back now: ' + '; '.join(plan['blockers']))
+    osds = [o for o in plan['osds'] if o['status'] != 'skipped']
+    lines.append(f'restarts ({len(osds)}, host by host in CRUSH order, each just after its '
+                 'own mask is set; the next once it is up on the options set and PGs are '
                  'active+clean):' if osds else 'restarts: none')
     for i, o in enumerate(osds):
         b = o['before']
-        gets = label(b[OPTIONS])
         annex = f', annex {label(b[ANNEX])}' if b.get(ANNEX, '').strip() else ''
-        running = b.get('running')
-        runs = ('runs them' if running == b[OPTIONS] else
-                'runs ? (it did not answer)' if not running else
-                f'runs {label(running)} (not restarted since they changed)')
         lines.append(f'  {i + 1:>3}. osd.{o["osd"]} (host {o["host"] or "-"}): gets '
-                     f'{gets}{annex} from the monitors now, {runs}')
+                     f'{label(b[OPTIONS])}{annex} from the monitors now')
+    for o in plan['osds']:
+        if o['status'] == 'skipped':
+            lines.append(f'  skipped: osd.{o["osd"]}: {o["error"]}')
     if apply:
         lines.append('an OSD that does not come back on the new options stops the rollout: '
                      'its osd.N mask is put back as it was and it is restarted onto the '
@@ -327,8 +328,11 @@ def rollout_lines(ro: Optional[Mapping[str, Any]]) -> List[str]:
     for o in ro['osds']:
         by.setdefault(o['status'], []).append(o['osd'])
     lines.append('  ' + '; '.join(f'{s}: {osd_list(by.get(s, []))}'
-                                  for s in ('done', 'restarting', 'pending', 'failed')))
+                                  for s in ('done', 'restarting', 'pending', 'failed'))
+                 + (f'; skipped: {osd_list(by["skipped"])}' if by.get('skipped') else ''))
     for o in ro['osds']:
+        if o['status'] == 'skipped':
+            lines.append(f'  osd.{o["osd"]} skipped: {o["error"]}')
         if o['status'] == 'failed':
             lines.append(f'  osd.{o["osd"]} failed: {o["error"]}' + (
                 '; put back on its prior options' if o['put_back'] == 'done' else

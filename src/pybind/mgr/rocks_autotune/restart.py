@@ -35,6 +35,10 @@ class Stage(str, Enum):
     WAIT_CLEAN = 'wait_clean'
 
 
+class OsdGone(ClusterError):
+    """The OSD is no longer in the OSD map (purged, destroyed): nothing to restart."""
+
+
 class Outcome(Enum):
     WAITING = 'waiting'      # poll again
     BLOCKED = 'blocked'      # the gate says no (stage gate), or others keep PGs unclean
@@ -50,13 +54,30 @@ class Result:
     reasons: List[str] = field(default_factory=list)
 
 
+# restarts back onto options an OSD ran before: the single-copy rule, which
+# the way there passed (or was allowed past), does not hold them back
+WAY_BACK = ('restore', 'recovery', 'put_back')
+
+
+def resume_after_failover(state: RestartState, now: float) -> None:
+    """A new active mgr took over a restart in flight: its deadline starts
+    again from this mgr's clock.  Two mgrs' clocks are never compared (one an
+    hour ahead would call a booting OSD failed and restart it again); the
+    price is at most one timeout more."""
+    if state['restart'] is not None:
+        state['restart']['since'] = now
+
+
 class Restarter:
     """Drives the restart of `osd` recorded in `state['restart']` one poll at
-    a time; `owner` names what waits for it (in the manual restart's alert)."""
+    a time; `owner` names what waits for it (in the manual restart's alert).
+    `single_copy_ok`: the admin accepted restarts that leave PGs on a single
+    copy (--allow-single-copy)."""
 
     def __init__(self, cluster: Cluster, osd: int, state: RestartState,
                  save: Callable[[], None], restart_timeout: float,
-                 manual_restart_timeout: float, owner: str = 'the session') -> None:
+                 manual_restart_timeout: float, owner: str = 'the session',
+                 single_copy_ok: bool = False) -> None:
         self.cluster = cluster
         self.osd = osd
         self.s = state
@@ -64,6 +85,7 @@ class Restarter:
         self.restart_timeout = restart_timeout
         self.manual_restart_timeout = manual_restart_timeout
         self.owner = owner
+        self.single_copy_ok = single_copy_ok
 
     def timeout(self) -> float:
         """How long a restart may take: an admin restarting by hand gets longer."""
@@ -108,6 +130,8 @@ class Restarter:
             # the mgr went away in the restart call (seen on the lab: the OSD
             # stopped and never started); the OSD tells how far it got
             info = self.cluster.osds().get(self.osd)
+            if info is None:
+                raise OsdGone(f'osd.{self.osd} is no longer in the OSD map')
             if info is not None and info.up_from != r['up_from']:
                 r['stage'], r['since'] = Stage.WAIT_UP.value, now  # it did restart
             elif info is not None and not info.up:
@@ -118,11 +142,15 @@ class Restarter:
             else:
                 r['stage'] = Stage.GATE.value  # not restarted: ask the gate again
         if self.stage == Stage.GATE:
-            blockers = restart_blockers(self.cluster, self.osd)
+            blockers = restart_blockers(self.cluster, self.osd, self.single_copy_ok
+                                        or r['purpose'] in WAY_BACK)
             if blockers:
                 return Result(Outcome.BLOCKED, Stage.GATE, blockers)
+            info = self.cluster.osds().get(self.osd)
+            if info is None:
+                raise OsdGone(f'osd.{self.osd} is no longer in the OSD map')
             self.set_noout()
-            r['up_from'] = self.cluster.osds()[self.osd].up_from
+            r['up_from'] = info.up_from
             r['stage'], r['since'] = Stage.ISSUING.value, now
             if r['purpose'] == 'candidate':
                 # from here on the process may load the candidate: say so first
@@ -152,6 +180,8 @@ class Restarter:
     def _after_issue(self, now: float) -> Result:
         r = self._rec()
         late = now - r['since'] > self.timeout()
+        if self.osd not in self.cluster.osds():
+            raise OsdGone(f'osd.{self.osd} is no longer in the OSD map')
         if self.stage == Stage.WAIT_UP:
             if not self._runs_what_was_set():
                 return Result(Outcome.TIMED_OUT if late else Outcome.WAITING, Stage.WAIT_UP)

@@ -1,28 +1,34 @@
-"""A rollout: `apply` (options to a device class, or to named OSDs) and
+r"""A rollout: `apply` (options to a device class, or to named OSDs) and
 `revert` (what an apply changed, put back), one OSD at a time.  A persisted
 state machine driven by `step()`, as the session is (session.py).
 
 Its plan (rollout_plan.py) is saved with the values it will replace, at every
-mask it touches, before anything changes.  Then:
+mask it touches, before anything changes.  Then, OSD by OSD:
 
-    check -> set -> next -> restart -> wait -> next ... -> end
-                                  \\         \\
-                                   put_back -> put_back_wait -> end (failed)
+    check -> next -> set -> restart -> wait -> next ... -> end
+                        \        \         \
+                         next      put_back -> put_back_wait -> end (failed)
+                         (skipped)
 
 - check: the masks still hold what the plan read (else it ends, changing nothing);
-- set: the plan's values at every mask (run again after a failover: the same values);
 - next: the next pending OSD, in the plan's order; none left: the end (done);
-- restart: what threatens data (an OSD down, PGs not active+clean) and the
-  gate (preflight.restart_blockers) hold the restart back, then it goes
-  through restart.Restarter: noout on the OSD while it restarts;
+- set: that OSD's own mask, just before its restart, so that no OSD holds
+  options it has not been seen to start on: an OSD gone from the OSD map, or
+  whose mask someone else has set since the plan, is skipped and named;
+- restart: the health policy (preflight.look, as a session's: what threatens
+  data always, others' checks without --force) and the gate
+  (preflight.restart_blockers) hold the restart back, then it goes through
+  restart.Restarter: noout on the OSD while it restarts;
 - wait: up running the options the mon now has for it, PGs active+clean;
 - put_back (apply): an OSD that did not come back on the new options gets its
-  own prior options at osd.N (saved first), and a gated restart onto them;
-  the rollout then ends failed, the OSDs done stay on the new options.
+  own prior options at osd.N, and a gated restart onto them; the rollout then
+  ends failed: the OSDs done stay on the new options, the others' config was
+  never touched.
 
-`abort` is taken between OSDs (an OSD held at the gate is not in flight yet):
-the rollout ends aborted.  A rollout that stops early raises a health check
-that says so, and that `revert` undoes what was done.
+`abort` is persisted by the module before it is acknowledged, and taken
+between OSDs (an OSD held at the gate is not in flight yet: its mask is put
+back): the rollout ends aborted.  A rollout that stops early raises a health
+check that says so, and that `revert` undoes what was done.
 """
 import logging
 import time
@@ -32,11 +38,12 @@ from enum import Enum
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import views
+from .canary import OPTIONS
 from .cluster import Cluster, ClusterError
-from .preflight import HEALTH_PREFIX, data_threats
+from .preflight import HEALTH_PREFIX, look
 from .report import osd_list
-from .restart import Outcome, Restarter, Stage
-from .rollout_plan import REVERT, RUNNING, show
+from .restart import OsdGone, Outcome, Restarter, Stage, resume_after_failover
+from .rollout_plan import REVERT, RUNNING, _some, own_crash, show
 from .store import ROLLOUT_VERSION, RolloutOsd, RolloutPlan, RolloutState, StoreError
 
 log = logging.getLogger(__name__)
@@ -48,8 +55,8 @@ MAX_CLUSTER_ERRORS = 5
 
 class Phase(str, Enum):
     CHECK = 'check'                  # nothing changed yet: do the masks hold the priors?
-    SET = 'set'                      # the plan's values at every mask
     NEXT = 'next'                    # the next pending OSD, or the end
+    SET = 'set'                      # its own mask, just before its restart
     RESTART = 'restart'              # the OSD in flight: health, the gate, its restart
     WAIT = 'wait'                    # up on the options set, PGs active+clean
     PUT_BACK = 'put_back'            # apply: a failed OSD's prior options at osd.N
@@ -59,13 +66,14 @@ class Phase(str, Enum):
 
 P = Phase
 # the allowed moves: END from any phase but the last is an abort, a failure,
-# or repeated errors
+# or repeated errors; back to NEXT from set, restart or wait: the OSD was
+# skipped (gone from the OSD map, or its mask set by someone else)
 MOVES: Dict[Phase, Tuple[Phase, ...]] = {
-    P.CHECK: (P.SET, P.END),
-    P.SET: (P.NEXT, P.END),
-    P.NEXT: (P.RESTART, P.END),
+    P.CHECK: (P.NEXT, P.END),
+    P.NEXT: (P.SET, P.END),
+    P.SET: (P.RESTART, P.NEXT, P.END),
     # put_back: the restart could not be issued
-    P.RESTART: (P.WAIT, P.PUT_BACK, P.END),
+    P.RESTART: (P.WAIT, P.PUT_BACK, P.NEXT, P.END),
     P.WAIT: (P.NEXT, P.PUT_BACK, P.END),
     P.PUT_BACK: (P.PUT_BACK_WAIT, P.END),
     P.PUT_BACK_WAIT: (P.END,),
@@ -120,12 +128,14 @@ class Rollout:
             raise ValueError('rollout state has an unknown format')
         for key, typ in (('id', str), ('kind', str), ('state', str), ('phase', str),
                          ('sets', dict), ('priors', dict), ('osds', list), ('alerts', dict),
-                         ('settings', dict), ('changed', bool), ('noout_ours', bool)):
+                         ('settings', dict), ('changed', bool), ('noout_ours', bool),
+                         ('force', bool), ('allow_single_copy', bool)):
             if not isinstance(state.get(key), typ):
                 raise ValueError(f'rollout state field {key!r} is missing or malformed')
         Phase(state['phase'])
         for o in state['osds']:
-            if not (isinstance(o.get('osd'), int) and isinstance(o.get('before'), dict)):
+            if not (isinstance(o.get('osd'), int) and isinstance(o.get('before'), dict)
+                    and isinstance(o.get('changed'), bool)):
                 raise ValueError('rollout state has a malformed OSD record')
         cur = state.get('current')
         if cur is not None and not (isinstance(cur, int) and 0 <= cur < len(state['osds'])):
@@ -138,8 +148,16 @@ class Rollout:
         return self.r['state'] in ACTIVE
 
     def request_abort(self) -> None:
-        """Stop after the OSD in flight; seen at the next step."""
+        """Stop after the OSD in flight; seen at the next step.  The module
+        persists the request before it calls this (and again on a new mgr)."""
         self._abort_requested = True
+
+    def resume_after_failover(self) -> None:
+        """A new active mgr took over: deadlines start again on its own clock."""
+        now = self.clock()
+        resume_after_failover(self.r, now)
+        if self.r['paused_since'] is not None:
+            self.r['paused_since'] = now
 
     # ------------------------------------------------------------ the loop
 
@@ -188,24 +206,15 @@ class Rollout:
         r = self.r
         now = self.clock()
         phase = Phase(r['phase'])
-        if r['abort'] and (phase in (P.CHECK, P.NEXT) or (phase == P.SET and not r['changed'])):
+        if r['abort'] and phase in (P.CHECK, P.NEXT):
             self._end('aborted', 'aborted' + ('' if r['changed'] else ': nothing was changed'))
             return 0
-        if phase == P.CHECK:
-            return self._check()
-        if phase == P.SET:
-            return self._set()
-        if phase == P.NEXT:
-            return self._next(now)
-        if phase == P.RESTART:
-            return self._restart(now)
-        if phase == P.WAIT:
-            return self._wait(now)
-        if phase == P.PUT_BACK:
-            return self._put_back(now)
-        if phase == P.PUT_BACK_WAIT:
-            return self._put_back_wait(now)
-        raise ValueError(f'no step in phase {phase.value!r}')
+        handler = {P.CHECK: self._check, P.NEXT: self._next, P.SET: self._set,
+                   P.RESTART: self._restart, P.WAIT: self._wait, P.PUT_BACK: self._put_back,
+                   P.PUT_BACK_WAIT: self._put_back_wait}.get(phase)
+        if handler is None:
+            raise ValueError(f'no step in phase {phase.value!r}')
+        return handler(now)
 
     def _enter(self, phase: Phase, message: str = '') -> None:
         old = Phase(self.r['phase'])
@@ -225,46 +234,96 @@ class Rollout:
     def _restarter(self, osd: int) -> Restarter:
         return Restarter(self.cluster, osd, self.r, lambda: self._save(self.r),
                          self.settings.restart_timeout, self.settings.manual_restart_timeout,
-                         owner=f'the {self.r["kind"]}')
+                         owner=f'the {self.r["kind"]}',
+                         single_copy_ok=self.r['allow_single_copy'])
 
     def _what(self) -> str:
         return 'the new options' if self.r['kind'] == 'apply' else 'its options of before'
 
     # ------------------------------------------------------------ the phases
 
-    def _check(self) -> float:
+    def _check(self, now: float) -> float:
         """Nothing has changed yet: the plan holds if the masks still hold
-        what it read (its priors)."""
-        moved = []
-        for who, names in sorted(self.r['priors'].items()):
-            for name, prior in sorted(names.items()):
-                now = self.cluster.config_get_own(who, name)
-                if now != prior:
-                    moved.append(f'{who} {name}: now {show(now)}, {show(prior)} when planned')
+        what it read (its priors).  One read of the config for every mask."""
+        config = self.cluster.config_snapshot()
+        moved = [f'{who} {name}: now {show(config.own(who, name))}, {show(prior)} when planned'
+                 for who, names in self.r['priors'].items()
+                 for name, prior in sorted(names.items()) if config.own(who, name) != prior]
         if moved:
-            self._end('failed', 'the config changed since the plan was made (' +
-                      '; '.join(moved) + '); nothing was changed: look at the plan again '
-                      '(--dry-run)')
+            self._end('failed', 'the config changed since the plan was made (' + _some(moved) +
+                      '); nothing was changed: look at the plan again (--dry-run)')
             return 0
-        self._enter(P.SET, 'setting the options')
+        self._enter(P.NEXT, 'restarting the OSDs one at a time')
         return 0
 
-    def _set(self) -> float:
+    def _next(self, now: float) -> float:
         r = self.r
-        if not r['changed']:
-            r['changed'] = True
+        i = next((i for i, o in enumerate(r['osds']) if o['status'] == 'pending'), None)
+        if i is None:
+            done = len([o for o in r['osds'] if o['status'] == 'done'])
+            skipped = [o for o in r['osds'] if o['status'] == 'skipped']
+            self._end('done', f'done: {done} OSD(s) restarted on {self._what()}' + (
+                f'; skipped: {osd_list([o["osd"] for o in skipped])} (see each)'
+                if skipped else ''))
+            return 0
+        o = r['osds'][i]
+        o['status'] = 'restarting'
+        r['current'] = i
+        self._enter(P.SET, f'osd.{o["osd"]} ({i + 1}/{len(r["osds"])}): setting '
+                    f'{self._what()} at its own mask')
+        return 0
+
+    def _skip(self, o: RolloutOsd, why: str) -> float:
+        """Leave this OSD as it is and go on with the next."""
+        o['status'] = 'skipped'
+        o['error'] = why
+        self.r['current'] = None
+        self.r['restart'] = None
+        self._enter(P.NEXT, f'osd.{o["osd"]} skipped: {why}')
+        return 0
+
+    def _set(self, now: float) -> float:
+        """Its own mask, just before its restart (again after a failover: the
+        same values)."""
+        r = self.r
+        o = self._cur()
+        who = f'osd.{o["osd"]}'
+        config = self.cluster.config_snapshot()
+        held = {name: config.own(who, name) for name in r['sets'][who]}
+        if o['osd'] not in self.cluster.osds():
+            if o['changed']:
+                self._write({who: r['priors'][who]})
+                o['changed'] = False
+            return self._skip(o, 'no longer in the OSD map: its config is as before the '
+                              f'{r["kind"]}, nothing to restart')
+        theirs = [name for name, v in held.items()
+                  if v not in (r['priors'][who][name], r['sets'][who][name])]
+        if theirs:
+            name = theirs[0]
+            return self._skip(o, f'{who} {name} is now {show(held[name])}, set by someone '
+                              'else since the plan: left as it is, not restarted')
+        if not o['changed']:
+            try:  # what it runs now: what a revert brings it back to
+                o['before'][RUNNING] = self.cluster.config_get_running(o['osd'], OPTIONS)
+            except ClusterError:
+                o['before'][RUNNING] = ''
+            o['changed'] = r['changed'] = True
             self._save(r)  # a revert knows there is something to undo before it is so
-        self._write(r['sets'])
+        self._write({who: r['sets'][who]})
         if r['kind'] == 'apply':
-            wrong = self._not_reached()
+            wrong = [f'{who} gets {name} {show(got)}' for name, value in r['sets'][who].items()
+                     if (got := self.cluster.config_get(who, name)) != value]
             if wrong:
-                self._write(r['priors'])
-                r['changed'] = False
-                self._end('failed', 'after the config was set, ' + '; '.join(wrong) +
-                          ': something beats the plan\'s mask that it did not see; the '
-                          'config is put back as it was, and no OSD was restarted')
+                self._unset(o)
+                o['status'] = 'failed'
+                o['error'] = '; '.join(wrong)
+                o['put_back'] = 'done'
+                self._end('failed', f'after its options were set, {"; ".join(wrong)}: '
+                          'something beats its mask that the plan did not see; its config is '
+                          'put back as it was, and it was not restarted')
                 return 0
-        self._enter(P.NEXT, 'config set; restarting the OSDs one at a time')
+        self._restarter(o['osd']).begin(r['kind'], now, ran=o.get('back_to', ''))
+        self._enter(P.RESTART, f'osd.{o["osd"]}: restarting on {self._what()}')
         return 0
 
     def _write(self, masks: Dict[str, Dict[str, Optional[str]]]) -> None:
@@ -275,31 +334,20 @@ class Rollout:
                 elif self.cluster.config_get_own(who, name) is not None:
                     self.cluster.config_rm(who, name)
 
-    def _not_reached(self) -> List[str]:
-        """The OSDs to which the mon does not give what the apply set."""
-        want = next(iter(self.r['sets'].values()))
-        wrong = []
-        for o in self.r['osds']:
-            for name, value in want.items():
-                got = self.cluster.config_get(f'osd.{o["osd"]}', name)
-                if got != value:
-                    wrong.append(f'osd.{o["osd"]} gets {name} {show(got)}')
-        return wrong
+    def _unset(self, o: RolloutOsd) -> None:
+        """An OSD not restarted after all: its own mask as it was before."""
+        if o['changed']:
+            who = f'osd.{o["osd"]}'
+            self._write({who: self.r['priors'][who]})
+            o['changed'] = False
 
-    def _next(self, now: float) -> float:
+    def _look(self) -> List[str]:
+        """The session's health policy, before each restart: what threatens
+        data always holds it back, others' checks unless --force; the
+        rollout's own crashes (an OSD that did not start) do not."""
         r = self.r
-        i = next((i for i, o in enumerate(r['osds']) if o['status'] == 'pending'), None)
-        if i is None:
-            self._end('done', f'done: {len(r["osds"])} OSD(s) restarted on '
-                      + self._what())
-            return 0
-        o = r['osds'][i]
-        o['status'] = 'restarting'
-        r['current'] = i
-        self._restarter(o['osd']).begin(r['kind'], now, ran=o.get('back_to', ''))
-        self._enter(P.RESTART, f'osd.{o["osd"]} ({i + 1}/{len(r["osds"])}): restarting '
-                    f'on {self._what()}')
-        return 0
+        return look(self.cluster, None,
+                    own_crash([o['osd'] for o in r['osds']], r['since'])).blockers(r['force'])
 
     def _restart(self, now: float) -> float:
         r = self.r
@@ -307,15 +355,19 @@ class Rollout:
         restarter = self._restarter(o['osd'])
         if r['abort'] and restarter.stage == Stage.GATE:
             # held at the gate: not in flight yet
+            self._unset(o)
             o['status'] = 'pending'
             r['current'] = None
             r['restart'] = None
             self._end('aborted', f'aborted before osd.{o["osd"]} was restarted')
             return 0
-        blockers = data_threats(self.cluster) if restarter.stage == Stage.GATE else []
+        blockers = self._look() if restarter.stage == Stage.GATE else []
         if not blockers:
             try:
                 res = restarter.step(now)
+            except OsdGone as e:
+                self._unset(o)
+                return self._skip(o, f'{e}: its config is as before the {r["kind"]}')
             except ClusterError as e:
                 return self._osd_failed(f'restarting osd.{o["osd"]} failed: {e}')
             if res.outcome == Outcome.BLOCKED:
@@ -329,7 +381,13 @@ class Rollout:
     def _wait(self, now: float) -> float:
         r = self.r
         o = self._cur()
-        res = self._restarter(o['osd']).step(now)
+        try:
+            res = self._restarter(o['osd']).step(now)
+        except OsdGone as e:
+            self._unset(o)
+            r['noout_ours'] = False  # on an OSD that is no more
+            return self._skip(o, f'{e} (gone during its restart): its config is as before '
+                              f'the {r["kind"]}')
         if res.outcome == Outcome.DONE:
             self._unpause()
             o['status'] = 'done'
@@ -367,8 +425,7 @@ class Rollout:
         """Its own mask as it was before the apply (the plan's priors there),
         then its gated restart onto what it ran before."""
         o = self._cur()
-        who = f'osd.{o["osd"]}'
-        self._write({who: self.r['priors'][who]})
+        self._unset(o)
         self._restarter(o['osd']).begin('put_back', now, ran=o['before'].get(RUNNING, ''))
         self._enter(P.PUT_BACK_WAIT, f'{o["error"]}; restarting osd.{o["osd"]} on its prior '
                     'options')
@@ -421,7 +478,8 @@ class Rollout:
         if now - since > timeout:
             o = self._cur()
             if Phase(r['phase']) == P.RESTART:
-                o['status'] = 'pending'  # never restarted
+                self._unset(o)  # never restarted: its mask as it was
+                o['status'] = 'pending'
             else:
                 o['status'] = 'done'  # up on the options set, others keep PGs unclean
             self._end('failed', f'waited {timeout:.0f}s for the cluster: '
@@ -443,6 +501,18 @@ class Rollout:
 
     def _end(self, final: str, message: str) -> None:
         r = self.r
+        if final != 'done' and r['current'] is not None:
+            o = self._cur()
+            rec = r['restart']
+            if o['status'] == 'restarting' and (Phase(r['phase']) == P.SET or (
+                    Phase(r['phase']) == P.RESTART and (rec is None
+                                                        or rec['stage'] == Stage.GATE.value))):
+                try:  # not restarted: nothing may hold options it has not started on
+                    self._unset(o)
+                    o['status'] = 'pending'
+                except ClusterError as e:
+                    message += (f'; the options set at osd.{o["osd"]} could not be put back '
+                                f'({e}): it loads them at its next restart')
         if r['current'] is not None and r['noout_ours']:
             try:
                 self._restarter(self._cur()['osd']).clear_noout()
@@ -480,10 +550,17 @@ class Rollout:
                     'put back on its prior options' if o['put_back'] == 'done' else
                     'its prior options are set at its own mask, but it is NOT known to run '
                     'them: check it'))
-        rest = by.get('pending', []) + by.get('restarting', [])
-        if rest:
-            detail.append(f'not restarted: {osd_list(rest)}; their config already says '
-                          f'{self._what()}, which they load at their next restart')
+        rest = [o for o in r['osds'] if o['status'] in ('pending', 'restarting')]
+        untouched = [o['osd'] for o in rest if not o['changed']]
+        held = [o['osd'] for o in rest if o['changed']]
+        if untouched:
+            detail.append(f'not restarted: {osd_list(untouched)}; their config was not changed')
+        if held:
+            detail.append(f'not restarted: {osd_list(held)}; their config says {self._what()}, '
+                          'which they load at their next restart')
+        if by.get('skipped'):
+            detail.append(f'skipped: {osd_list(by["skipped"])} (`ceph rocks-autotune status` '
+                          'says why)')
         if r['kind'] == 'apply':
             detail.append(f'`{REVERT}` puts back the config this apply changed and restarts '
                           'the OSDs that run its options')

@@ -33,13 +33,16 @@ cut short (aborted, or an OSD that did not come back) is finished by the next
 
 Nothing here changes the cluster.
 """
+import re
 import shlex
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import views
 from .canary import ANNEX, CLASS_MASK_NOTE, OPTIONS
-from .cluster import Cluster, ClusterError, split_who
+from .cluster import Cluster, ConfigSnapshot, Crash, split_who
 from .rocksdb_options import OptionStringError, parse_options
+from .preflight import look, thin_pools_of
+from .report import osd_list
 from .store import Masks, RolloutOsd, RolloutPlan
 
 NAMES = (OPTIONS, ANNEX)
@@ -63,18 +66,20 @@ def show(value: Optional[str]) -> str:
 
 
 def parse_osd_ids(text: str) -> List[int]:
-    """`--osds 1,2,5` as ids, in the order given, each once."""
+    """`--osds 1,2,5` as ids, in the order given; ASCII digits only (str.isdigit
+    takes '²' and '١'), each OSD once."""
     ids: List[int] = []
     for item in text.replace(' ', ',').split(','):
         if not item:
             continue
         if item.startswith('osd.'):
             item = item[len('osd.'):]
-        if not item.isdigit():
-            raise RolloutRefused(f'--osds takes OSD ids separated by commas (1,2,5), '
-                                 f'not {text!r}')
-        if int(item) not in ids:
-            ids.append(int(item))
+        if not re.fullmatch('[0-9]{1,9}', item):
+            raise RolloutRefused(f'--osds takes OSD ids in ASCII digits separated by commas '
+                                 f'(1,2,5), not {text!r}')
+        if int(item) in ids:
+            raise RolloutRefused(f'--osds names osd.{int(item)} more than once: {text!r}')
+        ids.append(int(item))
     if not ids:
         raise RolloutRefused('--osds names no OSD')
     return ids
@@ -121,28 +126,71 @@ def _order(cluster: Cluster, targets: Sequence[int]) -> List[Tuple[int, str]]:
             for host, osds in hosts.items() for osd in osds]
 
 
-def _osd_record(cluster: Cluster, osd: int, host: str, back_to: str = '') -> RolloutOsd:
-    """An OSD of the plan: what the mon gives it now, and what its process runs."""
-    who = f'osd.{osd}'
-    before = {name: cluster.config_get(who, name) for name in NAMES}
-    try:
-        before[RUNNING] = cluster.config_get_running(osd, OPTIONS)
-    except ClusterError:
-        before[RUNNING] = ''
-    return RolloutOsd(osd=osd, host=host, status='pending', error='', put_back='',
-                      before=before, back_to=back_to)
+def _osd_record(config: ConfigSnapshot, osd: int, host: str, back_to: str = '',
+                status: str = 'pending', error: str = '') -> RolloutOsd:
+    """An OSD of the plan and what the mon gives it now.  What its process
+    runs (`before[RUNNING]`) is asked just before its own restart: asking
+    every OSD here would be a command per OSD for a plan that may never run."""
+    return RolloutOsd(osd=osd, host=host, status=status, error=error, put_back='',
+                      before={name: config.effective(osd, name) for name in NAMES},
+                      back_to=back_to, changed=False)
 
 
-def _priors(cluster: Cluster, sets: Masks) -> Masks:
-    return {who: {name: cluster.config_get_own(who, name) for name in names}
+def _priors(config: ConfigSnapshot, sets: Masks) -> Masks:
+    return {who: {name: config.own(who, name) for name in names}
             for who, names in sets.items()}
+
+
+def _checks(cluster: Cluster, kind: str, osds: Sequence[int], force: bool,
+            allow_single_copy: bool, since: float) -> Tuple[List[str], List[str]]:
+    """The restart gate's checks as the plan shows them, with what they say
+    now; and what holds the rollout back now (the session's health policy:
+    preflight.look).  RolloutRefused when a restart would leave a PG on a
+    single copy and --allow-single-copy was not given, as `start` refuses."""
+    thin = {osd: pools for osd, pools in thin_pools_of(cluster, osds).items() if pools}
+    if thin and not allow_single_copy:
+        raise RolloutRefused('; '.join(f'restarting osd.{osd} leaves ' + '; '.join(pools)
+                                       for osd, pools in sorted(thin.items())[:3]) +
+                             (f'; and {len(thin) - 3} OSD(s) more' if len(thin) > 3 else '') +
+                             '; leave them out with --osds, give the pools more redundancy '
+                             '(replicated: size 3; erasure-coded: m >= 2 and min_size > k), '
+                             'or pass --allow-single-copy to accept it')
+    health = look(cluster, None, own_crash(osds, since))
+    blockers = health.blockers(force)
+    checks = [
+        'before each restart (the session\'s checks): no OSD down, PGs active+clean, no '
+        'noup/nodown flag, ceph osd ok-to-stop; noout on the OSD while it restarts; '
+        'now: ' + ('; '.join(health.threats) or 'clear'),
+        "others' health checks hold each restart back unless --force: now "
+        + (f'{health.status} ({", ".join(health.others)})' if health.others else 'none')
+        + (' (--force: not held back)' if force and health.others else ''),
+        'single copy: ' + (('--allow-single-copy: restarts of ' + osd_list(sorted(thin)) +
+                            ' leave PGs on one copy') if thin else
+                           'no restart leaves a PG on a single copy'),
+    ]
+    return checks, blockers
+
+
+def own_crash(osds: Sequence[int], since: float) -> Callable[[Crash], bool]:
+    """A rollout's own crashes (an OSD that did not start on its options):
+    those of its OSDs since it (or the apply it reverts) began.  They do
+    not hold its restarts back, nor the revert that follows."""
+    names = {f'osd.{osd}' for osd in osds}
+    return lambda crash: crash.entity in names and crash.time >= since
+
+
+def _some(lines: List[str], n: int = 5) -> str:
+    """At most n lines of a list that may name thousands of OSDs."""
+    return '; '.join(lines[:n]) + (f'; and {len(lines) - n} more' if len(lines) > n else '')
 
 
 def plan_apply(cluster: Cluster, options: str, source: str,
                device_class: Optional[str] = None, osd_ids: Optional[Sequence[int]] = None,
-               canary: Optional[int] = None) -> RolloutPlan:
+               canary: Optional[int] = None, force: bool = False,
+               allow_single_copy: bool = False, now: float = 0.0) -> RolloutPlan:
     """apply's plan; RolloutRefused (bad input, nothing to do) changes nothing.
-    `canary`: the last session's, whose class is the default target."""
+    `canary`: the last session's, whose class is the default target.  It reads
+    the cluster a fixed number of times, whatever the number of OSDs."""
     try:
         if not parse_options(options):
             raise OptionStringError('it holds no option')
@@ -155,10 +203,10 @@ def plan_apply(cluster: Cluster, options: str, source: str,
     if osd_ids is not None:
         unknown = [i for i in osd_ids if i not in osds]
         if unknown:
-            raise RolloutRefused(', '.join(f'osd.{i}' for i in unknown) +
+            raise RolloutRefused(', '.join(f'osd.{i}' for i in unknown[:10]) +
                                  (' does' if len(unknown) == 1 else ' do') + ' not exist')
         targets = list(osd_ids)
-        target = 'osd.' + ', osd.'.join(str(i) for i in sorted(targets))
+        target = 'osd.' + osd_list(sorted(targets))
     else:
         if device_class is None:
             if canary is None or canary not in osds:
@@ -178,17 +226,18 @@ def plan_apply(cluster: Cluster, options: str, source: str,
                      '. An OSD that joins the class later gets them from another apply')
     down = [i for i in targets if not osds[i].up]
     if down:
-        raise RolloutRefused(', '.join(f'osd.{i}' for i in down) + ' ' +
+        raise RolloutRefused(osd_list(down) + ' ' +
                              ('is' if len(down) == 1 else 'are') + ' down: bring '
                              + ('it' if len(down) == 1 else 'them') +
                              ' up, or name the OSDs to roll out to with --osds')
-    records = [_osd_record(cluster, osd, host) for osd, host in _order(cluster, targets)]
+    config = cluster.config_snapshot(defaults=NAMES)
+    records = [_osd_record(config, osd, host) for osd, host in _order(cluster, targets)]
     values: Dict[str, Optional[str]] = {OPTIONS: options}
     if any(r['before'][ANNEX].strip() for r in records):
         values[ANNEX] = ''  # appended by the OSD: it would override the options' keys
     for r in records:
         osd = r['osd']
-        for who, entries in sorted(cluster.config_entries(osd, list(values)).items()):
+        for who, entries in sorted(config.entries(osd, list(values)).items()):
             section, where = split_who(who)
             if section == f'osd.{osd}' and where:
                 name = sorted(entries)[0]
@@ -197,36 +246,73 @@ def plan_apply(cluster: Cluster, options: str, source: str,
                     f'of its own, which beats osd.{osd}, where the rollout sets it: remove it '
                     f'(ceph config rm {who} {name}), or leave osd.{osd} out with --osds')
     sets: Masks = {f'osd.{r["osd"]}': dict(values) for r in records}
+    checks, blockers = _checks(cluster, 'apply', targets, force, allow_single_copy, now)
     return RolloutPlan(kind='apply', options=options, source=source, target=target,
-                       sets=sets, priors=_priors(cluster, sets), notes=notes,
-                       osds=records, of=None)
+                       sets=sets, priors=_priors(config, sets), notes=notes, checks=checks,
+                       blockers=blockers, osds=records, of=None, force=force,
+                       allow_single_copy=allow_single_copy, since=now)
 
 
-def plan_revert(cluster: Cluster, last: Optional[Mapping[str, Any]]) -> RolloutPlan:
+def plan_revert(cluster: Cluster, last: Optional[Mapping[str, Any]], force: bool = False,
+                allow_single_copy: bool = False) -> RolloutPlan:
     """revert's plan, from the last rollout (ended); RolloutRefused when there
-    is nothing to revert."""
+    is nothing to revert.
+
+    It puts back only what the apply changed: an OSD whose own mask holds a
+    value the apply did not set (someone else set it since) is left as it
+    is, not restarted, and named.  An OSD gone from the OSD map gets its
+    config put back, and no restart."""
     if last is None:
         raise NothingToRevert('nothing to revert: no rollout has run')
     if last['kind'] == 'apply':
         if not last['changed']:
             raise NothingToRevert(f'nothing to revert: the last apply ({last["id"]}, '
                                   f'{last["state"]}) changed nothing')
-        sets: Masks = last['priors']
-        osds = [dict(o, back_to=o['before'][RUNNING]) for o in last['osds']
-                if o['status'] in ('restarting', 'done')
-                or (o['status'] == 'failed' and o['put_back'] != 'done')]
+        # what to put back, and what the apply left there
+        back, applied = last['priors'], last['sets']
+        todo = [dict(o, back_to=o['before'].get(RUNNING, '')) for o in last['osds']
+                if o.get('changed') and not (o['status'] == 'failed'
+                                             and o['put_back'] == 'done')]
         of = str(last['id'])
     else:
         if last['state'] == 'done':
             raise NothingToRevert(f'nothing to revert: the last rollout was a revert (of '
                                   f'{last["of"]}), and it is done')
-        sets = last['sets']
-        osds = [o for o in last['osds'] if o['status'] != 'done']
-        of = str(last['of'])
-    records = [_osd_record(cluster, o['osd'], o['host'], o.get('back_to', '')) for o in osds]
+        back, applied = last['sets'], last['priors']
+        todo = [o for o in last['osds'] if o['status'] not in ('done', 'skipped')]
+        of = str(last['id'] if last['of'] is None else last['of'])
+    config = cluster.config_snapshot(defaults=NAMES)
+    sets: Masks = {}
+    records: List[RolloutOsd] = []
+    notes: List[str] = []
+    theirs: List[str] = []
+    for o in todo:
+        who = f'osd.{o["osd"]}'
+        now = {name: config.own(who, name) for name in back[who]}
+        if any(now[n] not in (applied[who].get(n), back[who][n]) for n in now):
+            moved = [n for n in now if now[n] not in (applied[who].get(n), back[who][n])]
+            error = (f'{who} {moved[0]} is now {show(now[moved[0]])}, which the apply did not '
+                     'set: someone else set it since; left as it is, not restarted')
+            theirs.append(error)
+            records.append(_osd_record(config, o['osd'], o['host'], status='skipped',
+                                       error=error))
+            continue
+        sets[who] = dict(back[who])
+        records.append(_osd_record(config, o['osd'], o['host'], o.get('back_to', '')))
+    if theirs:
+        notes.append(_some(theirs))
+    if not sets:
+        raise NothingToRevert(f'nothing to revert of apply {of}: ' + (
+            _some(theirs) if theirs else 'it changed no OSD\'s config'))
+    targets = [r['osd'] for r in records if r['status'] == 'pending']
+    up = cluster.osds()
+    checks, blockers = _checks(cluster, 'revert', [t for t in targets if t in up], force,
+                               allow_single_copy, float(last.get('since', 0.0)))
     return RolloutPlan(kind='revert', options=None, source=f'what apply {of} changed',
-                       target=f'the OSDs apply {of} restarted', sets=dict(sets),
-                       priors=_priors(cluster, sets), notes=[], osds=records, of=of)
+                       target=f'the OSDs apply {of} changed', sets=sets,
+                       priors=_priors(config, sets), notes=notes, checks=checks,
+                       blockers=blockers, osds=records, of=of, force=force,
+                       allow_single_copy=allow_single_copy, since=float(last.get('since', 0.0)))
 
 
 def config_command(who: str, name: str, value: Optional[str]) -> str:

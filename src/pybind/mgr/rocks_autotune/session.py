@@ -42,7 +42,7 @@ from .cluster import Cluster, ClusterError, Crash
 from .confirm import BASELINE, Confirmation
 from .metrics import Baseline, Measurement
 from .preflight import HEALTH_PREFIX, Params, StartRefused, choose_canary, look
-from .restart import Outcome, Restarter, Stage
+from .restart import Outcome, Restarter, Stage, resume_after_failover
 from .rocksdb_options import (COMPRESSIONS, NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT,
                               parse_options, parse_sharding)
 from .space import Candidate, SearchSpace
@@ -212,7 +212,8 @@ class Session:
         self.space.max_memtable_bytes = settings.max_memtable_bytes or self.space.memtable_bytes(
             default.max_write_buffer_number, default.write_buffer_size)
         self.restarter = Restarter(cluster, self.osd, state, lambda: self._save(self.s),
-                                   settings.restart_timeout, settings.manual_restart_timeout)
+                                   settings.restart_timeout, settings.manual_restart_timeout,
+                                   single_copy_ok=self.params.allow_single_copy)
         workload = (BenchWorkload(cluster, self.osd, object_size=settings.bench_object_size,
                                   object_num=settings.bench_object_num,
                                   chunk_seconds=settings.bench_chunk_seconds)
@@ -398,10 +399,15 @@ class Session:
             s['message'] = 'stopping after the trial in flight'
 
     def resume_after_failover(self) -> None:
-        """A new mgr took over: a window in flight cannot be trusted; redo it."""
+        """A new mgr took over: a window in flight cannot be trusted; redo it.
+        Deadlines start again on this mgr's clock (restart.resume_after_failover)."""
         if self.s['phase'] in MEASURING and self.s['current'] is not None:
             self._enter(P.APPLY, 'mgr restarted mid-trial: running the trial again')
             self.s['window'] = None
+        now = self.clock()
+        resume_after_failover(self.s, now)
+        if self.s['paused_since'] is not None:
+            self.s['paused_since'] = now
         self._persist()
 
     # ------------------------------------------------------------ the loop

@@ -238,10 +238,17 @@ class SessionStore:
 # ---------------------------------------------------------------- rollouts
 
 ROLLOUT_KEY = 'rollout'
-ROLLOUT_OSDS_KEY = 'rollout.osds.{}'
-ROLLOUT_VERSION = 1
-# OSD records a value: each is small (its option strings are indices into the head's)
-ROLLOUT_CHUNK = 200
+ROLLOUT_VERSION = 2
+# a rollout's own keys, beside the head (which names its id): written before
+# the head, so a save refused part way leaves the last rollout's record whole
+ROLLOUT_OSDS_KEY = 'rollout.{id}.osds.{n}'
+ROLLOUT_VALUE_KEY = 'rollout.{id}.value.{n}'
+# OSD records a value: each is small (its option strings are references to
+# value keys, its error cut at MAX_ERROR), so a chunk stays under MAX_VALUE
+ROLLOUT_CHUNK = 40
+MAX_ERROR = 400
+# version 1 (before issue 22): every option string in the head, chunks of 200
+V1_OSDS_KEY = 'rollout.osds.{}'
 # who (osd/class:ssd, osd.3) -> option -> value (None: none set there)
 Masks = Dict[str, Dict[str, Optional[str]]]
 
@@ -250,13 +257,14 @@ class RolloutOsd(TypedDict):
     """An OSD of a rollout, in restart order."""
     osd: int
     host: str
-    status: str  # pending | restarting | done | failed
+    status: str  # pending | restarting | done | failed | skipped (gone, or not ours to change)
     # before the rollout changed anything: what the mon gave it (options,
     # annex), and what its process ran ('running')
     before: Dict[str, str]
     back_to: str  # revert: what it ran before the apply ('' unknown, or an apply)
     error: str
     put_back: str  # a failed OSD's return to its prior options: '' | done | failed
+    changed: bool  # its osd.N holds what the rollout set (written just before its restart)
 
 
 class RolloutPlan(TypedDict):
@@ -268,8 +276,13 @@ class RolloutPlan(TypedDict):
     sets: Masks  # what is set at each mask (None: removed), in restart order
     priors: Masks  # what was there before, at every mask the rollout touches
     notes: List[str]  # why the plan sets its values where it does
+    checks: List[str]  # the restart gate's checks, and what they say at planning
+    blockers: List[str]  # what holds its first restart back at planning
     osds: List[RolloutOsd]
     of: Optional[str]  # revert: the id of the rollout it undoes
+    force: bool  # others' health checks do not hold restarts back (--force)
+    allow_single_copy: bool  # restarts may leave PGs on one copy (--allow-single-copy)
+    since: float  # crashes of its OSDs from then on are its own (the apply's start)
 
 
 class RolloutState(RolloutPlan, RestartState):
@@ -291,27 +304,37 @@ class RolloutState(RolloutPlan, RestartState):
     settings: Dict[str, float]  # rollout.RolloutSettings
 
 
-def _pack(masks: Masks, index: Callable[[str], int]) -> Dict[str, Dict[str, Optional[int]]]:
-    return {who: {name: None if v is None else index(v) for name, v in names.items()}
-            for who, names in masks.items()}
-
-
-def _unpack(packed: Dict[str, Dict[str, Optional[int]]], values: List[str]) -> Masks:
+def _v1_unpack(packed: Dict[str, Dict[str, Optional[int]]], values: List[str]) -> Masks:
     return {who: {name: None if i is None else values[i] for name, i in names.items()}
             for who, names in packed.items()}
 
 
 class RolloutStore:
-    """The last rollout in the mgr's KV store; every write checked, as the session's."""
+    """The last rollout in the mgr's KV store; every write checked, as the session's.
+
+        rollout                     the head: the moving parts (state, phase,
+                                    flags, alerts, the restart in flight),
+                                    n_chunks, n_values, and its id
+        rollout.<id>.osds.<n>       ROLLOUT_CHUNK OSD records, in restart order,
+                                    each with what the rollout sets at its osd.N
+                                    and what was there before
+        rollout.<id>.value.<n>      every option string, once, written once
+
+    Every value stays under MAX_VALUE at any OSD count and any option length
+    (one string longer than that is refused, before anything changes).  The
+    head is written last, so a rollout whose first save is refused leaves the
+    last one's record, which its revert needs, as it was; once a new head is
+    written, the previous rollout's keys are removed.
+    """
 
     def __init__(self, get: Get, put: Put) -> None:
         self._get = get
         self._put = put
         self._written: Dict[str, str] = {}  # what each key holds now (written or read)
-        # the option strings of rollout `_id`: appended to, never reordered, so
-        # that OSD records written before a head that did not follow still read
+        # the option strings of rollout `_id`, append-only: value n is written once
         self._id = ''
         self._values: List[str] = []
+        self._keys: List[str] = []  # the keys of the record the head names now
 
     def _write(self, key: str, value: Optional[str]) -> None:
         if value is not None and len(value) > MAX_VALUE:
@@ -328,28 +351,63 @@ class RolloutStore:
             self._written[key] = value
 
     def save(self, state: Mapping[str, Any]) -> None:
-        """Write what changed: the OSD records, then the head."""
-        if state['id'] != self._id:
-            self._id, self._values = state['id'], []
-        values = list(self._values)
+        """Write what changed: new option strings, the OSD records, then the head."""
+        rid = str(state['id'])
+        values = list(self._values) if rid == self._id else []
         seen = {v: i for i, v in enumerate(values)}
 
-        def index(v: str) -> int:
+        def ref(v: Optional[str]) -> Optional[int]:
+            if v is None:
+                return None
             if v not in seen:
                 seen[v] = len(values)
                 values.append(v)
             return seen[v]
-        osds = [dict(o, before={k: index(v) for k, v in o['before'].items()})
-                for o in state['osds']]
-        config = {'sets': _pack(state['sets'], index), 'priors': _pack(state['priors'], index)}
-        chunks = [json.dumps({'id': state['id'], 'osds': osds[i:i + ROLLOUT_CHUNK]})
-                  for i in range(0, len(osds), ROLLOUT_CHUNK)]
-        for i, chunk in enumerate(chunks):
-            self._write_changed(ROLLOUT_OSDS_KEY.format(i), chunk)
+        osds = []
+        masks = {f'osd.{o["osd"]}' for o in state['osds']}
+        for kind in ('sets', 'priors'):
+            stray = set(state[kind]) - masks
+            if stray:  # the record keeps masks per OSD: anything else is a bug
+                raise StoreError(f'rollout {kind} names masks of no OSD of it: {sorted(stray)}')
+        for o in state['osds']:
+            who = f'osd.{o["osd"]}'
+            rec = dict(o, error=str(o['error'])[:MAX_ERROR],
+                       before={k: ref(v) for k, v in o['before'].items()},
+                       back_to=ref(o.get('back_to', '')))
+            for kind in ('sets', 'priors'):
+                if who in state[kind]:
+                    rec[kind] = {n: ref(v) for n, v in state[kind][who].items()}
+            osds.append(rec)
         head = {k: v for k, v in state.items() if k not in ('sets', 'priors', 'osds')}
-        head.update(version=ROLLOUT_VERSION, n_chunks=len(chunks), values=values, **config)
-        self._write_changed(ROLLOUT_KEY, json.dumps(head))
-        self._values = values
+        head['options'] = ref(state.get('options'))
+        restart = state.get('restart')
+        if restart is not None:  # its strings may be anyone's, of any length
+            head['restart'] = dict(restart, expect=ref(restart['expect']),
+                                   ran=ref(restart.get('ran', '')))
+        chunks = [json.dumps({'id': rid, 'osds': osds[i:i + ROLLOUT_CHUNK]})
+                  for i in range(0, len(osds), ROLLOUT_CHUNK)]
+        head.update(version=ROLLOUT_VERSION, n_chunks=len(chunks), n_values=len(values))
+        raw_head = json.dumps(head)
+        keys = [ROLLOUT_VALUE_KEY.format(id=rid, n=i) for i in range(len(values))]
+        for v in values:
+            if len(v) > MAX_VALUE:  # before anything is written
+                raise StoreError(f'an option string of {len(v)} bytes is over {MAX_VALUE}, '
+                                 'the most one value of the store holds')
+        for key, v in zip(keys, values):
+            self._write_changed(key, v)
+        for i, chunk in enumerate(chunks):
+            key = ROLLOUT_OSDS_KEY.format(id=rid, n=i)
+            keys.append(key)
+            self._write_changed(key, chunk)
+        self._write_changed(ROLLOUT_KEY, raw_head)
+        old = [k for k in self._keys if k not in keys]
+        self._id, self._values, self._keys = rid, values, keys
+        for key in old:  # the previous rollout's: the head no longer names them
+            try:
+                self._write(key, None)
+            except StoreError:
+                pass  # left over: harmless, and dropped with the next rollout's
+            self._written.pop(key, None)
 
     def load(self) -> Optional[Dict[str, Any]]:
         """The saved rollout, None when there is none; ValueError when unreadable."""
@@ -357,25 +415,71 @@ class RolloutStore:
         if not raw:
             return None
         head = json.loads(raw)
-        if not isinstance(head, dict) or head.get('version') != ROLLOUT_VERSION:
+        if not isinstance(head, dict):
             raise ValueError('rollout state has an unknown format')
+        if head.get('version') == 1:
+            return self._load_v1(raw, head)
+        if head.get('version') != ROLLOUT_VERSION:
+            raise ValueError('rollout state has an unknown format')
+        rid = str(head.get('id'))
+        keys = [ROLLOUT_VALUE_KEY.format(id=rid, n=i) for i in range(int(head.pop('n_values')))]
+        values = []
+        for key in keys:
+            v = self._get(key)
+            if v is None:
+                raise ValueError(f'rollout value {key} is missing')
+            values.append(v)
+            self._written[key] = v
+
+        def val(i: Optional[int]) -> Optional[str]:
+            return None if i is None else values[i]
+        osds: List[Dict[str, Any]] = []
+        sets: Masks = {}
+        priors: Masks = {}
+        for i in range(int(head.pop('n_chunks'))):
+            key = ROLLOUT_OSDS_KEY.format(id=rid, n=i)
+            raw_chunk = self._get(key)
+            chunk = json.loads(raw_chunk) if raw_chunk else None
+            if not isinstance(chunk, dict) or chunk.get('id') != rid:
+                raise ValueError(f'rollout OSD records {i} are missing or of another rollout')
+            keys.append(key)
+            self._written[key] = str(raw_chunk)
+            for rec in chunk['osds']:
+                who = f'osd.{rec["osd"]}'
+                for kind, into in (('sets', sets), ('priors', priors)):
+                    if kind in rec:
+                        into[who] = {n: val(v) for n, v in rec.pop(kind).items()}
+                osds.append(dict(rec, before={k: val(v) for k, v in rec['before'].items()},
+                                 back_to=val(rec['back_to']) or ''))
+        state = dict(head, sets=sets, priors=priors, osds=osds, options=val(head['options']))
+        if head.get('restart') is not None:
+            state['restart'] = dict(head['restart'], expect=val(head['restart']['expect']),
+                                    ran=val(head['restart']['ran']) or '')
+        self._id, self._values, self._keys = rid, values, keys
+        self._written[ROLLOUT_KEY] = raw
+        return state
+
+    def _load_v1(self, raw: str, head: Dict[str, Any]) -> Dict[str, Any]:
+        """A rollout saved before issue 22: read as today's; its keys go with the next save."""
         values = head.pop('values')
         osds: List[Dict[str, Any]] = []
-        raw_chunks = []
+        keys = []
         for i in range(int(head.pop('n_chunks'))):
-            raw_chunk = self._get(ROLLOUT_OSDS_KEY.format(i))
+            key = V1_OSDS_KEY.format(i)
+            raw_chunk = self._get(key)
             chunk = json.loads(raw_chunk) if raw_chunk else None
             if not isinstance(chunk, dict) or chunk.get('id') != head.get('id'):
                 raise ValueError(f'rollout OSD records {i} are missing or of another rollout')
-            raw_chunks.append(str(raw_chunk))
+            keys.append(key)
             osds += chunk['osds']
-        state = dict(head, sets=_unpack(head['sets'], values),
-                     priors=_unpack(head['priors'], values),
-                     osds=[dict(o, before={k: values[v] for k, v in o['before'].items()})
-                           for o in osds])
-        self._id, self._values = str(state['id']), list(values)
-        self._written = {ROLLOUT_KEY: raw}
-        self._written.update({ROLLOUT_OSDS_KEY.format(i): c for i, c in enumerate(raw_chunks)})
+        state = dict(head, version=ROLLOUT_VERSION, sets=_v1_unpack(head['sets'], values),
+                     priors=_v1_unpack(head['priors'], values), allow_single_copy=False,
+                     force=False, since=head.get('started', 0.0),
+                     checks=[], blockers=[],
+                     # version 1 set every OSD's options before the first restart
+                     osds=[dict(o, before={k: values[v] for k, v in o['before'].items()},
+                                changed=bool(head['changed'])) for o in osds])
+        self._id, self._values, self._keys = '', [], keys
         return state
 
     def keep_corrupt(self, raw: str) -> None:

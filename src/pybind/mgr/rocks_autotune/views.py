@@ -167,7 +167,7 @@ def ratios(trial: Dict[str, Any], baseline: Dict[str, Any]) -> Ratios:
     return r
 
 
-ROLLOUT_STATUSES = ('pending', 'restarting', 'done', 'failed')
+ROLLOUT_STATUSES = ('pending', 'restarting', 'done', 'failed', 'skipped')
 
 
 def rollout_status(r: Mapping[str, Any], progress: float, health: List[str]) -> Dict[str, Any]:
@@ -183,5 +183,6 @@ def rollout_status(r: Mapping[str, Any], progress: float, health: List[str]) -> 
         'started': r['started'], 'ended': r['ended'], 'current': current,
         'counts': {s: len([o for o in osds if o['status'] == s]) for s in ROLLOUT_STATUSES},
         'progress': progress, 'osds': osds, 'sets': r['sets'], 'priors': r['priors'],
-        'notes': r['notes'], 'health': health,
+        'notes': r['notes'], 'checks': r.get('checks', []), 'force': r.get('force', False),
+        'allow_single_copy': r.get('allow_single_copy', False), 'health': health,
     }

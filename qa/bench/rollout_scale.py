@@ -1,0 +1,270 @@
+#!/usr/bin/python3
+"""What `ceph rocks-autotune apply --dry-run` and the restart gate cost the
+mgr on a large cluster: mon commands, tells, mgr.get calls, Python time and
+memory, by cluster size (issue 22 item 9).
+
+    qa/bench/rollout_scale.py [--sizes 100,500,1000,2000] [--osds-per-host 20]
+                              [--rev HEAD] [--timeout 600] [--save FILE] [--append]
+
+No cluster: the module's real command method (`cmd_apply(options=NEW_TUNING,
+device_class='ssd', dry_run=True)`, Ceph's real mgr_module.py over
+tests/unit/mgr_mock.py) and its real MgrCluster run over tests/unit/scale_mgr.py,
+a fake of the mgr's Python API with N OSDs on N/20 hosts, one size-3 pool of
+about 100 PGs per OSD, and a config dump with an entry at every osd.N (as
+Quincy and later OSDs set osd_mclock_max_capacity_iops_*).  The gate is
+preflight.restart_blockers(cluster, 0) plus preflight.data_threats(cluster),
+what the rollout runs before each restart.
+
+Each size runs in a process of its own, so its peak RSS (ru_maxrss) is its
+own: first the command alone (calls, process time, RSS), then again under
+tracemalloc (peak Python memory; tracemalloc slows it, so its time is not
+used).  "in the fake" is process time spent inside scale_mgr: decoding what
+`get` hands out (the real mgr builds those objects in C++, on the module's
+thread) and answering mon commands (the mon's work on a real cluster).
+
+`--rev REV` measures the module as it is at a commit: its src/pybind/mgr
+and tests/unit (mgr_mock, fake_cluster) from `git archive` into a temporary
+directory (the checkout is not touched), with the working tree's scale_mgr;
+without it, the working tree.  `--timeout` caps each size; a size cut
+short reports what it had measured.  `--save FILE` writes the section,
+`--append` appends it to doc/bench/module-cost.md (`--out`).
+"""
+import argparse
+import datetime
+import json
+import os
+import resource
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from typing import Any, Dict, List, Optional, Tuple
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+UNIT = os.path.join(REPO, 'tests', 'unit')
+CEPH_MGR = '/usr/share/ceph/mgr'
+DOC = os.path.join(REPO, 'doc', 'bench', 'module-cost.md')
+GATE_OSD = 0
+
+
+def log(msg: str) -> None:
+    print(f'[{time.strftime("%H:%M:%S")}] {msg}', file=sys.stderr, flush=True)
+
+
+def git(*args: str) -> str:
+    try:
+        return subprocess.run(['git', '-C', REPO, *args], text=True, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL).stdout.strip()
+    except OSError:
+        return ''
+
+
+def commit_of(rev: Optional[str]) -> str:
+    """What was measured: REV's short hash, or HEAD's with '+' when the working
+    tree has changes to tracked files."""
+    if rev:
+        return git('rev-parse', '--short', rev) or rev
+    head = git('rev-parse', '--short', 'HEAD')
+    if not head:
+        return 'unknown'
+    return head + ('+' if git('status', '--porcelain', '--untracked-files=no') else '')
+
+
+def export(rev: str, into: str) -> Tuple[str, str]:
+    """The module's source and the unit tests' mocks at REV, under `into`:
+    (its src/pybind/mgr, its tests/unit)."""
+    archive = subprocess.run(['git', '-C', REPO, 'archive', rev, 'src/pybind/mgr',
+                              'tests/unit'], stdout=subprocess.PIPE, check=True).stdout
+    subprocess.run(['tar', '-x', '-C', into], input=archive, check=True)
+    return os.path.join(into, 'src', 'pybind', 'mgr'), os.path.join(into, 'tests', 'unit')
+
+
+# ------------------------------------------------------------ one size (child)
+
+def _rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def emit(row: Dict[str, Any]) -> None:
+    print(json.dumps(row), flush=True)
+
+
+def measure(osds: int, hosts: int, src: str, unit: str, traced: bool) -> None:
+    """In the child: one size, each result printed as a JSON line as soon as it is known.
+    `unit`: where mgr_mock and fake_cluster come from (the module's own revision);
+    scale_mgr is the working tree's."""
+    sys.path[:0] = [unit, src, UNIT]
+    sys.path.append(CEPH_MGR)
+    import mgr_mock
+    mgr_mock.install()
+    import scale_mgr
+    from rocks_autotune import preflight
+    from rocks_autotune.rocksdb_options import NEW_TUNING
+
+    t = time.process_time()
+    mgr = scale_mgr.ScaleMgr(osds, hosts)
+    emit({'what': 'fake', 'osds': osds, 'hosts': hosts, 'pgs': mgr.pg_num,
+          'build_s': time.process_time() - t, 'rss_mib': _rss_mib()})
+
+    def apply(mod: Any) -> Any:
+        return mod.cmd_apply(options=NEW_TUNING, device_class='ssd', dry_run=True)
+
+    def gate(mod: Any) -> Any:
+        cluster = mod.cluster
+        return preflight.restart_blockers(cluster, GATE_OSD), preflight.data_threats(cluster)
+
+    for what, run in (('apply', apply), ('gate', gate)):
+        mod = scale_mgr.module_over(mgr)
+        mgr.reset_counts()
+        t, wall = time.process_time(), time.time()
+        out = run(mod)
+        row = dict(mgr.counts(), what=what, process_s=time.process_time() - t,
+                   wall_s=time.time() - wall, rss_mib=_rss_mib(), load=os.getloadavg()[0])
+        if what == 'apply':
+            row.update(retval=out.retval, stderr=out.stderr[:300],
+                       planned=sum(1 for line in out.stdout.splitlines()
+                                   if line.lstrip()[:1].isdigit() and '. osd.' in line))
+        else:
+            row['answer'] = [list(x) for x in out]
+        emit(row)
+    if not traced:
+        return
+    for what, run in (('apply', apply), ('gate', gate)):
+        mod = scale_mgr.module_over(mgr)
+        tracemalloc.start()
+        run(mod)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        emit({'what': f'{what}-traced', 'peak_mib': peak / 2 ** 20, 'load': os.getloadavg()[0]})
+
+
+# ------------------------------------------------------------ the table (parent)
+
+def run_size(osds: int, hosts: int, src: str, unit: str, traced: bool,
+             timeout: float) -> Dict[str, Any]:
+    cmd = [sys.executable, os.path.abspath(__file__), '--one', str(osds), '--hosts', str(hosts),
+           '--src', src, '--unit', unit] + ([] if traced else ['--no-tracemalloc'])
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    capped = False
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, _ = proc.communicate()
+        capped = True
+    rows: Dict[str, Any] = {'capped': capped, 'rc': proc.returncode}
+    for line in out.splitlines():
+        if line.startswith('{'):
+            r = json.loads(line)
+            rows[r['what']] = r
+    return rows
+
+
+def _top(counts: Dict[str, int]) -> str:
+    return ', '.join(f'{k} {v}' for k, v in sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
+def _mib(b: Dict[str, int]) -> str:
+    return f'{sum(b.values()) / 2 ** 20:.0f}'
+
+
+def render(results: List[Dict[str, Any]], command: str, commit: str, timeout: float) -> str:
+    now = datetime.datetime.now().isoformat(timespec='seconds')
+    lines = ['## apply --dry-run and the restart gate at scale (fake mgr)', '',
+             f'Command: `{command}`; date {now}; commit {commit}; '
+             f'{os.cpu_count()} cores; load average (1 min) in each row, taken as that row '
+             'was measured. Python process time (time.process_time), not wall time.', '',
+             '`apply --dry-run` (`cmd_apply(options=NEW_TUNING, device_class=\'ssd\', '
+             'dry_run=True)` through MgrCluster over tests/unit/scale_mgr.py):', '',
+             '| OSDs | hosts | PGs | rc, OSDs planned | mon commands | by prefix | tells | '
+             'mgr.get | by name | JSON handed out MiB | process s | of it in the fake s | '
+             'tracemalloc peak MiB | RSS MiB: fake built / peak | load |',
+             '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|']
+    gate = ['', f'Restart gate for osd.{GATE_OSD} (preflight.restart_blockers + '
+            'preflight.data_threats), same fake, after the apply above:', '',
+            '| OSDs | mon commands | by prefix | tells | mgr.get | by name | '
+            'JSON handed out MiB | process s | tracemalloc peak MiB | load |',
+            '|---|---|---|---|---|---|---|---|---|---|']
+    for res in results:
+        fake = res.get('fake', {})
+        n, h = res['osds'], res['hosts']
+        a = res.get('apply')
+        cut = f' (cut at {timeout:.0f} s)' if res['capped'] else ''
+        if a is None:
+            lines.append(f'| {n} | {h} | {fake.get("pgs", "?")} | not measured{cut} '
+                         f'(rc {res["rc"]}) |' + ' |' * 10 + f' {os.getloadavg()[0]:.1f} |')
+        else:
+            at = res.get('apply-traced')
+            lines.append(
+                f'| {n} | {h} | {fake["pgs"]} | {a["retval"]}, {a["planned"]} | '
+                f'{sum(a["mon"].values())} | {_top(a["mon"])} | {sum(a["tell"].values())} | '
+                f'{sum(a["get"].values())} | {_top(a["get"])} | {_mib(a["bytes"])} | '
+                f'{a["process_s"]:.2f} | {a["fake_seconds"]:.2f} | '
+                f'{"%.0f" % at["peak_mib"] if at else "-" + cut} | '
+                f'{fake["rss_mib"]:.0f} / {a["rss_mib"]:.0f} | {a["load"]:.1f} |')
+        g = res.get('gate')
+        if g is None:
+            gate.append(f'| {n} | not measured{cut} |' + ' |' * 7 + f' {os.getloadavg()[0]:.1f} |')
+        else:
+            gt = res.get('gate-traced')
+            gate.append(
+                f'| {n} | {sum(g["mon"].values())} | {_top(g["mon"])} | '
+                f'{sum(g["tell"].values())} | {sum(g["get"].values())} | {_top(g["get"])} | '
+                f'{_mib(g["bytes"])} | {g["process_s"]:.3f} | '
+                f'{"%.0f" % gt["peak_mib"] if gt else "-" + cut} | {g["load"]:.1f} |')
+    return '\n'.join(lines + gate) + '\n'
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('--sizes', default='100,500,1000,2000', help='OSD counts, comma separated')
+    ap.add_argument('--osds-per-host', type=int, default=20)
+    ap.add_argument('--rev', help='measure the module at this commit (git archive)')
+    ap.add_argument('--timeout', type=float, default=600, help='seconds per size')
+    ap.add_argument('--no-tracemalloc', action='store_true')
+    ap.add_argument('--save', help='write the section to this file')
+    ap.add_argument('--append', action='store_true', help='append the section to --out')
+    ap.add_argument('--out', default=DOC)
+    ap.add_argument('--json', help='write the raw results here')
+    # the child's
+    ap.add_argument('--one', type=int, help=argparse.SUPPRESS)
+    ap.add_argument('--hosts', type=int, help=argparse.SUPPRESS)
+    ap.add_argument('--src', help=argparse.SUPPRESS)
+    ap.add_argument('--unit', help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.one is not None:
+        measure(a.one, a.hosts, a.src, a.unit, not a.no_tracemalloc)
+        return
+    command = 'qa/bench/rollout_scale.py ' + ' '.join(shlex.quote(x) for x in sys.argv[1:])
+    results = []
+    with tempfile.TemporaryDirectory(prefix='rollout-scale-') as tmp:
+        src, unit = (export(a.rev, tmp) if a.rev
+                     else (os.path.join(REPO, 'src', 'pybind', 'mgr'), UNIT))
+        for n in (int(x) for x in a.sizes.split(',') if x):
+            h = max(1, n // a.osds_per_host)
+            log(f'{n} OSDs on {h} hosts ...')
+            res = run_size(n, h, src, unit, not a.no_tracemalloc, a.timeout)
+            res.update(osds=n, hosts=h)
+            ap_ = res.get('apply', {})
+            log(f'{n} OSDs: rc {res["rc"]}{" (cut)" if res["capped"] else ""}, apply '
+                f'{ap_.get("process_s", float("nan")):.2f} s, '
+                f'{sum(ap_.get("mon", {}).values())} mon commands')
+            results.append(res)
+    text = render(results, command, commit_of(a.rev), a.timeout)
+    if a.json:
+        with open(a.json, 'w') as f:
+            json.dump({'command': command, 'results': results}, f, indent=1)
+    if a.save:
+        with open(a.save, 'w') as f:
+            f.write(text)
+    if a.append:
+        with open(a.out, 'a') as f:
+            f.write('\n' + text)
+    print(text)
+
+
+if __name__ == '__main__':
+    main()

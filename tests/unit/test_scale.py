@@ -1,0 +1,186 @@
+"""`apply --dry-run` on a 2,000-OSD, 100-host cluster (issue 22 item 9):
+O(hosts + 1) mon commands, not O(OSDs), and under 2 s of Python, through the
+module's real command method and its real MgrCluster over scale_mgr, a fake
+of the mgr's Python API.  Then the fake itself: it must answer as the mon
+does, or the counts above would be of the wrong work.
+
+The figures by cluster size: qa/bench/rollout_scale.py.
+"""
+import errno
+import json
+import time
+from typing import Any, Dict, List
+
+import pytest
+
+import mgr_mock
+import scale_mgr
+from scale_mgr import CallBudgetExceeded, ScaleMgr
+
+mgr_mock.install()
+from rocks_autotune.canary import ANNEX, OPTIONS  # noqa: E402
+from rocks_autotune.cluster import MgrCluster  # noqa: E402
+from rocks_autotune.rocksdb_options import NEW_TUNING, PACIFIC_DEFAULT  # noqa: E402
+
+OSDS, HOSTS = 2000, 100
+# the issue's bounds: mon commands + tells, and Python time, for one dry run
+CALLS = HOSTS + 10
+SECONDS = 2.0
+
+
+def test_apply_dry_run_on_2000_osds_is_o_hosts_and_under_2_s() -> None:
+    # past 10x the bound the fake stops the command: an O(OSDs) plan fails
+    # here in a fraction of a second instead of running its thousands of calls
+    mgr = ScaleMgr(OSDS, HOSTS, budget=10 * CALLS)
+    mod = scale_mgr.module_over(mgr)
+    t = time.process_time()
+    try:
+        r = mod.cmd_apply(options=NEW_TUNING, device_class='ssd', dry_run=True,
+                          format='json')
+    except CallBudgetExceeded as e:
+        pytest.fail(f'apply --dry-run is O(OSDs): {e}')
+    seconds = time.process_time() - t
+    calls = mgr.mon_total + mgr.tell_total
+    assert r.retval == 0, r.stderr
+    assert calls <= CALLS, (f'{mgr.mon_total} mon commands {dict(mgr.mon_calls)} + '
+                            f'{mgr.tell_total} tells {dict(mgr.tell_calls)} on {HOSTS} hosts')
+    assert seconds < SECONDS, (f'{seconds:.2f} s of Python ({mgr.fake_seconds:.2f} s of it in '
+                               f'the fake); mgr.get {dict(mgr.get_calls)}')
+    # the plan: every OSD once, host by host in CRUSH order, nothing changed
+    plan = json.loads(r.stdout)
+    order = [o['osd'] for o in plan['osds']]
+    assert sorted(order) == list(range(OSDS))
+    hosts = [o['host'] for o in plan['osds']]
+    assert hosts == [h for h in mgr.host_names for _ in range(OSDS // HOSTS)]
+    assert all(o['host'] == mgr.host_names[o['osd'] % HOSTS] for o in plan['osds'])
+    assert order[:3] == [0, HOSTS, 2 * HOSTS]  # osd.0, osd.100, osd.200 on ceph-node000
+    assert list(plan['sets']) == [f'osd.{i}' for i in order]
+    assert all(v == {OPTIONS: NEW_TUNING} for v in plan['sets'].values())
+    assert all(o['before'][OPTIONS] == PACIFIC_DEFAULT for o in plan['osds'])
+    assert not any(p in mgr.mon_calls for p in ('config set', 'config rm', 'osd add-noout'))
+
+
+# ------------------------------------------------------------ the fake
+
+@pytest.fixture
+def small() -> ScaleMgr:
+    return ScaleMgr(40, 4)
+
+
+def mon(mgr: ScaleMgr, **cmd: Any) -> Any:
+    r, out, err = mgr.mon_command(cmd)
+    assert r == 0, err
+    return out
+
+
+def test_the_fake_builds_a_2000_osd_cluster_quickly() -> None:
+    t = time.process_time()
+    mgr = ScaleMgr(OSDS, HOSTS)
+    assert time.process_time() - t < 2.0
+    assert mgr.pg_num == 65536
+    assert sum(mgr.num_pgs) == 3 * mgr.pg_num
+    # each PG on three hosts
+    assert all(len({i % HOSTS for i in acting}) == 3 for acting in mgr.pgs[:1000])
+
+
+def test_the_maps_read_as_mgrcluster_reads_them(small: ScaleMgr) -> None:
+    c = MgrCluster(small)
+    osds = c.osds()
+    assert sorted(osds) == list(range(40))
+    assert all(o.up and o.in_ and o.device_class == 'ssd' and o.num_pgs > 0
+               for o in osds.values())
+    order = c.crush_order()
+    assert order[:10] == [(i, 'ceph-node000') for i in range(0, 40, 4)]
+    assert [h for _, h in order] == [f'ceph-node00{h}' for h in range(4) for _ in range(10)]
+    pools = c.pools()
+    assert [(p.size, p.min_size, p.erasure) for p in pools.values()] == [(3, 2, False)]
+    assert c.health() == ('HEALTH_OK', [])
+    assert c.pgs_active_clean() and c.inactive_pgs() == 0
+    assert c.osd_flags() == {}
+    assert c.recent_crashes() == []
+    osd_map = small.get('osd_map')
+    assert osd_map['flags'] == 'sortbitwise,recovery_deletes,purged_snapdirs,pglog_hardlimit'
+    assert len(small.get('pg_stats')['pg_stats']) == small.pg_num
+    assert small.get('no_such_thing') is None
+
+
+def test_config_follows_the_mons_precedence(small: ScaleMgr) -> None:
+    c = MgrCluster(small)
+    # seeded: osd/class:ssd and osd/host:ceph-node000 masks on osd_memory_target
+    assert c.config_get('osd.0', 'osd_memory_target') == '6442450944'  # host beats class
+    assert c.config_get('osd.1', 'osd_memory_target') == '8589934592'  # class
+    assert c.config_get('osd.1', OPTIONS) == PACIFIC_DEFAULT  # the default
+    c.config_set('osd', OPTIONS, 'a=1')
+    c.config_set('osd/class:ssd', OPTIONS, 'b=2')
+    assert c.config_get('osd.1', OPTIONS) == 'b=2'  # a mask beats none, in one section
+    c.config_set('osd.1', OPTIONS, 'c=3')
+    c.config_set('osd/host:ceph-node001', OPTIONS, 'd=4')
+    assert c.config_get('osd.1', OPTIONS) == 'c=3'  # osd.N beats any mask at osd
+    assert c.config_get('osd.5', OPTIONS) == 'd=4'  # a location beats a class
+    assert c.config_get('osd.2', OPTIONS) == 'b=2'
+    c.config_set('global', OPTIONS, 'e=5')
+    assert c.config_get('osd.2', OPTIONS) == 'b=2'  # osd beats global
+    assert c.config_get_own('osd/class:ssd', OPTIONS) == 'b=2'
+    assert c.config_get_own('osd/host:ceph-node002', OPTIONS) is None
+    c.config_rm('osd.1', OPTIONS)
+    assert c.config_get('osd.1', OPTIONS) == 'd=4'
+    assert c.config_entries(1, [OPTIONS, ANNEX]) == {
+        'global': {OPTIONS: 'e=5'}, 'osd': {OPTIONS: 'a=1'},
+        'osd/class:ssd': {OPTIONS: 'b=2'}, 'osd/host:ceph-node001': {OPTIONS: 'd=4'}}
+    assert c.option_default(OPTIONS) == PACIFIC_DEFAULT
+    assert small.mon_command({'prefix': 'config set', 'who': 'osd', 'name': 'no_such_option',
+                              'value': '1'})[0] == -errno.EINVAL
+    assert small.mon_command({'prefix': 'config get', 'who': 'osd.1',
+                              'key': 'no_such_option'})[0] == -errno.ENOENT
+
+
+def test_the_config_dump_is_cephs(small: ScaleMgr) -> None:
+    dump: List[Dict[str, Any]] = json.loads(mon(small, prefix='config dump', format='json'))
+    keys = {'section', 'name', 'value', 'level', 'can_update_at_runtime', 'mask',
+            'location_type', 'location_value', 'device_class'}
+    assert all(set(e) == keys for e in dump)
+    sections = [e['section'] for e in dump]
+    assert sections[:4] == ['global'] * 4 and sections.index('mon') < sections.index('mgr') \
+        < sections.index('osd') < sections.index('osd.0')
+    assert sum(1 for s in sections if s.startswith('osd.')) == 40  # mclock capacity per OSD
+    cls = next(e for e in dump if e['device_class'])
+    assert (cls['section'], cls['mask'], cls['location_type']) == ('osd', 'class:ssd', '')
+    host = next(e for e in dump if e['location_type'])
+    assert (host['mask'], host['location_value']) == ('host:ceph-node000', 'ceph-node000')
+
+
+def test_tells_answer_what_the_osd_started_with(small: ScaleMgr) -> None:
+    c = MgrCluster(small)
+    c.config_set('osd.3', OPTIONS, 'x=1')
+    assert c.config_get_running(3, OPTIONS) == PACIFIC_DEFAULT
+    small.restart(3)
+    assert c.config_get_running(3, OPTIONS) == 'x=1'
+    assert small.tell_calls == {'config get': 2}
+
+
+def test_noout_ok_to_stop_and_a_down_osd(small: ScaleMgr) -> None:
+    c = MgrCluster(small)
+    assert c.ok_to_stop(0)[0]
+    c.set_noout(0, True)
+    assert c.has_noout(0) and c.osd_flags() == {'osd.0': ['noout']}
+    assert c.health() == ('HEALTH_WARN', ['OSD_FLAGS'])
+    c.set_noout(0, False)
+    assert not c.has_noout(0)
+    peer = next(o for o in small.pgs[0] if o != small.pgs[0][0])
+    small.set_up(peer, False)
+    assert not c.osds()[peer].up and not c.pgs_active_clean()
+    ok, why = c.ok_to_stop(small.pgs[0][0])
+    assert not ok and 'offline' in why
+    assert small.mon_calls['osd ok-to-stop'] == 2
+
+
+def test_every_call_is_counted_and_the_budget_stops_a_loop() -> None:
+    mgr = ScaleMgr(40, 4, budget=5)
+    c = MgrCluster(mgr)
+    c.osds()
+    assert mgr.get_calls == {'osd_map': 1, 'osd_map_crush': 1, 'osd_stats': 1}
+    assert mgr.bytes_out['get'] > 40 * 1000
+    with pytest.raises(CallBudgetExceeded):
+        for i in range(6):
+            c.config_get(f'osd.{i}', OPTIONS)
+    assert mgr.mon_total == 6
