@@ -514,7 +514,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                     f'aborting the {ro.r["kind"]} after the OSD in flight; `ceph '
                     'rocks-autotune revert` then undoes what was done'), '')
             return HandleCommandResult(-errno.ENOENT, '', 'no session is running')
-        refused = self._persist_request(s.view().id, what)
+        refused = self._persist_request(s.s['id'], what)
         if refused:
             return refused
         if what == 'abort':

@@ -103,7 +103,8 @@
     $('rollout-bar').style.width = (100 * (ro.progress || 0)).toFixed(1) + '%';
     const c = ro.counts;
     $('rollout-text').textContent = c.done + ' done, ' + c.restarting + ' restarting, ' + c.pending
-      + ' pending, ' + c.failed + ' failed, of ' + ro.osds.length + ' OSD(s) (' + pct(ro.progress) + ')';
+      + ' pending, ' + c.failed + ' failed' + (c.skipped ? ', ' + c.skipped + ' skipped' : '')
+      + ', of ' + ro.osds.length + ' OSD(s) (' + pct(ro.progress) + ')';
     const table = $('rollout');
     const head = el('tr');
     for (const h of ['#', 'OSD', 'host', 'status', 'note']) head.append(el('th', h));
