@@ -368,3 +368,20 @@ def test_10_osds_takes_ascii_ids_each_once(text: str, message: str) -> None:
         r, _, err = out(m.cmd_apply(options=NEW, osds=text, dry_run=dry_run))
         assert r == -errno.EINVAL and message in err, err
     assert m.rollout is None and m.mock_store == {} and m.cluster.config == {}
+
+
+def test_4_the_crash_of_an_osd_the_apply_broke_holds_back_neither_it_nor_its_revert() -> None:
+    m = make()
+    m.cluster.crash_when_broken = True
+    m.cluster.broken = lambda options: options == NEW and len(m.cluster.restarts) >= 1
+    assert out(m.cmd_apply(options=NEW, device_class='ssd'))[0] == 0
+    mgr_mock.drive(m, what='rollout')
+    assert m.rollout.r['state'] == 'failed' and 'RECENT_CRASH' in m.cluster.health()[1]
+    r, _, err = out(m.cmd_revert())  # no --force
+    assert r == 0, err
+    mgr_mock.drive(m, what='rollout')
+    assert m.rollout.r['state'] == 'done' and m.cluster.config == {}
+    # someone else's crash is another matter
+    m.cluster.crash('mon.a')
+    r, _, err = out(m.cmd_apply(options=NEW, device_class='ssd'))
+    assert r == -errno.EAGAIN and 'RECENT_CRASH' in err

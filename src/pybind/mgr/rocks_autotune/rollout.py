@@ -129,7 +129,8 @@ class Rollout:
         for key, typ in (('id', str), ('kind', str), ('state', str), ('phase', str),
                          ('sets', dict), ('priors', dict), ('osds', list), ('alerts', dict),
                          ('settings', dict), ('changed', bool), ('noout_ours', bool),
-                         ('force', bool), ('allow_single_copy', bool)):
+                         ('force', bool), ('allow_single_copy', bool),
+                         ('crash_osds', list)):
             if not isinstance(state.get(key), typ):
                 raise ValueError(f'rollout state field {key!r} is missing or malformed')
         Phase(state['phase'])
@@ -341,13 +342,14 @@ class Rollout:
             self._write({who: self.r['priors'][who]})
             o['changed'] = False
 
-    def _look(self) -> List[str]:
+    def _look(self, osd: int) -> List[str]:
         """The session's health policy, before each restart: what threatens
         data always holds it back, others' checks unless --force; the
-        rollout's own crashes (an OSD that did not start) do not."""
+        rollout's own crashes (an OSD that did not start) do not, nor an
+        admin's noout on the OSD about to restart."""
         r = self.r
-        return look(self.cluster, None,
-                    own_crash([o['osd'] for o in r['osds']], r['since'])).blockers(r['force'])
+        return look(self.cluster, osd,
+                    own_crash(r['crash_osds'], r['since'])).blockers(r['force'])
 
     def _restart(self, now: float) -> float:
         r = self.r
@@ -361,7 +363,7 @@ class Rollout:
             r['restart'] = None
             self._end('aborted', f'aborted before osd.{o["osd"]} was restarted')
             return 0
-        blockers = self._look() if restarter.stage == Stage.GATE else []
+        blockers = self._look(o['osd']) if restarter.stage == Stage.GATE else []
         if not blockers:
             try:
                 res = restarter.step(now)

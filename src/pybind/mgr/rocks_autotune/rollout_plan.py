@@ -141,7 +141,7 @@ def _priors(config: ConfigSnapshot, sets: Masks) -> Masks:
             for who, names in sets.items()}
 
 
-def _checks(cluster: Cluster, kind: str, osds: Sequence[int], force: bool,
+def _checks(cluster: Cluster, osds: Sequence[int], crash_osds: Sequence[int], force: bool,
             allow_single_copy: bool, since: float) -> Tuple[List[str], List[str]]:
     """The restart gate's checks as the plan shows them, with what they say
     now; and what holds the rollout back now (the session's health policy:
@@ -155,7 +155,7 @@ def _checks(cluster: Cluster, kind: str, osds: Sequence[int], force: bool,
                              '; leave them out with --osds, give the pools more redundancy '
                              '(replicated: size 3; erasure-coded: m >= 2 and min_size > k), '
                              'or pass --allow-single-copy to accept it')
-    health = look(cluster, None, own_crash(osds, since))
+    health = look(cluster, None, own_crash(crash_osds, since))
     blockers = health.blockers(force)
     checks = [
         'before each restart (the session\'s checks): no OSD down, PGs active+clean, no '
@@ -246,11 +246,12 @@ def plan_apply(cluster: Cluster, options: str, source: str,
                     f'of its own, which beats osd.{osd}, where the rollout sets it: remove it '
                     f'(ceph config rm {who} {name}), or leave osd.{osd} out with --osds')
     sets: Masks = {f'osd.{r["osd"]}': dict(values) for r in records}
-    checks, blockers = _checks(cluster, 'apply', targets, force, allow_single_copy, now)
+    checks, blockers = _checks(cluster, targets, targets, force, allow_single_copy, now)
     return RolloutPlan(kind='apply', options=options, source=source, target=target,
                        sets=sets, priors=_priors(config, sets), notes=notes, checks=checks,
                        blockers=blockers, osds=records, of=None, force=force,
-                       allow_single_copy=allow_single_copy, since=now)
+                       allow_single_copy=allow_single_copy, since=now,
+                       crash_osds=sorted(targets))
 
 
 def plan_revert(cluster: Cluster, last: Optional[Mapping[str, Any]], force: bool = False,
@@ -270,9 +271,10 @@ def plan_revert(cluster: Cluster, last: Optional[Mapping[str, Any]], force: bool
                                   f'{last["state"]}) changed nothing')
         # what to put back, and what the apply left there
         back, applied = last['priors'], last['sets']
+        # its mask holds the apply's options, or it may run them (a failed OSD
+        # whose restart onto its prior options did not come back)
         todo = [dict(o, back_to=o['before'].get(RUNNING, '')) for o in last['osds']
-                if o.get('changed') and not (o['status'] == 'failed'
-                                             and o['put_back'] == 'done')]
+                if o.get('changed') or (o['status'] == 'failed' and o['put_back'] != 'done')]
         of = str(last['id'])
     else:
         if last['state'] == 'done':
@@ -304,15 +306,17 @@ def plan_revert(cluster: Cluster, last: Optional[Mapping[str, Any]], force: bool
     if not sets:
         raise NothingToRevert(f'nothing to revert of apply {of}: ' + (
             _some(theirs) if theirs else 'it changed no OSD\'s config'))
-    targets = [r['osd'] for r in records if r['status'] == 'pending']
     up = cluster.osds()
-    checks, blockers = _checks(cluster, 'revert', [t for t in targets if t in up], force,
-                               allow_single_copy, float(last.get('since', 0.0)))
+    targets = [r['osd'] for r in records if r['status'] == 'pending' and r['osd'] in up]
+    since = float(last.get('since', 0.0))
+    crash_osds = list(last.get('crash_osds', []))
+    checks, blockers = _checks(cluster, targets, crash_osds, force, allow_single_copy, since)
     return RolloutPlan(kind='revert', options=None, source=f'what apply {of} changed',
                        target=f'the OSDs apply {of} changed', sets=sets,
                        priors=_priors(config, sets), notes=notes, checks=checks,
                        blockers=blockers, osds=records, of=of, force=force,
-                       allow_single_copy=allow_single_copy, since=float(last.get('since', 0.0)))
+                       allow_single_copy=allow_single_copy, since=since,
+                       crash_osds=crash_osds)
 
 
 def config_command(who: str, name: str, value: Optional[str]) -> str:

@@ -283,6 +283,7 @@ class RolloutPlan(TypedDict):
     force: bool  # others' health checks do not hold restarts back (--force)
     allow_single_copy: bool  # restarts may leave PGs on one copy (--allow-single-copy)
     since: float  # crashes of its OSDs from then on are its own (the apply's start)
+    crash_osds: List[int]  # those OSDs: the apply's (a revert's too), whose crashes it caused
 
 
 class RolloutState(RolloutPlan, RestartState):
@@ -475,6 +476,7 @@ class RolloutStore:
         state = dict(head, version=ROLLOUT_VERSION, sets=_v1_unpack(head['sets'], values),
                      priors=_v1_unpack(head['priors'], values), allow_single_copy=False,
                      force=False, since=head.get('started', 0.0),
+                     crash_osds=[o['osd'] for o in osds],
                      checks=[], blockers=[],
                      # version 1 set every OSD's options before the first restart
                      osds=[dict(o, before={k: values[v] for k, v in o['before'].items()},
