@@ -16,6 +16,9 @@
 * Optimizer, no cluster: TrialOptimizer (the session's warm start) with n
   trials already told: time of tell() (GP fit + acquisition, what the
   session pays once per trial) and of the ask() after it, n = 10, 50, 100.
+
+`--out` is rewritten, except its "Rollout plan and gate at scale" section (from
+qa/bench/rollout_scale.py --append), which is kept, at the end.
 """
 import argparse
 import datetime
@@ -32,6 +35,7 @@ from benchlib import Lab, log, thread_cpu
 from benchlib import stat_cpu as _stat_cpu
 
 MODULE_THREADS = ('rocks_autotune', 'm-fin-rocks_aut')
+ROLLOUT_HEADING = '\n## Rollout plan and gate at scale\n'  # qa/bench/rollout_scale.py's
 
 
 def rss_mib(pid: int) -> float:
@@ -233,8 +237,14 @@ def main() -> None:
     text = render(idle, session_costs(), opt,
                   'qa/bench/module_cost.py ' + ' '.join(sys.argv[1:]))
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
+    kept = ''
+    if os.path.exists(a.out):
+        with open(a.out) as f:
+            old = f.read()
+        if ROLLOUT_HEADING in old:
+            kept = old[old.index(ROLLOUT_HEADING):]
     with open(a.out, 'w') as f:
-        f.write(text)
+        f.write(text + kept)
     print(text)
 
 

@@ -4,7 +4,8 @@ mgr on a large cluster: mon commands, tells, mgr.get calls, Python time and
 memory, by cluster size (issue 22 item 9).
 
     qa/bench/rollout_scale.py [--sizes 100,500,1000,2000] [--osds-per-host 20]
-                              [--rev HEAD] [--timeout 600] [--save FILE] [--append]
+                              [--rev REV [--rev REV ...]] [--fake-rev REV]
+                              [--timeout 600] [--save FILE] [--append]
 
 No cluster: the module's real command method (`cmd_apply(options=NEW_TUNING,
 device_class='ssd', dry_run=True)`, Ceph's real mgr_module.py over
@@ -24,10 +25,14 @@ thread) and answering mon commands (the mon's work on a real cluster).
 
 `--rev REV` measures the module as it is at a commit: its src/pybind/mgr
 and tests/unit (mgr_mock, fake_cluster) from `git archive` into a temporary
-directory (the checkout is not touched), with the working tree's scale_mgr;
-without it, the working tree.  `--timeout` caps each size; a size cut
-short reports what it had measured.  `--save FILE` writes the section,
-`--append` appends it to doc/bench/module-cost.md (`--out`).
+directory (the checkout is not touched); without it, the working tree.
+Given more than once (`--rev OLD --rev NEW`), each is measured in turn and
+the section compares them, OLD first.  The fake (scale_mgr.py) is the same
+for all: the working tree's, or with `--fake-rev REV` the one at REV.
+`--timeout` caps each size; a size cut short reports what it had measured.
+`--save FILE` writes the section, `--append` puts it at the end of
+doc/bench/module-cost.md (`--out`), in place of the one already there
+(qa/bench/module_cost.py keeps it when it rewrites the file).
 """
 import argparse
 import datetime
@@ -35,17 +40,19 @@ import json
 import os
 import resource
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 import tracemalloc
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 UNIT = os.path.join(REPO, 'tests', 'unit')
 CEPH_MGR = '/usr/share/ceph/mgr'
 DOC = os.path.join(REPO, 'doc', 'bench', 'module-cost.md')
+HEADING = '## Rollout plan and gate at scale'
 GATE_OSD = 0
 
 
@@ -72,13 +79,13 @@ def commit_of(rev: Optional[str]) -> str:
     return head + ('+' if git('status', '--porcelain', '--untracked-files=no') else '')
 
 
-def export(rev: str, into: str) -> Tuple[str, str]:
-    """The module's source and the unit tests' mocks at REV, under `into`:
-    (its src/pybind/mgr, its tests/unit)."""
-    archive = subprocess.run(['git', '-C', REPO, 'archive', rev, 'src/pybind/mgr',
-                              'tests/unit'], stdout=subprocess.PIPE, check=True).stdout
+def export(rev: str, into: str, *paths: str) -> str:
+    """`paths` as they are at REV, under `into` (made if missing); returns `into`."""
+    os.makedirs(into, exist_ok=True)
+    archive = subprocess.run(['git', '-C', REPO, 'archive', rev, *paths],
+                             stdout=subprocess.PIPE, check=True).stdout
     subprocess.run(['tar', '-x', '-C', into], input=archive, check=True)
-    return os.path.join(into, 'src', 'pybind', 'mgr'), os.path.join(into, 'tests', 'unit')
+    return into
 
 
 # ------------------------------------------------------------ one size (child)
@@ -91,11 +98,11 @@ def emit(row: Dict[str, Any]) -> None:
     print(json.dumps(row), flush=True)
 
 
-def measure(osds: int, hosts: int, src: str, unit: str, traced: bool) -> None:
+def measure(osds: int, hosts: int, src: str, unit: str, fake: str, traced: bool) -> None:
     """In the child: one size, each result printed as a JSON line as soon as it is known.
     `unit`: where mgr_mock and fake_cluster come from (the module's own revision);
-    scale_mgr is the working tree's."""
-    sys.path[:0] = [unit, src, UNIT]
+    `fake`: the directory scale_mgr comes from."""
+    sys.path[:0] = [fake, unit, src]
     sys.path.append(CEPH_MGR)
     import mgr_mock
     mgr_mock.install()
@@ -142,10 +149,10 @@ def measure(osds: int, hosts: int, src: str, unit: str, traced: bool) -> None:
 
 # ------------------------------------------------------------ the table (parent)
 
-def run_size(osds: int, hosts: int, src: str, unit: str, traced: bool,
+def run_size(osds: int, hosts: int, src: str, unit: str, fake: str, traced: bool,
              timeout: float) -> Dict[str, Any]:
     cmd = [sys.executable, os.path.abspath(__file__), '--one', str(osds), '--hosts', str(hosts),
-           '--src', src, '--unit', unit] + ([] if traced else ['--no-tracemalloc'])
+           '--src', src, '--unit', unit, '--fake', fake] + ([] if traced else ['--no-tracemalloc'])
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     capped = False
     try:
@@ -170,18 +177,81 @@ def _mib(b: Dict[str, int]) -> str:
     return f'{sum(b.values()) / 2 ** 20:.0f}'
 
 
-def render(results: List[Dict[str, Any]], command: str, commit: str, timeout: float) -> str:
+def _cut(res: Dict[str, Any], timeout: float) -> str:
+    return f' (cut at {timeout:.0f} s)' if res['capped'] else ''
+
+
+def _peak(traced: Optional[Dict[str, Any]], cut: str) -> str:
+    return f'{traced["peak_mib"]:.0f}' if traced else 'not measured' + cut
+
+
+def compare(runs: List[Dict[str, Any]], command: str, fake: str, timeout: float) -> str:
+    """The section: each size at each commit, then each commit's full tables."""
     now = datetime.datetime.now().isoformat(timespec='seconds')
-    lines = ['## apply --dry-run and the restart gate at scale (fake mgr)', '',
-             f'Command: `{command}`; date {now}; commit {commit}; '
-             f'{os.cpu_count()} cores; load average (1 min) in each row, taken as that row '
-             'was measured. Python process time (time.process_time), not wall time.', '',
+    commits = ', '.join(r['commit'] for r in runs)
+    lines = [HEADING, '',
+             f'Command: `{command}`; date {now}; commits {commits} (in that order); fake mgr: '
+             f'tests/unit/scale_mgr.py at {fake}; {os.cpu_count()} cores; load average (1 min) '
+             'in each row, taken as that row was measured. Each size at each commit runs in a '
+             'process of its own; seconds are its Python process time (time.process_time), not '
+             'wall time; peak Python memory is tracemalloc\'s peak over a second run of the same '
+             'call (not measured where that run was cut at the timeout); peak RSS is the '
+             'process\'s ru_maxrss after the call.', '',
              '`apply --dry-run` (`cmd_apply(options=NEW_TUNING, device_class=\'ssd\', '
-             'dry_run=True)` through MgrCluster over tests/unit/scale_mgr.py):', '',
-             '| OSDs | hosts | PGs | rc, OSDs planned | mon commands | by prefix | tells | '
-             'mgr.get | by name | JSON handed out MiB | process s | of it in the fake s | '
-             'tracemalloc peak MiB | RSS MiB: fake built / peak | load |',
-             '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|']
+             'dry_run=True)`):', '',
+             '| OSDs | commit | rc, OSDs planned | mon commands | tells | mgr.get | process s '
+             '| tracemalloc peak MiB | peak RSS MiB | load |',
+             '|---|---|---|---|---|---|---|---|---|---|']
+    gate = ['', f'Restart gate for osd.{GATE_OSD} (preflight.restart_blockers + '
+            'preflight.data_threats), after the apply:', '',
+            '| OSDs | commit | mon commands | tells | mgr.get | process s '
+            '| tracemalloc peak MiB | load |',
+            '|---|---|---|---|---|---|---|---|']
+    sizes = [res['osds'] for res in runs[0]['results']]
+    for i, n in enumerate(sizes):
+        for run in runs:
+            res = run['results'][i]
+            cut = _cut(res, timeout)
+            a, g = res.get('apply'), res.get('gate')
+            if a is None:
+                lines.append(f'| {n} | {run["commit"]} | not measured{cut} (rc {res["rc"]}) |'
+                             + ' |' * 7)
+            else:
+                lines.append(
+                    f'| {n} | {run["commit"]} | {a["retval"]}, {a["planned"]} | '
+                    f'{sum(a["mon"].values())} | {sum(a["tell"].values())} | '
+                    f'{sum(a["get"].values())} | {a["process_s"]:.2f} | '
+                    f'{_peak(res.get("apply-traced"), cut)} | {a["rss_mib"]:.0f} | '
+                    f'{a["load"]:.1f} |')
+            if g is None:
+                gate.append(f'| {n} | {run["commit"]} | not measured{cut} |' + ' |' * 5)
+            else:
+                gate.append(
+                    f'| {n} | {run["commit"]} | {sum(g["mon"].values())} | '
+                    f'{sum(g["tell"].values())} | {sum(g["get"].values())} | '
+                    f'{g["process_s"]:.3f} | {_peak(res.get("gate-traced"), cut)} | '
+                    f'{g["load"]:.1f} |')
+    text = '\n'.join(lines + gate) + '\n'
+    for run in runs:
+        text += '\n' + render(run['results'], command, run['commit'], timeout,
+                              f'### In detail at {run["commit"]}', header=False)
+    return text
+
+
+def render(results: List[Dict[str, Any]], command: str, commit: str, timeout: float,
+           heading: str = HEADING, header: bool = True) -> str:
+    now = datetime.datetime.now().isoformat(timespec='seconds')
+    lines = [heading, '']
+    if header:
+        lines += [f'Command: `{command}`; date {now}; commit {commit}; '
+                  f'{os.cpu_count()} cores; load average (1 min) in each row, taken as that row '
+                  'was measured. Python process time (time.process_time), not wall time.', '']
+    lines += ['`apply --dry-run` (`cmd_apply(options=NEW_TUNING, device_class=\'ssd\', '
+              'dry_run=True)` through MgrCluster over tests/unit/scale_mgr.py):', '',
+              '| OSDs | hosts | PGs | rc, OSDs planned | mon commands | by prefix | tells | '
+              'mgr.get | by name | JSON handed out MiB | process s | of it in the fake s | '
+              'tracemalloc peak MiB | RSS MiB: fake built / peak | load |',
+              '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|']
     gate = ['', f'Restart gate for osd.{GATE_OSD} (preflight.restart_blockers + '
             'preflight.data_threats), same fake, after the apply above:', '',
             '| OSDs | mon commands | by prefix | tells | mgr.get | by name | '
@@ -191,7 +261,7 @@ def render(results: List[Dict[str, Any]], command: str, commit: str, timeout: fl
         fake = res.get('fake', {})
         n, h = res['osds'], res['hosts']
         a = res.get('apply')
-        cut = f' (cut at {timeout:.0f} s)' if res['capped'] else ''
+        cut = _cut(res, timeout)
         if a is None:
             lines.append(f'| {n} | {h} | {fake.get("pgs", "?")} | not measured{cut} '
                          f'(rc {res["rc"]}) |' + ' |' * 10 + f' {os.getloadavg()[0]:.1f} |')
@@ -202,7 +272,7 @@ def render(results: List[Dict[str, Any]], command: str, commit: str, timeout: fl
                 f'{sum(a["mon"].values())} | {_top(a["mon"])} | {sum(a["tell"].values())} | '
                 f'{sum(a["get"].values())} | {_top(a["get"])} | {_mib(a["bytes"])} | '
                 f'{a["process_s"]:.2f} | {a["fake_seconds"]:.2f} | '
-                f'{"%.0f" % at["peak_mib"] if at else "-" + cut} | '
+                f'{_peak(at, cut)} | '
                 f'{fake["rss_mib"]:.0f} / {a["rss_mib"]:.0f} | {a["load"]:.1f} |')
         g = res.get('gate')
         if g is None:
@@ -213,8 +283,21 @@ def render(results: List[Dict[str, Any]], command: str, commit: str, timeout: fl
                 f'| {n} | {sum(g["mon"].values())} | {_top(g["mon"])} | '
                 f'{sum(g["tell"].values())} | {sum(g["get"].values())} | {_top(g["get"])} | '
                 f'{_mib(g["bytes"])} | {g["process_s"]:.3f} | '
-                f'{"%.0f" % gt["peak_mib"] if gt else "-" + cut} | {g["load"]:.1f} |')
+                f'{_peak(gt, cut)} | {g["load"]:.1f} |')
     return '\n'.join(lines + gate) + '\n'
+
+
+def write_doc(path: str, text: str) -> None:
+    """The section at the end of `path`, in place of the one already there."""
+    try:
+        with open(path) as f:
+            old = f.read()
+    except FileNotFoundError:
+        old = ''
+    at = old.find('\n' + HEADING + '\n')
+    head = (old[:at] if at >= 0 else old).rstrip('\n')
+    with open(path, 'w') as f:
+        f.write((head + '\n\n' if head else '') + text)
 
 
 def main() -> None:
@@ -222,11 +305,15 @@ def main() -> None:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--sizes', default='100,500,1000,2000', help='OSD counts, comma separated')
     ap.add_argument('--osds-per-host', type=int, default=20)
-    ap.add_argument('--rev', help='measure the module at this commit (git archive)')
+    ap.add_argument('--rev', action='append',
+                    help='measure the module at this commit (git archive); more than once '
+                    'to compare')
+    ap.add_argument('--fake-rev', help='take tests/unit/scale_mgr.py from this commit')
     ap.add_argument('--timeout', type=float, default=600, help='seconds per size')
     ap.add_argument('--no-tracemalloc', action='store_true')
     ap.add_argument('--save', help='write the section to this file')
-    ap.add_argument('--append', action='store_true', help='append the section to --out')
+    ap.add_argument('--append', action='store_true',
+                    help='put the section at the end of --out, in place of the one there')
     ap.add_argument('--out', default=DOC)
     ap.add_argument('--json', help='write the raw results here')
     # the child's
@@ -234,35 +321,53 @@ def main() -> None:
     ap.add_argument('--hosts', type=int, help=argparse.SUPPRESS)
     ap.add_argument('--src', help=argparse.SUPPRESS)
     ap.add_argument('--unit', help=argparse.SUPPRESS)
+    ap.add_argument('--fake', help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.one is not None:
-        measure(a.one, a.hosts, a.src, a.unit, not a.no_tracemalloc)
+        measure(a.one, a.hosts, a.src, a.unit, a.fake, not a.no_tracemalloc)
         return
     command = 'qa/bench/rollout_scale.py ' + ' '.join(shlex.quote(x) for x in sys.argv[1:])
-    results = []
+    runs = []
     with tempfile.TemporaryDirectory(prefix='rollout-scale-') as tmp:
-        src, unit = (export(a.rev, tmp) if a.rev
-                     else (os.path.join(REPO, 'src', 'pybind', 'mgr'), UNIT))
-        for n in (int(x) for x in a.sizes.split(',') if x):
-            h = max(1, n // a.osds_per_host)
-            log(f'{n} OSDs on {h} hosts ...')
-            res = run_size(n, h, src, unit, not a.no_tracemalloc, a.timeout)
-            res.update(osds=n, hosts=h)
-            ap_ = res.get('apply', {})
-            log(f'{n} OSDs: rc {res["rc"]}{" (cut)" if res["capped"] else ""}, apply '
-                f'{ap_.get("process_s", float("nan")):.2f} s, '
-                f'{sum(ap_.get("mon", {}).values())} mon commands')
-            results.append(res)
-    text = render(results, command, commit_of(a.rev), a.timeout)
+        fake = os.path.join(tmp, 'fake')
+        if a.fake_rev:
+            export(a.fake_rev, fake, 'tests/unit/scale_mgr.py')
+            fake = os.path.join(fake, 'tests', 'unit')
+        else:
+            os.makedirs(fake)
+            shutil.copy(os.path.join(UNIT, 'scale_mgr.py'), fake)
+        for i, rev in enumerate(a.rev or [None]):
+            if rev:
+                into = export(rev, os.path.join(tmp, str(i)), 'src/pybind/mgr', 'tests/unit')
+                src, unit = (os.path.join(into, 'src', 'pybind', 'mgr'),
+                             os.path.join(into, 'tests', 'unit'))
+            else:
+                src, unit = os.path.join(REPO, 'src', 'pybind', 'mgr'), UNIT
+            results = []
+            for n in (int(x) for x in a.sizes.split(',') if x):
+                h = max(1, n // a.osds_per_host)
+                log(f'{rev or "working tree"}: {n} OSDs on {h} hosts ...')
+                res = run_size(n, h, src, unit, fake, not a.no_tracemalloc, a.timeout)
+                res.update(osds=n, hosts=h)
+                ap_ = res.get('apply', {})
+                log(f'{n} OSDs: rc {res["rc"]}{" (cut)" if res["capped"] else ""}, apply '
+                    f'{ap_.get("process_s", float("nan")):.2f} s, '
+                    f'{sum(ap_.get("mon", {}).values())} mon commands')
+                results.append(res)
+            runs.append({'rev': rev, 'commit': commit_of(rev), 'results': results})
+    if len(runs) > 1:
+        text = compare(runs, command, commit_of(a.fake_rev) if a.fake_rev else 'the working tree',
+                       a.timeout)
+    else:
+        text = render(runs[0]['results'], command, runs[0]['commit'], a.timeout)
     if a.json:
         with open(a.json, 'w') as f:
-            json.dump({'command': command, 'results': results}, f, indent=1)
+            json.dump({'command': command, 'runs': runs}, f, indent=1)
     if a.save:
         with open(a.save, 'w') as f:
             f.write(text)
     if a.append:
-        with open(a.out, 'a') as f:
-            f.write('\n' + text)
+        write_doc(a.out, text)
     print(text)
 
 
