@@ -392,6 +392,25 @@ def test_revert_after_a_failure_puts_back_every_mask_and_restarts_the_osds_done(
         plan_revert(h.cluster, ro.r)
 
 
+def test_a_failed_apply_whose_only_changed_osd_was_put_back_is_reverted_empty() -> None:
+    # nothing is left to put back, but the apply stopped part way: its health
+    # check stands and a new apply waits for a revert, which must be possible
+    h = Harness()
+    broken_on(h, SSDS_IN_ORDER[0], NEW)
+    ro = h.apply()
+    h.run()
+    assert ro.r['state'] == 'failed' and 'ROCKS_AUTOTUNE_ROLLOUT_FAILED' in ro.health_checks()
+    assert h.cluster.config == {}
+    n = len(h.cluster.restarts)
+    rv = h.revert()
+    assert any('nothing is left to put back' in note for note in rv.r['notes'])
+    h.run()
+    assert rv.r['state'] == 'done' and rv.r['osds'] == [] and rv.health_checks() == {}
+    assert len(h.cluster.restarts) == n and h.cluster.config == {}
+    with pytest.raises(NothingToRevert, match='a revert .* and it is done'):
+        plan_revert(h.cluster, rv.r)
+
+
 def test_a_restart_that_cannot_be_issued_fails_the_osd_and_the_put_back_says_so() -> None:
     h = Harness()
     ro = h.apply()

@@ -206,7 +206,7 @@ def plan_apply(cluster: Cluster, options: str, source: str,
             raise RolloutRefused(', '.join(f'osd.{i}' for i in unknown[:10]) +
                                  (' does' if len(unknown) == 1 else ' do') + ' not exist')
         targets = list(osd_ids)
-        target = 'osd.' + osd_list(sorted(targets))
+        target = osd_list(sorted(targets))
     else:
         if device_class is None:
             if canary is None or canary not in osds:
@@ -304,8 +304,14 @@ def plan_revert(cluster: Cluster, last: Optional[Mapping[str, Any]], force: bool
     if theirs:
         notes.append(_some(theirs))
     if not sets:
-        raise NothingToRevert(f'nothing to revert of apply {of}: ' + (
-            _some(theirs) if theirs else 'it changed no OSD\'s config'))
+        # the last rollout stopped part way (its health check is up, a new
+        # apply is refused until it is reverted) but left no mask of its own
+        # to put back: the OSD that failed was put back, or someone else has
+        # set the rest since.  An empty revert ends it (done at once, nothing
+        # restarted); refusing here would leave no command that clears it.
+        notes.append(f'nothing is left to put back of apply {of}: '
+                     + ('the rest was set by someone else since' if theirs else
+                        'every OSD it changed was put back as it ended'))
     up = cluster.osds()
     targets = [r['osd'] for r in records if r['status'] == 'pending' and r['osd'] in up]
     since = float(last.get('since', 0.0))
