@@ -246,6 +246,17 @@ def test_5_an_osd_purged_mid_apply_is_skipped_and_revert_goes_through() -> None:
     assert m.rollout.r['state'] == 'done' and m.cluster.config == {}
 
 
+def test_5_a_destroyed_osd_is_skipped() -> None:
+    m = make()
+    assert out(m.cmd_apply(options=NEW, device_class='ssd'))[0] == 0
+    step_until(m, in_flight(0, 'wait'))
+    m.cluster.info[2].destroyed = True  # `ceph osd destroy`: the id stays in the map
+    step_until(m, lambda r: r['osds'][2]['status'] not in ('pending', 'restarting'))
+    assert m.rollout.r['osds'][2]['status'] == 'skipped'
+    assert 'destroyed' in m.rollout.r['osds'][2]['error']
+    assert ('osd.2', OPTIONS) not in m.cluster.config
+
+
 def test_5_an_osd_purged_during_its_own_restart_is_skipped() -> None:
     m = make()
     assert out(m.cmd_apply(options=NEW, device_class='ssd'))[0] == 0

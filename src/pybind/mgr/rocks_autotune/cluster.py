@@ -31,6 +31,7 @@ class OsdInfo:
     up_from: int
     device_class: str
     num_pgs: int
+    destroyed: bool = False  # `ceph osd destroy`: its id kept, its data gone
 
 
 @dataclass
@@ -327,7 +328,8 @@ class MgrCluster:
         return {o['osd']: OsdInfo(id=o['osd'], up=bool(o['up']), in_=bool(o['in']),
                                   up_from=o.get('up_from', 0),
                                   device_class=classes.get(o['osd'], ''),
-                                  num_pgs=pgs.get(o['osd'], 0))
+                                  num_pgs=pgs.get(o['osd'], 0),
+                                  destroyed='destroyed' in o.get('state', []))
                 for o in osd_map['osds']}
 
     def health(self) -> Tuple[str, List[str]]:

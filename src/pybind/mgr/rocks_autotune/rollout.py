@@ -291,12 +291,11 @@ class Rollout:
         who = f'osd.{o["osd"]}'
         config = self.cluster.config_snapshot()
         held = {name: config.own(who, name) for name in r['sets'][who]}
-        if o['osd'] not in self.cluster.osds():
-            if o['changed']:
-                self._write({who: r['priors'][who]})
-                o['changed'] = False
-            return self._skip(o, 'no longer in the OSD map: its config is as before the '
-                              f'{r["kind"]}, nothing to restart')
+        info = self.cluster.osds().get(o['osd'])
+        if info is None or info.destroyed:
+            self._unset(o)
+            return self._skip(o, ('no longer in the OSD map' if info is None else 'destroyed')
+                              + f': its config is as before the {r["kind"]}, nothing to restart')
         theirs = [name for name, v in held.items()
                   if v not in (r['priors'][who][name], r['sets'][who][name])]
         if theirs:
