@@ -293,14 +293,18 @@ def test_7_no_command_changes_anything_before_the_saved_state_is_loaded() -> Non
     assert out(m.cmd_apply(options=NEW, device_class='ssd'))[0] == 0
     step_until(m, in_flight(0))
     other = failover(m)  # serve() has not loaded yet
+    other.LOAD_WAIT = 0.01  # what a command waits for it (10 s in the mgr)
     store, config = dict(m.mock_store), dict(m.cluster.config)
     for call in (lambda: other.cmd_start(osd=1), lambda: other.cmd_apply(options=NEW, osds='1'),
                  other.cmd_revert, other.cmd_abort, other.cmd_stop):
         r, _, err = out(call())
         assert r == -errno.EAGAIN and 'loading' in err
     assert m.mock_store == store and m.cluster.config == config
+    # nor does a read answer as if there were nothing: it waits too
+    for read in (other.cmd_status, other.cmd_history, other.cmd_best):
+        assert out(read())[0] == -errno.EAGAIN
     other.load()
-    assert other.rollout.active
+    assert other.rollout.active and out(other.cmd_status())[0] == 0
 
 
 def test_7_an_acknowledged_abort_survives_a_failover_before_the_next_step() -> None:

@@ -66,6 +66,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
     # for the standby class with the AttributeError of a missing NOTIFY_TYPES
     # still pending, fails, and never runs RocksAutotuneStandby.
     NOTIFY_TYPES: List[NotifyType] = []
+    LOAD_WAIT = 10.0  # seconds a command waits for the saved state to be loaded
     MODULE_OPTIONS = [
         Option('sleep_interval', type='secs', default=60,
                desc='how often the loop wakes when no session is running'),
@@ -209,6 +210,12 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         finally:
             self._publish()  # what the commands read (the last rollout's record)
             self.loaded.set()
+
+    def wait_loaded(self) -> bool:
+        """Whether the saved state is loaded, waiting a little for it: a
+        command that comes in as the module starts (a failover, a respawn)
+        is answered once serve() has loaded it, or refused (EAGAIN)."""
+        return self.loaded.wait(self.LOAD_WAIT)
 
     def _saved_request(self) -> Dict[str, Any]:
         try:
@@ -437,7 +444,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         --allow-single-copy: accept a canary whose every restart leaves PGs with
         fewer than two copies (replicated size 2; erasure-coded m = 1 or min_size = k)
         """
-        if not self.loaded.is_set():
+        if not self.wait_loaded():
             return HandleCommandResult(-errno.EAGAIN, '', f'not started: {LOADING}')
         params = Params(osd=osd, trials=trials, budget=budget, workload=workload,
                         duration=float(duration), force=force,
@@ -495,7 +502,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
     def _request(self, what: str) -> Optional[HandleCommandResult]:
         """Hand stop/abort to the session (or abort to the rollout), saved
         first: the serve thread takes it at its next step."""
-        if not self.loaded.is_set():
+        if not self.wait_loaded():
             return HandleCommandResult(-errno.EAGAIN, '', LOADING)
         s = self.session
         if s is None or not s.active:
@@ -540,6 +547,8 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
     @CLIReadCommand('rocks-autotune status')
     def cmd_status(self, format: str = 'plain') -> HandleCommandResult:
         """Show the tuning session's state, baseline and best trial, and the last rollout"""
+        if not self.wait_loaded():  # an empty status would read as no session at all
+            return HandleCommandResult(-errno.EAGAIN, '', LOADING)
         status = dict(self.panel_snapshot.status)
         if self.load_error:  # before the first publish too
             status['error'] = self.load_error
@@ -551,6 +560,8 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
     @CLIReadCommand('rocks-autotune history')
     def cmd_history(self, format: str = 'plain') -> HandleCommandResult:
         """Every trial: options, latency, IOPS, write-amp, verdict"""
+        if not self.wait_loaded():
+            return HandleCommandResult(-errno.EAGAIN, '', LOADING)
         snap = self.panel_snapshot
         if snap.state is None:
             return self._no_session()
@@ -561,6 +572,8 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
     @CLIReadCommand('rocks-autotune best')
     def cmd_best(self, format: str = 'plain') -> HandleCommandResult:
         """The confirmed answer: options to apply, or keep the current ones"""
+        if not self.wait_loaded():
+            return HandleCommandResult(-errno.EAGAIN, '', LOADING)
         snap = self.panel_snapshot
         if snap.state is None:
             return self._no_session()
@@ -608,7 +621,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                          dry_run: bool, format: str) -> HandleCommandResult:
         """apply and revert: refuse, show the plan (--dry-run), or start it."""
         verb = {'apply': 'applied', 'revert': 'reverted'}[kind]
-        if not self.loaded.is_set():
+        if not self.wait_loaded():
             return HandleCommandResult(-errno.EAGAIN, '', f'not {verb}: {LOADING}')
         with self.start_lock:
             busy = self._busy() or (self._partial() if kind == 'apply' else None)
