@@ -52,7 +52,12 @@ def test_short_session_ends_done_and_restores_the_canary(short_session: ShortSes
     assert st['baseline']['runs'] == 2 and st['baseline']['kv_sync_lat_spread'] >= 0
     # the answer is the confirmation's: a verdict over its rounds, with every candidate's figures
     best = s.best
-    assert best['answer'] in ('recommend', 'keep current') and best['candidates'], best
+    # the confirmation takes the feasible search candidates (write-amp within
+    # the budget); in 4-s windows a flush can put all four over it, and then
+    # it has none to confirm and keeps the current options
+    feasible = [t for t in trials if t['kind'] == 'candidate' and t['verdict'] == 'feasible']
+    assert best['answer'] in ('recommend', 'keep current'), best
+    assert best['candidates'] or not feasible, (best, [t['verdict'] for t in trials])
     if best['keeps_current']:
         assert best['commands'] == []
     else:
