@@ -21,7 +21,7 @@ from enum import Enum
 from typing import Any, Callable, Dict, List
 
 from .canary import OPTIONS
-from .cluster import Cluster, ClusterError, NoOrchestrator
+from .cluster import Cluster, ClusterError, NoOrchestrator, OsdInfo
 from .preflight import restart_blockers
 from .store import RestartRecord, RestartState
 
@@ -129,12 +129,10 @@ class Restarter:
         if self.stage == Stage.ISSUING:
             # the mgr went away in the restart call (seen on the lab: the OSD
             # stopped and never started); the OSD tells how far it got
-            info = self.cluster.osds().get(self.osd)
-            if info is None:
-                raise OsdGone(f'osd.{self.osd} is no longer in the OSD map')
-            if info is not None and info.up_from != r['up_from']:
+            info = self._info()
+            if info.up_from != r['up_from']:
                 r['stage'], r['since'] = Stage.WAIT_UP.value, now  # it did restart
-            elif info is not None and not info.up:
+            elif not info.up:
                 if now - r['since'] < self.timeout():
                     # stopped by that call: it may be starting, give it the time a restart has
                     return Result(Outcome.WAITING, Stage.ISSUING)
@@ -146,11 +144,9 @@ class Restarter:
                                         or r['purpose'] in WAY_BACK)
             if blockers:
                 return Result(Outcome.BLOCKED, Stage.GATE, blockers)
-            info = self.cluster.osds().get(self.osd)
-            if info is None:
-                raise OsdGone(f'osd.{self.osd} is no longer in the OSD map')
+            up_from = self._info().up_from
             self.set_noout()
-            r['up_from'] = info.up_from
+            r['up_from'] = up_from
             r['stage'], r['since'] = Stage.ISSUING.value, now
             if r['purpose'] == 'candidate':
                 # from here on the process may load the candidate: say so first
@@ -180,10 +176,9 @@ class Restarter:
     def _after_issue(self, now: float) -> Result:
         r = self._rec()
         late = now - r['since'] > self.timeout()
-        if self.osd not in self.cluster.osds():
-            raise OsdGone(f'osd.{self.osd} is no longer in the OSD map')
+        info = self._info()
         if self.stage == Stage.WAIT_UP:
-            if not self._runs_what_was_set():
+            if not self._runs_what_was_set(info):
                 return Result(Outcome.TIMED_OUT if late else Outcome.WAITING, Stage.WAIT_UP)
             self.s['alerts'].pop('MANUAL_RESTART', None)
             self.s['running_dirty'] = r['purpose'] == 'candidate'
@@ -201,11 +196,17 @@ class Restarter:
                           others + ['not all PGs are active+clean'])
         return Result(Outcome.TIMED_OUT if late else Outcome.WAITING, Stage.WAIT_CLEAN)
 
-    def _runs_what_was_set(self) -> bool:
+    def _info(self) -> OsdInfo:
+        """The OSD as the OSD map has it now; OsdGone when it is no longer there."""
+        info = self.cluster.osds().get(self.osd)
+        if info is None:
+            raise OsdGone(f'osd.{self.osd} is no longer in the OSD map')
+        return info
+
+    def _runs_what_was_set(self, info: OsdInfo) -> bool:
         """Up since the restart, and the process reports the options set."""
         r = self._rec()
-        info = self.cluster.osds().get(self.osd)
-        if info is None or not info.up or info.up_from <= (r['up_from'] or 0):
+        if not info.up or info.up_from <= (r['up_from'] or 0):
             return False
         try:
             running = self.cluster.config_get_running(self.osd, OPTIONS)
