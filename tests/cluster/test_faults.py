@@ -11,7 +11,7 @@ import os
 import signal
 import subprocess
 import time
-from typing import Any, Dict, Iterator, List, Set
+from typing import Any, Dict, Iterator, List, Set, Tuple
 
 import pytest
 
@@ -870,6 +870,16 @@ def assert_as_before(lab: Lab, before: List[Dict[str, Any]], old: Dict[int, str]
     assert not ours(health_codes(lab))
 
 
+def before_an_apply(lab: Lab) -> Tuple[List[int], List[Dict[str, Any]], Dict[int, str],
+                                       Dict[int, int]]:
+    """The lab's three SSDs, once PGs are clean, and what is there before an
+    apply: the RocksDB config entries, what each OSD runs, each one's up_from."""
+    osds = class_osds(lab, 'ssd')
+    assert len(osds) == 3, osds
+    lab.wait('active+clean', lab.active_clean, 300)
+    return osds, rocksdb_entries(lab), {o: running(lab, o) for o in osds}, up_froms(lab)
+
+
 def test_18_an_apply_whose_options_stop_an_osd_changes_no_other_osd(lab: Lab) -> None:
     """Issue 22: `apply --osds` (every OSD of the lab) of options RocksDB
     rejects.  The first OSD does not come back on them: the apply ends
@@ -878,12 +888,7 @@ def test_18_an_apply_whose_options_stop_an_osd_changes_no_other_osd(lab: Lab) ->
     OSD (the failed one, put back, and those the apply never reached) are
     exactly what they were, at every section and mask: options that stop an
     OSD are never left where the next restart of an OSD would read them."""
-    osds = class_osds(lab, 'ssd')
-    assert len(osds) == 3, osds
-    lab.wait('active+clean', lab.active_clean, 300)
-    before = rocksdb_entries(lab)
-    old = {o: running(lab, o) for o in osds}
-    up_from = up_froms(lab)
+    osds, before, old, up_from = before_an_apply(lab)
     bad = f'{old[osds[0]]},{REJECTED_OPTION}'
     set_opt(lab, 'restart_timeout', '40')
     try:
@@ -921,12 +926,7 @@ def test_19_an_abort_then_a_failover_mid_apply_stops_after_the_osd_in_flight(lab
     the abort: it brings the OSD in flight up and ends the apply aborted; the
     OSDs after it never restart (same up_from) and keep their config entries;
     no noout is left."""
-    osds = class_osds(lab, 'ssd')
-    assert len(osds) == 3, osds
-    lab.wait('active+clean', lab.active_clean, 300)
-    before = rocksdb_entries(lab)
-    old = {o: running(lab, o) for o in osds}
-    up_from = up_froms(lab)
+    osds, before, old, up_from = before_an_apply(lab)
     options = one_memtable_more(old[osds[0]])  # a valid string none runs
     set_opt(lab, 'restart_timeout', '30')
     set_opt(lab, 'restart_pause', '20', module='lab_orchestrator')

@@ -319,12 +319,18 @@ def test_7_an_acknowledged_abort_survives_a_failover_before_the_next_step() -> N
     assert m.cluster.config == {('osd.0', OPTIONS): NEW}
 
 
-def test_7_an_acknowledged_session_abort_survives_a_failover() -> None:
-    m = make()
-    assert out(m.cmd_start(osd=1, trials=3, duration=5))[0] == 0
+def session_in_a_window(m: Any, osd: int) -> Any:
+    """A short session on osd, stepped into its first measurement window; the clock."""
+    assert out(m.cmd_start(osd=osd, trials=3, duration=5))[0] == 0
     clock = m.cluster.clock
     while m.session.s['phase'] != 'measure':
         clock.advance(m.session.step())
+    return clock
+
+
+def test_7_an_acknowledged_session_abort_survives_a_failover() -> None:
+    m = make()
+    session_in_a_window(m, osd=1)
     assert out(m.cmd_abort())[0] == 0
     other = failover(m)
     other.load()
@@ -350,10 +356,7 @@ def test_7_a_restart_timeout_spanning_a_failover_runs_on_the_new_mgrs_clock(
 
 def test_8_someone_elses_long_value_does_not_wedge_a_session() -> None:
     m = make()
-    assert out(m.cmd_start(osd=0, trials=3, duration=5))[0] == 0
-    clock = m.cluster.clock
-    while m.session.s['phase'] != 'measure':
-        clock.advance(m.session.step())
+    clock = session_in_a_window(m, osd=0)
     long_annex = 'max_write_buffer_number=4,' * 1000  # ~25 KB at a mask that reaches it
     m.cluster.config[('osd/class:ssd', ANNEX)] = long_annex
     for _ in range(200):
