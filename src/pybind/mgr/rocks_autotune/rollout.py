@@ -43,7 +43,7 @@ from .cluster import Cluster, ClusterError
 from .preflight import HEALTH_PREFIX, look
 from .report import osd_list
 from .restart import OsdGone, Outcome, Restarter, Stage, resume_after_failover
-from .rollout_plan import REVERT, RUNNING, _some, own_crash, show
+from .rollout_plan import REVERT, RUNNING, _some, own_crash, set_by_others, show
 from .store import ROLLOUT_VERSION, RolloutOsd, RolloutPlan, RolloutState, StoreError
 
 log = logging.getLogger(__name__)
@@ -296,8 +296,7 @@ class Rollout:
             self._unset(o)
             return self._skip(o, ('no longer in the OSD map' if info is None else 'destroyed')
                               + f': its config is as before the {r["kind"]}, nothing to restart')
-        theirs = [name for name, v in held.items()
-                  if v not in (r['priors'][who][name], r['sets'][who][name])]
+        theirs = set_by_others(held, r['priors'][who], r['sets'][who])
         if theirs:
             name = theirs[0]
             return self._skip(o, f'{who} {name} is now {show(held[name])}, set by someone '

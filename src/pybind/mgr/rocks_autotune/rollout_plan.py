@@ -179,6 +179,13 @@ def own_crash(osds: Sequence[int], since: float) -> Callable[[Crash], bool]:
     return lambda crash: crash.entity in names and crash.time >= since
 
 
+def set_by_others(now: Mapping[str, Optional[str]],
+                  *ours: Mapping[str, Optional[str]]) -> List[str]:
+    """The options whose value at a mask now is none of those a rollout found
+    or put there (`ours`): someone else has set them since."""
+    return [name for name, value in now.items() if all(value != o.get(name) for o in ours)]
+
+
 def _some(lines: List[str], n: int = 5) -> str:
     """At most n lines of a list that may name thousands of OSDs."""
     return '; '.join(lines[:n]) + (f'; and {len(lines) - n} more' if len(lines) > n else '')
@@ -291,8 +298,8 @@ def plan_revert(cluster: Cluster, last: Optional[Mapping[str, Any]], force: bool
     for o in todo:
         who = f'osd.{o["osd"]}'
         now = {name: config.own(who, name) for name in back[who]}
-        if any(now[n] not in (applied[who].get(n), back[who][n]) for n in now):
-            moved = [n for n in now if now[n] not in (applied[who].get(n), back[who][n])]
+        moved = set_by_others(now, applied[who], back[who])
+        if moved:
             error = (f'{who} {moved[0]} is now {show(now[moved[0]])}, which the apply did not '
                      'set: someone else set it since; left as it is, not restarted')
             theirs.append(error)
