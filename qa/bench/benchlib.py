@@ -43,7 +43,7 @@ def repo_commit() -> str:
 # the benches' own lab: `down` and rebuilt by run-bench, so never point these
 # at a lab someone else uses (ceph-lab's variables, other defaults)
 LAB_DIR = os.environ.get('BENCH_LAB_DIR', '/var/tmp/rat-bench-lab')
-LAB_PORT = int(os.environ.get('BENCH_LAB_MON_PORT', '40700'))
+LAB_PORT = int(os.environ.get('BENCH_LAB_MON_PORT', '21700'))
 CEPH_LAB = os.path.join(REPO, 'qa', 'lab', 'ceph-lab')
 DOC = os.path.join(REPO, 'doc', 'bench')
 OPTION = 'bluestore_rocksdb_options'

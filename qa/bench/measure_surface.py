@@ -4,7 +4,7 @@
     qa/bench/measure_surface.py [--points 24] [--seed 7] [--warmup 8] [--duration 15]
                                 [--keep-lab] [--reuse-lab] [--out doc/bench/surface.json]
 
-On a fresh flash-like lab (/var/tmp/rat-bench-lab, mon port 40700) the canary
+On a fresh flash-like lab (/var/tmp/rat-bench-lab, mon port 21700) the canary
 osd.0 runs, one after the other: Pacific's default, seed 000's New Tuning and
 its LZ4 variant, then `--points` random safe candidates of the project's
 SearchSpace (base: Pacific's default string), with the default measured again

@@ -6,7 +6,7 @@
 
 Per mode (flash-like, HDD-like BlueStore) and per seed, on a fresh lab of its
 own ($BENCH_LAB_DIR, default /var/tmp/rat-bench-lab; mon port
-$BENCH_LAB_MON_PORT, default 40700; taken down first and at the end):
+$BENCH_LAB_MON_PORT, default 21700; taken down first and at the end):
 
 1. a real tuning session: module options seed (the seed), warmup (the
    bench's --warmup) and, when given, confirm_candidates / confirm_rounds set

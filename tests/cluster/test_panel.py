@@ -20,7 +20,7 @@ from conftest import REPO, Lab, ShortSession
 
 BROWSER = os.path.join(REPO, 'tests', 'cluster', 'browser')
 SCREENSHOT = os.path.join(REPO, 'build', 'panel', 'panel.png')
-MON_PORT = int(os.environ.get('CEPH_LAB_MON_PORT', '40100'))
+MON_PORT = int(os.environ.get('CEPH_LAB_MON_PORT', '21100'))
 
 
 def services(lab: Lab) -> Dict[str, str]:

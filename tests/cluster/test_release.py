@@ -10,7 +10,7 @@ import pytest
 from conftest import Lab
 from test_panel import get_json, panel_url, request, services
 
-MON_PORT = int(os.environ.get('CEPH_LAB_MON_PORT', '40100'))
+MON_PORT = int(os.environ.get('CEPH_LAB_MON_PORT', '21100'))
 RELEASE = os.environ.get('CEPH_LAB_RELEASE', 'tentacle')
 # the lab's ports for the neighbours (its panels use MON_PORT + 10 ..., the
 # panel's rebind test MON_PORT + 20).  Pacific's lab leaves the dashboard out

@@ -301,13 +301,13 @@ def test_lab_dir_and_mon_port_come_from_the_environment(monkeypatch: pytest.Monk
     # a lab the shell points the tools at is not the bench's (it tears its own down)
     monkeypatch.setenv('CEPH_LAB_DIR', '/var/tmp/someones-lab')
     mod = load()
-    assert (mod.LAB_DIR, mod.LAB_PORT) == ('/var/tmp/rat-bench-lab', 40700)
+    assert (mod.LAB_DIR, mod.LAB_PORT) == ('/var/tmp/rat-bench-lab', 21700)
     monkeypatch.setenv('BENCH_LAB_DIR', '/var/tmp/rat-bench-lab-h')
-    monkeypatch.setenv('BENCH_LAB_MON_PORT', '40800')
+    monkeypatch.setenv('BENCH_LAB_MON_PORT', '21800')
     mod = load()
     lab = mod.Lab()
-    assert (lab.dir, lab.port) == ('/var/tmp/rat-bench-lab-h', 40800)
-    assert lab.env['CEPH_LAB_MON_PORT'] == '40800'
+    assert (lab.dir, lab.port) == ('/var/tmp/rat-bench-lab-h', 21800)
+    assert lab.env['CEPH_LAB_MON_PORT'] == '21800'
     assert lab.env['CEPH_CONF'] == '/var/tmp/rat-bench-lab-h/ceph.conf'
 
 

@@ -6,6 +6,7 @@ manage processes the same way.  Standard library only.
 import os
 import signal
 import subprocess
+import tempfile
 import time
 from typing import List, Optional
 
@@ -71,10 +72,18 @@ class LabDaemons:
         # the daemon forks into the background and writes its pid file.  cwd /
         # as under systemd: Debian sid's Tentacle has a relative osd_class_dir
         # (lib/x86_64-linux-gnu/rados-classes), which only resolves from /
-        subprocess.run([f'ceph-{typ}', '-i', ident, '-c', self.conf], check=True, cwd='/',
-                       env=dict(os.environ, PATH=SYSTEM_PATH),
-                       timeout=timeout, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, start_new_session=True)
+        # stderr to a file, not a pipe: the daemon may hold it open after its parent
+        # exits; what it said is the only trace of a failure once the lab is gone
+        with tempfile.TemporaryFile('w+') as err:
+            p = subprocess.run([f'ceph-{typ}', '-i', ident, '-c', self.conf], cwd='/',
+                               env=dict(os.environ, PATH=SYSTEM_PATH), timeout=timeout,
+                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=err, start_new_session=True)
+            if p.returncode != 0:
+                err.seek(0)
+                raise RuntimeError(f'{name} failed to start (exit {p.returncode}): '
+                                   f'{err.read().strip()[-2000:]}; '
+                                   f'see {self.lab_dir}/log/{name}.log')
         deadline = time.time() + 10
         while time.time() < deadline:
             pid = self.pid(name)
