@@ -17,21 +17,27 @@ A real cluster is never idle: PGs scrub and trim snapshots, warnings stand
 for weeks, some are muted, flags are set on OSDs, CRUSH nodes or the whole
 cluster, and daemons crash (reports posted late, archived by the admin).
 """
+import functools
 import math
 import random
+import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from rocks_autotune.cluster import (ClusterError, ConfigEntries, ConfigEntry, ConfigSnapshot,
                                     Crash, MgrCluster, NoOrchestrator, OsdInfo, PgInfo,
                                     PoolInfo, split_who)
+from rocks_autotune import rocksdb_stats
 from rocks_autotune.rocksdb_options import PACIFIC_DEFAULT, parse_options
+from rocks_autotune.rocksdb_stats import KvStats, Level
 from rocks_autotune.space import SearchSpace
 
 DEFAULTS = {'bluestore_rocksdb_options': PACIFIC_DEFAULT,
             'bluestore_rocksdb_options_annex': '',
             'bluestore_rocksdb_cfs': 'm(3) p(3,0-12) O(3,0-13)=block_cache={type=binned_lru} L P',
-            'osd_bench_small_size_max_iops': '100'}
+            'osd_bench_small_size_max_iops': '100', 'rocksdb_perf': 'false',
+            'rocksdb_collect_extended_stats': 'false',
+            'rocksdb_collect_compaction_stats': 'false'}
 # Tentacle 20.2.4's defaults, as `ceph config help` gives them on the lab
 TENTACLE_DEFAULTS = dict(
     DEFAULTS,
@@ -58,6 +64,7 @@ class FakeClock:
         self.now += max(0.0, seconds)
 
 
+@functools.lru_cache(maxsize=None)
 def model(options: str) -> Tuple[float, float]:
     """kv_sync latency (s) and DB bytes per client byte for an options string.
 
@@ -138,6 +145,11 @@ class FakeCluster:
         # ('osd.2'), CRUSH node ('crush node host-a') or device class
         self.flags: Dict[str, Set[str]] = {}
         self.cluster_flags: Set[str] = set()  # noout, norebalance, noscrub...: OSDMAP_FLAGS
+        self.kv_stats_off = False
+        self.perf_on: Dict[int, bool] = {}  # opened its DB with rocksdb_perf
+        self.client_fails = ''  # client writes fail with this error
+        # the client workload's objects, by (pool, namespace): name -> bytes written
+        self.objects: Dict[Tuple[str, str], Dict[str, int]] = {}
         self.crash_log: List[Tuple[float, Crash]] = []  # (posted at, crash)
         self.archived: Set[str] = set()
         self.crash_when_broken = False  # a candidate that breaks the OSD crashes it
@@ -154,7 +166,7 @@ class FakeCluster:
         """A pool (erasure-coded when k is given: m = size - k) whose PGs
         rotate over `osds` (every OSD by default), `size` of them each."""
         pool = PoolInfo(id=len(self.pool_by_id) + 1, name=name, size=size, min_size=min_size,
-                        erasure=bool(k), k=k, m=size - k if k else 0)
+                        erasure=bool(k), k=k, m=size - k if k else 0, pg_num=pgs)
         self.pool_by_id[pool.id] = pool
         on = list(osds if osds is not None else self.info)
         for i in range(pgs):
@@ -248,6 +260,8 @@ class FakeCluster:
                 self.crash(f'osd.{osd}')
             return  # never comes up
         self.running[osd] = options
+        # RocksDB's statistics exist when the DB was opened with rocksdb_perf
+        self.perf_on[osd] = self.config_get(f'osd.{osd}', 'rocksdb_perf') == 'true'
         self.memtable[osd] = 0.0  # the WAL is replayed and flushed at open
         self.restarts.append((osd, options))
         self.up_at[osd] = self.clock.now + self.restart_delay
@@ -404,6 +418,28 @@ class FakeCluster:
                 'kv_flush_lat': {'avgcount': c['flush_n'], 'sum': c['flush_s']}},
         }
 
+    def kv_stats(self, osd: int) -> KvStats:
+        """RocksDB's figures as its one column family would give them: the
+        flushes (L0's count) and L0 compactions (L1's) of the simulation;
+        a ClusterError while rocksdb_perf is off (kv_stats_off)."""
+        self._tick()
+        if not self.info[osd].up:
+            raise ClusterError(f'osd.{osd} is down')
+        if self.kv_stats_off or not self.perf_on.get(osd) or self.config_get(
+                f'osd.{osd}', 'rocksdb_collect_compaction_stats') != 'true':
+            raise ClusterError(f'osd.{osd} dump_objectstore_kv_stats: RocksDB perf is disabled')
+        c = self.counters[osd]
+        flushes = int(c['sst_files']) - self.compactions[osd]
+        return KvStats(
+            tickers={rocksdb_stats.WAL_BYTES: int(c['wal']),
+                     rocksdb_stats.FLUSH_BYTES: int(c['sst'] / 2),
+                     rocksdb_stats.COMPACT_WRITE_BYTES: int(c['sst'] / 2)},
+            levels={'O-0': {0: Level(files=self.l0_files[osd], size=0, compactions=flushes),
+                            1: Level(files=1, size=0, compactions=self.compactions[osd])}})
+
+    def client_io(self, pool: str, namespace: str) -> 'FakeIo':
+        return FakeIo(self, pool, namespace)
+
     def _flush(self, osd: int, wal: float) -> None:
         """Memtables fill with what the WAL carried; each full merge group is
         flushed to an L0 file, and L0 compacts (one more file) at its trigger."""
@@ -419,6 +455,21 @@ class FakeCluster:
                 self.counters[osd]['sst_files'] += 1
                 self.compactions[osd] += 1
 
+    def _write(self, osd: int, nbytes: int, lat: float) -> None:
+        """What `nbytes` of writes do to an OSD's counters (at 25 per kv sync)."""
+        _, wa = self.model(self.running[osd])
+        syncs = max(1.0, nbytes / 4096 / 25)
+        c = self.counters[osd]
+        c['wal'] += nbytes * 0.25
+        c['sst'] += nbytes * (wa - 0.25)
+        self._flush(osd, nbytes * 0.25)
+        c['sync_n'] += syncs
+        c['sync_s'] += syncs * lat
+        c['commit_n'] += syncs
+        c['commit_s'] += syncs * lat * 0.2
+        c['flush_n'] += syncs
+        c['flush_s'] += syncs * lat * 0.8
+
     def bench(self, osd: int, count: int, size: int, object_size: int,
               object_num: int) -> Dict[str, Any]:
         self._tick()
@@ -429,22 +480,48 @@ class FakeCluster:
             raise ClusterError(f'osd.{osd} is down')
         if self.bench_fails:
             raise ClusterError(self.bench_fails)
-        lat, wa = self.model(self.running[osd])
+        lat, _ = self.model(self.running[osd])
         if self.noise:
             lat *= math.exp(self.rng.gauss(0.0, self.noise))
         ops = count // size
-        syncs = max(1.0, ops / 25)  # no rounding: a short chunk is not faster
-        elapsed = syncs * lat
-        c = self.counters[osd]
-        c['wal'] += count * 0.25
-        c['sst'] += count * (wa - 0.25)
-        self._flush(osd, count * 0.25)
-        c['sync_n'] += syncs
-        c['sync_s'] += syncs * lat
-        c['commit_n'] += syncs
-        c['commit_s'] += syncs * lat * 0.2
-        c['flush_n'] += syncs
-        c['flush_s'] += syncs * lat * 0.8
+        elapsed = max(1.0, ops / 25) * lat  # no rounding: a short chunk is not faster
+        self._write(osd, count, lat)
         self.clock.advance(elapsed)
         return {'bytes_written': count, 'blocksize': size, 'elapsed_sec': elapsed,
                 'iops': ops / elapsed}
+
+
+class FakeIo:
+    """ClientIo of the fake: a write is a client's write to every OSD up (the
+    fake's PGs hold them all), its latency the slowest one's model."""
+
+    def __init__(self, cluster: FakeCluster, pool: str, namespace: str) -> None:
+        self.c = cluster
+        self.where = (pool, namespace)
+        self.lock = threading.Lock()
+
+    def write(self, obj: str, data: bytes, offset: int) -> None:
+        with self.lock:
+            c = self.c
+            c._tick()
+            if self.c.client_fails:
+                raise ClusterError(self.c.client_fails)
+            objs = c.objects.setdefault(self.where, {})
+            objs[obj] = objs.get(obj, 0) + len(data)
+            lat = 0.0
+            for osd, info in c.info.items():
+                if info.up:
+                    one = c.model(c.running[osd])[0]
+                    lat = max(lat, one)
+                    c._write(osd, len(data), one)
+            # one at a time, each ten kv syncs long: few enough writes per window
+            # that a session's unit test stays fast
+            c.clock.advance(lat * 10)
+
+    def remove(self, obj: str) -> None:
+        with self.lock:
+            self.c.objects.get(self.where, {}).pop(obj, None)
+
+    def objects(self) -> List[str]:
+        with self.lock:
+            return sorted(self.c.objects.get(self.where, {}))

@@ -15,7 +15,11 @@ from .workload import BENCH_LIMIT_OPTION
 OPTIONS = 'bluestore_rocksdb_options'
 ANNEX = 'bluestore_rocksdb_options_annex'
 CFS = 'bluestore_rocksdb_cfs'
-SAVED = (OPTIONS, ANNEX, BENCH_LIMIT_OPTION)
+# RocksDB's statistics (read at the DB's open) and what
+# dump_objectstore_kv_stats prints of them (rocksdb_stats.py): on for the session
+STATS_OPTIONS = ('rocksdb_perf', 'rocksdb_collect_extended_stats',
+                 'rocksdb_collect_compaction_stats')
+SAVED = (OPTIONS, ANNEX, BENCH_LIMIT_OPTION) + STATS_OPTIONS
 # what every trial is built on, at each mask that reaches the canary (osd,
 # osd/class:ssd, osd/host:..., osd.N): a change there makes the candidates stale
 WATCHED = (OPTIONS, ANNEX, CFS)
@@ -83,10 +87,17 @@ class Canary:
     def set_bench_limit(self, value: int) -> None:
         self.cluster.config_set(self.who, BENCH_LIMIT_OPTION, str(value))
 
+    def collect_rocksdb_stats(self, keep: Collection[str] = ()) -> None:
+        """The STATS_OPTIONS on, but for `keep`: names someone else set since."""
+        for name in STATS_OPTIONS:
+            if name not in keep:
+                self.cluster.config_set(self.who, name, 'true')
+
     def restore(self, originals: Originals, keep: Collection[str] = ()) -> None:
         """Put the originals back, but for `keep`: names someone else set since."""
         for name in SAVED:
-            if name in keep:
+            # a name the session did not save (it started on an older version) it never set
+            if name in keep or name not in originals:
                 continue
             value = originals.get(name)
             if value is None:
@@ -97,13 +108,14 @@ class Canary:
 
     def is_restored(self, originals: Originals, keep: Collection[str] = ()) -> bool:
         now = self.snapshot()
-        return all(now[name] == originals.get(name) for name in SAVED if name not in keep)
+        return all(now[name] == originals[name] for name in SAVED
+                   if name not in keep and name in originals)
 
     def entries(self) -> ConfigEntries:
         """The watched options at every mask that reaches the canary, and the
         saved ones at its own."""
         return {who: {name: kept(v) for name, v in names.items()} for who, names in
-                self.cluster.config_entries(self.osd, WATCHED + (BENCH_LIMIT_OPTION,)).items()}
+                self.cluster.config_entries(self.osd, WATCHED + SAVED).items()}
 
     def foreign(self, seen: ConfigEntries,
                 ours: Mapping[str, Collection[Optional[str]]]) -> Tuple[List[str], Set[str]]:
@@ -119,6 +131,8 @@ class Canary:
         held: Set[str] = set()
         own = now.get(self.who, {})
         for name in SAVED:
+            if name not in ours:
+                continue
             if own.get(name) not in {None if v is None else kept(v) for v in ours[name]}:
                 held.add(name)
                 changes.append(f'{self.who} {name}: now {_show(own.get(name))}, '

@@ -9,6 +9,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from . import rocksdb_stats
+from .rocksdb_stats import KvStats
+
 try:
     from typing import Protocol
 except ImportError:  # pragma: no cover - Python < 3.8
@@ -79,6 +82,7 @@ class PoolInfo:
     size: int
     min_size: int
     erasure: bool = False
+    pg_num: int = 0
     k: int = 0  # erasure-coded: the data chunks, the shards a PG needs to be read
     m: int = 0  # erasure-coded: the coding chunks
 
@@ -253,8 +257,26 @@ class Cluster(Protocol):
 
     def perf_dump(self, osd: int) -> Dict[str, Any]: ...
 
+    def kv_stats(self, osd: int) -> KvStats:
+        """RocksDB's statistics and compaction tables (rocksdb_stats.py)."""
+
     def bench(self, osd: int, count: int, size: int, object_size: int,
               object_num: int) -> Dict[str, Any]: ...
+
+    def client_io(self, pool: str, namespace: str) -> 'ClientIo':
+        """A librados client of one pool's namespace (the client workload's)."""
+
+
+class ClientIo(Protocol):
+    """Writes and removes objects in one namespace of one pool, as a client;
+    ClusterError when the cluster refuses.  Thread-safe (librados is)."""
+
+    def write(self, obj: str, data: bytes, offset: int) -> None: ...
+
+    def remove(self, obj: str) -> None: ...
+
+    def objects(self) -> List[str]:
+        """Every object in the namespace."""
 
 
 def _osd_name(osd: int) -> str:
@@ -303,6 +325,16 @@ class MgrCluster:
 
     def _tell(self, osd: int, cmd: Dict[str, Any], timeout: float = 60) -> Any:
         """A command to the OSD; its JSON answer."""
+        out, err = self._tell_text(osd, cmd, timeout)
+        try:
+            return json.loads(out)
+        except ValueError:
+            # seen when the OSD dies with the command in flight: r == 0, no output
+            raise ClusterError(f'osd.{osd} {cmd["prefix"]} gave no usable answer: '
+                               f'{(err or out)[:200]!r}')
+
+    def _tell_text(self, osd: int, cmd: Dict[str, Any], timeout: float = 60) -> Tuple[str, str]:
+        """A command to the OSD; its output and error text."""
         from mgr_module import CommandResult
         result = CommandResult('')
         self.mgr.send_command(result, 'osd', str(osd), json.dumps(cmd), '')
@@ -312,12 +344,7 @@ class MgrCluster:
         r, out, err = result.wait()
         if r != 0:
             raise ClusterError(f'osd.{osd} {cmd["prefix"]} failed: {err or out} ({r})')
-        try:
-            return json.loads(out)
-        except ValueError:
-            # seen when the OSD dies with the command in flight: r == 0, no output
-            raise ClusterError(f'osd.{osd} {cmd["prefix"]} gave no usable answer: '
-                               f'{(err or out)[:200]!r}')
+        return out, err
 
     def osds(self) -> Dict[int, OsdInfo]:
         osd_map = self.mgr.get('osd_map')
@@ -362,7 +389,7 @@ class MgrCluster:
         for p in osd_map.get('pools', []):
             size = int(p['size'])
             pool = PoolInfo(id=p['pool'], name=str(p.get('pool_name', p['pool'])), size=size,
-                            min_size=int(p['min_size']))
+                            min_size=int(p['min_size']), pg_num=_count(p.get('pg_num'), 0))
             if p.get('type') == POOL_TYPE_ERASURE:
                 profile = profiles.get(p.get('erasure_code_profile', ''), {})
                 # an unreadable profile counts as no shard to spare (k = size)
@@ -524,6 +551,13 @@ class MgrCluster:
     def perf_dump(self, osd: int) -> Dict[str, Any]:
         return self._tell(osd, {'prefix': 'perf dump'})
 
+    def kv_stats(self, osd: int) -> KvStats:
+        out, err = self._tell_text(osd, {'prefix': 'dump_objectstore_kv_stats'})
+        try:
+            return rocksdb_stats.parse(out)
+        except ValueError as e:
+            raise ClusterError(f'osd.{osd} dump_objectstore_kv_stats: {e} {err[:200]!r}')
+
     def bench(self, osd: int, count: int, size: int, object_size: int,
               object_num: int) -> Dict[str, Any]:
         # workload.py sizes a chunk to a few seconds; the bound is for a canary
@@ -531,3 +565,43 @@ class MgrCluster:
         return self._tell(osd, {'prefix': 'bench', 'count': count, 'size': size,
                                 'object_size': object_size, 'object_num': object_num,
                                 'format': 'json'}, timeout=300)
+
+    def client_io(self, pool: str, namespace: str) -> 'RadosIo':
+        try:
+            ioctx = self.mgr.rados.open_ioctx(pool)
+        except Exception as e:  # rados.Error, and the handle's own connect
+            raise ClusterError(f'cannot open pool {pool!r}: {e}')
+        ioctx.set_namespace(namespace)
+        return RadosIo(ioctx, pool, namespace)
+
+
+class RadosIo:
+    """ClientIo over the mgr's own librados handle (synchronous calls: they
+    release the GIL, and their completions need no callback into Python,
+    which librados would make from its own threads)."""
+
+    def __init__(self, ioctx: Any, pool: str, namespace: str) -> None:
+        self.ioctx = ioctx
+        self.where = f'{pool}/{namespace}'
+
+    def _call(self, what: str, fn: Any, *args: Any) -> Any:
+        import rados
+        try:
+            return fn(*args)
+        except rados.Error as e:
+            raise ClusterError(f'{what} in {self.where}: {e}')
+
+    def write(self, obj: str, data: bytes, offset: int) -> None:
+        self._call(f'writing {obj}', self.ioctx.write, obj, data, offset)
+
+    def remove(self, obj: str) -> None:
+        import rados
+        try:
+            self.ioctx.remove_object(obj)
+        except rados.ObjectNotFound:
+            pass
+        except rados.Error as e:
+            raise ClusterError(f'removing {obj} in {self.where}: {e}')
+
+    def objects(self) -> List[str]:
+        return self._call('listing', lambda: [o.key for o in self.ioctx.list_objects()])

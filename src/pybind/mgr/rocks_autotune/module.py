@@ -100,7 +100,20 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         Option('bench_object_num', type='int', default=16, min=1, max=1024,
                desc='number of objects osd bench writes into'),
         Option('bench_chunk_seconds', type='float', default=5.0, min=0.5,
-               desc='length of one osd bench call; stop and abort are seen between calls'),
+               desc='length of one chunk of the client load or one osd bench call; stop '
+                    'and abort are seen between chunks'),
+        Option('client_pool', type='str', default='',
+               desc='pool the client workload writes its objects to, in its own namespace '
+                    '(rocks_autotune); empty: the replicated pool in which the canary serves '
+                    'the most PGs'),
+        Option('client_space', type='size', default=1 << 30, min=1 << 20,
+               desc='the client workload\'s keyspace: it writes 4 KiB at random offsets of '
+                    'this many bytes of objects (per replica), all removed when the session '
+                    'ends'),
+        Option('client_object_size', type='size', default=1 << 20, min=65536,
+               desc='size of the client workload\'s objects (client_space / this many)'),
+        Option('client_threads', type='int', default=16, min=1, max=128,
+               desc='client workload writes in flight'),
         Option('seed', type='int', default=0, desc='random seed of the optimizer'),
         Option('confirm_candidates', type='int', default=3, min=1,
                max=MAX_CONFIRM_CANDIDATES,
@@ -165,6 +178,10 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                 bench_object_size=int(opt('bench_object_size')),
                 bench_object_num=int(opt('bench_object_num')),
                 bench_chunk_seconds=float(opt('bench_chunk_seconds')), seed=int(opt('seed')),
+                client_pool=str(opt('client_pool') or ''),
+                client_space=int(opt('client_space')),
+                client_object_size=int(opt('client_object_size')),
+                client_threads=int(opt('client_threads')),
                 confirm_candidates=int(opt('confirm_candidates')),
                 confirm_rounds=int(opt('confirm_rounds')),
                 confirm_margin=float(opt('confirm_margin')),

@@ -10,6 +10,7 @@ from .cluster import OsdInfo
 from .metrics import OBJECTIVE_NAMES
 from .views import answer_line, arm_record, final_answer, ratio_text, recommended_arm
 from .space import Candidate
+from .workload import NAMESPACE
 
 MiB = 1 << 20
 
@@ -34,6 +35,7 @@ def status_text(st: Dict[str, Any]) -> str:
              f'message: {st["message"]}']
     if st.get('error'):
         lines.append(f'error: {st["error"]}')
+    lines += client_lines(st.get('client'))
     b = st.get('baseline')
     if b:
         lines.append(f'baseline ({b["runs"]} runs, median; spread = (max-min)/median): '
@@ -56,6 +58,19 @@ def status_text(st: Dict[str, Any]) -> str:
         lines.append(f'osd.{st["osd"]} crashed in failed trials (read each, then archive it): '
                      + '; '.join(f'ceph crash archive {i}' for i in st['crashes']))
     return '\n'.join(lines + rollout_lines(st.get('rollout')))
+
+
+def client_lines(c: Optional[Mapping[str, Any]]) -> List[str]:
+    """The client workload's keyspace, and what became of it."""
+    if not c:
+        return []
+    line = (f'client load: {c["count"]} objects in pool {c["pool"]}, namespace '
+            f'{NAMESPACE}, in the {len(c["seeds"])} of its {c["pg_num"]} PGs the canary is in')
+    if c.get('remove_error'):
+        line += f'; removing them failed: {c["remove_error"]}'
+    elif c.get('removed') is not None:
+        line += f'; {c["removed"]} removed at the end'
+    return [line]
 
 
 def _fig(fig: Optional[Mapping[str, Any]]) -> str:

@@ -37,7 +37,7 @@ from enum import Enum
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from . import confirm, metrics, views
-from .canary import ANNEX, CFS, OPTIONS, SAVED, Canary
+from .canary import ANNEX, CFS, OPTIONS, SAVED, STATS_OPTIONS, Canary
 from .cluster import Cluster, ClusterError, Crash
 from .confirm import BASELINE, Confirmation
 from .metrics import Baseline, Measurement
@@ -49,7 +49,9 @@ from .space import Candidate, SearchSpace
 from .store import STATE_VERSION, SessionState, StartRecord, StoreError
 from .trial import Window, WindowSettings, confirmation_length
 from .views import View
-from .workload import BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, BenchWorkload
+from .workload import (BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, NAMESPACE, BenchWorkload,
+                       ClientWorkload, LazyClientWorkload, Workload, client_objects,
+                       client_pool)
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +65,9 @@ MAX_CLUSTER_ERRORS = 5
 # round) stays well inside one store value, and its time within reason
 MAX_CONFIRM_CANDIDATES = 5
 MAX_CONFIRM_ROUNDS = 15
+# the client workload's objects: their names are found (hashing names until
+# enough land in the canary's PGs) and held in the mgr
+MAX_CLIENT_OBJECTS = 65536
 # a crash is stamped by its OSD host's clock, the trials by the mgr's
 CRASH_CLOCK_SLACK = 30.0
 
@@ -122,6 +127,10 @@ class Settings:
     bench_object_size: int = 4 << 20
     bench_object_num: int = 16
     bench_chunk_seconds: float = 5.0
+    client_pool: str = ''
+    client_space: int = 1 << 30
+    client_object_size: int = 1 << 20
+    client_threads: int = 16
     seed: int = 0
     confirm_candidates: int = 3
     confirm_rounds: int = 5
@@ -144,9 +153,15 @@ class Settings:
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
                 raise ValueError(f'{name} must be a non-negative number, not {v!r}')
         for name in ('baseline_runs', 'bench_object_size', 'bench_object_num',
-                     'confirm_candidates', 'confirm_rounds'):
+                     'confirm_candidates', 'confirm_rounds', 'client_space',
+                     'client_object_size', 'client_threads'):
             if not (isinstance(getattr(self, name), int) and getattr(self, name) >= 1):
                 raise ValueError(f'{name} must be a positive integer')
+        if self.client_object_size < 4096 or self.client_object_size > self.client_space:
+            raise ValueError('client_object_size must be between 4 KiB and client_space')
+        if self.client_space // self.client_object_size > MAX_CLIENT_OBJECTS:
+            raise ValueError(f'client_space / client_object_size must be at most '
+                             f'{MAX_CLIENT_OBJECTS} objects')
         if self.confirm_candidates > MAX_CONFIRM_CANDIDATES:
             raise ValueError(f'confirm_candidates must be {MAX_CONFIRM_CANDIDATES} at most')
         if self.confirm_rounds > MAX_CONFIRM_ROUNDS:
@@ -214,10 +229,13 @@ class Session:
         self.restarter = Restarter(cluster, self.osd, state, lambda: self._save(self.s),
                                    settings.restart_timeout, settings.manual_restart_timeout,
                                    single_copy_ok=self.params.allow_single_copy)
-        workload = (BenchWorkload(cluster, self.osd, object_size=settings.bench_object_size,
-                                  object_num=settings.bench_object_num,
-                                  chunk_seconds=settings.bench_chunk_seconds)
-                    if self.params.workload == 'bench' else None)
+        workload: Optional[Workload] = None
+        if self.params.workload == 'bench':
+            workload = BenchWorkload(cluster, self.osd, object_size=settings.bench_object_size,
+                                     object_num=settings.bench_object_num,
+                                     chunk_seconds=settings.bench_chunk_seconds)
+        elif self.params.workload == 'client':
+            workload = LazyClientWorkload(lambda: self._client_workload())
         self.window = Window(cluster, self.osd, workload, WindowSettings(
             warmup=settings.warmup, duration=self.params.duration,
             min_flushes=settings.min_flushes, max_window_factor=settings.max_window_factor,
@@ -226,6 +244,31 @@ class Session:
         # stop/abort from the command thread, taken by the next step
         self._requests_lock = threading.Lock()
         self._requests: Set[str] = set()
+
+    def _client_workload(self) -> ClientWorkload:
+        """The client load, built on its first chunk (its names are hashed, its
+        pool opened: not on the path that loads a session)."""
+        c = self.s.get('client')
+        if c is None:
+            raise ValueError('a client session without its client record')
+        st = self.settings
+        names = client_objects(f'{self.s["id"][:8]}', c['count'], c['pg_num'], c['seeds'])
+        return ClientWorkload(self.cluster.client_io(c['pool'], NAMESPACE), names,
+                              st.client_object_size, threads=st.client_threads,
+                              chunk_seconds=st.bench_chunk_seconds, seed=self.s['seed'],
+                              clock=self.clock)
+
+    def _remove_client_objects(self) -> None:
+        """The client load's objects go with the session (kept: how many went)."""
+        c = self.s.get('client')
+        if not c or c.get('removed') is not None:
+            return
+        try:
+            c['removed'] = ClientWorkload(self.cluster.client_io(c['pool'], NAMESPACE), [],
+                                          self.settings.client_object_size).cleanup()
+        except ClusterError as e:
+            log.warning('removing the client workload\'s objects failed: %s', e)
+            c['remove_error'] = str(e)
 
     @property
     def optimizer(self) -> Any:
@@ -282,6 +325,17 @@ class Session:
             parse_sharding(sharding)
         except ValueError as e:
             raise StartRefused(f'cannot read this release\'s RocksDB defaults: {e}')
+        client = None
+        if params.workload == 'client':
+            try:
+                pool, seeds = client_pool(cluster.pools(), cluster.pgs(), osd,
+                                          settings.client_pool)
+            except ValueError as e:
+                raise StartRefused(f'the client workload has nowhere to write: {e}; name a '
+                                   'pool with the client_pool option, or use --workload bench')
+            client = {'pool': pool.name, 'pg_num': pool.pg_num, 'seeds': seeds,
+                      'count': settings.client_space // settings.client_object_size,
+                      'removed': None}
         now = clock()
         params.osd = osd
         state: SessionState = {
@@ -296,7 +350,7 @@ class Session:
             'settings': asdict(settings), 'paused_since': None,
             'restart': None, 'window': None, 'iops_estimate': None, 'alerts': {},
             'cluster_errors': 0, 'config_seen': canary.entries(), 'config_changes': [],
-            'last_applied': None,
+            'last_applied': None, 'client': client,
         }
         try:
             session = cls(state, cluster, settings, save, clock)
@@ -471,6 +525,8 @@ class Session:
         if phase == P.PREPARE:
             if self.params.workload == 'bench':
                 self.canary.set_bench_limit(BENCH_LIMIT_VALUE)
+            # RocksDB's own flush and compaction figures, from the first restart on
+            self.canary.collect_rocksdb_stats()
             self._enter(P.NEXT)
             return self._next_trial()
         if phase == P.NEXT:
@@ -679,6 +735,7 @@ class Session:
             ANNEX: {o[ANNEX]} | ({''} if s['annexed'] else set()),
             BENCH_LIMIT_OPTION: {o[BENCH_LIMIT_OPTION]} | (
                 {str(BENCH_LIMIT_VALUE)} if self.params.workload == 'bench' else set()),
+            **{name: {o[name], 'true'} for name in STATS_OPTIONS if name in o},
         }
 
     def _foreign(self) -> Set[str]:
@@ -730,6 +787,9 @@ class Session:
             self.canary.restore(s['originals'], held)
             if s['params']['workload'] == 'bench' and BENCH_LIMIT_OPTION not in held:
                 self.canary.set_bench_limit(BENCH_LIMIT_VALUE)
+            # every window measures with RocksDB's figures on, the baseline's too
+            if 'rocksdb_perf' in s['originals']:
+                self.canary.collect_rocksdb_stats(held)
         # the restart's purpose: whether the process may load a candidate
         self.restarter.begin('candidate' if self._runs_candidate(cur) else
                              'recovery' if self._is_recovery() else 'baseline', now)
@@ -1033,6 +1093,7 @@ class Session:
     def _finish(self) -> float:
         s = self.s
         self.restarter.clear_noout()
+        self._remove_client_objects()
         for key in ('PAUSED', 'CONFIG_CHANGED', 'TRIAL_FAILED', 'MANUAL_RESTART',
                     'RESTORE_PENDING'):
             s['alerts'].pop(key, None)

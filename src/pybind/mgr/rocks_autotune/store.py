@@ -112,6 +112,9 @@ class SessionState(StartRecord, _Head, total=False):
     final: str
     other_checks: List[str]  # others' health checks at the last look (preflight.Health)
     confirm: Dict[str, Any]  # the confirmation, once the search is done (confirm.plan)
+    # the client workload's pool, PG seeds and object count; how many of its
+    # objects the end removed (None until then).  None for another workload
+    client: Optional[Dict[str, Any]]
 
 
 Get = Callable[[str], Optional[str]]

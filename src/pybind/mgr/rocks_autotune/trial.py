@@ -21,11 +21,12 @@ from statistics import median
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from . import metrics
-from .cluster import Cluster
+from .cluster import Cluster, ClusterError
 from .metrics import Measurement
 from .space import Candidate
 from .store import SessionState
-from .workload import BenchWorkload
+from .rocksdb_stats import KvStats, delta
+from .workload import Workload
 
 
 @dataclass
@@ -53,7 +54,7 @@ def confirmation_length(configs: Iterable[Tuple[Candidate, List[Measurement]]],
 
 
 class Window:
-    def __init__(self, cluster: Cluster, osd: int, workload: Optional[BenchWorkload],
+    def __init__(self, cluster: Cluster, osd: int, workload: Optional[Workload],
                  settings: WindowSettings, state: SessionState) -> None:
         self.cluster = cluster
         self.osd = osd
@@ -83,12 +84,22 @@ class Window:
         w['bench_seconds'] += secs
         return 0
 
+    def _kv_stats(self) -> Optional[Dict[str, Any]]:
+        """RocksDB's figures now, or None when the canary gives none (an OSD
+        not yet restarted with rocksdb_perf, a release that prints them
+        otherwise): the window then counts from BlueFS's bytes alone."""
+        try:
+            return self.cluster.kv_stats(self.osd).to_dict()
+        except ClusterError:
+            return None
+
     def warmup(self, now: float, since: float) -> Tuple[bool, float]:
         """(warm-up over and the window open, delay before the next call)."""
         left = self.settings.warmup - (now - since)
         if left <= 0:
             self.s['window'] = {'start': now, 'bytes': 0, 'bench_seconds': 0.0,
-                                'before': metrics.snapshot(self.cluster.perf_dump(self.osd))}
+                                'before': metrics.snapshot(self.cluster.perf_dump(self.osd)),
+                                'kv_before': self._kv_stats()}
             return True, 0
         return False, min(self._drive(left), left)
 
@@ -112,10 +123,18 @@ class Window:
             # a busy mgr): a bench window with no bench measures nothing
             return None, self._drive(st.duration)
         after = metrics.snapshot(self.cluster.perf_dump(self.osd))
-        covered = metrics.wal_bytes(w['before'], after) / flush_bytes
-        short = covered < st.min_flushes or (
-            length is not None
-            and metrics.l0_cycles(w['before'], after, flush_bytes, trigger) < cycles)
+        kv = None
+        if w.get('kv_before') is not None:
+            kv_after = self._kv_stats()
+            if kv_after is not None:
+                kv = delta(KvStats.from_dict(w['kv_before']), KvStats.from_dict(kv_after))
+        if kv is not None:
+            covered = float(kv.flushes)
+            seen_cycles = float(kv.compactions)
+        else:
+            covered = metrics.wal_bytes(w['before'], after) / flush_bytes
+            seen_cycles = metrics.l0_cycles(w['before'], after, flush_bytes, trigger)
+        short = covered < st.min_flushes or (length is not None and seen_cycles < cycles)
         if short and length is None and elapsed < st.duration * st.max_window_factor:
             # too little written to see this config's write-amp: extend
             return None, self._drive(st.extend_seconds)
@@ -123,4 +142,4 @@ class Window:
                                min_flushes=st.min_flushes,
                                bench_bytes=w['bytes'] if bench else None,
                                bench_seconds=w['bench_seconds'] if bench else None,
-                               trigger=trigger, min_cycles=cycles), 0
+                               trigger=trigger, min_cycles=cycles, kv=kv), 0

@@ -110,6 +110,8 @@ def status_of(s: SessionState, osd: int, progress: float, health: List[str],
         'max_memtable_bytes': max_memtable_bytes,
         # someone else's changes to the canary's config since the start
         'config_changes': s.get('config_changes') or [],
+        # the client workload's pool and objects; how many the end removed
+        'client': s.get('client'),
     }
 
 

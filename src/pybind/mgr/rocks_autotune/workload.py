@@ -1,20 +1,47 @@
 """The load a measurement window runs under.
 
-`bench` drives `osd bench` on the canary: 4 KiB random writes into objects the
-bench pre-creates, in chunks of a few seconds so that a stop or abort is seen
-between chunks.  `live` drives nothing: the window measures the canary's own
-client traffic.
+`client` writes as a client does: 4 KiB writes at random offsets of
+thousands of objects (an RBD image's shape) through librados from the mgr,
+so every write goes through the PG layer (PG log, dup entries, onode
+updates) of a PG the canary serves.  The objects live in a namespace of one
+replicated pool (`NAMESPACE`, never a user's objects); they are only ones in
+PGs whose up set holds the canary, so every byte lands on it, and the
+session removes them when it ends.  `bench` drives `osd bench` on the
+canary: 4 KiB writes into 16 objects below the PG layer, a quick mode that
+makes no PG log and touches a few onodes.  `live` drives nothing: the window
+measures the canary's own client traffic.  The driven ones run in chunks of
+a few seconds, so that a stop or abort is seen between chunks.
 """
-from typing import Optional, Tuple
+import random
+import threading
+import time
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from .cluster import Cluster
+from .cluster import Cluster, ClientIo, ClusterError, PgInfo, PoolInfo
+from .placement import pg_of
+
+try:
+    from typing import Protocol
+except ImportError:  # Python < 3.8
+    from typing_extensions import Protocol  # type: ignore
+
+Clock = Callable[[], float]
 
 # osd bench caps small writes at max_iops x osd_bench_duration (30 s); the
 # canary gets a high cap for the session and its original value back after.
 BENCH_LIMIT_OPTION = 'osd_bench_small_size_max_iops'
 BENCH_LIMIT_VALUE = 100000
 BENCH_MAX_OPS = BENCH_LIMIT_VALUE * 30
-WORKLOADS = ('bench', 'live')
+WORKLOADS = ('client', 'bench', 'live')
+NAMESPACE = 'rocks_autotune'
+HUNG_WRITE = 60.0  # s a chunk's write may take before the chunk fails
+
+
+class Workload(Protocol):
+    block_size: int
+
+    def drive(self, seconds: float, iops_estimate: Optional[float]) -> Tuple[int, float]:
+        """Write for about `seconds` (at most one chunk); bytes written and time taken."""
 
 
 class BenchWorkload:
@@ -41,3 +68,124 @@ class BenchWorkload:
         r = self.cluster.bench(self.osd, ops * self.block_size, self.block_size,
                                self.object_size, self.object_num)
         return int(r['bytes_written']), float(r['elapsed_sec'])
+
+
+def client_pool(pools: Dict[int, PoolInfo], pgs: Sequence[PgInfo], osd: int,
+                wanted: str = '') -> Tuple[PoolInfo, List[int]]:
+    """The pool the client load writes to, and the PG seeds of it that osd
+    serves: `wanted`, or the replicated pool in which it serves the most PGs
+    (ties: the lowest id).  ValueError naming why none will do."""
+    served: Dict[int, List[int]] = {}
+    for pg in pgs:
+        if osd in pg.up:
+            served.setdefault(pg.pool, []).append(int(pg.pgid.split('.')[1], 16))
+    by_name = {p.name: p for p in pools.values()}
+    if wanted:
+        if wanted not in by_name:
+            raise ValueError(f'no pool named {wanted!r}')
+        chosen = [by_name[wanted]]
+    else:
+        chosen = sorted((p for p in pools.values() if not p.erasure and served.get(p.id)),
+                        key=lambda p: (-len(served[p.id]), p.id))
+    if not chosen or chosen[0].erasure or not served.get(chosen[0].id):
+        raise ValueError(
+            f'osd.{osd} serves no PG of ' + (f'pool {wanted!r}' if wanted else 'a replicated pool')
+            + ' (the client workload writes 4 KiB at random offsets: an erasure-coded pool '
+            'takes them only with overwrites, and makes other DB writes)')
+    pool = chosen[0]
+    if pool.pg_num < 1:
+        raise ValueError(f'pool {pool.name!r} has no pg_num in the OSD map')
+    return pool, sorted(served[pool.id])
+
+
+def client_objects(prefix: str, count: int, pg_num: int, seeds: Sequence[int]) -> List[str]:
+    """`count` object names (prefix.0, prefix.1, ...) of those whose PG is one of
+    `seeds`, in the workload's namespace."""
+    wanted = set(seeds)
+    if not wanted:
+        raise ValueError('no PG to write to')
+    names: List[str] = []
+    i = 0
+    while len(names) < count:
+        name = f'{prefix}.{i}'
+        if pg_of(name, pg_num, NAMESPACE) in wanted:
+            names.append(name)
+        i += 1
+    return names
+
+
+class ClientWorkload:
+    kind = 'client'
+
+    def __init__(self, io: ClientIo, objects: Sequence[str], object_size: int,
+                 block_size: int = 4096, threads: int = 16, chunk_seconds: float = 5.0,
+                 seed: int = 0, clock: Clock = time.monotonic) -> None:
+        if object_size < block_size:
+            raise ValueError('objects smaller than a write')
+        self.io = io
+        self.objects = list(objects)
+        self.object_size = object_size
+        self.block_size = block_size
+        self.threads = threads
+        self.chunk_seconds = chunk_seconds
+        self.rng = random.Random(seed)
+        self.clock = clock
+        # incompressible, as a client's data mostly is
+        self.data = self.rng.randbytes(block_size)
+
+    def drive(self, seconds: float, iops_estimate: Optional[float]) -> Tuple[int, float]:
+        """Write for about `seconds` (at most one chunk), `threads` writes in
+        flight; bytes written and time taken.  ClusterError if a write failed."""
+        length = max(0.1, min(seconds, self.chunk_seconds))
+        blocks = self.object_size // self.block_size
+        done = [0] * self.threads
+        errors: List[ClusterError] = []
+        seeds = [self.rng.getrandbits(32) for _ in range(self.threads)]
+        start = self.clock()
+        deadline = start + length
+
+        def writer(i: int) -> None:
+            rng = random.Random(seeds[i])
+            try:
+                while self.clock() < deadline and not errors:
+                    self.io.write(rng.choice(self.objects), self.data,
+                                  rng.randrange(blocks) * self.block_size)
+                    done[i] += 1
+            except ClusterError as e:
+                errors.append(e)
+
+        workers = [threading.Thread(target=writer, args=(i,), daemon=True,
+                                    name=f'rocks_autotune.client.{i}')
+                   for i in range(self.threads)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            # librados waits for an OSD without end; a PG that stays inactive must
+            # not hold the session (the thread is left to its write)
+            w.join(max(0.0, deadline + HUNG_WRITE - self.clock()))
+        if any(w.is_alive() for w in workers):
+            raise ClusterError(f'client writes did not complete within {HUNG_WRITE:.0f}s')
+        if errors:
+            raise errors[0]
+        return sum(done) * self.block_size, self.clock() - start
+
+    def cleanup(self) -> int:
+        """Remove every object of the namespace; how many there were."""
+        names = self.io.objects()
+        for name in names:
+            self.io.remove(name)
+        return len(names)
+
+
+class LazyClientWorkload:
+    """A ClientWorkload made on its first chunk (by `make`)."""
+    block_size = 4096
+
+    def __init__(self, make: Callable[[], ClientWorkload]) -> None:
+        self.make = make
+        self.load: Optional[ClientWorkload] = None
+
+    def drive(self, seconds: float, iops_estimate: Optional[float]) -> Tuple[int, float]:
+        if self.load is None:
+            self.load = self.make()
+        return self.load.drive(seconds, iops_estimate)

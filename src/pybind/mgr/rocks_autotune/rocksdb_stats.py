@@ -1,0 +1,168 @@
+"""What RocksDB itself says it wrote: flushes, compactions, and the LSM's shape.
+
+BlueFS's perf counters see bytes and files, not why they were written.
+`ceph tell osd.N dump_objectstore_kv_stats` prints RocksDB's own statistics
+(with `rocksdb_perf`, which takes effect when the OSD opens its DB, and
+`rocksdb_collect_extended_stats`) and, per column family, the compaction
+table of `rocksdb.stats` (with `rocksdb_collect_compaction_stats`).  The
+session sets the three on the canary's mask for its length (canary.SAVED).
+
+The answer is not one JSON document: a statistics object whose every line is
+a value under the same key (".", or "" for the tables), then the perf
+counters.  So it is read with `raw_decode`, keeping the repeated keys.
+
+Every figure counts from the OSD's start, so a window's figures are
+differences between two reads of one process.
+"""
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+# Tentacle names the statistics so; the ones a window compares
+FLUSH_BYTES = 'rocksdb.flush.write.bytes'
+COMPACT_WRITE_BYTES = 'rocksdb.compact.write.bytes'
+COMPACT_READ_BYTES = 'rocksdb.compact.read.bytes'
+WAL_BYTES = 'rocksdb.wal.bytes'
+TICKERS = (FLUSH_BYTES, COMPACT_WRITE_BYTES, COMPACT_READ_BYTES, WAL_BYTES)
+
+_TICKER = re.compile(r'^(rocksdb\.[\w.]+) COUNT : (\d+)$')
+_CF = re.compile(r'^\*\* Compaction Stats \[(.+)\] \*\*$')
+_LEVEL = re.compile(r'^L(\d+)$')
+_UNITS = {'B': 1, 'KB': 1 << 10, 'MB': 1 << 20, 'GB': 1 << 30, 'TB': 1 << 40}
+
+
+@dataclass
+class Level:
+    files: int
+    size: int  # bytes
+    # compactions whose output landed at this level; at L0, RocksDB counts flushes
+    compactions: int
+
+
+@dataclass
+class KvStats:
+    tickers: Dict[str, int] = field(default_factory=dict)
+    # column family -> level number -> Level (levels that hold nothing are left out)
+    levels: Dict[str, Dict[int, Level]] = field(default_factory=dict)
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {'tickers': self.tickers,
+                'levels': {cf: {str(n): asdict(lv) for n, lv in ls.items()}
+                           for cf, ls in self.levels.items()}}
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> 'KvStats':
+        return cls(tickers={k: int(v) for k, v in d.get('tickers', {}).items()},
+                   levels={cf: {int(n): Level(**lv) for n, lv in ls.items()}
+                           for cf, ls in d.get('levels', {}).items()})
+
+    def ticker(self, name: str) -> Optional[int]:
+        return self.tickers.get(name)
+
+    def compactions_below_l0(self, cf: str) -> int:
+        """Compactions out of L0 or deeper in one column family: every one
+        lands at a level below L0 (L0 -> L1 lands at L1, or at the base level
+        with dynamic level sizes)."""
+        return sum(lv.compactions for n, lv in self.levels.get(cf, {}).items() if n > 0)
+
+    def shape(self) -> Dict[str, List[Tuple[int, int, int]]]:
+        """Per column family, (level, files, bytes) of the levels that hold data."""
+        return {cf: [(n, lv.files, lv.size) for n, lv in sorted(ls.items()) if lv.files]
+                for cf, ls in sorted(self.levels.items())}
+
+
+def _documents(text: str) -> List[List[Tuple[str, Any]]]:
+    """Each JSON document in `text`, as its top-level (key, value) pairs in order."""
+    dec = json.JSONDecoder(object_pairs_hook=list)
+    docs: List[List[Tuple[str, Any]]] = []
+    pos = 0
+    while True:
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        if pos >= len(text):
+            return docs
+        doc, pos = dec.raw_decode(text, pos)
+        if not isinstance(doc, list):
+            raise ValueError('dump_objectstore_kv_stats: not a JSON object')
+        docs.append(doc)
+
+
+def _size(number: str, unit: str) -> int:
+    if unit not in _UNITS:
+        raise ValueError(f'unknown size unit {unit!r}')
+    return int(float(number) * _UNITS[unit])
+
+
+def parse(text: str) -> KvStats:
+    """KvStats from `dump_objectstore_kv_stats`; ValueError when it holds no
+    statistics (RocksDB perf off: the OSD answers with an error instead)."""
+    stats = KvStats()
+    header: Optional[List[str]] = None
+    cf = ''
+    found = False
+    for doc in _documents(text):
+        for key, value in doc:
+            if key in ('rocksdb_extended_statistics', 'rocksdb_compaction_statistics'):
+                found = True
+            if not isinstance(value, str):
+                continue
+            line = value.strip()
+            m = _TICKER.match(line)
+            if m:
+                stats.tickers[m.group(1)] = int(m.group(2))
+                continue
+            m = _CF.match(line)
+            if m:
+                cf, header = m.group(1), None
+                continue
+            words = line.split()
+            if not words:
+                continue
+            if words[0] in ('Level', 'Priority'):
+                header = words if words[0] == 'Level' else None
+                continue
+            lv = _LEVEL.match(words[0])
+            if header is None or not lv or len(words) != len(header) + 1:
+                continue
+            # the size is two words (number, unit): the header's one
+            row = dict(zip(header[3:], words[4:]))
+            stats.levels.setdefault(cf, {})[int(lv.group(1))] = Level(
+                files=int(words[1].split('/')[0]), size=_size(words[2], words[3]),
+                compactions=int(row.get('Comp(cnt)', 0)))
+    if not found:
+        raise ValueError('dump_objectstore_kv_stats holds no RocksDB statistics '
+                         '(rocksdb_perf off, or the OSD not restarted since it was set)')
+    return stats
+
+
+@dataclass
+class KvDelta:
+    """What RocksDB wrote in a window, from two reads of one OSD process."""
+    wal_bytes: int
+    flush_bytes: int
+    compaction_bytes: int
+    # the column family that flushed most often in the window ('' if none
+    # did), and its compactions below L0 in the window
+    busiest_cf: str
+    flushes: int
+    compactions: int
+
+
+def delta(before: KvStats, after: KvStats) -> KvDelta:
+    def tick(name: str) -> int:
+        return (after.ticker(name) or 0) - (before.ticker(name) or 0)
+
+    def flushes(cf: str) -> int:
+        # the L0 row counts flushes; its byte column is in 0.1 GB steps, too coarse
+        old, new = before.levels.get(cf, {}).get(0), after.levels.get(cf, {}).get(0)
+        return (new.compactions if new else 0) - (old.compactions if old else 0)
+
+    busiest = max(sorted(after.levels), key=flushes, default='')
+    if busiest and flushes(busiest) <= 0:
+        busiest = ''
+    return KvDelta(wal_bytes=tick(WAL_BYTES), flush_bytes=tick(FLUSH_BYTES),
+                   compaction_bytes=tick(COMPACT_WRITE_BYTES), busiest_cf=busiest,
+                   flushes=flushes(busiest) if busiest else 0,
+                   compactions=(after.compactions_below_l0(busiest)
+                                - before.compactions_below_l0(busiest)) if busiest else 0)

@@ -1,0 +1,138 @@
+"""The client workload: objects in PGs the canary serves, written through a
+librados client (the fake's), removed at the end; RocksDB's own figures in
+every window; the stats options on the canary for the session only."""
+import threading
+from typing import Any
+
+import pytest
+
+from fake_cluster import FakeClock, FakeCluster, FakeIo
+from rocks_autotune import placement, report, workload
+from rocks_autotune.canary import STATS_OPTIONS
+from rocks_autotune.cluster import ClusterError, PgInfo, PoolInfo
+from rocks_autotune.preflight import StartRefused
+from rocks_autotune.workload import NAMESPACE, ClientWorkload, client_objects, client_pool
+from test_session import Harness, assert_restored
+
+
+def test_a_client_session_writes_only_in_the_canarys_pgs_and_removes_it_all() -> None:
+    h = Harness(client_space=64 << 20, client_object_size=1 << 20)
+    h.cluster.add_pool('other', size=3, min_size=2, osds=[1, 2], pgs=8)
+    before = h.config_of(0)
+    seen = {}
+
+    def look(s: Any) -> bool:
+        # every option the session sets, and the objects, while it measures
+        if s.s['phase'] == 'measure':
+            seen.update(h.config_of(0))
+            seen['objects'] = dict(h.cluster.objects.get(('rbd', NAMESPACE), {}))
+        return False
+    s = h.start(osd=0, workload='client')
+    h.run(until=look)
+    assert s.s['state'] == 'done'
+    assert all(seen[n] == 'true' for n in STATS_OPTIONS)
+    c = s.s['client']
+    # rbd: the fake's 4 PGs all hold osd.0; `other`'s 8 never do
+    assert (c['pool'], c['pg_num'], c['seeds'], c['count']) == ('rbd', 4, [0, 1, 2, 3], 64)
+    written = seen['objects']
+    assert 10 < len(written) <= 64
+    assert all(name.startswith(s.s['id'][:8] + '.') for name in written)
+    # gone at the end, and the count of what went kept
+    assert h.cluster.objects[('rbd', NAMESPACE)] == {}
+    assert c['removed'] >= len(written)
+    # RocksDB's figures in every window, the flushes and compactions counted
+    for t in s.s['trials']:
+        m = t['measurement']
+        assert m['busiest_cf'] in ('O-0', '') and m['compactions'] is not None
+        assert m['rocksdb_wal_bytes'] > 0 and m['iops'] > 0
+    assert_restored(h, 0, before)
+
+
+def test_the_client_load_names_objects_only_in_the_pgs_given() -> None:
+    names = client_objects('abcd1234', 200, 32, [3, 17])
+    assert len(names) == 200 and len(set(names)) == 200
+    assert {placement.pg_of(n, 32, NAMESPACE) for n in names} == {3, 17}
+    # the same names each time: a new active mgr writes the same keyspace
+    assert client_objects('abcd1234', 200, 32, [3, 17]) == names
+
+
+def _pools() -> Any:
+    pools = {1: PoolInfo(1, 'a', 3, 2, pg_num=4), 2: PoolInfo(2, 'b', 3, 2, pg_num=8),
+             3: PoolInfo(3, 'ec', 3, 2, erasure=True, k=2, m=1, pg_num=8)}
+    pgs = ([PgInfo(f'1.{i:x}', 1, [0, 1, 2], [0, 1, 2]) for i in range(4)]
+           + [PgInfo(f'2.{i:x}', 2, [1, 2], [1, 2] if i % 2 else [0, 1]) for i in range(8)]
+           + [PgInfo(f'3.{i:x}', 3, [0, 1, 2], [0, 1, 2]) for i in range(8)])
+    return pools, pgs
+
+
+def test_the_pool_is_the_replicated_one_with_most_of_the_canarys_pgs() -> None:
+    pools, pgs = _pools()
+    assert client_pool(pools, pgs, 0) == (pools[1], [0, 1, 2, 3])
+    assert client_pool(pools, pgs, 0, 'b') == (pools[2], [0, 2, 4, 6])
+    assert client_pool(pools, pgs, 2)[0] == pools[1]
+
+
+@pytest.mark.parametrize('osd,wanted,message', [
+    (0, 'nope', "no pool named 'nope'"),
+    (0, 'ec', "serves no PG of pool 'ec'"),
+    (3, '', 'serves no PG of a replicated pool')])
+def test_a_pool_that_will_not_do_is_named(osd: int, wanted: str, message: str) -> None:
+    pools, pgs = _pools()
+    with pytest.raises(ValueError, match=message):
+        client_pool(pools, pgs, osd, wanted)
+
+
+def test_start_refuses_when_the_client_load_has_nowhere_to_write() -> None:
+    h = Harness(client_pool='missing')
+    before = h.config_of(0)
+    with pytest.raises(StartRefused, match="nowhere to write: no pool named 'missing'"):
+        h.start(osd=0, workload='client')
+    assert h.saved == [] and h.config_of(0) == before
+
+
+def test_a_failing_client_write_fails_the_trial_and_the_session_restores() -> None:
+    h = Harness(client_space=8 << 20, on_failure='stop')
+    before = h.config_of(0)
+    s = h.start(osd=0, workload='client')
+    h.run(until=lambda s: s.s['phase'] == 'measure')
+    h.cluster.client_fails = 'pool full'
+    h.run()
+    failed = [t for t in s.s['trials'] if t['verdict'] == 'failed']
+    assert failed and 'pool full' in failed[0]['error']
+    assert_restored(h, 0, before)
+
+
+def test_without_rocksdbs_figures_a_window_counts_from_bluefs() -> None:
+    h = Harness(client_space=8 << 20)
+    h.cluster.kv_stats_off = True
+    s = h.start(osd=0, workload='client', trials=1)
+    h.run()
+    assert s.s['state'] == 'done'
+    m = s.s['trials'][0]['measurement']
+    assert m['compactions'] is None and m['flushes'] > 0
+
+
+def test_a_write_that_hangs_fails_the_chunk(monkeypatch: Any) -> None:
+    release = threading.Event()
+
+    class Hung(FakeIo):
+        def write(self, obj: str, data: bytes, offset: int) -> None:
+            release.wait(10)  # an OSD that never answers (librados waits without end)
+    monkeypatch.setattr(workload, 'HUNG_WRITE', 0.2)
+    io = Hung(FakeCluster(FakeClock()), 'rbd', NAMESPACE)
+    load = ClientWorkload(io, ['a'], 1 << 20, threads=2)
+    try:
+        with pytest.raises(ClusterError, match='did not complete'):
+            load.drive(0.1, None)
+    finally:
+        release.set()
+
+
+def test_status_names_the_keyspace_and_what_became_of_it() -> None:
+    h = Harness(client_space=8 << 20)
+    s = h.start(osd=0, workload='client', trials=1)
+    text = report.status_text(s.status())
+    assert 'client load: 8 objects in pool rbd, namespace rocks_autotune, in the 4 of its ' \
+           '4 PGs the canary is in' in text and 'removed' not in text
+    h.run()
+    assert f'; {s.s["client"]["removed"]} removed at the end' in report.status_text(s.status())
