@@ -238,7 +238,8 @@ def lab() -> Iterator[Lab]:
         # check behaviour, not figures (a test that needs more rounds sets them)
         for name, value in (('warmup', '2'), ('bench_chunk_seconds', '2'),
                             ('max_window_factor', '1.5'), ('restart_timeout', '120'),
-                            ('confirm_candidates', '1'), ('confirm_rounds', '1')):
+                            ('confirm_candidates', '1'), ('confirm_rounds', '1'),
+                            ('steady_window_limit', '10')):
             lab.ceph('config', 'set', 'mgr', f'mgr/rocks_autotune/{name}', value)
         lab.wait('HEALTH_OK', lambda: lab.json('health')['status'] == 'HEALTH_OK', 120)
         # the faults tier's failover cases need the standby

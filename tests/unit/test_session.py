@@ -16,7 +16,7 @@ from rocks_autotune.store import StoreError
 # confirmation's own tests for sessions that do)
 FAST = dict(warmup=2.0, restart_timeout=30.0, manual_restart_timeout=60.0,
             unhealthy_timeout=60.0, bench_chunk_seconds=2.0, confirm_candidates=1,
-            confirm_rounds=1)
+            confirm_rounds=1, steady_window_limit=60.0)
 
 
 class Harness:

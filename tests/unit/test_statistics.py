@@ -138,6 +138,30 @@ def test_write_amp_over_the_budget_in_one_round_is_not_recommended() -> None:
     assert rec is None and a.verdict == 'over budget' and 'budget' in a.why
 
 
+def test_a_short_window_feeds_the_objective_but_never_the_write_amp_verdict() -> None:
+    def rounds(short_in: Any) -> List[Dict[str, Any]]:
+        # round 3's candidate window saw no compaction: its write-amp (1.3x)
+        # is not a steady state's, and is left out
+        return [{B: {'iops': 100.0, 'write_amp': 1.0, 'window_short': short_in(i, B)},
+                 'a': {'iops': 150.0, 'write_amp': 1.3 if i == 3 else 1.0,
+                       'window_short': short_in(i, 'a')}} for i in range(6)]
+    rec, (a,) = st.verdict(rounds(lambda i, arm: i == 3 and arm == 'a'), ['a'], B, 'iops',
+                           st.HIGHER, 1.10, 0.03)
+    assert a.objective.rounds == 6 and a.write_amp.rounds == 5
+    assert rec == 'a'
+    # without the short mark the same figures are over budget
+    rec, (a,) = st.verdict(rounds(lambda i, arm: False), ['a'], B, 'iops', st.HIGHER,
+                           1.10, 0.03)
+    assert rec is None and a.verdict == 'over budget'
+    # no steady-state pair at all: the write-amp is unknown, nothing recommended
+    rec, (a,) = st.verdict(rounds(lambda i, arm: arm == B), ['a'], B, 'iops', st.HIGHER,
+                           1.10, 0.03)
+    assert rec is None and a.write_amp.rounds == 0
+    assert a.verdict == 'too few rounds' and 'steady state is unknown' in a.why
+    assert st.paired(rounds(lambda i, arm: True), 'a', B, 'write_amp') == []
+    assert len(st.paired(rounds(lambda i, arm: True), 'a', B, 'iops')) == 6
+
+
 def test_ties_and_degenerate_rounds() -> None:
     same = [{B: {'iops': 100.0, 'write_amp': 1.0}, 'a': {'iops': 110.0, 'write_amp': 1.0}}] * 5
     rec, (a,) = st.verdict(same, ['a'], B, 'iops', st.HIGHER, 1.10, 0.03)

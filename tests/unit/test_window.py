@@ -5,8 +5,10 @@ WAL and SST bytes come apart."""
 import dataclasses
 from typing import Any, Optional, Tuple
 
+import pytest
+
 from fake_cluster import FakeClock, FakeCluster
-from rocks_autotune import metrics
+from rocks_autotune import metrics, trial
 from rocks_autotune.metrics import Measurement
 from rocks_autotune.rocksdb_options import PACIFIC_DEFAULT, parse_options
 from rocks_autotune.space import MiB, SearchSpace
@@ -60,12 +62,12 @@ def test_the_confirmation_length_is_what_the_slowest_config_needs_for_a_cycle() 
     big, _, _ = run_window(PACIFIC_DEFAULT, length=None)
     # from the search windows' WAL rate: 32 MiB against 1 GiB per cycle
     length = confirmation_length([(candidate(SMALL), [small]),
-                                  (candidate(PACIFIC_DEFAULT), [big])], 5.0, 40.0)
-    assert length == confirmation_length([(candidate(PACIFIC_DEFAULT), [big])], 5.0, 40.0)
+                                  (candidate(PACIFIC_DEFAULT), [big])], 5.0, 200.0)
+    assert length == confirmation_length([(candidate(PACIFIC_DEFAULT), [big])], 5.0, 200.0)
     assert 20 < length < 200
-    assert confirmation_length([(candidate(SMALL), [small])], 5.0, 40.0) == 5.0  # at least
-    assert confirmation_length([(candidate(PACIFIC_DEFAULT), [big])], 5.0, 2.0) == 10.0  # cap
-    assert confirmation_length([(candidate(SMALL), [])], 5.0, 40.0) == 5.0  # nothing known
+    assert confirmation_length([(candidate(SMALL), [small])], 5.0, 200.0) == 5.0  # at least
+    assert confirmation_length([(candidate(PACIFIC_DEFAULT), [big])], 5.0, 10.0) == 10.0  # cap
+    assert confirmation_length([(candidate(SMALL), [])], 5.0, 200.0) == 5.0  # nothing known
     # both configs measured over that one length: each went through a cycle
     for options in (SMALL, PACIFIC_DEFAULT):
         m, compactions, _ = run_window(options, length=length)
@@ -111,3 +113,20 @@ def test_l0_cycles_is_the_smaller_of_what_the_wal_and_the_sst_files_allow() -> N
     assert metrics.l0_cycles(zero, snap(64 * MiB, 3), 16 * MiB, 2) == 1.0
     assert metrics.l0_cycles(zero, snap(16 * MiB, 30), 16 * MiB, 2) == 0.5
     assert metrics.l0_cycles(zero, snap(16 * MiB, 30), 16 * MiB, 0) == 0.0
+
+
+def test_with_rocksdbs_counts_the_length_is_the_slowest_configs_trigger_at_its_flush_rate(
+        ) -> None:
+    def counted(flushes: int, seconds: float) -> Measurement:
+        m, _, _ = run_window(SMALL, length=None)
+        m.cf_flushes, m.seconds = flushes, seconds
+        return m
+    small, default = candidate(SMALL), candidate(PACIFIC_DEFAULT)
+    # SMALL: 3 flushes in 30 s; the default: 1 in 60 s, its trigger 4 flushes
+    both = [(small, [counted(3, 30.0)]), (default, [counted(1, 30.0), counted(0, 30.0)])]
+    need = trial.CYCLE_MARGIN * default.level0_file_num_compaction_trigger * 60.0
+    assert confirmation_length(both, 5.0, 3600.0) == pytest.approx(need)
+    assert confirmation_length(both, 5.0, 100.0) == 100.0
+    # a config whose windows counted no flush: its rate is unknown, so the limit
+    assert confirmation_length([(small, [counted(3, 30.0)]), (default, [counted(0, 45.0)])],
+                               5.0, 600.0) == 600.0

@@ -79,6 +79,11 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                     'and, if still short, marked'),
         Option('max_window_factor', type='float', default=1.5, min=1,
                desc='a window may be extended up to this many times --duration'),
+        Option('steady_window_limit', type='secs', default=600, min=1,
+               desc='a confirmation window lasts until the busiest RocksDB column family of '
+                    'every config compared went through an L0 compaction (write-amp at steady '
+                    'state), at most this long; a window cut short by it feeds no write-amp '
+                    'verdict.  3600 for a long mode'),
         Option('restart_timeout', type='secs', default=300, min=10,
                desc='time for a restarted OSD (the canary, an OSD of a rollout) to come '
                     'back up and PGs to be active+clean'),
@@ -170,6 +175,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                 warmup=float(opt('warmup')), baseline_runs=int(opt('baseline_runs')),
                 min_flushes=float(opt('min_flushes')),
                 max_window_factor=float(opt('max_window_factor')),
+                steady_window_limit=float(opt('steady_window_limit')),
                 restart_timeout=float(opt('restart_timeout')),
                 manual_restart_timeout=float(opt('manual_restart_timeout')),
                 unhealthy_timeout=float(opt('unhealthy_timeout')),

@@ -133,9 +133,11 @@ def history_table(trials: List[Dict[str, Any]]) -> str:
         out.append('round rN:cK: the confirmation\'s round N, candidate cK (base: the '
                    'baseline); its windows last until an L0 compaction cycle')
     if any((t.get('measurement') or {}).get('window_short') for t in trials):
-        out.append('* the window ended (at max_window_factor x --duration) before it covered '
-                   'min_flushes memtable flushes, or for a confirmation window an L0 '
-                   'compaction cycle: write-amp may be undercounted')
+        out.append('* the window ended before it covered min_flushes memtable flushes (a '
+                   'search window, at max_window_factor x --duration), or before an L0 '
+                   'compaction of its busiest column family (a confirmation window, at '
+                   'steady_window_limit): its write-amp is not a steady state\'s, and a '
+                   'confirmation window\'s feeds no verdict')
     for t in trials:
         if t.get('error'):
             out.append(f'trial {t["index"]}: {t["error"]}'

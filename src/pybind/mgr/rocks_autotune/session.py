@@ -118,6 +118,9 @@ class Settings:
     # 60 s confirmation windows put a session that confirms all 20 measurements
     # at 49 min on the lab, over the 45 it must fit (guide, "The confirmation")
     max_window_factor: float = 1.5
+    # a confirmation window lasts until its configs' busiest column family went
+    # through an L0 compaction, at most this long (then it is marked short)
+    steady_window_limit: float = 600.0
     restart_timeout: float = 300.0
     manual_restart_timeout: float = 3600.0
     unhealthy_timeout: float = 1800.0
@@ -146,9 +149,9 @@ class Settings:
                              f'{", ".join(COMPRESSIONS)}, not {",".join(self.compressions)!r}')
         if self.on_failure not in ('continue', 'stop'):
             raise ValueError(f'on_failure must be continue or stop, not {self.on_failure!r}')
-        for name in ('warmup', 'min_flushes', 'max_window_factor', 'restart_timeout',
-                     'manual_restart_timeout', 'unhealthy_timeout', 'bench_chunk_seconds',
-                     'poll', 'confirm_margin'):
+        for name in ('warmup', 'min_flushes', 'max_window_factor', 'steady_window_limit',
+                     'restart_timeout', 'manual_restart_timeout', 'unhealthy_timeout',
+                     'bench_chunk_seconds', 'poll', 'confirm_margin'):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
                 raise ValueError(f'{name} must be a non-negative number, not {v!r}')
@@ -614,7 +617,7 @@ class Session:
         compared = [base] + [first[c]['candidate'] for c, _ in ranked]
         s['confirm']['window'] = confirmation_length(
             [(Candidate.from_dict(c), windows(c)) for c in compared],
-            self.params.duration, self.settings.max_window_factor)
+            self.params.duration, self.settings.steady_window_limit)
         self._confirmation().update()
 
     def _next_confirmation(self) -> float:

@@ -127,14 +127,22 @@ def log_ratio(candidate: Any, baseline: Any) -> Optional[float]:
 Round = Mapping[str, Optional[Mapping[str, Any]]]  # arm -> its measurement in the round
 
 
+# write-amp counts only at steady state: a window marked short (it saw no
+# compaction, metrics.Measurement.window_short) says nothing about it
+STEADY_ONLY = ('write_amp',)
+
+
 def paired_at(rounds: Sequence[Round], arm: str, baseline: str,
               key: str) -> List[Tuple[int, float]]:
     """(round index, the arm's log-ratio of `key` to the baseline of that
-    round), over the rounds where both were measured."""
+    round), over the rounds where both were measured (for write-amp, both
+    in windows not marked short)."""
     out = []
     for i, r in enumerate(rounds):
         a, b = r.get(arm), r.get(baseline)
         if a is None or b is None:
+            continue
+        if key in STEADY_ONLY and (a.get('window_short') or b.get('window_short')):
             continue
         v = log_ratio(a.get(key), b.get(key))
         if v is not None:
@@ -193,6 +201,9 @@ def judge(s_obj: Summary, s_wa: Summary, direction: str, margin: float,
             return few
         return 'below margin', f'its interval does not clear the {margin:.0%} margin'
     if not within(s_wa, budget):
+        if not s_wa.rounds:
+            return ('too few rounds', 'no paired round of windows long enough to see a '
+                    'compaction: its write-amp at steady state is unknown')
         if not math.isfinite(s_wa.high):
             return few
         return 'over budget', f'its write-amp interval reaches over the {budget:.2f}x budget'

@@ -9,12 +9,14 @@ state (`window`), so a step is all that is lost with a mgr.  A ClusterError
 A search window lasts --duration, then grows until it covers `min_flushes`
 memtable flushes, at most max_window_factor times --duration, and is marked
 short if it did not.  Every window of a confirmation has one length
-(`confirmation_length`): long enough, by bytes, for the slowest config it
-compares to go through an L0->L1 compaction cycle, so that write-amp
-compares at steady state; one length because IOPS and latency drift with the
-time since a restart, and a ratio of windows of unequal lengths measures
-that drift too.  A confirmation window whose config did not go through a
-cycle (metrics.l0_cycles) is marked short.
+(`confirmation_length`): long enough for the slowest config it compares to
+go through an L0 compaction cycle, so that write-amp compares at steady
+state, and at most `steady_window_limit`.  One length because IOPS and
+latency drift with the time since a restart, and a ratio of windows of
+unequal lengths measures that drift too.  A confirmation window whose
+busiest column family saw no compaction below L0 (counted by RocksDB; or,
+when the canary gives no figures, estimated by metrics.l0_cycles) is marked
+short, and its write-amp is left out of the verdict (statistics.STEADY_ONLY).
 """
 from dataclasses import dataclass
 from statistics import median
@@ -38,19 +40,36 @@ class WindowSettings:
     extend_seconds: float  # a window too short for min_flushes grows by this much
 
 
+# a cycle's flushes, counted from a rate: a margin for the rate's noise and
+# for the compaction's own time after its trigger
+CYCLE_MARGIN = 1.25
+
+
 def confirmation_length(configs: Iterable[Tuple[Candidate, List[Measurement]]],
-                        duration: float, max_window_factor: float) -> float:
+                        duration: float, limit: float) -> float:
     """Seconds every confirmation window lasts: the longest time any of the
-    configs (each with its search windows) needs for an L0 cycle at the WAL
-    rate those windows saw, within [duration, max_window_factor x duration]."""
+    configs (each with its search windows) needs for an L0 compaction cycle,
+    within [duration, limit].  With RocksDB's figures, a cycle is the
+    config's level0_file_num_compaction_trigger flushes of its busiest
+    column family at the flush rate its windows counted; a config whose
+    windows counted none needs `limit` (its rate is unknown).  Without
+    them, a cycle's WAL bytes at the WAL rate its windows saw."""
     need = duration
     for c, ms in configs:
+        counted = [m for m in ms if m.cf_flushes is not None and m.seconds > 0]
+        if counted:
+            flushes = sum(m.cf_flushes or 0 for m in counted)
+            if not flushes:
+                return max(duration, limit)
+            rate = flushes / sum(m.seconds for m in counted)
+            need = max(need, CYCLE_MARGIN * c.level0_file_num_compaction_trigger / rate)
+            continue
         rates = [m.wal_bytes / m.seconds for m in ms if m.seconds > 0 and m.wal_bytes > 0]
         if rates:
             cycle = (c.write_buffer_size * c.min_write_buffer_number_to_merge
                      * c.level0_file_num_compaction_trigger)
             need = max(need, cycle / median(rates))
-    return min(need, duration * max_window_factor)
+    return min(need, max(duration, limit))
 
 
 class Window:

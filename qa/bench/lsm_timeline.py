@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""How a canary's LSM moves under the session's client load: a bench, not a test.
+
+Runs the module's own client load (workload.ClientWorkload over librados,
+the same objects a session would write) against one OSD of a lab for a
+while, and every --sample seconds prints what RocksDB says
+(rocksdb_stats.parse of `dump_objectstore_kv_stats`): bytes to the WAL,
+flushed and compacted, and per column family its flushes (L0's count),
+compactions below L0 and level shape.  It answers how long a window must be
+for the busiest column family to go through an L0 compaction under given
+options, and what preconditioning leaves behind.
+
+Run it inside the lab's release (librados must match the cluster):
+
+    qa/lab/ceph-lab exec -- python3 qa/bench/lsm_timeline.py --osd 1 --seconds 1200
+
+It sets the three statistics options (and --options, if given) at osd.N,
+restarts it through the orchestrator, and at the end removes its objects
+and what it set (the OSD keeps running what it was restarted with unless
+--restore restarts it again).  Prints JSON lines, then a summary.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from typing import Any, Dict, List, Optional
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..',
+                                'src', 'pybind', 'mgr'))
+
+from rocks_autotune import rocksdb_stats  # noqa: E402
+from rocks_autotune.canary import OPTIONS, STATS_OPTIONS  # noqa: E402
+from rocks_autotune.cluster import PgInfo, PoolInfo, RadosIo  # noqa: E402
+from rocks_autotune.workload import (NAMESPACE, ClientWorkload, client_objects,  # noqa: E402
+                                     client_pool)
+
+
+def ceph(*args: str) -> str:
+    return subprocess.run(['ceph', *args], check=True, text=True, capture_output=True,
+                          timeout=300).stdout
+
+
+def ceph_json(*args: str) -> Any:
+    return json.loads(ceph(*args, '-f', 'json'))
+
+
+def wait_up(osd: int, since: int, timeout: float = 300) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        o = [x for x in ceph_json('osd', 'dump')['osds'] if x['osd'] == osd][0]
+        st = ceph_json('pg', 'stat')
+        s = st.get('pg_summary', st)
+        clean = sum(x['num'] for x in s.get('num_pg_by_state', [])
+                    if x['name'] == 'active+clean')
+        if o['up'] and o['up_from'] > since and clean == s.get('num_pgs'):
+            return
+        time.sleep(2)
+    raise SystemExit(f'osd.{osd} did not come back clean in {timeout:.0f}s')
+
+
+def restart(osd: int) -> None:
+    since = [x for x in ceph_json('osd', 'dump')['osds'] if x['osd'] == osd][0]['up_from']
+    ceph('orch', 'daemon', 'restart', f'osd.{osd}')
+    wait_up(osd, since)
+
+
+def cluster_layout() -> Any:
+    dump = ceph_json('osd', 'dump')
+    pools = {p['pool']: PoolInfo(id=p['pool'], name=p['pool_name'], size=p['size'],
+                                 min_size=p['min_size'], erasure=p.get('type') == 3,
+                                 pg_num=p['pg_num']) for p in dump['pools']}
+    brief = ceph_json('pg', 'dump', 'pgs_brief')
+    brief = brief.get('pg_stats', brief) if isinstance(brief, dict) else brief
+    pgs = [PgInfo(pgid=p['pgid'], pool=int(p['pgid'].split('.')[0]), acting=p['acting'],
+                  up=p['up']) for p in brief]
+    return pools, pgs
+
+
+def sample(osd: int) -> rocksdb_stats.KvStats:
+    return rocksdb_stats.parse(ceph('tell', f'osd.{osd}', 'dump_objectstore_kv_stats'))
+
+
+def row(t: float, kv: rocksdb_stats.KvStats, start: rocksdb_stats.KvStats,
+        nbytes: int, secs: float) -> Dict[str, Any]:
+    per_cf = {}
+    for cf in sorted(kv.levels):
+        d = rocksdb_stats.delta(
+            rocksdb_stats.KvStats(levels={cf: start.levels.get(cf, {})}),
+            rocksdb_stats.KvStats(levels={cf: kv.levels[cf]}))
+        per_cf[cf] = {'flushes': d.flushes, 'compactions': d.compactions,
+                      'shape': kv.shape().get(cf, [])}
+    d = rocksdb_stats.delta(start, kv)
+    return {'t': round(t, 1), 'client_mib': round(nbytes / 2**20, 1),
+            'iops': round(nbytes / 4096 / secs) if secs else None,
+            'wal_mib': round(d.wal_bytes / 2**20, 1),
+            'flush_mib': round(d.flush_bytes / 2**20, 1),
+            'compaction_mib': round(d.compaction_bytes / 2**20, 1),
+            'busiest_cf': d.busiest_cf, 'busiest_flushes': d.flushes,
+            'busiest_compactions': d.compactions, 'cfs': per_cf,
+            'load': round(os.getloadavg()[0], 2)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--osd', type=int, default=1)
+    ap.add_argument('--seconds', type=float, default=600)
+    ap.add_argument('--sample', type=float, default=30)
+    ap.add_argument('--options', default='', help='bluestore_rocksdb_options for the run')
+    ap.add_argument('--space', type=int, default=1 << 30)
+    ap.add_argument('--object-size', type=int, default=1 << 20)
+    ap.add_argument('--threads', type=int, default=16)
+    ap.add_argument('--pool', default='')
+    ap.add_argument('--restore', action='store_true', help='restart the OSD at the end')
+    a = ap.parse_args()
+    import rados
+    osd = a.osd
+    for name in STATS_OPTIONS:
+        ceph('config', 'set', f'osd.{osd}', name, 'true')
+    if a.options:
+        ceph('config', 'set', f'osd.{osd}', OPTIONS, a.options)
+    restart(osd)
+    pools, pgs = cluster_layout()
+    pool, seeds = client_pool(pools, pgs, osd, a.pool)
+    names = client_objects(f'lsm{int(time.time())}', a.space // a.object_size, pool.pg_num,
+                           seeds)
+    r = rados.Rados(conffile=os.environ.get('CEPH_CONF', ''))
+    r.connect()
+    ioctx = r.open_ioctx(pool.name)
+    ioctx.set_namespace(NAMESPACE)
+    load = ClientWorkload(RadosIo(ioctx, pool.name, NAMESPACE), names, a.object_size,
+                          threads=a.threads)
+    print(json.dumps({'osd': osd, 'pool': pool.name, 'objects': len(names),
+                      'pgs_of_canary': len(seeds), 'options': ceph(
+                          'config', 'get', f'osd.{osd}', OPTIONS).strip()}), flush=True)
+    start = sample(osd)
+    t0 = time.time()
+    nbytes, secs = 0, 0.0
+    rows: List[Dict[str, Any]] = []
+    next_sample = a.sample
+    try:
+        while time.time() - t0 < a.seconds:
+            b, s = load.drive(min(5.0, a.seconds - (time.time() - t0)), None)
+            nbytes += b
+            secs += s
+            if time.time() - t0 >= next_sample:
+                rows.append(row(time.time() - t0, sample(osd), start, nbytes, secs))
+                print(json.dumps(rows[-1]), flush=True)
+                next_sample += a.sample
+    finally:
+        removed = load.cleanup()
+        ioctx.close()
+        r.shutdown()
+        for name in STATS_OPTIONS + ((OPTIONS,) if a.options else ()):
+            ceph('config', 'rm', f'osd.{osd}', name)
+        if a.restore:
+            restart(osd)
+    first: Optional[Dict[str, Any]] = next((x for x in rows if x['busiest_compactions']), None)
+    print(json.dumps({'summary': {
+        'seconds': round(time.time() - t0), 'removed': removed,
+        'first_busiest_compaction_at': first['t'] if first else None,
+        'final': rows[-1] if rows else None}}), flush=True)
+
+
+if __name__ == '__main__':
+    main()
