@@ -435,7 +435,8 @@ class FakeCluster:
                      rocksdb_stats.FLUSH_BYTES: int(c['sst'] / 2),
                      rocksdb_stats.COMPACT_WRITE_BYTES: int(c['sst'] / 2)},
             levels={'O-0': {0: Level(files=self.l0_files[osd], size=0, compactions=flushes),
-                            1: Level(files=1, size=0, compactions=self.compactions[osd])}})
+                            1: Level(files=min(1, self.compactions[osd]), size=0,
+                                     compactions=self.compactions[osd])}})
 
     def client_io(self, pool: str, namespace: str) -> 'FakeIo':
         return FakeIo(self, pool, namespace)

@@ -1,6 +1,7 @@
 """The client workload: objects in PGs the canary serves, written through a
 librados client (the fake's), removed at the end; RocksDB's own figures in
 every window; the stats options on the canary for the session only."""
+import re
 import threading
 from typing import Any
 
@@ -16,7 +17,7 @@ from test_session import Harness, assert_restored
 
 
 def test_a_client_session_writes_only_in_the_canarys_pgs_and_removes_it_all() -> None:
-    h = Harness(client_space=64 << 20, client_object_size=1 << 20)
+    h = Harness(client_space=64 << 20, client_object_size=1 << 20, precondition_limit=60.0)
     h.cluster.add_pool('other', size=3, min_size=2, osds=[1, 2], pgs=8)
     before = h.config_of(0)
     seen = {}
@@ -91,7 +92,7 @@ def test_start_refuses_when_the_client_load_has_nowhere_to_write() -> None:
 
 
 def test_a_failing_client_write_fails_the_trial_and_the_session_restores() -> None:
-    h = Harness(client_space=8 << 20, on_failure='stop')
+    h = Harness(client_space=8 << 20, on_failure='stop', precondition_limit=60.0)
     before = h.config_of(0)
     s = h.start(osd=0, workload='client')
     h.run(until=lambda s: s.s['phase'] == 'measure')
@@ -103,7 +104,7 @@ def test_a_failing_client_write_fails_the_trial_and_the_session_restores() -> No
 
 
 def test_without_rocksdbs_figures_a_window_counts_from_bluefs() -> None:
-    h = Harness(client_space=8 << 20)
+    h = Harness(client_space=8 << 20, precondition_limit=60.0)
     h.cluster.kv_stats_off = True
     s = h.start(osd=0, workload='client', trials=1)
     h.run()
@@ -129,10 +130,56 @@ def test_a_write_that_hangs_fails_the_chunk(monkeypatch: Any) -> None:
 
 
 def test_status_names_the_keyspace_and_what_became_of_it() -> None:
-    h = Harness(client_space=8 << 20)
+    h = Harness(client_space=8 << 20, precondition_limit=60.0)
     s = h.start(osd=0, workload='client', trials=1)
     text = report.status_text(s.status())
     assert 'client load: 8 objects in pool rbd, namespace rocks_autotune, in the 4 of its ' \
            '4 PGs the canary is in' in text and 'removed' not in text
     h.run()
     assert f'; {s.s["client"]["removed"]} removed at the end' in report.status_text(s.status())
+
+
+# small memtables, so that the fake's RocksDB flushes and compacts under the
+# fake client load within a test's time
+SMALL = ('write_buffer_size=1048576,max_write_buffer_number=4,'
+         'min_write_buffer_number_to_merge=1,level0_file_num_compaction_trigger=2,'
+         'compression=kNoCompression')
+
+
+def test_preconditioning_writes_the_keyspace_until_the_busiest_family_has_a_lower_level() -> None:
+    h = Harness(client_space=4 << 20, precondition_limit=600.0)
+    h.cluster.config_set('osd.0', 'bluestore_rocksdb_options', SMALL)
+    h.cluster.running[0] = SMALL
+    s = h.start(osd=0, workload='client', trials=1)
+    phases = []
+    h.run(until=lambda s: phases.append(s.s['phase']) or False)
+    assert s.s['state'] == 'done'
+    # once, before the first baseline window, and never again
+    first = phases.index('precondition')
+    assert 'measure' not in phases[:first] and phases.count('precondition') > 1
+    assert all(p != 'precondition' for p in phases[phases.index('measure'):])
+    p = s.s['precondition']
+    assert p['done'] and p['steady'] and p['bytes'] >= 4 << 20 and p['compactions'] >= 1
+    assert p['shape']['O-0'][-1][0] == 1  # a level below L0 holds files
+    text = report.status_text(s.status())
+    assert re.search(r'preconditioning \(done\): \d+ MiB written in \d+s; O-0 flushed most '
+                     r'\(\d+ flushes, \d+ compactions below L0\)', text)
+    assert 'LSM: O-0 L1:1/' in text
+
+
+def test_preconditioning_stops_at_its_limit_and_says_the_db_was_not_steady() -> None:
+    h = Harness(client_space=4 << 20, precondition_limit=20.0)
+    s = h.start(osd=0, workload='client', trials=1)
+    h.run()
+    p = s.s['precondition']
+    assert p['done'] and p['steady'] is False and 18 <= p['seconds'] <= 25
+    assert 'not steady after 20s of load (precondition_limit)' in p['why']
+    assert 'preconditioning (done, not steady)' in report.status_text(s.status())
+    assert s.s['state'] == 'done'
+
+
+def test_a_bench_session_does_not_precondition() -> None:
+    h = Harness()
+    s = h.start(osd=0, trials=1)
+    h.run()
+    assert 'precondition' not in s.s

@@ -79,7 +79,12 @@ def test_the_typed_records_match_what_is_written() -> None:
     h = Harness()
     s = h.start(osd=0, trials=1)
     keys = set(SessionState.__annotations__)
-    # the end; the first health look; the confirmation, after the search
-    assert set(s.s) == keys - {'final', 'other_checks', 'confirm'}
+    # the end; the first health look; the confirmation, after the search; the
+    # client load's preconditioning
+    assert set(s.s) == keys - {'final', 'other_checks', 'confirm', 'precondition'}
+    h.run()
+    assert set(s.s) == keys - {'precondition'}
+    h = Harness(client_space=8 << 20, steady_window_limit=10.0)
+    s = h.start(osd=0, trials=1, workload='client')
     h.run()
     assert set(s.s) == keys

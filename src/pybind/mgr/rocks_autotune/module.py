@@ -84,6 +84,10 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                     'every config compared went through an L0 compaction (write-amp at steady '
                     'state), at most this long; a window cut short by it feeds no write-amp '
                     'verdict.  3600 for a long mode'),
+        Option('precondition_limit', type='secs', default=1800, min=1,
+               desc='the client workload first writes the canary\'s DB until it has written '
+                    'client_space bytes and its busiest column family holds data below L0, at '
+                    'most this long'),
         Option('restart_timeout', type='secs', default=300, min=10,
                desc='time for a restarted OSD (the canary, an OSD of a rollout) to come '
                     'back up and PGs to be active+clean'),
@@ -176,6 +180,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                 min_flushes=float(opt('min_flushes')),
                 max_window_factor=float(opt('max_window_factor')),
                 steady_window_limit=float(opt('steady_window_limit')),
+                precondition_limit=float(opt('precondition_limit')),
                 restart_timeout=float(opt('restart_timeout')),
                 manual_restart_timeout=float(opt('manual_restart_timeout')),
                 unhealthy_timeout=float(opt('unhealthy_timeout')),

@@ -35,7 +35,7 @@ def status_text(st: Dict[str, Any]) -> str:
              f'message: {st["message"]}']
     if st.get('error'):
         lines.append(f'error: {st["error"]}')
-    lines += client_lines(st.get('client'))
+    lines += client_lines(st.get('client')) + precondition_lines(st.get('precondition'))
     b = st.get('baseline')
     if b:
         lines.append(f'baseline ({b["runs"]} runs, median; spread = (max-min)/median): '
@@ -71,6 +71,24 @@ def client_lines(c: Optional[Mapping[str, Any]]) -> List[str]:
     elif c.get('removed') is not None:
         line += f'; {c["removed"]} removed at the end'
     return [line]
+
+
+def precondition_lines(p: Optional[Mapping[str, Any]]) -> List[str]:
+    """What the preconditioning wrote, and the LSM it left (per column family,
+    the levels that hold files: level:files/size)."""
+    if not p:
+        return []
+    state = ('done' if p.get('steady') else 'done, not steady' if p.get('done')
+             else 'in progress')
+    line = (f'preconditioning ({state}): {p["bytes"] / 2**20:.0f} MiB written in '
+            f'{p["seconds"]:.0f}s; {p.get("busiest_cf") or "no column family"} flushed most '
+            f'({p.get("flushes", 0)} flushes, {p.get("compactions", 0)} compactions below L0)')
+    out = [line + (f'; {p["why"]}' if p.get('why') else '')]
+    if p.get('shape'):
+        out.append('LSM: ' + '; '.join(
+            f'{cf} ' + ' '.join(f'L{n}:{files}/{size / 2**20:.1f}MiB' for n, files, size in levels)
+            for cf, levels in sorted(p['shape'].items())))
+    return out
 
 
 def _fig(fig: Optional[Mapping[str, Any]]) -> str:

@@ -8,6 +8,7 @@ after every step (and before a restart is issued); a new active mgr rebuilds
 the session (and its optimizer, by replaying the recorded trials) from it.
 
 A trial:  next -> apply -> restart -> wait_up -> warmup -> measure -> next
+(the first baseline's, under the client load: wait_up -> precondition -> warmup)
 Then the confirmation (confirm.py): the top candidates by the model and the
 baseline, round after round, each measurement a trial of kind `confirm`:
           confirm -> apply -> restart -> wait_up -> warmup -> measure -> confirm
@@ -47,7 +48,7 @@ from .rocksdb_options import (COMPRESSIONS, NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_
                               parse_options, parse_sharding)
 from .space import Candidate, SearchSpace
 from .store import STATE_VERSION, SessionState, StartRecord, StoreError
-from .trial import Window, WindowSettings, confirmation_length
+from .trial import Precondition, Window, WindowSettings, confirmation_length
 from .views import View
 from .workload import (BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, NAMESPACE, BenchWorkload,
                        ClientWorkload, LazyClientWorkload, Workload, client_objects,
@@ -79,6 +80,7 @@ class Phase(str, Enum):
     APPLY = 'apply'                # health look, then the trial's config
     RESTART = 'restart'            # the gate, then the restart
     WAIT_UP = 'wait_up'            # up on the options set, PGs clean
+    PRECONDITION = 'precondition'  # the first baseline's: the DB written to a steady state
     WARMUP = 'warmup'
     MEASURE = 'measure'
     RESTORE = 'restore'            # the originals' config, at once
@@ -96,7 +98,9 @@ MOVES: Dict[Phase, Tuple[Phase, ...]] = {
     # a failed trial goes back to apply, as a recovery onto the originals
     P.RESTART: (P.WAIT_UP, P.APPLY, P.RESTORE, P.END),
     # next or confirm: a recovery is done
-    P.WAIT_UP: (P.WARMUP, P.NEXT, P.CONFIRM, P.APPLY, P.RESTORE, P.END),
+    P.WAIT_UP: (P.PRECONDITION, P.WARMUP, P.NEXT, P.CONFIRM, P.APPLY, P.RESTORE, P.END),
+    # apply: the load failed (the trial did)
+    P.PRECONDITION: (P.WARMUP, P.APPLY, P.RESTORE, P.END),
     # apply: the window is redone after a failover, or the trial failed
     P.WARMUP: (P.MEASURE, P.APPLY, P.RESTORE, P.END),
     P.MEASURE: (P.NEXT, P.CONFIRM, P.APPLY, P.RESTORE, P.END),
@@ -121,6 +125,8 @@ class Settings:
     # a confirmation window lasts until its configs' busiest column family went
     # through an L0 compaction, at most this long (then it is marked short)
     steady_window_limit: float = 600.0
+    # the client load's preconditioning: at most this long (trial.Precondition)
+    precondition_limit: float = 1800.0
     restart_timeout: float = 300.0
     manual_restart_timeout: float = 3600.0
     unhealthy_timeout: float = 1800.0
@@ -150,6 +156,7 @@ class Settings:
         if self.on_failure not in ('continue', 'stop'):
             raise ValueError(f'on_failure must be continue or stop, not {self.on_failure!r}')
         for name in ('warmup', 'min_flushes', 'max_window_factor', 'steady_window_limit',
+                     'precondition_limit',
                      'restart_timeout', 'manual_restart_timeout', 'unhealthy_timeout',
                      'bench_chunk_seconds', 'poll', 'confirm_margin'):
             v = getattr(self, name)
@@ -233,12 +240,15 @@ class Session:
                                    settings.restart_timeout, settings.manual_restart_timeout,
                                    single_copy_ok=self.params.allow_single_copy)
         workload: Optional[Workload] = None
+        self.precondition: Optional[Precondition] = None
         if self.params.workload == 'bench':
             workload = BenchWorkload(cluster, self.osd, object_size=settings.bench_object_size,
                                      object_num=settings.bench_object_num,
                                      chunk_seconds=settings.bench_chunk_seconds)
         elif self.params.workload == 'client':
             workload = LazyClientWorkload(lambda: self._client_workload())
+            self.precondition = Precondition(cluster, self.osd, workload, settings.client_space,
+                                             settings.precondition_limit, state)
         self.window = Window(cluster, self.osd, workload, WindowSettings(
             warmup=settings.warmup, duration=self.params.duration,
             min_flushes=settings.min_flushes, max_window_factor=settings.max_window_factor,
@@ -542,6 +552,8 @@ class Session:
             return self._restart(now)
         if phase == P.WAIT_UP:
             return self._wait_up(now)
+        if phase == P.PRECONDITION:
+            return self._precondition(now)
         if phase == P.WARMUP:
             return self._warmup(now)
         if phase == P.MEASURE:
@@ -837,6 +849,11 @@ class Session:
                 if self.settings.on_failure == 'stop':
                     s['state'] = 'stopping'
                 return self._after_trial()
+            if self.precondition is not None and not (s.get('precondition') or {}).get('done'):
+                self.precondition.begin()
+                self._enter(P.PRECONDITION, f'trial {cur["index"]}: writing the canary\'s DB '
+                            'into a steady state before the first window')
+                return 0
             self.window.begin(now)
             self._enter(P.WARMUP, f'trial {cur["index"]}: warming up')
             return 0
@@ -944,6 +961,20 @@ class Session:
             self._optimizer.tell_failed(c)
         else:
             self._optimizer.tell(c, told)
+
+    def _precondition(self, now: float) -> float:
+        if self.precondition is None:
+            raise ValueError('no load to precondition with')
+        try:
+            done = self.precondition.step()
+        except ClusterError as e:
+            self._trial_failed(f'osd.{self.osd} failed while its DB was written into a '
+                               f'steady state: {e}')
+            return 0
+        if done:
+            self.window.begin(now)
+            self._enter(P.WARMUP, f'trial {self._cur()["index"]}: warming up')
+        return 0
 
     def _warmup(self, now: float) -> float:
         try:

@@ -115,6 +115,8 @@ class SessionState(StartRecord, _Head, total=False):
     # the client workload's pool, PG seeds and object count; how many of its
     # objects the end removed (None until then).  None for another workload
     client: Optional[Dict[str, Any]]
+    # the client load's preconditioning of the canary's DB (trial.Precondition)
+    precondition: Dict[str, Any]
 
 
 Get = Callable[[str], Optional[str]]

@@ -162,3 +162,69 @@ class Window:
                                bench_bytes=w['bytes'] if bench else None,
                                bench_seconds=w['bench_seconds'] if bench else None,
                                trigger=trigger, min_cycles=cycles, kv=kv), 0
+
+
+class Precondition:
+    """Before the first baseline window of a driven client load: the canary's
+    DB written into a steady state, so that no window measures an LSM still
+    filling up.  The load runs until it has written `space` bytes (the
+    keyspace's objects and extents exist) and the busiest column family
+    (the one that flushed most meanwhile) holds files below L0, read from
+    RocksDB's compaction tables; at most `limit` seconds of load, after which
+    the session goes on and says the DB was not found steady.  What it wrote,
+    how long it took and the LSM's shape are kept (`precondition`) for
+    `status`.  A canary that gives no RocksDB figures is written `space`
+    bytes, its shape unknown."""
+
+    def __init__(self, cluster: Cluster, osd: int, workload: Workload, space: int,
+                 limit: float, state: SessionState) -> None:
+        self.cluster = cluster
+        self.osd = osd
+        self.workload = workload
+        self.space = space
+        self.limit = limit
+        self.s = state
+
+    def _kv(self) -> Optional[KvStats]:
+        try:
+            return self.cluster.kv_stats(self.osd)
+        except ClusterError:
+            return None
+
+    def begin(self) -> None:
+        """Start, or go on after the canary restarted (what was written stays
+        written; RocksDB's counts start again with its process)."""
+        kv = self._kv()
+        rec = self.s.get('precondition') or {
+            'bytes': 0, 'seconds': 0.0, 'done': False, 'steady': None, 'why': '',
+            'shape': None, 'busiest_cf': '', 'flushes': 0, 'compactions': 0}
+        rec['kv_start'] = None if kv is None else kv.to_dict()
+        self.s['precondition'] = rec
+
+    def step(self) -> bool:
+        """One chunk of load; True once the DB is preconditioned (or the limit hit)."""
+        rec = self.s['precondition']
+        nbytes, secs = self.workload.drive(self.limit - rec['seconds'], None)
+        rec['bytes'] += nbytes
+        rec['seconds'] += secs
+        kv = self._kv()
+        below = None
+        if kv is not None and rec['kv_start'] is not None:
+            d = delta(KvStats.from_dict(rec['kv_start']), kv)
+            shape = kv.shape()
+            rec.update(shape={cf: levels for cf, levels in shape.items() if levels},
+                       busiest_cf=d.busiest_cf, flushes=d.flushes,
+                       compactions=d.compactions)
+            below = bool(d.busiest_cf) and any(n > 0 for n, _, _ in shape.get(d.busiest_cf, []))
+        if rec['bytes'] >= self.space and below is not False:
+            rec.update(done=True, steady=below)
+            if below is None:
+                rec['why'] = 'the canary gave no RocksDB figures: its LSM shape is unknown'
+        elif rec['seconds'] >= self.limit:
+            rec.update(done=True, steady=False, why=(
+                f'not steady after {self.limit:.0f}s of load (precondition_limit): '
+                + (f'{rec["bytes"] / 2**20:.0f} of {self.space / 2**20:.0f} MiB written'
+                   if rec['bytes'] < self.space else
+                   'no column family flushed' if not rec['busiest_cf'] else
+                   f'{rec["busiest_cf"]} holds nothing below L0 yet')))
+        return bool(rec['done'])
