@@ -183,3 +183,37 @@ def test_a_bench_session_does_not_precondition() -> None:
     s = h.start(osd=0, trials=1)
     h.run()
     assert 'precondition' not in s.s
+
+
+def test_status_says_how_long_a_steady_window_takes_and_what_is_left() -> None:
+    h = Harness(client_space=4 << 20, precondition_limit=600.0, steady_window_limit=300.0)
+    h.cluster.config_set('osd.0', 'bluestore_rocksdb_options', SMALL)
+    h.cluster.running[0] = SMALL
+    s = h.start(osd=0, workload='client', trials=2)
+    t = s.time_said()
+    assert t['steady_window'] is None and not t['no_flush_seen']
+    assert t['left_seconds'] >= 600  # the preconditioning, at most
+    h.run(until=lambda s: s.s['baseline'] is not None)
+    t = s.time_said()
+    # SMALL compacts at 2 flushes: the baseline's windows counted its flush rate
+    base = [x['measurement'] for x in s.s['trials'] if x['verdict'] == 'baseline']
+    rate = sum(m['cf_flushes'] for m in base) / sum(m['seconds'] for m in base)
+    assert t['steady_window'] == pytest.approx(1.25 * 2 / rate)
+    assert t['confirm_window'] == pytest.approx(min(max(t['steady_window'], 10.0), 300.0))
+    text = report.status_text(s.status())
+    assert f'a steady-state window of the current options takes about ' \
+           f'{t["steady_window"]:.0f}s here' in text
+    assert re.search(r'at most about \d+ min left', text)
+    left = t['left_seconds']
+    h.run(until=lambda s: len(s.s['trials']) == 3)
+    assert s.time_said()['left_seconds'] < left
+
+
+def test_with_no_flush_in_the_baseline_the_status_says_windows_will_be_short() -> None:
+    h = Harness(client_space=4 << 20, precondition_limit=20.0, steady_window_limit=30.0)
+    s = h.start(osd=0, workload='client', trials=2)
+    h.run(until=lambda s: s.s['baseline'] is not None)
+    t = s.time_said()
+    assert t['no_flush_seen'] and t['steady_window'] is None and t['confirm_window'] == 30.0
+    assert 'saw no flush' in report.status_text(s.status())
+    assert 'their write-amp feeds no verdict' in report.status_text(s.status())

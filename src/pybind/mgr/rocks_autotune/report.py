@@ -35,7 +35,8 @@ def status_text(st: Dict[str, Any]) -> str:
              f'message: {st["message"]}']
     if st.get('error'):
         lines.append(f'error: {st["error"]}')
-    lines += client_lines(st.get('client')) + precondition_lines(st.get('precondition'))
+    lines += (client_lines(st.get('client')) + precondition_lines(st.get('precondition'))
+              + time_lines(st.get('time'), st['state']))
     b = st.get('baseline')
     if b:
         lines.append(f'baseline ({b["runs"]} runs, median; spread = (max-min)/median): '
@@ -71,6 +72,26 @@ def client_lines(c: Optional[Mapping[str, Any]]) -> List[str]:
     elif c.get('removed') is not None:
         line += f'; {c["removed"]} removed at the end'
     return [line]
+
+
+def time_lines(t: Optional[Mapping[str, Any]], state: str) -> List[str]:
+    """Time said: a steady-state window here, the confirmation's windows, what is left."""
+    if not t or state not in ('running', 'stopping'):
+        return []
+    if t.get('steady_window') is not None:
+        steady = (f'a steady-state window of the current options takes about '
+                  f'{t["steady_window"]:.0f}s here (its busiest column family\'s L0 '
+                  'compaction, at the flush rate of the baseline\'s windows)')
+    elif t.get('no_flush_seen'):
+        steady = ('the baseline\'s windows saw no flush: a steady-state window of the '
+                  'current options is longer than they were')
+    else:
+        steady = 'a steady-state window: not known before the baseline\'s windows'
+    window = (f'confirmation windows last {t["confirm_window"]:.0f}s (steady_window_limit '
+              f'{t["steady_window_limit"]:.0f}s)')
+    if t.get('no_flush_seen') or (t.get('steady_window') or 0) > t['confirm_window']:
+        window += ': short of a compaction, their write-amp feeds no verdict'
+    return [f'time: {steady}; {window}; at most about {t["left_seconds"] / 60:.0f} min left']
 
 
 def precondition_lines(p: Optional[Mapping[str, Any]]) -> List[str]:

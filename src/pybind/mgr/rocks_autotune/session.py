@@ -29,6 +29,7 @@ value at osd.N in place, and says so.
 import copy
 import logging
 import math
+from statistics import median
 import os
 import threading
 import time
@@ -48,7 +49,8 @@ from .rocksdb_options import (COMPRESSIONS, NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_
                               parse_options, parse_sharding)
 from .space import Candidate, SearchSpace
 from .store import STATE_VERSION, SessionState, StartRecord, StoreError
-from .trial import Precondition, Window, WindowSettings, confirmation_length
+from .trial import (Precondition, Window, WindowSettings, confirmation_length,
+                    steady_window)
 from .views import View
 from .workload import (BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, NAMESPACE, BenchWorkload,
                        ClientWorkload, LazyClientWorkload, Workload, client_objects,
@@ -1196,18 +1198,49 @@ class Session:
     def health_checks(self) -> Dict[str, Any]:
         return {HEALTH_PREFIX + k: dict(v, count=1) for k, v in self.s['alerts'].items()}
 
-    def progress(self) -> float:
-        """Measurements done over those planned; the confirmation's planned
-        ones are at most k + 1 per round until it starts, then as it goes."""
+    def _left(self) -> Tuple[int, int]:
+        """(search measurements, confirmation measurements) still to come, at
+        most: the confirmation's are k + 1 per round until it starts."""
         s = self.s
-        done = len(s['trials'])
         if s.get('confirm') is None:
-            left = max(0, self.settings.baseline_runs + self.params.trials - done) + \
-                self.settings.confirm_rounds * (self.settings.confirm_candidates + 1)
-        else:
-            left = self._confirmation().planned()
-        return min(1.0, done / max(1, done + left))
+            return (max(0, self.settings.baseline_runs + self.params.trials - len(s['trials'])),
+                    self.settings.confirm_rounds * (self.settings.confirm_candidates + 1))
+        return 0, self._confirmation().planned()
+
+    def progress(self) -> float:
+        """Measurements done over those planned."""
+        done = len(self.s['trials'])
+        return min(1.0, done / max(1, done + sum(self._left())))
+
+    def time_said(self) -> Dict[str, Any]:
+        """How long a steady-state window of the current options takes here
+        (from the baseline's windows), how long the confirmation's windows
+        last, and what the rest of the session costs, at most."""
+        s = self.s
+        st = self.settings
+        done = [t for t in s['trials'] if t.get('measurement') and t.get('seconds')]
+        base = [Measurement.from_dict(t['measurement']) for t in done
+                if t['verdict'] == 'baseline']
+        steady = steady_window(self.space.base_candidate(), base) if base else None
+        limit = max(self.params.duration, st.steady_window_limit)
+        window = (s['confirm'].get('window') if s.get('confirm') else None) or (
+            limit if steady is None or math.isinf(steady) else
+            min(max(steady, self.params.duration), limit))
+        # a measurement's cost beside its window: restart, warm-up, the steps
+        over = median([t['seconds'] - t['measurement']['seconds'] for t in done]) if done \
+            else st.warmup + 60.0
+        per_search = over + (median([t['measurement']['seconds'] for t in done]) if done
+                             else self.params.duration)
+        search, confirmation = self._left()
+        pre = s.get('precondition')
+        pending = (st.precondition_limit if self.precondition is not None
+                   and not (pre or {}).get('done') else 0.0)
+        return {'steady_window': None if steady is None or math.isinf(steady) else steady,
+                'no_flush_seen': steady is not None and math.isinf(steady),
+                'steady_window_limit': st.steady_window_limit, 'confirm_window': window,
+                'left_seconds': pending + search * per_search + confirmation * (over + window)}
 
     def status(self) -> Dict[str, Any]:
-        return views.status_of(self.s, self.osd, self.progress(), sorted(self.health_checks()),
-                               self.release_default, self.space.max_memtable_bytes)
+        return dict(views.status_of(self.s, self.osd, self.progress(),
+                                    sorted(self.health_checks()), self.release_default,
+                                    self.space.max_memtable_bytes), time=self.time_said())

@@ -18,6 +18,7 @@ busiest column family saw no compaction below L0 (counted by RocksDB; or,
 when the canary gives no figures, estimated by metrics.l0_cycles) is marked
 short, and its write-amp is left out of the verdict (statistics.STEADY_ONLY).
 """
+import math
 from dataclasses import dataclass
 from statistics import median
 from typing import Any, Dict, Iterable, List, Optional, Tuple
@@ -45,24 +46,33 @@ class WindowSettings:
 CYCLE_MARGIN = 1.25
 
 
+def steady_window(c: Candidate, ms: List[Measurement]) -> Optional[float]:
+    """Seconds a window of config `c` needs for its busiest column family to
+    go through an L0 compaction, from its windows `ms`: its trigger's flushes
+    (x CYCLE_MARGIN) at the flush rate RocksDB counted in them; math.inf if
+    they counted none; None if the canary gave no counts (see
+    confirmation_length's fallback)."""
+    counted = [m for m in ms if m.cf_flushes is not None and m.seconds > 0]
+    if not counted:
+        return None
+    flushes = sum(m.cf_flushes or 0 for m in counted)
+    if not flushes:
+        return math.inf
+    rate = flushes / sum(m.seconds for m in counted)
+    return CYCLE_MARGIN * c.level0_file_num_compaction_trigger / rate
+
+
 def confirmation_length(configs: Iterable[Tuple[Candidate, List[Measurement]]],
                         duration: float, limit: float) -> float:
     """Seconds every confirmation window lasts: the longest time any of the
-    configs (each with its search windows) needs for an L0 compaction cycle,
-    within [duration, limit].  With RocksDB's figures, a cycle is the
-    config's level0_file_num_compaction_trigger flushes of its busiest
-    column family at the flush rate its windows counted; a config whose
-    windows counted none needs `limit` (its rate is unknown).  Without
-    them, a cycle's WAL bytes at the WAL rate its windows saw."""
+    configs (each with its search windows) needs for an L0 compaction cycle
+    (steady_window), within [duration, limit].  Without RocksDB's counts, a
+    cycle's WAL bytes at the WAL rate its windows saw."""
     need = duration
     for c, ms in configs:
-        counted = [m for m in ms if m.cf_flushes is not None and m.seconds > 0]
-        if counted:
-            flushes = sum(m.cf_flushes or 0 for m in counted)
-            if not flushes:
-                return max(duration, limit)
-            rate = flushes / sum(m.seconds for m in counted)
-            need = max(need, CYCLE_MARGIN * c.level0_file_num_compaction_trigger / rate)
+        steady = steady_window(c, ms)
+        if steady is not None:
+            need = max(need, steady)
             continue
         rates = [m.wal_bytes / m.seconds for m in ms if m.seconds > 0 and m.wal_bytes > 0]
         if rates:
