@@ -102,8 +102,10 @@ def precondition_lines(p: Optional[Mapping[str, Any]]) -> List[str]:
     state = ('done' if p.get('steady') else 'done, not steady' if p.get('done')
              else 'in progress')
     line = (f'preconditioning ({state}): {p["bytes"] / 2**20:.0f} MiB written in '
-            f'{p["seconds"]:.0f}s; {p.get("busiest_cf") or "no column family"} flushed most '
-            f'({p.get("flushes", 0)} flushes, {p.get("compactions", 0)} compactions below L0)')
+            f'{p["seconds"]:.0f}s; ' + (
+                f'{p["busiest_cf"]} flushed most ({p.get("flushes", 0)} flushes, '
+                f'{p.get("compactions", 0)} compactions below L0)' if p.get('busiest_cf')
+                else 'no flush yet'))
     out = [line + (f'; {p["why"]}' if p.get('why') else '')]
     if p.get('shape'):
         out.append('LSM: ' + '; '.join(

@@ -1,0 +1,76 @@
+"""The client workload on the lab: the module's own librados writes, in PGs
+the canary serves, RocksDB's own figures in every window, the DB written into
+a steady state first, and nothing left behind."""
+import sys
+import os
+from typing import Any, Dict, List
+
+from conftest import Lab
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', 'src', 'pybind', 'mgr'))
+from rocks_autotune import placement  # noqa: E402
+
+NS = 'rocks_autotune'
+STATS = ('rocksdb_perf', 'rocksdb_collect_extended_stats', 'rocksdb_collect_compaction_stats')
+
+
+def pg_num(lab: Lab, pool: str) -> int:
+    return [p['pg_num'] for p in lab.json('osd', 'dump')['pools'] if p['pool_name'] == pool][0]
+
+
+def osd_map(lab: Lab, pool: str, name: str, ns: str = '') -> Dict[str, Any]:
+    return lab.json('osd', 'map', pool, name, *([ns] if ns else []))  # type: ignore
+
+
+def test_an_objects_pg_is_the_one_ceph_osd_map_names(lab: Lab) -> None:
+    n = pg_num(lab, 'rbd')
+    for i in range(12):
+        for ns in ('', NS):
+            name = f'placement-check.{i}' + 'x' * i  # names of 19 to 30 bytes
+            got = osd_map(lab, 'rbd', name, ns)['pgid']
+            assert int(got.split('.')[1], 16) == placement.pg_of(name, n, ns), (name, ns, got)
+
+
+def own(lab: Lab, osd: int) -> List[Dict[str, Any]]:
+    return lab.own_config(f'osd.{osd}')
+
+
+def in_namespace(lab: Lab) -> List[str]:
+    return lab.run('rados', '-p', 'rbd', '-N', NS, 'ls').stdout.split()
+
+
+def test_a_client_session_writes_in_the_canarys_pgs_and_leaves_nothing(lab: Lab) -> None:
+    lab.wait('active+clean', lab.active_clean, 300)
+    before = own(lab, 0)
+    users = lab.run('rados', '-p', 'rbd', 'ls').stdout.split()  # the default namespace
+    opts = {'client_space': str(8 << 20), 'precondition_limit': '10'}
+    for k, v in opts.items():
+        lab.ceph('config', 'set', 'mgr', f'mgr/rocks_autotune/{k}', v)
+    try:
+        lab.ceph('rocks-autotune', 'start', '--osd', '0', '--workload', 'client',
+                 '--trials', '1', '--duration', '4')
+        lab.wait('a window of the client load', lambda: lab.status()['phase'] == 'measure',
+                 600)
+        written = in_namespace(lab)
+        assert written and len(written) <= 8
+        for name in written[:4]:
+            assert 0 in osd_map(lab, 'rbd', name, NS)['up'], name
+        # RocksDB's statistics on at osd.0 while the session runs
+        on = {e['name']: e['value'] for e in own(lab, 0)}
+        assert all(on.get(n) == 'true' for n in STATS), on
+        st = lab.wait_ended(900)
+    finally:
+        for k in opts:
+            lab.ceph('config', 'rm', 'mgr', f'mgr/rocks_autotune/{k}')
+    assert st['state'] == 'done', st
+    assert st['client']['removed'] >= len(written) and in_namespace(lab) == []
+    assert lab.run('rados', '-p', 'rbd', 'ls').stdout.split() == users
+    pre = st['precondition']
+    assert pre['done'] and pre['bytes'] >= 8 << 20 and pre['shape'], pre
+    for t in lab.json('rocks-autotune', 'history'):
+        m = t['measurement']
+        assert m['iops'] > 0 and m['client_bytes'] > 0, t
+        # RocksDB's own figures, counted in every window
+        assert m['compactions'] is not None and m['rocksdb_wal_bytes'] > 0, t
+    assert own(lab, 0) == before
+    lab.wait('active+clean', lab.active_clean, 180)
