@@ -217,3 +217,18 @@ def test_with_no_flush_in_the_baseline_the_status_says_windows_will_be_short() -
     assert t['no_flush_seen'] and t['steady_window'] is None and t['confirm_window'] == 30.0
     assert 'saw no flush' in report.status_text(s.status())
     assert 'their write-amp feeds no verdict' in report.status_text(s.status())
+
+
+def test_a_session_that_fails_to_restore_still_removes_its_objects() -> None:
+    h = Harness(client_space=8 << 20, precondition_limit=20.0)
+    s = h.start(osd=0, workload='client', trials=2)
+    h.run(until=lambda s: s.s['phase'] == 'measure')
+    assert h.cluster.objects[('rbd', NAMESPACE)]
+
+    def refused(who: str, name: str) -> None:
+        raise ClusterError('mon refused')
+    h.cluster.config_rm = refused  # type: ignore[method-assign]  # the restore cannot go on
+    s.request_abort()
+    h.run()
+    assert s.s['state'] == 'failed' and 'RESTORE_FAILED' in s.s['alerts']
+    assert h.cluster.objects[('rbd', NAMESPACE)] == {} and s.s['client']['removed'] > 0

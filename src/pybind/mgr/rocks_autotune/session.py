@@ -1161,6 +1161,7 @@ class Session:
             self.restarter.clear_noout()
         except ClusterError:
             pass
+        self._remove_client_objects()  # never raises: a failure is kept in the record
         detail = [error]
         if s['running_dirty']:
             detail.append(f'osd.{self.osd} may still run a candidate: restart it to load '
