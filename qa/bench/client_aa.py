@@ -50,7 +50,7 @@ def window(load: ClientWorkload, osd: int, warmup: float, seconds: float) -> Dic
         b, s = load.drive(end - time.time(), None)
         nbytes += b
         secs += s
-    d = rocksdb_stats.delta(before, sample(osd))
+    d = rocksdb_stats.delta(rocksdb_stats.counts(before), rocksdb_stats.counts(sample(osd)))
     return {'iops': nbytes / load.block_size / secs, 'wal_mib': d.wal_bytes / 2**20,
             'flushes': d.flushes, 'compactions': d.compactions,
             'load': round(os.getloadavg()[0], 2)}

@@ -84,14 +84,14 @@ def sample(osd: int) -> rocksdb_stats.KvStats:
 
 def row(t: float, kv: rocksdb_stats.KvStats, start: rocksdb_stats.KvStats,
         nbytes: int, secs: float) -> Dict[str, Any]:
+    before, now = rocksdb_stats.counts(start), rocksdb_stats.counts(kv)
     per_cf = {}
     for cf in sorted(kv.levels):
-        d = rocksdb_stats.delta(
-            rocksdb_stats.KvStats(levels={cf: start.levels.get(cf, {})}),
-            rocksdb_stats.KvStats(levels={cf: kv.levels[cf]}))
+        d = rocksdb_stats.delta({'t': {}, 'c': {cf: before['c'].get(cf, [0, 0])}},
+                                {'t': {}, 'c': {cf: now['c'][cf]}})
         per_cf[cf] = {'flushes': d.flushes, 'compactions': d.compactions,
                       'shape': kv.shape().get(cf, [])}
-    d = rocksdb_stats.delta(start, kv)
+    d = rocksdb_stats.delta(before, now)
     return {'t': round(t, 1), 'client_mib': round(nbytes / 2**20, 1),
             'iops': round(nbytes / 4096 / secs) if secs else None,
             'wal_mib': round(d.wal_bytes / 2**20, 1),

@@ -5,7 +5,7 @@ import os
 import pytest
 
 from rocks_autotune import placement, rocksdb_stats
-from rocks_autotune.rocksdb_stats import KvStats, Level
+from rocks_autotune.rocksdb_stats import KvStats, Level, counts
 
 # `ceph tell osd.1 dump_objectstore_kv_stats` on the lab (Tentacle 20.2), with
 # rocksdb_perf, rocksdb_collect_extended_stats and _compaction_stats set, after
@@ -53,16 +53,16 @@ def _stats(flushes: int, below: int, other: int = 0, files: int = 1) -> KvStats:
 
 
 def test_a_window_counts_the_busiest_families_compactions_below_l0() -> None:
-    d = rocksdb_stats.delta(_stats(2, 0), _stats(9, 2, other=3))
+    d = rocksdb_stats.delta(counts(_stats(2, 0)), counts(_stats(9, 2, other=3)))
     assert (d.busiest_cf, d.flushes, d.compactions) == ('O-0', 7, 2)
     assert (d.wal_bytes, d.flush_bytes, d.compaction_bytes) == (7000, 700, 1000)
     # another family's flushes do not make the busiest one's compaction
-    d = rocksdb_stats.delta(_stats(2, 0), _stats(3, 0, other=9))
+    d = rocksdb_stats.delta(counts(_stats(2, 0)), counts(_stats(3, 0, other=9)))
     assert (d.busiest_cf, d.compactions) == ('p-0', 0)
 
 
 def test_a_window_without_a_flush_has_no_busiest_family() -> None:
-    d = rocksdb_stats.delta(_stats(2, 1), _stats(2, 1))
+    d = rocksdb_stats.delta(counts(_stats(2, 1)), counts(_stats(2, 1)))
     assert (d.busiest_cf, d.flushes, d.compactions) == ('', 0, 0)
 
 
@@ -82,3 +82,12 @@ def test_kv_stats_round_trip_through_the_session_state() -> None:
 def test_an_objects_pg_is_the_one_ceph_osd_map_names(name: str, pg_num: int, ns: str,
                                                      seed: int) -> None:
     assert placement.pg_of(name, pg_num, ns) == seed
+
+
+def test_what_a_window_keeps_of_a_read_is_small() -> None:
+    # the session's head holds it (a window's start): the mgr's store bounds the
+    # head, and a real read's every ticker would take 7 KB of it
+    s = rocksdb_stats.parse(real())
+    kept = json.dumps(counts(s))
+    assert len(kept) < 400 and len(json.dumps(s.to_dict())) > 6000
+    assert set(counts(s)['t']) == set(rocksdb_stats.TICKERS)

@@ -136,6 +136,18 @@ def parse(text: str) -> KvStats:
     return stats
 
 
+# What a window keeps of a read, in the session's head (which the mgr's store
+# bounds): the tickers it compares and, per column family, [flushes,
+# compactions below L0]
+Counts = Dict[str, Any]
+
+
+def counts(s: KvStats) -> Counts:
+    return {'t': {k: s.tickers[k] for k in TICKERS if k in s.tickers},
+            'c': {cf: [ls[0].compactions if 0 in ls else 0, s.compactions_below_l0(cf)]
+                  for cf, ls in sorted(s.levels.items())}}
+
+
 @dataclass
 class KvDelta:
     """What RocksDB wrote in a window, from two reads of one OSD process."""
@@ -149,20 +161,20 @@ class KvDelta:
     compactions: int
 
 
-def delta(before: KvStats, after: KvStats) -> KvDelta:
+def delta(before: Counts, after: Counts) -> KvDelta:
+    """Between two `counts` of one OSD process."""
     def tick(name: str) -> int:
-        return (after.ticker(name) or 0) - (before.ticker(name) or 0)
+        return int(after['t'].get(name, 0)) - int(before['t'].get(name, 0))
 
     def flushes(cf: str) -> int:
         # the L0 row counts flushes; its byte column is in 0.1 GB steps, too coarse
-        old, new = before.levels.get(cf, {}).get(0), after.levels.get(cf, {}).get(0)
-        return (new.compactions if new else 0) - (old.compactions if old else 0)
+        return int(after['c'][cf][0]) - int(before['c'].get(cf, [0, 0])[0])
 
-    busiest = max(sorted(after.levels), key=flushes, default='')
+    busiest = max(sorted(after['c']), key=flushes, default='')
     if busiest and flushes(busiest) <= 0:
         busiest = ''
     return KvDelta(wal_bytes=tick(WAL_BYTES), flush_bytes=tick(FLUSH_BYTES),
                    compaction_bytes=tick(COMPACT_WRITE_BYTES), busiest_cf=busiest,
                    flushes=flushes(busiest) if busiest else 0,
-                   compactions=(after.compactions_below_l0(busiest)
-                                - before.compactions_below_l0(busiest)) if busiest else 0)
+                   compactions=(int(after['c'][busiest][1])
+                                - int(before['c'].get(busiest, [0, 0])[1])) if busiest else 0)

@@ -28,7 +28,7 @@ from .cluster import Cluster, ClusterError
 from .metrics import Measurement
 from .space import Candidate
 from .store import SessionState
-from .rocksdb_stats import KvStats, delta
+from .rocksdb_stats import KvStats, counts, delta
 from .workload import Workload
 
 
@@ -118,7 +118,7 @@ class Window:
         not yet restarted with rocksdb_perf, a release that prints them
         otherwise): the window then counts from BlueFS's bytes alone."""
         try:
-            return self.cluster.kv_stats(self.osd).to_dict()
+            return counts(self.cluster.kv_stats(self.osd))
         except ClusterError:
             return None
 
@@ -156,7 +156,7 @@ class Window:
         if w.get('kv_before') is not None:
             kv_after = self._kv_stats()
             if kv_after is not None:
-                kv = delta(KvStats.from_dict(w['kv_before']), KvStats.from_dict(kv_after))
+                kv = delta(w['kv_before'], kv_after)
         if kv is not None:
             covered = float(kv.flushes)
             seen_cycles = float(kv.compactions)
@@ -208,7 +208,7 @@ class Precondition:
         rec = self.s.get('precondition') or {
             'bytes': 0, 'seconds': 0.0, 'done': False, 'steady': None, 'why': '',
             'shape': None, 'busiest_cf': '', 'flushes': 0, 'compactions': 0}
-        rec['kv_start'] = None if kv is None else kv.to_dict()
+        rec['kv_start'] = None if kv is None else counts(kv)
         self.s['precondition'] = rec
 
     def step(self) -> bool:
@@ -220,7 +220,7 @@ class Precondition:
         kv = self._kv()
         below = None
         if kv is not None and rec['kv_start'] is not None:
-            d = delta(KvStats.from_dict(rec['kv_start']), kv)
+            d = delta(rec['kv_start'], counts(kv))
             shape = kv.shape()
             rec.update(shape={cf: levels for cf, levels in shape.items() if levels},
                        busiest_cf=d.busiest_cf, flushes=d.flushes,
