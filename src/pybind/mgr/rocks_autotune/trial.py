@@ -82,6 +82,15 @@ def confirmation_length(configs: Iterable[Tuple[Candidate, List[Measurement]]],
     return min(need, max(duration, limit))
 
 
+def read_kv(cluster: Cluster, osd: int) -> Optional[KvStats]:
+    """RocksDB's figures now, or None when the canary gives none (an OSD not
+    yet restarted with rocksdb_perf, a release that prints them otherwise)."""
+    try:
+        return cluster.kv_stats(osd)
+    except ClusterError:
+        return None
+
+
 class Window:
     def __init__(self, cluster: Cluster, osd: int, workload: Optional[Workload],
                  settings: WindowSettings, state: SessionState) -> None:
@@ -114,13 +123,10 @@ class Window:
         return 0
 
     def _kv_stats(self) -> Optional[Dict[str, Any]]:
-        """RocksDB's figures now, or None when the canary gives none (an OSD
-        not yet restarted with rocksdb_perf, a release that prints them
-        otherwise): the window then counts from BlueFS's bytes alone."""
-        try:
-            return counts(self.cluster.kv_stats(self.osd))
-        except ClusterError:
-            return None
+        """RocksDB's counts now, or None (read_kv): the window then counts
+        from BlueFS's bytes alone."""
+        kv = read_kv(self.cluster, self.osd)
+        return None if kv is None else counts(kv)
 
     def warmup(self, now: float, since: float) -> Tuple[bool, float]:
         """(warm-up over and the window open, delay before the next call)."""
@@ -195,16 +201,10 @@ class Precondition:
         self.limit = limit
         self.s = state
 
-    def _kv(self) -> Optional[KvStats]:
-        try:
-            return self.cluster.kv_stats(self.osd)
-        except ClusterError:
-            return None
-
     def begin(self) -> None:
         """Start, or go on after the canary restarted (what was written stays
         written; RocksDB's counts start again with its process)."""
-        kv = self._kv()
+        kv = read_kv(self.cluster, self.osd)
         rec = self.s.get('precondition') or {
             'bytes': 0, 'seconds': 0.0, 'done': False, 'steady': None, 'why': '',
             'shape': None, 'busiest_cf': '', 'flushes': 0, 'compactions': 0}
@@ -217,7 +217,7 @@ class Precondition:
         nbytes, secs = self.workload.drive(self.limit - rec['seconds'], None)
         rec['bytes'] += nbytes
         rec['seconds'] += secs
-        kv = self._kv()
+        kv = read_kv(self.cluster, self.osd)
         below = None
         if kv is not None and rec['kv_start'] is not None:
             d = delta(rec['kv_start'], counts(kv))
