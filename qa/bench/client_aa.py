@@ -30,13 +30,10 @@ import time
 from typing import Any, Dict, List
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lsm_timeline import ceph, cluster_layout, restart, sample  # noqa: E402
+from lsm_timeline import ClientLoad, restart, sample  # noqa: E402
 
 from rocks_autotune import rocksdb_stats  # noqa: E402
-from rocks_autotune.canary import STATS_OPTIONS  # noqa: E402
-from rocks_autotune.cluster import RadosIo  # noqa: E402
-from rocks_autotune.workload import (NAMESPACE, ClientWorkload, client_objects,  # noqa: E402
-                                     client_pool)
+from rocks_autotune.workload import ClientWorkload  # noqa: E402
 
 
 def window(load: ClientWorkload, osd: int, warmup: float, seconds: float) -> Dict[str, Any]:
@@ -69,40 +66,22 @@ def main() -> None:
                     help='bytes written once before the first round')
     ap.add_argument('--seed', type=int, default=0)
     a = ap.parse_args()
-    import rados
     osd = a.osd
-    for name in STATS_OPTIONS:
-        ceph('config', 'set', f'osd.{osd}', name, 'true')
-    pools, pgs = cluster_layout()
-    pool, seeds = client_pool(pools, pgs, osd)
-    names = client_objects(f'aa{int(time.time())}', a.space // a.object_size, pool.pg_num,
-                           seeds)
-    r = rados.Rados(conffile=os.environ.get('CEPH_CONF', ''))
-    r.connect()
-    ioctx = r.open_ioctx(pool.name)
-    ioctx.set_namespace(NAMESPACE)
-    load = ClientWorkload(RadosIo(ioctx, pool.name, NAMESPACE), names, a.object_size,
-                          threads=a.threads, seed=a.seed)
     rng = random.Random(a.seed)
     rows: List[Dict[str, Any]] = []
-    try:
+    with ClientLoad(osd, f'aa{int(time.time())}', a.space, a.object_size, a.threads,
+                    seed=a.seed) as cl:
         restart(osd)
         written = 0
         while written < a.precondition:
-            written += load.drive(5.0, None)[0]
+            written += cl.load.drive(5.0, None)[0]
         for rnd in range(a.rounds):
             arms = ['A', "A'"]
             rng.shuffle(arms)
             for arm in arms:
                 restart(osd)
-                rows.append(dict(window(load, osd, a.warmup, a.window), round=rnd, arm=arm))
+                rows.append(dict(window(cl.load, osd, a.warmup, a.window), round=rnd, arm=arm))
                 print(json.dumps(rows[-1]), flush=True)
-    finally:
-        load.cleanup()
-        ioctx.close()
-        r.shutdown()
-        for name in STATS_OPTIONS:
-            ceph('config', 'rm', f'osd.{osd}', name)
     logs = []
     for rnd in range(a.rounds):
         got = {x['arm']: x['iops'] for x in rows if x['round'] == rnd}

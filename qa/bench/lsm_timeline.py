@@ -78,6 +78,50 @@ def cluster_layout() -> Any:
     return pools, pgs
 
 
+class ClientLoad:
+    """The session's client load on one OSD, for a bench: RocksDB's statistics
+    options (and `options`) set at osd.N, the objects a session would write;
+    on exit the objects removed (`removed`: how many) and the options too."""
+
+    def __init__(self, osd: int, prefix: str, space: int, object_size: int, threads: int,
+                 pool: str = '', seed: int = 0, options: Optional[Dict[str, str]] = None
+                 ) -> None:
+        self.osd = osd
+        self.prefix = prefix
+        self.space = space
+        self.object_size = object_size
+        self.threads = threads
+        self.wanted_pool = pool
+        self.seed = seed
+        self.options = dict({n: 'true' for n in STATS_OPTIONS}, **(options or {}))
+        self.removed = 0
+
+    def __enter__(self) -> 'ClientLoad':
+        import rados
+        for name, value in self.options.items():
+            ceph('config', 'set', f'osd.{self.osd}', name, value)
+        pools, pgs = cluster_layout()
+        self.pool, self.seeds = client_pool(pools, pgs, self.osd, self.wanted_pool)
+        names = client_objects(self.prefix, self.space // self.object_size,
+                               self.pool.pg_num, self.seeds)
+        self.rados = rados.Rados(conffile=os.environ.get('CEPH_CONF', ''))
+        self.rados.connect()
+        self.ioctx = self.rados.open_ioctx(self.pool.name)
+        self.ioctx.set_namespace(NAMESPACE)
+        self.load = ClientWorkload(RadosIo(self.ioctx, self.pool.name, NAMESPACE), names,
+                                   self.object_size, threads=self.threads, seed=self.seed)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            self.removed = self.load.cleanup()
+        finally:
+            self.ioctx.close()
+            self.rados.shutdown()
+            for name in self.options:
+                ceph('config', 'rm', f'osd.{self.osd}', name)
+
+
 def sample(osd: int) -> rocksdb_stats.KvStats:
     return rocksdb_stats.parse(ceph('tell', f'osd.{osd}', 'dump_objectstore_kv_stats'))
 
@@ -114,32 +158,19 @@ def main() -> None:
     ap.add_argument('--pool', default='')
     ap.add_argument('--restore', action='store_true', help='restart the OSD at the end')
     a = ap.parse_args()
-    import rados
     osd = a.osd
-    for name in STATS_OPTIONS:
-        ceph('config', 'set', f'osd.{osd}', name, 'true')
-    if a.options:
-        ceph('config', 'set', f'osd.{osd}', OPTIONS, a.options)
-    restart(osd)
-    pools, pgs = cluster_layout()
-    pool, seeds = client_pool(pools, pgs, osd, a.pool)
-    names = client_objects(f'lsm{int(time.time())}', a.space // a.object_size, pool.pg_num,
-                           seeds)
-    r = rados.Rados(conffile=os.environ.get('CEPH_CONF', ''))
-    r.connect()
-    ioctx = r.open_ioctx(pool.name)
-    ioctx.set_namespace(NAMESPACE)
-    load = ClientWorkload(RadosIo(ioctx, pool.name, NAMESPACE), names, a.object_size,
-                          threads=a.threads)
-    print(json.dumps({'osd': osd, 'pool': pool.name, 'objects': len(names),
-                      'pgs_of_canary': len(seeds), 'options': ceph(
-                          'config', 'get', f'osd.{osd}', OPTIONS).strip()}), flush=True)
-    start = sample(osd)
-    t0 = time.time()
-    nbytes, secs = 0, 0.0
-    rows: List[Dict[str, Any]] = []
-    next_sample = a.sample
-    try:
+    with ClientLoad(osd, f'lsm{int(time.time())}', a.space, a.object_size, a.threads,
+                    a.pool, options={OPTIONS: a.options} if a.options else None) as cl:
+        restart(osd)
+        load = cl.load
+        print(json.dumps({'osd': osd, 'pool': cl.pool.name, 'objects': len(load.objects),
+                          'pgs_of_canary': len(cl.seeds), 'options': ceph(
+                              'config', 'get', f'osd.{osd}', OPTIONS).strip()}), flush=True)
+        start = sample(osd)
+        t0 = time.time()
+        nbytes, secs = 0, 0.0
+        rows: List[Dict[str, Any]] = []
+        next_sample = a.sample
         while time.time() - t0 < a.seconds:
             b, s = load.drive(min(5.0, a.seconds - (time.time() - t0)), None)
             nbytes += b
@@ -148,14 +179,9 @@ def main() -> None:
                 rows.append(row(time.time() - t0, sample(osd), start, nbytes, secs))
                 print(json.dumps(rows[-1]), flush=True)
                 next_sample += a.sample
-    finally:
-        removed = load.cleanup()
-        ioctx.close()
-        r.shutdown()
-        for name in STATS_OPTIONS + ((OPTIONS,) if a.options else ()):
-            ceph('config', 'rm', f'osd.{osd}', name)
-        if a.restore:
-            restart(osd)
+    removed = cl.removed
+    if a.restore:
+        restart(osd)
     first: Optional[Dict[str, Any]] = next((x for x in rows if x['busiest_compactions']), None)
     print(json.dumps({'summary': {
         'seconds': round(time.time() - t0), 'removed': removed,
