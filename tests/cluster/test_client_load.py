@@ -43,30 +43,26 @@ def test_a_client_session_writes_in_the_canarys_pgs_and_leaves_nothing(lab: Lab)
     lab.wait('active+clean', lab.active_clean, 300)
     before = own(lab, 0)
     users = lab.run('rados', '-p', 'rbd', 'ls').stdout.split()  # the default namespace
-    opts = {'client_space': str(8 << 20), 'precondition_limit': '10'}
-    for k, v in opts.items():
-        lab.ceph('config', 'set', 'mgr', f'mgr/rocks_autotune/{k}', v)
-    try:
-        lab.ceph('rocks-autotune', 'start', '--osd', '0', '--workload', 'client',
-                 '--trials', '1', '--duration', '4')
-        lab.wait('a window of the client load', lambda: lab.status()['phase'] == 'measure',
-                 600)
-        written = in_namespace(lab)
-        assert written and len(written) <= 8
-        for name in written[:4]:
-            assert 0 in osd_map(lab, 'rbd', name, NS)['up'], name
-        # RocksDB's statistics on at osd.0 while the session runs
-        on = {e['name']: e['value'] for e in own(lab, 0)}
-        assert all(on.get(n) == 'true' for n in STATS), on
-        st = lab.wait_ended(900)
-    finally:
-        for k in opts:
-            lab.ceph('config', 'rm', 'mgr', f'mgr/rocks_autotune/{k}')
+    # the lab's client_space (conftest): 16 objects of 1 MiB
+    space = int(lab.ceph('config', 'get', 'mgr', 'mgr/rocks_autotune/client_space').stdout)
+    objects = space >> 20
+    # the default workload
+    lab.ceph('rocks-autotune', 'start', '--osd', '0', '--trials', '1', '--duration', '4')
+    lab.wait('a window of the client load', lambda: lab.status()['phase'] == 'measure', 600)
+    written = in_namespace(lab)
+    assert written and len(written) <= objects
+    for name in written[:4]:
+        assert 0 in osd_map(lab, 'rbd', name, NS)['up'], name
+    # RocksDB's statistics on at osd.0 while the session runs
+    on = {e['name']: e['value'] for e in own(lab, 0)}
+    assert all(on.get(n) == 'true' for n in STATS), on
+    st = lab.wait_ended(900)
+    assert st['params']['workload'] == 'client', st['params']
     assert st['state'] == 'done', st
     assert st['client']['removed'] >= len(written) and in_namespace(lab) == []
     assert lab.run('rados', '-p', 'rbd', 'ls').stdout.split() == users
     pre = st['precondition']
-    assert pre['done'] and pre['bytes'] >= 8 << 20 and pre['shape'], pre
+    assert pre['done'] and pre['bytes'] >= space and pre['shape'], pre
     for t in lab.json('rocks-autotune', 'history'):
         m = t['measurement']
         assert m['iops'] > 0 and m['client_bytes'] > 0, t

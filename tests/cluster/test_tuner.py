@@ -22,7 +22,8 @@ def test_bad_input_is_refused_and_changes_nothing(lab: Lab) -> None:
                       (['--budget', '0.5'], '--budget'),
                       (['--trials', '0'], '--trials'),
                       (['--duration', '100000'], '--duration'),
-                      (['--workload', 'fio'], '--workload')):
+                      (['--workload', 'fio'], '--workload'),
+                      (['--workload', 'bench'], 'now named osd-bench')):
         r = lab.ceph('rocks-autotune', 'start', *args, check=False)
         assert r.returncode != 0 and msg in r.stderr, (args, r.stderr)
         assert 'Traceback' not in r.stderr

@@ -14,6 +14,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'
 
 import benchlib  # noqa: E402
 from rocks_autotune.rocksdb_options import NEW_TUNING, PACIFIC_DEFAULT  # noqa: E402
+from rocks_autotune.workload import OSD_BENCH  # noqa: E402
 
 RADOS_OUT = """hints = 1
 Total time run:         10.0213
@@ -122,7 +123,7 @@ def answered() -> Dict[str, Any]:
     mgr_mock.install()
     from rocks_autotune import report
     m = mgr_mock.make_module()
-    assert m.cmd_start(osd=1, trials=2, duration=5).retval == 0
+    assert m.cmd_start(workload=OSD_BENCH, osd=1, trials=2, duration=5).retval == 0
     mgr_mock.drive(m)
     state = m.panel_snapshot.state
     best = report.best_summary(state)

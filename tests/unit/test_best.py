@@ -14,6 +14,7 @@ import mgr_mock
 mgr_mock.install()
 from rocks_autotune import report  # noqa: E402
 from rocks_autotune.cluster import OsdInfo  # noqa: E402
+from rocks_autotune.workload import OSD_BENCH  # noqa: E402
 
 # values an options string can carry (a canary's own options are whatever an
 # admin set): each one breaks out of naive single quotes
@@ -31,7 +32,7 @@ HOSTILE = [
 def session() -> Dict[str, Any]:
     """A finished session's state (osd.1 the canary), its confirmation recommending."""
     m = mgr_mock.make_module()
-    assert m.cmd_start(osd=1, trials=2, duration=5).retval == 0
+    assert m.cmd_start(workload=OSD_BENCH, osd=1, trials=2, duration=5).retval == 0
     mgr_mock.drive(m)
     snap = m.panel_snapshot
     assert snap.status['best'] is not None
@@ -129,7 +130,7 @@ def test_osd_list_folds_runs() -> None:
 def test_best_reads_the_osd_map_when_asked() -> None:
     m = mgr_mock.make_module()
     m.cluster.info[2].device_class = 'hdd'
-    assert m.cmd_start(osd=1, trials=2, duration=5).retval == 0
+    assert m.cmd_start(workload=OSD_BENCH, osd=1, trials=2, duration=5).retval == 0
     mgr_mock.drive(m)
     r = m.cmd_best(format='json')
     assert r.retval == 0

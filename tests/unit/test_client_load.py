@@ -1,6 +1,7 @@
 """The client workload: objects in PGs the canary serves, written through a
 librados client (the fake's), removed at the end; RocksDB's own figures in
 every window; the stats options on the canary for the session only."""
+import inspect
 import re
 import threading
 from typing import Any
@@ -11,7 +12,7 @@ from fake_cluster import FakeClock, FakeCluster, FakeIo
 from rocks_autotune import placement, report, workload
 from rocks_autotune.canary import STATS_OPTIONS
 from rocks_autotune.cluster import ClusterError, PgInfo, PoolInfo
-from rocks_autotune.preflight import StartRefused
+from rocks_autotune.preflight import Params, StartRefused
 from rocks_autotune.workload import NAMESPACE, ClientWorkload, client_objects, client_pool
 from test_session import Harness, assert_restored
 
@@ -232,3 +233,15 @@ def test_a_session_that_fails_to_restore_still_removes_its_objects() -> None:
     h.run()
     assert s.s['state'] == 'failed' and 'RESTORE_FAILED' in s.s['alerts']
     assert h.cluster.objects[('rbd', NAMESPACE)] == {} and s.s['client']['removed'] > 0
+
+
+def test_the_default_workload_is_the_client_load_and_bench_is_named_osd_bench() -> None:
+    import mgr_mock
+    mgr_mock.install()
+    from rocks_autotune.module import RocksAutotune
+    assert Params().workload == workload.DEFAULT_WORKLOAD == 'client'
+    # the command's own default (a literal: the CLI's help shows it) is the same
+    assert inspect.signature(RocksAutotune.cmd_start).parameters['workload'].default == 'client'
+    with pytest.raises(StartRefused, match=r"not 'bench' \(now named osd-bench\)"):
+        Params(workload='bench').validate()
+    Params(workload='osd-bench').validate()

@@ -188,7 +188,8 @@ def test_status_and_history_show_the_confirmation() -> None:
     assert 'WAL_MiB' in hist and 'SST_MiB' in hist
 
 
-@pytest.mark.parametrize('workload,key', [('bench', 'iops'), ('live', 'op_w_lat_ms')])
+@pytest.mark.parametrize('workload,key', [('osd-bench', 'iops'), ('client', 'iops'),
+                                          ('live', 'op_w_lat_ms')])
 def test_the_score_is_the_objective_the_client_gets(workload: str, key: str) -> None:
     m: Dict[str, Any] = {k: None for k in Measurement.__dataclass_fields__}
     m.update(seconds=30.0, client_bytes=1, db_bytes=1, wal_bytes=1, write_amp=1.0,

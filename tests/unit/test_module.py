@@ -11,6 +11,7 @@ import mgr_mock
 
 mgr_mock.install()
 from rocks_autotune import module  # noqa: E402
+from rocks_autotune.workload import OSD_BENCH  # noqa: E402
 
 
 @pytest.fixture
@@ -39,9 +40,9 @@ def test_every_module_option_has_a_type_and_help() -> None:
 
 
 def test_start_refusal_is_a_clear_error_and_changes_nothing(mgr: Any) -> None:
-    r, _, err = out(mgr.cmd_start(osd=42))
+    r, _, err = out(mgr.cmd_start(workload=OSD_BENCH, osd=42))
     assert r == -errno.EINVAL and 'osd.42 does not exist' in err
-    r, _, err = out(mgr.cmd_start(budget=0.5))
+    r, _, err = out(mgr.cmd_start(workload=OSD_BENCH, budget=0.5))
     assert r == -errno.EINVAL and '--budget' in err
     assert mgr.session is None and mgr.mock_store == {} and mgr.cluster.config == {}
 
@@ -52,7 +53,7 @@ def test_a_start_refused_on_the_canarys_options_writes_nothing(mgr: Any) -> None
     store = mgr._ceph_set_store
     mgr._ceph_set_store = lambda key, value: (writes.append(key), store(key, value))
     mgr.cluster.config_set('osd', 'bluestore_rocksdb_options', 'compression=kZSTD')
-    r, _, err = out(mgr.cmd_start(osd=0))
+    r, _, err = out(mgr.cmd_start(workload=OSD_BENCH, osd=0))
     assert r == -errno.EINVAL and "unsupported RocksDB compression 'kZSTD'" in err
     assert mgr.session is None and writes == []
     assert mgr.cluster.config == {('osd', 'bluestore_rocksdb_options'): 'compression=kZSTD'}
@@ -60,7 +61,7 @@ def test_a_start_refused_on_the_canarys_options_writes_nothing(mgr: Any) -> None
 
 def test_allow_single_copy_reaches_the_session_through_the_command(mgr: Any) -> None:
     mgr.cluster.add_pool('thin', size=2, min_size=1)
-    r, _, err = out(mgr.cmd_start(osd=0))
+    r, _, err = out(mgr.cmd_start(workload=OSD_BENCH, osd=0))
     assert r == -errno.EINVAL and '--allow-single-copy' in err
     # as the ceph CLI sends it: the flag is a CephBool argument of its own
     r, o, _ = out(mgr._handle_command(None, {'prefix': 'rocks-autotune start', 'osd': 0,
@@ -70,10 +71,10 @@ def test_allow_single_copy_reaches_the_session_through_the_command(mgr: Any) -> 
 
 
 def test_session_through_the_commands(mgr: Any) -> None:
-    r, o, _ = out(mgr.cmd_start(osd=1, trials=2, duration=5))
+    r, o, _ = out(mgr.cmd_start(workload=OSD_BENCH, osd=1, trials=2, duration=5))
     assert r == 0 and 'osd.1' in o
     assert json.loads(mgr.mock_store['session'])['state'] == 'running'
-    r, _, err = out(mgr.cmd_start(osd=2))
+    r, _, err = out(mgr.cmd_start(workload=OSD_BENCH, osd=2))
     assert r == -errno.EBUSY
     mgr.publish()
     assert ('progress', 'update') in [(m, f) for m, f, _, _ in mgr.mock_remote]
@@ -111,7 +112,7 @@ def test_corrupted_store_is_reported_not_raised(mgr: Any) -> None:
 
 
 def test_resume_from_store_after_failover(mgr: Any) -> None:
-    mgr.cmd_start(osd=0, trials=1, duration=5)
+    mgr.cmd_start(workload=OSD_BENCH, osd=0, trials=1, duration=5)
     for _ in range(6):
         mgr.cluster.clock.advance(mgr.session.step())
     other = module.RocksAutotune('rocks_autotune', None, None)
@@ -145,7 +146,7 @@ def test_finding2_a_long_session_survives_a_failover_whole(mgr: Any) -> None:
     # issue 11, finding 2: past 64 KiB the one-value state was refused by the
     # store (only logged), and a failover resumed a stale copy
     mgr.mock_options.update(baseline_runs=60)
-    mgr.cmd_start(osd=0, trials=1, duration=2)
+    mgr.cmd_start(workload=OSD_BENCH, osd=0, trials=1, duration=2)
     clock = mgr.cluster.clock
     while len(mgr.session.s['trials']) < 60:
         clock.advance(mgr.session.step())
@@ -157,7 +158,7 @@ def test_finding2_a_long_session_survives_a_failover_whole(mgr: Any) -> None:
 
 
 def test_finding2_a_failed_write_pauses_the_session_and_says_so(mgr: Any) -> None:
-    mgr.cmd_start(osd=0, trials=1, duration=2)
+    mgr.cmd_start(workload=OSD_BENCH, osd=0, trials=1, duration=2)
     clock = mgr.cluster.clock
     mgr.mock_store_fails = True
     restarts = len(mgr.cluster.restarts)
@@ -174,7 +175,7 @@ def test_finding2_a_failed_write_pauses_the_session_and_says_so(mgr: Any) -> Non
 
 
 def run_to_candidate_window(mgr: Any) -> None:
-    mgr.cmd_start(osd=0, trials=2, duration=5)
+    mgr.cmd_start(workload=OSD_BENCH, osd=0, trials=2, duration=5)
     clock = mgr.cluster.clock
     while not (mgr.session.s['phase'] == 'measure'
                and mgr.session.s['current']['kind'] == 'candidate'):
@@ -209,7 +210,7 @@ def test_finding3_an_invalid_option_does_not_break_a_running_session(mgr: Any) -
     assert canary_options(other, 0)[0] is None
     other.publish()
     assert 'ROCKS_AUTOTUNE_BAD_OPTION' in other.mock_health
-    r, _, err = out(other.cmd_start(osd=1))
+    r, _, err = out(other.cmd_start(workload=OSD_BENCH, osd=1))
     assert r == -errno.EINVAL and 'compressions' in err
 
 
@@ -244,7 +245,7 @@ def wait_for(what: Callable[[], bool], seconds: float = 20) -> None:
 def test_finding8_commands_answer_while_a_step_runs(mgr: Any) -> None:
     # issue 11, finding 8: the serve thread held the lock through a step, and
     # every command waited behind it (and `ceph orch` behind the command)
-    mgr.cmd_start(osd=0, trials=1, duration=5)
+    mgr.cmd_start(workload=OSD_BENCH, osd=0, trials=1, duration=5)
     release, entered = threading.Event(), threading.Event()
     bench = mgr.cluster.bench
 
@@ -257,7 +258,7 @@ def test_finding8_commands_answer_while_a_step_runs(mgr: Any) -> None:
     try:
         assert entered.wait(20)
         for cmd in (lambda: mgr.cmd_status(format='json'), mgr.cmd_history,
-                    lambda: mgr.cmd_start(osd=1), mgr.cmd_abort):
+                    lambda: mgr.cmd_start(workload=OSD_BENCH, osd=1), mgr.cmd_abort):
             answered: List[Any] = []
             c = threading.Thread(target=lambda: answered.append(cmd()), daemon=True)
             started = time.monotonic()
@@ -274,7 +275,7 @@ def test_finding8_commands_answer_while_a_step_runs(mgr: Any) -> None:
 
 
 def test_finding8_the_serve_loop_outlives_publish_errors(mgr: Any) -> None:
-    mgr.cmd_start(osd=0, trials=1, duration=2)
+    mgr.cmd_start(workload=OSD_BENCH, osd=0, trials=1, duration=2)
     mgr.mock_remote_fails = True  # e.g. the progress module is not there
     t = serve_in_thread(mgr)
     wait_for(lambda: not mgr.session.active)
@@ -285,7 +286,7 @@ def test_finding8_the_serve_loop_outlives_publish_errors(mgr: Any) -> None:
 
 
 def test_finding8_an_aborted_session_fails_its_progress_event(mgr: Any) -> None:
-    mgr.cmd_start(osd=0, trials=1, duration=5)
+    mgr.cmd_start(workload=OSD_BENCH, osd=0, trials=1, duration=5)
     mgr.publish()
     mgr.cmd_abort()
     mgr_mock.drive(mgr)

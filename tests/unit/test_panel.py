@@ -16,6 +16,7 @@ mgr_mock.install()
 from rocks_autotune import module, panel  # noqa: E402
 from rocks_autotune.http_server import PanelServer, url  # noqa: E402
 from rocks_autotune.rocksdb_options import NEW_TUNING  # noqa: E402
+from rocks_autotune.workload import OSD_BENCH  # noqa: E402
 
 STATIC = os.path.join(os.path.dirname(module.__file__), 'static')
 
@@ -34,7 +35,7 @@ def run_to_end(m: Any) -> Any:
 
 def run_session(trials: int = 6) -> Any:
     m = make_mgr()
-    assert m.cmd_start(osd=1, trials=trials, duration=5).retval == 0
+    assert m.cmd_start(workload=OSD_BENCH, osd=1, trials=trials, duration=5).retval == 0
     return run_to_end(m)
 
 
@@ -128,7 +129,7 @@ def test_other_checks_and_the_canarys_crashes_are_shown() -> None:
     m.cluster.broken = lambda options: 'max_write_buffer_number=128' in options
     m.cluster.crash_when_broken = True
     m.cluster.extra_health = ['POOL_NO_REDUNDANCY']
-    assert m.cmd_start(osd=1, trials=4, duration=5, force=True).retval == 0
+    assert m.cmd_start(workload=OSD_BENCH, osd=1, trials=4, duration=5, force=True).retval == 0
     run_to_end(m)
     ids = [c.id for c in m.cluster.recent_crashes()]
     p = app(panel.Snapshot.of(m.session.view()))

@@ -17,6 +17,7 @@ from rocks_autotune.rocksdb_options import (NEW_TUNING, OptionStringError, parse
 from rocks_autotune.preflight import Params
 from rocks_autotune.session import Session, Settings
 from rocks_autotune.space import GiB, MiB, SearchSpace
+from rocks_autotune.workload import OSD_BENCH
 
 mgr_mock.install()
 from rocks_autotune import module  # noqa: E402
@@ -76,8 +77,8 @@ def _session(defaults: Dict[str, str], trials: int = 6) -> Session:
     cluster = FakeCluster(clock, defaults=defaults)
     settings = Settings(warmup=2.0, restart_timeout=30.0, bench_chunk_seconds=2.0)
     saved: List[str] = []
-    s = Session.start(cluster, Params(osd=0, trials=trials, duration=10.0), settings,
-                      lambda st: saved.append(json.dumps(st)), clock)
+    s = Session.start(cluster, Params(osd=0, trials=trials, duration=10.0, workload=OSD_BENCH),
+                      settings, lambda st: saved.append(json.dumps(st)), clock)
     for _ in range(5000):
         if not s.active:
             break

@@ -12,6 +12,7 @@ mgr_mock.install()
 from rocks_autotune import module  # noqa: E402
 from rocks_autotune.canary import OPTIONS  # noqa: E402
 from rocks_autotune.rocksdb_options import NEW_TUNING, PACIFIC_DEFAULT  # noqa: E402
+from rocks_autotune.workload import OSD_BENCH  # noqa: E402
 
 NEW = NEW_TUNING
 
@@ -34,7 +35,7 @@ def events(m: Any) -> List[Tuple[str, str]]:
 
 
 def test_apply_rolls_the_last_recommendation_out_and_revert_puts_it_back(mgr: Any) -> None:
-    mgr.cmd_start(osd=1, trials=2, duration=5)
+    mgr.cmd_start(workload=OSD_BENCH, osd=1, trials=2, duration=5)
     mgr_mock.drive(mgr)
     best = json.loads(out(mgr.cmd_best(format='json'))[1])
     assert best['answer'] == 'recommend'
@@ -80,7 +81,7 @@ def test_apply_is_refused_without_a_recommendation(mgr: Any) -> None:
     assert r == -errno.EINVAL and '--device-class CLASS or --osds N,M' in err
     # one round: too few for an interval, the answer is to keep the current options
     mgr.mock_options.update(confirm_candidates=1, confirm_rounds=1)
-    mgr.cmd_start(osd=0, trials=1, duration=5)
+    mgr.cmd_start(workload=OSD_BENCH, osd=0, trials=1, duration=5)
     mgr_mock.drive(mgr)
     r, _, err = out(mgr.cmd_apply(dry_run=True))
     assert r == -errno.EINVAL and 'keep your current options' in err
@@ -116,7 +117,7 @@ def test_the_ceph_cli_reaches_apply_with_its_flags(mgr: Any) -> None:
 
 
 def test_a_session_and_a_rollout_never_run_side_by_side(mgr: Any) -> None:
-    mgr.cmd_start(osd=0, trials=1, duration=5)
+    mgr.cmd_start(workload=OSD_BENCH, osd=0, trials=1, duration=5)
     r, _, err = out(mgr.cmd_apply(options=NEW, device_class='ssd'))
     assert r == -errno.EBUSY and 'tuning session is running' in err
     r, _, err = out(mgr.cmd_revert())
@@ -124,13 +125,13 @@ def test_a_session_and_a_rollout_never_run_side_by_side(mgr: Any) -> None:
     mgr.cmd_abort()
     mgr_mock.drive(mgr)
     assert out(mgr.cmd_apply(options=NEW, device_class='ssd'))[0] == 0
-    r, _, err = out(mgr.cmd_start(osd=0))
+    r, _, err = out(mgr.cmd_start(workload=OSD_BENCH, osd=0))
     assert r == -errno.EBUSY and 'an apply is running' in err
     r, _, err = out(mgr.cmd_apply(options=NEW, osds='1'))
     assert r == -errno.EBUSY and 'an apply is running' in err
     assert out(mgr.cmd_revert())[0] == -errno.EBUSY
     mgr_mock.drive(mgr, what='rollout')
-    assert out(mgr.cmd_start(osd=0, trials=1, duration=5))[0] == 0
+    assert out(mgr.cmd_start(workload=OSD_BENCH, osd=0, trials=1, duration=5))[0] == 0
 
 
 def test_abort_stops_the_rollout_and_only_revert_may_follow(mgr: Any) -> None:

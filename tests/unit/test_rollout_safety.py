@@ -15,6 +15,7 @@ from fake_cluster import TENTACLE_DEFAULTS, FakeClock, FakeCluster  # noqa: E402
 from rocks_autotune import module  # noqa: E402
 from rocks_autotune.canary import ANNEX, OPTIONS  # noqa: E402
 from rocks_autotune.rocksdb_options import NEW_TUNING  # noqa: E402
+from rocks_autotune.workload import OSD_BENCH  # noqa: E402
 
 NEW = NEW_TUNING
 Config = Dict[Tuple[str, str], str]
@@ -295,7 +296,8 @@ def test_7_no_command_changes_anything_before_the_saved_state_is_loaded() -> Non
     other = failover(m)  # serve() has not loaded yet
     other.LOAD_WAIT = 0.01  # what a command waits for it (10 s in the mgr)
     store, config = dict(m.mock_store), dict(m.cluster.config)
-    for call in (lambda: other.cmd_start(osd=1), lambda: other.cmd_apply(options=NEW, osds='1'),
+    for call in (lambda: other.cmd_start(workload=OSD_BENCH, osd=1),
+                 lambda: other.cmd_apply(options=NEW, osds='1'),
                  other.cmd_revert, other.cmd_abort, other.cmd_stop):
         r, _, err = out(call())
         assert r == -errno.EAGAIN and 'loading' in err
@@ -321,7 +323,7 @@ def test_7_an_acknowledged_abort_survives_a_failover_before_the_next_step() -> N
 
 def session_in_a_window(m: Any, osd: int) -> Any:
     """A short session on osd, stepped into its first measurement window; the clock."""
-    assert out(m.cmd_start(osd=osd, trials=3, duration=5))[0] == 0
+    assert out(m.cmd_start(workload=OSD_BENCH, osd=osd, trials=3, duration=5))[0] == 0
     clock = m.cluster.clock
     while m.session.s['phase'] != 'measure':
         clock.advance(m.session.step())

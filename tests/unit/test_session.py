@@ -11,6 +11,7 @@ from rocks_autotune.rocksdb_options import NEW_TUNING, PACIFIC_DEFAULT
 from rocks_autotune.preflight import Params, StartRefused, choose_canary
 from rocks_autotune.session import MOVES, Phase, Session, Settings
 from rocks_autotune.store import StoreError
+from rocks_autotune.workload import OSD_BENCH
 
 # one candidate confirmed in one round (it can recommend nothing: see the
 # confirmation's own tests for sessions that do)
@@ -34,6 +35,8 @@ class Harness:
         return {n: self.cluster.config_get_own(f'osd.{osd}', n) for n in SAVED}
 
     def start(self, **params: Any) -> Session:
+        # the session's mechanics under the quick load (the client load's own: test_client_load)
+        params.setdefault('workload', OSD_BENCH)
         params.setdefault('trials', 3)
         params.setdefault('duration', 10.0)
         self.session = Session.start(self.cluster, Params(**params), self.settings, self.save,
@@ -292,7 +295,7 @@ def test_a_live_window_with_no_client_write_ends_the_session_restored() -> None:
     s = h.start(osd=1, workload='live')
     h.run()
     assert s.s['state'] == 'failed', s.s['message']
-    assert 'served no client write' in s.s['error'] and '--workload bench' in s.s['error']
+    assert 'served no client write' in s.s['error'] and '--workload osd-bench' in s.s['error']
     # said once, in the first window: no baseline, no trial, no retries
     assert s.s['trials'] == [] and s.s['baseline'] is None
     assert_restored(h, 1, before)

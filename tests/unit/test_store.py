@@ -88,3 +88,25 @@ def test_the_typed_records_match_what_is_written() -> None:
     s = h.start(osd=0, trials=1, workload='client')
     h.run()
     assert set(s.s) == keys
+
+
+def test_a_session_saved_under_the_old_bench_name_goes_on_as_osd_bench() -> None:
+    kv, store, h = stored_session()
+    before = h.config_of(0)
+    s = h.start(osd=0, trials=2)
+    h.run(until=lambda s: s.s['phase'] == 'measure')
+    assert s.s['params']['workload'] == 'osd-bench'
+    # as a module from before the rename saved it
+    for key, raw in list(kv.d.items()):
+        rec = json.loads(raw)
+        if isinstance(rec, dict) and isinstance(rec.get('params'), dict):
+            rec['params']['workload'] = 'bench'
+            kv.d[key] = json.dumps(rec)
+    state = store.load()
+    assert state is not None and state['params']['workload'] == 'osd-bench'
+    h.saved.append(json.dumps(state))
+    s = h.reload()
+    h.run()
+    assert s.s['state'] == 'done', s.s['error']
+    # osd bench's cap was the session's and is taken back: the old name ran as osd-bench
+    assert h.config_of(0) == before

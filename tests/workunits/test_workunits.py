@@ -21,7 +21,8 @@ SCRIPTS = sorted((f for f in os.listdir(WORKUNITS) if f.endswith('.sh') and f !=
 # demo.sh is the lab's demo, not a check: a short session, fast trials
 DEMO_ARGS = ['--trials', '1', '--duration', '4']
 DEMO_OPTIONS = (('warmup', '2'), ('bench_chunk_seconds', '2'), ('confirm_candidates', '1'),
-                ('confirm_rounds', '1'), ('steady_window_limit', '10'))
+                ('confirm_rounds', '1'), ('steady_window_limit', '10'),
+                ('client_space', str(16 << 20)), ('precondition_limit', '10'))
 
 
 def test_every_script_is_run() -> None:

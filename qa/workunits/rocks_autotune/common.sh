@@ -20,7 +20,7 @@ RA_SESSION_TIMEOUT=${RA_SESSION_TIMEOUT:-900}
 RA_ENDED='done stopped aborted failed'
 # module options the workunits shorten, and the value they use
 RA_FAST_OPTIONS='warmup=2 bench_chunk_seconds=2 confirm_candidates=1 confirm_rounds=1
-steady_window_limit=10'
+steady_window_limit=10 client_space=16777216 precondition_limit=10'
 RA_SAVED_OPTIONS=''
 RA_EFFECTIVE_OPTIONS=''
 RA_STARTED=''

@@ -25,6 +25,17 @@ if [ ${#args[@]} -eq 0 ]; then
              "their write-amp feeds no verdict"
         ceph config set mgr mgr/rocks_autotune/steady_window_limit 30
     fi
+    space=$(ceph config get mgr mgr/rocks_autotune/client_space)
+    pre=$(ceph config get mgr mgr/rocks_autotune/precondition_limit)
+    if [ "$space" -gt $((256 << 20)) ] || [ "${pre%s}" -gt 120 ]; then
+        # the client load's 1 GiB keyspace takes about 4 minutes to write at
+        # the lab's rates: a quarter of it, and at most 2 minutes of it
+        echo "demo: the client load writes 256 MiB of objects, its preconditioning at" \
+             "most 120 s (module options client_space and precondition_limit; they were" \
+             "$space and $pre)"
+        ceph config set mgr mgr/rocks_autotune/client_space $((256 << 20))
+        ceph config set mgr mgr/rocks_autotune/precondition_limit 120
+    fi
 fi
 
 ceph rocks-autotune start "${args[@]}"

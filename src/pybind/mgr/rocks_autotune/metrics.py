@@ -9,6 +9,7 @@ from statistics import median  # the stdlib's (ValueError when empty)
 from typing import Any, Dict, List, Optional, Tuple
 
 from .rocksdb_stats import KvDelta
+from .workload import CLIENT, LIVE, OSD_BENCH
 
 # (section, counter) pairs read from `perf dump`
 DB_BYTES = [('bluefs', 'bytes_written_wal'), ('bluefs', 'bytes_written_sst'),
@@ -176,14 +177,14 @@ def spread(xs: List[float]) -> float:
 
 # What the client gets, by workload: the figure the session optimizes and
 # confirms, and which way is better.  Under `client`, the IOPS its writes got
-# (a fixed number in flight: the inverse of their latency); under `bench`,
-# IOPS (osd bench writes below the PG layer: no client op latency); under
-# `live`, the latency of the
-# client writes the canary serves.  kv_sync latency, the bottleneck the seed
-# profiles, is reported beside it as a diagnostic, not scored.
-OBJECTIVES: Dict[str, Tuple[str, str]] = {'client': ('iops', 'higher'),
-                                          'bench': ('iops', 'higher'),
-                                          'live': ('op_w_lat_ms', 'lower')}
+# (a fixed number in flight: the inverse of their latency); under
+# `osd-bench`, IOPS (osd bench writes below the PG layer: no client op
+# latency); under `live`, the latency of the client writes the canary serves.
+# kv_sync latency, the bottleneck the seed profiles, is reported beside it as
+# a diagnostic, not scored.
+OBJECTIVES: Dict[str, Tuple[str, str]] = {CLIENT: ('iops', 'higher'),
+                                          OSD_BENCH: ('iops', 'higher'),
+                                          LIVE: ('op_w_lat_ms', 'lower')}
 OBJECTIVE_NAMES = {'iops': 'IOPS', 'op_w_lat_ms': 'client write latency'}
 
 

@@ -466,7 +466,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
 
     @CLIWriteCommand('rocks-autotune start')
     def cmd_start(self, osd: Optional[int] = None, trials: int = 12, budget: float = 1.10,
-                  workload: str = 'bench', duration: int = 30, force: bool = False,
+                  workload: str = 'client', duration: int = 30, force: bool = False,
                   allow_single_copy: bool = False) -> HandleCommandResult:
         """Start tuning RocksDB options on one canary OSD.
         --allow-single-copy: accept a canary whose every restart leaves PGs with

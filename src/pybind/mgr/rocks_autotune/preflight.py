@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 from .cluster import NO_OSD, Cluster, ClusterError, Crash, PoolInfo
-from .workload import WORKLOADS
+from .workload import DEFAULT_WORKLOAD, RENAMED, WORKLOADS
 
 HEALTH_PREFIX = 'ROCKS_AUTOTUNE_'
 
@@ -24,7 +24,7 @@ class Params:
     osd: Optional[int] = None
     trials: int = 12
     budget: float = 1.10
-    workload: str = 'bench'
+    workload: str = DEFAULT_WORKLOAD
     duration: float = 30.0
     force: bool = False
     allow_single_copy: bool = False
@@ -39,7 +39,9 @@ class Params:
                                f'baseline write amplification), not {self.budget}')
         if self.workload not in WORKLOADS:
             raise StartRefused(f'--workload must be one of {", ".join(WORKLOADS)}, '
-                               f'not {self.workload!r}')
+                               f'not {self.workload!r}' + (
+                                   f' (now named {RENAMED[self.workload]})'
+                                   if self.workload in RENAMED else ''))
         if not (math.isfinite(self.duration) and 2 <= self.duration <= 3600):
             raise StartRefused(f'--duration must be between 2 and 3600 seconds, '
                                f'not {self.duration}')

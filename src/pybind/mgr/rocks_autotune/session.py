@@ -52,8 +52,8 @@ from .store import STATE_VERSION, SessionState, StartRecord, StoreError
 from .trial import (Precondition, Window, WindowSettings, confirmation_length,
                     steady_window)
 from .views import View
-from .workload import (BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, NAMESPACE, BenchWorkload,
-                       ClientWorkload, LazyClientWorkload, Workload, client_objects,
+from .workload import (BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, CLIENT, NAMESPACE, OSD_BENCH,
+                       BenchWorkload, ClientWorkload, LazyClientWorkload, Workload, client_objects,
                        client_pool)
 
 log = logging.getLogger(__name__)
@@ -243,11 +243,11 @@ class Session:
                                    single_copy_ok=self.params.allow_single_copy)
         workload: Optional[Workload] = None
         self.precondition: Optional[Precondition] = None
-        if self.params.workload == 'bench':
+        if self.params.workload == OSD_BENCH:
             workload = BenchWorkload(cluster, self.osd, object_size=settings.bench_object_size,
                                      object_num=settings.bench_object_num,
                                      chunk_seconds=settings.bench_chunk_seconds)
-        elif self.params.workload == 'client':
+        elif self.params.workload == CLIENT:
             workload = LazyClientWorkload(lambda: self._client_workload())
             self.precondition = Precondition(cluster, self.osd, workload, settings.client_space,
                                              settings.precondition_limit, state)
@@ -341,13 +341,13 @@ class Session:
         except ValueError as e:
             raise StartRefused(f'cannot read this release\'s RocksDB defaults: {e}')
         client = None
-        if params.workload == 'client':
+        if params.workload == CLIENT:
             try:
                 pool, seeds = client_pool(cluster.pools(), cluster.pgs(), osd,
                                           settings.client_pool)
             except ValueError as e:
                 raise StartRefused(f'the client workload has nowhere to write: {e}; name a '
-                                   'pool with the client_pool option, or use --workload bench')
+                                   'pool with the client_pool option, or use --workload osd-bench')
             client = {'pool': pool.name, 'pg_num': pool.pg_num, 'seeds': seeds,
                       'count': settings.client_space // settings.client_object_size,
                       'removed': None}
@@ -538,7 +538,7 @@ class Session:
             return 0
         phase = Phase(s['phase'])
         if phase == P.PREPARE:
-            if self.params.workload == 'bench':
+            if self.params.workload == OSD_BENCH:
                 self.canary.set_bench_limit(BENCH_LIMIT_VALUE)
             # RocksDB's own flush and compaction figures, from the first restart on
             self.canary.collect_rocksdb_stats()
@@ -751,7 +751,7 @@ class Session:
             OPTIONS: {o[OPTIONS]} | applied,
             ANNEX: {o[ANNEX]} | ({''} if s['annexed'] else set()),
             BENCH_LIMIT_OPTION: {o[BENCH_LIMIT_OPTION]} | (
-                {str(BENCH_LIMIT_VALUE)} if self.params.workload == 'bench' else set()),
+                {str(BENCH_LIMIT_VALUE)} if self.params.workload == OSD_BENCH else set()),
             **{name: {o[name], 'true'} for name in STATS_OPTIONS if name in o},
         }
 
@@ -802,7 +802,7 @@ class Session:
             self.canary.apply(cur['options'], s['annexed'])
         else:  # baseline and recovery run the canary's own config
             self.canary.restore(s['originals'], held)
-            if s['params']['workload'] == 'bench' and BENCH_LIMIT_OPTION not in held:
+            if s['params']['workload'] == OSD_BENCH and BENCH_LIMIT_OPTION not in held:
                 self.canary.set_bench_limit(BENCH_LIMIT_VALUE)
             # every window measures with RocksDB's figures on, the baseline's too
             if 'rocksdb_perf' in s['originals']:
@@ -1009,7 +1009,7 @@ class Session:
             # traffic there is nothing to compare, now or in any later window
             s['error'] = (f'osd.{self.osd} served no client write in a {m.seconds:.0f}s '
                           f'window: the live workload measures the traffic the canary has; '
-                          f'start again while it has some, or use --workload bench')
+                          f'start again while it has some, or use --workload osd-bench')
             s['abort'] = True
             self._enter(P.RESTORE, s['error'])
             return

@@ -31,6 +31,8 @@ Version 1 (one JSON value under `session`) is read and migrated.
 import json
 from typing import Any, Callable, Dict, List, Mapping, Optional, cast
 
+from .workload import RENAMED
+
 try:
     from typing import TypedDict
 except ImportError:  # pragma: no cover - Python < 3.8 (Pacific's el8 images)
@@ -127,6 +129,14 @@ class StoreError(Exception):
     """A write to the mgr's store failed or did not stick."""
 
 
+def renamed_workload(state: Dict[str, Any]) -> Dict[str, Any]:
+    """A session saved before a workload was renamed runs it under its new name."""
+    params = state.get('params')
+    if isinstance(params, dict) and params.get('workload') in RENAMED:
+        params['workload'] = RENAMED[params['workload']]
+    return state
+
+
 def migrate_v1(state: Dict[str, Any]) -> Dict[str, Any]:
     """Today's state from a version-1 one (one blob, written before issue 11)."""
     s = dict(state)
@@ -193,7 +203,7 @@ class SessionStore:
         if not isinstance(head, dict):
             raise ValueError('session head is not a record')
         if head.get('version') == 1:
-            return migrate_v1(head)
+            return renamed_workload(migrate_v1(head))
         if head.get('version') != STATE_VERSION:
             raise ValueError(f'session state has an unknown version {head.get("version")!r}')
         start = self.load_start()
@@ -211,7 +221,7 @@ class SessionStore:
         self._start_of = state['id']
         self._originals_of = '' if state['state'] in ENDED else state['id']
         self._trials = trials
-        return state
+        return renamed_workload(state)
 
     def _load_record(self, key: str) -> Optional[Dict[str, Any]]:
         raw = self._get(key)

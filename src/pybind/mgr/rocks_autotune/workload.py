@@ -6,9 +6,9 @@ so every write goes through the PG layer (PG log, dup entries, onode
 updates) of a PG the canary serves.  The objects live in a namespace of one
 replicated pool (`NAMESPACE`, never a user's objects); they are only ones in
 PGs whose up set holds the canary, so every byte lands on it, and the
-session removes them when it ends.  `bench` drives `osd bench` on the
-canary: 4 KiB writes into 16 objects below the PG layer, a quick mode that
-makes no PG log and touches a few onodes.  `live` drives nothing: the window
+session removes them when it ends; the default.  `osd-bench` drives `osd
+bench` on the canary: 4 KiB writes into 16 objects below the PG layer, a
+quick mode that makes no PG log and touches a few onodes.  `live` drives nothing: the window
 measures the canary's own client traffic.  The driven ones run in chunks of
 a few seconds, so that a stop or abort is seen between chunks.
 """
@@ -32,7 +32,10 @@ Clock = Callable[[], float]
 BENCH_LIMIT_OPTION = 'osd_bench_small_size_max_iops'
 BENCH_LIMIT_VALUE = 100000
 BENCH_MAX_OPS = BENCH_LIMIT_VALUE * 30
-WORKLOADS = ('client', 'bench', 'live')
+CLIENT, OSD_BENCH, LIVE = 'client', 'osd-bench', 'live'
+WORKLOADS = (CLIENT, OSD_BENCH, LIVE)
+DEFAULT_WORKLOAD = CLIENT
+RENAMED = {'bench': OSD_BENCH}  # the name until issue 26, in saved sessions and old scripts
 NAMESPACE = 'rocks_autotune'
 HUNG_WRITE = 60.0  # s a chunk's write may take before the chunk fails
 
@@ -45,7 +48,7 @@ class Workload(Protocol):
 
 
 class BenchWorkload:
-    kind = 'bench'
+    kind = OSD_BENCH
 
     def __init__(self, cluster: Cluster, osd: int, block_size: int = 4096,
                  object_size: int = 4 << 20, object_num: int = 16,
@@ -115,7 +118,7 @@ def client_objects(prefix: str, count: int, pg_num: int, seeds: Sequence[int]) -
 
 
 class ClientWorkload:
-    kind = 'client'
+    kind = CLIENT
 
     def __init__(self, io: ClientIo, objects: Sequence[str], object_size: int,
                  block_size: int = 4096, threads: int = 16, chunk_seconds: float = 5.0,
