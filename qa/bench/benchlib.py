@@ -9,7 +9,6 @@ rocks_autotune.rocksdb_options / space.  Nothing here is imported by the module.
 import glob
 import json
 import os
-import re
 import subprocess
 import sys
 import time
@@ -19,7 +18,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, 'src', 'pybind', 'mgr'))
 
-from rocks_autotune import metrics, statistics  # noqa: E402
+from rocks_autotune import metrics, rocksdb_stats, statistics  # noqa: E402
+from rocks_autotune.canary import STATS_OPTIONS  # noqa: E402
 from rocks_autotune.metrics import Measurement  # noqa: E402
 from rocks_autotune.rocksdb_options import parse_options  # noqa: E402
 from rocks_autotune.space import SearchSpace  # noqa: E402
@@ -188,17 +188,6 @@ def window_row(config: str, rep: int, workload: str, m: Measurement,
     return d
 
 
-def parse_rados_bench(out: str) -> Dict[str, float]:
-    """Totals from `rados bench ... write` output."""
-    def num(label: str) -> float:
-        m = re.search(rf'^{re.escape(label)}:\s+([0-9.]+)', out, re.M)
-        if not m:
-            raise ValueError(f'rados bench output has no "{label}"')
-        return float(m.group(1))
-    return {'seconds': num('Total time run'), 'writes': num('Total writes made'),
-            'iops': num('Average IOPS')}
-
-
 # ---------------------------------------------------------------- the claim
 
 def claim_of(best: Optional[Mapping[str, Any]]) -> Optional[Dict[str, Any]]:
@@ -236,14 +225,15 @@ def claim_of(best: Optional[Mapping[str, Any]]) -> Optional[Dict[str, Any]]:
 
 
 def bench_ratio(windows: List[Dict[str, Any]], config: str, base: str,
-                key: str) -> Dict[str, Any]:
-    """`config` over `base` in the osd bench windows, paired by round: the
+                key: str, workload: str = 'osd_bench') -> Dict[str, Any]:
+    """`config` over `base` in the `workload` windows, paired by round: the
     median ratio and the 90% interval, by the session's own statistics
     (rocks_autotune.statistics: the median of the log-ratios, the
-    signed-rank interval, open below its 5 rounds)."""
+    signed-rank interval, open below its 5 rounds; write-amp only where
+    neither window was short)."""
     rounds: Dict[int, Dict[str, Any]] = {}
     for w in windows:
-        if w['workload'] == 'osd_bench':
+        if w['workload'] == workload:
             rounds.setdefault(w['rep'], {})[w['config']] = w
     pairs = statistics.paired_at([rounds[r] for r in sorted(rounds)], config, base, key)
     reps = sorted(rounds)
@@ -533,6 +523,10 @@ class WindowSpec:
     # and for this many L0 compaction cycles (metrics.l0_cycles), as the
     # session's confirmation windows do: write-amp then compares at steady state
     min_cycles: float = 0.0
+    # > 0: the window lasts until the canary's busiest column family went
+    # through a compaction below L0, by RocksDB's own counts (as the session's
+    # confirmation windows), at most this long; short without one
+    steady_limit: float = 0.0
 
 
 def osd_pid(lab: Lab, osd: int) -> int:
@@ -576,34 +570,106 @@ def osd_bench_window(lab: Lab, osd: int, options: str, spec: WindowSpec,
                            bench_seconds=nsecs, trigger=trigger, min_cycles=spec.min_cycles)
 
 
-def rados_bench_window(lab: Lab, osd: int, pool: str, options: str, spec: WindowSpec,
-                       run_name: str) -> Tuple[Measurement, float]:
-    """`rados bench -b 4096 -t 16` on a size-3 pool; the canary's counters over
-    the window (client bytes: its osd.op_w_in_bytes) and the cluster-wide IOPS
-    rados bench reports (total writes / total time over the window's chunks)."""
+def kv_counts(lab: Lab, osd: int) -> Optional[rocksdb_stats.Counts]:
+    """RocksDB's counts at osd.N now (None when it gives none: RocksDB's
+    statistics off, see stats_on)."""
+    try:
+        text = lab.ceph('tell', f'osd.{osd}', 'dump_objectstore_kv_stats')
+        return rocksdb_stats.counts(rocksdb_stats.parse(text))
+    except (RuntimeError, ValueError):
+        return None
+
+
+def stats_on(lab: Lab, osd: int) -> None:
+    """RocksDB's statistics at osd.N (from its next restart), as a session sets them."""
+    for name in STATS_OPTIONS:
+        lab.ceph('config', 'set', f'osd.{osd}', name, 'true')
+
+
+# fio's rbd engine, run inside the lab's release (`ceph-lab exec`): a client
+# on all OSDs, 4 KiB random overwrites of an RBD image filled first
+FIO_IMAGE = 'ratbench'
+
+
+def ensure_fio(lab: Lab) -> None:
+    """fio (with its rbd engine) where the lab's release runs: Debian's fio
+    package, installed once (in the chroot for a chroot release)."""
+    if 'rbd' in lab.lab('exec', '--', 'sh', '-c', 'fio --enghelp 2>/dev/null || true'):
+        return
+    log('installing fio where the lab\'s release runs')
+    apt = ['apt-get', '-q', '-o', 'Acquire::Check-Valid-Until=false']
+    lab.lab('exec', '--', *apt, 'update', timeout=900)
+    lab.lab('exec', '--', 'env', 'DEBIAN_FRONTEND=noninteractive', *apt, 'install', '-y',
+            '--no-install-recommends', 'fio', timeout=900)
+
+
+def fio_rbd(lab: Lab, pool: str, seconds: float, rw: str, bs: str,
+            size: Optional[int] = None) -> Dict[str, float]:
+    """One fio run of the rbd engine on the bench's image: its writes and
+    the seconds they took (from fio's JSON)."""
+    args = ['fio', '--name=ratbench', '--ioengine=rbd', '--clientname=admin',
+            f'--pool={pool}', f'--rbdname={FIO_IMAGE}', f'--rw={rw}', f'--bs={bs}',
+            '--iodepth=16', '--numjobs=1', '--output-format=json']
+    if size is None:
+        args += ['--time_based', f'--runtime={max(1, int(round(seconds)))}']
+    else:
+        args += [f'--size={size}']
+    out = lab.lab('exec', '--', *args, timeout=max(600.0, seconds * 3))
+    return parse_fio(out)
+
+
+def parse_fio(out: str) -> Dict[str, float]:
+    """Writes and seconds of the first job of fio's JSON output (fio may print
+    lines before the JSON)."""
+    doc = json.loads(out[out.index('{'):])
+    w = doc['jobs'][0]['write']
+    return {'writes': float(w['total_ios']), 'seconds': float(w['runtime']) / 1000.0}
+
+
+def fio_image(lab: Lab, pool: str, size: int) -> float:
+    """The image fio writes into, created and written once end to end (so
+    that every window overwrites, as an image in use is); seconds it took."""
+    t0 = time.time()
+    lab.run('rbd', 'create', '--size', f'{size >> 20}M', f'{pool}/{FIO_IMAGE}')
+    fio_rbd(lab, pool, 0, 'write', '4M', size=size)
+    return time.time() - t0
+
+
+def fio_rbd_window(lab: Lab, osd: int, pool: str, options: str,
+                   spec: WindowSpec) -> Tuple[Measurement, float]:
+    """A client on all OSDs (fio's rbd engine, 4 KiB random writes, 16 in
+    flight) and the canary's counters over the window (client bytes: its
+    osd.op_w_in_bytes) with RocksDB's own flush and compaction bytes; IOPS
+    is the cluster-wide figure fio reports.  Warm-up, then chunks until
+    `duration` and, with `steady_limit`, until the canary's busiest column
+    family compacted below L0 (at most `steady_limit`; short without one)."""
     fb = flush_bytes(options)
-    lab.run('rados', '-p', pool, 'bench', str(int(spec.warmup)), 'write', '-b', '4096',
-            '-t', '16', '--no-cleanup', '--run-name', run_name + '-warm', timeout=300)
+    fio_rbd(lab, pool, spec.warmup, 'randwrite', '4k')
     before = metrics.snapshot(lab.perf_dump(osd))
+    kv0 = kv_counts(lab, osd)
     start = time.time()
-    writes, secs, chunk = 0.0, 0.0, 0
+    writes, secs = 0.0, 0.0
+    limit = max(spec.duration, spec.steady_limit)
     while True:
-        left = spec.duration - (time.time() - start)
-        out = lab.run('rados', '-p', pool, 'bench', str(max(5, int(round(left)))), 'write',
-                      '-b', '4096', '-t', '16', '--no-cleanup', '--run-name',
-                      f'{run_name}-{chunk}', timeout=600)
-        r = parse_rados_bench(out)
+        elapsed = time.time() - start
+        # chunks of at most a minute: the window ends soon after the compaction
+        chunk = min(60.0, max(5.0, (spec.duration if elapsed < spec.duration else limit)
+                              - elapsed))
+        r = fio_rbd(lab, pool, chunk, 'randwrite', '4k')
         writes += r['writes']
         secs += r['seconds']
-        chunk += 1
         after = metrics.snapshot(lab.perf_dump(osd))
+        kv1 = kv_counts(lab, osd)
+        kv = rocksdb_stats.delta(kv0, kv1) if kv0 is not None and kv1 is not None else None
         elapsed = time.time() - start
-        if elapsed >= spec.duration and (
-                metrics.wal_bytes(before, after) / fb >= spec.min_flushes
-                or elapsed >= spec.duration * spec.max_factor):
+        if elapsed < spec.duration:
+            continue
+        if not spec.steady_limit or elapsed >= limit or (kv is not None and kv.compactions):
             break
     m = metrics.measure(before, after, seconds=time.time() - start, flush_bytes=fb,
-                        min_flushes=spec.min_flushes)
+                        min_flushes=spec.min_flushes, kv=kv,
+                        trigger=l0_trigger(options) if spec.steady_limit else 0,
+                        min_cycles=1.0 if spec.steady_limit else 0.0)
     return m, writes / secs if secs else 0.0
 
 
@@ -613,5 +679,5 @@ def raise_bench_limit(lab: Lab, osd: int) -> None:
 
 def restore(lab: Lab, osd: int) -> None:
     """Remove what the bench set on the canary (the lab sets neither option)."""
-    for opt in (OPTION, BENCH_LIMIT_OPTION):
+    for opt in (OPTION, BENCH_LIMIT_OPTION, *STATS_OPTIONS):
         lab.ceph('config', 'rm', f'osd.{osd}', opt, check=False)

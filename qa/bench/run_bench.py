@@ -2,16 +2,19 @@
 """Does the tuning session's claim hold under an interleaved bench?
 
     qa/bench/run-bench [--quick] [--flash|--hdd|--both] [--seeds 0] [--reps 5] [--trials 8]
-                       [--confirm-candidates K] [--confirm-rounds R]
+                       [--confirm-candidates K] [--confirm-rounds R] [--steady-limit S]
+                       [--client-window S] [--image-mib M]
 
 Per mode (flash-like, HDD-like BlueStore) and per seed, on a fresh lab of its
 own ($BENCH_LAB_DIR, default /var/tmp/rat-bench-lab; mon port
 $BENCH_LAB_MON_PORT, default 21700; taken down first and at the end):
 
-1. a real tuning session: module options seed (the seed), warmup (the
-   bench's --warmup) and, when given, confirm_candidates / confirm_rounds set
-   for it and put back after; `ceph rocks-autotune start --osd 0 --trials T
-   --duration D`; its answer (`ceph rocks-autotune best -f json`): the
+1. a real tuning session under the module's default workload (its client
+   load): module options seed (the seed), warmup (the bench's --warmup),
+   steady_window_limit (--steady-limit) and, when given, confirm_candidates /
+   confirm_rounds set for it and put back after (--quick also shrinks the
+   client load's keyspace and preconditioning); `ceph rocks-autotune start
+   --osd 0 --trials T --duration D`; its answer (`ceph rocks-autotune best -f json`): the
    recommended options, or keep current (the module's CPU/RSS is sampled
    meanwhile);
 2. configurations default (the lab release's, from `ceph config help`),
@@ -20,16 +23,23 @@ $BENCH_LAB_MON_PORT, default 21700; taken down first and at the end):
    candidate c1), interleaved A B C D A B C D ..., `--reps` rounds; each one
    is set on osd.0 only, osd.0 restarted through the orchestrator (wait for a
    new up_from and active+clean), then two windows measured from osd.0's perf
-   counters by rocks_autotune.metrics:
-   - osd_bench: 4 KiB osd bench on osd.0 (the tuner's workload), warm-up
-     then `--window` seconds for every configuration (as the session's
-     confirmation windows, one length: IOPS drifts with the time since a
-     restart), marked short when the configuration went through no L0
-     compaction cycle;
-   - rados_bench: `rados bench -b 4096 -t 16` on a size-3 pool, not
-     extended; IOPS is the cluster-wide figure rados bench prints, client
-     bytes for write-amp are osd.0's op_w_in_bytes;
-3. the claim check (benchlib.check_claim): a recommendation held when the
+   counters by rocks_autotune.metrics (RocksDB's statistics on at osd.0 for
+   the bench, as a session sets them):
+   - osd_bench: 4 KiB osd bench on osd.0 (the quick workload), warm-up
+     then `--window` seconds for every configuration, marked short when
+     the configuration went through no L0 compaction cycle;
+   - fio_rbd, the client check: fio's rbd engine (inside the lab's release,
+     `ceph-lab exec`), 4 KiB random writes, 16 in flight, into an image of
+     `--image-mib` on a size-3 pool, written end to end once before the
+     first round: a client on all OSDs.  Warm-up, then at least
+     `--client-window` seconds and until osd.0's busiest column family
+     went through a compaction below L0 (RocksDB's own counts), at most
+     `--steady-limit`; marked short without one, and a short window feeds
+     no write-amp ratio.  IOPS is the cluster-wide figure fio reports;
+     client bytes for write-amp are osd.0's op_w_in_bytes; RocksDB's WAL,
+     flush and compaction bytes are kept apart;
+3. the claim check (benchlib.check_claim), against the client check (the
+   osd_bench windows for a run without one): a recommendation held when the
    bench's paired median IOPS ratio tuned / default is at least the claimed
    90% interval's low end (inside the interval, write-amp within the budget:
    reported too); keep current held unless the bench's own 90% interval for
@@ -49,7 +59,7 @@ import os
 import subprocess
 import sys
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional
 
 import benchlib
 import module_cost
@@ -62,10 +72,26 @@ CANARY = 0
 POOL = 'ratbench'
 SESSION_LIMIT = 3 * 3600  # seconds: a session with its confirmation, at most
 NAMES = ['default', 'new_tuning', 'new_tuning_lz4', 'tuned']
+# every workload a run may hold, in report order (rados_bench: runs before the client check)
 WORKLOADS = [('osd_bench', 'canary `osd bench` (4 KiB random writes into 16 x 4 MiB objects, '
               'IOPS of osd.0)'),
+             ('fio_rbd', 'the client check: fio\'s rbd engine, 4 KiB random writes (16 in '
+              'flight) into a filled image on a size-3 pool (cluster-wide IOPS; counters of '
+              'osd.0), until osd.0 compacts'),
              ('rados_bench', '`rados bench -b 4096 -t 16` on a size-3 pool (cluster-wide IOPS; '
               'counters of osd.0)')]
+MEASURED = ('osd_bench', 'fio_rbd')  # what a run measures now
+# the client load of a --quick session: behaviour, not a steady state
+QUICK_CLIENT = {'client_space': str(64 << 20), 'precondition_limit': '30'}
+
+
+def workloads_of(run: Dict[str, Any]) -> List[str]:
+    return [wl for wl, _ in WORKLOADS if wl in run['specs']]
+
+
+def reference(run: Dict[str, Any]) -> str:
+    """The windows a claim is checked against: the client check when the run has it."""
+    return 'fio_rbd' if any(w['workload'] == 'fio_rbd' for w in run['windows']) else 'osd_bench'
 
 
 def ensure_matplotlib() -> None:
@@ -82,7 +108,8 @@ def module_options(a: argparse.Namespace, seed: int) -> Dict[str, str]:
     start, put back after): the seed, the bench's warm-up (so that the
     session's windows and the bench's are warmed alike), and the
     confirmation's size when the command line gives it."""
-    opts = {'seed': str(seed), 'warmup': str(int(round(a.warmup)))}
+    opts = {'seed': str(seed), 'warmup': str(int(round(a.warmup))),
+            'steady_window_limit': str(int(a.steady_limit)), **(QUICK_CLIENT if a.quick else {})}
     if a.confirm_candidates is not None:
         opts['confirm_candidates'] = str(a.confirm_candidates)
     if a.confirm_rounds is not None:
@@ -143,7 +170,7 @@ def make_pool(lab: Lab) -> None:
     if POOL not in lab.ceph_json('osd', 'pool', 'ls'):
         lab.ceph('osd', 'pool', 'create', POOL, '32', '32', 'replicated', '--size', '3')
         lab.ceph('osd', 'pool', 'set', POOL, 'min_size', '2')
-        lab.ceph('osd', 'pool', 'application', 'enable', POOL, 'rados')
+        lab.ceph('osd', 'pool', 'application', 'enable', POOL, 'rbd')
     lab.wait('active+clean', lab.active_clean)
 
 
@@ -153,8 +180,9 @@ def plot(windows: List[Dict[str, Any]], path: str, title: str) -> None:
     import matplotlib.pyplot as plt
     cols = [('iops', 'IOPS'), ('kv_sync_lat_ms', 'kv_sync_lat (ms)'),
             ('write_amp', 'DB write-amp')]
-    fig, axes = plt.subplots(len(WORKLOADS), len(cols), figsize=(13, 7), squeeze=False)
-    for i, (wl, _) in enumerate(WORKLOADS):
+    wls = [wl for wl, _ in WORKLOADS if any(w['workload'] == wl for w in windows)]
+    fig, axes = plt.subplots(len(wls), len(cols), figsize=(13, 7), squeeze=False)
+    for i, wl in enumerate(wls):
         ws = [w for w in windows if w['workload'] == wl]
         summ = benchlib.summarize(ws, NAMES)
         for j, (key, label) in enumerate(cols):
@@ -262,7 +290,7 @@ def claim_lines(run: Dict[str, Any]) -> List[str]:
         out.append(f'claim ({tuned_what(claim, run["configs"])}): {name} / baseline '
                    f'{_fig(claim["ratio"])}; write-amp {_fig(claim["write_amp"])} '
                    f'(budget {claim["budget"]:.2f}x, margin {claim["margin"]:.0%})')
-    out.append(f'bench (tuned / default, osd bench, paired by round): {name} '
+    out.append(f'bench (tuned / default, {reference(run)}, paired by round): {name} '
                f'{_fig(bench["objective"])}; write-amp {_fig(bench["write_amp"])}')
     held = {None: 'not checked', True: 'HELD', False: 'NOT HELD'}[check['held']]
     out.append(f'claim {held}: {check["why"]}; inside the claimed interval: '
@@ -294,13 +322,15 @@ HOW_JUDGED = (
     'How a claim is judged.  The session\'s baseline is osd.0\'s options at its start: on '
     'the fresh lab, the release\'s default, the bench\'s `default`.  A recommendation claims '
     'that its IOPS beats the baseline by at least its 90% interval\'s low end: it **held** '
-    'when the bench\'s paired median ratio tuned / default (canary osd bench, the tuner\'s '
-    'own workload; each round\'s tuned over the same round\'s default, the median of the '
+    'when the bench\'s paired median ratio tuned / default (the client check, fio_rbd; in '
+    'runs without it, canary osd bench; each round\'s tuned over the same round\'s '
+    'default, the median of the '
     'log-ratios as the session computes its own) is at least that low end.  Keep current '
     'claims that no candidate beats the baseline by more than the margin: it held when the '
     'bench finds the confirmation\'s best-ranked candidate (c1, run as `tuned`) below 1 + '
     'the margin.  Also shown: whether the bench\'s ratio lies inside the claimed interval, '
-    'and whether its write-amp ratio stays within the session\'s budget.  The bench\'s own '
+    'and whether its write-amp ratio (rounds where neither window was short) stays within '
+    'the session\'s budget.  The bench\'s own '
     'interval needs 5 rounds (`--reps 5`); with fewer it is open ([-inf, inf]).')
 
 
@@ -336,7 +366,7 @@ def session_lines(run: Dict[str, Any], a: argparse.Namespace) -> List[str]:
 def run_section(mode: str, run: Dict[str, Any], a: argparse.Namespace, png: str) -> List[str]:
     """One seed's session, its interleaved bench, and the claim check."""
     windows, facts, configs = run['windows'], run['facts'], run['configs']
-    spec, rspec = (WindowSpec(**run['specs'][wl]) for wl in ('osd_bench', 'rados_bench'))
+    specs = {wl: WindowSpec(**run['specs'][wl]) for wl in workloads_of(run)}
     seed = run['seed']
     lines = [f'## Seed {seed}' if seed is not None else '## The run', '',
              f'Started {run["started"]}, finished {run["finished"]}. Lab: fresh, '
@@ -349,16 +379,23 @@ def run_section(mode: str, run: Dict[str, Any], a: argparse.Namespace, png: str)
     lines += ['### The claim and the bench', ''] + [f'- {x}' for x in claim_lines(run)] + ['']
     target_lines: List[str] = []
     for wl, desc in WORKLOADS:
+        if wl not in specs:
+            continue
         ws = [w for w in windows if w['workload'] == wl]
         summ = benchlib.summarize(ws, NAMES)
         short = sum(1 for w in ws if w['window_short'])
-        ww = spec if wl == 'osd_bench' else rspec
+        ww = specs[wl]
         until = f'{ww.min_flushes:.0f} flushes' + (
             f' and {ww.min_cycles:.0f} L0 compaction cycle(s)' if ww.min_cycles else '')
+        if ww.steady_limit:
+            until = 'a compaction below L0 of osd.0\'s busiest column family'
+            how = f', then until {until}, at most {ww.steady_limit:.0f} s'
+        elif ww.max_factor > 1:
+            how = f', extended up to {ww.max_factor:.0f}x until {until}'
+        else:
+            how = ', not extended'
         lines += [f'### {wl}: {desc}', '',
-                  f'Window: warm-up {ww.warmup:.0f} s, {ww.duration:.0f} s'
-                  + (f', extended up to {ww.max_factor:.0f}x until {until}'
-                     if ww.max_factor > 1 else ', not extended') + '.', '',
+                  f'Window: warm-up {ww.warmup:.0f} s, {ww.duration:.0f} s{how}.', '',
                   benchlib.render_table(summ, NAMES, 'default', 'new_tuning'), '',
                   'Paired: each round\'s value over the default\'s in the same round, median '
                   'over the rounds (drift between rounds cancels):', '',
@@ -388,7 +425,8 @@ def report(mode: str, runs: List[Dict[str, Any]], a: argparse.Namespace, command
              'session (module option `seed`), then on the same lab default, New Tuning, New Tuning '
              f'LZ4 and `tuned` interleaved, {a.reps} round(s) of {" → ".join(NAMES)}, each '
              f'configuration set on osd.{CANARY} only and osd.{CANARY} restarted before its '
-             'windows (osd bench window, then rados bench window). Median over the rounds; '
+             'windows (osd bench window, then the client check\'s fio window). Median over the '
+             'rounds; '
              'spread = (max − min) / median.  `tuned` is the session\'s recommended options; '
              'when its answer is keep current, the confirmation\'s best-ranked candidate.', '',
              '## The claims', ''] + claims_table(runs) + [
@@ -403,9 +441,11 @@ def judge(run: Dict[str, Any]) -> None:
     """The claim of the run's session, the bench's figures for it, the check."""
     run['claim'] = benchlib.claim_of(run['session'].get('best'))
     key = run['claim']['objective'] if run['claim'] else 'iops'
-    run['bench'] = {'objective': benchlib.bench_ratio(run['windows'], 'tuned', 'default', key),
+    ref = reference(run)
+    run['bench'] = {'objective': benchlib.bench_ratio(run['windows'], 'tuned', 'default', key,
+                                                      ref),
                     'write_amp': benchlib.bench_ratio(run['windows'], 'tuned', 'default',
-                                                      'write_amp')}
+                                                      'write_amp', ref)}
     obj = run['bench']['objective']
     run['check'] = benchlib.check_claim(run['claim'], obj['median'],
                                         run['bench']['write_amp']['median'],
@@ -425,8 +465,9 @@ def windows_json(path: str, command: str, mode: str, runs: List[Dict[str, Any]])
                    'runs': out}, f, indent=1)
 
 
-def run_seed(mode: str, seed: int, a: argparse.Namespace, command: str, spec: WindowSpec,
-             rspec: WindowSpec, wpath: str, done: List[Dict[str, Any]]) -> Dict[str, Any]:
+def run_seed(mode: str, seed: int, a: argparse.Namespace, command: str,
+             specs: Dict[str, WindowSpec], wpath: str,
+             done: List[Dict[str, Any]]) -> Dict[str, Any]:
     """On a fresh lab: a session with this seed, then its own interleaved bench."""
     started = datetime.datetime.now().isoformat(timespec='seconds')
     lab = Lab()
@@ -447,28 +488,34 @@ def run_seed(mode: str, seed: int, a: argparse.Namespace, command: str, spec: Wi
         log(f'tuned = {tuned_what(claim, configs)}')
         run: Dict[str, Any] = {'seed': seed, 'facts': facts, 'started': started,
                                'finished': None, 'configs': configs, 'windows': [],
-                               'specs': {'osd_bench': dataclasses.asdict(spec),
-                                         'rados_bench': dataclasses.asdict(rspec)},
+                               'specs': {wl: dataclasses.asdict(s) for wl, s in specs.items()},
                                'session': sess}
         benchlib.raise_bench_limit(lab, CANARY)
+        benchlib.stats_on(lab, CANARY)
         make_pool(lab)
+        benchlib.ensure_fio(lab)
+        run['image_fill_seconds'] = benchlib.fio_image(lab, POOL, a.image_mib << 20)
+        log(f'image of {a.image_mib} MiB written in {run["image_fill_seconds"]:.0f} s')
         for rep, name in benchlib.interleave(NAMES, a.reps):
             opts = configs[name]
             restart = lab.apply(CANARY, opts)
             prof: Dict[str, Any] = {}
-            m = benchlib.osd_bench_window(lab, CANARY, opts, spec, profile=prof)
+            m = benchlib.osd_bench_window(lab, CANARY, opts, specs['osd_bench'], profile=prof)
             run['windows'].append(dict(benchlib.window_row(name, rep, 'osd_bench', m),
                                        restart_seconds=restart, load_avg=os.getloadavg()[0],
                                        cpu=prof))
             log(f'round {rep} {name} osd_bench: IOPS {m.iops:.0f} kv_sync '
                 f'{m.kv_sync_lat_ms:.3f} ms wa {m.write_amp:.3f} flushes {m.flushes:.1f}')
-            m2, iops = benchlib.rados_bench_window(lab, CANARY, POOL, opts, rspec,
-                                                   f'{mode}-{seed}-{rep}-{name}')
-            run['windows'].append(dict(benchlib.window_row(name, rep, 'rados_bench', m2, iops),
+            m2, iops = benchlib.fio_rbd_window(lab, CANARY, POOL, opts, specs['fio_rbd'])
+            run['windows'].append(dict(benchlib.window_row(name, rep, 'fio_rbd', m2, iops),
                                        load_avg=os.getloadavg()[0]))
-            log(f'round {rep} {name} rados_bench: IOPS {iops:.0f} kv_sync '
-                f'{m2.kv_sync_lat_ms or 0:.3f} ms wa {m2.write_amp:.3f} '
-                f'flushes {m2.flushes:.1f}')
+            mib = 1 << 20
+            log(f'round {rep} {name} fio_rbd: {m2.seconds:.0f} s IOPS {iops:.0f} wa '
+                f'{m2.write_amp:.3f} (WAL {(m2.rocksdb_wal_bytes or 0) / mib:.0f} MiB, flush '
+                f'{(m2.flush_bytes or 0) / mib:.0f} MiB, compaction '
+                f'{(m2.compaction_bytes or 0) / mib:.0f} MiB; {m2.busiest_cf or "-"} '
+                f'{m2.cf_flushes} flushes, {m2.compactions} compactions)'
+                + (' short' if m2.window_short else ''))
             run['finished'] = datetime.datetime.now().isoformat(timespec='seconds')
             judge(run)
             windows_json(wpath, command, mode, done + [run])
@@ -489,14 +536,14 @@ def run_mode(mode: str, a: argparse.Namespace, command: str) -> List[Dict[str, A
     out_dir = os.path.join(benchlib.REPO, 'build', 'bench') if a.quick else benchlib.DOC
     os.makedirs(out_dir, exist_ok=True)
     os.makedirs(os.path.join(benchlib.REPO, 'build', 'bench'), exist_ok=True)
-    spec, rspec = window_specs(a)
+    specs = window_specs(a)
     wpath = os.path.join(out_dir, f'windows-{mode}.json')
     runs = resumed(wpath, command, a) if a.resume else []
     for seed in a.seeds:
         if any(r['seed'] == seed for r in runs):
             log(f'{mode} seed {seed}: done in {wpath}, kept')
             continue
-        runs.append(run_seed(mode, seed, a, command, spec, rspec, wpath, runs))
+        runs.append(run_seed(mode, seed, a, command, specs, wpath, runs))
     runs.sort(key=lambda r: a.seeds.index(r['seed']))
     for run in runs:
         plot(run['windows'], png_path(out_dir, mode, run['seed'], len(runs)),
@@ -519,7 +566,7 @@ def resumed(wpath: str, command: str, a: argparse.Namespace) -> List[Dict[str, A
     if without_seeds(d.get('command', '')) != without_seeds(command):
         raise SystemExit(f'--resume: {wpath} was made by `{d.get("command")}`, not `{command}` '
                          '(only --seeds may differ)')
-    whole = len(NAMES) * len(WORKLOADS) * a.reps
+    whole = len(NAMES) * len(MEASURED) * a.reps
     kept = [r for r in d.get('runs', [])
             if r['seed'] in a.seeds and len(r['windows']) == whole]
     for r in kept:
@@ -537,12 +584,13 @@ def without_seeds(command: str) -> str:
     return ' '.join(out)
 
 
-def window_specs(a: argparse.Namespace) -> Tuple[WindowSpec, WindowSpec]:
-    """osd bench windows as the confirmation's: one length for every
-    configuration, short without an L0 compaction cycle; rados bench windows
-    not extended."""
-    return (WindowSpec(warmup=a.warmup, duration=a.window, min_cycles=1.0, max_factor=1.0),
-            WindowSpec(warmup=5, duration=a.rados_window, max_factor=1.0))
+def window_specs(a: argparse.Namespace) -> Dict[str, WindowSpec]:
+    """osd bench windows one length for every configuration, short without an
+    L0 compaction cycle; the client check's until osd.0 compacts."""
+    return {'osd_bench': WindowSpec(warmup=a.warmup, duration=a.window, min_cycles=1.0,
+                                    max_factor=1.0),
+            'fio_rbd': WindowSpec(warmup=a.warmup, duration=a.client_window, min_flushes=1.0,
+                                  max_factor=1.0, steady_limit=a.steady_limit)}
 
 
 def old_run(d: Dict[str, Any], md: str, a: argparse.Namespace) -> Dict[str, Any]:
@@ -568,8 +616,10 @@ def old_run(d: Dict[str, Any], md: str, a: argparse.Namespace) -> Dict[str, Any]
                       'version': grab(r'; (ceph version [^\n]*?)\.\n')}
     sess = dict(d['session'], wall_seconds=d['session_wall_seconds'])
     # its windows as they were measured then: osd bench not held to an L0 cycle
-    spec, rspec = window_specs(a)
+    spec = window_specs(a)['osd_bench']
     spec.min_cycles = 0.0
+    # rados bench windows, as the bench ran them then (30 s, not extended)
+    rspec = WindowSpec(warmup=5, duration=30, max_factor=1.0)
     return {'seed': None, 'facts': d['facts'], 'started': d['started'],
             'finished': d['finished'], 'configs': d['configs'], 'windows': d['windows'],
             'specs': {'osd_bench': dataclasses.asdict(spec),
@@ -634,9 +684,16 @@ def main() -> None:
     ap.add_argument('--warmup', type=float, default=None,
                     help='bench warm-up s, also the session\'s (module option warmup) '
                     '(10; quick 3)')
-    ap.add_argument('--rados-window', type=float, default=None,
-                    help='rados bench window s, not extended (30; quick 6): at ~1k IOPS on '
-                    'the lab, 2 flushes of the default would take minutes per window')
+    ap.add_argument('--client-window', type=float, default=None,
+                    help='the client check\'s window s at least (60; quick 6), then until '
+                    'osd.0 compacts')
+    ap.add_argument('--steady-limit', type=float, default=None,
+                    help='a client check window lasts at most this long, and so does a '
+                    'confirmation window of the session (module option '
+                    'steady_window_limit) (3600; quick 30)')
+    ap.add_argument('--image-mib', type=int, default=None,
+                    help='the client check\'s RBD image, written once before the first '
+                    'round (4096; quick 256)')
     ap.add_argument('--keep-lab', action='store_true', help='leave the last seed\'s lab up')
     ap.add_argument('--resume', action='store_true',
                     help='keep the seeds that an earlier run of the same command (less '
@@ -648,7 +705,8 @@ def main() -> None:
     a = ap.parse_args()
     for k, full, quick in (('reps', 5, 1), ('trials', 8, 2), ('duration', 20, 8),
                            ('window', 60, 8), ('warmup', 10, 3),
-                           ('rados_window', 30, 6), ('confirm_candidates', None, 1),
+                           ('client_window', 60, 6), ('steady_limit', 3600, 30),
+                           ('image_mib', 4096, 256), ('confirm_candidates', None, 1),
                            ('confirm_rounds', None, 5)):
         if getattr(a, k) is None:
             setattr(a, k, quick if a.quick else full)

@@ -16,14 +16,18 @@ import benchlib  # noqa: E402
 from rocks_autotune.rocksdb_options import NEW_TUNING, PACIFIC_DEFAULT  # noqa: E402
 from rocks_autotune.workload import OSD_BENCH  # noqa: E402
 
-RADOS_OUT = """hints = 1
-Total time run:         10.0213
-Total writes made:      12345
-Write size:             4096
-Object size:            4096
-Bandwidth (MB/sec):     4.81
-Average IOPS:           1231
-Stddev IOPS:            80.3
+# fio 3.41's JSON, trimmed to what parse_fio reads (a line may come before it)
+FIO_OUT = """note: both iodepth >= 1 and synchronous I/O engine are selected
+{
+  "fio version" : "fio-3.41",
+  "jobs" : [
+    {
+      "jobname" : "ratbench",
+      "write" : {"io_bytes" : 50565120, "total_ios" : 12345, "runtime" : 10021,
+                 "iops" : 1231.9}
+    }
+  ]
+}
 """
 
 
@@ -89,11 +93,10 @@ def test_table_shows_a_dash_where_a_metric_is_missing() -> None:
     assert '| – (–) |' in row
 
 
-def test_parse_rados_bench_totals() -> None:
-    r = benchlib.parse_rados_bench(RADOS_OUT)
-    assert r == {'seconds': 10.0213, 'writes': 12345.0, 'iops': 1231.0}
+def test_parse_fio_takes_its_writes_and_seconds() -> None:
+    assert benchlib.parse_fio(FIO_OUT) == {'writes': 12345.0, 'seconds': 10.021}
     with pytest.raises(ValueError):
-        benchlib.parse_rados_bench('nothing here')
+        benchlib.parse_fio('nothing here')
 
 
 def test_paired_ratios_pair_by_round_so_drift_cancels() -> None:
@@ -260,14 +263,14 @@ def test_nothing_to_check_is_not_counted_as_held_or_not() -> None:
 
 def bench_windows(ratios: List[float], key: str = 'iops') -> List[Dict[str, Any]]:
     """osd bench windows of default and tuned, tuned at `ratios` of the default
-    round by round (the machine's speed drifting), and rados bench windows
-    that must not count."""
+    round by round (the machine's speed drifting), and fio windows that must
+    not count."""
     ws = []
     for rep, r in enumerate(ratios):
         base = 1000.0 * (rep + 1)
         ws += [{'rep': rep, 'config': 'default', 'workload': 'osd_bench', key: base},
                {'rep': rep, 'config': 'tuned', 'workload': 'osd_bench', key: base * r},
-               {'rep': rep, 'config': 'tuned', 'workload': 'rados_bench', key: base * 9}]
+               {'rep': rep, 'config': 'tuned', 'workload': 'fio_rbd', key: base * 9}]
     return ws
 
 
@@ -288,6 +291,19 @@ def test_bench_ratio_is_the_paired_median_with_the_sessions_interval() -> None:
     # a round whose default window is missing is not paired
     ws = bench_windows([1.1, 1.3, 1.2])[3:]
     assert benchlib.bench_ratio(ws, 'tuned', 'default', 'iops')['rounds'] == 2
+
+
+def test_the_client_checks_write_amp_pairs_only_steady_windows() -> None:
+    ws = []
+    for rep, (ratio, short) in enumerate([(1.3, False), (0.5, True), (1.2, False)]):
+        ws += [{'rep': rep, 'config': 'default', 'workload': 'fio_rbd', 'write_amp': 2.0,
+                'window_short': False},
+               {'rep': rep, 'config': 'tuned', 'workload': 'fio_rbd', 'write_amp': 2.0 * ratio,
+                'window_short': short}]
+    wa = benchlib.bench_ratio(ws, 'tuned', 'default', 'write_amp', 'fio_rbd')
+    # the round whose tuned window saw no compaction says nothing about write-amp
+    assert wa['rounds'] == 2 and wa['median'] == pytest.approx((1.3 * 1.2) ** 0.5)
+    assert benchlib.bench_ratio(ws, 'tuned', 'default', 'write_amp')['rounds'] == 0
 
 
 def test_lab_dir_and_mon_port_come_from_the_environment(monkeypatch: pytest.MonkeyPatch
@@ -319,12 +335,18 @@ def test_run_bench_seeds_and_the_session_module_options() -> None:
     for bad in ('1,1', 'a', ''):
         with pytest.raises(argparse.ArgumentTypeError):
             run_bench.seed_list(bad)
-    a = argparse.Namespace(warmup=3.0, confirm_candidates=1, confirm_rounds=5)
+    a = argparse.Namespace(warmup=3.0, confirm_candidates=1, confirm_rounds=5, quick=True,
+                           steady_limit=30.0)
     assert run_bench.module_options(a, 7) == {'seed': '7', 'warmup': '3',
+                                              'steady_window_limit': '30',
+                                              'client_space': str(64 << 20),
+                                              'precondition_limit': '30',
                                               'confirm_candidates': '1',
                                               'confirm_rounds': '5'}
-    a = argparse.Namespace(warmup=10.0, confirm_candidates=None, confirm_rounds=None)
-    assert run_bench.module_options(a, 0) == {'seed': '0', 'warmup': '10'}
+    a = argparse.Namespace(warmup=10.0, confirm_candidates=None, confirm_rounds=None,
+                           quick=False, steady_limit=3600.0)
+    assert run_bench.module_options(a, 0) == {'seed': '0', 'warmup': '10',
+                                              'steady_window_limit': '3600'}
 
 
 def test_run_bench_resume_keeps_the_finished_seeds_of_the_same_command(tmp_path: Any) -> None:
@@ -333,10 +355,10 @@ def test_run_bench_resume_keeps_the_finished_seeds_of_the_same_command(tmp_path:
     a = argparse.Namespace(reps=1, seeds=[1, 2, 3])
 
     def windows(n: int) -> List[Dict[str, Any]]:
-        cells = [(c, wl) for c in run_bench.NAMES for wl, _ in run_bench.WORKLOADS]
+        cells = [(c, wl) for c in run_bench.NAMES for wl in run_bench.MEASURED]
         return [{'config': c, 'workload': wl, 'rep': 0, 'iops': 100.0, 'write_amp': 0.3,
                  'kv_sync_lat_ms': 1.0} for c, wl in cells[:n]]
-    whole = len(run_bench.NAMES) * len(run_bench.WORKLOADS)
+    whole = len(run_bench.NAMES) * len(run_bench.MEASURED)
     runs = [{'seed': 1, 'session': {'best': None}, 'windows': windows(whole)},
             {'seed': 2, 'session': {'best': None}, 'windows': windows(whole - 1)},
             {'seed': 4, 'session': {'best': None}, 'windows': windows(whole)}]
