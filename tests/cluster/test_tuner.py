@@ -91,6 +91,26 @@ def test_abort_mid_trial_restores_the_canary(lab: Lab) -> None:
     lab.wait('active+clean', lab.active_clean, 180)
 
 
+def test_the_osd_bench_quick_mode_drives_osd_bench_on_the_canary(lab: Lab) -> None:
+    """--workload osd-bench: osd bench on the canary, its cap raised for the
+    session only, and no client object written."""
+    before = own(lab, 2)
+    lab.ceph('rocks-autotune', 'start', '--osd', '2', '--workload', 'osd-bench',
+             '--trials', '1', '--duration', '4')
+    lab.wait('a window', lambda: lab.status()['phase'] == 'measure', 600)
+    cap = {e['name']: e['value'] for e in own(lab, 2)}.get('osd_bench_small_size_max_iops')
+    st = lab.wait_ended(600)
+    assert st['state'] == 'done', (st['error'], st['message'])
+    assert st['params']['workload'] == 'osd-bench' and st['client'] is None
+    assert cap == '100000'
+    for t in json.loads(lab.ceph('rocks-autotune', 'history', '-f', 'json').stdout):
+        m = t['measurement']
+        # osd bench's own bytes and IOPS (it writes below the PG layer)
+        assert m['iops'] > 0 and m['client_bytes'] > 0, t
+    assert own(lab, 2) == before
+    lab.wait('active+clean', lab.active_clean, 180)
+
+
 @pytest.mark.full_only
 def test_live_workload_measures_client_traffic(lab: Lab) -> None:
     """--workload live drives nothing: the window sees the clients' own writes.
