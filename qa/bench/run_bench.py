@@ -55,6 +55,7 @@ import argparse
 import dataclasses
 import datetime
 import json
+import math
 import os
 import subprocess
 import sys
@@ -72,6 +73,13 @@ CANARY = 0
 POOL = 'ratbench'
 SESSION_LIMIT = 3 * 3600  # seconds: a session with its confirmation, at most
 NAMES = ['default', 'new_tuning', 'new_tuning_lz4', 'tuned']
+# with --start-options: what osd.0 ran when the session started (its baseline)
+START = 'start'
+COLORS = {'default': '#999', 'new_tuning': '#6a9', 'new_tuning_lz4': '#8bd', 'tuned': '#e83',
+          START: '#c6c'}
+# the session's write-amp ratio for a candidate agrees with the client's when
+# within this factor of it (issue 26)
+AGREE = 1.15
 # every workload a run may hold, in report order (rados_bench: runs before the client check)
 WORKLOADS = [('osd_bench', 'canary `osd bench` (4 KiB random writes into 16 x 4 MiB objects, '
               'IOPS of osd.0)'),
@@ -83,6 +91,16 @@ WORKLOADS = [('osd_bench', 'canary `osd bench` (4 KiB random writes into 16 x 4 
 MEASURED = ('osd_bench', 'fio_rbd')  # what a run measures now
 # the client load of a --quick session: behaviour, not a steady state
 QUICK_CLIENT = {'client_space': str(64 << 20), 'precondition_limit': '30'}
+
+
+def names_of(run: Dict[str, Any]) -> List[str]:
+    """The run's configurations, in interleave order."""
+    return list(run['configs'])
+
+
+def baseline_of(run: Dict[str, Any]) -> str:
+    """The configuration the session's baseline ran: the one osd.0 started on."""
+    return START if START in run['configs'] else 'default'
 
 
 def workloads_of(run: Dict[str, Any]) -> List[str]:
@@ -174,7 +192,7 @@ def make_pool(lab: Lab) -> None:
     lab.wait('active+clean', lab.active_clean)
 
 
-def plot(windows: List[Dict[str, Any]], path: str, title: str) -> None:
+def plot(windows: List[Dict[str, Any]], names: List[str], path: str, title: str) -> None:
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
@@ -184,16 +202,16 @@ def plot(windows: List[Dict[str, Any]], path: str, title: str) -> None:
     fig, axes = plt.subplots(len(wls), len(cols), figsize=(13, 7), squeeze=False)
     for i, wl in enumerate(wls):
         ws = [w for w in windows if w['workload'] == wl]
-        summ = benchlib.summarize(ws, NAMES)
+        summ = benchlib.summarize(ws, names)
         for j, (key, label) in enumerate(cols):
             ax = axes[i][j]
-            meds = [summ[n][key].median or 0 for n in NAMES]
-            ax.bar(range(len(NAMES)), meds, color=['#999', '#6a9', '#8bd', '#e83'])
-            for k, n in enumerate(NAMES):
+            meds = [summ[n][key].median or 0 for n in names]
+            ax.bar(range(len(names)), meds, color=[COLORS[n] for n in names])
+            for k, n in enumerate(names):
                 vals = summ[n][key].values
                 ax.plot([k] * len(vals), vals, 'k.', ms=5)
-            ax.set_xticks(range(len(NAMES)))
-            ax.set_xticklabels(NAMES, fontsize=8)
+            ax.set_xticks(range(len(names)))
+            ax.set_xticklabels(names, fontsize=8)
             ax.set_title(f'{wl}: {label}', fontsize=9)
     fig.suptitle(title + ' (bars: median; dots: each window)', fontsize=10)
     fig.tight_layout()
@@ -226,7 +244,7 @@ def verdicts(summary: Dict[str, Dict[str, benchlib.Stat]],
     return out
 
 
-def cpu_lines(windows: List[Dict[str, Any]]) -> List[str]:
+def cpu_lines(windows: List[Dict[str, Any]], names: List[str]) -> List[str]:
     """Median per configuration of where osd.0's CPU went in its osd bench windows."""
     ws = [w for w in windows if w['workload'] == 'osd_bench' and w.get('cpu')]
     if not ws:
@@ -235,7 +253,7 @@ def cpu_lines(windows: List[Dict[str, Any]]) -> List[str]:
            '| configuration | osd.0 total | bstore_kv_sync | bstore_kv_final | admin_socket '
            '(runs osd bench) | rocksdb:low / high | machine busy (2 cores = 100%) |',
            '|---|---|---|---|---|---|---|']
-    for n in NAMES:
+    for n in names:
         mine = [w['cpu'] for w in ws if w['config'] == n]
         if not mine:
             continue
@@ -367,6 +385,7 @@ def run_section(mode: str, run: Dict[str, Any], a: argparse.Namespace, png: str)
     """One seed's session, its interleaved bench, and the claim check."""
     windows, facts, configs = run['windows'], run['facts'], run['configs']
     specs = {wl: WindowSpec(**run['specs'][wl]) for wl in workloads_of(run)}
+    names = names_of(run)
     seed = run['seed']
     lines = [f'## Seed {seed}' if seed is not None else '## The run', '',
              f'Started {run["started"]}, finished {run["finished"]}. Lab: fresh, '
@@ -382,7 +401,7 @@ def run_section(mode: str, run: Dict[str, Any], a: argparse.Namespace, png: str)
         if wl not in specs:
             continue
         ws = [w for w in windows if w['workload'] == wl]
-        summ = benchlib.summarize(ws, NAMES)
+        summ = benchlib.summarize(ws, names)
         short = sum(1 for w in ws if w['window_short'])
         ww = specs[wl]
         until = f'{ww.min_flushes:.0f} flushes' + (
@@ -396,19 +415,19 @@ def run_section(mode: str, run: Dict[str, Any], a: argparse.Namespace, png: str)
             how = ', not extended'
         lines += [f'### {wl}: {desc}', '',
                   f'Window: warm-up {ww.warmup:.0f} s, {ww.duration:.0f} s{how}.', '',
-                  benchlib.render_table(summ, NAMES, 'default', 'new_tuning'), '',
+                  benchlib.render_table(summ, names, 'default', 'new_tuning'), '',
                   'Paired: each round\'s value over the default\'s in the same round, median '
                   'over the rounds (drift between rounds cancels):', '',
-                  benchlib.render_paired(ws, NAMES, 'default'), '',
+                  benchlib.render_paired(ws, names, 'default'), '',
                   f'{len(ws)} windows, {short} short (they ended before {until}): there '
                   'write-amp leaves out SST writes still to come (flushes column).', '']
         if wl == 'osd_bench':
             target_lines = verdicts(summ, ws)
-    lines += cpu_lines(windows)
+    lines += pair_lines(run) + cpu_lines(windows, names)
     lines += ['### Targets (canary osd bench)', ''] + target_lines + [
         '', f'Plot: `{os.path.relpath(png, benchlib.REPO)}`. Every window: '
         f'`windows-{mode}.json` next to this file.', '']
-    lines += ['### Configurations', ''] + [f'- `{n}`: `{configs[n]}`' for n in NAMES] + ['']
+    lines += ['### Configurations', ''] + [f'- `{n}`: `{configs[n]}`' for n in names] + ['']
     return lines
 
 
@@ -423,7 +442,8 @@ def report(mode: str, runs: List[Dict[str, Any]], a: argparse.Namespace, command
              f'Command: `{command}`', '',
              f'Per seed ({", ".join(seeds) or "the module default"}): a fresh lab, a real tuning '
              'session (module option `seed`), then on the same lab default, New Tuning, New Tuning '
-             f'LZ4 and `tuned` interleaved, {a.reps} round(s) of {" → ".join(NAMES)}, each '
+             f'LZ4 and `tuned` (and `{START}` with --start-options) interleaved, {a.reps} '
+             f'round(s) of {" → ".join(names_of(runs[0]) if runs else NAMES)}, each '
              f'configuration set on osd.{CANARY} only and osd.{CANARY} restarted before its '
              'windows (osd bench window, then the client check\'s fio window). Median over the '
              'rounds; '
@@ -441,15 +461,60 @@ def judge(run: Dict[str, Any]) -> None:
     """The claim of the run's session, the bench's figures for it, the check."""
     run['claim'] = benchlib.claim_of(run['session'].get('best'))
     key = run['claim']['objective'] if run['claim'] else 'iops'
-    ref = reference(run)
-    run['bench'] = {'objective': benchlib.bench_ratio(run['windows'], 'tuned', 'default', key,
-                                                      ref),
-                    'write_amp': benchlib.bench_ratio(run['windows'], 'tuned', 'default',
+    ref, base = reference(run), baseline_of(run)
+    run['bench'] = {'objective': benchlib.bench_ratio(run['windows'], 'tuned', base, key, ref),
+                    'write_amp': benchlib.bench_ratio(run['windows'], 'tuned', base,
                                                       'write_amp', ref)}
+    run['pairs'] = pairs(run, key)
     obj = run['bench']['objective']
     run['check'] = benchlib.check_claim(run['claim'], obj['median'],
                                         run['bench']['write_amp']['median'],
                                         (obj['low'], obj['high']))
+
+
+def pairs(run: Dict[str, Any], key: str) -> List[Dict[str, Any]]:
+    """Every confirmed candidate the bench also ran (its options those of a
+    configuration other than the baseline's): the session's ratios to its
+    baseline next to the bench's paired ratios of that configuration to the
+    baseline's, and whether the write-amp ratios agree within AGREE."""
+    best = run['session'].get('best') or {}
+    configs, base = run['configs'], baseline_of(run)
+    ref = reference(run)
+    out = []
+    for c in best.get('candidates') or []:
+        name = next((n for n in names_of(run) if n not in (base, 'tuned')
+                     and configs[n] == c.get('options')), None)
+        if name is None:
+            continue
+        wa = benchlib.bench_ratio(run['windows'], name, base, 'write_amp', ref)
+        said = (c.get('write_amp') or {}).get('median')
+        agree = (None if said is None or wa['median'] is None
+                 else abs(math.log(said / wa['median'])) <= math.log(AGREE))
+        out.append({'arm': c['arm'], 'config': name, 'session_objective': c.get('objective'),
+                    'session_write_amp': c.get('write_amp'),
+                    'bench_objective': benchlib.bench_ratio(run['windows'], name, base, key,
+                                                            ref),
+                    'bench_write_amp': wa, 'write_amp_agrees': agree})
+    return out
+
+
+def pair_lines(run: Dict[str, Any]) -> List[str]:
+    if not run.get('pairs'):
+        return []
+    base = baseline_of(run)
+    out = ['### The session\'s confirmation against the client check, per candidate', '',
+           f'Each confirmed candidate whose options are a configuration of the bench: its '
+           f'ratios to the session\'s baseline, and the bench\'s paired ratios of that '
+           f'configuration to `{base}` ({reference(run)}; write-amp over rounds where neither '
+           f'window was short).  Agrees: the two write-amp ratios within {AGREE:.2f}x of '
+           'each other.', '',
+           '| candidate | configuration | session objective | session write-amp | bench '
+           'objective | bench write-amp | write-amp agrees |', '|---|---|---|---|---|---|---|']
+    for p in run['pairs']:
+        out.append(f'| {p["arm"]} | `{p["config"]}` | {_fig(p["session_objective"])} | '
+                   f'{_fig(p["session_write_amp"])} | {_fig(p["bench_objective"])} | '
+                   f'{_fig(p["bench_write_amp"])} | {_yn(p["write_amp_agrees"])} |')
+    return out + ['']
 
 
 def windows_json(path: str, command: str, mode: str, runs: List[Dict[str, Any]]) -> None:
@@ -474,6 +539,9 @@ def run_seed(mode: str, seed: int, a: argparse.Namespace, command: str,
     lab.up(flash=(mode == 'flash'), fresh=True)
     try:
         facts = lab.facts()
+        if a.start_options:
+            # the session's baseline: osd.0 runs these when it starts
+            lab.apply(CANARY, a.start_options)
         sess = run_session(lab, a, mode, seed, os.path.join(benchlib.REPO, 'build', 'bench'),
                            command)
         claim = benchlib.claim_of(sess['best'])
@@ -484,7 +552,8 @@ def run_seed(mode: str, seed: int, a: argparse.Namespace, command: str,
         default = lab.release_default()  # the lab's release's, as the module reads it
         configs = {'default': default, 'new_tuning': NEW_TUNING,
                    'new_tuning_lz4': NEW_TUNING_LZ4,
-                   'tuned': (claim or {}).get('options') or default}
+                   'tuned': (claim or {}).get('options') or default,
+                   **({START: a.start_options} if a.start_options else {})}
         log(f'tuned = {tuned_what(claim, configs)}')
         run: Dict[str, Any] = {'seed': seed, 'facts': facts, 'started': started,
                                'finished': None, 'configs': configs, 'windows': [],
@@ -496,7 +565,7 @@ def run_seed(mode: str, seed: int, a: argparse.Namespace, command: str,
         benchlib.ensure_fio(lab)
         run['image_fill_seconds'] = benchlib.fio_image(lab, POOL, a.image_mib << 20)
         log(f'image of {a.image_mib} MiB written in {run["image_fill_seconds"]:.0f} s')
-        for rep, name in benchlib.interleave(NAMES, a.reps):
+        for rep, name in benchlib.interleave(list(configs), a.reps):
             opts = configs[name]
             restart = lab.apply(CANARY, opts)
             prof: Dict[str, Any] = {}
@@ -546,7 +615,7 @@ def run_mode(mode: str, a: argparse.Namespace, command: str) -> List[Dict[str, A
         runs.append(run_seed(mode, seed, a, command, specs, wpath, runs))
     runs.sort(key=lambda r: a.seeds.index(r['seed']))
     for run in runs:
-        plot(run['windows'], png_path(out_dir, mode, run['seed'], len(runs)),
+        plot(run['windows'], names_of(run), png_path(out_dir, mode, run['seed'], len(runs)),
              f'{mode}-like BlueStore, osd.{CANARY}, seed {run["seed"]}, {a.reps} round(s)')
     text = report(mode, runs, a, command, out_dir)
     with open(os.path.join(out_dir, f'results-{mode}.md'), 'w') as f:
@@ -566,9 +635,8 @@ def resumed(wpath: str, command: str, a: argparse.Namespace) -> List[Dict[str, A
     if without_seeds(d.get('command', '')) != without_seeds(command):
         raise SystemExit(f'--resume: {wpath} was made by `{d.get("command")}`, not `{command}` '
                          '(only --seeds may differ)')
-    whole = len(NAMES) * len(MEASURED) * a.reps
-    kept = [r for r in d.get('runs', [])
-            if r['seed'] in a.seeds and len(r['windows']) == whole]
+    kept = [r for r in d.get('runs', []) if r['seed'] in a.seeds
+            and len(r['windows']) == len(r['configs']) * len(MEASURED) * a.reps]
     for r in kept:
         judge(r)  # by this code
     return kept
@@ -635,7 +703,7 @@ def rebuild(mode: str, a: argparse.Namespace, path: str) -> None:
     runs = d['runs'] if 'runs' in d else [old_run(d, md, a)]
     for run in runs:
         judge(run)  # again, by this code
-        plot(run['windows'], png_path(out_dir, mode, run['seed'], len(runs)),
+        plot(run['windows'], names_of(run), png_path(out_dir, mode, run['seed'], len(runs)),
              f'{mode}-like BlueStore, osd.{CANARY}, seed {run["seed"]}, {a.reps} round(s)')
     text = report(mode, runs, a, d['command'], out_dir)
     with open(md, 'w') as f:
@@ -694,6 +762,10 @@ def main() -> None:
     ap.add_argument('--image-mib', type=int, default=None,
                     help='the client check\'s RBD image, written once before the first '
                     'round (4096; quick 256)')
+    ap.add_argument('--start-options', default='',
+                    help='bluestore_rocksdb_options osd.0 runs when the session starts (its '
+                    'baseline; e.g. a trap like tiny memtables), run by the bench as `start`; '
+                    'claims and candidates are then checked against `start`')
     ap.add_argument('--keep-lab', action='store_true', help='leave the last seed\'s lab up')
     ap.add_argument('--resume', action='store_true',
                     help='keep the seeds that an earlier run of the same command (less '

@@ -359,9 +359,11 @@ def test_run_bench_resume_keeps_the_finished_seeds_of_the_same_command(tmp_path:
         return [{'config': c, 'workload': wl, 'rep': 0, 'iops': 100.0, 'write_amp': 0.3,
                  'kv_sync_lat_ms': 1.0} for c, wl in cells[:n]]
     whole = len(run_bench.NAMES) * len(run_bench.MEASURED)
-    runs = [{'seed': 1, 'session': {'best': None}, 'windows': windows(whole)},
-            {'seed': 2, 'session': {'best': None}, 'windows': windows(whole - 1)},
-            {'seed': 4, 'session': {'best': None}, 'windows': windows(whole)}]
+    configs = {n: n for n in run_bench.NAMES}
+    runs = [{'seed': 1, 'session': {'best': None}, 'configs': configs, 'windows': windows(whole)},
+            {'seed': 2, 'session': {'best': None}, 'configs': configs,
+             'windows': windows(whole - 1)},
+            {'seed': 4, 'session': {'best': None}, 'configs': configs, 'windows': windows(whole)}]
     path = tmp_path / 'windows-flash.json'
     path.write_text(json.dumps({'command': 'qa/bench/run-bench --seeds 1,2,3', 'runs': runs}))
     assert run_bench.resumed(str(tmp_path / 'none.json'), 'x', a) == []
@@ -407,3 +409,33 @@ def test_repo_commit_names_the_checkout_and_marks_uncommitted_changes(
     assert benchlib.repo_commit() == head
     (tmp_path / 'f').write_text('2')
     assert benchlib.repo_commit() == head + '+'
+
+
+def test_run_bench_sets_each_confirmed_candidate_beside_the_client_check() -> None:
+    import run_bench
+    tiny, default = 'write_buffer_size=4194304', 'write_buffer_size=16777216'
+    configs = {'default': default, 'new_tuning': 'n', 'new_tuning_lz4': 'l', 'tuned': default,
+               'start': tiny}
+    windows = []
+    for rep, (wa, short) in enumerate([(0.80, False), (0.70, False), (0.10, True)]):
+        for name in configs:
+            windows.append({'rep': rep, 'config': name, 'workload': 'fio_rbd', 'iops': 100.0,
+                            'write_amp': (wa if name in ('default', 'tuned') else 1.0),
+                            'window_short': short and name == 'default'})
+    fig = {'median': 0.78, 'low': None, 'high': None, 'rounds': 3, 'at': [1, 2, 3]}
+    best = {'candidates': [{'arm': 'c1', 'options': tiny, 'objective': fig, 'write_amp': fig},
+                           {'arm': 'c2', 'options': default, 'objective': fig,
+                            'write_amp': fig}]}
+    run = {'configs': configs, 'windows': windows, 'session': {'best': best}}
+    assert run_bench.names_of(run)[-1] == 'start' and run_bench.baseline_of(run) == 'start'
+    assert run_bench.reference(run) == 'fio_rbd'
+    (p,) = run_bench.pairs(run, 'iops')  # c1 runs the baseline's own options: not a pair
+    assert (p['arm'], p['config']) == ('c2', 'default')
+    # the round whose default window saw no compaction is left out: sqrt(0.8 x 0.7)
+    assert p['bench_write_amp']['rounds'] == 2
+    assert p['bench_write_amp']['median'] == pytest.approx((0.8 * 0.7) ** 0.5)
+    assert p['write_amp_agrees'] is True  # 0.78 against 0.75
+    best['candidates'][1]['write_amp'] = dict(fig, median=0.6)
+    assert run_bench.pairs(run, 'iops')[0]['write_amp_agrees'] is False  # 1.25x apart
+    del configs['start']
+    assert run_bench.baseline_of(run) == 'default'
