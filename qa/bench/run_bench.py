@@ -3,13 +3,15 @@
 
     qa/bench/run-bench [--quick] [--flash|--hdd|--both] [--seeds 0] [--reps 5] [--trials 8]
                        [--confirm-candidates K] [--confirm-rounds R] [--steady-limit S]
-                       [--client-window S] [--image-mib M]
+                       [--client-window S] [--image-mib M] [--start-options S]
 
 Per mode (flash-like, HDD-like BlueStore) and per seed, on a fresh lab of its
 own ($BENCH_LAB_DIR, default /var/tmp/rat-bench-lab; mon port
 $BENCH_LAB_MON_PORT, default 21700; taken down first and at the end):
 
-1. a real tuning session under the module's default workload (its client
+1. (--start-options: osd.0 set to those options and restarted first, so
+   that they are the session's baseline, run by the bench as `start`)
+   a real tuning session under the module's default workload (its client
    load): module options seed (the seed), warmup (the bench's --warmup),
    steady_window_limit (--steady-limit) and, when given, confirm_candidates /
    confirm_rounds set for it and put back after (--quick also shrinks the
