@@ -310,7 +310,7 @@ def claim_lines(run: Dict[str, Any]) -> List[str]:
         out.append(f'claim ({tuned_what(claim, run["configs"])}): {name} / baseline '
                    f'{_fig(claim["ratio"])}; write-amp {_fig(claim["write_amp"])} '
                    f'(budget {claim["budget"]:.2f}x, margin {claim["margin"]:.0%})')
-    out.append(f'bench (tuned / default, {reference(run)}, paired by round): {name} '
+    out.append(f'bench (tuned / {baseline_of(run)}, {reference(run)}, paired by round): {name} '
                f'{_fig(bench["objective"])}; write-amp {_fig(bench["write_amp"])}')
     held = {None: 'not checked', True: 'HELD', False: 'NOT HELD'}[check['held']]
     out.append(f'claim {held}: {check["why"]}; inside the claimed interval: '
@@ -342,9 +342,9 @@ HOW_JUDGED = (
     'How a claim is judged.  The session\'s baseline is osd.0\'s options at its start: on '
     'the fresh lab, the release\'s default, the bench\'s `default`.  A recommendation claims '
     'that its IOPS beats the baseline by at least its 90% interval\'s low end: it **held** '
-    'when the bench\'s paired median ratio tuned / default (the client check, fio_rbd; in '
-    'runs without it, canary osd bench; each round\'s tuned over the same round\'s '
-    'default, the median of the '
+    'when the bench\'s paired median ratio tuned / default (tuned / start with '
+    '--start-options; the client check, fio_rbd; in runs without it, canary osd bench; '
+    'each round\'s tuned over the same round\'s baseline, the median of the '
     'log-ratios as the session computes its own) is at least that low end.  Keep current '
     'claims that no candidate beats the baseline by more than the margin: it held when the '
     'bench finds the confirmation\'s best-ranked candidate (c1, run as `tuned`) below 1 + '
