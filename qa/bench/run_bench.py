@@ -4,6 +4,7 @@
     qa/bench/run-bench [--quick] [--flash|--hdd|--both] [--seeds 0] [--reps 5] [--trials 8]
                        [--confirm-candidates K] [--confirm-rounds R] [--steady-limit S]
                        [--client-window S] [--image-mib M] [--start-options S]
+                       [--configs default,start]
 
 Per mode (flash-like, HDD-like BlueStore) and per seed, on a fresh lab of its
 own ($BENCH_LAB_DIR, default /var/tmp/rat-bench-lab; mon port
@@ -556,6 +557,8 @@ def run_seed(mode: str, seed: int, a: argparse.Namespace, command: str,
                    'new_tuning_lz4': NEW_TUNING_LZ4,
                    'tuned': (claim or {}).get('options') or default,
                    **({START: a.start_options} if a.start_options else {})}
+        if a.configs:  # only these, in the bench's order
+            configs = {n: o for n, o in configs.items() if n in a.configs}
         log(f'tuned = {tuned_what(claim, configs)}')
         run: Dict[str, Any] = {'seed': seed, 'facts': facts, 'started': started,
                                'finished': None, 'configs': configs, 'windows': [],
@@ -768,6 +771,10 @@ def main() -> None:
                     help='bluestore_rocksdb_options osd.0 runs when the session starts (its '
                     'baseline; e.g. a trap like tiny memtables), run by the bench as `start`; '
                     'claims and candidates are then checked against `start`')
+    ap.add_argument('--configs', type=lambda s: [x for x in s.split(',') if x], default=None,
+                    help='run only these of the bench\'s configurations (default, '
+                    'new_tuning, new_tuning_lz4, tuned, start), e.g. default,start; the '
+                    'baseline\'s among them')
     ap.add_argument('--keep-lab', action='store_true', help='leave the last seed\'s lab up')
     ap.add_argument('--resume', action='store_true',
                     help='keep the seeds that an earlier run of the same command (less '
@@ -784,6 +791,12 @@ def main() -> None:
                            ('confirm_rounds', None, 5)):
         if getattr(a, k) is None:
             setattr(a, k, quick if a.quick else full)
+    if a.configs is not None:
+        known = NAMES + ([START] if a.start_options else [])
+        base = START if a.start_options else 'default'
+        if not set(a.configs) <= set(known) or base not in a.configs:
+            ap.error(f'--configs: a comma-separated subset of {",".join(known)} that holds '
+                     f'{base}, not {",".join(a.configs)}')
     modes = ['flash', 'hdd'] if a.both else ['hdd'] if a.hdd else ['flash']
     command = 'qa/bench/run-bench ' + ' '.join(x for x in sys.argv[1:] if x != '--resume')
     if a.from_json:

@@ -439,3 +439,12 @@ def test_run_bench_sets_each_confirmed_candidate_beside_the_client_check() -> No
     assert run_bench.pairs(run, 'iops')[0]['write_amp_agrees'] is False  # 1.25x apart
     del configs['start']
     assert run_bench.baseline_of(run) == 'default'
+
+
+@pytest.mark.parametrize('args', [['--configs', 'default,bogus'], ['--configs', 'start'],
+                                  ['--configs', 'new_tuning', '--start-options', 'x']])
+def test_run_bench_refuses_configs_it_cannot_run(args: List[str]) -> None:
+    import subprocess
+    p = subprocess.run([os.path.join(benchlib.REPO, 'qa', 'bench', 'run-bench'), *args,
+                        '--from-json', '/nonexistent'], capture_output=True, text=True)
+    assert p.returncode == 2 and '--configs: a comma-separated subset of' in p.stderr
