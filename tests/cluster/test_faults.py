@@ -901,7 +901,9 @@ def test_18_an_apply_whose_options_stop_an_osd_changes_no_other_osd(lab: Lab) ->
         first = ro['osds'][0]['osd']
         assert [o['status'] for o in ro['osds']] == \
             ['failed'] + ['pending'] * (len(osds) - 1), ro['osds']
-        assert 'ROCKS_AUTOTUNE_ROLLOUT_FAILED' in health_codes(lab)
+        # the check reaches the mon with the mgr's next report, after the state
+        lab.wait('the rollout-failed health check',
+                 lambda: 'ROCKS_AUTOTUNE_ROLLOUT_FAILED' in health_codes(lab), 60)
         lab.wait(f'osd.{first} up', lambda: lab.osd(first)['up'] == 1, 180)
         assert running(lab, first) == old[first], f'osd.{first} is not on its prior options'
         assert 'noout' not in lab.osd(first)['state']
