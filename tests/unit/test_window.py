@@ -3,6 +3,7 @@ confirmation has one length, long enough by bytes for the slowest config it
 compares to go through an L0 compaction cycle; the cap marks a window short;
 WAL and SST bytes come apart."""
 import dataclasses
+import math
 from typing import Any, Optional, Tuple
 
 import pytest
@@ -122,11 +123,44 @@ def test_with_rocksdbs_counts_the_length_is_the_slowest_configs_trigger_at_its_f
         m.cf_flushes, m.seconds = flushes, seconds
         return m
     small, default = candidate(SMALL), candidate(PACIFIC_DEFAULT)
-    # SMALL: 3 flushes in 30 s; the default: 1 in 60 s, its trigger 4 flushes
-    both = [(small, [counted(3, 30.0)]), (default, [counted(1, 30.0), counted(0, 30.0)])]
+    # SMALL: 3 flushes in 30 s; the default: 3 in 180 s, its trigger 4 flushes
+    both = [(small, [counted(3, 30.0)]), (default, [counted(2, 90.0), counted(1, 90.0)])]
     need = trial.CYCLE_MARGIN * default.level0_file_num_compaction_trigger * 60.0
     assert confirmation_length(both, 5.0, 3600.0) == pytest.approx(need)
     assert confirmation_length(both, 5.0, 100.0) == 100.0
-    # a config whose windows counted no flush: its rate is unknown, so the limit
-    assert confirmation_length([(small, [counted(3, 30.0)]), (default, [counted(0, 45.0)])],
+    # no flush counted anywhere: no rate, so the limit
+    assert confirmation_length([(small, [counted(0, 30.0)]), (default, [counted(0, 45.0)])],
                                5.0, 600.0) == 600.0
+
+
+def test_a_config_whose_windows_counted_no_flush_is_timed_by_the_loads_fill_rate() -> None:
+    def counted(flushes: int, seconds: float) -> Measurement:
+        m, _, _ = run_window(SMALL, length=None)
+        m.cf_flushes, m.seconds = flushes, seconds
+        return m
+    small, default = candidate(SMALL), candidate(PACIFIC_DEFAULT)
+    # SMALL flushed 6 times (16 MiB each) in 60 s; the default none in 30 s:
+    # the load filled memtables at 96 MiB over 90 s, whatever the config
+    configs = [(small, [counted(6, 60.0)]), (default, [counted(0, 30.0)])]
+    rate = 6 * trial.flush_size(small) / 90.0
+    assert trial.fill_rate(configs) == pytest.approx(rate)
+    need = (trial.CYCLE_MARGIN * default.level0_file_num_compaction_trigger
+            * trial.flush_size(default) / rate)
+    assert trial.steady_window(default, [counted(0, 30.0)], rate) == pytest.approx(need)
+    assert confirmation_length(configs, 5.0, 1e9) == pytest.approx(need)
+    assert confirmation_length(configs, 5.0, 600.0) == 600.0
+    # with 3 flushes of its own, a config's own rate counts, not the load's
+    assert trial.steady_window(small, [counted(6, 60.0)], rate / 100) == pytest.approx(
+        trial.CYCLE_MARGIN * small.level0_file_num_compaction_trigger * 10.0)
+    # fewer than 3 of its own: the load's rate, when there is one
+    assert trial.steady_window(small, [counted(1, 60.0)], rate) == pytest.approx(
+        trial.CYCLE_MARGIN * small.level0_file_num_compaction_trigger
+        * trial.flush_size(small) / rate)
+    assert trial.steady_window(small, [counted(1, 60.0)], None) == pytest.approx(
+        trial.CYCLE_MARGIN * small.level0_file_num_compaction_trigger * 60.0)
+    # nothing flushed anywhere: unknown but long; no counts at all: None
+    assert trial.steady_window(default, [counted(0, 30.0)], 0.0) == math.inf
+    m, _, _ = run_window(SMALL, length=None)
+    m.cf_flushes = None
+    assert trial.fill_rate([(small, [m])]) is None
+    assert trial.steady_window(small, [m], None) is None

@@ -79,11 +79,11 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                     'and, if still short, marked'),
         Option('max_window_factor', type='float', default=1.5, min=1,
                desc='a window may be extended up to this many times --duration'),
-        Option('steady_window_limit', type='secs', default=600, min=1,
+        Option('steady_window_limit', type='secs', default=3600, min=1,
                desc='a confirmation window lasts until the busiest RocksDB column family of '
                     'every config compared went through an L0 compaction (write-amp at steady '
                     'state), at most this long; a window cut short by it feeds no write-amp '
-                    'verdict.  3600 for a long mode'),
+                    'verdict.  More for a slow cluster (status says what a window needs)'),
         Option('precondition_limit', type='secs', default=1800, min=1,
                desc='the client workload first writes the canary\'s DB until it has written '
                     'client_space bytes and its busiest column family holds data below L0, at '

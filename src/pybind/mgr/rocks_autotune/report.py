@@ -81,9 +81,9 @@ def time_lines(t: Optional[Mapping[str, Any]], state: str) -> List[str]:
     if t.get('steady_window') is not None:
         steady = (f'a steady-state window of the current options takes about '
                   f'{t["steady_window"]:.0f}s here (its busiest column family\'s L0 '
-                  'compaction, at the flush rate of the baseline\'s windows)')
+                  'compaction, at the flush rate the windows so far counted)')
     elif t.get('no_flush_seen'):
-        steady = ('the baseline\'s windows saw no flush: a steady-state window of the '
+        steady = ('no window so far saw a flush: a steady-state window of the '
                   'current options is longer than they were')
     else:
         steady = 'a steady-state window: not known before the baseline\'s windows'

@@ -49,7 +49,7 @@ from .rocksdb_options import (COMPRESSIONS, NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_
                               parse_options, parse_sharding)
 from .space import Candidate, SearchSpace
 from .store import STATE_VERSION, SessionState, StartRecord, StoreError
-from .trial import (Precondition, Window, WindowSettings, confirmation_length,
+from .trial import (Precondition, Window, WindowSettings, confirmation_length, fill_rate,
                     steady_window)
 from .views import View
 from .workload import (BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, CLIENT, NAMESPACE, OSD_BENCH,
@@ -126,7 +126,7 @@ class Settings:
     max_window_factor: float = 1.5
     # a confirmation window lasts until its configs' busiest column family went
     # through an L0 compaction, at most this long (then it is marked short)
-    steady_window_limit: float = 600.0
+    steady_window_limit: float = 3600.0
     # the client load's preconditioning: at most this long (trial.Precondition)
     precondition_limit: float = 1800.0
     restart_timeout: float = 300.0
@@ -1222,7 +1222,9 @@ class Session:
         done = [t for t in s['trials'] if t.get('measurement') and t.get('seconds')]
         base = [Measurement.from_dict(t['measurement']) for t in done
                 if t['verdict'] == 'baseline']
-        steady = steady_window(self.space.base_candidate(), base) if base else None
+        rate = fill_rate([(Candidate.from_dict(t['candidate']),
+                           [Measurement.from_dict(t['measurement'])]) for t in done])
+        steady = steady_window(self.space.base_candidate(), base, rate) if base else None
         limit = max(self.params.duration, st.steady_window_limit)
         window = (s['confirm'].get('window') if s.get('confirm') else None) or (
             limit if steady is None or math.isinf(steady) else

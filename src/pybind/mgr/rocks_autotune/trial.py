@@ -46,39 +46,69 @@ class WindowSettings:
 CYCLE_MARGIN = 1.25
 
 
-def steady_window(c: Candidate, ms: List[Measurement]) -> Optional[float]:
-    """Seconds a window of config `c` needs for its busiest column family to
-    go through an L0 compaction, from its windows `ms`: its trigger's flushes
-    (x CYCLE_MARGIN) at the flush rate RocksDB counted in them; math.inf if
-    they counted none; None if the canary gave no counts (see
-    confirmation_length's fallback)."""
-    counted = [m for m in ms if m.cf_flushes is not None and m.seconds > 0]
+# a config's own flush rate is used once its windows counted this many
+# flushes; fewer say more about where the window fell than about the rate
+OWN_RATE_FLUSHES = 3
+
+
+def flush_size(c: Candidate) -> int:
+    """Bytes a column family's memtables take in before config `c` flushes them."""
+    return c.write_buffer_size * c.min_write_buffer_number_to_merge
+
+
+def fill_rate(configs: Iterable[Tuple[Candidate, List[Measurement]]]) -> Optional[float]:
+    """Bytes a second the busiest column family's memtables took in, pooled
+    over every config's windows (its flushes x that config's flush_size, over
+    the windows' time): the load's rate, whatever the config, so it also
+    times a config whose own windows were too short to see a flush.  None
+    if the canary gave no counts."""
+    counted = [(c, m) for c, ms in configs for m in ms
+               if m.cf_flushes is not None and m.seconds > 0]
     if not counted:
         return None
+    return (sum((m.cf_flushes or 0) * flush_size(c) for c, m in counted)
+            / sum(m.seconds for _, m in counted))
+
+
+def steady_window(c: Candidate, ms: List[Measurement],
+                  rate: Optional[float] = None) -> Optional[float]:
+    """Seconds a window of config `c` needs for its busiest column family to
+    go through an L0 compaction: its trigger's flushes (x CYCLE_MARGIN) at
+    the flush rate RocksDB counted in its own windows `ms`, or, when they
+    counted fewer than OWN_RATE_FLUSHES, at the rate the load fills `c`'s
+    memtables (`rate`, fill_rate); math.inf if nothing flushed; None if the
+    canary gave no counts (see confirmation_length's fallback)."""
+    counted = [m for m in ms if m.cf_flushes is not None and m.seconds > 0]
     flushes = sum(m.cf_flushes or 0 for m in counted)
-    if not flushes:
-        return math.inf
-    rate = flushes / sum(m.seconds for m in counted)
-    return CYCLE_MARGIN * c.level0_file_num_compaction_trigger / rate
+    if flushes >= OWN_RATE_FLUSHES or (flushes and not rate):
+        return CYCLE_MARGIN * c.level0_file_num_compaction_trigger * sum(
+            m.seconds for m in counted) / flushes
+    if rate:
+        return CYCLE_MARGIN * c.level0_file_num_compaction_trigger * flush_size(c) / rate
+    if not counted and rate is None:
+        return None
+    return math.inf
 
 
 def confirmation_length(configs: Iterable[Tuple[Candidate, List[Measurement]]],
                         duration: float, limit: float) -> float:
     """Seconds every confirmation window lasts: the longest time any of the
     configs (each with its search windows) needs for an L0 compaction cycle
-    (steady_window), within [duration, limit].  Without RocksDB's counts, a
-    cycle's WAL bytes at the WAL rate its windows saw."""
+    (steady_window, at the load's fill_rate over all of them), within
+    [duration, limit].  Without RocksDB's counts, a cycle's WAL bytes at the
+    WAL rate its windows saw."""
+    configs = list(configs)
+    rate = fill_rate(configs)
     need = duration
     for c, ms in configs:
-        steady = steady_window(c, ms)
+        steady = steady_window(c, ms, rate)
         if steady is not None:
             need = max(need, steady)
             continue
         rates = [m.wal_bytes / m.seconds for m in ms if m.seconds > 0 and m.wal_bytes > 0]
         if rates:
-            cycle = (c.write_buffer_size * c.min_write_buffer_number_to_merge
-                     * c.level0_file_num_compaction_trigger)
-            need = max(need, cycle / median(rates))
+            need = max(need, flush_size(c) * c.level0_file_num_compaction_trigger
+                       / median(rates))
     return min(need, max(duration, limit))
 
 
@@ -145,7 +175,7 @@ class Window:
         neither ends sooner nor grows, and is short without an L0 cycle."""
         st = self.settings
         w = self._window()
-        flush_bytes = c.write_buffer_size * c.min_write_buffer_number_to_merge
+        flush_bytes = flush_size(c)
         trigger = c.level0_file_num_compaction_trigger
         cycles = 0.0 if length is None else 1.0
         elapsed = now - w['start']
