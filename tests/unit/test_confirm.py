@@ -12,6 +12,7 @@ from rocks_autotune.metrics import Baseline, Measurement
 from rocks_autotune.session import (MAX_CONFIRM_CANDIDATES, MAX_CONFIRM_ROUNDS, Session,
                                     Settings)
 from rocks_autotune.store import HEAD_KEY, MAX_VALUE, SessionStore
+from fake_cluster import model
 from test_session import Harness, assert_restored
 
 
@@ -217,3 +218,34 @@ def test_the_state_fits_the_store_at_the_largest_confirmation() -> None:
     assert head is not None and len(head) < MAX_VALUE // 2
     with pytest.raises(ValueError, match='at most'):
         Settings(confirm_rounds=MAX_CONFIRM_ROUNDS + 1).validate()
+
+
+@pytest.mark.parametrize('seed', [0, 1])
+def test_a_session_that_meets_candidates_over_the_write_amp_budget_recommends_none(
+        seed: int) -> None:
+    # the fake's RocksDB is seed 000's trap: smaller flushes sync faster and
+    # write more; at a 1.05x budget the search meets candidates that break it
+    h = Harness(seed=seed, confirm_candidates=3, confirm_rounds=5, steady_window_limit=3600.0)
+    s = h.start(osd=0, trials=8, budget=1.05)
+    h.run(max_steps=50000)
+    base = model(s.s['base_options'])[1]
+
+    def true_wa(options: str) -> float:
+        return model(options)[1] / base
+    searched = [t for t in s.s['trials'] if t['kind'] != 'confirm' and t.get('measurement')]
+    over = [t for t in searched if true_wa(t['options']) > 1.05]
+    assert over, 'the search met no candidate over the budget: the test shows nothing'
+    result = s.s['confirm']['result']
+    verdicts = {a['arm']: a for a in result['arms']}
+    # every confirmation window saw a compaction: the verdicts are steady-state ones
+    assert all(v['write_amp']['rounds'] == 5 for v in verdicts.values())
+    for a in s.s['confirm']['arms']:
+        if true_wa(a['options']) > 1.05:
+            assert verdicts[a['arm']]['verdict'] == 'over budget'
+    rec = result['recommended']
+    assert rec is not None  # not by keeping: a candidate within the budget won
+    options = {a['arm']: a['options'] for a in s.s['confirm']['arms']}
+    assert true_wa(options[rec]) <= 1.05
+    # what it passed over was faster than the baseline (the trap), in the search's windows
+    baseline = max(t['measurement']['iops'] for t in searched if t['verdict'] == 'baseline')
+    assert max(t['measurement']['iops'] for t in over) > baseline
