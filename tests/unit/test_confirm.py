@@ -9,8 +9,8 @@ import pytest
 
 from rocks_autotune import metrics, report
 from rocks_autotune.metrics import Baseline, Measurement
-from rocks_autotune.session import (MAX_CONFIRM_CANDIDATES, MAX_CONFIRM_ROUNDS, Session,
-                                    Settings)
+from rocks_autotune.options import MAX_CONFIRM_CANDIDATES, MAX_CONFIRM_ROUNDS
+from rocks_autotune.session import Session, Settings
 from rocks_autotune.store import HEAD_KEY, MAX_VALUE, SessionStore
 from fake_cluster import model
 from test_session import Harness, assert_restored
@@ -216,7 +216,7 @@ def test_the_state_fits_the_store_at_the_largest_confirmation() -> None:
     store.save(s.s)  # StoreError past MAX_VALUE
     head = kv[HEAD_KEY]
     assert head is not None and len(head) < MAX_VALUE // 2
-    with pytest.raises(ValueError, match='at most'):
+    with pytest.raises(ValueError, match=f'between 1 and {MAX_CONFIRM_ROUNDS}'):
         Settings(confirm_rounds=MAX_CONFIRM_ROUNDS + 1).validate()
 
 

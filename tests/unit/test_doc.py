@@ -1,6 +1,7 @@
-"""The admin guide documents every command and option exactly as module.py declares them.
+"""The admin guide documents every command and option exactly as module.py
+and options.py declare them.
 
-module.py is read with `ast`, so this needs no mgr.  (The guide's build is
+They are read with `ast`, so this needs no mgr.  (The guide's build is
 checked by `tox -e docs`.)
 """
 import ast
@@ -12,6 +13,7 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 MODULE = os.path.join(REPO, 'src', 'pybind', 'mgr', 'rocks_autotune', 'module.py')
 PACKAGE = os.path.join(REPO, 'src', 'pybind', 'mgr', 'rocks_autotune')
 PREFLIGHT = os.path.join(PACKAGE, 'preflight.py')
+OPTIONS = os.path.join(PACKAGE, 'options.py')
 GUIDE = os.path.join(REPO, 'doc', 'mgr', 'rocks_autotune.rst')
 
 
@@ -40,16 +42,19 @@ def value(node: ast.AST, consts: Dict[str, Any]) -> Any:
 
 
 def options() -> List[Tuple[str, str, Any]]:
-    """(name, type, default) of every Option(...) in module.py."""
-    t = tree()
-    consts = constants(t)
+    """(name, type, default) of every option: the Opt(...) of options.py's
+    table and the Option(...) left in module.py (the panel's)."""
     found = []
-    for node in ast.walk(t):
-        if isinstance(node, ast.Call) and getattr(node.func, 'id', '') == 'Option':
-            kw = {k.arg: k.value for k in node.keywords}
-            name = ast.literal_eval(node.args[0])
-            found.append((name, value(kw['type'], consts),
-                          value(kw['default'], consts) if 'default' in kw else None))
+    for path in (OPTIONS, MODULE):
+        t = ast.parse(open(path).read())
+        consts = constants(t)
+        for node in ast.walk(t):
+            if isinstance(node, ast.Call) and getattr(node.func, 'id', '') in ('Option', 'Opt') \
+                    and isinstance(node.args[0], ast.Constant):  # not module.py's Option(o.name..)
+                kw = {k.arg: k.value for k in node.keywords}
+                name = ast.literal_eval(node.args[0])
+                found.append((name, value(kw['type'], consts),
+                              value(kw['default'], consts) if 'default' in kw else None))
     return found
 
 

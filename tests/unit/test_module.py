@@ -145,8 +145,8 @@ def canary_options(mgr: Any, osd: int) -> Tuple[Any, str]:
 def test_finding2_a_long_session_survives_a_failover_whole(mgr: Any) -> None:
     # issue 11, finding 2: past 64 KiB the one-value state was refused by the
     # store (only logged), and a failover resumed a stale copy
-    mgr.mock_options.update(baseline_runs=60)
-    mgr.cmd_start(workload=OSD_BENCH, osd=0, trials=1, duration=2)
+    mgr.mock_options.update(baseline_runs=10)  # the most there may be
+    mgr.cmd_start(workload=OSD_BENCH, osd=0, trials=50, duration=2)
     clock = mgr.cluster.clock
     while len(mgr.session.s['trials']) < 60:
         clock.advance(mgr.session.step())

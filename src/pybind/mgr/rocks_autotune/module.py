@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, cast
 from mgr_module import HandleCommandResult, MgrModule, MgrStandbyModule, NotifyType, Option
 from orchestrator import OrchestratorClientMixin
 
-from . import panel, report, views
+from . import options, panel, report, views
 from .compat import CLICommand, CLIReadCommand, CLIWriteCommand
 from .http_server import PanelServer, url
 from .cluster import ClusterError, MgrCluster
@@ -23,7 +23,8 @@ from .preflight import Params, StartRefused
 from .rollout import Rollout, RolloutSettings
 from .rollout_plan import (NothingToRevert, RolloutRefused, parse_osd_ids, plan_apply,
                            plan_revert, recommendation, undo_commands)
-from .session import ACTIVE, MAX_CONFIRM_CANDIDATES, MAX_CONFIRM_ROUNDS, Session, Settings
+from .options import OPTIONS
+from .session import ACTIVE, Session, Settings
 from .store import (HEAD_KEY, ROLLOUT_KEY, RolloutPlan, RolloutStore, SessionState,
                     SessionStore, StoreError)
 
@@ -67,77 +68,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
     # still pending, fails, and never runs RocksAutotuneStandby.
     NOTIFY_TYPES: List[NotifyType] = []
     LOAD_WAIT = 10.0  # seconds a command waits for the saved state to be loaded
-    MODULE_OPTIONS = [
-        Option('sleep_interval', type='secs', default=60,
-               desc='how often the loop wakes when no session is running'),
-        Option('warmup', type='secs', default=10, min=0,
-               desc='workload run after each restart before the window opens'),
-        Option('baseline_runs', type='int', default=2, min=2, max=10,
-               desc='measurements of the current options before any candidate'),
-        Option('min_flushes', type='float', default=2.0, min=0,
-               desc='memtable flushes a window must cover; shorter windows are extended '
-                    'and, if still short, marked'),
-        Option('max_window_factor', type='float', default=1.5, min=1,
-               desc='a window may be extended up to this many times --duration'),
-        Option('steady_window_limit', type='secs', default=3600, min=1,
-               desc='a confirmation window lasts until the busiest RocksDB column family of '
-                    'every config compared went through an L0 compaction (write-amp at steady '
-                    'state), at most this long; a window cut short by it feeds no write-amp '
-                    'verdict.  More for a slow cluster (status says what a window needs)'),
-        Option('precondition_limit', type='secs', default=1800, min=1,
-               desc='the client workload first writes the canary\'s DB until it has written '
-                    'client_space bytes and its busiest column family holds data below L0, at '
-                    'most this long'),
-        Option('restart_timeout', type='secs', default=300, min=10,
-               desc='time for a restarted OSD (the canary, an OSD of a rollout) to come '
-                    'back up and PGs to be active+clean'),
-        Option('manual_restart_timeout', type='secs', default=3600, min=10,
-               desc='as restart_timeout, when the admin restarts the OSD by hand'),
-        Option('unhealthy_timeout', type='secs', default=1800, min=10,
-               desc='a session paused by an unhealthy cluster aborts after this long; a '
-                    'rollout held back this long stops'),
-        Option('on_failure', type='str', default='continue', enum_allowed=['continue', 'stop'],
-               desc='after a candidate breaks the canary (restored): go on or stop'),
-        Option('max_memtable_mib', type='int', default=0, min=0,
-               desc='cap on the memtable memory of all the canary\'s column families '
-                    '(max_write_buffer_number x write_buffer_size each); 0: what the '
-                    'release\'s default bluestore_rocksdb_options may use'),
-        Option('compressions', type='str', default='none,lz4,snappy',
-               desc='RocksDB compressions to try (those the OSDs were built with)'),
-        Option('bench_object_size', type='size', default=4 << 20, min=65536,
-               desc='size of the objects osd bench writes into'),
-        Option('bench_object_num', type='int', default=16, min=1, max=1024,
-               desc='number of objects osd bench writes into'),
-        Option('bench_chunk_seconds', type='float', default=5.0, min=0.5,
-               desc='length of one chunk of the client load or one osd bench call; stop '
-                    'and abort are seen between chunks'),
-        Option('client_pool', type='str', default='',
-               desc='pool the client workload writes its objects to, in its own namespace '
-                    '(rocks_autotune); empty: the replicated pool in which the canary serves '
-                    'the most PGs'),
-        Option('client_space', type='size', default=1 << 30, min=1 << 20,
-               desc='the client workload\'s keyspace: it writes 4 KiB at random offsets of '
-                    'this many bytes of objects (per replica), all removed when the session '
-                    'ends'),
-        Option('client_object_size', type='size', default=1 << 20, min=65536,
-               desc='size of the client workload\'s objects (client_space / this many)'),
-        Option('client_threads', type='int', default=16, min=1, max=128,
-               desc='client workload writes in flight'),
-        Option('seed', type='int', default=0, desc='random seed of the optimizer'),
-        Option('confirm_candidates', type='int', default=3, min=1,
-               max=MAX_CONFIRM_CANDIDATES,
-               desc='after the search, this many candidates (the best by the model\'s '
-                    'posterior mean) are confirmed against the baseline'),
-        Option('confirm_rounds', type='int', default=5, min=1, max=MAX_CONFIRM_ROUNDS,
-               desc='confirmation rounds (each measures the candidates and the baseline in '
-                    'a fresh random order); below 5 no candidate can be recommended'),
-        Option('confirm_margin', type='float', default=0.03, min=0, max=1,
-               desc='a candidate is recommended only if its whole 90% interval is better '
-                    'than the baseline by this fraction'),
-        Option('inject_candidate_options', type='str', default='',
-               desc='fault-injection test hook: appended to every candidate option string '
-                    'of sessions started from now on; leave empty'),
-    ] + PANEL_OPTIONS
+    MODULE_OPTIONS = [Option(o.name, **o.option_kwargs()) for o in OPTIONS] + PANEL_OPTIONS
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -171,34 +102,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
 
     def settings(self) -> Settings:
         """The module options a new session would run with; ValueError if one is invalid."""
-        def opt(name: str) -> Any:
-            return self.get_module_option(name)
-        comps = tuple(c.strip() for c in str(opt('compressions')).split(',') if c.strip())
-        try:
-            settings = Settings(
-                warmup=float(opt('warmup')), baseline_runs=int(opt('baseline_runs')),
-                min_flushes=float(opt('min_flushes')),
-                max_window_factor=float(opt('max_window_factor')),
-                steady_window_limit=float(opt('steady_window_limit')),
-                precondition_limit=float(opt('precondition_limit')),
-                restart_timeout=float(opt('restart_timeout')),
-                manual_restart_timeout=float(opt('manual_restart_timeout')),
-                unhealthy_timeout=float(opt('unhealthy_timeout')),
-                on_failure=str(opt('on_failure')),
-                max_memtable_bytes=int(opt('max_memtable_mib')) << 20, compressions=comps,
-                bench_object_size=int(opt('bench_object_size')),
-                bench_object_num=int(opt('bench_object_num')),
-                bench_chunk_seconds=float(opt('bench_chunk_seconds')), seed=int(opt('seed')),
-                client_pool=str(opt('client_pool') or ''),
-                client_space=int(opt('client_space')),
-                client_object_size=int(opt('client_object_size')),
-                client_threads=int(opt('client_threads')),
-                confirm_candidates=int(opt('confirm_candidates')),
-                confirm_rounds=int(opt('confirm_rounds')),
-                confirm_margin=float(opt('confirm_margin')),
-                inject_options=str(opt('inject_candidate_options') or ''))
-        except (TypeError, ValueError) as e:
-            raise ValueError(f'a module option is not a number: {e}')
+        settings: Settings = options.read(Settings, self.get_module_option)
         settings.validate()
         return settings
 
@@ -305,11 +209,8 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
             self.rollout.resume_after_failover()
 
     def rollout_settings(self) -> RolloutSettings:
-        def opt(name: str) -> float:
-            return float(cast(Any, self.get_module_option(name)))
-        return RolloutSettings(restart_timeout=opt('restart_timeout'),
-                               manual_restart_timeout=opt('manual_restart_timeout'),
-                               unhealthy_timeout=opt('unhealthy_timeout'))
+        rollout: RolloutSettings = options.read(RolloutSettings, self.get_module_option)
+        return rollout
 
     def _rescue(self, error: str, settings: Settings) -> None:
         """An unreadable state: set it aside, and restore the canary if the

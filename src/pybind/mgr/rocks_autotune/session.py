@@ -38,11 +38,12 @@ from dataclasses import asdict, dataclass, field, fields
 from enum import Enum
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
-from . import confirm, metrics, views
+from . import confirm, metrics, options, views
 from .canary import ANNEX, CFS, OPTIONS, SAVED, STATS_OPTIONS, Canary
 from .cluster import Cluster, ClusterError, Crash
 from .confirm import BASELINE, Confirmation
 from .metrics import Baseline, Measurement
+from .options import default
 from .preflight import HEALTH_PREFIX, Params, StartRefused, choose_canary, look
 from .restart import Outcome, Restarter, Stage, resume_after_failover
 from .rocksdb_options import (COMPRESSIONS, NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT,
@@ -64,10 +65,6 @@ ENDED = ('done', 'stopped', 'aborted', 'failed')
 # learns where the infeasible region is without being told a cliff
 INFEASIBLE_WEIGHT = 2.0
 MAX_CLUSTER_ERRORS = 5
-# the confirmation's largest settings: its record (a figure per candidate and
-# round) stays well inside one store value, and its time within reason
-MAX_CONFIRM_CANDIDATES = 5
-MAX_CONFIRM_ROUNDS = 15
 # the client workload's objects: their names are found (hashing names until
 # enough land in the canary's PGs) and held in the mgr
 MAX_CLIENT_OBJECTS = 65536
@@ -116,38 +113,33 @@ ENDING = (P.RESTORE.value, P.RESTORE_WAIT.value, P.END.value)
 
 @dataclass
 class Settings:
-    """Module options that shape a session (see module.py for their help)."""
-    warmup: float = 10.0
-    baseline_runs: int = 2
-    min_flushes: float = 2.0
-    # 1.5: at the defaults (12 trials of 30 s, 3 candidates in 5 rounds), 2.0's
-    # 60 s confirmation windows put a session that confirms all 20 measurements
-    # at 49 min on the lab, over the 45 it must fit (guide, "The confirmation")
-    max_window_factor: float = 1.5
-    # a confirmation window lasts until its configs' busiest column family went
-    # through an L0 compaction, at most this long (then it is marked short)
-    steady_window_limit: float = 3600.0
-    # the client load's preconditioning: at most this long (trial.Precondition)
-    precondition_limit: float = 1800.0
-    restart_timeout: float = 300.0
-    manual_restart_timeout: float = 3600.0
-    unhealthy_timeout: float = 1800.0
-    on_failure: str = 'continue'  # or 'stop'
-    max_memtable_bytes: int = 0  # 0: what the release's default options may use
-    compressions: Tuple[str, ...] = ('none', 'lz4', 'snappy')
-    bench_object_size: int = 4 << 20
-    bench_object_num: int = 16
-    bench_chunk_seconds: float = 5.0
-    client_pool: str = ''
-    client_space: int = 1 << 30
-    client_object_size: int = 1 << 20
-    client_threads: int = 16
-    seed: int = 0
-    confirm_candidates: int = 3
-    confirm_rounds: int = 5
-    confirm_margin: float = 0.03
-    poll: float = 2.0
-    inject_options: str = ''  # test hook: appended to every candidate's string
+    """Module options that shape a session: their defaults, bounds and help
+    are declared once, in options.py."""
+    warmup: float = default('warmup')
+    baseline_runs: int = default('baseline_runs')
+    min_flushes: float = default('min_flushes')
+    max_window_factor: float = default('max_window_factor')
+    steady_window_limit: float = default('steady_window_limit')
+    precondition_limit: float = default('precondition_limit')
+    restart_timeout: float = default('restart_timeout')
+    manual_restart_timeout: float = default('manual_restart_timeout')
+    unhealthy_timeout: float = default('unhealthy_timeout')
+    on_failure: str = default('on_failure')
+    max_memtable_bytes: int = default('max_memtable_bytes')
+    compressions: Tuple[str, ...] = default('compressions')
+    bench_object_size: int = default('bench_object_size')
+    bench_object_num: int = default('bench_object_num')
+    bench_chunk_seconds: float = default('bench_chunk_seconds')
+    client_pool: str = default('client_pool')
+    client_space: int = default('client_space')
+    client_object_size: int = default('client_object_size')
+    client_threads: int = default('client_threads')
+    seed: int = default('seed')
+    confirm_candidates: int = default('confirm_candidates')
+    confirm_rounds: int = default('confirm_rounds')
+    confirm_margin: float = default('confirm_margin')
+    inject_options: str = default('inject_options')  # test hook: appended to every candidate
+    poll: float = 2.0  # not an option: how often a step waiting on the cluster looks again
 
     def validate(self) -> None:
         """ValueError naming the first setting a session cannot run with."""
@@ -155,29 +147,15 @@ class Settings:
         if unknown or not self.compressions:
             raise ValueError(f'compressions must be a non-empty list of '
                              f'{", ".join(COMPRESSIONS)}, not {",".join(self.compressions)!r}')
-        if self.on_failure not in ('continue', 'stop'):
-            raise ValueError(f'on_failure must be continue or stop, not {self.on_failure!r}')
-        for name in ('warmup', 'min_flushes', 'max_window_factor', 'steady_window_limit',
-                     'precondition_limit',
-                     'restart_timeout', 'manual_restart_timeout', 'unhealthy_timeout',
-                     'bench_chunk_seconds', 'poll', 'confirm_margin'):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
-                raise ValueError(f'{name} must be a non-negative number, not {v!r}')
-        for name in ('baseline_runs', 'bench_object_size', 'bench_object_num',
-                     'confirm_candidates', 'confirm_rounds', 'client_space',
-                     'client_object_size', 'client_threads'):
-            if not (isinstance(getattr(self, name), int) and getattr(self, name) >= 1):
-                raise ValueError(f'{name} must be a positive integer')
-        if self.client_object_size < 4096 or self.client_object_size > self.client_space:
-            raise ValueError('client_object_size must be between 4 KiB and client_space')
+        options.check(self)
+        if not (isinstance(self.poll, (int, float)) and math.isfinite(self.poll)
+                and self.poll >= 0):
+            raise ValueError(f'poll must be a non-negative number, not {self.poll!r}')
+        if self.client_object_size > self.client_space:
+            raise ValueError('client_object_size must be at most client_space')
         if self.client_space // self.client_object_size > MAX_CLIENT_OBJECTS:
             raise ValueError(f'client_space / client_object_size must be at most '
                              f'{MAX_CLIENT_OBJECTS} objects')
-        if self.confirm_candidates > MAX_CONFIRM_CANDIDATES:
-            raise ValueError(f'confirm_candidates must be {MAX_CONFIRM_CANDIDATES} at most')
-        if self.confirm_rounds > MAX_CONFIRM_ROUNDS:
-            raise ValueError(f'confirm_rounds must be {MAX_CONFIRM_ROUNDS} at most')
 
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> 'Settings':

@@ -1,0 +1,178 @@
+"""The module's options, declared once: each one's type, default, bounds and
+help (module.py makes its mgr Options of them) and the session or rollout
+setting it feeds.  `read` makes a Settings or RolloutSettings from the
+options' values and `check` holds a settings record to the bounds declared
+here, whether it comes from the options or from a saved session."""
+import math
+from dataclasses import dataclass, fields
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
+
+# the confirmation's largest settings: its record (a figure per candidate and
+# round) stays well inside one store value, and its time within reason
+MAX_CONFIRM_CANDIDATES = 5
+MAX_CONFIRM_ROUNDS = 15
+
+NUMBERS = ('secs', 'int', 'float', 'size')
+
+
+@dataclass(frozen=True)
+class Opt:
+    name: str
+    type: str  # the mgr Option's: secs | int | float | size | str
+    default: Any
+    desc: str
+    min: Optional[float] = None
+    max: Optional[float] = None
+    enum: Optional[Sequence[str]] = None
+    # the settings field it feeds (None: the option's name; '': none); a
+    # number feeds the field times `scale` (MiB to bytes)
+    setting: Optional[str] = None
+    scale: int = 1
+
+    @property
+    def field(self) -> str:
+        return self.name if self.setting is None else self.setting
+
+    def option_kwargs(self) -> Dict[str, Any]:
+        """Keyword arguments of mgr_module.Option for this one."""
+        kw: Dict[str, Any] = {'type': self.type, 'default': self.default, 'desc': self.desc}
+        for k in ('min', 'max'):
+            if getattr(self, k) is not None:
+                kw[k] = getattr(self, k)
+        if self.enum is not None:
+            kw['enum_allowed'] = list(self.enum)
+        return kw
+
+    def value(self, raw: Any) -> Any:
+        """The settings field's value of the option's `raw` one; ValueError if it is not one."""
+        if self.type == 'str':
+            v = '' if raw is None else str(raw)
+            if self.field == 'compressions':
+                return tuple(c.strip() for c in v.split(',') if c.strip())
+            return v
+        try:
+            number = float(raw) if self.type in ('secs', 'float') else int(raw)
+        except (TypeError, ValueError):
+            raise ValueError(f'{self.name} must be a number, not {raw!r}')
+        return number * self.scale
+
+    def check(self, v: Any) -> None:
+        """ValueError if the field's value `v` is out of this option's bounds."""
+        if self.type in NUMBERS:
+            n = (v / self.scale if isinstance(v, (int, float)) and not isinstance(v, bool)
+                 else None)
+            whole = self.type in ('int', 'size')
+            if n is None or not math.isfinite(n) or (whole and not isinstance(v, int)):
+                raise ValueError(f'{self.name} must be {"an integer" if whole else "a number"}, '
+                                 f'not {v!r}')
+            if (self.min is not None and n < self.min) or (self.max is not None and n > self.max):
+                raise ValueError(f'{self.name} must be {bounds(self)}, not {n:g}')
+        elif self.enum is not None and v not in self.enum:
+            raise ValueError(f'{self.name} must be one of {", ".join(self.enum)}, not {v!r}')
+
+
+def bounds(o: Opt) -> str:
+    if o.min is not None and o.max is not None:
+        return f'between {o.min:g} and {o.max:g}'
+    return f'at least {o.min:g}' if o.min is not None else f'at most {o.max:g}'
+
+
+OPTIONS: Tuple[Opt, ...] = (
+    Opt('sleep_interval', type='secs', default=60, setting='',
+        desc='how often the loop wakes when no session is running'),
+    Opt('warmup', type='secs', default=10, min=0,
+        desc='workload run after each restart before the window opens'),
+    Opt('baseline_runs', type='int', default=2, min=2, max=10,
+        desc='measurements of the current options before any candidate'),
+    Opt('min_flushes', type='float', default=2.0, min=0,
+        desc='memtable flushes a window must cover; shorter windows are extended '
+             'and, if still short, marked'),
+    Opt('max_window_factor', type='float', default=1.5, min=1,
+        desc='a window may be extended up to this many times --duration'),
+    Opt('steady_window_limit', type='secs', default=3600, min=1,
+        desc='a confirmation window lasts until the busiest RocksDB column family of '
+             'every config compared went through an L0 compaction (write-amp at steady '
+             'state), at most this long; a window cut short by it feeds no write-amp '
+             'verdict.  More for a slow cluster (status says what a window needs)'),
+    Opt('precondition_limit', type='secs', default=1800, min=1,
+        desc='the client workload first writes the canary\'s DB until it has written '
+             'client_space bytes and its busiest column family holds data below L0, at '
+             'most this long'),
+    Opt('restart_timeout', type='secs', default=300, min=10,
+        desc='time for a restarted OSD (the canary, an OSD of a rollout) to come '
+             'back up and PGs to be active+clean'),
+    Opt('manual_restart_timeout', type='secs', default=3600, min=10,
+        desc='as restart_timeout, when the admin restarts the OSD by hand'),
+    Opt('unhealthy_timeout', type='secs', default=1800, min=10,
+        desc='a session paused by an unhealthy cluster aborts after this long; a '
+             'rollout held back this long stops'),
+    Opt('on_failure', type='str', default='continue', enum=('continue', 'stop'),
+        desc='after a candidate breaks the canary (restored): go on or stop'),
+    Opt('max_memtable_mib', type='int', default=0, min=0, setting='max_memtable_bytes',
+        scale=1 << 20,
+        desc='cap on the memtable memory of all the canary\'s column families '
+             '(max_write_buffer_number x write_buffer_size each); 0: what the '
+             'release\'s default bluestore_rocksdb_options may use'),
+    Opt('compressions', type='str', default='none,lz4,snappy',
+        desc='RocksDB compressions to try (those the OSDs were built with)'),
+    Opt('bench_object_size', type='size', default=4 << 20, min=65536,
+        desc='size of the objects osd bench writes into'),
+    Opt('bench_object_num', type='int', default=16, min=1, max=1024,
+        desc='number of objects osd bench writes into'),
+    Opt('bench_chunk_seconds', type='float', default=5.0, min=0.5,
+        desc='length of one chunk of the client load or one osd bench call; stop '
+             'and abort are seen between chunks'),
+    Opt('client_pool', type='str', default='',
+        desc='pool the client workload writes its objects to, in its own namespace '
+             '(rocks_autotune); empty: the replicated pool in which the canary serves '
+             'the most PGs'),
+    Opt('client_space', type='size', default=1 << 30, min=1 << 20,
+        desc='the client workload\'s keyspace: it writes 4 KiB at random offsets of '
+             'this many bytes of objects (per replica), all removed when the session '
+             'ends'),
+    Opt('client_object_size', type='size', default=1 << 20, min=65536,
+        desc='size of the client workload\'s objects (client_space / this many)'),
+    Opt('client_threads', type='int', default=16, min=1, max=128,
+        desc='client workload writes in flight'),
+    Opt('seed', type='int', default=0, desc='random seed of the optimizer'),
+    Opt('confirm_candidates', type='int', default=3, min=1,
+        max=MAX_CONFIRM_CANDIDATES,
+        desc='after the search, this many candidates (the best by the model\'s '
+             'posterior mean) are confirmed against the baseline'),
+    Opt('confirm_rounds', type='int', default=5, min=1, max=MAX_CONFIRM_ROUNDS,
+        desc='confirmation rounds (each measures the candidates and the baseline in '
+             'a fresh random order); below 5 no candidate can be recommended'),
+    Opt('confirm_margin', type='float', default=0.03, min=0, max=1,
+        desc='a candidate is recommended only if its whole 90% interval is better '
+             'than the baseline by this fraction'),
+    Opt('inject_candidate_options', type='str', default='', setting='inject_options',
+        desc='fault-injection test hook: appended to every candidate option string '
+             'of sessions started from now on; leave empty'),
+)
+
+
+OPTION: Dict[str, Opt] = {o.name: o for o in OPTIONS}
+BY_FIELD: Dict[str, Opt] = {o.field: o for o in OPTIONS if o.field}
+
+
+def default(field: str) -> Any:
+    """The settings field's default: its option's."""
+    o = BY_FIELD[field]
+    return o.value(o.default)
+
+
+def read(cls: Any, get: Callable[[str], Any]) -> Any:
+    """A `cls` (Settings, RolloutSettings) from the options' values (`get`
+    by name), checked; ValueError naming the first one that will not do."""
+    names = {f.name for f in fields(cls)}
+    settings = cls(**{o.field: o.value(get(o.name)) for o in OPTIONS if o.field in names})
+    check(settings)
+    return settings
+
+
+def check(settings: Any) -> None:
+    """ValueError naming the first field of `settings` out of its option's bounds."""
+    names = {f.name for f in fields(settings)}
+    for o in OPTIONS:
+        if o.field in names:
+            o.check(getattr(settings, o.field))
