@@ -88,21 +88,25 @@ class Phase(str, Enum):
 
 
 P = Phase
-# the allowed moves; abort (-> restore) and _fail (-> end) are listed too
+# the allowed moves, each taken by a unit test (tests/unit/conftest.py).  An
+# abort (or repeated errors) goes to restore from any phase before it; the end
+# comes only through restore, or through _fail where putting the canary back
+# on its originals cannot go on (its restart failed or timed out)
 MOVES: Dict[Phase, Tuple[Phase, ...]] = {
-    P.PREPARE: (P.NEXT, P.RESTORE, P.END),
-    P.NEXT: (P.APPLY, P.CONFIRM, P.RESTORE, P.END),
-    P.CONFIRM: (P.APPLY, P.RESTORE, P.END),
-    P.APPLY: (P.RESTART, P.RESTORE, P.END),
-    # a failed trial goes back to apply, as a recovery onto the originals
+    P.PREPARE: (P.NEXT, P.RESTORE),
+    P.NEXT: (P.APPLY, P.CONFIRM, P.RESTORE),
+    P.CONFIRM: (P.APPLY, P.RESTORE),
+    P.APPLY: (P.RESTART, P.RESTORE),
+    # apply: a failed trial goes back, as a recovery onto the originals;
+    # end: the recovery's own restart failed
     P.RESTART: (P.WAIT_UP, P.APPLY, P.RESTORE, P.END),
-    # next or confirm: a recovery is done
+    # next or confirm: a recovery is done; end: it did not come up in time
     P.WAIT_UP: (P.PRECONDITION, P.WARMUP, P.NEXT, P.CONFIRM, P.APPLY, P.RESTORE, P.END),
     # apply: the load failed (the trial did)
-    P.PRECONDITION: (P.WARMUP, P.APPLY, P.RESTORE, P.END),
+    P.PRECONDITION: (P.WARMUP, P.APPLY, P.RESTORE),
     # apply: the window is redone after a failover, or the trial failed
-    P.WARMUP: (P.MEASURE, P.APPLY, P.RESTORE, P.END),
-    P.MEASURE: (P.NEXT, P.CONFIRM, P.APPLY, P.RESTORE, P.END),
+    P.WARMUP: (P.MEASURE, P.APPLY, P.RESTORE),
+    P.MEASURE: (P.NEXT, P.CONFIRM, P.APPLY, P.RESTORE),
     P.RESTORE: (P.RESTORE_WAIT, P.END),
     P.RESTORE_WAIT: (P.END,),
     P.END: (),

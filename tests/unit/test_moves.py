@@ -1,0 +1,124 @@
+"""The phase tables' rarer moves, each taken on purpose: every declared move
+of a session and a rollout is taken by some unit test (conftest.py fails a
+whole run of the suite that leaves one untaken)."""
+from typing import Any
+
+from rocks_autotune.cluster import ClusterError
+from rocks_autotune.rocksdb_options import NEW_TUNING
+from test_rollout import Harness as RolloutHarness
+from test_session import Harness, assert_restored
+
+Until = Any
+
+
+def phase(name: str) -> Until:
+    return lambda s: s.s['phase'] == name
+
+
+def client_session(**settings: Any) -> Harness:
+    return Harness(client_space=8 << 20, precondition_limit=600.0, **settings)
+
+
+def test_a_client_load_that_fails_in_the_preconditioning_fails_the_trial() -> None:
+    # precondition -> apply: the trial failed, the canary restored onto its originals
+    h = client_session(on_failure='stop')
+    before = h.config_of(0)
+    s = h.start(osd=0, workload='client')
+    h.run(until=phase('precondition'))
+    h.cluster.client_fails = 'pool full'
+    s.step()
+    assert s.s['phase'] == 'apply' and 'pool full' in s.s['message']
+    h.cluster.client_fails = ''
+    h.run()
+    assert [t['verdict'] for t in s.s['trials']] == ['failed']
+    assert_restored(h, 0, before)
+
+
+def test_abort_in_the_preconditioning_restores_the_canary() -> None:
+    # precondition -> restore
+    h = client_session()
+    before = h.config_of(0)
+    s = h.start(osd=0, workload='client')
+    h.run(until=phase('precondition'))
+    s.request_abort()
+    s.step()
+    assert s.s['phase'] == 'restore'
+    h.run()
+    assert s.s['state'] == 'aborted' and s.s['client']['removed'] is not None
+    assert_restored(h, 0, before)
+
+
+def test_abort_while_the_canary_comes_up_restores_it() -> None:
+    # wait_up -> restore
+    h = Harness()
+    before = h.config_of(0)
+    s = h.start(osd=0)
+    h.run(until=lambda s: s.s['phase'] == 'wait_up' and s.s['current']['kind'] == 'candidate')
+    s.request_abort()
+    s.step()
+    assert s.s['phase'] == 'restore'
+    h.run()
+    assert s.s['state'] == 'aborted'
+    assert_restored(h, 0, before)
+
+
+def test_a_restart_onto_a_candidate_that_fails_fails_the_trial() -> None:
+    # restart -> apply: the candidate's restart raised; the trial failed, the
+    # canary goes back onto its originals, and that restart works
+    h = Harness(on_failure='stop')
+    before = h.config_of(0)
+    s = h.start(osd=0)
+    h.run(until=lambda s: s.s['phase'] == 'restart' and s.s['current']['kind'] == 'candidate')
+    h.cluster.restart_fails = True
+    s.step()
+    assert s.s['phase'] == 'apply' and 'restart on the candidate failed' in s.s['message']
+    h.cluster.restart_fails = False
+    h.run()
+    assert s.s['trials'][-1]['verdict'] == 'failed'
+    assert_restored(h, 0, before)
+
+
+def test_a_failing_restart_back_onto_the_originals_ends_the_session_failed() -> None:
+    # restart -> end: the recovery's restart raised; the config is restored
+    # and the alert says to restart the OSD
+    h = Harness()
+    s = h.start(osd=0)
+    h.run(until=lambda s: s.s['phase'] == 'restart' and s.s['current']['kind'] == 'candidate')
+    h.cluster.restart_fails = True
+    s.step()  # the candidate's restart: the trial fails
+    h.run(until=lambda s: s.s['phase'] == 'restart' or not s.active)
+    s.step()  # the recovery's
+    assert s.s['phase'] == 'end' and s.s['state'] == 'failed'
+    assert 'restart it to load its original options' in s.s['error']
+    assert h.config_of(0)['bluestore_rocksdb_options'] is None
+    assert 'ROCKS_AUTOTUNE_RESTORE_FAILED' in s.health_checks()
+
+
+def test_an_osd_gone_at_its_restart_is_skipped() -> None:
+    # rollout restart -> next: the OSD was purged after its options were set
+    h = RolloutHarness()
+    ro = h.apply(NEW_TUNING)
+    h.run(until=lambda ro: ro.r['phase'] == 'restart')
+    gone = ro.r['osds'][ro.r['current']]['osd']
+    h.cluster.purge(gone)
+    h.run(until=lambda ro: ro.r['phase'] != 'restart')
+    assert ro.r['phase'] == 'next'
+    o = [o for o in ro.r['osds'] if o['osd'] == gone][0]
+    assert o['status'] == 'skipped' and 'config is as before' in o['error']
+
+
+def test_repeated_errors_putting_an_osd_back_end_the_rollout() -> None:
+    # rollout put_back -> end
+    h = RolloutHarness()
+    ro = h.apply(NEW_TUNING)
+    h.run(until=lambda ro: ro.r['phase'] == 'restart')
+    h.cluster.restart_fails = True
+    h.run(until=lambda ro: ro.r['phase'] == 'put_back')
+    h.cluster.config_rm = fail  # type: ignore[method-assign]
+    h.run()
+    assert ro.r['phase'] == 'end' and ro.r['state'] == 'failed'
+    assert 'giving up after repeated errors' in ro.r['message']
+
+
+def fail(*args: Any) -> None:
+    raise ClusterError('the mon is not answering')
