@@ -63,7 +63,7 @@ import os
 import subprocess
 import sys
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 import benchlib
 import module_cost
@@ -220,6 +220,12 @@ def plot(windows: List[Dict[str, Any]], names: List[str], path: str, title: str)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
+
+
+def reference_of(names: Sequence[str]) -> str:
+    """The tables' second reference: New Tuning, or (a run with --configs
+    that left it out) the last configuration run."""
+    return 'new_tuning' if 'new_tuning' in names else names[-1]
 
 
 def verdicts(summary: Dict[str, Dict[str, benchlib.Stat]],
@@ -380,7 +386,11 @@ def session_lines(run: Dict[str, Any], a: argparse.Namespace) -> List[str]:
     else:
         why = sess.get('message') or 'the session ended before its confirmation'
         lines += [f'No answer: {why}.', '']
-    lines += [f'`tuned` = {tuned_what(claim, run["configs"])}: `{run["configs"]["tuned"]}`', '']
+    if 'tuned' in run['configs']:
+        lines += [f'`tuned` = {tuned_what(claim, run["configs"])}: '
+                  f'`{run["configs"]["tuned"]}`', '']
+    else:  # --configs left it out: the pairs below set the candidates beside the bench
+        lines += ['`tuned` was not run (`--configs`).', '']
     return lines
 
 
@@ -418,14 +428,17 @@ def run_section(mode: str, run: Dict[str, Any], a: argparse.Namespace, png: str)
             how = ', not extended'
         lines += [f'### {wl}: {desc}', '',
                   f'Window: warm-up {ww.warmup:.0f} s, {ww.duration:.0f} s{how}.', '',
-                  benchlib.render_table(summ, names, 'default', 'new_tuning'), '',
+                  benchlib.render_table(summ, names, 'default', reference_of(names)), '',
                   'Paired: each round\'s value over the default\'s in the same round, median '
                   'over the rounds (drift between rounds cancels):', '',
                   benchlib.render_paired(ws, names, 'default'), '',
                   f'{len(ws)} windows, {short} short (they ended before {until}): there '
                   'write-amp leaves out SST writes still to come (flushes column).', '']
-        if wl == 'osd_bench':
+        if wl == 'osd_bench' and set(NAMES[:2] + ['tuned']) <= set(names):
             target_lines = verdicts(summ, ws)
+        elif wl == 'osd_bench':
+            target_lines = [f'Not judged: they take default, new_tuning and tuned; this run had '
+                            f'{", ".join(names)} (`--configs`).']
     lines += pair_lines(run) + cpu_lines(windows, names)
     lines += ['### Targets (canary osd bench)', ''] + target_lines + [
         '', f'Plot: `{os.path.relpath(png, benchlib.REPO)}`. Every window: '
