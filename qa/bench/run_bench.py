@@ -434,7 +434,7 @@ def run_section(mode: str, run: Dict[str, Any], a: argparse.Namespace, png: str)
                   benchlib.render_paired(ws, names, 'default'), '',
                   f'{len(ws)} windows, {short} short (they ended before {until}): there '
                   'write-amp leaves out SST writes still to come (flushes column).', '']
-        if wl == 'osd_bench' and set(NAMES[:2] + ['tuned']) <= set(names):
+        if wl == 'osd_bench' and {'default', 'new_tuning', 'tuned'} <= set(names):
             target_lines = verdicts(summ, ws)
         elif wl == 'osd_bench':
             target_lines = [f'Not judged: they take default, new_tuning and tuned; this run had '

@@ -40,6 +40,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from . import views
 from .canary import OPTIONS
 from .cluster import Cluster, ClusterError
+from .options import default
 from .preflight import HEALTH_PREFIX, look
 from .report import osd_list
 from .restart import OsdGone, Outcome, Restarter, Stage, resume_after_failover
@@ -83,11 +84,11 @@ MOVES: Dict[Phase, Tuple[Phase, ...]] = {
 
 @dataclass
 class RolloutSettings:
-    """The module options a rollout runs with (module.py has their help)."""
-    restart_timeout: float = 300.0
-    manual_restart_timeout: float = 3600.0
-    unhealthy_timeout: float = 1800.0
-    poll: float = 2.0
+    """The module options a rollout runs with (declared in options.py)."""
+    restart_timeout: float = default('restart_timeout')
+    manual_restart_timeout: float = default('manual_restart_timeout')
+    unhealthy_timeout: float = default('unhealthy_timeout')
+    poll: float = 2.0  # not an option: how often a step waiting on the cluster looks again
 
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> 'RolloutSettings':

@@ -1202,10 +1202,9 @@ class Session:
         s = self.s
         st = self.settings
         done = [t for t in s['trials'] if t.get('measurement') and t.get('seconds')]
-        base = [Measurement.from_dict(t['measurement']) for t in done
-                if t['verdict'] == 'baseline']
-        rate = fill_rate([(Candidate.from_dict(t['candidate']),
-                           [Measurement.from_dict(t['measurement'])]) for t in done])
+        windows = [(t, Measurement.from_dict(t['measurement'])) for t in done]
+        base = [m for t, m in windows if t['verdict'] == 'baseline']
+        rate = fill_rate([(Candidate.from_dict(t['candidate']), [m]) for t, m in windows])
         steady = steady_window(self.space.base_candidate(), base, rate) if base else None
         limit = max(self.params.duration, st.steady_window_limit)
         window = (s['confirm'].get('window') if s.get('confirm') else None) or (
