@@ -241,7 +241,7 @@ def lab() -> Iterator[Lab]:
                             ('max_window_factor', '1.5'), ('restart_timeout', '120'),
                             ('confirm_candidates', '1'), ('confirm_rounds', '1'),
                             ('steady_window_limit', '10'), ('client_space', str(16 << 20)),
-                            ('precondition_limit', '10')):
+                            ('client_object_size', str(1 << 20)), ('precondition_limit', '10')):
             lab.ceph('config', 'set', 'mgr', f'mgr/rocks_autotune/{name}', value)
         lab.wait('HEALTH_OK', lambda: lab.json('health')['status'] == 'HEALTH_OK', 120)
         # the faults tier's failover cases need the standby

@@ -43,16 +43,20 @@ def test_a_client_session_writes_in_the_canarys_pgs_and_leaves_nothing(lab: Lab)
     lab.wait('active+clean', lab.active_clean, 300)
     before = own(lab, 0)
     users = lab.run('rados', '-p', 'rbd', 'ls').stdout.split()  # the default namespace
-    # the lab's client_space (conftest): 16 objects of 1 MiB
+    # the lab's keyspace (conftest): 16 objects of 1 MiB
     space = int(lab.ceph('config', 'get', 'mgr', 'mgr/rocks_autotune/client_space').stdout)
-    objects = space >> 20
+    size = int(lab.ceph('config', 'get', 'mgr', 'mgr/rocks_autotune/client_object_size').stdout)
+    objects = space // size
     # the default workload
     lab.ceph('rocks-autotune', 'start', '--osd', '0', '--trials', '1', '--duration', '4')
     lab.wait('a window of the client load', lambda: lab.status()['phase'] == 'measure', 600)
     written = in_namespace(lab)
-    assert written and len(written) <= objects
+    # preconditioning wrote every object end to end before the first window
+    assert len(written) == objects
     for name in written[:4]:
         assert 0 in osd_map(lab, 'rbd', name, NS)['up'], name
+        stat = lab.run('rados', '-p', 'rbd', '-N', NS, 'stat', name).stdout
+        assert stat.rstrip().endswith(f'size {size}'), stat
     # RocksDB's statistics on at osd.0 while the session runs
     on = {e['name']: e['value'] for e in own(lab, 0)}
     assert all(on.get(n) == 'true' for n in STATS), on
@@ -62,7 +66,8 @@ def test_a_client_session_writes_in_the_canarys_pgs_and_leaves_nothing(lab: Lab)
     assert st['client']['removed'] >= len(written) and in_namespace(lab) == []
     assert lab.run('rados', '-p', 'rbd', 'ls').stdout.split() == users
     pre = st['precondition']
-    assert pre['done'] and pre['bytes'] >= space and pre['shape'], pre
+    assert pre['done'] and pre['filled'] == objects and pre['fill_bytes'] == space, pre
+    assert pre['bytes'] >= space and pre['shape'], pre
     for t in lab.json('rocks-autotune', 'history'):
         m = t['measurement']
         assert m['iops'] > 0 and m['client_bytes'] > 0, t

@@ -92,8 +92,24 @@ def test_start_refuses_when_the_client_load_has_nowhere_to_write() -> None:
     assert h.saved == [] and h.config_of(0) == before
 
 
+def test_start_refuses_a_keyspace_that_would_take_osds_past_nearfull() -> None:
+    h = Harness(client_space=8 << 20, client_object_size=1 << 20)
+    for pool in h.cluster.pool_by_id.values():
+        pool.room = 4 << 20
+    before = h.config_of(0)
+    with pytest.raises(StartRefused, match=r"keyspace \(client_space, 0.01 GiB\) would take "
+                       r"pool 'rbd''s fullest OSD past its nearfull ratio: the pool has room "
+                       r"for 0.00 GiB"):
+        h.start(osd=0, workload='client')
+    assert h.saved == [] and h.config_of(0) == before
+    for pool in h.cluster.pool_by_id.values():
+        pool.room = 8 << 20
+    assert h.start(osd=0, workload='client').s['state'] == 'running'
+
+
 def test_a_failing_client_write_fails_the_trial_and_the_session_restores() -> None:
-    h = Harness(client_space=8 << 20, on_failure='stop', precondition_limit=60.0)
+    h = Harness(client_space=8 << 20, client_object_size=1 << 20,
+                on_failure='stop', precondition_limit=60.0)
     before = h.config_of(0)
     s = h.start(osd=0, workload='client')
     h.run(until=lambda s: s.s['phase'] == 'measure')
@@ -105,7 +121,7 @@ def test_a_failing_client_write_fails_the_trial_and_the_session_restores() -> No
 
 
 def test_without_rocksdbs_figures_a_window_counts_from_bluefs() -> None:
-    h = Harness(client_space=8 << 20, precondition_limit=60.0)
+    h = Harness(client_space=8 << 20, client_object_size=1 << 20, precondition_limit=60.0)
     h.cluster.kv_stats_off = True
     s = h.start(osd=0, workload='client', trials=1)
     h.run()
@@ -130,8 +146,87 @@ def test_a_write_that_hangs_fails_the_chunk(monkeypatch: Any) -> None:
         release.set()
 
 
+class Recorded:
+    """ClientIo that keeps every write (object, offset, length) and counts a
+    fixed time per write on the clock it is given."""
+
+    def __init__(self, clock: FakeClock, fail_on: str = '') -> None:
+        self.clock = clock
+        self.fail_on = fail_on
+        self.writes: list = []
+        self.lock = threading.Lock()
+
+    def write(self, obj: str, data: bytes, offset: int) -> None:
+        with self.lock:
+            if obj == self.fail_on:
+                raise ClusterError(f'writing {obj}: EIO')
+            self.writes.append((obj, offset, len(data)))
+            self.clock.advance(1.0)
+
+
+def test_fill_writes_each_object_end_to_end_and_goes_on_where_it_stopped() -> None:
+    clock = FakeClock()
+    io = Recorded(clock)
+    names = [f'o.{i}' for i in range(6)]
+    load = ClientWorkload(io, names, 10 << 20, threads=1, chunk_seconds=5.0,
+                          clock=clock)  # type: ignore[arg-type]
+    # one thread, a second per write, three writes per object: two objects
+    # are started within the 5-s chunk, and each is finished once started
+    filled, nbytes, secs = load.fill(0, 100.0)
+    assert filled == 2 and nbytes == 2 * (10 << 20) and secs == 6.0
+    assert io.writes[:3] == [('o.0', 0, 4 << 20), ('o.0', 4 << 20, 4 << 20),
+                             ('o.0', 8 << 20, 2 << 20)]
+    while filled < len(names):
+        filled, _, _ = load.fill(filled, 100.0)
+    assert sorted({w[0] for w in io.writes}) == names
+    assert all(sum(w[2] for w in io.writes if w[0] == n) == 10 << 20 for n in names)
+    assert load.fill(filled, 100.0) == (6, 0, 0.0)  # nothing left to fill
+
+
+@pytest.mark.parametrize('n', [1, 2, 7, 1024, 3 * 5 * 7 * 64])
+def test_the_scattered_order_takes_every_block_once_and_neighbours_far_apart(n: int) -> None:
+    order = workload.scattered(n)
+    assert sorted(order(i) for i in range(n)) == list(range(n))
+    if n >= 1024:
+        assert min(abs(order(i + 1) - order(i)) for i in range(n - 1)) > n // 8
+
+
+def test_overwrite_writes_every_block_once_in_chunks() -> None:
+    clock = FakeClock()
+    io = Recorded(clock)
+    load = ClientWorkload(io, ['o.0', 'o.1'], 64 << 10, threads=3, chunk_seconds=5.0,
+                          clock=clock)  # type: ignore[arg-type]
+    assert load.block_count == 32
+    done, chunks = 0, 0
+    while done < load.block_count:
+        done, nbytes, _ = load.overwrite(done, 100.0)
+        chunks += 1
+    assert chunks > 1 and done == 32
+    assert sorted((o, off) for o, off, n in io.writes) == sorted(
+        (o, b * 4096) for o in ('o.0', 'o.1') for b in range(16))
+    assert all(n == 4096 for _, _, n in io.writes)
+
+
+def test_a_failed_fill_write_fails_the_chunk() -> None:
+    clock = FakeClock()
+    load = ClientWorkload(Recorded(clock, fail_on='o.1'), ['o.0', 'o.1'], 1 << 20,
+                          threads=2, clock=clock)  # type: ignore[arg-type]
+    with pytest.raises(ClusterError, match='writing o.1: EIO'):
+        load.fill(0, 10.0)
+
+
+def test_preconditioning_that_runs_out_of_time_while_filling_says_so() -> None:
+    h = Harness(client_space=256 << 20, client_object_size=65536, precondition_limit=1.0)
+    s = h.start(osd=0, workload='client', trials=1)
+    h.run()
+    p = s.s['precondition']
+    assert p['done'] and p['steady'] is False and p['bytes'] == 0
+    assert re.search(r'not steady after 1s of load \(precondition_limit\): \d+ of 4096 '
+                     r'objects filled', p['why'])
+
+
 def test_status_names_the_keyspace_and_what_became_of_it() -> None:
-    h = Harness(client_space=8 << 20, precondition_limit=60.0)
+    h = Harness(client_space=8 << 20, client_object_size=1 << 20, precondition_limit=60.0)
     s = h.start(osd=0, workload='client', trials=1)
     text = report.status_text(s.status())
     assert 'client load: 8 objects in pool rbd, namespace rocks_autotune, in the 4 of its ' \
@@ -148,7 +243,7 @@ SMALL = ('write_buffer_size=1048576,max_write_buffer_number=4,'
 
 
 def test_preconditioning_writes_the_keyspace_until_the_busiest_family_has_a_lower_level() -> None:
-    h = Harness(client_space=4 << 20, precondition_limit=600.0)
+    h = Harness(client_space=4 << 20, client_object_size=1 << 20, precondition_limit=600.0)
     h.cluster.config_set('osd.0', 'bluestore_rocksdb_options', SMALL)
     h.cluster.running[0] = SMALL
     s = h.start(osd=0, workload='client', trials=1)
@@ -162,14 +257,18 @@ def test_preconditioning_writes_the_keyspace_until_the_busiest_family_has_a_lowe
     p = s.s['precondition']
     assert p['done'] and p['steady'] and p['bytes'] >= 4 << 20 and p['compactions'] >= 1
     assert p['shape']['O-0'][-1][0] == 1  # a level below L0 holds files
+    # every object written end to end first, then every block overwritten once
+    assert p['filled'] == 4 and p['fill_bytes'] == 4 << 20
+    assert p['overwritten'] == 1024
     text = report.status_text(s.status())
-    assert re.search(r'preconditioning \(done\): \d+ MiB written in \d+s; O-0 flushed most '
-                     r'\(\d+ flushes, \d+ compactions below L0\)', text)
+    assert re.search(r'preconditioning \(done\): 4 objects filled \(4 MiB in \d+s\), then '
+                     r'\d+ MiB written in 4 KiB writes in \d+s \(1024 blocks overwritten once\); '
+                     r'O-0 flushed most \(\d+ flushes, \d+ compactions below L0\)', text)
     assert 'LSM: O-0 L1:1/' in text
 
 
 def test_preconditioning_stops_at_its_limit_and_says_the_db_was_not_steady() -> None:
-    h = Harness(client_space=4 << 20, precondition_limit=20.0)
+    h = Harness(client_space=4 << 20, client_object_size=1 << 20, precondition_limit=20.0)
     s = h.start(osd=0, workload='client', trials=1)
     h.run()
     p = s.s['precondition']
@@ -187,7 +286,8 @@ def test_a_bench_session_does_not_precondition() -> None:
 
 
 def test_status_says_how_long_a_steady_window_takes_and_what_is_left() -> None:
-    h = Harness(client_space=4 << 20, precondition_limit=600.0, steady_window_limit=300.0)
+    h = Harness(client_space=4 << 20, client_object_size=1 << 20,
+                precondition_limit=600.0, steady_window_limit=300.0)
     h.cluster.config_set('osd.0', 'bluestore_rocksdb_options', SMALL)
     h.cluster.running[0] = SMALL
     s = h.start(osd=0, workload='client', trials=2)
@@ -211,7 +311,8 @@ def test_status_says_how_long_a_steady_window_takes_and_what_is_left() -> None:
 
 
 def test_with_no_flush_in_any_window_the_status_says_windows_will_be_short() -> None:
-    h = Harness(client_space=4 << 20, precondition_limit=20.0, steady_window_limit=30.0)
+    h = Harness(client_space=4 << 20, client_object_size=1 << 20,
+                precondition_limit=20.0, steady_window_limit=30.0)
     s = h.start(osd=0, workload='client', trials=2)
     h.run(until=lambda s: s.s['baseline'] is not None)
     t = s.time_said()
@@ -221,7 +322,7 @@ def test_with_no_flush_in_any_window_the_status_says_windows_will_be_short() -> 
 
 
 def test_a_session_that_fails_to_restore_still_removes_its_objects() -> None:
-    h = Harness(client_space=8 << 20, precondition_limit=20.0)
+    h = Harness(client_space=8 << 20, client_object_size=1 << 20, precondition_limit=20.0)
     s = h.start(osd=0, workload='client', trials=2)
     h.run(until=lambda s: s.s['phase'] == 'measure')
     assert h.cluster.objects[('rbd', NAMESPACE)]

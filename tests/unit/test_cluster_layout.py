@@ -36,7 +36,11 @@ def _mgr(config_dump: List[Dict[str, Any]] = []) -> _Mgr:
                  'erasure_code_profile': 'gone'}],
             'erasure_code_profiles': {
                 'k2m1': {'k': '2', 'm': '1', 'plugin': 'jerasure', 'technique': 'reed_sol_van'},
-                'default': {'k': '2', 'm': '2', 'plugin': 'jerasure'}}},
+                'default': {'k': '2', 'm': '2', 'plugin': 'jerasure'}},
+            'full_ratio': 0.95, 'nearfull_ratio': 0.85},
+        # `ceph df` (its pools' stats): pool 2's is missing
+        'df': {'pools': [{'id': 1, 'name': 'rbd', 'stats': {'max_avail': 95 << 30}},
+                         {'id': 3, 'name': 'lost-profile', 'stats': {}}]},
         'pg_stats': {'pg_stats': [
             {'pgid': '1.0', 'up': [0, 1, 2], 'acting': [0, 1, 2]},
             {'pgid': '1.1', 'up': [1, 2, 3], 'acting': [1, 2, 3]},
@@ -59,8 +63,9 @@ def _mgr(config_dump: List[Dict[str, Any]] = []) -> _Mgr:
 def test_pools_and_the_pgs_an_osd_serves() -> None:
     c = MgrCluster(_mgr())
     pools = c.pools()
-    assert pools[1] == PoolInfo(1, 'rbd', 3, 2)
-    assert pools[2] == PoolInfo(2, 'ec21', 3, 2, erasure=True, k=2, m=1)
+    # room to write: MAX AVAIL runs to the full ratio, room to nearfull
+    assert pools[1] == PoolInfo(1, 'rbd', 3, 2, room=85 << 30)
+    assert pools[2] == PoolInfo(2, 'ec21', 3, 2, erasure=True, k=2, m=1)  # room unknown
     # a profile that cannot be read counts as no shard to spare
     assert pools[3].erasure and pools[3].k == 4
     # the PGs osd.0 serves: in their up or acting set

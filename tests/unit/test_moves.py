@@ -16,7 +16,8 @@ def phase(name: str) -> Until:
 
 
 def client_session(**settings: Any) -> Harness:
-    return Harness(client_space=8 << 20, precondition_limit=600.0, **settings)
+    return Harness(client_space=8 << 20, client_object_size=1 << 20,
+                   precondition_limit=600.0, **settings)
 
 
 def test_a_client_load_that_fails_in_the_preconditioning_fails_the_trial() -> None:

@@ -84,7 +84,7 @@ def test_the_typed_records_match_what_is_written() -> None:
     assert set(s.s) == keys - {'final', 'other_checks', 'confirm', 'precondition'}
     h.run()
     assert set(s.s) == keys - {'precondition'}
-    h = Harness(client_space=8 << 20, steady_window_limit=10.0)
+    h = Harness(client_space=8 << 20, client_object_size=1 << 20, steady_window_limit=10.0)
     s = h.start(osd=0, trials=1, workload='client')
     h.run()
     assert set(s.s) == keys

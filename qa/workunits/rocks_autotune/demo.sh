@@ -28,8 +28,9 @@ if [ ${#args[@]} -eq 0 ]; then
     space=$(ceph config get mgr mgr/rocks_autotune/client_space)
     pre=$(ceph config get mgr mgr/rocks_autotune/precondition_limit)
     if [ "$space" -gt $((256 << 20)) ] || [ "${pre%s}" -gt 120 ]; then
-        # the client load's 1 GiB keyspace takes about 4 minutes to write at
-        # the lab's rates: a quarter of it, and at most 2 minutes of it
+        # the client load's 4 GiB keyspace is a million 4 KiB overwrites before
+        # the first window, about 17 minutes at the lab's ~1,000 writes/s
+        # (qa/bench/lsm_timeline.py --fill): a sixteenth of it, at most 2 minutes
         echo "demo: the client load writes 256 MiB of objects, its preconditioning at" \
              "most 120 s (module options client_space and precondition_limit; they were" \
              "$space and $pre)"

@@ -99,9 +99,9 @@ OPTIONS: Tuple[Opt, ...] = (
              'state), at most this long; a window cut short by it feeds no write-amp '
              'verdict.  More for a slow cluster (status says what a window needs)'),
     Opt('precondition_limit', type='secs', default=1800, min=1,
-        desc='the client workload first writes the canary\'s DB until it has written '
-             'client_space bytes and its busiest column family holds data below L0, at '
-             'most this long'),
+        desc='the client workload first writes its objects end to end, overwrites '
+             'each 4 KiB block of them once, and goes on until the canary\'s busiest '
+             'column family holds data below L0, at most this long'),
     Opt('restart_timeout', type='secs', default=300, min=10,
         desc='time for a restarted OSD (the canary, an OSD of a rollout) to come '
              'back up and PGs to be active+clean'),
@@ -130,12 +130,13 @@ OPTIONS: Tuple[Opt, ...] = (
         desc='pool the client workload writes its objects to, in its own namespace '
              '(rocks_autotune); empty: the replicated pool in which the canary serves '
              'the most PGs'),
-    Opt('client_space', type='size', default=1 << 30, min=1 << 20,
+    Opt('client_space', type='size', default=4 << 30, min=1 << 20,
         desc='the client workload\'s keyspace: it writes 4 KiB at random offsets of '
-             'this many bytes of objects (per replica), all removed when the session '
-             'ends'),
-    Opt('client_object_size', type='size', default=1 << 20, min=65536,
-        desc='size of the client workload\'s objects (client_space / this many)'),
+             'this many bytes of objects (per replica; a session refuses to start where '
+             'they would take an OSD past nearfull), all removed when the session ends'),
+    Opt('client_object_size', type='size', default=4 << 20, min=65536,
+        desc='size of the client workload\'s objects (client_space / this many), an '
+             'RBD image\'s by default'),
     Opt('client_threads', type='int', default=16, min=1, max=128,
         desc='client workload writes in flight'),
     Opt('seed', type='int', default=0, desc='random seed of the optimizer'),

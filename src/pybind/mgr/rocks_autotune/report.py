@@ -101,8 +101,11 @@ def precondition_lines(p: Optional[Mapping[str, Any]]) -> List[str]:
         return []
     state = ('done' if p.get('steady') else 'done, not steady' if p.get('done')
              else 'in progress')
-    line = (f'preconditioning ({state}): {p["bytes"] / 2**20:.0f} MiB written in '
-            f'{p["seconds"]:.0f}s; ' + (
+    fill = (f'{p["filled"]} objects filled ({p["fill_bytes"] / 2**20:.0f} MiB in '
+            f'{p["fill_seconds"]:.0f}s), then ' if p.get('filled') else '')
+    line = (f'preconditioning ({state}): {fill}{p["bytes"] / 2**20:.0f} MiB written in 4 KiB '
+            f'writes in {p["seconds"]:.0f}s ({p.get("overwritten", 0)} blocks overwritten '
+            f'once); ' + (
                 f'{p["busiest_cf"]} flushed most ({p.get("flushes", 0)} flushes, '
                 f'{p.get("compactions", 0)} compactions below L0)' if p.get('busiest_cf')
                 else 'no flush yet'))

@@ -230,8 +230,9 @@ class Session:
                                      object_num=settings.bench_object_num,
                                      chunk_seconds=settings.bench_chunk_seconds)
         elif self.params.workload == CLIENT:
-            workload = LazyClientWorkload(lambda: self._client_workload())
-            self.precondition = Precondition(cluster, self.osd, workload, settings.client_space,
+            client = LazyClientWorkload(lambda: self._client_workload())
+            workload = client
+            self.precondition = Precondition(cluster, self.osd, client,
                                              settings.precondition_limit, state)
         self.window = Window(cluster, self.osd, workload, WindowSettings(
             warmup=settings.warmup, duration=self.params.duration,
@@ -330,6 +331,13 @@ class Session:
             except ValueError as e:
                 raise StartRefused(f'the client workload has nowhere to write: {e}; name a '
                                    'pool with the client_pool option, or use --workload osd-bench')
+            if pool.room is not None and settings.client_space > pool.room:
+                raise StartRefused(
+                    f'the client workload\'s keyspace (client_space, '
+                    f'{settings.client_space / 2**30:.2f} GiB) would take pool {pool.name!r}\'s '
+                    f'fullest OSD past its nearfull ratio: the pool has room for '
+                    f'{pool.room / 2**30:.2f} GiB (ceph df\'s MAX AVAIL, to nearfull); lower '
+                    'client_space or name a pool with more room with client_pool')
             client = {'pool': pool.name, 'pg_num': pool.pg_num, 'seeds': seeds,
                       'count': settings.client_space // settings.client_object_size,
                       'removed': None}

@@ -29,7 +29,7 @@ from .metrics import Measurement
 from .space import Candidate
 from .store import SessionState
 from .rocksdb_stats import KvStats, counts, delta
-from .workload import Workload
+from .workload import KeyspaceWorkload, Workload
 
 
 @dataclass
@@ -212,22 +212,25 @@ class Window:
 
 class Precondition:
     """Before the first baseline window of a driven client load: the canary's
-    DB written into a steady state, so that no window measures an LSM still
-    filling up.  The load runs until it has written `space` bytes (the
-    keyspace's objects and extents exist) and the busiest column family
-    (the one that flushed most meanwhile) holds files below L0, read from
-    RocksDB's compaction tables; at most `limit` seconds of load, after which
-    the session goes on and says the DB was not found steady.  What it wrote,
-    how long it took and the LSM's shape are kept (`precondition`) for
-    `status`.  A canary that gives no RocksDB figures is written `space`
-    bytes, its shape unknown."""
+    DB written into a steady state, so that no window measures an LSM or
+    objects still taking shape.  Three passes, as an image in use got there:
+    every object written end to end (`fill`, whole-object writes: its
+    extents exist), every block of them overwritten once by a 4 KiB write
+    in a scattered order (`overwrite`: the extents are split as a client's
+    random writes split them over time, which keeps growing the DB's bytes
+    per write until most blocks have been rewritten), then the load itself
+    until the busiest column family (the one that flushed most meanwhile)
+    holds files below L0, read from RocksDB's compaction tables.  At most
+    `limit` seconds in all, after which the session goes on and says the DB
+    was not found steady.  What it wrote, how long it took and the LSM's
+    shape are kept (`precondition`) for `status`.  A canary that gives no
+    RocksDB figures is done after the two passes, its shape unknown."""
 
-    def __init__(self, cluster: Cluster, osd: int, workload: Workload, space: int,
+    def __init__(self, cluster: Cluster, osd: int, workload: KeyspaceWorkload,
                  limit: float, state: SessionState) -> None:
         self.cluster = cluster
         self.osd = osd
         self.workload = workload
-        self.space = space
         self.limit = limit
         self.s = state
 
@@ -236,6 +239,7 @@ class Precondition:
         written; RocksDB's counts start again with its process)."""
         kv = read_kv(self.cluster, self.osd)
         rec = self.s.get('precondition') or {
+            'filled': 0, 'fill_bytes': 0, 'fill_seconds': 0.0, 'overwritten': 0,
             'bytes': 0, 'seconds': 0.0, 'done': False, 'steady': None, 'why': '',
             'shape': None, 'busiest_cf': '', 'flushes': 0, 'compactions': 0}
         rec['kv_start'] = None if kv is None else counts(kv)
@@ -244,9 +248,21 @@ class Precondition:
     def step(self) -> bool:
         """One chunk of load; True once the DB is preconditioned (or the limit hit)."""
         rec = self.s['precondition']
-        nbytes, secs = self.workload.drive(self.limit - rec['seconds'], None)
-        rec['bytes'] += nbytes
-        rec['seconds'] += secs
+        load = self.workload
+        rec.setdefault('filled', 0)  # a record from before the passes
+        rec.setdefault('overwritten', 0)
+        left = self.limit - rec['seconds'] - rec.get('fill_seconds', 0.0)
+        if rec['filled'] < load.object_count:
+            rec['filled'], nbytes, secs = load.fill(rec['filled'], left)
+            rec['fill_bytes'] = rec.get('fill_bytes', 0) + nbytes
+            rec['fill_seconds'] = rec.get('fill_seconds', 0.0) + secs
+        else:
+            if rec['overwritten'] < load.block_count:
+                rec['overwritten'], nbytes, secs = load.overwrite(rec['overwritten'], left)
+            else:
+                nbytes, secs = load.drive(left, None)
+            rec['bytes'] += nbytes
+            rec['seconds'] += secs
         kv = read_kv(self.cluster, self.osd)
         below = None
         if kv is not None and rec['kv_start'] is not None:
@@ -256,15 +272,18 @@ class Precondition:
                        busiest_cf=d.busiest_cf, flushes=d.flushes,
                        compactions=d.compactions)
             below = bool(d.busiest_cf) and any(n > 0 for n, _, _ in shape.get(d.busiest_cf, []))
-        if rec['bytes'] >= self.space and below is not False:
+        passes = rec['filled'] >= load.object_count and rec['overwritten'] >= load.block_count
+        if passes and below is not False:
             rec.update(done=True, steady=below)
             if below is None:
                 rec['why'] = 'the canary gave no RocksDB figures: its LSM shape is unknown'
-        elif rec['seconds'] >= self.limit:
+        elif rec['seconds'] + rec.get('fill_seconds', 0.0) >= self.limit:
             rec.update(done=True, steady=False, why=(
                 f'not steady after {self.limit:.0f}s of load (precondition_limit): '
-                + (f'{rec["bytes"] / 2**20:.0f} of {self.space / 2**20:.0f} MiB written'
-                   if rec['bytes'] < self.space else
+                + (f'{rec["filled"]} of {load.object_count} objects filled'
+                   if rec['filled'] < load.object_count else
+                   f'{rec["overwritten"]} of {load.block_count} blocks overwritten'
+                   if rec['overwritten'] < load.block_count else
                    'no column family flushed' if not rec['busiest_cf'] else
                    f'{rec["busiest_cf"]} holds nothing below L0 yet')))
         return bool(rec['done'])

@@ -12,6 +12,7 @@ quick mode that makes no PG log and touches a few onodes.  `live` drives nothing
 measures the canary's own client traffic.  The driven ones run in chunks of
 a few seconds, so that a stop or abort is seen between chunks.
 """
+import math
 import random
 import threading
 import time
@@ -38,6 +39,8 @@ DEFAULT_WORKLOAD = CLIENT
 RENAMED = {'bench': OSD_BENCH}  # the name until issue 26, in saved sessions and old scripts
 NAMESPACE = 'rocks_autotune'
 HUNG_WRITE = 60.0  # s a chunk's write may take before the chunk fails
+# an object is filled in writes of at most this (RBD's default object size)
+FILL_WRITE = 4 << 20
 
 
 class Workload(Protocol):
@@ -45,6 +48,25 @@ class Workload(Protocol):
 
     def drive(self, seconds: float, iops_estimate: Optional[float]) -> Tuple[int, float]:
         """Write for about `seconds` (at most one chunk); bytes written and time taken."""
+
+
+class KeyspaceWorkload(Workload, Protocol):
+    """A load over objects of its own, which it can write end to end first."""
+    @property
+    def object_count(self) -> int:
+        """How many objects the keyspace holds."""
+
+    @property
+    def block_count(self) -> int:
+        """How many blocks (writes of the load's size) the keyspace holds."""
+
+    def fill(self, start: int, seconds: float) -> Tuple[int, int, float]:
+        """Fill objects from the `start`-th on for about `seconds`: how many are
+        filled from the first on, bytes written and time taken."""
+
+    def overwrite(self, start: int, seconds: float) -> Tuple[int, int, float]:
+        """Overwrite blocks from the `start`-th on (of a fixed order) for about
+        `seconds`: how many are done, bytes written and time taken."""
 
 
 class BenchWorkload:
@@ -101,6 +123,16 @@ def client_pool(pools: Dict[int, PoolInfo], pgs: Sequence[PgInfo], osd: int,
     return pool, sorted(served[pool.id])
 
 
+def scattered(n: int) -> Callable[[int], int]:
+    """A fixed order of 0..n-1 in which neighbours land far apart: i -> a*i
+    mod n with a near n/phi and coprime to n (a bijection that needs no
+    table, whatever n is)."""
+    a = max(1, int(n * 0.6180339887))
+    while math.gcd(a, n) != 1:
+        a += 1
+    return lambda i: (a * i) % n
+
+
 def client_objects(prefix: str, count: int, pg_num: int, seeds: Sequence[int]) -> List[str]:
     """`count` object names (prefix.0, prefix.1, ...) of those whose PG is one of
     `seeds`, in the workload's namespace."""
@@ -135,6 +167,7 @@ class ClientWorkload:
         self.clock = clock
         # incompressible, as a client's data mostly is
         self.data = self.rng.randbytes(block_size)
+        self.fill_data: Optional[bytes] = None
 
     def drive(self, seconds: float, iops_estimate: Optional[float]) -> Tuple[int, float]:
         """Write for about `seconds` (at most one chunk), `threads` writes in
@@ -142,22 +175,99 @@ class ClientWorkload:
         length = max(0.1, min(seconds, self.chunk_seconds))
         blocks = self.object_size // self.block_size
         done = [0] * self.threads
-        errors: List[ClusterError] = []
         seeds = [self.rng.getrandbits(32) for _ in range(self.threads)]
         start = self.clock()
         deadline = start + length
 
-        def writer(i: int) -> None:
+        def writer(i: int, failed: Callable[[], bool]) -> None:
             rng = random.Random(seeds[i])
+            while self.clock() < deadline and not failed():
+                self.io.write(rng.choice(self.objects), self.data,
+                              rng.randrange(blocks) * self.block_size)
+                done[i] += 1
+
+        self._run(writer, deadline)
+        return sum(done) * self.block_size, self.clock() - start
+
+    @property
+    def object_count(self) -> int:
+        return len(self.objects)
+
+    @property
+    def block_count(self) -> int:
+        return len(self.objects) * (self.object_size // self.block_size)
+
+    def fill(self, start: int, seconds: float) -> Tuple[int, int, float]:
+        """Write whole objects from the `start`-th on, as an image's first
+        write does (each end to end in writes of at most FILL_WRITE bytes),
+        `threads` objects at a time, starting new ones for about `seconds`
+        (at most one chunk): how many objects are filled from the first on,
+        bytes written, time taken.  ClusterError if a write failed."""
+        if self.fill_data is None:
+            self.fill_data = self.rng.randbytes(min(self.object_size, FILL_WRITE))
+        data = self.fill_data
+
+        def one(n: int) -> int:
+            for off in range(0, self.object_size, len(data)):
+                self.io.write(self.objects[n], data[:self.object_size - off], off)
+            return self.object_size
+
+        return self._each(one, start, len(self.objects), seconds)
+
+    def overwrite(self, start: int, seconds: float) -> Tuple[int, int, float]:
+        """Overwrite every block of the keyspace once, from the `start`-th
+        block of a fixed scattered order on, for about `seconds` (at most one
+        chunk): how many blocks are overwritten, bytes written, time taken.
+        After the last, every object's extents are split as a client's
+        random writes split them over time (what fio's random map does in
+        one pass, where writes at random offsets would need several to reach
+        most blocks).  ClusterError if a write failed."""
+        blocks = self.object_size // self.block_size
+        order = scattered(self.block_count)
+
+        def one(i: int) -> int:
+            b = order(i)
+            self.io.write(self.objects[b // blocks], self.data, (b % blocks) * self.block_size)
+            return self.block_size
+
+        return self._each(one, start, self.block_count, seconds)
+
+    def _each(self, one: Callable[[int], int], start: int, count: int,
+              seconds: float) -> Tuple[int, int, float]:
+        """`one(i)` for i from `start` to `count`, `threads` at a time,
+        starting new ones for about `seconds` (at most one chunk); each
+        started is finished: the next i, bytes written, time taken."""
+        length = max(0.1, min(seconds, self.chunk_seconds))
+        lock = threading.Lock()
+        claimed = [start]
+        written = [0] * self.threads
+        began = self.clock()
+        deadline = began + length
+
+        def worker(t: int, failed: Callable[[], bool]) -> None:
+            while self.clock() < deadline and not failed():
+                with lock:
+                    i = claimed[0]
+                    if i >= count:
+                        return
+                    claimed[0] += 1
+                written[t] += one(i)
+
+        self._run(worker, deadline)
+        return claimed[0], sum(written), self.clock() - began
+
+    def _run(self, work: Callable[[int, Callable[[], bool]], None], deadline: float) -> None:
+        """`work(i, failed)` in `threads` threads until each returns; the
+        first ClusterError raised, once all are done."""
+        errors: List[ClusterError] = []
+
+        def worker(i: int) -> None:
             try:
-                while self.clock() < deadline and not errors:
-                    self.io.write(rng.choice(self.objects), self.data,
-                                  rng.randrange(blocks) * self.block_size)
-                    done[i] += 1
+                work(i, lambda: bool(errors))
             except ClusterError as e:
                 errors.append(e)
 
-        workers = [threading.Thread(target=writer, args=(i,), daemon=True,
+        workers = [threading.Thread(target=worker, args=(i,), daemon=True,
                                     name=f'rocks_autotune.client.{i}')
                    for i in range(self.threads)]
         for w in workers:
@@ -170,7 +280,6 @@ class ClientWorkload:
             raise ClusterError(f'client writes did not complete within {HUNG_WRITE:.0f}s')
         if errors:
             raise errors[0]
-        return sum(done) * self.block_size, self.clock() - start
 
     def cleanup(self) -> int:
         """Remove every object of the namespace; how many there were."""
@@ -181,14 +290,31 @@ class ClientWorkload:
 
 
 class LazyClientWorkload:
-    """A ClientWorkload made on its first chunk (by `make`)."""
+    """A ClientWorkload made on its first use (by `make`)."""
     block_size = 4096
 
     def __init__(self, make: Callable[[], ClientWorkload]) -> None:
         self.make = make
         self.load: Optional[ClientWorkload] = None
 
-    def drive(self, seconds: float, iops_estimate: Optional[float]) -> Tuple[int, float]:
+    def _load(self) -> ClientWorkload:
         if self.load is None:
             self.load = self.make()
-        return self.load.drive(seconds, iops_estimate)
+        return self.load
+
+    def drive(self, seconds: float, iops_estimate: Optional[float]) -> Tuple[int, float]:
+        return self._load().drive(seconds, iops_estimate)
+
+    def fill(self, start: int, seconds: float) -> Tuple[int, int, float]:
+        return self._load().fill(start, seconds)
+
+    def overwrite(self, start: int, seconds: float) -> Tuple[int, int, float]:
+        return self._load().overwrite(start, seconds)
+
+    @property
+    def object_count(self) -> int:
+        return self._load().object_count
+
+    @property
+    def block_count(self) -> int:
+        return self._load().block_count
