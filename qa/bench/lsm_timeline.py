@@ -25,7 +25,7 @@ import os
 import subprocess
 import sys
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..',
                                 'src', 'pybind', 'mgr'))
@@ -146,6 +146,20 @@ def row(t: float, kv: rocksdb_stats.KvStats, start: rocksdb_stats.KvStats,
             'load': round(os.getloadavg()[0], 2)}
 
 
+def fio_chunk(pool: str, image: str, seconds: float) -> Tuple[int, float]:
+    """fio's rbd engine (4 KiB random overwrites, 16 in flight) on an image
+    for `seconds`: bytes written and seconds taken."""
+    out = subprocess.run(['fio', '--name=lsm', '--ioengine=rbd', '--clientname=admin',
+                          f'--pool={pool}', f'--rbdname={image}', '--rw=randwrite',
+                          '--bs=4k', '--iodepth=16', '--numjobs=1', '--time_based',
+                          f'--runtime={max(1, int(round(seconds)))}',
+                          '--output-format=json'],
+                         check=True, text=True, capture_output=True,
+                         timeout=seconds * 3 + 120).stdout
+    w = json.loads(out[out.index('{'):])['jobs'][0]['write']
+    return int(w['total_ios']) * 4096, float(w['runtime']) / 1000.0
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--osd', type=int, default=1)
@@ -156,6 +170,12 @@ def main() -> None:
     ap.add_argument('--object-size', type=int, default=1 << 20)
     ap.add_argument('--threads', type=int, default=16)
     ap.add_argument('--pool', default='')
+    ap.add_argument('--fill', action='store_true',
+                    help='write every object end to end first, then overwrite each block '
+                         'once, as a session\'s preconditioning does')
+    ap.add_argument('--fio-image', default='',
+                    help='drive fio\'s rbd engine on this image of --pool (made and '
+                         'filled by the caller) instead of the session\'s load')
     ap.add_argument('--restore', action='store_true', help='restart the OSD at the end')
     a = ap.parse_args()
     osd = a.osd
@@ -163,16 +183,32 @@ def main() -> None:
                     a.pool, options={OPTIONS: a.options} if a.options else None) as cl:
         restart(osd)
         load = cl.load
-        print(json.dumps({'osd': osd, 'pool': cl.pool.name, 'objects': len(load.objects),
+        fio = (lambda n: fio_chunk(cl.pool.name, a.fio_image, n)) if a.fio_image else None
+        print(json.dumps({'osd': osd, 'pool': cl.pool.name,
+                          'load': f'fio rbd {a.fio_image}' if fio else 'session',
+                          'objects': 0 if fio else len(load.objects),
                           'pgs_of_canary': len(cl.seeds), 'options': ceph(
                               'config', 'get', f'osd.{osd}', OPTIONS).strip()}), flush=True)
+        if a.fill and not fio:
+            t, filled, fill_bytes = time.time(), 0, 0
+            while filled < len(load.objects):
+                filled, b, _ = load.fill(filled, 60.0)
+                fill_bytes += b
+            print(json.dumps({'filled': filled, 'fill_mib': fill_bytes >> 20,
+                              'fill_seconds': round(time.time() - t, 1)}), flush=True)
+            t, done = time.time(), 0
+            while done < load.block_count:
+                done, _, _ = load.overwrite(done, 60.0)
+            print(json.dumps({'overwritten': done, 'overwrite_seconds': round(time.time() - t, 1),
+                              'load': round(os.getloadavg()[0], 2)}), flush=True)
         start = sample(osd)
         t0 = time.time()
         nbytes, secs = 0, 0.0
         rows: List[Dict[str, Any]] = []
         next_sample = a.sample
         while time.time() - t0 < a.seconds:
-            b, s = load.drive(min(5.0, a.seconds - (time.time() - t0)), None)
+            left = a.seconds - (time.time() - t0)
+            b, s = fio(min(a.sample, left)) if fio else load.drive(min(5.0, left), None)
             nbytes += b
             secs += s
             if time.time() - t0 >= next_sample:

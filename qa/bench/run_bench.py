@@ -294,7 +294,9 @@ def _fig(r: Optional[Dict[str, Any]]) -> str:
 
 def tuned_what(claim: Optional[Dict[str, Any]], configs: Dict[str, str]) -> str:
     if claim is None or claim['options'] is None:
-        if configs['tuned'] != configs['default']:  # a run from before the confirmation
+        if 'tuned' not in configs:
+            return 'not run (--configs)'
+        if configs['tuned'] != configs.get('default'):  # a run from before the confirmation
             return 'the search\'s best single window (no confirmation)'
         return 'the default (no candidate)'
     role = 'recommended' if claim['answer'] == 'recommend' else 'best-ranked'
@@ -363,6 +365,8 @@ HOW_JUDGED = (
 
 def session_lines(run: Dict[str, Any], a: argparse.Namespace) -> List[str]:
     sess, claim = run['session'], run['claim']
+    if sess['state'] == NO_SESSION['state']:
+        return ['None (`--no-session`): this run measured the bench\'s windows only.', '']
     best = sess.get('best') or {}
     opts = ', '.join(f'`{k}` {v}' for k, v in (sess.get('module_options') or {}).items())
     lines = [f'`ceph rocks-autotune start --osd {CANARY} --trials {a.trials} --duration '
@@ -408,6 +412,14 @@ def run_section(mode: str, run: Dict[str, Any], a: argparse.Namespace, png: str)
              f'{facts["version"]}; this repository at '
              f'{facts.get("commit", "a commit not recorded")}.', '',
              '### The tuning session', ''] + session_lines(run, a)
+    if run.get('bench_from'):
+        b = run['bench_from']
+        lines += [f'The bench\'s windows below are those of an earlier run, `{b["path"]}` '
+                  f'(started {b["started"]}, finished {b["finished"]}, on a fresh lab of '
+                  f'{b["facts"]["osds"]} OSDs built the same way, load average '
+                  f'{b["facts"]["load_avg_at_start"]:.1f} at its start; '
+                  f'{b["facts"].get("commit", "commit not recorded")}): each ratio is paired '
+                  'within its own run.', '']
     lines += ['### The claim and the bench', ''] + [f'- {x}' for x in claim_lines(run)] + ['']
     target_lines: List[str] = []
     for wl, desc in WORKLOADS:
@@ -546,6 +558,31 @@ def windows_json(path: str, command: str, mode: str, runs: List[Dict[str, Any]])
                    'runs': out}, f, indent=1)
 
 
+# a run's session when it ran none (--no-session)
+NO_SESSION: Dict[str, Any] = {'state': 'not run', 'message': '--no-session', 'best': None,
+                              'history': [], 'module_options': {}, 'seconds_per_trial': None,
+                              'wall_seconds': 0.0}
+
+
+def bench_of(path: str, seed: int, configs: Dict[str, str]) -> Dict[str, Any]:
+    """The bench part of an earlier run (--bench-from): its windows of `seed`
+    (or its only run), which must have run the same configurations."""
+    with open(path) as f:
+        runs = json.load(f)['runs']
+    run = next((r for r in runs if r['seed'] == seed), runs[0] if len(runs) == 1 else None)
+    if run is None:
+        raise SystemExit(f'{path}: no run of seed {seed}')
+    theirs = {n: o for n, o in run['configs'].items() if n != 'tuned'}
+    ours = {n: o for n, o in configs.items() if n != 'tuned'}
+    if theirs != ours:
+        raise SystemExit(f'{path}: its configurations differ from this run\'s '
+                         f'({sorted(theirs)} vs {sorted(ours)}, or their options)')
+    return {'windows': run['windows'], 'image_fill_seconds': run.get('image_fill_seconds'),
+            'specs': run['specs'],
+            'bench_from': {'path': os.path.basename(path), 'started': run['started'],
+                           'finished': run['finished'], 'facts': run['facts']}}
+
+
 def run_seed(mode: str, seed: int, a: argparse.Namespace, command: str,
              specs: Dict[str, WindowSpec], wpath: str,
              done: List[Dict[str, Any]]) -> Dict[str, Any]:
@@ -558,8 +595,8 @@ def run_seed(mode: str, seed: int, a: argparse.Namespace, command: str,
         if a.start_options:
             # the session's baseline: osd.0 runs these when it starts
             lab.apply(CANARY, a.start_options)
-        sess = run_session(lab, a, mode, seed, os.path.join(benchlib.REPO, 'build', 'bench'),
-                           command)
+        sess = NO_SESSION if a.no_session else run_session(
+            lab, a, mode, seed, os.path.join(benchlib.REPO, 'build', 'bench'), command)
         claim = benchlib.claim_of(sess['best'])
         if claim is None:
             log(f'no answer ({sess["state"]}: {sess["message"]}): tuned = the default')
@@ -577,12 +614,20 @@ def run_seed(mode: str, seed: int, a: argparse.Namespace, command: str,
                                'finished': None, 'configs': configs, 'windows': [],
                                'specs': {wl: dataclasses.asdict(s) for wl, s in specs.items()},
                                'session': sess}
+        if a.bench_from:
+            run.update(bench_of(a.bench_from, seed, configs))
+            log(f'bench windows of seed {seed} from {a.bench_from}, measured '
+                f'{run["bench_from"]["started"]} to {run["bench_from"]["finished"]}')
+            judge(run)
+            windows_json(wpath, command, mode, done + [run])
+            return run
         benchlib.raise_bench_limit(lab, CANARY)
         benchlib.stats_on(lab, CANARY)
         make_pool(lab)
         benchlib.ensure_fio(lab)
         run['image_fill_seconds'] = benchlib.fio_image(lab, POOL, a.image_mib << 20)
-        log(f'image of {a.image_mib} MiB written in {run["image_fill_seconds"]:.0f} s')
+        log(f'image of {a.image_mib} MiB written, then each block overwritten once, in '
+            f'{run["image_fill_seconds"]:.0f} s')
         for rep, name in benchlib.interleave(list(configs), a.reps):
             opts = configs[name]
             restart = lab.apply(CANARY, opts)
@@ -788,6 +833,13 @@ def main() -> None:
                     help='run only these of the bench\'s configurations (default, '
                     'new_tuning, new_tuning_lz4, tuned, start), e.g. default,start; the '
                     'baseline\'s among them')
+    ap.add_argument('--no-session', action='store_true',
+                    help='run no tuning session: the bench\'s windows only (for a later '
+                    '--bench-from; a session and its bench can take longer than one sitting)')
+    ap.add_argument('--bench-from', metavar='WINDOWS_JSON',
+                    help='no bench: take the bench\'s windows of the same seed from an '
+                    'earlier run (e.g. one with --no-session) of the same configurations, and '
+                    'check this run\'s session against them')
     ap.add_argument('--keep-lab', action='store_true', help='leave the last seed\'s lab up')
     ap.add_argument('--resume', action='store_true',
                     help='keep the seeds that an earlier run of the same command (less '
