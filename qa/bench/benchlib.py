@@ -2,13 +2,14 @@
 the pure parts (interleaving, medians, ratios, tables) the unit tests cover.
 
 Measurements reuse the tuner's own code: perf counter snapshots and
-deltas are rocks_autotune.metrics, the osd bench chunks are
+deltas are rocks_autotune.perf_counters, the osd bench chunks are
 rocks_autotune.workload.BenchWorkload, option strings come from
 rocks_autotune.rocksdb_options / space.  Nothing here is imported by the module.
 """
 import glob
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -18,9 +19,9 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, 'src', 'pybind', 'mgr'))
 
-from rocks_autotune import metrics, rocksdb_stats, statistics  # noqa: E402
+from rocks_autotune import paired_stats, perf_counters, rocksdb_stats  # noqa: E402
 from rocks_autotune.canary import STATS_OPTIONS  # noqa: E402
-from rocks_autotune.metrics import Measurement  # noqa: E402
+from rocks_autotune.perf_counters import Measurement  # noqa: E402
 from rocks_autotune.rocksdb_options import parse_options  # noqa: E402
 from rocks_autotune.space import SearchSpace  # noqa: E402
 from rocks_autotune.workload import BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, BenchWorkload  # noqa
@@ -84,7 +85,7 @@ def l0_trigger(options: str) -> int:
 @dataclass
 class Stat:
     median: Optional[float]
-    spread: Optional[float]  # (max - min) / median, metrics.spread
+    spread: Optional[float]  # (max - min) / median, perf_counters.spread
     n: int
     values: List[float] = field(default_factory=list)
 
@@ -93,7 +94,7 @@ class Stat:
         vals = [float(x) for x in xs if x is not None]
         if not vals:
             return cls(None, None, 0, [])
-        return cls(metrics.median(vals), metrics.spread(vals), len(vals), vals)
+        return cls(statistics.median(vals), perf_counters.spread(vals), len(vals), vals)
 
 
 def ratio(a: Optional[float], b: Optional[float]) -> Optional[float]:
@@ -164,7 +165,7 @@ def paired_ratios(windows: List[Dict[str, Any]], names: Sequence[str], base: str
     for n in names:
         rs = [ratio(v, by.get((rep, base))) for (rep, c), v in by.items() if c == n]
         vals = [r for r in rs if r is not None]
-        out[n] = metrics.median(vals) if vals else None
+        out[n] = statistics.median(vals) if vals else None
     return out
 
 
@@ -228,16 +229,16 @@ def bench_ratio(windows: List[Dict[str, Any]], config: str, base: str,
                 key: str, workload: str = 'osd_bench') -> Dict[str, Any]:
     """`config` over `base` in the `workload` windows, paired by round: the
     median ratio and the 90% interval, by the session's own statistics
-    (rocks_autotune.statistics: the median of the log-ratios, the
+    (rocks_autotune.paired_stats: the median of the log-ratios, the
     signed-rank interval, open below its 5 rounds; write-amp only where
     neither window was short)."""
     rounds: Dict[int, Dict[str, Any]] = {}
     for w in windows:
         if w['workload'] == workload:
             rounds.setdefault(w['rep'], {})[w['config']] = w
-    pairs = statistics.paired_at([rounds[r] for r in sorted(rounds)], config, base, key)
+    pairs = paired_stats.paired_at([rounds[r] for r in sorted(rounds)], config, base, key)
     reps = sorted(rounds)
-    s = statistics.Summary.of([v for _, v in pairs], at=[reps[i] + 1 for i, _ in pairs])
+    s = paired_stats.Summary.of([v for _, v in pairs], at=[reps[i] + 1 for i, _ in pairs])
     return s.ratios()
 
 
@@ -276,7 +277,7 @@ def check_claim(claim: Optional[Mapping[str, Any]], bench: Optional[float],
         return out
     low, high = claim['ratio']['low'], claim['ratio']['high']
     out['inside'] = (low is None or bench >= low) and (high is None or bench <= high)
-    lower = claim['direction'] == statistics.LOWER  # a latency: lower is better
+    lower = claim['direction'] == paired_stats.LOWER  # a latency: lower is better
     if claim['answer'] == 'recommend':
         lim, end = (high, 'high') if lower else (low, 'low')
         if lim is None:
@@ -520,7 +521,7 @@ class WindowSpec:
     duration: float = 30.0
     min_flushes: float = 2.0
     max_factor: float = 3.0  # extend a window up to duration x this for min_flushes
-    # and for this many L0 compaction cycles (metrics.l0_cycles), as the
+    # and for this many L0 compaction cycles (perf_counters.l0_cycles), as the
     # session's confirmation windows do: write-amp then compares at steady state
     min_cycles: float = 0.0
     # > 0: the window lasts until the canary's busiest column family went
@@ -547,16 +548,16 @@ def osd_bench_window(lab: Lab, osd: int, options: str, spec: WindowSpec,
     while time.time() - t0 < spec.warmup:
         n, s = wl.drive(spec.warmup - (time.time() - t0), est)
         est = n / wl.block_size / s if s > 0 else est
-    before = metrics.snapshot(lab.perf_dump(osd))
+    before = perf_counters.snapshot(lab.perf_dump(osd))
     prof = CpuProfile(osd_pid(lab, osd)) if profile is not None else None
     start = time.time()
     nbytes, nsecs = 0, 0.0
     while True:
         elapsed = time.time() - start
         if elapsed >= spec.duration:
-            after = metrics.snapshot(lab.perf_dump(osd))
-            if ((metrics.wal_bytes(before, after) / fb >= spec.min_flushes
-                 and metrics.l0_cycles(before, after, fb, trigger) >= spec.min_cycles)
+            after = perf_counters.snapshot(lab.perf_dump(osd))
+            if ((perf_counters.wal_bytes(before, after) / fb >= spec.min_flushes
+                 and perf_counters.l0_cycles(before, after, fb, trigger) >= spec.min_cycles)
                     or elapsed >= spec.duration * spec.max_factor):
                 break
         n, s = wl.drive(max(1.0, spec.duration - elapsed), est)
@@ -565,9 +566,9 @@ def osd_bench_window(lab: Lab, osd: int, options: str, spec: WindowSpec,
         nsecs += s
     if prof is not None and profile is not None:
         profile.update(prof.result())
-    return metrics.measure(before, after, seconds=time.time() - start, flush_bytes=fb,
-                           min_flushes=spec.min_flushes, bench_bytes=nbytes,
-                           bench_seconds=nsecs, trigger=trigger, min_cycles=spec.min_cycles)
+    return perf_counters.measure(before, after, seconds=time.time() - start, flush_bytes=fb,
+                                 min_flushes=spec.min_flushes, bench_bytes=nbytes,
+                                 bench_seconds=nsecs, trigger=trigger, min_cycles=spec.min_cycles)
 
 
 def kv_counts(lab: Lab, osd: int) -> Optional[rocksdb_stats.Counts]:
@@ -650,7 +651,7 @@ def fio_rbd_window(lab: Lab, osd: int, pool: str, options: str,
     family compacted below L0 (at most `steady_limit`; short without one)."""
     fb = flush_bytes(options)
     fio_rbd(lab, pool, spec.warmup, 'randwrite', '4k')
-    before = metrics.snapshot(lab.perf_dump(osd))
+    before = perf_counters.snapshot(lab.perf_dump(osd))
     kv0 = kv_counts(lab, osd)
     start = time.time()
     writes, secs = 0.0, 0.0
@@ -663,7 +664,7 @@ def fio_rbd_window(lab: Lab, osd: int, pool: str, options: str,
         r = fio_rbd(lab, pool, chunk, 'randwrite', '4k')
         writes += r['writes']
         secs += r['seconds']
-        after = metrics.snapshot(lab.perf_dump(osd))
+        after = perf_counters.snapshot(lab.perf_dump(osd))
         kv1 = kv_counts(lab, osd)
         kv = rocksdb_stats.delta(kv0, kv1) if kv0 is not None and kv1 is not None else None
         elapsed = time.time() - start
@@ -671,10 +672,10 @@ def fio_rbd_window(lab: Lab, osd: int, pool: str, options: str,
             continue
         if not spec.steady_limit or elapsed >= limit or (kv is not None and kv.compactions):
             break
-    m = metrics.measure(before, after, seconds=time.time() - start, flush_bytes=fb,
-                        min_flushes=spec.min_flushes, kv=kv,
-                        trigger=l0_trigger(options) if spec.steady_limit else 0,
-                        min_cycles=1.0 if spec.steady_limit else 0.0)
+    m = perf_counters.measure(before, after, seconds=time.time() - start, flush_bytes=fb,
+                              min_flushes=spec.min_flushes, kv=kv,
+                              trigger=l0_trigger(options) if spec.steady_limit else 0,
+                              min_cycles=1.0 if spec.steady_limit else 0.0)
     return m, writes / secs if secs else 0.0
 
 

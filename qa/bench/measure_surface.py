@@ -11,7 +11,7 @@ SearchSpace (base: Pacific's default string), with the default measured again
 every 8 points to show drift.  Each point is the tuner's own bench window:
 options set on osd.0 only, orchestrator restart, osd bench warm-up, then
 4 KiB osd bench for `--duration` seconds (longer until 2 memtable flushes,
-at most 3x), measured by rocks_autotune.metrics.  The file is rewritten after
+at most 3x), measured by rocks_autotune.perf_counters.  The file is rewritten after
 every point, so a partial run keeps what it measured.
 """
 import argparse
@@ -74,7 +74,7 @@ def main() -> None:
         'lab': lab.facts(), 'canary': CANARY, 'window': spec.__dict__,
         'how': ('each point: bluestore_rocksdb_options set on osd.0 only, orchestrator '
                 'restart, wait up + active+clean, osd bench warm-up, then 4 KiB osd bench '
-                '(16 x 4 MiB objects) for the window, measured by rocks_autotune.metrics '
+                '(16 x 4 MiB objects) for the window, measured by rocks_autotune.perf_counters '
                 'from perf dump deltas of osd.0'),
         'points': []}
     os.makedirs(os.path.dirname(a.out), exist_ok=True)

@@ -26,6 +26,7 @@ import glob
 import json
 import os
 import random
+import statistics
 import sys
 import time
 from typing import Any, Dict, List, Optional
@@ -139,7 +140,7 @@ def optimizer_times(ns: List[int], reps: int = 3) -> Dict[int, Dict[str, float]]
             t = time.perf_counter()
             opt.ask()
             asks.append(time.perf_counter() - t)
-        out[n] = {'tell_s': benchlib.metrics.median(tells), 'ask_s': benchlib.metrics.median(asks),
+        out[n] = {'tell_s': statistics.median(tells), 'ask_s': statistics.median(asks),
                   'tell_max_s': max(tells)}
         log(f'optimizer at {n} trials: tell {out[n]["tell_s"]:.3f}s ask {out[n]["ask_s"]:.4f}s')
     return out

@@ -35,6 +35,7 @@ import json
 import math
 import multiprocessing
 import os
+import statistics
 import sys
 import time
 import warnings
@@ -209,7 +210,7 @@ def _run(job: Tuple[str, int]) -> Tuple[Optional[int], float, float]:
 def median_trials(hits: List[Optional[int]]) -> float:
     """Median with misses counted as infinite (so a median > budget reads 'not reached')."""
     xs = [float(h) if h is not None else math.inf for h in hits]
-    return benchlib.metrics.median(xs)
+    return statistics.median(xs)
 
 
 def fmt_trials(v: float, budget: int) -> str:
@@ -255,7 +256,7 @@ def main() -> None:
         hits = [h for h, _ in res]
         med = median_trials(hits)
         reached = sum(h is not None for h in hits)
-        fr = benchlib.metrics.median([f for _, f in res])
+        fr = statistics.median([f for _, f in res])
         rows.append((name, med, reached, fr, sorted(h for h in hits if h is not None), cpu))
         print(f'{name}: median trials {fmt_trials(med, a.budget)}, reached {reached}/{a.seeds}'
               f' ({cpu:.0f} s of CPU)', file=sys.stderr)

@@ -13,7 +13,7 @@ tests/unit/mgr_mock.py) and its real MgrCluster run over tests/unit/scale_mgr.py
 a fake of the mgr's Python API with N OSDs on N/20 hosts, one size-3 pool of
 about 100 PGs per OSD, and a config dump with an entry at every osd.N (as
 Quincy and later OSDs set osd_mclock_max_capacity_iops_*).  The gate is
-preflight.restart_blockers(cluster, 0) plus preflight.data_threats(cluster),
+gate.restart_blockers(cluster, 0) plus gate.data_threats(cluster),
 what the rollout runs before each restart.
 
 Each size runs in a process of its own, so its peak RSS (ru_maxrss) is its
@@ -107,7 +107,7 @@ def measure(osds: int, hosts: int, src: str, unit: str, fake: str, traced: bool)
     import mgr_mock
     mgr_mock.install()
     import scale_mgr
-    from rocks_autotune import preflight
+    from rocks_autotune.gate import data_threats, restart_blockers
     from rocks_autotune.rocksdb_options import NEW_TUNING
 
     t = time.process_time()
@@ -120,7 +120,7 @@ def measure(osds: int, hosts: int, src: str, unit: str, fake: str, traced: bool)
 
     def gate(mod: Any) -> Any:
         cluster = mod.cluster
-        return preflight.restart_blockers(cluster, GATE_OSD), preflight.data_threats(cluster)
+        return restart_blockers(cluster, GATE_OSD), data_threats(cluster)
 
     for what, run in (('apply', apply), ('gate', gate)):
         mod = scale_mgr.module_over(mgr)
@@ -202,8 +202,8 @@ def compare(runs: List[Dict[str, Any]], command: str, fake: str, timeout: float)
              '| OSDs | commit | rc, OSDs planned | mon commands | tells | mgr.get | process s '
              '| tracemalloc peak MiB | peak RSS MiB | load |',
              '|---|---|---|---|---|---|---|---|---|---|']
-    gate = ['', f'Restart gate for osd.{GATE_OSD} (preflight.restart_blockers + '
-            'preflight.data_threats), after the apply:', '',
+    gate = ['', f'Restart gate for osd.{GATE_OSD} (gate.restart_blockers + '
+            'gate.data_threats), after the apply:', '',
             '| OSDs | commit | mon commands | tells | mgr.get | process s '
             '| tracemalloc peak MiB | load |',
             '|---|---|---|---|---|---|---|---|']
@@ -252,8 +252,8 @@ def render(results: List[Dict[str, Any]], command: str, commit: str, timeout: fl
               'mgr.get | by name | JSON handed out MiB | process s | of it in the fake s | '
               'tracemalloc peak MiB | RSS MiB: fake built / peak | load |',
               '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|']
-    gate = ['', f'Restart gate for osd.{GATE_OSD} (preflight.restart_blockers + '
-            'preflight.data_threats), same fake, after the apply above:', '',
+    gate = ['', f'Restart gate for osd.{GATE_OSD} (gate.restart_blockers + '
+            'gate.data_threats), same fake, after the apply above:', '',
             '| OSDs | mon commands | by prefix | tells | mgr.get | by name | '
             'JSON handed out MiB | process s | tracemalloc peak MiB | load |',
             '|---|---|---|---|---|---|---|---|---|---|']

@@ -26,7 +26,7 @@ $BENCH_LAB_MON_PORT, default 21700; taken down first and at the end):
    candidate c1), interleaved A B C D A B C D ..., `--reps` rounds; each one
    is set on osd.0 only, osd.0 restarted through the orchestrator (wait for a
    new up_from and active+clean), then two windows measured from osd.0's perf
-   counters by rocks_autotune.metrics (RocksDB's statistics on at osd.0 for
+   counters by rocks_autotune.perf_counters (RocksDB's statistics on at osd.0 for
    the bench, as a session sets them):
    - osd_bench: 4 KiB osd bench on osd.0 (the quick workload), warm-up
      then `--window` seconds for every configuration, marked short when
@@ -60,6 +60,7 @@ import datetime
 import json
 import math
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -69,7 +70,7 @@ import benchlib
 import module_cost
 from benchlib import Lab, WindowSpec, log
 from rocks_autotune import views
-from rocks_autotune.metrics import OBJECTIVE_NAMES
+from rocks_autotune.perf_counters import OBJECTIVE_NAMES
 from rocks_autotune.rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4
 
 CANARY = 0
@@ -177,7 +178,7 @@ def run_session(lab: Lab, a: argparse.Namespace, mode: str, seed: int, out_dir: 
     res = {'state': st['state'], 'message': st.get('message'), 'best': best,
            'history': history, 'module_options': opts, 'wall_seconds': time.time() - t0,
            'cost': cost,
-           'seconds_per_trial': (f'median {benchlib.metrics.median(secs):.0f} s, max '
+           'seconds_per_trial': (f'median {statistics.median(secs):.0f} s, max '
                                  f'{max(secs):.0f} s over {len(secs)} runs' if secs else '?')}
     with open(os.path.join(out_dir, f'session-cost-{mode}-seed{seed}.json'), 'w') as f:
         json.dump({'command': command, 'mode': mode, 'seed': seed, 'trials': a.trials,
@@ -268,7 +269,7 @@ def cpu_lines(windows: List[Dict[str, Any]], names: List[str]) -> List[str]:
             continue
 
         def med(f: Any) -> str:
-            return f'{benchlib.metrics.median([f(c) for c in mine]):.0f}'
+            return f'{statistics.median([f(c) for c in mine]):.0f}'
 
         def th(name: str) -> Any:
             return lambda c: sum(v for k, v in c['threads_core_pct'].items()

@@ -3,7 +3,7 @@ import json
 from typing import Any, Dict, List, Tuple
 
 from rocks_autotune.cluster import NO_OSD, MgrCluster, PgInfo, PoolInfo
-from rocks_autotune.preflight import thin_pools
+from rocks_autotune.gate import thin_pools
 
 
 class _Mgr:

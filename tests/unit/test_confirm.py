@@ -7,8 +7,8 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 import pytest
 
-from rocks_autotune import metrics, report
-from rocks_autotune.metrics import Baseline, Measurement
+from rocks_autotune import perf_counters, report
+from rocks_autotune.perf_counters import Baseline, Measurement
 from rocks_autotune.options import MAX_CONFIRM_CANDIDATES, MAX_CONFIRM_ROUNDS
 from rocks_autotune.session import Session, Settings
 from rocks_autotune.store import HEAD_KEY, MAX_VALUE, SessionStore
@@ -198,12 +198,12 @@ def test_the_score_is_the_objective_the_client_gets(workload: str, key: str) -> 
     base = Baseline.of([Measurement.from_dict(dict(m, **{key: 100.0}))], workload)
     better = 110.0 if key == 'iops' else 90.0
     # kv_sync latency doubled: a diagnostic, not part of the score
-    s = metrics.score(Measurement.from_dict(dict(m, kv_sync_lat_ms=2.0, **{key: better})),
-                      base, workload)
+    s = perf_counters.score(Measurement.from_dict(dict(m, kv_sync_lat_ms=2.0, **{key: better})),
+                            base, workload)
     assert s < 0
     assert s == pytest.approx(-abs(math.log(better / 100.0)))
     with pytest.raises(ValueError, match='no'):
-        metrics.score(Measurement.from_dict(m), base, workload)
+        perf_counters.score(Measurement.from_dict(m), base, workload)
 
 
 def test_the_state_fits_the_store_at_the_largest_confirmation() -> None:

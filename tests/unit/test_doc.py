@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Tuple
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 MODULE = os.path.join(REPO, 'src', 'pybind', 'mgr', 'rocks_autotune', 'module.py')
 PACKAGE = os.path.join(REPO, 'src', 'pybind', 'mgr', 'rocks_autotune')
-PREFLIGHT = os.path.join(PACKAGE, 'preflight.py')
+PREFLIGHT = os.path.join(PACKAGE, 'gate.py')
 OPTIONS = os.path.join(PACKAGE, 'options.py')
 GUIDE = os.path.join(REPO, 'doc', 'mgr', 'rocks_autotune.rst')
 

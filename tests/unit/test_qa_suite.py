@@ -239,7 +239,7 @@ def test_workunit_is_valid_bash_on_the_ceph_cli(script: str) -> None:
 def raised_health_codes() -> Set[str]:
     """ROCKS_AUTOTUNE_* codes the module can raise, read from its source."""
     prefix = ''
-    tree = ast.parse(open(os.path.join(SRC, 'preflight.py')).read())
+    tree = ast.parse(open(os.path.join(SRC, 'gate.py')).read())
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(
                 isinstance(t, ast.Name) and t.id == 'HEALTH_PREFIX' for t in node.targets):

@@ -8,7 +8,7 @@ from fake_cluster import DEFAULTS, FakeClock, FakeCluster
 from rocks_autotune import report
 from rocks_autotune.canary import ANNEX, OPTIONS, SAVED
 from rocks_autotune.rocksdb_options import NEW_TUNING, PACIFIC_DEFAULT
-from rocks_autotune.preflight import Params, StartRefused, choose_canary
+from rocks_autotune.gate import Params, StartRefused, choose_canary
 from rocks_autotune.session import MOVES, Phase, Session, Settings
 from rocks_autotune.store import StoreError
 from rocks_autotune.workload import OSD_BENCH
@@ -753,7 +753,7 @@ def test_inactive_pgs_hold_the_restore_restart_back() -> None:
 def test_a_bench_window_whose_time_passed_before_its_first_chunk_still_runs_the_bench() -> None:
     # seen on a loaded lab with warmup 0: the first measure step came after the
     # window's duration, no bench ran, and the trial had no kv_sync latency
-    from rocks_autotune.trial import Window, WindowSettings
+    from rocks_autotune.window import Window, WindowSettings
     from rocks_autotune.workload import BenchWorkload
     from rocks_autotune.space import SearchSpace
     from rocks_autotune.rocksdb_options import parse_options

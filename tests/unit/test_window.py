@@ -9,11 +9,11 @@ from typing import Any, Optional, Tuple
 import pytest
 
 from fake_cluster import FakeClock, FakeCluster
-from rocks_autotune import metrics, trial
-from rocks_autotune.metrics import Measurement
+from rocks_autotune import perf_counters, window
+from rocks_autotune.perf_counters import Measurement
 from rocks_autotune.rocksdb_options import PACIFIC_DEFAULT, parse_options
 from rocks_autotune.space import MiB, SearchSpace
-from rocks_autotune.trial import Window, WindowSettings, confirmation_length
+from rocks_autotune.window import Window, WindowSettings, confirmation_length
 from rocks_autotune.workload import BenchWorkload
 
 # small memtables flushed in pairs, L0 compacts at 2 files: a cycle every 32 MiB of WAL
@@ -34,20 +34,20 @@ def run_window(options: str, length: Optional[float], duration: float = 5.0,
     cluster.restart_osd(0)
     clock.advance(cluster.restart_delay)
     state: Any = {'window': None, 'iops_estimate': None}
-    window = Window(cluster, 0, BenchWorkload(cluster, 0, chunk_seconds=1.0), WindowSettings(
+    w = Window(cluster, 0, BenchWorkload(cluster, 0, chunk_seconds=1.0), WindowSettings(
         warmup=1.0, duration=duration, min_flushes=0.0, max_window_factor=factor,
         extend_seconds=1.0), state)
     c = SearchSpace.candidate_from_options(parse_options(options))
-    window.begin(clock())
+    w.begin(clock())
     since = clock()
     while True:
-        done, delay = window.warmup(clock(), since)
+        done, delay = w.warmup(clock(), since)
         if done:
             break
         clock.advance(delay)
     before = cluster.compactions[0]
     for _ in range(10000):
-        m, delay = window.measure(clock(), c, length=length)
+        m, delay = w.measure(clock(), c, length=length)
         if m is not None:
             return m, cluster.compactions[0] - before, cluster
         clock.advance(delay)
@@ -111,9 +111,9 @@ def test_l0_cycles_is_the_smaller_of_what_the_wal_and_the_sst_files_allow() -> N
         return {'bluefs': {'bytes_written_wal': wal, 'files_written_sst': files}}
     zero = snap(0, 0)
     # 4 flushes of 16 MiB at trigger 2: two cycles by the WAL; 3 files: one by the files
-    assert metrics.l0_cycles(zero, snap(64 * MiB, 3), 16 * MiB, 2) == 1.0
-    assert metrics.l0_cycles(zero, snap(16 * MiB, 30), 16 * MiB, 2) == 0.5
-    assert metrics.l0_cycles(zero, snap(16 * MiB, 30), 16 * MiB, 0) == 0.0
+    assert perf_counters.l0_cycles(zero, snap(64 * MiB, 3), 16 * MiB, 2) == 1.0
+    assert perf_counters.l0_cycles(zero, snap(16 * MiB, 30), 16 * MiB, 2) == 0.5
+    assert perf_counters.l0_cycles(zero, snap(16 * MiB, 30), 16 * MiB, 0) == 0.0
 
 
 def test_with_rocksdbs_counts_the_length_is_the_slowest_configs_trigger_at_its_flush_rate(
@@ -125,7 +125,7 @@ def test_with_rocksdbs_counts_the_length_is_the_slowest_configs_trigger_at_its_f
     small, default = candidate(SMALL), candidate(PACIFIC_DEFAULT)
     # SMALL: 3 flushes in 30 s; the default: 3 in 180 s, its trigger 4 flushes
     both = [(small, [counted(3, 30.0)]), (default, [counted(2, 90.0), counted(1, 90.0)])]
-    need = trial.CYCLE_MARGIN * default.level0_file_num_compaction_trigger * 60.0
+    need = window.CYCLE_MARGIN * default.level0_file_num_compaction_trigger * 60.0
     assert confirmation_length(both, 5.0, 3600.0) == pytest.approx(need)
     assert confirmation_length(both, 5.0, 100.0) == 100.0
     # no flush counted anywhere: no rate, so the limit
@@ -142,25 +142,25 @@ def test_a_config_whose_windows_counted_no_flush_is_timed_by_the_loads_fill_rate
     # SMALL flushed 6 times (16 MiB each) in 60 s; the default none in 30 s:
     # the load filled memtables at 96 MiB over 90 s, whatever the config
     configs = [(small, [counted(6, 60.0)]), (default, [counted(0, 30.0)])]
-    rate = 6 * trial.flush_size(small) / 90.0
-    assert trial.fill_rate(configs) == pytest.approx(rate)
-    need = (trial.CYCLE_MARGIN * default.level0_file_num_compaction_trigger
-            * trial.flush_size(default) / rate)
-    assert trial.steady_window(default, [counted(0, 30.0)], rate) == pytest.approx(need)
+    rate = 6 * window.flush_size(small) / 90.0
+    assert window.fill_rate(configs) == pytest.approx(rate)
+    need = (window.CYCLE_MARGIN * default.level0_file_num_compaction_trigger
+            * window.flush_size(default) / rate)
+    assert window.steady_window(default, [counted(0, 30.0)], rate) == pytest.approx(need)
     assert confirmation_length(configs, 5.0, 1e9) == pytest.approx(need)
     assert confirmation_length(configs, 5.0, 600.0) == 600.0
     # with 3 flushes of its own, a config's own rate counts, not the load's
-    assert trial.steady_window(small, [counted(6, 60.0)], rate / 100) == pytest.approx(
-        trial.CYCLE_MARGIN * small.level0_file_num_compaction_trigger * 10.0)
+    assert window.steady_window(small, [counted(6, 60.0)], rate / 100) == pytest.approx(
+        window.CYCLE_MARGIN * small.level0_file_num_compaction_trigger * 10.0)
     # fewer than 3 of its own: the load's rate, when there is one
-    assert trial.steady_window(small, [counted(1, 60.0)], rate) == pytest.approx(
-        trial.CYCLE_MARGIN * small.level0_file_num_compaction_trigger
-        * trial.flush_size(small) / rate)
-    assert trial.steady_window(small, [counted(1, 60.0)], None) == pytest.approx(
-        trial.CYCLE_MARGIN * small.level0_file_num_compaction_trigger * 60.0)
+    assert window.steady_window(small, [counted(1, 60.0)], rate) == pytest.approx(
+        window.CYCLE_MARGIN * small.level0_file_num_compaction_trigger
+        * window.flush_size(small) / rate)
+    assert window.steady_window(small, [counted(1, 60.0)], None) == pytest.approx(
+        window.CYCLE_MARGIN * small.level0_file_num_compaction_trigger * 60.0)
     # nothing flushed anywhere: unknown but long; no counts at all: None
-    assert trial.steady_window(default, [counted(0, 30.0)], 0.0) == math.inf
+    assert window.steady_window(default, [counted(0, 30.0)], 0.0) == math.inf
     m, _, _ = run_window(SMALL, length=None)
     m.cf_flushes = None
-    assert trial.fill_rate([(small, [m])]) is None
-    assert trial.steady_window(small, [m], None) is None
+    assert window.fill_rate([(small, [m])]) is None
+    assert window.steady_window(small, [m], None) is None

@@ -7,14 +7,14 @@ measurement is a trial of kind `confirm` with its `round` (0-based) and `arm`
 read from those trials, so a new active mgr carries on from the last saved
 step and measures no (round, arm) twice.  The session runs each measurement
 as it runs a trial (restart, warm-up, window); this module only says which
-comes next and what the rounds say.  Plain Python: statistics.py does the
+comes next and what the rounds say.  Plain Python: paired_stats.py does the
 figures.
 """
 import random
 from typing import Any, Dict, List, Optional, Tuple
 
-from . import statistics
-from .metrics import OBJECTIVES
+from . import paired_stats
+from .perf_counters import OBJECTIVES
 from .store import SessionState
 
 BASELINE = 'baseline'
@@ -119,12 +119,12 @@ class Confirmation:
         for a in rec['arms']:
             if a['out']:
                 continue
-            obj = statistics.paired(rounds, a['arm'], BASELINE, rec['objective'])
-            if len(obj) < statistics.DROP_AFTER:
+            obj = paired_stats.paired(rounds, a['arm'], BASELINE, rec['objective'])
+            if len(obj) < paired_stats.DROP_AFTER:
                 continue
-            wa = statistics.paired(rounds, a['arm'], BASELINE, 'write_amp')
-            why = statistics.futile(obj, wa, rec['rounds'] - (r + 1), rec['direction'],
-                                    rec['margin'], self.budget)
+            wa = paired_stats.paired(rounds, a['arm'], BASELINE, 'write_amp')
+            why = paired_stats.futile(obj, wa, rec['rounds'] - (r + 1), rec['direction'],
+                                      rec['margin'], self.budget)
             if why:
                 a['out'] = ['dropped', f'dropped after round {r + 1}: {why}']
 
@@ -132,7 +132,7 @@ class Confirmation:
         """The verdict over the rounds so far, kept in the state for the views."""
         rec = self.rec
         arms = rec['arms']
-        best, results = statistics.verdict(
+        best, results = paired_stats.verdict(
             self.rounds(), [a['arm'] for a in arms], BASELINE, rec['objective'],
             rec['direction'], self.budget, rec['margin'],
             out={a['arm']: (a['out'][0], a['out'][1]) for a in arms if a['out']})
@@ -141,7 +141,7 @@ class Confirmation:
             'rounds_done': sum(1 for r, order in enumerate(rec['orders'])
                                if all(self._done(r, a) for a in order)),
             'objective': rec['objective'], 'direction': rec['direction'],
-            'margin': rec['margin'], 'budget': self.budget, 'level': statistics.LEVEL,
+            'margin': rec['margin'], 'budget': self.budget, 'level': paired_stats.LEVEL,
             # the options and candidate are the arm's (rec['arms']): not copied here
             'arms': [dict(v.to_dict(), trial=a['trial'], mean=a['mean'])
                      for a, v in zip(arms, results)],

@@ -19,7 +19,7 @@ from . import options, panel, report, views
 from .compat import CLICommand, CLIReadCommand, CLIWriteCommand
 from .http_server import PanelServer, url
 from .cluster import ClusterError, MgrCluster
-from .preflight import Params, StartRefused
+from .gate import Params, StartRefused
 from .rollout import Rollout, RolloutSettings
 from .rollout_plan import (NothingToRevert, RolloutRefused, parse_osd_ids, plan_apply,
                            plan_revert, recommendation, undo_commands)

@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Mapping, Optional
 
 from .canary import ANNEX, CLASS_MASK_NOTE, OPTIONS
 from .cluster import OsdInfo
-from .metrics import OBJECTIVE_NAMES
+from .perf_counters import OBJECTIVE_NAMES
 from .views import answer_line, arm_record, final_answer, ratio_text, recommended_arm
 from .space import Candidate
 from .workload import NAMESPACE

@@ -22,7 +22,7 @@ from typing import Any, Callable, Dict, List
 
 from .canary import OPTIONS
 from .cluster import Cluster, ClusterError, NoOrchestrator, OsdInfo
-from .preflight import restart_blockers
+from .gate import restart_blockers
 from .store import RestartRecord, RestartState
 
 Alerts = Dict[str, Dict[str, Any]]

@@ -15,9 +15,9 @@ mask it touches, before anything changes.  Then, OSD by OSD:
 - set: that OSD's own mask, just before its restart, so that no OSD holds
   options it has not been seen to start on: an OSD gone from the OSD map, or
   whose mask someone else has set since the plan, is skipped and named;
-- restart: the health policy (preflight.look, as a session's: what threatens
+- restart: the health policy (gate.look, as a session's: what threatens
   data always, others' checks without --force) and the gate
-  (preflight.restart_blockers) hold the restart back, then it goes through
+  (gate.restart_blockers) hold the restart back, then it goes through
   restart.Restarter: noout on the OSD while it restarts;
 - wait: up running the options the mon now has for it, PGs active+clean;
 - put_back (apply): an OSD that did not come back on the new options gets its
@@ -41,7 +41,7 @@ from . import views
 from .canary import OPTIONS
 from .cluster import Cluster, ClusterError
 from .options import default
-from .preflight import HEALTH_PREFIX, look
+from .gate import HEALTH_PREFIX, look
 from .report import osd_list
 from .restart import OsdGone, Outcome, Restarter, Stage, resume_after_failover
 from .rollout_plan import REVERT, RUNNING, _some, own_crash, set_by_others, show

@@ -41,7 +41,7 @@ from . import views
 from .canary import ANNEX, CLASS_MASK_NOTE, OPTIONS
 from .cluster import Cluster, ConfigSnapshot, Crash, split_who
 from .rocksdb_options import OptionStringError, parse_options
-from .preflight import look, thin_pools_of
+from .gate import look, thin_pools_of
 from .report import osd_list
 from .store import Masks, RolloutOsd, RolloutPlan
 
@@ -145,7 +145,7 @@ def _checks(cluster: Cluster, osds: Sequence[int], crash_osds: Sequence[int], fo
             allow_single_copy: bool, since: float) -> Tuple[List[str], List[str]]:
     """The restart gate's checks as the plan shows them, with what they say
     now; and what holds the rollout back now (the session's health policy:
-    preflight.look).  RolloutRefused when a restart would leave a PG on a
+    gate.look).  RolloutRefused when a restart would leave a PG on a
     single copy and --allow-single-copy was not given, as `start` refuses."""
     thin = {osd: pools for osd, pools in thin_pools_of(cluster, osds).items() if pools}
     if thin and not allow_single_copy:

@@ -38,20 +38,20 @@ from dataclasses import asdict, dataclass, field, fields
 from enum import Enum
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
-from . import confirm, metrics, options, views
+from . import confirm, options, perf_counters, views
 from .canary import ANNEX, CFS, OPTIONS, SAVED, STATS_OPTIONS, Canary
 from .cluster import Cluster, ClusterError, Crash
 from .confirm import BASELINE, Confirmation
-from .metrics import Baseline, Measurement
+from .perf_counters import Baseline, Measurement
 from .options import default
-from .preflight import HEALTH_PREFIX, Params, StartRefused, choose_canary, look
+from .gate import HEALTH_PREFIX, Params, StartRefused, choose_canary, look
 from .restart import Outcome, Restarter, Stage, resume_after_failover
 from .rocksdb_options import (COMPRESSIONS, NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT,
                               parse_options, parse_sharding)
 from .space import Candidate, SearchSpace
 from .store import STATE_VERSION, SessionState, StartRecord, StoreError
-from .trial import (Precondition, Window, WindowSettings, confirmation_length, fill_rate,
-                    steady_window)
+from .window import (Precondition, Window, WindowSettings, confirmation_length, fill_rate,
+                     steady_window)
 from .views import View
 from .workload import (BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, CLIENT, NAMESPACE, OSD_BENCH,
                        BenchWorkload, ClientWorkload, LazyClientWorkload, Workload, client_objects,
@@ -993,7 +993,7 @@ class Session:
     def _record(self, m: Measurement) -> None:
         s = self.s
         cur = self._cur()
-        key = metrics.OBJECTIVES[self.params.workload][0]
+        key = perf_counters.OBJECTIVES[self.params.workload][0]
         if getattr(m, key) is None:
             # only `live` can see none (osd bench always writes): with no
             # traffic there is nothing to compare, now or in any later window
@@ -1027,7 +1027,7 @@ class Session:
                 # ask() rebuild the optimizer from the trials (one way in)
                 for t in s['trials']:
                     if t['verdict'] == 'baseline':
-                        t['score'] = t['told'] = metrics.score(
+                        t['score'] = t['told'] = perf_counters.score(
                             Measurement.from_dict(t['measurement']), base,
                             self.params.workload)
                 self._optimizer = None
@@ -1035,8 +1035,8 @@ class Session:
             if s['baseline'] is None:
                 raise ValueError('a candidate was measured before the baseline')
             base = Baseline(**s['baseline'])
-            score = metrics.score(m, base, self.params.workload)
-            ok = metrics.feasible(m, base, self.params.budget)
+            score = perf_counters.score(m, base, self.params.workload)
+            ok = perf_counters.feasible(m, base, self.params.budget)
             over = m.write_amp / (self.params.budget * base.write_amp)
             told = score if ok else score + INFEASIBLE_WEIGHT * math.log(over)
             trial.update(verdict='feasible' if ok else 'infeasible', score=score, told=told)

@@ -54,7 +54,7 @@ START_FIELDS = ('id', 'params', 'reason', 'originals', 'base_options', 'annexed'
 class StartRecord(TypedDict):
     """What a session started with; written once (START_FIELDS)."""
     id: str
-    params: Dict[str, Any]  # preflight.Params
+    params: Dict[str, Any]  # gate.Params
     reason: str
     originals: Dict[str, Optional[str]]  # canary.Originals
     base_options: str
@@ -92,14 +92,14 @@ class _Head(RestartState):
     phase: str  # session.Phase
     trials: List[Dict[str, Any]]  # session.Trial, as dicts
     current: Optional[Dict[str, Any]]  # the trial in flight
-    baseline: Optional[Dict[str, Any]]  # metrics.Baseline
+    baseline: Optional[Dict[str, Any]]  # perf_counters.Baseline
     ended: Optional[float]
     phase_started: float
     message: str
     error: str
     abort: bool
     paused_since: Optional[float]
-    window: Optional[Dict[str, Any]]  # trial.Window's running totals
+    window: Optional[Dict[str, Any]]  # window.Window's running totals
     iops_estimate: Optional[float]
     cluster_errors: int
     # the watched config that reached the canary at the start (canary.entries),
@@ -112,12 +112,12 @@ class _Head(RestartState):
 class SessionState(StartRecord, _Head, total=False):
     """The persisted session (version STATE_VERSION); `final` once it ends."""
     final: str
-    other_checks: List[str]  # others' health checks at the last look (preflight.Health)
+    other_checks: List[str]  # others' health checks at the last look (gate.Health)
     confirm: Dict[str, Any]  # the confirmation, once the search is done (confirm.plan)
     # the client workload's pool, PG seeds and object count; how many of its
     # objects the end removed (None until then).  None for another workload
     client: Optional[Dict[str, Any]]
-    # the client load's preconditioning of the canary's DB (trial.Precondition)
+    # the client load's preconditioning of the canary's DB (window.Precondition)
     precondition: Dict[str, Any]
 
 

@@ -9,8 +9,8 @@ here computes a statistic: the confirmation's figures are the session's
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional
 
-from .metrics import OBJECTIVE_NAMES
-from .statistics import MIN_ROUNDS
+from .perf_counters import OBJECTIVE_NAMES
+from .paired_stats import MIN_ROUNDS
 from .store import ENDED, SessionState
 
 

@@ -33,7 +33,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from .metrics import median
+from .perf_counters import median
 
 LEVEL = 0.90
 # the rounds a candidate needs before it may be dropped as futile
@@ -128,7 +128,7 @@ Round = Mapping[str, Optional[Mapping[str, Any]]]  # arm -> its measurement in t
 
 
 # write-amp counts only at steady state: a window marked short (it saw no
-# compaction, metrics.Measurement.window_short) says nothing about it
+# compaction, perf_counters.Measurement.window_short) says nothing about it
 STEADY_ONLY = ('write_amp',)
 
 

@@ -15,17 +15,17 @@ state, and at most `steady_window_limit`.  One length because IOPS and
 latency drift with the time since a restart, and a ratio of windows of
 unequal lengths measures that drift too.  A confirmation window whose
 busiest column family saw no compaction below L0 (counted by RocksDB; or,
-when the canary gives no figures, estimated by metrics.l0_cycles) is marked
-short, and its write-amp is left out of the verdict (statistics.STEADY_ONLY).
+when the canary gives no figures, estimated by perf_counters.l0_cycles) is marked
+short, and its write-amp is left out of the verdict (paired_stats.STEADY_ONLY).
 """
 import math
 from dataclasses import dataclass
 from statistics import median
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
-from . import metrics
+from . import perf_counters
 from .cluster import Cluster, ClusterError
-from .metrics import Measurement
+from .perf_counters import Measurement
 from .space import Candidate
 from .store import SessionState
 from .rocksdb_stats import KvStats, counts, delta
@@ -163,7 +163,7 @@ class Window:
         left = self.settings.warmup - (now - since)
         if left <= 0:
             self.s['window'] = {'start': now, 'bytes': 0, 'bench_seconds': 0.0,
-                                'before': metrics.snapshot(self.cluster.perf_dump(self.osd)),
+                                'before': perf_counters.snapshot(self.cluster.perf_dump(self.osd)),
                                 'kv_before': self._kv_stats()}
             return True, 0
         return False, min(self._drive(left), left)
@@ -187,7 +187,7 @@ class Window:
             # the window's time went by before its first chunk (a slow step,
             # a busy mgr): a bench window with no bench measures nothing
             return None, self._drive(st.duration)
-        after = metrics.snapshot(self.cluster.perf_dump(self.osd))
+        after = perf_counters.snapshot(self.cluster.perf_dump(self.osd))
         kv = None
         if w.get('kv_before') is not None:
             kv_after = self._kv_stats()
@@ -197,17 +197,17 @@ class Window:
             covered = float(kv.flushes)
             seen_cycles = float(kv.compactions)
         else:
-            covered = metrics.wal_bytes(w['before'], after) / flush_bytes
-            seen_cycles = metrics.l0_cycles(w['before'], after, flush_bytes, trigger)
+            covered = perf_counters.wal_bytes(w['before'], after) / flush_bytes
+            seen_cycles = perf_counters.l0_cycles(w['before'], after, flush_bytes, trigger)
         short = covered < st.min_flushes or (length is not None and seen_cycles < cycles)
         if short and length is None and elapsed < st.duration * st.max_window_factor:
             # too little written to see this config's write-amp: extend
             return None, self._drive(st.extend_seconds)
-        return metrics.measure(w['before'], after, seconds=elapsed, flush_bytes=flush_bytes,
-                               min_flushes=st.min_flushes,
-                               bench_bytes=w['bytes'] if bench else None,
-                               bench_seconds=w['bench_seconds'] if bench else None,
-                               trigger=trigger, min_cycles=cycles, kv=kv), 0
+        return perf_counters.measure(w['before'], after, seconds=elapsed, flush_bytes=flush_bytes,
+                                     min_flushes=st.min_flushes,
+                                     bench_bytes=w['bytes'] if bench else None,
+                                     bench_seconds=w['bench_seconds'] if bench else None,
+                                     trigger=trigger, min_cycles=cycles, kv=kv), 0
 
 
 class Precondition:

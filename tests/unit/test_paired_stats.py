@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Optional
 import pytest
 from scipy import stats as sps
 
-from rocks_autotune import statistics as st
+from rocks_autotune import paired_stats as st
 
 B = 'baseline'
 
