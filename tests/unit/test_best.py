@@ -12,7 +12,7 @@ import pytest
 import mgr_mock
 
 mgr_mock.install()
-from rocks_autotune import report  # noqa: E402
+from rocks_autotune import report, views  # noqa: E402
 from rocks_autotune.cluster import OsdInfo  # noqa: E402
 from rocks_autotune.workload import OSD_BENCH  # noqa: E402
 
@@ -120,9 +120,9 @@ def test_a_canary_without_a_class_falls_back_to_osd_and_says_so(
 
 
 def test_osd_list_folds_runs() -> None:
-    assert report.osd_list([3, 0, 1, 2, 7, 9, 10]) == 'osd.0-3, osd.7, osd.9-10'
-    assert report.osd_list([4]) == 'osd.4'
-    assert report.osd_list([]) == 'none'
+    assert views.osd_list([3, 0, 1, 2, 7, 9, 10]) == 'osd.0-3, osd.7, osd.9-10'
+    assert views.osd_list([4]) == 'osd.4'
+    assert views.osd_list([]) == 'none'
 
 
 # ---------------------------------------------------------------- the module's `best`

@@ -8,7 +8,8 @@ from typing import Any, Dict, List, Mapping, Optional
 from .canary import ANNEX, CLASS_MASK_NOTE, OPTIONS
 from .cluster import OsdInfo
 from .perf_counters import OBJECTIVE_NAMES
-from .views import answer_line, arm_record, final_answer, ratio_text, recommended_arm
+from .views import (answer_line, arm_record, final_answer, osd_list, ratio_text,
+                    recommended_arm)
 from .space import Candidate
 from .workload import NAMESPACE
 
@@ -264,17 +265,6 @@ def best_summary(state: Dict[str, Any],
         'canary': osd, 'masks': where['masks'], 'device_class': where['device_class'],
         'osds': where['osds'], 'note': where['note'], 'commands': commands,
         'config_changed': changed}
-
-
-def osd_list(ids: List[int]) -> str:
-    """osd.0-3, osd.7: runs of consecutive ids folded."""
-    runs: List[List[int]] = []
-    for i in sorted(ids):
-        if runs and i == runs[-1][1] + 1:
-            runs[-1][1] = i
-        else:
-            runs.append([i, i])
-    return ', '.join(f'osd.{a}' if a == b else f'osd.{a}-{b}' for a, b in runs) or 'none'
 
 
 def _candidate_line(b: Mapping[str, Any], c: Mapping[str, Any]) -> str:

@@ -40,12 +40,12 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from . import views
 from .canary import OPTIONS
 from .cluster import Cluster, ClusterError
-from .options import default
 from .gate import HEALTH_PREFIX, look
-from .report import osd_list
+from .options import default
 from .restart import OsdGone, Outcome, Restarter, Stage, resume_after_failover
 from .rollout_plan import REVERT, RUNNING, _some, own_crash, set_by_others, show
 from .store import ROLLOUT_VERSION, RolloutOsd, RolloutPlan, RolloutState, StoreError
+from .views import osd_list
 
 log = logging.getLogger(__name__)
 

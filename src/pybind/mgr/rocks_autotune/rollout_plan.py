@@ -40,10 +40,10 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from . import views
 from .canary import ANNEX, CLASS_MASK_NOTE, OPTIONS
 from .cluster import Cluster, ConfigSnapshot, Crash, split_who
-from .rocksdb_options import OptionStringError, parse_options
 from .gate import look, thin_pools_of
-from .report import osd_list
+from .rocksdb_options import OptionStringError, parse_options
 from .store import Masks, RolloutOsd, RolloutPlan
+from .views import osd_list
 
 NAMES = (OPTIONS, ANNEX)
 # beside them in an OSD's `before`: the options its process runs ('' when it did not answer)

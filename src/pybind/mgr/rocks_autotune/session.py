@@ -42,17 +42,17 @@ from . import confirm, options, perf_counters, views
 from .canary import ANNEX, CFS, OPTIONS, SAVED, STATS_OPTIONS, Canary
 from .cluster import Cluster, ClusterError, Crash
 from .confirm import BASELINE, Confirmation
-from .perf_counters import Baseline, Measurement
-from .options import default
 from .gate import HEALTH_PREFIX, Params, StartRefused, choose_canary, look
+from .options import default
+from .perf_counters import Baseline, Measurement
 from .restart import Outcome, Restarter, Stage, resume_after_failover
 from .rocksdb_options import (COMPRESSIONS, NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT,
                               parse_options, parse_sharding)
 from .space import Candidate, SearchSpace
 from .store import STATE_VERSION, SessionState, StartRecord, StoreError
+from .views import View
 from .window import (Precondition, Window, WindowSettings, confirmation_length, fill_rate,
                      steady_window)
-from .views import View
 from .workload import (BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, CLIENT, NAMESPACE, OSD_BENCH,
                        BenchWorkload, ClientWorkload, LazyClientWorkload, Workload, client_objects,
                        client_pool)

@@ -174,6 +174,17 @@ def ratios(trial: Dict[str, Any], baseline: Dict[str, Any]) -> Ratios:
 ROLLOUT_STATUSES = ('pending', 'restarting', 'done', 'failed', 'skipped')
 
 
+def osd_list(ids: List[int]) -> str:
+    """osd.0-3, osd.7: runs of consecutive ids folded."""
+    runs: List[List[int]] = []
+    for i in sorted(ids):
+        if runs and i == runs[-1][1] + 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    return ', '.join(f'osd.{a}' if a == b else f'osd.{a}-{b}' for a, b in runs) or 'none'
+
+
 def rollout_status(r: Mapping[str, Any], progress: float, health: List[str]) -> Dict[str, Any]:
     """A rollout's fields in `status -f json` (`rollout`): what it does, where
     it stands, and each OSD's status in the plan's order."""
