@@ -136,6 +136,9 @@ def module_options(a: argparse.Namespace, seed: int) -> Dict[str, str]:
         opts['confirm_candidates'] = str(a.confirm_candidates)
     if a.confirm_rounds is not None:
         opts['confirm_rounds'] = str(a.confirm_rounds)
+    for item in a.module_option or []:
+        name, _, value = item.partition('=')
+        opts[name] = value
     return opts
 
 
@@ -834,6 +837,9 @@ def main() -> None:
                     help='run only these of the bench\'s configurations (default, '
                     'new_tuning, new_tuning_lz4, tuned, start), e.g. default,start; the '
                     'baseline\'s among them')
+    ap.add_argument('--module-option', action='append', metavar='NAME=VALUE',
+                    help='a module option for the sessions (repeatable), e.g. '
+                    'precondition_limit=3600 on a busy machine')
     ap.add_argument('--no-session', action='store_true',
                     help='run no tuning session: the bench\'s windows only (for a later '
                     '--bench-from; a session and its bench can take longer than one sitting)')

@@ -336,7 +336,7 @@ def test_run_bench_seeds_and_the_session_module_options() -> None:
         with pytest.raises(argparse.ArgumentTypeError):
             run_bench.seed_list(bad)
     a = argparse.Namespace(warmup=3.0, confirm_candidates=1, confirm_rounds=5, quick=True,
-                           steady_limit=30.0)
+                           steady_limit=30.0, module_option=None)
     assert run_bench.module_options(a, 7) == {'seed': '7', 'warmup': '3',
                                               'steady_window_limit': '30',
                                               'client_space': str(64 << 20),
@@ -344,9 +344,12 @@ def test_run_bench_seeds_and_the_session_module_options() -> None:
                                               'confirm_candidates': '1',
                                               'confirm_rounds': '5'}
     a = argparse.Namespace(warmup=10.0, confirm_candidates=None, confirm_rounds=None,
-                           quick=False, steady_limit=3600.0)
-    assert run_bench.module_options(a, 0) == {'seed': '0', 'warmup': '10',
-                                              'steady_window_limit': '3600'}
+                           quick=False, steady_limit=3600.0,
+                           module_option=['precondition_limit=3600', 'warmup=20'])
+    # --module-option adds options, and has the last word
+    assert run_bench.module_options(a, 0) == {'seed': '0', 'warmup': '20',
+                                              'steady_window_limit': '3600',
+                                              'precondition_limit': '3600'}
 
 
 def test_run_bench_resume_keeps_the_finished_seeds_of_the_same_command(tmp_path: Any) -> None:
