@@ -160,6 +160,30 @@ def fio_chunk(pool: str, image: str, seconds: float) -> Tuple[int, float]:
     return int(w['total_ios']) * 4096, float(w['runtime']) / 1000.0
 
 
+def per_byte(path: str) -> None:
+    """Each sample of a run's output: the bytes RocksDB wrote to its WAL,
+    flushed and compacted per client byte written since the sample before
+    (client bytes: what the load wrote, all of which lands on the OSD)."""
+    print(f'{path}:')
+    print(f'{"t s":>7} {"writes/s":>9} {"WAL":>6} {"flush":>6} {"compact":>7} '
+          f'{"busiest":>8} {"L1 MiB":>7} {"load":>5}')
+    prev: Optional[Dict[str, Any]] = None
+    for line in open(path):
+        r = json.loads(line)
+        if 't' not in r:
+            continue
+        if prev is not None and r['client_mib'] > prev['client_mib']:
+            c = r['client_mib'] - prev['client_mib']
+            cf = r['cfs'].get(r['busiest_cf'] or '', {})
+            l1 = sum(size for n, _, size in cf.get('shape', []) if n == 1) / 2**20
+            print(f'{r["t"]:7.0f} {r["iops"]:9.0f} '
+                  f'{(r["wal_mib"] - prev["wal_mib"]) / c:6.3f} '
+                  f'{(r["flush_mib"] - prev["flush_mib"]) / c:6.3f} '
+                  f'{(r["compaction_mib"] - prev["compaction_mib"]) / c:7.3f} '
+                  f'{r["busiest_cf"] or "-":>8} {l1:7.2f} {r["load"]:5.1f}')
+        prev = r
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--osd', type=int, default=1)
@@ -171,13 +195,23 @@ def main() -> None:
     ap.add_argument('--threads', type=int, default=16)
     ap.add_argument('--pool', default='')
     ap.add_argument('--fill', action='store_true',
-                    help='write every object end to end first, then overwrite each block '
-                         'once, as a session\'s preconditioning does')
+                    help='write every object end to end first (the first pass of a '
+                         'session\'s preconditioning)')
+    ap.add_argument('--overwrite', action='store_true',
+                    help='then overwrite every 4 KiB block once, in the session\'s '
+                         'scattered order (its second pass)')
+    ap.add_argument('--per-byte', nargs='+', metavar='JSONL',
+                    help='no lab: per sample of these runs\' output, the WAL, flush and '
+                         'compaction bytes per client byte since the sample before')
     ap.add_argument('--fio-image', default='',
                     help='drive fio\'s rbd engine on this image of --pool (made and '
                          'filled by the caller) instead of the session\'s load')
     ap.add_argument('--restore', action='store_true', help='restart the OSD at the end')
     a = ap.parse_args()
+    if a.per_byte:
+        for path in a.per_byte:
+            per_byte(path)
+        return
     osd = a.osd
     with ClientLoad(osd, f'lsm{int(time.time())}', a.space, a.object_size, a.threads,
                     a.pool, options={OPTIONS: a.options} if a.options else None) as cl:
@@ -196,6 +230,7 @@ def main() -> None:
                 fill_bytes += b
             print(json.dumps({'filled': filled, 'fill_mib': fill_bytes >> 20,
                               'fill_seconds': round(time.time() - t, 1)}), flush=True)
+        if a.overwrite and not fio:
             t, done = time.time(), 0
             while done < load.block_count:
                 done, _, _ = load.overwrite(done, 60.0)
