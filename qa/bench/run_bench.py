@@ -416,14 +416,15 @@ def run_section(mode: str, run: Dict[str, Any], a: argparse.Namespace, png: str)
              f'{facts["version"]}; this repository at '
              f'{facts.get("commit", "a commit not recorded")}.', '',
              '### The tuning session', ''] + session_lines(run, a)
-    if run.get('bench_from'):
-        b = run['bench_from']
-        lines += [f'The bench\'s windows below are those of an earlier run, `{b["path"]}` '
-                  f'(started {b["started"]}, finished {b["finished"]}, on a fresh lab of '
-                  f'{b["facts"]["osds"]} OSDs built the same way, load average '
-                  f'{b["facts"]["load_avg_at_start"]:.1f} at its start; '
-                  f'{b["facts"].get("commit", "commit not recorded")}): each ratio is paired '
-                  'within its own run.', '']
+    for key, what in (('session_from', 'The session above is that'),
+                      ('bench_from', 'The bench\'s windows below are those')):
+        b = run.get(key)
+        if b:
+            lines += [f'{what} of an earlier run, `{b["path"]}` (started {b["started"]}, '
+                      f'finished {b["finished"]}, on a fresh lab of {b["facts"]["osds"]} OSDs '
+                      f'built the same way, load average {b["facts"]["load_avg_at_start"]:.1f} '
+                      f'at its start; {b["facts"].get("commit", "commit not recorded")}): each '
+                      'ratio is paired within its own run.', '']
     lines += ['### The claim and the bench', ''] + [f'- {x}' for x in claim_lines(run)] + ['']
     target_lines: List[str] = []
     for wl, desc in WORKLOADS:
@@ -568,23 +569,32 @@ NO_SESSION: Dict[str, Any] = {'state': 'not run', 'message': '--no-session', 'be
                               'wall_seconds': 0.0}
 
 
-def bench_of(path: str, seed: int, configs: Dict[str, str]) -> Dict[str, Any]:
-    """The bench part of an earlier run (--bench-from): its windows of `seed`
-    (or its only run), which must have run the same configurations."""
+def run_of(path: str, seed: int) -> Dict[str, Any]:
+    """The run of `seed` (or the only run) in an earlier run's windows file."""
     with open(path) as f:
         runs = json.load(f)['runs']
     run = next((r for r in runs if r['seed'] == seed), runs[0] if len(runs) == 1 else None)
     if run is None:
         raise SystemExit(f'{path}: no run of seed {seed}')
+    return run
+
+
+def provenance(path: str, run: Dict[str, Any]) -> Dict[str, Any]:
+    return {'path': os.path.basename(path), 'started': run['started'],
+            'finished': run['finished'], 'facts': run['facts']}
+
+
+def bench_of(path: str, seed: int, configs: Dict[str, str]) -> Dict[str, Any]:
+    """The bench part of an earlier run (--bench-from): its windows of `seed`
+    (or its only run), which must have run the same configurations."""
+    run = run_of(path, seed)
     theirs = {n: o for n, o in run['configs'].items() if n != 'tuned'}
     ours = {n: o for n, o in configs.items() if n != 'tuned'}
     if theirs != ours:
         raise SystemExit(f'{path}: its configurations differ from this run\'s '
                          f'({sorted(theirs)} vs {sorted(ours)}, or their options)')
     return {'windows': run['windows'], 'image_fill_seconds': run.get('image_fill_seconds'),
-            'specs': run['specs'],
-            'bench_from': {'path': os.path.basename(path), 'started': run['started'],
-                           'finished': run['finished'], 'facts': run['facts']}}
+            'specs': run['specs'], 'bench_from': provenance(path, run)}
 
 
 def run_seed(mode: str, seed: int, a: argparse.Namespace, command: str,
@@ -599,7 +609,8 @@ def run_seed(mode: str, seed: int, a: argparse.Namespace, command: str,
         if a.start_options:
             # the session's baseline: osd.0 runs these when it starts
             lab.apply(CANARY, a.start_options)
-        sess = NO_SESSION if a.no_session else run_session(
+        earlier = run_of(a.session_from, seed) if a.session_from else None
+        sess = NO_SESSION if a.no_session else earlier['session'] if earlier else run_session(
             lab, a, mode, seed, os.path.join(benchlib.REPO, 'build', 'bench'), command)
         claim = benchlib.claim_of(sess['best'])
         if claim is None:
@@ -618,6 +629,8 @@ def run_seed(mode: str, seed: int, a: argparse.Namespace, command: str,
                                'finished': None, 'configs': configs, 'windows': [],
                                'specs': {wl: dataclasses.asdict(s) for wl, s in specs.items()},
                                'session': sess}
+        if earlier:
+            run['session_from'] = provenance(a.session_from, earlier)
         if a.bench_from:
             run.update(bench_of(a.bench_from, seed, configs))
             log(f'bench windows of seed {seed} from {a.bench_from}, measured '
@@ -843,6 +856,9 @@ def main() -> None:
     ap.add_argument('--no-session', action='store_true',
                     help='run no tuning session: the bench\'s windows only (for a later '
                     '--bench-from; a session and its bench can take longer than one sitting)')
+    ap.add_argument('--session-from', metavar='WINDOWS_JSON',
+                    help='no session: take the session of the same seed from an earlier run '
+                    '(its windows file) and check it against this run\'s bench')
     ap.add_argument('--bench-from', metavar='WINDOWS_JSON',
                     help='no bench: take the bench\'s windows of the same seed from an '
                     'earlier run (e.g. one with --no-session) of the same configurations, and '

@@ -451,3 +451,33 @@ def test_run_bench_refuses_configs_it_cannot_run(args: List[str]) -> None:
     p = subprocess.run([os.path.join(benchlib.REPO, 'qa', 'bench', 'run-bench'), *args,
                         '--from-json', '/nonexistent'], capture_output=True, text=True)
     assert p.returncode == 2 and '--configs: a comma-separated subset of' in p.stderr
+
+
+def test_a_run_takes_the_session_or_the_bench_of_an_earlier_run(tmp_path: Any) -> None:
+    import run_bench
+    facts = {'osds': 3, 'cores': 2, 'load_avg_at_start': 1.0, 'version': 'v', 'commit': 'abc'}
+    earlier = {'seed': 0, 'facts': facts, 'started': 's', 'finished': 'f',
+               'configs': {'default': 'a=1', 'start': 'b=2', 'tuned': 'a=1'},
+               'windows': [{'config': 'default', 'rep': 0}], 'specs': {'fio_rbd': {}},
+               'image_fill_seconds': 9.0, 'session': {'state': 'done'}}
+    path = tmp_path / 'windows-flash.json'
+    path.write_text(json.dumps({'command': 'c', 'mode': 'flash', 'seeds': [0],
+                                'runs': [earlier]}))
+    assert run_bench.run_of(str(path), 0)['session'] == {'state': 'done'}
+    # one run answers for any seed; of several, the seed asked for
+    assert run_bench.run_of(str(path), 5)['seed'] == 0
+    with pytest.raises(SystemExit, match='no run of seed 5'):
+        run_bench.run_of(str(_two_runs(tmp_path, earlier)), 5)
+    got = run_bench.bench_of(str(path), 0, {'default': 'a=1', 'start': 'b=2'})
+    assert got['windows'] == earlier['windows'] and got['image_fill_seconds'] == 9.0
+    assert got['bench_from'] == {'path': 'windows-flash.json', 'started': 's',
+                                 'finished': 'f', 'facts': facts}
+    # other options under one name: not the same configurations
+    with pytest.raises(SystemExit, match='configurations differ'):
+        run_bench.bench_of(str(path), 0, {'default': 'a=1', 'start': 'b=3'})
+
+
+def _two_runs(tmp_path: Any, run: Dict[str, Any]) -> Any:
+    p = tmp_path / 'two.json'
+    p.write_text(json.dumps({'runs': [dict(run, seed=1), dict(run, seed=2)]}))
+    return p
