@@ -294,6 +294,12 @@ def test_status_says_how_long_a_steady_window_takes_and_what_is_left() -> None:
     t = s.time_said()
     assert t['steady_window'] is None and not t['no_flush_seen']
     assert t['left_seconds'] >= 600  # the preconditioning, at most
+    # what it spent comes off what it may still take
+    h.run(until=lambda s: (s.s.get('precondition') or {}).get('seconds', 0) > 0)
+    p = s.s['precondition']
+    assert not p['done']
+    assert s.time_said()['left_seconds'] == pytest.approx(
+        t['left_seconds'] - p['seconds'] - p['fill_seconds'])
     h.run(until=lambda s: s.s['baseline'] is not None)
     t = s.time_said()
     # SMALL compacts at 2 flushes: the baseline's windows counted its flush rate

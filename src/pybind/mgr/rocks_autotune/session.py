@@ -1224,9 +1224,11 @@ class Session:
         per_search = over + (median([t['measurement']['seconds'] for t in done]) if done
                              else self.params.duration)
         search, confirmation = self._left()
-        pre = s.get('precondition')
-        pending = (st.precondition_limit if self.precondition is not None
-                   and not (pre or {}).get('done') else 0.0)
+        pre = s.get('precondition') or {}
+        # the preconditioning's rest of its limit (when it ends is the DB's to say)
+        pending = (max(0.0, st.precondition_limit - pre.get('seconds', 0.0)
+                       - pre.get('fill_seconds', 0.0))
+                   if self.precondition is not None and not pre.get('done') else 0.0)
         return {'steady_window': None if steady is None or math.isinf(steady) else steady,
                 'no_flush_seen': steady is not None and math.isinf(steady),
                 'steady_window_limit': st.steady_window_limit, 'confirm_window': window,
