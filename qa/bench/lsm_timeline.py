@@ -30,6 +30,7 @@ from typing import Any, Dict, List, Optional, Tuple
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..',
                                 'src', 'pybind', 'mgr'))
 
+from benchlib import parse_fio  # noqa: E402
 from rocks_autotune import rocksdb_stats  # noqa: E402
 from rocks_autotune.canary import OPTIONS, STATS_OPTIONS  # noqa: E402
 from rocks_autotune.cluster import PgInfo, PoolInfo, RadosIo  # noqa: E402
@@ -156,8 +157,8 @@ def fio_chunk(pool: str, image: str, seconds: float) -> Tuple[int, float]:
                           '--output-format=json'],
                          check=True, text=True, capture_output=True,
                          timeout=seconds * 3 + 120).stdout
-    w = json.loads(out[out.index('{'):])['jobs'][0]['write']
-    return int(w['total_ios']) * 4096, float(w['runtime']) / 1000.0
+    r = parse_fio(out)
+    return int(r['writes']) * 4096, r['seconds']
 
 
 def per_byte(path: str) -> None:
