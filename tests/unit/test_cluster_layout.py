@@ -50,7 +50,9 @@ def _mgr(config_dump: List[Dict[str, Any]] = []) -> _Mgr:
             {'pgid': '3.0', 'up': [3, 2, 1, 0], 'acting': [3, 2, 1, 0]}]},
         'osd_map_crush': {'devices': [{'id': i, 'class': 'ssd' if i < 2 else 'hdd'}
                                       for i in range(4)]},
-        'osd_stats': {'osd_stats': [{'osd': i, 'num_pgs': 10} for i in range(4)]},
+        # the fullest OSD 45% used
+        'osd_stats': {'osd_stats': [{'osd': i, 'num_pgs': 10, 'kb': 1000,
+                                     'kb_used': 450 if i == 2 else 100} for i in range(4)]},
         'osd_map_tree': {'nodes': [
             {'id': -1, 'name': 'default', 'type': 'root', 'children': [-2, -3]},
             {'id': -2, 'name': 'rack1', 'type': 'rack', 'children': [-4]},
@@ -63,9 +65,14 @@ def _mgr(config_dump: List[Dict[str, Any]] = []) -> _Mgr:
 def test_pools_and_the_pgs_an_osd_serves() -> None:
     c = MgrCluster(_mgr())
     pools = c.pools()
-    # room to write: MAX AVAIL runs to the full ratio, room to nearfull
-    assert pools[1] == PoolInfo(1, 'rbd', 3, 2, room=85 << 30)
+    # room to write: MAX AVAIL runs the fullest OSD (45%) to the full ratio
+    # (95%), room to nearfull (85%): 40 of those 50 points
+    assert pools[1] == PoolInfo(1, 'rbd', 3, 2, room=76 << 30)
     assert pools[2] == PoolInfo(2, 'ec21', 3, 2, erasure=True, k=2, m=1)  # room unknown
+    # an OSD past nearfull already: no room at all
+    m = _mgr()
+    m.data['osd_stats']['osd_stats'][2]['kb_used'] = 900
+    assert MgrCluster(m).pools()[1].room == 0
     # a profile that cannot be read counts as no shard to spare
     assert pools[3].erasure and pools[3].k == 4
     # the PGs osd.0 serves: in their up or acting set

@@ -85,9 +85,10 @@ class PoolInfo:
     pg_num: int = 0
     k: int = 0  # erasure-coded: the data chunks, the shards a PG needs to be read
     m: int = 0  # erasure-coded: the coding chunks
-    # bytes a client can still write before the pool's fullest OSD passes its
+    # bytes a client can still write before the fullest OSD passes its
     # nearfull ratio (`ceph df`'s MAX AVAIL, which runs to the full ratio,
-    # scaled down to nearfull); None: unknown
+    # cut to nearfull: room = MAX AVAIL x (nearfull - u) / (full - u), u the
+    # fullest OSD's use); None: unknown
     room: Optional[int] = None
 
 
@@ -392,13 +393,17 @@ class MgrCluster:
         avail = {p.get('id'): p.get('stats', {}).get('max_avail')
                  for p in (self.mgr.get('df') or {}).get('pools', [])}
         full, nearfull = osd_map.get('full_ratio'), osd_map.get('nearfull_ratio')
+        used = max((s['kb_used'] / s['kb'] for s in self.mgr.get('osd_stats')['osd_stats']
+                    if s.get('kb') and 'kb_used' in s), default=None)
         out = {}
         for p in osd_map.get('pools', []):
             size = int(p['size'])
             pool = PoolInfo(id=p['pool'], name=str(p.get('pool_name', p['pool'])), size=size,
                             min_size=int(p['min_size']), pg_num=_count(p.get('pg_num'), 0))
-            if isinstance(avail.get(pool.id), int) and full and nearfull:
-                pool.room = int(avail[pool.id] * min(1.0, float(nearfull) / float(full)))
+            if isinstance(avail.get(pool.id), int) and full and nearfull and used is not None:
+                head = float(full) - used
+                pool.room = (int(avail[pool.id] * min(1.0, max(0.0, float(nearfull) - used)
+                                                      / head)) if head > 0 else 0)
             if p.get('type') == POOL_TYPE_ERASURE:
                 profile = profiles.get(p.get('erasure_code_profile', ''), {})
                 # an unreadable profile counts as no shard to spare (k = size)
