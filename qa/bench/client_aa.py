@@ -6,18 +6,26 @@ client workload (workload.ClientWorkload over librados, the objects a
 session writes, in the canary's PGs): per round, two arms in a random order,
 each a restart of the canary through the orchestrator, a warm-up and a
 window of the load; both arms run the same options, so every ratio between
-them is noise.  Prints per round each arm's IOPS and RocksDB WAL bytes, then
-the standard deviation of the paired log ratio of IOPS (what the
-confirmation's interval is built from), the effect a 5-round confirmation
-could detect at that noise, and the load average beside each figure.
+them is noise.  Prints per round each arm's IOPS and RocksDB's WAL, flush
+and compaction bytes per client byte, then the standard deviation of the
+paired log ratio of IOPS (what the confirmation's interval is built from),
+the effect a 5-round confirmation could detect at that noise, the same
+deviation of write-amp over the rounds where both windows saw a compaction
+below L0, and the load average beside each figure.
 
 Run it inside the lab's release (librados must match the cluster):
 
     qa/lab/ceph-lab exec -- python3 qa/bench/client_aa.py --osd 1 --rounds 6
 
-It sets the RocksDB statistics options at osd.N (as a session does), writes
-the keyspace once first (--precondition bytes), and removes its objects and
-options at the end (the OSD keeps running what it was last restarted with).
+It sets the RocksDB statistics options (and --options) at osd.N, as a
+session does; writes the keyspace first (--fill: the session's two passes;
+--precondition: bytes of random writes), and removes its objects and options
+at the end (the OSD keeps running what it was last restarted with).  A
+steady-state A/A of write-amp under options that compact within a window:
+
+    qa/lab/ceph-lab exec -- python3 qa/bench/client_aa.py --osd 1 --rounds 6 \
+      --space 4294967296 --object-size 4194304 --fill --precondition 0 \
+      --options "<tiny>" --window 180
 """
 import argparse
 import json
@@ -27,12 +35,13 @@ import random
 import statistics
 import sys
 import time
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lsm_timeline import ClientLoad, restart, sample  # noqa: E402
 
 from rocks_autotune import rocksdb_stats  # noqa: E402
+from rocks_autotune.canary import OPTIONS  # noqa: E402
 from rocks_autotune.workload import ClientWorkload  # noqa: E402
 
 
@@ -48,9 +57,27 @@ def window(load: ClientWorkload, osd: int, warmup: float, seconds: float) -> Dic
         nbytes += b
         secs += s
     d = rocksdb_stats.delta(rocksdb_stats.counts(before), rocksdb_stats.counts(sample(osd)))
+    # RocksDB's own bytes per client byte (every write lands on the OSD):
+    # WAL, flush and compaction apart, and their sum, the write-amp compared
     return {'iops': nbytes / load.block_size / secs, 'wal_mib': d.wal_bytes / 2**20,
+            'wal': d.wal_bytes / nbytes, 'flush': d.flush_bytes / nbytes,
+            'compaction': d.compaction_bytes / nbytes,
+            'write_amp': (d.wal_bytes + d.flush_bytes + d.compaction_bytes) / nbytes,
             'flushes': d.flushes, 'compactions': d.compactions,
             'load': round(os.getloadavg()[0], 2)}
+
+
+def sd_of_log_ratio(rows: List[Dict[str, Any]], rounds: int, key: str,
+                    steady_only: bool = False) -> Tuple[float, int]:
+    """The standard deviation over rounds of log(A' / A) of `key`, and how
+    many rounds fed it (steady_only: both windows saw a compaction below L0)."""
+    logs = []
+    for rnd in range(rounds):
+        got = {x['arm']: x for x in rows if x['round'] == rnd}
+        if len(got) < 2 or (steady_only and not all(x['compactions'] for x in got.values())):
+            continue
+        logs.append(math.log(got["A'"][key] / got['A'][key]))
+    return (statistics.stdev(logs) if len(logs) > 1 else float('nan')), len(logs)
 
 
 def main() -> None:
@@ -63,15 +90,28 @@ def main() -> None:
     ap.add_argument('--object-size', type=int, default=1 << 20)
     ap.add_argument('--threads', type=int, default=16)
     ap.add_argument('--precondition', type=int, default=1 << 30,
-                    help='bytes written once before the first round')
+                    help='bytes of 4 KiB writes at random offsets written once before the '
+                    'first round (after --fill\'s passes, if given)')
+    ap.add_argument('--fill', action='store_true',
+                    help='before the first round, the session\'s preconditioning passes: '
+                    'every object written end to end, then every 4 KiB block overwritten once')
+    ap.add_argument('--options', default='',
+                    help='bluestore_rocksdb_options both arms run (default: the OSD\'s)')
     ap.add_argument('--seed', type=int, default=0)
     a = ap.parse_args()
     osd = a.osd
     rng = random.Random(a.seed)
     rows: List[Dict[str, Any]] = []
     with ClientLoad(osd, f'aa{int(time.time())}', a.space, a.object_size, a.threads,
-                    seed=a.seed) as cl:
+                    seed=a.seed, options={OPTIONS: a.options} if a.options else None) as cl:
         restart(osd)
+        if a.fill:
+            done = 0
+            while done < cl.load.object_count:
+                done = cl.load.fill(done, 60.0)[0]
+            done = 0
+            while done < cl.load.block_count:
+                done = cl.load.overwrite(done, 60.0)[0]
         written = 0
         while written < a.precondition:
             written += cl.load.drive(5.0, None)[0]
@@ -82,17 +122,17 @@ def main() -> None:
                 restart(osd)
                 rows.append(dict(window(cl.load, osd, a.warmup, a.window), round=rnd, arm=arm))
                 print(json.dumps(rows[-1]), flush=True)
-    logs = []
-    for rnd in range(a.rounds):
-        got = {x['arm']: x['iops'] for x in rows if x['round'] == rnd}
-        logs.append(math.log(got["A'"] / got['A']))
-    sd = statistics.stdev(logs) if len(logs) > 1 else float('nan')
+    sd, _ = sd_of_log_ratio(rows, a.rounds, 'iops')
+    sd_wa, n_wa = sd_of_log_ratio(rows, a.rounds, 'write_amp', steady_only=True)
     # a 5-round confirmation recommends only a candidate that beat the baseline
     # in every round by the 3% margin: at sd, an effect of about margin + 2 sd
     # passes a round 98% of the time, so 5 rounds about 9 times in 10
     print(json.dumps({'summary': {
         'rounds': a.rounds, 'window_s': a.window, 'warmup_s': a.warmup,
-        'sd_log_iops_ratio': round(sd, 4),
+        'sd_log_iops_ratio': None if math.isnan(sd) else round(sd, 4),
+        # write-amp only from rounds where both windows saw a compaction below L0
+        'sd_log_write_amp_ratio': None if math.isnan(sd_wa) else round(sd_wa, 4),
+        'write_amp_rounds': n_wa,
         'median_iops': round(statistics.median(x['iops'] for x in rows)),
         'detectable_effect_5_rounds': round(math.exp(math.log1p(0.03) + 2 * sd) - 1, 3),
         'load_avg': [x['load'] for x in rows]}}), flush=True)
