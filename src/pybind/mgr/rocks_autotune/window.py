@@ -249,13 +249,14 @@ class Precondition:
         """One chunk of load; True once the DB is preconditioned (or the limit hit)."""
         rec = self.s['precondition']
         load = self.workload
-        rec.setdefault('filled', 0)  # a record from before the passes
-        rec.setdefault('overwritten', 0)
-        left = self.limit - rec['seconds'] - rec.get('fill_seconds', 0.0)
+        for key, zero in (('filled', 0), ('fill_bytes', 0), ('fill_seconds', 0.0),
+                          ('overwritten', 0)):
+            rec.setdefault(key, zero)  # a record saved before the passes
+        left = self.limit - rec['seconds'] - rec['fill_seconds']
         if rec['filled'] < load.object_count:
             rec['filled'], nbytes, secs = load.fill(rec['filled'], left)
-            rec['fill_bytes'] = rec.get('fill_bytes', 0) + nbytes
-            rec['fill_seconds'] = rec.get('fill_seconds', 0.0) + secs
+            rec['fill_bytes'] += nbytes
+            rec['fill_seconds'] += secs
         else:
             if rec['overwritten'] < load.block_count:
                 rec['overwritten'], nbytes, secs = load.overwrite(rec['overwritten'], left)
@@ -277,7 +278,7 @@ class Precondition:
             rec.update(done=True, steady=below)
             if below is None:
                 rec['why'] = 'the canary gave no RocksDB figures: its LSM shape is unknown'
-        elif rec['seconds'] + rec.get('fill_seconds', 0.0) >= self.limit:
+        elif rec['seconds'] + rec['fill_seconds'] >= self.limit:
             rec.update(done=True, steady=False, why=(
                 f'not steady after {self.limit:.0f}s of load (precondition_limit): '
                 + (f'{rec["filled"]} of {load.object_count} objects filled'
