@@ -782,6 +782,8 @@ def rebuild(mode: str, a: argparse.Namespace, path: str) -> None:
     md = os.path.join(out_dir, f'results-{mode}.md')
     runs = d['runs'] if 'runs' in d else [old_run(d, md, a)]
     for run in runs:
+        if a.bench_from:  # the bench's windows as that run has them now
+            run.update(bench_of(a.bench_from, run['seed'], run['configs']))
         judge(run)  # again, by this code
         plot(run['windows'], names_of(run), png_path(out_dir, mode, run['seed'], len(runs)),
              f'{mode}-like BlueStore, osd.{CANARY}, seed {run["seed"]}, {a.reps} round(s)')
@@ -862,7 +864,8 @@ def main() -> None:
     ap.add_argument('--bench-from', metavar='WINDOWS_JSON',
                     help='no bench: take the bench\'s windows of the same seed from an '
                     'earlier run (e.g. one with --no-session) of the same configurations, and '
-                    'check this run\'s session against them')
+                    'check this run\'s session against them (with --from-json: the windows '
+                    'that run has now, e.g. once it finished)')
     ap.add_argument('--keep-lab', action='store_true', help='leave the last seed\'s lab up')
     ap.add_argument('--resume', action='store_true',
                     help='keep the seeds that an earlier run of the same command (less '
