@@ -38,7 +38,7 @@ import time
 from typing import Any, Dict, List, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lsm_timeline import ClientLoad, restart, sample  # noqa: E402
+from lsm_timeline import ClientLoad, fill_all, overwrite_all, restart, sample  # noqa: E402
 
 from rocks_autotune import rocksdb_stats  # noqa: E402
 from rocks_autotune.canary import OPTIONS  # noqa: E402
@@ -106,12 +106,8 @@ def main() -> None:
                     seed=a.seed, options={OPTIONS: a.options} if a.options else None) as cl:
         restart(osd)
         if a.fill:
-            done = 0
-            while done < cl.load.object_count:
-                done = cl.load.fill(done, 60.0)[0]
-            done = 0
-            while done < cl.load.block_count:
-                done = cl.load.overwrite(done, 60.0)[0]
+            fill_all(cl.load)
+            overwrite_all(cl.load)
         written = 0
         while written < a.precondition:
             written += cl.load.drive(5.0, None)[0]
@@ -134,7 +130,8 @@ def main() -> None:
         'sd_log_write_amp_ratio': None if math.isnan(sd_wa) else round(sd_wa, 4),
         'write_amp_rounds': n_wa,
         'median_iops': round(statistics.median(x['iops'] for x in rows)),
-        'detectable_effect_5_rounds': round(math.exp(math.log1p(0.03) + 2 * sd) - 1, 3),
+        'detectable_effect_5_rounds': (None if math.isnan(sd) else
+                                       round(math.exp(math.log1p(0.03) + 2 * sd) - 1, 3)),
         'load_avg': [x['load'] for x in rows]}}), flush=True)
 
 

@@ -185,6 +185,24 @@ def per_byte(path: str) -> None:
         prev = r
 
 
+def fill_all(load: ClientWorkload) -> Dict[str, Any]:
+    """The session's first preconditioning pass, whole: every object end to end."""
+    t, filled, nbytes = time.time(), 0, 0
+    while filled < load.object_count:
+        filled, b, _ = load.fill(filled, 60.0)
+        nbytes += b
+    return {'filled': filled, 'fill_mib': nbytes >> 20, 'fill_seconds': round(time.time() - t, 1)}
+
+
+def overwrite_all(load: ClientWorkload) -> Dict[str, Any]:
+    """Its second pass, whole: every 4 KiB block overwritten once."""
+    t, done = time.time(), 0
+    while done < load.block_count:
+        done, _, _ = load.overwrite(done, 60.0)
+    return {'overwritten': done, 'overwrite_seconds': round(time.time() - t, 1),
+            'load': round(os.getloadavg()[0], 2)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--osd', type=int, default=1)
@@ -225,18 +243,9 @@ def main() -> None:
                           'pgs_of_canary': len(cl.seeds), 'options': ceph(
                               'config', 'get', f'osd.{osd}', OPTIONS).strip()}), flush=True)
         if a.fill and not fio:
-            t, filled, fill_bytes = time.time(), 0, 0
-            while filled < len(load.objects):
-                filled, b, _ = load.fill(filled, 60.0)
-                fill_bytes += b
-            print(json.dumps({'filled': filled, 'fill_mib': fill_bytes >> 20,
-                              'fill_seconds': round(time.time() - t, 1)}), flush=True)
+            print(json.dumps(fill_all(load)), flush=True)
         if a.overwrite and not fio:
-            t, done = time.time(), 0
-            while done < load.block_count:
-                done, _, _ = load.overwrite(done, 60.0)
-            print(json.dumps({'overwritten': done, 'overwrite_seconds': round(time.time() - t, 1),
-                              'load': round(os.getloadavg()[0], 2)}), flush=True)
+            print(json.dumps(overwrite_all(load)), flush=True)
         start = sample(osd)
         t0 = time.time()
         nbytes, secs = 0, 0.0
