@@ -5,6 +5,8 @@ import sys
 import os
 from typing import Any, Dict, List
 
+import pytest
+
 from conftest import Lab
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', 'src', 'pybind', 'mgr'))
@@ -54,7 +56,6 @@ def test_a_client_session_writes_in_the_canarys_pgs_and_leaves_nothing(lab: Lab)
     # preconditioning wrote every object end to end before the first window
     assert len(written) == objects
     for name in written[:4]:
-        assert 0 in osd_map(lab, 'rbd', name, NS)['up'], name
         stat = lab.run('rados', '-p', 'rbd', '-N', NS, 'stat', name).stdout
         assert stat.rstrip().endswith(f'size {size}'), stat
     # RocksDB's statistics on at osd.0 while the session runs
@@ -73,5 +74,14 @@ def test_a_client_session_writes_in_the_canarys_pgs_and_leaves_nothing(lab: Lab)
         assert m['iops'] > 0 and m['client_bytes'] > 0, t
         # RocksDB's own figures, counted in every window
         assert m['compactions'] is not None and m['rocksdb_wal_bytes'] > 0, t
+        # and write-amp is counted by them, BlueFS's beside it
+        assert m['write_amp_by'] == 'rocksdb' and m['bluefs_write_amp'] > 0, t
+        assert m['write_amp'] == pytest.approx(
+            (m['rocksdb_wal_bytes'] + m['flush_bytes'] + m['compaction_bytes'])
+            / m['client_bytes']), t
     assert own(lab, 0) == before
     lab.wait('active+clean', lab.active_clean, 180)
+    # in the canary's PGs (read with osd.0 up: the session restarts it
+    # between windows, and a down OSD is in no up set)
+    for name in written:
+        assert 0 in osd_map(lab, 'rbd', name, NS)['up'], name

@@ -162,6 +162,19 @@ def test_a_short_window_feeds_the_objective_but_never_the_write_amp_verdict() ->
     assert len(st.paired(rounds(lambda i, arm: True), 'a', B, 'iops')) == 6
 
 
+def test_write_amp_pairs_by_rocksdbs_bytes_and_falls_back_to_bluefs_in_a_mixed_round(
+        ) -> None:
+    def m(wa: float, bluefs: float, by: str = 'rocksdb') -> Dict[str, Any]:
+        return {'iops': 100.0, 'write_amp': wa, 'bluefs_write_amp': bluefs,
+                'write_amp_by': by}
+    # RocksDB's bytes 1.2x, BlueFS's (padding included) 1.5x: the verdict's is 1.2x
+    both = [{B: m(1.0, 2.0), 'a': m(1.2, 3.0)}]
+    assert st.paired(both, 'a', B, 'write_amp') == [pytest.approx(math.log(1.2))]
+    # the candidate's window gave no RocksDB bytes: both by BlueFS's
+    mixed = [{B: m(1.0, 2.0), 'a': m(3.0, 3.0, 'bluefs')}]
+    assert st.paired(mixed, 'a', B, 'write_amp') == [pytest.approx(math.log(1.5))]
+
+
 def test_ties_and_degenerate_rounds() -> None:
     same = [{B: {'iops': 100.0, 'write_amp': 1.0}, 'a': {'iops': 110.0, 'write_amp': 1.0}}] * 5
     rec, (a,) = st.verdict(same, ['a'], B, 'iops', st.HIGHER, 1.10, 0.03)

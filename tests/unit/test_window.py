@@ -11,6 +11,7 @@ import pytest
 from fake_cluster import FakeClock, FakeCluster
 from rocks_autotune import perf_counters, window
 from rocks_autotune.perf_counters import Measurement
+from rocks_autotune.rocksdb_stats import KvDelta
 from rocks_autotune.rocksdb_options import PACIFIC_DEFAULT, parse_options
 from rocks_autotune.space import MiB, SearchSpace
 from rocks_autotune.window import Window, WindowSettings, confirmation_length
@@ -164,3 +165,47 @@ def test_a_config_whose_windows_counted_no_flush_is_timed_by_the_loads_fill_rate
     m.cf_flushes = None
     assert window.fill_rate([(small, [m])]) is None
     assert window.steady_window(small, [m], None) is None
+
+
+def _dump(wal: float, sst: float, client: float) -> Any:
+    lat = {'avgcount': 10 if client else 0, 'sum': 0.01 if client else 0.0}
+    return {'bluefs': {'bytes_written_wal': wal, 'bytes_written_sst': sst,
+                       'bytes_written_slow': 0, 'files_written_sst': 0},
+            'osd': {'op_w_in_bytes': client, 'op_w_latency': lat},
+            'bluestore': {'kv_sync_lat': lat, 'kv_commit_lat': lat, 'kv_flush_lat': lat}}
+
+
+def test_write_amp_counts_rocksdbs_own_bytes_when_the_canary_gives_them() -> None:
+    # 100 MiB of client writes; BlueFS wrote 170 MiB of WAL (each sync padded
+    # to 4 KiB) and 30 of SST; RocksDB itself 100 of WAL, 20 flushed, 10 compacted
+    before, after = _dump(0, 0, 0), _dump(170 * MiB, 30 * MiB, 100 * MiB)
+    kv = KvDelta(wal_bytes=100 * MiB, flush_bytes=20 * MiB, compaction_bytes=10 * MiB,
+                 busiest_cf='O-1', flushes=2, compactions=1)
+    m = perf_counters.measure(before, after, 60.0, 16 * MiB, 0.0, kv=kv)
+    assert (m.write_amp_by, m.write_amp, m.bluefs_write_amp) == (
+        perf_counters.ROCKSDB, pytest.approx(1.3), pytest.approx(2.0))
+    assert (m.rocksdb_wal_bytes, m.flush_bytes, m.compaction_bytes) == (
+        100 * MiB, 20 * MiB, 10 * MiB)
+    # without them (or with statistics that counted nothing): BlueFS's bytes
+    for no in (None, KvDelta(0, 0, 0, '', 0, 0)):
+        m = perf_counters.measure(before, after, 60.0, 16 * MiB, 0.0, kv=no)
+        assert (m.write_amp_by, m.write_amp) == (perf_counters.BLUEFS, pytest.approx(2.0))
+
+
+def test_a_window_and_a_baseline_counted_differently_compare_by_bluefs() -> None:
+    before, after = _dump(0, 0, 0), _dump(170 * MiB, 30 * MiB, 100 * MiB)
+    kv = KvDelta(100 * MiB, 20 * MiB, 10 * MiB, 'O-1', 2, 1)
+    counted = perf_counters.measure(before, after, 60.0, 16 * MiB, 0.0, kv=kv)
+    bluefs = perf_counters.measure(before, after, 60.0, 16 * MiB, 0.0)
+    counted.iops = bluefs.iops = 1000.0
+    base = perf_counters.Baseline.of([counted, counted], 'osd-bench')
+    assert base.write_amp_by == perf_counters.ROCKSDB and base.write_amp == pytest.approx(1.3)
+    assert perf_counters.write_amp_ratio(counted, base) == pytest.approx(1.0)
+    # one run without RocksDB's bytes: the whole baseline is BlueFS's
+    mixed = perf_counters.Baseline.of([counted, bluefs], 'osd-bench')
+    assert mixed.write_amp_by == perf_counters.BLUEFS and mixed.write_amp == pytest.approx(2.0)
+    assert perf_counters.write_amp_ratio(counted, mixed) == pytest.approx(1.0)
+    assert perf_counters.feasible(counted, mixed, 1.0)
+    # an old record (BlueFS's bytes, no write_amp_by) against a new one
+    old = {'write_amp': 2.2}
+    assert perf_counters.write_amps(counted.to_dict(), old) == (pytest.approx(2.0), 2.2)

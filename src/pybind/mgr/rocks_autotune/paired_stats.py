@@ -33,7 +33,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from .perf_counters import median
+from .perf_counters import median, write_amps
 
 LEVEL = 0.90
 # the rounds a candidate needs before it may be dropped as futile
@@ -144,7 +144,7 @@ def paired_at(rounds: Sequence[Round], arm: str, baseline: str,
             continue
         if key in STEADY_ONLY and (a.get('window_short') or b.get('window_short')):
             continue
-        v = log_ratio(a.get(key), b.get(key))
+        v = log_ratio(*(write_amps(a, b) if key == 'write_amp' else (a.get(key), b.get(key))))
         if v is not None:
             out.append((i, v))
     return out

@@ -7,6 +7,7 @@ from typing import Any, Dict, List, Mapping, Optional
 
 from .canary import ANNEX, CLASS_MASK_NOTE, OPTIONS
 from .cluster import OsdInfo
+from . import perf_counters
 from .perf_counters import OBJECTIVE_NAMES
 from .views import (answer_line, arm_record, final_answer, osd_list, ratio_text,
                     recommended_arm)
@@ -44,7 +45,8 @@ def status_text(st: Dict[str, Any]) -> str:
                      f'kv_sync_lat {b["kv_sync_lat_ms"]:.3f} ms '
                      f'(spread {b["kv_sync_lat_spread"]:.1%}), '
                      f'IOPS {_fmt(b["iops"], ".0f")} (spread {_fmt(b["iops_spread"], ".1%")}), '
-                     f'write-amp {b["write_amp"]:.3f} (spread {b["write_amp_spread"]:.1%})')
+                     f'write-amp {b["write_amp"]:.3f} (spread {b["write_amp_spread"]:.1%}; '
+                     + _write_amp_by(b) + ')')
     leader = st.get('leader')
     if leader and not st.get('confirmation'):
         lines.append(f'search leader: trial {leader["index"]} ({leader["kind"]}; its single '
@@ -144,9 +146,18 @@ def confirmation_lines(rec: Optional[Mapping[str, Any]], state: str) -> List[str
     return lines
 
 
+def _write_amp_by(m: Dict[str, Any]) -> str:
+    """What a write-amp figure counted (perf_counters.ROCKSDB, BLUEFS)."""
+    if m.get('write_amp_by') == perf_counters.ROCKSDB:
+        return f'RocksDB\'s bytes; BlueFS\'s {_fmt(m.get("bluefs_write_amp"), ".3f")}'
+    return 'BlueFS\'s bytes'
+
+
+# write_amp: what the budget judges (RocksDB's bytes when the canary gave
+# them); bluefs_wa: BlueFS's bytes, the WAL's padding included
 HISTORY_COLUMNS = ['#', 'kind', 'round', 'verdict', 'mwbn', 'wbs', 'merge', 'l0', 'base',
-                   'mult', 'comp', 'kv_sync_ms', 'IOPS', 'write_amp', 'WAL_MiB', 'SST_MiB',
-                   'flushes', 'secs', 'score']
+                   'mult', 'comp', 'kv_sync_ms', 'IOPS', 'write_amp', 'bluefs_wa', 'WAL_MiB',
+                   'SST_MiB', 'flushes', 'secs', 'score']
 
 
 def _mib(v: Any) -> str:
@@ -165,7 +176,8 @@ def history_row(t: Dict[str, Any]) -> List[str]:
             str(c.min_write_buffer_number_to_merge), str(c.level0_file_num_compaction_trigger),
             f'{c.max_bytes_for_level_base // MiB}M', str(c.max_bytes_for_level_multiplier),
             c.compression, _fmt(m.get('kv_sync_lat_ms'), '.3f'), _fmt(m.get('iops'), '.0f'),
-            _fmt(m.get('write_amp'), '.3f'), _mib(m.get('wal_bytes')), _mib(m.get('sst_bytes')),
+            _fmt(m.get('write_amp'), '.3f'), _fmt(perf_counters.bluefs_write_amp(m), '.3f'),
+            _mib(m.get('wal_bytes')), _mib(m.get('sst_bytes')),
             _fmt(m.get('flushes'), '.1f'), f'{t.get("seconds", 0):.0f}',
             _fmt(t.get('score'), '+.3f')]
 

@@ -1037,7 +1037,7 @@ class Session:
             base = Baseline(**s['baseline'])
             score = perf_counters.score(m, base, self.params.workload)
             ok = perf_counters.feasible(m, base, self.params.budget)
-            over = m.write_amp / (self.params.budget * base.write_amp)
+            over = perf_counters.write_amp_ratio(m, base) / self.params.budget
             told = score if ok else score + INFEASIBLE_WEIGHT * math.log(over)
             trial.update(verdict='feasible' if ok else 'infeasible', score=score, told=told)
             self._add_trial(trial)

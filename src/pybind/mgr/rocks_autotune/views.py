@@ -9,7 +9,7 @@ here computes a statistic: the confirmation's figures are the session's
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional
 
-from .perf_counters import OBJECTIVE_NAMES
+from .perf_counters import OBJECTIVE_NAMES, write_amps
 from .paired_stats import MIN_ROUNDS
 from .store import ENDED, SessionState
 
@@ -166,8 +166,9 @@ def ratios(trial: Dict[str, Any], baseline: Dict[str, Any]) -> Ratios:
         r.iops = m['iops'] / baseline['iops']
     if m.get('kv_sync_lat_ms') and baseline.get('kv_sync_lat_ms'):
         r.kv_sync_lat = m['kv_sync_lat_ms'] / baseline['kv_sync_lat_ms']
-    if m.get('write_amp') is not None and baseline.get('write_amp'):
-        r.write_amp = m['write_amp'] / baseline['write_amp']
+    wa, base_wa = write_amps(m, baseline)
+    if wa is not None and base_wa:
+        r.write_amp = wa / base_wa
     return r
 
 
