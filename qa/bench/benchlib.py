@@ -179,6 +179,20 @@ def render_paired(windows: List[Dict[str, Any]], names: Sequence[str], base: str
     return '\n'.join(lines)
 
 
+def recount(w: Dict[str, Any]) -> Dict[str, Any]:
+    """A window recorded before write-amp was counted by RocksDB's bytes
+    (no write_amp_by), counted as a window is now (perf_counters.measure)
+    from the RocksDB bytes it stored; as it was otherwise."""
+    parts = [w.get(k) for k in ('rocksdb_wal_bytes', 'flush_bytes', 'compaction_bytes')]
+    if 'write_amp_by' in w or None in parts or not w.get('client_bytes'):
+        return w
+    rocksdb = float(sum(p for p in parts if p is not None))
+    if rocksdb <= 0:
+        return w
+    return dict(w, write_amp=rocksdb / w['client_bytes'],
+                write_amp_by=perf_counters.ROCKSDB, bluefs_write_amp=w['write_amp'])
+
+
 def window_row(config: str, rep: int, workload: str, m: Measurement,
                iops: Optional[float] = None) -> Dict[str, Any]:
     """One measured window as a flat JSON-ready dict."""

@@ -593,7 +593,8 @@ def bench_of(path: str, seed: int, configs: Dict[str, str]) -> Dict[str, Any]:
     if theirs != ours:
         raise SystemExit(f'{path}: its configurations differ from this run\'s '
                          f'({sorted(theirs)} vs {sorted(ours)}, or their options)')
-    return {'windows': run['windows'], 'image_fill_seconds': run.get('image_fill_seconds'),
+    return {'windows': [benchlib.recount(w) for w in run['windows']],
+            'image_fill_seconds': run.get('image_fill_seconds'),
             'specs': run['specs'], 'bench_from': provenance(path, run)}
 
 

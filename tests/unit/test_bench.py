@@ -477,6 +477,19 @@ def test_a_run_takes_the_session_or_the_bench_of_an_earlier_run(tmp_path: Any) -
         run_bench.bench_of(str(path), 0, {'default': 'a=1', 'start': 'b=3'})
 
 
+def test_a_window_recorded_before_counts_write_amp_by_rocksdbs_bytes_it_stored() -> None:
+    old = {'config': 'start', 'client_bytes': 100, 'write_amp': 2.0,
+           'rocksdb_wal_bytes': 80, 'flush_bytes': 30, 'compaction_bytes': 20}
+    new = benchlib.recount(old)
+    assert new['write_amp'] == pytest.approx(1.3) and new['write_amp_by'] == 'rocksdb'
+    assert new['bluefs_write_amp'] == 2.0 and old['write_amp'] == 2.0
+    # counted already, or with no RocksDB bytes: as it was
+    assert benchlib.recount(new) == new
+    assert benchlib.recount(dict(old, flush_bytes=None)) == dict(old, flush_bytes=None)
+    assert benchlib.recount({'config': 'x', 'write_amp': 2.0}) == {'config': 'x',
+                                                                   'write_amp': 2.0}
+
+
 def _two_runs(tmp_path: Any, run: Dict[str, Any]) -> Any:
     p = tmp_path / 'two.json'
     p.write_text(json.dumps({'runs': [dict(run, seed=1), dict(run, seed=2)]}))
