@@ -325,6 +325,11 @@ def test_status_says_how_long_a_steady_window_takes_and_what_is_left() -> None:
     left = t['left_seconds']
     h.run(until=lambda s: len(s.s['trials']) == 3)
     assert s.time_said()['left_seconds'] < left
+    # a window in flight: what it has run comes off, second for second
+    h.run(until=lambda s: s.s['phase'] == 'measure')
+    before = s.time_said()['left_seconds']
+    h.clock.advance(4.0)
+    assert s.time_said()['left_seconds'] == pytest.approx(before - 4.0)
 
 
 def test_with_no_flush_in_any_window_the_status_says_windows_will_be_short() -> None:

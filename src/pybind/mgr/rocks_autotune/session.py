@@ -1229,10 +1229,18 @@ class Session:
         pending = (max(0.0, st.precondition_limit - pre.get('seconds', 0.0)
                        - pre.get('fill_seconds', 0.0))
                    if self.precondition is not None and not pre.get('done') else 0.0)
+        left = pending + search * per_search + confirmation * (over + window)
+        cur, w = s['current'], s.get('window')
+        if cur is not None and w is not None and cur['kind'] != 'recovery':
+            # the measurement in flight is counted above whole: what its
+            # warm-up and window spent comes off (an hour-long confirmation
+            # window must not read as all still to come until it ends)
+            each = over + window if cur['kind'] == 'confirm' else per_search
+            left -= min(each, max(0.0, self.clock() - float(w['start'])))
         return {'steady_window': None if steady is None or math.isinf(steady) else steady,
                 'no_flush_seen': steady is not None and math.isinf(steady),
                 'steady_window_limit': st.steady_window_limit, 'confirm_window': window,
-                'left_seconds': pending + search * per_search + confirmation * (over + window)}
+                'left_seconds': max(0.0, left)}
 
     def status(self) -> Dict[str, Any]:
         return dict(views.status_of(self.s, self.osd, self.progress(),
