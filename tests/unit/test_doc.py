@@ -7,12 +7,12 @@ checked by `tox -e docs`.)
 import ast
 import os
 import re
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Set, Tuple
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 MODULE = os.path.join(REPO, 'src', 'pybind', 'mgr', 'rocks_autotune', 'module.py')
 PACKAGE = os.path.join(REPO, 'src', 'pybind', 'mgr', 'rocks_autotune')
-PREFLIGHT = os.path.join(PACKAGE, 'gate.py')
+HEALTH = os.path.join(PACKAGE, 'health.py')
 OPTIONS = os.path.join(PACKAGE, 'options.py')
 GUIDE = os.path.join(REPO, 'doc', 'mgr', 'rocks_autotune.rst')
 
@@ -127,17 +127,39 @@ def test_every_option_is_in_the_table_with_its_type_and_default() -> None:
         assert doc_default == shown, (name, doc_default, shown)
 
 
+def health_codes() -> Set[str]:
+    """Every health check the module can raise: health.py's table (read from
+    its source, as the module is not imported here), with its prefix."""
+    tree = ast.parse(open(HEALTH).read())
+    prefix, codes = '', set()
+    for n in tree.body:
+        target = n.targets[0] if isinstance(n, ast.Assign) else (
+            n.target if isinstance(n, ast.AnnAssign) else None)
+        name = getattr(target, 'id', '')
+        if name == 'HEALTH_PREFIX':
+            prefix = ast.literal_eval(n.value)  # type: ignore[union-attr, arg-type]
+        elif name == 'CHECKS' and isinstance(n.value, ast.Dict):  # type: ignore[union-attr]
+            keys = n.value.keys  # type: ignore[union-attr]
+            codes = {ast.literal_eval(k) for k in keys}  # type: ignore[arg-type]
+    assert prefix and codes
+    return {prefix + c for c in codes}
+
+
 def test_every_health_code_is_documented() -> None:
-    prefix = ast.literal_eval([n.value for n in ast.parse(open(PREFLIGHT).read()).body
-                               if isinstance(n, ast.Assign)
-                               and getattr(n.targets[0], 'id', '') == 'HEALTH_PREFIX'][0])
-    src = ''.join(open(os.path.join(PACKAGE, f)).read()
-                  for f in sorted(os.listdir(PACKAGE)) if f.endswith('.py'))
-    codes = {prefix + k for k in re.findall(r"\['alerts'\]\['([A-Z_]+)'\]\s*=", src)}
-    codes |= set(re.findall(r"'(" + prefix + r"[A-Z_]+)'", src))
-    assert codes
-    for code in codes:
+    for code in health_codes():
         assert f'``{code}``' in guide(), code
+
+
+def test_every_health_code_is_raised_somewhere_and_none_outside_the_table() -> None:
+    src = ''.join(open(os.path.join(PACKAGE, f)).read() for f in sorted(os.listdir(PACKAGE))
+                  if f.endswith('.py') and f != 'health.py')
+    table = {c.split('ROCKS_AUTOTUNE_', 1)[1] for c in health_codes()}
+    # each is named where it is raised; every one raised is the table's
+    assert table <= set(re.findall(r"'([A-Z_]+)'", src)), table - set(re.findall(
+        r"'([A-Z_]+)'", src))
+    assert set(re.findall(r"raised\(\s*'([A-Z_]+)'", src)) <= table
+    # no check is built by hand past the table
+    assert not re.search(r"'severity':\s*'(warning|error)'", src)
 
 
 def test_ceph_style() -> None:

@@ -5,7 +5,6 @@ files, and the two Python files that teuthology would import (the admin task
 and the MgrTestCase test) are imported over small stubs of teuthology's and
 ceph.git's qa modules.
 """
-import ast
 import os
 import re
 import subprocess
@@ -15,6 +14,8 @@ from typing import Any, Dict, Iterator, List, Set, Tuple
 
 import pytest
 import yaml  # type: ignore[import-untyped]
+
+from test_doc import health_codes
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 QA = os.path.join(REPO, 'qa')
@@ -236,33 +237,6 @@ def test_workunit_is_valid_bash_on_the_ceph_cli(script: str) -> None:
 # ---------------------------------------------------------------- health codes
 
 
-def raised_health_codes() -> Set[str]:
-    """ROCKS_AUTOTUNE_* codes the module can raise, read from its source."""
-    prefix = ''
-    tree = ast.parse(open(os.path.join(SRC, 'gate.py')).read())
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(
-                isinstance(t, ast.Name) and t.id == 'HEALTH_PREFIX' for t in node.targets):
-            prefix = ast.literal_eval(node.value)
-    assert prefix
-    codes = set()
-    for f in os.listdir(SRC):
-        if f.endswith('.py'):
-            text = open(os.path.join(SRC, f)).read()
-            # alerts the session raises: s['alerts']['KEY'] = {...}, published as PREFIX + KEY
-            codes |= {prefix + k for k in re.findall(r"\['alerts'\]\['([A-Z_]+)'\]\s*=", text)}
-            # checks raised under their full name
-            codes |= set(re.findall(r"'(" + re.escape(prefix) + r"[A-Z_]+)'", text))
-    return codes
-
-
-def test_health_codes_are_found_in_the_source() -> None:
-    codes = raised_health_codes()
-    # the derivation works: the manual-restart request is the one every
-    # session on a `ceph`-task cluster raises
-    assert 'ROCKS_AUTOTUNE_MANUAL_RESTART' in codes and len(codes) >= 4, codes
-
-
 def test_log_ignorelist_covers_every_health_code() -> None:
     patterns: List[str] = []
     for path, doc in fragments():
@@ -273,7 +247,7 @@ def test_log_ignorelist_covers_every_health_code() -> None:
             if name == 'ceph' and config:
                 patterns += config.get('log-ignorelist') or []
     assert patterns
-    for code in sorted(raised_health_codes()):
+    for code in sorted(health_codes()):
         for line in (f'Health check failed: rocks_autotune: something ({code})',
                      f'Health check update: rocks_autotune: something ({code})'):
             assert any(re.search(p, line) for p in patterns), f'{code} is not ignored'

@@ -9,9 +9,8 @@ from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 from .cluster import NO_OSD, Cluster, ClusterError, Crash, PoolInfo
+from .health import HEALTH_PREFIX
 from .workload import DEFAULT_WORKLOAD, RENAMED, WORKLOADS
-
-HEALTH_PREFIX = 'ROCKS_AUTOTUNE_'
 
 
 class StartRefused(Exception):

@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, cast
 from mgr_module import HandleCommandResult, MgrModule, MgrStandbyModule, NotifyType, Option
 from orchestrator import OrchestratorClientMixin
 
-from . import options, panel, report, views
+from . import health, options, panel, report, views
 from .compat import CLICommand, CLIReadCommand, CLIWriteCommand
 from .http_server import PanelServer, url
 from .cluster import ClusterError, MgrCluster
@@ -233,29 +233,24 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
 
     def publish(self) -> None:
         """Health checks, the progress event and the snapshot the reads serve."""
-        checks: Dict[str, Any] = {}
+        alerts: Dict[str, Any] = {}
+        if self.load_error:
+            alerts['STATE_CORRUPT'] = health.raised(
+                'STATE_CORRUPT', [self.load_error, 'check bluestore_rocksdb_options on the '
+                                  'canary; start a new session to clear this'])
+        if self.settings_error:
+            alerts['BAD_OPTION'] = health.raised(
+                'BAD_OPTION', [self.settings_error, 'no session starts until it is fixed; a '
+                               'running session keeps the settings it started with'])
+        if self.rollout_error:
+            alerts['ROLLOUT_STATE_CORRUPT'] = health.raised(
+                'ROLLOUT_STATE_CORRUPT', [self.rollout_error, 'the next apply clears this'])
+        checks = health.publish(alerts)
         if self.session is not None:
             checks.update(self.session.health_checks())
-        if self.load_error:
-            checks['ROCKS_AUTOTUNE_STATE_CORRUPT'] = {
-                'severity': 'warning', 'count': 1,
-                'summary': 'rocks_autotune: saved session state is unreadable',
-                'detail': [self.load_error, 'check bluestore_rocksdb_options on the canary; '
-                           'start a new session to clear this']}
-        if self.settings_error:
-            checks['ROCKS_AUTOTUNE_BAD_OPTION'] = {
-                'severity': 'warning', 'count': 1,
-                'summary': 'rocks_autotune: a module option is invalid',
-                'detail': [self.settings_error, 'no session starts until it is fixed; a '
-                           'running session keeps the settings it started with']}
         ro = self.rollout
         if ro is not None:
             checks.update(ro.health_checks())
-        if self.rollout_error:
-            checks['ROCKS_AUTOTUNE_ROLLOUT_STATE_CORRUPT'] = {
-                'severity': 'warning', 'count': 1,
-                'summary': 'rocks_autotune: saved rollout state is unreadable',
-                'detail': [self.rollout_error, 'the next apply clears this']}
         self.set_health_checks(checks)
         v = self.session.view() if self.session is not None else None
         # the OSDs the best's commands reach, for the panel (`best` reads them itself)

@@ -22,6 +22,7 @@ from typing import Any, Callable, Dict, List
 
 from .canary import OPTIONS
 from .cluster import Cluster, ClusterError, NoOrchestrator, OsdInfo
+from . import health
 from .gate import restart_blockers
 from .store import RestartRecord, RestartState
 
@@ -164,12 +165,10 @@ class Restarter:
             self.s['manual'] = False
         except NoOrchestrator:
             self.s['manual'] = True
-            self.s['alerts']['MANUAL_RESTART'] = {
-                'severity': 'warning',
-                'summary': f'rocks_autotune: restart osd.{self.osd} to continue',
-                'detail': [f'no orchestrator backend is set: restart osd.{self.osd} '
-                           f'(e.g. systemctl restart ceph-osd@{self.osd}); {self.owner} '
-                           'goes on when it is back up']}
+            self.s['alerts']['MANUAL_RESTART'] = health.raised(
+                'MANUAL_RESTART', [f'no orchestrator backend is set: restart osd.{self.osd} '
+                                   f'(e.g. systemctl restart ceph-osd@{self.osd}); '
+                                   f'{self.owner} goes on when it is back up'], osd=self.osd)
         r['stage'], r['since'] = Stage.WAIT_UP.value, now
         return Result(Outcome.WAITING, Stage.WAIT_UP)
 

@@ -37,10 +37,10 @@ from dataclasses import asdict, dataclass, fields
 from enum import Enum
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from . import views
+from . import health, views
 from .canary import OPTIONS
 from .cluster import Cluster, ClusterError
-from .gate import HEALTH_PREFIX, look
+from .gate import look
 from .options import default
 from .restart import OsdGone, Outcome, Restarter, Stage, resume_after_failover
 from .rollout_plan import REVERT, RUNNING, _some, own_crash, set_by_others, show
@@ -168,10 +168,9 @@ class Rollout:
         try:
             self._save(self.r)
         except StoreError as e:
-            self.r['alerts']['STATE_WRITE_FAILED'] = {
-                'severity': 'warning',
-                'summary': 'rocks_autotune: cannot save the rollout state; paused',
-                'detail': [str(e), 'the rollout changes nothing until its state is saved']}
+            self.r['alerts']['STATE_WRITE_FAILED'] = health.raised(
+                'STATE_WRITE_FAILED',
+                [str(e), 'the rollout changes nothing until its state is saved'], job='rollout')
             self.r['message'] = f'paused: cannot save the rollout state: {e}'
             return False
         return True
@@ -447,13 +446,11 @@ class Rollout:
             # never forced, as a session's restore
             r['message'] = (f'{o["error"]}; osd.{o["osd"]} is restarted on its prior options '
                             'when it is safe: ' + '; '.join(res.reasons))
-            r['alerts']['ROLLOUT_PAUSED'] = {
-                'severity': 'warning',
-                'summary': f'rocks_autotune: osd.{o["osd"]} waits to be put back on its prior '
-                           'options',
-                'detail': res.reasons + [o['error'], 'its prior options are set at '
-                                         f'osd.{o["osd"]}; it is restarted on them as soon '
-                                         'as the gate allows']}
+            r['alerts']['ROLLOUT_PAUSED'] = health.raised(
+                'ROLLOUT_PAUSED', res.reasons + [o['error'], 'its prior options are set at '
+                                                 f'osd.{o["osd"]}; it is restarted on them as '
+                                                 'soon as the gate allows'],
+                kind=r['kind'], why=f'osd.{o["osd"]} waits to be put back on its prior options')
             return max(self.settings.poll, 5.0)
         r['alerts'].pop('ROLLOUT_PAUSED', None)
         if res.outcome in (Outcome.DONE, Outcome.BLOCKED) or (
@@ -487,11 +484,10 @@ class Rollout:
                       + '; '.join(reasons))
             return 0
         r['message'] = f'paused before osd.{self._cur()["osd"]}: ' + '; '.join(reasons)
-        r['alerts']['ROLLOUT_PAUSED'] = {
-            'severity': 'warning',
-            'summary': f'rocks_autotune {r["kind"]} paused: the cluster is not healthy',
-            'detail': reasons + [f'the {r["kind"]} stops (the OSDs done stay as they are) if '
-                                 f'this lasts {timeout:.0f}s']}
+        r['alerts']['ROLLOUT_PAUSED'] = health.raised(
+            'ROLLOUT_PAUSED', reasons + [f'the {r["kind"]} stops (the OSDs done stay as they '
+                                         f'are) if this lasts {timeout:.0f}s'],
+            kind=r['kind'], why='the cluster is not healthy')
         return max(self.settings.poll, 5.0)
 
     def _unpause(self) -> None:
@@ -519,8 +515,7 @@ class Rollout:
                 self._restarter(self._cur()['osd']).clear_noout()
             except ClusterError as e:
                 message += f'; noout on osd.{self._cur()["osd"]} could not be cleared: {e}'
-        for key in ('ROLLOUT_PAUSED', 'MANUAL_RESTART'):
-            r['alerts'].pop(key, None)
+        health.end_of_job(r['alerts'])
         if r['current'] is not None and r['osds'][r['current']]['status'] == 'restarting' \
                 and final != 'done':
             r['osds'][r['current']]['error'] = message  # stopped in flight: may run either
@@ -531,13 +526,10 @@ class Rollout:
         r['ended'] = self.clock()
         r['current'] = None
         if final != 'done' and r['changed']:
-            alert = self._stopped_alert(final, message)
-            if final == 'failed':
-                r['alerts']['ROLLOUT_FAILED'] = alert
-            else:
-                r['alerts']['ROLLOUT_INCOMPLETE'] = alert
+            code = 'ROLLOUT_FAILED' if final == 'failed' else 'ROLLOUT_INCOMPLETE'
+            r['alerts'][code] = self._stopped_alert(code, message)
 
-    def _stopped_alert(self, final: str, message: str) -> Dict[str, Any]:
+    def _stopped_alert(self, code: str, message: str) -> Dict[str, Any]:
         r = self.r
         by: Dict[str, List[int]] = {}
         for o in r['osds']:
@@ -567,17 +559,13 @@ class Rollout:
                           'the OSDs that run its options')
         else:
             detail.append(f'`{REVERT}` again finishes the revert')
-        what = {'apply': 'rollout', 'revert': 'revert'}[r['kind']]
-        return {'severity': 'warning',
-                'summary': f'rocks_autotune: {what} to {r["target"]} '
-                           + ('stopped: an OSD failed' if final == 'failed' else 'aborted')
-                           + f' ({len(by.get("done", []))}/{n} done)',
-                'detail': detail}
+        return health.raised(code, detail, what={'apply': 'rollout', 'revert': 'revert'}[r['kind']],
+                             target=r['target'], done=len(by.get('done', [])), total=n)
 
     # ------------------------------------------------------------ views
 
     def health_checks(self) -> Dict[str, Any]:
-        return {HEALTH_PREFIX + k: dict(v, count=1) for k, v in self.r['alerts'].items()}
+        return health.publish(self.r['alerts'])
 
     def progress(self) -> float:
         """The share of OSDs on the options set (a failed one is not: it was put back)."""

@@ -38,11 +38,11 @@ from dataclasses import asdict, dataclass, field, fields
 from enum import Enum
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
-from . import confirm, options, perf_counters, views
+from . import confirm, health, options, perf_counters, views
 from .canary import ANNEX, CFS, OPTIONS, SAVED, STATS_OPTIONS, Canary
 from .cluster import Cluster, ClusterError, Crash
 from .confirm import BASELINE, Confirmation
-from .gate import HEALTH_PREFIX, Params, StartRefused, choose_canary, look
+from .gate import Params, StartRefused, choose_canary, look
 from .options import default
 from .perf_counters import Baseline, Measurement
 from .restart import Outcome, Restarter, Stage, resume_after_failover
@@ -477,10 +477,9 @@ class Session:
         try:
             self._save(self.s)
         except StoreError as e:
-            self.s['alerts']['STATE_WRITE_FAILED'] = {
-                'severity': 'warning',
-                'summary': 'rocks_autotune: cannot save the session state; paused',
-                'detail': [str(e), 'the session changes nothing until its state is saved']}
+            self.s['alerts']['STATE_WRITE_FAILED'] = health.raised(
+                'STATE_WRITE_FAILED',
+                [str(e), 'the session changes nothing until its state is saved'], job='session')
             self.s['message'] = f'paused: cannot save the session state: {e}'
             return False
         return True
@@ -706,21 +705,14 @@ class Session:
         if config_changed:
             s['message'] = 'paused: config changed by someone else: ' + '; '.join(reasons)
             s['alerts'].pop('PAUSED', None)  # health is looked at once this is resolved
-            s['alerts']['CONFIG_CHANGED'] = {
-                'severity': 'warning',
-                'summary': f'rocks_autotune paused: config of osd.{self.osd} changed by '
-                           'someone else',
-                'detail': reasons + [
-                    'every trial is built on the options in effect when the session started',
-                    'revert the change to go on, or end the session with `ceph '
-                    'rocks-autotune abort` (its restore leaves the change in place); '
-                    + timeout]}
+            s['alerts']['CONFIG_CHANGED'] = health.raised('CONFIG_CHANGED', reasons + [
+                'every trial is built on the options in effect when the session started',
+                'revert the change to go on, or end the session with `ceph '
+                'rocks-autotune abort` (its restore leaves the change in place); '
+                + timeout], osd=self.osd)
         else:
             s['message'] = 'paused: ' + '; '.join(reasons)
-            s['alerts']['PAUSED'] = {
-                'severity': 'warning',
-                'summary': 'rocks_autotune paused: the cluster is not healthy',
-                'detail': reasons + [timeout]}
+            s['alerts']['PAUSED'] = health.raised('PAUSED', reasons + [timeout])
         return max(self.settings.poll, 5.0)
 
     def _unpause(self) -> None:
@@ -930,10 +922,9 @@ class Session:
         trial = dict(cur, verdict='failed', error=error, told=None,
                      seconds=self.clock() - cur['started'])
         self._add_trial(trial)
-        s['alerts']['TRIAL_FAILED'] = {
-            'severity': 'warning',
-            'summary': f'rocks_autotune: trial {cur["index"]} failed on osd.{self.osd}',
-            'detail': [error, f'restoring osd.{self.osd} to its original options']}
+        s['alerts']['TRIAL_FAILED'] = health.raised(
+            'TRIAL_FAILED', [error, f'restoring osd.{self.osd} to its original options'],
+            index=cur['index'], osd=self.osd)
         s['current'] = dict(cur, kind='recovery', index=cur['index'])
         s['window'] = None
         self._enter(P.APPLY, f'trial {cur["index"]} failed: {error}; restoring the canary')
@@ -1095,13 +1086,10 @@ class Session:
             # never forced: the restart waits until it is safe
             s['message'] = (f'config restored; osd.{self.osd} is restarted onto it when it is '
                             'safe: ' + '; '.join(r.reasons))
-            s['alerts']['RESTORE_PENDING'] = {
-                'severity': 'warning',
-                'summary': f'rocks_autotune: osd.{self.osd} waits to be restarted onto its '
-                           'original options',
-                'detail': r.reasons + [
-                    'its config is restored and noout is set; it may still run a candidate, '
-                    'and is restarted as soon as ok-to-stop says yes and no other OSD is down']}
+            s['alerts']['RESTORE_PENDING'] = health.raised('RESTORE_PENDING', r.reasons + [
+                'its config is restored and noout is set; it may still run a candidate, '
+                'and is restarted as soon as ok-to-stop says yes and no other OSD is down'],
+                osd=self.osd)
             return max(self.settings.poll, 5.0)
         s['alerts'].pop('RESTORE_PENDING', None)
         # back on its own options: done once its PGs are clean, or at once if
@@ -1120,9 +1108,7 @@ class Session:
         s = self.s
         self.restarter.clear_noout()
         self._remove_client_objects()
-        for key in ('PAUSED', 'CONFIG_CHANGED', 'TRIAL_FAILED', 'MANUAL_RESTART',
-                    'RESTORE_PENDING'):
-            s['alerts'].pop(key, None)
+        health.end_of_job(s['alerts'])
         self._note_last_crashes()
         s['state'] = s.get('final') or self._outcome()
         self._enter(P.END)
@@ -1161,12 +1147,9 @@ class Session:
                           + ('(not set)' if value is None else value)
                           + (' (left: someone else has set it since)' if name in held
                              else '' if restored else ' (NOT restored: set it back by hand)'))
-        for key in ('PAUSED', 'CONFIG_CHANGED', 'MANUAL_RESTART', 'RESTORE_PENDING'):
-            s['alerts'].pop(key, None)
+        health.end_of_job(s['alerts'])
         self._note_last_crashes()
-        s['alerts']['RESTORE_FAILED'] = {
-            'severity': 'error', 'summary': f'rocks_autotune: osd.{self.osd} needs attention',
-            'detail': detail}
+        s['alerts']['RESTORE_FAILED'] = health.raised('RESTORE_FAILED', detail, osd=self.osd)
         s['state'] = 'failed'
         self._enter(P.END)
         s['ended'] = self.clock()
@@ -1187,7 +1170,7 @@ class Session:
         self.s['message'] = f'internal error: {e}'
 
     def health_checks(self) -> Dict[str, Any]:
-        return {HEALTH_PREFIX + k: dict(v, count=1) for k, v in self.s['alerts'].items()}
+        return health.publish(self.s['alerts'])
 
     def _left(self) -> Tuple[int, int]:
         """(search measurements, confirmation measurements) still to come, at
