@@ -41,17 +41,31 @@ class OsdGone(ClusterError):
 
 
 class Outcome(Enum):
-    WAITING = 'waiting'      # poll again
-    BLOCKED = 'blocked'      # the gate says no (stage gate), or others keep PGs unclean
-    DONE = 'done'            # running the options set, PGs clean
-    TIMED_OUT = 'timed_out'  # see `stage`: not up on the options, or PGs not clean
-    FAILED = 'failed'        # the restart could not be issued
+    """What a restart has come to: the one reading of its stages and clocks,
+    on which every caller acts (none looks at a stage).  A restart that
+    could not be issued raises ClusterError instead."""
+    WAITING = 'waiting'                      # poll again
+    GATE_HELD = 'gate_held'                  # not restarted: the gate says no (reasons)
+    # up on the options set; other OSDs keep PGs from clean (reasons): not its doing
+    OTHERS_UNCLEAN = 'others_unclean'
+    UP = 'up'                                # up on the options set, PGs active+clean
+    NOT_UP_IN_TIME = 'not_up_in_time'        # not up on the options set within the timeout
+    NOT_CLEAN_IN_TIME = 'not_clean_in_time'  # up on them; PGs not clean within the timeout
+
+    @property
+    def held(self) -> bool:
+        """Held by the cluster, not by this OSD: the caller pauses."""
+        return self in (Outcome.GATE_HELD, Outcome.OTHERS_UNCLEAN)
+
+    @property
+    def runs_them(self) -> bool:
+        """The OSD is up on the options set, whatever its PGs."""
+        return self in (Outcome.UP, Outcome.OTHERS_UNCLEAN, Outcome.NOT_CLEAN_IN_TIME)
 
 
 @dataclass
 class Result:
     outcome: Outcome
-    stage: Stage
     reasons: List[str] = field(default_factory=list)
 
 
@@ -136,7 +150,7 @@ class Restarter:
             elif not info.up:
                 if now - r['since'] < self.timeout():
                     # stopped by that call: it may be starting, give it the time a restart has
-                    return Result(Outcome.WAITING, Stage.ISSUING)
+                    return Result(Outcome.WAITING)
                 return self._issue(now)  # stopped and never started: start it
             else:
                 r['stage'] = Stage.GATE.value  # not restarted: ask the gate again
@@ -144,7 +158,7 @@ class Restarter:
             blockers = restart_blockers(self.cluster, self.osd, self.single_copy_ok
                                         or r['purpose'] in WAY_BACK)
             if blockers:
-                return Result(Outcome.BLOCKED, Stage.GATE, blockers)
+                return Result(Outcome.GATE_HELD, blockers)
             up_from = self._info().up_from
             self.set_noout()
             r['up_from'] = up_from
@@ -170,7 +184,7 @@ class Restarter:
                                    f'(e.g. systemctl restart ceph-osd@{self.osd}); '
                                    f'{self.owner} goes on when it is back up'], osd=self.osd)
         r['stage'], r['since'] = Stage.WAIT_UP.value, now
-        return Result(Outcome.WAITING, Stage.WAIT_UP)
+        return Result(Outcome.WAITING)
 
     def _after_issue(self, now: float) -> Result:
         r = self._rec()
@@ -178,22 +192,21 @@ class Restarter:
         info = self._info()
         if self.stage == Stage.WAIT_UP:
             if not self._runs_what_was_set(info):
-                return Result(Outcome.TIMED_OUT if late else Outcome.WAITING, Stage.WAIT_UP)
+                return Result(Outcome.NOT_UP_IN_TIME if late else Outcome.WAITING)
             self.s['alerts'].pop('MANUAL_RESTART', None)
             self.s['running_dirty'] = r['purpose'] == 'candidate'
             r['stage'], r['since'] = Stage.WAIT_CLEAN.value, now
             late = False
         if self.cluster.pgs_active_clean():
             self.clear_noout()
-            return Result(Outcome.DONE, Stage.WAIT_CLEAN)
+            return Result(Outcome.UP)
         others = [f'osd.{i.id} is {"down" if not i.up else "out"}'
                   for i in self.cluster.osds().values()
                   if i.id != self.osd and (not i.up or not i.in_)]
         if others:
             # another OSD's trouble is not the canary's fault
-            return Result(Outcome.BLOCKED, Stage.WAIT_CLEAN,
-                          others + ['not all PGs are active+clean'])
-        return Result(Outcome.TIMED_OUT if late else Outcome.WAITING, Stage.WAIT_CLEAN)
+            return Result(Outcome.OTHERS_UNCLEAN, others + ['not all PGs are active+clean'])
+        return Result(Outcome.NOT_CLEAN_IN_TIME if late else Outcome.WAITING)
 
     def _info(self) -> OsdInfo:
         """The OSD as the OSD map has it now; OsdGone when it is no longer there."""

@@ -370,7 +370,7 @@ class Rollout:
                 return self._skip(o, f'{e}: its config is as before the {r["kind"]}')
             except ClusterError as e:
                 return self._osd_failed(f'restarting osd.{o["osd"]} failed: {e}')
-            if res.outcome == Outcome.BLOCKED:
+            if res.outcome.held:
                 blockers = res.reasons
         if blockers:
             return self._pause(now, blockers)
@@ -388,20 +388,20 @@ class Rollout:
             r['noout_ours'] = False  # on an OSD that is no more
             return self._skip(o, f'{e} (gone during its restart): its config is as before '
                               f'the {r["kind"]}')
-        if res.outcome == Outcome.DONE:
+        if res.outcome == Outcome.UP:
             self._unpause()
             o['status'] = 'done'
             r['current'] = None
             r['restart'] = None
             self._enter(P.NEXT, f'osd.{o["osd"]} is up on {self._what()}')
             return 0
-        if res.outcome == Outcome.BLOCKED:
+        if res.outcome.held:
             return self._pause(now, res.reasons)  # others keep PGs from clean
         self._unpause()
-        if res.outcome != Outcome.TIMED_OUT:
+        if res.outcome == Outcome.WAITING:
             return self.settings.poll
         timeout = self._restarter(o['osd']).timeout()
-        if res.stage == Stage.WAIT_CLEAN:
+        if res.outcome == Outcome.NOT_CLEAN_IN_TIME:
             o['status'] = 'done'  # it runs them: its PGs are not clean
             self._end('failed', f'PGs did not become active+clean within {timeout:.0f}s of '
                       f'restarting osd.{o["osd"]} (it runs {self._what()})')
@@ -442,7 +442,7 @@ class Rollout:
             self._end('failed', f'{o["error"]}; its prior options are set at osd.{o["osd"]}, '
                       f'but restarting it failed: {e}')
             return 0
-        if res.outcome == Outcome.BLOCKED and res.stage == Stage.GATE:
+        if res.outcome == Outcome.GATE_HELD:
             # never forced, as a session's restore
             r['message'] = (f'{o["error"]}; osd.{o["osd"]} is restarted on its prior options '
                             'when it is safe: ' + '; '.join(res.reasons))
@@ -453,12 +453,11 @@ class Rollout:
                 kind=r['kind'], why=f'osd.{o["osd"]} waits to be put back on its prior options')
             return max(self.settings.poll, 5.0)
         r['alerts'].pop('ROLLOUT_PAUSED', None)
-        if res.outcome in (Outcome.DONE, Outcome.BLOCKED) or (
-                res.outcome == Outcome.TIMED_OUT and res.stage == Stage.WAIT_CLEAN):
+        if res.outcome.runs_them:
             o['put_back'] = 'done'
             self._end('failed', f'{o["error"]}; it is back on its prior options')
             return 0
-        if res.outcome == Outcome.TIMED_OUT:
+        if res.outcome == Outcome.NOT_UP_IN_TIME:
             o['put_back'] = 'failed'
             self._end('failed', f'{o["error"]}; it did not come back on its prior options '
                       f'either within {restarter.timeout():.0f}s (they are set at '

@@ -45,7 +45,7 @@ from .confirm import BASELINE, Confirmation
 from .gate import Params, StartRefused, choose_canary, look
 from .options import default
 from .perf_counters import Baseline, Measurement
-from .restart import Outcome, Restarter, Stage, resume_after_failover
+from .restart import Outcome, Restarter, resume_after_failover
 from .rocksdb_options import (COMPRESSIONS, NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT,
                               parse_options, parse_sharding)
 from .space import Candidate, SearchSpace
@@ -815,7 +815,7 @@ class Session:
                 self.s['error'] = f'restart failed: {e}'
                 self._enter(P.RESTORE, f'restart failed: {e}')
             return 0
-        if r.outcome == Outcome.BLOCKED:
+        if r.outcome.held:
             return self._pause(now, r.reasons)
         self._unpause()
         self._enter(P.WAIT_UP, f'trial {cur["index"]}: waiting for osd.{self.osd}')
@@ -825,7 +825,7 @@ class Session:
         s = self.s
         cur = self._cur()
         r = self.restarter.step(now)
-        if r.outcome == Outcome.DONE:
+        if r.outcome == Outcome.UP:
             self._unpause()
             if self._is_recovery():
                 s['alerts'].pop('TRIAL_FAILED', None)
@@ -841,14 +841,14 @@ class Session:
             self.window.begin(now)
             self._enter(P.WARMUP, f'trial {cur["index"]}: warming up')
             return 0
-        if r.outcome == Outcome.BLOCKED:
+        if r.outcome.held:
             # the canary runs; another OSD keeps PGs from clean: pause, not fail
             return self._pause(now, r.reasons)
         self._unpause()
-        if r.outcome != Outcome.TIMED_OUT:
+        if r.outcome == Outcome.WAITING:
             return self.settings.poll
         timeout = self.restarter.timeout()
-        if r.stage == Stage.WAIT_CLEAN:
+        if r.outcome == Outcome.NOT_CLEAN_IN_TIME:
             s['error'] = (f'PGs did not become active+clean within '
                           f'{timeout:.0f}s of restarting osd.{self.osd}')
             s['abort'] = True
@@ -1082,7 +1082,7 @@ class Session:
             self._fail(f'config restored, but restarting osd.{self.osd} failed: {e}; '
                        f'restart it to load its original options')
             return 0
-        if r.outcome == Outcome.BLOCKED and r.stage == Stage.GATE:
+        if r.outcome == Outcome.GATE_HELD:
             # never forced: the restart waits until it is safe
             s['message'] = (f'config restored; osd.{self.osd} is restarted onto it when it is '
                             'safe: ' + '; '.join(r.reasons))
@@ -1094,11 +1094,10 @@ class Session:
         s['alerts'].pop('RESTORE_PENDING', None)
         # back on its own options: done once its PGs are clean, or at once if
         # another OSD's trouble keeps them from it (not the session's to wait for)
-        if r.outcome in (Outcome.DONE, Outcome.BLOCKED) or (
-                r.outcome == Outcome.TIMED_OUT and r.stage == Stage.WAIT_CLEAN):
+        if r.outcome.runs_them:
             self.restarter.clear_noout()
             return self._finish()
-        if r.outcome == Outcome.TIMED_OUT:
+        if r.outcome == Outcome.NOT_UP_IN_TIME:
             self._fail(f'osd.{self.osd} did not come back on its original options within '
                        f'{self.restarter.timeout():.0f}s; its config is restored')
             return 0

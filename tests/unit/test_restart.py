@@ -1,0 +1,68 @@
+"""The restart path's one reading of a restart: each outcome from the
+cluster's state, against the fake cluster."""
+from typing import Any, Dict
+
+from fake_cluster import FakeClock, FakeCluster
+from rocks_autotune.restart import Outcome, Restarter
+
+
+def restarter(cluster: FakeCluster, state: Dict[str, Any], timeout: float = 60.0) -> Restarter:
+    return Restarter(cluster, 0, state, lambda: None, timeout, timeout)
+
+
+def fresh() -> Dict[str, Any]:
+    return {'restart': None, 'noout_ours': False, 'running_dirty': False, 'manual': False,
+            'alerts': {}}
+
+
+def test_outcomes_say_whether_the_cluster_holds_it_and_whether_it_runs_the_options() -> None:
+    assert {o for o in Outcome if o.held} == {Outcome.GATE_HELD, Outcome.OTHERS_UNCLEAN}
+    assert {o for o in Outcome if o.runs_them} == {
+        Outcome.UP, Outcome.OTHERS_UNCLEAN, Outcome.NOT_CLEAN_IN_TIME}
+
+
+def test_a_restart_goes_gate_held_then_up() -> None:
+    clock = FakeClock()
+    c = FakeCluster(clock)
+    s = fresh()
+    r = restarter(c, s)
+    r.begin('candidate', clock())
+    c.info[2].up = False  # another OSD down: the gate holds the restart
+    res = r.step(clock())
+    assert res.outcome == Outcome.GATE_HELD and res.reasons and c.restarts == []
+    c.info[2].up = True
+    assert r.step(clock()).outcome == Outcome.WAITING  # issued
+    clock.advance(c.restart_delay + 1)
+    assert r.step(clock()).outcome == Outcome.UP
+
+
+def test_an_osd_that_does_not_come_up_is_not_up_in_time() -> None:
+    clock = FakeClock()
+    c = FakeCluster(clock)
+    c.broken = lambda options: True  # never comes up
+    s = fresh()
+    r = restarter(c, s, timeout=30.0)
+    r.begin('candidate', clock())
+    assert r.step(clock()).outcome == Outcome.WAITING
+    clock.advance(10)
+    assert r.step(clock()).outcome == Outcome.WAITING
+    clock.advance(30)
+    assert r.step(clock()).outcome == Outcome.NOT_UP_IN_TIME
+
+
+def test_up_with_pgs_unclean_is_others_doing_or_not_clean_in_time() -> None:
+    clock = FakeClock()
+    c = FakeCluster(clock)
+    s = fresh()
+    r = restarter(c, s, timeout=30.0)
+    r.begin('candidate', clock())
+    r.step(clock())
+    clock.advance(c.restart_delay + 1)
+    c.pg_states = {'active+clean': 90, 'active+undersized+degraded': 6}
+    assert r.step(clock()).outcome == Outcome.WAITING  # up on them; PGs not clean yet
+    c.info[1].in_ = False  # another OSD's trouble
+    res = r.step(clock())
+    assert res.outcome == Outcome.OTHERS_UNCLEAN and 'osd.1 is out' in res.reasons
+    c.info[1].in_ = True
+    clock.advance(31)
+    assert r.step(clock()).outcome == Outcome.NOT_CLEAN_IN_TIME
