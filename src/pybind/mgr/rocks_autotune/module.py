@@ -11,6 +11,10 @@ import json
 import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple, cast
+try:
+    from typing import Protocol
+except ImportError:  # Python < 3.8
+    from typing_extensions import Protocol  # type: ignore
 
 from mgr_module import HandleCommandResult, MgrModule, MgrStandbyModule, NotifyType, Option
 from orchestrator import OrchestratorClientMixin
@@ -61,6 +65,20 @@ def _an(kind: str) -> str:
     return ('an ' if kind[:1] in 'aeiou' else 'a ') + kind
 
 
+class Job(Protocol):
+    """What the serve loop and publish() drive: a session or a rollout."""
+    @property
+    def active(self) -> bool: ...
+
+    def step(self) -> float: ...
+
+    def note_internal_error(self, e: Exception) -> None: ...
+
+    def health_checks(self) -> Dict[str, Any]: ...
+
+    def progress_event(self) -> views.ProgressEvent: ...
+
+
 class RocksAutotune(MgrModule, OrchestratorClientMixin):
     CLICommand = CLICommand  # Tentacle: this module's command registry
     # No notifications wanted.  Declared all the same: Tentacle's loader looks
@@ -86,11 +104,11 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         self.session: Optional[Session] = None
         self.load_error = ''
         self.settings_error = ''
-        self.progress_id = ''
+        # the progress event of each kind of job, while one is up
+        self.progress_ids: Dict[str, str] = {}
         self.rollout_store = RolloutStore(self.get_store, self.put_store)
         self.rollout: Optional[Rollout] = None
         self.rollout_error = ''
-        self.rollout_progress_id = ''
         # the last rollout's record, copied by publish() for the command thread
         self.rollout_record: Optional[Dict[str, Any]] = None
         # what the panel and the read commands show, refreshed by publish()
@@ -263,38 +281,22 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         if self.rollout_error:
             snapshot.status['rollout_error'] = self.rollout_error
         self.panel_snapshot = snapshot
-        self._publish_rollout_progress(ro)
-        if v is not None and v.active:
-            if not self.progress_id:
-                self.progress_id = f'rocks-autotune-{v.id}'
-            self.remote('progress', 'update', self.progress_id,
-                        ev_msg=f'Tuning RocksDB on osd.{v.osd} ({v.phase})',
-                        ev_progress=v.progress, refs=[('osd', v.osd)],
-                        add_to_ceph_s=True)
-        elif self.progress_id:
-            ev_id, self.progress_id = self.progress_id, ''
-            if v is not None and v.state in ('failed', 'aborted'):
-                self.remote('progress', 'fail', ev_id, f'rocks_autotune {v.message}')
-            else:
-                self.remote('progress', 'complete', ev_id)
+        for slot, job in (('session', self.session), ('rollout', ro)):
+            self._publish_progress(slot, job)
 
-    def _publish_rollout_progress(self, ro: Optional[Rollout]) -> None:
-        """The rollout's progress event in `ceph -s`."""
-        if ro is not None and ro.active:
-            r = ro.r
-            if not self.rollout_progress_id:
-                self.rollout_progress_id = f'rocks-autotune-{r["kind"]}-{r["id"]}'
-            what = ('Rolling out RocksDB options to' if r['kind'] == 'apply' else
-                    'Reverting the RocksDB options of')
-            done = len([o for o in r['osds'] if o['status'] in ('done', 'failed')])
-            self.remote('progress', 'update', self.rollout_progress_id,
-                        ev_msg=f'{what} {r["target"]} ({done}/{len(r["osds"])} OSDs)',
-                        ev_progress=ro.progress(), refs=[('osd', o['osd']) for o in r['osds']],
-                        add_to_ceph_s=True)
-        elif self.rollout_progress_id:
-            ev_id, self.rollout_progress_id = self.rollout_progress_id, ''
-            if ro is not None and ro.r['state'] in ('failed', 'aborted'):
-                self.remote('progress', 'fail', ev_id, f'rocks_autotune {ro.r["message"]}')
+    def _publish_progress(self, slot: str, job: Optional[Job]) -> None:
+        """A job's progress event in `ceph -s`: updated while it runs, then
+        completed or failed once."""
+        if job is not None and job.active:
+            ev = job.progress_event()
+            self.progress_ids[slot] = ev.id
+            self.remote('progress', 'update', ev.id, ev_msg=ev.message,
+                        ev_progress=ev.progress, refs=ev.refs, add_to_ceph_s=True)
+        elif self.progress_ids.get(slot):
+            ev_id = self.progress_ids.pop(slot)
+            failure = job.progress_event().failure if job is not None else None
+            if failure:
+                self.remote('progress', 'fail', ev_id, failure)
             else:
                 self.remote('progress', 'complete', ev_id)
 
@@ -327,31 +329,27 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         while self.run:
             self.serve_panel()  # also retries a bind that failed
             delay = float(self.get_module_option('sleep_interval') or 60)
-            session = self.session
-            ro = self.rollout
-            if session is not None and session.active:
+            job = self._running()
+            if job is not None:
                 with self.step_lock:
                     try:
-                        delay = session.step()
-                    except Exception as e:  # never leave the loop: the canary needs us
-                        self.log.exception('session step failed')
-                        session.note_internal_error(e)
-                        delay = 10.0
-                    self._publish()
-            elif ro is not None and ro.active:
-                with self.step_lock:
-                    try:
-                        delay = ro.step()
+                        delay = job.step()
                     except Exception as e:  # never leave the loop: an OSD may be in flight
-                        self.log.exception('rollout step failed')
-                        ro.note_internal_error(e)
+                        self.log.exception('%s step failed', type(job).__name__.lower())
+                        job.note_internal_error(e)
                         delay = 10.0
                     self._publish()
-            elif session is not None or ro is not None:
+            elif self.session is not None or self.rollout is not None:
                 self._publish()  # the panel's OSD list follows the cluster after a session
             if delay > 0:
                 self.event.wait(delay)
             self.event.clear()
+
+    def _running(self) -> Optional[Job]:
+        """The job the serve loop steps: the session or the rollout that is
+        active (start and apply refuse a second one)."""
+        return next((j for j in (self.session, self.rollout) if j is not None and j.active),
+                    None)
 
     def shutdown(self) -> None:
         self.run = False

@@ -566,6 +566,18 @@ class Rollout:
     def health_checks(self) -> Dict[str, Any]:
         return health.publish(self.r['alerts'])
 
+    def progress_event(self) -> views.ProgressEvent:
+        r = self.r
+        what = ('Rolling out RocksDB options to' if r['kind'] == 'apply' else
+                'Reverting the RocksDB options of')
+        done = len([o for o in r['osds'] if o['status'] in ('done', 'failed')])
+        return views.ProgressEvent(
+            id=f'rocks-autotune-{r["kind"]}-{r["id"]}',
+            message=f'{what} {r["target"]} ({done}/{len(r["osds"])} OSDs)',
+            progress=self.progress(), refs=[('osd', o['osd']) for o in r['osds']],
+            failure=(f'rocks_autotune {r["message"]}' if r['state'] in ('failed', 'aborted')
+                     else None))
+
     def progress(self) -> float:
         """The share of OSDs on the options set (a failed one is not: it was put back)."""
         osds = self.r['osds']

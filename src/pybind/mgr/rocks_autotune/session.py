@@ -1180,6 +1180,14 @@ class Session:
                     self.settings.confirm_rounds * (self.settings.confirm_candidates + 1))
         return 0, self._confirmation().planned()
 
+    def progress_event(self) -> views.ProgressEvent:
+        s = self.s
+        return views.ProgressEvent(
+            id=f'rocks-autotune-{s["id"]}', message=f'Tuning RocksDB on osd.{self.osd} '
+            f'({s["phase"]})', progress=self.progress(), refs=[('osd', self.osd)],
+            failure=(f'rocks_autotune {s["message"]}' if s['state'] in ('failed', 'aborted')
+                     else None))
+
     def progress(self) -> float:
         """Measurements done over those planned."""
         done = len(self.s['trials'])

@@ -7,7 +7,7 @@ here computes a statistic: the confirmation's figures are the session's
 (confirm.py, on the serve thread), read as they were saved.
 """
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from .perf_counters import OBJECTIVE_NAMES, write_amps
 from .paired_stats import MIN_ROUNDS
@@ -184,6 +184,17 @@ def osd_list(ids: List[int]) -> str:
         else:
             runs.append([i, i])
     return ', '.join(f'osd.{a}' if a == b else f'osd.{a}-{b}' for a, b in runs) or 'none'
+
+
+@dataclass
+class ProgressEvent:
+    """A job's event in `ceph -s` (the progress module's): its id, what it
+    says, how far it is, the OSDs it names, and why it failed if it did."""
+    id: str
+    message: str
+    progress: float
+    refs: List[Tuple[str, int]]
+    failure: Optional[str] = None
 
 
 def rollout_status(r: Mapping[str, Any], progress: float, health: List[str]) -> Dict[str, Any]:
