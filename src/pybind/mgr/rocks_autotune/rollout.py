@@ -35,23 +35,23 @@ import time
 import uuid
 from dataclasses import asdict, dataclass, fields
 from enum import Enum
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from . import health, views
 from .canary import OPTIONS
 from .cluster import Cluster, ClusterError
 from .gate import look
+from .machine import Handler, Machine
 from .options import default
 from .restart import OsdGone, Outcome, Restarter, Stage, resume_after_failover
 from .rollout_plan import REVERT, RUNNING, _some, own_crash, set_by_others, show
-from .store import ROLLOUT_VERSION, RolloutOsd, RolloutPlan, RolloutState, StoreError
+from .store import ROLLOUT_VERSION, RolloutOsd, RolloutPlan, RolloutState
 from .views import osd_list
 
 log = logging.getLogger(__name__)
 
 ACTIVE = ('running',)
 ENDED = ('done', 'aborted', 'failed')
-MAX_CLUSTER_ERRORS = 5
 
 
 class Phase(str, Enum):
@@ -96,16 +96,18 @@ class RolloutSettings:
         return cls(**{k: float(v) for k, v in d.items() if k in names})
 
 
-class Rollout:
+class Rollout(Machine):
+    kind = 'rollout'
+    MOVES = MOVES
+    ACTIVE = ACTIVE
+
     def __init__(self, state: RolloutState, cluster: Cluster,
                  save: Callable[[RolloutState], None],
                  clock: Callable[[], float] = time.time) -> None:
+        super().__init__(state, save, clock)
         self.r = state
         self.cluster = cluster
-        self._save = save
-        self.clock = clock
         self.settings = RolloutSettings.from_dict(state['settings'])
-        self._abort_requested = False  # from the command thread, taken by the next step
 
     @classmethod
     def begin(cls, plan: RolloutPlan, settings: RolloutSettings, cluster: Cluster,
@@ -145,14 +147,10 @@ class Rollout:
 
     # ------------------------------------------------------------ commands
 
-    @property
-    def active(self) -> bool:
-        return self.r['state'] in ACTIVE
-
     def request_abort(self) -> None:
         """Stop after the OSD in flight; seen at the next step.  The module
         persists the request before it calls this (and again on a new mgr)."""
-        self._abort_requested = True
+        self.request('abort')
 
     def resume_after_failover(self) -> None:
         """A new active mgr took over: deadlines start again on its own clock."""
@@ -163,68 +161,31 @@ class Rollout:
 
     # ------------------------------------------------------------ the loop
 
-    def _persist(self) -> bool:
-        self.r['alerts'].pop('STATE_WRITE_FAILED', None)
-        try:
-            self._save(self.r)
-        except StoreError as e:
-            self.r['alerts']['STATE_WRITE_FAILED'] = health.raised(
-                'STATE_WRITE_FAILED',
-                [str(e), 'the rollout changes nothing until its state is saved'], job='rollout')
-            self.r['message'] = f'paused: cannot save the rollout state: {e}'
-            return False
-        return True
+    def _phase(self) -> Phase:
+        return Phase(self.r['phase'])
 
-    def step(self) -> float:
-        """Do one piece of work; return seconds until the next step."""
-        if not self.active:
-            return 60.0
-        wait = max(self.settings.poll, 10.0)
-        if 'STATE_WRITE_FAILED' in self.r['alerts'] and not self._persist():
-            return wait
-        if self._abort_requested and not self.r['abort']:
-            self._abort_requested = False
+    def _poll(self) -> float:
+        return self.settings.poll
+
+    def _take(self, requests: Set[str]) -> None:
+        if 'abort' in requests and not self.r['abort']:
             self.r['abort'] = True
             self.r['message'] = 'aborting: stopping after the OSD in flight'
-        try:
-            delay = self._step()
-            self.r['cluster_errors'] = 0
-        except StoreError:
-            delay = 0.0  # a save before a change: nothing after it ran
-        except Exception as e:
-            if not isinstance(e, ClusterError):
-                log.exception('rollout step failed in phase %s', self.r['phase'])
-            self.r['cluster_errors'] += 1
-            self.r['message'] = f'step failed ({self.r["cluster_errors"]}x): {e}'
-            if self.r['cluster_errors'] >= MAX_CLUSTER_ERRORS:
-                self._end('failed', f'giving up after repeated errors: {e}')
-            delay = 5.0
-        if not self._persist():
-            return wait
-        return delay
 
-    def _step(self) -> float:
+    def _interrupt(self, now: float) -> Optional[float]:
         r = self.r
-        now = self.clock()
-        phase = Phase(r['phase'])
-        if r['abort'] and phase in (P.CHECK, P.NEXT):
+        if r['abort'] and self._phase() in (P.CHECK, P.NEXT):
             self._end('aborted', 'aborted' + ('' if r['changed'] else ': nothing was changed'))
             return 0
-        handler = {P.CHECK: self._check, P.NEXT: self._next, P.SET: self._set,
-                   P.RESTART: self._restart, P.WAIT: self._wait, P.PUT_BACK: self._put_back,
-                   P.PUT_BACK_WAIT: self._put_back_wait}.get(phase)
-        if handler is None:
-            raise ValueError(f'no step in phase {phase.value!r}')
-        return handler(now)
+        return None
 
-    def _enter(self, phase: Phase, message: str = '') -> None:
-        old = Phase(self.r['phase'])
-        if phase != old and phase not in MOVES[old]:
-            raise AssertionError(f'no move from {old.value} to {phase.value}')
-        self.r['phase'] = phase.value
-        self.r['phase_started'] = self.clock()
-        if message:
-            self.r['message'] = message
+    def _give_up(self, error: str) -> None:
+        self._end('failed', error)
+
+    def _handlers(self) -> Dict[Any, Handler]:
+        return {P.CHECK: self._check, P.NEXT: self._next, P.SET: self._set,
+                P.RESTART: self._restart, P.WAIT: self._wait, P.PUT_BACK: self._put_back,
+                P.PUT_BACK_WAIT: self._put_back_wait}
 
     def _cur(self) -> RolloutOsd:
         i = self.r['current']

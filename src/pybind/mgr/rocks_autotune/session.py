@@ -31,7 +31,6 @@ import logging
 import math
 from statistics import median
 import os
-import threading
 import time
 import uuid
 from dataclasses import asdict, dataclass, field, fields
@@ -43,13 +42,14 @@ from .canary import ANNEX, CFS, OPTIONS, SAVED, STATS_OPTIONS, Canary
 from .cluster import Cluster, ClusterError, Crash
 from .confirm import BASELINE, Confirmation
 from .gate import Params, StartRefused, choose_canary, look
+from .machine import Handler, Machine
 from .options import default
 from .perf_counters import Baseline, Measurement
 from .restart import Outcome, Restarter, resume_after_failover
 from .rocksdb_options import (COMPRESSIONS, NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT,
                               parse_options, parse_sharding)
 from .space import Candidate, SearchSpace
-from .store import STATE_VERSION, SessionState, StartRecord, StoreError
+from .store import STATE_VERSION, SessionState, StartRecord
 from .views import View
 from .window import (Precondition, Window, WindowSettings, confirmation_length, fill_rate,
                      steady_window)
@@ -64,7 +64,6 @@ ENDED = ('done', 'stopped', 'aborted', 'failed')
 # a penalty weight on the log of how far write-amp is over budget, so the GP
 # learns where the infeasible region is without being told a cliff
 INFEASIBLE_WEIGHT = 2.0
-MAX_CLUSTER_ERRORS = 5
 # the client workload's objects: their names are found (hashing names until
 # enough land in the canary's PGs) and held in the mgr
 MAX_CLIENT_OBJECTS = 65536
@@ -193,10 +192,15 @@ class Trial:
     arm: str = ''
 
 
-class Session:
+class Session(Machine):
+    kind = 'session'
+    MOVES = MOVES
+    ACTIVE = ACTIVE
+
     def __init__(self, state: SessionState, cluster: Cluster, settings: Settings,
                  save: Callable[[SessionState], None],
                  clock: Callable[[], float] = time.time) -> None:
+        super().__init__(state, save, clock)
         self.s: SessionState = state
         self.cluster = cluster
         # the settings the session started with: a failover (or an option
@@ -205,8 +209,6 @@ class Session:
             settings = Settings.from_dict(state['settings'])
         state['settings'] = asdict(settings)
         self.settings = settings
-        self._save = save
-        self.clock = clock
         self.osd: int = state['params']['osd']
         self.params = Params(**state['params'])
         self.canary = Canary(cluster, self.osd)
@@ -239,9 +241,6 @@ class Session:
             min_flushes=settings.min_flushes, max_window_factor=settings.max_window_factor,
             extend_seconds=settings.bench_chunk_seconds), state)
         self._optimizer: Any = None
-        # stop/abort from the command thread, taken by the next step
-        self._requests_lock = threading.Lock()
-        self._requests: Set[str] = set()
 
     def _client_workload(self) -> ClientWorkload:
         """The client load, built on its first chunk (its names are hashed, its
@@ -430,25 +429,15 @@ class Session:
 
     # ------------------------------------------------------------ commands
 
-    @property
-    def active(self) -> bool:
-        return self.s['state'] in ACTIVE
-
     def request_stop(self) -> None:
         """Finish the trial in flight, then restore; seen at the next step."""
-        with self._requests_lock:
-            self._requests.add('stop')
+        self.request('stop')
 
     def request_abort(self) -> None:
         """Restore now; seen at the next step (a step in flight ends first)."""
-        with self._requests_lock:
-            self._requests.add('abort')
+        self.request('abort')
 
-    def _take_requests(self) -> None:
-        """The commands' requests, applied by the step at its start: the
-        state is written by the step alone."""
-        with self._requests_lock:
-            requests, self._requests = self._requests, set()
+    def _take(self, requests: Set[str]) -> None:
         s = self.s
         if 'abort' in requests and self.active:
             s['abort'] = True
@@ -471,98 +460,44 @@ class Session:
 
     # ------------------------------------------------------------ the loop
 
-    def _persist(self) -> bool:
-        """Save the state; on a failed write, raise the alert and say so."""
-        self.s['alerts'].pop('STATE_WRITE_FAILED', None)
-        try:
-            self._save(self.s)
-        except StoreError as e:
-            self.s['alerts']['STATE_WRITE_FAILED'] = health.raised(
-                'STATE_WRITE_FAILED',
-                [str(e), 'the session changes nothing until its state is saved'], job='session')
-            self.s['message'] = f'paused: cannot save the session state: {e}'
-            return False
-        return True
+    def _phase(self) -> Phase:
+        return Phase(self.s['phase'])
 
-    def step(self) -> float:
-        """Do one piece of work; return seconds until the next step."""
-        if not self.active:
-            return 60.0
-        if 'STATE_WRITE_FAILED' in self.s['alerts'] and not self._persist():
-            return max(self.settings.poll, 10.0)
-        self._take_requests()
-        try:
-            delay = self._step()
-            self.s['cluster_errors'] = 0
-        except StoreError:
-            # a save inside the step (before a restart): nothing after it ran
-            delay = 0.0
-        except Exception as e:
-            # a cluster call that failed, or a bug: retry a few times, then
-            # end through restore (its gated restart included)
-            if not isinstance(e, ClusterError):
-                log.exception('session step failed in phase %s', self.s['phase'])
-            # what the optimizer was told may be half done: rebuild it from the trials
-            self._optimizer = None
-            self.s['cluster_errors'] += 1
-            self.s['message'] = f'step failed ({self.s["cluster_errors"]}x): {e}'
-            if self.s['cluster_errors'] >= MAX_CLUSTER_ERRORS:
-                self.s['cluster_errors'] = 0
-                error = f'giving up after repeated errors: {e}'
-                if self.s['phase'] in ENDING:
-                    self._fail(error)
-                else:
-                    self.s['error'] = error
-                    self._enter(P.RESTORE, error + '; restoring the canary')
-            delay = 5.0
-        if not self._persist():
-            return max(self.settings.poll, 10.0)
-        return delay
+    def _poll(self) -> float:
+        return self.settings.poll
 
-    def _step(self) -> float:
-        s = self.s
-        now = self.clock()
-        if s['abort'] and s['phase'] not in ENDING:
+    def _interrupt(self, now: float) -> Optional[float]:
+        if self.s['abort'] and self.s['phase'] not in ENDING:
             self._enter(P.RESTORE)
             return 0
-        phase = Phase(s['phase'])
-        if phase == P.PREPARE:
-            if self.params.workload == OSD_BENCH:
-                self.canary.set_bench_limit(BENCH_LIMIT_VALUE)
-            # RocksDB's own flush and compaction figures, from the first restart on
-            self.canary.collect_rocksdb_stats()
-            self._enter(P.NEXT)
-            return self._next_trial()
-        if phase == P.NEXT:
-            return self._next_trial()
-        if phase == P.CONFIRM:
-            return self._next_confirmation()
-        if phase == P.APPLY:
-            return self._apply(now)
-        if phase == P.RESTART:
-            return self._restart(now)
-        if phase == P.WAIT_UP:
-            return self._wait_up(now)
-        if phase == P.PRECONDITION:
-            return self._precondition(now)
-        if phase == P.WARMUP:
-            return self._warmup(now)
-        if phase == P.MEASURE:
-            return self._measure(now)
-        if phase == P.RESTORE:
-            return self._restore(now)
-        if phase == P.RESTORE_WAIT:
-            return self._restore_wait(now)
-        raise ValueError(f'no step in phase {phase.value!r}')
+        return None
 
-    def _enter(self, phase: Phase, message: str = '') -> None:
-        old = Phase(self.s['phase'])
-        if phase != old and phase not in MOVES[old]:
-            raise AssertionError(f'no move from {old.value} to {phase.value}')
-        self.s['phase'] = phase.value
-        self.s['phase_started'] = self.clock()
-        if message:
-            self.s['message'] = message
+    def _after_error(self) -> None:
+        # what the optimizer was told may be half done: rebuild it from the trials
+        self._optimizer = None
+
+    def _give_up(self, error: str) -> None:
+        if self.s['phase'] in ENDING:
+            self._fail(error)
+        else:
+            self.s['error'] = error
+            self._enter(P.RESTORE, error + '; restoring the canary')
+
+    def _handlers(self) -> Dict[Any, Handler]:
+        return {P.PREPARE: self._prepare, P.NEXT: lambda now: self._next_trial(),
+                P.CONFIRM: lambda now: self._next_confirmation(), P.APPLY: self._apply,
+                P.RESTART: self._restart, P.WAIT_UP: self._wait_up,
+                P.PRECONDITION: self._precondition, P.WARMUP: self._warmup,
+                P.MEASURE: self._measure, P.RESTORE: self._restore,
+                P.RESTORE_WAIT: self._restore_wait}
+
+    def _prepare(self, now: float) -> float:
+        if self.params.workload == OSD_BENCH:
+            self.canary.set_bench_limit(BENCH_LIMIT_VALUE)
+        # RocksDB's own flush and compaction figures, from the first restart on
+        self.canary.collect_rocksdb_stats()
+        self._enter(P.NEXT)
+        return self._next_trial()
 
     def _next_trial(self) -> float:
         s = self.s

@@ -1,0 +1,145 @@
+"""The step engine a tuning session and a rollout share.
+
+A job is a state machine over a persisted record: its phase is in the
+record, every move is checked against the job's table (MOVES), and the serve
+loop calls `step()`, which does one piece of work and says when to come back.
+The engine owns what is the same for both jobs: the commands' requests taken
+at the start of a step (the record is written by the step alone), one
+phase's handler per step, the record saved after every step (a failed write
+raises STATE_WRITE_FAILED and the job changes nothing until a write goes
+through), and failed steps counted: a cluster call that keeps failing, or a
+bug, ends the job through its own way out after MAX_CLUSTER_ERRORS in a row.
+
+What differs is the job's: its phases and their handlers, what an abort
+does before the phase's handler, what a request means, and how it gives up.
+"""
+import logging
+import threading
+import time
+from enum import Enum
+from typing import Any, Callable, Dict, Mapping, Optional, Set, Tuple
+
+from . import health
+from .cluster import ClusterError
+from .store import StoreError
+
+log = logging.getLogger(__name__)
+
+# failed steps in a row before the job gives up
+MAX_CLUSTER_ERRORS = 5
+
+Handler = Callable[[float], float]
+
+
+class Machine:
+    kind = ''                                     # 'session', 'rollout': alerts and logs
+    MOVES: Mapping[Any, Tuple[Any, ...]] = {}     # phase -> the phases it may move to
+    ACTIVE: Tuple[str, ...] = ()                  # the record's states in which it steps
+
+    def __init__(self, state: Any, save: Callable[[Any], None],
+                 clock: Callable[[], float] = time.time) -> None:
+        self.state = state
+        self._save = save
+        self.clock = clock
+        # requests from the command thread, taken by the next step
+        self._requests_lock = threading.Lock()
+        self._requests: Set[str] = set()
+
+    # -- what a job says
+
+    def _phase(self) -> Enum:
+        """The record's phase as the job's enum."""
+        raise NotImplementedError
+
+    def _handlers(self) -> Dict[Any, Handler]:
+        """Each phase's work: (now) -> seconds until the next step."""
+        raise NotImplementedError
+
+    def _poll(self) -> float:
+        raise NotImplementedError
+
+    def _take(self, requests: Set[str]) -> None:
+        """Apply the commands' requests to the record."""
+
+    def _interrupt(self, now: float) -> Optional[float]:
+        """Before the phase's handler (an abort): a delay to end the step with, or None."""
+        return None
+
+    def _after_error(self) -> None:
+        """A step failed: drop what it may have left half done in memory."""
+
+    def _give_up(self, error: str) -> None:
+        """Repeated failed steps: end through the job's own way out."""
+        raise NotImplementedError
+
+    # -- the engine
+
+    @property
+    def active(self) -> bool:
+        return self.state['state'] in self.ACTIVE
+
+    def request(self, what: str) -> None:
+        with self._requests_lock:
+            self._requests.add(what)
+
+    def step(self) -> float:
+        """Do one piece of work; return seconds until the next step."""
+        if not self.active:
+            return 60.0
+        st = self.state
+        wait = max(self._poll(), 10.0)
+        if 'STATE_WRITE_FAILED' in st['alerts'] and not self._persist():
+            return wait
+        with self._requests_lock:
+            requests, self._requests = self._requests, set()
+        self._take(requests)
+        try:
+            now = self.clock()
+            delay = self._interrupt(now)
+            if delay is None:
+                phase = self._phase()
+                handler = self._handlers().get(phase)
+                if handler is None:
+                    raise ValueError(f'no step in phase {phase.value!r}')
+                delay = handler(now)
+            st['cluster_errors'] = 0
+        except StoreError:
+            # a save inside the step (before a change): nothing after it ran
+            delay = 0.0
+        except Exception as e:
+            # a cluster call that failed, or a bug: retry a few times, then give up
+            if not isinstance(e, ClusterError):
+                log.exception('%s step failed in phase %s', self.kind, st['phase'])
+            self._after_error()
+            st['cluster_errors'] += 1
+            st['message'] = f'step failed ({st["cluster_errors"]}x): {e}'
+            if st['cluster_errors'] >= MAX_CLUSTER_ERRORS:
+                st['cluster_errors'] = 0
+                self._give_up(f'giving up after repeated errors: {e}')
+            delay = 5.0
+        if not self._persist():
+            return wait
+        return delay
+
+    def _enter(self, phase: Enum, message: str = '') -> None:
+        old = self._phase()
+        if phase != old and phase not in self.MOVES[old]:
+            raise AssertionError(f'no move from {old.value} to {phase.value}')
+        self.state['phase'] = phase.value
+        self.state['phase_started'] = self.clock()
+        if message:
+            self.state['message'] = message
+
+    def _persist(self) -> bool:
+        """Save the record; on a failed write, raise the alert and say so."""
+        self.state['alerts'].pop('STATE_WRITE_FAILED', None)
+        try:
+            self._save(self.state)
+        except StoreError as e:
+            self.state['alerts']['STATE_WRITE_FAILED'] = health.raised(
+                'STATE_WRITE_FAILED',
+                [str(e), f'the {self.kind} changes nothing until its state is saved'],
+                job=self.kind)
+            self.state['message'] = f'paused: cannot save the {self.kind} state: {e}'
+            return False
+        return True
