@@ -21,14 +21,14 @@ def client_session(**settings: Any) -> Harness:
 
 
 def test_a_client_load_that_fails_in_the_preconditioning_fails_the_trial() -> None:
-    # precondition -> apply: the trial failed, the canary restored onto its originals
+    # precondition -> recover: the trial failed, the canary restored onto its originals
     h = client_session(on_failure='stop')
     before = h.config_of(0)
     s = h.start(osd=0, workload='client')
     h.run(until=phase('precondition'))
     h.cluster.client_fails = 'pool full'
     s.step()
-    assert s.s['phase'] == 'apply' and 'pool full' in s.s['message']
+    assert s.s['phase'] == 'recover' and 'pool full' in s.s['message']
     h.cluster.client_fails = ''
     h.run()
     assert [t['verdict'] for t in s.s['trials']] == ['failed']
@@ -64,7 +64,7 @@ def test_abort_while_the_canary_comes_up_restores_it() -> None:
 
 
 def test_a_restart_onto_a_candidate_that_fails_fails_the_trial() -> None:
-    # restart -> apply: the candidate's restart raised; the trial failed, the
+    # restart -> recover: the candidate's restart raised; the trial failed, the
     # canary goes back onto its originals, and that restart works
     h = Harness(on_failure='stop')
     before = h.config_of(0)
@@ -72,7 +72,7 @@ def test_a_restart_onto_a_candidate_that_fails_fails_the_trial() -> None:
     h.run(until=lambda s: s.s['phase'] == 'restart' and s.s['current']['kind'] == 'candidate')
     h.cluster.restart_fails = True
     s.step()
-    assert s.s['phase'] == 'apply' and 'restart on the candidate failed' in s.s['message']
+    assert s.s['phase'] == 'recover' and 'restart on the candidate failed' in s.s['message']
     h.cluster.restart_fails = False
     h.run()
     assert s.s['trials'][-1]['verdict'] == 'failed'
@@ -80,19 +80,40 @@ def test_a_restart_onto_a_candidate_that_fails_fails_the_trial() -> None:
 
 
 def test_a_failing_restart_back_onto_the_originals_ends_the_session_failed() -> None:
-    # restart -> end: the recovery's restart raised; the config is restored
-    # and the alert says to restart the OSD
+    # recover_restart -> end: the recovery's restart raised; the config is
+    # restored and the alert says to restart the OSD
     h = Harness()
     s = h.start(osd=0)
     h.run(until=lambda s: s.s['phase'] == 'restart' and s.s['current']['kind'] == 'candidate')
     h.cluster.restart_fails = True
     s.step()  # the candidate's restart: the trial fails
-    h.run(until=lambda s: s.s['phase'] == 'restart' or not s.active)
+    h.run(until=lambda s: s.s['phase'] == 'recover_restart' or not s.active)
     s.step()  # the recovery's
     assert s.s['phase'] == 'end' and s.s['state'] == 'failed'
     assert 'restart it to load its original options' in s.s['error']
     assert h.config_of(0)['bluestore_rocksdb_options'] is None
     assert 'ROCKS_AUTOTUNE_RESTORE_FAILED' in s.health_checks()
+
+
+def test_abort_during_a_recovery_restores_the_canary() -> None:
+    # recover -> restore, recover_restart -> restore, recover_wait -> restore
+    for where in ('recover', 'recover_restart', 'recover_wait'):
+        h = Harness()
+        before = h.config_of(0)
+        s = h.start(osd=0)
+        h.run(until=lambda s: s.s['phase'] == 'restart'
+              and s.s['current']['kind'] == 'candidate')
+        h.cluster.restart_fails = True
+        s.step()  # the candidate's restart: the trial fails
+        h.cluster.restart_fails = False
+        h.run(until=lambda s: s.s['phase'] == where)
+        assert s.s['current']['kind'] == 'recovery'
+        s.request_abort()
+        s.step()
+        assert s.s['phase'] == 'restore', where
+        h.run()
+        assert s.s['state'] == 'aborted', where
+        assert_restored(h, 0, before)
 
 
 def test_an_osd_gone_at_its_restart_is_skipped() -> None:

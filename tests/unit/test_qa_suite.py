@@ -345,7 +345,7 @@ def test_admin_task_kills_once_and_answers_each_restart_once(qa_imports: None) -
         st('wait_up', health=manual),                      # still waiting: once only
         st('measure'),                                     # kill it now
         st('measure'),                                     # killed already
-        st('wait_up', kind='recovery', health=manual),     # the recovery asks: restart
+        st('recover_wait', kind='recovery', health=manual),     # the recovery asks: restart
         st('restore_wait', kind='', health=manual),        # the final restore asks
         st('end', kind='', state='done', health=manual),   # ended: nothing to do
     ])
@@ -407,6 +407,6 @@ def test_mgr_test_answers_each_restart_once(qa_imports: None) -> None:
     case.answered = set()
     manual = ('ROCKS_AUTOTUNE_MANUAL_RESTART',)
     for s in (st('wait_up', health=manual), st('wait_up', health=manual), st('measure'),
-              st('wait_up', kind='recovery', health=manual)):
+              st('recover_wait', kind='recovery', health=manual)):
         case._answer_restart(s)
     assert calls == [3, 3]

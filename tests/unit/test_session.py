@@ -696,9 +696,10 @@ def test_the_phase_table_is_whole_and_checked_at_every_move() -> None:
     trial_phases = set(Phase) - {Phase.RESTORE, Phase.RESTORE_WAIT, Phase.END}
     for p in trial_phases:
         assert Phase.RESTORE in MOVES[p], p  # an abort may come in any of them
-    # the end, only where putting the canary back is under way
+    # the end, only where putting the canary back is under way: a failed
+    # trial's recovery, or the restore
     assert {p for p in Phase if Phase.END in MOVES[p]} == {
-        Phase.RESTART, Phase.WAIT_UP, Phase.RESTORE, Phase.RESTORE_WAIT}
+        Phase.RECOVER_RESTART, Phase.RECOVER_WAIT, Phase.RESTORE, Phase.RESTORE_WAIT}
     seen, todo = {Phase.PREPARE}, [Phase.PREPARE]
     while todo:
         for q in MOVES[todo.pop()]:

@@ -1,4 +1,4 @@
-"""The session's persistence: small values, checked writes, version 1 read."""
+"""The session's persistence: small values, checked writes, versions 1 and 2 read."""
 import json
 from typing import Any, Dict, Optional
 
@@ -72,6 +72,33 @@ def test_a_version_1_state_is_read_and_resumed() -> None:
     h.run()
     assert s.s['state'] == 'done' and not h.cluster.has_noout(0)
     assert h.cluster.running[0] == h.cluster.defaults['bluestore_rocksdb_options']
+
+
+@pytest.mark.parametrize('old,new', [('apply', 'recover'), ('restart', 'recover_restart'),
+                                     ('wait_up', 'recover_wait')])
+def test_a_version_2_recovery_is_read_in_its_own_phase_and_resumed(old: str, new: str) -> None:
+    # version 2 ran a failed trial's recovery in the trial's phases
+    kv, store, h = stored_session()
+    before = h.config_of(0)
+    s = h.start(osd=0, trials=2)
+    h.run(until=lambda s: s.s['phase'] == 'restart' and s.s['current']['kind'] == 'candidate')
+    h.cluster.restart_fails = True
+    s.step()  # the candidate's restart: the trial fails
+    h.cluster.restart_fails = False
+    h.run(until=lambda s: s.s['phase'] == new)
+    head = json.loads(kv.d[HEAD_KEY])
+    kv.d[HEAD_KEY] = json.dumps(dict(head, version=2, phase=old))
+    state = SessionStore(kv.get, kv.put).load()
+    assert state is not None and state['version'] == 3 and state['phase'] == new
+    # a version-2 trial phase stays what it was
+    kv.d[HEAD_KEY] = json.dumps(dict(head, version=2, phase=old, current=None))
+    assert SessionStore(kv.get, kv.put).load()['phase'] == old  # type: ignore[index]
+    kv.d[HEAD_KEY] = json.dumps(dict(head, version=2, phase=old))
+    h.saved.append(json.dumps(SessionStore(kv.get, kv.put).load()))
+    s = h.reload()
+    h.run()
+    assert s.s['state'] == 'done' and 'failed' in [t['verdict'] for t in s.s['trials']]
+    assert h.config_of(0) == before
 
 
 def test_the_typed_records_match_what_is_written() -> None:

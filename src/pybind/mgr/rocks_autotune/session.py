@@ -81,6 +81,10 @@ class Phase(str, Enum):
     PRECONDITION = 'precondition'  # the first baseline's: the DB written to a steady state
     WARMUP = 'warmup'
     MEASURE = 'measure'
+    # a trial failed (its candidate broke the canary): back on the originals
+    RECOVER = 'recover'                  # the originals' config (no health wait)
+    RECOVER_RESTART = 'recover_restart'  # the gate, then the restart
+    RECOVER_WAIT = 'recover_wait'        # up on the originals, then the next trial
     RESTORE = 'restore'            # the originals' config, at once
     RESTORE_WAIT = 'restore_wait'  # the gated restart onto them
     END = 'end'
@@ -90,22 +94,26 @@ P = Phase
 # the allowed moves, each taken by a unit test (tests/unit/conftest.py).  An
 # abort (or repeated errors) goes to restore from any phase before it; the end
 # comes only through restore, or through _fail where putting the canary back
-# on its originals cannot go on (its restart failed or timed out)
+# on its originals cannot go on (a recovery's restart failed or timed out)
 MOVES: Dict[Phase, Tuple[Phase, ...]] = {
     P.PREPARE: (P.NEXT, P.RESTORE),
     P.NEXT: (P.APPLY, P.CONFIRM, P.RESTORE),
     P.CONFIRM: (P.APPLY, P.RESTORE),
     P.APPLY: (P.RESTART, P.RESTORE),
-    # apply: a failed trial goes back, as a recovery onto the originals;
+    # recover: the canary did not start on the candidate
+    P.RESTART: (P.WAIT_UP, P.RECOVER, P.RESTORE),
+    # recover: it did not come up on it in time
+    P.WAIT_UP: (P.PRECONDITION, P.WARMUP, P.RECOVER, P.RESTORE),
+    # recover: the load failed (the trial did)
+    P.PRECONDITION: (P.WARMUP, P.RECOVER, P.RESTORE),
+    # apply: the window is redone after a failover; recover: the trial failed
+    P.WARMUP: (P.MEASURE, P.APPLY, P.RECOVER, P.RESTORE),
+    P.MEASURE: (P.NEXT, P.CONFIRM, P.APPLY, P.RECOVER, P.RESTORE),
+    P.RECOVER: (P.RECOVER_RESTART, P.RESTORE),
     # end: the recovery's own restart failed
-    P.RESTART: (P.WAIT_UP, P.APPLY, P.RESTORE, P.END),
-    # next or confirm: a recovery is done; end: it did not come up in time
-    P.WAIT_UP: (P.PRECONDITION, P.WARMUP, P.NEXT, P.CONFIRM, P.APPLY, P.RESTORE, P.END),
-    # apply: the load failed (the trial did)
-    P.PRECONDITION: (P.WARMUP, P.APPLY, P.RESTORE),
-    # apply: the window is redone after a failover, or the trial failed
-    P.WARMUP: (P.MEASURE, P.APPLY, P.RESTORE),
-    P.MEASURE: (P.NEXT, P.CONFIRM, P.APPLY, P.RESTORE),
+    P.RECOVER_RESTART: (P.RECOVER_WAIT, P.RESTORE, P.END),
+    # next or confirm: recovered; end: not up on the originals in time
+    P.RECOVER_WAIT: (P.NEXT, P.CONFIRM, P.RESTORE, P.END),
     P.RESTORE: (P.RESTORE_WAIT, P.END),
     P.RESTORE_WAIT: (P.END,),
     P.END: (),
@@ -488,8 +496,9 @@ class Session(Machine):
                 P.CONFIRM: lambda now: self._next_confirmation(), P.APPLY: self._apply,
                 P.RESTART: self._restart, P.WAIT_UP: self._wait_up,
                 P.PRECONDITION: self._precondition, P.WARMUP: self._warmup,
-                P.MEASURE: self._measure, P.RESTORE: self._restore,
-                P.RESTORE_WAIT: self._restore_wait}
+                P.MEASURE: self._measure, P.RECOVER: self._recover,
+                P.RECOVER_RESTART: self._recover_restart, P.RECOVER_WAIT: self._recover_wait,
+                P.RESTORE: self._restore, P.RESTORE_WAIT: self._restore_wait}
 
     def _prepare(self, now: float) -> float:
         if self.params.workload == OSD_BENCH:
@@ -608,10 +617,6 @@ class Session(Machine):
             raise ValueError(f'no trial in flight in phase {self.s["phase"]}')
         return cur
 
-    def _is_recovery(self) -> bool:
-        cur = self.s['current']
-        return cur is not None and cur['kind'] == 'recovery'
-
     @staticmethod
     def _runs_candidate(cur: Dict[str, Any]) -> bool:
         """The trial sets a candidate's options (else the canary's own run)."""
@@ -695,57 +700,57 @@ class Session(Machine):
     def _apply(self, now: float) -> float:
         s = self.s
         cur = self._cur()
-        if s['noout_ours'] and self.cluster.has_noout(self.osd):
-            # left by a step a failed-over mgr did not finish: only a restart
-            # needs it, and our own flag must not read as an unhealthy cluster
-            self.restarter.clear_noout()
+        if self._stale_noout():
             return self.settings.poll
-        held: Set[str] = set()
-        if self._is_recovery():
-            # a recovery does not wait for health (its canary may be down),
-            # only for the restart gate; nor for a config change (the next
-            # trial pauses on it), which its restore leaves in place
-            held = self._foreign()
-        else:
-            paused = self._config_pause(now)
-            if paused is not None:
-                return paused
-            reasons = self._look()
-            if reasons:
-                return self._pause(now, reasons)
-            self._unpause()
+        paused = self._config_pause(now)
+        if paused is not None:
+            return paused
+        reasons = self._look()
+        if reasons:
+            return self._pause(now, reasons)
+        self._unpause()
         if self._runs_candidate(cur):
             s['last_applied'] = cur['options']
             self.canary.apply(cur['options'], s['annexed'])
-        else:  # baseline and recovery run the canary's own config
-            self.canary.restore(s['originals'], held)
-            if s['params']['workload'] == OSD_BENCH and BENCH_LIMIT_OPTION not in held:
-                self.canary.set_bench_limit(BENCH_LIMIT_VALUE)
-            # every window measures with RocksDB's figures on, the baseline's too
-            if 'rocksdb_perf' in s['originals']:
-                self.canary.collect_rocksdb_stats(held)
+        else:
+            self._originals(set())
         # the restart's purpose: whether the process may load a candidate
-        self.restarter.begin('candidate' if self._runs_candidate(cur) else
-                             'recovery' if self._is_recovery() else 'baseline', now)
+        self.restarter.begin('candidate' if self._runs_candidate(cur) else 'baseline', now)
         self._enter(P.RESTART)
         return 0
 
+    def _stale_noout(self) -> bool:
+        """Our noout, left by a step a failed-over mgr did not finish, is
+        cleared: only a restart needs it, and our own flag must not read as
+        an unhealthy cluster."""
+        if self.s['noout_ours'] and self.cluster.has_noout(self.osd):
+            self.restarter.clear_noout()
+            return True
+        return False
+
+    def _originals(self, held: Set[str]) -> None:
+        """The canary's own config, as a baseline or a recovery runs it,
+        but for the names someone else holds."""
+        s = self.s
+        self.canary.restore(s['originals'], held)
+        if s['params']['workload'] == OSD_BENCH and BENCH_LIMIT_OPTION not in held:
+            self.canary.set_bench_limit(BENCH_LIMIT_VALUE)
+        # every window measures with RocksDB's figures on, the baseline's too
+        if 'rocksdb_perf' in s['originals']:
+            self.canary.collect_rocksdb_stats(held)
+
     def _restart(self, now: float) -> float:
         cur = self._cur()
-        if not self._is_recovery():
-            # the gate may have held the restart back for a while
-            paused = self._config_pause(now)
-            if paused is not None:
-                return paused
+        # the gate may have held the restart back for a while
+        paused = self._config_pause(now)
+        if paused is not None:
+            return paused
         try:
             r = self.restarter.step(now)
         except ClusterError as e:
             if self._runs_candidate(cur):
                 # an OSD that will not start on the candidate fails the restart
                 self._trial_failed(f'restart on the candidate failed: {e}')
-            elif self._is_recovery():
-                self._fail(f'config restored, but restarting osd.{self.osd} failed: {e}; '
-                           f'restart it to load its original options')
             else:
                 self.s['error'] = f'restart failed: {e}'
                 self._enter(P.RESTORE, f'restart failed: {e}')
@@ -762,12 +767,6 @@ class Session(Machine):
         r = self.restarter.step(now)
         if r.outcome == Outcome.UP:
             self._unpause()
-            if self._is_recovery():
-                s['alerts'].pop('TRIAL_FAILED', None)
-                s['current'] = None
-                if self.settings.on_failure == 'stop':
-                    s['state'] = 'stopping'
-                return self._after_trial()
             if self.precondition is not None and not (s.get('precondition') or {}).get('done'):
                 self.precondition.begin()
                 self._enter(P.PRECONDITION, f'trial {cur["index"]}: writing the canary\'s DB '
@@ -788,12 +787,62 @@ class Session(Machine):
                           f'{timeout:.0f}s of restarting osd.{self.osd}')
             s['abort'] = True
             self._enter(P.RESTORE, s['error'])
-        elif self._is_recovery():
-            self._fail(f'osd.{self.osd} did not come back on its original options within '
-                       f'{timeout:.0f}s; its config is restored')
         else:
             self._trial_failed(f'osd.{self.osd} did not come back up running the options '
                                f'set within {timeout:.0f}s')
+        return 0
+
+    # -- a failed trial's recovery: the canary back on its originals.  It
+    # does not wait for health (its canary may be down), only for the restart
+    # gate; nor for a config change (the next trial pauses on it), which it
+    # leaves in place
+
+    def _recover(self, now: float) -> float:
+        if self._stale_noout():
+            return self.settings.poll
+        self._originals(self._foreign())
+        self.restarter.begin('recovery', now)
+        self._enter(P.RECOVER_RESTART)
+        return 0
+
+    def _recover_restart(self, now: float) -> float:
+        try:
+            r = self.restarter.step(now)
+        except ClusterError as e:
+            self._fail(f'config restored, but restarting osd.{self.osd} failed: {e}; '
+                       f'restart it to load its original options')
+            return 0
+        if r.outcome.held:
+            return self._pause(now, r.reasons)
+        self._unpause()
+        self._enter(P.RECOVER_WAIT, f'trial {self._cur()["index"]} failed: waiting for '
+                    f'osd.{self.osd} on its original options')
+        return self.settings.poll
+
+    def _recover_wait(self, now: float) -> float:
+        s = self.s
+        r = self.restarter.step(now)
+        if r.outcome == Outcome.UP:
+            self._unpause()
+            s['alerts'].pop('TRIAL_FAILED', None)
+            s['current'] = None
+            if self.settings.on_failure == 'stop':
+                s['state'] = 'stopping'
+            return self._after_trial()
+        if r.outcome.held:
+            return self._pause(now, r.reasons)
+        self._unpause()
+        if r.outcome == Outcome.WAITING:
+            return self.settings.poll
+        timeout = self.restarter.timeout()
+        if r.outcome == Outcome.NOT_CLEAN_IN_TIME:
+            s['error'] = (f'PGs did not become active+clean within '
+                          f'{timeout:.0f}s of restarting osd.{self.osd}')
+            s['abort'] = True
+            self._enter(P.RESTORE, s['error'])
+        else:
+            self._fail(f'osd.{self.osd} did not come back on its original options within '
+                       f'{timeout:.0f}s; its config is restored')
         return 0
 
     def _look(self) -> List[str]:
@@ -862,7 +911,7 @@ class Session(Machine):
             index=cur['index'], osd=self.osd)
         s['current'] = dict(cur, kind='recovery', index=cur['index'])
         s['window'] = None
-        self._enter(P.APPLY, f'trial {cur["index"]} failed: {error}; restoring the canary')
+        self._enter(P.RECOVER, f'trial {cur["index"]} failed: {error}; restoring the canary')
         if cur['kind'] == 'confirm':
             conf = self._confirmation()
             conf.failed(cur['round'], cur['arm'], error)

@@ -26,7 +26,8 @@ only, ended or not:
 No value comes near mon_config_key_max_entry_size (64 KiB) at 500 trials.
 Every write is checked (a store that refuses a value may only log it): a
 failure raises StoreError, and the session pauses until a write succeeds.
-Version 1 (one JSON value under `session`) is read and migrated.
+Older versions are read and migrated: 1 (one JSON value under `session`),
+2 (a failed trial's recovery ran in the trial's phases).
 """
 import json
 from typing import Any, Callable, Dict, List, Mapping, Optional, cast
@@ -45,7 +46,7 @@ ENDED = ('done', 'stopped', 'aborted', 'failed')
 TRIAL_KEY = 'session.trial.{}'
 # well below mon_config_key_max_entry_size (64 KiB): a value this big is a bug
 MAX_VALUE = 48 << 10
-STATE_VERSION = 2
+STATE_VERSION = 3
 # the fields of the start record; everything else but the trials is the head
 START_FIELDS = ('id', 'params', 'reason', 'originals', 'base_options', 'annexed',
                 'release_default', 'sharding', 'seed', 'started', 'settings', 'noout_at_start')
@@ -151,6 +152,21 @@ def migrate_v1(state: Dict[str, Any]) -> Dict[str, Any]:
         s['phase'] = 'apply'
     elif s['phase'] == 'restore_wait':
         s['phase'] = 'restore'
+    return migrate_v2(s)
+
+
+# version 2 ran a failed trial's recovery in the trial's phases, with the
+# trial in flight marked kind 'recovery'; version 3 has phases of its own
+RECOVERY_PHASES = {'apply': 'recover', 'restart': 'recover_restart',
+                   'wait_up': 'recover_wait'}
+
+
+def migrate_v2(state: Dict[str, Any]) -> Dict[str, Any]:
+    """Today's state from a version-2 one."""
+    s = dict(state, version=STATE_VERSION)
+    cur = s.get('current')
+    if isinstance(cur, dict) and cur.get('kind') == 'recovery':
+        s['phase'] = RECOVERY_PHASES.get(s['phase'], s['phase'])
     return s
 
 
@@ -204,6 +220,8 @@ class SessionStore:
             raise ValueError('session head is not a record')
         if head.get('version') == 1:
             return renamed_workload(migrate_v1(head))
+        if head.get('version') == 2:
+            head = migrate_v2(head)
         if head.get('version') != STATE_VERSION:
             raise ValueError(f'session state has an unknown version {head.get("version")!r}')
         start = self.load_start()
