@@ -45,7 +45,7 @@ from .gate import Params, StartRefused, choose_canary, look
 from .machine import Handler, Machine
 from .options import default
 from .perf_counters import Baseline, Measurement
-from .restart import Outcome, Restarter, resume_after_failover
+from .restart import Outcome, Restarter, Result, resume_after_failover
 from .rocksdb_options import (COMPRESSIONS, NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT,
                               parse_options, parse_sharding)
 from .space import Candidate, SearchSpace
@@ -775,21 +775,28 @@ class Session(Machine):
             self.window.begin(now)
             self._enter(P.WARMUP, f'trial {cur["index"]}: warming up')
             return 0
+        return self._not_up_yet(now, r, lambda timeout: self._trial_failed(
+            f'osd.{self.osd} did not come back up running the options set within '
+            f'{timeout:.0f}s'))
+
+    def _not_up_yet(self, now: float, r: Result, not_up: Callable[[float], None]) -> float:
+        """A restart that has not come to UP: paused while another OSD keeps
+        PGs from clean (the canary runs: pause, not fail), polled while it
+        waits; PGs not clean in time abort the session; not up in time is
+        `not_up`'s (given the timeout): a failed trial, or a failed recovery."""
         if r.outcome.held:
-            # the canary runs; another OSD keeps PGs from clean: pause, not fail
             return self._pause(now, r.reasons)
         self._unpause()
         if r.outcome == Outcome.WAITING:
             return self.settings.poll
         timeout = self.restarter.timeout()
         if r.outcome == Outcome.NOT_CLEAN_IN_TIME:
-            s['error'] = (f'PGs did not become active+clean within '
-                          f'{timeout:.0f}s of restarting osd.{self.osd}')
-            s['abort'] = True
-            self._enter(P.RESTORE, s['error'])
+            self.s['error'] = (f'PGs did not become active+clean within '
+                               f'{timeout:.0f}s of restarting osd.{self.osd}')
+            self.s['abort'] = True
+            self._enter(P.RESTORE, self.s['error'])
         else:
-            self._trial_failed(f'osd.{self.osd} did not come back up running the options '
-                               f'set within {timeout:.0f}s')
+            not_up(timeout)
         return 0
 
     # -- a failed trial's recovery: the canary back on its originals.  It
@@ -829,21 +836,9 @@ class Session(Machine):
             if self.settings.on_failure == 'stop':
                 s['state'] = 'stopping'
             return self._after_trial()
-        if r.outcome.held:
-            return self._pause(now, r.reasons)
-        self._unpause()
-        if r.outcome == Outcome.WAITING:
-            return self.settings.poll
-        timeout = self.restarter.timeout()
-        if r.outcome == Outcome.NOT_CLEAN_IN_TIME:
-            s['error'] = (f'PGs did not become active+clean within '
-                          f'{timeout:.0f}s of restarting osd.{self.osd}')
-            s['abort'] = True
-            self._enter(P.RESTORE, s['error'])
-        else:
-            self._fail(f'osd.{self.osd} did not come back on its original options within '
-                       f'{timeout:.0f}s; its config is restored')
-        return 0
+        return self._not_up_yet(now, r, lambda timeout: self._fail(
+            f'osd.{self.osd} did not come back on its original options within '
+            f'{timeout:.0f}s; its config is restored'))
 
     def _look(self) -> List[str]:
         """The health policy before a trial's restart: what blocks it.  Notes
