@@ -60,10 +60,10 @@ def _avg_ms(a: Dict[str, Any], b: Dict[str, Any], key: Tuple[str, str]) -> Optio
 # What a write-amp figure counts.  RocksDB's own bytes are what its options
 # change; BlueFS's add the WAL's padding: each kv sync appends whole 4 KiB
 # blocks, so a load with few writes per sync (the session's, about 3) shows
-# 1.7x the WAL bytes RocksDB wrote where fio's rbd engine (about 25 per
-# sync) shows 1.07x (doc/bench/tiny-vs-default-rbd.md).  Padding depends on
-# the load's concurrency, not on the options tuned, so it stays out of the
-# verdict and is reported beside it.
+# 1.75-1.85x the WAL bytes RocksDB wrote where fio's rbd engine (about 25
+# per sync) shows 1.07-1.08x (doc/bench/windows-tiny-vs-default-rbd-rocksdb
+# .json).  Padding follows the load's concurrency, not the options tuned, so
+# it stays out of the verdict and is reported beside it.
 ROCKSDB = 'rocksdb'
 BLUEFS = 'bluefs'
 
