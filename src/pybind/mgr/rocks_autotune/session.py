@@ -812,12 +812,19 @@ class Session(Machine):
         self._enter(P.RECOVER_RESTART)
         return 0
 
-    def _recover_restart(self, now: float) -> float:
+    def _restart_back(self, now: float) -> Optional[Result]:
+        """A step of the restart onto the canary's originals (a recovery's
+        or the restore's); None once a failed restart ended the session."""
         try:
-            r = self.restarter.step(now)
+            return self.restarter.step(now)
         except ClusterError as e:
             self._fail(f'config restored, but restarting osd.{self.osd} failed: {e}; '
                        f'restart it to load its original options')
+            return None
+
+    def _recover_restart(self, now: float) -> float:
+        r = self._restart_back(now)
+        if r is None:
             return 0
         if r.outcome.held:
             return self._pause(now, r.reasons)
@@ -1055,11 +1062,8 @@ class Session(Machine):
 
     def _restore_wait(self, now: float) -> float:
         s = self.s
-        try:
-            r = self.restarter.step(now)
-        except ClusterError as e:
-            self._fail(f'config restored, but restarting osd.{self.osd} failed: {e}; '
-                       f'restart it to load its original options')
+        r = self._restart_back(now)
+        if r is None:
             return 0
         if r.outcome == Outcome.GATE_HELD:
             # never forced: the restart waits until it is safe
