@@ -184,13 +184,15 @@ def recount(w: Dict[str, Any]) -> Dict[str, Any]:
     (no write_amp_by), counted as a window is now (perf_counters.measure)
     from the RocksDB bytes it stored; as it was otherwise."""
     parts = [w.get(k) for k in ('rocksdb_wal_bytes', 'flush_bytes', 'compaction_bytes')]
-    if 'write_amp_by' in w or None in parts or not w.get('client_bytes'):
+    if 'write_amp_by' in w or None in parts:
         return w
-    rocksdb = float(sum(p for p in parts if p is not None))
-    if rocksdb <= 0:
+    wal, flush, compaction = (float(p or 0) for p in parts)
+    counted = perf_counters.rocksdb_write_amp(wal, flush, compaction,
+                                              float(w.get('client_bytes') or 0))
+    if counted is None:
         return w
-    return dict(w, write_amp=rocksdb / w['client_bytes'],
-                write_amp_by=perf_counters.ROCKSDB, bluefs_write_amp=w['write_amp'])
+    return dict(w, write_amp=counted, write_amp_by=perf_counters.ROCKSDB,
+                bluefs_write_amp=w['write_amp'])
 
 
 def window_row(config: str, rep: int, workload: str, m: Measurement,

@@ -134,6 +134,15 @@ def l0_cycles(before: Dict[str, Any], after: Dict[str, Any], flush_bytes: int,
     return min(by_wal, by_files)
 
 
+def rocksdb_write_amp(wal: float, flush: float, compaction: float,
+                      client: float) -> Optional[float]:
+    """RocksDB's own bytes (WAL, flush, compaction) per client byte; None
+    when there is nothing to count (no client byte, or zero bytes: RocksDB's
+    statistics were not on for the whole window)."""
+    written = wal + flush + compaction
+    return written / client if written > 0 and client > 0 else None
+
+
 def measure(before: Dict[str, Any], after: Dict[str, Any], seconds: float,
             flush_bytes: int, min_flushes: float,
             bench_bytes: Optional[int] = None, bench_seconds: Optional[float] = None,
@@ -169,10 +178,9 @@ def measure(before: Dict[str, Any], after: Dict[str, Any], seconds: float,
         flushes = float(kv.flushes)
         if cycles is not None:
             cycles = float(kv.compactions)
-        rocksdb = kv.wal_bytes + kv.flush_bytes + kv.compaction_bytes
-        # zero: RocksDB's statistics were not on for the whole window
-        if rocksdb > 0 and client > 0:
-            write_amp, by = rocksdb / client, ROCKSDB
+        counted = rocksdb_write_amp(kv.wal_bytes, kv.flush_bytes, kv.compaction_bytes, client)
+        if counted is not None:
+            write_amp, by = counted, ROCKSDB
     return Measurement(
         seconds=seconds, client_bytes=int(client), db_bytes=int(db), wal_bytes=int(wal),
         write_amp=write_amp, write_amp_by=by, bluefs_write_amp=bluefs_wa,
