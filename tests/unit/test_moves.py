@@ -95,22 +95,6 @@ def test_a_failing_restart_back_onto_the_originals_ends_the_session_failed() -> 
     assert 'ROCKS_AUTOTUNE_RESTORE_FAILED' in s.health_checks()
 
 
-def test_a_canary_killed_during_the_warm_up_fails_the_trial() -> None:
-    # warmup -> recover
-    h = Harness()
-    before = h.config_of(0)
-    s = h.start(osd=0, trials=2)
-    h.run(until=lambda s: s.s['phase'] == 'warmup' and s.s['current']['kind'] == 'candidate')
-    h.cluster.kill(0)
-    s.step()
-    assert s.s['phase'] == 'recover' and 'failed during warm-up' in s.s['message']
-    h.run()
-    failed = [t for t in s.s['trials'] if t['verdict'] == 'failed']
-    assert len(failed) == 1 and 'warm-up' in failed[0]['error']
-    assert s.s['state'] == 'done'
-    assert_restored(h, 0, before)
-
-
 def test_abort_during_a_recovery_restores_the_canary() -> None:
     # recover -> restore, recover_restart -> restore, recover_wait -> restore
     for where in ('recover', 'recover_restart', 'recover_wait'):

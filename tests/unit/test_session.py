@@ -178,15 +178,20 @@ def test_on_failure_stop_ends_the_session_after_restoring() -> None:
     assert_restored(h, 0, before)
 
 
-def test_canary_killed_during_the_window_is_a_failed_trial() -> None:
+@pytest.mark.parametrize('phase,during', [
+    ('warmup', 'failed during warm-up'), ('measure', 'failed during the measurement')])
+def test_canary_killed_during_the_window_is_a_failed_trial(phase: str, during: str) -> None:
+    # warmup -> recover, measure -> recover
     h = Harness()
     before = h.config_of(0)
     s = h.start(osd=0, trials=2)
-    h.run(until=lambda s: s.s['phase'] == 'measure' and s.s['current']['kind'] == 'candidate')
+    h.run(until=lambda s: s.s['phase'] == phase and s.s['current']['kind'] == 'candidate')
     h.cluster.kill(0)
+    s.step()
+    assert s.s['phase'] == 'recover' and during in s.s['message']
     h.run()
     failed = [t for t in s.s['trials'] if t['verdict'] == 'failed']
-    assert len(failed) == 1 and 'measurement' in failed[0]['error']
+    assert len(failed) == 1 and during in failed[0]['error']
     assert s.s['state'] == 'done'
     assert_restored(h, 0, before)
 
