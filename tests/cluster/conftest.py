@@ -294,6 +294,13 @@ def short_session(lab: Lab) -> ShortSession:
     def progress() -> None:
         seen.append(f'Tuning RocksDB on osd.{osd}' in lab.ceph('-s').stdout)
     status = lab.wait_ended(900, progress)
+    # `ceph -s` is the mon's copy of the mgr's report, sent every
+    # mgr_stats_period (5 s): a completed event can linger for one report
+    deadline = time.time() + 30
+    ceph_s = lab.ceph('-s').stdout
+    while f'Tuning RocksDB on osd.{osd}' in ceph_s and time.time() < deadline:
+        time.sleep(1)
+        ceph_s = lab.ceph('-s').stdout
     got = ShortSession(
         osd=osd, start=start, second_start=second, progress_seen=any(seen), status=status,
         history=lab.json('rocks-autotune', 'history'),
@@ -304,7 +311,7 @@ def short_session(lab: Lab) -> ShortSession:
         configured=lab.ceph('config', 'get', f'osd.{osd}',
                             'bluestore_rocksdb_options').stdout.strip(),
         osd_state=lab.osd(osd)['state'], health_checks=list(lab.json('health')['checks']),
-        ceph_s=lab.ceph('-s').stdout)
+        ceph_s=ceph_s)
     lab.ceph('config', 'rm', f'osd.{osd}', 'bluestore_rocksdb_options_annex')
     return got
 
