@@ -49,7 +49,7 @@ from .restart import Outcome, Restarter, Result, resume_after_failover
 from .rocksdb_options import (COMPRESSIONS, NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT,
                               parse_options, parse_sharding)
 from .space import Candidate, SearchSpace
-from .store import STATE_VERSION, SessionState, StartRecord
+from .store import STATE_VERSION, Ending, SessionState, StartRecord
 from .views import View
 from .window import (Precondition, Window, WindowSettings, confirmation_length, fill_rate,
                      steady_window)
@@ -60,7 +60,6 @@ from .workload import (BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, CLIENT, NAMESPACE,
 log = logging.getLogger(__name__)
 
 ACTIVE = ('running', 'stopping', 'restoring')
-ENDED = ('done', 'stopped', 'aborted', 'failed')
 # a penalty weight on the log of how far write-amp is over budget, so the GP
 # learns where the infeasible region is without being told a cliff
 INFEASIBLE_WEIGHT = 2.0
@@ -1028,21 +1027,22 @@ class Session(Machine):
 
     # ------------------------------------------------------------ the end
 
-    def _outcome(self) -> str:
-        """The one place that says how a session ends (ended by `_fail`: failed)."""
+    def _outcome(self) -> Ending:
+        """How a session that restores its canary ends: decided when the
+        restore begins (its own failure ends it through `_fail`)."""
         s = self.s
         if s['error']:
-            return 'failed'
+            return Ending.FAILED
         if s['abort']:
-            return 'aborted'
-        return 'stopped' if s['state'] == 'stopping' else 'done'
+            return Ending.ABORTED
+        return Ending.STOPPED if s['state'] == 'stopping' else Ending.DONE
 
     def _restore(self, now: float) -> float:
         """The originals' config at once; then, if the process may run
         something else, the gated restart onto them."""
         s = self.s
         if s['state'] != 'restoring':
-            s['final'] = self._outcome()
+            s['final'] = self._outcome().value
         s['state'] = 'restoring'
         s['current'] = None
         s['window'] = None
@@ -1090,11 +1090,7 @@ class Session(Machine):
         s = self.s
         self.restarter.clear_noout()
         self._remove_client_objects()
-        health.end_of_job(s['alerts'])
-        self._note_last_crashes()
-        s['state'] = s.get('final') or self._outcome()
-        self._enter(P.END)
-        s['ended'] = self.clock()
+        self._end(Ending(s['final']) if s.get('final') else self._outcome())
         result = views.answer(s)
         s['message'] = f'{s["state"]}: ' + (
             views.answer_line(result) if result is not None
@@ -1129,13 +1125,19 @@ class Session(Machine):
                           + ('(not set)' if value is None else value)
                           + (' (left: someone else has set it since)' if name in held
                              else '' if restored else ' (NOT restored: set it back by hand)'))
+        self._end(Ending.FAILED)
+        s['alerts']['RESTORE_FAILED'] = health.raised('RESTORE_FAILED', detail, osd=self.osd)
+        s['message'] = f'failed: {error}'
+
+    def _end(self, ending: Ending) -> None:
+        """The one place a session ends: its conditions cleared, the crashes
+        since the last look named, the ending set, the end phase entered."""
+        s = self.s
         health.end_of_job(s['alerts'])
         self._note_last_crashes()
-        s['alerts']['RESTORE_FAILED'] = health.raised('RESTORE_FAILED', detail, osd=self.osd)
-        s['state'] = 'failed'
+        s['state'] = ending.value
         self._enter(P.END)
         s['ended'] = self.clock()
-        s['message'] = f'failed: {error}'
 
     # ------------------------------------------------------------ views
 
@@ -1168,8 +1170,8 @@ class Session(Machine):
         return views.ProgressEvent(
             id=f'rocks-autotune-{s["id"]}', message=f'Tuning RocksDB on osd.{self.osd} '
             f'({s["phase"]})', progress=self.progress(), refs=[('osd', self.osd)],
-            failure=(f'rocks_autotune {s["message"]}' if s['state'] in ('failed', 'aborted')
-                     else None))
+            failure=(f'rocks_autotune {s["message"]}'
+                     if s['state'] in (Ending.FAILED, Ending.ABORTED) else None))
 
     def progress(self) -> float:
         """Measurements done over those planned."""

@@ -30,6 +30,7 @@ Older versions are read and migrated: 1 (one JSON value under `session`),
 2 (a failed trial's recovery ran in the trial's phases).
 """
 import json
+from enum import Enum
 from typing import Any, Callable, Dict, List, Mapping, Optional, cast
 
 from .workload import RENAMED
@@ -42,7 +43,17 @@ except ImportError:  # pragma: no cover - Python < 3.8 (Pacific's el8 images)
 HEAD_KEY = 'session'
 START_KEY = 'session.start'
 ORIGINALS_KEY = 'session.originals'
-ENDED = ('done', 'stopped', 'aborted', 'failed')
+
+
+class Ending(str, Enum):
+    """How a session ends: its state once ended (set in session._end only)."""
+    DONE = 'done'        # ran to its answer
+    STOPPED = 'stopped'  # stopped by request, restored
+    ABORTED = 'aborted'  # aborted (by request, or by the cluster's state), restored
+    FAILED = 'failed'    # restoring the canary could not go on (RESTORE_FAILED says what is left)
+
+
+ENDED = tuple(e.value for e in Ending)
 TRIAL_KEY = 'session.trial.{}'
 # well below mon_config_key_max_entry_size (64 KiB): a value this big is a bug
 MAX_VALUE = 48 << 10
