@@ -1,16 +1,17 @@
 """The session state machine against a fake cluster and a fake clock: no sleeps."""
 import json
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Set
 
 import pytest
 
 from fake_cluster import DEFAULTS, FakeClock, FakeCluster
-from rocks_autotune import report
+from rocks_autotune import panel, report
 from rocks_autotune.canary import ANNEX, OPTIONS, SAVED
 from rocks_autotune.rocksdb_options import NEW_TUNING, PACIFIC_DEFAULT
 from rocks_autotune.gate import Params, StartRefused, choose_canary
 from rocks_autotune.session import MOVES, Phase, Session, Settings
 from rocks_autotune.store import StoreError
+from rocks_autotune.views import View
 from rocks_autotune.workload import OSD_BENCH
 
 # one candidate confirmed in one round (it can recommend nothing: see the
@@ -18,6 +19,49 @@ from rocks_autotune.workload import OSD_BENCH
 FAST = dict(warmup=2.0, restart_timeout=30.0, manual_restart_timeout=60.0,
             unhealthy_timeout=60.0, bench_chunk_seconds=2.0, confirm_candidates=1,
             confirm_rounds=1, steady_window_limit=60.0)
+
+
+# ------------------------------------------------ the session as the module serves it
+# The tests read a session as the module serves it: `status -f json`
+# (Session.status), its View, `history -f json` and `best`, never through the
+# persisted dict, whose shape is the session's own.  A test about the
+# persisted state itself (what a failover reloads, a corrupted record, a
+# state injected to test resumption) reads what was saved: Harness.persisted.
+
+def status(s: Session) -> Dict[str, Any]:
+    """`ceph rocks-autotune status -f json`."""
+    return s.status()
+
+
+def view(s: Session) -> View:
+    """What the serve thread publishes of a session for the module and the panel."""
+    return s.view()
+
+
+def trials(s: Session) -> List[Dict[str, Any]]:
+    """`ceph rocks-autotune history -f json` (module.cmd_history: the trials of
+    the panel's snapshot of the session's view)."""
+    return panel.Snapshot.of(view(s)).trials
+
+
+def phase(s: Session) -> str:
+    return view(s).phase
+
+
+def current(s: Session) -> Dict[str, Any]:
+    """The measurement in flight, as `status -f json` shows it."""
+    cur: Dict[str, Any] = status(s)['current']
+    return cur
+
+
+def best_summary(s: Session) -> Optional[Dict[str, Any]]:
+    """What `ceph rocks-autotune best -f json` answers (module.cmd_best: from
+    the panel's snapshot), None where it answers 'no answer'."""
+    return report.best_summary(panel.Snapshot.of(view(s)).state)
+
+
+def measuring_a_candidate(s: Session) -> bool:
+    return phase(s) == 'measure' and current(s)['kind'] == 'candidate'
 
 
 class Harness:
@@ -30,6 +74,13 @@ class Harness:
 
     def save(self, state: Dict[str, Any]) -> None:
         self.saved.append(json.dumps(state))
+
+    def persisted(self, i: int = -1) -> Dict[str, Any]:
+        """The persisted state itself, as saved (the last: what a new mgr
+        reloads).  Only for the tests about it: the others read the session
+        as the module serves it."""
+        state: Dict[str, Any] = json.loads(self.saved[i])
+        return state
 
     def config_of(self, osd: int) -> Dict[str, Optional[str]]:
         return {n: self.cluster.config_get_own(f'osd.{osd}', n) for n in SAVED}
@@ -50,15 +101,48 @@ class Harness:
             if not s.active or (until is not None and until(s)):
                 return s
             self.clock.advance(s.step())
-        raise AssertionError(f'session did not finish: {s.s["phase"]} {s.s["message"]}')
+        raise AssertionError(f'session did not finish: {self.phase} {self.message}')
 
     def reload(self) -> Session:
         """What a new active mgr does: rebuild from the last saved state."""
-        state = json.loads(self.saved[-1])
+        state = self.persisted()
         Session.check_state(state)
         self.session = Session(state, self.cluster, self.settings, self.save, self.clock)
         self.session.resume_after_failover()
         return self.session
+
+    # the session as the module serves it (see status() above)
+    def _s(self) -> Session:
+        assert self.session is not None
+        return self.session
+
+    @property
+    def status(self) -> Dict[str, Any]:
+        return status(self._s())
+
+    @property
+    def state(self) -> str:
+        return view(self._s()).state
+
+    @property
+    def phase(self) -> str:
+        return phase(self._s())
+
+    @property
+    def message(self) -> str:
+        return view(self._s()).message
+
+    @property
+    def error(self) -> str:
+        return str(self.status['error'])
+
+    @property
+    def current(self) -> Dict[str, Any]:
+        return current(self._s())
+
+    @property
+    def trials(self) -> List[Dict[str, Any]]:
+        return trials(self._s())
 
 
 def assert_restored(h: Harness, osd: int, before: Dict[str, Optional[str]]) -> None:
@@ -74,19 +158,19 @@ def test_full_session_searches_confirms_recommends_and_restores() -> None:
     h = Harness(confirm_candidates=3, confirm_rounds=5)  # the defaults
     before = h.config_of(0)
     s = h.start(osd=0)
-    assert json.loads(h.saved[0])['originals'] == before  # saved before any change
+    assert h.persisted(0)['originals'] == before  # saved before any change
     h.run()
-    assert s.s['state'] == 'done'
-    kinds = [t['kind'] for t in s.s['trials']]
+    assert h.state == 'done'
+    kinds = [t['kind'] for t in h.trials]
     assert kinds == ['baseline'] * 2 + ['candidate'] * 3 + ['confirm'] * 20
-    for t in s.s['trials']:
+    for t in h.trials:
         m = t['measurement']
         assert m['kv_sync_lat_ms'] > 0 and m['iops'] > 0 and m['write_amp'] > 0
-    assert s.s['baseline']['runs'] == 2
+    assert h.status['baseline']['runs'] == 2
     # the answer is the confirmation's: a feasible search trial, recommended
     best = s.best()
     assert best is not None and best['verdict'] == 'feasible'
-    assert s.s['message'].startswith(f'done: recommend trial {best["index"]}')
+    assert h.message.startswith(f'done: recommend trial {best["index"]}')
     assert_restored(h, 0, before)
     assert s.health_checks() == {}
     # every trial and measurement restarted the canary with its own options; the
@@ -104,12 +188,17 @@ def test_only_the_canary_mask_changes_and_existing_own_values_come_back() -> Non
     h.cluster.restart_osd(1)
     h.clock.advance(5)
     before_all = dict(h.cluster.config)
-    s = h.start(osd=1, trials=2)
+    h.start(osd=1, trials=2)
+    h.run(until=measuring_a_candidate)
+    # while a candidate runs, what changed is at the canary's own mask only
+    changed = {k for k in set(h.cluster.config) | set(before_all)
+               if h.cluster.config.get(k) != before_all.get(k)}
+    assert changed and {who for who, _ in changed} == {'osd.1'}
     h.run()
-    assert s.s['state'] == 'done'
+    assert h.state == 'done'
     assert h.cluster.config == before_all
     # the base string of a candidate is the canary's own, foreign keys kept
-    cand = [t for t in s.s['trials'] if t['kind'] == 'candidate'][0]
+    cand = [t for t in h.trials if t['kind'] == 'candidate'][0]
     assert 'max_total_wal_size=1073741824' in cand['options']
     assert 'compaction_style=kCompactionStyleLevel' in cand['options']
 
@@ -118,9 +207,11 @@ def test_annex_is_folded_in_blanked_for_trials_and_restored() -> None:
     h = Harness()
     h.cluster.config_set('osd.0', 'bluestore_rocksdb_options_annex', 'write_buffer_size=33554432')
     before = h.config_of(0)
-    s = h.start(osd=0, trials=1)
-    assert 'write_buffer_size=33554432' in s.s['base_options']
-    h.run(until=lambda s: s.s['phase'] == 'measure' and s.s['current']['kind'] == 'candidate')
+    h.start(osd=0, trials=1)
+    h.run(until=measuring_a_candidate)
+    # folded into the options the trials run (the baseline's: the canary's own)
+    baseline = [t for t in h.trials if t['kind'] == 'baseline']
+    assert baseline and all('write_buffer_size=33554432' in t['options'] for t in baseline)
     assert h.cluster.config_get_own('osd.0', 'bluestore_rocksdb_options_annex') == ''
     h.run()
     assert_restored(h, 0, before)
@@ -130,24 +221,24 @@ def test_abort_mid_measurement_restores_the_canary() -> None:
     h = Harness()
     before = h.config_of(0)
     s = h.start(osd=0)
-    h.run(until=lambda s: s.s['phase'] == 'measure' and s.s['current']['kind'] == 'candidate')
+    h.run(until=measuring_a_candidate)
     assert h.config_of(0) != before
     s.request_abort()
     h.run()
-    assert s.s['state'] == 'aborted'
+    assert h.state == 'aborted'
     assert_restored(h, 0, before)
 
 
 def test_stop_finishes_the_trial_in_flight() -> None:
     h = Harness()
     s = h.start(osd=0, trials=5)
-    h.run(until=lambda s: s.s['phase'] == 'measure' and s.s['current']['kind'] == 'candidate')
-    n = len(s.s['trials'])
+    h.run(until=measuring_a_candidate)
+    n = len(h.trials)
     s.request_stop()
     h.run()
-    assert s.s['state'] == 'stopped'
-    assert len(s.s['trials']) == n + 1
-    assert s.s['trials'][-1]['verdict'] in ('feasible', 'infeasible')
+    assert h.state == 'stopped'
+    assert len(h.trials) == n + 1
+    assert h.trials[-1]['verdict'] in ('feasible', 'infeasible')
 
 
 def test_candidate_that_keeps_the_osd_down_fails_and_session_continues() -> None:
@@ -158,9 +249,12 @@ def test_candidate_that_keeps_the_osd_down_fails_and_session_continues() -> None
     s = h.start(osd=0, trials=4)  # the 3rd warm start is New Tuning: 128 memtables
     raised = []
     h.run(until=lambda s: raised.append(set(s.health_checks())) and False)
-    assert s.s['state'] == 'done'
-    failed = [t for t in s.s['trials'] if t['verdict'] == 'failed']
+    assert h.state == 'done'
+    failed = [t for t in h.trials if t['verdict'] == 'failed']
     assert len(failed) >= 1 and 'did not come back' in failed[0]['error']
+    # it went on: measurements after the failed trials
+    after = [t for t in h.trials if t['index'] > failed[-1]['index']]
+    assert after and all(t['measurement'] for t in after)
     assert any('ROCKS_AUTOTUNE_TRIAL_FAILED' in r for r in raised)
     assert s.health_checks() == {}
     assert_restored(h, 0, before)
@@ -171,28 +265,29 @@ def test_on_failure_stop_ends_the_session_after_restoring() -> None:
     h = Harness(on_failure='stop')
     h.cluster.broken = lambda options: 'max_write_buffer_number=128' in options
     before = h.config_of(0)
-    s = h.start(osd=0, trials=6)
+    h.start(osd=0, trials=6)
     h.run()
-    assert s.s['state'] == 'stopped'
-    assert s.s['trials'][-1]['verdict'] == 'failed'
+    assert h.state == 'stopped'
+    assert h.trials[-1]['verdict'] == 'failed'
     assert_restored(h, 0, before)
 
 
-@pytest.mark.parametrize('phase,during', [
-    ('warmup', 'failed during warm-up'), ('measure', 'failed during the measurement')])
-def test_canary_killed_during_the_window_is_a_failed_trial(phase: str, during: str) -> None:
+@pytest.mark.parametrize('killed_in,during', [
+    ('warmup', 'failed during warm-up'), ('measure', 'failed during the measurement')],
+    ids=['warmup', 'measure'])
+def test_canary_killed_during_the_window_is_a_failed_trial(killed_in: str, during: str) -> None:
     # warmup -> recover, measure -> recover
     h = Harness()
     before = h.config_of(0)
     s = h.start(osd=0, trials=2)
-    h.run(until=lambda s: s.s['phase'] == phase and s.s['current']['kind'] == 'candidate')
+    h.run(until=lambda s: phase(s) == killed_in and current(s)['kind'] == 'candidate')
     h.cluster.kill(0)
     s.step()
-    assert s.s['phase'] == 'recover' and during in s.s['message']
+    assert h.phase == 'recover' and during in h.message
     h.run()
-    failed = [t for t in s.s['trials'] if t['verdict'] == 'failed']
+    failed = [t for t in h.trials if t['verdict'] == 'failed']
     assert len(failed) == 1 and during in failed[0]['error']
-    assert s.s['state'] == 'done'
+    assert h.state == 'done'
     assert_restored(h, 0, before)
 
 
@@ -209,13 +304,13 @@ def test_manual_mode_asks_the_admin_and_waits_for_up_from() -> None:
         assert 'osd.0' in s.health_checks()['ROCKS_AUTOTUNE_MANUAL_RESTART']['summary']
         h.clock.advance(30)
         s.step()
-        assert s.s['phase'] in ('wait_up', 'restore_wait')  # nothing moves without the admin
+        assert h.phase in ('wait_up', 'restore_wait')  # nothing moves without the admin
         h.cluster.admin_restarts(0)
         asked += 1
         h.run(until=lambda s: 'ROCKS_AUTOTUNE_MANUAL_RESTART' not in s.health_checks())
-    assert s.s['state'] == 'done'
+    assert h.state == 'done'
     # 2 baselines, 1 candidate, the confirmation's measurements, the restore
-    assert asked == len(s.s['trials']) + 1 >= 4
+    assert asked == len(h.trials) + 1 >= 4
     assert s.health_checks() == {}
     assert_restored(h, 0, before)
 
@@ -224,9 +319,10 @@ def test_failing_orchestrator_on_baseline_ends_with_nothing_changed() -> None:
     h = Harness()
     h.cluster.restart_fails = True
     before = h.config_of(0)
-    s = h.start(osd=0)
+    h.start(osd=0)
     h.run()
-    assert s.s['state'] == 'failed' and 'restart failed' in s.s['error']
+    assert h.state == 'failed' and 'restart failed' in h.error
+    assert h.trials == [] and h.status['baseline'] is None  # on the baseline's first restart
     assert h.config_of(0) == before
     assert not h.cluster.has_noout(0)
 
@@ -234,7 +330,7 @@ def test_failing_orchestrator_on_baseline_ends_with_nothing_changed() -> None:
 def test_unhealthy_mid_session_pauses_without_restarts_then_resumes() -> None:
     h = Harness()
     s = h.start(osd=0, trials=2)
-    h.run(until=lambda s: len(s.s['trials']) == 2)
+    h.run(until=lambda s: len(trials(s)) == 2)
     h.cluster.extra_health = ['MON_DOWN']
     restarts = len(h.cluster.restarts)
     h.run(until=lambda s: 'ROCKS_AUTOTUNE_PAUSED' in s.health_checks())
@@ -243,17 +339,25 @@ def test_unhealthy_mid_session_pauses_without_restarts_then_resumes() -> None:
     assert len(h.cluster.restarts) == restarts
     h.cluster.extra_health = []
     h.run()
-    assert s.s['state'] == 'done' and s.health_checks() == {}
+    assert h.state == 'done' and s.health_checks() == {}
 
 
 def test_unhealthy_for_too_long_aborts_and_restores() -> None:
+    # the session pauses, then gives up after unhealthy_timeout (60 s): it
+    # aborts (restores the canary) and ends failed with the reason
     h = Harness()
     before = h.config_of(0)
-    s = h.start(osd=0, trials=3)
-    h.run(until=lambda s: len(s.s['trials']) == 3)
+    h.start(osd=0, trials=3)
+    h.run(until=lambda s: len(trials(s)) == 3)
     h.cluster.extra_health = ['MON_DOWN']
+    restarts = len(h.cluster.restarts)
+    h.run(until=lambda s: 'ROCKS_AUTOTUNE_PAUSED' in s.health_checks())
+    paused_at = h.clock.now
     h.run()
-    assert s.s['state'] == 'failed' and 'unhealthy' in s.s['error']
+    assert h.state == 'failed' and h.error.startswith('cluster stayed unhealthy: ')
+    assert 'MON_DOWN' in h.error
+    assert h.status['ended'] - paused_at > h.settings.unhealthy_timeout
+    assert len(h.cluster.restarts) == restarts + 1  # the restore's own
     assert_restored(h, 0, before)
 
 
@@ -261,23 +365,22 @@ def test_resume_after_mgr_failover_mid_trial_counts_no_trial_twice() -> None:
     h = Harness()
     before = h.config_of(0)
     h.start(osd=0, trials=3)
-    h.run(until=lambda s: s.s['phase'] == 'measure' and s.s['current']['kind'] == 'candidate'
-          and len(s.s['trials']) == 3)
+    h.run(until=lambda s: measuring_a_candidate(s) and len(trials(s)) == 3)
     h.session = None
-    s = h.reload()
-    assert s.s['phase'] == 'apply'  # the window in flight is redone
+    h.reload()
+    assert h.phase == 'apply'  # the window in flight is redone
     h.run()
-    assert s.s['state'] == 'done'
-    assert [t['index'] for t in s.s['trials']] == list(range(7))
+    assert h.state == 'done'
+    assert [t['index'] for t in h.trials] == list(range(7))
     assert_restored(h, 0, before)
 
 
 def test_replayed_optimizer_asks_what_the_original_would() -> None:
     h = Harness()
-    s = h.start(osd=0, trials=8)
-    h.run(until=lambda s: len(s.s['trials']) == 7 and s.s['phase'] == 'apply')
-    nxt = s.s['current']['candidate']
-    state = json.loads(h.saved[-1])
+    h.start(osd=0, trials=8)
+    h.run(until=lambda s: len(trials(s)) == 7 and phase(s) == 'apply')
+    nxt = h.current['candidate']
+    state = h.persisted()  # injected: the state as it was before the 8th trial
     state['current'] = None
     state['trials'] = state['trials'][:7]
     fresh = Session(state, h.cluster, h.settings, h.save, h.clock)
@@ -286,9 +389,9 @@ def test_replayed_optimizer_asks_what_the_original_would() -> None:
 
 def test_window_is_extended_then_marked_short_for_big_flushes() -> None:
     h = Harness(min_flushes=1000.0, max_window_factor=2.0)
-    s = h.start(osd=0, trials=1, duration=10.0)
+    h.start(osd=0, trials=1, duration=10.0)
     h.run()
-    m = s.s['trials'][0]['measurement']
+    m = h.trials[0]['measurement']
     assert m['window_short'] is True
     assert 20.0 <= m['seconds'] < 25.0
 
@@ -297,21 +400,22 @@ def test_a_live_window_with_no_client_write_ends_the_session_restored() -> None:
     """The fake cluster serves no client traffic: `live` has nothing to measure."""
     h = Harness()
     before = h.config_of(1)
-    s = h.start(osd=1, workload='live')
+    h.start(osd=1, workload='live')
     h.run()
-    assert s.s['state'] == 'failed', s.s['message']
-    assert 'served no client write' in s.s['error'] and '--workload osd-bench' in s.s['error']
+    assert h.state == 'failed', h.message
+    assert 'served no client write' in h.error and '--workload osd-bench' in h.error
     # said once, in the first window: no baseline, no trial, no retries
-    assert s.s['trials'] == [] and s.s['baseline'] is None
+    assert h.trials == [] and h.status['baseline'] is None
     assert_restored(h, 1, before)
 
 
 def test_choose_canary_prefers_fast_class_and_few_pgs() -> None:
-    c = FakeCluster(FakeClock())
+    c = FakeCluster(FakeClock())  # ssd OSDs with 30, 31, 32 PGs
     c.info[0].device_class = 'hdd'
-    c.info[2].num_pgs = 1
+    c.info[0].num_pgs = 0  # the fewest PGs of all, but a slower class
+    c.info[2].num_pgs = 1  # the fewest among the ssds
     osd, why = choose_canary(c, Params())
-    assert osd == 2 and 'fewest PGs' in why
+    assert osd == 2 and 'device class ssd, fewest PGs (1) among the fastest class' in why
 
 
 @pytest.mark.parametrize('setup,params,message', [
@@ -328,7 +432,9 @@ def test_choose_canary_prefers_fast_class_and_few_pgs() -> None:
     (None, dict(duration=1), '--duration'),
     (None, dict(workload='fio'), '--workload'),
     (None, dict(osd=-1), '--osd'),
-])
+], ids=['no-such-osd', 'osd-down-even-forced', 'canary-out', 'ok-to-stop-says-no', 'health-warn',
+        'pool-with-no-copy', 'budget-below-1', 'budget-nan', 'no-trials', 'duration-1s',
+        'unknown-workload', 'negative-osd'])
 def test_start_refused_changes_nothing(setup: Any, params: Dict[str, Any], message: str) -> None:
     h = Harness()
     if setup:
@@ -346,7 +452,7 @@ def test_start_refused_changes_nothing(setup: Any, params: Dict[str, Any], messa
      "pool 'thin' (erasure-coded k=2 m=1, min_size 2): 4 PG(s) with no shard to spare"),
     (4, dict(size=4, min_size=2, k=2), "pool 'thin' (erasure-coded k=2 m=2, min_size 2): 4 PG(s) "
      "taking writes with no shard to spare (min_size = k)"),
-])
+], ids=['replicated-2-1', 'ec-2-1', 'ec-2-2-min_size-k'])
 def test_start_refuses_a_canary_whose_restarts_leave_a_pg_one_copy(
         osds: int, layout: Dict[str, int], message: str) -> None:
     # issue 12, item 4: a size-2/min_size-1 pool was accepted, EC pools unknown
@@ -361,13 +467,14 @@ def test_start_refuses_a_canary_whose_restarts_leave_a_pg_one_copy(
     assert h.saved == [] and h.cluster.config == config
 
 
-@pytest.mark.parametrize('layout', [dict(size=3, min_size=1), dict(size=4, min_size=3, k=2)])
+@pytest.mark.parametrize('layout', [dict(size=3, min_size=1), dict(size=4, min_size=3, k=2)],
+                         ids=['replicated-3-1', 'ec-2-2-min_size-3'])
 def test_start_takes_a_canary_whose_restarts_leave_two_copies(layout: Dict[str, int]) -> None:
     h = Harness()
     h.cluster = FakeCluster(h.clock, n_osds=4)
     h.cluster.add_pool('thick', **layout)
     s = h.start(osd=1)
-    assert s.active and s.s['reason'] == 'osd.1 was asked for'
+    assert s.active and h.status['reason'] == 'osd.1 was asked for'
 
 
 def test_allow_single_copy_starts_and_says_what_each_restart_risks() -> None:
@@ -375,7 +482,7 @@ def test_allow_single_copy_starts_and_says_what_each_restart_risks() -> None:
     h.cluster.add_pool('thin', size=2, min_size=1)
     s = h.start(osd=0, allow_single_copy=True)
     assert s.active and s.params.allow_single_copy
-    assert "--allow-single-copy: every restart of it leaves pool 'thin'" in s.s['reason']
+    assert "--allow-single-copy: every restart of it leaves pool 'thin'" in h.status['reason']
 
 
 def test_choosing_the_canary_skips_osds_whose_restarts_leave_one_copy() -> None:
@@ -390,11 +497,40 @@ def test_choosing_the_canary_skips_osds_whose_restarts_leave_one_copy() -> None:
         choose_canary(c, Params())
 
 
-def test_force_skips_only_the_health_status() -> None:
+def warned() -> Harness:
+    """A cluster whose health status is others' warning, and nothing else."""
     h = Harness()
     h.cluster.extra_health = ['MON_CLOCK_SKEW']
+    return h
+
+
+@pytest.mark.parametrize('gate,refusal', [
+    (lambda c: setattr(c.info[2], 'up', False), 'osd.2 is down; not all PGs are active+clean'),
+    (lambda c: c.pg_states.update({'active+clean': 90, 'active+undersized+degraded': 6}),
+     'not all PGs are active+clean'),
+    (lambda c: c.flags.update({'osd.2': {'noup'}}), 'osd.2 has noup set'),
+    (lambda c: setattr(c.info[0], 'in_', False), 'osd.0 is out'),
+    (lambda c: setattr(c, 'ok_to_stop_answer', (False, 'would be inactive')),
+     'ceph osd ok-to-stop osd.0 says no: would be inactive'),
+    (lambda c: c.add_pool('thin', size=2, min_size=1), "leaves pool 'thin'"),
+], ids=['another-osd-down', 'pgs-degraded', 'noup', 'canary-out', 'ok-to-stop-says-no',
+        'single-copy'])
+def test_force_skips_only_the_health_status(gate: Any, refusal: str) -> None:
+    # gate.look/blockers: --force skips the health status others' checks make;
+    # what threatens data, and the canary's own gates, stand
+    h = warned()
+    with pytest.raises(StartRefused, match=r'HEALTH_WARN \(MON_CLOCK_SKEW\) and --force was '
+                       'not given'):
+        h.start(osd=0)
     s = h.start(osd=0, force=True)
-    assert s.active
+    assert s.active and h.status['params']['force']
+    h = warned()
+    gate(h.cluster)
+    with pytest.raises(StartRefused) as e:
+        h.start(osd=0, force=True)
+    assert refusal in str(e.value)
+    assert 'HEALTH_WARN' not in str(e.value) and '--force was not given' not in str(e.value)
+    assert h.saved == []
 
 
 @pytest.mark.parametrize('mutate', [
@@ -403,12 +539,13 @@ def test_force_skips_only_the_health_status() -> None:
     lambda st: st['originals'].update(bluestore_rocksdb_options=7),
     lambda st: st['trials'].append({'candidate': {'write_buffer_size': 'x'}}),
     lambda st: st['params'].update(osd='0'),
-])
+], ids=['unknown-version', 'no-originals', 'an-original-not-a-string', 'a-trial-missing-fields',
+        'osd-not-an-int'])
 def test_corrupted_state_is_rejected(mutate: Any) -> None:
     h = Harness()
     h.start(osd=0)
-    h.run(until=lambda s: len(s.s['trials']) == 1)
-    state = json.loads(h.saved[-1])
+    h.run(until=lambda s: len(trials(s)) == 1)
+    state = h.persisted()
     mutate(state)
     with pytest.raises(ValueError):
         Session.check_state(state)
@@ -420,12 +557,12 @@ def test_injected_options_reach_the_candidate_and_a_rejecting_osd_fails_the_tria
     before = h.config_of(0)
     s = h.start(osd=0, trials=1)
     h.run()
-    cand = [t for t in s.s['trials'] if t['kind'] == 'candidate']
+    cand = [t for t in h.trials if t['kind'] == 'candidate']
     assert cand[0]['options'].endswith(',bogus_option=1') and cand[0]['verdict'] == 'failed'
     # no feasible candidate: nothing to confirm, keep the current options
-    assert s.s['state'] == 'done' and s.best() is None
-    assert s.s['confirm']['arms'] == [] and 'keep your current options' in s.s['message']
-    assert 'no feasible candidate to confirm' in s.s['message']
+    assert h.state == 'done' and s.best() is None
+    assert h.status['confirmation']['arms'] == [] and 'keep your current options' in h.message
+    assert 'no feasible candidate to confirm' in h.message
     assert_restored(h, 0, before)
 
 
@@ -433,9 +570,9 @@ def test_a_confirmation_too_short_for_an_interval_says_so() -> None:
     h = Harness()  # one round
     s = h.start(osd=0, trials=2)
     h.run()
-    assert s.s['state'] == 'done' and s.best() is None
+    assert h.state == 'done' and s.best() is None
     assert 'keep your current options: 1 of 1 rounds measured, too few for a 90% interval ' \
-        '(it takes 5)' in s.s['message'], s.s['message']
+        '(it takes 5)' in h.message, h.message
 
 
 def test_start_refuses_a_canary_whose_options_do_not_parse() -> None:
@@ -468,7 +605,8 @@ def test_start_refuses_options_the_search_space_cannot_hold(options: str, messag
     assert h.saved == [] and h.cluster.config == config
 
 
-@pytest.mark.parametrize('who', ['osd/class:ssd', 'osd.0'])
+@pytest.mark.parametrize('who', ['osd/class:ssd', 'osd.0'],
+                         ids=['class-mask', 'own-mask-restarted-onto-them-starts'])
 def test_start_refuses_a_canary_that_does_not_run_what_the_mon_gives_it(who: str) -> None:
     # options at a class mask are not read at an OSD's start (as on the lab's
     # Tentacle), options at osd.N not restarted since: either way the baseline
@@ -503,29 +641,30 @@ def test_a_start_refused_on_the_releases_defaults_has_saved_nothing() -> None:
     assert h.saved == []
 
 
-def test_finding4_repeated_errors_restart_the_canary_onto_its_originals() -> None:
+def test_repeated_errors_end_the_session_with_the_canary_back_on_its_originals() -> None:
     # issue 11, finding 4: giving up restored the config but left the canary
     # running the candidate, and raised RESTORE_FAILED (error) for a restored canary
     h = Harness()
     before = h.config_of(0)
     s = h.start(osd=0, trials=2)
-    h.run(until=lambda s: s.s['phase'] == 'measure' and s.s['current']['kind'] == 'candidate')
+    h.run(until=measuring_a_candidate)
 
     def broken(osd: int) -> Any:
         raise ValueError('garbled answer')
     h.cluster.perf_dump = broken  # type: ignore[method-assign]
     h.run()
-    assert s.s['state'] == 'failed' and 'garbled answer' in s.s['error']
+    assert h.state == 'failed' and 'garbled answer' in h.error
     assert_restored(h, 0, before)
-    assert not s.s['running_dirty']
+    # and the saved state a new mgr would reload says so: nothing left to restart
+    assert not h.persisted()['running_dirty']
     assert s.health_checks() == {}
 
 
-def test_finding4_a_trial_is_recorded_once_when_a_later_call_fails() -> None:
+def test_a_trial_is_recorded_once_when_telling_the_optimizer_fails() -> None:
     # issue 11, finding 4: an error after the trial was appended recorded it again
     h = Harness()
     s = h.start(osd=0, trials=3)
-    h.run(until=lambda s: s.s['phase'] == 'measure' and s.s['current']['kind'] == 'candidate')
+    h.run(until=measuring_a_candidate)
     opt = s.optimizer
     calls = []
 
@@ -535,25 +674,25 @@ def test_finding4_a_trial_is_recorded_once_when_a_later_call_fails() -> None:
     opt.tell = tell_once_broken  # type: ignore[method-assign]
     h.run()
     assert calls, 'the optimizer was never told'
-    indices = [t['index'] for t in s.s['trials']]
+    indices = [t['index'] for t in h.trials]
     assert indices == list(range(len(indices))) and len(indices) == 7
-    assert s.s['state'] == 'done'
+    assert h.state == 'done'
 
 
 def test_another_osd_down_while_the_canary_restarts_pauses_not_fails() -> None:
     h = Harness()
     before = h.config_of(0)
     s = h.start(osd=0, trials=1)
-    h.run(until=lambda s: s.s['phase'] == 'wait_up' and s.s['current']['kind'] == 'candidate')
+    h.run(until=lambda s: phase(s) == 'wait_up' and current(s)['kind'] == 'candidate')
     h.cluster.kill(1)
     for _ in range(40):  # well past restart_timeout (30 s), within unhealthy_timeout (60 s)
         h.clock.advance(min(1.0, s.step()))
     assert 'ROCKS_AUTOTUNE_PAUSED' in s.health_checks()
-    assert not [t for t in s.s['trials'] if t['verdict'] == 'failed']
+    assert not [t for t in h.trials if t['verdict'] == 'failed']
     h.cluster.admin_restarts(1)
     h.run()
-    assert s.s['state'] == 'done' and s.health_checks() == {}
-    assert not [t for t in s.s['trials'] if t['verdict'] == 'failed']
+    assert h.state == 'done' and s.health_checks() == {}
+    assert not [t for t in h.trials if t['verdict'] == 'failed']
     assert_restored(h, 0, before)
 
 
@@ -563,7 +702,7 @@ def test_a_failed_session_clears_noout_and_keeps_the_record() -> None:
     before = h.config_of(0)
     s = h.start(osd=0, trials=1)
     h.run()
-    assert s.s['state'] == 'failed'
+    assert h.state == 'failed'
     assert h.config_of(0) == before and not h.cluster.has_noout(0)
     detail = s.health_checks()['ROCKS_AUTOTUNE_RESTORE_FAILED']['detail']
     assert any('original osd.0 bluestore_rocksdb_options: (not set)' in d for d in detail)
@@ -573,15 +712,15 @@ def test_mgr_lost_after_setting_noout_leaves_noout_that_the_resumed_session_clea
     h = Harness()
     before = h.config_of(0)
     h.start(osd=0, trials=1)
-    h.run(until=lambda s: s.s['phase'] == 'wait_up' and s.s['current']['index'] == 1)
+    h.run(until=lambda s: phase(s) == 'wait_up' and current(s)['index'] == 1)
     assert h.cluster.has_noout(0)
     # the noout is recorded as the session's before it is set
-    state = [json.loads(x) for x in h.saved if json.loads(x)['noout_ours']][0]
+    state = [h.persisted(i) for i in range(len(h.saved)) if h.persisted(i)['noout_ours']][0]
     assert state['phase'] == 'restart'
     h.saved.append(json.dumps(state))
     s = h.reload()
     h.run()
-    assert s.s['state'] == 'done' and s.health_checks() == {}
+    assert h.state == 'done' and s.health_checks() == {}
     assert_restored(h, 0, before)
 
 
@@ -603,78 +742,78 @@ def test_finding1_abort_while_another_osd_is_down_waits_for_the_gate() -> None:
     h = Harness()
     before = h.config_of(0)
     s = h.start(osd=0, trials=2)
-    h.run(until=lambda s: s.s['phase'] == 'measure' and s.s['current']['kind'] == 'candidate')
+    h.run(until=measuring_a_candidate)
     h.cluster.kill(1)
     s.request_abort()
     restarts = len(h.cluster.restarts)
     for _ in range(50):  # long past every timeout: never forced
         h.clock.advance(max(s.step(), 60.0))
     assert len(h.cluster.restarts) == restarts
-    assert s.active and s.s['phase'] == 'restore_wait'
+    assert s.active and h.phase == 'restore_wait'
     assert h.config_of(0) == before  # the config is restored at once
     assert h.cluster.has_noout(0)
     assert 'ROCKS_AUTOTUNE_RESTORE_PENDING' in s.health_checks()
     h.cluster.admin_restarts(1)
     h.run()
-    assert s.s['state'] == 'aborted'
+    assert h.state == 'aborted'
     assert_gated(h)
     assert_restored(h, 0, before)
     assert s.health_checks() == {}
 
 
-def test_finding1_recovery_after_a_failed_trial_goes_through_the_gate() -> None:
+def test_the_recovery_after_a_failed_trial_waits_for_the_restart_gate() -> None:
     h = Harness()
     before = h.config_of(0)
     s = h.start(osd=0, trials=2)
-    h.run(until=lambda s: s.s['phase'] == 'measure' and s.s['current']['kind'] == 'candidate')
+    h.run(until=measuring_a_candidate)
     # the window fails (a dead bench), and another OSD is down: the canary is
     # up, so restarting it would take a second copy of the shared PGs
     h.cluster.ok_to_stop_answer = (False, 'PGs would become inactive')
     h.cluster.bench_fails = 'bench timed out'
     for _ in range(8):  # within unhealthy_timeout
         h.clock.advance(min(s.step(), 5.0))
-    assert s.s['current']['kind'] == 'recovery'
+    assert h.current['kind'] == 'recovery'
     assert 'ROCKS_AUTOTUNE_PAUSED' in s.health_checks()
     assert_gated(h)
     h.cluster.ok_to_stop_answer = None
     h.cluster.bench_fails = ''
     h.run()
     assert_gated(h)
-    assert s.s['state'] == 'done'
+    assert h.state == 'done'
     assert_restored(h, 0, before)
 
 
-def test_finding5_running_dirty_is_saved_before_the_candidate_restart() -> None:
+def test_the_state_saved_before_a_candidate_restart_says_the_canary_may_run_it() -> None:
     # issue 11, finding 5: a mgr lost right after issuing the restart left a
     # state saying the canary runs its originals; an abort then ended quietly
     h = Harness()
     before = h.config_of(0)
     at_restart: List[Dict[str, Any]] = []
-    h.cluster.before_restart = lambda osd: at_restart.append(json.loads(h.saved[-1]))
+    h.cluster.before_restart = lambda osd: at_restart.append(h.persisted())
     h.start(osd=0, trials=1)
-    h.run(until=lambda s: s.s['phase'] == 'wait_up' and s.s['current']['kind'] == 'candidate')
+    h.run(until=lambda s: phase(s) == 'wait_up' and current(s)['kind'] == 'candidate')
     state = at_restart[-1]
     assert state['current']['kind'] == 'candidate' and state['running_dirty']
     h.saved.append(json.dumps(state))  # the mgr is lost: this is what it left
     s = h.reload()
     s.request_abort()
     h.run()
-    assert s.s['state'] == 'aborted'
+    assert h.state == 'aborted'
     assert_restored(h, 0, before)
 
 
 def test_finding6_an_admins_noout_set_mid_session_survives() -> None:
     # issue 11, finding 6: the session cleared a noout it had not set
     h = Harness()
-    s = h.start(osd=0, trials=2)
-    h.run(until=lambda s: s.s['phase'] == 'measure' and s.s['current']['kind'] == 'candidate')
+    h.start(osd=0, trials=2)
+    h.run(until=measuring_a_candidate)
     h.cluster.set_noout(0, True)  # the admin's
     h.run()
-    assert s.s['state'] == 'done'
+    assert h.state == 'done'
     assert h.cluster.has_noout(0)
 
 
-def test_finding7_a_flap_is_not_a_restart() -> None:
+def test_a_flap_of_the_canary_is_not_taken_for_its_restart() -> None:
     # issue 11, finding 7: up_from moving without a restart was taken for the
     # canary running the candidate, and the old options measured in its name
     h = Harness()
@@ -685,15 +824,15 @@ def test_finding7_a_flap_is_not_a_restart() -> None:
         h.cluster.admin_restarts(0)
         h.run(until=lambda s: 'ROCKS_AUTOTUNE_MANUAL_RESTART' not in s.health_checks())
     h.run(until=lambda s: 'ROCKS_AUTOTUNE_MANUAL_RESTART' in s.health_checks())
-    assert s.s['current']['kind'] == 'candidate'
+    assert h.current['kind'] == 'candidate'
     old = h.cluster.running[0]
     h.cluster.flap(0)
     for _ in range(10):
         h.clock.advance(s.step())
-    assert s.s['phase'] == 'wait_up' and h.cluster.running[0] == old
+    assert h.phase == 'wait_up' and h.cluster.running[0] == old
     h.cluster.admin_restarts(0)
-    h.run(until=lambda s: s.s['phase'] == 'measure')
-    assert h.cluster.running[0] == s.s['current']['options'] != old
+    h.run(until=lambda s: phase(s) == 'measure')
+    assert h.cluster.running[0] == h.current['options'] != old
 
 
 def test_the_phase_table_is_whole_and_checked_at_every_move() -> None:
@@ -729,19 +868,19 @@ def test_a_failed_save_before_noout_still_sets_noout_for_the_restart() -> None:
             raise StoreError('config-key set timed out')
         h.saved.append(json.dumps(state))
     h.save = save  # type: ignore[method-assign]
-    s = h.start(osd=0, trials=1)
+    h.start(osd=0, trials=1)
     noout: List[bool] = []
     h.cluster.before_restart = lambda osd: noout.append(h.cluster.has_noout(osd))
     h.run()
     assert failed and noout and all(noout)
-    assert s.s['state'] == 'done' and not h.cluster.has_noout(0)
+    assert h.state == 'done' and not h.cluster.has_noout(0)
 
 
 def test_inactive_pgs_hold_the_restore_restart_back() -> None:
     h = Harness()
     before = h.config_of(0)
     s = h.start(osd=0, trials=1)
-    h.run(until=lambda s: s.s['phase'] == 'measure' and s.s['current']['kind'] == 'candidate')
+    h.run(until=measuring_a_candidate)
     h.cluster.inactive = 4
     s.request_abort()
     restarts = len(h.cluster.restarts)
@@ -752,7 +891,7 @@ def test_inactive_pgs_hold_the_restore_restart_back() -> None:
     assert any('4 PG(s) are inactive' in d for d in detail)
     h.cluster.inactive = 0
     h.run()
-    assert s.s['state'] == 'aborted'
+    assert h.state == 'aborted'
     assert_restored(h, 0, before)
 
 
@@ -785,15 +924,19 @@ def test_a_bench_window_whose_time_passed_before_its_first_chunk_still_runs_the_
 
 # ------------------------------------------------ issue 12: real clusters are never idle
 
-def run_watching(h: Harness) -> List[bool]:
-    """Run to the end; whether the session was paused, step by step."""
+def run_watching(h: Harness, until: Any = None) -> List[bool]:
+    """Run to the end (or `until`); whether the session was paused, step by step."""
     paused: List[bool] = []
-    h.run(until=lambda s: paused.append('ROCKS_AUTOTUNE_PAUSED' in s.health_checks()) and False)
+
+    def watch(s: Session) -> bool:
+        paused.append('ROCKS_AUTOTUNE_PAUSED' in s.health_checks())
+        return until is not None and bool(until(s))
+    h.run(until=watch)
     return paused
 
 
 def measured(s: Session) -> List[Dict[str, Any]]:
-    return [t for t in s.s['trials'] if t['verdict'] in ('feasible', 'infeasible')]
+    return [t for t in trials(s) if t['verdict'] in ('feasible', 'infeasible')]
 
 
 def test_a_scrubbing_cluster_is_clean_at_start_and_after_every_restart() -> None:
@@ -806,20 +949,20 @@ def test_a_scrubbing_cluster_is_clean_at_start_and_after_every_restart() -> None
     before = h.config_of(0)
     s = h.start(osd=0, trials=2)
     assert not any(run_watching(h))
-    assert s.s['state'] == 'done' and len(measured(s)) == 2
+    assert h.state == 'done' and len(measured(s)) == 2
     assert_restored(h, 0, before)
 
 
 def test_degraded_pgs_pause_even_a_forced_session() -> None:
     h = Harness()
     s = h.start(osd=0, trials=2, force=True)
-    h.run(until=lambda s: len(s.s['trials']) == 2)
+    h.run(until=lambda s: len(trials(s)) == 2)
     h.cluster.pg_states = {'active+clean': 90, 'active+undersized+degraded': 6}
     h.run(until=lambda s: 'ROCKS_AUTOTUNE_PAUSED' in s.health_checks())
-    assert s.active and 'not all PGs are active+clean' in s.s['message']
+    assert s.active and 'not all PGs are active+clean' in h.message
     h.cluster.pg_states = {'active+clean': 96}
     h.run()
-    assert s.s['state'] == 'done' and len(measured(s)) == 2
+    assert h.state == 'done' and len(measured(s)) == 2
 
 
 STANDING = ['AUTH_INSECURE_GLOBAL_ID_RECLAIM_ALLOWED', 'POOL_NO_REDUNDANCY']
@@ -833,23 +976,23 @@ def test_a_forced_session_runs_under_standing_warnings_and_shows_them() -> None:
     before = h.config_of(0)
     s = h.start(osd=0, trials=2, force=True)
     assert not any(run_watching(h))
-    assert s.s['state'] == 'done' and len(measured(s)) == 2
-    assert s.status()['other_checks'] == STANDING
+    assert h.state == 'done' and len(measured(s)) == 2
+    assert h.status['other_checks'] == STANDING
     assert_restored(h, 0, before)
 
 
 def test_without_force_a_warning_mid_session_pauses_and_is_shown() -> None:
     h = Harness()
-    s = h.start(osd=0, trials=1)
-    h.run(until=lambda s: len(s.s['trials']) == 2)
-    assert s.status()['other_checks'] == []
+    h.start(osd=0, trials=1)
+    h.run(until=lambda s: len(trials(s)) == 2)
+    assert h.status['other_checks'] == []
     h.cluster.extra_health = ['POOL_NO_REDUNDANCY']
     h.run(until=lambda s: 'ROCKS_AUTOTUNE_PAUSED' in s.health_checks())
-    assert 'POOL_NO_REDUNDANCY' in s.s['message']
-    assert s.status()['other_checks'] == ['POOL_NO_REDUNDANCY']
+    assert 'POOL_NO_REDUNDANCY' in h.message
+    assert h.status['other_checks'] == ['POOL_NO_REDUNDANCY']
     h.cluster.muted.add('POOL_NO_REDUNDANCY')  # `ceph health mute`: never blocks
     h.run()
-    assert s.s['state'] == 'done' and s.status()['other_checks'] == []
+    assert h.state == 'done' and h.status['other_checks'] == []
 
 
 def test_an_admins_noout_on_the_canary_blocks_neither_start_nor_trials() -> None:
@@ -857,7 +1000,7 @@ def test_an_admins_noout_on_the_canary_blocks_neither_start_nor_trials() -> None
     h.cluster.set_noout(0, True)  # the admin's
     s = h.start(osd=0, trials=1)
     assert not any(run_watching(h))
-    assert s.s['state'] == 'done' and len(measured(s)) == 1
+    assert h.state == 'done' and len(measured(s)) == 1
     assert h.cluster.has_noout(0)  # and it stays
 
 
@@ -873,14 +1016,16 @@ def test_an_admins_noout_on_the_canary_blocks_neither_start_nor_trials() -> None
 def test_only_the_canarys_own_noout_is_excused(flag: Any) -> None:
     # issue 12, item 2: a noout on the canary excused every flag OSD_FLAGS reports
     h = Harness()
-    s = h.start(osd=0, trials=1)
-    h.run(until=lambda s: len(s.s['trials']) == 2)
-    h.cluster.set_noout(0, True)
-    flag(h.cluster)
+    s = h.start(osd=0, trials=2)
+    h.run(until=lambda s: len(trials(s)) == 2)
+    h.cluster.set_noout(0, True)  # the admin's, alone: excused at the next restart
+    assert not any(run_watching(h, until=lambda s: len(trials(s)) == 3))
+    assert s.active and len(measured(s)) == 1  # the candidate after it
+    flag(h.cluster)  # beside it: not excused
     h.run(until=lambda s: 'ROCKS_AUTOTUNE_PAUSED' in s.health_checks())
-    assert s.active and 'FLAGS' in s.s['message']
-    assert s.status()['other_checks'] in (['OSD_FLAGS'], ['OSDMAP_FLAGS'],
-                                          ['OSDMAP_FLAGS', 'OSD_FLAGS'])
+    assert s.active and 'FLAGS' in h.message
+    assert h.status['other_checks'] in (['OSD_FLAGS'], ['OSDMAP_FLAGS'],
+                                        ['OSDMAP_FLAGS', 'OSD_FLAGS'])
 
 
 def test_a_candidate_that_crashes_the_canary_does_not_stall_the_session() -> None:
@@ -894,19 +1039,19 @@ def test_a_candidate_that_crashes_the_canary_does_not_stall_the_session() -> Non
     before = h.config_of(0)
     s = h.start(osd=0, trials=5)  # New Tuning and its LZ4 variant: 128 memtables
     assert not any(run_watching(h))
-    assert s.s['state'] == 'done' and s.s['error'] == ''
-    failed = [t for t in s.s['trials'] if t['verdict'] == 'failed']
+    assert h.state == 'done' and h.error == ''
+    failed = [t for t in h.trials if t['verdict'] == 'failed']
     crashes = h.cluster.recent_crashes()
     assert failed and len(crashes) == len(failed)
     assert {c.entity for c in crashes} == {'osd.0'}
-    assert failed[-1]['index'] < s.s['trials'][-1]['index']  # trials ran after them
+    assert failed[-1]['index'] < h.trials[-1]['index']  # trials ran after them
     assert len(measured(s)) == 5 - len(failed)
     # each failed trial names the crash it caused, though posted later
     assert [t['crashes'] for t in failed] == [[c.id] for c in crashes]
-    assert s.status()['crashes'] == [c.id for c in crashes]
-    assert s.status()['other_checks'] == []
-    assert f'ceph crash archive {crashes[0].id}' in report.status_text(s.status())
-    assert crashes[0].id in report.history_table(s.s['trials'])
+    assert h.status['crashes'] == [c.id for c in crashes]
+    assert h.status['other_checks'] == []
+    assert f'ceph crash archive {crashes[0].id}' in report.status_text(h.status)
+    assert crashes[0].id in report.history_table(h.trials)
     assert_restored(h, 0, before)
 
 
@@ -917,47 +1062,47 @@ def test_the_last_trials_crash_is_named_at_the_end() -> None:
     h = Harness(inject_options='crash_me=1')  # as the lab test: every candidate
     h.cluster.broken = lambda options: 'crash_me=1' in options
     h.cluster.crash_when_broken = True
-    s = h.start(osd=0, trials=2)
+    h.start(osd=0, trials=2)
     h.run()
-    assert s.s['state'] == 'done'
-    failed = [t for t in s.s['trials'] if t['verdict'] == 'failed']
+    assert h.state == 'done'
+    failed = [t for t in h.trials if t['verdict'] == 'failed']
     crashes = h.cluster.recent_crashes()
     assert len(failed) == 2 and len(crashes) == 2
     assert [t['crashes'] for t in failed] == [[c.id] for c in crashes]
-    assert s.status()['crashes'] == [c.id for c in crashes]
+    assert h.status['crashes'] == [c.id for c in crashes]
 
 
-@pytest.mark.parametrize('who', ['osd.2', 'osd.0'])
+@pytest.mark.parametrize('who', ['osd.2', 'osd.0'], ids=['another-osd', 'the-canary'])
 def test_a_crash_outside_the_sessions_failed_trials_blocks_without_force(who: str) -> None:
     # another OSD's crash, or the canary's with no failed trial to account for it
     h = Harness()
     s = h.start(osd=0, trials=1)
-    h.run(until=lambda s: len(s.s['trials']) == 2)
+    h.run(until=lambda s: len(trials(s)) == 2)
     c = h.cluster.crash(who)
     h.run(until=lambda s: 'ROCKS_AUTOTUNE_PAUSED' in s.health_checks())
-    assert s.active and 'RECENT_CRASH' in s.s['message']
-    assert s.status()['other_checks'] == ['RECENT_CRASH'] and s.status()['crashes'] == []
+    assert s.active and 'RECENT_CRASH' in h.message
+    assert h.status['other_checks'] == ['RECENT_CRASH'] and h.status['crashes'] == []
     h.cluster.archive(c.id)
     h.run()
-    assert s.s['state'] == 'done'
+    assert h.state == 'done'
 
 
 def test_the_canarys_own_crash_is_named_beside_a_foreign_one() -> None:
     h = Harness()
     h.cluster.broken = lambda options: 'max_write_buffer_number=128' in options
     h.cluster.crash_when_broken = True
-    s = h.start(osd=0, trials=5)
-    h.run(until=lambda s: any(t['verdict'] == 'failed' for t in s.s['trials'])
-          and s.s['phase'] == 'measure')
+    h.start(osd=0, trials=5)
+    h.run(until=lambda s: any(t['verdict'] == 'failed' for t in trials(s))
+          and phase(s) == 'measure')
     own = [c.id for c in h.cluster.recent_crashes()]
-    assert own and s.status()['crashes'] == own and s.status()['other_checks'] == []
+    assert own and h.status['crashes'] == own and h.status['other_checks'] == []
     other = h.cluster.crash('osd.1')
     h.run(until=lambda s: 'ROCKS_AUTOTUNE_PAUSED' in s.health_checks())
-    assert s.status()['other_checks'] == ['RECENT_CRASH']
-    assert s.status()['crashes'] == own  # still named, though not excused
+    assert h.status['other_checks'] == ['RECENT_CRASH']
+    assert h.status['crashes'] == own  # still named, though not excused
     h.cluster.archive(other.id)
     h.run()
-    assert s.s['state'] == 'done' and s.status()['crashes'] == own
+    assert h.state == 'done' and h.status['crashes'] == own
 
 
 def test_a_forced_session_goes_on_despite_a_crash_from_before_it() -> None:
@@ -965,18 +1110,14 @@ def test_a_forced_session_goes_on_despite_a_crash_from_before_it() -> None:
     h.cluster.crash('osd.0', at=h.clock.now - 3600)
     with pytest.raises(StartRefused, match='RECENT_CRASH'):
         h.start(osd=0, trials=1)
-    s = h.start(osd=0, trials=1, force=True)
+    h.start(osd=0, trials=1, force=True)
     assert not any(run_watching(h))
-    assert s.s['state'] == 'done' and s.status()['other_checks'] == ['RECENT_CRASH']
-    assert s.status()['crashes'] == []
+    assert h.state == 'done' and h.status['other_checks'] == ['RECENT_CRASH']
+    assert h.status['crashes'] == []
 
 
 CHANGED = 'ROCKS_AUTOTUNE_CONFIG_CHANGED'
 AN_ANNEX = 'write_buffer_size=33554432'
-
-
-def measuring_a_candidate(s: Session) -> bool:
-    return s.s['phase'] == 'measure' and s.s['current']['kind'] == 'candidate'
 
 
 def test_an_annex_added_at_class_level_pauses_the_session_before_its_next_restart() -> None:
@@ -997,10 +1138,10 @@ def test_an_annex_added_at_class_level_pauses_the_session_before_its_next_restar
     assert any('ceph rocks-autotune abort' in d for d in detail)
     s.request_abort()
     h.run()
-    assert s.s['state'] == 'aborted' and s.health_checks() == {}
+    assert h.state == 'aborted' and s.health_checks() == {}
     assert_restored(h, 0, before)
     assert h.cluster.config_get_own('osd/class:ssd', ANNEX) == AN_ANNEX
-    assert report.best_summary(s.s) is None  # aborted before its confirmation: no answer
+    assert best_summary(s) is None  # aborted before its confirmation: no answer
 
 
 def test_best_warns_that_a_change_made_during_the_last_window_would_be_undone() -> None:
@@ -1008,13 +1149,13 @@ def test_best_warns_that_a_change_made_during_the_last_window_would_be_undone() 
     # would undo it
     h = Harness(confirm_rounds=5)
     s = h.start(osd=0, trials=3)
-    h.run(until=lambda s: s.s['phase'] == 'measure' and s.s['current']['kind'] == 'confirm'
-          and s.s['current']['round'] == 4 and s.s['confirm']['orders'][4][-1]
-          == s.s['current']['arm'])
+    h.run(until=lambda s: phase(s) == 'measure' and current(s)['kind'] == 'confirm'
+          and current(s)['round'] == 4 and status(s)['confirmation']['orders'][4][-1]
+          == current(s)['arm'])
     h.cluster.config_set('osd/class:ssd', ANNEX, AN_ANNEX)
     h.run()
-    assert s.s['state'] == 'done' and s.best() is not None
-    best = report.best_summary(s.s)
+    assert h.state == 'done' and s.best() is not None
+    best = best_summary(s)
     assert best is not None and not best['keeps_current']
     assert best['config_changed'] == [f"osd/class:ssd {ANNEX}: (not set) -> '{AN_ANNEX}'"]
     assert best['commands'][0].startswith('# measured against the options in effect')
@@ -1033,36 +1174,39 @@ def test_an_edit_at_the_canarys_own_mask_pauses_and_the_restore_leaves_it() -> N
         s.health_checks()[CHANGED]['detail']
     s.request_abort()
     h.run()
-    assert s.s['state'] == 'aborted' and s.health_checks() == {}
+    assert h.state == 'aborted' and s.health_checks() == {}
     assert h.cluster.config_get_own('osd.0', OPTIONS) == NEW_TUNING
     assert h.config_of(0)['osd_bench_small_size_max_iops'] is None  # the session's own, taken back
     assert h.cluster.running[0] == NEW_TUNING  # it ran a candidate: restarted onto the edit
-    assert f'left as they set them: osd.0 {OPTIONS}' in s.s['message']
+    assert f'left as they set them: osd.0 {OPTIONS}' in h.message
 
 
 def test_a_change_reverted_during_the_pause_lets_the_session_go_on() -> None:
     h = Harness()
     s = h.start(osd=0, trials=2)
-    h.run(until=lambda s: len(s.s['trials']) == 2)  # the baseline is done
+    h.run(until=lambda s: len(trials(s)) == 2)  # the baseline is done
     h.cluster.config_set('osd', OPTIONS, NEW_TUNING)
     h.run(until=lambda s: CHANGED in s.health_checks())
     h.cluster.config_rm('osd', OPTIONS)
     h.run()
-    assert s.s['state'] == 'done' and s.health_checks() == {}
-    assert (report.best_summary(s.s) or {'config_changed': 'no answer'})['config_changed'] == []
+    assert h.state == 'done' and s.health_checks() == {}
+    assert (best_summary(s) or {'config_changed': 'no answer'})['config_changed'] == []
 
 
 def test_a_change_that_stays_ends_the_session_after_unhealthy_timeout() -> None:
     h = Harness()
     before = h.config_of(0)
-    s = h.start(osd=0, trials=2)
+    h.start(osd=0, trials=2)
     h.run(until=measuring_a_candidate)
     h.cluster.config_set('osd/host:node0', 'bluestore_rocksdb_cfs', 'm(3) p(3) O(3) L P')
     restarts = len(h.cluster.restarts)
+    h.run(until=lambda s: CHANGED in s.health_checks())
+    paused_at = h.clock.now
     h.run()
-    assert s.s['state'] == 'failed'
+    assert h.state == 'failed'
+    assert h.status['ended'] - paused_at > h.settings.unhealthy_timeout
     assert "config changed by someone else: osd/host:node0 bluestore_rocksdb_cfs: (not set) " \
-        "-> 'm(3) p(3) O(3) L P'" in s.s['error']
+        "-> 'm(3) p(3) O(3) L P'" in h.error
     assert len(h.cluster.restarts) == restarts + 1  # the restore's own
     assert_restored(h, 0, before)
 
@@ -1075,20 +1219,22 @@ def test_changes_that_do_not_reach_the_canary_do_not_pause_it() -> None:
         h.cluster.config_set(who, ANNEX, AN_ANNEX)
     # the session's own value at osd.0 hides this one until the restore
     h.cluster.config_set('osd', 'osd_bench_small_size_max_iops', '500')
-    h.run()
-    assert s.s['state'] == 'done' and s.health_checks() == {}
-    assert (report.best_summary(s.s) or {'config_changed': 'no answer'})['config_changed'] == []
+    raised: List[Set[str]] = []
+    h.run(until=lambda s: raised.append(set(s.health_checks())) and False)
+    assert raised and not any({CHANGED, 'ROCKS_AUTOTUNE_PAUSED'} & r for r in raised)
+    assert h.state == 'done' and s.health_checks() == {}
+    assert (best_summary(s) or {'config_changed': 'no answer'})['config_changed'] == []
 
 
 def test_the_recovery_after_a_failed_trial_leaves_an_edit_at_the_canarys_mask() -> None:
     h = Harness()
     h.cluster.broken = lambda options: 'max_write_buffer_number=128' in options
     s = h.start(osd=0, trials=4)  # the 3rd warm start is New Tuning: 128 memtables
-    h.run(until=lambda s: s.s['phase'] == 'wait_up' and 'max_write_buffer_number=128'
-          in s.s['current']['options'])
+    h.run(until=lambda s: phase(s) == 'wait_up' and 'max_write_buffer_number=128'
+          in current(s)['options'])
     h.cluster.config_set('osd.0', OPTIONS, PACIFIC_DEFAULT)  # a colleague's, mid-restart
     h.run(until=lambda s: CHANGED in s.health_checks())
-    assert [t['verdict'] for t in s.s['trials']][-1] == 'failed'
+    assert [t['verdict'] for t in h.trials][-1] == 'failed'
     assert h.cluster.running[0] == PACIFIC_DEFAULT  # recovered onto the edit, not over it
     s.request_abort()
     h.run()
