@@ -68,7 +68,12 @@ def test_a_client_session_writes_in_the_canarys_pgs_and_leaves_nothing(lab: Lab)
     assert lab.run('rados', '-p', 'rbd', 'ls').stdout.split() == users
     pre = st['precondition']
     assert pre['done'] and pre['filled'] == objects and pre['fill_bytes'] == space, pre
-    assert pre['bytes'] >= space and pre['shape'], pre
+    # then overwrote every block once, or says the limit (10 s here) came
+    # first: on a busy machine the pass can run out of time
+    if pre['bytes'] < space:
+        assert pre['steady'] is False and 'blocks overwritten' in pre['why'] \
+            and 'precondition_limit' in pre['why'], pre
+    assert pre['shape'], pre
     for t in lab.json('rocks-autotune', 'history'):
         m = t['measurement']
         assert m['iops'] > 0 and m['client_bytes'] > 0, t
