@@ -234,10 +234,11 @@ def own_lab(*up_args: str) -> Iterator[Lab]:
 @pytest.fixture(scope='session')
 def lab() -> Iterator[Lab]:
     with own_lab('--mgrs', os.environ.get('CEPH_LAB_MGRS', '1')) as lab:
-        # short trials and a one-round confirmation of one candidate, the client
-        # load's keyspace 16 objects and its preconditioning 10 s: the tests
-        # check behaviour, not figures (a test that needs more sets them)
-        for name, value in (('warmup', '2'), ('bench_chunk_seconds', '2'),
+        # short trials, two baseline runs (one A/A pair) and a one-round
+        # confirmation of one candidate, the client load's keyspace 16 objects
+        # and its preconditioning 10 s: the tests check behaviour, not figures
+        # (a test that needs more sets them)
+        for name, value in (('warmup', '2'), ('bench_chunk_seconds', '2'), ('baseline_runs', '2'),
                             ('max_window_factor', '1.5'), ('restart_timeout', '120'),
                             ('confirm_candidates', '1'), ('confirm_rounds', '1'),
                             ('steady_window_limit', '10'), ('client_space', str(16 << 20)),

@@ -51,6 +51,10 @@ def test_short_session_ends_done_and_restores_the_canary(short_session: ShortSes
         else:
             assert t['error'], t
     assert st['baseline']['runs'] == 2 and st['baseline']['kv_sync_lat_spread'] >= 0
+    # the two runs, an A/A pair, measured the noise; the plan at it is said
+    noise = st['noise']
+    assert noise['pairs'] == 1 and noise['sd'] >= 0 and noise['objective'] == 'iops', noise
+    assert noise['plan']['rounds'] == 1 and noise['plan']['detectable'] is None, noise
     # the answer is the confirmation's: a verdict over its rounds, with every candidate's figures
     best = s.best
     # the confirmation takes the feasible search candidates (write-amp within

@@ -145,7 +145,7 @@ def make_module() -> Any:
     m = load_class(module.RocksAutotune)('rocks_autotune', None, None)
     m.cluster = FakeCluster(FakeClock())
     m.clock = m.cluster.clock
-    m.mock_options.update(warmup=1, restart_timeout=30)
+    m.mock_options.update(warmup=1, restart_timeout=30, baseline_runs=2)
     m.load()  # as serve() does first: commands wait for it
     return m
 

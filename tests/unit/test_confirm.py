@@ -7,9 +7,9 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 import pytest
 
-from rocks_autotune import perf_counters, report
+from rocks_autotune import perf_counters, power, report, views
 from rocks_autotune.perf_counters import Baseline, Measurement
-from rocks_autotune.options import MAX_CONFIRM_CANDIDATES, MAX_CONFIRM_ROUNDS
+from rocks_autotune.options import MAX_CONFIRM_CANDIDATES, MAX_CONFIRM_ROUNDS, default
 from rocks_autotune.session import Session, Settings
 from rocks_autotune.store import HEAD_KEY, MAX_VALUE, SessionStore
 from fake_cluster import model
@@ -142,6 +142,62 @@ def test_when_nothing_helps_the_answer_is_keep_your_current_options() -> None:
     assert all(c['verdict'] in ('below margin', 'dropped') for c in b['candidates'])
 
 
+def test_the_noise_is_measured_before_the_search_and_said_with_the_answer() -> None:
+    h, s = confirming(Harness(), baseline_runs=default('baseline_runs'))
+    nothing_helps(h, 0.05)
+    h.run(until=lambda s: s.status()['baseline'] is not None)
+    st = s.status()
+    noise = st['noise']
+    # the baseline runs in pairs, in the order they ran (A/A)
+    runs = [t['measurement']['iops'] for t in s.s['trials'] if t['verdict'] == 'baseline']
+    assert len(runs) == s.settings.baseline_runs == 4
+    aa = power.aa_noise(runs)
+    assert aa is not None and noise['pairs'] == 2 and noise['sd'] == aa['sd'] > 0
+    plan = noise['plan']
+    assert plan['rounds'] == 5 and plan['detect'] == 0.10
+    assert plan['detectable'] == power.detectable(noise['sd'], 5, 0.03)
+    assert 'noise: IOPS sd ' in report.status_text(st) and 'A/A pair(s)' in report.status_text(st)
+    h.run()
+    result = s.s['confirm']['result']
+    seen = result['seen']
+    per_arm = [[math.log(r) for r in a['objective']['ratio']['per_round']]
+               for a in result['arms']]
+    pooled = power.pooled_sd(per_arm)
+    assert pooled is not None and seen['sd'] == pytest.approx(pooled['sd'])
+    # the design's power: its planned rounds (candidates dropped as futile
+    # after 3 measured fewer)
+    assert seen['rounds'] == 5 and seen['df'] == sum(len(xs) - 1 for xs in per_arm)
+    assert seen['detectable'] == power.detectable(seen['sd'], 5, 0.03)
+    # what it could not see ends the keep-current answer
+    assert s.best() is None
+    assert (f'its 5 rounds confirm a gain of {views.gain_text(seen["detectable"])} '
+            '90% of the time: a smaller one goes unseen') in s.status()['message']
+
+
+def test_noise_the_asked_rounds_cannot_see_through_takes_fewer_finalists_more_rounds() -> None:
+    # 2 candidates over 5 rounds (15 measurements), at a noise no split of
+    # them confirms +10% through: one candidate over 7 rounds
+    h, s = confirming(Harness(), baseline_runs=4)
+    nothing_helps(h, 0.5)
+    h.run(until=lambda s: s.status()['confirmation'] is not None)
+    st = s.status()
+    design = st['noise']['design']
+    assert (design['candidates'], design['rounds']) == (1, 7) and 'no split' in design['why']
+    conf = st['confirmation']
+    assert len(conf['arms']) == 1 and conf['rounds'] == 7 and conf['design'] == design
+    assert 'the confirmation takes 1 candidate(s) over 7 rounds' in report.status_text(st)
+    h.run()
+    assert s.status()['state'] == 'done'
+    assert max(t['round'] for t in s.s['trials'] if t['kind'] == 'confirm') <= 6
+
+
+def test_an_odd_baseline_run_pairs_with_none() -> None:
+    h, s = confirming(Harness(), baseline_runs=3)
+    nothing_helps(h, 0.05)
+    h.run(until=lambda s: s.status()['baseline'] is not None)
+    assert s.status()['noise']['pairs'] == 1
+
+
 def test_a_candidate_that_can_no_longer_pass_is_dropped_after_three_rounds() -> None:
     dropped: Set[str] = set()
     for seed in range(6):
@@ -164,16 +220,43 @@ def test_a_candidate_that_can_no_longer_pass_is_dropped_after_three_rounds() -> 
 
 def test_stop_during_the_confirmation_answers_over_the_rounds_done() -> None:
     h, s = confirming(Harness(), confirm_rounds=6)
-    h.run(until=in_confirmation('measure', 5, 1))
+    # in round 5's first measurement (it ends; no arm has a 5th pair): 4 rounds done
+    h.run(until=in_confirmation('measure', 4, 0))
     s.request_stop()
     h.run()
     assert s.s['state'] == 'stopped'
     result = s.s['confirm']['result']
-    assert not result['complete'] and result['rounds_done'] == 5
+    assert not result['complete'] and result['rounds_done'] == 4
     b = report.best_summary(s.s)
-    assert b is not None and b['rounds_done'] == 5 and b['rounds'] == 6
-    # five identical rounds (the fake has no noise) give a zero-width interval
-    assert b['answer'] == 'recommend'
+    assert b is not None and b['rounds_done'] == 4 and b['rounds'] == 6
+    # four rounds give no interval: nothing is recommended over them
+    assert b['answer'] == 'keep current'
+    assert '4 of 6 rounds measured, too few' in s.status()['message']
+
+
+def test_a_candidate_that_passes_at_a_look_is_done() -> None:
+    # identical rounds (the fake has no noise): both candidates pass at the
+    # first look that can pass one, after round 6 of 8 (at 8 rounds' level,
+    # 5 rounds' best p-value, 1/32, is too large), and the confirmation ends there
+    h, s = confirming(Harness(), confirm_rounds=8)
+    h.run()
+    conf = s.s['confirm']
+    assert conf['sequential'] and conf['level'] == power.look_level(8) > 1 - 2 / 32
+    assert len(conf['orders']) == 6 and [a['passed'] for a in conf['arms']] == [6, 6]
+    result = conf['result']
+    assert result['complete'] and result['recommended'] and result['level'] == conf['level']
+    assert all(a['objective']['rounds'] == 6 for a in result['arms'])
+    assert s.status()['state'] == 'done'
+
+
+def test_a_confirmation_saved_before_looks_judges_once_at_90_percent() -> None:
+    h, s = confirming(Harness(), confirm_rounds=8)
+    h.run(until=in_confirmation('measure', 0, 0))
+    conf = s.s['confirm']
+    del conf['sequential'], conf['level']  # as a module before the looks saved it
+    h.run()
+    assert len(conf['orders']) == 8 and conf['result']['level'] == 0.90
+    assert not any(a.get('passed') for a in conf['arms'])
 
 
 def test_status_and_history_show_the_confirmation() -> None:

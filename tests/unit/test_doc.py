@@ -78,7 +78,10 @@ def option_rows() -> Dict[str, List[str]]:
     """The options table: name -> [type, default, meaning]."""
     rows: Dict[str, List[str]] = {}
     cells: List[str] = []
-    for line in guide().split('\n.. list-table::')[1:][0].splitlines():
+    # the options table: the list-table whose header's first cell is Option
+    table = next(t for t in guide().split('\n.. list-table::')[1:]
+                 if re.search(r'^   \* - Option$', t, re.M))
+    for line in table.splitlines():
         m = re.match(r'   (\*| ) - (.*)', line)
         if m:
             if m.group(1) == '*' and cells:

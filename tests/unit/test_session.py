@@ -16,9 +16,10 @@ from rocks_autotune.workload import OSD_BENCH
 
 # one candidate confirmed in one round (it can recommend nothing: see the
 # confirmation's own tests for sessions that do)
+# the mechanics' tests: two baseline runs (one A/A pair), a one-round confirmation
 FAST = dict(warmup=2.0, restart_timeout=30.0, manual_restart_timeout=60.0,
-            unhealthy_timeout=60.0, bench_chunk_seconds=2.0, confirm_candidates=1,
-            confirm_rounds=1, steady_window_limit=60.0)
+            unhealthy_timeout=60.0, bench_chunk_seconds=2.0, baseline_runs=2,
+            confirm_candidates=1, confirm_rounds=1, steady_window_limit=60.0)
 
 
 # ------------------------------------------------ the session as the module serves it

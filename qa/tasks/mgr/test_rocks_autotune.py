@@ -44,7 +44,8 @@ ENDED = ('done', 'stopped', 'aborted', 'failed')
 # short trials: these tests check behaviour, not figures
 FAST_OPTIONS = {'warmup': '2', 'bench_chunk_seconds': '2', 'max_window_factor': '1.5',
                 'restart_timeout': '180', 'manual_restart_timeout': '300',
-                'steady_window_limit': '10', 'client_space': str(16 << 20), 'precondition_limit': '10'}
+                'steady_window_limit': '10', 'client_space': str(16 << 20),
+                'precondition_limit': '10', 'baseline_runs': '2'}
 SESSION = ['--trials', '2', '--duration', '4']
 
 Status = Dict[str, Any]

@@ -35,9 +35,13 @@ state=$(ra_wait_ended)
 # shellcheck disable=SC2086
 trials=$(python3 -c 'import sys; a = sys.argv[1:]; print(a[a.index("--trials") + 1])' \
          $RA_SESSION_ARGS)
+runs=$(ceph config get mgr mgr/rocks_autotune/baseline_runs)
 hist=$(ceph rocks-autotune history -f json)
-ra_py "[t['kind'] for t in j].count('baseline')" <<<"$hist" | grep -qx 2 \
-    || ra_die "history: not 2 baseline runs: $hist"
+ra_py "[t['kind'] for t in j].count('baseline')" <<<"$hist" | grep -qx "$runs" \
+    || ra_die "history: not $runs baseline runs (baseline_runs): $hist"
+# the baseline runs, in pairs, measured the noise the confirmation faces
+ra_py "j['noise']['pairs']" <<<"$(ceph rocks-autotune status -f json)" | grep -qx $((runs / 2)) \
+    || ra_die "status: the noise is not measured over $((runs / 2)) A/A pair(s)"
 ra_py "[t['kind'] for t in j].count('candidate')" <<<"$hist" | grep -qx "$trials" \
     || ra_die "history: not $trials candidate trials: $hist"
 # every trial has a verdict; measured ones have positive figures, failed ones an error

@@ -9,11 +9,18 @@ step and measures no (round, arm) twice.  The session runs each measurement
 as it runs a trial (restart, warm-up, window); this module only says which
 comes next and what the rounds say.  Plain Python: paired_stats.py does the
 figures.
+
+It looks after every round from the fifth on (power.look_level: every look
+at one level, so that a candidate no better than the margin passes at most
+5% of the time over all of them): a candidate that passes is done, one that
+can no longer pass is dropped, and the rounds go on while any is undecided,
+up to the planned rounds.
 """
 import random
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from . import paired_stats
+from . import paired_stats, power
+from .paired_stats import Round
 from .perf_counters import OBJECTIVES
 from .store import SessionState
 
@@ -33,6 +40,9 @@ def plan(ranked: List[Tuple[Dict[str, Any], float]], rounds: int, margin: float,
                  for i, (t, mean) in enumerate(ranked, 1)],
         'orders': [], 'rounds': rounds, 'margin': margin, 'objective': objective,
         'direction': direction, 'result': None,
+        # a look after every round from MIN_ROUNDS on, each at this level
+        # (power.look_level); a candidate that passes at a look is done
+        'sequential': True, 'level': power.look_level(rounds),
     }
 
 
@@ -69,8 +79,15 @@ class Confirmation:
         return sum(1 for t in self.s['trials']
                    if t['kind'] == 'confirm' and t['verdict'] == 'measured')
 
+    @property
+    def level(self) -> float:
+        """The interval level of each look (a confirmation planned before
+        looks were taken had one, at the end, at LEVEL)."""
+        return float(self.rec.get('level', paired_stats.LEVEL))
+
     def active(self) -> List[str]:
-        return [a['arm'] for a in self.rec['arms'] if not a['out']]
+        """The arms still measured: not out, not passed at a look."""
+        return [a['arm'] for a in self.rec['arms'] if not a['out'] and not a.get('passed')]
 
     def next(self) -> Optional[Tuple[int, str]]:
         """The (round, arm) to measure next, closing a finished round (and
@@ -84,6 +101,8 @@ class Confirmation:
                     return r, pending[0]
                 if len(rec['orders']) < rec['rounds']:
                     self._drop_futile(r)
+                    if rec.get('sequential'):
+                        self._stop_passed(r)
             active = self.active()
             if len(rec['orders']) >= rec['rounds'] or not active:
                 return None
@@ -117,36 +136,72 @@ class Confirmation:
         rec = self.rec
         rounds = self.rounds()
         for a in rec['arms']:
-            if a['out']:
+            if a['out'] or a.get('passed'):
                 continue
             obj = paired_stats.paired(rounds, a['arm'], BASELINE, rec['objective'])
             if len(obj) < paired_stats.DROP_AFTER:
                 continue
             wa = paired_stats.paired(rounds, a['arm'], BASELINE, 'write_amp')
             why = paired_stats.futile(obj, wa, rec['rounds'] - (r + 1), rec['direction'],
-                                      rec['margin'], self.budget)
+                                      rec['margin'], self.budget, self.level)
             if why:
                 a['out'] = ['dropped', f'dropped after round {r + 1}: {why}']
+
+    def _stop_passed(self, r: int) -> None:
+        """After round r, a look: an arm that passes (its objective clears
+        the margin, its write-amp is within the budget, at the look's level)
+        is done; it is judged over the rounds it had."""
+        rec = self.rec
+        rounds = self.rounds()
+        for a in rec['arms']:
+            if a['out'] or a.get('passed'):
+                continue
+            obj = paired_stats.Summary.of(
+                paired_stats.paired(rounds, a['arm'], BASELINE, rec['objective']), self.level)
+            wa = paired_stats.Summary.of(
+                paired_stats.paired(rounds, a['arm'], BASELINE, 'write_amp'), self.level)
+            verdict, _ = paired_stats.judge(obj, wa, rec['direction'], rec['margin'],
+                                            self.budget, self.level)
+            if verdict == 'passes':
+                a['passed'] = r + 1
 
     def update(self, complete: bool = False) -> Dict[str, Any]:
         """The verdict over the rounds so far, kept in the state for the views."""
         rec = self.rec
         arms = rec['arms']
+        rounds = self.rounds()
         best, results = paired_stats.verdict(
-            self.rounds(), [a['arm'] for a in arms], BASELINE, rec['objective'],
+            rounds, [a['arm'] for a in arms], BASELINE, rec['objective'],
             rec['direction'], self.budget, rec['margin'],
-            out={a['arm']: (a['out'][0], a['out'][1]) for a in arms if a['out']})
+            out={a['arm']: (a['out'][0], a['out'][1]) for a in arms if a['out']},
+            level=self.level)
         rec['result'] = {
             'recommended': best, 'complete': complete, 'rounds': rec['rounds'],
             'rounds_done': sum(1 for r, order in enumerate(rec['orders'])
                                if all(self._done(r, a) for a in order)),
             'objective': rec['objective'], 'direction': rec['direction'],
-            'margin': rec['margin'], 'budget': self.budget, 'level': paired_stats.LEVEL,
+            'margin': rec['margin'], 'budget': self.budget, 'level': self.level,
+            'sequential': bool(rec.get('sequential')),
             # the options and candidate are the arm's (rec['arms']): not copied here
             'arms': [dict(v.to_dict(), trial=a['trial'], mean=a['mean'])
                      for a, v in zip(arms, results)],
+            'seen': self._seen(rounds),
         }
         return rec['result']
+
+    def _seen(self, rounds: Sequence[Round]) -> Optional[Dict[str, Any]]:
+        """The noise the rounds showed (the objective's per-round
+        log-ratios about each arm's mean, pooled) and the gain the planned
+        rounds confirm 9 times in 10 at it (arms dropped as futile, or a
+        stop, leave fewer: the design's power is the planned rounds')."""
+        rec = self.rec
+        per_arm = [paired_stats.paired(rounds, a['arm'], BASELINE, rec['objective'])
+                   for a in rec['arms']]
+        noise = power.pooled_sd(per_arm)
+        if noise is None:
+            return None
+        return dict(noise, rounds=rec['rounds'], power=power.POWER,
+                    detectable=power.detectable(noise['sd'], rec['rounds'], rec['margin']))
 
     def planned(self) -> int:
         """Measurements still to come, at most (drops make it fewer)."""

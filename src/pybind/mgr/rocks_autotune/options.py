@@ -83,8 +83,10 @@ OPTIONS: Tuple[Opt, ...] = (
         desc='how often the loop wakes when no session is running'),
     Opt('warmup', type='secs', default=10, min=0,
         desc='workload run after each restart before the window opens'),
-    Opt('baseline_runs', type='int', default=2, min=2, max=10,
-        desc='measurements of the current options before any candidate'),
+    # in pairs: each pair is an A/A measurement of the noise (power.py)
+    Opt('baseline_runs', type='int', default=4, min=2, max=10,
+        desc='measurements of the current options before any candidate; each two '
+             'consecutive ones measure the noise the confirmation will face'),
     Opt('min_flushes', type='float', default=2.0, min=0,
         desc='memtable flushes a window must cover; shorter windows are extended '
              'and, if still short, marked'),
@@ -145,11 +147,16 @@ OPTIONS: Tuple[Opt, ...] = (
         desc='after the search, this many candidates (the best by the model\'s '
              'posterior mean) are confirmed against the baseline'),
     Opt('confirm_rounds', type='int', default=5, min=1, max=MAX_CONFIRM_ROUNDS,
-        desc='confirmation rounds (each measures the candidates and the baseline in '
-             'a fresh random order); below 5 no candidate can be recommended'),
+        desc='confirmation rounds at most (each measures the candidates and the '
+             'baseline in a fresh random order; a look after each from the fifth ends '
+             'a candidate that passes); below 5 no candidate can be recommended'),
     Opt('confirm_margin', type='float', default=0.03, min=0, max=1,
         desc='a candidate is recommended only if its whole 90% interval is better '
              'than the baseline by this fraction'),
+    Opt('detect', type='float', default=0.10, min=0.01, max=1,
+        desc='the gain the confirmation is planned for: status says how many rounds '
+             'confirm it 9 times in 10 at the noise the baseline runs measured, and '
+             'what the planned rounds can confirm'),
     Opt('inject_candidate_options', type='str', default='', setting='inject_options',
         desc='fault-injection test hook: appended to every candidate option string '
              'of sessions started from now on; leave empty'),

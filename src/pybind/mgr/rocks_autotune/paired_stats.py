@@ -193,9 +193,9 @@ class ArmVerdict:
 
 
 def judge(s_obj: Summary, s_wa: Summary, direction: str, margin: float,
-          budget: float) -> Tuple[str, str]:
+          budget: float, level: float = LEVEL) -> Tuple[str, str]:
     """(verdict, why): passes | too few rounds | below margin | over budget."""
-    few = 'too few rounds', f'too few paired rounds for a {LEVEL:.0%} interval'
+    few = 'too few rounds', f'too few paired rounds for a {level:.0%} interval'
     if not clears(s_obj, direction, margin):
         if not (math.isfinite(s_obj.low) and math.isfinite(s_obj.high)):
             return few
@@ -249,7 +249,7 @@ def verdict(rounds: Sequence[Round], arms: Sequence[str], baseline: str, objecti
         s_obj = summary(arm, objective)
         s_wa = summary(arm, 'write_amp')
         s_kv = summary(arm, 'kv_sync_lat_ms')
-        v, why = judge(s_obj, s_wa, direction, margin, budget)
+        v, why = judge(s_obj, s_wa, direction, margin, budget, level)
         if arm in out:
             v, why = out[arm]
         results.append(ArmVerdict(arm, s_obj, s_wa, s_kv, v, why))

@@ -9,6 +9,7 @@ from .canary import ANNEX, CLASS_MASK_NOTE, OPTIONS
 from .cluster import OsdInfo
 from . import perf_counters
 from .perf_counters import OBJECTIVE_NAMES
+from . import views
 from .views import (answer_line, arm_record, final_answer, osd_list, ratio_text,
                     recommended_arm)
 from .space import Candidate
@@ -47,6 +48,8 @@ def status_text(st: Dict[str, Any]) -> str:
                      f'IOPS {_fmt(b["iops"], ".0f")} (spread {_fmt(b["iops_spread"], ".1%")}), '
                      f'write-amp {b["write_amp"]:.3f} (spread {b["write_amp_spread"]:.1%}; '
                      + _write_amp_by(b) + ')')
+    if st.get('noise'):
+        lines.append(views.noise_line(st['noise']))
     leader = st.get('leader')
     if leader and not st.get('confirmation'):
         lines.append(f'search leader: trial {leader["index"]} ({leader["kind"]}; its single '

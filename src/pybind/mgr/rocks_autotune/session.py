@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass, field, fields
 from enum import Enum
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
-from . import confirm, health, options, perf_counters, views
+from . import confirm, health, options, perf_counters, power, views
 from .canary import ANNEX, CFS, OPTIONS, SAVED, STATS_OPTIONS, Canary
 from .cluster import Cluster, ClusterError, Crash
 from .confirm import BASELINE, Confirmation
@@ -148,6 +148,7 @@ class Settings:
     confirm_candidates: int = default('confirm_candidates')
     confirm_rounds: int = default('confirm_rounds')
     confirm_margin: float = default('confirm_margin')
+    detect: float = default('detect')
     inject_options: str = default('inject_options')  # test hook: appended to every candidate
     poll: float = 2.0  # not an option: how often a step waiting on the cluster looks again
 
@@ -534,6 +535,26 @@ class Session(Machine):
         self._enter(P.APPLY, f'trial {trial.index}: {trial.kind}')
         return 0
 
+    def _plan_for_noise(self, runs: List[Measurement]) -> None:
+        """The noise the baseline's A/A pairs measured, and what a
+        confirmation can see at it: said before the search starts."""
+        s = self.s
+        st = self.settings
+        key = perf_counters.OBJECTIVES[self.params.workload][0]
+        noise = power.aa_noise([getattr(m, key) for m in runs])
+        if noise is None:
+            s['noise'] = None
+            return
+        design = power.design(noise['sd'], st.confirm_candidates, st.confirm_rounds,
+                              st.confirm_margin, st.detect, options.MAX_CONFIRM_ROUNDS)
+        said = dict(noise, objective=key, window=median(m.seconds for m in runs),
+                    design=design,
+                    plan=power.plan(noise['sd'], design['rounds'], st.confirm_margin,
+                                    st.detect, options.MAX_CONFIRM_ROUNDS,
+                                    design['candidates']))
+        s['noise'] = said
+        log.info('osd.%d: %s', self.osd, views.noise_line(said))
+
     # ------------------------------------------------------------ confirmation
 
     def _confirmation(self) -> Confirmation:
@@ -548,14 +569,19 @@ class Session(Machine):
         feasible = [t for t in s['trials']
                     if t['kind'] == 'candidate' and t['verdict'] == 'feasible'
                     and t['candidate'] != base]
+        # the finalists and rounds the noise asks for (as asked with none measured)
+        design = (s.get('noise') or {}).get('design') or power.design(
+            None, self.settings.confirm_candidates, self.settings.confirm_rounds,
+            self.settings.confirm_margin, self.settings.detect, options.MAX_CONFIRM_ROUNDS)
         ranked = self.optimizer.rank([Candidate.from_dict(t['candidate']) for t in feasible],
-                                     self.settings.confirm_candidates)
+                                     design['candidates'])
         first: Dict[Candidate, Dict[str, Any]] = {}
         for t in feasible:
             first.setdefault(Candidate.from_dict(t['candidate']), t)
         s['confirm'] = confirm.plan([(first[c], mean) for c, mean in ranked],
-                                    self.settings.confirm_rounds,
-                                    self.settings.confirm_margin, self.params.workload)
+                                    design['rounds'], self.settings.confirm_margin,
+                                    self.params.workload)
+        s['confirm']['design'] = design
 
         def windows(c: Dict[str, Any]) -> List[Measurement]:
             return [Measurement.from_dict(t['measurement']) for t in s['trials']
@@ -998,6 +1024,7 @@ class Session(Machine):
             if len(runs) >= self.settings.baseline_runs:
                 base = Baseline.of(runs, self.params.workload)
                 s['baseline'] = base.to_dict()
+                self._plan_for_noise(runs)
                 # the current options are the first point the optimizer knows:
                 # score the runs against their own median, and let the next
                 # ask() rebuild the optimizer from the trials (one way in)

@@ -131,6 +131,9 @@ class SessionState(StartRecord, _Head, total=False):
     client: Optional[Dict[str, Any]]
     # the client load's preconditioning of the canary's DB (window.Precondition)
     precondition: Dict[str, Any]
+    # the noise the baseline's A/A pairs measured and the confirmation's plan
+    # at it (power.aa_noise, power.plan); None with no pair
+    noise: Optional[Dict[str, Any]]
 
 
 Get = Callable[[str], Optional[str]]

@@ -79,11 +79,49 @@ def answer_line(result: Mapping[str, Any]) -> str:
                     f'{result["level"]:.0%} interval (it takes {MIN_ROUNDS})')
         return (f'keep your current options: no candidate\'s {name} cleared the '
                 f'{result["margin"]:.0%} margin within the write-amp budget over '
-                f'{result["rounds_done"]} of {result["rounds"]} rounds')
+                f'{result["rounds_done"]} of {result["rounds"]} rounds'
+                + seen_text(result.get('seen')))
     return (f'recommend trial {arm["trial"]} ({arm["arm"]}): {name} '
             f'{ratio_text(arm["objective"])}, write-amp {ratio_text(arm["write_amp"])} '
             f'of the baseline over {arm["objective"]["rounds"]} rounds '
             f'({result["level"]:.0%} intervals)')
+
+
+def gain_text(g: Optional[float]) -> str:
+    return '-' if g is None else f'{g:+.0%}'
+
+
+def noise_line(n: Mapping[str, Any]) -> str:
+    """The noise the baseline's A/A pairs measured, and what the planned
+    confirmation can see at it."""
+    p = n['plan']
+    name = OBJECTIVE_NAMES.get(n['objective'], n['objective'])
+    line = (f'noise: {name} sd {n["sd"]:.3f} per round (log-ratio) over {n["pairs"]} A/A '
+            f'pair(s) of {n["window"]:.0f}-s windows; ')
+    d = n.get('design')
+    if d is not None and d['why'] != 'as asked':
+        line += (f'the confirmation takes {d["candidates"]} candidate(s) over '
+                 f'{d["rounds"]} rounds ({d["why"]}); ')
+    if p['detectable'] is None:
+        line += f'{p["rounds"]} round(s) are too few to confirm any gain (it takes {MIN_ROUNDS})'
+    else:
+        line += (f'{p["rounds"]} rounds confirm a gain of {gain_text(p["detectable"])} '
+                 f'{p["power"]:.0%} of the time')
+    need = p['rounds_for_detect']
+    line += (f'; {gain_text(p["detect"])} needs ' + (
+        f'{need} rounds' if need is not None else f'more than {p["most_rounds"]} rounds')
+             + ' (confirm_rounds, detect)')
+    return line
+
+
+def seen_text(seen: Optional[Mapping[str, Any]]) -> str:
+    """What the confirmation could not see: the gain its rounds confirm 9
+    times in 10 at the noise they showed."""
+    if not seen or seen.get('detectable') is None:
+        return ''
+    return (f'; at the noise its rounds showed (sd {seen["sd"]:.3f} per round) its '
+            f'{seen["rounds"]} rounds confirm a gain of {gain_text(seen["detectable"])} '
+            f'{seen["power"]:.0%} of the time: a smaller one goes unseen')
 
 
 def status_of(s: SessionState, osd: int, progress: float, health: List[str],
@@ -97,6 +135,8 @@ def status_of(s: SessionState, osd: int, progress: float, health: List[str],
         'baseline_runs_done': len([t for t in s['trials'] if t['verdict'] == 'baseline']),
         'confirm_done': len([t for t in s['trials'] if t['kind'] == 'confirm']),
         'progress': progress, 'baseline': s['baseline'],
+        # the noise the baseline's A/A pairs measured, and the confirmation's plan at it
+        'noise': s.get('noise'),
         # the answer: the confirmation's (the search's leader is only its progress)
         'best': recommended_trial(s), 'leader': best_trial(s['trials']),
         'confirmation': s.get('confirm'),

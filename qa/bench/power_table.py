@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""The confirmation's resolving power, as the guide's tables show it.
+
+Not a measurement: what power.py computes from the confirmation's own rule
+(a look after every round from the fifth, each look's signed-rank interval
+must clear the 3% margin) at per-round noise levels, for normal rounds.  Per
+noise (sd of the paired log-ratio per round) and planned rounds, the
+smallest gain confirmed 9 times in 10, and the rounds +10% needs; then the
+interval level of each look, by planned rounds.  The guide
+(doc/mgr/rocks_autotune.rst, "What a confirmation can see") holds this
+output; tests/unit/test_power.py checks it does.
+
+    PYTHONPATH=src/pybind/mgr python3 qa/bench/power_table.py
+"""
+import os
+import sys
+from typing import List
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                '..', '..', 'src', 'pybind', 'mgr'))
+from rocks_autotune import power  # noqa: E402
+from rocks_autotune.options import MAX_CONFIRM_ROUNDS  # noqa: E402
+
+NOISE = (0.03, 0.04, 0.05, 0.10, 0.16)
+ROUNDS = (5, 6, 8, 10, 15)
+MARGIN = 0.03
+TARGET = 0.10
+
+
+def table() -> List[str]:
+    """The RST list-tables, one line each."""
+    out = ['.. list-table::', '   :header-rows: 1', '',
+           '   * - sd per round']
+    out += [f'     - {n} rounds' for n in ROUNDS]
+    out += [f'     - rounds for {TARGET:+.0%}']
+    for sd in NOISE:
+        out.append(f'   * - {sd:.2f}')
+        for n in ROUNDS:
+            d = power.detectable(sd, n, MARGIN)
+            out.append(f'     - {"-" if d is None else format(d, "+.0%")}')
+        need = power.rounds_for(TARGET, sd, MARGIN, MAX_CONFIRM_ROUNDS)
+        out.append(f'     - {need if need is not None else f"over {MAX_CONFIRM_ROUNDS}"}')
+    out += ['', '.. list-table::', '   :header-rows: 1', '', '   * - planned rounds',
+            '     - each look\'s interval']
+    for n in ROUNDS:
+        out += [f'   * - {n}', f'     - {power.look_level(n):.2%}']
+    return out
+
+
+if __name__ == '__main__':
+    print('\n'.join(table()))

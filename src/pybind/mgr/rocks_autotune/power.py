@@ -1,0 +1,214 @@
+"""What a confirmation can see at a given noise: its power, the smallest gain
+it confirms, and the rounds a gain needs; and the level its looks use.
+
+The confirmation's rule (paired_stats, confirm): a candidate passes when the
+signed-rank interval of its per-round log-ratios to the baseline clears the
+margin (and its write-amp interval stays within the budget).  It looks after
+every round from MIN_ROUNDS on, up to its planned rounds, and a candidate
+that passes at a look is done.  Looking more than once spends the error
+more than once, so every look uses the same wider interval (as Pocock's
+group-sequential design): `look_level`, the narrowest whose chance of
+passing a candidate exactly at the margin, at any look, stays within 5%
+(one side of a 90% interval).  With 5 rounds there is one look, at 90%.
+
+Its calibration is exact for any symmetric noise: a candidate exactly at
+the margin gives rounds whose log-ratio minus the margin is symmetric about
+0, and then the signs and ranks, so every look's signed-rank statistic, have
+one joint law whatever the noise's shape.  Drawn from normal rounds
+(seeded), the level is exact up to the number of draws.
+
+Power: the interval's ends are Walsh averages, so it moves and scales with
+its data: for rounds e + sd*z, a look's low end is e + sd*L_n(z).  The rule
+passes a candidate truly better by e when max_n L_n(z) > (m - e) / sd: one
+table of that maximum per planned rounds serves every gain and noise.
+Normal rounds are the assumption there; the figures are the rule's own.
+
+The noise is measured the way the confirmation pairs its windows:
+* before the search, from the baseline runs taken in pairs (A/A: the same
+  options twice, each a restart, a warm-up and a window), the root mean
+  square of each pair's log-ratio (its order is fixed, so a drift from the
+  first window of a pair to the second counts as noise, as it does in a round
+  whose order is drawn at random);
+* after the confirmation, from its own rounds: each arm's log-ratios about
+  their mean, pooled over the arms (what its verdict actually faced).
+
+Plain Python: the tables are built once per planned rounds, on the serve
+thread (the views read the figures from the state).
+"""
+import bisect
+import math
+import random
+from functools import lru_cache
+from typing import Any, Dict, Iterator, List, Optional, Sequence
+
+from .paired_stats import LEVEL, MIN_ROUNDS, cut, log_ratio, margin_log, signed_rank_cdf
+
+POWER = 0.90  # what "can confirm" means: 9 times in 10
+ALPHA = (1.0 - LEVEL) / 2.0  # one side of the 90% interval: a candidate at the margin passes <= 5%
+SIMS = 8000
+SEED = 20261126
+
+
+def _draws(rounds: int) -> Iterator[List[float]]:
+    """SIMS sequences of `rounds` standard normal rounds, the same each time
+    (seeded; drawn again rather than kept: the mgr keeps only the tables)."""
+    rng = random.Random(f'{SEED}/{rounds}')
+    for _ in range(SIMS):
+        yield [rng.gauss(0.0, 1.0) for _ in range(rounds)]
+
+
+def looks(rounds: int) -> range:
+    """The rounds after which a confirmation of `rounds` looks."""
+    return range(MIN_ROUNDS, rounds + 1)
+
+
+@lru_cache(maxsize=None)
+def look_level(rounds: int) -> float:
+    """The interval level of every look of a confirmation of up to
+    `rounds` rounds: the narrowest whose chance of passing a candidate
+    exactly at the margin at any look stays within ALPHA."""
+    if rounds <= MIN_ROUNDS:
+        return LEVEL
+    cdfs = {n: signed_rank_cdf(n) for n in looks(rounds)}
+    smallest = []  # per draw, the smallest one-sided p-value over its looks
+    for xs in _draws(rounds):
+        best = 1.0
+        for n in looks(rounds):
+            order = sorted(range(n), key=lambda i: abs(xs[i]))
+            t = sum(rank for rank, i in enumerate(order, 1) if xs[i] > 0)
+            # P(T+ >= t) = P(T+ <= M - t), M = n(n+1)/2: the law is symmetric
+            best = min(best, cdfs[n][n * (n + 1) // 2 - t])
+        smallest.append(best)
+    smallest.sort()
+    # the largest p-value a look may pass at: at most ALPHA of the draws pass
+    allowed = int(ALPHA * len(smallest))
+    a = max((p for i, p in enumerate(smallest)
+             if bisect.bisect_right(smallest, p) <= allowed), default=0.0)
+    return 1.0 - 2.0 * a
+
+
+@lru_cache(maxsize=None)
+def _lows(rounds: int) -> List[float]:
+    """Over the draws of `rounds` standard normal rounds, the largest low
+    end of the interval over the looks, sorted."""
+    if rounds < MIN_ROUNDS:
+        return []
+    level = look_level(rounds)
+    cuts = {n: cut(n, level) for n in looks(rounds)}
+    out = []
+    for xs in _draws(rounds):
+        walsh: List[float] = []  # of the rounds so far, sorted
+        best = -math.inf
+        for n, x in enumerate(xs, 1):
+            for y in xs[:n]:
+                bisect.insort(walsh, (x + y) / 2.0)
+            c = cuts.get(n, 0)
+            if c:
+                best = max(best, walsh[c - 1])
+        out.append(best)
+    return sorted(out)
+
+
+def confirm_rate(gain: float, sd: float, rounds: int, margin: float) -> float:
+    """How often a candidate truly better by `gain` (0.10: +10%) clears the
+    margin over `rounds` at per-round noise `sd` (log-ratio units)."""
+    if rounds < MIN_ROUNDS:
+        return 0.0
+    e = math.log1p(gain)
+    m = margin_log(margin)
+    if sd <= 0:
+        return 1.0 if e > m else 0.0
+    lows = _lows(rounds)
+    return 1.0 - bisect.bisect_right(lows, (m - e) / sd) / len(lows)
+
+
+def detectable(sd: float, rounds: int, margin: float, power: float = POWER) -> Optional[float]:
+    """The smallest gain (0.26: +26%) confirmed with `power` over `rounds`
+    at noise `sd`; None if the rounds are too few for an interval."""
+    if rounds < MIN_ROUNDS:
+        return None
+    lows = _lows(rounds)
+    # the (1 - power) quantile of L: a gain e passes with `power` when
+    # e + sd * q > m
+    q = lows[min(len(lows) - 1, int((1.0 - power) * len(lows)))]
+    return math.expm1(margin_log(margin) - sd * q)
+
+
+def rounds_for(gain: float, sd: float, margin: float, most: int,
+               power: float = POWER) -> Optional[int]:
+    """The fewest rounds (at most `most`) that confirm `gain` with `power`; None if more."""
+    for n in range(MIN_ROUNDS, most + 1):
+        d = detectable(sd, n, margin, power)
+        if d is not None and d <= gain:
+            return n
+    return None
+
+
+def aa_noise(values: Sequence[Optional[float]]) -> Optional[Dict[str, Any]]:
+    """The per-round noise of A/A pairs: `values` are one figure of the
+    baseline runs in the order they ran, paired (1st, 2nd), (3rd, 4th), ...
+    None without a pair."""
+    logs = [r for a, b in zip(values[0::2], values[1::2])
+            for r in [log_ratio(b, a)] if r is not None]
+    if not logs:
+        return None
+    return {'sd': math.sqrt(sum(r * r for r in logs) / len(logs)), 'pairs': len(logs),
+            'per_pair': logs}
+
+
+def pooled_sd(arms: Sequence[Sequence[float]]) -> Optional[Dict[str, Any]]:
+    """The noise the confirmation's rounds showed: each arm's log-ratios
+    about their own mean, pooled (None with no arm of 2 rounds)."""
+    ss, df = 0.0, 0
+    for xs in arms:
+        if len(xs) < 2:
+            continue
+        mean = sum(xs) / len(xs)
+        ss += sum((x - mean) ** 2 for x in xs)
+        df += len(xs) - 1
+    if not df:
+        return None
+    return {'sd': math.sqrt(ss / df), 'df': df}
+
+
+def plan(sd: float, rounds: int, margin: float, detect: float, most: int,
+         candidates: int) -> Dict[str, Any]:
+    """What a confirmation of `rounds` can see at noise `sd`: the gain it
+    confirms 9 times in 10, the rounds `detect` would need (None: more than
+    `most`), and the chance that one of `candidates` which do nothing is
+    recommended (at most, summed over them)."""
+    return {'sd': sd, 'rounds': rounds, 'margin': margin, 'power': POWER,
+            'detectable': detectable(sd, rounds, margin),
+            'detect': detect, 'rounds_for_detect': rounds_for(detect, sd, margin, most),
+            'most_rounds': most,
+            'false_recommend': min(1.0, candidates * confirm_rate(0.0, sd, rounds, margin))}
+
+
+def design(sd: Optional[float], candidates: int, rounds: int, margin: float, detect: float,
+           most: int) -> Dict[str, Any]:
+    """How many finalists, over how many rounds, a confirmation measures,
+    for the measurements `candidates` x `rounds` (and a baseline per round)
+    would take: as asked, if those rounds confirm `detect` at the noise;
+    else the most finalists whose rounds do; else one finalist over as many
+    rounds as the measurements allow (up to `most`), the design that sees
+    the smallest gain.  With no noise measured, as asked."""
+    asked = {'candidates': candidates, 'rounds': rounds, 'why': 'as asked'}
+    if sd is None:
+        return asked
+    d = detectable(sd, rounds, margin)
+    if d is not None and d <= detect:
+        return asked
+    measurements = rounds * (candidates + 1)
+    for k in range(candidates - 1, 0, -1):
+        n = min(most, measurements // (k + 1))
+        d = detectable(sd, n, margin)
+        if d is not None and d <= detect:
+            return {'candidates': k, 'rounds': n,
+                    'why': f'{candidates} over {rounds} rounds cannot confirm {detect:+.0%}: '
+                           f'{k} over {n} rounds can, in as many measurements'}
+    n = min(most, measurements // 2)
+    if candidates == 1 or n <= rounds:
+        return asked
+    return {'candidates': 1, 'rounds': n,
+            'why': f'no split of {measurements} measurements confirms {detect:+.0%}: one '
+                   f'candidate over {n} rounds sees the smallest gain'}
