@@ -150,3 +150,47 @@ def test_live_workload_measures_client_traffic(lab: Lab) -> None:
     assert st['confirmation']['objective'] == 'op_w_lat_ms'
     assert own(lab, 0) == before
     lab.wait('active+clean', lab.active_clean, 300)
+
+
+@pytest.mark.full_only
+def test_a_confirmation_with_looks_in_a_real_mgr(lab: Lab) -> None:
+    """The noise plan and the looks run in the mgr's serve thread (their
+    tables are built there, once): a session of 4 baseline runs, one
+    candidate confirmed over at most 6 rounds, each look at 6 rounds' level.
+
+    Left out of CI (full_only): its 16 measurements take about 10 minutes.
+    """
+    opts = (('baseline_runs', '4'), ('confirm_rounds', '6'))
+    for name, value in opts:
+        lab.ceph('config', 'set', 'mgr', f'mgr/rocks_autotune/{name}', value)
+    try:
+        # a budget wide enough that the one search candidate is feasible
+        # (4-s windows' write-amp jumps with a flush), so there is one to confirm
+        lab.ceph('rocks-autotune', 'start', '--osd', '1', '--workload', 'osd-bench',
+                 '--trials', '1', '--duration', '4', '--budget', '10')
+        st = lab.wait_ended(1800)
+    finally:
+        for name, value in (('baseline_runs', '2'), ('confirm_rounds', '1')):
+            lab.ceph('config', 'set', 'mgr', f'mgr/rocks_autotune/{name}', value)
+    print(lab.ceph('rocks-autotune', 'status').stdout)  # for the transcript
+    assert st['state'] == 'done', (st['error'], st['message'])
+    noise = st['noise']
+    assert noise['pairs'] == 2 and noise['sd'] > 0 and noise['window'] > 0, noise
+    # one candidate, 6 rounds asked: the design keeps them or, at a noise
+    # they cannot see +10% through, it has no fewer finalists to take
+    assert noise['design']['candidates'] == 1 and noise['design']['rounds'] == 6, noise
+    conf = st['confirmation']
+    assert conf['sequential'] and conf['level'] == 0.9375 and len(conf['arms']) == 1, conf
+    arm = conf['arms'][0]
+    done = len(conf['orders'])
+    # ended at the look where it passed, at the last round, or when dropped
+    if arm.get('passed'):
+        assert done == arm['passed'] >= 5, conf
+    elif not arm['out']:
+        assert done == 6, conf
+    result = conf['result']
+    assert result['complete'] and result['level'] == 0.9375 and result['sequential']
+    seen = result['seen']
+    assert seen is not None and seen['rounds'] == 6 and seen['sd'] >= 0, result
+    if result['recommended'] is None:
+        assert 'goes unseen' in st['message'], st['message']
