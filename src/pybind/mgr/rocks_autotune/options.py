@@ -151,8 +151,9 @@ OPTIONS: Tuple[Opt, ...] = (
              'baseline in a fresh random order; a look after each from the fifth ends '
              'a candidate that passes); below 5 no candidate can be recommended'),
     Opt('confirm_margin', type='float', default=0.03, min=0, max=1,
-        desc='a candidate is recommended only if its whole 90% interval is better '
-             'than the baseline by this fraction'),
+        desc='a candidate is recommended only if its whole interval (90%, wider '
+             'when the confirmation looks after several rounds) is better than the '
+             'baseline by this fraction'),
     Opt('detect', type='float', default=0.10, min=0.01, max=1,
         desc='the gain the confirmation is planned for: status says how many rounds '
              'confirm it 9 times in 10 at the noise the baseline runs measured, and '

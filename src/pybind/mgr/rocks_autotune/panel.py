@@ -276,7 +276,8 @@ def metrics_text(snap: Snapshot) -> str:
                                 f'trial="{a["trial"]}",figure="{fig}",stat="{stat}"}} {v!r}')
     if rows:
         out += ['# HELP rocks_autotune_confirmed_ratio A confirmed candidate\'s ratio to the '
-                'baseline of the same round: median over the rounds and 90% interval',
+                'baseline of the same round: median over the rounds and interval (90%, '
+                'wider when the confirmation looks after several rounds)',
                 '# TYPE rocks_autotune_confirmed_ratio gauge'] + rows
     return '\n'.join(out) + '\n'
 

@@ -277,7 +277,8 @@
     const r = c ? c.result : null;
     const margin = r ? (r.direction === 'higher' ? 1 + r.margin : 1 / (1 + r.margin)) : null;
     $('rounds-objective-note').textContent = r ? 'Each candidate\'s ' + objectiveName(r.objective)
-      + ' over the baseline\'s measured in the same round; the shaded band is its 90% interval, the dashed line the '
+      + ' over the baseline\'s measured in the same round; the shaded band is its ' + pct(r.level)
+      + ' interval (each look\'s), the dashed line the '
       + pct(r.margin) + ' margin its whole band must clear.' : 'The confirmation starts after the search.';
     renderRounds('rounds-objective', $('rounds-objective'), st, 'objective', margin,
       r ? 'margin ' + margin.toFixed(2) + 'x' : '');
