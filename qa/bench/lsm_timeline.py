@@ -25,7 +25,7 @@ import os
 import subprocess
 import sys
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..',
                                 'src', 'pybind', 'mgr'))
@@ -81,13 +81,15 @@ def cluster_layout() -> Any:
 
 class ClientLoad:
     """The session's client load on one OSD, for a bench: RocksDB's statistics
-    options (and `options`) set at osd.N, the objects a session would write;
-    on exit the objects removed (`removed`: how many) and the options too."""
+    options (and `options`) set at osd.N (and at each of `also`), the objects
+    a session would write (objects() says which); on exit the objects removed
+    (`removed`: how many) and the options too."""
 
     def __init__(self, osd: int, prefix: str, space: int, object_size: int, threads: int,
-                 pool: str = '', seed: int = 0, options: Optional[Dict[str, str]] = None
-                 ) -> None:
+                 pool: str = '', seed: int = 0, options: Optional[Dict[str, str]] = None,
+                 also: Sequence[int] = ()) -> None:
         self.osd = osd
+        self.osds = [osd] + [o for o in also if o != osd]
         self.prefix = prefix
         self.space = space
         self.object_size = object_size
@@ -99,12 +101,11 @@ class ClientLoad:
 
     def __enter__(self) -> 'ClientLoad':
         import rados
-        for name, value in self.options.items():
-            ceph('config', 'set', f'osd.{self.osd}', name, value)
+        for osd in self.osds:
+            for name, value in self.options.items():
+                ceph('config', 'set', f'osd.{osd}', name, value)
         pools, pgs = cluster_layout()
-        self.pool, self.seeds = client_pool(pools, pgs, self.osd, self.wanted_pool)
-        names = client_objects(self.prefix, self.space // self.object_size,
-                               self.pool.pg_num, self.seeds)
+        names = self.objects(pools, pgs)
         self.rados = rados.Rados(conffile=os.environ.get('CEPH_CONF', ''))
         self.rados.connect()
         self.ioctx = self.rados.open_ioctx(self.pool.name)
@@ -113,14 +114,22 @@ class ClientLoad:
                                    self.object_size, threads=self.threads, seed=self.seed)
         return self
 
+    def objects(self, pools: Dict[int, PoolInfo], pgs: List[PgInfo]) -> List[str]:
+        """The objects a session would write (sets `pool` and `seeds`, the
+        PGs of it the objects are in): in the PGs of the pool osd.N serves."""
+        self.pool, self.seeds = client_pool(pools, pgs, self.osd, self.wanted_pool)
+        return client_objects(self.prefix, self.space // self.object_size,
+                              self.pool.pg_num, self.seeds)
+
     def __exit__(self, *exc: Any) -> None:
         try:
             self.removed = self.load.cleanup()
         finally:
             self.ioctx.close()
             self.rados.shutdown()
-            for name in self.options:
-                ceph('config', 'rm', f'osd.{self.osd}', name)
+            for osd in self.osds:
+                for name in self.options:
+                    ceph('config', 'rm', f'osd.{osd}', name)
 
 
 def sample(osd: int) -> rocksdb_stats.KvStats:

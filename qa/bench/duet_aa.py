@@ -1,0 +1,457 @@
+#!/usr/bin/env python3
+"""A/A noise of two confirmation designs side by side: sequential and duet (issue 24).
+
+A bench, not a test.  Both designs run the same options on both arms, so
+every ratio between the arms is noise; they run in the same process,
+interleaved by round (in each round the two designs in a random order), on
+the same keyspace under the same client load (workload.ClientWorkload over
+librados), so what the shared machine does falls on both alike:
+
+- sequential (today's confirmation): one OSD (--seq-osd), arm A then arm A'
+  in a random order, each a restart through the orchestrator, a warm-up and
+  a window of the load (as client_aa.py); the round's ratio is A'/A;
+- duet: OSDs X and Y (--osds X,Y) both restarted, one at a time through the
+  same restart helper (X first in even rounds, Y first in odd ones), then one
+  warm-up and one window of the load, each OSD's figures taken over that same
+  window; the round's ratio is Y/X.
+
+The load's objects are in PGs that both X and Y serve, half (by object
+count) in PGs whose primary is X and half in PGs whose primary is Y (the
+placement is checked with the workload's own helpers: client_objects picks
+names by placement.pg_of; the PGs' up sets come from `pg dump pgs_brief`).
+Every measured OSD (X, Y and --seq-osd, which must be one of them) serves
+every object, so the load's bytes are the client bytes each takes.
+
+Per OSD and window it reads `perf dump` and `dump_objectstore_kv_stats`
+(RocksDB's statistics options are set at each measured OSD, as a session
+does) before and after the window, and the OSD process's CPU ticks from
+/proc/<pid>/stat (pid from its pid file) just around it; the figures:
+BlueStore's kv_sync_lat, kv_commit_lat and txc commit latency (commit_lat),
+the OSD's op_w_process_latency (its primary writes) and subop_w_latency
+(its replica writes), CPU ms per write the OSD took (op_w + subop_w), and
+RocksDB's write-amp (WAL + flush + compaction bytes per client byte).  The
+sequential design also has the client's IOPS; the duet has none (a
+replicated write completes when every replica commits: IOPS is shared).
+
+Prints a JSON line per window (with the load average at its end), then a
+summary: per design and metric the per-round log ratios, their standard
+deviation, their mean (in the duet, the systematic difference between the
+two OSDs that crossover would cancel) and how many rounds fed them.
+
+Run it inside the lab's release (librados must match the cluster):
+
+    qa/lab/ceph-lab exec -- python3 qa/bench/duet_aa.py --osds 0,1 --seq-osd 1 --rounds 10 \\
+      > duet.jsonl
+
+and the tables of a run, no lab needed:
+
+    python3 qa/bench/duet_aa.py --table duet.jsonl
+
+Like client_aa.py it writes --precondition bytes of the load first (and,
+with --fill, the session's two passes), and at the end removes its objects
+and the options it set (the OSDs keep running what they last restarted with).
+"""
+import argparse
+import json
+import math
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lsm_timeline import (ClientLoad, ceph_json, fill_all, overwrite_all,  # noqa: E402
+                          restart, sample)
+
+from rocks_autotune import rocksdb_stats  # noqa: E402
+from rocks_autotune.canary import OPTIONS  # noqa: E402
+from rocks_autotune.cluster import PgInfo, PoolInfo  # noqa: E402
+from rocks_autotune.perf_counters import rocksdb_write_amp  # noqa: E402
+from rocks_autotune.placement import pg_of  # noqa: E402
+from rocks_autotune.workload import NAMESPACE, ClientWorkload, client_objects  # noqa: E402
+
+# figure -> (section, counter) of `perf dump`, time averages over the window, in ms;
+# BlueStore's "commit_lat" is txc_commit_lat on Tentacle (commit_lat before)
+LATENCIES = {'kv_sync_lat_ms': [('bluestore', 'kv_sync_lat')],
+             'kv_commit_lat_ms': [('bluestore', 'kv_commit_lat')],
+             'commit_lat_ms': [('bluestore', 'txc_commit_lat'), ('bluestore', 'commit_lat')],
+             'op_w_process_lat_ms': [('osd', 'op_w_process_latency')],
+             'subop_w_lat_ms': [('osd', 'subop_w_latency')]}
+COUNTS = [('osd', 'op_w'), ('osd', 'subop_w')]
+PER_OSD = list(LATENCIES) + ['cpu_ms_per_write', 'write_amp']
+METRICS = {'seq': ['iops'] + PER_OSD, 'duet': PER_OSD}
+SEQ, DUET = 'seq', 'duet'
+
+
+class DuetLoad(ClientLoad):
+    """The client load in PGs both `pair` OSDs serve, half of the objects in
+    PGs whose primary is the first, half in PGs whose primary is the second."""
+
+    def __init__(self, pair: Tuple[int, int], seq_osd: int, prefix: str, space: int,
+                 object_size: int, threads: int, pool: str = '', seed: int = 0,
+                 options: Optional[Dict[str, str]] = None) -> None:
+        super().__init__(seq_osd, prefix, space, object_size, threads, pool, seed, options,
+                         also=pair)
+        self.pair = pair
+        self.placement: Dict[str, Any] = {}
+
+    def objects(self, pools: Dict[int, PoolInfo], pgs: List[PgInfo]) -> List[str]:
+        x, y = self.pair
+        shared: Dict[int, List[PgInfo]] = {}
+        for pg in pgs:
+            if x in pg.up and y in pg.up and x in pg.acting and y in pg.acting:
+                shared.setdefault(pg.pool, []).append(pg)
+        by_name = {p.name: p for p in pools.values()}
+        if self.wanted_pool:
+            pool = by_name[self.wanted_pool]
+        else:
+            chosen = sorted((p for p in pools.values() if not p.erasure and shared.get(p.id)),
+                            key=lambda p: (-len(shared[p.id]), p.id))
+            if not chosen:
+                raise SystemExit(f'no replicated pool has a PG on both osd.{x} and osd.{y}')
+            pool = chosen[0]
+        both = shared.get(pool.id, [])
+
+        def seeds(primary: int) -> List[int]:
+            return sorted(int(pg.pgid.split('.')[1], 16) for pg in both
+                          if pg.acting[0] == primary)
+        xs, ys = seeds(x), seeds(y)
+        if not xs or not ys:
+            raise SystemExit(f'pool {pool.name}: osd.{x} is primary of {len(xs)} and osd.{y} '
+                             f'of {len(ys)} of the PGs both serve; a duet needs both')
+        n = min(len(xs), len(ys))
+        xs, ys = xs[:n], ys[:n]  # as many PGs of each primary
+        count = self.space // self.object_size
+        names = (client_objects(f'{self.prefix}x', count // 2, pool.pg_num, xs)
+                 + client_objects(f'{self.prefix}y', count - count // 2, pool.pg_num, ys))
+        acting = {int(pg.pgid.split('.')[1], 16): pg.acting for pg in both}
+        # checked again, name by name, as Ceph places it
+        on = [acting[pg_of(nm, pool.pg_num, NAMESPACE)] for nm in names]
+        assert all(x in a and y in a for a in on)
+        self.pool, self.seeds = pool, xs + ys
+        self.placement = {
+            'pool': pool.name, 'size': pool.size, 'pg_num': pool.pg_num,
+            'pgs_both_serve': len(both), 'pgs_of_pool': sum(1 for p in pgs if p.pool == pool.id),
+            'primary_pgs_in_shared': {f'osd.{o}': sum(1 for pg in both if pg.acting[0] == o)
+                                      for o in sorted({pg.acting[0] for pg in both})},
+            'pgs_used': {f'osd.{x}_primary': xs, f'osd.{y}_primary': ys},
+            'objects': len(names),
+            'objects_by_primary': {f'osd.{o}': sum(1 for a in on if a[0] == o) for o in (x, y)},
+            'acting_sets': sorted({','.join(map(str, a)) for a in on})}
+        return names
+
+
+def pid_of(osd: int) -> int:
+    path = subprocess.run(['ceph-conf', '--name', f'osd.{osd}', '--show-config-value',
+                           'pid_file'], check=True, text=True, capture_output=True
+                          ).stdout.strip()
+    with open(path) as f:
+        return int(f.read().strip())
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of the process (/proc/<pid>/stat fields 14 and 15)."""
+    with open(f'/proc/{pid}/stat') as f:
+        fields = f.read().rsplit(')', 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+
+
+def perf(osd: int) -> Dict[str, Any]:
+    return ceph_json('tell', f'osd.{osd}', 'perf', 'dump')  # type: ignore[no-any-return]
+
+
+def counter(dump: Dict[str, Any], keys: Sequence[Tuple[str, str]]) -> Any:
+    for sec, name in keys:
+        if name in dump.get(sec, {}):
+            return dump[sec][name]
+    raise SystemExit(f'perf dump has none of {keys}')
+
+
+def per_osd(before: Dict[str, Any], after: Dict[str, Any], client_bytes: int) -> Dict[str, Any]:
+    """One OSD's figures over a window from its samples before and after."""
+    out: Dict[str, Any] = {}
+    for fig, keys in LATENCIES.items():
+        a, b = counter(before['perf'], keys), counter(after['perf'], keys)
+        n = b['avgcount'] - a['avgcount']
+        out[fig] = (b['sum'] - a['sum']) / n * 1000.0 if n > 0 else None
+        out[fig.replace('_lat_ms', '_n')] = n
+    writes = sum(counter(after['perf'], [k]) - counter(before['perf'], [k]) for k in COUNTS)
+    out['writes'] = writes
+    out['cpu_s'] = round(after['cpu'] - before['cpu'], 3)
+    out['cpu_ms_per_write'] = (after['cpu'] - before['cpu']) * 1000.0 / writes if writes else None
+    d = rocksdb_stats.delta(rocksdb_stats.counts(before['kv']), rocksdb_stats.counts(after['kv']))
+    out['write_amp'] = rocksdb_write_amp(d.wal_bytes, d.flush_bytes, d.compaction_bytes,
+                                         client_bytes)
+    out.update(wal_mib=round(d.wal_bytes / 2**20, 2), flush_mib=round(d.flush_bytes / 2**20, 2),
+               compaction_mib=round(d.compaction_bytes / 2**20, 2), flushes=d.flushes,
+               compactions=d.compactions, pid=after['pid'])
+    return out
+
+
+def window(load: ClientWorkload, osds: Sequence[int], warmup: float,
+           seconds: float) -> Dict[str, Any]:
+    """A warm-up, then one window of the load, every OSD of `osds` read over it."""
+    load_start = round(os.getloadavg()[0], 2)
+    end = time.time() + warmup
+    while time.time() < end:
+        load.drive(end - time.time(), None)
+    before: Dict[int, Dict[str, Any]] = {
+        o: {'perf': perf(o), 'kv': sample(o), 'pid': pid_of(o)} for o in osds}
+    for o in osds:  # CPU read last before the window and first after it
+        before[o]['cpu'] = cpu_seconds(before[o]['pid'])
+    nbytes, secs = 0, 0.0
+    t0 = time.time()
+    end = t0 + seconds
+    while time.time() < end:
+        b, s = load.drive(end - time.time(), None)
+        nbytes += b
+        secs += s
+    cpu_after = {o: cpu_seconds(before[o]['pid']) for o in osds}
+    after = {o: {'perf': perf(o), 'kv': sample(o), 'pid': pid_of(o), 'cpu': cpu_after[o]}
+             for o in osds}
+    for o in osds:
+        if after[o]['pid'] != before[o]['pid']:
+            raise SystemExit(f'osd.{o} restarted during a window')
+    return {'iops': nbytes / load.block_size / secs, 'client_mib': round(nbytes / 2**20, 1),
+            'client_writes': nbytes // load.block_size, 'window_s': round(time.time() - t0, 1),
+            'osd': {str(o): per_osd(before[o], after[o], nbytes) for o in osds},
+            'load_start': load_start, 'load': round(os.getloadavg()[0], 2)}
+
+
+def log_ratios(rows: List[Dict[str, Any]], design: str, metric: str
+               ) -> List[Tuple[int, Optional[float]]]:
+    """Per round, log of the ratio of `metric` between the design's arms:
+    sequential A'/A on its OSD; duet Y/X over the same window (None when
+    either figure is missing or zero)."""
+    out: List[Tuple[int, Optional[float]]] = []
+    for rnd in sorted({r['round'] for r in rows if r['design'] == design}):
+        got = [r for r in rows if r['design'] == design and r['round'] == rnd]
+        if design == SEQ:
+            arms = {r['arm']: r for r in got}
+            if len(arms) < 2:
+                continue
+            osd = str(arms['A']['seq_osd'])
+
+            def fig(r: Dict[str, Any]) -> Any:
+                return r['iops'] if metric == 'iops' else r['osd'][osd][metric]
+            a, b = fig(arms['A']), fig(arms["A'"])
+        else:
+            r = got[0]
+            a, b = r['osd'][str(r['x'])][metric], r['osd'][str(r['y'])][metric]
+        out.append((rnd, math.log(b / a) if a and b else None))
+    return out
+
+
+def summary(rows: List[Dict[str, Any]]) -> Dict[str, Any]:
+    out: Dict[str, Any] = {}
+    for design in (SEQ, DUET):
+        per: Dict[str, Any] = {}
+        for metric in METRICS[design]:
+            logs = [v for _, v in log_ratios(rows, design, metric) if v is not None]
+            per[metric] = {
+                'sd': round(statistics.stdev(logs), 4) if len(logs) > 1 else None,
+                'mean': round(statistics.mean(logs), 4) if logs else None,
+                'rounds': len(logs), 'log_ratios': [round(v, 4) for v in logs]}
+            if design == DUET:  # apart by which OSD was restarted first
+                groups = []
+                for first in ('x', 'y'):
+                    rnds = {r['round'] for r in rows if r['design'] == DUET
+                            and r['first'] == r[first]}
+                    sub = [v for rnd, v in log_ratios(rows, design, metric)
+                           if v is not None and rnd in rnds]
+                    groups.append(sub)
+                    per[metric][f'mean_{first}_first'] = (round(statistics.mean(sub), 4)
+                                                          if sub else None)
+                # the sd about each order's own mean (pooled): the noise of a
+                # duet that always restarts the same OSD first
+                df = sum(len(g) for g in groups) - sum(1 for g in groups if g)
+                ss = sum((v - statistics.mean(g)) ** 2 for g in groups if g for v in g)
+                per[metric]['sd_within_order'] = round(math.sqrt(ss / df), 4) if df > 0 else None
+        out[design] = {'metrics': per,
+                       'load': [r['load'] for r in rows if r['design'] == design],
+                       'median_iops': round(statistics.median(
+                           r['iops'] for r in rows if r['design'] == design))
+                       if any(r['design'] == design for r in rows) else None}
+    return out
+
+
+def fmt(v: Optional[float], digits: int = 3) -> str:
+    return '-' if v is None else f'{v:.{digits}f}'
+
+
+def effect(sd: Optional[float]) -> str:
+    """The effect a 5-round confirmation finds about 9 times in 10 at this
+    sd: the 3% margin plus two sd per round (as client_aa.py reports it)."""
+    return '-' if sd is None else f'{math.exp(math.log1p(0.03) + 2 * sd) - 1:+.1%}'
+
+
+def table(path: str) -> None:
+    """Markdown tables of a run's JSON lines: per design the per-round log
+    ratios with the load beside each window, then the sd per metric."""
+    lines = [json.loads(line) for line in open(path) if line.strip()]
+    for r in lines:
+        if 'placement' in r:
+            p = r['placement']
+            print(f'{r["date"]}, {r["version"]}; duet osd.{r["x"]} (X) and osd.{r["y"]} (Y), '
+                  f'sequential osd.{r["seq_osd"]}; {r["warmup_s"]:g}-s warm-up, '
+                  f'{r["window_s"]:g}-s windows')
+            print(f'pool {p["pool"]} (size {p["size"]}, {p["pg_num"]} PGs): osd.{r["x"]} and '
+                  f'osd.{r["y"]} both serve {p["pgs_both_serve"]} of its {p["pgs_of_pool"]} PGs; '
+                  f'primaries among them {p["primary_pgs_in_shared"]}; used '
+                  + ', '.join(f'{len(v)} PGs with {k}' for k, v in p['pgs_used'].items())
+                  + f'; {p["objects"]} objects, by primary {p["objects_by_primary"]}; '
+                  f'acting sets {p["acting_sets"]}')
+        if 'precondition_mib' in r:
+            print(f'preconditioning: {r["precondition_mib"]} MiB in {r["seconds"]} s '
+                  f'(load {r["load"]})')
+        if 'stopped' in r:
+            print(f'stopped: {r["stopped"]}')
+    rows = [r for r in lines if 'design' in r]
+    for design in (SEQ, DUET):
+        mine = [r for r in rows if r['design'] == design]
+        if not mine:
+            continue
+        names = METRICS[design]
+        print(f'\n{design}: per-round log ratio (' +
+              ("A'/A on osd." + str(mine[0]['seq_osd']) if design == SEQ else
+               f'osd.{mine[0]["y"]}/osd.{mine[0]["x"]}, same window') + ')\n')
+        extra = 'load (A / A\')' if design == SEQ else 'first restarted | IOPS | load'
+        print('| round | ' + ' | '.join(names) + f' | {extra} |')
+        print('|---' * (len(names) + (2 if design == SEQ else 4)) + '|')
+        by = {m: dict(log_ratios(rows, design, m)) for m in names}
+        for rnd in sorted(by[names[0]]):
+            cells = [fmt(by[m].get(rnd)) for m in names]
+            got = [r for r in mine if r['round'] == rnd]
+            if design == SEQ:
+                arms = {r['arm']: r for r in got}
+                tail = ' / '.join(str(arms[k]['load']) for k in ('A', "A'"))
+            else:
+                tail = f'osd.{got[0]["first"]} | {got[0]["iops"]:.0f} | {got[0]["load"]}'
+            print(f'| {rnd + 1} | ' + ' | '.join(cells) + f' | {tail} |')
+    s = summary(rows)
+    print('\nsd of the per-round log ratio (mean; rounds)\n')
+    print('| metric | sequential sd | duet sd | duet sd within restart order | '
+          'duet mean (Y/X) | duet mean, X first | duet mean, Y first | rounds (seq / duet) '
+          '| 5-round effect (seq / duet) |')
+    print('|---|---|---|---|---|---|---|---|---|')
+    for m in METRICS[SEQ]:
+        q = s[SEQ]['metrics'].get(m, {})
+        d = s[DUET]['metrics'].get(m, {})
+        print(f'| {m} | {fmt(q.get("sd"), 4)} | {fmt(d.get("sd"), 4)} | '
+              f'{fmt(d.get("sd_within_order"), 4)} | {fmt(d.get("mean"), 4)} | '
+              f'{fmt(d.get("mean_x_first"), 4)} | '
+              f'{fmt(d.get("mean_y_first"), 4)} | {q.get("rounds", 0)} / {d.get("rounds", 0)} '
+              f'| {effect(q.get("sd"))} / {effect(d.get("sd"))} |')
+    for design in (SEQ, DUET):
+        loads = s[design]['load']
+        mine = [r for r in rows if r['design'] == design]
+        if loads:
+            took = [t for r in mine for t in r['restart_s']]
+            osds = [o for r in mine for o in r['osd'].values()]
+            print(f'\n{design}: {len(loads)} windows, load average {min(loads)}-{max(loads)} '
+                  f'(median {round(statistics.median(loads), 2)}), '
+                  f'median IOPS {s[design]["median_iops"]}; '
+                  f'{len(took)} restarts of {min(took)}-{max(took)} s; '
+                  f'{sum(1 for o in osds if o["flushes"])} of {len(osds)} OSD windows saw a '
+                  f'flush, {sum(1 for o in osds if o["compactions"])} a compaction below L0')
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--osds', default='0,1', help='the duet\'s OSDs X,Y')
+    ap.add_argument('--seq-osd', type=int, default=None,
+                    help='the sequential design\'s OSD (one of --osds; default: Y)')
+    ap.add_argument('--rounds', type=int, default=6)
+    ap.add_argument('--warmup', type=float, default=10)
+    ap.add_argument('--window', type=float, default=20)
+    ap.add_argument('--space', type=int, default=1 << 30)
+    ap.add_argument('--object-size', type=int, default=1 << 20)
+    ap.add_argument('--threads', type=int, default=16)
+    ap.add_argument('--pool', default='')
+    ap.add_argument('--precondition', type=int, default=1 << 30,
+                    help='bytes of 4 KiB writes at random offsets written once before the '
+                    'first round (after --fill\'s passes, if given)')
+    ap.add_argument('--fill', action='store_true',
+                    help='before the first round, the session\'s preconditioning passes')
+    ap.add_argument('--options', default='',
+                    help='bluestore_rocksdb_options every arm runs (default: the OSDs\')')
+    ap.add_argument('--seed', type=int, default=0)
+    ap.add_argument('--until', default='',
+                    help='UTC HH:MM: start no round that would end after it (by the '
+                    'longest round so far)')
+    ap.add_argument('--table', metavar='JSONL', help='no lab: the tables of a run\'s output')
+    a = ap.parse_args()
+    if a.table:
+        table(a.table)
+        return
+    x, y = (int(v) for v in a.osds.split(','))
+    seq_osd = y if a.seq_osd is None else a.seq_osd
+    if seq_osd not in (x, y) or x == y:
+        raise SystemExit('--seq-osd must be one of two distinct --osds')
+    rng = random.Random(a.seed)
+    rows: List[Dict[str, Any]] = []
+    cl = DuetLoad((x, y), seq_osd, f'duet{int(time.time())}', a.space, a.object_size,
+                  a.threads, a.pool, seed=a.seed,
+                  options={OPTIONS: a.options} if a.options else None)
+    with cl:
+        print(json.dumps({'placement': cl.placement, 'x': x, 'y': y, 'seq_osd': seq_osd,
+                          'warmup_s': a.warmup, 'window_s': a.window,
+                          'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
+                          'version': ceph_json('version').get('version')}), flush=True)
+        for o in (x, y):
+            restart(o)
+        if a.fill:
+            print(json.dumps(dict(fill_all(cl.load), **overwrite_all(cl.load))), flush=True)
+        written, t = 0, time.time()
+        while written < a.precondition:
+            written += cl.load.drive(5.0, None)[0]
+        print(json.dumps({'precondition_mib': written >> 20,
+                          'seconds': round(time.time() - t), 'load': round(os.getloadavg()[0], 2)}),
+              flush=True)
+        longest = 0.0
+        for rnd in range(a.rounds):
+            if a.until and rnd:
+                hh, mm = (int(v) for v in a.until.split(':'))
+                now = time.gmtime()
+                if (hh * 60 + mm) * 60 - (now.tm_hour * 3600 + now.tm_min * 60 + now.tm_sec) \
+                        < longest:
+                    print(json.dumps({'stopped': f'round {rnd + 1} would end after {a.until}'}),
+                          flush=True)
+                    break
+            t_round = time.time()
+            designs = [SEQ, DUET]
+            rng.shuffle(designs)
+            for design in designs:
+                if design == SEQ:
+                    arms = ['A', "A'"]
+                    rng.shuffle(arms)
+                    for arm in arms:
+                        t = time.time()
+                        restart(seq_osd)
+                        took = round(time.time() - t, 1)
+                        rows.append(dict(window(cl.load, [seq_osd], a.warmup, a.window),
+                                         design=SEQ, round=rnd, arm=arm, seq_osd=seq_osd,
+                                         restart_s=[took]))
+                        print(json.dumps(rows[-1]), flush=True)
+                else:
+                    order = [x, y] if rnd % 2 == 0 else [y, x]
+                    took_each = []
+                    for o in order:
+                        t = time.time()
+                        restart(o)
+                        took_each.append(round(time.time() - t, 1))
+                    rows.append(dict(window(cl.load, [x, y], a.warmup, a.window),
+                                     design=DUET, round=rnd, x=x, y=y, first=order[0],
+                                     restart_s=took_each))
+                    print(json.dumps(rows[-1]), flush=True)
+            longest = max(longest, time.time() - t_round)
+    print(json.dumps({'summary': dict(summary(rows), rounds=len({r['round'] for r in rows}),
+                                      window_s=a.window, warmup_s=a.warmup,
+                                      removed=cl.removed)}), flush=True)
+
+
+if __name__ == '__main__':
+    main()
