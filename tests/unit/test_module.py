@@ -142,7 +142,7 @@ def canary_options(mgr: Any, osd: int) -> Tuple[Any, str]:
             mgr.cluster.running[osd])
 
 
-def test_finding2_a_long_session_survives_a_failover_whole(mgr: Any) -> None:
+def test_a_long_session_survives_a_failover_whole(mgr: Any) -> None:
     # issue 11, finding 2: past 64 KiB the one-value state was refused by the
     # store (only logged), and a failover resumed a stale copy
     mgr.mock_options.update(baseline_runs=10)  # the most there may be
@@ -157,7 +157,7 @@ def test_finding2_a_long_session_survives_a_failover_whole(mgr: Any) -> None:
     assert other.session.s['phase'] == mgr.session.s['phase']
 
 
-def test_finding2_a_failed_write_pauses_the_session_and_says_so(mgr: Any) -> None:
+def test_a_failed_state_write_pauses_the_session_and_says_so(mgr: Any) -> None:
     mgr.cmd_start(workload=OSD_BENCH, osd=0, trials=1, duration=2)
     clock = mgr.cluster.clock
     mgr.mock_store_fails = True
@@ -183,7 +183,7 @@ def run_to_candidate_window(mgr: Any) -> None:
     assert canary_options(mgr, 0)[0] is not None  # the canary runs a candidate
 
 
-def test_finding3_an_unreadable_state_still_restores_the_canary(mgr: Any) -> None:
+def test_an_unreadable_state_still_restores_the_canary(mgr: Any) -> None:
     # issue 11, finding 3: load() gave up, leaving the candidate config, a
     # canary running it, and noout
     run_to_candidate_window(mgr)
@@ -198,7 +198,7 @@ def test_finding3_an_unreadable_state_still_restores_the_canary(mgr: Any) -> Non
     assert 'session.corrupt' in other.mock_store
 
 
-def test_finding3_an_invalid_option_does_not_break_a_running_session(mgr: Any) -> None:
+def test_an_invalid_option_does_not_break_a_running_session(mgr: Any) -> None:
     run_to_candidate_window(mgr)
     mgr.mock_options['compressions'] = 'none,zstd'
     mgr.serve_panel = lambda: None  # no HTTP server in unit tests
@@ -242,7 +242,7 @@ def wait_for(what: Callable[[], bool], seconds: float = 20) -> None:
         time.sleep(0.01)
 
 
-def test_finding8_commands_answer_while_a_step_runs(mgr: Any) -> None:
+def test_commands_answer_while_a_step_runs(mgr: Any) -> None:
     # issue 11, finding 8: the serve thread held the lock through a step, and
     # every command waited behind it (and `ceph orch` behind the command)
     mgr.cmd_start(workload=OSD_BENCH, osd=0, trials=1, duration=5)
@@ -274,7 +274,7 @@ def test_finding8_commands_answer_while_a_step_runs(mgr: Any) -> None:
     assert mgr.session.s['state'] == 'aborted'
 
 
-def test_finding8_the_serve_loop_outlives_publish_errors(mgr: Any) -> None:
+def test_the_serve_loop_outlives_publish_errors(mgr: Any) -> None:
     mgr.cmd_start(workload=OSD_BENCH, osd=0, trials=1, duration=2)
     mgr.mock_remote_fails = True  # e.g. the progress module is not there
     t = serve_in_thread(mgr)
@@ -285,7 +285,7 @@ def test_finding8_the_serve_loop_outlives_publish_errors(mgr: Any) -> None:
     assert mgr.session.s['state'] == 'done'
 
 
-def test_finding8_an_aborted_session_fails_its_progress_event(mgr: Any) -> None:
+def test_an_aborted_session_fails_its_progress_event(mgr: Any) -> None:
     mgr.cmd_start(workload=OSD_BENCH, osd=0, trials=1, duration=5)
     mgr.publish()
     mgr.cmd_abort()

@@ -738,7 +738,7 @@ def assert_gated(h: Harness) -> None:
     assert all(ok for _, ok in h.cluster.restart_gate), h.cluster.restart_gate
 
 
-def test_finding1_abort_while_another_osd_is_down_waits_for_the_gate() -> None:
+def test_an_abort_while_another_osd_is_down_waits_for_the_restart_gate() -> None:
     # issue 11, finding 1: the restore restarted the canary without ok-to-stop
     h = Harness()
     before = h.config_of(0)
@@ -803,7 +803,7 @@ def test_the_state_saved_before_a_candidate_restart_says_the_canary_may_run_it()
     assert_restored(h, 0, before)
 
 
-def test_finding6_an_admins_noout_set_mid_session_survives() -> None:
+def test_an_admins_noout_set_mid_session_survives_the_session() -> None:
     # issue 11, finding 6: the session cleared a noout it had not set
     h = Harness()
     h.start(osd=0, trials=2)
