@@ -47,6 +47,23 @@ and the tables of a run, no lab needed:
 
     python3 qa/bench/duet_aa.py --table duet.jsonl
 
+With --b-options it is an A/B duet with crossover instead (no sequential
+design): in rounds 1, 3, 5, ... X runs arm A and Y arm B, in rounds 2, 4,
+6, ... X runs B and Y runs A.  Arm A is --options (default: no
+bluestore_rocksdb_options set at the OSD, the release's default), arm B is
+--b-options.  Before each window
+both OSDs are restarted, one at a time (X first in rounds 1, 2, 5, 6, ..., Y
+first in rounds 3, 4, 7, 8, ..., so restart order is balanced against the
+arms), each after its arm's options are set (or removed) at osd.N, and the
+running value (`ceph config show osd.N bluestore_rocksdb_options`) is checked
+against what was set (for A without --options: `ceph config get`, the
+default).  Per round and figure the log ratio B/A over the same window; the
+summary has its mean over the rounds (the effect), its sd, and the mean of
+Y/X (the OSD-difference term crossover cancels):
+
+    qa/lab/ceph-lab exec -- python3 qa/bench/duet_aa.py --osds 0,1 --rounds 20 \\
+      --b-options "$(cat tiny.txt)" > duet-ab.jsonl
+
 Like client_aa.py it writes --precondition bytes of the load first (and,
 with --fill, the session's two passes), and at the end removes its objects
 and the options it set (the OSDs keep running what they last restarted with).
@@ -63,7 +80,7 @@ import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lsm_timeline import (ClientLoad, ceph_json, fill_all, overwrite_all,  # noqa: E402
+from lsm_timeline import (ClientLoad, ceph, ceph_json, fill_all, overwrite_all,  # noqa: E402
                           restart, sample)
 
 from rocks_autotune import rocksdb_stats  # noqa: E402
@@ -245,6 +262,49 @@ def log_ratios(rows: List[Dict[str, Any]], design: str, metric: str
     return out
 
 
+def ab_log_ratios(rows: List[Dict[str, Any]], metric: str
+                  ) -> List[Tuple[int, Optional[float], int]]:
+    """Per round of an A/B duet, log of `metric`'s ratio B/A over the same
+    window (whichever OSD ran B), and the OSD that ran B."""
+    out: List[Tuple[int, Optional[float], int]] = []
+    for r in sorted((r for r in rows if r['design'] == DUET and 'b_osd' in r),
+                    key=lambda r: r['round']):
+        a, b = r['osd'][str(r['a_osd'])][metric], r['osd'][str(r['b_osd'])][metric]
+        out.append((r['round'], math.log(b / a) if a and b else None, r['b_osd']))
+    return out
+
+
+def ab_summary(rows: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """Per figure of an A/B duet: the effect (mean log ratio B/A) and its
+    ratio, the sd of the per-round log ratios, effect/sd, the sd about each
+    arm assignment's own mean (pooled: the noise with the OSD term taken
+    out), the standard error of the effect from it, and the OSD term (mean
+    log ratio Y/X, which the crossover cancels)."""
+    out: Dict[str, Any] = {}
+    for metric in PER_OSD:
+        got = [(v, b) for _, v, b in ab_log_ratios(rows, metric) if v is not None]
+        logs = [v for v, _ in got]
+        yx = [v for _, v in log_ratios([r for r in rows if 'b_osd' in r], DUET, metric)
+              if v is not None]
+        m: Dict[str, Any] = {'rounds': len(logs), 'log_ratios': [round(v, 4) for v in logs]}
+        m['effect'] = round(statistics.mean(logs), 4) if logs else None
+        m['ratio'] = round(math.exp(statistics.mean(logs)), 4) if logs else None
+        m['sd'] = round(statistics.stdev(logs), 4) if len(logs) > 1 else None
+        m['effect_over_sd'] = (round(statistics.mean(logs) / statistics.stdev(logs), 2)
+                               if len(logs) > 1 and statistics.stdev(logs) > 0 else None)
+        groups = [[v for v, b in got if b == o] for o in sorted({b for _, b in got})]
+        for o, g in zip(sorted({b for _, b in got}), groups):
+            m[f'effect_b_on_osd.{o}'] = round(statistics.mean(g), 4)
+        df = len(logs) - sum(1 for g in groups if g)
+        ss = sum((v - statistics.mean(g)) ** 2 for g in groups if g for v in g)
+        m['sd_within_assignment'] = round(math.sqrt(ss / df), 4) if df > 0 else None
+        m['se'] = (round(math.sqrt(ss / df) / math.sqrt(len(logs)), 4)
+                   if df > 0 else None)
+        m['osd_term'] = round(statistics.mean(yx), 4) if yx else None
+        out[metric] = m
+    return out
+
+
 def summary(rows: List[Dict[str, Any]]) -> Dict[str, Any]:
     out: Dict[str, Any] = {}
     for design in (SEQ, DUET):
@@ -295,8 +355,11 @@ def table(path: str) -> None:
     for r in lines:
         if 'placement' in r:
             p = r['placement']
+            design = ('A/B with crossover (X on A and Y on B in odd-numbered rounds, '
+                      'swapped in even-numbered ones)' if 'b_options' in r
+                      else f'sequential osd.{r["seq_osd"]}')
             print(f'{r["date"]}, {r["version"]}; duet osd.{r["x"]} (X) and osd.{r["y"]} (Y), '
-                  f'sequential osd.{r["seq_osd"]}; {r["warmup_s"]:g}-s warm-up, '
+                  f'{design}; {r["warmup_s"]:g}-s warm-up, '
                   f'{r["window_s"]:g}-s windows')
             print(f'pool {p["pool"]} (size {p["size"]}, {p["pg_num"]} PGs): osd.{r["x"]} and '
                   f'osd.{r["y"]} both serve {p["pgs_both_serve"]} of its {p["pgs_of_pool"]} PGs; '
@@ -310,6 +373,9 @@ def table(path: str) -> None:
         if 'stopped' in r:
             print(f'stopped: {r["stopped"]}')
     rows = [r for r in lines if 'design' in r]
+    if any('b_osd' in r for r in rows):
+        ab_table(lines, rows)
+        return
     for design in (SEQ, DUET):
         mine = [r for r in rows if r['design'] == design]
         if not mine:
@@ -359,6 +425,130 @@ def table(path: str) -> None:
                   f'flush, {sum(1 for o in osds if o["compactions"])} a compaction below L0')
 
 
+def ab_table(lines: List[Dict[str, Any]], rows: List[Dict[str, Any]]) -> None:
+    """The tables of an A/B duet: per round the log ratio B/A of each figure
+    and who ran B, then per figure the effect, its noise and the OSD term."""
+    head = [r for r in lines if 'placement' in r][0]
+    print(f'\narm A: {head["a_options"] or "no bluestore_rocksdb_options at the OSD (default)"}'
+          f'\narm B: {head["b_options"]}')
+    print('\nduet A/B: per-round log ratio B/A, same window\n')
+    print('| round | ' + ' | '.join(PER_OSD) + ' | B on | first restarted | IOPS | load |')
+    print('|---' * (len(PER_OSD) + 5) + '|')
+    by = {m: {rnd: v for rnd, v, _ in ab_log_ratios(rows, m)} for m in PER_OSD}
+    for r in sorted(rows, key=lambda r: r['round']):
+        cells = [fmt(by[m].get(r['round'])) for m in PER_OSD]
+        print(f'| {r["round"] + 1} | ' + ' | '.join(cells) + f' | osd.{r["b_osd"]} | '
+              f'osd.{r["first"]} | {r["iops"]:.0f} | {r["load"]} |')
+    s = ab_summary(rows)
+    x, y = head['x'], head['y']
+    print(f'\neffect: mean over the rounds of the log ratio B/A; sd of the per-round log '
+          f'ratio; OSD term: mean log ratio osd.{y}/osd.{x} (Y/X), which the crossover '
+          f'cancels\n')
+    print(f'| metric | effect (log B/A) | B/A | sd | effect/sd | sd within assignment | '
+          f'se of the effect | effect, B on osd.{x} | effect, B on osd.{y} | OSD term '
+          f'(log Y/X) | rounds |')
+    print('|---' * 11 + '|')
+    for m in PER_OSD:
+        d = s[m]
+        print(f'| {m} | {fmt(d["effect"], 4)} | {fmt(d["ratio"], 3)}x | {fmt(d["sd"], 4)} | '
+              f'{fmt(d["effect_over_sd"], 2)} | {fmt(d["sd_within_assignment"], 4)} | '
+              f'{fmt(d["se"], 4)} | {fmt(d.get(f"effect_b_on_osd.{x}"), 4)} | '
+              f'{fmt(d.get(f"effect_b_on_osd.{y}"), 4)} | {fmt(d["osd_term"], 4)} | '
+              f'{d["rounds"]} |')
+    loads = [r['load'] for r in rows]
+    took = [t for r in rows for t in r['restart_s']]
+    print(f'\n{len(rows)} windows, load average {min(loads)}-{max(loads)} (median '
+          f'{round(statistics.median(loads), 2)}; at the warm-up\'s start '
+          f'{min(r["load_start"] for r in rows)}-{max(r["load_start"] for r in rows)}), '
+          f'median IOPS {round(statistics.median(r["iops"] for r in rows))}; '
+          f'{len(took)} restarts of {min(took)}-{max(took)} s, every running value checked')
+    for arm in ('A', 'B'):
+        osds = [r['osd'][str(r[f'{arm.lower()}_osd'])] for r in rows]
+        print(f'arm {arm}: {sum(1 for o in osds if o["flushes"])} of {len(osds)} OSD windows '
+              f'saw a flush ({sum(o["flushes"] for o in osds)} flushes), '
+              f'{sum(1 for o in osds if o["compactions"])} a compaction '
+              f'({sum(o["compactions"] for o in osds)}); per OSD window, medians: WAL '
+              f'{statistics.median(o["wal_mib"] for o in osds):.2f} MiB, flush '
+              f'{statistics.median(o["flush_mib"] for o in osds):.2f} MiB, compaction '
+              f'{statistics.median(o["compaction_mib"] for o in osds):.2f} MiB, CPU '
+              f'{statistics.median(o["cpu_ms_per_write"] for o in osds):.4f} ms per write, '
+              f'kv_sync_lat {statistics.median(o["kv_sync_lat_ms"] for o in osds):.3f} ms, '
+              f'write-amp {statistics.median(o["write_amp"] for o in osds):.3f}')
+
+
+def set_arm(osd: int, options: str) -> Tuple[float, str]:
+    """Set (or, for '', remove) bluestore_rocksdb_options at osd.N, restart
+    it and check its running value; the restart's seconds and that value."""
+    if options:
+        ceph('config', 'set', f'osd.{osd}', OPTIONS, options)
+    else:
+        ceph('config', 'rm', f'osd.{osd}', OPTIONS)
+    want = options or ceph('config', 'get', f'osd.{osd}', OPTIONS).strip()
+    t = time.time()
+    restart(osd)
+    took = round(time.time() - t, 1)
+    running = ceph('config', 'show', f'osd.{osd}', OPTIONS).strip()
+    if running != want:
+        raise SystemExit(f'osd.{osd} runs {OPTIONS}={running!r}, not {want!r}')
+    return took, running
+
+
+def ab_main(a: argparse.Namespace, x: int, y: int) -> None:
+    """The A/B duet with crossover (--b-options)."""
+    rows: List[Dict[str, Any]] = []
+    cl = DuetLoad((x, y), y, f'duetab{int(time.time())}', a.space, a.object_size,
+                  a.threads, a.pool, seed=a.seed)
+    with cl:
+        try:
+            print(json.dumps({'placement': cl.placement, 'x': x, 'y': y,
+                              'a_options': a.options, 'b_options': a.b_options,
+                              'warmup_s': a.warmup, 'window_s': a.window,
+                              'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
+                              'version': ceph_json('version').get('version')}), flush=True)
+            for o in (x, y):
+                set_arm(o, a.options)
+            if a.fill:
+                print(json.dumps(dict(fill_all(cl.load), **overwrite_all(cl.load))), flush=True)
+            written, t = 0, time.time()
+            while written < a.precondition:
+                written += cl.load.drive(5.0, None)[0]
+            print(json.dumps({'precondition_mib': written >> 20,
+                              'seconds': round(time.time() - t),
+                              'load': round(os.getloadavg()[0], 2)}), flush=True)
+            longest = 0.0
+            for rnd in range(a.rounds):
+                if a.until and rnd and too_late(a.until, longest):
+                    print(json.dumps({'stopped': f'round {rnd + 1} would end after {a.until}'}),
+                          flush=True)
+                    break
+                t_round = time.time()
+                b_osd, a_osd = (y, x) if rnd % 2 == 0 else (x, y)
+                order = [x, y] if (rnd // 2) % 2 == 0 else [y, x]
+                took_each = []
+                for o in order:
+                    took, _ = set_arm(o, a.b_options if o == b_osd else a.options)
+                    took_each.append(took)
+                rows.append(dict(window(cl.load, [x, y], a.warmup, a.window),
+                                 design=DUET, round=rnd, x=x, y=y, first=order[0],
+                                 a_osd=a_osd, b_osd=b_osd, restart_s=took_each,
+                                 running_checked=True))
+                print(json.dumps(rows[-1]), flush=True)
+                longest = max(longest, time.time() - t_round)
+        finally:
+            for o in (x, y):
+                ceph('config', 'rm', f'osd.{o}', OPTIONS)
+    print(json.dumps({'summary': {'ab': ab_summary(rows), 'rounds': len(rows),
+                                  'window_s': a.window, 'warmup_s': a.warmup,
+                                  'removed': cl.removed}}), flush=True)
+
+
+def too_late(until: str, longest: float) -> bool:
+    """Whether a round as long as `longest` would end after UTC HH:MM."""
+    hh, mm = (int(v) for v in until.split(':'))
+    now = time.gmtime()
+    return (hh * 60 + mm) * 60 - (now.tm_hour * 3600 + now.tm_min * 60 + now.tm_sec) < longest
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--osds', default='0,1', help='the duet\'s OSDs X,Y')
@@ -378,6 +568,9 @@ def main() -> None:
                     help='before the first round, the session\'s preconditioning passes')
     ap.add_argument('--options', default='',
                     help='bluestore_rocksdb_options every arm runs (default: the OSDs\')')
+    ap.add_argument('--b-options', default='',
+                    help='an A/B duet with crossover instead: arm B\'s '
+                    'bluestore_rocksdb_options (arm A runs --options, default: none set)')
     ap.add_argument('--seed', type=int, default=0)
     ap.add_argument('--until', default='',
                     help='UTC HH:MM: start no round that would end after it (by the '
@@ -388,6 +581,11 @@ def main() -> None:
         table(a.table)
         return
     x, y = (int(v) for v in a.osds.split(','))
+    if a.b_options:
+        if x == y:
+            raise SystemExit('--osds must be two distinct OSDs')
+        ab_main(a, x, y)
+        return
     seq_osd = y if a.seq_osd is None else a.seq_osd
     if seq_osd not in (x, y) or x == y:
         raise SystemExit('--seq-osd must be one of two distinct --osds')

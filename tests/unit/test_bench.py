@@ -3,7 +3,9 @@ and run-bench's check of the session's claim."""
 import copy
 import importlib.util
 import json
+import math
 import os
+import statistics
 import sys
 from typing import Any, Dict, List, Optional
 
@@ -494,3 +496,24 @@ def _two_runs(tmp_path: Any, run: Dict[str, Any]) -> Any:
     p = tmp_path / 'two.json'
     p.write_text(json.dumps({'runs': [dict(run, seed=1), dict(run, seed=2)]}))
     return p
+
+
+def test_ab_duet_effect_is_b_over_a_and_crossover_cancels_the_osd_term() -> None:
+    import duet_aa
+    # osd.1 reads 1.1x osd.0 on every figure; arm B doubles a figure
+    rows = []
+    for rnd in range(4):
+        b_osd, a_osd = (1, 0) if rnd % 2 == 0 else (0, 1)
+        osd = {}
+        for o in (0, 1):
+            v = (1.1 if o == 1 else 1.0) * (2.0 if o == b_osd else 1.0)
+            osd[str(o)] = {m: v for m in duet_aa.PER_OSD}
+        rows.append({'design': duet_aa.DUET, 'round': rnd, 'x': 0, 'y': 1, 'first': 0,
+                     'a_osd': a_osd, 'b_osd': b_osd, 'osd': osd})
+    s = duet_aa.ab_summary(rows)['cpu_ms_per_write']
+    assert s['rounds'] == 4
+    assert s['effect'] == round(math.log(2.0), 4) and s['ratio'] == 2.0
+    assert s['osd_term'] == round(math.log(1.1), 4)
+    assert s['sd_within_assignment'] == 0.0  # the OSD term is all the spread
+    assert s['sd'] == round(statistics.stdev([math.log(2.2), math.log(2 / 1.1)] * 2), 4)
+    assert s['effect_b_on_osd.1'] == round(math.log(2.2), 4)
