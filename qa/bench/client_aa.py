@@ -38,7 +38,7 @@ import time
 from typing import Any, Dict, List, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lsm_timeline import ClientLoad, fill_all, overwrite_all, restart, sample  # noqa: E402
+from lsm_timeline import ClientLoad, restart, sample, write_once  # noqa: E402
 
 from rocks_autotune import rocksdb_stats  # noqa: E402
 from rocks_autotune.canary import OPTIONS  # noqa: E402
@@ -105,12 +105,7 @@ def main() -> None:
     with ClientLoad(osd, f'aa{int(time.time())}', a.space, a.object_size, a.threads,
                     seed=a.seed, options={OPTIONS: a.options} if a.options else None) as cl:
         restart(osd)
-        if a.fill:
-            fill_all(cl.load)
-            overwrite_all(cl.load)
-        written = 0
-        while written < a.precondition:
-            written += cl.load.drive(5.0, None)[0]
+        write_once(cl.load, a.fill, a.precondition)
         for rnd in range(a.rounds):
             arms = ['A', "A'"]
             rng.shuffle(arms)

@@ -80,8 +80,8 @@ import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lsm_timeline import (ClientLoad, ceph, ceph_json, fill_all, overwrite_all,  # noqa: E402
-                          restart, sample)
+from lsm_timeline import (ClientLoad, ceph, ceph_json, restart, sample,  # noqa: E402
+                          write_once)
 
 from rocks_autotune import rocksdb_stats  # noqa: E402
 from rocks_autotune.canary import OPTIONS  # noqa: E402
@@ -507,14 +507,7 @@ def ab_main(a: argparse.Namespace, x: int, y: int) -> None:
                               'version': ceph_json('version').get('version')}), flush=True)
             for o in (x, y):
                 set_arm(o, a.options)
-            if a.fill:
-                print(json.dumps(dict(fill_all(cl.load), **overwrite_all(cl.load))), flush=True)
-            written, t = 0, time.time()
-            while written < a.precondition:
-                written += cl.load.drive(5.0, None)[0]
-            print(json.dumps({'precondition_mib': written >> 20,
-                              'seconds': round(time.time() - t),
-                              'load': round(os.getloadavg()[0], 2)}), flush=True)
+            precondition(cl.load, a)
             longest = 0.0
             for rnd in range(a.rounds):
                 if a.until and rnd and too_late(a.until, longest):
@@ -547,6 +540,14 @@ def too_late(until: str, longest: float) -> bool:
     hh, mm = (int(v) for v in until.split(':'))
     now = time.gmtime()
     return (hh * 60 + mm) * 60 - (now.tm_hour * 3600 + now.tm_min * 60 + now.tm_sec) < longest
+
+
+def precondition(load: Any, a: argparse.Namespace) -> None:
+    """The keyspace written once before the first round, each part's record printed."""
+    passes, pre = write_once(load, a.fill, a.precondition)
+    if passes:
+        print(json.dumps(passes), flush=True)
+    print(json.dumps(pre), flush=True)
 
 
 def main() -> None:
@@ -601,14 +602,7 @@ def main() -> None:
                           'version': ceph_json('version').get('version')}), flush=True)
         for o in (x, y):
             restart(o)
-        if a.fill:
-            print(json.dumps(dict(fill_all(cl.load), **overwrite_all(cl.load))), flush=True)
-        written, t = 0, time.time()
-        while written < a.precondition:
-            written += cl.load.drive(5.0, None)[0]
-        print(json.dumps({'precondition_mib': written >> 20,
-                          'seconds': round(time.time() - t), 'load': round(os.getloadavg()[0], 2)}),
-              flush=True)
+        precondition(cl.load, a)
         longest = 0.0
         for rnd in range(a.rounds):
             if a.until and rnd:

@@ -212,6 +212,18 @@ def overwrite_all(load: ClientWorkload) -> Dict[str, Any]:
             'load': round(os.getloadavg()[0], 2)}
 
 
+def write_once(load: ClientWorkload, fill: bool,
+               nbytes: int) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    """Before the first round: the session's two passes if `fill`, then
+    `nbytes` of the load; what each wrote (the passes' record, {} without)."""
+    passes = dict(fill_all(load), **overwrite_all(load)) if fill else {}
+    written, t = 0, time.time()
+    while written < nbytes:
+        written += load.drive(5.0, None)[0]
+    return passes, {'precondition_mib': written >> 20, 'seconds': round(time.time() - t),
+                    'load': round(os.getloadavg()[0], 2)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--osd', type=int, default=1)
