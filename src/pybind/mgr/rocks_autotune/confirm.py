@@ -156,10 +156,8 @@ class Confirmation:
         for a in rec['arms']:
             if a['out'] or a.get('passed'):
                 continue
-            obj = paired_stats.Summary.of(
-                paired_stats.paired(rounds, a['arm'], BASELINE, rec['objective']), self.level)
-            wa = paired_stats.Summary.of(
-                paired_stats.paired(rounds, a['arm'], BASELINE, 'write_amp'), self.level)
+            obj = paired_stats.summary(rounds, a['arm'], BASELINE, rec['objective'], self.level)
+            wa = paired_stats.summary(rounds, a['arm'], BASELINE, 'write_amp', self.level)
             verdict, _ = paired_stats.judge(obj, wa, rec['direction'], rec['margin'],
                                             self.budget, self.level)
             if verdict == 'passes':

@@ -155,6 +155,13 @@ def paired(rounds: Sequence[Round], arm: str, baseline: str, key: str) -> List[f
     return [v for _, v in paired_at(rounds, arm, baseline, key)]
 
 
+def summary(rounds: Sequence[Round], arm: str, baseline: str, key: str,
+            level: float = LEVEL) -> 'Summary':
+    """The arm's `key` over the rounds, as log-ratios to the baseline of each round."""
+    pa = paired_at(rounds, arm, baseline, key)
+    return Summary.of([v for _, v in pa], level, at=[i + 1 for i, _ in pa])
+
+
 def margin_log(margin: float) -> float:
     """A margin of 3% (0.03) in log terms: better by a factor of 1.03."""
     return math.log1p(margin)
@@ -242,13 +249,10 @@ def verdict(rounds: Sequence[Round], arms: Sequence[str], baseline: str, objecti
     out = out or {}
     results = []
 
-    def summary(arm: str, key: str) -> Summary:
-        pa = paired_at(rounds, arm, baseline, key)
-        return Summary.of([v for _, v in pa], level, at=[i + 1 for i, _ in pa])
     for arm in arms:
-        s_obj = summary(arm, objective)
-        s_wa = summary(arm, 'write_amp')
-        s_kv = summary(arm, 'kv_sync_lat_ms')
+        s_obj = summary(rounds, arm, baseline, objective, level)
+        s_wa = summary(rounds, arm, baseline, 'write_amp', level)
+        s_kv = summary(rounds, arm, baseline, 'kv_sync_lat_ms', level)
         v, why = judge(s_obj, s_wa, direction, margin, budget, level)
         if arm in out:
             v, why = out[arm]
