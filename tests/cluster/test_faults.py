@@ -302,6 +302,31 @@ def test_6a_no_orchestrator_is_manual_mode(lab: Lab) -> None:
     assert_clean(lab, 1, before)
 
 
+def test_6c_a_backend_that_is_not_enabled_is_manual_mode(lab: Lab) -> None:
+    # as teuthology's MgrTestCase leaves it: mgr/orchestrator/orchestrator
+    # names a module that is disabled, so the orchestrator answers "Module not
+    # found"; the restart is the admin's, and the alert says why
+    before = own(lab, 1)
+    lab.ceph('mgr', 'module', 'disable', 'lab_orchestrator')
+    try:
+        status_once_it_answers(lab)
+        lab.ceph('rocks-autotune', 'start', '--osd', '1', '--trials', '1', '--duration', '4')
+        lab.wait('the manual restart alert', lambda: 'ROCKS_AUTOTUNE_MANUAL_RESTART'
+                 in health_codes(lab), 300)
+        detail = lab.json('health', 'detail')['checks']['ROCKS_AUTOTUNE_MANUAL_RESTART']
+        said = ' '.join(d['message'] for d in detail['detail'])
+        assert 'backend is not enabled' in said and 'restart osd.1' in said, said
+        assert lab.status()['state'] == 'running'
+    finally:
+        lab.ceph('mgr', 'module', 'enable', 'lab_orchestrator')
+    # with the backend back, the abort's restore restarts the canary itself
+    status_once_it_answers(lab)
+    lab.ceph('rocks-autotune', 'abort')
+    st = wait_ended(lab)
+    assert st['state'] == 'aborted', st
+    assert_clean(lab, 1, before)
+
+
 def test_6b_failing_orchestrator_changes_nothing(lab: Lab) -> None:
     before = own(lab, 2)
     pid = lab.pid('osd.2')

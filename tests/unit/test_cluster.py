@@ -124,3 +124,34 @@ def test_an_unreadable_crash_report_counts_as_someone_elses() -> None:
     store = {'mgr/crash/crash/x': '{not json'}
     crashes = MgrCluster(StubMgr(crash_store=store)).recent_crashes()
     assert crashes == [Crash(id='x', entity='', time=0.0)]
+
+
+# ------------------------------------------------------------ the orchestrator
+
+class _Orchestrator:
+    """What MgrCluster imports of Ceph's orchestrator package (its module
+    needs prettytable, which the unit tier does not install)."""
+
+    class NoOrchestrator(Exception):
+        pass
+
+    @staticmethod
+    def raise_if_exception(completion: Any) -> Any:
+        return completion
+
+
+class DisabledBackendMgr:
+    """A mgr whose mgr/orchestrator/orchestrator names a module that is not
+    enabled: orchestrator._oremote's mgr.remote raises ImportError ("Module
+    not found"), as Tentacle's ceph-mgr does (seen under teuthology's
+    MgrTestCase, which disables every module but cephadm)."""
+
+    def daemon_action(self, action: str, name: str) -> Any:
+        raise ImportError('Module not found')
+
+
+def test_a_backend_that_is_not_enabled_is_no_orchestrator(monkeypatch: Any) -> None:
+    from rocks_autotune.cluster import NoOrchestrator
+    monkeypatch.setitem(__import__('sys').modules, 'orchestrator', _Orchestrator)
+    with pytest.raises(NoOrchestrator, match='backend is not enabled.*Module not found'):
+        MgrCluster(DisabledBackendMgr()).restart_osd(1)

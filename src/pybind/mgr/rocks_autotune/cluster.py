@@ -555,6 +555,11 @@ class MgrCluster:
             completion = self.mgr.daemon_action('restart', _osd_name(osd))
         except orchestrator.NoOrchestrator as e:
             raise NoOrchestrator(str(e))
+        except ImportError as e:
+            # the backend mgr/orchestrator/orchestrator names is not enabled:
+            # mgr.remote says "Module not found" (orchestrator._oremote
+            # documents the ImportError); no orchestrator can restart it
+            raise NoOrchestrator(f'the orchestrator backend is not enabled ({e})')
         try:
             return str(orchestrator.raise_if_exception(completion))
         except orchestrator.NoOrchestrator as e:

@@ -177,10 +177,10 @@ class Restarter:
         try:
             self.cluster.restart_osd(self.osd)
             self.s['manual'] = False
-        except NoOrchestrator:
+        except NoOrchestrator as e:
             self.s['manual'] = True
             self.s['alerts']['MANUAL_RESTART'] = health.raised(
-                'MANUAL_RESTART', [f'no orchestrator backend is set: restart osd.{self.osd} '
+                'MANUAL_RESTART', [f'no orchestrator can restart it ({e}): restart osd.{self.osd} '
                                    f'(e.g. systemctl restart ceph-osd@{self.osd}); '
                                    f'{self.owner} goes on when it is back up'], osd=self.osd)
         r['stage'], r['since'] = Stage.WAIT_UP.value, now
