@@ -332,3 +332,19 @@ def test_a_session_that_meets_candidates_over_the_write_amp_budget_recommends_no
     # what it passed over was faster than the baseline (the trap), in the search's windows
     baseline = max(t['measurement']['iops'] for t in searched if t['verdict'] == 'baseline')
     assert max(t['measurement']['iops'] for t in over) > baseline
+
+
+def test_each_measurement_says_which_canary_ran_it_as_the_plan_said() -> None:
+    h, s = confirming(Harness())
+    h.run()
+    assert s.s['confirm']['measurement_plan'] == {'design': 'sequential', 'osds': [0]}
+    assert {t['osd'] for t in s.s['trials']} == {0}
+
+
+def test_a_confirmation_planned_before_the_plan_was_kept_goes_on_on_its_canary() -> None:
+    h, s = confirming(Harness())
+    h.run(until=in_confirmation('warmup', 1, 0))
+    del s.s['confirm']['measurement_plan']  # as a session saved before it was kept
+    h.run()
+    assert s.s['state'] == 'done'
+    assert len(measured(s)) == 15

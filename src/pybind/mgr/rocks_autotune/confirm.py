@@ -2,8 +2,10 @@
 measured again, round after round, each round in a fresh random order.
 
 What it is told and decides lives in the session's state (`confirm`); each
-measurement is a trial of kind `confirm` with its `round` (0-based) and `arm`
-(`baseline`, `c1`, `c2`, ... in the model's order).  Where a round stands is
+measurement is a trial of kind `confirm` with its `round` (0-based), `arm`
+(`baseline`, `c1`, `c2`, ... in the model's order) and `osd` (the canary
+that ran it: the measurement plan, measurement_plan.py, makes the round's
+windows).  Where a round stands is
 read from those trials, so a new active mgr carries on from the last saved
 step and measures no (round, arm) twice.  The session runs each measurement
 as it runs a trial (restart, warm-up, window); this module only says which
@@ -19,21 +21,22 @@ up to the planned rounds.
 import random
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from . import paired_stats, power
+from . import measurement_plan, paired_stats, power
+from .measurement_plan import BASELINE, Window
 from .paired_stats import Round
 from .perf_counters import OBJECTIVES
 from .store import SessionState
 
-BASELINE = 'baseline'
 # a baseline that fails this many times in a round leaves the round without pairs
 BASELINE_TRIES = 2
 
 
 def plan(ranked: List[Tuple[Dict[str, Any], float]], rounds: int, margin: float,
-         workload: str) -> Dict[str, Any]:
+         workload: str, canaries: Dict[str, Any]) -> Dict[str, Any]:
     """The record of a confirmation of `ranked`: (search trial, posterior mean)
-    pairs, best first."""
+    pairs, best first, measured as `canaries` (a measurement_plan record) says."""
     objective, direction = OBJECTIVES[workload]
+    measurement_plan.check(canaries)
     return {
         'arms': [{'arm': f'c{i}', 'trial': t['index'], 'candidate': t['candidate'],
                   'options': t['options'], 'mean': mean, 'out': None}
@@ -43,6 +46,7 @@ def plan(ranked: List[Tuple[Dict[str, Any], float]], rounds: int, margin: float,
         # a look after every round from MIN_ROUNDS on, each at this level
         # (power.look_level); a candidate that passes at a look is done
         'sequential': True, 'level': power.look_level(rounds),
+        'measurement_plan': canaries,
     }
 
 
@@ -89,16 +93,25 @@ class Confirmation:
         """The arms still measured: not out, not passed at a look."""
         return [a['arm'] for a in self.rec['arms'] if not a['out'] and not a.get('passed')]
 
-    def next(self) -> Optional[Tuple[int, str]]:
-        """The (round, arm) to measure next, closing a finished round (and
-        drawing the next one's order) on the way; None once it is over."""
+    @property
+    def measurement_plan(self) -> Dict[str, Any]:
+        """Which canary runs which arm (a confirmation planned before the
+        plan was recorded measured the session's one canary)."""
+        return (self.rec.get('measurement_plan')
+                or measurement_plan.sequential(self.s['params']['osd']))
+
+    def next(self) -> Optional[Tuple[int, Window]]:
+        """The round and the window to measure next (its slots: an OSD and
+        the arm it runs), closing a finished round (and drawing the next
+        one's order) on the way; None once it is over."""
         rec = self.rec
         while True:
             r = len(rec['orders']) - 1
             if r >= 0:
-                pending = [a for a in rec['orders'][r] if not self._done(r, a)]
-                if pending:
-                    return r, pending[0]
+                for window in measurement_plan.windows(self.measurement_plan,
+                                                       rec['orders'][r], r):
+                    if not all(self._done(r, slot.arm) for slot in window):
+                        return r, window
                 if len(rec['orders']) < rec['rounds']:
                     self._drop_futile(r)
                     if rec.get('sequential'):
@@ -180,6 +193,7 @@ class Confirmation:
             'objective': rec['objective'], 'direction': rec['direction'],
             'margin': rec['margin'], 'budget': self.budget, 'level': self.level,
             'sequential': bool(rec.get('sequential')),
+            'measurement_plan': self.measurement_plan,
             # the options and candidate are the arm's (rec['arms']): not copied here
             'arms': [dict(v.to_dict(), trial=a['trial'], mean=a['mean'])
                      for a, v in zip(arms, results)],

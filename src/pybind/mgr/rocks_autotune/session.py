@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass, field, fields
 from enum import Enum
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
-from . import confirm, health, options, perf_counters, power, views
+from . import confirm, health, measurement_plan, options, perf_counters, power, views
 from .canary import ANNEX, CFS, OPTIONS, SAVED, STATS_OPTIONS, Canary
 from .cluster import Cluster, ClusterError, Crash
 from .confirm import BASELINE, Confirmation
@@ -198,6 +198,7 @@ class Trial:
     crashes: List[str] = field(default_factory=list)  # a failed trial's crashes of the canary
     round: Optional[int] = None  # a confirmation measurement's round (0-based) and arm
     arm: str = ''
+    osd: Optional[int] = None  # the canary that ran it (None: recorded before it was kept)
 
 
 class Session(Machine):
@@ -518,14 +519,14 @@ class Session(Machine):
         if len(done) < self.settings.baseline_runs:
             c = self.space.base_candidate()
             trial = Trial(index=len(s['trials']), kind='baseline', candidate=c.to_dict(),
-                          options=s['base_options'])
+                          options=s['base_options'], osd=self.osd)
         elif len(cands) < self.params.trials:
             c = self.optimizer.ask()
             options = self.space.render(self.space.base, c)
             if self.settings.inject_options:
                 options += ',' + self.settings.inject_options
             trial = Trial(index=len(s['trials']), kind='candidate', candidate=c.to_dict(),
-                          options=options)
+                          options=options, osd=self.osd)
         else:
             self._plan_confirmation()
             self._enter(P.CONFIRM, 'search done: confirming its best candidates')
@@ -580,7 +581,7 @@ class Session(Machine):
             first.setdefault(Candidate.from_dict(t['candidate']), t)
         s['confirm'] = confirm.plan([(first[c], mean) for c, mean in ranked],
                                     design['rounds'], self.settings.confirm_margin,
-                                    self.params.workload)
+                                    self.params.workload, measurement_plan.sequential(self.osd))
         s['confirm']['design'] = design
 
         def windows(c: Dict[str, Any]) -> List[Measurement]:
@@ -604,14 +605,18 @@ class Session(Machine):
             self._enter(P.RESTORE, 'confirmation done: ' + views.answer_line(result)
                         + '; restoring the canary')
             return 0
-        r, arm = nxt
+        r, window = nxt
+        if len(window) != 1 or window[0].osd != self.osd:
+            # a plan of several canaries (measurement_plan.duet) is not run yet
+            raise ValueError(f'this session measures osd.{self.osd} alone, not {window}')
+        arm = window[0].arm
         if arm == BASELINE:
             candidate, options = self.space.base_candidate().to_dict(), s['base_options']
         else:
             a = conf.arm(arm)
             candidate, options = a['candidate'], a['options']
         trial = Trial(index=len(s['trials']), kind='confirm', candidate=candidate,
-                      options=options, round=r, arm=arm, started=self.clock())
+                      options=options, round=r, arm=arm, started=self.clock(), osd=self.osd)
         s['current'] = asdict(trial)
         self._enter(P.APPLY, f'confirmation round {r + 1}/{s["confirm"]["rounds"]}: '
                     + ('the baseline' if arm == BASELINE else f'candidate {arm} '

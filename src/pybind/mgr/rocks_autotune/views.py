@@ -66,10 +66,20 @@ def ratio_text(fig: Mapping[str, Any]) -> str:
     return f'{r["median"]:.2f}x [{lo}, {hi}]'
 
 
+def design_text(plan: Optional[Mapping[str, Any]]) -> str:
+    """How the confirmation measured (measurement_plan.py)."""
+    if not plan:
+        return ''
+    osds = ' and '.join(f'osd.{o}' for o in plan['osds'])
+    return (f' (sequential, on {osds})' if plan['design'] == 'sequential'
+            else f' ({plan["design"]}, on {osds} at once)')
+
+
 def answer_line(result: Mapping[str, Any]) -> str:
     """One line: what the confirmation recommends, with its figures."""
     arm = recommended_arm(result)
     name = OBJECTIVE_NAMES.get(result['objective'], result['objective'])
+    design = design_text(result.get('measurement_plan'))
     if arm is None:
         if not result['arms']:
             return 'keep your current options: the search found no feasible candidate to confirm'
@@ -79,11 +89,11 @@ def answer_line(result: Mapping[str, Any]) -> str:
                     f'{result["level"]:.0%} interval (it takes {MIN_ROUNDS})')
         return (f'keep your current options: no candidate\'s {name} cleared the '
                 f'{result["margin"]:.0%} margin within the write-amp budget over '
-                f'{result["rounds_done"]} of {result["rounds"]} rounds'
+                f'{result["rounds_done"]} of {result["rounds"]} rounds{design}'
                 + seen_text(result.get('seen')))
     return (f'recommend trial {arm["trial"]} ({arm["arm"]}): {name} '
             f'{ratio_text(arm["objective"])}, write-amp {ratio_text(arm["write_amp"])} '
-            f'of the baseline over {arm["objective"]["rounds"]} rounds '
+            f'of the baseline over {arm["objective"]["rounds"]} rounds{design} '
             f'({result["level"]:.0%} intervals)')
 
 

@@ -1,0 +1,79 @@
+"""The measurement plan: which canary runs which arm in which window.
+
+A confirmation round measures the baseline and each finalist (its arms, in
+the round's random order).  The plan's design says how a round becomes
+windows, each window a list of slots (an OSD and the arm it runs), in the
+order the OSDs are restarted; the session restarts each slot's OSD onto its
+arm's options, then runs one warm-up and one window read at every slot's OSD.
+
+- sequential: one canary.  Every arm is a window of its own, in the
+  round's order; a finalist and the baseline it is compared with run
+  minutes apart, and what the machine did in between is in their ratio.
+- duet: two canaries X and Y that serve the same PGs (the same client
+  writes reach both).  One window per finalist, the baseline on one OSD and
+  the finalist on the other, read over the same seconds, so what the
+  machine does falls on both; the arms swap OSDs every round (crossover),
+  so the difference between X and Y cancels over pairs of rounds; and which
+  OSD restarts first alternates every two rounds, so the restart order is
+  balanced against the arms (doc/bench/duet-ab-tiny.md measured it so).
+
+Plain data and functions; the record is kept in the confirmation's state
+(`measurement_plan`).
+"""
+from dataclasses import dataclass
+from typing import Any, Dict, List, Sequence
+
+BASELINE = 'baseline'
+SEQUENTIAL = 'sequential'
+DUET = 'duet'
+DESIGNS = (SEQUENTIAL, DUET)
+
+
+@dataclass(frozen=True)
+class Slot:
+    osd: int
+    arm: str
+
+
+Window = List[Slot]
+
+
+def sequential(osd: int) -> Dict[str, Any]:
+    """The plan of one canary."""
+    return {'design': SEQUENTIAL, 'osds': [osd]}
+
+
+def duet(x: int, y: int) -> Dict[str, Any]:
+    """The plan of two canaries measured over the same windows."""
+    if x == y:
+        raise ValueError('a duet needs two OSDs')
+    return {'design': DUET, 'osds': [x, y]}
+
+
+def check(plan: Any) -> None:
+    """ValueError unless `plan` is a plan record this module makes."""
+    if not isinstance(plan, dict) or plan.get('design') not in DESIGNS:
+        raise ValueError(f'not a measurement plan: {plan!r}')
+    osds = plan.get('osds')
+    want = 1 if plan['design'] == SEQUENTIAL else 2
+    if not (isinstance(osds, list) and len(osds) == want and len(set(osds)) == want
+            and all(isinstance(o, int) and not isinstance(o, bool) for o in osds)):
+        raise ValueError(f'a {plan["design"]} plan needs {want} distinct OSD ids, not {osds!r}')
+
+
+def windows(plan: Dict[str, Any], order: Sequence[str], r: int) -> List[Window]:
+    """Round `r`'s windows, in the order they run, for the arms of `order`
+    (the baseline and the finalists still measured, in the round's order)."""
+    check(plan)
+    if plan['design'] == SEQUENTIAL:
+        (osd,) = plan['osds']
+        return [[Slot(osd, arm)] for arm in order]
+    x, y = plan['osds']
+    out: List[Window] = []
+    for arm in order:
+        if arm == BASELINE:
+            continue
+        on_x, on_y = (BASELINE, arm) if r % 2 == 0 else (arm, BASELINE)
+        slots = [Slot(x, on_x), Slot(y, on_y)]
+        out.append(slots if (r // 2) % 2 == 0 else slots[::-1])
+    return out
