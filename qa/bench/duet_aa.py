@@ -9,7 +9,10 @@ librados), so what the shared machine does falls on both alike:
 
 - sequential (today's confirmation): one OSD (--seq-osd), arm A then arm A'
   in a random order, each a restart through the orchestrator, a warm-up and
-  a window of the load (as client_aa.py); the round's ratio is A'/A;
+  a window of the load (as client_aa.py); the round's ratio is A'/A; each
+  window also reads the duet's other OSD, which it does not restart (the
+  reference): `seq/ref` is that ratio of the OSD's figure over the
+  reference's in the same window, which takes out what falls on both;
 - duet: OSDs X and Y (--osds X,Y) both restarted, one at a time through the
   same restart helper (X first in even rounds, Y first in odd ones), then one
   warm-up and one window of the load, each OSD's figures taken over that same
@@ -99,8 +102,11 @@ LATENCIES = {'kv_sync_lat_ms': [('bluestore', 'kv_sync_lat')],
              'subop_w_lat_ms': [('osd', 'subop_w_latency')]}
 COUNTS = [('osd', 'op_w'), ('osd', 'subop_w')]
 PER_OSD = list(LATENCIES) + ['cpu_ms_per_write', 'write_amp']
-METRICS = {'seq': ['iops'] + PER_OSD, 'duet': PER_OSD}
+METRICS = {'seq': ['iops'] + PER_OSD, 'duet': PER_OSD, 'seq/ref': PER_OSD}
 SEQ, DUET = 'seq', 'duet'
+# the sequential design's OSD over the reference (the duet's other OSD, read
+# over the same window and not restarted for it): runs that read one
+SEQ_REF = 'seq/ref'
 
 
 class DuetLoad(ClientLoad):
@@ -241,19 +247,26 @@ def window(load: ClientWorkload, osds: Sequence[int], warmup: float,
 def log_ratios(rows: List[Dict[str, Any]], design: str, metric: str
                ) -> List[Tuple[int, Optional[float]]]:
     """Per round, log of the ratio of `metric` between the design's arms:
-    sequential A'/A on its OSD; duet Y/X over the same window (None when
-    either figure is missing or zero)."""
+    sequential A'/A on its OSD; seq/ref the same, each window's figure over
+    the reference's in it; duet Y/X over the same window (None when either
+    figure is missing or zero)."""
     out: List[Tuple[int, Optional[float]]] = []
-    for rnd in sorted({r['round'] for r in rows if r['design'] == design}):
-        got = [r for r in rows if r['design'] == design and r['round'] == rnd]
-        if design == SEQ:
+    kind = SEQ if design == SEQ_REF else design
+    for rnd in sorted({r['round'] for r in rows if r['design'] == kind}):
+        got = [r for r in rows if r['design'] == kind and r['round'] == rnd]
+        if design in (SEQ, SEQ_REF):
             arms = {r['arm']: r for r in got}
             if len(arms) < 2:
                 continue
             osd = str(arms['A']['seq_osd'])
 
             def fig(r: Dict[str, Any]) -> Any:
-                return r['iops'] if metric == 'iops' else r['osd'][osd][metric]
+                own = r['iops'] if metric == 'iops' else r['osd'][osd][metric]
+                if design == SEQ:
+                    return own
+                # over the reference's figure in the same window
+                ref = r['osd'].get(str(r.get('ref')), {}).get(metric)
+                return own / ref if own and ref else None
             a, b = fig(arms['A']), fig(arms["A'"])
         else:
             r = got[0]
@@ -307,7 +320,8 @@ def ab_summary(rows: List[Dict[str, Any]]) -> Dict[str, Any]:
 
 def summary(rows: List[Dict[str, Any]]) -> Dict[str, Any]:
     out: Dict[str, Any] = {}
-    for design in (SEQ, DUET):
+    for design in (SEQ, DUET) + ((SEQ_REF,) if any('ref' in r for r in rows) else ()):
+        kind = SEQ if design == SEQ_REF else design
         per: Dict[str, Any] = {}
         for metric in METRICS[design]:
             logs = [v for _, v in log_ratios(rows, design, metric) if v is not None]
@@ -331,10 +345,10 @@ def summary(rows: List[Dict[str, Any]]) -> Dict[str, Any]:
                 ss = sum((v - statistics.mean(g)) ** 2 for g in groups if g for v in g)
                 per[metric]['sd_within_order'] = round(math.sqrt(ss / df), 4) if df > 0 else None
         out[design] = {'metrics': per,
-                       'load': [r['load'] for r in rows if r['design'] == design],
+                       'load': [r['load'] for r in rows if r['design'] == kind],
                        'median_iops': round(statistics.median(
-                           r['iops'] for r in rows if r['design'] == design))
-                       if any(r['design'] == design for r in rows) else None}
+                           r['iops'] for r in rows if r['design'] == kind))
+                       if any(r['design'] == kind for r in rows) else None}
     return out
 
 
@@ -411,6 +425,18 @@ def table(path: str) -> None:
               f'{fmt(d.get("mean_x_first"), 4)} | '
               f'{fmt(d.get("mean_y_first"), 4)} | {q.get("rounds", 0)} / {d.get("rounds", 0)} '
               f'| {effect(q.get("sd"))} / {effect(d.get("sd"))} |')
+    if SEQ_REF in s:
+        print('\nsequential over the reference (each window\'s figure over the duet\'s other '
+              'OSD\'s, read over the same window and not restarted for it): sd of the '
+              'per-round log ratio\n')
+        print('| metric | sequential sd | seq/ref sd | duet sd | rounds | '
+              '5-round effect (seq / seq/ref / duet) |')
+        print('|---|---|---|---|---|---|')
+        for m in METRICS[SEQ_REF]:
+            q, f, d = (s[k]['metrics'].get(m, {}) for k in (SEQ, SEQ_REF, DUET))
+            print(f'| {m} | {fmt(q.get("sd"), 4)} | {fmt(f.get("sd"), 4)} | '
+                  f'{fmt(d.get("sd"), 4)} | {f.get("rounds", 0)} | {effect(q.get("sd"))} / '
+                  f'{effect(f.get("sd"))} / {effect(d.get("sd"))} |')
     for design in (SEQ, DUET):
         loads = s[design]['load']
         mine = [r for r in rows if r['design'] == design]
@@ -590,6 +616,9 @@ def main() -> None:
     seq_osd = y if a.seq_osd is None else a.seq_osd
     if seq_osd not in (x, y) or x == y:
         raise SystemExit('--seq-osd must be one of two distinct --osds')
+    # the sequential windows also read the duet's other OSD, not restarted
+    # for them: a reference over the same seconds (the 'seq/ref' figures)
+    ref = x if seq_osd == y else y
     rng = random.Random(a.seed)
     rows: List[Dict[str, Any]] = []
     cl = DuetLoad((x, y), seq_osd, f'duet{int(time.time())}', a.space, a.object_size,
@@ -624,9 +653,9 @@ def main() -> None:
                         t = time.time()
                         restart(seq_osd)
                         took = round(time.time() - t, 1)
-                        rows.append(dict(window(cl.load, [seq_osd], a.warmup, a.window),
+                        rows.append(dict(window(cl.load, [seq_osd, ref], a.warmup, a.window),
                                          design=SEQ, round=rnd, arm=arm, seq_osd=seq_osd,
-                                         restart_s=[took]))
+                                         ref=ref, restart_s=[took]))
                         print(json.dumps(rows[-1]), flush=True)
                 else:
                     order = [x, y] if rnd % 2 == 0 else [y, x]

@@ -517,3 +517,25 @@ def test_ab_duet_effect_is_b_over_a_and_crossover_cancels_the_osd_term() -> None
     assert s['sd_within_assignment'] == 0.0  # the OSD term is all the spread
     assert s['sd'] == round(statistics.stdev([math.log(2.2), math.log(2 / 1.1)] * 2), 4)
     assert s['effect_b_on_osd.1'] == round(math.log(2.2), 4)
+
+
+def test_seq_over_the_reference_cancels_what_falls_on_both_osds_in_a_window() -> None:
+    import duet_aa
+    # each window's machine factor falls on the restarted OSD (1) and on the
+    # reference (0) alike; the A/A's own figure is otherwise the same
+    rows = []
+    for rnd, factors in enumerate([(1.0, 1.5), (2.0, 0.7), (0.9, 1.3)]):
+        for arm, f in zip(('A', "A'"), factors):
+            rows.append({'design': duet_aa.SEQ, 'round': rnd, 'arm': arm, 'seq_osd': 1,
+                         'ref': 0, 'iops': 100.0, 'load': 1.0,
+                         'osd': {'1': {m: 3.0 * f for m in duet_aa.PER_OSD},
+                                 '0': {m: 2.0 * f for m in duet_aa.PER_OSD}}})
+    raw = [v for _, v in duet_aa.log_ratios(rows, duet_aa.SEQ, 'kv_sync_lat_ms')]
+    pairs = [(1.0, 1.5), (2.0, 0.7), (0.9, 1.3)]
+    assert [round(v, 6) for v in raw] == [round(math.log(b / a), 6) for a, b in pairs]
+    ref = [v for _, v in duet_aa.log_ratios(rows, duet_aa.SEQ_REF, 'kv_sync_lat_ms')]
+    assert [round(v, 12) for v in ref] == [0.0, 0.0, 0.0]
+    assert duet_aa.summary(rows)[duet_aa.SEQ_REF]['metrics']['kv_sync_lat_ms']['sd'] == 0.0
+    # a run without a reference has no seq/ref figures
+    assert duet_aa.SEQ_REF not in duet_aa.summary(
+        [{k: v for k, v in r.items() if k != 'ref'} for r in rows])
