@@ -339,6 +339,12 @@ def test_page_in_headless_chromium_after_a_real_session(
     m = re.search(r'^rocks_autotune_baseline_kv_sync_latency_seconds (\S+)$', metrics, re.M)
     assert m and float(m.group(1)) == pytest.approx(lat)
     assert re.search(r'^rocks_autotune_trials_done 4(\.0)?$', metrics, re.M)
+    # what the session could see, and how it measured
+    m = re.search(r'^rocks_autotune_noise_sd (\S+)$', metrics, re.M)
+    assert m and float(m.group(1)) == pytest.approx(st['noise']['sd'])
+    assert re.search(r'^rocks_autotune_measurement_design\{design="sequential"\} 1(\.0)?$',
+                     metrics, re.M)
+    assert best['measurement_plan'] == {'design': 'sequential', 'osds': [osd]}
 
     os.makedirs(os.path.dirname(SCREENSHOT), exist_ok=True)
     if os.path.exists(SCREENSHOT):
@@ -361,6 +367,7 @@ def test_page_in_headless_chromium_after_a_real_session(
     # the confirmation: a row per candidate, the answer, its per-round charts
     assert report['confirm_rows'] == len(st['confirmation']['arms'])
     assert report['answer'].lower().startswith(best['summary'][:20].lower())
+    assert report['noise_note'].lower().startswith(st['noise_line'][:30].lower())
     ro = report['rounds_objective']
     assert ro['canvas'] and ro['colours']['margin']['matching'] > 50, ro  # the margin line
     assert report['rounds_write_amp']['colours']['budget']['matching'] > 50  # the budget line

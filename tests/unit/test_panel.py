@@ -186,6 +186,23 @@ def test_metrics(done: panel.Snapshot) -> None:
                 key = (f'rocks_autotune_confirmed_ratio{{arm="{a["arm"]}",trial="{a["trial"]}",'
                        f'figure="{fig}",stat="{stat}"}}')
                 assert m[key] == pytest.approx(a[fig]['ratio'][stat])
+    # what it could see: the baseline's A/A noise and its plan, the rounds' noise
+    noise, seen = st['noise'], st['confirmation']['result']['seen']
+    assert m['rocks_autotune_noise_sd'] == pytest.approx(noise['sd'])
+    assert m['rocks_autotune_planned_detectable_gain_ratio'] == pytest.approx(
+        noise['plan']['detectable'])
+    assert m['rocks_autotune_confirmation_noise_sd'] == pytest.approx(seen['sd'])
+    assert m['rocks_autotune_detectable_gain_ratio'] == pytest.approx(seen['detectable'])
+    assert m['rocks_autotune_measurement_design{design="sequential"}'] == 1
+
+
+def test_status_and_best_say_what_the_confirmation_could_see(done: panel.Snapshot) -> None:
+    st = get_json(app(done), '/api/status')
+    assert st['noise_line'].startswith('noise: IOPS sd ')
+    best = st['best']
+    assert best['seen'] == st['confirmation']['result']['seen'] and best['seen']['rounds'] > 0
+    assert best['measurement_plan'] == {'design': 'sequential', 'osds': [1]}
+    assert '(sequential, on osd.1)' in best['summary']
 
 
 def test_non_finite_values_are_valid_json(done: panel.Snapshot) -> None:

@@ -264,9 +264,28 @@ def metrics_text(snap: Snapshot) -> str:
                 1.0 if arm else 0.0)
         _metric(out, 'rocks_autotune_best_trial', 'Index of the search trial recommended',
                 _num(arm['trial']) if arm else None)
+    noise = st.get('noise') or {}
+    _metric(out, 'rocks_autotune_noise_sd',
+            'Per-round sd of the objective\'s log-ratio over the baseline\'s A/A pairs',
+            _num(noise.get('sd')))
+    _metric(out, 'rocks_autotune_planned_detectable_gain_ratio',
+            'The gain the planned confirmation rounds confirm 9 times in 10 at that noise',
+            _num((noise.get('plan') or {}).get('detectable')))
+    confirmed = ((snap.state or {}).get('confirm') or {}).get('result') or {}
+    seen = confirmed.get('seen') or {}
+    _metric(out, 'rocks_autotune_confirmation_noise_sd',
+            'Per-round sd of the objective\'s log-ratio the confirmation rounds showed',
+            _num(seen.get('sd')))
+    _metric(out, 'rocks_autotune_detectable_gain_ratio',
+            'The gain the confirmation\'s rounds confirm 9 times in 10 at the noise they '
+            'showed: a smaller one goes unseen', _num(seen.get('detectable')))
+    plan = confirmed.get('measurement_plan')
+    if plan:
+        _metric(out, 'rocks_autotune_measurement_design',
+                'How the confirmation measures (measurement_plan.py): 1 for its design',
+                1.0, labels=f'{{design="{plan["design"]}"}}')
     rows = []
-    for a in ((((snap.state or {}).get('confirm') or {}).get('result') or {}).get('arms')
-              or []):
+    for a in (confirmed.get('arms') or []):
         for fig in ('objective', 'kv_sync_lat', 'write_amp'):
             r = a[fig].get('ratio') or {}
             for stat in ('median', 'low', 'high'):

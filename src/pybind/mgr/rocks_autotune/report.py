@@ -9,7 +9,6 @@ from .canary import ANNEX, CLASS_MASK_NOTE, OPTIONS
 from .cluster import OsdInfo
 from . import perf_counters
 from .perf_counters import OBJECTIVE_NAMES
-from . import views
 from .views import (answer_line, arm_record, final_answer, osd_list, ratio_text,
                     recommended_arm)
 from .space import Candidate
@@ -48,8 +47,8 @@ def status_text(st: Dict[str, Any]) -> str:
                      f'IOPS {_fmt(b["iops"], ".0f")} (spread {_fmt(b["iops_spread"], ".1%")}), '
                      f'write-amp {b["write_amp"]:.3f} (spread {b["write_amp_spread"]:.1%}; '
                      + _write_amp_by(b) + ')')
-    if st.get('noise'):
-        lines.append(views.noise_line(st['noise']))
+    if st.get('noise_line'):
+        lines.append(st['noise_line'])
     leader = st.get('leader')
     if leader and not st.get('confirmation'):
         lines.append(f'search leader: trial {leader["index"]} ({leader["kind"]}; its single '
@@ -279,7 +278,10 @@ def best_summary(state: Dict[str, Any],
                        for a in result['arms']],
         'canary': osd, 'masks': where['masks'], 'device_class': where['device_class'],
         'osds': where['osds'], 'note': where['note'], 'commands': commands,
-        'config_changed': changed}
+        'config_changed': changed,
+        # what it could see: the noise its rounds showed and the gain they
+        # confirm 9 times in 10 at it (confirm.Confirmation._seen); how it measured
+        'seen': result.get('seen'), 'measurement_plan': result.get('measurement_plan')}
 
 
 def _candidate_line(b: Mapping[str, Any], c: Mapping[str, Any]) -> str:

@@ -334,7 +334,7 @@ class Session(Machine):
         client = None
         if params.workload == CLIENT:
             try:
-                pool, seeds = client_pool(cluster.pools(), cluster.pgs(), osd,
+                pool, seeds = client_pool(cluster.pools(), cluster.pgs(), [osd],
                                           settings.client_pool)
             except ValueError as e:
                 raise StartRefused(f'the client workload has nowhere to write: {e}; name a '

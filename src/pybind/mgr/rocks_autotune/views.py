@@ -137,6 +137,7 @@ def seen_text(seen: Optional[Mapping[str, Any]]) -> str:
 def status_of(s: SessionState, osd: int, progress: float, health: List[str],
               release_default: str, max_memtable_bytes: int) -> Dict[str, Any]:
     """The `status -f json` fields."""
+    noise = s.get('noise')
     return {
         'state': s['state'], 'phase': s['phase'], 'id': s['id'], 'osd': osd,
         'reason': s['reason'], 'message': s['message'], 'error': s['error'],
@@ -146,7 +147,7 @@ def status_of(s: SessionState, osd: int, progress: float, health: List[str],
         'confirm_done': len([t for t in s['trials'] if t['kind'] == 'confirm']),
         'progress': progress, 'baseline': s['baseline'],
         # the noise the baseline's A/A pairs measured, and the confirmation's plan at it
-        'noise': s.get('noise'),
+        'noise': noise, 'noise_line': noise_line(noise) if noise else None,
         # the answer: the confirmation's (the search's leader is only its progress)
         'best': recommended_trial(s), 'leader': best_trial(s['trials']),
         'confirmation': s.get('confirm'),

@@ -95,14 +95,15 @@ class BenchWorkload:
         return int(r['bytes_written']), float(r['elapsed_sec'])
 
 
-def client_pool(pools: Dict[int, PoolInfo], pgs: Sequence[PgInfo], osd: int,
+def client_pool(pools: Dict[int, PoolInfo], pgs: Sequence[PgInfo], osds: Sequence[int],
                 wanted: str = '') -> Tuple[PoolInfo, List[int]]:
-    """The pool the client load writes to, and the PG seeds of it that osd
-    serves: `wanted`, or the replicated pool in which it serves the most PGs
+    """The pool the client load writes to, and the PG seeds of it that every
+    OSD of `osds` serves (the canary; and a second OSD that is to see the
+    same writes): `wanted`, or the replicated pool with the most such PGs
     (ties: the lowest id).  ValueError naming why none will do."""
     served: Dict[int, List[int]] = {}
     for pg in pgs:
-        if osd in pg.up:
+        if all(o in pg.up for o in osds):
             served.setdefault(pg.pool, []).append(int(pg.pgid.split('.')[1], 16))
     by_name = {p.name: p for p in pools.values()}
     if wanted:
@@ -113,8 +114,11 @@ def client_pool(pools: Dict[int, PoolInfo], pgs: Sequence[PgInfo], osd: int,
         chosen = sorted((p for p in pools.values() if not p.erasure and served.get(p.id)),
                         key=lambda p: (-len(served[p.id]), p.id))
     if not chosen or chosen[0].erasure or not served.get(chosen[0].id):
+        who = ' and '.join(f'osd.{o}' for o in osds)
         raise ValueError(
-            f'osd.{osd} serves no PG of ' + (f'pool {wanted!r}' if wanted else 'a replicated pool')
+            f'{who} {"serve" if len(osds) > 1 else "serves"} no PG of '
+            + (f'pool {wanted!r}' if wanted else 'a replicated pool')
+            + (' together' if len(osds) > 1 else '')
             + ' (the client workload writes 4 KiB at random offsets: an erasure-coded pool '
             'takes them only with overwrites, and makes other DB writes)')
     pool = chosen[0]
