@@ -26,6 +26,17 @@ steady-state A/A of write-amp under options that compact within a window:
     qa/lab/ceph-lab exec -- python3 qa/bench/client_aa.py --osd 1 --rounds 6 \
       --space 4294967296 --object-size 4194304 --fill --precondition 0 \
       --options "<tiny>" --window 180
+
+With --trace S each arm is instead S seconds of the load right after the
+restart, read in --chunk slices (bytes, time, and the OSD's kv_sync and
+commit latency counters at each slice's end), so that the A/A noise of any
+warm-up and window that fit in S is computed from the same restarts, paired
+by round: which part of the noise is the restart's (it falls as the
+warm-up grows) and which the window's (it falls as the window grows).
+
+    qa/lab/ceph-lab exec -- python3 qa/bench/client_aa.py --osd 1 --rounds 12 \
+      --trace 100 > trace.jsonl
+    python3 qa/bench/client_aa.py --grid trace.jsonl
 """
 import argparse
 import json
@@ -35,14 +46,18 @@ import random
 import statistics
 import sys
 import time
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lsm_timeline import ClientLoad, restart, sample, write_once  # noqa: E402
+from lsm_timeline import ClientLoad, ceph_json, restart, sample, write_once  # noqa: E402
 
 from rocks_autotune import rocksdb_stats  # noqa: E402
 from rocks_autotune.canary import OPTIONS  # noqa: E402
 from rocks_autotune.workload import ClientWorkload  # noqa: E402
+
+# BlueStore latencies a --trace reads at every slice (the names it may have
+# by release: Tentacle's txc_commit_lat is older releases' commit_lat)
+TRACED = {'kv_sync_lat': ('kv_sync_lat',), 'commit_lat': ('txc_commit_lat', 'commit_lat')}
 
 
 def window(load: ClientWorkload, osd: int, warmup: float, seconds: float) -> Dict[str, Any]:
@@ -65,6 +80,85 @@ def window(load: ClientWorkload, osd: int, warmup: float, seconds: float) -> Dic
             'write_amp': (d.wal_bytes + d.flush_bytes + d.compaction_bytes) / nbytes,
             'flushes': d.flushes, 'compactions': d.compactions,
             'load': round(os.getloadavg()[0], 2)}
+
+
+def counters(osd: int) -> Dict[str, Any]:
+    """The OSD's BlueStore latency counters now (sum and count)."""
+    dump = ceph_json('tell', f'osd.{osd}', 'perf', 'dump', 'bluestore')['bluestore']
+    out = {}
+    for fig, names in TRACED.items():
+        c = next(dump[n] for n in names if n in dump)
+        out[fig] = [c['sum'], c['avgcount']]
+    return out
+
+
+def trace(load: ClientWorkload, osd: int, seconds: float, chunk: float) -> Dict[str, Any]:
+    """`seconds` of the load from just after a restart, in `chunk` slices:
+    each slice's end (seconds since the trace began), bytes, time writing,
+    and the cumulative latency counters at its end."""
+    t0 = time.time()
+    slices: List[Dict[str, Any]] = [{'t': 0.0, 'bytes': 0, 'secs': 0.0, 'c': counters(osd)}]
+    while time.time() - t0 < seconds:
+        end = min(t0 + seconds, time.time() + chunk)
+        nbytes, secs = 0, 0.0
+        while time.time() < end:
+            b, s_ = load.drive(end - time.time(), None)
+            nbytes += b
+            secs += s_
+        slices.append({'t': round(time.time() - t0, 2), 'bytes': nbytes, 'secs': round(secs, 3),
+                       'c': counters(osd)})
+    return {'trace': slices, 'load': round(os.getloadavg()[0], 2)}
+
+
+def traced(row: Dict[str, Any], warmup: float, window: float, block: int = 4096
+           ) -> Dict[str, Optional[float]]:
+    """A trace's figures over the window [warmup, warmup + window] (the
+    slices that fall in it): IOPS, and each traced latency's mean in ms."""
+    sl = row['trace']
+    inside = [i for i in range(1, len(sl))
+              if sl[i - 1]['t'] >= warmup - 0.5 and sl[i]['t'] <= warmup + window + 0.5]
+    if not inside:
+        return {}
+    first, last = inside[0], inside[-1]
+    nbytes = sum(sl[i]['bytes'] for i in inside)
+    secs = sum(sl[i]['secs'] for i in inside)
+    out: Dict[str, Optional[float]] = {'iops': nbytes / block / secs if secs else None}
+    for k in TRACED:
+        (s0, n0), (s1, n1) = sl[first - 1]['c'][k], sl[last]['c'][k]
+        out[k] = (s1 - s0) / (n1 - n0) * 1000.0 if n1 > n0 else None
+    return out
+
+
+def grid(path: str) -> None:
+    """From a --trace run: per warm-up and window that fit in the trace, the
+    sd over rounds of each figure's paired log ratio A'/A."""
+    lines = [json.loads(x) for x in open(path) if x.strip()]
+    rows = [r for r in lines if 'trace' in r]
+    span = min(r['trace'][-1]['t'] for r in rows)
+    rounds = sorted({r['round'] for r in rows})
+    loads = [r['load'] for r in rows]
+    print(f'{len(rounds)} rounds, {len(rows)} traces of {span:.0f} s; load average at the '
+          f'traces\' ends {min(loads)}-{max(loads)} (median {statistics.median(loads)})\n')
+    figs = ['iops'] + list(TRACED)
+    print('| warm-up s | window s | ' + ' | '.join(f'sd {f}' for f in figs) + ' | rounds |')
+    print('|---|---|' + '---|' * len(figs) + '---|')
+    for warmup in (0, 10, 20, 30, 45, 60, 90):
+        for window in (10, 20, 40, 60, 90):
+            if warmup + window > span + 0.5:
+                continue
+            sds = []
+            n = 0
+            for f in figs:
+                logs = []
+                for rnd in rounds:
+                    got = {r['arm']: traced(r, warmup, window).get(f)
+                           for r in rows if r['round'] == rnd}
+                    a, b = got.get('A'), got.get("A'")
+                    if a and b:
+                        logs.append(math.log(b / a))
+                n = max(n, len(logs))
+                sds.append(f'{statistics.stdev(logs):.4f}' if len(logs) > 1 else '-')
+            print(f'| {warmup} | {window} | ' + ' | '.join(sds) + f' | {n} |')
 
 
 def sd_of_log_ratio(rows: List[Dict[str, Any]], rounds: int, key: str,
@@ -98,7 +192,16 @@ def main() -> None:
     ap.add_argument('--options', default='',
                     help='bluestore_rocksdb_options both arms run (default: the OSD\'s)')
     ap.add_argument('--seed', type=int, default=0)
+    ap.add_argument('--trace', type=float, default=0,
+                    help='each arm: this many seconds of the load after the restart, in '
+                    '--chunk slices (instead of --warmup and --window)')
+    ap.add_argument('--chunk', type=float, default=5)
+    ap.add_argument('--grid', metavar='JSONL', help='no lab: the warm-up x window table '
+                    'of a --trace run')
     a = ap.parse_args()
+    if a.grid:
+        grid(a.grid)
+        return
     osd = a.osd
     rng = random.Random(a.seed)
     rows: List[Dict[str, Any]] = []
@@ -111,8 +214,14 @@ def main() -> None:
             rng.shuffle(arms)
             for arm in arms:
                 restart(osd)
+                if a.trace:
+                    print(json.dumps(dict(trace(cl.load, osd, a.trace, a.chunk), round=rnd,
+                                          arm=arm)), flush=True)
+                    continue
                 rows.append(dict(window(cl.load, osd, a.warmup, a.window), round=rnd, arm=arm))
                 print(json.dumps(rows[-1]), flush=True)
+    if a.trace:
+        return
     sd, _ = sd_of_log_ratio(rows, a.rounds, 'iops')
     sd_wa, n_wa = sd_of_log_ratio(rows, a.rounds, 'write_amp', steady_only=True)
     # a 5-round confirmation recommends only a candidate that beat the baseline
