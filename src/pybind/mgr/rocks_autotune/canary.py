@@ -10,7 +10,7 @@ from typing import Collection, Dict, List, Mapping, Optional, Set, Tuple
 
 from .cluster import Cluster, ConfigEntries
 from .rocksdb_options import parse_options, render_options
-from .workload import BENCH_LIMIT_OPTION
+from .workload import BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE
 
 OPTIONS = 'bluestore_rocksdb_options'
 ANNEX = 'bluestore_rocksdb_options_annex'
@@ -50,6 +50,23 @@ def _show(value: Optional[str]) -> str:
     if value is None:
         return '(not set)'
     return f"'{value}'" if len(value) <= MAX_KEPT else f"'{value[:60]}...' ({len(value)} bytes)"
+
+
+def ours(originals: Originals, applied: Collection[str], annexed: bool,
+         bench_limit: bool) -> Dict[str, Set[Optional[str]]]:
+    """What a session may have left at the canary's own mask: the
+    originals, the candidate strings it set (`applied`: the last one, and the
+    one in flight, whose step may be lost after the set), the blank annex of
+    annexed options, the bench limit of an osd bench session, the
+    statistics on."""
+    o = originals
+    return {
+        OPTIONS: {o[OPTIONS]} | set(applied),
+        ANNEX: {o[ANNEX]} | ({''} if annexed else set()),
+        BENCH_LIMIT_OPTION: {o[BENCH_LIMIT_OPTION]} | (
+            {str(BENCH_LIMIT_VALUE)} if bench_limit else set()),
+        **{name: {o[name], 'true'} for name in STATS_OPTIONS if name in o},
+    }
 
 
 class Canary:

@@ -37,9 +37,9 @@ from dataclasses import asdict, dataclass, field, fields
 from enum import Enum
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
-from . import confirm, health, measurement_plan, options, perf_counters, power, views
-from .canary import ANNEX, CFS, OPTIONS, SAVED, STATS_OPTIONS, Canary
-from .cluster import Cluster, ClusterError, Crash
+from . import confirm, crashes, health, measurement_plan, options, perf_counters, power, views
+from .canary import ANNEX, CFS, OPTIONS, SAVED, Canary, ours
+from .cluster import Cluster, ClusterError
 from .confirm import BASELINE, Confirmation
 from .gate import Params, StartRefused, choose_canary, look
 from .machine import Handler, Machine
@@ -66,8 +66,6 @@ INFEASIBLE_WEIGHT = 2.0
 # the client workload's objects: their names are found (hashing names until
 # enough land in the canary's PGs) and held in the mgr
 MAX_CLIENT_OBJECTS = 65536
-# a crash is stamped by its OSD host's clock, the trials by the mgr's
-CRASH_CLOCK_SLACK = 30.0
 
 
 class Phase(str, Enum):
@@ -690,23 +688,6 @@ class Session(Machine):
         self.s['alerts'].pop('PAUSED', None)
         self.s['alerts'].pop('CONFIG_CHANGED', None)
 
-    def _ours(self) -> Dict[str, Set[Optional[str]]]:
-        """What the session may have left at the canary's own mask: the
-        originals, the last candidate it set (or is about to: a step lost
-        after the set), the blank annex, the bench limit."""
-        s = self.s
-        o = s['originals']
-        cur = s['current']
-        applied = {s.get('last_applied'), cur['options'] if cur is not None
-                   and self._runs_candidate(cur) else None} - {None}
-        return {
-            OPTIONS: {o[OPTIONS]} | applied,
-            ANNEX: {o[ANNEX]} | ({''} if s['annexed'] else set()),
-            BENCH_LIMIT_OPTION: {o[BENCH_LIMIT_OPTION]} | (
-                {str(BENCH_LIMIT_VALUE)} if self.params.workload == OSD_BENCH else set()),
-            **{name: {o[name], 'true'} for name in STATS_OPTIONS if name in o},
-        }
-
     def _foreign(self) -> Set[str]:
         """Look for someone else's config changes since the start (kept in
         `config_changes`); the names at osd.N that someone else holds.  A
@@ -715,7 +696,12 @@ class Session(Machine):
         seen = self.s.get('config_seen')
         if seen is None:
             return set()
-        self.s['config_changes'], held = self.canary.foreign(seen, self._ours())
+        s = self.s
+        cur = s['current']
+        applied = [o for o in (s.get('last_applied'), cur['options'] if cur is not None
+                               and self._runs_candidate(cur) else None) if o is not None]
+        s['config_changes'], held = self.canary.foreign(seen, ours(
+            s['originals'], applied, s['annexed'], self.params.workload == OSD_BENCH))
         return held
 
     def _config_pause(self, now: float) -> Optional[float]:
@@ -881,18 +867,12 @@ class Session(Machine):
         """The health policy before a trial's restart: what blocks it.  Notes
         for the status the others' checks, and on each failed trial the
         canary's crashes it caused (for the admin to archive)."""
-        health = look(self.cluster, self.osd, lambda c: self._failed_trial_of(c) is not None)
-        self.s['other_checks'] = health.others
-        self._note_crashes(health.own_crashes)
+        s = self.s
+        health = look(self.cluster, self.osd, lambda c: crashes.failed_trial_of(
+            s['trials'], s['current'], self.osd, c) is not None)
+        s['other_checks'] = health.others
+        crashes.note(s['trials'], s['current'], self.osd, health.own_crashes)
         return health.blockers(self.params.force)
-
-    def _note_crashes(self, crashes: List[Crash]) -> None:
-        """Note on each failed trial the canary's crashes it caused."""
-        for c in crashes:
-            t = self._failed_trial_of(c)
-            # (a trial recorded before issue 12 has no list)
-            if t is not None and c.id not in t.setdefault('crashes', []):
-                t['crashes'].append(c.id)
 
     def _note_last_crashes(self) -> None:
         """At the end: the crashes reported since the last look (no look
@@ -901,27 +881,10 @@ class Session(Machine):
         if not any(t['verdict'] == 'failed' for t in self.s['trials']):
             return
         try:
-            self._note_crashes(self.cluster.recent_crashes())
+            crashes.note(self.s['trials'], self.s['current'], self.osd,
+                         self.cluster.recent_crashes())
         except Exception as e:  # best effort: nothing may keep a session from ending
             log.warning('cannot read crash reports at the end of the session: %s', e)
-
-    def _failed_trial_of(self, crash: Crash) -> Optional[Dict[str, Any]]:
-        """The failed trial during which (its restarts, or the recovery after
-        it, until the next trial started) the canary crashed, if any; the
-        nearest one, within the hosts' clock slack."""
-        if crash.entity != f'osd.{self.osd}':
-            return None
-        trials = self.s['trials']
-        ends = [t['started'] for t in trials[1:]]
-        cur = self.s['current']
-        if cur is not None and cur['kind'] != 'recovery':
-            ends.append(cur['started'])
-        # on a tie (a crash as the next trial starts), the later trial: its
-        # restart comes after its start
-        gap, later = min(((max(t['started'] - crash.time, crash.time - end, 0.0), -i)
-                          for i, (t, end) in enumerate(zip(trials, ends + [math.inf]))
-                          if t['verdict'] == 'failed'), default=(math.inf, 0))
-        return trials[-later] if gap <= CRASH_CLOCK_SLACK else None
 
     def _add_trial(self, trial: Dict[str, Any]) -> None:
         """Record a trial once: a step retried after a later error records it again."""
