@@ -32,16 +32,16 @@ import math
 from statistics import median
 import os
 import time
-import uuid
 from dataclasses import asdict, dataclass, field, fields
 from enum import Enum
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
-from . import confirm, crashes, health, measurement_plan, options, perf_counters, power, views
-from .canary import ANNEX, CFS, OPTIONS, SAVED, Canary, ours
+from . import (confirm, crashes, health, measurement_plan, options, perf_counters, power,
+               session_start, views)
+from .canary import OPTIONS, SAVED, Canary, ours
 from .cluster import Cluster, ClusterError
 from .confirm import BASELINE, Confirmation
-from .gate import Params, StartRefused, choose_canary, look
+from .gate import Params, StartRefused, look
 from .machine import Handler, Machine
 from .options import default
 from .perf_counters import Baseline, Measurement
@@ -54,8 +54,7 @@ from .views import View
 from .window import (Precondition, Window, WindowSettings, confirmation_length, fill_rate,
                      steady_window)
 from .workload import (BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, CLIENT, NAMESPACE, OSD_BENCH,
-                       BenchWorkload, ClientWorkload, LazyClientWorkload, Workload, client_objects,
-                       client_pool)
+                       BenchWorkload, ClientWorkload, LazyClientWorkload, Workload, client_objects)
 
 log = logging.getLogger(__name__)
 
@@ -312,57 +311,8 @@ class Session(Machine):
         cannot start: everything the session will read of its start is
         checked before the first save.
         """
-        osd, reason = choose_canary(cluster, params)
-        canary = Canary(cluster, osd)
-        originals = canary.snapshot()
-        try:
-            base = canary.running_base()
-        except ValueError as e:
-            raise StartRefused(f'osd.{osd} runs RocksDB options this module cannot parse: {e}')
-        annexed = bool(cluster.config_get(f'osd.{osd}', ANNEX).strip())
-        # what differs by release is read from the cluster, not assumed
-        release_default = cluster.option_default('bluestore_rocksdb_options')
-        sharding = cluster.config_get(f'osd.{osd}', CFS)
-        try:
-            # the warm start and the memtable cap read it as a candidate
-            SearchSpace.candidate_from_options(parse_options(release_default))
-            parse_sharding(sharding)
-        except ValueError as e:
-            raise StartRefused(f'cannot read this release\'s RocksDB defaults: {e}')
-        client = None
-        if params.workload == CLIENT:
-            try:
-                pool, seeds = client_pool(cluster.pools(), cluster.pgs(), [osd],
-                                          settings.client_pool)
-            except ValueError as e:
-                raise StartRefused(f'the client workload has nowhere to write: {e}; name a '
-                                   'pool with the client_pool option, or use --workload osd-bench')
-            if pool.room is not None and settings.client_space > pool.room:
-                raise StartRefused(
-                    f'the client workload\'s keyspace (client_space, '
-                    f'{settings.client_space / 2**30:.2f} GiB) would take pool {pool.name!r}\'s '
-                    f'fullest OSD past its nearfull ratio: the pool has room for '
-                    f'{pool.room / 2**30:.2f} GiB (ceph df\'s MAX AVAIL, to nearfull); lower '
-                    'client_space or name a pool with more room with client_pool')
-            client = {'pool': pool.name, 'pg_num': pool.pg_num, 'seeds': seeds,
-                      'count': settings.client_space // settings.client_object_size,
-                      'removed': None}
-        now = clock()
-        params.osd = osd
-        state: SessionState = {
-            'version': STATE_VERSION, 'id': str(uuid.uuid4()), 'state': 'running',
-            'phase': 'prepare', 'params': asdict(params), 'reason': reason,
-            'originals': originals, 'base_options': base, 'annexed': annexed,
-            'release_default': release_default, 'sharding': sharding,
-            'seed': settings.seed, 'trials': [], 'current': None, 'baseline': None,
-            'started': now, 'ended': None, 'phase_started': now, 'message': 'starting',
-            'error': '', 'abort': False, 'running_dirty': False, 'manual': False,
-            'noout_ours': False, 'noout_at_start': cluster.has_noout(osd),
-            'settings': asdict(settings), 'paused_since': None,
-            'restart': None, 'window': None, 'iops_estimate': None, 'alerts': {},
-            'cluster_errors': 0, 'config_seen': canary.entries(), 'config_changes': [],
-            'last_applied': None, 'client': client,
-        }
+        state = session_start.first_state(cluster, params, settings, clock())
+        osd = state['params']['osd']
         try:
             session = cls(state, cluster, settings, save, clock)
             session.space.base_candidate()
@@ -372,19 +322,7 @@ class Session(Machine):
                 f'that key where osd.{osd} gets it (ceph config get osd.{osd} '
                 f'{OPTIONS}, or its _annex) to a value the module supports, or pick another '
                 f'OSD with --osd')
-        given = cluster.config_get(f'osd.{osd}', OPTIONS)
-        try:
-            running: Optional[str] = cluster.config_get_running(osd, OPTIONS)
-        except ClusterError:
-            running = None  # it did not answer: the restarts will tell
-        if running is not None and running != given:
-            # the baseline is what the mon gives it: it must be what it runs
-            raise StartRefused(
-                f'osd.{osd} runs bluestore_rocksdb_options {running!r}, not the {given!r} the '
-                'monitors give it: it has not restarted since they changed, or they are set '
-                'at a class mask (osd/class:<class>), which an OSD does not read when it opens '
-                'BlueStore (seen on Tentacle 20.2.4; Ceph tracker 65228); restart it, or set '
-                f'the options at osd.{osd}, then start again')
+        session_start.check_running(cluster, osd)
         # persisted before the first change: the record of how to restore
         save(state)
         return session
@@ -421,16 +359,7 @@ class Session(Machine):
         """A session whose state is unreadable but whose start record is not:
         restore the canary (config, the gated restart: it may run a
         candidate, the noout it may have set) and end failed."""
-        now = clock()
-        state: SessionState = {
-            **start, 'version': STATE_VERSION, 'state': 'running', 'phase': P.RESTORE.value,
-            'trials': [], 'current': None, 'baseline': None, 'ended': None,
-            'phase_started': now, 'message': 'restoring the canary: ' + why, 'error': why,
-            'abort': True, 'running_dirty': True, 'manual': False, 'paused_since': None,
-            'restart': None, 'noout_ours': not start.get('noout_at_start'), 'window': None,
-            'iops_estimate': None, 'alerts': {}, 'cluster_errors': 0,
-            # what was there is lost with the state: restore as before
-            'config_seen': None, 'config_changes': [], 'last_applied': None}
+        state = session_start.rescue_state(start, why, clock())
         cls.check_state(state)
         return cls(state, cluster, settings, save, clock)
 

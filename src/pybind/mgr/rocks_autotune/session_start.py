@@ -1,0 +1,109 @@
+"""What a session starts with: the checks `start` makes before anything
+changes, the record it saves before the first change (the canary's
+originals: how to restore it), and the record a rescue restores from when
+the saved state is unreadable but its start record is not.
+
+Everything here reads the cluster and changes nothing; a check that fails
+raises StartRefused with what to do about it.
+"""
+import uuid
+from dataclasses import asdict
+from typing import Any, Optional
+
+from .canary import ANNEX, CFS, OPTIONS, Canary
+from .cluster import Cluster, ClusterError
+from .gate import Params, StartRefused, choose_canary
+from .rocksdb_options import parse_options, parse_sharding
+from .space import SearchSpace
+from .store import STATE_VERSION, SessionState, StartRecord
+from .workload import CLIENT, client_pool
+
+
+def first_state(cluster: Cluster, params: Params, settings: Any, now: float) -> SessionState:
+    """A new session's record (`settings`: session.Settings), after every
+    check of what the session will read of its start; sets params.osd to
+    the canary chosen."""
+    osd, reason = choose_canary(cluster, params)
+    canary = Canary(cluster, osd)
+    originals = canary.snapshot()
+    try:
+        base = canary.running_base()
+    except ValueError as e:
+        raise StartRefused(f'osd.{osd} runs RocksDB options this module cannot parse: {e}')
+    annexed = bool(cluster.config_get(f'osd.{osd}', ANNEX).strip())
+    # what differs by release is read from the cluster, not assumed
+    release_default = cluster.option_default('bluestore_rocksdb_options')
+    sharding = cluster.config_get(f'osd.{osd}', CFS)
+    try:
+        # the warm start and the memtable cap read it as a candidate
+        SearchSpace.candidate_from_options(parse_options(release_default))
+        parse_sharding(sharding)
+    except ValueError as e:
+        raise StartRefused(f'cannot read this release\'s RocksDB defaults: {e}')
+    client = None
+    if params.workload == CLIENT:
+        try:
+            pool, seeds = client_pool(cluster.pools(), cluster.pgs(), [osd],
+                                      settings.client_pool)
+        except ValueError as e:
+            raise StartRefused(f'the client workload has nowhere to write: {e}; name a '
+                               'pool with the client_pool option, or use --workload osd-bench')
+        if pool.room is not None and settings.client_space > pool.room:
+            raise StartRefused(
+                f'the client workload\'s keyspace (client_space, '
+                f'{settings.client_space / 2**30:.2f} GiB) would take pool {pool.name!r}\'s '
+                f'fullest OSD past its nearfull ratio: the pool has room for '
+                f'{pool.room / 2**30:.2f} GiB (ceph df\'s MAX AVAIL, to nearfull); lower '
+                'client_space or name a pool with more room with client_pool')
+        client = {'pool': pool.name, 'pg_num': pool.pg_num, 'seeds': seeds,
+                  'count': settings.client_space // settings.client_object_size,
+                  'removed': None}
+    params.osd = osd
+    state: SessionState = {
+        'version': STATE_VERSION, 'id': str(uuid.uuid4()), 'state': 'running',
+        'phase': 'prepare', 'params': asdict(params), 'reason': reason,
+        'originals': originals, 'base_options': base, 'annexed': annexed,
+        'release_default': release_default, 'sharding': sharding,
+        'seed': settings.seed, 'trials': [], 'current': None, 'baseline': None,
+        'started': now, 'ended': None, 'phase_started': now, 'message': 'starting',
+        'error': '', 'abort': False, 'running_dirty': False, 'manual': False,
+        'noout_ours': False, 'noout_at_start': cluster.has_noout(osd),
+        'settings': asdict(settings), 'paused_since': None,
+        'restart': None, 'window': None, 'iops_estimate': None, 'alerts': {},
+        'cluster_errors': 0, 'config_seen': canary.entries(), 'config_changes': [],
+        'last_applied': None, 'client': client,
+    }
+    return state
+
+
+def check_running(cluster: Cluster, osd: int) -> None:
+    """The canary runs the options the monitors give it (its baseline)."""
+    given = cluster.config_get(f'osd.{osd}', OPTIONS)
+    try:
+        running: Optional[str] = cluster.config_get_running(osd, OPTIONS)
+    except ClusterError:
+        running = None  # it did not answer: the restarts will tell
+    if running is not None and running != given:
+        # the baseline is what the mon gives it: it must be what it runs
+        raise StartRefused(
+            f'osd.{osd} runs bluestore_rocksdb_options {running!r}, not the {given!r} the '
+            'monitors give it: it has not restarted since they changed, or they are set '
+            'at a class mask (osd/class:<class>), which an OSD does not read when it opens '
+            'BlueStore (seen on Tentacle 20.2.4; Ceph tracker 65228); restart it, or set '
+            f'the options at osd.{osd}, then start again')
+
+
+def rescue_state(start: StartRecord, why: str, now: float) -> SessionState:
+    """The record of a session whose state is unreadable but whose start
+    record is not: it restores the canary (config, the gated restart: it may
+    run a candidate, the noout it may have set) and ends failed."""
+    state: SessionState = {
+        **start, 'version': STATE_VERSION, 'state': 'running', 'phase': 'restore',
+        'trials': [], 'current': None, 'baseline': None, 'ended': None,
+        'phase_started': now, 'message': 'restoring the canary: ' + why, 'error': why,
+        'abort': True, 'running_dirty': True, 'manual': False, 'paused_since': None,
+        'restart': None, 'noout_ours': not start.get('noout_at_start'), 'window': None,
+        'iops_estimate': None, 'alerts': {}, 'cluster_errors': 0,
+        # what was there is lost with the state: restore as before
+        'config_seen': None, 'config_changes': [], 'last_applied': None}
+    return state

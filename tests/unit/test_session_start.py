@@ -1,0 +1,43 @@
+"""What a session starts with (session_start.py), alone: the record start
+saves, and the record a rescue restores from."""
+from typing import Any
+
+import pytest
+
+from rocks_autotune import session_start
+from rocks_autotune.gate import Params, StartRefused
+from rocks_autotune.session import Session, Settings
+from rocks_autotune.store import START_FIELDS
+from rocks_autotune.workload import OSD_BENCH
+from fake_cluster import FakeClock, FakeCluster
+
+
+def test_the_first_record_holds_the_canarys_originals_and_passes_the_check() -> None:
+    c = FakeCluster(FakeClock())
+    config = dict(c.config)
+    params = Params(osd=None, trials=2, duration=5.0, workload=OSD_BENCH)
+    st = session_start.first_state(c, params, Settings(), 100.0)
+    osd = st['params']['osd']
+    assert params.osd == osd and st['started'] == st['phase_started'] == 100.0
+    assert st['originals'] == session_start.Canary(c, osd).snapshot()
+    assert set(START_FIELDS) <= set(st)
+    Session.check_state(st)
+    assert c.config == config  # it read the cluster, and changed nothing
+
+
+def test_a_rescue_restores_from_the_start_record_and_ends_failed() -> None:
+    c = FakeCluster(FakeClock())
+    st: Any = session_start.first_state(c, Params(osd=1, trials=2, duration=5.0,
+                                                  workload=OSD_BENCH), Settings(), 100.0)
+    start = {k: st[k] for k in START_FIELDS}
+    r = session_start.rescue_state(start, 'unreadable', 200.0)
+    Session.check_state(r)
+    assert r['phase'] == 'restore' and r['abort'] and r['running_dirty']
+    assert r['originals'] == st['originals'] and r['error'] == 'unreadable'
+
+
+def test_a_canary_not_running_what_the_monitors_give_it_is_refused() -> None:
+    c = FakeCluster(FakeClock())
+    c.running[1] = 'compression=kNoCompression'
+    with pytest.raises(StartRefused, match='has not restarted since they changed'):
+        session_start.check_running(c, 1)
