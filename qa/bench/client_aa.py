@@ -112,11 +112,13 @@ def trace(load: ClientWorkload, osd: int, seconds: float, chunk: float) -> Dict[
 
 def traced(row: Dict[str, Any], warmup: float, window: float, block: int = 4096
            ) -> Dict[str, Optional[float]]:
-    """A trace's figures over the window [warmup, warmup + window] (the
-    slices that fall in it): IOPS, and each traced latency's mean in ms."""
+    """A trace's figures over the window [warmup, warmup + window]: the
+    slices whose middle falls in it (a slice lasts --chunk and a little more,
+    a perf dump's time, so the window's ends are within a slice of those
+    asked): IOPS, and each traced latency's mean in ms."""
     sl = row['trace']
     inside = [i for i in range(1, len(sl))
-              if sl[i - 1]['t'] >= warmup - 0.5 and sl[i]['t'] <= warmup + window + 0.5]
+              if warmup <= (sl[i - 1]['t'] + sl[i]['t']) / 2 <= warmup + window]
     if not inside:
         return {}
     first, last = inside[0], inside[-1]
