@@ -47,7 +47,7 @@ import benchlib
 from rocks_autotune.optimizer import TrialOptimizer, _skopt_dimension
 from rocks_autotune.rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT, \
     parse_options
-from rocks_autotune.session import INFEASIBLE_WEIGHT
+from rocks_autotune.perf_counters import INFEASIBLE_WEIGHT
 from rocks_autotune.space import Candidate, SearchSpace
 
 BUDGET_FACTOR = 1.10

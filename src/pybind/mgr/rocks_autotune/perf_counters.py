@@ -292,3 +292,20 @@ def write_amp_ratio(m: Measurement, base: Baseline) -> float:
 
 def feasible(m: Measurement, base: Baseline, budget: float) -> bool:
     return write_amp_ratio(m, base) <= budget
+
+
+# a penalty weight on the log of how far write-amp is over budget, so the GP
+# learns where the infeasible region is without being told a cliff
+INFEASIBLE_WEIGHT = 2.0
+
+
+def judged(m: Measurement, base: Baseline, budget: float, workload: str
+           ) -> Tuple[str, float, float]:
+    """A search window's verdict (feasible: write-amp within `budget` times
+    the baseline's), score (score()) and what the optimizer is told: the
+    score, plus INFEASIBLE_WEIGHT x the log of how far write-amp is over
+    the budget."""
+    s = score(m, base, workload)
+    if feasible(m, base, budget):
+        return 'feasible', s, s
+    return 'infeasible', s, s + INFEASIBLE_WEIGHT * math.log(write_amp_ratio(m, base) / budget)

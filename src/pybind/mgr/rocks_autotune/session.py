@@ -59,9 +59,6 @@ from .workload import (BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, CLIENT, NAMESPACE,
 log = logging.getLogger(__name__)
 
 ACTIVE = ('running', 'stopping', 'restoring')
-# a penalty weight on the log of how far write-amp is over budget, so the GP
-# learns where the infeasible region is without being told a cliff
-INFEASIBLE_WEIGHT = 2.0
 # the client workload's objects: their names are found (hashing names until
 # enough land in the canary's PGs) and held in the mgr
 MAX_CLIENT_OBJECTS = 65536
@@ -934,12 +931,9 @@ class Session(Machine):
         else:
             if s['baseline'] is None:
                 raise ValueError('a candidate was measured before the baseline')
-            base = Baseline(**s['baseline'])
-            score = perf_counters.score(m, base, self.params.workload)
-            ok = perf_counters.feasible(m, base, self.params.budget)
-            over = perf_counters.write_amp_ratio(m, base) / self.params.budget
-            told = score if ok else score + INFEASIBLE_WEIGHT * math.log(over)
-            trial.update(verdict='feasible' if ok else 'infeasible', score=score, told=told)
+            verdict, score, told = perf_counters.judged(m, Baseline(**s['baseline']),
+                                                        self.params.budget, self.params.workload)
+            trial.update(verdict=verdict, score=score, told=told)
             self._add_trial(trial)
         # recorded and moved on before anything that may fail
         s['current'] = None
