@@ -578,3 +578,15 @@ def test_the_grid_shows_noise_that_only_the_warm_up_takes_out(
              for line in capsys.readouterr().out.splitlines() if line.startswith('| ')}
     assert float(table[(' 0 ', ' 20 ')]) > 0.1
     assert float(table[(' 10 ', ' 20 ')]) == 0.0
+
+
+def test_a_split_load_takes_out_what_falls_on_both_groups() -> None:
+    import split_aa
+    rows = []
+    for rnd, (fa, fb) in enumerate([(1.0, 1.4), (0.8, 1.1), (1.2, 0.7)]):
+        for arm, f in (('A', fa), ("A'", fb)):
+            rows.append({'round': rnd, 'arm': arm, 'iops_c': 300.0 * f, 'iops_r': 500.0 * f,
+                         'c_over_r': 0.6})
+    s = split_aa.sds(rows)
+    assert s['c_over_r']['sd'] == 0.0 and s['c_over_r']['rounds'] == 3
+    assert s['iops_c']['sd'] == s['iops_r']['sd'] > 0.2

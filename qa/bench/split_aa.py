@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""A/A noise of a split client load: the canary's PGs against PGs without it.
+
+A bench, not a test (issue 24).  The duet and the reference OSD
+(duet_aa.py) take out what the machine does to both OSDs over a window, but
+only for the OSD's own figures, and those the mgr can read (BlueStore's
+latencies) stay noisy; the quiet one (CPU per write) it cannot read on
+another host.  The client's own figures are the objective the admin cares
+about, and the module's load is its own client: here it writes, over the
+same window and with the same writes in flight, to two groups of objects of
+one pool, one in PGs the canary serves (C) and one in PGs it does not (R).
+What the machine does falls on both; what the canary's options do falls on
+C only.  The figure: per window, C's IOPS over R's (with as many writes in
+flight on each, the inverse ratio of their mean latencies).
+
+The pool is made for the run (--pool-name, replicated, size 2, so that on a
+3-OSD lab a third of its PGs leave the canary out) and removed at the end.
+Per round, two arms (A, A') in a random order, each a restart of the canary
+through the orchestrator, a warm-up and a window; both arms run the same
+options, so every ratio between them is noise.  Prints a JSON line per
+window (with the load average), then per figure the sd of the paired log
+ratio A'/A: C's IOPS alone (today's sequential design), R's (the machine's
+share: the canary was not restarted for it) and C/R (the split design).
+
+    qa/lab/ceph-lab exec -- python3 qa/bench/split_aa.py --osd 1 --rounds 12 > split.jsonl
+    python3 qa/bench/split_aa.py --table split.jsonl
+"""
+import argparse
+import json
+import math
+import os
+import random
+import statistics
+import sys
+import threading
+import time
+from typing import Any, Dict, List, Optional, Tuple
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lsm_timeline import ClientLoad, ceph, ceph_json, restart  # noqa: E402
+
+from rocks_autotune.cluster import PgInfo, PoolInfo, RadosIo  # noqa: E402
+from rocks_autotune.workload import NAMESPACE, ClientWorkload, client_objects  # noqa: E402
+
+FIGURES = ('iops_c', 'iops_r', 'c_over_r')
+
+
+class SplitLoad(ClientLoad):
+    """Half the objects in PGs of the pool that osd serves (C), half in PGs
+    it does not (R); `c` and `r` drive each group with `threads` writes in
+    flight."""
+
+    def objects(self, pools: Dict[int, PoolInfo], pgs: List[PgInfo]) -> List[str]:
+        self.pool = next(p for p in pools.values() if p.name == self.wanted_pool)
+        mine = [p for p in pgs if p.pool == self.pool.id]
+        c = sorted(int(p.pgid.split('.')[1], 16) for p in mine if self.osd in p.up)
+        r = sorted(int(p.pgid.split('.')[1], 16) for p in mine if self.osd not in p.up)
+        if not c or not r:
+            raise SystemExit(f'pool {self.pool.name}: osd.{self.osd} is in {len(c)} PGs and '
+                             f'out of {len(r)}: a split needs both')
+        half = self.space // self.object_size // 2
+        self.c_names = client_objects(f'{self.prefix}c', half, self.pool.pg_num, c)
+        self.r_names = client_objects(f'{self.prefix}r', half, self.pool.pg_num, r)
+        self.placement = {'pool': self.pool.name, 'pg_num': self.pool.pg_num,
+                          'pgs_with_osd': len(c), 'pgs_without': len(r), 'objects_each': half}
+        return self.c_names + self.r_names
+
+    def __enter__(self) -> 'SplitLoad':
+        super().__enter__()
+        io = RadosIo(self.ioctx, self.pool.name, NAMESPACE)
+        self.c = ClientWorkload(io, self.c_names, self.object_size, threads=self.threads,
+                                seed=self.seed)
+        self.r = ClientWorkload(io, self.r_names, self.object_size, threads=self.threads,
+                                seed=self.seed + 1)
+        return self
+
+
+def drive_both(load: SplitLoad, seconds: float) -> Dict[str, Tuple[int, float]]:
+    """Both groups written at once for `seconds`: bytes and writing time of each."""
+    got: Dict[str, Tuple[int, float]] = {}
+    end = time.time() + seconds
+
+    def run(name: str, w: ClientWorkload) -> None:
+        nbytes, secs = 0, 0.0
+        while time.time() < end:
+            b, s = w.drive(end - time.time(), None)
+            nbytes += b
+            secs += s
+        got[name] = (nbytes, secs)
+    ts = [threading.Thread(target=run, args=a) for a in (('c', load.c), ('r', load.r))]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return got
+
+
+def window(load: SplitLoad, warmup: float, seconds: float) -> Dict[str, Any]:
+    drive_both(load, warmup)
+    got = drive_both(load, seconds)
+    iops = {k: b / load.c.block_size / s for k, (b, s) in got.items()}
+    return {'iops_c': iops['c'], 'iops_r': iops['r'], 'c_over_r': iops['c'] / iops['r'],
+            'load': round(os.getloadavg()[0], 2)}
+
+
+def sds(rows: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """Per figure: the paired log ratios A'/A by round, and their sd."""
+    out: Dict[str, Any] = {}
+    for f in FIGURES:
+        logs = []
+        for rnd in sorted({r['round'] for r in rows}):
+            got = {r['arm']: r[f] for r in rows if r['round'] == rnd}
+            if got.get('A') and got.get("A'"):
+                logs.append(math.log(got["A'"] / got['A']))
+        out[f] = {'sd': round(statistics.stdev(logs), 4) if len(logs) > 1 else None,
+                  'rounds': len(logs), 'log_ratios': [round(v, 4) for v in logs]}
+    return out
+
+
+def table(path: str) -> None:
+    lines = [json.loads(x) for x in open(path) if x.strip()]
+    rows = [r for r in lines if 'arm' in r]
+    for r in lines:
+        if 'placement' in r:
+            print(f'{r["date"]}, {r["version"]}; osd.{r["osd"]}, {r["warmup_s"]:g}-s warm-up, '
+                  f'{r["window_s"]:g}-s windows; {r["placement"]}')
+    print('\n| round | arm | IOPS C | IOPS R | C/R | load |\n|---|---|---|---|---|---|')
+    for r in rows:
+        print(f'| {r["round"] + 1} | {r["arm"]} | {r["iops_c"]:.0f} | {r["iops_r"]:.0f} | '
+              f'{r["c_over_r"]:.3f} | {r["load"]} |')
+    s = sds(rows)
+    print('\nsd of the per-round log ratio A\'/A\n\n| figure | sd | rounds |\n|---|---|---|')
+    names = {'iops_c': "C's IOPS (the canary's PGs: today's sequential design)",
+             'iops_r': "R's IOPS (PGs without the canary: the machine's share)",
+             'c_over_r': 'C/R (the split design)'}
+    for f in FIGURES:
+        sd: Optional[float] = s[f]['sd']
+        print(f'| {names[f]} | {"-" if sd is None else f"{sd:.4f}"} | {s[f]["rounds"]} |')
+    loads = [r['load'] for r in rows]
+    if loads:
+        print(f'\n{len(rows)} windows, load average {min(loads)}-{max(loads)} '
+              f'(median {statistics.median(loads)})')
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--osd', type=int, default=1)
+    ap.add_argument('--rounds', type=int, default=8)
+    ap.add_argument('--warmup', type=float, default=10)
+    ap.add_argument('--window', type=float, default=20)
+    ap.add_argument('--space', type=int, default=512 << 20, help='bytes, both groups')
+    ap.add_argument('--object-size', type=int, default=1 << 20)
+    ap.add_argument('--threads', type=int, default=8, help='writes in flight per group')
+    ap.add_argument('--pool-name', default='splitaa')
+    ap.add_argument('--pg-num', type=int, default=32)
+    ap.add_argument('--seed', type=int, default=0)
+    ap.add_argument('--until', default='', help='UTC HH:MM: start no round after it')
+    ap.add_argument('--table', metavar='JSONL', help='no lab: the tables of a run')
+    a = ap.parse_args()
+    if a.table:
+        table(a.table)
+        return
+    p = a.pool_name
+    ceph('osd', 'pool', 'create', p, str(a.pg_num), str(a.pg_num), 'replicated')
+    try:
+        ceph('osd', 'pool', 'set', p, 'size', '2', '--yes-i-really-mean-it')
+        ceph('osd', 'pool', 'set', p, 'min_size', '1')
+        ceph('osd', 'pool', 'application', 'enable', p, 'rados')
+        restart(a.osd)  # also waits for every PG active+clean
+        rng = random.Random(a.seed)
+        with SplitLoad(a.osd, f'split{int(time.time())}', a.space, a.object_size, a.threads,
+                       pool=p, seed=a.seed) as load:
+            print(json.dumps({'placement': load.placement, 'osd': a.osd,
+                              'warmup_s': a.warmup, 'window_s': a.window,
+                              'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
+                              'version': ceph_json('version').get('version')}), flush=True)
+            for w in (load.c, load.r):  # every object written end to end first
+                done = 0
+                while done < w.object_count:
+                    done, _, _ = w.fill(done, 30.0)
+            for rnd in range(a.rounds):
+                if a.until and rnd and time.strftime('%H:%M', time.gmtime()) >= a.until:
+                    break
+                arms = ['A', "A'"]
+                rng.shuffle(arms)
+                for arm in arms:
+                    restart(a.osd)
+                    print(json.dumps(dict(window(load, a.warmup, a.window), round=rnd,
+                                          arm=arm)), flush=True)
+    finally:
+        ceph('osd', 'pool', 'rm', p, p, '--yes-i-really-really-mean-it')
+
+
+if __name__ == '__main__':
+    main()
