@@ -221,8 +221,8 @@ def per_osd(before: Dict[str, Any], after: Dict[str, Any], client_bytes: int) ->
     out['cpu_s'] = round(after['cpu'] - before['cpu'], 3)
     out['cpu_ms_per_write'] = (after['cpu'] - before['cpu']) * 1000.0 / writes if writes else None
     for fig, name in PERF_CONTEXT.items():
-        key = [('rocksdb', name)]
-        a, b = counter(before['perf'], key), counter(after['perf'], key)
+        keys = [('rocksdb', name)]
+        a, b = counter(before['perf'], keys), counter(after['perf'], keys)
         secs = b['sum'] - a['sum']
         out[fig.replace('_us_per_write', '_s')] = round(secs, 6)
         out[fig] = secs * 1e6 / writes if writes else None
