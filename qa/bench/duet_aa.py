@@ -101,7 +101,22 @@ LATENCIES = {'kv_sync_lat_ms': [('bluestore', 'kv_sync_lat')],
              'op_w_process_lat_ms': [('osd', 'op_w_process_latency')],
              'subop_w_lat_ms': [('osd', 'subop_w_latency')]}
 COUNTS = [('osd', 'op_w'), ('osd', 'subop_w')]
-PER_OSD = list(LATENCIES) + ['cpu_ms_per_write', 'write_amp']
+# RocksDB's perf context as Ceph's RocksDBStore adds it up per submitted
+# batch when rocksdb_perf is true (`rocksdb` section of `perf dump`, each a
+# time average {avgcount, sum, avgtime} in seconds): figure -> counter, its
+# sum over the window in microseconds per write the OSD took (op_w + subop_w,
+# the writes of cpu_ms_per_write)
+PERF_CONTEXT = {'memtable_us_per_write': 'rocksdb_write_memtable_time',
+                'wal_us_per_write': 'rocksdb_write_wal_time',
+                'delay_us_per_write': 'rocksdb_write_delay_time',
+                'pre_post_us_per_write': 'rocksdb_write_pre_and_post_time'}
+# RocksDBStore's own submit latencies (time averages over the window, in ms):
+# submit_sync_latency is BlueStore's kv_sync_thread's synced batch (WAL write
+# and fsync included), submit_latency the unsynced submits
+SUBMITS = {'submit_sync_lat_ms': ('rocksdb', 'submit_sync_latency'),
+           'submit_lat_ms': ('rocksdb', 'submit_latency')}
+PER_OSD = (list(LATENCIES) + ['cpu_ms_per_write', 'write_amp'] + list(PERF_CONTEXT)
+           + list(SUBMITS))
 METRICS = {'seq': ['iops'] + PER_OSD, 'duet': PER_OSD, 'seq/ref': PER_OSD}
 SEQ, DUET = 'seq', 'duet'
 # the sequential design's OSD over the reference (the duet's other OSD, read
@@ -193,6 +208,12 @@ def counter(dump: Dict[str, Any], keys: Sequence[Tuple[str, str]]) -> Any:
     raise SystemExit(f'perf dump has none of {keys}')
 
 
+def n_of(before: Dict[str, Any], after: Dict[str, Any], key: Tuple[str, str]) -> int:
+    """How many times a time average was added to over the window."""
+    return int(counter(after['perf'], [key])['avgcount']
+               - counter(before['perf'], [key])['avgcount'])
+
+
 def per_osd(before: Dict[str, Any], after: Dict[str, Any], client_bytes: int) -> Dict[str, Any]:
     """One OSD's figures over a window from its samples before and after."""
     out: Dict[str, Any] = {}
@@ -205,6 +226,18 @@ def per_osd(before: Dict[str, Any], after: Dict[str, Any], client_bytes: int) ->
     out['writes'] = writes
     out['cpu_s'] = round(after['cpu'] - before['cpu'], 3)
     out['cpu_ms_per_write'] = (after['cpu'] - before['cpu']) * 1000.0 / writes if writes else None
+    for fig, name in PERF_CONTEXT.items():
+        keys = [('rocksdb', name)]
+        a, b = counter(before['perf'], keys), counter(after['perf'], keys)
+        secs = b['sum'] - a['sum']
+        out[fig.replace('_us_per_write', '_s')] = round(secs, 6)
+        out[fig] = secs * 1e6 / writes if writes else None
+    out['perf_context_n'] = n_of(before, after, ('rocksdb', PERF_CONTEXT['memtable_us_per_write']))
+    for fig, key in SUBMITS.items():
+        a, b = counter(before['perf'], [key]), counter(after['perf'], [key])
+        n = b['avgcount'] - a['avgcount']
+        out[fig] = (b['sum'] - a['sum']) / n * 1000.0 if n > 0 else None
+        out[fig.replace('_lat_ms', '_n')] = n
     d = rocksdb_stats.delta(rocksdb_stats.counts(before['kv']), rocksdb_stats.counts(after['kv']))
     out['write_amp'] = rocksdb_write_amp(d.wal_bytes, d.flush_bytes, d.compaction_bytes,
                                          client_bytes)
@@ -261,7 +294,7 @@ def log_ratios(rows: List[Dict[str, Any]], design: str, metric: str
             osd = str(arms['A']['seq_osd'])
 
             def fig(r: Dict[str, Any]) -> Any:
-                own = r['iops'] if metric == 'iops' else r['osd'][osd][metric]
+                own = r['iops'] if metric == 'iops' else r['osd'][osd].get(metric)
                 if design == SEQ:
                     return own
                 # over the reference's figure in the same window
@@ -270,7 +303,7 @@ def log_ratios(rows: List[Dict[str, Any]], design: str, metric: str
             a, b = fig(arms['A']), fig(arms["A'"])
         else:
             r = got[0]
-            a, b = r['osd'][str(r['x'])][metric], r['osd'][str(r['y'])][metric]
+            a, b = r['osd'][str(r['x'])].get(metric), r['osd'][str(r['y'])].get(metric)
         out.append((rnd, math.log(b / a) if a and b else None))
     return out
 
@@ -282,7 +315,7 @@ def ab_log_ratios(rows: List[Dict[str, Any]], metric: str
     out: List[Tuple[int, Optional[float], int]] = []
     for r in sorted((r for r in rows if r['design'] == DUET and 'b_osd' in r),
                     key=lambda r: r['round']):
-        a, b = r['osd'][str(r['a_osd'])][metric], r['osd'][str(r['b_osd'])][metric]
+        a, b = r['osd'][str(r['a_osd'])].get(metric), r['osd'][str(r['b_osd'])].get(metric)
         out.append((r['round'], math.log(b / a) if a and b else None, r['b_osd']))
     return out
 
@@ -352,6 +385,19 @@ def summary(rows: List[Dict[str, Any]]) -> Dict[str, Any]:
     return out
 
 
+def present(rows: List[Dict[str, Any]], names: Sequence[str]) -> List[str]:
+    """The figures of `names` a run recorded (an older run has none of the
+    RocksDB perf-context ones): its tables show only those."""
+    return [m for m in names if m == 'iops'
+            or any(m in o for r in rows for o in r['osd'].values())]
+
+
+def median_of(values: Any) -> Optional[float]:
+    """The median of the values that are there (None if none is)."""
+    got = [v for v in values if v is not None]
+    return statistics.median(got) if got else None
+
+
 def fmt(v: Optional[float], digits: int = 3) -> str:
     return '-' if v is None else f'{v:.{digits}f}'
 
@@ -394,7 +440,7 @@ def table(path: str) -> None:
         mine = [r for r in rows if r['design'] == design]
         if not mine:
             continue
-        names = METRICS[design]
+        names = present(mine, METRICS[design])
         print(f'\n{design}: per-round log ratio (' +
               ("A'/A on osd." + str(mine[0]['seq_osd']) if design == SEQ else
                f'osd.{mine[0]["y"]}/osd.{mine[0]["x"]}, same window') + ')\n')
@@ -417,7 +463,7 @@ def table(path: str) -> None:
           'duet mean (Y/X) | duet mean, X first | duet mean, Y first | rounds (seq / duet) '
           '| 5-round effect (seq / duet) |')
     print('|---|---|---|---|---|---|---|---|---|')
-    for m in METRICS[SEQ]:
+    for m in present(rows, METRICS[SEQ]):
         q = s[SEQ]['metrics'].get(m, {})
         d = s[DUET]['metrics'].get(m, {})
         print(f'| {m} | {fmt(q.get("sd"), 4)} | {fmt(d.get("sd"), 4)} | '
@@ -457,12 +503,13 @@ def ab_table(lines: List[Dict[str, Any]], rows: List[Dict[str, Any]]) -> None:
     head = [r for r in lines if 'placement' in r][0]
     print(f'\narm A: {head["a_options"] or "no bluestore_rocksdb_options at the OSD (default)"}'
           f'\narm B: {head["b_options"]}')
+    names = present(rows, PER_OSD)
     print('\nduet A/B: per-round log ratio B/A, same window\n')
-    print('| round | ' + ' | '.join(PER_OSD) + ' | B on | first restarted | IOPS | load |')
-    print('|---' * (len(PER_OSD) + 5) + '|')
-    by = {m: {rnd: v for rnd, v, _ in ab_log_ratios(rows, m)} for m in PER_OSD}
+    print('| round | ' + ' | '.join(names) + ' | B on | first restarted | IOPS | load |')
+    print('|---' * (len(names) + 5) + '|')
+    by = {m: {rnd: v for rnd, v, _ in ab_log_ratios(rows, m)} for m in names}
     for r in sorted(rows, key=lambda r: r['round']):
-        cells = [fmt(by[m].get(r['round'])) for m in PER_OSD]
+        cells = [fmt(by[m].get(r['round'])) for m in names]
         print(f'| {r["round"] + 1} | ' + ' | '.join(cells) + f' | osd.{r["b_osd"]} | '
               f'osd.{r["first"]} | {r["iops"]:.0f} | {r["load"]} |')
     s = ab_summary(rows)
@@ -474,7 +521,7 @@ def ab_table(lines: List[Dict[str, Any]], rows: List[Dict[str, Any]]) -> None:
           f'se of the effect | effect, B on osd.{x} | effect, B on osd.{y} | OSD term '
           f'(log Y/X) | rounds |')
     print('|---' * 11 + '|')
-    for m in PER_OSD:
+    for m in names:
         d = s[m]
         print(f'| {m} | {fmt(d["effect"], 4)} | {fmt(d["ratio"], 3)}x | {fmt(d["sd"], 4)} | '
               f'{fmt(d["effect_over_sd"], 2)} | {fmt(d["sd_within_assignment"], 4)} | '
@@ -500,6 +547,32 @@ def ab_table(lines: List[Dict[str, Any]], rows: List[Dict[str, Any]]) -> None:
               f'{statistics.median(o["cpu_ms_per_write"] for o in osds):.4f} ms per write, '
               f'kv_sync_lat {statistics.median(o["kv_sync_lat_ms"] for o in osds):.3f} ms, '
               f'write-amp {statistics.median(o["write_amp"] for o in osds):.3f}')
+        extra = [m for m in names if m in PERF_CONTEXT or m in SUBMITS]
+        if extra:
+            print(f'arm {arm}, RocksDB\'s figures per OSD window, medians: ' + ', '.join(
+                f'{m} {fmt(median_of(o.get(m) for o in osds), 4)}' for m in extra))
+    if any(m in PERF_CONTEXT or m in SUBMITS for m in names):
+        detect_table(names, s, rows)
+
+
+def detect_table(names: Sequence[str], s: Dict[str, Any], rows: List[Dict[str, Any]]) -> None:
+    """Per figure: the effect, t (effect over its standard error), rounds with
+    B above A, and the smallest effect a 10-round duet would detect at 90%
+    power (one-sided 5%) at this run's sd within assignment."""
+    print('\nper figure: t = effect / se; smallest effect (log) 10 rounds detect at 90% power '
+          '= (1.645 + 1.28) * sd within assignment / sqrt(10)\n')
+    print('| metric | effect (log B/A) | B/A | sd within assignment | t | rounds with B above A '
+          '| 10-round detectable effect (log) | as a ratio |')
+    print('|---' * 8 + '|')
+    for m in names:
+        d = s[m]
+        sd, se = d['sd_within_assignment'], d['se']
+        t = d['effect'] / se if d['effect'] is not None and se else None
+        det = (1.645 + 1.28) * sd / math.sqrt(10) if sd is not None else None
+        above = sum(1 for _, v, _ in ab_log_ratios(rows, m) if v is not None and v > 0)
+        print(f'| {m} | {fmt(d["effect"], 4)} | {fmt(d["ratio"], 3)}x | {fmt(sd, 4)} | '
+              f'{fmt(t, 2)} | {above} of {d["rounds"]} | {fmt(det, 4)} | '
+              f'{"-" if det is None else f"{math.exp(det):.3f}x"} |')
 
 
 def set_arm(osd: int, options: str) -> Tuple[float, str]:
