@@ -144,8 +144,8 @@ def grid(path: str) -> None:
     figs = ['iops'] + list(TRACED)
     print('| warm-up s | window s | ' + ' | '.join(f'sd {f}' for f in figs) + ' | rounds |')
     print('|---|---|' + '---|' * len(figs) + '---|')
-    for warmup in (0, 10, 20, 30, 45, 60, 90):
-        for window in (10, 20, 40, 60, 90):
+    for warmup in (0, 10, 15, 20, 30, 45, 60, 90):
+        for window in (10, 20, 30, 40, 60, 90):
             if warmup + window > span + 0.5:
                 continue
             sds = []
