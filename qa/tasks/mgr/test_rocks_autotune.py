@@ -10,6 +10,13 @@ The `ceph` task has no orchestrator backend, so the module restarts its canary
 in manual mode (ROCKS_AUTOTUNE_MANUAL_RESTART); the test answers each request
 by restarting the OSD itself, as an admin would.  On a cephadm cluster the
 module restarts the canary through the orchestrator and no request is raised.
+MgrTestCase.setup_mgrs disables every module but cephadm, so a cluster whose
+mgr/orchestrator/orchestrator names another backend (a vstart or lab cluster)
+is in manual mode here too: the test leaves it so rather than enable a backend
+MgrTestCase turned off.  OSDs are stopped and restarted through
+ctx.daemons, as CephManager.kill_osd/revive_osd do without powercycling
+(those two read CephManager.config, which vstart_runner's LocalCephManager
+never sets).
 
 The module supports Tentacle 20.2 (primary) and Pacific 16.2; the suite runs
 from the release's branch (``teuthology-suite --ceph tentacle|pacific``, see
@@ -138,8 +145,19 @@ class TestRocksAutotune(MgrTestCase):
         if key in self.answered:
             return
         log.info('the session asks for a restart of osd.%d (%s)', s['osd'], key)
-        self.mgr_cluster.mon_manager.revive_osd(s['osd'])
+        # restart() on a stopped daemon starts it: also revives a killed canary
+        self._osd_daemon(s['osd']).restart()
         self.answered.add(key)
+
+    def _osd_daemon(self, osd: int) -> Any:
+        """osd.N's daemon handle: a DaemonState under teuthology, a LocalDaemon
+        under vstart_runner (what CephManager.kill_osd/revive_osd stop and
+        restart when not powercycling)."""
+        cluster = getattr(self.mgr_cluster.mon_manager, 'cluster', None) or 'ceph'
+        daemon = self.ctx.daemons.get_daemon('osd', osd, cluster)
+        if daemon is None:
+            raise RuntimeError('no daemon osd.{0} in cluster {1}'.format(osd, cluster))
+        return daemon
 
     def _drive(self, until: Callable[[Status], bool], timeout: float) -> Status:
         """Poll the session until `until(status)`, answering restart requests."""
@@ -261,7 +279,7 @@ class TestRocksAutotune(MgrTestCase):
                         and s['phase'] in ('warmup', 'measure'), 600)
         index = s['current']['index']
         log.info('killing osd.%d in trial %d', osd, index)
-        self.mgr_cluster.mon_manager.kill_osd(osd)
+        self._osd_daemon(osd).stop()
         s = self._drive(lambda s: s['state'] in ENDED, self.SESSION_TIMEOUT)
         self.assertEqual(s['state'], 'done', s)
         failed = [t for t in self._json('rocks-autotune', 'history')
