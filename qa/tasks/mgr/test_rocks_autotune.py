@@ -48,11 +48,13 @@ SUPPORTED_RELEASES = ('tentacle', 'pacific')  # 20.2 (primary), 16.2
 PREFIX = 'ROCKS_AUTOTUNE_'
 ACTIVE = ('running', 'stopping', 'restoring')
 ENDED = ('done', 'stopped', 'aborted', 'failed')
-# short trials: these tests check behaviour, not figures
+# short trials, and one candidate confirmed in one round (as the workunits
+# do): these tests check behaviour, not figures
 FAST_OPTIONS = {'warmup': '2', 'bench_chunk_seconds': '2', 'max_window_factor': '1.5',
                 'restart_timeout': '180', 'manual_restart_timeout': '300',
                 'steady_window_limit': '10', 'client_space': str(16 << 20),
-                'precondition_limit': '10', 'baseline_runs': '2'}
+                'precondition_limit': '10', 'baseline_runs': '2',
+                'confirm_candidates': '1', 'confirm_rounds': '1'}
 SESSION = ['--trials', '2', '--duration', '4']
 
 Status = Dict[str, Any]
@@ -251,8 +253,18 @@ class TestRocksAutotune(MgrTestCase):
                 self.assertTrue(t['error'], t)
             else:
                 self.assertGreater(t['measurement']['write_amp'], 0, t)
+        # the answer: options for the canary, or keep the current ones (what a
+        # one-round confirmation always answers: it takes 5 rounds to recommend)
         best = self._cmd('rocks-autotune', 'best')
-        self.assertIn('bluestore_rocksdb_options', best)
+        answer = self._json('rocks-autotune', 'best')
+        if answer['answer'] == 'recommend':
+            self.assertIn('bluestore_rocksdb_options', best)
+            self.assertIn('ceph config set osd.{0} bluestore_rocksdb_options'.format(osd),
+                          answer['commands'][0])
+        else:
+            self.assertEqual(answer['answer'], 'keep current', answer)
+            self.assertTrue(best.startswith('keep your current options'), best)
+            self.assertEqual(answer['commands'], [])
         # what differs by release was read from this cluster, not assumed
         self.assertEqual(s['release_default'], self._json(
             'config', 'help', 'bluestore_rocksdb_options')['default'])
