@@ -69,14 +69,31 @@ class TestRocksAutotune(MgrTestCase):
     POOL = 'rocks_autotune_data'
     WRITE_PERIOD = 10
 
+    # the module options' values in effect (defaults included) before the
+    # first test set FAST_OPTIONS: read once, given back in tearDownClass
+    effective: Optional[Dict[str, str]] = None
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        if cls.effective is not None:
+            for name, value in cls.effective.items():
+                # Pacific's mgr keeps a removed module option's last value until
+                # it restarts: set the value that was in effect, then remove it
+                cls.mgr_cluster.set_module_conf(MODULE, name, value)
+                cls.mgr_cluster.mon_manager.raw_cluster_cmd(
+                    'config', 'rm', 'mgr', 'mgr/{0}/{1}'.format(MODULE, name))
+        super(TestRocksAutotune, cls).tearDownClass()
+
     def setUp(self) -> None:
         super(TestRocksAutotune, self).setUp()
         self.setup_mgrs()
         self._load_module(MODULE)
-        # the values in effect (defaults included), given back in tearDown
-        self.effective = {name: self._cmd('config', 'get', 'mgr',
-                                          'mgr/{0}/{1}'.format(MODULE, name)).strip()
-                          for name in FAST_OPTIONS}
+        if type(self).effective is None:
+            type(self).effective = {
+                name: self._cmd('config', 'get', 'mgr',
+                                'mgr/{0}/{1}'.format(MODULE, name)).strip()
+                for name in FAST_OPTIONS}
+        # in each test: CephTestCase.tearDown's `config reset` takes them away
         for name, value in FAST_OPTIONS.items():
             self.mgr_cluster.set_module_conf(MODULE, name, value)
         self.answered: Set[Tuple[Any, ...]] = set()
@@ -97,11 +114,9 @@ class TestRocksAutotune(MgrTestCase):
         if self._status()['state'] in ACTIVE:
             self._cmd('rocks-autotune', 'abort')
             self._drive(lambda s: s['state'] in ENDED, timeout=300)
-        for name in FAST_OPTIONS:
-            # Pacific's mgr keeps a removed module option's last value until it
-            # restarts: set the value that was in effect, then remove the entry
-            self.mgr_cluster.set_module_conf(MODULE, name, self.effective[name])
-            self._cmd('config', 'rm', 'mgr', 'mgr/{0}/{1}'.format(MODULE, name))
+        # FAST_OPTIONS: CephTestCase.tearDown's `config reset` to the epoch
+        # before the test removes them (tearDownClass sets the values in effect
+        # first, for Pacific's mgr)
         super(TestRocksAutotune, self).tearDown()
 
     # ------------------------------------------------------------ helpers
