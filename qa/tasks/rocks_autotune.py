@@ -5,7 +5,7 @@ The `ceph` task runs daemons without an orchestrator backend, so the
 rocks_autotune module restarts its canary in manual mode: it raises the
 ROCKS_AUTOTUNE_MANUAL_RESTART health check naming the OSD and waits for the
 OSD to come back with a new up_from.  This task answers each such request by
-restarting the named OSD through the CephManager, as an admin would.  A
+restarting the named OSD (its daemon in ctx.daemons), as an admin would.  A
 rollout (`rocks-autotune apply` / `revert`) restarts each of its OSDs the
 same way, and its requests (the rollout's own `health` in `status`, naming
 its OSD in flight) are answered alike.  On a cephadm (or rook) cluster the
@@ -16,6 +16,12 @@ trial is being measured (phase warmup or measure): the teuthology side of the
 thrash_canary.sh workunit (its ``external`` kill mode).  The module must mark
 that trial failed, restore the canary's own options and ask for a restart,
 which this task then gives it.
+
+OSDs are stopped and restarted through ctx.daemons, which is what
+CephManager.kill_osd/revive_osd do when not powercycling; those two read
+CephManager.config, which vstart_runner's LocalCephManager never sets, so
+this way the task also runs under vstart_runner (qa/teuthology/run-vstart in
+the rocks_autotune repository).
 
 Example::
 
@@ -33,7 +39,7 @@ It runs in qa/suites/rados/rocks_autotune on the releases the module
 supports, Tentacle 20.2 (primary) and Pacific 16.2, from each release's
 branch (``teuthology-suite --ceph tentacle|pacific``; see the suite's README).
 Nothing here depends on the release: it reads ``rocks-autotune status`` and
-restarts OSDs through the CephManager.
+restarts OSDs through ctx.daemons.
 
 Config keys (all optional):
 
@@ -88,11 +94,20 @@ class RocksAutotuneAdmin(ThrasherGreenlet):
         super(RocksAutotuneAdmin, self).__init__()
         self.ctx = ctx
         self.manager = manager
+        self.cluster = str(config.get('cluster', 'ceph'))
         self.kill_canary = bool(config.get('kill_canary', False))
         self.poll = float(config.get('poll', 2))
         self.answered: Set[RestartKey] = set()
         self.killed: Optional[int] = None
         self.restarts = 0
+
+    def osd_daemon(self, osd: int) -> Any:
+        """osd.N's daemon: a DaemonState under teuthology, a LocalDaemon under
+        vstart_runner."""
+        daemon = self.ctx.daemons.get_daemon('osd', osd, self.cluster)
+        if daemon is None:
+            raise RuntimeError('no daemon osd.{0} in cluster {1}'.format(osd, self.cluster))
+        return daemon
 
     def status(self) -> Dict[str, Any]:
         out = self.manager.raw_cluster_cmd('rocks-autotune', 'status', '--format=json')
@@ -126,7 +141,7 @@ class RocksAutotuneAdmin(ThrasherGreenlet):
         if self.kill_canary and self.killed is None and should_kill(s):
             log.info('killing the canary osd.%d in trial %s (%s)', osd,
                      s['current']['index'], s['phase'])
-            self.manager.kill_osd(osd)
+            self.osd_daemon(osd).stop()
             self.killed = osd
             return
         self._answer(osd, s.get('health', []), restart_key(s), 'the session')
@@ -136,7 +151,7 @@ class RocksAutotuneAdmin(ThrasherGreenlet):
         if MANUAL_RESTART in health and key not in self.answered:
             log.info('%s asks for a restart of osd.%d (%s): restarting it', who, osd, key)
             # restart() on a stopped daemon starts it: also revives a killed canary
-            self.manager.revive_osd(osd)
+            self.osd_daemon(osd).restart()
             self.answered.add(key)
             self.restarts += 1
 

@@ -322,11 +322,25 @@ class FakeManager:
         assert args[:2] == ('rocks-autotune', 'status')
         return json.dumps(self.statuses.pop(0))
 
-    def kill_osd(self, osd: int) -> None:
-        self.calls.append(('kill', osd))
 
-    def revive_osd(self, osd: int) -> None:
-        self.calls.append(('revive', osd))
+class FakeDaemons:
+    """teuthology's ctx.daemons (DaemonGroup): get_daemon(type, id, cluster)
+    gives a handle whose stop()/restart() are recorded as kill/revive.  The
+    CephManager's kill_osd/revive_osd are not used: they read its .config,
+    which vstart_runner's LocalCephManager lacks."""
+
+    def __init__(self, calls: List[Tuple[str, int]]) -> None:
+        self.calls = calls
+
+    def get_daemon(self, type_: str, id_: Any, cluster: str = 'ceph') -> Any:
+        assert (type_, cluster) == ('osd', 'ceph')
+        calls, osd = self.calls, int(id_)
+        return types.SimpleNamespace(stop=lambda: calls.append(('kill', osd)),
+                                     restart=lambda: calls.append(('revive', osd)))
+
+
+def fake_ctx(calls: List[Tuple[str, int]]) -> Any:
+    return types.SimpleNamespace(daemons=FakeDaemons(calls))
 
 
 def st(phase: str, kind: str = 'candidate', index: int = 2, health: Tuple[str, ...] = (),
@@ -349,7 +363,7 @@ def test_admin_task_kills_once_and_answers_each_restart_once(qa_imports: None) -
         st('restore_wait', kind='', health=manual),        # the final restore asks
         st('end', kind='', state='done', health=manual),   # ended: nothing to do
     ])
-    admin = ra.RocksAutotuneAdmin(None, m, {'kill_canary': True})
+    admin = ra.RocksAutotuneAdmin(fake_ctx(m.calls), m, {'kill_canary': True})
     while m.statuses:
         admin.step()
     assert m.calls == [('revive', 3), ('kill', 3), ('revive', 3), ('revive', 3)]
@@ -375,7 +389,7 @@ def test_admin_task_answers_each_rollout_restart_once(qa_imports: None) -> None:
         ro('put_back_wait', 1, manual),            # osd.1 failed: its put-back asked
         ro('end', None, manual, state='failed'),   # ended: nothing to do
     ])
-    admin = ra.RocksAutotuneAdmin(None, m, {})
+    admin = ra.RocksAutotuneAdmin(fake_ctx(m.calls), m, {})
     while m.statuses:
         admin.step()
     assert m.calls == [('revive', 0), ('revive', 1), ('revive', 1)]
@@ -400,13 +414,14 @@ def test_mgr_test_case_imports_over_stubs(qa_imports: None) -> None:
 def test_mgr_test_answers_each_restart_once(qa_imports: None) -> None:
     import importlib
     t = importlib.import_module('tasks.mgr.test_rocks_autotune')
-    calls: List[int] = []
+    calls: List[Tuple[str, int]] = []
     case = t.TestRocksAutotune.__new__(t.TestRocksAutotune)
-    case.mgr_cluster = types.SimpleNamespace(
-        mon_manager=types.SimpleNamespace(revive_osd=calls.append))
+    case.ctx = fake_ctx(calls)
+    # vstart_runner's LocalCephManager: a cluster name, no kill_osd/revive_osd to lean on
+    case.mgr_cluster = types.SimpleNamespace(mon_manager=types.SimpleNamespace(cluster='ceph'))
     case.answered = set()
     manual = ('ROCKS_AUTOTUNE_MANUAL_RESTART',)
     for s in (st('wait_up', health=manual), st('wait_up', health=manual), st('measure'),
               st('recover_wait', kind='recovery', health=manual)):
         case._answer_restart(s)
-    assert calls == [3, 3]
+    assert calls == [('revive', 3), ('revive', 3)]

@@ -10,6 +10,13 @@ The `ceph` task has no orchestrator backend, so the module restarts its canary
 in manual mode (ROCKS_AUTOTUNE_MANUAL_RESTART); the test answers each request
 by restarting the OSD itself, as an admin would.  On a cephadm cluster the
 module restarts the canary through the orchestrator and no request is raised.
+MgrTestCase.setup_mgrs disables every module but cephadm, so a cluster whose
+mgr/orchestrator/orchestrator names another backend (a vstart or lab cluster)
+is in manual mode here too: the test leaves it so rather than enable a backend
+MgrTestCase turned off.  OSDs are stopped and restarted through
+ctx.daemons, as CephManager.kill_osd/revive_osd do without powercycling
+(those two read CephManager.config, which vstart_runner's LocalCephManager
+never sets).
 
 The module supports Tentacle 20.2 (primary) and Pacific 16.2; the suite runs
 from the release's branch (``teuthology-suite --ceph tentacle|pacific``, see
@@ -41,11 +48,13 @@ SUPPORTED_RELEASES = ('tentacle', 'pacific')  # 20.2 (primary), 16.2
 PREFIX = 'ROCKS_AUTOTUNE_'
 ACTIVE = ('running', 'stopping', 'restoring')
 ENDED = ('done', 'stopped', 'aborted', 'failed')
-# short trials: these tests check behaviour, not figures
+# short trials, and one candidate confirmed in one round (as the workunits
+# do): these tests check behaviour, not figures
 FAST_OPTIONS = {'warmup': '2', 'bench_chunk_seconds': '2', 'max_window_factor': '1.5',
                 'restart_timeout': '180', 'manual_restart_timeout': '300',
                 'steady_window_limit': '10', 'client_space': str(16 << 20),
-                'precondition_limit': '10', 'baseline_runs': '2'}
+                'precondition_limit': '10', 'baseline_runs': '2',
+                'confirm_candidates': '1', 'confirm_rounds': '1'}
 SESSION = ['--trials', '2', '--duration', '4']
 
 Status = Dict[str, Any]
@@ -60,14 +69,31 @@ class TestRocksAutotune(MgrTestCase):
     POOL = 'rocks_autotune_data'
     WRITE_PERIOD = 10
 
+    # the module options' values in effect (defaults included) before the
+    # first test set FAST_OPTIONS: read once, given back in tearDownClass
+    effective: Optional[Dict[str, str]] = None
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        if cls.effective is not None:
+            for name, value in cls.effective.items():
+                # Pacific's mgr keeps a removed module option's last value until
+                # it restarts: set the value that was in effect, then remove it
+                cls.mgr_cluster.set_module_conf(MODULE, name, value)
+                cls.mgr_cluster.mon_manager.raw_cluster_cmd(
+                    'config', 'rm', 'mgr', 'mgr/{0}/{1}'.format(MODULE, name))
+        super(TestRocksAutotune, cls).tearDownClass()
+
     def setUp(self) -> None:
         super(TestRocksAutotune, self).setUp()
         self.setup_mgrs()
         self._load_module(MODULE)
-        # the values in effect (defaults included), given back in tearDown
-        self.effective = {name: self._cmd('config', 'get', 'mgr',
-                                          'mgr/{0}/{1}'.format(MODULE, name)).strip()
-                          for name in FAST_OPTIONS}
+        if type(self).effective is None:
+            type(self).effective = {
+                name: self._cmd('config', 'get', 'mgr',
+                                'mgr/{0}/{1}'.format(MODULE, name)).strip()
+                for name in FAST_OPTIONS}
+        # in each test: CephTestCase.tearDown's `config reset` takes them away
         for name, value in FAST_OPTIONS.items():
             self.mgr_cluster.set_module_conf(MODULE, name, value)
         self.answered: Set[Tuple[Any, ...]] = set()
@@ -88,11 +114,9 @@ class TestRocksAutotune(MgrTestCase):
         if self._status()['state'] in ACTIVE:
             self._cmd('rocks-autotune', 'abort')
             self._drive(lambda s: s['state'] in ENDED, timeout=300)
-        for name in FAST_OPTIONS:
-            # Pacific's mgr keeps a removed module option's last value until it
-            # restarts: set the value that was in effect, then remove the entry
-            self.mgr_cluster.set_module_conf(MODULE, name, self.effective[name])
-            self._cmd('config', 'rm', 'mgr', 'mgr/{0}/{1}'.format(MODULE, name))
+        # FAST_OPTIONS: CephTestCase.tearDown's `config reset` to the epoch
+        # before the test removes them (tearDownClass sets the values in effect
+        # first, for Pacific's mgr)
         super(TestRocksAutotune, self).tearDown()
 
     # ------------------------------------------------------------ helpers
@@ -138,8 +162,19 @@ class TestRocksAutotune(MgrTestCase):
         if key in self.answered:
             return
         log.info('the session asks for a restart of osd.%d (%s)', s['osd'], key)
-        self.mgr_cluster.mon_manager.revive_osd(s['osd'])
+        # restart() on a stopped daemon starts it: also revives a killed canary
+        self._osd_daemon(s['osd']).restart()
         self.answered.add(key)
+
+    def _osd_daemon(self, osd: int) -> Any:
+        """osd.N's daemon handle: a DaemonState under teuthology, a LocalDaemon
+        under vstart_runner (what CephManager.kill_osd/revive_osd stop and
+        restart when not powercycling)."""
+        cluster = getattr(self.mgr_cluster.mon_manager, 'cluster', None) or 'ceph'
+        daemon = self.ctx.daemons.get_daemon('osd', osd, cluster)
+        if daemon is None:
+            raise RuntimeError('no daemon osd.{0} in cluster {1}'.format(osd, cluster))
+        return daemon
 
     def _drive(self, until: Callable[[Status], bool], timeout: float) -> Status:
         """Poll the session until `until(status)`, answering restart requests."""
@@ -233,8 +268,18 @@ class TestRocksAutotune(MgrTestCase):
                 self.assertTrue(t['error'], t)
             else:
                 self.assertGreater(t['measurement']['write_amp'], 0, t)
+        # the answer: options for the canary, or keep the current ones (what a
+        # one-round confirmation always answers: it takes 5 rounds to recommend)
         best = self._cmd('rocks-autotune', 'best')
-        self.assertIn('bluestore_rocksdb_options', best)
+        answer = self._json('rocks-autotune', 'best')
+        if answer['answer'] == 'recommend':
+            self.assertIn('bluestore_rocksdb_options', best)
+            self.assertIn('ceph config set osd.{0} bluestore_rocksdb_options'.format(osd),
+                          answer['commands'][0])
+        else:
+            self.assertEqual(answer['answer'], 'keep current', answer)
+            self.assertTrue(best.startswith('keep your current options'), best)
+            self.assertEqual(answer['commands'], [])
         # what differs by release was read from this cluster, not assumed
         self.assertEqual(s['release_default'], self._json(
             'config', 'help', 'bluestore_rocksdb_options')['default'])
@@ -261,7 +306,7 @@ class TestRocksAutotune(MgrTestCase):
                         and s['phase'] in ('warmup', 'measure'), 600)
         index = s['current']['index']
         log.info('killing osd.%d in trial %d', osd, index)
-        self.mgr_cluster.mon_manager.kill_osd(osd)
+        self._osd_daemon(osd).stop()
         s = self._drive(lambda s: s['state'] in ENDED, self.SESSION_TIMEOUT)
         self.assertEqual(s['state'], 'done', s)
         failed = [t for t in self._json('rocks-autotune', 'history')

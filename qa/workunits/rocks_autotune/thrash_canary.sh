@@ -9,8 +9,8 @@
 #             or cephadm/rook; the default when `ceph orch status` answers.
 #   external  something else kills it: under teuthology's `ceph` task (no
 #             orchestrator) the `rocks_autotune` task with `kill_canary: true`
-#             (qa/tasks/rocks_autotune.py) kills it with the CephManager's
-#             kill_osd; this script waits for the OSD to go down.
+#             (qa/tasks/rocks_autotune.py) stops its daemon (ctx.daemons, as
+#             kill_osd does); this script waits for the OSD to go down.
 # Exit status 3: the session kept failing inside the module ("internal error")
 # instead of failing the trial (as it did before 66dd6cb, when a stopped OSD's
 # empty tell answer was not a cluster error).

@@ -1,0 +1,86 @@
+"""qa/teuthology/run-vstart's verdict on vstart_runner's output (no lab).
+
+The lines are vstart_runner's own, as it printed them on the lab (its
+LogStream logs unittest's verbose lines through `log.info`)."""
+import importlib.machinery
+import importlib.util
+import os
+from typing import Any, List
+
+import pytest
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
+PREFIX = '2026-11-26 12:54:28,453.453 INFO:__main__:'
+MODULE = 'tasks.mgr.test_rocks_autotune.TestRocksAutotune'
+
+
+@pytest.fixture(scope='module')
+def rv() -> Any:
+    path = os.path.join(REPO, 'qa', 'teuthology', 'run-vstart')
+    loader = importlib.machinery.SourceFileLoader('run_vstart', path)
+    spec = importlib.util.spec_from_loader('run_vstart', loader)
+    assert spec is not None
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+def feed(run: Any, lines: List[str], rc: int = 0) -> Any:
+    for line in lines:
+        run.read(PREFIX + line + '\n')
+    run.rc = rc
+    return run
+
+
+def passed(name: str, seconds: float = 100.0) -> List[str]:
+    return [f'Stopped test: {name} ({MODULE}.{name}) in {seconds}s',
+            f'{name} ({MODULE}.{name}) ... ok']
+
+
+def test_the_test_names_are_read_from_the_test_case(rv: Any) -> None:
+    names = rv.test_names()
+    assert {'test_short_session', 'test_abort_mid_trial', 'test_canary_killed_mid_trial',
+            'test_failover_resumes_the_session'} <= set(names)
+
+
+def test_every_test_ok_passes(rv: Any) -> None:
+    names = rv.test_names()
+    run = feed(rv.Run('MgrTestCase', [rv.TEST_MODULE]),
+               [line for n in names for line in passed(n)] + ['OK'])
+    assert run.problems(names) == []
+    assert run.tests['test_short_session'] == ('ok', 100.0)
+
+
+def test_a_skip_fails_the_run_even_when_vstart_runner_exits_0(rv: Any) -> None:
+    # MgrTestCase.setUpClass with too few mgrs: no test runs, unittest says OK
+    run = feed(rv.Run('MgrTestCase', [rv.TEST_MODULE]), [
+        f"setUpClass ({MODULE}) ... skipped 'Only have 0 manager daemons, 2 are required'",
+        'Ran 0 tests in 1.0s', 'OK (skipped=1)'])
+    problems = run.problems(rv.test_names())
+    assert any('skipped' in p for p in problems), problems
+    assert any('test_short_session did not run' in p for p in problems), problems
+
+
+def test_a_failure_or_a_test_that_did_not_run_fails_the_run(rv: Any) -> None:
+    names = rv.test_names()
+    lines = [line for n in names[:-1] for line in passed(n)]
+    lines.append(f'{names[0]} ({MODULE}.{names[0]}) ... FAIL')
+    problems = feed(rv.Run('MgrTestCase', [rv.TEST_MODULE]), lines, rc=255).problems(names)
+    assert 'vstart_runner exited 255' in problems
+    assert f'{names[0]}: FAIL' in problems
+    assert f'{names[-1]} did not run' in problems
+
+
+def test_the_thrasher_run_must_kill_the_canary_and_answer_a_restart(rv: Any) -> None:
+    args = ['--config-mode', rv.THRASH_YAML]
+    quiet = feed(rv.Run('thrasher', args), ['Running task rocks_autotune...'])
+    assert len(quiet.problems([])) == 2
+    line = ("INFO:tasks.rocks_autotune:killing the canary osd.2 in trial 4 (measure)",
+            'INFO:tasks.rocks_autotune:stopping the rocks_autotune admin '
+            '(6 restart(s) answered)')
+    run = rv.Run('thrasher', args)
+    for text in line:
+        run.read('2026-11-26 13:04:27,154.154 ' + text + '\n')
+    run.rc = 0
+    assert run.killed and run.restarts == 6
+    assert run.problems([]) == []
