@@ -480,6 +480,8 @@ def table(path: str) -> None:
         print('|---|---|---|---|---|---|')
         for m in METRICS[SEQ_REF]:
             q, f, d = (s[k]['metrics'].get(m, {}) for k in (SEQ, SEQ_REF, DUET))
+            if not (q.get('rounds') or f.get('rounds') or d.get('rounds')):
+                continue  # a figure this run did not record
             print(f'| {m} | {fmt(q.get("sd"), 4)} | {fmt(f.get("sd"), 4)} | '
                   f'{fmt(d.get("sd"), 4)} | {f.get("rounds", 0)} | {effect(q.get("sd"))} / '
                   f'{effect(f.get("sd"))} / {effect(d.get("sd"))} |')
