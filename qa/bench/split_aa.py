@@ -139,7 +139,7 @@ def table(path: str) -> None:
     loads = [r['load'] for r in rows]
     if loads:
         print(f'\n{len(rows)} windows, load average {min(loads)}-{max(loads)} '
-              f'(median {statistics.median(loads)})')
+              f'(median {round(statistics.median(loads), 2)})')
 
 
 def main() -> None:
