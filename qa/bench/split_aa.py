@@ -24,6 +24,12 @@ share: the canary was not restarted for it) and C/R (the split design).
 
     qa/lab/ceph-lab exec -- python3 qa/bench/split_aa.py --osd 1 --rounds 12 > split.jsonl
     python3 qa/bench/split_aa.py --table split.jsonl
+
+With --b-config NAME=VALUE (repeatable) it is an A/B instead: arm B runs
+with those set at osd.N (set before its restart, removed before arm A's),
+so that an effect known to fall on the canary alone (e.g. an injected
+dispatch delay) shows whether C/R sees it; per figure the effect is the
+mean over rounds of the log ratio B/A.
 """
 import argparse
 import json
@@ -104,15 +110,22 @@ def window(load: SplitLoad, warmup: float, seconds: float) -> Dict[str, Any]:
 
 
 def sds(rows: List[Dict[str, Any]]) -> Dict[str, Any]:
-    """Per figure: the paired log ratios A'/A by round, and their sd."""
+    """Per figure: the paired log ratios A'/A (an A/B run's: B/A) by round,
+    their sd and mean (an A/B's effect) and the mean over its standard error."""
+    other = 'B' if any(r['arm'] == 'B' for r in rows) else "A'"
     out: Dict[str, Any] = {}
     for f in FIGURES:
         logs = []
         for rnd in sorted({r['round'] for r in rows}):
             got = {r['arm']: r[f] for r in rows if r['round'] == rnd}
-            if got.get('A') and got.get("A'"):
-                logs.append(math.log(got["A'"] / got['A']))
-        out[f] = {'sd': round(statistics.stdev(logs), 4) if len(logs) > 1 else None,
+            if got.get('A') and got.get(other):
+                logs.append(math.log(got[other] / got['A']))
+        sd = statistics.stdev(logs) if len(logs) > 1 else None
+        mean = statistics.mean(logs) if logs else None
+        out[f] = {'sd': None if sd is None else round(sd, 4),
+                  'mean': None if mean is None else round(mean, 4),
+                  't': round(mean / (sd / math.sqrt(len(logs))), 2)
+                  if sd and mean is not None else None,
                   'rounds': len(logs), 'log_ratios': [round(v, 4) for v in logs]}
     return out
 
@@ -129,6 +142,17 @@ def table(path: str) -> None:
         print(f'| {r["round"] + 1} | {r["arm"]} | {r["iops_c"]:.0f} | {r["iops_r"]:.0f} | '
               f'{r["c_over_r"]:.3f} | {r["load"]} |')
     s = sds(rows)
+    if any(r['arm'] == 'B' for r in rows):
+        print('\nper-round log ratio B/A: its mean (the effect), sd and mean/se\n\n'
+              '| figure | effect (log B/A) | B/A | sd | t | rounds |\n|---|---|---|---|---|---|')
+        for f in FIGURES:
+            m = s[f]
+            print(f'| {f} | {m["mean"]:.4f} | {math.exp(m["mean"]):.3f}x | {m["sd"]:.4f} | '
+                  f'{m["t"]} | {m["rounds"]} |')
+        loads = [r['load'] for r in rows]
+        print(f'\n{len(rows)} windows, load average {min(loads)}-{max(loads)} '
+              f'(median {round(statistics.median(loads), 2)})')
+        return
     print('\nsd of the per-round log ratio A\'/A\n\n| figure | sd | rounds |\n|---|---|---|')
     names = {'iops_c': "C's IOPS (the canary's PGs: today's sequential design)",
              'iops_r': "R's IOPS (PGs without the canary: the machine's share)",
@@ -155,6 +179,8 @@ def main() -> None:
     ap.add_argument('--pg-num', type=int, default=32)
     ap.add_argument('--seed', type=int, default=0)
     ap.add_argument('--until', default='', help='UTC HH:MM: start no round after it')
+    ap.add_argument('--b-config', action='append', default=[], metavar='NAME=VALUE',
+                    help='an A/B run: arm B runs with NAME=VALUE set at osd.N')
     ap.add_argument('--table', metavar='JSONL', help='no lab: the tables of a run')
     a = ap.parse_args()
     if a.table:
@@ -170,7 +196,8 @@ def main() -> None:
         rng = random.Random(a.seed)
         with SplitLoad(a.osd, f'split{int(time.time())}', a.space, a.object_size, a.threads,
                        pool=p, seed=a.seed) as load:
-            print(json.dumps({'placement': load.placement, 'osd': a.osd,
+            b_config = dict(kv.split('=', 1) for kv in a.b_config)
+            print(json.dumps({'placement': load.placement, 'osd': a.osd, 'b_config': b_config,
                               'warmup_s': a.warmup, 'window_s': a.window,
                               'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
                               'version': ceph_json('version').get('version')}), flush=True)
@@ -181,13 +208,20 @@ def main() -> None:
             for rnd in range(a.rounds):
                 if a.until and rnd and time.strftime('%H:%M', time.gmtime()) >= a.until:
                     break
-                arms = ['A', "A'"]
+                arms = ['A', 'B' if b_config else "A'"]
                 rng.shuffle(arms)
                 for arm in arms:
+                    for name, value in b_config.items():
+                        if arm == 'B':
+                            ceph('config', 'set', f'osd.{a.osd}', name, value)
+                        else:
+                            ceph('config', 'rm', f'osd.{a.osd}', name)
                     restart(a.osd)
                     print(json.dumps(dict(window(load, a.warmup, a.window), round=rnd,
                                           arm=arm)), flush=True)
     finally:
+        for kv in a.b_config:
+            ceph('config', 'rm', f'osd.{a.osd}', kv.split('=', 1)[0])
         ceph('osd', 'pool', 'rm', p, p, '--yes-i-really-really-mean-it')
 
 
