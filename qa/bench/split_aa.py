@@ -136,7 +136,9 @@ def table(path: str) -> None:
     for r in lines:
         if 'placement' in r:
             print(f'{r["date"]}, {r["version"]}; osd.{r["osd"]}, {r["warmup_s"]:g}-s warm-up, '
-                  f'{r["window_s"]:g}-s windows; {r["placement"]}')
+                  f'{r["window_s"]:g}-s windows; {r["placement"]}'
+                  + (f'; arm B sets at osd.{r["osd"]}: {r["b_config"]}' if r.get('b_config')
+                     else ''))
     print('\n| round | arm | IOPS C | IOPS R | C/R | load |\n|---|---|---|---|---|---|')
     for r in rows:
         print(f'| {r["round"] + 1} | {r["arm"]} | {r["iops_c"]:.0f} | {r["iops_r"]:.0f} | '
