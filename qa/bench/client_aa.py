@@ -49,7 +49,8 @@ import time
 from typing import Any, Dict, List, Optional, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lsm_timeline import ClientLoad, ceph_json, restart, sample, write_once  # noqa: E402
+from lsm_timeline import (ClientLoad, ceph_json, drive_until, restart, sample,  # noqa: E402
+                          write_once)
 
 from rocks_autotune import rocksdb_stats  # noqa: E402
 from rocks_autotune.canary import OPTIONS  # noqa: E402
@@ -61,16 +62,9 @@ TRACED = {'kv_sync_lat': ('kv_sync_lat',), 'commit_lat': ('txc_commit_lat', 'com
 
 
 def window(load: ClientWorkload, osd: int, warmup: float, seconds: float) -> Dict[str, Any]:
-    end = time.time() + warmup
-    while time.time() < end:
-        load.drive(end - time.time(), None)
+    drive_until(load, time.time() + warmup)
     before = sample(osd)
-    nbytes, secs = 0, 0.0
-    end = time.time() + seconds
-    while time.time() < end:
-        b, s = load.drive(end - time.time(), None)
-        nbytes += b
-        secs += s
+    nbytes, secs = drive_until(load, time.time() + seconds)
     d = rocksdb_stats.delta(rocksdb_stats.counts(before), rocksdb_stats.counts(sample(osd)))
     # RocksDB's own bytes per client byte (every write lands on the OSD):
     # WAL, flush and compaction apart, and their sum, the write-amp compared
@@ -99,12 +93,7 @@ def trace(load: ClientWorkload, osd: int, seconds: float, chunk: float) -> Dict[
     t0 = time.time()
     slices: List[Dict[str, Any]] = [{'t': 0.0, 'bytes': 0, 'secs': 0.0, 'c': counters(osd)}]
     while time.time() - t0 < seconds:
-        end = min(t0 + seconds, time.time() + chunk)
-        nbytes, secs = 0, 0.0
-        while time.time() < end:
-            b, s_ = load.drive(end - time.time(), None)
-            nbytes += b
-            secs += s_
+        nbytes, secs = drive_until(load, min(t0 + seconds, time.time() + chunk))
         slices.append({'t': round(time.time() - t0, 2), 'bytes': nbytes, 'secs': round(secs, 3),
                        'c': counters(osd)})
     return {'trace': slices, 'load': round(os.getloadavg()[0], 2)}

@@ -83,7 +83,7 @@ import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lsm_timeline import (ClientLoad, ceph, ceph_json, restart, sample,  # noqa: E402
+from lsm_timeline import (ClientLoad, ceph, ceph_json, drive_until, restart, sample,  # noqa: E402
                           write_once)
 
 from rocks_autotune import rocksdb_stats  # noqa: E402
@@ -251,20 +251,13 @@ def window(load: ClientWorkload, osds: Sequence[int], warmup: float,
            seconds: float) -> Dict[str, Any]:
     """A warm-up, then one window of the load, every OSD of `osds` read over it."""
     load_start = round(os.getloadavg()[0], 2)
-    end = time.time() + warmup
-    while time.time() < end:
-        load.drive(end - time.time(), None)
+    drive_until(load, time.time() + warmup)
     before: Dict[int, Dict[str, Any]] = {
         o: {'perf': perf(o), 'kv': sample(o), 'pid': pid_of(o)} for o in osds}
     for o in osds:  # CPU read last before the window and first after it
         before[o]['cpu'] = cpu_seconds(before[o]['pid'])
-    nbytes, secs = 0, 0.0
     t0 = time.time()
-    end = t0 + seconds
-    while time.time() < end:
-        b, s = load.drive(end - time.time(), None)
-        nbytes += b
-        secs += s
+    nbytes, secs = drive_until(load, t0 + seconds)
     cpu_after = {o: cpu_seconds(before[o]['pid']) for o in osds}
     after = {o: {'perf': perf(o), 'kv': sample(o), 'pid': pid_of(o), 'cpu': cpu_after[o]}
              for o in osds}

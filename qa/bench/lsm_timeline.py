@@ -212,6 +212,17 @@ def overwrite_all(load: ClientWorkload) -> Dict[str, Any]:
             'load': round(os.getloadavg()[0], 2)}
 
 
+def drive_until(load: ClientWorkload, end: float) -> Tuple[int, float]:
+    """The load, chunk after chunk, until `end` (time.time()): bytes written
+    and time spent writing."""
+    nbytes, secs = 0, 0.0
+    while time.time() < end:
+        b, s = load.drive(end - time.time(), None)
+        nbytes += b
+        secs += s
+    return nbytes, secs
+
+
 def write_once(load: ClientWorkload, fill: bool,
                nbytes: int) -> Tuple[Dict[str, Any], Dict[str, Any]]:
     """Before the first round: the session's two passes if `fill`, then

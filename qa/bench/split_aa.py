@@ -43,7 +43,7 @@ import time
 from typing import Any, Dict, List, Optional, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lsm_timeline import ClientLoad, ceph, ceph_json, restart  # noqa: E402
+from lsm_timeline import ClientLoad, ceph, ceph_json, drive_until, restart  # noqa: E402
 
 from rocks_autotune.cluster import PgInfo, PoolInfo, RadosIo  # noqa: E402
 from rocks_autotune.workload import NAMESPACE, ClientWorkload, client_objects  # noqa: E402
@@ -87,12 +87,7 @@ def drive_both(load: SplitLoad, seconds: float) -> Dict[str, Tuple[int, float]]:
     end = time.time() + seconds
 
     def run(name: str, w: ClientWorkload) -> None:
-        nbytes, secs = 0, 0.0
-        while time.time() < end:
-            b, s = w.drive(end - time.time(), None)
-            nbytes += b
-            secs += s
-        got[name] = (nbytes, secs)
+        got[name] = drive_until(w, end)
     ts = [threading.Thread(target=run, args=a) for a in (('c', load.c), ('r', load.r))]
     for t in ts:
         t.start()

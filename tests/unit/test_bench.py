@@ -7,7 +7,7 @@ import math
 import os
 import statistics
 import sys
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 
@@ -665,3 +665,22 @@ def test_duet_tables_show_only_the_figures_a_run_recorded(capsys: Any, tmp_path:
     rows = [line for line in new if line.startswith('| memtable_us_per_write |')]
     assert len(rows) == 2  # in the effect table and in the detection table
     assert rows[1].split(' | ')[1] == f'{math.log(1.1):.4f}'
+
+
+def test_drive_until_sums_the_chunks_up_to_the_end(monkeypatch: Any) -> None:
+    import lsm_timeline
+    now = [100.0]
+
+    class Load:
+        asked: List[float] = []
+
+        def drive(self, seconds: float, estimate: Any) -> Tuple[int, float]:
+            self.asked.append(seconds)
+            took = min(seconds, 5.0)  # a chunk lasts at most 5 s
+            now[0] += took
+            return 4096 * int(took * 10), took
+    monkeypatch.setattr(lsm_timeline.time, 'time', lambda: now[0])
+    load = Load()
+    assert lsm_timeline.drive_until(load, 112.0) == (4096 * 120, 12.0)  # type: ignore[arg-type]
+    assert load.asked == [12.0, 7.0, 2.0]
+    assert lsm_timeline.drive_until(load, 90.0) == (0, 0.0)  # type: ignore[arg-type]
