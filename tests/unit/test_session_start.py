@@ -5,6 +5,7 @@ from typing import Any
 import pytest
 
 from rocks_autotune import session_start
+from rocks_autotune.canary import Canary
 from rocks_autotune.gate import Params, StartRefused
 from rocks_autotune.session import Session, Settings
 from rocks_autotune.store import START_FIELDS
@@ -19,7 +20,7 @@ def test_the_first_record_holds_the_canarys_originals_and_passes_the_check() -> 
     st = session_start.first_state(c, params, Settings(), 100.0)
     osd = st['params']['osd']
     assert params.osd == osd and st['started'] == st['phase_started'] == 100.0
-    assert st['originals'] == session_start.Canary(c, osd).snapshot()
+    assert st['originals'] == Canary(c, osd).snapshot()
     assert set(START_FIELDS) <= set(st)
     Session.check_state(st)
     assert c.config == config  # it read the cluster, and changed nothing

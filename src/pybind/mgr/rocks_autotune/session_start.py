@@ -8,7 +8,7 @@ raises StartRefused with what to do about it.
 """
 import uuid
 from dataclasses import asdict
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Optional
 
 from .canary import ANNEX, CFS, OPTIONS, Canary
 from .cluster import Cluster, ClusterError
@@ -18,11 +18,14 @@ from .space import SearchSpace
 from .store import STATE_VERSION, SessionState, StartRecord
 from .workload import CLIENT, client_pool
 
+if TYPE_CHECKING:  # session.py imports this module
+    from .session import Settings
 
-def first_state(cluster: Cluster, params: Params, settings: Any, now: float) -> SessionState:
-    """A new session's record (`settings`: session.Settings), after every
-    check of what the session will read of its start; sets params.osd to
-    the canary chosen."""
+
+def first_state(cluster: Cluster, params: Params, settings: 'Settings',
+                now: float) -> SessionState:
+    """A new session's record, after every check of what the session will
+    read of its start; sets params.osd to the canary chosen."""
     osd, reason = choose_canary(cluster, params)
     canary = Canary(cluster, osd)
     originals = canary.snapshot()
