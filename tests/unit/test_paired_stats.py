@@ -218,6 +218,10 @@ def test_a_candidate_is_dropped_only_once_it_cannot_pass() -> None:
     # at 5 rounds the bound is the worst round: one round under the margin decides
     assert 'margin' in st.futile([0.10, 0.01, 0.12], wa, 2, st.HIGHER, 0.03, 1.10)
     assert 'budget' in st.futile(up, [0.0, 0.2, 0.0], 2, st.HIGHER, 0.03, 1.10)
+    # no window long enough to see a compaction: not over the budget, unjudged
+    why = st.futile(up, [], 4, st.HIGHER, 0.03, 1.10)
+    assert 'cannot be judged' in why and 'budget' not in why and '0 of its rounds' in why
+    assert st.futile(up, [0.0], 4, st.HIGHER, 0.03, 1.10) == ''
     # with 7 rounds one bad round of three leaves room; three bad ones do not
     assert st.futile([0.10, -0.05, 0.12], wa, 4, st.HIGHER, 0.03, 1.10) == ''
     assert st.futile([-0.1, -0.05, -0.02], wa, 4, st.HIGHER, 0.03, 1.10) != ''

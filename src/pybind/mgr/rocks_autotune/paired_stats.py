@@ -67,8 +67,12 @@ def cut(n: int, level: float = LEVEL) -> int:
     return sum(1 for p in cdf if p <= alpha + 1e-12)
 
 
-# the fewest rounds that give an interval at LEVEL (5 at 90%)
-MIN_ROUNDS = next(n for n in range(1, 64) if cut(n))
+def min_rounds(level: float = LEVEL) -> int:
+    """The fewest rounds that give an interval at `level`."""
+    return next(n for n in range(1, 64) if cut(n, level))
+
+
+MIN_ROUNDS = min_rounds()  # 5 at 90%
 
 
 def walsh(xs: Sequence[float]) -> List[float]:
@@ -227,6 +231,11 @@ def futile(objective: Sequence[float], write_amp: Sequence[float], rounds_left: 
     wa = Summary.of(list(write_amp) + [-INF] * rounds_left, level)
     if not clears(obj, direction, margin):
         return f'cannot clear the {margin:.0%} margin whatever its remaining rounds give'
+    if not cut(len(write_amp) + rounds_left, level):
+        # not over the budget: too few windows long enough to judge it
+        return (f'its write-amp cannot be judged: {len(write_amp)} of its rounds so far had '
+                f'windows long enough to see a compaction, and the {rounds_left} left cannot '
+                f'make the {min_rounds(level)} a {level:.0%} interval needs')
     if not wa.high <= math.log(budget):
         return f'cannot stay within the {budget:.2f}x write-amp budget whatever its ' \
                'remaining rounds give'
