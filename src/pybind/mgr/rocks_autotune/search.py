@@ -98,6 +98,27 @@ class Search:
         else:
             self._optimizer.tell(c, told)
 
+    def add_trial(self, trial: Dict[str, Any]) -> None:
+        """Record a trial once: a step retried after a later error records it again."""
+        trials = self.s['trials']
+        if trials and trials[-1]['index'] == trial['index']:
+            trials[-1] = trial
+        else:
+            trials.append(trial)
+
+    def confirmation(self) -> Confirmation:
+        """The confirmation over the session's record."""
+        return Confirmation(self.s, self.params.budget)
+
+    def window_length(self, cur: Dict[str, Any]) -> Optional[float]:
+        """The window length of the trial `cur`: the confirmation's one (None
+        for a search window); a confirmation planned before it was recorded
+        takes the cap."""
+        if cur['kind'] != 'confirm':
+            return None
+        length = self.s['confirm'].get('window')
+        return float(length) if length else self.params.duration * self.settings.max_window_factor
+
     def next_trial(self, osd: int) -> Optional[Trial]:
         """The search's next trial on `osd`: a baseline run, or the
         optimizer's candidate; None once the search is done."""
@@ -188,7 +209,7 @@ class Search:
         s['confirm']['window'] = confirmation_length(
             [(Candidate.from_dict(c), windows(c)) for c in compared],
             self.params.duration, self.settings.steady_window_limit)
-        Confirmation(s, self.params.budget).update()
+        self.confirmation().update()
 
     def left(self) -> Tuple[int, int]:
         """(search measurements, confirmation measurements) still to come, at
@@ -197,7 +218,7 @@ class Search:
         if s.get('confirm') is None:
             return (max(0, self.settings.baseline_runs + self.params.trials - len(s['trials'])),
                     self.settings.confirm_rounds * (self.settings.confirm_candidates + 1))
-        return 0, Confirmation(s, self.params.budget).planned()
+        return 0, self.confirmation().planned()
 
     def time_said(self, preconditioned: bool) -> Dict[str, Any]:
         """How long a steady-state window of the current options takes here

@@ -42,7 +42,7 @@ from . import health, measurement_plan, perf_counters, session_start, views
 from .canary import OPTIONS, SAVED
 from .canary_osd import CanaryOsd, runs_candidate
 from .cluster import Cluster, ClusterError
-from .confirm import BASELINE, Confirmation
+from .confirm import BASELINE
 from .gate import Params, StartRefused
 from .machine import Handler, Machine
 from .perf_counters import Baseline, Measurement
@@ -303,15 +303,12 @@ class Session(Machine):
 
     # ------------------------------------------------------------ confirmation
 
-    def _confirmation(self) -> Confirmation:
-        return Confirmation(self.s, self.params.budget)
-
     def _next_confirmation(self) -> float:
         s = self.s
         if s['state'] == 'stopping':
             self._enter(P.RESTORE, 'stopped by request; restoring the canary')
             return 0
-        conf = self._confirmation()
+        conf = self.search.confirmation()
         nxt = conf.next()
         if nxt is None:
             result = conf.update(complete=True)
@@ -319,30 +316,23 @@ class Session(Machine):
                         + '; restoring the canary')
             return 0
         r, window = nxt
-        if len(window) != 1 or window[0].osd != self.osd:
+        if len(window) != 1 or window[0].osd not in self.canaries:
             # a plan of several canaries (measurement_plan.duet) is not run yet
             raise ValueError(f'this session measures osd.{self.osd} alone, not {window}')
-        arm = window[0].arm
+        (slot,) = window
+        arm = slot.arm
         if arm == BASELINE:
             candidate, options = self.space.base_candidate().to_dict(), s['base_options']
         else:
             a = conf.arm(arm)
             candidate, options = a['candidate'], a['options']
         trial = Trial(index=len(s['trials']), kind='confirm', candidate=candidate,
-                      options=options, round=r, arm=arm, started=self.clock(), osd=self.osd)
+                      options=options, round=r, arm=arm, started=self.clock(), osd=slot.osd)
         s['current'] = asdict(trial)
         self._enter(P.APPLY, f'confirmation round {r + 1}/{s["confirm"]["rounds"]}: '
                     + ('the baseline' if arm == BASELINE else f'candidate {arm} '
                        f'(trial {conf.arm(arm)["trial"]})'))
         return 0
-
-    def _confirmation_length(self) -> Optional[float]:
-        """The confirmation's one window length (None for a search window); a
-        confirmation planned before it was recorded takes the cap."""
-        if self._cur()['kind'] != 'confirm':
-            return None
-        length = self.s['confirm'].get('window')
-        return float(length) if length else self.params.duration * self.settings.max_window_factor
 
     def _after_trial(self) -> float:
         """What comes after a trial (or its recovery): the search's next, or
@@ -542,21 +532,13 @@ class Session(Machine):
             f'osd.{canary.osd} did not come back on its original options within '
             f'{timeout:.0f}s; its config is restored'))
 
-    def _add_trial(self, trial: Dict[str, Any]) -> None:
-        """Record a trial once: a step retried after a later error records it again."""
-        trials = self.s['trials']
-        if trials and trials[-1]['index'] == trial['index']:
-            trials[-1] = trial
-        else:
-            trials.append(trial)
-
     def _trial_failed(self, error: str) -> None:
         """The candidate broke the canary: record it, then restart on the originals."""
         s = self.s
         cur = self._cur()
         trial = dict(cur, verdict='failed', error=error, told=None,
                      seconds=self.clock() - cur['started'])
-        self._add_trial(trial)
+        self.search.add_trial(trial)
         s['alerts']['TRIAL_FAILED'] = health.raised(
             'TRIAL_FAILED', [error, f'restoring osd.{self.osd} to its original options'],
             index=cur['index'], osd=self.osd)
@@ -564,7 +546,7 @@ class Session(Machine):
         s['window'] = None
         self._enter(P.RECOVER, f'trial {cur["index"]} failed: {error}; restoring the canary')
         if cur['kind'] == 'confirm':
-            conf = self._confirmation()
+            conf = self.search.confirmation()
             conf.failed(cur['round'], cur['arm'], error)
             conf.update()
         if cur['kind'] == 'candidate':
@@ -601,7 +583,7 @@ class Session(Machine):
         (canary,) = self._in_window()
         try:
             m, delay = canary.window.measure(now, Candidate.from_dict(cur['candidate']),
-                                             length=self._confirmation_length())
+                                             length=self.search.window_length(cur))
         except ClusterError as e:
             self._trial_failed(f'osd.{canary.osd} failed during the measurement: {e}')
             return 0
@@ -626,16 +608,16 @@ class Session(Machine):
         told: Optional[float] = None
         if cur['kind'] == 'confirm':
             trial['verdict'] = 'measured'
-            self._add_trial(trial)
+            self.search.add_trial(trial)
             s['current'] = None
             s['window'] = None
-            self._confirmation().update()
+            self.search.confirmation().update()
             self._enter(P.CONFIRM)
             self._next_confirmation()
             return
         if cur['kind'] == 'baseline':
             trial['verdict'] = 'baseline'
-            self._add_trial(trial)
+            self.search.add_trial(trial)
             self.search.baseline_measured(self.osd)
         else:
             if s['baseline'] is None:
@@ -643,7 +625,7 @@ class Session(Machine):
             verdict, score, told = perf_counters.judged(m, Baseline(**s['baseline']),
                                                         self.params.budget, self.params.workload)
             trial.update(verdict=verdict, score=score, told=told)
-            self._add_trial(trial)
+            self.search.add_trial(trial)
         # recorded and moved on before anything that may fail
         s['current'] = None
         s['window'] = None
