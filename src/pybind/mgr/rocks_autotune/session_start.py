@@ -8,21 +8,19 @@ raises StartRefused with what to do about it.
 """
 import uuid
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 from .canary import ANNEX, CFS, OPTIONS, Canary
 from .cluster import Cluster, ClusterError
 from .gate import Params, StartRefused, choose_canary
 from .rocksdb_options import parse_options, parse_sharding
+from .session_settings import Settings
 from .space import SearchSpace
 from .store import STATE_VERSION, SessionState, StartRecord
 from .workload import CLIENT, client_pool
 
-if TYPE_CHECKING:  # session.py imports this module
-    from .session import Settings
 
-
-def first_state(cluster: Cluster, params: Params, settings: 'Settings',
+def first_state(cluster: Cluster, params: Params, settings: Settings,
                 now: float) -> SessionState:
     """A new session's record, after every check of what the session will
     read of its start; sets params.osd to the canary chosen."""

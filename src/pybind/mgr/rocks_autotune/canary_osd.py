@@ -1,0 +1,246 @@
+"""What a session does to one canary OSD, osd.N.
+
+A session's phases decide what comes next; a CanaryOsd does the work on its
+OSD and says how it went: the trial's config set at its mask (a candidate,
+or its originals), its gated restarts (restart.py), the window read there
+(window.py), the watch for someone else's config changes (canary.py), the
+health look before a restart with its crashes named on the failed trials
+(crashes.py), and its restore at the end.  It never moves the session's
+phase: the session reads what it returns and moves.
+
+Its persisted part is the session's record, under the keys it owns
+(`originals`, `annexed`, `last_applied`, `config_seen`, `config_changes`,
+`noout_ours`, `running_dirty`, `restart`, `window`, `precondition`,
+`client`): one canary's today, the shape the session always saved.
+"""
+import logging
+from typing import Any, Callable, Dict, List, Optional, Set
+
+from . import crashes
+from .canary import Canary, ours
+from .cluster import Cluster, ClusterError
+from .confirm import BASELINE
+from .gate import Params, look
+from .restart import Restarter, Result
+from .session_settings import Settings
+from .store import SessionState
+from .window import Precondition, Window, WindowSettings
+from .workload import (BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, CLIENT, NAMESPACE, OSD_BENCH,
+                       BenchWorkload, ClientWorkload, LazyClientWorkload, Workload, client_objects)
+
+log = logging.getLogger(__name__)
+
+Clock = Callable[[], float]
+
+
+def runs_candidate(cur: Dict[str, Any]) -> bool:
+    """The trial sets a candidate's options (else the canary's own run)."""
+    return cur['kind'] == 'candidate' or (cur['kind'] == 'confirm'
+                                          and cur.get('arm') != BASELINE)
+
+
+class CanaryOsd:
+    def __init__(self, cluster: Cluster, osd: int, state: SessionState, params: Params,
+                 settings: Settings, save: Callable[[], None], clock: Clock) -> None:
+        self.cluster, self.osd, self.s = cluster, osd, state
+        self.params, self.settings, self.clock = params, settings, clock
+        self.config = Canary(cluster, osd)
+        self.restarter = Restarter(cluster, osd, state, save, settings.restart_timeout,
+                                   settings.manual_restart_timeout,
+                                   single_copy_ok=params.allow_single_copy)
+        workload: Optional[Workload] = None
+        self.precondition: Optional[Precondition] = None
+        if params.workload == OSD_BENCH:
+            workload = BenchWorkload(cluster, osd, object_size=settings.bench_object_size,
+                                     object_num=settings.bench_object_num,
+                                     chunk_seconds=settings.bench_chunk_seconds)
+        elif params.workload == CLIENT:
+            client = LazyClientWorkload(lambda: self._client_workload())
+            workload = client
+            self.precondition = Precondition(cluster, osd, client,
+                                             settings.precondition_limit, state)
+        self.window = Window(cluster, osd, workload, WindowSettings(
+            warmup=settings.warmup, duration=params.duration,
+            min_flushes=settings.min_flushes, max_window_factor=settings.max_window_factor,
+            extend_seconds=settings.bench_chunk_seconds), state)
+
+    # ------------------------------------------------------------ its load
+
+    def _client_workload(self) -> ClientWorkload:
+        """The client load, built on its first chunk (its names are hashed, its
+        pool opened: not on the path that loads a session)."""
+        c = self.s.get('client')
+        if c is None:
+            raise ValueError('a client session without its client record')
+        st = self.settings
+        names = client_objects(f'{self.s["id"][:8]}', c['count'], c['pg_num'], c['seeds'])
+        return ClientWorkload(self.cluster.client_io(c['pool'], NAMESPACE), names,
+                              st.client_object_size, threads=st.client_threads,
+                              chunk_seconds=st.bench_chunk_seconds, seed=self.s['seed'],
+                              clock=self.clock)
+
+    def remove_client_objects(self) -> None:
+        """The client load's objects go with the session (kept: how many went)."""
+        c = self.s.get('client')
+        if not c or c.get('removed') is not None:
+            return
+        try:
+            c['removed'] = ClientWorkload(self.cluster.client_io(c['pool'], NAMESPACE), [],
+                                          self.settings.client_object_size).cleanup()
+        except ClusterError as e:
+            log.warning('removing the client workload\'s objects failed: %s', e)
+            c['remove_error'] = str(e)
+
+    def needs_precondition(self) -> bool:
+        """A driven client load whose DB is not yet written into a steady state."""
+        return self.precondition is not None and not (self.s.get('precondition')
+                                                      or {}).get('done')
+
+    # ------------------------------------------------------------ its config
+
+    def prepare(self) -> None:
+        """Before the first trial: the bench limit of an osd bench session, and
+        RocksDB's own flush and compaction figures, from the first restart on."""
+        if self.params.workload == OSD_BENCH:
+            self.config.set_bench_limit(BENCH_LIMIT_VALUE)
+        self.config.collect_rocksdb_stats()
+
+    def foreign(self) -> Set[str]:
+        """Look for someone else's config changes since the start (kept in
+        `config_changes`); the names at osd.N that someone else holds.  A
+        session that does not know what was there (rescued, or saved by an
+        older version) sees none."""
+        seen = self.s.get('config_seen')
+        if seen is None:
+            return set()
+        s = self.s
+        cur = s['current']
+        applied = [o for o in (s.get('last_applied'), cur['options'] if cur is not None
+                               and runs_candidate(cur) else None) if o is not None]
+        s['config_changes'], held = self.config.foreign(seen, ours(
+            s['originals'], applied, s['annexed'], self.params.workload == OSD_BENCH))
+        return held
+
+    def config_changes(self) -> List[str]:
+        """Someone else's changes that stand now (the candidates embed the
+        base of the start: a trial's restart waits on them)."""
+        self.foreign()
+        return self.s['config_changes']
+
+    def set_up(self, cur: Dict[str, Any], now: float) -> None:
+        """The trial's config at the mask (a candidate's, or the originals),
+        and its restart recorded with its purpose: whether the process may
+        load a candidate."""
+        if runs_candidate(cur):
+            self.s['last_applied'] = cur['options']
+            self.config.apply(cur['options'], self.s['annexed'])
+        else:
+            self._originals(set())
+        self.restarter.begin('candidate' if runs_candidate(cur) else 'baseline', now)
+
+    def _originals(self, held: Set[str]) -> None:
+        """The canary's own config, as a baseline or a recovery runs it,
+        but for the names someone else holds."""
+        s = self.s
+        self.config.restore(s['originals'], held)
+        if s['params']['workload'] == OSD_BENCH and BENCH_LIMIT_OPTION not in held:
+            self.config.set_bench_limit(BENCH_LIMIT_VALUE)
+        # every window measures with RocksDB's figures on, the baseline's too
+        if 'rocksdb_perf' in s['originals']:
+            self.config.collect_rocksdb_stats(held)
+
+    def recover(self, now: float) -> None:
+        """A failed trial's recovery: the originals (leaving someone else's
+        change in place: the next trial pauses on it), the restart recorded."""
+        self._originals(self.foreign())
+        self.restarter.begin('recovery', now)
+
+    # ------------------------------------------------------------ its restarts
+
+    def clear_stale_noout(self) -> bool:
+        """Our noout, left by a step a failed-over mgr did not finish, is
+        cleared: only a restart needs it, and our own flag must not read as
+        an unhealthy cluster."""
+        if self.s['noout_ours'] and self.cluster.has_noout(self.osd):
+            self.restarter.clear_noout()
+            return True
+        return False
+
+    def restart(self, now: float) -> Result:
+        """A step of the restart recorded last (ClusterError: it failed)."""
+        return self.restarter.step(now)
+
+    def timeout(self) -> float:
+        return self.restarter.timeout()
+
+    def clear_noout(self) -> None:
+        self.restarter.clear_noout()
+
+    # ------------------------------------------------------------ its health
+
+    def look(self) -> List[str]:
+        """The health policy before a trial's restart: what blocks it.  Notes
+        for the status the others' checks, and on each failed trial the
+        canary's crashes it caused (for the admin to archive)."""
+        s = self.s
+        health = look(self.cluster, self.osd, lambda c: crashes.failed_trial_of(
+            s['trials'], s['current'], self.osd, c) is not None)
+        s['other_checks'] = health.others
+        crashes.note(s['trials'], s['current'], self.osd, health.own_crashes)
+        return health.blockers(self.params.force)
+
+    def note_last_crashes(self) -> None:
+        """At the end: the crashes reported since the last look (no look
+        follows the last trial).  A report posted after the end (ceph-crash
+        may take minutes) is not named."""
+        if not any(t['verdict'] == 'failed' for t in self.s['trials']):
+            return
+        try:
+            crashes.note(self.s['trials'], self.s['current'], self.osd,
+                         self.cluster.recent_crashes())
+        except Exception as e:  # best effort: nothing may keep a session from ending
+            log.warning('cannot read crash reports at the end of the session: %s', e)
+
+    # ------------------------------------------------------------ its restore
+
+    def restore(self, now: float) -> bool:
+        """The originals' config at once, but for someone else's values;
+        whether a gated restart onto them follows (the process may run
+        something else), noout set for it."""
+        s = self.s
+        held = self.foreign()
+        self.config.restore(s['originals'], held)
+        if held:
+            log.warning('osd.%d: left as someone else set them: %s', self.osd, ', '.join(held))
+        if not s['running_dirty']:
+            return False
+        # the canary keeps noout while it waits for its restart
+        self.restarter.set_noout()
+        self.restarter.begin('restore', now)
+        return True
+
+    def restore_where_failed(self) -> List[str]:
+        """Where restoring cannot go on: its config put back as far as the
+        cluster lets, noout cleared; what is left, a line each, for the alert."""
+        s = self.s
+        held: Set[str] = set()
+        try:
+            held = self.foreign()
+            self.config.restore(s['originals'], held)
+            restored = self.config.is_restored(s['originals'], held)
+        except ClusterError:
+            restored = False
+        try:
+            self.restarter.clear_noout()
+        except ClusterError:
+            pass
+        detail = []
+        if s['running_dirty']:
+            detail.append(f'osd.{self.osd} may still run a candidate: restart it to load '
+                          'the restored options')
+        for name, value in s['originals'].items():
+            detail.append(f'original osd.{self.osd} {name}: '
+                          + ('(not set)' if value is None else value)
+                          + (' (left: someone else has set it since)' if name in held
+                             else '' if restored else ' (NOT restored: set it back by hand)'))
+        return detail

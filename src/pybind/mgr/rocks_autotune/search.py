@@ -1,0 +1,261 @@
+"""The search: which options a session measures next, and what its
+measurements tell the optimizer.
+
+The baseline runs first (the canary's own options, `baseline_runs` times),
+then the optimizer's candidates; the baseline's A/A pairs say the noise and
+what a confirmation can see at it; the confirmation is planned from the
+model's best feasible candidates.  Work on the session's record and its
+optimizer only: the session moves the phases, and runs each trial on its
+canaries.
+"""
+import logging
+import math
+import os
+from dataclasses import dataclass, field
+from statistics import median
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from . import confirm, options, perf_counters, power, views
+from .confirm import Confirmation
+from .gate import Params
+from .perf_counters import Baseline, Measurement
+from .rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, parse_options
+from .session_settings import Settings
+from .space import Candidate, SearchSpace
+from .store import SessionState
+from .window import confirmation_length, fill_rate, steady_window
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Trial:
+    index: int
+    kind: str  # baseline | candidate | confirm
+    candidate: Dict[str, Any]
+    options: str
+    verdict: str = ''  # baseline | feasible | infeasible | measured (confirm) | failed
+    measurement: Optional[Dict[str, Any]] = None
+    score: Optional[float] = None
+    told: Optional[float] = None  # what the optimizer was told; None = failed
+    error: str = ''
+    started: float = 0.0
+    seconds: float = 0.0
+    crashes: List[str] = field(default_factory=list)  # a failed trial's crashes of the canary
+    round: Optional[int] = None  # a confirmation measurement's round (0-based) and arm
+    arm: str = ''
+    osd: Optional[int] = None  # the canary that ran it (None: recorded before it was kept)
+
+
+@dataclass
+class Search:
+    s: SessionState
+    space: SearchSpace
+    settings: Settings
+    params: Params
+    release_default: str
+    clock: Callable[[], float]
+    # built on first use (see `optimizer`)
+    _optimizer: Any = field(default=None, init=False, repr=False)
+
+    @property
+    def optimizer(self) -> Any:
+        """The optimizer, rebuilt on first use by replaying the recorded trials.
+
+        Built lazily, and so only from step() in the mgr's serve thread: scipy's
+        pybind11 extensions call PyGILState_Ensure, which deadlocks in a mgr
+        sub-interpreter on a thread whose GIL state belongs to another
+        interpreter (the mgr's main thread, or a shared command thread).
+        """
+        if self._optimizer is None:
+            # one BLAS thread: the GP is small, and the mgr shares its host's
+            # cores with the OSDs (threads made fits ~8x slower under load)
+            os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
+            os.environ.setdefault('OMP_NUM_THREADS', '1')
+            from .optimizer import TrialOptimizer
+            warm = [self.space.base_candidate()] + [
+                self.space.candidate_from_options(parse_options(p))
+                for p in (self.release_default, NEW_TUNING, NEW_TUNING_LZ4)]
+            opt = TrialOptimizer(self.space, seed=self.s['seed'], warm_start=warm)
+            # a failed baseline run says nothing about the options themselves
+            opt.replay([(Candidate.from_dict(t['candidate']), t['told'])
+                        for t in self.s['trials']
+                        if t['kind'] == 'candidate' or t['told'] is not None])
+            self._optimizer = opt
+        return self._optimizer
+
+    def forget(self) -> None:
+        """Drop the built optimizer: its next use replays the recorded trials."""
+        self._optimizer = None
+
+    def tell(self, c: Candidate, told: Optional[float]) -> None:
+        """Tell a built optimizer of a trial already recorded (an unbuilt one
+        replays the trials); a failure here drops it, to be rebuilt."""
+        if self._optimizer is None:
+            return
+        if told is None:
+            self._optimizer.tell_failed(c)
+        else:
+            self._optimizer.tell(c, told)
+
+    def add_trial(self, trial: Dict[str, Any]) -> None:
+        """Record a trial once: a step retried after a later error records it again."""
+        trials = self.s['trials']
+        if trials and trials[-1]['index'] == trial['index']:
+            trials[-1] = trial
+        else:
+            trials.append(trial)
+
+    def confirmation(self) -> Confirmation:
+        """The confirmation over the session's record."""
+        return Confirmation(self.s, self.params.budget)
+
+    def window_length(self, cur: Dict[str, Any]) -> Optional[float]:
+        """The window length of the trial `cur`: the confirmation's one (None
+        for a search window); a confirmation planned before it was recorded
+        takes the cap."""
+        if cur['kind'] != 'confirm':
+            return None
+        length = self.s['confirm'].get('window')
+        return float(length) if length else self.params.duration * self.settings.max_window_factor
+
+    def next_trial(self, osd: int) -> Optional[Trial]:
+        """The search's next trial on `osd`: a baseline run, or the
+        optimizer's candidate; None once the search is done."""
+        s = self.s
+        done = [t for t in s['trials'] if t['verdict'] == 'baseline']
+        cands = [t for t in s['trials'] if t['kind'] == 'candidate']
+        if len(done) < self.settings.baseline_runs:
+            c = self.space.base_candidate()
+            return Trial(index=len(s['trials']), kind='baseline', candidate=c.to_dict(),
+                         options=s['base_options'], osd=osd)
+        if len(cands) < self.params.trials:
+            c = self.optimizer.ask()
+            options = self.space.render(self.space.base, c)
+            if self.settings.inject_options:
+                options += ',' + self.settings.inject_options
+            return Trial(index=len(s['trials']), kind='candidate', candidate=c.to_dict(),
+                         options=options, osd=osd)
+        return None
+
+    def baseline_measured(self, osd: int) -> None:
+        """A baseline run was recorded: once all are in, the baseline, the
+        noise said, and the runs scored against their own median."""
+        s = self.s
+        runs = [Measurement.from_dict(t['measurement']) for t in s['trials']
+                if t['kind'] == 'baseline' and t['verdict'] == 'baseline']
+        if len(runs) < self.settings.baseline_runs:
+            return
+        base = Baseline.of(runs, self.params.workload)
+        s['baseline'] = base.to_dict()
+        self._plan_for_noise(runs, osd)
+        # the current options are the first point the optimizer knows:
+        # score the runs against their own median, and let the next
+        # ask() rebuild the optimizer from the trials (one way in)
+        for t in s['trials']:
+            if t['verdict'] == 'baseline':
+                t['score'] = t['told'] = perf_counters.score(
+                    Measurement.from_dict(t['measurement']), base, self.params.workload)
+        self._optimizer = None
+
+    def _plan_for_noise(self, runs: List[Measurement], osd: int) -> None:
+        """The noise the baseline's A/A pairs measured, and what a
+        confirmation can see at it: said before the search starts."""
+        s = self.s
+        st = self.settings
+        key = perf_counters.OBJECTIVES[self.params.workload][0]
+        noise = power.aa_noise([getattr(m, key) for m in runs])
+        if noise is None:
+            s['noise'] = None
+            return
+        design = power.design(noise['sd'], st.confirm_candidates, st.confirm_rounds,
+                              st.confirm_margin, st.detect, options.MAX_CONFIRM_ROUNDS)
+        said = dict(noise, objective=key, window=median(m.seconds for m in runs),
+                    design=design,
+                    plan=power.plan(noise['sd'], design['rounds'], st.confirm_margin,
+                                    st.detect, options.MAX_CONFIRM_ROUNDS,
+                                    design['candidates']))
+        s['noise'] = said
+        log.info('osd.%d: %s', osd, views.noise_line(said))
+
+    def plan_confirmation(self, plan: Dict[str, Any]) -> None:
+        """The top candidates by the model's posterior mean: feasible search
+        trials (one per config, the current options left out: they are the
+        baseline every round measures), measured as `plan` says
+        (measurement_plan)."""
+        s = self.s
+        base = self.space.base_candidate().to_dict()
+        feasible = [t for t in s['trials']
+                    if t['kind'] == 'candidate' and t['verdict'] == 'feasible'
+                    and t['candidate'] != base]
+        # the finalists and rounds the noise asks for (as asked with none measured)
+        design = (s.get('noise') or {}).get('design') or power.design(
+            None, self.settings.confirm_candidates, self.settings.confirm_rounds,
+            self.settings.confirm_margin, self.settings.detect, options.MAX_CONFIRM_ROUNDS)
+        ranked = self.optimizer.rank([Candidate.from_dict(t['candidate']) for t in feasible],
+                                     design['candidates'])
+        first: Dict[Candidate, Dict[str, Any]] = {}
+        for t in feasible:
+            first.setdefault(Candidate.from_dict(t['candidate']), t)
+        s['confirm'] = confirm.plan([(first[c], mean) for c, mean in ranked],
+                                    design['rounds'], self.settings.confirm_margin,
+                                    self.params.workload, plan)
+        s['confirm']['design'] = design
+
+        def windows(c: Dict[str, Any]) -> List[Measurement]:
+            return [Measurement.from_dict(t['measurement']) for t in s['trials']
+                    if t['candidate'] == c and t.get('measurement')]
+        compared = [base] + [first[c]['candidate'] for c, _ in ranked]
+        s['confirm']['window'] = confirmation_length(
+            [(Candidate.from_dict(c), windows(c)) for c in compared],
+            self.params.duration, self.settings.steady_window_limit)
+        self.confirmation().update()
+
+    def left(self) -> Tuple[int, int]:
+        """(search measurements, confirmation measurements) still to come, at
+        most: the confirmation's are k + 1 per round until it starts."""
+        s = self.s
+        if s.get('confirm') is None:
+            return (max(0, self.settings.baseline_runs + self.params.trials - len(s['trials'])),
+                    self.settings.confirm_rounds * (self.settings.confirm_candidates + 1))
+        return 0, self.confirmation().planned()
+
+    def time_said(self, preconditioned: bool) -> Dict[str, Any]:
+        """How long a steady-state window of the current options takes here
+        (from the baseline's windows), how long the confirmation's windows
+        last, and what the rest of the session costs, at most (`preconditioned`:
+        a driven client load writes the DB into a steady state first)."""
+        s = self.s
+        st = self.settings
+        done = [t for t in s['trials'] if t.get('measurement') and t.get('seconds')]
+        windows = [(t, Measurement.from_dict(t['measurement'])) for t in done]
+        base = [m for t, m in windows if t['verdict'] == 'baseline']
+        rate = fill_rate([(Candidate.from_dict(t['candidate']), [m]) for t, m in windows])
+        steady = steady_window(self.space.base_candidate(), base, rate) if base else None
+        limit = max(self.params.duration, st.steady_window_limit)
+        window = (s['confirm'].get('window') if s.get('confirm') else None) or (
+            limit if steady is None or math.isinf(steady) else
+            min(max(steady, self.params.duration), limit))
+        # a measurement's cost beside its window: restart, warm-up, the steps
+        over = median([t['seconds'] - t['measurement']['seconds'] for t in done]) if done \
+            else st.warmup + 60.0
+        per_search = over + (median([t['measurement']['seconds'] for t in done]) if done
+                             else self.params.duration)
+        search, confirmation = self.left()
+        pre = s.get('precondition') or {}
+        # the preconditioning's rest of its limit (when it ends is the DB's to say)
+        pending = (max(0.0, st.precondition_limit - pre.get('seconds', 0.0)
+                       - pre.get('fill_seconds', 0.0))
+                   if preconditioned and not pre.get('done') else 0.0)
+        left = pending + search * per_search + confirmation * (over + window)
+        cur, w = s['current'], s.get('window')
+        if cur is not None and w is not None and cur['kind'] != 'recovery':
+            # the measurement in flight is counted above whole: what its
+            # warm-up and window spent comes off (an hour-long confirmation
+            # window must not read as all still to come until it ends)
+            each = over + window if cur['kind'] == 'confirm' else per_search
+            left -= min(each, max(0.0, self.clock() - float(w['start'])))
+        return {'steady_window': None if steady is None or math.isinf(steady) else steady,
+                'no_flush_seen': steady is not None and math.isinf(steady),
+                'steady_window_limit': st.steady_window_limit, 'confirm_window': window,
+                'left_seconds': max(0.0, left)}

@@ -1,0 +1,75 @@
+"""The settings a tuning session runs with: the module options that shape
+it (their defaults, bounds and help are declared once, in options.py), kept
+in the session's record at its start."""
+import math
+from dataclasses import dataclass, fields
+from typing import Any, Dict, Tuple
+
+from . import options
+from .options import default
+from .rocksdb_options import COMPRESSIONS
+
+# the client workload's objects: their names are found (hashing names until
+# enough land in the canary's PGs) and held in the mgr
+MAX_CLIENT_OBJECTS = 65536
+
+
+@dataclass
+class Settings:
+    """Module options that shape a session: their defaults, bounds and help
+    are declared once, in options.py."""
+    warmup: float = default('warmup')
+    baseline_runs: int = default('baseline_runs')
+    min_flushes: float = default('min_flushes')
+    max_window_factor: float = default('max_window_factor')
+    steady_window_limit: float = default('steady_window_limit')
+    precondition_limit: float = default('precondition_limit')
+    restart_timeout: float = default('restart_timeout')
+    manual_restart_timeout: float = default('manual_restart_timeout')
+    unhealthy_timeout: float = default('unhealthy_timeout')
+    on_failure: str = default('on_failure')
+    max_memtable_bytes: int = default('max_memtable_bytes')
+    compressions: Tuple[str, ...] = default('compressions')
+    bench_object_size: int = default('bench_object_size')
+    bench_object_num: int = default('bench_object_num')
+    bench_chunk_seconds: float = default('bench_chunk_seconds')
+    client_pool: str = default('client_pool')
+    client_space: int = default('client_space')
+    client_object_size: int = default('client_object_size')
+    client_threads: int = default('client_threads')
+    seed: int = default('seed')
+    confirm_candidates: int = default('confirm_candidates')
+    confirm_rounds: int = default('confirm_rounds')
+    confirm_margin: float = default('confirm_margin')
+    detect: float = default('detect')
+    inject_options: str = default('inject_options')  # test hook: appended to every candidate
+    poll: float = 2.0  # not an option: how often a step waiting on the cluster looks again
+
+    def validate(self) -> None:
+        """ValueError naming the first setting a session cannot run with."""
+        unknown = [c for c in self.compressions if c not in COMPRESSIONS]
+        if unknown or not self.compressions:
+            raise ValueError(f'compressions must be a non-empty list of '
+                             f'{", ".join(COMPRESSIONS)}, not {",".join(self.compressions)!r}')
+        options.check(self)
+        if not (isinstance(self.poll, (int, float)) and math.isfinite(self.poll)
+                and self.poll >= 0):
+            raise ValueError(f'poll must be a non-negative number, not {self.poll!r}')
+        if self.client_object_size > self.client_space:
+            raise ValueError('client_object_size must be at most client_space')
+        if self.client_space // self.client_object_size > MAX_CLIENT_OBJECTS:
+            raise ValueError(f'client_space / client_object_size must be at most '
+                             f'{MAX_CLIENT_OBJECTS} objects')
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> 'Settings':
+        """The settings a session saved at its start; ValueError when malformed."""
+        names = {f.name for f in fields(cls)}
+        kwargs: Dict[str, Any] = {k: (tuple(v) if k == 'compressions' else v)
+                                  for k, v in d.items() if k in names}
+        try:
+            st = cls(**kwargs)
+        except TypeError as e:
+            raise ValueError(f'saved settings are malformed: {e}')
+        st.validate()
+        return st

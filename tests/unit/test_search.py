@@ -1,0 +1,99 @@
+"""The search alone (search.py): which trial comes next, what the baseline
+runs settle, what is left, and the confirmation it plans, on a session's
+record with no cluster steps."""
+from typing import Any, Dict, Tuple
+
+import pytest
+
+from fake_cluster import FakeClock, FakeCluster
+from rocks_autotune import measurement_plan, session_start
+from rocks_autotune.gate import Params
+from rocks_autotune.perf_counters import Measurement
+from rocks_autotune.rocksdb_options import parse_options
+from rocks_autotune.search import Search
+from rocks_autotune.session import Settings
+from rocks_autotune.space import SearchSpace
+from rocks_autotune.workload import OSD_BENCH
+
+
+def search(**settings: Any) -> Tuple[Search, FakeClock]:
+    clock = FakeClock()
+    cluster = FakeCluster(clock)
+    params = Params(osd=1, trials=2, duration=10.0, workload=OSD_BENCH)
+    st = Settings(**dict(dict(baseline_runs=2, confirm_candidates=1, confirm_rounds=2),
+                         **settings))
+    state = session_start.first_state(cluster, params, st, clock())
+    space = SearchSpace(compressions=st.compressions,
+                        base=parse_options(state['base_options']))
+    return Search(state, space, st, params, state['release_default'], clock), clock
+
+
+def measured(iops: float, write_amp: float = 2.0) -> Dict[str, Any]:
+    return Measurement(seconds=10.0, client_bytes=10 ** 9, db_bytes=2 * 10 ** 9,
+                       wal_bytes=10 ** 9, write_amp=write_amp, kv_sync_lat_ms=1.0 / iops,
+                       kv_commit_lat_ms=1.0, kv_flush_lat_ms=1.0, kv_syncs=1000, iops=iops,
+                       flushes=3.0, window_short=False).to_dict()
+
+
+def record(sr: Search, kind: str, verdict: str, m: Dict[str, Any]) -> None:
+    trial = sr.next_trial(1)
+    assert trial is not None and trial.kind == kind and trial.osd == 1
+    sr.s['trials'].append(dict(vars(trial), verdict=verdict, measurement=m, seconds=15.0))
+
+
+def test_the_baseline_runs_come_first_then_the_optimizers_candidates_then_none() -> None:
+    sr, _ = search()
+    assert sr.left() == (2 + 2, 2 * (1 + 1))
+    first = sr.next_trial(1)
+    assert first is not None and first.kind == 'baseline'
+    assert first.options == sr.s['base_options'] and first.candidate == \
+        sr.space.base_candidate().to_dict()
+    record(sr, 'baseline', 'baseline', measured(1000))
+    assert sr.s['baseline'] is None  # not all runs in: nothing settled
+    sr.baseline_measured(1)
+    assert sr.s['baseline'] is None
+    record(sr, 'baseline', 'baseline', measured(1010))
+    sr.baseline_measured(1)
+    # all in: the baseline, and both runs scored against their median (as told)
+    assert sr.s['baseline'] is not None
+    assert all(t['score'] is not None and t['score'] == t['told'] for t in sr.s['trials'])
+    assert 'noise' in sr.s
+    record(sr, 'candidate', 'feasible', measured(1100))
+    record(sr, 'candidate', 'feasible', measured(1200))
+    assert sr.next_trial(1) is None and sr.left()[0] == 0
+
+
+def test_inject_options_are_appended_to_every_candidate() -> None:
+    sr, _ = search(baseline_runs=1, inject_options='bloom_locality=1')
+    record(sr, 'baseline', 'baseline', measured(1000))
+    sr.baseline_measured(1)
+    cand = sr.next_trial(1)
+    assert cand is not None and cand.kind == 'candidate'
+    assert cand.options.endswith(',bloom_locality=1')
+
+
+def test_the_confirmation_is_planned_on_the_plan_given_and_its_windows_counted() -> None:
+    sr, _ = search()
+    record(sr, 'baseline', 'baseline', measured(1000))
+    record(sr, 'baseline', 'baseline', measured(1010))
+    sr.baseline_measured(1)
+    for iops in (1100, 1200):
+        record(sr, 'candidate', 'feasible', measured(iops))
+    sr.forget()  # rebuilt from the trials recorded here, as after a failover
+    sr.plan_confirmation(measurement_plan.sequential(1))
+    conf = sr.s['confirm']
+    assert conf['measurement_plan'] == measurement_plan.sequential(1)
+    assert conf['window'] >= 10.0 and conf['design']['candidates'] >= 1
+    search_left, confirmation_left = sr.left()
+    assert search_left == 0 and confirmation_left > 0
+
+
+def test_the_time_said_counts_the_window_in_flight_off_what_is_left() -> None:
+    sr, clock = search()
+    before = sr.time_said(preconditioned=False)['left_seconds']
+    trial = sr.next_trial(1)
+    assert trial is not None
+    sr.s['current'] = vars(trial)
+    sr.s['window'] = {'start': clock()}
+    clock.advance(4.0)
+    assert sr.time_said(preconditioned=False)['left_seconds'] == pytest.approx(before - 4.0)
