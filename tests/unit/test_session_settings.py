@@ -22,6 +22,14 @@ def test_a_saved_record_the_session_cannot_run_with_is_a_value_error() -> None:
         Settings.from_dict(dict(asdict(Settings()), poll=float('nan')))
     with pytest.raises(ValueError, match='compressions'):
         Settings.from_dict(dict(asdict(Settings()), compressions=['zip']))
+    # values of the wrong type (a hand-edited or corrupt record): ValueError too,
+    # which check_state turns into the session's STATE_CORRUPT, not a crash
+    for bad, message in ((dict(compressions=None), 'malformed'),
+                         (dict(compressions=7), 'malformed'),
+                         (dict(warmup='ten'), 'warmup must be a number'),
+                         (dict(baseline_runs=None), 'baseline_runs must be an integer')):
+        with pytest.raises(ValueError, match=message):
+            Settings.from_dict(dict(asdict(Settings()), **bad))
 
 
 @pytest.mark.parametrize('change, message', [

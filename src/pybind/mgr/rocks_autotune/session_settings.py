@@ -65,11 +65,11 @@ class Settings:
     def from_dict(cls, d: Dict[str, Any]) -> 'Settings':
         """The settings a session saved at its start; ValueError when malformed."""
         names = {f.name for f in fields(cls)}
-        kwargs: Dict[str, Any] = {k: (tuple(v) if k == 'compressions' else v)
-                                  for k, v in d.items() if k in names}
         try:
+            kwargs: Dict[str, Any] = {k: (tuple(v) if k == 'compressions' else v)
+                                      for k, v in d.items() if k in names}
             st = cls(**kwargs)
+            st.validate()  # a value of the wrong type raises TypeError there
         except TypeError as e:
             raise ValueError(f'saved settings are malformed: {e}')
-        st.validate()
         return st
