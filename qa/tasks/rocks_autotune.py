@@ -55,7 +55,7 @@ import contextlib
 import json
 import logging
 import time
-from typing import Any, Dict, Optional, Set, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 from tasks.thrasher import ThrasherGreenlet
 
@@ -155,6 +155,10 @@ class RocksAutotuneAdmin(ThrasherGreenlet):
         self.answered: Set[RestartKey] = set()
         self.killed: Optional[int] = None
         self.restarts = 0
+        # the daemons this task started, until they exit: osd -> (daemon, when)
+        self.started: Dict[int, Tuple[Any, float]] = {}
+        # the OSDs it started that exited again: (osd, exit status, seconds up)
+        self.exits: List[Tuple[int, Any, float]] = []
 
     def osd_daemon(self, osd: int) -> Any:
         """osd.N's daemon: a DaemonState under teuthology, a LocalDaemon under
@@ -180,7 +184,22 @@ class RocksAutotuneAdmin(ThrasherGreenlet):
             log.exception('rocks_autotune admin failed')
             self.set_thrasher_exception(e)
 
+    def check_started(self) -> None:
+        """Say so when a daemon this task started has exited (its process:
+        `proc` of a DaemonState or a LocalDaemon): the module then waits for an
+        OSD that is not coming back, and the OSD's own log says why."""
+        for osd, (daemon, t0) in list(self.started.items()):
+            proc = getattr(daemon, 'proc', None)
+            if proc is None or not getattr(proc, 'finished', False):
+                continue
+            status = getattr(proc, 'exitstatus', None)
+            log.error('osd.%d, started by this task %.0fs ago, has exited (status %s): '
+                      'see its log', osd, time.time() - t0, status)
+            self.exits.append((osd, status, time.time() - t0))
+            del self.started[osd]
+
     def step(self) -> None:
+        self.check_started()
         try:
             s = self.status()
         except Exception as e:  # the mgr may be failing over: look again later
@@ -197,6 +216,7 @@ class RocksAutotuneAdmin(ThrasherGreenlet):
             log.info('killing the canary osd.%d in trial %s (%s)', osd,
                      s['current']['index'], s['phase'])
             stop_daemon(self.osd_daemon(osd))
+            self.started.pop(osd, None)
             self.killed = osd
             return
         self._answer(osd, s.get('health', []), restart_key(s), 'the session')
@@ -206,7 +226,9 @@ class RocksAutotuneAdmin(ThrasherGreenlet):
         if MANUAL_RESTART in health and key not in self.answered:
             log.info('%s asks for a restart of osd.%d (%s): restarting it', who, osd, key)
             # also revives a killed canary
-            restart_daemon(self.osd_daemon(osd))
+            daemon = self.osd_daemon(osd)
+            restart_daemon(daemon)
+            self.started[osd] = (daemon, time.time())
             self.answered.add(key)
             self.restarts += 1
 

@@ -479,3 +479,23 @@ def test_a_killed_daemon_is_gone_when_stop_daemon_returns(qa_imports: None) -> N
     finally:
         d.p.kill()
         d.p.wait()
+
+
+def test_admin_task_says_when_an_osd_it_started_exits_again(qa_imports: None) -> None:
+    import importlib
+    ra = importlib.import_module('tasks.rocks_autotune')
+    proc = types.SimpleNamespace(finished=False, exitstatus=None)
+    daemon = types.SimpleNamespace(stop=lambda: None, restart=lambda: None, proc=proc)
+    ctx = types.SimpleNamespace(daemons=types.SimpleNamespace(
+        get_daemon=lambda type_, id_, cluster='ceph': daemon))
+    manual = ('ROCKS_AUTOTUNE_MANUAL_RESTART',)
+    m = FakeManager([st('wait_up', health=manual), st('wait_up', health=manual),
+                     st('wait_up', health=manual)])
+    admin = ra.RocksAutotuneAdmin(ctx, m, {})
+    admin.step()                      # restarts osd.3
+    admin.step()                      # still running: nothing to say
+    assert admin.restarts == 1 and admin.exits == []
+    proc.finished, proc.exitstatus = True, 1   # the new ceph-osd exited at once
+    admin.step()
+    assert [(osd, status) for osd, status, _ in admin.exits] == [(3, 1)]
+    assert admin.restarts == 1        # said, not restarted again: the module decides
