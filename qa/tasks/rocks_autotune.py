@@ -156,7 +156,7 @@ class RocksAutotuneAdmin(ThrasherGreenlet):
         self.killed: Optional[int] = None
         self.restarts = 0
         # the daemons this task started, until they exit: osd -> (daemon, when)
-        self.started: Dict[int, Tuple[Any, float]] = {}
+        self.revived: Dict[int, Tuple[Any, float]] = {}
         # the OSDs it started that exited again: (osd, exit status, seconds up)
         self.exits: List[Tuple[int, Any, float]] = []
 
@@ -188,7 +188,7 @@ class RocksAutotuneAdmin(ThrasherGreenlet):
         """Say so when a daemon this task started has exited (its process:
         `proc` of a DaemonState or a LocalDaemon): the module then waits for an
         OSD that is not coming back, and the OSD's own log says why."""
-        for osd, (daemon, t0) in list(self.started.items()):
+        for osd, (daemon, t0) in list(self.revived.items()):
             proc = getattr(daemon, 'proc', None)
             if proc is None or not getattr(proc, 'finished', False):
                 continue
@@ -196,7 +196,7 @@ class RocksAutotuneAdmin(ThrasherGreenlet):
             log.error('osd.%d, started by this task %.0fs ago, has exited (status %s): '
                       'see its log', osd, time.time() - t0, status)
             self.exits.append((osd, status, time.time() - t0))
-            del self.started[osd]
+            del self.revived[osd]
 
     def step(self) -> None:
         self.check_started()
@@ -216,7 +216,7 @@ class RocksAutotuneAdmin(ThrasherGreenlet):
             log.info('killing the canary osd.%d in trial %s (%s)', osd,
                      s['current']['index'], s['phase'])
             stop_daemon(self.osd_daemon(osd))
-            self.started.pop(osd, None)
+            self.revived.pop(osd, None)
             self.killed = osd
             return
         self._answer(osd, s.get('health', []), restart_key(s), 'the session')
@@ -228,7 +228,7 @@ class RocksAutotuneAdmin(ThrasherGreenlet):
             # also revives a killed canary
             daemon = self.osd_daemon(osd)
             restart_daemon(daemon)
-            self.started[osd] = (daemon, time.time())
+            self.revived[osd] = (daemon, time.time())
             self.answered.add(key)
             self.restarts += 1
 

@@ -280,6 +280,16 @@ class FakeGreenlet:
     def is_stopped(self) -> bool:
         return self.stopped
 
+    # gevent.Greenlet's own read-only attributes: the task must not set them
+    # (a task attribute named `started` failed under vstart_runner)
+    @property
+    def started(self) -> bool:
+        return False
+
+    @property
+    def dead(self) -> bool:
+        return False
+
     @property
     def exception(self) -> Any:
         return self._exception
