@@ -21,7 +21,11 @@ OSDs are stopped and restarted through ctx.daemons, which is what
 CephManager.kill_osd/revive_osd do when not powercycling; those two read
 CephManager.config, which vstart_runner's LocalCephManager never sets, so
 this way the task also runs under vstart_runner (qa/teuthology/run-vstart in
-the rocks_autotune repository).
+the rocks_autotune repository).  A daemon is started again only once its
+old process has exited (stop_daemon): under vstart_runner, stop() returns
+when `ps` no longer shows the daemon's command line, which an exiting
+process loses before it closes its files, and an OSD started while the old
+one still holds its fsid lock exits at once.
 
 Example::
 
@@ -50,7 +54,8 @@ Config keys (all optional):
 import contextlib
 import json
 import logging
-from typing import Any, Dict, Optional, Set, Tuple
+import time
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 from tasks.thrasher import ThrasherGreenlet
 
@@ -83,6 +88,56 @@ def rollout_restart_key(rollout: Dict[str, Any]) -> RestartKey:
             'rollout')
 
 
+def exited(pid: int) -> bool:
+    """Whether process `pid` has exited: gone, or a zombie (its files closed,
+    its locks released)."""
+    try:
+        with open('/proc/{0}/stat'.format(pid)) as f:
+            state = f.read().rsplit(')', 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return True
+    return state in ('Z', 'X', 'x')
+
+
+def stop_daemon(daemon: Any, timeout: float = 300) -> None:
+    """Stop `daemon` and return once its process has exited.
+
+    teuthology's DaemonState.stop() waits for the daemon's process to end.
+    vstart_runner's LocalDaemon.stop() waits until `ps ww` stops showing
+    `ceph-osd -i N`, and an exiting process's command line reads empty as soon
+    as it has let go of its memory, before it closes its files: an OSD started
+    then finds its fsid still locked ("failed to lock ... is another ceph-osd
+    still running?") and exits, and the OSD stays down.  So the pid the
+    LocalDaemon finds (it has `_get_pid`; a DaemonState has not) is waited
+    for here until it is gone or a zombie.
+    """
+    get_pid = getattr(daemon, '_get_pid', None)
+    pid = get_pid() if callable(get_pid) else None
+    daemon.stop()
+    if pid is None:
+        return
+    deadline = time.time() + timeout
+    t0 = time.time()
+    while not exited(pid):
+        if time.time() > deadline:
+            raise RuntimeError('process {0} still there {1:.0f}s after it was stopped'.format(
+                pid, timeout))
+        time.sleep(0.1)
+    if time.time() - t0 > 0.5:
+        log.info('process %d exited %.1fs after stop() returned', pid, time.time() - t0)
+
+
+def restart_daemon(daemon: Any) -> None:
+    """Restart `daemon` (start it if it is stopped), its old process gone first.
+
+    A DaemonState's restart() stops it and waits for its process itself; a
+    LocalDaemon's (vstart_runner) is stopped here first, by stop_daemon.
+    """
+    if callable(getattr(daemon, '_get_pid', None)) and daemon.running():
+        stop_daemon(daemon)
+    daemon.restart()
+
+
 def should_kill(status: Dict[str, Any]) -> bool:
     cur = status.get('current') or {}
     return (status.get('state') == 'running' and cur.get('kind') == 'candidate'
@@ -100,6 +155,10 @@ class RocksAutotuneAdmin(ThrasherGreenlet):
         self.answered: Set[RestartKey] = set()
         self.killed: Optional[int] = None
         self.restarts = 0
+        # the daemons this task started, until they exit: osd -> (daemon, when)
+        self.revived: Dict[int, Tuple[Any, float]] = {}
+        # the OSDs it started that exited again: (osd, exit status, seconds up)
+        self.exits: List[Tuple[int, Any, float]] = []
 
     def osd_daemon(self, osd: int) -> Any:
         """osd.N's daemon: a DaemonState under teuthology, a LocalDaemon under
@@ -125,7 +184,22 @@ class RocksAutotuneAdmin(ThrasherGreenlet):
             log.exception('rocks_autotune admin failed')
             self.set_thrasher_exception(e)
 
+    def check_started(self) -> None:
+        """Say so when a daemon this task started has exited (its process:
+        `proc` of a DaemonState or a LocalDaemon): the module then waits for an
+        OSD that is not coming back, and the OSD's own log says why."""
+        for osd, (daemon, t0) in list(self.revived.items()):
+            proc = getattr(daemon, 'proc', None)
+            if proc is None or not getattr(proc, 'finished', False):
+                continue
+            status = getattr(proc, 'exitstatus', None)
+            log.error('osd.%d, started by this task %.0fs ago, has exited (status %s): '
+                      'see its log', osd, time.time() - t0, status)
+            self.exits.append((osd, status, time.time() - t0))
+            del self.revived[osd]
+
     def step(self) -> None:
+        self.check_started()
         try:
             s = self.status()
         except Exception as e:  # the mgr may be failing over: look again later
@@ -141,7 +215,8 @@ class RocksAutotuneAdmin(ThrasherGreenlet):
         if self.kill_canary and self.killed is None and should_kill(s):
             log.info('killing the canary osd.%d in trial %s (%s)', osd,
                      s['current']['index'], s['phase'])
-            self.osd_daemon(osd).stop()
+            stop_daemon(self.osd_daemon(osd))
+            self.revived.pop(osd, None)
             self.killed = osd
             return
         self._answer(osd, s.get('health', []), restart_key(s), 'the session')
@@ -150,8 +225,10 @@ class RocksAutotuneAdmin(ThrasherGreenlet):
         """Restart `osd` if `who` asks for it and this request is not answered yet."""
         if MANUAL_RESTART in health and key not in self.answered:
             log.info('%s asks for a restart of osd.%d (%s): restarting it', who, osd, key)
-            # restart() on a stopped daemon starts it: also revives a killed canary
-            self.osd_daemon(osd).restart()
+            # also revives a killed canary
+            daemon = self.osd_daemon(osd)
+            restart_daemon(daemon)
+            self.revived[osd] = (daemon, time.time())
             self.answered.add(key)
             self.restarts += 1
 

@@ -7,10 +7,12 @@ ceph.git's qa modules.
 """
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 import types
-from typing import Any, Dict, Iterator, List, Set, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
 
 import pytest
 import yaml  # type: ignore[import-untyped]
@@ -278,6 +280,16 @@ class FakeGreenlet:
     def is_stopped(self) -> bool:
         return self.stopped
 
+    # gevent.Greenlet's own read-only attributes: the task must not set them
+    # (a task attribute named `started` failed under vstart_runner)
+    @property
+    def started(self) -> bool:
+        return False
+
+    @property
+    def dead(self) -> bool:
+        return False
+
     @property
     def exception(self) -> Any:
         return self._exception
@@ -425,3 +437,75 @@ def test_mgr_test_answers_each_restart_once(qa_imports: None) -> None:
               st('recover_wait', kind='recovery', health=manual)):
         case._answer_restart(s)
     assert calls == [('revive', 3), ('revive', 3)]
+
+
+class ExitingDaemon:
+    """vstart_runner's LocalDaemon as the lab showed it at its worst: stop()
+    returns once `ps` no longer shows the daemon's command line, while the
+    process itself is still exiting (here: a shell that takes 0.6 s to exit
+    after SIGTERM)."""
+
+    def __init__(self) -> None:
+        self.p = subprocess.Popen(['bash', '-c', 'trap "sleep 0.6; exit 0" TERM; '
+                                   'while :; do sleep 0.05; done'])
+        self.events: List[Tuple[str, bool]] = []
+        time.sleep(0.3)  # the trap is set
+
+    def _get_pid(self) -> Optional[int]:
+        return self.p.pid if self.p.poll() is None else None
+
+    def running(self) -> bool:
+        return self._get_pid() is not None
+
+    def stop(self) -> None:
+        self.p.send_signal(signal.SIGTERM)
+        self.events.append(('stop', self.p.poll() is not None))
+
+    def restart(self) -> None:
+        self.events.append(('restart', self.p.poll() is not None))
+
+
+def test_a_daemon_is_started_again_only_once_its_old_process_exited(qa_imports: None) -> None:
+    import importlib
+    ra = importlib.import_module('tasks.rocks_autotune')
+    d = ExitingDaemon()
+    try:
+        ra.restart_daemon(d)
+        # stop() returned with the process still there; restart() came after it exited
+        assert d.events == [('stop', False), ('restart', True)]
+    finally:
+        d.p.kill()
+        d.p.wait()
+
+
+def test_a_killed_daemon_is_gone_when_stop_daemon_returns(qa_imports: None) -> None:
+    import importlib
+    ra = importlib.import_module('tasks.rocks_autotune')
+    d = ExitingDaemon()
+    try:
+        ra.stop_daemon(d)
+        assert ra.exited(d.p.pid)
+        assert not ra.exited(os.getpid())
+    finally:
+        d.p.kill()
+        d.p.wait()
+
+
+def test_admin_task_says_when_an_osd_it_started_exits_again(qa_imports: None) -> None:
+    import importlib
+    ra = importlib.import_module('tasks.rocks_autotune')
+    proc = types.SimpleNamespace(finished=False, exitstatus=None)
+    daemon = types.SimpleNamespace(stop=lambda: None, restart=lambda: None, proc=proc)
+    ctx = types.SimpleNamespace(daemons=types.SimpleNamespace(
+        get_daemon=lambda type_, id_, cluster='ceph': daemon))
+    manual = ('ROCKS_AUTOTUNE_MANUAL_RESTART',)
+    m = FakeManager([st('wait_up', health=manual), st('wait_up', health=manual),
+                     st('wait_up', health=manual)])
+    admin = ra.RocksAutotuneAdmin(ctx, m, {})
+    admin.step()                      # restarts osd.3
+    admin.step()                      # still running: nothing to say
+    assert admin.restarts == 1 and admin.exits == []
+    proc.finished, proc.exitstatus = True, 1   # the new ceph-osd exited at once
+    admin.step()
+    assert [(osd, status) for osd, status, _ in admin.exits] == [(3, 1)]
+    assert admin.restarts == 1        # said, not restarted again: the module decides

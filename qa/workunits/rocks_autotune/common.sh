@@ -7,10 +7,11 @@
 # OSDs holding replicated data, and the rocks_autotune module enabled.
 #
 # Every script:
-#   - shortens trials through module options (warmup, bench_chunk_seconds; and
-#     confirms one candidate in one round: the scripts check behaviour, not
-#     figures) and puts those options back as they were when it exits, pass
-#     or fail;
+#   - shortens trials through module options (warmup, bench_chunk_seconds; two
+#     baseline runs, one candidate confirmed in one round: the scripts check
+#     behaviour, not figures; a restart that does not come back fails the
+#     session in 3 or 5 minutes, not the default 5 or 60) and puts those
+#     options back as they were when it exits, pass or fail;
 #   - starts sessions with RA_SESSION_ARGS (default: --trials 2 --duration 4);
 #   - prints the session's status and history when it fails.
 
@@ -18,9 +19,11 @@ RA_SESSION_ARGS=${RA_SESSION_ARGS:---trials 2 --duration 4}
 # how long a short session may take; trials restart an OSD each
 RA_SESSION_TIMEOUT=${RA_SESSION_TIMEOUT:-900}
 RA_ENDED='done stopped aborted failed'
-# module options the workunits shorten, and the value they use
-RA_FAST_OPTIONS='warmup=2 bench_chunk_seconds=2 confirm_candidates=1 confirm_rounds=1
-steady_window_limit=10 client_space=16777216 precondition_limit=10'
+# module options the workunits shorten, and the value they use (the
+# MgrTestCase's FAST_OPTIONS, qa/tasks/mgr/test_rocks_autotune.py)
+RA_FAST_OPTIONS='warmup=2 bench_chunk_seconds=2 baseline_runs=2 confirm_candidates=1
+confirm_rounds=1 steady_window_limit=10 client_space=16777216 precondition_limit=10
+restart_timeout=180 manual_restart_timeout=300'
 RA_SAVED_OPTIONS=''
 RA_EFFECTIVE_OPTIONS=''
 RA_STARTED=''

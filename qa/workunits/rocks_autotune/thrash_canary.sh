@@ -31,21 +31,47 @@ osd=$(ra_pick_osd)
 before=$(ra_own_config "$osd")
 ra_log "canary osd.$osd, own config: $before; kill: $RA_KILL"
 
+# the candidate trial that failed, if one has (empty if none): sets `failed`
+failed_candidate() {
+    failed=$(ceph rocks-autotune history -f json | ra_py "str(([t['index'] for t in j
+        if t['verdict'] == 'failed' and t['kind'] == 'candidate'] + [''])[0])")
+    [ -n "$failed" ]
+}
+
+# external: a candidate in flight, or one already failed. The thrasher kills
+# the canary as soon as it sees the trial in its 2-s warm-up, and the session
+# then fails it and restarts the canary within seconds, so this script (one
+# look every 3 to 4 s under load) can miss the trial in flight altogether;
+# it then waited 600 s for a trial that had come and gone (a tox -e
+# teuthology run, 2026-11-26). Sets `trial`.
+in_flight_or_failed() {
+    if ra_current_is candidate warmup measure; then
+        trial=$(ra_status "str((j.get('current') or {}).get('index', ''))")
+        [ -n "$trial" ] && return 0
+    fi
+    failed_candidate && trial=$failed
+}
+
 ra_start --osd "$osd"
-ra_wait 600 'a candidate trial being measured' ra_current_is candidate warmup measure
-trial=$(ra_status "str(j['current']['index'])")
 case $RA_KILL in
     orch)
+        ra_wait 600 'a candidate trial being measured' ra_current_is candidate warmup measure
+        trial=$(ra_status "str(j['current']['index'])")
         ra_log "killing osd.$osd in trial $trial: ceph orch daemon stop osd.$osd"
         ceph orch daemon stop "osd.$osd"
+        ra_wait 120 "osd.$osd down" eval "! ra_osd_up $osd"
+        ra_log "osd.$osd is down"
         ;;
     external)
+        ra_wait 600 'a candidate trial being measured (or one failed already)' \
+            in_flight_or_failed
         ra_log "trial $trial in flight: waiting for the thrasher to kill osd.$osd"
+        # down, or already failed (and maybe back: the session restarts it)
+        ra_wait 120 "osd.$osd down" eval "! ra_osd_up $osd || failed_candidate"
+        ra_log "osd.$osd was killed (down, or its trial recorded failed)"
         ;;
     *) ra_die "RA_KILL must be orch or external, not $RA_KILL" ;;
 esac
-ra_wait 120 "osd.$osd down" eval "! ra_osd_up $osd"
-ra_log "osd.$osd is down"
 
 # the session notices, raises ROCKS_AUTOTUNE_TRIAL_FAILED and restores
 seen=''
