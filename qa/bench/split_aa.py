@@ -29,7 +29,15 @@ With --b-config NAME=VALUE (repeatable) it is an A/B instead: arm B runs
 with those set at osd.N (set before its restart, removed before arm A's),
 so that an effect known to fall on the canary alone (e.g. an injected
 dispatch delay) shows whether C/R sees it; per figure the effect is the
-mean over rounds of the log ratio B/A.
+mean over rounds of the log ratio B/A.  Each running value is checked after
+every restart (`config show` against what was set, or for arm A `config
+get`), and every window reads the canary's RocksDB (what it wrote, the
+flushes and compactions of its busiest column family, the write-stall time
+of its perf context), so that an A/B on bluestore_rocksdb_options shows
+whether arm B flushed and stalled in each window:
+
+    qa/lab/ceph-lab exec -- python3 qa/bench/split_aa.py --osd 1 --rounds 10 --warmup 20 \
+      --window 30 --overwrite --b-config "bluestore_rocksdb_options=$(cat b.txt)" > ab.jsonl
 """
 import argparse
 import json
