@@ -226,6 +226,31 @@ def table(path: str) -> None:
               f'(median {round(statistics.median(loads), 2)})')
 
 
+def coupling(paths: List[str]) -> None:
+    """Per A/B run: each figure's effect with its standard error (sd over the
+    square root of the rounds) and mean +- 2 se as a ratio, and what C/R adds
+    to C's own effect.  In logs C/R's effect is C's minus R's, so what C/R
+    overstates (or understates) C's effect by is R's effect: what arm B did to
+    the PGs without the canary through the machine they share."""
+    print('| run | figure | effect (log B/A) | se | mean +- 2 se, as B/A | rounds below 0 |\n'
+          '|---|---|---|---|---|---|')
+    notes = []
+    for path in paths:
+        rows = [r for r in (json.loads(x) for x in open(path) if x.strip()) if 'arm' in r]
+        s = sds(rows)
+        name = os.path.basename(path)
+        for f in FIGURES:
+            m = s[f]
+            se = m['sd'] / math.sqrt(m['rounds'])
+            print(f'| {name} | {f} | {m["mean"]:+.4f} | {se:.4f} | '
+                  f'{math.exp(m["mean"] - 2 * se):.3f}x-{math.exp(m["mean"] + 2 * se):.3f}x | '
+                  f'{sum(1 for v in m["log_ratios"] if v < 0)} of {m["rounds"]} |')
+        c, cr = s['iops_c']['mean'], s['c_over_r']['mean']
+        notes.append(f'{name}: C/R {cr:+.4f} = C {c:+.4f} minus R {s["iops_r"]["mean"]:+.4f}; '
+                     f'C/R over C in logs {cr / c:.2f}' if c else f'{name}: C moved 0')
+    print('\n' + '\n'.join(notes))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--osd', type=int, default=1)
@@ -245,7 +270,13 @@ def main() -> None:
     ap.add_argument('--b-config', action='append', default=[], metavar='NAME=VALUE',
                     help='an A/B run: arm B runs with NAME=VALUE set at osd.N')
     ap.add_argument('--table', metavar='JSONL', help='no lab: the tables of a run')
+    ap.add_argument('--coupling', nargs='+', metavar='JSONL',
+                    help='no lab: per A/B run, each figure\'s effect with its se, and what '
+                         'C/R adds to C\'s own effect (R\'s)')
     a = ap.parse_args()
+    if a.coupling:
+        coupling(a.coupling)
+        return
     if a.table:
         table(a.table)
         return

@@ -621,6 +621,24 @@ def test_split_ab_table_shows_the_canarys_rocksdb_when_the_run_read_it(
     assert '| 1 | B | 300 | 500 | 0.600 | 9.0 |' in capsys.readouterr().out
 
 
+def test_split_coupling_says_c_over_r_adds_rs_effect_to_cs(capsys: Any, tmp_path: Any) -> None:
+    import split_aa
+    rows = []
+    for rnd, (c, r) in enumerate([(0.5, 1.2), (0.6, 1.3), (0.55, 1.25)]):
+        rows += [{'round': rnd, 'arm': 'A', 'iops_c': 100.0, 'iops_r': 100.0, 'c_over_r': 1.0},
+                 {'round': rnd, 'arm': 'B', 'iops_c': 100.0 * c, 'iops_r': 100.0 * r,
+                  'c_over_r': c / r}]
+    p = tmp_path / 'ab.jsonl'
+    p.write_text('\n'.join(json.dumps(r) for r in rows))
+    split_aa.coupling([str(p)])
+    out = capsys.readouterr().out
+    s = split_aa.sds(rows)
+    assert math.isclose(s['c_over_r']['mean'], s['iops_c']['mean'] - s['iops_r']['mean'],
+                        abs_tol=2e-4)
+    assert '| ab.jsonl | iops_c | -0.6006 | 0.0527 | 0.494x-0.609x | 3 of 3 |' in out
+    assert 'ab.jsonl: C/R -0.8232 = C -0.6006 minus R +0.2226; C/R over C in logs 1.37' in out
+
+
 def _dump(writes: int, memtable_s: float, sync_n: int, sync_s: float) -> Dict[str, Any]:
     """A perf dump as Tentacle prints it, trimmed to what duet_aa.per_osd reads."""
     def avg(n: int, s: float) -> Dict[str, Any]:
