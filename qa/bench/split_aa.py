@@ -29,7 +29,15 @@ With --b-config NAME=VALUE (repeatable) it is an A/B instead: arm B runs
 with those set at osd.N (set before its restart, removed before arm A's),
 so that an effect known to fall on the canary alone (e.g. an injected
 dispatch delay) shows whether C/R sees it; per figure the effect is the
-mean over rounds of the log ratio B/A.
+mean over rounds of the log ratio B/A.  Each running value is checked after
+every restart (`config show` against what was set, or for arm A `config
+get`), and every window reads the canary's RocksDB (what it wrote, the
+flushes and compactions of its busiest column family, the write-stall time
+of its perf context), so that an A/B on bluestore_rocksdb_options shows
+whether arm B flushed and stalled in each window:
+
+    qa/lab/ceph-lab exec -- python3 qa/bench/split_aa.py --osd 1 --rounds 10 --warmup 20 \
+      --window 30 --overwrite --b-config "bluestore_rocksdb_options=$(cat b.txt)" > ab.jsonl
 """
 import argparse
 import json
@@ -43,8 +51,11 @@ import time
 from typing import Any, Dict, List, Optional, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lsm_timeline import ClientLoad, ceph, ceph_json, drive_until, restart  # noqa: E402
+from duet_aa import counter, perf  # noqa: E402
+from lsm_timeline import (ClientLoad, ceph, ceph_json, drive_until, fill_all,  # noqa: E402
+                          overwrite_all, restart, sample)
 
+from rocks_autotune import rocksdb_stats  # noqa: E402
 from rocks_autotune.cluster import PgInfo, PoolInfo, RadosIo  # noqa: E402
 from rocks_autotune.workload import NAMESPACE, ClientWorkload, client_objects  # noqa: E402
 
@@ -96,12 +107,43 @@ def drive_both(load: SplitLoad, seconds: float) -> Dict[str, Tuple[int, float]]:
     return got
 
 
+# RocksDB's write stalls as the canary's perf dump adds them up (rocksdb_perf
+# on): the perf context's write_delay_time, summed over the submitted batches
+DELAY = ('rocksdb', 'rocksdb_write_delay_time')
+
+
 def window(load: SplitLoad, warmup: float, seconds: float) -> Dict[str, Any]:
+    """A warm-up, then one window of both groups; the canary's RocksDB read
+    over the window: what it wrote (lsm_timeline.sample, as duet_aa reads
+    it), the flushes of its busiest column family and the write-stall time."""
     drive_both(load, warmup)
+    kv0, perf0 = sample(load.osd), perf(load.osd)
     got = drive_both(load, seconds)
+    kv1, perf1 = sample(load.osd), perf(load.osd)
     iops = {k: b / load.c.block_size / s for k, (b, s) in got.items()}
+    d = rocksdb_stats.delta(rocksdb_stats.counts(kv0), rocksdb_stats.counts(kv1))
     return {'iops_c': iops['c'], 'iops_r': iops['r'], 'c_over_r': iops['c'] / iops['r'],
+            'wal_mib': round(d.wal_bytes / 2**20, 2), 'flush_mib': round(d.flush_bytes / 2**20, 2),
+            'compaction_mib': round(d.compaction_bytes / 2**20, 2), 'flushes': d.flushes,
+            'busiest_cf': d.busiest_cf, 'compactions': d.compactions,
+            'delay_s': round(counter(perf1, [DELAY])['sum'] - counter(perf0, [DELAY])['sum'], 3),
             'load': round(os.getloadavg()[0], 2)}
+
+
+def set_arm(osd: int, b_config: Dict[str, str], arm: str) -> None:
+    """Arm B's settings set at osd.N (arm A's removed), the OSD restarted,
+    and each running value checked against what was set (for A: `config get`)."""
+    for name, value in b_config.items():
+        if arm == 'B':
+            ceph('config', 'set', f'osd.{osd}', name, value)
+        else:
+            ceph('config', 'rm', f'osd.{osd}', name)
+    restart(osd)
+    for name, value in b_config.items():
+        want = value if arm == 'B' else ceph('config', 'get', f'osd.{osd}', name).strip()
+        running = ceph('config', 'show', f'osd.{osd}', name).strip()
+        if running != want:
+            raise SystemExit(f'osd.{osd} runs {name}={running!r} in arm {arm}, not {want!r}')
 
 
 def sds(rows: List[Dict[str, Any]]) -> Dict[str, Any]:
@@ -134,10 +176,31 @@ def table(path: str) -> None:
                   f'{r["window_s"]:g}-s windows; {r["placement"]}'
                   + (f'; arm B sets at osd.{r["osd"]}: {r["b_config"]}' if r.get('b_config')
                      else ''))
-    print('\n| round | arm | IOPS C | IOPS R | C/R | load |\n|---|---|---|---|---|---|')
+        if 'filled' in r:
+            print(f'group {r["group"]}: {r["fill_mib"]} MiB filled in {r["fill_seconds"]} s'
+                  + (f', every block overwritten once in {r["overwrite_seconds"]} s '
+                     f'(load {r["load"]})' if 'overwritten' in r else ''))
+    kv = all('flushes' in r for r in rows)  # the runs that read the canary's RocksDB
+    print('\n| round | arm | IOPS C | IOPS R | C/R |'
+          + (' WAL MiB | flushes | flush MiB | compaction MiB | stall s |' if kv else '')
+          + ' load |\n|---|---|---|---|---|' + ('---|' * 5 if kv else '') + '---|')
     for r in rows:
         print(f'| {r["round"] + 1} | {r["arm"]} | {r["iops_c"]:.0f} | {r["iops_r"]:.0f} | '
-              f'{r["c_over_r"]:.3f} | {r["load"]} |')
+              f'{r["c_over_r"]:.3f} |'
+              + (f' {r["wal_mib"]:.1f} | {r["flushes"]} | {r["flush_mib"]:.1f} | '
+                 f'{r["compaction_mib"]:.1f} | {r["delay_s"]:.2f} |' if kv else '')
+              + f' {r["load"]} |')
+    if kv:
+        for arm in sorted({r['arm'] for r in rows}):
+            mine = [r for r in rows if r['arm'] == arm]
+            print(f'\narm {arm}: {sum(1 for r in mine if r["flushes"])} of {len(mine)} windows '
+                  f'saw a flush of the busiest column family ({sum(r["flushes"] for r in mine)} '
+                  f'flushes), {sum(1 for r in mine if r["compactions"])} a compaction below L0; '
+                  f'medians: flush {statistics.median(r["flush_mib"] for r in mine):.1f} MiB, '
+                  f'compaction {statistics.median(r["compaction_mib"] for r in mine):.1f} MiB, '
+                  f'stall {statistics.median(r["delay_s"] for r in mine):.2f} s per window'
+                  + ('; every running value checked'
+                     if all(r.get('running_checked') for r in mine) else ''))
     s = sds(rows)
     if any(r['arm'] == 'B' for r in rows):
         print('\nper-round log ratio B/A: its mean (the effect), sd and mean/se\n\n'
@@ -163,6 +226,31 @@ def table(path: str) -> None:
               f'(median {round(statistics.median(loads), 2)})')
 
 
+def coupling(paths: List[str]) -> None:
+    """Per A/B run: each figure's effect with its standard error (sd over the
+    square root of the rounds) and mean +- 2 se as a ratio, and what C/R adds
+    to C's own effect.  In logs C/R's effect is C's minus R's, so what C/R
+    overstates (or understates) C's effect by is R's effect: what arm B did to
+    the PGs without the canary through the machine they share."""
+    print('| run | figure | effect (log B/A) | se | mean +- 2 se, as B/A | rounds below 0 |\n'
+          '|---|---|---|---|---|---|')
+    notes = []
+    for path in paths:
+        rows = [r for r in (json.loads(x) for x in open(path) if x.strip()) if 'arm' in r]
+        s = sds(rows)
+        name = os.path.basename(path)
+        for f in FIGURES:
+            m = s[f]
+            se = m['sd'] / math.sqrt(m['rounds'])
+            print(f'| {name} | {f} | {m["mean"]:+.4f} | {se:.4f} | '
+                  f'{math.exp(m["mean"] - 2 * se):.3f}x-{math.exp(m["mean"] + 2 * se):.3f}x | '
+                  f'{sum(1 for v in m["log_ratios"] if v < 0)} of {m["rounds"]} |')
+        c, cr = s['iops_c']['mean'], s['c_over_r']['mean']
+        notes.append(f'{name}: C/R {cr:+.4f} = C {c:+.4f} minus R {s["iops_r"]["mean"]:+.4f}; '
+                     f'C/R over C in logs {cr / c:.2f}' if c else f'{name}: C moved 0')
+    print('\n' + '\n'.join(notes))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--osd', type=int, default=1)
@@ -174,12 +262,21 @@ def main() -> None:
     ap.add_argument('--threads', type=int, default=8, help='writes in flight per group')
     ap.add_argument('--pool-name', default='splitaa')
     ap.add_argument('--pg-num', type=int, default=32)
+    ap.add_argument('--overwrite', action='store_true',
+                    help='after the fill, overwrite every 4 KiB block of each group once '
+                         '(lsm_timeline.overwrite_all: the session\'s second pass)')
     ap.add_argument('--seed', type=int, default=0)
     ap.add_argument('--until', default='', help='UTC HH:MM: start no round after it')
     ap.add_argument('--b-config', action='append', default=[], metavar='NAME=VALUE',
                     help='an A/B run: arm B runs with NAME=VALUE set at osd.N')
     ap.add_argument('--table', metavar='JSONL', help='no lab: the tables of a run')
+    ap.add_argument('--coupling', nargs='+', metavar='JSONL',
+                    help='no lab: per A/B run, each figure\'s effect with its se, and what '
+                         'C/R adds to C\'s own effect (R\'s)')
     a = ap.parse_args()
+    if a.coupling:
+        coupling(a.coupling)
+        return
     if a.table:
         table(a.table)
         return
@@ -199,23 +296,20 @@ def main() -> None:
                               'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
                               'version': ceph_json('version').get('version')}), flush=True)
             for w in (load.c, load.r):  # every object written end to end first
-                done = 0
-                while done < w.object_count:
-                    done, _, _ = w.fill(done, 30.0)
+                passes = fill_all(w)
+                if a.overwrite:  # then every 4 KiB block once: a preconditioned keyspace
+                    passes.update(overwrite_all(w))
+                print(json.dumps(dict(passes, group='c' if w is load.c else 'r')), flush=True)
             for rnd in range(a.rounds):
                 if a.until and rnd and time.strftime('%H:%M', time.gmtime()) >= a.until:
                     break
                 arms = ['A', 'B' if b_config else "A'"]
                 rng.shuffle(arms)
                 for arm in arms:
-                    for name, value in b_config.items():
-                        if arm == 'B':
-                            ceph('config', 'set', f'osd.{a.osd}', name, value)
-                        else:
-                            ceph('config', 'rm', f'osd.{a.osd}', name)
-                    restart(a.osd)
+                    set_arm(a.osd, b_config, arm)
                     print(json.dumps(dict(window(load, a.warmup, a.window), round=rnd,
-                                          arm=arm)), flush=True)
+                                          arm=arm, running_checked=bool(b_config))),
+                          flush=True)
     finally:
         for kv in a.b_config:
             ceph('config', 'rm', f'osd.{a.osd}', kv.split('=', 1)[0])

@@ -592,6 +592,53 @@ def test_a_split_load_takes_out_what_falls_on_both_groups() -> None:
     assert s['iops_c']['sd'] == s['iops_r']['sd'] > 0.2
 
 
+def test_split_ab_table_shows_the_canarys_rocksdb_when_the_run_read_it(
+        capsys: Any, tmp_path: Any) -> None:
+    import split_aa
+    head = {'placement': {'pool': 'splitaa'}, 'osd': 1, 'b_config': {'x': '1'},
+            'warmup_s': 10, 'window_s': 60, 'date': 'D', 'version': 'V'}
+    rows = []
+    for rnd in range(3):
+        for arm, c, flushes in (('A', 600.0, 0), ('B', 300.0, 12)):
+            rows.append({'round': rnd, 'arm': arm, 'iops_c': c, 'iops_r': 500.0,
+                         'c_over_r': c / 500.0, 'wal_mib': 80.0, 'flushes': flushes,
+                         'flush_mib': flushes * 0.5, 'compaction_mib': 1.0,
+                         'busiest_cf': 'L' if flushes else '', 'compactions': 1 if flushes else 0,
+                         'delay_s': 0.0 if arm == 'A' else 4.5, 'load': 9.0,
+                         'running_checked': True})
+    p = tmp_path / 'ab.jsonl'
+    p.write_text('\n'.join(json.dumps(r) for r in [head] + rows))
+    split_aa.table(str(p))
+    out = capsys.readouterr().out
+    assert '| 1 | B | 300 | 500 | 0.600 | 80.0 | 12 | 6.0 | 1.0 | 4.50 | 9.0 |' in out
+    assert 'arm B: 3 of 3 windows saw a flush of the busiest column family (36 flushes)' in out
+    assert 'arm A: 0 of 3 windows saw a flush' in out and 'every running value checked' in out
+    assert '| c_over_r | -0.6931 | 0.500x | 0.0000 |' in out
+    # a run that did not read the canary's RocksDB renders as before
+    p.write_text('\n'.join(json.dumps({k: v for k, v in r.items() if k in (
+        'round', 'arm', 'iops_c', 'iops_r', 'c_over_r', 'load')}) for r in rows))
+    split_aa.table(str(p))
+    assert '| 1 | B | 300 | 500 | 0.600 | 9.0 |' in capsys.readouterr().out
+
+
+def test_split_coupling_says_c_over_r_adds_rs_effect_to_cs(capsys: Any, tmp_path: Any) -> None:
+    import split_aa
+    rows = []
+    for rnd, (c, r) in enumerate([(0.5, 1.2), (0.6, 1.3), (0.55, 1.25)]):
+        rows += [{'round': rnd, 'arm': 'A', 'iops_c': 100.0, 'iops_r': 100.0, 'c_over_r': 1.0},
+                 {'round': rnd, 'arm': 'B', 'iops_c': 100.0 * c, 'iops_r': 100.0 * r,
+                  'c_over_r': c / r}]
+    p = tmp_path / 'ab.jsonl'
+    p.write_text('\n'.join(json.dumps(r) for r in rows))
+    split_aa.coupling([str(p)])
+    out = capsys.readouterr().out
+    s = split_aa.sds(rows)
+    assert math.isclose(s['c_over_r']['mean'], s['iops_c']['mean'] - s['iops_r']['mean'],
+                        abs_tol=2e-4)
+    assert '| ab.jsonl | iops_c | -0.6006 | 0.0527 | 0.494x-0.609x | 3 of 3 |' in out
+    assert 'ab.jsonl: C/R -0.8232 = C -0.6006 minus R +0.2226; C/R over C in logs 1.37' in out
+
+
 def _dump(writes: int, memtable_s: float, sync_n: int, sync_s: float) -> Dict[str, Any]:
     """A perf dump as Tentacle prints it, trimmed to what duet_aa.per_osd reads."""
     def avg(n: int, s: float) -> Dict[str, Any]:
