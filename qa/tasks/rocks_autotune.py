@@ -138,6 +138,16 @@ def restart_daemon(daemon: Any) -> None:
     daemon.restart()
 
 
+def osd_daemon(ctx: Any, osd: int, cluster: str = 'ceph') -> Any:
+    """osd.N's daemon in ctx.daemons: a DaemonState under teuthology, a
+    LocalDaemon under vstart_runner (what CephManager.kill_osd/revive_osd stop
+    and restart when not powercycling)."""
+    daemon = ctx.daemons.get_daemon('osd', osd, cluster)
+    if daemon is None:
+        raise RuntimeError('no daemon osd.{0} in cluster {1}'.format(osd, cluster))
+    return daemon
+
+
 def should_kill(status: Dict[str, Any]) -> bool:
     cur = status.get('current') or {}
     return (status.get('state') == 'running' and cur.get('kind') == 'candidate'
@@ -159,14 +169,6 @@ class RocksAutotuneAdmin(ThrasherGreenlet):
         self.revived: Dict[int, Tuple[Any, float]] = {}
         # the OSDs it started that exited again: (osd, exit status, seconds up)
         self.exits: List[Tuple[int, Any, float]] = []
-
-    def osd_daemon(self, osd: int) -> Any:
-        """osd.N's daemon: a DaemonState under teuthology, a LocalDaemon under
-        vstart_runner."""
-        daemon = self.ctx.daemons.get_daemon('osd', osd, self.cluster)
-        if daemon is None:
-            raise RuntimeError('no daemon osd.{0} in cluster {1}'.format(osd, self.cluster))
-        return daemon
 
     def status(self) -> Dict[str, Any]:
         out = self.manager.raw_cluster_cmd('rocks-autotune', 'status', '--format=json')
@@ -215,7 +217,7 @@ class RocksAutotuneAdmin(ThrasherGreenlet):
         if self.kill_canary and self.killed is None and should_kill(s):
             log.info('killing the canary osd.%d in trial %s (%s)', osd,
                      s['current']['index'], s['phase'])
-            stop_daemon(self.osd_daemon(osd))
+            stop_daemon(osd_daemon(self.ctx, osd, self.cluster))
             self.revived.pop(osd, None)
             self.killed = osd
             return
@@ -226,7 +228,7 @@ class RocksAutotuneAdmin(ThrasherGreenlet):
         if MANUAL_RESTART in health and key not in self.answered:
             log.info('%s asks for a restart of osd.%d (%s): restarting it', who, osd, key)
             # also revives a killed canary
-            daemon = self.osd_daemon(osd)
+            daemon = osd_daemon(self.ctx, osd, self.cluster)
             restart_daemon(daemon)
             self.revived[osd] = (daemon, time.time())
             self.answered.add(key)

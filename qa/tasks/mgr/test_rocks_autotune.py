@@ -39,7 +39,7 @@ from io import StringIO
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from tasks.mgr.mgr_test_case import MgrTestCase
-from tasks.rocks_autotune import restart_daemon, stop_daemon
+from tasks.rocks_autotune import osd_daemon, restart_daemon, stop_daemon
 
 log = logging.getLogger(__name__)
 
@@ -169,14 +169,9 @@ class TestRocksAutotune(MgrTestCase):
         self.answered.add(key)
 
     def _osd_daemon(self, osd: int) -> Any:
-        """osd.N's daemon handle: a DaemonState under teuthology, a LocalDaemon
-        under vstart_runner (what CephManager.kill_osd/revive_osd stop and
-        restart when not powercycling)."""
-        cluster = getattr(self.mgr_cluster.mon_manager, 'cluster', None) or 'ceph'
-        daemon = self.ctx.daemons.get_daemon('osd', osd, cluster)
-        if daemon is None:
-            raise RuntimeError('no daemon osd.{0} in cluster {1}'.format(osd, cluster))
-        return daemon
+        """osd.N's daemon in this cluster (tasks.rocks_autotune.osd_daemon)."""
+        return osd_daemon(self.ctx, osd,
+                          getattr(self.mgr_cluster.mon_manager, 'cluster', None) or 'ceph')
 
     def _drive(self, until: Callable[[Status], bool], timeout: float) -> Status:
         """Poll the session until `until(status)`, answering restart requests."""
