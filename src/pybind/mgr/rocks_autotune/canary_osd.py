@@ -22,7 +22,7 @@ from .canary import Canary, ours
 from .cluster import Cluster, ClusterError
 from .confirm import BASELINE
 from .gate import Params, look
-from .restart import Restarter, Result
+from .restart import Restarter, Result, Stage
 from .session_settings import Settings
 from .store import CanaryRecord, SessionState
 from .window import Precondition, Window, WindowSettings
@@ -210,6 +210,11 @@ class CanaryOsd:
 
     def restart_done(self) -> None:
         self.rec['restarted'] = True
+
+    def restart_issued(self) -> bool:
+        """Its restart is past the gate and not done: the one in flight."""
+        r = self.rec['restart']
+        return not self.rec['restarted'] and r is not None and r['stage'] != Stage.GATE.value
 
     def timeout(self) -> float:
         return self.restarter.timeout()

@@ -131,11 +131,22 @@ class Phases:
                 for t in slots(self.cur())]
 
     def _next_to_restart(self, canaries: List[CanaryOsd]) -> CanaryOsd:
-        """The first of `canaries` whose restart is not done: one at a time."""
-        for c in canaries:
-            if not c.restarted:
-                return c
-        raise ValueError(f'no restart left in phase {self.s["phase"]}')
+        """Of `canaries` whose restart is not done, the one to step: one at a
+        time.  The restart in flight; else a canary that is down (the gate
+        holds the others' while it is: a recovery or a restore after it
+        died must start it first); else the first in restart order."""
+        left = [c for c in canaries if not c.restarted]
+        if not left:
+            raise ValueError(f'no restart left in phase {self.s["phase"]}')
+        issued = [c for c in left if c.restart_issued()]
+        if issued:
+            return issued[0]
+        if len(left) > 1:
+            osds = self.job.cluster.osds()
+            down = [c for c in left if c.osd not in osds or not osds[c.osd].up]
+            if down:
+                return down[0]
+        return left[0]
 
     # ------------------------------------------------------------ what comes next
 
