@@ -36,6 +36,17 @@ def run_watching(h: Harness, until: Any = None, killed: Optional[int] = None) ->
     raise AssertionError(f'session did not finish: {h.phase} {h.message}')
 
 
+def ends_restored(h: Harness, before: Dict[int, Dict[str, Optional[str]]],
+                  state: str = 'done') -> List[str]:
+    """Run to the end: it ends `state`, both canaries on their originals;
+    the phases entered."""
+    phases = run_watching(h)
+    assert h.state == state
+    for o in (0, 1):
+        assert_restored(h, o, before[o])
+    return phases
+
+
 def test_a_duet_measures_each_round_on_both_canaries_with_the_arms_crossed_and_restores_both(
         ) -> None:
     h = Harness(**DUET)
@@ -45,10 +56,7 @@ def test_a_duet_measures_each_round_on_both_canaries_with_the_arms_crossed_and_r
     first = h.persisted(0)
     assert {o: h.persisted_canary(0, o)['originals'] for o in (0, 1)} == before
     assert first['plan'] == {'design': 'duet', 'osds': [0, 1]}
-    phases = run_watching(h)
-    assert h.state == 'done'
-    for o in (0, 1):
-        assert_restored(h, o, before[o])
+    phases = ends_restored(h, before)
     confirms = [t for t in h.trials if t['kind'] == 'confirm']
     # a window per round: the baseline on one canary, the finalist on the
     # other, swapped the next round (crossover)
@@ -75,17 +83,14 @@ def test_a_canary_failing_mid_duet_window_fails_the_window_and_recovers_both() -
                  and current(s)['kind'] == 'confirm' and current(s)['index'] > window['index'])
     failed = [t for t in h.trials if t['verdict'] == 'failed']
     # both of the window's trials are failed, the dead canary named
-    assert [(t['osd'], t['arm']) for t in failed] == [(t['osd'], t['arm'])
-                                                       for t in window['slots']]
+    assert [(t['osd'], t['arm']) for t in failed] == [
+        (t['osd'], t['arm']) for t in window['slots']]
     assert all('osd.1 failed during the measurement' in t['error'] for t in failed)
     # both canaries back on their originals before the next window
     for o in (0, 1):
         assert h.cluster.osds()[o].up and not h.cluster.has_noout(o)
         assert h.cluster.running[o] == h.cluster.defaults['bluestore_rocksdb_options']
-    run_watching(h)
-    assert h.state == 'done'
-    for o in (0, 1):
-        assert_restored(h, o, before[o])
+    ends_restored(h, before)
 
 
 def test_an_abort_mid_duet_window_restores_both_canaries() -> None:
@@ -98,11 +103,8 @@ def test_an_abort_mid_duet_window_restores_both_canaries() -> None:
     assert len(dirty) == 1
     assert h.cluster.running[dirty[0]] != h.cluster.defaults['bluestore_rocksdb_options']
     s.request_abort()
-    run_watching(h)
-    assert h.state == 'aborted'
-    for o in (0, 1):
-        assert_restored(h, o, before[o])
-        assert not h.persisted_canary(osd=o)['running_dirty']
+    ends_restored(h, before, 'aborted')
+    assert not any(h.persisted_canary(osd=o)['running_dirty'] for o in (0, 1))
 
 
 def test_a_failover_mid_duet_window_runs_the_window_again_on_both() -> None:
@@ -113,12 +115,9 @@ def test_a_failover_mid_duet_window_runs_the_window_again_on_both() -> None:
     index = current(h._s())['index']
     s = h.reload()
     assert phase(s) == 'apply' and current(s)['index'] == index
-    run_watching(h)
-    assert h.state == 'done'
+    ends_restored(h, before)
     # the window measured once, on both canaries
     assert [t['osd'] for t in h.trials if t['index'] in (index, index + 1)] == [0, 1]
-    for o in (0, 1):
-        assert_restored(h, o, before[o])
 
 
 def test_a_config_change_at_the_second_canary_pauses_a_duet_until_reverted() -> None:
@@ -131,7 +130,5 @@ def test_a_config_change_at_the_second_canary_pauses_a_duet_until_reverted() -> 
     assert phase(s) == 'apply' and 'CONFIG_CHANGED' in ' '.join(s.health_checks())
     assert 'osd.1 bluestore_rocksdb_options_annex' in h.message
     h.cluster.config_rm('osd.1', 'bluestore_rocksdb_options_annex')
-    run_watching(h)
-    assert h.state == 'done' and s.health_checks() == {}
-    for o in (0, 1):
-        assert_restored(h, o, before[o])
+    ends_restored(h, before)
+    assert s.health_checks() == {}

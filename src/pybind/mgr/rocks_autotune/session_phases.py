@@ -270,14 +270,20 @@ class Phases:
         self.enter(P.WAIT_UP, f'trial {cur["index"]}: waiting for osd.{canary.osd}')
         return self.settings.poll
 
-    def wait_up(self, now: float) -> float:
-        cur = self.cur()
-        window = self.in_window()
+    def _wait_step(self, now: float, window: List[CanaryOsd]) -> Tuple[CanaryOsd, Result]:
+        """A step of the window's restart in flight; once up, it is done."""
         canary = self._next_to_restart(window)
         r = canary.restart(now)
         if r.outcome == Outcome.UP:
             self.job._unpause()
             canary.restart_done()
+        return canary, r
+
+    def wait_up(self, now: float) -> float:
+        cur = self.cur()
+        window = self.in_window()
+        canary, r = self._wait_step(now, window)
+        if r.outcome == Outcome.UP:
             if not all(c.restarted for c in window):
                 self.enter(P.RESTART, f'trial {cur["index"]}: restarting '
                            f'osd.{self._next_to_restart(window).osd}')
@@ -501,11 +507,8 @@ class Phases:
     def recover_wait(self, now: float) -> float:
         s = self.s
         window = self.in_window()
-        canary = self._next_to_restart(window)
-        r = canary.restart(now)
+        canary, r = self._wait_step(now, window)
         if r.outcome == Outcome.UP:
-            self.job._unpause()
-            canary.restart_done()
             if not all(c.restarted for c in window):
                 self.enter(P.RECOVER_RESTART)
                 return 0
