@@ -31,7 +31,7 @@ import copy
 import logging
 import time
 from dataclasses import asdict
-from typing import Any, Callable, Dict, List, Optional, Set
+from typing import Any, Callable, Dict, Iterable, List, Optional, Set
 
 from . import health, measurement_plan, session_start, views
 from .canary import OPTIONS, SAVED
@@ -53,6 +53,11 @@ __all__ = ['ACTIVE', 'MOVES', 'Phase', 'Session']
 log = logging.getLogger(__name__)
 
 ACTIVE = ('running', 'stopping', 'restoring')
+
+
+def standing_changes(canaries: Iterable[CanaryOsd]) -> List[str]:
+    """The session's list of someone else's changes: its canaries', each once."""
+    return list(dict.fromkeys(line for c in canaries for line in c.rec['config_changes']))
 
 
 class Session(Machine):
@@ -241,13 +246,8 @@ class Session(Machine):
         return self.phases.table()
 
     def _persist(self) -> bool:
-        self._gather_config_changes()
+        self.s['config_changes'] = standing_changes(self.canaries.values())
         return super()._persist()
-
-    def _gather_config_changes(self) -> None:
-        """The session's list of someone else's changes: its canaries', each once."""
-        self.s['config_changes'] = list(dict.fromkeys(
-            line for c in self.canaries.values() for line in c.rec['config_changes']))
 
     # ------------------------------------------------------------ the pause
 
@@ -306,7 +306,7 @@ class Session(Machine):
             c.clear_noout()
             c.remove_client_objects()
         self._end(Ending(s['final']) if s.get('final') else self._outcome())
-        self._gather_config_changes()
+        s['config_changes'] = standing_changes(self.canaries.values())
         result = views.answer(s)
         s['message'] = f'{s["state"]}: ' + (
             views.answer_line(result) if result is not None
