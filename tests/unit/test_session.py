@@ -388,6 +388,26 @@ def test_resume_after_mgr_failover_mid_trial_counts_no_trial_twice() -> None:
     assert_restored(h, 0, before)
 
 
+def test_a_failover_after_a_window_was_read_but_not_recorded_reads_it_again() -> None:
+    # a step that read the window and failed before recording it saves the
+    # reading in the trial in flight; a new mgr redoes the window, reading anew
+    h = Harness()
+    before = h.config_of(0)
+    s = h.start(osd=0, trials=2)
+    h.run(until=measuring_a_candidate)
+
+    def lost(trial: Dict[str, Any]) -> None:
+        raise ValueError('lost')
+    s.search.add_trial = lost  # type: ignore[method-assign]
+    h.run(until=lambda s: 'step failed' in view(s).message)
+    assert h.persisted()['current'].get('measurement')
+    h.reload()
+    assert h.phase == 'apply' and 'measurement' not in h.current
+    h.run()
+    assert h.state == 'done'
+    assert_restored(h, 0, before)
+
+
 def test_replayed_optimizer_asks_what_the_original_would() -> None:
     h = Harness()
     h.start(osd=0, trials=8)

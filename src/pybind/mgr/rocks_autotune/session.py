@@ -35,7 +35,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Set
 
 from . import health, measurement_plan, session_start, views
 from .canary import OPTIONS, SAVED
-from .canary_osd import CanaryOsd
+from .canary_osd import CanaryOsd, slots
 from .cluster import Cluster
 from .gate import Params, StartRefused
 from .machine import Handler, Machine
@@ -206,8 +206,8 @@ class Session(Machine):
         Deadlines start again on this mgr's clock (restart.resume_after_failover)."""
         if self.s['phase'] in MEASURING and self.s['current'] is not None:
             self._enter(P.APPLY, 'mgr restarted mid-trial: running the trial again')
-            for t in self.s['current'].get('slots', []):
-                t.pop('measurement', None)  # a slot measured before the others
+            for t in slots(self.s['current']):
+                t.pop('measurement', None)  # taken in the window that is redone
             for c in self.canaries.values():
                 c.rec['window'] = None
         now = self.clock()
