@@ -229,7 +229,7 @@ def test_preconditioning_that_runs_out_of_time_while_filling_says_so() -> None:
     h = Harness(client_space=256 << 20, client_object_size=65536, precondition_limit=1.0)
     s = h.start(osd=0, workload='client', trials=1)
     h.run()
-    p = s.s['precondition']
+    p = s.canary.rec['precondition']
     assert p['done'] and p['steady'] is False and p['bytes'] == 0
     assert re.search(r'not steady after 1s of load \(precondition_limit\): \d+ of 4096 '
                      r'objects filled', p['why'])
@@ -264,7 +264,7 @@ def test_preconditioning_writes_the_keyspace_until_the_busiest_family_has_a_lowe
     first = phases.index('precondition')
     assert 'measure' not in phases[:first] and phases.count('precondition') > 1
     assert all(p != 'precondition' for p in phases[phases.index('measure'):])
-    p = s.s['precondition']
+    p = s.canary.rec['precondition']
     assert p['done'] and p['steady'] and p['bytes'] >= 4 << 20 and p['compactions'] >= 1
     assert p['shape']['O-0'][-1][0] == 1  # a level below L0 holds files
     # every object written end to end first, then every block overwritten once
@@ -282,9 +282,9 @@ def test_a_preconditioning_saved_before_the_passes_goes_on_with_them() -> None:
     s = h.start(osd=0, workload='client', trials=1)
     h.run(until=lambda s: s.s['phase'] == 'precondition')
     for key in ('filled', 'fill_bytes', 'fill_seconds', 'overwritten'):
-        s.s['precondition'].pop(key)  # as an older version saved it
+        s.canary.rec['precondition'].pop(key)  # as an older version saved it
     h.run()
-    p = s.s['precondition']
+    p = s.canary.rec['precondition']
     assert s.s['state'] == 'done' and p['done'] and p['filled'] == 4 and p['overwritten'] == 1024
 
 
@@ -292,7 +292,7 @@ def test_preconditioning_stops_at_its_limit_and_says_the_db_was_not_steady() -> 
     h = Harness(client_space=4 << 20, client_object_size=1 << 20, precondition_limit=20.0)
     s = h.start(osd=0, workload='client', trials=1)
     h.run()
-    p = s.s['precondition']
+    p = s.canary.rec['precondition']
     assert p['done'] and p['steady'] is False and 18 <= p['seconds'] <= 25
     assert 'not steady after 20s of load (precondition_limit)' in p['why']
     assert 'preconditioning (done, not steady)' in report.status_text(s.status())
@@ -303,7 +303,7 @@ def test_a_bench_session_does_not_precondition() -> None:
     h = Harness()
     s = h.start(osd=0, trials=1)
     h.run()
-    assert 'precondition' not in s.s
+    assert 'precondition' not in s.canary.rec
 
 
 def test_status_says_how_long_a_steady_window_takes_and_what_is_left() -> None:
@@ -316,8 +316,8 @@ def test_status_says_how_long_a_steady_window_takes_and_what_is_left() -> None:
     assert t['steady_window'] is None and not t['no_flush_seen']
     assert t['left_seconds'] >= 600  # the preconditioning, at most
     # what it spent comes off what it may still take
-    h.run(until=lambda s: (s.s.get('precondition') or {}).get('seconds', 0) > 0)
-    p = s.s['precondition']
+    h.run(until=lambda s: (s.canary.rec.get('precondition') or {}).get('seconds', 0) > 0)
+    p = s.canary.rec['precondition']
     assert not p['done']
     assert s.time_said()['left_seconds'] == pytest.approx(
         t['left_seconds'] - p['seconds'] - p['fill_seconds'])

@@ -7,7 +7,7 @@ from rocks_autotune.restart import Outcome, Restarter
 
 
 def restarter(cluster: FakeCluster, state: Dict[str, Any], timeout: float = 60.0) -> Restarter:
-    return Restarter(cluster, 0, state, lambda: None, timeout, timeout)
+    return Restarter(cluster, 0, state, state["alerts"], lambda: None, timeout, timeout)
 
 
 def fresh() -> Dict[str, Any]:

@@ -90,10 +90,12 @@ def test_the_confirmation_is_planned_on_the_plan_given_and_its_windows_counted()
 
 def test_the_time_said_counts_the_window_in_flight_off_what_is_left() -> None:
     sr, clock = search()
-    before = sr.time_said(preconditioned=False)['left_seconds']
+    canary = sr.s['canaries']['1']
+    before = sr.time_said(canary, preconditioned=False)['left_seconds']
     trial = sr.next_trial(1)
     assert trial is not None
     sr.s['current'] = vars(trial)
-    sr.s['window'] = {'start': clock()}
+    canary['window'] = {'start': clock()}
     clock.advance(4.0)
-    assert sr.time_said(preconditioned=False)['left_seconds'] == pytest.approx(before - 4.0)
+    assert sr.time_said(canary, preconditioned=False)['left_seconds'] == pytest.approx(
+        before - 4.0)

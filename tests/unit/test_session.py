@@ -61,6 +61,13 @@ def best_summary(s: Session) -> Optional[Dict[str, Any]]:
     return report.best_summary(panel.Snapshot.of(view(s)).state)
 
 
+def canary_record(state: Dict[str, Any], osd: Optional[int] = None) -> Dict[str, Any]:
+    """A canary's part of a persisted state (how to restore it, its restart,
+    its noout, its window): the session's own canary's, or osd's."""
+    rec: Dict[str, Any] = state['canaries'][str(state['params']['osd'] if osd is None else osd)]
+    return rec
+
+
 def measuring_a_candidate(s: Session) -> bool:
     return phase(s) == 'measure' and current(s)['kind'] == 'candidate'
 
@@ -83,16 +90,21 @@ class Harness:
         state: Dict[str, Any] = json.loads(self.saved[i])
         return state
 
+    def persisted_canary(self, i: int = -1, osd: Optional[int] = None) -> Dict[str, Any]:
+        """A canary's record in the persisted state (canary_record)."""
+        return canary_record(self.persisted(i), osd)
+
     def config_of(self, osd: int) -> Dict[str, Optional[str]]:
         return {n: self.cluster.config_get_own(f'osd.{osd}', n) for n in SAVED}
 
-    def start(self, **params: Any) -> Session:
+    def start(self, duet: Optional[int] = None, **params: Any) -> Session:
+        """A session on `osd`; `duet`: its second canary (measurement_plan.duet)."""
         # the session's mechanics under the quick load (the client load's own: test_client_load)
         params.setdefault('workload', OSD_BENCH)
         params.setdefault('trials', 3)
         params.setdefault('duration', 10.0)
         self.session = Session.start(self.cluster, Params(**params), self.settings, self.save,
-                                     self.clock)
+                                     self.clock, duet=duet)
         return self.session
 
     def run(self, until: Any = None, max_steps: int = 5000) -> Session:
@@ -373,6 +385,26 @@ def test_resume_after_mgr_failover_mid_trial_counts_no_trial_twice() -> None:
     h.run()
     assert h.state == 'done'
     assert [t['index'] for t in h.trials] == list(range(7))
+    assert_restored(h, 0, before)
+
+
+def test_a_failover_after_a_window_was_read_but_not_recorded_reads_it_again() -> None:
+    # a step that read the window and failed before recording it saves the
+    # reading in the trial in flight; a new mgr redoes the window, reading anew
+    h = Harness()
+    before = h.config_of(0)
+    s = h.start(osd=0, trials=2)
+    h.run(until=measuring_a_candidate)
+
+    def lost(trial: Dict[str, Any]) -> None:
+        raise ValueError('lost')
+    s.search.add_trial = lost  # type: ignore[method-assign]
+    h.run(until=lambda s: 'step failed' in view(s).message)
+    assert h.persisted()['current'].get('measurement')
+    h.reload()
+    assert h.phase == 'apply' and 'measurement' not in h.current
+    h.run()
+    assert h.state == 'done'
     assert_restored(h, 0, before)
 
 
@@ -657,7 +689,7 @@ def test_repeated_errors_end_the_session_with_the_canary_back_on_its_originals()
     assert h.state == 'failed' and 'garbled answer' in h.error
     assert_restored(h, 0, before)
     # and the saved state a new mgr would reload says so: nothing left to restart
-    assert not h.persisted()['running_dirty']
+    assert not h.persisted_canary()['running_dirty']
     assert s.health_checks() == {}
 
 
@@ -716,7 +748,7 @@ def test_mgr_lost_after_setting_noout_leaves_noout_that_the_resumed_session_clea
     h.run(until=lambda s: phase(s) == 'wait_up' and current(s)['index'] == 1)
     assert h.cluster.has_noout(0)
     # the noout is recorded as the session's before it is set
-    state = [h.persisted(i) for i in range(len(h.saved)) if h.persisted(i)['noout_ours']][0]
+    state = [h.persisted(i) for i in range(len(h.saved)) if h.persisted_canary(i)['noout_ours']][0]
     assert state['phase'] == 'restart'
     h.saved.append(json.dumps(state))
     s = h.reload()
@@ -794,7 +826,7 @@ def test_the_state_saved_before_a_candidate_restart_says_the_canary_may_run_it()
     h.start(osd=0, trials=1)
     h.run(until=lambda s: phase(s) == 'wait_up' and current(s)['kind'] == 'candidate')
     state = at_restart[-1]
-    assert state['current']['kind'] == 'candidate' and state['running_dirty']
+    assert state['current']['kind'] == 'candidate' and canary_record(state)['running_dirty']
     h.saved.append(json.dumps(state))  # the mgr is lost: this is what it left
     s = h.reload()
     s.request_abort()
@@ -864,7 +896,7 @@ def test_a_failed_save_before_noout_still_sets_noout_for_the_restart() -> None:
     failed: List[bool] = []
 
     def save(state: Dict[str, Any]) -> None:
-        if not failed and state['noout_ours']:
+        if not failed and canary_record(state)['noout_ours']:
             failed.append(True)
             raise StoreError('config-key set timed out')
         h.saved.append(json.dumps(state))

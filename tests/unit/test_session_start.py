@@ -33,8 +33,10 @@ def test_a_rescue_restores_from_the_start_record_and_ends_failed() -> None:
     start = {k: st[k] for k in START_FIELDS}
     r = session_start.rescue_state(start, 'unreadable', 200.0)
     Session.check_state(r)
-    assert r['phase'] == 'restore' and r['abort'] and r['running_dirty']
-    assert r['originals'] == st['originals'] and r['error'] == 'unreadable'
+    canary = r['canaries']['1']
+    assert r['phase'] == 'restore' and r['abort'] and canary['running_dirty']
+    assert r['originals'] == canary['originals'] == st['originals']
+    assert r['error'] == 'unreadable'
 
 
 def test_a_canary_not_running_what_the_monitors_give_it_is_refused() -> None:

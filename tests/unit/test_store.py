@@ -1,13 +1,22 @@
-"""The session's persistence: small values, checked writes, versions 1 and 2 read."""
+"""The session's persistence: small values, checked writes, versions 1 to 3 read."""
 import json
 from typing import Any, Dict, Optional
 
 import pytest
 
-from rocks_autotune.store import (HEAD_KEY, ORIGINALS_KEY, START_FIELDS, SessionState,
-                                  SessionStore, StartRecord, StoreError,
-                                  migrate_v1)
+from rocks_autotune.store import (CANARY_FIELDS, HEAD_KEY, ORIGINALS_KEY, START_FIELDS,
+                                  CanaryRecord, SessionState, SessionStore, StartRecord,
+                                  StoreError, migrate_v1)
 from test_session import Harness
+
+
+def as_version_3(state: Dict[str, Any]) -> Dict[str, Any]:
+    """A state as version 3 saved it: the one canary's fields in the head's own."""
+    v3 = {k: v for k, v in state.items() if k not in ('canaries', 'plan')}
+    (rec,) = state['canaries'].values()
+    v3.update({k: v for k, v in rec.items() if k not in ('originals', 'annexed', 'restarted')})
+    v3.setdefault('precondition', None)
+    return dict(v3, version=3)
 
 
 class KV:
@@ -59,14 +68,15 @@ def test_a_version_1_state_is_read_and_resumed() -> None:
     h = Harness()
     s = h.start(osd=0, trials=1)
     h.run(until=lambda s: s.s['phase'] == 'wait_up' and s.s['current']['kind'] == 'candidate')
-    v1 = json.loads(h.saved[-1])
+    v1 = as_version_3(json.loads(h.saved[-1]))
     for k in ('noout_ours', 'noout_at_start', 'settings', 'restart'):
         v1.pop(k)
     v1.update(version=1, noout_preexisting=False, up_from=5)
     kv = KV()
     kv.d[HEAD_KEY] = json.dumps(v1)
     state = SessionStore(kv.get, kv.put).load()
-    assert state == migrate_v1(v1) and state['phase'] == 'apply' and state['noout_ours']
+    assert state == migrate_v1(v1) and state['phase'] == 'apply'
+    assert state['canaries']['0']['noout_ours']
     h.saved.append(json.dumps(state))
     s = h.reload()
     h.run()
@@ -86,10 +96,10 @@ def test_a_version_2_recovery_is_read_in_its_own_phase_and_resumed(old: str, new
     s.step()  # the candidate's restart: the trial fails
     h.cluster.restart_fails = False
     h.run(until=lambda s: s.s['phase'] == new)
-    head = json.loads(kv.d[HEAD_KEY])
+    head = as_version_3(json.loads(kv.d[HEAD_KEY]))
     kv.d[HEAD_KEY] = json.dumps(dict(head, version=2, phase=old))
     state = SessionStore(kv.get, kv.put).load()
-    assert state is not None and state['version'] == 3 and state['phase'] == new
+    assert state is not None and state['version'] == 4 and state['phase'] == new
     # a version-2 trial phase stays what it was
     kv.d[HEAD_KEY] = json.dumps(dict(head, version=2, phase=old, current=None))
     assert SessionStore(kv.get, kv.put).load()['phase'] == old  # type: ignore[index]
@@ -101,6 +111,29 @@ def test_a_version_2_recovery_is_read_in_its_own_phase_and_resumed(old: str, new
     assert h.config_of(0) == before
 
 
+def test_a_version_3_state_keeps_its_canarys_fields_in_its_record_and_resumes() -> None:
+    # version 3 kept the one canary's fields in the head's own
+    kv, store, h = stored_session()
+    before = h.config_of(0)
+    s = h.start(osd=0, trials=1)
+    h.run(until=lambda s: s.s['phase'] == 'wait_up' and s.s['current']['kind'] == 'candidate')
+    rec = dict(s.canary.rec)
+    head = as_version_3(json.loads(kv.d[HEAD_KEY]))
+    assert 'canaries' not in head and head['running_dirty'] and head['noout_ours']
+    kv.d[HEAD_KEY] = json.dumps(head)
+    state = SessionStore(kv.get, kv.put).load()
+    assert state is not None and state['version'] == 4 and 'running_dirty' not in state
+    # its restart still to be waited for (restarted: False), all else as it was
+    assert state['canaries'] == {'0': dict(rec, restarted=False)}
+    assert state['plan'] == {'design': 'sequential', 'osds': [0]}
+    h.saved.append(json.dumps(state))
+    s = h.reload()
+    h.run()
+    assert s.s['state'] == 'done' and h.config_of(0) == before
+    assert not h.cluster.has_noout(0)
+    assert h.cluster.running[0] == h.cluster.defaults['bluestore_rocksdb_options']
+
+
 def test_the_typed_records_match_what_is_written() -> None:
     assert set(StartRecord.__annotations__) == set(START_FIELDS)
     h = Harness()
@@ -108,13 +141,16 @@ def test_the_typed_records_match_what_is_written() -> None:
     keys = set(SessionState.__annotations__)
     # the end; the first health look; the confirmation, after the search; the
     # client load's preconditioning; the noise, once the baseline is measured
-    assert set(s.s) == keys - {'final', 'other_checks', 'confirm', 'precondition', 'noise'}
+    canary = set(CanaryRecord.__annotations__)
+    assert set(CANARY_FIELDS) == canary
+    assert set(s.s) == keys - {'final', 'other_checks', 'confirm', 'noise'}
+    assert set(s.canary.rec) == canary - {'precondition'}
     h.run()
-    assert set(s.s) == keys - {'precondition'}
+    assert set(s.s) == keys and set(s.canary.rec) == canary - {'precondition'}
     h = Harness(client_space=8 << 20, client_object_size=1 << 20, steady_window_limit=10.0)
     s = h.start(osd=0, trials=1, workload='client')
     h.run()
-    assert set(s.s) == keys
+    assert set(s.s) == keys and set(s.canary.rec) == canary
 
 
 def test_a_session_saved_under_the_old_bench_name_goes_on_as_osd_bench() -> None:

@@ -8,10 +8,11 @@ health look before a restart with its crashes named on the failed trials
 (crashes.py), and its restore at the end.  It never moves the session's
 phase: the session reads what it returns and moves.
 
-Its persisted part is the session's record, under the keys it owns
-(`originals`, `annexed`, `last_applied`, `config_seen`, `config_changes`,
-`noout_ours`, `running_dirty`, `restart`, `window`, `precondition`,
-`client`): one canary's today, the shape the session always saved.
+Its persisted part is its record under the session's `canaries`
+(store.CanaryRecord: how to restore it, the watch on its config, its restart,
+its window, its DB's preconditioning), so the canaries of a plan do not share
+a field; what is the session's (the trials, the trial in flight, the client
+load's pool, the alerts) it reads from the session's record.
 """
 import logging
 from typing import Any, Callable, Dict, List, Optional, Set
@@ -21,9 +22,9 @@ from .canary import Canary, ours
 from .cluster import Cluster, ClusterError
 from .confirm import BASELINE
 from .gate import Params, look
-from .restart import Restarter, Result
+from .restart import Restarter, Result, Stage
 from .session_settings import Settings
-from .store import SessionState
+from .store import CanaryRecord, SessionState
 from .window import Precondition, Window, WindowSettings
 from .workload import (BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, CLIENT, NAMESPACE, OSD_BENCH,
                        BenchWorkload, ClientWorkload, LazyClientWorkload, Workload, client_objects)
@@ -39,14 +40,31 @@ def runs_candidate(cur: Dict[str, Any]) -> bool:
                                           and cur.get('arm') != BASELINE)
 
 
+def slots(cur: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """The trials of the window in flight, one per canary in restart order:
+    a window of several canaries lists them in `slots`, else it is one."""
+    return cur.get('slots') or [cur]
+
+
+def new_record(originals: Dict[str, Optional[str]], annexed: bool,
+               config_seen: Optional[Dict[str, Dict[str, str]]],
+               noout_ours: bool = False, running_dirty: bool = False) -> CanaryRecord:
+    """A canary's record before the session changes it."""
+    return {'originals': originals, 'annexed': annexed, 'config_seen': config_seen,
+            'config_changes': [], 'last_applied': None, 'restart': None, 'manual': False,
+            'noout_ours': noout_ours, 'running_dirty': running_dirty, 'restarted': True,
+            'window': None, 'iops_estimate': None}
+
+
 class CanaryOsd:
     def __init__(self, cluster: Cluster, osd: int, state: SessionState, params: Params,
                  settings: Settings, save: Callable[[], None], clock: Clock) -> None:
         self.cluster, self.osd, self.s = cluster, osd, state
+        self.rec: CanaryRecord = state['canaries'][str(osd)]
         self.params, self.settings, self.clock = params, settings, clock
         self.config = Canary(cluster, osd)
-        self.restarter = Restarter(cluster, osd, state, save, settings.restart_timeout,
-                                   settings.manual_restart_timeout,
+        self.restarter = Restarter(cluster, osd, self.rec, state['alerts'], save,
+                                   settings.restart_timeout, settings.manual_restart_timeout,
                                    single_copy_ok=params.allow_single_copy)
         workload: Optional[Workload] = None
         self.precondition: Optional[Precondition] = None
@@ -58,11 +76,11 @@ class CanaryOsd:
             client = LazyClientWorkload(lambda: self._client_workload())
             workload = client
             self.precondition = Precondition(cluster, osd, client,
-                                             settings.precondition_limit, state)
+                                             settings.precondition_limit, self.rec)
         self.window = Window(cluster, osd, workload, WindowSettings(
             warmup=settings.warmup, duration=params.duration,
             min_flushes=settings.min_flushes, max_window_factor=settings.max_window_factor,
-            extend_seconds=settings.bench_chunk_seconds), state)
+            extend_seconds=settings.bench_chunk_seconds), self.rec)
 
     # ------------------------------------------------------------ its load
 
@@ -93,7 +111,7 @@ class CanaryOsd:
 
     def needs_precondition(self) -> bool:
         """A driven client load whose DB is not yet written into a steady state."""
-        return self.precondition is not None and not (self.s.get('precondition')
+        return self.precondition is not None and not (self.rec.get('precondition')
                                                       or {}).get('done')
 
     # ------------------------------------------------------------ its config
@@ -110,50 +128,65 @@ class CanaryOsd:
         `config_changes`); the names at osd.N that someone else holds.  A
         session that does not know what was there (rescued, or saved by an
         older version) sees none."""
-        seen = self.s.get('config_seen')
+        rec = self.rec
+        seen = rec.get('config_seen')
         if seen is None:
             return set()
-        s = self.s
-        cur = s['current']
-        applied = [o for o in (s.get('last_applied'), cur['options'] if cur is not None
-                               and runs_candidate(cur) else None) if o is not None]
-        s['config_changes'], held = self.config.foreign(seen, ours(
-            s['originals'], applied, s['annexed'], self.params.workload == OSD_BENCH))
+        mine = self.slot()
+        applied = [o for o in (rec.get('last_applied'), mine['options'] if mine is not None
+                               and runs_candidate(mine) else None) if o is not None]
+        rec['config_changes'], held = self.config.foreign(seen, ours(
+            rec['originals'], applied, rec['annexed'], self.params.workload == OSD_BENCH))
         return held
+
+    def slot(self) -> Optional[Dict[str, Any]]:
+        """Its trial in the window in flight, if any (a trial recorded before
+        its OSD was kept ran on the session's canary)."""
+        cur = self.s['current']
+        if cur is None:
+            return None
+        for t in slots(cur):
+            if (self.s['params']['osd'] if t.get('osd') is None else t['osd']) == self.osd:
+                return t
+        return None
 
     def config_changes(self) -> List[str]:
         """Someone else's changes that stand now (the candidates embed the
         base of the start: a trial's restart waits on them)."""
         self.foreign()
-        return self.s['config_changes']
+        return self.rec['config_changes']
 
-    def set_up(self, cur: Dict[str, Any], now: float) -> None:
-        """The trial's config at the mask (a candidate's, or the originals),
+    def set_up(self, trial: Dict[str, Any], now: float) -> None:
+        """Its trial's config at the mask (a candidate's, or the originals),
         and its restart recorded with its purpose: whether the process may
         load a candidate."""
-        if runs_candidate(cur):
-            self.s['last_applied'] = cur['options']
-            self.config.apply(cur['options'], self.s['annexed'])
+        if runs_candidate(trial):
+            self.rec['last_applied'] = trial['options']
+            self.config.apply(trial['options'], self.rec['annexed'])
         else:
             self._originals(set())
-        self.restarter.begin('candidate' if runs_candidate(cur) else 'baseline', now)
+        self._begin('candidate' if runs_candidate(trial) else 'baseline', now)
+
+    def _begin(self, purpose: str, now: float) -> None:
+        self.rec['restarted'] = False
+        self.restarter.begin(purpose, now)
 
     def _originals(self, held: Set[str]) -> None:
         """The canary's own config, as a baseline or a recovery runs it,
         but for the names someone else holds."""
-        s = self.s
-        self.config.restore(s['originals'], held)
-        if s['params']['workload'] == OSD_BENCH and BENCH_LIMIT_OPTION not in held:
+        originals = self.rec['originals']
+        self.config.restore(originals, held)
+        if self.params.workload == OSD_BENCH and BENCH_LIMIT_OPTION not in held:
             self.config.set_bench_limit(BENCH_LIMIT_VALUE)
         # every window measures with RocksDB's figures on, the baseline's too
-        if 'rocksdb_perf' in s['originals']:
+        if 'rocksdb_perf' in originals:
             self.config.collect_rocksdb_stats(held)
 
     def recover(self, now: float) -> None:
         """A failed trial's recovery: the originals (leaving someone else's
         change in place: the next trial pauses on it), the restart recorded."""
         self._originals(self.foreign())
-        self.restarter.begin('recovery', now)
+        self._begin('recovery', now)
 
     # ------------------------------------------------------------ its restarts
 
@@ -161,7 +194,7 @@ class CanaryOsd:
         """Our noout, left by a step a failed-over mgr did not finish, is
         cleared: only a restart needs it, and our own flag must not read as
         an unhealthy cluster."""
-        if self.s['noout_ours'] and self.cluster.has_noout(self.osd):
+        if self.rec['noout_ours'] and self.cluster.has_noout(self.osd):
             self.restarter.clear_noout()
             return True
         return False
@@ -169,6 +202,19 @@ class CanaryOsd:
     def restart(self, now: float) -> Result:
         """A step of the restart recorded last (ClusterError: it failed)."""
         return self.restarter.step(now)
+
+    @property
+    def restarted(self) -> bool:
+        """Its restart of the phase in flight is done: it runs what was set."""
+        return self.rec['restarted']
+
+    def restart_done(self) -> None:
+        self.rec['restarted'] = True
+
+    def restart_issued(self) -> bool:
+        """Its restart is past the gate and not done: the one in flight."""
+        r = self.rec['restart']
+        return not self.rec['restarted'] and r is not None and r['stage'] != Stage.GATE.value
 
     def timeout(self) -> float:
         return self.restarter.timeout()
@@ -207,27 +253,29 @@ class CanaryOsd:
         """The originals' config at once, but for someone else's values;
         whether a gated restart onto them follows (the process may run
         something else), noout set for it."""
-        s = self.s
+        rec = self.rec
         held = self.foreign()
-        self.config.restore(s['originals'], held)
+        self.config.restore(rec['originals'], held)
         if held:
             log.warning('osd.%d: left as someone else set them: %s', self.osd, ', '.join(held))
-        if not s['running_dirty']:
+        rec['window'] = None
+        if not rec['running_dirty']:
+            rec['restarted'] = True
             return False
         # the canary keeps noout while it waits for its restart
         self.restarter.set_noout()
-        self.restarter.begin('restore', now)
+        self._begin('restore', now)
         return True
 
     def restore_where_failed(self) -> List[str]:
         """Where restoring cannot go on: its config put back as far as the
         cluster lets, noout cleared; what is left, a line each, for the alert."""
-        s = self.s
+        rec = self.rec
         held: Set[str] = set()
         try:
             held = self.foreign()
-            self.config.restore(s['originals'], held)
-            restored = self.config.is_restored(s['originals'], held)
+            self.config.restore(rec['originals'], held)
+            restored = self.config.is_restored(rec['originals'], held)
         except ClusterError:
             restored = False
         try:
@@ -235,10 +283,10 @@ class CanaryOsd:
         except ClusterError:
             pass
         detail = []
-        if s['running_dirty']:
+        if rec['running_dirty']:
             detail.append(f'osd.{self.osd} may still run a candidate: restart it to load '
                           'the restored options')
-        for name, value in s['originals'].items():
+        for name, value in rec['originals'].items():
             detail.append(f'original osd.{self.osd} {name}: '
                           + ('(not set)' if value is None else value)
                           + (' (left: someone else has set it since)' if name in held

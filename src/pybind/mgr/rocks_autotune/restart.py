@@ -12,7 +12,7 @@ moves up_from but not the options, so it is not taken for a restart; nor is a
 restart whose process a local ceph.conf keeps on other options.
 
 The record of a restart in flight lives in its owner's persisted state
-(`restart`: the session's, or the rollout's for the OSD in flight), so a new
+(`restart`: the session's canary's, or the rollout's for the OSD in flight), so a new
 active mgr carries on with it.  `running_dirty` (the process may run a
 candidate) is persisted before a candidate's restart is issued.
 """
@@ -85,17 +85,18 @@ def resume_after_failover(state: RestartState, now: float) -> None:
 
 class Restarter:
     """Drives the restart of `osd` recorded in `state['restart']` one poll at
-    a time; `owner` names what waits for it (in the manual restart's alert).
-    `single_copy_ok`: the admin accepted restarts that leave PGs on a single
-    copy (--allow-single-copy)."""
+    a time; `owner` names what waits for it in the manual restart's alert,
+    raised in `alerts` (the job's).  `single_copy_ok`: the admin accepted
+    restarts that leave PGs on a single copy (--allow-single-copy)."""
 
-    def __init__(self, cluster: Cluster, osd: int, state: RestartState,
+    def __init__(self, cluster: Cluster, osd: int, state: RestartState, alerts: Alerts,
                  save: Callable[[], None], restart_timeout: float,
                  manual_restart_timeout: float, owner: str = 'the session',
                  single_copy_ok: bool = False) -> None:
         self.cluster = cluster
         self.osd = osd
         self.s = state
+        self.alerts = alerts
         self._save = save
         self.restart_timeout = restart_timeout
         self.manual_restart_timeout = manual_restart_timeout
@@ -179,7 +180,7 @@ class Restarter:
             self.s['manual'] = False
         except NoOrchestrator as e:
             self.s['manual'] = True
-            self.s['alerts']['MANUAL_RESTART'] = health.raised(
+            self.alerts['MANUAL_RESTART'] = health.raised(
                 'MANUAL_RESTART', [f'no orchestrator can restart it ({e}): restart osd.{self.osd} '
                                    f'(e.g. systemctl restart ceph-osd@{self.osd}); '
                                    f'{self.owner} goes on when it is back up'], osd=self.osd)
@@ -193,7 +194,7 @@ class Restarter:
         if self.stage == Stage.WAIT_UP:
             if not self._runs_what_was_set(info):
                 return Result(Outcome.NOT_UP_IN_TIME if late else Outcome.WAITING)
-            self.s['alerts'].pop('MANUAL_RESTART', None)
+            self.alerts.pop('MANUAL_RESTART', None)
             self.s['running_dirty'] = r['purpose'] == 'candidate'
             r['stage'], r['since'] = Stage.WAIT_CLEAN.value, now
             late = False

@@ -194,7 +194,7 @@ class Rollout(Machine):
         return self.r['osds'][i]
 
     def _restarter(self, osd: int) -> Restarter:
-        return Restarter(self.cluster, osd, self.r, lambda: self._save(self.r),
+        return Restarter(self.cluster, osd, self.r, self.r['alerts'], lambda: self._save(self.r),
                          self.settings.restart_timeout, self.settings.manual_restart_timeout,
                          owner=f'the {self.r["kind"]}',
                          single_copy_ok=self.r['allow_single_copy'])

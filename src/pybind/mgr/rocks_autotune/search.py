@@ -22,7 +22,7 @@ from .perf_counters import Baseline, Measurement
 from .rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, parse_options
 from .session_settings import Settings
 from .space import Candidate, SearchSpace
-from .store import SessionState
+from .store import CanaryRecord, SessionState
 from .window import confirmation_length, fill_rate, steady_window
 
 log = logging.getLogger(__name__)
@@ -99,12 +99,18 @@ class Search:
             self._optimizer.tell(c, told)
 
     def add_trial(self, trial: Dict[str, Any]) -> None:
-        """Record a trial once: a step retried after a later error records it again."""
+        """Record a trial once: a step retried after a later error records it
+        again (a window of several canaries records a trial each, so not
+        always the last)."""
         trials = self.s['trials']
-        if trials and trials[-1]['index'] == trial['index']:
-            trials[-1] = trial
-        else:
-            trials.append(trial)
+        # indexes rise with the list: look back only over those not below it
+        for k in range(len(trials) - 1, -1, -1):
+            if trials[k]['index'] == trial['index']:
+                trials[k] = trial
+                return
+            if trials[k]['index'] < trial['index']:
+                break
+        trials.append(trial)
 
     def confirmation(self) -> Confirmation:
         """The confirmation over the session's record."""
@@ -220,11 +226,12 @@ class Search:
                     self.settings.confirm_rounds * (self.settings.confirm_candidates + 1))
         return 0, self.confirmation().planned()
 
-    def time_said(self, preconditioned: bool) -> Dict[str, Any]:
+    def time_said(self, canary: CanaryRecord, preconditioned: bool) -> Dict[str, Any]:
         """How long a steady-state window of the current options takes here
         (from the baseline's windows), how long the confirmation's windows
-        last, and what the rest of the session costs, at most (`preconditioned`:
-        a driven client load writes the DB into a steady state first)."""
+        last, and what the rest of the session costs, at most, by `canary`'s
+        window and preconditioning (`preconditioned`: a driven client load
+        writes the DB into a steady state first)."""
         s = self.s
         st = self.settings
         done = [t for t in s['trials'] if t.get('measurement') and t.get('seconds')]
@@ -242,13 +249,13 @@ class Search:
         per_search = over + (median([t['measurement']['seconds'] for t in done]) if done
                              else self.params.duration)
         search, confirmation = self.left()
-        pre = s.get('precondition') or {}
+        pre = canary.get('precondition') or {}
         # the preconditioning's rest of its limit (when it ends is the DB's to say)
         pending = (max(0.0, st.precondition_limit - pre.get('seconds', 0.0)
                        - pre.get('fill_seconds', 0.0))
                    if preconditioned and not pre.get('done') else 0.0)
         left = pending + search * per_search + confirmation * (over + window)
-        cur, w = s['current'], s.get('window')
+        cur, w = s['current'], canary['window']
         if cur is not None and w is not None and cur['kind'] != 'recovery':
             # the measurement in flight is counted above whole: what its
             # warm-up and window spent comes off (an hour-long confirmation

@@ -10,7 +10,9 @@ import uuid
 from dataclasses import asdict
 from typing import Optional
 
+from . import measurement_plan
 from .canary import ANNEX, CFS, OPTIONS, Canary
+from .canary_osd import new_record
 from .cluster import Cluster, ClusterError
 from .gate import Params, StartRefused, choose_canary
 from .rocksdb_options import parse_options, parse_sharding
@@ -67,14 +69,35 @@ def first_state(cluster: Cluster, params: Params, settings: Settings,
         'release_default': release_default, 'sharding': sharding,
         'seed': settings.seed, 'trials': [], 'current': None, 'baseline': None,
         'started': now, 'ended': None, 'phase_started': now, 'message': 'starting',
-        'error': '', 'abort': False, 'running_dirty': False, 'manual': False,
-        'noout_ours': False, 'noout_at_start': cluster.has_noout(osd),
-        'settings': asdict(settings), 'paused_since': None,
-        'restart': None, 'window': None, 'iops_estimate': None, 'alerts': {},
-        'cluster_errors': 0, 'config_seen': canary.entries(), 'config_changes': [],
-        'last_applied': None, 'client': client,
+        'error': '', 'abort': False, 'noout_at_start': cluster.has_noout(osd),
+        'settings': asdict(settings), 'paused_since': None, 'alerts': {},
+        'cluster_errors': 0, 'config_changes': [], 'client': client,
+        'canaries': {str(osd): new_record(originals, annexed, canary.entries())},
+        'plan': measurement_plan.sequential(osd),
     }
     return state
+
+
+def add_canary(cluster: Cluster, state: SessionState, osd: int) -> None:
+    """A second canary for a duet's confirmation (measurement_plan.duet):
+    its record, how to restore it, before the session's first save.  It
+    must run the options the session's canary started from, since the two
+    are compared on them."""
+    if str(osd) in state['canaries']:
+        raise StartRefused(f'osd.{osd} is already a canary of this session')
+    canary = Canary(cluster, osd)
+    try:
+        base = canary.running_base()
+    except ValueError as e:
+        raise StartRefused(f'osd.{osd} runs RocksDB options this module cannot parse: {e}')
+    if base != state['base_options']:
+        raise StartRefused(f'osd.{osd} runs {base!r}, not the {state["base_options"]!r} of '
+                           f'osd.{state["params"]["osd"]}: a duet compares options on two '
+                           'canaries that start from the same')
+    check_running(cluster, osd)
+    annexed = bool(cluster.config_get(f'osd.{osd}', ANNEX).strip())
+    state['canaries'][str(osd)] = new_record(canary.snapshot(), annexed, canary.entries())
+    state['plan'] = measurement_plan.duet(state['params']['osd'], osd)
 
 
 def check_running(cluster: Cluster, osd: int) -> None:
@@ -97,14 +120,18 @@ def check_running(cluster: Cluster, osd: int) -> None:
 def rescue_state(start: StartRecord, why: str, now: float) -> SessionState:
     """The record of a session whose state is unreadable but whose start
     record is not: it restores the canary (config, the gated restart: it may
-    run a candidate, the noout it may have set) and ends failed."""
+    run a candidate, the noout it may have set) and ends failed.  A duet's
+    second canary is not in the start record: restored from the head only."""
+    osd = start['params']['osd']
     state: SessionState = {
         **start, 'version': STATE_VERSION, 'state': 'running', 'phase': 'restore',
         'trials': [], 'current': None, 'baseline': None, 'ended': None,
         'phase_started': now, 'message': 'restoring the canary: ' + why, 'error': why,
-        'abort': True, 'running_dirty': True, 'manual': False, 'paused_since': None,
-        'restart': None, 'noout_ours': not start.get('noout_at_start'), 'window': None,
-        'iops_estimate': None, 'alerts': {}, 'cluster_errors': 0,
-        # what was there is lost with the state: restore as before
-        'config_seen': None, 'config_changes': [], 'last_applied': None}
+        'abort': True, 'paused_since': None, 'alerts': {}, 'cluster_errors': 0,
+        'config_changes': [], 'plan': measurement_plan.sequential(osd),
+        # what was there is lost with the state: restore as before (config
+        # seen unknown; it may run a candidate, under the noout it set)
+        'canaries': {str(osd): new_record(start['originals'], start['annexed'], None,
+                                          noout_ours=not start.get('noout_at_start'),
+                                          running_dirty=True)}}
     return state

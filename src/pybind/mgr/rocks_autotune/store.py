@@ -27,7 +27,8 @@ No value comes near mon_config_key_max_entry_size (64 KiB) at 500 trials.
 Every write is checked (a store that refuses a value may only log it): a
 failure raises StoreError, and the session pauses until a write succeeds.
 Older versions are read and migrated: 1 (one JSON value under `session`),
-2 (a failed trial's recovery ran in the trial's phases).
+2 (a failed trial's recovery ran in the trial's phases), 3 (one canary's
+state in the head's own fields, not a record per canary).
 """
 import json
 from enum import Enum
@@ -57,7 +58,7 @@ ENDED = tuple(e.value for e in Ending)
 TRIAL_KEY = 'session.trial.{}'
 # well below mon_config_key_max_entry_size (64 KiB): a value this big is a bug
 MAX_VALUE = 48 << 10
-STATE_VERSION = 3
+STATE_VERSION = 4
 # the fields of the start record; everything else but the trials is the head
 START_FIELDS = ('id', 'params', 'reason', 'originals', 'base_options', 'annexed',
                 'release_default', 'sharding', 'seed', 'started', 'settings', 'noout_at_start')
@@ -90,15 +91,41 @@ class RestartRecord(TypedDict):
 
 
 class RestartState(TypedDict):
-    """What restart.Restarter keeps in its owner's state (a session's, a rollout's)."""
+    """What restart.Restarter keeps in its owner's record (a session's
+    canary's, a rollout's)."""
     restart: Optional[RestartRecord]
     manual: bool  # no orchestrator: the admin restarts the OSD
     noout_ours: bool  # the noout on the OSD being restarted is ours
     running_dirty: bool  # the process may run a candidate
+
+
+class _Canary(RestartState):
+    # how to restore it, saved before its first change (the session's own
+    # canary's are in the start record too, for a rescue)
+    originals: Dict[str, Optional[str]]  # canary.Originals
+    annexed: bool
+    # the watched config that reached it at the start (canary.entries), None
+    # when unknown (a rescued session); someone else's changes since
+    config_seen: Optional[Dict[str, Dict[str, str]]]
+    config_changes: List[str]
+    last_applied: Optional[str]  # the last candidate string set at osd.N
+    restarted: bool  # its restart of the phase in flight is done (up, or none needed)
+    window: Optional[Dict[str, Any]]  # window.Window's running totals
+    iops_estimate: Optional[float]
+
+
+class CanaryRecord(_Canary, total=False):
+    """One canary's part of a session (canary_osd.CanaryOsd), under
+    `canaries` by its OSD id as a string (JSON's keys)."""
+    # the client load's preconditioning of its DB (window.Precondition)
+    precondition: Dict[str, Any]
+
+
+CANARY_FIELDS = tuple(CanaryRecord.__annotations__)
+
+
+class _Head(TypedDict):
     alerts: Dict[str, Dict[str, Any]]
-
-
-class _Head(RestartState):
     version: int
     state: str  # running | stopping | restoring | done | stopped | aborted | failed
     phase: str  # session.Phase
@@ -111,14 +138,12 @@ class _Head(RestartState):
     error: str
     abort: bool
     paused_since: Optional[float]
-    window: Optional[Dict[str, Any]]  # window.Window's running totals
-    iops_estimate: Optional[float]
     cluster_errors: int
-    # the watched config that reached the canary at the start (canary.entries),
-    # None when unknown (a rescued session); someone else's changes since
-    config_seen: Optional[Dict[str, Dict[str, str]]]
+    # each canary's record by OSD id; the session's own is params.osd's
+    canaries: Dict[str, CanaryRecord]
+    plan: Dict[str, Any]  # which canaries measure a confirmation (measurement_plan)
+    # someone else's changes that stand at any canary (each canary's, once)
     config_changes: List[str]
-    last_applied: Optional[str]  # the last candidate string set at osd.N
 
 
 class SessionState(StartRecord, _Head, total=False):
@@ -129,8 +154,6 @@ class SessionState(StartRecord, _Head, total=False):
     # the client workload's pool, PG seeds and object count; how many of its
     # objects the end removed (None until then).  None for another workload
     client: Optional[Dict[str, Any]]
-    # the client load's preconditioning of the canary's DB (window.Precondition)
-    precondition: Dict[str, Any]
     # the noise the baseline's A/A pairs measured and the confirmation's plan
     # at it (power.aa_noise, power.plan); None with no pair
     noise: Optional[Dict[str, Any]]
@@ -177,10 +200,29 @@ RECOVERY_PHASES = {'apply': 'recover', 'restart': 'recover_restart',
 
 def migrate_v2(state: Dict[str, Any]) -> Dict[str, Any]:
     """Today's state from a version-2 one."""
-    s = dict(state, version=STATE_VERSION)
+    s = dict(state)
     cur = s.get('current')
     if isinstance(cur, dict) and cur.get('kind') == 'recovery':
         s['phase'] = RECOVERY_PHASES.get(s['phase'], s['phase'])
+    return migrate_v3(s)
+
+
+def migrate_v3(state: Dict[str, Any]) -> Dict[str, Any]:
+    """Today's state from a version-3 one: the canary's fields, kept in the
+    head's own, move to its record under `canaries` (the originals and the
+    annex flag stay in the start record too); it measured one canary."""
+    s = dict(state, version=STATE_VERSION)
+    osd = s['params']['osd']
+    rec = {k: s.pop(k, None) for k in CANARY_FIELDS if k not in ('originals', 'annexed')}
+    rec.update(originals=s.get('originals'), annexed=bool(s.get('annexed')),
+               config_changes=list(s.get('config_changes') or []),
+               noout_ours=bool(rec['noout_ours']), running_dirty=bool(rec['running_dirty']),
+               manual=bool(rec['manual']), restarted=False)
+    if rec['precondition'] is None:
+        del rec['precondition']
+    s['canaries'] = {str(osd): rec}
+    s['config_changes'] = list(rec['config_changes'])
+    s['plan'] = {'design': 'sequential', 'osds': [osd]}
     return s
 
 
@@ -234,8 +276,13 @@ class SessionStore:
             raise ValueError('session head is not a record')
         if head.get('version') == 1:
             return renamed_workload(migrate_v1(head))
-        if head.get('version') == 2:
-            head = migrate_v2(head)
+        if head.get('version') in (2, 3):
+            # the canary's fields need its OSD, in the start record
+            start = self.load_start()
+            if start is not None:
+                head = dict(head, params=start.get('params'), originals=start.get('originals'),
+                            annexed=start.get('annexed'))
+            head = (migrate_v2 if head['version'] == 2 else migrate_v3)(head)
         if head.get('version') != STATE_VERSION:
             raise ValueError(f'session state has an unknown version {head.get("version")!r}')
         start = self.load_start()
@@ -335,6 +382,7 @@ class RolloutPlan(TypedDict):
 
 class RolloutState(RolloutPlan, RestartState):
     """A persisted rollout (ROLLOUT_VERSION)."""
+    alerts: Dict[str, Dict[str, Any]]
     version: int
     id: str
     state: str  # running | done | aborted | failed

@@ -163,8 +163,9 @@ def status_of(s: SessionState, osd: int, progress: float, health: List[str],
         'config_changes': s.get('config_changes') or [],
         # the client workload's pool and objects; how many the end removed
         'client': s.get('client'),
-        'precondition': {k: v for k, v in (s.get('precondition') or {}).items()
-                         if k != 'kv_start'} or None,
+        # the preconditioning of the canary's DB (its record's)
+        'precondition': {k: v for k, v in (s['canaries'][str(osd)].get('precondition')
+                                           or {}).items() if k != 'kv_start'} or None,
     }
 
 

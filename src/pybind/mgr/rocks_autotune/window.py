@@ -27,7 +27,7 @@ from . import perf_counters
 from .cluster import Cluster, ClusterError
 from .perf_counters import Measurement
 from .space import Candidate
-from .store import SessionState
+from .store import CanaryRecord
 from .rocksdb_stats import KvStats, counts, delta
 from .workload import KeyspaceWorkload, Workload
 
@@ -123,7 +123,7 @@ def read_kv(cluster: Cluster, osd: int) -> Optional[KvStats]:
 
 class Window:
     def __init__(self, cluster: Cluster, osd: int, workload: Optional[Workload],
-                 settings: WindowSettings, state: SessionState) -> None:
+                 settings: WindowSettings, state: CanaryRecord) -> None:
         self.cluster = cluster
         self.osd = osd
         self.workload = workload  # None: the canary's own client traffic (live)
@@ -227,7 +227,7 @@ class Precondition:
     RocksDB figures is done after the two passes, its shape unknown."""
 
     def __init__(self, cluster: Cluster, osd: int, workload: KeyspaceWorkload,
-                 limit: float, state: SessionState) -> None:
+                 limit: float, state: CanaryRecord) -> None:
         self.cluster = cluster
         self.osd = osd
         self.workload = workload

@@ -1,0 +1,571 @@
+"""A session's phases: the table of its moves, and each phase's step.
+
+A trial:  next -> apply -> restart -> wait_up -> warmup -> measure -> next
+(the first baseline's, under the client load: wait_up -> precondition -> warmup)
+Then the confirmation (confirm.py): the top candidates by the model and the
+baseline, round after round, each measurement a trial of kind `confirm`:
+          confirm -> apply -> restart -> wait_up -> warmup -> measure -> confirm
+The end:  restore -> restore_wait -> end (done | stopped | aborted | failed)
+
+A phase works on the canaries of the window in flight (canary_osd.slots:
+one for a search trial, the plan's slots for a confirmation window,
+measurement_plan).  Their config is set together; they restart one at a
+time through the gate (restart -> wait_up, then restart again for the next),
+warm up and are measured over the same seconds; a failure of any fails the
+window and recovers them all; the restore puts back every canary.
+
+Every move is in MOVES and checked by the session's `_enter` (machine.py);
+the handlers here are dispatched by the engine through `table()`.
+"""
+from dataclasses import asdict
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
+
+from . import health, perf_counters, views
+from .canary_osd import CanaryOsd, runs_candidate, slots
+from .cluster import ClusterError
+from .confirm import BASELINE, Confirmation
+from .machine import Handler
+from .measurement_plan import Slot
+from .perf_counters import Baseline, Measurement
+from .restart import Outcome, Result
+from .search import Trial
+from .space import Candidate
+
+if TYPE_CHECKING:
+    from .session import Session
+
+
+class Phase(str, Enum):
+    PREPARE = 'prepare'
+    NEXT = 'next'                  # pick the next trial, or the confirmation
+    CONFIRM = 'confirm'            # pick the next confirmation window, or the end
+    APPLY = 'apply'                # health look, then the window's config
+    RESTART = 'restart'            # the gate, then the restart of its next canary
+    WAIT_UP = 'wait_up'            # up on the options set, PGs clean
+    PRECONDITION = 'precondition'  # the first baseline's: the DB written to a steady state
+    WARMUP = 'warmup'
+    MEASURE = 'measure'
+    # a trial failed (its candidate broke a canary): back on the originals
+    RECOVER = 'recover'                  # the originals' config (no health wait)
+    RECOVER_RESTART = 'recover_restart'  # the gate, then the restart of its next canary
+    RECOVER_WAIT = 'recover_wait'        # up on the originals, then the next trial
+    RESTORE = 'restore'            # the originals' config, at once
+    RESTORE_WAIT = 'restore_wait'  # the gated restarts onto them
+    END = 'end'
+
+
+P = Phase
+# the allowed moves, each taken by a unit test (tests/unit/conftest.py).  An
+# abort (or repeated errors) goes to restore from any phase before it; the end
+# comes only through restore, or through _fail where putting the canary back
+# on its originals cannot go on (a recovery's restart failed or timed out)
+MOVES: Dict[Phase, Tuple[Phase, ...]] = {
+    P.PREPARE: (P.NEXT, P.RESTORE),
+    P.NEXT: (P.APPLY, P.CONFIRM, P.RESTORE),
+    P.CONFIRM: (P.APPLY, P.RESTORE),
+    P.APPLY: (P.RESTART, P.RESTORE),
+    # recover: the canary did not start on the candidate
+    P.RESTART: (P.WAIT_UP, P.RECOVER, P.RESTORE),
+    # restart: the window's next canary; recover: it did not come up on it in time
+    P.WAIT_UP: (P.RESTART, P.PRECONDITION, P.WARMUP, P.RECOVER, P.RESTORE),
+    # recover: the load failed (the trial did)
+    P.PRECONDITION: (P.WARMUP, P.RECOVER, P.RESTORE),
+    # apply: the window is redone after a failover; recover: the trial failed
+    P.WARMUP: (P.MEASURE, P.APPLY, P.RECOVER, P.RESTORE),
+    P.MEASURE: (P.NEXT, P.CONFIRM, P.APPLY, P.RECOVER, P.RESTORE),
+    P.RECOVER: (P.RECOVER_RESTART, P.RESTORE),
+    # end: the recovery's own restart failed
+    P.RECOVER_RESTART: (P.RECOVER_WAIT, P.RESTORE, P.END),
+    # recover_restart: the window's next canary; next or confirm: recovered;
+    # end: not up on the originals in time
+    P.RECOVER_WAIT: (P.RECOVER_RESTART, P.NEXT, P.CONFIRM, P.RESTORE, P.END),
+    P.RESTORE: (P.RESTORE_WAIT, P.END),
+    P.RESTORE_WAIT: (P.END,),
+    P.END: (),
+}
+MEASURING = (P.WARMUP.value, P.MEASURE.value)
+ENDING = (P.RESTORE.value, P.RESTORE_WAIT.value, P.END.value)
+
+
+def _osds(canaries: List[CanaryOsd]) -> str:
+    return ', '.join(f'osd.{c.osd}' for c in canaries)
+
+
+class Phases:
+    """Each phase's step, on the session it is given (whose `_enter` moves
+    the phase, and whose pause, failure and end policies it calls)."""
+
+    def __init__(self, session: 'Session') -> None:
+        self.job = session
+        self.s = session.s
+        self.enter = session._enter
+        self.search = session.search
+        self.settings = session.settings
+        self.canaries = session.canaries
+        self.clock = session.clock
+
+    def table(self) -> Dict[Any, Handler]:
+        return {P.PREPARE: self.prepare, P.NEXT: lambda now: self.next_trial(),
+                P.CONFIRM: lambda now: self.next_confirmation(), P.APPLY: self.apply,
+                P.RESTART: self.restart, P.WAIT_UP: self.wait_up,
+                P.PRECONDITION: self.precondition, P.WARMUP: self.warmup,
+                P.MEASURE: self.measure, P.RECOVER: self.recover,
+                P.RECOVER_RESTART: self.recover_restart, P.RECOVER_WAIT: self.recover_wait,
+                P.RESTORE: self.restore, P.RESTORE_WAIT: self.restore_wait}
+
+    # ------------------------------------------------------------ the window in flight
+
+    def cur(self) -> Dict[str, Any]:
+        """The trial in flight: every trial phase has one."""
+        cur = self.s['current']
+        if cur is None:
+            raise ValueError(f'no trial in flight in phase {self.s["phase"]}')
+        return cur
+
+    def in_window(self) -> List[CanaryOsd]:
+        """The canaries the window in flight runs on, in the order they
+        restart (a trial recorded before its OSD was kept ran on the
+        session's canary)."""
+        return [self.canaries[self.job.osd if t.get('osd') is None else t['osd']]
+                for t in slots(self.cur())]
+
+    def _next_to_restart(self, canaries: List[CanaryOsd]) -> CanaryOsd:
+        """Of `canaries` whose restart is not done, the one to step: one at a
+        time.  The restart in flight; else a canary that is down (the gate
+        holds the others' while it is: a recovery or a restore after it
+        died must start it first); else the first in restart order."""
+        left = [c for c in canaries if not c.restarted]
+        if not left:
+            raise ValueError(f'no restart left in phase {self.s["phase"]}')
+        issued = [c for c in left if c.restart_issued()]
+        if issued:
+            return issued[0]
+        if len(left) > 1:
+            osds = self.job.cluster.osds()
+            down = [c for c in left if c.osd not in osds or not osds[c.osd].up]
+            if down:
+                return down[0]
+        return left[0]
+
+    # ------------------------------------------------------------ what comes next
+
+    def prepare(self, now: float) -> float:
+        for c in self.canaries.values():
+            c.prepare()
+        self.enter(P.NEXT)
+        return self.next_trial()
+
+    def next_trial(self) -> float:
+        s = self.s
+        if s['state'] == 'stopping':
+            self.enter(P.RESTORE, 'stopped by request; restoring the canary')
+            return 0
+        trial = self.search.next_trial(self.job.osd)
+        if trial is None:
+            self.search.plan_confirmation(s['plan'])
+            self.enter(P.CONFIRM, 'search done: confirming its best candidates')
+            return self.next_confirmation()
+        trial.started = self.clock()
+        s['current'] = asdict(trial)
+        self.enter(P.APPLY, f'trial {trial.index}: {trial.kind}')
+        return 0
+
+    def next_confirmation(self) -> float:
+        s = self.s
+        if s['state'] == 'stopping':
+            self.enter(P.RESTORE, 'stopped by request; restoring the canary')
+            return 0
+        conf = self.search.confirmation()
+        nxt = conf.next()
+        if nxt is None:
+            result = conf.update(complete=True)
+            self.enter(P.RESTORE, 'confirmation done: ' + views.answer_line(result)
+                       + '; restoring the canary')
+            return 0
+        r, window = nxt
+        strangers = [slot.osd for slot in window if slot.osd not in self.canaries]
+        if strangers:
+            raise ValueError(f'the plan measures osd.{strangers[0]}, not a canary of this '
+                             'session')
+        first = len(s['trials'])
+        trials = [asdict(self._confirm_trial(conf, r, slot, first + k))
+                  for k, slot in enumerate(window)]
+        # a window of several canaries: its trials in `slots`, the first's on top
+        s['current'] = dict(trials[0], slots=trials) if len(trials) > 1 else trials[0]
+        self.enter(P.APPLY, f'confirmation round {r + 1}/{s["confirm"]["rounds"]}: ' + ', '.join(
+            ('the baseline' if t['arm'] == BASELINE else f'candidate {t["arm"]} '
+             f'(trial {conf.arm(t["arm"])["trial"]})')
+            + (f' on osd.{t["osd"]}' if len(trials) > 1 else '') for t in trials))
+        return 0
+
+    def _confirm_trial(self, conf: Confirmation, r: int, slot: Slot, index: int) -> Trial:
+        if slot.arm == BASELINE:
+            candidate = self.job.space.base_candidate().to_dict()
+            options = self.s['base_options']
+        else:
+            a = conf.arm(slot.arm)
+            candidate, options = a['candidate'], a['options']
+        return Trial(index=index, kind='confirm', candidate=candidate, options=options,
+                     round=r, arm=slot.arm, started=self.clock(), osd=slot.osd)
+
+    def after_trial(self) -> float:
+        """What comes after a trial (or its recovery): the search's next, or
+        the confirmation's."""
+        if self.s.get('confirm') is None:
+            self.enter(P.NEXT)
+            return self.next_trial()
+        self.enter(P.CONFIRM)
+        return self.next_confirmation()
+
+    # ------------------------------------------------------------ a trial's window
+
+    def config_pause(self, now: float) -> Optional[float]:
+        """Before a trial's restart: paused while someone else's change stands
+        at any of its canaries; None to go on."""
+        changes = list(dict.fromkeys(line for c in self.in_window()
+                                     for line in c.config_changes()))
+        if changes:
+            return self.job._pause(now, changes, config_changed=True)
+        self.s['alerts'].pop('CONFIG_CHANGED', None)
+        return None
+
+    def apply(self, now: float) -> float:
+        cur = self.cur()
+        window = self.in_window()
+        if any([c.clear_stale_noout() for c in window]):
+            return self.settings.poll
+        paused = self.config_pause(now)
+        if paused is not None:
+            return paused
+        reasons = list(dict.fromkeys(r for c in window for r in c.look()))
+        if reasons:
+            return self.job._pause(now, reasons)
+        self.job._unpause()
+        for c, trial in zip(window, slots(cur)):
+            c.set_up(trial, now)
+        self.enter(P.RESTART)
+        return 0
+
+    def restart(self, now: float) -> float:
+        cur = self.cur()
+        canary = self._next_to_restart(self.in_window())
+        # the gate may have held the restart back for a while
+        paused = self.config_pause(now)
+        if paused is not None:
+            return paused
+        try:
+            r = canary.restart(now)
+        except ClusterError as e:
+            if runs_candidate(canary.slot() or cur):
+                # an OSD that will not start on the candidate fails the restart
+                self.trial_failed(f'restart on the candidate failed: {e}')
+            else:
+                self.s['error'] = f'restart failed: {e}'
+                self.enter(P.RESTORE, f'restart failed: {e}')
+            return 0
+        if r.outcome.held:
+            return self.job._pause(now, r.reasons)
+        self.job._unpause()
+        self.enter(P.WAIT_UP, f'trial {cur["index"]}: waiting for osd.{canary.osd}')
+        return self.settings.poll
+
+    def _wait_step(self, now: float, window: List[CanaryOsd]) -> Tuple[CanaryOsd, Result]:
+        """A step of the window's restart in flight; once up, it is done."""
+        canary = self._next_to_restart(window)
+        r = canary.restart(now)
+        if r.outcome == Outcome.UP:
+            self.job._unpause()
+            canary.restart_done()
+        return canary, r
+
+    def wait_up(self, now: float) -> float:
+        cur = self.cur()
+        window = self.in_window()
+        canary, r = self._wait_step(now, window)
+        if r.outcome == Outcome.UP:
+            if not all(c.restarted for c in window):
+                self.enter(P.RESTART, f'trial {cur["index"]}: restarting '
+                           f'osd.{self._next_to_restart(window).osd}')
+                return 0
+            needs = [c.precondition for c in window if c.needs_precondition()]
+            for p in needs:
+                if p is not None:
+                    p.begin()
+            if needs:
+                self.enter(P.PRECONDITION, f'trial {cur["index"]}: writing the canary\'s DB '
+                           'into a steady state before the first window')
+                return 0
+            self._begin_windows(now)
+            return 0
+        return self.not_up_yet(now, canary, r, lambda timeout: self.trial_failed(
+            f'osd.{canary.osd} did not come back up running the options set within '
+            f'{timeout:.0f}s'))
+
+    def _begin_windows(self, now: float) -> None:
+        for c in self.in_window():
+            c.window.begin(now)
+        self.enter(P.WARMUP, f'trial {self.cur()["index"]}: warming up')
+
+    def not_up_yet(self, now: float, canary: CanaryOsd, r: Result,
+                   not_up: Callable[[float], None]) -> float:
+        """A restart that has not come to UP: paused while another OSD keeps
+        PGs from clean (the canary runs: pause, not fail), polled while it
+        waits; PGs not clean in time abort the session; not up in time is
+        `not_up`'s (given the timeout): a failed trial, or a failed recovery."""
+        if r.outcome.held:
+            return self.job._pause(now, r.reasons)
+        self.job._unpause()
+        if r.outcome == Outcome.WAITING:
+            return self.settings.poll
+        timeout = canary.timeout()
+        if r.outcome == Outcome.NOT_CLEAN_IN_TIME:
+            self.s['error'] = (f'PGs did not become active+clean within '
+                               f'{timeout:.0f}s of restarting osd.{canary.osd}')
+            self.s['abort'] = True
+            self.enter(P.RESTORE, self.s['error'])
+        else:
+            not_up(timeout)
+        return 0
+
+    def precondition(self, now: float) -> float:
+        needs = [c for c in self.in_window() if c.needs_precondition()]
+        if not needs:  # done in a step that failed after it
+            self._begin_windows(now)
+            return 0
+        canary, load = needs[0], needs[0].precondition
+        if load is None:
+            raise ValueError('no load to precondition with')
+        try:
+            done = load.step()
+        except ClusterError as e:
+            self.trial_failed(f'osd.{canary.osd} failed while its DB was written into a '
+                              f'steady state: {e}')
+            return 0
+        if done and len(needs) == 1:
+            self._begin_windows(now)
+        return 0
+
+    def warmup(self, now: float) -> float:
+        # the canaries' windows open at the same step: the warm-up is timed
+        # from the phase's start, the same for all
+        done, delays = [], []
+        for c in self.in_window():
+            try:
+                d, delay = c.window.warmup(now, self.s['phase_started'])
+            except ClusterError as e:
+                self.trial_failed(f'osd.{c.osd} failed during warm-up: {e}')
+                return 0
+            done.append(d)
+            delays.append(delay)
+        if all(done):
+            self.enter(P.MEASURE, f'trial {self.cur()["index"]}: measuring')
+        return min(delays)
+
+    def measure(self, now: float) -> float:
+        cur = self.cur()
+        delays = []
+        length = self.search.window_length(cur)
+        # a canary measured before the others keeps its measurement in its slot
+        for c, trial in zip(self.in_window(), slots(cur)):
+            if trial.get('measurement') is not None:
+                continue
+            try:
+                m, delay = c.window.measure(now, Candidate.from_dict(trial['candidate']),
+                                            length=length)
+            except ClusterError as e:
+                self.trial_failed(f'osd.{c.osd} failed during the measurement: {e}')
+                return 0
+            if m is not None:
+                trial['measurement'] = m.to_dict()
+            delays.append(delay)
+        if all(t.get('measurement') is not None for t in slots(cur)):
+            self._record()
+            return 0
+        return min(delays)
+
+    def _record(self) -> None:
+        s = self.s
+        cur = self.cur()
+        key = perf_counters.OBJECTIVES[self.job.params.workload][0]
+        for t in slots(cur):
+            m = Measurement.from_dict(t['measurement'])
+            if getattr(m, key) is None:
+                # only `live` can see none (osd bench always writes): with no
+                # traffic there is nothing to compare, now or in any later window
+                osd = self.job.osd if t.get('osd') is None else t['osd']
+                s['error'] = (f'osd.{osd} served no client write in a {m.seconds:.0f}s '
+                              f'window: the live workload measures the traffic the canary '
+                              f'has; start again while it has some, or use --workload '
+                              f'osd-bench')
+                s['abort'] = True
+                self.enter(P.RESTORE, s['error'])
+                return
+        seconds = self.clock() - cur['started']
+        trials = [dict({k: v for k, v in t.items() if k != 'slots'}, seconds=seconds)
+                  for t in slots(cur)]
+        told: Optional[float] = None
+        if cur['kind'] == 'confirm':
+            for trial in trials:
+                self.search.add_trial(dict(trial, verdict='measured'))
+            self._window_done()
+            self.search.confirmation().update()
+            self.enter(P.CONFIRM)
+            self.next_confirmation()
+            return
+        (trial,) = trials
+        m = Measurement.from_dict(trial['measurement'])
+        if cur['kind'] == 'baseline':
+            trial['verdict'] = 'baseline'
+            self.search.add_trial(trial)
+            self.search.baseline_measured(self.job.osd)
+        else:
+            if s['baseline'] is None:
+                raise ValueError('a candidate was measured before the baseline')
+            verdict, score, told = perf_counters.judged(
+                m, Baseline(**s['baseline']), self.job.params.budget, self.job.params.workload)
+            trial.update(verdict=verdict, score=score, told=told)
+            self.search.add_trial(trial)
+        # recorded and moved on before anything that may fail
+        self._window_done()
+        self.enter(P.NEXT)
+        if cur['kind'] == 'candidate':
+            self.search.tell(Candidate.from_dict(cur['candidate']), told)
+        self.next_trial()
+
+    def _window_done(self) -> None:
+        for c in self.in_window():
+            c.rec['window'] = None
+        self.s['current'] = None
+
+    # -- a failed trial's recovery: the canaries back on their originals.  It
+    # does not wait for health (a canary may be down), only for the restart
+    # gate; nor for a config change (the next trial pauses on it), which it
+    # leaves in place
+
+    def trial_failed(self, error: str) -> None:
+        """The candidate broke a canary: the window's trials recorded failed,
+        then every canary of the window restarted on its originals."""
+        s = self.s
+        cur = self.cur()
+        window = self.in_window()
+        seconds = self.clock() - cur['started']
+        for t in slots(cur):
+            self.search.add_trial(dict({k: v for k, v in t.items()
+                                        if k not in ('slots', 'measurement')},
+                                       verdict='failed', error=error, told=None,
+                                       seconds=seconds))
+        s['alerts']['TRIAL_FAILED'] = health.raised(
+            'TRIAL_FAILED', [error, f'restoring {_osds(window)} to its original options'],
+            index=cur['index'], osd=self.job.osd)
+        for c in window:
+            c.rec['window'] = None
+        recovery = dict(cur, kind='recovery', index=cur['index'])
+        if 'slots' in cur:
+            recovery['slots'] = [dict(t, kind='recovery') for t in cur['slots']]
+        s['current'] = recovery
+        self.enter(P.RECOVER, f'trial {cur["index"]} failed: {error}; restoring the canary')
+        if cur['kind'] == 'confirm':
+            conf = self.search.confirmation()
+            for t in slots(cur):
+                conf.failed(t['round'], t['arm'], error)
+            conf.update()
+        if cur['kind'] == 'candidate':
+            self.search.tell(Candidate.from_dict(cur['candidate']), None)
+
+    def recover(self, now: float) -> float:
+        window = self.in_window()
+        if any([c.clear_stale_noout() for c in window]):
+            return self.settings.poll
+        for c in window:
+            c.recover(now)
+        self.enter(P.RECOVER_RESTART)
+        return 0
+
+    def restart_back(self, now: float, canary: CanaryOsd) -> Optional[Result]:
+        """A step of the restart onto the canary's originals (a recovery's
+        or the restore's); None once a failed restart ended the session."""
+        try:
+            return canary.restart(now)
+        except ClusterError as e:
+            self.job._fail(f'config restored, but restarting osd.{canary.osd} failed: {e}; '
+                           f'restart it to load its original options')
+            return None
+
+    def recover_restart(self, now: float) -> float:
+        canary = self._next_to_restart(self.in_window())
+        r = self.restart_back(now, canary)
+        if r is None:
+            return 0
+        if r.outcome.held:
+            return self.job._pause(now, r.reasons)
+        self.job._unpause()
+        self.enter(P.RECOVER_WAIT, f'trial {self.cur()["index"]} failed: waiting for '
+                   f'osd.{canary.osd} on its original options')
+        return self.settings.poll
+
+    def recover_wait(self, now: float) -> float:
+        s = self.s
+        window = self.in_window()
+        canary, r = self._wait_step(now, window)
+        if r.outcome == Outcome.UP:
+            if not all(c.restarted for c in window):
+                self.enter(P.RECOVER_RESTART)
+                return 0
+            s['alerts'].pop('TRIAL_FAILED', None)
+            s['current'] = None
+            if self.settings.on_failure == 'stop':
+                s['state'] = 'stopping'
+            return self.after_trial()
+        return self.not_up_yet(now, canary, r, lambda timeout: self.job._fail(
+            f'osd.{canary.osd} did not come back on its original options within '
+            f'{timeout:.0f}s; its config is restored'))
+
+    # ------------------------------------------------------------ the restore
+
+    def restore(self, now: float) -> float:
+        """Every canary's originals' config at once; then, for each whose
+        process may run something else, the gated restart onto them."""
+        s = self.s
+        if s['state'] != 'restoring':
+            s['final'] = self.job._outcome().value
+        s['state'] = 'restoring'
+        s['current'] = None
+        self.job._unpause()
+        s['alerts'].pop('MANUAL_RESTART', None)
+        restarts = [c for c in self.canaries.values() if c.restore(now)]
+        if not restarts:
+            return self.job._finish()
+        self.enter(P.RESTORE_WAIT, f'waiting to restart {_osds(restarts)} on its original '
+                   'options')
+        return 0
+
+    def restore_wait(self, now: float) -> float:
+        s = self.s
+        canary = self._next_to_restart(list(self.canaries.values()))
+        r = self.restart_back(now, canary)
+        if r is None:
+            return 0
+        if r.outcome == Outcome.GATE_HELD:
+            # never forced: the restart waits until it is safe
+            s['message'] = (f'config restored; osd.{canary.osd} is restarted onto it when it '
+                            'is safe: ' + '; '.join(r.reasons))
+            s['alerts']['RESTORE_PENDING'] = health.raised('RESTORE_PENDING', r.reasons + [
+                'its config is restored and noout is set; it may still run a candidate, '
+                'and is restarted as soon as ok-to-stop says yes and no other OSD is down'],
+                osd=canary.osd)
+            return max(self.settings.poll, 5.0)
+        s['alerts'].pop('RESTORE_PENDING', None)
+        # back on its own options: done once its PGs are clean, or at once if
+        # another OSD's trouble keeps them from it (not the session's to wait for)
+        if r.outcome.runs_them:
+            canary.clear_noout()
+            canary.restart_done()
+            if all(c.restarted for c in self.canaries.values()):
+                return self.job._finish()
+            return 0
+        if r.outcome == Outcome.NOT_UP_IN_TIME:
+            self.job._fail(f'osd.{canary.osd} did not come back on its original options '
+                           f'within {canary.timeout():.0f}s; its config is restored')
+            return 0
+        return self.settings.poll
