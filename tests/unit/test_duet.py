@@ -55,6 +55,8 @@ def test_a_duet_measures_each_round_on_both_canaries_with_the_arms_crossed_and_r
     # both canaries' originals are saved before the first change
     first = h.persisted(0)
     assert {o: h.persisted_canary(0, o)['originals'] for o in (0, 1)} == before
+    # and in the start record, which a rescue restores from
+    assert {o: first['canaries_at_start'][str(o)]['originals'] for o in (0, 1)} == before
     assert first['plan'] == {'design': 'duet', 'osds': [0, 1]}
     phases = ends_restored(h, before)
     confirms = [t for t in h.trials if t['kind'] == 'confirm']

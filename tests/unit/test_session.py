@@ -572,8 +572,10 @@ def test_force_skips_only_the_health_status(gate: Any, refusal: str) -> None:
     lambda st: st['originals'].update(bluestore_rocksdb_options=7),
     lambda st: st['trials'].append({'candidate': {'write_buffer_size': 'x'}}),
     lambda st: st['params'].update(osd='0'),
+    lambda st: st['canaries_at_start'].pop('0'),
+    lambda st: st['canaries_at_start']['0'].update(noout_at_start=None),
 ], ids=['unknown-version', 'no-originals', 'an-original-not-a-string', 'a-trial-missing-fields',
-        'osd-not-an-int'])
+        'osd-not-an-int', 'a-canary-the-start-record-does-not-name', 'a-noout-at-start-unknown'])
 def test_corrupted_state_is_rejected(mutate: Any) -> None:
     h = Harness()
     h.start(osd=0)

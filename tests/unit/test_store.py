@@ -4,9 +4,10 @@ from typing import Any, Dict, Optional
 
 import pytest
 
+from rocks_autotune import session_start
 from rocks_autotune.store import (CANARY_FIELDS, HEAD_KEY, ORIGINALS_KEY, START_FIELDS,
-                                  CanaryRecord, SessionState, SessionStore, StartRecord,
-                                  StoreError, migrate_v1)
+                                  START_KEY, CanaryRecord, SessionState, SessionStore,
+                                  StartRecord, StoreError, migrate_v1)
 from test_session import Harness
 
 
@@ -54,6 +55,24 @@ def test_round_trip_and_the_originals_key_lives_as_long_as_the_session() -> None
     h.run()
     assert ORIGINALS_KEY not in kv.d  # ended: nothing is left to restore
     assert SessionStore(kv.get, kv.put).load()['state'] == 'done'
+
+
+def test_a_canary_that_joins_is_in_the_start_record_before_the_head_names_it() -> None:
+    kv, store, h = stored_session()
+    s = h.start(osd=0, trials=2)
+    writes = []
+    put = store._put
+    store._put = lambda key, value: (writes.append(key), put(key, value))  # type: ignore
+    session_start.add_canary(h.cluster, s.s, 1)
+    store.save(s.s)
+    # the rescue's two keys first, the head that names osd.1 last
+    assert writes[:2] == [START_KEY, ORIGINALS_KEY] and writes[-1] == HEAD_KEY
+    for key in (START_KEY, ORIGINALS_KEY):
+        assert json.loads(kv.d[key])['canaries_at_start'] == s.s['canaries_at_start']
+    assert set(s.s['canaries_at_start']) == {'0', '1'}
+    writes.clear()
+    store.save(s.s)
+    assert writes == [HEAD_KEY]  # unchanged: not written again
 
 
 def test_an_oversized_value_is_refused_not_dropped() -> None:
