@@ -4,7 +4,7 @@ canary restarted through the gate one at a time, and every way out puts
 both back on their originals."""
 from typing import Any, Dict, List, Optional
 
-from test_session import Harness, assert_restored, current, phase, status
+from session_harness import Harness, assert_restored, current, phase, status
 from rocks_autotune.session import Session
 
 DUET = dict(confirm_candidates=1, confirm_rounds=2)

@@ -8,7 +8,7 @@ from rocks_autotune import session_start
 from rocks_autotune.store import (CANARY_FIELDS, HEAD_KEY, ORIGINALS_KEY, START_FIELDS,
                                   START_KEY, CanaryRecord, SessionState, SessionStore,
                                   StartRecord, StoreError, migrate_v1)
-from test_session import Harness
+from session_harness import Harness
 
 
 def as_version_3(state: Dict[str, Any]) -> Dict[str, Any]:
