@@ -8,11 +8,12 @@ rescue restores from, a state injected to test resumption) reads what was
 saved through the helpers under "a saved state", which alone know its shape.
 """
 import json
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from fake_cluster import FakeClock, FakeCluster
 from rocks_autotune import panel, report
 from rocks_autotune.canary import SAVED
+from rocks_autotune.canary_osd import slots
 from rocks_autotune.gate import Params
 from rocks_autotune.session import Session, Settings
 from rocks_autotune.views import View
@@ -31,7 +32,8 @@ FAST = dict(warmup=2.0, restart_timeout=30.0, manual_restart_timeout=60.0,
 # (Session.status), its View, `history -f json` and `best`, never through the
 # persisted dict, whose shape is the session's own.  A test about the
 # persisted state itself (what a failover reloads, a corrupted record, a
-# state injected to test resumption) reads what was saved: Harness.persisted.
+# state injected to test resumption) reads what was saved (Harness.persisted)
+# through the helpers under "a saved state".
 
 def status(s: Session) -> Dict[str, Any]:
     """`ceph rocks-autotune status -f json`."""
@@ -65,11 +67,77 @@ def best_summary(s: Session) -> Optional[Dict[str, Any]]:
     return report.best_summary(panel.Snapshot.of(view(s)).state)
 
 
-def canary_record(state: Dict[str, Any], osd: Optional[int] = None) -> Dict[str, Any]:
+# ------------------------------------------------ a saved state
+# What a new mgr reloads, or a rescue restores from, read for what it says;
+# only these helpers know where the state keeps it (store.py's records).
+
+State = Dict[str, Any]
+
+
+def _osd_key(state: State, osd: Optional[int]) -> str:
+    """The key of osd's records (JSON's: a string): the session's own canary's by default."""
+    return str(state['params']['osd'] if osd is None else osd)
+
+
+def canary_record(state: State, osd: Optional[int] = None) -> Dict[str, Any]:
     """A canary's part of a persisted state (how to restore it, its restart,
     its noout, its window): the session's own canary's, or osd's."""
-    rec: Dict[str, Any] = state['canaries'][str(state['params']['osd'] if osd is None else osd)]
+    rec: Dict[str, Any] = state['canaries'][_osd_key(state, osd)]
     return rec
+
+
+def saved_phase(state: State) -> str:
+    """The phase a new mgr resumes in."""
+    return str(state['phase'])
+
+
+def measuring(state: State) -> Optional[str]:
+    """What the trial in flight measures (its kind: baseline, candidate,
+    confirm); None between trials."""
+    cur = state['current']
+    return None if cur is None else str(cur['kind'])
+
+
+def kept_reading(state: State) -> bool:
+    """The trial in flight keeps its window's reading, not yet recorded (a
+    window of several canaries: every slot's)."""
+    cur = state['current']
+    return cur is not None and all(t.get('measurement') for t in slots(cur))
+
+
+def rewound(state: State, n: int) -> State:
+    """The state as it was with its first n trials recorded and none in
+    flight (a state injected to test resumption)."""
+    return dict(state, current=None, trials=state['trials'][:n])
+
+
+def saved_originals(state: State, osd: Optional[int] = None) -> Dict[str, Optional[str]]:
+    """The originals the session restores the canary (or osd) to."""
+    originals: Dict[str, Optional[str]] = canary_record(state, osd)['originals']
+    return originals
+
+
+def rescue_originals(state: State, osd: Optional[int] = None) -> Dict[str, Optional[str]]:
+    """The originals a rescue restores the canary (or osd) to: the start
+    record's, which stay readable when the head is not."""
+    originals: Dict[str, Optional[str]] = \
+        state['canaries_at_start'][_osd_key(state, osd)]['originals']
+    return originals
+
+
+def may_run_candidate(state: State, osd: Optional[int] = None) -> bool:
+    """The canary's (or osd's) process may run a candidate: a restore restarts it."""
+    return bool(canary_record(state, osd)['running_dirty'])
+
+
+def noout_is_ours(state: State, osd: Optional[int] = None) -> bool:
+    """The noout on the canary (or osd) is the session's, to clear."""
+    return bool(canary_record(state, osd)['noout_ours'])
+
+
+def measured_on(state: State) -> Tuple[str, List[int]]:
+    """The measurement plan: its design and its canaries, in order."""
+    return str(state['plan']['design']), list(state['plan']['osds'])
 
 
 def measuring_a_candidate(s: Session) -> bool:
@@ -93,10 +161,6 @@ class Harness:
         as the module serves it."""
         state: Dict[str, Any] = json.loads(self.saved[i])
         return state
-
-    def persisted_canary(self, i: int = -1, osd: Optional[int] = None) -> Dict[str, Any]:
-        """A canary's record in the persisted state (canary_record)."""
-        return canary_record(self.persisted(i), osd)
 
     def config_of(self, osd: int) -> Dict[str, Optional[str]]:
         return {n: self.cluster.config_get_own(f'osd.{osd}', n) for n in SAVED}

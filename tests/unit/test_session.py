@@ -12,15 +12,18 @@ from rocks_autotune.rocksdb_options import NEW_TUNING, PACIFIC_DEFAULT
 from rocks_autotune.gate import Params, StartRefused, choose_canary
 from rocks_autotune.session import MOVES, Phase, Session
 from rocks_autotune.store import StoreError
-from session_harness import (Harness, assert_restored, best_summary, canary_record, current,
-                             measuring_a_candidate, phase, status, trials, view)
+from session_harness import (Harness, assert_restored, best_summary, current, kept_reading,
+                             may_run_candidate, measuring, measuring_a_candidate, noout_is_ours,
+                             phase, rescue_originals, rewound, saved_originals, saved_phase,
+                             status, trials, view)
 
 
 def test_full_session_searches_confirms_recommends_and_restores() -> None:
     h = Harness(confirm_candidates=3, confirm_rounds=5)  # the defaults
     before = h.config_of(0)
     s = h.start(osd=0)
-    assert h.persisted(0)['originals'] == before  # saved before any change
+    # saved before any change, in the canary's record and in the start record
+    assert saved_originals(h.persisted(0)) == rescue_originals(h.persisted(0)) == before
     h.run()
     assert h.state == 'done'
     kinds = [t['kind'] for t in h.trials]
@@ -249,7 +252,7 @@ def test_a_failover_after_a_window_was_read_but_not_recorded_reads_it_again() ->
         raise ValueError('lost')
     s.search.add_trial = lost  # type: ignore[method-assign]
     h.run(until=lambda s: 'step failed' in view(s).message)
-    assert h.persisted()['current'].get('measurement')
+    assert kept_reading(h.persisted())
     h.reload()
     assert h.phase == 'apply' and 'measurement' not in h.current
     h.run()
@@ -262,9 +265,7 @@ def test_replayed_optimizer_asks_what_the_original_would() -> None:
     h.start(osd=0, trials=8)
     h.run(until=lambda s: len(trials(s)) == 7 and phase(s) == 'apply')
     nxt = h.current['candidate']
-    state = h.persisted()  # injected: the state as it was before the 8th trial
-    state['current'] = None
-    state['trials'] = state['trials'][:7]
+    state = rewound(h.persisted(), 7)  # injected: the state as it was before the 8th trial
     fresh = Session(state, h.cluster, h.settings, h.save, h.clock)
     assert fresh.optimizer.ask().to_dict() == nxt
 
@@ -540,7 +541,7 @@ def test_repeated_errors_end_the_session_with_the_canary_back_on_its_originals()
     assert h.state == 'failed' and 'garbled answer' in h.error
     assert_restored(h, 0, before)
     # and the saved state a new mgr would reload says so: nothing left to restart
-    assert not h.persisted_canary()['running_dirty']
+    assert not may_run_candidate(h.persisted())
     assert s.health_checks() == {}
 
 
@@ -599,8 +600,8 @@ def test_mgr_lost_after_setting_noout_leaves_noout_that_the_resumed_session_clea
     h.run(until=lambda s: phase(s) == 'wait_up' and current(s)['index'] == 1)
     assert h.cluster.has_noout(0)
     # the noout is recorded as the session's before it is set
-    state = [h.persisted(i) for i in range(len(h.saved)) if h.persisted_canary(i)['noout_ours']][0]
-    assert state['phase'] == 'restart'
+    state = [h.persisted(i) for i in range(len(h.saved)) if noout_is_ours(h.persisted(i))][0]
+    assert saved_phase(state) == 'restart'
     h.saved.append(json.dumps(state))
     s = h.reload()
     h.run()
@@ -677,7 +678,7 @@ def test_the_state_saved_before_a_candidate_restart_says_the_canary_may_run_it()
     h.start(osd=0, trials=1)
     h.run(until=lambda s: phase(s) == 'wait_up' and current(s)['kind'] == 'candidate')
     state = at_restart[-1]
-    assert state['current']['kind'] == 'candidate' and canary_record(state)['running_dirty']
+    assert measuring(state) == 'candidate' and may_run_candidate(state)
     h.saved.append(json.dumps(state))  # the mgr is lost: this is what it left
     s = h.reload()
     s.request_abort()
@@ -747,7 +748,7 @@ def test_a_failed_save_before_noout_still_sets_noout_for_the_restart() -> None:
     failed: List[bool] = []
 
     def save(state: Dict[str, Any]) -> None:
-        if not failed and canary_record(state)['noout_ours']:
+        if not failed and noout_is_ours(state):
             failed.append(True)
             raise StoreError('config-key set timed out')
         h.saved.append(json.dumps(state))
