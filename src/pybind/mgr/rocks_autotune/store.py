@@ -108,6 +108,9 @@ def canaries_at_start(start: Mapping[str, Any]) -> Dict[str, CanaryStart]:
     `canaries_at_start` held its one canary's in its own fields."""
     saved: Optional[Dict[str, CanaryStart]] = start.get('canaries_at_start')
     if saved is not None:
+        # a rescue reads it alone: malformed is unreadable (ValueError), not a crash
+        if not (isinstance(saved, dict) and all(isinstance(c, dict) for c in saved.values())):
+            raise ValueError('the start record\'s canaries_at_start is malformed')
         return saved
     return {str(start['params']['osd']): canary_start(
         start['originals'], bool(start['annexed']), bool(start.get('noout_at_start')))}
