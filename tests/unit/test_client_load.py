@@ -14,7 +14,7 @@ from rocks_autotune.canary import STATS_OPTIONS
 from rocks_autotune.cluster import ClusterError, PgInfo, PoolInfo
 from rocks_autotune.gate import Params, StartRefused
 from rocks_autotune.workload import NAMESPACE, ClientWorkload, client_objects, client_pool
-from test_session import Harness, assert_restored
+from session_harness import Harness, assert_restored
 
 
 def test_a_client_session_writes_only_in_the_canarys_pgs_and_removes_it_all() -> None:

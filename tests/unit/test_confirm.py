@@ -13,7 +13,7 @@ from rocks_autotune.options import MAX_CONFIRM_CANDIDATES, MAX_CONFIRM_ROUNDS, d
 from rocks_autotune.session import Session, Settings
 from rocks_autotune.store import HEAD_KEY, MAX_VALUE, SessionStore
 from fake_cluster import model
-from test_session import Harness, assert_restored
+from session_harness import Harness, assert_restored
 
 
 def confirming(h: Harness, trials: int = 3, **settings: Any) -> Tuple[Harness, Session]:

@@ -4,7 +4,8 @@ canary restarted through the gate one at a time, and every way out puts
 both back on their originals."""
 from typing import Any, Dict, List, Optional
 
-from test_session import Harness, assert_restored, current, phase, status
+from session_harness import (Harness, assert_restored, current, may_run_candidate, measured_on,
+                             phase, rescue_originals, saved_originals, status)
 from rocks_autotune.session import Session
 
 DUET = dict(confirm_candidates=1, confirm_rounds=2)
@@ -54,8 +55,10 @@ def test_a_duet_measures_each_round_on_both_canaries_with_the_arms_crossed_and_r
     h.start(osd=0, duet=1, trials=2)
     # both canaries' originals are saved before the first change
     first = h.persisted(0)
-    assert {o: h.persisted_canary(0, o)['originals'] for o in (0, 1)} == before
-    assert first['plan'] == {'design': 'duet', 'osds': [0, 1]}
+    assert {o: saved_originals(first, o) for o in (0, 1)} == before
+    # and in the start record, which a rescue restores from
+    assert {o: rescue_originals(first, o) for o in (0, 1)} == before
+    assert measured_on(first) == ('duet', [0, 1])
     phases = ends_restored(h, before)
     confirms = [t for t in h.trials if t['kind'] == 'confirm']
     # a window per round: the baseline on one canary, the finalist on the
@@ -99,12 +102,12 @@ def test_an_abort_mid_duet_window_restores_both_canaries() -> None:
     s = h.start(osd=0, duet=1, trials=2)
     run_watching(h, until=lambda s: in_duet_window(s, 'measure'))
     # one canary runs the finalist: its record says so, with how to restore it
-    dirty = [o for o in (0, 1) if h.persisted_canary(osd=o)['running_dirty']]
+    dirty = [o for o in (0, 1) if may_run_candidate(h.persisted(), o)]
     assert len(dirty) == 1
     assert h.cluster.running[dirty[0]] != h.cluster.defaults['bluestore_rocksdb_options']
     s.request_abort()
     ends_restored(h, before, 'aborted')
-    assert not any(h.persisted_canary(osd=o)['running_dirty'] for o in (0, 1))
+    assert not any(may_run_candidate(h.persisted(), o) for o in (0, 1))
 
 
 def test_a_failover_mid_duet_window_runs_the_window_again_on_both() -> None:

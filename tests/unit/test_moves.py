@@ -6,7 +6,7 @@ from typing import Any
 from rocks_autotune.cluster import ClusterError
 from rocks_autotune.rocksdb_options import NEW_TUNING
 from test_rollout import Harness as RolloutHarness
-from test_session import Harness, assert_restored
+from session_harness import Harness, assert_restored
 
 Until = Any
 

@@ -1,177 +1,29 @@
-"""The session state machine against a fake cluster and a fake clock: no sleeps."""
+"""The session state machine against a fake cluster and a fake clock: no sleeps
+(the harness and its read helpers: session_harness.py)."""
 import json
-from typing import Any, Dict, List, Optional, Set
+from typing import Any, Dict, List, Set
 
 import pytest
 
 from fake_cluster import DEFAULTS, FakeClock, FakeCluster
-from rocks_autotune import panel, report
-from rocks_autotune.canary import ANNEX, OPTIONS, SAVED
+from rocks_autotune import report
+from rocks_autotune.canary import ANNEX, OPTIONS
 from rocks_autotune.rocksdb_options import NEW_TUNING, PACIFIC_DEFAULT
 from rocks_autotune.gate import Params, StartRefused, choose_canary
-from rocks_autotune.session import MOVES, Phase, Session, Settings
+from rocks_autotune.session import MOVES, Phase, Session
 from rocks_autotune.store import StoreError
-from rocks_autotune.views import View
-from rocks_autotune.workload import OSD_BENCH
-
-# one candidate confirmed in one round (it can recommend nothing: see the
-# confirmation's own tests for sessions that do)
-# the mechanics' tests: two baseline runs (one A/A pair), a one-round confirmation
-FAST = dict(warmup=2.0, restart_timeout=30.0, manual_restart_timeout=60.0,
-            unhealthy_timeout=60.0, bench_chunk_seconds=2.0, baseline_runs=2,
-            confirm_candidates=1, confirm_rounds=1, steady_window_limit=60.0)
-
-
-# ------------------------------------------------ the session as the module serves it
-# The tests read a session as the module serves it: `status -f json`
-# (Session.status), its View, `history -f json` and `best`, never through the
-# persisted dict, whose shape is the session's own.  A test about the
-# persisted state itself (what a failover reloads, a corrupted record, a
-# state injected to test resumption) reads what was saved: Harness.persisted.
-
-def status(s: Session) -> Dict[str, Any]:
-    """`ceph rocks-autotune status -f json`."""
-    return s.status()
-
-
-def view(s: Session) -> View:
-    """What the serve thread publishes of a session for the module and the panel."""
-    return s.view()
-
-
-def trials(s: Session) -> List[Dict[str, Any]]:
-    """`ceph rocks-autotune history -f json` (module.cmd_history: the trials of
-    the panel's snapshot of the session's view)."""
-    return panel.Snapshot.of(view(s)).trials
-
-
-def phase(s: Session) -> str:
-    return view(s).phase
-
-
-def current(s: Session) -> Dict[str, Any]:
-    """The measurement in flight, as `status -f json` shows it."""
-    cur: Dict[str, Any] = status(s)['current']
-    return cur
-
-
-def best_summary(s: Session) -> Optional[Dict[str, Any]]:
-    """What `ceph rocks-autotune best -f json` answers (module.cmd_best: from
-    the panel's snapshot), None where it answers 'no answer'."""
-    return report.best_summary(panel.Snapshot.of(view(s)).state)
-
-
-def canary_record(state: Dict[str, Any], osd: Optional[int] = None) -> Dict[str, Any]:
-    """A canary's part of a persisted state (how to restore it, its restart,
-    its noout, its window): the session's own canary's, or osd's."""
-    rec: Dict[str, Any] = state['canaries'][str(state['params']['osd'] if osd is None else osd)]
-    return rec
-
-
-def measuring_a_candidate(s: Session) -> bool:
-    return phase(s) == 'measure' and current(s)['kind'] == 'candidate'
-
-
-class Harness:
-    def __init__(self, **settings: Any) -> None:
-        self.clock = FakeClock()
-        self.cluster = FakeCluster(self.clock)
-        self.settings = Settings(**dict(FAST, **settings))
-        self.saved: List[str] = []
-        self.session: Optional[Session] = None
-
-    def save(self, state: Dict[str, Any]) -> None:
-        self.saved.append(json.dumps(state))
-
-    def persisted(self, i: int = -1) -> Dict[str, Any]:
-        """The persisted state itself, as saved (the last: what a new mgr
-        reloads).  Only for the tests about it: the others read the session
-        as the module serves it."""
-        state: Dict[str, Any] = json.loads(self.saved[i])
-        return state
-
-    def persisted_canary(self, i: int = -1, osd: Optional[int] = None) -> Dict[str, Any]:
-        """A canary's record in the persisted state (canary_record)."""
-        return canary_record(self.persisted(i), osd)
-
-    def config_of(self, osd: int) -> Dict[str, Optional[str]]:
-        return {n: self.cluster.config_get_own(f'osd.{osd}', n) for n in SAVED}
-
-    def start(self, duet: Optional[int] = None, **params: Any) -> Session:
-        """A session on `osd`; `duet`: its second canary (measurement_plan.duet)."""
-        # the session's mechanics under the quick load (the client load's own: test_client_load)
-        params.setdefault('workload', OSD_BENCH)
-        params.setdefault('trials', 3)
-        params.setdefault('duration', 10.0)
-        self.session = Session.start(self.cluster, Params(**params), self.settings, self.save,
-                                     self.clock, duet=duet)
-        return self.session
-
-    def run(self, until: Any = None, max_steps: int = 5000) -> Session:
-        s = self.session
-        assert s is not None
-        for _ in range(max_steps):
-            if not s.active or (until is not None and until(s)):
-                return s
-            self.clock.advance(s.step())
-        raise AssertionError(f'session did not finish: {self.phase} {self.message}')
-
-    def reload(self) -> Session:
-        """What a new active mgr does: rebuild from the last saved state."""
-        state = self.persisted()
-        Session.check_state(state)
-        self.session = Session(state, self.cluster, self.settings, self.save, self.clock)
-        self.session.resume_after_failover()
-        return self.session
-
-    # the session as the module serves it (see status() above)
-    def _s(self) -> Session:
-        assert self.session is not None
-        return self.session
-
-    @property
-    def status(self) -> Dict[str, Any]:
-        return status(self._s())
-
-    @property
-    def state(self) -> str:
-        return view(self._s()).state
-
-    @property
-    def phase(self) -> str:
-        return phase(self._s())
-
-    @property
-    def message(self) -> str:
-        return view(self._s()).message
-
-    @property
-    def error(self) -> str:
-        return str(self.status['error'])
-
-    @property
-    def current(self) -> Dict[str, Any]:
-        return current(self._s())
-
-    @property
-    def trials(self) -> List[Dict[str, Any]]:
-        return trials(self._s())
-
-
-def assert_restored(h: Harness, osd: int, before: Dict[str, Optional[str]]) -> None:
-    assert h.config_of(osd) == before
-    assert not h.cluster.has_noout(osd)
-    assert h.cluster.osds()[osd].up
-    # the process runs what the config says, i.e. the originals
-    assert h.cluster.running[osd] == h.cluster.config_get(f'osd.{osd}',
-                                                          'bluestore_rocksdb_options')
+from session_harness import (Harness, assert_restored, best_summary, current, kept_reading,
+                             may_run_candidate, measuring, measuring_a_candidate, noout_is_ours,
+                             phase, rescue_originals, rewound, saved_originals, saved_phase,
+                             status, trials, view)
 
 
 def test_full_session_searches_confirms_recommends_and_restores() -> None:
     h = Harness(confirm_candidates=3, confirm_rounds=5)  # the defaults
     before = h.config_of(0)
     s = h.start(osd=0)
-    assert h.persisted(0)['originals'] == before  # saved before any change
+    # saved before any change, in the canary's record and in the start record
+    assert saved_originals(h.persisted(0)) == rescue_originals(h.persisted(0)) == before
     h.run()
     assert h.state == 'done'
     kinds = [t['kind'] for t in h.trials]
@@ -400,7 +252,7 @@ def test_a_failover_after_a_window_was_read_but_not_recorded_reads_it_again() ->
         raise ValueError('lost')
     s.search.add_trial = lost  # type: ignore[method-assign]
     h.run(until=lambda s: 'step failed' in view(s).message)
-    assert h.persisted()['current'].get('measurement')
+    assert kept_reading(h.persisted())
     h.reload()
     assert h.phase == 'apply' and 'measurement' not in h.current
     h.run()
@@ -413,9 +265,7 @@ def test_replayed_optimizer_asks_what_the_original_would() -> None:
     h.start(osd=0, trials=8)
     h.run(until=lambda s: len(trials(s)) == 7 and phase(s) == 'apply')
     nxt = h.current['candidate']
-    state = h.persisted()  # injected: the state as it was before the 8th trial
-    state['current'] = None
-    state['trials'] = state['trials'][:7]
+    state = rewound(h.persisted(), 7)  # injected: the state as it was before the 8th trial
     fresh = Session(state, h.cluster, h.settings, h.save, h.clock)
     assert fresh.optimizer.ask().to_dict() == nxt
 
@@ -572,8 +422,10 @@ def test_force_skips_only_the_health_status(gate: Any, refusal: str) -> None:
     lambda st: st['originals'].update(bluestore_rocksdb_options=7),
     lambda st: st['trials'].append({'candidate': {'write_buffer_size': 'x'}}),
     lambda st: st['params'].update(osd='0'),
+    lambda st: st['canaries_at_start'].pop('0'),
+    lambda st: st['canaries_at_start']['0'].update(noout_at_start=None),
 ], ids=['unknown-version', 'no-originals', 'an-original-not-a-string', 'a-trial-missing-fields',
-        'osd-not-an-int'])
+        'osd-not-an-int', 'a-canary-the-start-record-does-not-name', 'a-noout-at-start-unknown'])
 def test_corrupted_state_is_rejected(mutate: Any) -> None:
     h = Harness()
     h.start(osd=0)
@@ -689,7 +541,7 @@ def test_repeated_errors_end_the_session_with_the_canary_back_on_its_originals()
     assert h.state == 'failed' and 'garbled answer' in h.error
     assert_restored(h, 0, before)
     # and the saved state a new mgr would reload says so: nothing left to restart
-    assert not h.persisted_canary()['running_dirty']
+    assert not may_run_candidate(h.persisted())
     assert s.health_checks() == {}
 
 
@@ -748,8 +600,8 @@ def test_mgr_lost_after_setting_noout_leaves_noout_that_the_resumed_session_clea
     h.run(until=lambda s: phase(s) == 'wait_up' and current(s)['index'] == 1)
     assert h.cluster.has_noout(0)
     # the noout is recorded as the session's before it is set
-    state = [h.persisted(i) for i in range(len(h.saved)) if h.persisted_canary(i)['noout_ours']][0]
-    assert state['phase'] == 'restart'
+    state = [h.persisted(i) for i in range(len(h.saved)) if noout_is_ours(h.persisted(i))][0]
+    assert saved_phase(state) == 'restart'
     h.saved.append(json.dumps(state))
     s = h.reload()
     h.run()
@@ -826,7 +678,7 @@ def test_the_state_saved_before_a_candidate_restart_says_the_canary_may_run_it()
     h.start(osd=0, trials=1)
     h.run(until=lambda s: phase(s) == 'wait_up' and current(s)['kind'] == 'candidate')
     state = at_restart[-1]
-    assert state['current']['kind'] == 'candidate' and canary_record(state)['running_dirty']
+    assert measuring(state) == 'candidate' and may_run_candidate(state)
     h.saved.append(json.dumps(state))  # the mgr is lost: this is what it left
     s = h.reload()
     s.request_abort()
@@ -896,7 +748,7 @@ def test_a_failed_save_before_noout_still_sets_noout_for_the_restart() -> None:
     failed: List[bool] = []
 
     def save(state: Dict[str, Any]) -> None:
-        if not failed and canary_record(state)['noout_ours']:
+        if not failed and noout_is_ours(state):
             failed.append(True)
             raise StoreError('config-key set timed out')
         h.saved.append(json.dumps(state))

@@ -39,6 +39,24 @@ def test_a_rescue_restores_from_the_start_record_and_ends_failed() -> None:
     assert r['error'] == 'unreadable'
 
 
+def test_a_rescue_restores_every_canary_the_start_record_names() -> None:
+    c = FakeCluster(FakeClock())
+    st: Any = session_start.first_state(c, Params(osd=0, trials=2, duration=5.0,
+                                                  workload=OSD_BENCH), Settings(), 100.0)
+    c.set_noout(1, True)  # an admin's, when the duet's canary joins: not the rescue's to clear
+    session_start.add_canary(c, st, 1)
+    start = {k: st[k] for k in START_FIELDS}
+    r = session_start.rescue_state(start, 'unreadable', 200.0)
+    Session.check_state(r)
+    assert {o: rec['originals'] for o, rec in r['canaries'].items()} == {
+        str(o): Canary(c, o).snapshot() for o in (0, 1)}
+    assert {o: (rec['noout_ours'], rec['running_dirty']) for o, rec in r['canaries'].items()} == {
+        '0': (True, True), '1': (False, True)}
+    start['canaries_at_start'] = [start['canaries_at_start']['0']]
+    with pytest.raises(ValueError, match='canaries_at_start is malformed'):
+        session_start.rescue_state(start, 'unreadable', 200.0)
+
+
 def test_a_canary_not_running_what_the_monitors_give_it_is_refused() -> None:
     c = FakeCluster(FakeClock())
     c.running[1] = 'compression=kNoCompression'

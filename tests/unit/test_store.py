@@ -1,18 +1,20 @@
-"""The session's persistence: small values, checked writes, versions 1 to 3 read."""
+"""The session's persistence: small values, checked writes, versions 1 to 3
+read, start records of one canary (before `canaries_at_start`) read."""
 import json
 from typing import Any, Dict, Optional
 
 import pytest
 
+from rocks_autotune import session_start
 from rocks_autotune.store import (CANARY_FIELDS, HEAD_KEY, ORIGINALS_KEY, START_FIELDS,
-                                  CanaryRecord, SessionState, SessionStore, StartRecord,
-                                  StoreError, migrate_v1)
-from test_session import Harness
+                                  START_KEY, CanaryRecord, SessionState, SessionStore,
+                                  StartRecord, StoreError, canary_start, migrate_v1)
+from session_harness import Harness
 
 
 def as_version_3(state: Dict[str, Any]) -> Dict[str, Any]:
     """A state as version 3 saved it: the one canary's fields in the head's own."""
-    v3 = {k: v for k, v in state.items() if k not in ('canaries', 'plan')}
+    v3 = {k: v for k, v in state.items() if k not in ('canaries', 'plan', 'canaries_at_start')}
     (rec,) = state['canaries'].values()
     v3.update({k: v for k, v in rec.items() if k not in ('originals', 'annexed', 'restarted')})
     v3.setdefault('precondition', None)
@@ -56,6 +58,24 @@ def test_round_trip_and_the_originals_key_lives_as_long_as_the_session() -> None
     assert SessionStore(kv.get, kv.put).load()['state'] == 'done'
 
 
+def test_a_canary_that_joins_is_in_the_start_record_before_the_head_names_it() -> None:
+    kv, store, h = stored_session()
+    s = h.start(osd=0, trials=2)
+    writes = []
+    put = store._put
+    store._put = lambda key, value: (writes.append(key), put(key, value))  # type: ignore
+    session_start.add_canary(h.cluster, s.s, 1)
+    store.save(s.s)
+    # the rescue's two keys first, the head that names osd.1 last
+    assert writes[:2] == [START_KEY, ORIGINALS_KEY] and writes[-1] == HEAD_KEY
+    for key in (START_KEY, ORIGINALS_KEY):
+        assert json.loads(kv.d[key])['canaries_at_start'] == s.s['canaries_at_start']
+    assert set(s.s['canaries_at_start']) == {'0', '1'}
+    writes.clear()
+    store.save(s.s)
+    assert writes == [HEAD_KEY]  # unchanged: not written again
+
+
 def test_an_oversized_value_is_refused_not_dropped() -> None:
     kv = KV()
     store = SessionStore(kv.get, kv.put)
@@ -75,7 +95,9 @@ def test_a_version_1_state_is_read_and_resumed() -> None:
     kv = KV()
     kv.d[HEAD_KEY] = json.dumps(v1)
     state = SessionStore(kv.get, kv.put).load()
-    assert state == migrate_v1(v1) and state['phase'] == 'apply'
+    # its canary's part of a start record, from its own fields (v1 had no start record)
+    assert state == dict(migrate_v1(v1), canaries_at_start={'0': canary_start(
+        v1['originals'], v1['annexed'], False)}) and state['phase'] == 'apply'
     assert state['canaries']['0']['noout_ours']
     h.saved.append(json.dumps(state))
     s = h.reload()
@@ -121,8 +143,19 @@ def test_a_version_3_state_keeps_its_canarys_fields_in_its_record_and_resumes() 
     head = as_version_3(json.loads(kv.d[HEAD_KEY]))
     assert 'canaries' not in head and head['running_dirty'] and head['noout_ours']
     kv.d[HEAD_KEY] = json.dumps(head)
-    state = SessionStore(kv.get, kv.put).load()
+    # and its start record: the one canary's originals in its own fields only
+    for key in (START_KEY, ORIGINALS_KEY):
+        start = json.loads(kv.d[key])
+        del start['canaries_at_start']
+        kv.d[key] = json.dumps(start)
+    fresh = SessionStore(kv.get, kv.put)
+    state = fresh.load()
     assert state is not None and state['version'] == 4 and 'running_dirty' not in state
+    # what a rescue needs of the canary, as a start record of today keeps it
+    assert state['canaries_at_start'] == s.s['canaries_at_start']
+    fresh.save(state)  # the next save writes the start record as today's
+    for key in (START_KEY, ORIGINALS_KEY):
+        assert json.loads(kv.d[key])['canaries_at_start'] == s.s['canaries_at_start']
     # its restart still to be waited for (restarted: False), all else as it was
     assert state['canaries'] == {'0': dict(rec, restarted=False)}
     assert state['plan'] == {'design': 'sequential', 'osds': [0]}

@@ -143,7 +143,8 @@ class Session(Machine):
             raise ValueError('session state has an unknown format')
         for key, typ in (('state', str), ('phase', str), ('params', dict), ('originals', dict),
                          ('base_options', str), ('trials', list), ('seed', int),
-                         ('alerts', dict), ('canaries', dict), ('plan', dict)):
+                         ('alerts', dict), ('canaries', dict), ('plan', dict),
+                         ('canaries_at_start', dict)):
             if not isinstance(state.get(key), typ):
                 raise ValueError(f'session state field {key!r} is missing or malformed')
         if not isinstance(state['params'].get('osd'), int):
@@ -152,7 +153,11 @@ class Session(Machine):
         if {str(o) for o in state['plan']['osds']} | {str(state['params']['osd'])} != set(
                 state['canaries']):
             raise ValueError('session state has no record of a canary it measures')
-        for rec in [state] + list(state['canaries'].values()):
+        # a rescue restores the canaries the start record names: all of them
+        if not set(state['canaries']) <= set(state['canaries_at_start']):
+            raise ValueError('session state has a canary its start record does not name')
+        for rec in [state] + list(state['canaries'].values()) + list(
+                state['canaries_at_start'].values()):
             if not isinstance(rec, dict) or not isinstance(rec.get('originals'), dict) or set(
                     rec['originals']) != set(SAVED) or not all(
                     v is None or isinstance(v, str) for v in rec['originals'].values()):
@@ -165,6 +170,9 @@ class Session(Machine):
             if seen is not None and not (isinstance(seen, dict) and all(
                     isinstance(v, dict) for v in seen.values())):
                 raise ValueError('session state field \'config_seen\' is malformed')
+        for rec in state['canaries_at_start'].values():
+            if not isinstance(rec.get('noout_at_start'), bool):
+                raise ValueError('session state field \'noout_at_start\' is missing or malformed')
         for t in state['trials']:
             Candidate.from_dict(t['candidate'])
         Phase(state['phase'])

@@ -1,5 +1,5 @@
 """What a session starts with: the checks `start` makes before anything
-changes, the record it saves before the first change (the canary's
+changes, the record it saves before the first change (each canary's
 originals: how to restore it), and the record a rescue restores from when
 the saved state is unreadable but its start record is not.
 
@@ -18,7 +18,7 @@ from .gate import Params, StartRefused, choose_canary
 from .rocksdb_options import parse_options, parse_sharding
 from .session_settings import Settings
 from .space import SearchSpace
-from .store import STATE_VERSION, SessionState, StartRecord
+from .store import STATE_VERSION, SessionState, StartRecord, canaries_at_start, canary_start
 from .workload import CLIENT, client_pool
 
 
@@ -62,6 +62,7 @@ def first_state(cluster: Cluster, params: Params, settings: Settings,
                   'count': settings.client_space // settings.client_object_size,
                   'removed': None}
     params.osd = osd
+    noout = cluster.has_noout(osd)
     state: SessionState = {
         'version': STATE_VERSION, 'id': str(uuid.uuid4()), 'state': 'running',
         'phase': 'prepare', 'params': asdict(params), 'reason': reason,
@@ -69,10 +70,11 @@ def first_state(cluster: Cluster, params: Params, settings: Settings,
         'release_default': release_default, 'sharding': sharding,
         'seed': settings.seed, 'trials': [], 'current': None, 'baseline': None,
         'started': now, 'ended': None, 'phase_started': now, 'message': 'starting',
-        'error': '', 'abort': False, 'noout_at_start': cluster.has_noout(osd),
+        'error': '', 'abort': False, 'noout_at_start': noout,
         'settings': asdict(settings), 'paused_since': None, 'alerts': {},
         'cluster_errors': 0, 'config_changes': [], 'client': client,
         'canaries': {str(osd): new_record(originals, annexed, canary.entries())},
+        'canaries_at_start': {str(osd): canary_start(originals, annexed, noout)},
         'plan': measurement_plan.sequential(osd),
     }
     return state
@@ -80,9 +82,9 @@ def first_state(cluster: Cluster, params: Params, settings: Settings,
 
 def add_canary(cluster: Cluster, state: SessionState, osd: int) -> None:
     """A second canary for a duet's confirmation (measurement_plan.duet):
-    its record, how to restore it, before the session's first save.  It
-    must run the options the session's canary started from, since the two
-    are compared on them."""
+    its record, and how to restore it in the start record (saved before the
+    session changes it, for a rescue).  It must run the options the
+    session's canary started from, since the two are compared on them."""
     if str(osd) in state['canaries']:
         raise StartRefused(f'osd.{osd} is already a canary of this session')
     canary = Canary(cluster, osd)
@@ -96,7 +98,10 @@ def add_canary(cluster: Cluster, state: SessionState, osd: int) -> None:
                            'canaries that start from the same')
     check_running(cluster, osd)
     annexed = bool(cluster.config_get(f'osd.{osd}', ANNEX).strip())
-    state['canaries'][str(osd)] = new_record(canary.snapshot(), annexed, canary.entries())
+    originals = canary.snapshot()
+    state['canaries'][str(osd)] = new_record(originals, annexed, canary.entries())
+    state['canaries_at_start'][str(osd)] = canary_start(originals, annexed,
+                                                        cluster.has_noout(osd))
     state['plan'] = measurement_plan.duet(state['params']['osd'], osd)
 
 
@@ -119,19 +124,23 @@ def check_running(cluster: Cluster, osd: int) -> None:
 
 def rescue_state(start: StartRecord, why: str, now: float) -> SessionState:
     """The record of a session whose state is unreadable but whose start
-    record is not: it restores the canary (config, the gated restart: it may
-    run a candidate, the noout it may have set) and ends failed.  A duet's
-    second canary is not in the start record: restored from the head only."""
+    record is not: it restores every canary the start record names (config,
+    the gated restart: it may run a candidate, the noout it may have set)
+    and ends failed."""
     osd = start['params']['osd']
+    at_start = canaries_at_start(start)
+    others = [int(o) for o in at_start if int(o) != osd]
     state: SessionState = {
         **start, 'version': STATE_VERSION, 'state': 'running', 'phase': 'restore',
         'trials': [], 'current': None, 'baseline': None, 'ended': None,
         'phase_started': now, 'message': 'restoring the canary: ' + why, 'error': why,
         'abort': True, 'paused_since': None, 'alerts': {}, 'cluster_errors': 0,
-        'config_changes': [], 'plan': measurement_plan.sequential(osd),
+        'config_changes': [], 'canaries_at_start': at_start,
+        # the plan names every canary (Session.check_state)
+        'plan': measurement_plan.duet(osd, *others) if others else measurement_plan.sequential(osd),
         # what was there is lost with the state: restore as before (config
         # seen unknown; it may run a candidate, under the noout it set)
-        'canaries': {str(osd): new_record(start['originals'], start['annexed'], None,
-                                          noout_ours=not start.get('noout_at_start'),
-                                          running_dirty=True)}}
+        'canaries': {o: new_record(c['originals'], c['annexed'], None,
+                                   noout_ours=not c['noout_at_start'], running_dirty=True)
+                     for o, c in at_start.items()}}
     return state

@@ -2,14 +2,16 @@
 
     session              the head: the session's moving parts (phase, flags,
                          alerts, the trial in flight) and how many trials
-    session.start        what it started with, written once: the canary's
-                         originals, the parameters and settings, the base
-                         options; readable on its own, so an unreadable head
-                         still tells how to restore the canary
+    session.start        what it started with: every canary's originals,
+                         annex flag and noout (a duet's two), the parameters
+                         and settings, the base options; readable on its
+                         own, so an unreadable head still tells how to
+                         restore each canary.  Written before the head that
+                         first names a canary, and again when it changes
     session.trial.N      one trial each
     session.originals    the start record again, while the session may have
-                         changed the canary (removed when it ends): with an
-                         unreadable head, it tells how to restore the canary,
+                         changed its canaries (removed when it ends): with
+                         an unreadable head, it tells how to restore them,
                          and its absence that there is nothing to restore
 
 A rollout (rollout.py: `apply`, `revert`) is kept beside it, the last one
@@ -28,7 +30,8 @@ Every write is checked (a store that refuses a value may only log it): a
 failure raises StoreError, and the session pauses until a write succeeds.
 Older versions are read and migrated: 1 (one JSON value under `session`),
 2 (a failed trial's recovery ran in the trial's phases), 3 (one canary's
-state in the head's own fields, not a record per canary).
+state in the head's own fields, not a record per canary), and a start record
+of one canary (in its own fields, before `canaries_at_start`).
 """
 import json
 from enum import Enum
@@ -61,11 +64,24 @@ MAX_VALUE = 48 << 10
 STATE_VERSION = 4
 # the fields of the start record; everything else but the trials is the head
 START_FIELDS = ('id', 'params', 'reason', 'originals', 'base_options', 'annexed',
-                'release_default', 'sharding', 'seed', 'started', 'settings', 'noout_at_start')
+                'release_default', 'sharding', 'seed', 'started', 'settings', 'noout_at_start',
+                'canaries_at_start')
+# a start record written before a session could have several canaries
+ONE_CANARY_START_FIELDS = START_FIELDS[:-1]
+
+
+class CanaryStart(TypedDict):
+    """How to put one canary back as it was before the session changed it:
+    what a rescue restores it from."""
+    originals: Dict[str, Optional[str]]  # canary.Originals
+    annexed: bool
+    noout_at_start: bool  # an admin's noout: not ours to clear
 
 
 class StartRecord(TypedDict):
-    """What a session started with; written once (START_FIELDS)."""
+    """What a session started with (START_FIELDS).  The session's own
+    canary's originals, annex flag and noout are in its own fields too, as
+    they were when it had only one."""
     id: str
     params: Dict[str, Any]  # gate.Params
     reason: str
@@ -78,6 +94,26 @@ class StartRecord(TypedDict):
     started: float
     settings: Dict[str, Any]  # session.Settings
     noout_at_start: bool
+    # every canary's, by OSD id as a string (the session's own included)
+    canaries_at_start: Dict[str, CanaryStart]
+
+
+def canary_start(originals: Dict[str, Optional[str]], annexed: bool,
+                 noout_at_start: bool) -> CanaryStart:
+    return {'originals': originals, 'annexed': annexed, 'noout_at_start': noout_at_start}
+
+
+def canaries_at_start(start: Mapping[str, Any]) -> Dict[str, CanaryStart]:
+    """Every canary's part of a start record; one written before
+    `canaries_at_start` held its one canary's in its own fields."""
+    saved: Optional[Dict[str, CanaryStart]] = start.get('canaries_at_start')
+    if saved is not None:
+        # a rescue reads it alone: malformed is unreadable (ValueError), not a crash
+        if not (isinstance(saved, dict) and all(isinstance(c, dict) for c in saved.values())):
+            raise ValueError('the start record\'s canaries_at_start is malformed')
+        return saved
+    return {str(start['params']['osd']): canary_start(
+        start['originals'], bool(start['annexed']), bool(start.get('noout_at_start')))}
 
 
 class RestartRecord(TypedDict):
@@ -226,11 +262,19 @@ def migrate_v3(state: Dict[str, Any]) -> Dict[str, Any]:
     return s
 
 
+def with_canaries_at_start(state: Dict[str, Any]) -> Dict[str, Any]:
+    """A state or start record with `canaries_at_start`, filled in for one
+    saved before it was kept."""
+    state['canaries_at_start'] = canaries_at_start(state)
+    return state
+
+
 class SessionStore:
     def __init__(self, get: Get, put: Put) -> None:
         self._get = get
         self._put = put
         self._start_of = ''          # the session whose start record is written
+        self._start = ''             # and what it holds
         self._originals_of = ''      # the session whose originals key is there
         self._trials: List[str] = []  # what each trial key holds now
 
@@ -244,13 +288,17 @@ class SessionStore:
             raise StoreError(f'writing {key} ({size}) failed: {e}')
 
     def save(self, state: Mapping[str, Any]) -> None:
-        """Write what changed: the start record once, changed trials, the head last."""
+        """Write what changed: the start record when new or changed (a
+        canary joined), changed trials, the head last."""
         start = json.dumps({k: state.get(k) for k in START_FIELDS})
         if self._start_of != state['id']:
-            self._write(START_KEY, start)
-            self._start_of = state['id']
             self._trials = []
-        if state['state'] not in ENDED and self._originals_of != state['id']:
+        # before the head that names a new canary: a rescue restores it too
+        changed = self._start_of != state['id'] or self._start != start
+        if changed:
+            self._write(START_KEY, start)
+            self._start_of, self._start = state['id'], start
+        if state['state'] not in ENDED and (changed or self._originals_of != state['id']):
             self._write(ORIGINALS_KEY, start)
             self._originals_of = state['id']
         trials = [json.dumps(t) for t in state['trials']]
@@ -275,7 +323,7 @@ class SessionStore:
         if not isinstance(head, dict):
             raise ValueError('session head is not a record')
         if head.get('version') == 1:
-            return renamed_workload(migrate_v1(head))
+            return renamed_workload(with_canaries_at_start(migrate_v1(head)))
         if head.get('version') in (2, 3):
             # the canary's fields need its OSD, in the start record
             start = self.load_start()
@@ -294,10 +342,12 @@ class SessionStore:
             if raw_trial is None:
                 raise ValueError(f'session trial {i} is missing')
             trials.append(raw_trial)
-        state = dict(head, **start)
+        state = with_canaries_at_start(dict(head, **start))
         del state['n_trials']
         state['trials'] = [json.loads(t) for t in trials]
+        # as loaded: the next save writes it again if it changed (an older start record)
         self._start_of = state['id']
+        self._start = json.dumps({k: start.get(k) for k in START_FIELDS})
         self._originals_of = '' if state['state'] in ENDED else state['id']
         self._trials = trials
         return renamed_workload(state)
@@ -316,12 +366,16 @@ class SessionStore:
         return self._load_record(START_KEY)
 
     def load_originals(self) -> Optional[StartRecord]:
-        """The start record of a session that may have changed the canary and
-        has not ended (None: nothing to restore); ValueError when unreadable."""
+        """The start record of a session that may have changed its canaries
+        and has not ended (None: nothing to restore), every canary's part in
+        `canaries_at_start` (an older record's one too); ValueError when
+        unreadable."""
         record = self._load_record(ORIGINALS_KEY)
-        if record is not None and set(record) != set(START_FIELDS):
+        if record is None:
+            return None
+        if set(record) not in (set(START_FIELDS), set(ONE_CANARY_START_FIELDS)):
             raise ValueError(f'{ORIGINALS_KEY} does not hold a start record')
-        return cast(Optional[StartRecord], record)
+        return cast(StartRecord, with_canaries_at_start(record))
 
     def keep_corrupt(self, raw: str) -> None:
         """Set an unreadable head aside (where the admin can read it) and drop it."""
