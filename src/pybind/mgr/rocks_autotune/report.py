@@ -9,7 +9,7 @@ from .canary import ANNEX, CLASS_MASK_NOTE, OPTIONS
 from .cluster import OsdInfo
 from . import perf_counters
 from .perf_counters import OBJECTIVE_NAMES
-from .views import (answer_line, arm_record, final_answer, osd_list, ratio_text,
+from .views import (answer_line, arm_record, final_answer, groups_text, osd_list, ratio_text,
                     recommended_arm)
 from .space import Candidate
 from .workload import NAMESPACE
@@ -37,6 +37,10 @@ def status_text(st: Dict[str, Any]) -> str:
              f'message: {st["message"]}']
     if st.get('error'):
         lines.append(f'error: {st["error"]}')
+    if st.get('design'):
+        d = st['design']
+        lines.append(f'measurement design: {d["design"]} ({d["why"]})'
+                     + (f'; {d["note"]}' if d.get('note') else ''))
     lines += (client_lines(st.get('client')) + precondition_lines(st.get('precondition'))
               + time_lines(st.get('time'), st['state']))
     b = st.get('baseline')
@@ -72,6 +76,9 @@ def client_lines(c: Optional[Mapping[str, Any]]) -> List[str]:
         return []
     line = (f'client load: {c["count"]} objects in pool {c["pool"]}, namespace '
             f'{NAMESPACE}, in the {len(c["seeds"])} of its {c["pg_num"]} PGs the canary is in')
+    if c.get('ref_seeds'):
+        line += (f', and as many in the {len(c["ref_seeds"])} without it (group R, on '
+                 + ', '.join(f'osd.{o}' for o in c.get('ref_osds') or []) + ')')
     if c.get('remove_error'):
         line += f'; removing them failed: {c["remove_error"]}'
     elif c.get('removed') is not None:
@@ -142,7 +149,7 @@ def confirmation_lines(rec: Optional[Mapping[str, Any]], state: str) -> List[str
         lines.append(f'  {a["arm"]} (trial {a["trial"]}): {name} {_fig(a["objective"])}, '
                      f'kv_sync_lat {_fig(a["kv_sync_lat"])}, write-amp {_fig(a["write_amp"])}, '
                      f'{a["objective"]["rounds"]} round(s): {a["verdict"]}'
-                     + (f' ({a["why"]})' if a['why'] else ''))
+                     + (f' ({a["why"]})' if a['why'] else '') + groups_text(a))
     if result and (result.get('complete') or state in ('stopped', 'aborted', 'failed')):
         lines.append('answer: ' + answer_line(result))
     return lines
@@ -261,7 +268,9 @@ def best_summary(state: Dict[str, Any],
             commands.insert(0, f'# {STALE}; changed since: ' + '; '.join(changed))
 
     def figures(a: Mapping[str, Any]) -> Dict[str, Any]:
-        return {k: a[k]['ratio'] for k in ('objective', 'kv_sync_lat', 'write_amp')}
+        # the split design's C and R ratios beside its C/R objective
+        return {k: a[k]['ratio'] for k in ('objective', 'kv_sync_lat', 'write_amp',
+                                           'iops_c', 'iops_r') if k in a}
     return {
         'answer': 'recommend' if arm else 'keep current', 'keeps_current': arm is None,
         'summary': answer_line(result), 'complete': bool(result.get('complete')),

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from statistics import median
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from . import confirm, options, perf_counters, power, views
+from . import confirm, measurement_plan, options, perf_counters, power, views
 from .confirm import Confirmation
 from .gate import Params
 from .perf_counters import Baseline, Measurement
@@ -163,7 +163,9 @@ class Search:
         confirmation can see at it: said before the search starts."""
         s = self.s
         st = self.settings
-        key = perf_counters.OBJECTIVES[self.params.workload][0]
+        # on the figure the confirmation will judge (C/R under the split design)
+        key = perf_counters.objective(self.params.workload, measurement_plan.single(
+            osd, s.get('client'))['design'])[0]
         noise = power.aa_noise([getattr(m, key) for m in runs])
         if noise is None:
             s['noise'] = None

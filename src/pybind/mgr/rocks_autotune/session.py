@@ -293,7 +293,7 @@ class Session(Machine):
             return 0
         trial = self.search.next_trial(self.osd)
         if trial is None:
-            self.search.plan_confirmation(measurement_plan.sequential(self.osd))
+            self.search.plan_confirmation(measurement_plan.single(self.osd, s.get('client')))
             self._enter(P.CONFIRM, 'search done: confirming its best candidates')
             return self._next_confirmation()
         trial.started = self.clock()

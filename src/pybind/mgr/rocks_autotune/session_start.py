@@ -8,16 +8,17 @@ raises StartRefused with what to do about it.
 """
 import uuid
 from dataclasses import asdict
-from typing import Optional
+from typing import Any, Dict, Optional, Sequence
 
 from .canary import ANNEX, CFS, OPTIONS, Canary
-from .cluster import Cluster, ClusterError
+from .cluster import Cluster, ClusterError, PgInfo, PoolInfo
 from .gate import Params, StartRefused, choose_canary
 from .rocksdb_options import parse_options, parse_sharding
 from .session_settings import Settings
 from .space import SearchSpace
 from .store import STATE_VERSION, SessionState, StartRecord
-from .workload import CLIENT, client_pool
+from .measurement_plan import SEQUENTIAL, SPLIT
+from .workload import CLIENT, client_pool, split_refusal, up_osds
 
 
 def first_state(cluster: Cluster, params: Params, settings: Settings,
@@ -42,23 +43,33 @@ def first_state(cluster: Cluster, params: Params, settings: Settings,
     except ValueError as e:
         raise StartRefused(f'cannot read this release\'s RocksDB defaults: {e}')
     client = None
+    if params.workload != CLIENT and settings.measurement_design == SPLIT:
+        raise StartRefused(f'measurement_design split needs the client workload, not '
+                           f'{params.workload}: set it to auto or sequential')
     if params.workload == CLIENT:
+        pgs = cluster.pgs()
         try:
-            pool, seeds = client_pool(cluster.pools(), cluster.pgs(), [osd],
-                                      settings.client_pool)
+            pool, seeds, without = client_pool(cluster.pools(), pgs, [osd],
+                                               settings.client_pool)
         except ValueError as e:
             raise StartRefused(f'the client workload has nowhere to write: {e}; name a '
                                'pool with the client_pool option, or use --workload osd-bench')
-        if pool.room is not None and settings.client_space > pool.room:
+        count = settings.client_space // settings.client_object_size
+        split = design_of(cluster, osd, pool, pgs, without, count, settings)
+        # a split writes a second keyspace as large, on R's PGs
+        space = settings.client_space * (2 if split['design'] == SPLIT else 1)
+        if pool.room is not None and space > pool.room:
             raise StartRefused(
                 f'the client workload\'s keyspace (client_space, '
-                f'{settings.client_space / 2**30:.2f} GiB) would take pool {pool.name!r}\'s '
+                f'{settings.client_space / 2**30:.2f} GiB'
+                + (', twice: the split design writes as much in PGs without the canary'
+                   if space > settings.client_space else '')
+                + f') would take pool {pool.name!r}\'s '
                 f'fullest OSD past its nearfull ratio: the pool has room for '
                 f'{pool.room / 2**30:.2f} GiB (ceph df\'s MAX AVAIL, to nearfull); lower '
                 'client_space or name a pool with more room with client_pool')
         client = {'pool': pool.name, 'pg_num': pool.pg_num, 'seeds': seeds,
-                  'count': settings.client_space // settings.client_object_size,
-                  'removed': None}
+                  'count': count, 'removed': None, **split}
     params.osd = osd
     state: SessionState = {
         'version': STATE_VERSION, 'id': str(uuid.uuid4()), 'state': 'running',
@@ -75,6 +86,37 @@ def first_state(cluster: Cluster, params: Params, settings: Settings,
         'last_applied': None, 'client': client,
     }
     return state
+
+
+def design_of(cluster: Cluster, osd: int, pool: PoolInfo, pgs: Sequence[PgInfo],
+              without: Sequence[int], count: int, settings: Settings) -> Dict[str, Any]:
+    """The client load's measurement design (the `client` record's keys):
+    split where the pool has enough PGs without the canary (measurement_design
+    auto or split), else sequential; why, and for a split its group R's PGs,
+    their OSDs and whether any shares the canary's CRUSH host (C/R then reads
+    C's effect minus R's: doc/bench/split-ab-rocksdb.md).  StartRefused when
+    split is asked for and cannot be made."""
+    wanted = settings.measurement_design
+    if wanted == SEQUENTIAL:
+        return {'design': SEQUENTIAL, 'design_why': 'measurement_design is sequential'}
+    why_not = split_refusal(without, pool.pg_num, count)
+    if not why_not and pool.room is not None and 2 * settings.client_space > pool.room:
+        why_not = (f'its room ({pool.room / 2**30:.2f} GiB to nearfull) does not take two '
+                   f'keyspaces of client_space')
+    if why_not:
+        if wanted == SPLIT:
+            raise StartRefused(f'measurement_design split: pool {pool.name!r} cannot hold a '
+                               f'reference group: {why_not}; name another pool with '
+                               'client_pool, or set measurement_design to auto or sequential')
+        return {'design': SEQUENTIAL, 'design_why': f'pool {pool.name!r}: {why_not}'}
+    ref_osds = up_osds(pgs, pool.id, without)
+    hosts = dict(cluster.crush_order())
+    shared = bool(hosts.get(osd)) and any(hosts.get(o) == hosts[osd] for o in ref_osds)
+    return {'design': SPLIT, 'ref_seeds': list(without), 'ref_osds': ref_osds,
+            'shared_host': shared,
+            'design_why': (f'pool {pool.name!r} has {len(without)} of its {pool.pg_num} PGs '
+                           f'without osd.{osd}' + (' (measurement_design is split)'
+                                                   if wanted == SPLIT else ''))}
 
 
 def check_running(cluster: Cluster, osd: int) -> None:
