@@ -525,6 +525,9 @@ class FakeIo:
             # one at a time, each ten kv syncs long: few enough writes per window
             # that a session's unit test stays fast
             c.clock.advance(lat * 10)
+        # the other writers' turn (a real write waits on the OSDs): else the
+        # first thread started runs a whole chunk alone
+        time.sleep(0)
 
     def remove(self, obj: str) -> None:
         with self.lock:

@@ -55,16 +55,12 @@ def first_state(cluster: Cluster, params: Params, settings: Settings,
             raise StartRefused(f'the client workload has nowhere to write: {e}; name a '
                                'pool with the client_pool option, or use --workload osd-bench')
         count = settings.client_space // settings.client_object_size
+        # a split's second keyspace is checked for room there
         split = design_of(cluster, osd, pool, pgs, without, count, settings)
-        # a split writes a second keyspace as large, on R's PGs
-        space = settings.client_space * (2 if split['design'] == SPLIT else 1)
-        if pool.room is not None and space > pool.room:
+        if pool.room is not None and settings.client_space > pool.room:
             raise StartRefused(
                 f'the client workload\'s keyspace (client_space, '
-                f'{settings.client_space / 2**30:.2f} GiB'
-                + (', twice: the split design writes as much in PGs without the canary'
-                   if space > settings.client_space else '')
-                + f') would take pool {pool.name!r}\'s '
+                f'{settings.client_space / 2**30:.2f} GiB) would take pool {pool.name!r}\'s '
                 f'fullest OSD past its nearfull ratio: the pool has room for '
                 f'{pool.room / 2**30:.2f} GiB (ceph df\'s MAX AVAIL, to nearfull); lower '
                 'client_space or name a pool with more room with client_pool')

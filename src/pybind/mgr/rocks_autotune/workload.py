@@ -239,16 +239,16 @@ class ClientWorkload:
 
         def writer(i: int, failed: Callable[[], bool]) -> None:
             rng = random.Random(seeds[i])
-            objects = groups[i // self.threads]
+            objects = groups[i % len(groups)]  # C, R, C, R...: started in turn
             while self.clock() < deadline and not failed():
                 self.io.write(rng.choice(objects), self.data,
                               rng.randrange(blocks) * self.block_size)
                 done[i] += 1
 
         self._run(writer, deadline, n)
-        self.last_reference = (sum(done[self.threads:]) * self.block_size
+        self.last_reference = (sum(done[1::2]) * self.block_size
                                if self.reference else None)
-        return sum(done[:self.threads]) * self.block_size, self.clock() - start
+        return sum(done[::len(groups)]) * self.block_size, self.clock() - start
 
     @property
     def object_count(self) -> int:
