@@ -211,6 +211,10 @@ def test_auto_runs_split_where_the_pool_has_pgs_without_the_canary() -> None:
     assert c['removed'] > 0 and h.cluster.objects[(SPLIT_POOL, NAMESPACE)] == {}
     b = best_summary(s)
     assert b is not None and b['measurement_plan']['design'] == SPLIT
+    assert all('iops_c' in c and 'iops_r' in c for c in b['candidates']), b['candidates']
+    best = report.best_text(b)
+    assert f"measurement design: split (pool {SPLIT_POOL!r} has 5" in best, best
+    assert "C's IOPS" in best and "R's" in best, best
     text = report.status_text(h.status)
     assert f'measurement design: split (pool {SPLIT_POOL!r} has 5' in text, text
     assert 'and as many in the 5 without it (group R, on osd.1, osd.2)' in text, text

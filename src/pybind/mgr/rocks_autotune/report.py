@@ -298,7 +298,10 @@ def _candidate_line(b: Mapping[str, Any], c: Mapping[str, Any]) -> str:
     return (f'  {c["arm"]} (trial {c["trial"]}): {name} {_ratio_fig(c["objective"])}, '
             f'kv_sync_lat {_ratio_fig(c["kv_sync_lat"])}, write-amp '
             f'{_ratio_fig(c["write_amp"])}, {c["rounds"]} round(s): {c["verdict"]}'
-            + (f' ({c["why"]})' if c['why'] else ''))
+            + (f' ({c["why"]})' if c['why'] else '')
+            # the split design's: the client's own gain beside the C/R judged
+            + (f'; C\'s IOPS {_ratio_fig(c["iops_c"])}, R\'s {_ratio_fig(c["iops_r"])}'
+               if 'iops_c' in c else ''))
 
 
 def _ratio_fig(r: Mapping[str, Any]) -> str:
@@ -311,6 +314,9 @@ def best_text(b: Dict[str, Any]) -> str:
              f'baseline measured in the same round [{b["level"]:.0%} interval]; a candidate '
              f'is recommended when its whole interval clears the {b["margin"]:.0%} margin '
              f'and its write-amp interval stays within the {b["budget"]:.2f}x budget.']
+    plan = b.get('measurement_plan') or {}
+    if plan.get('why'):
+        lines.append(f'measurement design: {plan["design"]} ({plan["why"]})')
     lines += [_candidate_line(b, c) for c in b['candidates']]
     if b['keeps_current']:
         return '\n'.join(lines)
