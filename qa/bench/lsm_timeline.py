@@ -117,7 +117,7 @@ class ClientLoad:
     def objects(self, pools: Dict[int, PoolInfo], pgs: List[PgInfo]) -> List[str]:
         """The objects a session would write (sets `pool` and `seeds`, the
         PGs of it the objects are in): in the PGs of the pool osd.N serves."""
-        self.pool, self.seeds = client_pool(pools, pgs, [self.osd], self.wanted_pool)
+        self.pool, self.seeds, _ = client_pool(pools, pgs, [self.osd], self.wanted_pool)
         return client_objects(self.prefix, self.space // self.object_size,
                               self.pool.pg_num, self.seeds)
 

@@ -57,7 +57,8 @@ from lsm_timeline import (ClientLoad, ceph, ceph_json, drive_until, fill_all,  #
 
 from rocks_autotune import rocksdb_stats  # noqa: E402
 from rocks_autotune.cluster import PgInfo, PoolInfo, RadosIo  # noqa: E402
-from rocks_autotune.workload import NAMESPACE, ClientWorkload, client_objects  # noqa: E402
+from rocks_autotune.workload import (NAMESPACE, ClientWorkload, client_objects,  # noqa: E402
+                                     client_pool)
 
 FIGURES = ('iops_c', 'iops_r', 'c_over_r')
 
@@ -68,11 +69,12 @@ class SplitLoad(ClientLoad):
     flight."""
 
     def objects(self, pools: Dict[int, PoolInfo], pgs: List[PgInfo]) -> List[str]:
-        self.pool = next(p for p in pools.values() if p.name == self.wanted_pool)
-        mine = [p for p in pgs if p.pool == self.pool.id]
-        c = sorted(int(p.pgid.split('.')[1], 16) for p in mine if self.osd in p.up)
-        r = sorted(int(p.pgid.split('.')[1], 16) for p in mine if self.osd not in p.up)
-        if not c or not r:
+        # the module's choice of the two groups (its split design's)
+        try:
+            self.pool, c, r = client_pool(pools, pgs, [self.osd], self.wanted_pool)
+        except ValueError as e:
+            raise SystemExit(f'no split: {e}')
+        if not r:
             raise SystemExit(f'pool {self.pool.name}: osd.{self.osd} is in {len(c)} PGs and '
                              f'out of {len(r)}: a split needs both')
         half = self.space // self.object_size // 2

@@ -28,6 +28,8 @@ from rocks_autotune.cluster import (ClusterError, ConfigEntries, ConfigEntry, Co
                                     Crash, MgrCluster, NoOrchestrator, OsdInfo, PgInfo,
                                     PoolInfo, split_who)
 from rocks_autotune import rocksdb_stats
+from rocks_autotune.placement import pg_of
+from rocks_autotune.workload import pg_seed
 from rocks_autotune.rocksdb_options import PACIFIC_DEFAULT, parse_options
 from rocks_autotune.rocksdb_stats import KvStats, Level
 from rocks_autotune.space import SearchSpace
@@ -493,8 +495,8 @@ class FakeCluster:
 
 
 class FakeIo:
-    """ClientIo of the fake: a write is a client's write to every OSD up (the
-    fake's PGs hold them all), its latency the slowest one's model."""
+    """ClientIo of the fake: a write is a client's write to every OSD up of
+    the object's PG, its latency the slowest one's model."""
 
     def __init__(self, cluster: FakeCluster, pool: str, namespace: str) -> None:
         self.c = cluster
@@ -510,14 +512,22 @@ class FakeIo:
             objs = c.objects.setdefault(self.where, {})
             objs[obj] = objs.get(obj, 0) + len(data)
             lat = 0.0
+            # the OSDs of the object's PG (the split design's group R must
+            # not reach the canary)
+            pool = next(p for p in c.pool_by_id.values() if p.name == self.where[0])
+            seed = pg_of(obj, pool.pg_num, self.where[1])
+            pg = next(p for p in c.pg_list if p.pool == pool.id and pg_seed(p) == seed)
             for osd, info in c.info.items():
-                if info.up:
+                if info.up and osd in pg.acting:
                     one = c.model(c.running[osd])[0]
                     lat = max(lat, one)
                     c._write(osd, len(data), one)
             # one at a time, each ten kv syncs long: few enough writes per window
             # that a session's unit test stays fast
             c.clock.advance(lat * 10)
+        # the other writers' turn (a real write waits on the OSDs): else the
+        # first thread started runs a whole chunk alone
+        time.sleep(0)
 
     def remove(self, obj: str) -> None:
         with self.lock:

@@ -69,17 +69,18 @@ def _pools() -> Any:
 
 def test_the_pool_is_the_replicated_one_with_most_of_the_canarys_pgs() -> None:
     pools, pgs = _pools()
-    assert client_pool(pools, pgs, [0]) == (pools[1], [0, 1, 2, 3])
-    assert client_pool(pools, pgs, [0], 'b') == (pools[2], [0, 2, 4, 6])
+    assert client_pool(pools, pgs, [0]) == (pools[1], [0, 1, 2, 3], [])
+    # the PGs without the canary come too: a split's group R
+    assert client_pool(pools, pgs, [0], 'b') == (pools[2], [0, 2, 4, 6], [1, 3, 5, 7])
     assert client_pool(pools, pgs, [2])[0] == pools[1]
 
 
 def test_for_two_osds_the_pgs_are_those_both_serve() -> None:
     pools, pgs = _pools()
     # in pool b, osd.0 is in the even PGs only, osd.2 in the odd ones only
-    assert client_pool(pools, pgs, [1, 2], 'b') == (pools[2], [1, 3, 5, 7])
-    assert client_pool(pools, pgs, [0, 1], 'b') == (pools[2], [0, 2, 4, 6])
-    assert client_pool(pools, pgs, [0, 2]) == (pools[1], [0, 1, 2, 3])
+    assert client_pool(pools, pgs, [1, 2], 'b') == (pools[2], [1, 3, 5, 7], [])
+    assert client_pool(pools, pgs, [0, 1], 'b') == (pools[2], [0, 2, 4, 6], [])
+    assert client_pool(pools, pgs, [0, 2]) == (pools[1], [0, 1, 2, 3], [])
     with pytest.raises(ValueError, match="osd.0 and osd.2 serve no PG of pool 'b' together"):
         client_pool(pools, pgs, [0, 2], 'b')
 

@@ -22,6 +22,7 @@ from .canary import Canary, ours
 from .cluster import Cluster, ClusterError
 from .confirm import BASELINE
 from .gate import Params, look
+from .measurement_plan import SPLIT
 from .restart import Restarter, Result, Stage
 from .session_settings import Settings
 from .store import CanaryRecord, SessionState
@@ -92,10 +93,13 @@ class CanaryOsd:
             raise ValueError('a client session without its client record')
         st = self.settings
         names = client_objects(f'{self.s["id"][:8]}', c['count'], c['pg_num'], c['seeds'])
+        # the split design's group R (session_start.design_of), as many objects
+        ref = client_objects(f'{self.s["id"][:8]}r', c['count'], c['pg_num'],
+                             c['ref_seeds']) if c.get('design') == SPLIT else []
         return ClientWorkload(self.cluster.client_io(c['pool'], NAMESPACE), names,
                               st.client_object_size, threads=st.client_threads,
                               chunk_seconds=st.bench_chunk_seconds, seed=self.s['seed'],
-                              clock=self.clock)
+                              clock=self.clock, reference=ref)
 
     def remove_client_objects(self) -> None:
         """The client load's objects go with the session (kept: how many went)."""

@@ -21,10 +21,9 @@ up to the planned rounds.
 import random
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from . import measurement_plan, paired_stats, power
+from . import measurement_plan, paired_stats, perf_counters, power
 from .measurement_plan import BASELINE, Window
 from .paired_stats import Round
-from .perf_counters import OBJECTIVES
 from .store import SessionState
 
 # a baseline that fails this many times in a round leaves the round without pairs
@@ -35,8 +34,9 @@ def plan(ranked: List[Tuple[Dict[str, Any], float]], rounds: int, margin: float,
          workload: str, canaries: Dict[str, Any]) -> Dict[str, Any]:
     """The record of a confirmation of `ranked`: (search trial, posterior mean)
     pairs, best first, measured as `canaries` (a measurement_plan record) says."""
-    objective, direction = OBJECTIVES[workload]
     measurement_plan.check(canaries)
+    # the split design confirms on C/R, the figure its A/A noise is measured on
+    objective, direction = perf_counters.objective(workload, canaries['design'])
     return {
         'arms': [{'arm': f'c{i}', 'trial': t['index'], 'candidate': t['candidate'],
                   'options': t['options'], 'mean': mean, 'out': None}
@@ -195,11 +195,22 @@ class Confirmation:
             'sequential': bool(rec.get('sequential')),
             'measurement_plan': self.measurement_plan,
             # the options and candidate are the arm's (rec['arms']): not copied here
-            'arms': [dict(v.to_dict(), trial=a['trial'], mean=a['mean'])
+            'arms': [dict(v.to_dict(), trial=a['trial'], mean=a['mean'],
+                          **self._groups(rounds, a['arm']))
                      for a, v in zip(arms, results)],
             'seen': self._seen(rounds),
         }
         return rec['result']
+
+    def _groups(self, rounds: Sequence[Round], arm: str) -> Dict[str, Any]:
+        """Under the split design, the gain to report beside the C/R it is
+        judged on: C's own IOPS ratio (the client's gain) with its interval,
+        and R's (what C/R added: on a shared host the candidate moves R's
+        OSDs too, and C/R reads C's effect minus R's)."""
+        if self.measurement_plan['design'] != measurement_plan.SPLIT:
+            return {}
+        return {key: paired_stats.summary(rounds, arm, BASELINE, key, self.level).to_dict()
+                for key in ('iops_c', 'iops_r')}
 
     def _seen(self, rounds: Sequence[Round]) -> Optional[Dict[str, Any]]:
         """The noise the rounds showed (the objective's per-round

@@ -16,17 +16,22 @@ arm's options, then runs one warm-up and one window read at every slot's OSD.
   so the difference between X and Y cancels over pairs of rounds; and which
   OSD restarts first alternates every two rounds, so the restart order is
   balanced against the arms (doc/bench/duet-ab-tiny.md measured it so).
+- split: one canary, windowed as sequential, under a client load that
+  also writes a reference group R of PGs without the canary over the same
+  seconds (workload.py); a window's figure is C/R, C's IOPS over R's, so
+  what the machine does to both cancels (doc/bench/split-aa.md).
 
 Plain data and functions; the record is kept in the confirmation's state
 (`measurement_plan`).
 """
 from dataclasses import dataclass
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 BASELINE = 'baseline'
 SEQUENTIAL = 'sequential'
 DUET = 'duet'
-DESIGNS = (SEQUENTIAL, DUET)
+SPLIT = 'split'
+DESIGNS = (SEQUENTIAL, DUET, SPLIT)
 
 
 @dataclass(frozen=True)
@@ -43,6 +48,21 @@ def sequential(osd: int) -> Dict[str, Any]:
     return {'design': SEQUENTIAL, 'osds': [osd]}
 
 
+def single(osd: int, client: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    """The plan of one canary: split when its client load has a group R
+    (the session's `client` record says so), else sequential; why, and for
+    a split whether R's OSDs share the canary's host, for the answers."""
+    c = client or {}
+    plan: Dict[str, Any] = {'design': SPLIT if c.get('design') == SPLIT else SEQUENTIAL,
+                            'osds': [osd]}
+    if c.get('design_why'):
+        plan['why'] = c['design_why']
+    if plan['design'] == SPLIT:
+        plan.update(reference_pgs=len(c.get('ref_seeds') or []),
+                    shared_host=bool(c.get('shared_host')))
+    return plan
+
+
 def duet(x: int, y: int) -> Dict[str, Any]:
     """The plan of two canaries measured over the same windows."""
     if x == y:
@@ -55,7 +75,7 @@ def check(plan: Any) -> None:
     if not isinstance(plan, dict) or plan.get('design') not in DESIGNS:
         raise ValueError(f'not a measurement plan: {plan!r}')
     osds = plan.get('osds')
-    want = 1 if plan['design'] == SEQUENTIAL else 2
+    want = 2 if plan['design'] == DUET else 1
     if not (isinstance(osds, list) and len(osds) == want and len(set(osds)) == want
             and all(isinstance(o, int) and not isinstance(o, bool) for o in osds)):
         raise ValueError(f'a {plan["design"]} plan needs {want} distinct OSD ids, not {osds!r}')
@@ -65,7 +85,7 @@ def windows(plan: Dict[str, Any], order: Sequence[str], r: int) -> List[Window]:
     """Round `r`'s windows, in the order they run, for the arms of `order`
     (the baseline and the finalists still measured, in the round's order)."""
     check(plan)
-    if plan['design'] == SEQUENTIAL:
+    if plan['design'] != DUET:
         (osd,) = plan['osds']
         return [[Slot(osd, arm)] for arm in order]
     x, y = plan['osds']

@@ -141,6 +141,16 @@ OPTIONS: Tuple[Opt, ...] = (
              'RBD image\'s by default'),
     Opt('client_threads', type='int', default=16, min=1, max=128,
         desc='client workload writes in flight'),
+    # split cuts the client's per-round A/A noise by three on the lab
+    # (doc/bench/split-aa.md); it needs PGs of the pool without the canary
+    Opt('measurement_design', type='str', default='auto',
+        enum=('auto', 'split', 'sequential'),
+        desc='how the client workload is measured: split also writes as many objects '
+             'in PGs of the pool whose up set leaves the canary out, over the same '
+             'windows, and judges C/R (the canary\'s PGs\' IOPS over theirs); '
+             'sequential writes the canary\'s PGs alone; auto: split where the pool '
+             'has enough PGs without the canary, else sequential (other workloads: '
+             'sequential)'),
     Opt('seed', type='int', default=0, desc='random seed of the optimizer'),
     Opt('confirm_candidates', type='int', default=3, min=1,
         max=MAX_CONFIRM_CANDIDATES,

@@ -107,6 +107,11 @@ class Summary:
         return cls(rounds=len(xs), median=median(xs) if xs else None, low=low, high=high,
                    per_round=list(xs), at=list(at))
 
+    def to_dict(self) -> Dict[str, Any]:
+        """As the reports keep it: the bounds as logs, and as ratios."""
+        return {'rounds': self.rounds, 'median': self.median, 'low': self.low,
+                'high': self.high, 'ratio': self.ratios()}
+
     def ratios(self) -> Dict[str, Any]:
         """The same as ratios (candidate / baseline), for the reports; None
         for an open end."""
@@ -197,9 +202,7 @@ class ArmVerdict:
         the per-round values once (the session's head must stay small)."""
         d: Dict[str, Any] = {'arm': self.arm, 'verdict': self.verdict, 'why': self.why}
         for k in ('objective', 'write_amp', 'kv_sync_lat'):
-            f: Summary = getattr(self, k)
-            d[k] = {'rounds': f.rounds, 'median': f.median, 'low': f.low, 'high': f.high,
-                    'ratio': f.ratios()}
+            d[k] = getattr(self, k).to_dict()
         return d
 
 

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 from statistics import median  # the stdlib's (ValueError when empty)
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+from .measurement_plan import SPLIT
 from .rocksdb_stats import KvDelta
 from .workload import CLIENT, LIVE, OSD_BENCH
 
@@ -103,6 +104,12 @@ class Measurement:
     compactions: Optional[int] = None
     write_amp_by: str = BLUEFS  # measurements recorded before: BlueFS's bytes
     bluefs_write_amp: Optional[float] = None  # BlueFS's bytes per client byte
+    # the split design's client figures (None: no group R, or recorded
+    # before): C's IOPS (the canary's PGs; `iops` too), R's (PGs without
+    # it) over the same seconds, and C/R, the figure it confirms on
+    iops_c: Optional[float] = None
+    iops_r: Optional[float] = None
+    c_over_r: Optional[float] = None
 
     def to_dict(self) -> Dict[str, Any]:
         return asdict(self)
@@ -147,7 +154,7 @@ def measure(before: Dict[str, Any], after: Dict[str, Any], seconds: float,
             flush_bytes: int, min_flushes: float,
             bench_bytes: Optional[int] = None, bench_seconds: Optional[float] = None,
             block_size: int = 4096, trigger: int = 0, min_cycles: float = 0.0,
-            kv: Optional[KvDelta] = None) -> Measurement:
+            kv: Optional[KvDelta] = None, reference_bytes: Optional[int] = None) -> Measurement:
     """Turn two perf dumps of one window into a Measurement.
 
     Client bytes are the bench's own bytes when the bench drove the window
@@ -159,7 +166,10 @@ def measure(before: Dict[str, Any], after: Dict[str, Any], seconds: float,
     `l0_cycles` (0: not counted); the window is short below `min_flushes`
     flushes or `min_cycles` cycles.  With RocksDB's own figures (`kv`), the
     flushes and cycles are what its busiest column family went through,
-    counted, not estimated from bytes.
+    counted, not estimated from bytes.  `reference_bytes`: a split load's
+    group R's bytes over the same bench seconds; `bench_bytes` are then C's
+    alone, the only client writes that reach the canary, so write-amp and
+    IOPS stay the canary's.
     """
     db = sum(_delta(before, after, k) for k in DB_BYTES)
     wal = wal_bytes(before, after)
@@ -168,9 +178,11 @@ def measure(before: Dict[str, Any], after: Dict[str, Any], seconds: float,
     lat = {name: _avg_ms(before, after, key) for name, key in LATENCIES.items()}
     syncs = _counter(after, LATENCIES['kv_sync_lat_ms'])['avgcount'] - \
         _counter(before, LATENCIES['kv_sync_lat_ms'])['avgcount']
-    iops = None
+    iops = iops_r = None
     if bench_bytes is not None and bench_seconds:
         iops = bench_bytes / block_size / bench_seconds
+        if reference_bytes is not None:
+            iops_r = reference_bytes / block_size / bench_seconds
     flushes = wal / flush_bytes if flush_bytes > 0 else 0.0
     bluefs_wa = db / client if client > 0 else math.inf
     write_amp, by = bluefs_wa, BLUEFS
@@ -196,7 +208,9 @@ def measure(before: Dict[str, Any], after: Dict[str, Any], seconds: float,
         compaction_bytes=None if kv is None else kv.compaction_bytes,
         busiest_cf=None if kv is None else kv.busiest_cf,
         cf_flushes=None if kv is None else kv.flushes,
-        compactions=None if kv is None else kv.compactions)
+        compactions=None if kv is None else kv.compactions,
+        iops_c=iops if iops_r is not None else None, iops_r=iops_r,
+        c_over_r=iops / iops_r if iops and iops_r else None)
 
 
 def spread(xs: List[float]) -> float:
@@ -215,7 +229,17 @@ def spread(xs: List[float]) -> float:
 OBJECTIVES: Dict[str, Tuple[str, str]] = {CLIENT: ('iops', 'higher'),
                                           OSD_BENCH: ('iops', 'higher'),
                                           LIVE: ('op_w_lat_ms', 'lower')}
-OBJECTIVE_NAMES = {'iops': 'IOPS', 'op_w_lat_ms': 'client write latency'}
+OBJECTIVE_NAMES = {'iops': 'IOPS', 'op_w_lat_ms': 'client write latency',
+                   'c_over_r': 'C/R IOPS', 'iops_c': 'C\'s IOPS', 'iops_r': 'R\'s IOPS'}
+# the split design's: C's IOPS over R's in the same window
+SPLIT_OBJECTIVE = ('c_over_r', 'higher')
+
+
+def objective(workload: str, design: str = '') -> Tuple[str, str]:
+    """The figure a confirmation judges (and its A/A noise is measured on)
+    and which way is better: the workload's, or C/R under the split design
+    (measurement_plan.SPLIT)."""
+    return SPLIT_OBJECTIVE if design == SPLIT else OBJECTIVES[workload]
 
 
 @dataclass
@@ -231,6 +255,7 @@ class Baseline:
     op_w_lat_spread: Optional[float] = None
     write_amp_by: str = BLUEFS
     bluefs_write_amp: Optional[float] = None
+    c_over_r: Optional[float] = None  # the split design's (None: not split, or saved before)
 
     @classmethod
     def of(cls, ms: List[Measurement], workload: str) -> 'Baseline':
@@ -244,6 +269,7 @@ class Baseline:
             raise ValueError(f'no {OBJECTIVE_NAMES[key]} in the baseline runs')
         iops = [m.iops for m in ms if m.iops is not None]
         ops = [m.op_w_lat_ms for m in ms if m.op_w_lat_ms is not None]
+        crs = [m.c_over_r for m in ms if m.c_over_r is not None]
         bluefs = [bluefs_write_amp(m.to_dict()) for m in ms]
         by = ROCKSDB if all(m.write_amp_by == ROCKSDB for m in ms) else BLUEFS
         was = [m.write_amp for m in ms] if by == ROCKSDB else bluefs
@@ -252,17 +278,19 @@ class Baseline:
                    iops_spread=spread(iops) if iops else None, write_amp_spread=spread(was),
                    op_w_lat_ms=median(ops) if ops else None,
                    op_w_lat_spread=spread(ops) if ops else None,
-                   write_amp_by=by, bluefs_write_amp=median(bluefs))
+                   write_amp_by=by, bluefs_write_amp=median(bluefs),
+                   c_over_r=median(crs) if crs else None)
 
     def to_dict(self) -> Dict[str, Any]:
         return asdict(self)
 
 
-def score(m: Measurement, base: Baseline, workload: str) -> float:
-    """Lower is better: the log ratio of the objective to the baseline's, so
-    0 is 'as the baseline' (and -0.1 about 10% better).  ValueError when the
-    window has no objective (a live window with no client write)."""
-    key, better = OBJECTIVES[workload]
+def score(m: Measurement, base: Baseline, workload: str, design: str = '') -> float:
+    """Lower is better: the log ratio of the objective (objective(): C/R
+    under the split design, as the confirmation judges) to the baseline's,
+    so 0 is 'as the baseline' (and -0.1 about 10% better).  ValueError when
+    the window has no objective (a live window with no client write)."""
+    key, better = objective(workload, design)
     v, b = getattr(m, key), getattr(base, key)
     if not v or not b or v <= 0 or b <= 0:
         raise ValueError(f'the window has no {OBJECTIVE_NAMES[key]}')
@@ -299,13 +327,13 @@ def feasible(m: Measurement, base: Baseline, budget: float) -> bool:
 INFEASIBLE_WEIGHT = 2.0
 
 
-def judged(m: Measurement, base: Baseline, budget: float, workload: str
+def judged(m: Measurement, base: Baseline, budget: float, workload: str, design: str = ''
            ) -> Tuple[str, float, float]:
     """A search window's verdict (feasible: write-amp within `budget` times
     the baseline's), score (score()) and what the optimizer is told: the
     score, plus INFEASIBLE_WEIGHT x the log of how far write-amp is over
     the budget."""
-    s = score(m, base, workload)
+    s = score(m, base, workload, design)
     if feasible(m, base, budget):
         return 'feasible', s, s
     return 'infeasible', s, s + INFEASIBLE_WEIGHT * math.log(write_amp_ratio(m, base) / budget)

@@ -9,7 +9,7 @@ from .canary import ANNEX, CLASS_MASK_NOTE, OPTIONS
 from .cluster import OsdInfo
 from . import perf_counters
 from .perf_counters import OBJECTIVE_NAMES
-from .views import (answer_line, arm_record, final_answer, osd_list, ratio_text,
+from .views import (answer_line, arm_record, final_answer, groups_text, osd_list, ratio_text,
                     recommended_arm)
 from .space import Candidate
 from .workload import NAMESPACE
@@ -37,6 +37,10 @@ def status_text(st: Dict[str, Any]) -> str:
              f'message: {st["message"]}']
     if st.get('error'):
         lines.append(f'error: {st["error"]}')
+    if st.get('design'):
+        d = st['design']
+        lines.append(f'measurement design: {d["design"]} ({d["why"]})'
+                     + (f'; {d["note"]}' if d.get('note') else ''))
     lines += (client_lines(st.get('client')) + precondition_lines(st.get('precondition'))
               + time_lines(st.get('time'), st['state']))
     b = st.get('baseline')
@@ -72,6 +76,9 @@ def client_lines(c: Optional[Mapping[str, Any]]) -> List[str]:
         return []
     line = (f'client load: {c["count"]} objects in pool {c["pool"]}, namespace '
             f'{NAMESPACE}, in the {len(c["seeds"])} of its {c["pg_num"]} PGs the canary is in')
+    if c.get('ref_seeds'):
+        line += (f', and as many in the {len(c["ref_seeds"])} without it (group R, on '
+                 + ', '.join(f'osd.{o}' for o in c.get('ref_osds') or []) + ')')
     if c.get('remove_error'):
         line += f'; removing them failed: {c["remove_error"]}'
     elif c.get('removed') is not None:
@@ -142,7 +149,7 @@ def confirmation_lines(rec: Optional[Mapping[str, Any]], state: str) -> List[str
         lines.append(f'  {a["arm"]} (trial {a["trial"]}): {name} {_fig(a["objective"])}, '
                      f'kv_sync_lat {_fig(a["kv_sync_lat"])}, write-amp {_fig(a["write_amp"])}, '
                      f'{a["objective"]["rounds"]} round(s): {a["verdict"]}'
-                     + (f' ({a["why"]})' if a['why'] else ''))
+                     + (f' ({a["why"]})' if a['why'] else '') + groups_text(a))
     if result and (result.get('complete') or state in ('stopped', 'aborted', 'failed')):
         lines.append('answer: ' + answer_line(result))
     return lines
@@ -261,7 +268,9 @@ def best_summary(state: Dict[str, Any],
             commands.insert(0, f'# {STALE}; changed since: ' + '; '.join(changed))
 
     def figures(a: Mapping[str, Any]) -> Dict[str, Any]:
-        return {k: a[k]['ratio'] for k in ('objective', 'kv_sync_lat', 'write_amp')}
+        # the split design's C and R ratios beside its C/R objective
+        return {k: a[k]['ratio'] for k in ('objective', 'kv_sync_lat', 'write_amp',
+                                           'iops_c', 'iops_r') if k in a}
     return {
         'answer': 'recommend' if arm else 'keep current', 'keeps_current': arm is None,
         'summary': answer_line(result), 'complete': bool(result.get('complete')),
@@ -289,7 +298,10 @@ def _candidate_line(b: Mapping[str, Any], c: Mapping[str, Any]) -> str:
     return (f'  {c["arm"]} (trial {c["trial"]}): {name} {_ratio_fig(c["objective"])}, '
             f'kv_sync_lat {_ratio_fig(c["kv_sync_lat"])}, write-amp '
             f'{_ratio_fig(c["write_amp"])}, {c["rounds"]} round(s): {c["verdict"]}'
-            + (f' ({c["why"]})' if c['why'] else ''))
+            + (f' ({c["why"]})' if c['why'] else '')
+            # the split design's: the client's own gain beside the C/R judged
+            + (f'; C\'s IOPS {_ratio_fig(c["iops_c"])}, R\'s {_ratio_fig(c["iops_r"])}'
+               if 'iops_c' in c else ''))
 
 
 def _ratio_fig(r: Mapping[str, Any]) -> str:
@@ -302,6 +314,9 @@ def best_text(b: Dict[str, Any]) -> str:
              f'baseline measured in the same round [{b["level"]:.0%} interval]; a candidate '
              f'is recommended when its whole interval clears the {b["margin"]:.0%} margin '
              f'and its write-amp interval stays within the {b["budget"]:.2f}x budget.']
+    plan = b.get('measurement_plan') or {}
+    if plan.get('why'):
+        lines.append(f'measurement design: {plan["design"]} ({plan["why"]})')
     lines += [_candidate_line(b, c) for c in b['candidates']]
     if b['keeps_current']:
         return '\n'.join(lines)

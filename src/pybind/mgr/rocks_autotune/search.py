@@ -161,7 +161,8 @@ class Search:
         for t in s['trials']:
             if t['verdict'] == 'baseline':
                 t['score'] = t['told'] = perf_counters.score(
-                    Measurement.from_dict(t['measurement']), base, self.params.workload)
+                    Measurement.from_dict(t['measurement']), base, self.params.workload,
+                    s['plan']['design'])
         self._optimizer = None
 
     def _plan_for_noise(self, runs: List[Measurement], osd: int) -> None:
@@ -169,7 +170,8 @@ class Search:
         confirmation can see at it: said before the search starts."""
         s = self.s
         st = self.settings
-        key = perf_counters.OBJECTIVES[self.params.workload][0]
+        # on the figure the confirmation will judge (C/R under the split design)
+        key = perf_counters.objective(self.params.workload, s['plan']['design'])[0]
         noise = power.aa_noise([getattr(m, key) for m in runs])
         if noise is None:
             s['noise'] = None

@@ -423,7 +423,8 @@ class Phases:
             if s['baseline'] is None:
                 raise ValueError('a candidate was measured before the baseline')
             verdict, score, told = perf_counters.judged(
-                m, Baseline(**s['baseline']), self.job.params.budget, self.job.params.workload)
+                m, Baseline(**s['baseline']), self.job.params.budget, self.job.params.workload,
+                s['plan']['design'])
             trial.update(verdict=verdict, score=score, told=told)
             self.search.add_trial(trial)
         # recorded and moved on before anything that may fail

@@ -37,6 +37,7 @@ class Settings:
     client_space: int = default('client_space')
     client_object_size: int = default('client_object_size')
     client_threads: int = default('client_threads')
+    measurement_design: str = default('measurement_design')
     seed: int = default('seed')
     confirm_candidates: int = default('confirm_candidates')
     confirm_rounds: int = default('confirm_rounds')

@@ -8,18 +8,19 @@ raises StartRefused with what to do about it.
 """
 import uuid
 from dataclasses import asdict
-from typing import Optional
+from typing import Any, Dict, Optional, Sequence
 
 from . import measurement_plan
 from .canary import ANNEX, CFS, OPTIONS, Canary
 from .canary_osd import new_record
-from .cluster import Cluster, ClusterError
+from .cluster import Cluster, ClusterError, PgInfo, PoolInfo
 from .gate import Params, StartRefused, choose_canary
+from .measurement_plan import SEQUENTIAL, SPLIT
 from .rocksdb_options import parse_options, parse_sharding
 from .session_settings import Settings
 from .space import SearchSpace
 from .store import STATE_VERSION, SessionState, StartRecord, canaries_at_start, canary_start
-from .workload import CLIENT, client_pool
+from .workload import CLIENT, client_pool, split_refusal, up_osds
 
 
 def first_state(cluster: Cluster, params: Params, settings: Settings,
@@ -44,13 +45,20 @@ def first_state(cluster: Cluster, params: Params, settings: Settings,
     except ValueError as e:
         raise StartRefused(f'cannot read this release\'s RocksDB defaults: {e}')
     client = None
+    if params.workload != CLIENT and settings.measurement_design == SPLIT:
+        raise StartRefused(f'measurement_design split needs the client workload, not '
+                           f'{params.workload}: set it to auto or sequential')
     if params.workload == CLIENT:
+        pgs = cluster.pgs()
         try:
-            pool, seeds = client_pool(cluster.pools(), cluster.pgs(), [osd],
-                                      settings.client_pool)
+            pool, seeds, without = client_pool(cluster.pools(), pgs, [osd],
+                                               settings.client_pool)
         except ValueError as e:
             raise StartRefused(f'the client workload has nowhere to write: {e}; name a '
                                'pool with the client_pool option, or use --workload osd-bench')
+        count = settings.client_space // settings.client_object_size
+        # a split's second keyspace is checked for room there
+        split = design_of(cluster, osd, pool, pgs, without, count, settings)
         if pool.room is not None and settings.client_space > pool.room:
             raise StartRefused(
                 f'the client workload\'s keyspace (client_space, '
@@ -59,8 +67,7 @@ def first_state(cluster: Cluster, params: Params, settings: Settings,
                 f'{pool.room / 2**30:.2f} GiB (ceph df\'s MAX AVAIL, to nearfull); lower '
                 'client_space or name a pool with more room with client_pool')
         client = {'pool': pool.name, 'pg_num': pool.pg_num, 'seeds': seeds,
-                  'count': settings.client_space // settings.client_object_size,
-                  'removed': None}
+                  'count': count, 'removed': None, **split}
     params.osd = osd
     noout = cluster.has_noout(osd)
     state: SessionState = {
@@ -75,7 +82,7 @@ def first_state(cluster: Cluster, params: Params, settings: Settings,
         'cluster_errors': 0, 'config_changes': [], 'client': client,
         'canaries': {str(osd): new_record(originals, annexed, canary.entries())},
         'canaries_at_start': {str(osd): canary_start(originals, annexed, noout)},
-        'plan': measurement_plan.sequential(osd),
+        'plan': measurement_plan.single(osd, client),
     }
     return state
 
@@ -103,6 +110,37 @@ def add_canary(cluster: Cluster, state: SessionState, osd: int) -> None:
     state['canaries_at_start'][str(osd)] = canary_start(originals, annexed,
                                                         cluster.has_noout(osd))
     state['plan'] = measurement_plan.duet(state['params']['osd'], osd)
+
+
+def design_of(cluster: Cluster, osd: int, pool: PoolInfo, pgs: Sequence[PgInfo],
+              without: Sequence[int], count: int, settings: Settings) -> Dict[str, Any]:
+    """The client load's measurement design (the `client` record's keys):
+    split where the pool has enough PGs without the canary (measurement_design
+    auto or split), else sequential; why, and for a split its group R's PGs,
+    their OSDs and whether any shares the canary's CRUSH host (C/R then reads
+    C's effect minus R's: doc/bench/split-ab-rocksdb.md).  StartRefused when
+    split is asked for and cannot be made."""
+    wanted = settings.measurement_design
+    if wanted == SEQUENTIAL:
+        return {'design': SEQUENTIAL, 'design_why': 'measurement_design is sequential'}
+    why_not = split_refusal(without, pool.pg_num, count)
+    if not why_not and pool.room is not None and 2 * settings.client_space > pool.room:
+        why_not = (f'its room ({pool.room / 2**30:.2f} GiB to nearfull) does not take two '
+                   f'keyspaces of client_space')
+    if why_not:
+        if wanted == SPLIT:
+            raise StartRefused(f'measurement_design split: pool {pool.name!r} cannot hold a '
+                               f'reference group: {why_not}; name another pool with '
+                               'client_pool, or set measurement_design to auto or sequential')
+        return {'design': SEQUENTIAL, 'design_why': f'pool {pool.name!r}: {why_not}'}
+    ref_osds = up_osds(pgs, pool.id, without)
+    hosts = dict(cluster.crush_order())
+    shared = bool(hosts.get(osd)) and any(hosts.get(o) == hosts[osd] for o in ref_osds)
+    return {'design': SPLIT, 'ref_seeds': list(without), 'ref_osds': ref_osds,
+            'shared_host': shared,
+            'design_why': (f'pool {pool.name!r} has {len(without)} of its {pool.pg_num} PGs '
+                           f'without osd.{osd}' + (' (measurement_design is split)'
+                                                   if wanted == SPLIT else ''))}
 
 
 def check_running(cluster: Cluster, osd: int) -> None:

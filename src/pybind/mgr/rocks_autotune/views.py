@@ -9,6 +9,7 @@ here computes a statistic: the confirmation's figures are the session's
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+from .measurement_plan import SEQUENTIAL, SPLIT
 from .perf_counters import OBJECTIVE_NAMES, write_amps
 from .paired_stats import MIN_ROUNDS
 from .store import ENDED, SessionState
@@ -66,13 +67,41 @@ def ratio_text(fig: Mapping[str, Any]) -> str:
     return f'{r["median"]:.2f}x [{lo}, {hi}]'
 
 
+# doc/bench/split-ab-rocksdb.md: on one host a candidate moves R's OSDs too
+SHARED_HOST = ('R\'s OSDs share the canary\'s host: C/R reads C\'s effect minus R\'s '
+               '(C\'s own ratio and R\'s are given beside it)')
+
+
 def design_text(plan: Optional[Mapping[str, Any]]) -> str:
     """How the confirmation measured (measurement_plan.py)."""
     if not plan:
         return ''
     osds = ' and '.join(f'osd.{o}' for o in plan['osds'])
-    return (f' (sequential, on {osds})' if plan['design'] == 'sequential'
+    if plan['design'] == SPLIT:
+        return (f' (split, on {osds}: C/R, the IOPS of its PGs over those of '
+                f'{plan.get("reference_pgs", "the")} PGs without it, over the same windows'
+                + ('; ' + SHARED_HOST if plan.get('shared_host') else '') + ')')
+    return (f' (sequential, on {osds})' if plan['design'] == SEQUENTIAL
             else f' ({plan["design"]}, on {osds} at once)')
+
+
+def session_design(s: SessionState) -> Dict[str, Any]:
+    """The measurement design the session runs (its plan, chosen at start:
+    session_start.design_of) and why, for `status`."""
+    plan = dict(s['plan'])
+    plan.setdefault('why', f'the {s["params"]["workload"]} workload writes no client '
+                    'groups to split' if s.get('client') is None
+                    else 'started before the split design')
+    plan['note'] = SHARED_HOST if plan.get('shared_host') else ''
+    return plan
+
+
+def groups_text(arm: Mapping[str, Any]) -> str:
+    """Under the split design, the client's own gain beside C/R: C's IOPS
+    ratio and R's (what C/R added), each with its interval."""
+    if 'iops_c' not in arm:
+        return ''
+    return (f'; C\'s IOPS {ratio_text(arm["iops_c"])}, R\'s {ratio_text(arm["iops_r"])}')
 
 
 def answer_line(result: Mapping[str, Any]) -> str:
@@ -94,7 +123,7 @@ def answer_line(result: Mapping[str, Any]) -> str:
     return (f'recommend trial {arm["trial"]} ({arm["arm"]}): {name} '
             f'{ratio_text(arm["objective"])}, write-amp {ratio_text(arm["write_amp"])} '
             f'of the baseline over {arm["objective"]["rounds"]} rounds{design} '
-            f'({result["level"]:.0%} intervals)')
+            f'({result["level"]:.0%} intervals){groups_text(arm)}')
 
 
 def gain_text(g: Optional[float]) -> str:
@@ -148,6 +177,8 @@ def status_of(s: SessionState, osd: int, progress: float, health: List[str],
         'progress': progress, 'baseline': s['baseline'],
         # the noise the baseline's A/A pairs measured, and the confirmation's plan at it
         'noise': noise, 'noise_line': noise_line(noise) if noise else None,
+        # split or sequential, and why (measurement_plan.py)
+        'design': session_design(s),
         # the answer: the confirmation's (the search's leader is only its progress)
         'best': recommended_trial(s), 'leader': best_trial(s['trials']),
         'confirmation': s.get('confirm'),

@@ -150,6 +150,9 @@ class Window:
             self.s['iops_estimate'] = nbytes / self.workload.block_size / secs
         w['bytes'] += nbytes
         w['bench_seconds'] += secs
+        ref = self.workload.last_reference
+        if ref is not None:  # a split load's group R, over the same seconds
+            w['reference_bytes'] = w.get('reference_bytes', 0) + ref
         return 0
 
     def _kv_stats(self) -> Optional[Dict[str, Any]]:
@@ -207,7 +210,9 @@ class Window:
                                      min_flushes=st.min_flushes,
                                      bench_bytes=w['bytes'] if bench else None,
                                      bench_seconds=w['bench_seconds'] if bench else None,
-                                     trigger=trigger, min_cycles=cycles, kv=kv), 0
+                                     trigger=trigger, min_cycles=cycles, kv=kv,
+                                     reference_bytes=w.get('reference_bytes') if bench
+                                     else None), 0
 
 
 class Precondition:

@@ -9,7 +9,12 @@ PGs whose up set holds the canary, so every byte lands on it, and the
 session removes them when it ends; the default.  `osd-bench` drives `osd
 bench` on the canary: 4 KiB writes into 16 objects below the PG layer, a
 quick mode that makes no PG log and touches a few onodes.  `live` drives nothing: the window
-measures the canary's own client traffic.  The driven ones run in chunks of
+measures the canary's own client traffic.  Under the split design
+(measurement_plan.py) the client load also writes a reference group R, as
+many objects in PGs of the same pool whose up set leaves the canary out,
+with as many writes in flight, over the same seconds: what the machine does
+falls on both groups, what the canary's options do on C only
+(doc/bench/split-aa.md).  The driven ones run in chunks of
 a few seconds, so that a stop or abort is seen between chunks.
 """
 import math
@@ -18,7 +23,7 @@ import threading
 import time
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from .cluster import Cluster, ClientIo, ClusterError, PgInfo, PoolInfo
+from .cluster import NO_OSD, Cluster, ClientIo, ClusterError, PgInfo, PoolInfo
 from .placement import pg_of
 
 try:
@@ -46,6 +51,11 @@ FILL_WRITE = 4 << 20
 class Workload(Protocol):
     block_size: int
 
+    @property
+    def last_reference(self) -> Optional[int]:
+        """The split design's reference group's bytes in the last chunk
+        `drive` ran (None: the load has no such group)."""
+
     def drive(self, seconds: float, iops_estimate: Optional[float]) -> Tuple[int, float]:
         """Write for about `seconds` (at most one chunk); bytes written and time taken."""
 
@@ -71,6 +81,7 @@ class KeyspaceWorkload(Workload, Protocol):
 
 class BenchWorkload:
     kind = OSD_BENCH
+    last_reference: Optional[int] = None  # no reference group
 
     def __init__(self, cluster: Cluster, osd: int, block_size: int = 4096,
                  object_size: int = 4 << 20, object_num: int = 16,
@@ -96,15 +107,16 @@ class BenchWorkload:
 
 
 def client_pool(pools: Dict[int, PoolInfo], pgs: Sequence[PgInfo], osds: Sequence[int],
-                wanted: str = '') -> Tuple[PoolInfo, List[int]]:
-    """The pool the client load writes to, and the PG seeds of it that every
+                wanted: str = '') -> Tuple[PoolInfo, List[int], List[int]]:
+    """The pool the client load writes to, the PG seeds of it that every
     OSD of `osds` serves (the canary; and a second OSD that is to see the
-    same writes): `wanted`, or the replicated pool with the most such PGs
-    (ties: the lowest id).  ValueError naming why none will do."""
+    same writes), and those whose up set holds none of them (a split's
+    reference group): `wanted`, or the replicated pool with the most served
+    PGs (ties: the lowest id).  ValueError naming why none will do."""
     served: Dict[int, List[int]] = {}
     for pg in pgs:
         if all(o in pg.up for o in osds):
-            served.setdefault(pg.pool, []).append(int(pg.pgid.split('.')[1], 16))
+            served.setdefault(pg.pool, []).append(pg_seed(pg))
     by_name = {p.name: p for p in pools.values()}
     if wanted:
         if wanted not in by_name:
@@ -124,7 +136,40 @@ def client_pool(pools: Dict[int, PoolInfo], pgs: Sequence[PgInfo], osds: Sequenc
     pool = chosen[0]
     if pool.pg_num < 1:
         raise ValueError(f'pool {pool.name!r} has no pg_num in the OSD map')
-    return pool, sorted(served[pool.id])
+    without = sorted(pg_seed(pg) for pg in pgs
+                     if pg.pool == pool.id and not any(o in pg.up for o in osds))
+    return pool, sorted(served[pool.id]), without
+
+
+def pg_seed(pg: PgInfo) -> int:
+    """The PG's seed: the part of its pgid after the pool's, in hex."""
+    return int(pg.pgid.split('.')[1], 16)
+
+
+def up_osds(pgs: Sequence[PgInfo], pool: int, seeds: Sequence[int]) -> List[int]:
+    """The OSDs the up sets of these PGs of `pool` hold."""
+    wanted = set(seeds)
+    return sorted({o for pg in pgs if pg.pool == pool and pg_seed(pg) in wanted
+                   for o in pg.up if o != NO_OSD})
+
+
+# a split needs this many reference PGs (fewer put R's writes on a handful
+# of PGs whose own queues would then say more than the machine does), and
+# names them by hashing at most this many names (expected) per group
+MIN_REFERENCE_PGS = 4
+MAX_NAME_TRIES = 2_000_000
+
+
+def split_refusal(without: Sequence[int], pg_num: int, count: int) -> str:
+    """Why a split of `count` objects a group cannot be made of a pool of
+    `pg_num` PGs, `without` the canary's ('' when it can)."""
+    if len(without) < MIN_REFERENCE_PGS:
+        return (f'{len(without)} of its {pg_num} PGs leave the canary out, fewer than the '
+                f'{MIN_REFERENCE_PGS} a reference group needs')
+    if count * pg_num / len(without) > MAX_NAME_TRIES:
+        return (f'naming {count} objects in its {len(without)} PGs without the canary would '
+                f'hash about {count * pg_num // len(without)} names')
+    return ''
 
 
 def scattered(n: int) -> Callable[[int], int]:
@@ -158,11 +203,17 @@ class ClientWorkload:
 
     def __init__(self, io: ClientIo, objects: Sequence[str], object_size: int,
                  block_size: int = 4096, threads: int = 16, chunk_seconds: float = 5.0,
-                 seed: int = 0, clock: Clock = time.monotonic) -> None:
+                 seed: int = 0, clock: Clock = time.monotonic,
+                 reference: Sequence[str] = ()) -> None:
         if object_size < block_size:
             raise ValueError('objects smaller than a write')
         self.io = io
         self.objects = list(objects)
+        # the split design's group R (none: C alone), written only by `drive`:
+        # the keyspace (fill, overwrite) is C's, the canary's DB to precondition
+        self.reference = list(reference)
+        # R's bytes of the last chunk `drive` ran (None: no group R)
+        self.last_reference: Optional[int] = None
         self.object_size = object_size
         self.block_size = block_size
         self.threads = threads
@@ -175,23 +226,29 @@ class ClientWorkload:
 
     def drive(self, seconds: float, iops_estimate: Optional[float]) -> Tuple[int, float]:
         """Write for about `seconds` (at most one chunk), `threads` writes in
-        flight; bytes written and time taken.  ClusterError if a write failed."""
+        flight on C (and as many on R, at once); C's bytes written and time
+        taken (R's in `last_reference`).  ClusterError if a write failed."""
         length = max(0.1, min(seconds, self.chunk_seconds))
         blocks = self.object_size // self.block_size
-        done = [0] * self.threads
-        seeds = [self.rng.getrandbits(32) for _ in range(self.threads)]
+        groups = [self.objects] + ([self.reference] if self.reference else [])
+        n = self.threads * len(groups)
+        done = [0] * n
+        seeds = [self.rng.getrandbits(32) for _ in range(n)]
         start = self.clock()
         deadline = start + length
 
         def writer(i: int, failed: Callable[[], bool]) -> None:
             rng = random.Random(seeds[i])
+            objects = groups[i % len(groups)]  # C, R, C, R...: started in turn
             while self.clock() < deadline and not failed():
-                self.io.write(rng.choice(self.objects), self.data,
+                self.io.write(rng.choice(objects), self.data,
                               rng.randrange(blocks) * self.block_size)
                 done[i] += 1
 
-        self._run(writer, deadline)
-        return sum(done) * self.block_size, self.clock() - start
+        self._run(writer, deadline, n)
+        self.last_reference = (sum(done[1::2]) * self.block_size
+                               if self.reference else None)
+        return sum(done[::len(groups)]) * self.block_size, self.clock() - start
 
     @property
     def object_count(self) -> int:
@@ -260,9 +317,10 @@ class ClientWorkload:
         self._run(worker, deadline)
         return claimed[0], sum(written), self.clock() - began
 
-    def _run(self, work: Callable[[int, Callable[[], bool]], None], deadline: float) -> None:
-        """`work(i, failed)` in `threads` threads until each returns; the
-        first ClusterError raised, once all are done."""
+    def _run(self, work: Callable[[int, Callable[[], bool]], None], deadline: float,
+             threads: int = 0) -> None:
+        """`work(i, failed)` in `threads` threads (0: the load's) until each
+        returns; the first ClusterError raised, once all are done."""
         errors: List[ClusterError] = []
 
         def worker(i: int) -> None:
@@ -273,7 +331,7 @@ class ClientWorkload:
 
         workers = [threading.Thread(target=worker, args=(i,), daemon=True,
                                     name=f'rocks_autotune.client.{i}')
-                   for i in range(self.threads)]
+                   for i in range(threads or self.threads)]
         for w in workers:
             w.start()
         for w in workers:
@@ -308,6 +366,10 @@ class LazyClientWorkload:
 
     def drive(self, seconds: float, iops_estimate: Optional[float]) -> Tuple[int, float]:
         return self._load().drive(seconds, iops_estimate)
+
+    @property
+    def last_reference(self) -> Optional[int]:
+        return None if self.load is None else self.load.last_reference
 
     def fill(self, start: int, seconds: float) -> Tuple[int, int, float]:
         return self._load().fill(start, seconds)
