@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""The A/A noise a session measures itself, under the split design and the
+sequential one, in alternating sessions on one lab.
+
+A bench, not a test (issue 24).  split_aa.py measured the split load's noise
+with a load of its own; this runs the module: each session starts on the
+bench's lab with `measurement_design` set to split or sequential (in the
+order split, sequential, sequential, split, ... so that neither design
+always runs first), preconditions its keyspace, measures its baseline runs
+in A/A pairs (each run a restart of the canary, the warm-up and a window)
+and is stopped once `status` has the noise (power.aa_noise: the per-pair log
+ratios of the figure the confirmation judges, C/R under split, the canary's
+client IOPS under sequential).  Prints a JSON line per session (its pairs,
+the load average at start and end), then per design the per-round sd over
+all its pairs, sqrt(mean(d^2)) as the session computes it.
+
+The pool is made for the run (replicated, size 2, so that on a 3-OSD lab
+about a third of its PGs leave the canary out) and the module options the
+run sets are removed at the end.
+
+    python3 qa/bench/design_aa.py --up --sessions 4 > aa.jsonl
+    python3 qa/bench/design_aa.py --table aa.jsonl
+
+On the bench's lab ($BENCH_LAB_DIR, default /var/tmp/rat-bench-lab;
+$BENCH_LAB_MON_PORT, default 21700): --up brings a fresh flash-like one up
+first and takes it down at the end; without it the lab must be up.
+"""
+import argparse
+import json
+import math
+import os
+import time
+from typing import Any, Dict, List
+
+from benchlib import Lab, log
+
+POOL = 'designaa'
+ENDED = ('done', 'stopped', 'aborted', 'failed')
+
+
+def settings(args: argparse.Namespace) -> Dict[str, Any]:
+    """The module options of the run: its baseline runs, window and a small
+    keyspace; the confirmation never runs (the session is stopped first)."""
+    return {'warmup': args.warmup, 'baseline_runs': args.baseline_runs,
+            'client_space': args.space, 'client_object_size': 1 << 20,
+            'precondition_limit': args.precondition, 'client_pool': POOL,
+            'bench_chunk_seconds': 2, 'max_window_factor': 1.5}
+
+
+def session(lab: Lab, osd: int, design: str, duration: int, limit: float) -> Dict[str, Any]:
+    """One session up to its noise; its row."""
+    lab.ceph('config', 'set', 'mgr', 'mgr/rocks_autotune/measurement_design', design)
+    load0, t0 = os.getloadavg()[0], time.time()
+    lab.ceph('rocks-autotune', 'start', '--osd', str(osd), '--trials', '1',
+             '--duration', str(duration), '--allow-single-copy')
+    st: Dict[str, Any] = {}
+    while time.time() - t0 < limit:
+        st = lab.ceph_json('rocks-autotune', 'status')
+        if st.get('noise') or st.get('state') in ENDED:
+            break
+        time.sleep(5)
+    if st.get('state') not in ENDED:
+        lab.ceph('rocks-autotune', 'stop')
+        while lab.ceph_json('rocks-autotune', 'status').get('state') not in ENDED:
+            time.sleep(5)
+    noise = st.get('noise') or {}
+    return {'design': design, 'ran': (st.get('design') or {}).get('design'),
+            'objective': noise.get('objective'), 'per_pair': noise.get('per_pair') or [],
+            'window': noise.get('window'), 'seconds': round(time.time() - t0),
+            'load_start': load0, 'load_end': os.getloadavg()[0],
+            'error': st.get('error') or ''}
+
+
+def run(args: argparse.Namespace) -> None:
+    lab = Lab()
+    if args.up:
+        lab.up(flash=True)
+    try:
+        measure(lab, args)
+    finally:
+        if args.up:
+            lab.down()
+
+
+def measure(lab: Lab, args: argparse.Namespace) -> None:
+    for k, v in settings(args).items():
+        lab.ceph('config', 'set', 'mgr', f'mgr/rocks_autotune/{k}', str(v))
+    lab.ceph('osd', 'pool', 'create', POOL, '32', '32', 'replicated', '--size', '2')
+    lab.ceph('osd', 'pool', 'set', POOL, 'min_size', '1')
+    lab.ceph('osd', 'pool', 'application', 'enable', POOL, 'rados')
+    while not lab.active_clean():
+        time.sleep(3)
+    print(json.dumps({'facts': lab.facts(), 'settings': settings(args),
+                      'duration': args.duration, 'osd': args.osd}), flush=True)
+    try:
+        for i in range(args.sessions):
+            pair = ('split', 'sequential') if i % 2 == 0 else ('sequential', 'split')
+            for design in pair:
+                log(f'session {i + 1}/{args.sessions}: {design}')
+                print(json.dumps(session(lab, args.osd, design, args.duration, args.limit)),
+                      flush=True)
+    finally:
+        for k in [*settings(args), 'measurement_design']:
+            lab.ceph('config', 'rm', 'mgr', f'mgr/rocks_autotune/{k}', check=False)
+        lab.ceph('osd', 'pool', 'rm', POOL, POOL, '--yes-i-really-really-mean-it', check=False)
+
+
+def table(path: str) -> str:
+    with open(path) as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    head, sessions = rows[0], rows[1:]
+    st = head['settings']
+    out = [f'{head["facts"]["version"]}, osd.{head["osd"]}, warm-up {st["warmup"]} s, '
+           f'{head["duration"]}-s windows, {st["baseline_runs"]} baseline runs a session',
+           '', '| design | objective | sessions | pairs | per-round sd | load at start-end |',
+           '|---|---|---|---|---|---|']
+    for design in ('split', 'sequential'):
+        mine = [r for r in sessions if r['design'] == design]
+        ds: List[float] = [d for r in mine for d in r['per_pair']]
+        if not ds:
+            continue
+        sd = math.sqrt(sum(d * d for d in ds) / len(ds))
+        loads = [x for r in mine for x in (r['load_start'], r['load_end'])]
+        objs = sorted({str(r['objective']) for r in mine})
+        out.append(f'| {design} | {", ".join(objs)} | {len(mine)} | {len(ds)} | {sd:.3f} | '
+                   f'{min(loads):.1f}-{max(loads):.1f} |')
+    bad = [r for r in sessions if r['ran'] != r['design'] or r['error']]
+    if bad:
+        out.append(f'\n{len(bad)} session(s) ran another design or failed: '
+                   + '; '.join(f'{r["design"]}: ran {r["ran"]} {r["error"]}' for r in bad))
+    return '\n'.join(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--osd', type=int, default=1)
+    ap.add_argument('--sessions', type=int, default=4, help='sessions of each design')
+    ap.add_argument('--baseline-runs', type=int, default=6, help='baseline runs (pairs x 2)')
+    ap.add_argument('--warmup', type=int, default=10)
+    ap.add_argument('--duration', type=int, default=20, help='the window (s)')
+    ap.add_argument('--space', type=int, default=64 << 20, help='client_space (bytes)')
+    ap.add_argument('--precondition', type=int, default=60, help='precondition_limit (s)')
+    ap.add_argument('--limit', type=float, default=1800, help='s a session may take')
+    ap.add_argument('--up', action='store_true', help='a fresh lab first, down at the end')
+    ap.add_argument('--table', metavar='JSONL', help='no lab: the table of a run')
+    args = ap.parse_args()
+    if args.table:
+        print(table(args.table))
+        return
+    run(args)
+
+
+if __name__ == '__main__':
+    main()
