@@ -731,3 +731,25 @@ def test_drive_until_sums_the_chunks_up_to_the_end(monkeypatch: Any) -> None:
     assert lsm_timeline.drive_until(load, 112.0) == (4096 * 120, 12.0)  # type: ignore[arg-type]
     assert load.asked == [12.0, 7.0, 2.0]
     assert lsm_timeline.drive_until(load, 90.0) == (0, 0.0)  # type: ignore[arg-type]
+
+
+def test_design_aa_pools_each_designs_pairs_and_names_a_session_that_ran_another(
+        tmp_path: Any) -> None:
+    import design_aa
+    head = {'facts': {'version': 'ceph version 20.2.4'}, 'osd': 1, 'duration': 20,
+            'settings': {'warmup': 10, 'baseline_runs': 6}}
+    rows = [head,
+            {'design': 'split', 'ran': 'split', 'objective': 'c_over_r',
+             'per_pair': [0.03, -0.04], 'load_start': 8.0, 'load_end': 9.5, 'error': ''},
+            {'design': 'sequential', 'ran': 'sequential', 'objective': 'iops',
+             'per_pair': [0.3, -0.1, 0.2], 'load_start': 9.5, 'load_end': 12.0, 'error': ''},
+            {'design': 'split', 'ran': 'sequential', 'objective': 'iops',
+             'per_pair': [0.05], 'load_start': 12.0, 'load_end': 11.0, 'error': ''}]
+    path = tmp_path / 'aa.jsonl'
+    path.write_text('\n'.join(json.dumps(r) for r in rows) + '\n')
+    out = design_aa.table(str(path))
+    split_sd = math.sqrt((0.03 ** 2 + 0.04 ** 2 + 0.05 ** 2) / 3)
+    seq_sd = math.sqrt((0.3 ** 2 + 0.1 ** 2 + 0.2 ** 2) / 3)
+    assert f'| split | c_over_r, iops | 2 | 3 | {split_sd:.3f} | 8.0-12.0 |' in out, out
+    assert f'| sequential | iops | 1 | 3 | {seq_sd:.3f} | 9.5-12.0 |' in out, out
+    assert '1 session(s) ran another design or failed: split: ran sequential' in out, out
