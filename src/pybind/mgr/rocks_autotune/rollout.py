@@ -3,27 +3,11 @@ r"""A rollout: `apply` (options to a device class, or to named OSDs) and
 state machine driven by `step()`, as the session is (session.py).
 
 Its plan (rollout_plan.py) is saved with the values it will replace, at every
-mask it touches, before anything changes.  Then, OSD by OSD:
-
-    check -> next -> set -> restart -> wait -> next ... -> end
-                        \        \         \
-                         next      put_back -> put_back_wait -> end (failed)
-                         (skipped)
-
-- check: the masks still hold what the plan read (else it ends, changing nothing);
-- next: the next pending OSD, in the plan's order; none left: the end (done);
-- set: that OSD's own mask, just before its restart, so that no OSD holds
-  options it has not been seen to start on: an OSD gone from the OSD map, or
-  whose mask someone else has set since the plan, is skipped and named;
-- restart: the health policy (gate.look, as a session's: what threatens
-  data always, others' checks without --force) and the gate
-  (gate.restart_blockers) hold the restart back, then it goes through
-  restart.Restarter: noout on the OSD while it restarts;
-- wait: up running the options the mon now has for it, PGs active+clean;
-- put_back (apply): an OSD that did not come back on the new options gets its
-  own prior options at osd.N, and a gated restart onto them; the rollout then
-  ends failed: the OSDs done stay on the new options, the others' config was
-  never touched.
+mask it touches, before anything changes; then it goes OSD by OSD.  The
+phases, their table (MOVES) and each phase's step are in rollout_phases.py;
+only the rollout moves them (machine.Machine._enter).  Here: the rollout's
+life (its start, the abort, a failover), the OSD in flight, its pause
+policy, how it ends, and what it shows.
 
 `abort` is persisted by the module before it is acknowledged, and taken
 between OSDs (an OSD held at the gate is not in flight yet: its mask is put
@@ -34,17 +18,15 @@ import logging
 import time
 import uuid
 from dataclasses import asdict, dataclass, fields
-from enum import Enum
-from typing import Any, Callable, Dict, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set
 
 from . import health, views
-from .canary import OPTIONS
 from .cluster import Cluster, ClusterError
-from .gate import look
 from .machine import Handler, Machine
 from .options import default
-from .restart import OsdGone, Outcome, Restarter, Stage, resume_after_failover
-from .rollout_plan import REVERT, RUNNING, _some, own_crash, set_by_others, show
+from .restart import Restarter, Stage, resume_after_failover
+from .rollout_phases import MOVES, P, Phase, RolloutPhases
+from .rollout_plan import REVERT
 from .store import ROLLOUT_VERSION, RolloutOsd, RolloutPlan, RolloutState
 from .views import osd_list
 
@@ -52,34 +34,6 @@ log = logging.getLogger(__name__)
 
 ACTIVE = ('running',)
 ENDED = ('done', 'aborted', 'failed')
-
-
-class Phase(str, Enum):
-    CHECK = 'check'                  # nothing changed yet: do the masks hold the priors?
-    NEXT = 'next'                    # the next pending OSD, or the end
-    SET = 'set'                      # its own mask, just before its restart
-    RESTART = 'restart'              # the OSD in flight: health, the gate, its restart
-    WAIT = 'wait'                    # up on the options set, PGs active+clean
-    PUT_BACK = 'put_back'            # apply: a failed OSD's prior options at osd.N
-    PUT_BACK_WAIT = 'put_back_wait'  # its gated restart onto them
-    END = 'end'
-
-
-P = Phase
-# the allowed moves: END from any phase but the last is an abort, a failure,
-# or repeated errors; back to NEXT from set, restart or wait: the OSD was
-# skipped (gone from the OSD map, or its mask set by someone else)
-MOVES: Dict[Phase, Tuple[Phase, ...]] = {
-    P.CHECK: (P.NEXT, P.END),
-    P.NEXT: (P.SET, P.END),
-    P.SET: (P.RESTART, P.NEXT, P.END),
-    # put_back: the restart could not be issued
-    P.RESTART: (P.WAIT, P.PUT_BACK, P.NEXT, P.END),
-    P.WAIT: (P.NEXT, P.PUT_BACK, P.END),
-    P.PUT_BACK: (P.PUT_BACK_WAIT, P.END),
-    P.PUT_BACK_WAIT: (P.END,),
-    P.END: (),
-}
 
 
 @dataclass
@@ -108,6 +62,7 @@ class Rollout(Machine):
         self.r = state
         self.cluster = cluster
         self.settings = RolloutSettings.from_dict(state['settings'])
+        self.phases = RolloutPhases(self)
 
     @classmethod
     def begin(cls, plan: RolloutPlan, settings: RolloutSettings, cluster: Cluster,
@@ -183,9 +138,9 @@ class Rollout(Machine):
         self._end('failed', error)
 
     def _handlers(self) -> Dict[Any, Handler]:
-        return {P.CHECK: self._check, P.NEXT: self._next, P.SET: self._set,
-                P.RESTART: self._restart, P.WAIT: self._wait, P.PUT_BACK: self._put_back,
-                P.PUT_BACK_WAIT: self._put_back_wait}
+        return self.phases.table()
+
+    # ------------------------------------------------------------ the OSD in flight
 
     def _cur(self) -> RolloutOsd:
         i = self.r['current']
@@ -202,89 +157,7 @@ class Rollout(Machine):
     def _what(self) -> str:
         return 'the new options' if self.r['kind'] == 'apply' else 'its options of before'
 
-    # ------------------------------------------------------------ the phases
-
-    def _check(self, now: float) -> float:
-        """Nothing has changed yet: the plan holds if the masks still hold
-        what it read (its priors).  One read of the config for every mask."""
-        config = self.cluster.config_snapshot()
-        moved = [f'{who} {name}: now {show(config.own(who, name))}, {show(prior)} when planned'
-                 for who, names in self.r['priors'].items()
-                 for name, prior in sorted(names.items()) if config.own(who, name) != prior]
-        if moved:
-            self._end('failed', 'the config changed since the plan was made (' + _some(moved) +
-                      '); nothing was changed: look at the plan again (--dry-run)')
-            return 0
-        self._enter(P.NEXT, 'restarting the OSDs one at a time')
-        return 0
-
-    def _next(self, now: float) -> float:
-        r = self.r
-        i = next((i for i, o in enumerate(r['osds']) if o['status'] == 'pending'), None)
-        if i is None:
-            done = len([o for o in r['osds'] if o['status'] == 'done'])
-            skipped = [o for o in r['osds'] if o['status'] == 'skipped']
-            self._end('done', f'done: {done} OSD(s) restarted on {self._what()}' + (
-                f'; skipped: {osd_list([o["osd"] for o in skipped])} (see each)'
-                if skipped else ''))
-            return 0
-        o = r['osds'][i]
-        o['status'] = 'restarting'
-        r['current'] = i
-        self._enter(P.SET, f'osd.{o["osd"]} ({i + 1}/{len(r["osds"])}): setting '
-                    f'{self._what()} at its own mask')
-        return 0
-
-    def _skip(self, o: RolloutOsd, why: str) -> float:
-        """Leave this OSD as it is and go on with the next."""
-        o['status'] = 'skipped'
-        o['error'] = why
-        self.r['current'] = None
-        self.r['restart'] = None
-        self._enter(P.NEXT, f'osd.{o["osd"]} skipped: {why}')
-        return 0
-
-    def _set(self, now: float) -> float:
-        """Its own mask, just before its restart (again after a failover: the
-        same values)."""
-        r = self.r
-        o = self._cur()
-        who = f'osd.{o["osd"]}'
-        config = self.cluster.config_snapshot()
-        held = {name: config.own(who, name) for name in r['sets'][who]}
-        info = self.cluster.osds().get(o['osd'])
-        if info is None or info.destroyed:
-            self._unset(o)
-            return self._skip(o, ('no longer in the OSD map' if info is None else 'destroyed')
-                              + f': its config is as before the {r["kind"]}, nothing to restart')
-        theirs = set_by_others(held, r['priors'][who], r['sets'][who])
-        if theirs:
-            name = theirs[0]
-            return self._skip(o, f'{who} {name} is now {show(held[name])}, set by someone '
-                              'else since the plan: left as it is, not restarted')
-        if not o['changed']:
-            try:  # what it runs now: what a revert brings it back to
-                o['before'][RUNNING] = self.cluster.config_get_running(o['osd'], OPTIONS)
-            except ClusterError:
-                o['before'][RUNNING] = ''
-            o['changed'] = r['changed'] = True
-            self._save(r)  # a revert knows there is something to undo before it is so
-        self._write({who: r['sets'][who]})
-        if r['kind'] == 'apply':
-            wrong = [f'{who} gets {name} {show(got)}' for name, value in r['sets'][who].items()
-                     if (got := self.cluster.config_get(who, name)) != value]
-            if wrong:
-                self._unset(o)
-                o['status'] = 'failed'
-                o['error'] = '; '.join(wrong)
-                o['put_back'] = 'done'
-                self._end('failed', f'after its options were set, {"; ".join(wrong)}: '
-                          'something beats its mask that the plan did not see; its config is '
-                          'put back as it was, and it was not restarted')
-                return 0
-        self._restarter(o['osd']).begin(r['kind'], now, ran=o.get('back_to', ''))
-        self._enter(P.RESTART, f'osd.{o["osd"]}: restarting on {self._what()}')
-        return 0
+    # ------------------------------------------------------------ the OSD's mask, the pause
 
     def _write(self, masks: Dict[str, Dict[str, Optional[str]]]) -> None:
         for who, names in sorted(masks.items()):
@@ -300,131 +173,6 @@ class Rollout(Machine):
             who = f'osd.{o["osd"]}'
             self._write({who: self.r['priors'][who]})
             o['changed'] = False
-
-    def _look(self, osd: int) -> List[str]:
-        """The session's health policy, before each restart: what threatens
-        data always holds it back, others' checks unless --force; the
-        rollout's own crashes (an OSD that did not start) do not, nor an
-        admin's noout on the OSD about to restart."""
-        r = self.r
-        return look(self.cluster, osd,
-                    own_crash(r['crash_osds'], r['since'])).blockers(r['force'])
-
-    def _restart(self, now: float) -> float:
-        r = self.r
-        o = self._cur()
-        restarter = self._restarter(o['osd'])
-        if r['abort'] and restarter.stage == Stage.GATE:
-            # held at the gate: not in flight yet
-            self._unset(o)
-            o['status'] = 'pending'
-            r['current'] = None
-            r['restart'] = None
-            self._end('aborted', f'aborted before osd.{o["osd"]} was restarted')
-            return 0
-        blockers = self._look(o['osd']) if restarter.stage == Stage.GATE else []
-        if not blockers:
-            try:
-                res = restarter.step(now)
-            except OsdGone as e:
-                self._unset(o)
-                return self._skip(o, f'{e}: its config is as before the {r["kind"]}')
-            except ClusterError as e:
-                return self._osd_failed(f'restarting osd.{o["osd"]} failed: {e}')
-            if res.outcome.held:
-                blockers = res.reasons
-        if blockers:
-            return self._pause(now, blockers)
-        self._unpause()
-        self._enter(P.WAIT, f'osd.{o["osd"]}: waiting for it to be up on {self._what()}')
-        return self.settings.poll
-
-    def _wait(self, now: float) -> float:
-        r = self.r
-        o = self._cur()
-        try:
-            res = self._restarter(o['osd']).step(now)
-        except OsdGone as e:
-            self._unset(o)
-            r['noout_ours'] = False  # on an OSD that is no more
-            return self._skip(o, f'{e} (gone during its restart): its config is as before '
-                              f'the {r["kind"]}')
-        if res.outcome == Outcome.UP:
-            self._unpause()
-            o['status'] = 'done'
-            r['current'] = None
-            r['restart'] = None
-            self._enter(P.NEXT, f'osd.{o["osd"]} is up on {self._what()}')
-            return 0
-        if res.outcome.held:
-            return self._pause(now, res.reasons)  # others keep PGs from clean
-        self._unpause()
-        if res.outcome == Outcome.WAITING:
-            return self.settings.poll
-        timeout = self._restarter(o['osd']).timeout()
-        if res.outcome == Outcome.NOT_CLEAN_IN_TIME:
-            o['status'] = 'done'  # it runs them: its PGs are not clean
-            self._end('failed', f'PGs did not become active+clean within {timeout:.0f}s of '
-                      f'restarting osd.{o["osd"]} (it runs {self._what()})')
-            return 0
-        return self._osd_failed(f'osd.{o["osd"]} did not come back up running '
-                                f'{self._what()} within {timeout:.0f}s')
-
-    def _osd_failed(self, error: str) -> float:
-        """The OSD in flight did not come back on the options set: apply puts it
-        back on its own; a revert stops (there is nothing to go back to)."""
-        o = self._cur()
-        o['status'] = 'failed'
-        o['error'] = error
-        if self.r['kind'] != 'apply':
-            self._end('failed', error)
-            return 0
-        self._enter(P.PUT_BACK, f'{error}; putting osd.{o["osd"]} back on its prior options')
-        return 0
-
-    def _put_back(self, now: float) -> float:
-        """Its own mask as it was before the apply (the plan's priors there),
-        then its gated restart onto what it ran before."""
-        o = self._cur()
-        self._unset(o)
-        self._restarter(o['osd']).begin('put_back', now, ran=o['before'].get(RUNNING, ''))
-        self._enter(P.PUT_BACK_WAIT, f'{o["error"]}; restarting osd.{o["osd"]} on its prior '
-                    'options')
-        return 0
-
-    def _put_back_wait(self, now: float) -> float:
-        r = self.r
-        o = self._cur()
-        restarter = self._restarter(o['osd'])
-        try:
-            res = restarter.step(now)
-        except ClusterError as e:
-            o['put_back'] = 'failed'
-            self._end('failed', f'{o["error"]}; its prior options are set at osd.{o["osd"]}, '
-                      f'but restarting it failed: {e}')
-            return 0
-        if res.outcome == Outcome.GATE_HELD:
-            # never forced, as a session's restore
-            r['message'] = (f'{o["error"]}; osd.{o["osd"]} is restarted on its prior options '
-                            'when it is safe: ' + '; '.join(res.reasons))
-            r['alerts']['ROLLOUT_PAUSED'] = health.raised(
-                'ROLLOUT_PAUSED', res.reasons + [o['error'], 'its prior options are set at '
-                                                 f'osd.{o["osd"]}; it is restarted on them as '
-                                                 'soon as the gate allows'],
-                kind=r['kind'], why=f'osd.{o["osd"]} waits to be put back on its prior options')
-            return max(self.settings.poll, 5.0)
-        r['alerts'].pop('ROLLOUT_PAUSED', None)
-        if res.outcome.runs_them:
-            o['put_back'] = 'done'
-            self._end('failed', f'{o["error"]}; it is back on its prior options')
-            return 0
-        if res.outcome == Outcome.NOT_UP_IN_TIME:
-            o['put_back'] = 'failed'
-            self._end('failed', f'{o["error"]}; it did not come back on its prior options '
-                      f'either within {restarter.timeout():.0f}s (they are set at '
-                      f'osd.{o["osd"]})')
-            return 0
-        return self.settings.poll
 
     def _pause(self, now: float, reasons: List[str]) -> float:
         """The restart of the OSD in flight must wait; the rollout stops if
