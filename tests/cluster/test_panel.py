@@ -371,6 +371,9 @@ def test_page_in_headless_chromium_after_a_real_session(
     assert report['confirm_rows'] == len(st['confirmation']['arms'])
     assert report['answer'].lower().startswith(best['summary'][:20].lower())
     assert report['noise_note'].lower().startswith(st['noise_line'][:30].lower())
+    # the lab's rbd pool gives no PG without the canary: the page says sequential, and why
+    assert report['design_note'].startswith('Measurement design: sequential ('), report
+    assert 'leave the canary out' in report['design_note'], report
     ro = report['rounds_objective']
     assert ro['canvas'] and ro['colours']['margin']['matching'] > 50, ro  # the margin line
     assert report['rounds_write_amp']['colours']['budget']['matching'] > 50  # the budget line

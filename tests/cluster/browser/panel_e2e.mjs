@@ -71,6 +71,7 @@ try {
       confirm_rows: document.querySelectorAll('#confirm tbody tr').length,
       answer: document.getElementById('answer').textContent,
       noise_note: document.getElementById('noise-note').textContent,
+      design_note: document.getElementById('design-note').textContent,
       rounds_objective: chart('rounds-objective', { baseline: '#7f7f7f', margin: '#d62728' }),
       rounds_write_amp: chart('rounds-write-amp', { baseline: '#7f7f7f', budget: '#d62728' }),
       commands: document.getElementById('commands').textContent,

@@ -159,6 +159,10 @@
     const b = st.baseline;
     $('noise-note').textContent = st.noise_line ? st.noise_line.charAt(0).toUpperCase()
       + st.noise_line.slice(1) + '.' : '';
+    // split or sequential, why, and what C/R reads on a shared host (views.session_design)
+    const d = st.design;
+    $('design-note').textContent = d ? 'Measurement design: ' + d.design + (d.why ? ' (' + d.why + ')' : '')
+      + (d.note ? '; ' + d.note : '') + '.' : '';
     $('baseline-note').textContent = b ? 'Search baseline: median of ' + b.runs + ' runs of the canary\'s own options: kv_sync '
       + fmt(b.kv_sync_lat_ms, 3) + ' ms (spread ' + pct(b.kv_sync_lat_spread) + '), IOPS ' + fmt(b.iops, 0)
       + ' (spread ' + pct(b.iops_spread) + '), write-amp ' + fmt(b.write_amp, 3) + ' (spread ' + pct(b.write_amp_spread)
