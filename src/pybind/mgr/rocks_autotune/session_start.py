@@ -8,7 +8,7 @@ raises StartRefused with what to do about it.
 """
 import uuid
 from dataclasses import asdict
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 from . import measurement_plan
 from .canary import ANNEX, CFS, OPTIONS, Canary
@@ -28,13 +28,7 @@ def first_state(cluster: Cluster, params: Params, settings: Settings,
     """A new session's record, after every check of what the session will
     read of its start; sets params.osd to the canary chosen."""
     osd, reason = choose_canary(cluster, params)
-    canary = Canary(cluster, osd)
-    originals = canary.snapshot()
-    try:
-        base = canary.running_base()
-    except ValueError as e:
-        raise StartRefused(f'osd.{osd} runs RocksDB options this module cannot parse: {e}')
-    annexed = bool(cluster.config_get(f'osd.{osd}', ANNEX).strip())
+    canary, originals, base, annexed = read_canary(cluster, osd)
     # what differs by release is read from the cluster, not assumed
     release_default = cluster.option_default('bluestore_rocksdb_options')
     sharding = cluster.config_get(f'osd.{osd}', CFS)
@@ -87,6 +81,19 @@ def first_state(cluster: Cluster, params: Params, settings: Settings,
     return state
 
 
+def read_canary(cluster: Cluster, osd: int) -> Tuple[Canary, Dict[str, Any], str, bool]:
+    """What a session reads of a canary before it changes it: its
+    originals (how to restore it), the options it runs (parsed) and whether
+    it has an annex."""
+    canary = Canary(cluster, osd)
+    originals = canary.snapshot()
+    try:
+        base = canary.running_base()
+    except ValueError as e:
+        raise StartRefused(f'osd.{osd} runs RocksDB options this module cannot parse: {e}')
+    return canary, originals, base, bool(cluster.config_get(f'osd.{osd}', ANNEX).strip())
+
+
 def add_canary(cluster: Cluster, state: SessionState, osd: int) -> None:
     """A second canary for a duet's confirmation (measurement_plan.duet):
     its record, and how to restore it in the start record (saved before the
@@ -94,18 +101,12 @@ def add_canary(cluster: Cluster, state: SessionState, osd: int) -> None:
     session's canary started from, since the two are compared on them."""
     if str(osd) in state['canaries']:
         raise StartRefused(f'osd.{osd} is already a canary of this session')
-    canary = Canary(cluster, osd)
-    try:
-        base = canary.running_base()
-    except ValueError as e:
-        raise StartRefused(f'osd.{osd} runs RocksDB options this module cannot parse: {e}')
+    canary, originals, base, annexed = read_canary(cluster, osd)
     if base != state['base_options']:
         raise StartRefused(f'osd.{osd} runs {base!r}, not the {state["base_options"]!r} of '
                            f'osd.{state["params"]["osd"]}: a duet compares options on two '
                            'canaries that start from the same')
     check_running(cluster, osd)
-    annexed = bool(cluster.config_get(f'osd.{osd}', ANNEX).strip())
-    originals = canary.snapshot()
     state['canaries'][str(osd)] = new_record(originals, annexed, canary.entries())
     state['canaries_at_start'][str(osd)] = canary_start(originals, annexed,
                                                         cluster.has_noout(osd))
