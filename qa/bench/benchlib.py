@@ -433,11 +433,14 @@ class Lab:
             time.sleep(1)
 
     def apply(self, osd: int, options: str) -> float:
-        """Set the options on osd.N only, restart it through the orchestrator and
-        wait until it is up again (new up_from) and all PGs are active+clean.
-        Returns the seconds it took."""
+        """Set the options on osd.N only ('': remove them, the cluster's value),
+        restart it through the orchestrator and wait until it is up again (new
+        up_from) and all PGs are active+clean.  Returns the seconds it took."""
         t0 = time.time()
-        self.ceph('config', 'set', f'osd.{osd}', OPTION, options)
+        if options:
+            self.ceph('config', 'set', f'osd.{osd}', OPTION, options)
+        else:
+            self.ceph('config', 'rm', f'osd.{osd}', OPTION)
         _, before = self.up_from(osd)
         self.ceph('orch', 'daemon', 'restart', f'osd.{osd}')
 

@@ -26,7 +26,8 @@ share: the canary was not restarted for it) and C/R (the split design).
     python3 qa/bench/split_aa.py --table split.jsonl
 
 With --b-config NAME=VALUE (repeatable) it is an A/B instead: arm B runs
-with those set at osd.N (set before its restart, removed before arm A's),
+with those set at osd.N (set before its restart, removed before arm A's,
+or with --a-config set to arm A's own values),
 so that an effect known to fall on the canary alone (e.g. an injected
 dispatch delay) shows whether C/R sees it; per figure the effect is the
 mean over rounds of the log ratio B/A.  Each running value is checked after
@@ -132,17 +133,21 @@ def window(load: SplitLoad, warmup: float, seconds: float) -> Dict[str, Any]:
             'load': round(os.getloadavg()[0], 2)}
 
 
-def set_arm(osd: int, b_config: Dict[str, str], arm: str) -> None:
-    """Arm B's settings set at osd.N (arm A's removed), the OSD restarted,
-    and each running value checked against what was set (for A: `config get`)."""
-    for name, value in b_config.items():
-        if arm == 'B':
-            ceph('config', 'set', f'osd.{osd}', name, value)
+def set_arm(osd: int, b_config: Dict[str, str], arm: str,
+            a_config: Optional[Dict[str, str]] = None) -> None:
+    """Arm B's settings set at osd.N (for arm A: `a_config`'s, the rest of
+    B's names removed), the OSD restarted, and each running value checked
+    against what was set (for a name removed: `config get`)."""
+    a_config = a_config or {}
+    mine = b_config if arm == 'B' else a_config
+    for name in {**a_config, **b_config}:
+        if name in mine:
+            ceph('config', 'set', f'osd.{osd}', name, mine[name])
         else:
             ceph('config', 'rm', f'osd.{osd}', name)
     restart(osd)
-    for name, value in b_config.items():
-        want = value if arm == 'B' else ceph('config', 'get', f'osd.{osd}', name).strip()
+    for name in {**a_config, **b_config}:
+        want = mine[name] if name in mine else ceph('config', 'get', f'osd.{osd}', name).strip()
         running = ceph('config', 'show', f'osd.{osd}', name).strip()
         if running != want:
             raise SystemExit(f'osd.{osd} runs {name}={running!r} in arm {arm}, not {want!r}')
@@ -177,7 +182,8 @@ def table(path: str) -> None:
             print(f'{r["date"]}, {r["version"]}; osd.{r["osd"]}, {r["warmup_s"]:g}-s warm-up, '
                   f'{r["window_s"]:g}-s windows; {r["placement"]}'
                   + (f'; arm B sets at osd.{r["osd"]}: {r["b_config"]}' if r.get('b_config')
-                     else ''))
+                     else '')
+                  + (f'; arm A sets: {r["a_config"]}' if r.get('a_config') else ''))
         if 'filled' in r:
             print(f'group {r["group"]}: {r["fill_mib"]} MiB filled in {r["fill_seconds"]} s'
                   + (f', every block overwritten once in {r["overwrite_seconds"]} s '
@@ -271,6 +277,9 @@ def main() -> None:
     ap.add_argument('--until', default='', help='UTC HH:MM: start no round after it')
     ap.add_argument('--b-config', action='append', default=[], metavar='NAME=VALUE',
                     help='an A/B run: arm B runs with NAME=VALUE set at osd.N')
+    ap.add_argument('--a-config', action='append', default=[], metavar='NAME=VALUE',
+                    help='an A/B run from a baseline of its own: arm A runs with NAME=VALUE '
+                         'set at osd.N (default: removed, the cluster\'s value)')
     ap.add_argument('--table', metavar='JSONL', help='no lab: the tables of a run')
     ap.add_argument('--coupling', nargs='+', metavar='JSONL',
                     help='no lab: per A/B run, each figure\'s effect with its se, and what '
@@ -293,7 +302,9 @@ def main() -> None:
         with SplitLoad(a.osd, f'split{int(time.time())}', a.space, a.object_size, a.threads,
                        pool=p, seed=a.seed) as load:
             b_config = dict(kv.split('=', 1) for kv in a.b_config)
+            a_config = dict(kv.split('=', 1) for kv in a.a_config)
             print(json.dumps({'placement': load.placement, 'osd': a.osd, 'b_config': b_config,
+                              'a_config': a_config,
                               'warmup_s': a.warmup, 'window_s': a.window,
                               'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
                               'version': ceph_json('version').get('version')}), flush=True)
@@ -308,12 +319,12 @@ def main() -> None:
                 arms = ['A', 'B' if b_config else "A'"]
                 rng.shuffle(arms)
                 for arm in arms:
-                    set_arm(a.osd, b_config, arm)
+                    set_arm(a.osd, b_config, arm, a_config)
                     print(json.dumps(dict(window(load, a.warmup, a.window), round=rnd,
                                           arm=arm, running_checked=bool(b_config))),
                           flush=True)
     finally:
-        for kv in a.b_config:
+        for kv in a.b_config + a.a_config:
             ceph('config', 'rm', f'osd.{a.osd}', kv.split('=', 1)[0])
         ceph('osd', 'pool', 'rm', p, p, '--yes-i-really-really-mean-it')
 

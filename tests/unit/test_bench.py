@@ -753,3 +753,72 @@ def test_design_aa_pools_each_designs_pairs_and_names_a_session_that_ran_another
     assert f'| split | c_over_r, iops | 2 | 3 | {split_sd:.3f} | 8.0-12.0 |' in out, out
     assert f'| sequential | iops | 1 | 3 | {seq_sd:.3f} | 9.5-12.0 |' in out, out
     assert '1 session(s) ran another design or failed: split: ran sequential' in out, out
+
+
+def test_split_ab_arm_a_runs_its_own_baseline_when_given_one(monkeypatch: Any) -> None:
+    import split_aa
+    conf: Dict[str, str] = {}
+    calls: List[Tuple[str, ...]] = []
+
+    def ceph(*args: str) -> str:
+        calls.append(args)
+        if args[0] == 'config' and args[1] == 'set':
+            conf[args[3]] = args[4]
+        elif args[0] == 'config' and args[1] == 'rm':
+            conf.pop(args[3], None)
+        elif args[0] == 'config' and args[1] in ('show', 'get'):
+            return conf.get(args[3], 'cluster default') + '\n'
+        return ''
+    monkeypatch.setattr(split_aa, 'ceph', ceph)
+    monkeypatch.setattr(split_aa, 'restart', lambda osd: calls.append(('restart',)))
+    split_aa.set_arm(1, {'opts': 'tuned'}, 'A', {'opts': 'slow'})
+    assert conf == {'opts': 'slow'} and ('restart',) in calls
+    split_aa.set_arm(1, {'opts': 'tuned'}, 'B', {'opts': 'slow'})
+    assert conf == {'opts': 'tuned'}
+    split_aa.set_arm(1, {'opts': 'tuned'}, 'A')  # no baseline of its own: removed
+    assert conf == {}
+
+    # a running value that is not what was set stops the run
+    monkeypatch.setattr(split_aa, 'ceph', lambda *a: 'other\n' if a[1] == 'show' else '')
+    with pytest.raises(SystemExit, match="runs opts='other' in arm A, not 'slow'"):
+        split_aa.set_arm(1, {'opts': 'tuned'}, 'A', {'opts': 'slow'})
+
+
+def _sensitivity_row(baseline: str, seed: int, answer: str, c_over_r_b: float,
+                     claim_low: float) -> Dict[str, Any]:
+    lines = [{'round': r, 'arm': arm, 'iops_c': c, 'iops_r': 100.0, 'c_over_r': c / 100.0,
+              'load': 5.0}
+             for r in range(5) for arm, c in (('A', 100.0), ('B', 100.0 * c_over_r_b))]
+    claim = {'answer': answer, 'arm': 'c1', 'options': 'x=1', 'margin': 0.03, 'budget': 1.1,
+             'direction': 'higher',
+             'ratio': {'median': claim_low + 0.1, 'low': claim_low, 'high': None}}
+    return {'baseline': baseline, 'seed': seed, 'claim': claim, 'check_lines': lines,
+            'session': {'state': 'done', 'seconds': 900, 'load_start': 4.0, 'load_end': 6.0,
+                        'best': {'seen': {'sd': 0.05, 'detectable': 0.1}}}}
+
+
+def test_sensitivity_checks_each_claim_with_the_benchs_own_pairs(tmp_path: Any) -> None:
+    import sensitivity
+    from benchlib import check_claim
+    slow = _sensitivity_row('slow', 1, 'recommend', 1.25, 1.1)
+    figs = sensitivity.bench_figures(slow['check_lines'])
+    assert math.isclose(figs['c_over_r']['median'], 1.25)
+    assert figs['c_over_r']['low'] is not None and figs['iops_r']['median'] == 1.0
+    keep = _sensitivity_row('default', 1, 'keep current', 1.0, 0.9)
+    for r in (slow, keep):
+        r['bench'] = sensitivity.bench_figures(r['check_lines'])
+        cr = r['bench']['c_over_r']
+        r['held'] = check_claim(r['claim'], cr['median'], None, (cr['low'], cr['high']))
+    # a recommendation the bench finds weaker than claimed does not hold
+    weak = _sensitivity_row('slow', 2, 'recommend', 1.02, 1.1)
+    weak['bench'] = sensitivity.bench_figures(weak['check_lines'])
+    weak['held'] = check_claim(weak['claim'], weak['bench']['c_over_r']['median'], None,
+                               (weak['bench']['c_over_r']['low'], None))
+    p = tmp_path / 's.jsonl'
+    p.write_text('\n'.join(json.dumps(r) for r in (keep, weak, slow)))
+    out = sensitivity.table([str(p)])
+    assert ('| slow | 1 | recommend | 0.050, +10% | 1.200x [1.100, open] (c1) | '
+            '1.250x [1.250, 1.250] | 1.250x [1.250, 1.250] | yes | 900 | 4.0-6.0 |') in out
+    assert '| slow | 2 | recommend |' in out and '| no | 900 |' in out.split('| slow | 2 |')[1]
+    assert '| default | 1 | keep current |' in out
+    assert out.index('| slow | 1 |') < out.index('| slow | 2 |') < out.index('| default | 1 |')
