@@ -78,7 +78,7 @@ def module_options(args: argparse.Namespace, seed: int) -> Dict[str, str]:
         'precondition_limit': args.precondition, 'warmup': args.warmup,
         'baseline_runs': args.baseline_runs, 'confirm_candidates': args.candidates,
         'confirm_rounds': args.confirm_rounds, 'bench_chunk_seconds': 2,
-        'max_window_factor': 1.5}.items()}
+        'max_window_factor': 1.5, 'steady_window_limit': args.steady_limit}.items()}
 
 
 def session(lab: Lab, args: argparse.Namespace, seed: int) -> Dict[str, Any]:
@@ -151,11 +151,16 @@ def row(lab: Lab, args: argparse.Namespace, name: str, seed: int) -> Dict[str, A
     r: Dict[str, Any] = {'baseline': name, 'seed': seed, 'session': s, 'claim': claim}
     if claim and claim['options']:
         log(f'  check: {claim["arm"]} against the {name} baseline, {args.rounds} rounds')
-        lines = check(lab, args, baseline, claim['options'], seed)
-        figs = bench_figures(lines)
-        cr = figs['c_over_r']
-        r.update(check_lines=lines, bench=figs,
-                 held=check_claim(claim, cr['median'], None, (cr['low'], cr['high'])))
+        try:
+            lines = check(lab, args, baseline, claim['options'], seed)
+        except RuntimeError as e:  # the session's row is kept
+            r['check_error'] = str(e)[-2000:]
+            log(f'  check failed: {e}')
+        else:
+            figs = bench_figures(lines)
+            cr = figs['c_over_r']
+            r.update(check_lines=lines, bench=figs,
+                     held=check_claim(claim, cr['median'], None, (cr['low'], cr['high'])))
     lab.apply(OSD, '')
     return r
 
@@ -247,6 +252,9 @@ def main() -> None:
     ap.add_argument('--confirm-rounds', type=int, default=8)
     ap.add_argument('--space', type=int, default=64 << 20, help='client_space (bytes)')
     ap.add_argument('--precondition', type=int, default=120, help='precondition_limit (s)')
+    ap.add_argument('--steady-limit', type=int, default=45,
+                    help='steady_window_limit (s): how long a confirmation window may wait '
+                         'for a compaction')
     ap.add_argument('--rounds', type=int, default=5, help="the check's rounds")
     ap.add_argument('--check-warmup', type=float, default=20)
     ap.add_argument('--check-window', type=float, default=30)
