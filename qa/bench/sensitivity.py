@@ -199,6 +199,21 @@ def _ratio(r: Optional[Dict[str, Any]]) -> str:
     return f'{r["median"]:.3f}x [{end(r.get("low"))}, {end(r.get("high"))}]'
 
 
+def wanted(r: Dict[str, Any]) -> str:
+    """Did the session do what the bench wants of it?  From the slow
+    baseline: recommend, and the bench agree (sensitivity); from the
+    default: keep current, or recommend what the bench agrees with
+    (specificity)."""
+    answer = (r.get('claim') or {}).get('answer')
+    held = (r.get('held') or {}).get('held')
+    if r['baseline'] == 'slow':
+        return 'yes' if answer == 'recommend' and held else 'no: a gain missed' \
+            if answer != 'recommend' else 'no: the bench disagrees'
+    if answer == 'recommend' and not held:
+        return 'no: a gain the bench does not confirm'
+    return 'yes' if answer else 'no answer'
+
+
 def table(paths: List[str]) -> str:
     heads, rows = [], []
     for p in paths:
@@ -213,8 +228,8 @@ def table(paths: List[str]) -> str:
                    f'{h["module_options"]}; check {h["rounds"]} rounds, '
                    f'{h["check_warmup"]}-s warm-up, {h["check_window"]}-s windows')
     out += ['', '| baseline | seed | session answer | noise sd, could confirm | '
-            'claimed C/R (arm) | bench C/R, 90% | bench C | held | session s | load |',
-            '|---|---|---|---|---|---|---|---|---|---|']
+            'claimed C/R (arm) | bench C/R, 90% | bench C | held | as wanted | session s | '
+            'load |', '|---|---|---|---|---|---|---|---|---|---|---|']
     for r in sorted(rows, key=lambda x: (x['baseline'] != 'slow', x['seed'])):
         s, c = r['session'], r.get('claim') or {}
         seen = (s.get('best') or {}).get('seen') or {}
@@ -225,16 +240,19 @@ def table(paths: List[str]) -> str:
             x['load'] for x in r.get('check_lines', []) if 'arm' in x]
         out.append(
             f'| {r["baseline"]} | {r["seed"]} | {c.get("answer") or s["state"]} | {noise} | '
-            f'{_ratio(c.get("ratio"))} ({c.get("arm") or "-"}) | '
+            f'{_ratio(c.get("ratio"))} ({c.get("arm") or "-"}: {c.get("verdict") or "-"}) | '
             f'{_ratio((r.get("bench") or {}).get("c_over_r"))} | '
             f'{_ratio((r.get("bench") or {}).get("iops_c"))} | '
             f'{"-" if held.get("held") is None else ("yes" if held["held"] else "no")} | '
-            f'{s["seconds"]} | {min(loads):.1f}-{max(loads):.1f} |')
+            f'{wanted(r)} | {s["seconds"]} | {min(loads):.1f}-{max(loads):.1f} |')
     out.append('')
     for r in rows:
         held = r.get('held') or {}
-        if held.get('why'):
-            out.append(f'- {r["baseline"]}, seed {r["seed"]}: {held["why"]}')
+        arm = next((a for a in ((r['session'].get('best') or {}).get('candidates') or [])
+                    if a['arm'] == (r.get('claim') or {}).get('arm')), None)
+        out.append(f'- {r["baseline"]}, seed {r["seed"]}: '
+                   + (f'{arm["arm"]} {arm["verdict"]} ({arm["why"]}); ' if arm else '')
+                   + (held.get('why') or r.get('check_error') or 'not checked'))
     return '\n'.join(out)
 
 

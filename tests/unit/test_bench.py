@@ -789,8 +789,8 @@ def _sensitivity_row(baseline: str, seed: int, answer: str, c_over_r_b: float,
     lines = [{'round': r, 'arm': arm, 'iops_c': c, 'iops_r': 100.0, 'c_over_r': c / 100.0,
               'load': 5.0}
              for r in range(5) for arm, c in (('A', 100.0), ('B', 100.0 * c_over_r_b))]
-    claim = {'answer': answer, 'arm': 'c1', 'options': 'x=1', 'margin': 0.03, 'budget': 1.1,
-             'direction': 'higher',
+    claim = {'answer': answer, 'arm': 'c1', 'verdict': 'passes', 'options': 'x=1',
+             'margin': 0.03, 'budget': 1.1, 'direction': 'higher',
              'ratio': {'median': claim_low + 0.1, 'low': claim_low, 'high': None}}
     return {'baseline': baseline, 'seed': seed, 'claim': claim, 'check_lines': lines,
             'session': {'state': 'done', 'seconds': 900, 'load_start': 4.0, 'load_end': 6.0,
@@ -817,8 +817,11 @@ def test_sensitivity_checks_each_claim_with_the_benchs_own_pairs(tmp_path: Any) 
     p = tmp_path / 's.jsonl'
     p.write_text('\n'.join(json.dumps(r) for r in (keep, weak, slow)))
     out = sensitivity.table([str(p)])
-    assert ('| slow | 1 | recommend | 0.050, +10% | 1.200x [1.100, open] (c1) | '
-            '1.250x [1.250, 1.250] | 1.250x [1.250, 1.250] | yes | 900 | 4.0-6.0 |') in out
-    assert '| slow | 2 | recommend |' in out and '| no | 900 |' in out.split('| slow | 2 |')[1]
-    assert '| default | 1 | keep current |' in out
+    assert ('| slow | 1 | recommend | 0.050, +10% | 1.200x [1.100, open] (c1: passes) | '
+            '1.250x [1.250, 1.250] | 1.250x [1.250, 1.250] | yes | yes | 900 | 4.0-6.0 |') in out
+    assert '| no | no: the bench disagrees | 900 |' in out.split('| slow | 2 |')[1]
+    assert '| yes | yes | 900 |' in out.split('| default | 1 | keep current |')[1]
+    # a keep-current answer from the slow baseline holds as a claim but misses the gain
+    keep['baseline'] = 'slow'
+    assert sensitivity.wanted(keep) == 'no: a gain missed'
     assert out.index('| slow | 1 |') < out.index('| slow | 2 |') < out.index('| default | 1 |')
