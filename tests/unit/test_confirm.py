@@ -24,7 +24,7 @@ def confirming(h: Harness, trials: int = 3, **settings: Any) -> Tuple[Harness, S
 
 def measured(s: Session) -> List[Tuple[int, str]]:
     return [(t['round'], t['arm']) for t in s.s['trials']
-            if t['kind'] == 'confirm' and t['verdict'] == 'measured']
+            if t['kind'] == 'confirm' and t['verdict'] == 'measured' and not t.get('steady')]
 
 
 def in_confirmation(phase: str, round_: int, nth: int) -> Any:
