@@ -103,7 +103,9 @@ def time_lines(t: Optional[Mapping[str, Any]], state: str) -> List[str]:
               'runs\'), judged on the objective alone')
     if t.get('steady_windows_left'):
         window += (f'; then at most {t["steady_windows_left"]} steady window(s) of up to '
-                   f'{t["steady_window_limit"]:.0f}s each (steady_window_limit) for write-amp')
+                   f'{t["steady_window_limit"]:.0f}s each (steady_window_limit) for write-amp'
+                   + (f', about {t["steady_need"]:.0f}s each by the windows so far'
+                      if t.get('steady_need') else ''))
     return [f'time: {steady}; {window}; at most about {t["left_seconds"] / 60:.0f} min left']
 
 
@@ -179,9 +181,12 @@ def _mib(v: Any) -> str:
 def history_row(t: Dict[str, Any]) -> List[str]:
     c = Candidate.from_dict(t['candidate'])
     m = t.get('measurement') or {}
-    # a confirmation measurement: its round (1-based) and arm
-    where = (f'r{t["round"] + 1}:{"base" if t.get("arm") == "baseline" else t.get("arm")}'
-             if t.get('round') is not None else '-')
+    # a confirmation measurement: its round (1-based) and arm; a steady
+    # window: its pair (1-based), the arm checked and the arm it ran
+    arm = 'base' if t.get('arm') == 'baseline' else t.get('arm')
+    where = ('-' if t.get('round') is None else
+             f's{t["round"] + 1}:{t["steady"]}:{arm}' if t.get('steady') else
+             f'r{t["round"] + 1}:{arm}')
     return [str(t['index']), t['kind'], where,
             t['verdict'] + ('*' if m.get('window_short') else ''),
             str(c.max_write_buffer_number), f'{c.write_buffer_size // MiB}M',
@@ -200,13 +205,15 @@ def history_table(trials: List[Dict[str, Any]]) -> str:
     out = ['  '.join(v.rjust(w) for v, w in zip(r, widths)) for r in rows]
     if any(t.get('round') is not None for t in trials):
         out.append('round rN:cK: the confirmation\'s round N, candidate cK (base: the '
-                   'baseline); its windows last until an L0 compaction cycle')
+                   'baseline), in windows of the baseline runs\' length, judged on the '
+                   'objective; sN:cK:X: pair N of cK\'s steady check, X the arm it ran, a '
+                   'window until an L0 compaction, at most steady_window_limit')
     if any((t.get('measurement') or {}).get('window_short') for t in trials):
         out.append('* the window ended before it covered min_flushes memtable flushes (a '
                    'search window, at max_window_factor x --duration), or before an L0 '
-                   'compaction of its busiest column family (a confirmation window, at '
-                   'steady_window_limit): its write-amp is not a steady state\'s, and a '
-                   'confirmation window\'s feeds no verdict')
+                   'compaction of its busiest column family (a confirmation round\'s '
+                   'window: its write-amp is shown, never judged; a steady window, at '
+                   'steady_window_limit: its write-amp at steady state is unknown)')
     for t in trials:
         if t.get('error'):
             out.append(f'trial {t["index"]}: {t["error"]}'
@@ -284,6 +291,9 @@ def best_summary(state: Dict[str, Any],
         'margin': result['margin'], 'budget': result['budget'], 'level': result['level'],
         'rounds': result['rounds'], 'rounds_done': result['rounds_done'],
         'ratios': figures(arm) if arm else None,
+        # its write-amp at steady state (steady_check.py; None: a confirmation
+        # saved before the steady check judged write-amp per round)
+        'steady': arm.get('steady') if arm else None,
         'candidates': [dict(figures(a), arm=a['arm'], trial=a['trial'], verdict=a['verdict'],
                             why=a['why'], rounds=a['objective']['rounds'],
                             objective_verdict=a.get('objective_verdict', a['verdict']),

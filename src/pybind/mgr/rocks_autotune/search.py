@@ -23,7 +23,7 @@ from .rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, parse_options
 from .session_settings import Settings
 from .space import Candidate, SearchSpace
 from .store import CanaryRecord, SessionState
-from .window import fill_rate, steady_window
+from .window import fill_rate, steady_length, steady_window
 
 log = logging.getLogger(__name__)
 
@@ -260,6 +260,15 @@ class Search:
         # the rounds' windows: the baseline runs' length
         window = (s['confirm'].get('window') if s.get('confirm') else None) or \
             self.objective_window()
+        # what a steady window of the finalists and the baseline needs, by
+        # the windows so far (said beside the limit the cost counts)
+        need = None
+        if s.get('confirm'):
+            compared = [self.space.base_candidate().to_dict()] + [
+                a['candidate'] for a in s['confirm']['arms']]
+            need = steady_length(
+                [(Candidate.from_dict(c), [m for t, m in windows if t['candidate'] == c])
+                 for c in compared], self.params.duration, limit)
         # a measurement's cost beside its window: restart, warm-up, the steps
         over = median([t['seconds'] - t['measurement']['seconds'] for t in done]) if done \
             else st.warmup + 60.0
@@ -285,4 +294,5 @@ class Search:
         return {'steady_window': None if steady is None or math.isinf(steady) else steady,
                 'no_flush_seen': steady is not None and math.isinf(steady),
                 'steady_window_limit': limit, 'confirm_window': window,
-                'steady_windows_left': steadies, 'left_seconds': max(0.0, left)}
+                'steady_windows_left': steadies, 'steady_need': need,
+                'left_seconds': max(0.0, left)}

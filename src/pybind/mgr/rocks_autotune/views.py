@@ -130,12 +130,16 @@ def answer_line(result: Mapping[str, Any]) -> str:
             return (f'keep your current options: {result["rounds_done"]} of '
                     f'{result["rounds"]} rounds measured, too few for a '
                     f'{result["level"]:.0%} interval (it takes {MIN_ROUNDS})')
-        checked = [a for a in result['arms'] if a.get('steady')]
-        if checked:
-            return (f'keep your current options: no candidate whose {name} cleared the '
-                    f'{result["margin"]:.0%} margin stayed within the write-amp budget at '
-                    'steady state (' + '; '.join(f'{a["arm"]}: {a["why"]}' for a in checked)
-                    + ')')
+        passed = [a for a in result['arms'] if a.get('objective_verdict') == 'passes']
+        if passed:
+            # its objective passed; its steady check said no, or did not finish (a stop)
+            return (f'keep your current options: {", ".join(a["arm"] for a in passed)} '
+                    f'cleared the {result["margin"]:.0%} {name} margin, but none was found '
+                    f'within the {result["budget"]:.2f}x write-amp budget at steady state ('
+                    + '; '.join(f'{a["arm"]}: {a["verdict"]}, {a["why"]}'
+                                if a['verdict'] != 'passes' else
+                                f'{a["arm"]}: its steady check did not finish'
+                                for a in passed) + ')')
         return (f'keep your current options: no candidate\'s {name} cleared the '
                 f'{result["margin"]:.0%} margin over '
                 f'{result["rounds_done"]} of {result["rounds"]} rounds{design}'

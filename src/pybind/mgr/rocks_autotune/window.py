@@ -17,8 +17,8 @@ check's windows (steady_check.py): each lasts until its config's busiest
 column family went through a compaction below L0 (counted by RocksDB; or,
 when the canary gives no figures, estimated by perf_counters.l0_cycles), at
 most `steady_window_limit`, and is marked short if it saw none.
-`steady_window` and `confirmation_length` say how long such a cycle takes
-(status's estimate of a steady window).
+`steady_window` and `steady_length` estimate how long such a cycle
+takes (status says it beside the limit).
 """
 import math
 from dataclasses import dataclass
@@ -79,7 +79,7 @@ def steady_window(c: Candidate, ms: List[Measurement],
     the flush rate RocksDB counted in its own windows `ms`, or, when they
     counted fewer than OWN_RATE_FLUSHES, at the rate the load fills `c`'s
     memtables (`rate`, fill_rate); math.inf if nothing flushed; None if the
-    canary gave no counts (see confirmation_length's fallback)."""
+    canary gave no counts (see steady_length's fallback)."""
     counted = [m for m in ms if m.cf_flushes is not None and m.seconds > 0]
     flushes = sum(m.cf_flushes or 0 for m in counted)
     if flushes >= OWN_RATE_FLUSHES or (flushes and not rate):
@@ -92,9 +92,10 @@ def steady_window(c: Candidate, ms: List[Measurement],
     return math.inf
 
 
-def confirmation_length(configs: Iterable[Tuple[Candidate, List[Measurement]]],
-                        duration: float, limit: float) -> float:
-    """Seconds every confirmation window lasts: the longest time any of the
+def steady_length(configs: Iterable[Tuple[Candidate, List[Measurement]]],
+                  duration: float, limit: float) -> float:
+    """Seconds a steady window of the configs compared needs, by what their
+    windows so far saw: the longest time any of the
     configs (each with its search windows) needs for an L0 compaction cycle
     (steady_window, at the load's fill_rate over all of them), within
     [duration, limit].  Without RocksDB's counts, a cycle's WAL bytes at the
