@@ -83,7 +83,7 @@ def test_a_candidate_20pc_better_within_budget_at_steady_state_is_recommended() 
     # most round windows saw no compaction (their write-amp is shown, not judged)
     assert sum(t['measurement']['window_short'] for t in rounds) > len(rounds) / 2
     # each steady window saw one, and the baseline's needed longer than the rounds' windows
-    assert all(not t['measurement']['window_short'] for t in steady)
+    assert all(t['measurement']['l0_cycles'] >= 1 for t in steady)
     base_steady = next(t for t in steady if t['arm'] == 'baseline')
     assert base_steady['measurement']['seconds'] > 2 * longest_round
     # one pair, of the recommended arm alone (the best first: no later arm checked)
@@ -137,7 +137,7 @@ def test_a_steady_window_without_a_compaction_within_the_limit_is_write_amp_unkn
     for t in steady:
         if t['arm'] != 'baseline':
             assert 30.0 <= t['measurement']['seconds'] <= 30.0 + h.settings.bench_chunk_seconds
-            assert t['measurement']['window_short']
+            assert t['measurement']['window_short'] and t['measurement']['l0_cycles'] == 0
     assert 'write-amp unknown' in s.s['message'] or 'unknown' in s.s['message']
     b = best_summary(s)
     assert b is not None and b['keeps_current']
@@ -243,7 +243,8 @@ def test_a_version_4_confirmation_keeps_its_rounds_and_window_then_the_steady_ch
 
 def test_the_steady_verdict_rules() -> None:
     def m(wa: float, short: bool = False) -> Dict[str, Any]:
-        return {'write_amp': wa, 'write_amp_by': 'rocksdb', 'window_short': short}
+        return {'write_amp': wa, 'write_amp_by': 'rocksdb', 'window_short': short,
+                'l0_cycles': 0.0 if short else 1.0}
     judge = steady_check.judge
     ok = judge('c1', [(m(0.42), m(0.4))], 1, 1.10, 600)
     assert ok.verdict == 'recommended' and ok.ratio == pytest.approx(1.05)
@@ -262,7 +263,28 @@ def test_the_steady_verdict_rules() -> None:
     assert judge('c1', [(m(0.42), m(0.4))], 3, 1.10, 600).verdict == ''
     three = judge('c1', [(m(0.42), m(0.4)), (m(0.6), m(0.4)), (m(0.4), m(0.4))], 3, 1.10, 600)
     assert three.verdict == 'recommended' and three.ratio == pytest.approx(1.05)
+    # a window short of min_flushes that saw a compaction saw one; without
+    # a count, the short mark says
+    assert steady_check.saw_compaction({'window_short': True, 'l0_cycles': 1.0})
+    assert not steady_check.saw_compaction({'window_short': False, 'l0_cycles': 0.0})
+    assert not steady_check.saw_compaction({'window_short': True, 'l0_cycles': None})
     # the order within a pair: from the seed, both orders drawn
     orders = {tuple(steady_check.order(0, 'c1', p)) for p in range(8)}
     assert orders == {('baseline', 'c1'), ('c1', 'baseline')}
     assert steady_check.order(0, 'c1', 3) == steady_check.order(0, 'c1', 3)
+
+
+def test_a_duet_measures_each_steady_pair_in_one_window_on_both_canaries() -> None:
+    h = Harness(confirm_candidates=1, confirm_rounds=5)
+    faster(h)
+    s = h.start(osd=0, trials=3, duet=1, allow_single_copy=True)
+    h.run()
+    assert s.s['state'] == 'done' and s.s['confirm']['result']['recommended'] == 'c1'
+    steady = confirm_trials(s, True)
+    # the baseline on one canary, the arm on the other, over the same start;
+    # each window ends at its own compaction
+    assert sorted((t['arm'], t['osd']) for t in steady) in (
+        [('baseline', 0), ('c1', 1)], [('baseline', 1), ('c1', 0)])
+    assert steady[0]['started'] == steady[1]['started']
+    st = arms(s)['c1']['steady']
+    assert st['arm_seen'] and st['baseline_seen'] and not st['upper_bound']
