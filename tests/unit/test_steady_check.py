@@ -89,6 +89,9 @@ def test_a_candidate_20pc_better_within_budget_at_steady_state_is_recommended() 
     # one pair, of the recommended arm alone (the best first: no later arm checked)
     assert sorted(t['arm'] for t in steady) == sorted(['baseline', best])
     assert {t['steady'] for t in steady} == {best}
+    (other,) = [x for name, x in arms(s).items() if name != best]
+    assert other['verdict'] == 'passes' and other['steady'] is None
+    assert 'needed no steady window' in other['why']
     # the answers say it
     b = best_summary(s)
     assert b is not None and b['answer'] == 'recommend'

@@ -291,8 +291,9 @@ class Confirmation:
                 best = name
                 break
         for arm in shown:
-            if arm['verdict'] == steady_check.RECOMMENDED and arm['arm'] != best:
-                arm['verdict'] = 'passes'  # a better arm was recommended first
+            if best and arm['verdict'] == 'passes':
+                arm['why'] = (f'its objective passed; {best}, ranked before it, was '
+                              'recommended, so it needed no steady window')
         rec['result'] = {
             'recommended': best, 'complete': complete, 'rounds': rec['rounds'],
             'rounds_done': sum(1 for r, order in enumerate(rec['orders'])
