@@ -39,7 +39,6 @@ canary's option string, the pool) is removed at the end.
 """
 import argparse
 import json
-import math
 import os
 import sys
 import time
@@ -129,17 +128,13 @@ def check(lab: Lab, args: argparse.Namespace, baseline: str, options: str,
 
 
 def bench_figures(lines: List[Dict[str, Any]]) -> Dict[str, Any]:
-    """B/A per figure, paired by round: median and 90% interval (paired_stats)."""
+    """B/A per figure, paired by round as the session pairs its rounds
+    (paired_stats.summary): median and 90% interval."""
     rows = [r for r in lines if 'arm' in r]
-    out: Dict[str, Any] = {}
-    for fig in ('c_over_r', 'iops_c', 'iops_r'):
-        logs = []
-        for rnd in sorted({r['round'] for r in rows}):
-            got = {r['arm']: r[fig] for r in rows if r['round'] == rnd}
-            if got.get('A') and got.get('B'):
-                logs.append(math.log(got['B'] / got['A']))
-        out[fig] = paired_stats.Summary.of(logs).ratios()
-    return out
+    rounds = [{r['arm']: r for r in rows if r['round'] == rnd}
+              for rnd in sorted({r['round'] for r in rows})]
+    return {fig: paired_stats.summary(rounds, 'B', 'A', fig).ratios()
+            for fig in ('c_over_r', 'iops_c', 'iops_r')}
 
 
 def row(lab: Lab, args: argparse.Namespace, name: str, seed: int) -> Dict[str, Any]:
