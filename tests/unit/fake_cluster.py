@@ -125,6 +125,9 @@ class FakeCluster:
         self.restart_fails = False
         self.restart_delay = 3.0
         self.broken: Callable[[str], bool] = lambda options: False
+        # False: an options string whose L0 never compacts (a steady window
+        # of it sees no compaction, however long)
+        self.compacts: Callable[[str], bool] = lambda options: True
         self.dies_on_bench: Optional[int] = None  # canary dies on this bench call
         self.bench_fails = ''  # bench calls fail with this error; the OSD stays up
         self.bench_calls = 0
@@ -453,7 +456,8 @@ class FakeCluster:
             self.memtable[osd] -= flush
             self.counters[osd]['sst_files'] += 1
             self.l0_files[osd] += 1
-            if self.l0_files[osd] >= cand.level0_file_num_compaction_trigger:
+            if (self.l0_files[osd] >= cand.level0_file_num_compaction_trigger
+                    and self.compacts(self.running[osd])):
                 self.l0_files[osd] = 0
                 self.counters[osd]['sst_files'] += 1
                 self.compactions[osd] += 1

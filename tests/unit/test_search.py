@@ -43,7 +43,8 @@ def record(sr: Search, kind: str, verdict: str, m: Dict[str, Any]) -> None:
 
 def test_the_baseline_runs_come_first_then_the_optimizers_candidates_then_none() -> None:
     sr, _ = search()
-    assert sr.left() == (2 + 2, 2 * (1 + 1))
+    # the steady check's: a pair per finalist, at most
+    assert sr.left() == (2 + 2, 2 * (1 + 1), 2 * 1)
     first = sr.next_trial(1)
     assert first is not None and first.kind == 'baseline'
     assert first.options == sr.s['base_options'] and first.candidate == \
@@ -83,9 +84,16 @@ def test_the_confirmation_is_planned_on_the_plan_given_and_its_windows_counted()
     sr.plan_confirmation(measurement_plan.sequential(1))
     conf = sr.s['confirm']
     assert conf['measurement_plan'] == measurement_plan.sequential(1)
-    assert conf['window'] >= 10.0 and conf['design']['candidates'] >= 1
-    search_left, confirmation_left = sr.left()
+    # the rounds' windows: the baseline runs' length (their measured 10 s)
+    assert conf['window'] == 10.0 and conf['design']['candidates'] >= 1
+    assert conf['steady'] == {'pairs': 1, 'limit': sr.settings.steady_window_limit}
+    search_left, confirmation_left, steady_left = sr.left()
     assert search_left == 0 and confirmation_left > 0
+    assert steady_left == 2 * len(conf['arms'])
+    t = sr.time_said(sr.s['canaries']['1'], preconditioned=False)
+    assert t['confirm_window'] == 10.0 and t['steady_windows_left'] == steady_left
+    # the steady windows counted at the limit each, at most
+    assert t['left_seconds'] >= steady_left * sr.settings.steady_window_limit
 
 
 def test_the_time_said_counts_the_window_in_flight_off_what_is_left() -> None:

@@ -14,7 +14,7 @@ from rocks_autotune.perf_counters import Measurement
 from rocks_autotune.rocksdb_stats import KvDelta
 from rocks_autotune.rocksdb_options import PACIFIC_DEFAULT, parse_options
 from rocks_autotune.space import MiB, SearchSpace
-from rocks_autotune.window import Window, WindowSettings, confirmation_length
+from rocks_autotune.window import Window, WindowSettings, steady_length
 from rocks_autotune.workload import BenchWorkload
 
 # small memtables flushed in pairs, L0 compacts at 2 files: a cycle every 32 MiB of WAL
@@ -59,17 +59,17 @@ def candidate(options: str) -> Any:
     return SearchSpace.candidate_from_options(parse_options(options))
 
 
-def test_the_confirmation_length_is_what_the_slowest_config_needs_for_a_cycle() -> None:
+def test_the_steady_length_is_what_the_slowest_config_needs_for_a_cycle() -> None:
     small, _, _ = run_window(SMALL, length=None)
     big, _, _ = run_window(PACIFIC_DEFAULT, length=None)
     # from the search windows' WAL rate: 32 MiB against 1 GiB per cycle
-    length = confirmation_length([(candidate(SMALL), [small]),
-                                  (candidate(PACIFIC_DEFAULT), [big])], 5.0, 200.0)
-    assert length == confirmation_length([(candidate(PACIFIC_DEFAULT), [big])], 5.0, 200.0)
+    length = steady_length([(candidate(SMALL), [small]),
+                           (candidate(PACIFIC_DEFAULT), [big])], 5.0, 200.0)
+    assert length == steady_length([(candidate(PACIFIC_DEFAULT), [big])], 5.0, 200.0)
     assert 20 < length < 200
-    assert confirmation_length([(candidate(SMALL), [small])], 5.0, 200.0) == 5.0  # at least
-    assert confirmation_length([(candidate(PACIFIC_DEFAULT), [big])], 5.0, 10.0) == 10.0  # cap
-    assert confirmation_length([(candidate(SMALL), [])], 5.0, 200.0) == 5.0  # nothing known
+    assert steady_length([(candidate(SMALL), [small])], 5.0, 200.0) == 5.0  # at least
+    assert steady_length([(candidate(PACIFIC_DEFAULT), [big])], 5.0, 10.0) == 10.0  # cap
+    assert steady_length([(candidate(SMALL), [])], 5.0, 200.0) == 5.0  # nothing known
     # both configs measured over that one length: each went through a cycle
     for options in (SMALL, PACIFIC_DEFAULT):
         m, compactions, _ = run_window(options, length=length)
@@ -127,11 +127,11 @@ def test_with_rocksdbs_counts_the_length_is_the_slowest_configs_trigger_at_its_f
     # SMALL: 3 flushes in 30 s; the default: 3 in 180 s, its trigger 4 flushes
     both = [(small, [counted(3, 30.0)]), (default, [counted(2, 90.0), counted(1, 90.0)])]
     need = window.CYCLE_MARGIN * default.level0_file_num_compaction_trigger * 60.0
-    assert confirmation_length(both, 5.0, 3600.0) == pytest.approx(need)
-    assert confirmation_length(both, 5.0, 100.0) == 100.0
+    assert steady_length(both, 5.0, 3600.0) == pytest.approx(need)
+    assert steady_length(both, 5.0, 100.0) == 100.0
     # no flush counted anywhere: no rate, so the limit
-    assert confirmation_length([(small, [counted(0, 30.0)]), (default, [counted(0, 45.0)])],
-                               5.0, 600.0) == 600.0
+    assert steady_length([(small, [counted(0, 30.0)]), (default, [counted(0, 45.0)])],
+                         5.0, 600.0) == 600.0
 
 
 def test_a_config_whose_windows_counted_no_flush_is_timed_by_the_loads_fill_rate() -> None:
@@ -148,8 +148,8 @@ def test_a_config_whose_windows_counted_no_flush_is_timed_by_the_loads_fill_rate
     need = (window.CYCLE_MARGIN * default.level0_file_num_compaction_trigger
             * window.flush_size(default) / rate)
     assert window.steady_window(default, [counted(0, 30.0)], rate) == pytest.approx(need)
-    assert confirmation_length(configs, 5.0, 1e9) == pytest.approx(need)
-    assert confirmation_length(configs, 5.0, 600.0) == 600.0
+    assert steady_length(configs, 5.0, 1e9) == pytest.approx(need)
+    assert steady_length(configs, 5.0, 600.0) == 600.0
     # with 3 flushes of its own, a config's own rate counts, not the load's
     assert window.steady_window(small, [counted(6, 60.0)], rate / 100) == pytest.approx(
         window.CYCLE_MARGIN * small.level0_file_num_compaction_trigger * 10.0)

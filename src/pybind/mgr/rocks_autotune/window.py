@@ -8,15 +8,17 @@ state (`window`), so a step is all that is lost with a mgr.  A ClusterError
 
 A search window lasts --duration, then grows until it covers `min_flushes`
 memtable flushes, at most max_window_factor times --duration, and is marked
-short if it did not.  Every window of a confirmation has one length
-(`confirmation_length`): long enough for the slowest config it compares to
-go through an L0 compaction cycle, so that write-amp compares at steady
-state, and at most `steady_window_limit`.  One length because IOPS and
+short if it did not.  Every window of a confirmation's rounds has one
+length, the baseline runs' (the length the noise was measured on): IOPS and
 latency drift with the time since a restart, and a ratio of windows of
-unequal lengths measures that drift too.  A confirmation window whose
-busiest column family saw no compaction below L0 (counted by RocksDB; or,
-when the canary gives no figures, estimated by perf_counters.l0_cycles) is marked
-short, and its write-amp is left out of the verdict (paired_stats.STEADY_ONLY).
+unequal lengths measures that drift too.  Those windows judge the objective
+only; write-amp counts only at steady state, so it is judged in the steady
+check's windows (steady_check.py): each lasts until its config's busiest
+column family went through a compaction below L0 (counted by RocksDB; or,
+when the canary gives no figures, estimated by perf_counters.l0_cycles), at
+most `steady_window_limit`, and is marked short if it saw none.
+`steady_window` and `steady_length` estimate how long such a cycle
+takes (status says it beside the limit).
 """
 import math
 from dataclasses import dataclass
@@ -77,7 +79,7 @@ def steady_window(c: Candidate, ms: List[Measurement],
     the flush rate RocksDB counted in its own windows `ms`, or, when they
     counted fewer than OWN_RATE_FLUSHES, at the rate the load fills `c`'s
     memtables (`rate`, fill_rate); math.inf if nothing flushed; None if the
-    canary gave no counts (see confirmation_length's fallback)."""
+    canary gave no counts (see steady_length's fallback)."""
     counted = [m for m in ms if m.cf_flushes is not None and m.seconds > 0]
     flushes = sum(m.cf_flushes or 0 for m in counted)
     if flushes >= OWN_RATE_FLUSHES or (flushes and not rate):
@@ -90,9 +92,10 @@ def steady_window(c: Candidate, ms: List[Measurement],
     return math.inf
 
 
-def confirmation_length(configs: Iterable[Tuple[Candidate, List[Measurement]]],
-                        duration: float, limit: float) -> float:
-    """Seconds every confirmation window lasts: the longest time any of the
+def steady_length(configs: Iterable[Tuple[Candidate, List[Measurement]]],
+                  duration: float, limit: float) -> float:
+    """Seconds a steady window of the configs compared needs, by what their
+    windows so far saw: the longest time any of the
     configs (each with its search windows) needs for an L0 compaction cycle
     (steady_window, at the load's fill_rate over all of them), within
     [duration, limit].  Without RocksDB's counts, a cycle's WAL bytes at the
@@ -171,19 +174,24 @@ class Window:
             return True, 0
         return False, min(self._drive(left), left)
 
-    def measure(self, now: float, c: Candidate,
-                length: Optional[float] = None) -> Tuple[Optional[Measurement], float]:
-        """(the measurement once the window is done, delay before the next call);
-        `length`: a confirmation window's (confirmation_length), which then
-        neither ends sooner nor grows, and is short without an L0 cycle."""
+    def measure(self, now: float, c: Candidate, length: Optional[float] = None,
+                steady_limit: Optional[float] = None
+                ) -> Tuple[Optional[Measurement], float]:
+        """(the measurement once the window is done, delay before the next call).
+        `length`: a confirmation round's window (the baseline runs' length),
+        which neither ends sooner nor grows, and is marked short without an
+        L0 cycle.  `steady_limit`: a steady window (the steady check's),
+        which lasts at least --duration, then until the busiest column
+        family went through a compaction below L0, at most this long, and is
+        marked short if it saw none."""
         st = self.settings
         w = self._window()
         flush_bytes = flush_size(c)
         trigger = c.level0_file_num_compaction_trigger
-        cycles = 0.0 if length is None else 1.0
+        cycles = 0.0 if length is None and steady_limit is None else 1.0
         elapsed = now - w['start']
         bench = self.workload is not None
-        until = st.duration if length is None else length
+        until = length if length is not None else st.duration
         if elapsed < until:
             return None, min(self._drive(until - elapsed), until - elapsed)
         if bench and not w['bench_seconds']:
@@ -202,10 +210,16 @@ class Window:
         else:
             covered = perf_counters.wal_bytes(w['before'], after) / flush_bytes
             seen_cycles = perf_counters.l0_cycles(w['before'], after, flush_bytes, trigger)
-        short = covered < st.min_flushes or (length is not None and seen_cycles < cycles)
-        if short and length is None and elapsed < st.duration * st.max_window_factor:
-            # too little written to see this config's write-amp: extend
-            return None, self._drive(st.extend_seconds)
+        if steady_limit is not None:
+            if seen_cycles < cycles and elapsed < steady_limit:
+                # no compaction yet: go on, up to the limit
+                step = min(st.extend_seconds, steady_limit - elapsed)
+                return None, min(self._drive(step), step)
+        else:
+            short = covered < st.min_flushes or (length is not None and seen_cycles < cycles)
+            if short and length is None and elapsed < st.duration * st.max_window_factor:
+                # too little written to see this config's write-amp: extend
+                return None, self._drive(st.extend_seconds)
         return perf_counters.measure(w['before'], after, seconds=elapsed, flush_bytes=flush_bytes,
                                      min_flushes=st.min_flushes,
                                      bench_bytes=w['bytes'] if bench else None,
