@@ -165,7 +165,8 @@ def test_the_split_confirmation_judges_c_over_r_by_round_and_reports_c_and_r() -
     assert nxt is not None and nxt[2] == 'c1' and [s.arm for s in nxt[1]] in (['c1'], [BASELINE])
     for arm in (BASELINE, 'c1'):
         ts.append({'kind': 'confirm', 'round': 0, 'arm': arm, 'verdict': 'measured',
-                   'steady': 'c1', 'measurement': _m(100.0, 100.0)})
+                   # a steady window's: its WAL covered its families' cycle
+                   'steady': 'c1', 'measurement': dict(_m(100.0, 100.0), wal_cover=1.0)})
     assert conf.next() is None
     result = conf.update(complete=True)
     (arm,) = result['arms']

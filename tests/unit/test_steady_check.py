@@ -82,8 +82,10 @@ def test_a_candidate_20pc_better_within_budget_at_steady_state_is_recommended() 
     assert longest_round < s.s['confirm']['window'] + h.settings.bench_chunk_seconds + 1
     # most round windows saw no compaction (their write-amp is shown, not judged)
     assert sum(t['measurement']['window_short'] for t in rounds) > len(rounds) / 2
-    # each steady window saw one, and the baseline's needed longer than the rounds' windows
-    assert all(t['measurement']['l0_cycles'] >= 1 for t in steady)
+    # each steady window saw one and its WAL covered a whole cycle's, and the
+    # baseline's needed longer than the rounds' windows
+    assert all(t['measurement']['l0_cycles'] >= 1 and t['measurement']['wal_cover'] >= 1
+               for t in steady)
     base_steady = next(t for t in steady if t['arm'] == 'baseline')
     assert base_steady['measurement']['seconds'] > 2 * longest_round
     # one pair, of the recommended arm alone (the best first: no later arm checked)
@@ -97,7 +99,8 @@ def test_a_candidate_20pc_better_within_budget_at_steady_state_is_recommended() 
     assert b is not None and b['answer'] == 'recommend'
     assert 'steady write-amp 1.00x' in b['summary'] or 'steady write-amp 0.' in b['summary']
     text = report.best_text(b)
-    assert 'short windows' in text and 'saw a compaction' in text
+    # each side's window reached steady state (a compaction, and a cycle's WAL bytes)
+    assert 'short windows' in text and 'reached steady state' in text
     assert status(s)['time'] is None or status(s)['time']['steady_windows_left'] == 0
 
 
@@ -131,8 +134,8 @@ def test_a_steady_window_without_a_compaction_within_the_limit_is_write_amp_unkn
     for a in arms(s).values():
         assert a['objective_verdict'] == 'passes'
         assert a['verdict'] == 'write-amp unknown'
-        assert ('no compaction within steady_window_limit 30s: its write-amp at steady '
-                'state is unknown; raise steady_window_limit') in a['why']
+        assert ('not steady within steady_window_limit 30s (no compaction below L0): its '
+                'write-amp at steady state is unknown; raise steady_window_limit') in a['why']
         assert a['steady']['arm_seen'] is False
     # both arms checked (the first unknown, the next tried), each arm's window to the limit
     steady = confirm_trials(s, True)
@@ -147,7 +150,10 @@ def test_a_steady_window_without_a_compaction_within_the_limit_is_write_amp_unkn
 
 
 def test_a_baseline_without_a_compaction_gives_an_upper_bound_judged_all_the_same() -> None:
-    h, s = confirming(steady_window_limit=30.0)
+    # 60 s, not 30: the arm's window waits for a whole L0 cycle's WAL bytes
+    # (about 42 s here), not only its compaction, which the L0 files carried
+    # over from the search bring after 6 of its trigger's 8 flushes
+    h, s = confirming(steady_window_limit=60.0)
     base = faster(h)
     h.cluster.compacts = lambda o: o != base
     h.run()
@@ -245,9 +251,9 @@ def test_a_version_4_confirmation_keeps_its_rounds_and_window_then_the_steady_ch
 
 
 def test_the_steady_verdict_rules() -> None:
-    def m(wa: float, short: bool = False) -> Dict[str, Any]:
+    def m(wa: float, short: bool = False, cover: Any = 1.0) -> Dict[str, Any]:
         return {'write_amp': wa, 'write_amp_by': 'rocksdb', 'window_short': short,
-                'l0_cycles': 0.0 if short else 1.0}
+                'l0_cycles': 0.0 if short else 1.0, 'wal_cover': cover}
     judge = steady_check.judge
     ok = judge('c1', [(m(0.42), m(0.4))], 1, 1.10, 600)
     assert ok.verdict == 'recommended' and ok.ratio == pytest.approx(1.05)
@@ -257,6 +263,14 @@ def test_the_steady_verdict_rules() -> None:
     # the arm saw no compaction: unknown, whatever its ratio
     blind = judge('c1', [(m(0.1, short=True), m(0.4))], 1, 1.10, 600)
     assert blind.verdict == 'write-amp unknown' and 'steady_window_limit 600s' in blind.why
+    assert '(no compaction below L0)' in blind.why
+    # a compaction, but fewer WAL bytes than its families' memtables take in
+    # through a cycle: unknown too, and the why says how far it got
+    few = judge('c1', [(m(0.1, cover=0.14), m(0.4))], 1, 1.10, 600)
+    assert few.verdict == 'write-amp unknown' and '14% of the WAL bytes' in few.why
+    # a window measured before wal_cover was counted did not show it
+    assert judge('c1', [(m(0.42, cover=None), m(0.4))], 1, 1.10, 600).verdict == \
+        'write-amp unknown'
     # the baseline saw none: its write-amp a lower bound, the ratio an upper one,
     # judged against the budget all the same
     upper = judge('c1', [(m(0.42), m(0.4, short=True))], 1, 1.10, 600)
@@ -268,9 +282,14 @@ def test_the_steady_verdict_rules() -> None:
     assert three.verdict == 'recommended' and three.ratio == pytest.approx(1.05)
     # a window short of min_flushes that saw a compaction saw one; without
     # a count, the short mark says
-    assert steady_check.saw_compaction({'window_short': True, 'l0_cycles': 1.0})
-    assert not steady_check.saw_compaction({'window_short': False, 'l0_cycles': 0.0})
-    assert not steady_check.saw_compaction({'window_short': True, 'l0_cycles': None})
+    assert steady_check.saw_compaction({'window_short': True, 'l0_cycles': 1.0,
+                                        'wal_cover': 1.0})
+    assert not steady_check.saw_compaction({'window_short': False, 'l0_cycles': 0.0,
+                                            'wal_cover': 1.0})
+    assert not steady_check.saw_compaction({'window_short': True, 'l0_cycles': None,
+                                            'wal_cover': 1.0})
+    assert not steady_check.saw_compaction({'window_short': True, 'l0_cycles': 1.0,
+                                            'wal_cover': 0.99})
     # the order within a pair: from the seed, both orders drawn
     orders = {tuple(steady_check.order(0, 'c1', p)) for p in range(8)}
     assert orders == {('baseline', 'c1'), ('c1', 'baseline')}
@@ -278,7 +297,10 @@ def test_the_steady_verdict_rules() -> None:
 
 
 def test_a_duet_measures_each_steady_pair_in_one_window_on_both_canaries() -> None:
-    h = Harness(confirm_candidates=1, confirm_rounds=5)
+    # the harness's 60-s limit would cut both windows: a duet's canaries
+    # write about half as fast each, and a steady window waits for a whole L0
+    # cycle's WAL bytes (1 GiB for either config here: about 100 s)
+    h = Harness(confirm_candidates=1, confirm_rounds=5, steady_window_limit=200.0)
     faster(h)
     s = h.start(osd=0, trials=3, duet=1, allow_single_copy=True)
     h.run()

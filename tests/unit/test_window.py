@@ -117,21 +117,28 @@ def test_l0_cycles_is_the_smaller_of_what_the_wal_and_the_sst_files_allow() -> N
     assert perf_counters.l0_cycles(zero, snap(16 * MiB, 30), 16 * MiB, 0) == 0.0
 
 
+def counted_wal(c: Any, flushes: int, seconds: float) -> Measurement:
+    """A window of SMALL's, told it counted `flushes` of config `c` in
+    `seconds`, its WAL bytes theirs: the length also waits for a config's
+    steady_bytes at the WAL rate its windows saw, which must agree."""
+    m, _, _ = run_window(SMALL, length=None)
+    m.cf_flushes, m.seconds = flushes, seconds
+    m.wal_bytes = m.rocksdb_wal_bytes = flushes * window.flush_size(c)
+    return m
+
+
 def test_with_rocksdbs_counts_the_length_is_the_slowest_configs_trigger_at_its_flush_rate(
         ) -> None:
-    def counted(flushes: int, seconds: float) -> Measurement:
-        m, _, _ = run_window(SMALL, length=None)
-        m.cf_flushes, m.seconds = flushes, seconds
-        return m
     small, default = candidate(SMALL), candidate(PACIFIC_DEFAULT)
     # SMALL: 3 flushes in 30 s; the default: 3 in 180 s, its trigger 4 flushes
-    both = [(small, [counted(3, 30.0)]), (default, [counted(2, 90.0), counted(1, 90.0)])]
+    both = [(small, [counted_wal(small, 3, 30.0)]),
+            (default, [counted_wal(default, 2, 90.0), counted_wal(default, 1, 90.0)])]
     need = window.CYCLE_MARGIN * default.level0_file_num_compaction_trigger * 60.0
     assert steady_length(both, 5.0, 3600.0) == pytest.approx(need)
     assert steady_length(both, 5.0, 100.0) == 100.0
     # no flush counted anywhere: no rate, so the limit
-    assert steady_length([(small, [counted(0, 30.0)]), (default, [counted(0, 45.0)])],
-                         5.0, 600.0) == 600.0
+    assert steady_length([(small, [counted_wal(small, 0, 30.0)]),
+                          (default, [counted_wal(default, 0, 45.0)])], 5.0, 600.0) == 600.0
 
 
 def test_a_config_whose_windows_counted_no_flush_is_timed_by_the_loads_fill_rate() -> None:

@@ -314,8 +314,9 @@ def metrics_text(snap: Snapshot) -> str:
     if steady:
         out += ['# HELP rocks_autotune_steady_write_amp_ratio A candidate\'s write-amp at '
                 'steady state over the baseline\'s (median over its steady pairs); its '
-                'compaction_seen says whether each side\'s steady window saw a compaction '
-                '(0 on the baseline: the ratio is an upper bound; on the arm: unknown)',
+                'compaction_seen says whether each side\'s steady window reached steady '
+                'state (a compaction and its column families\' cycle of WAL bytes; 0 on '
+                'the baseline: the ratio is an upper bound; on the arm: unknown)',
                 '# TYPE rocks_autotune_steady_write_amp_ratio gauge',
                 '# TYPE rocks_autotune_steady_compaction_seen gauge'] + steady
     return '\n'.join(out) + '\n'

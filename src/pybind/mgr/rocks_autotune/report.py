@@ -207,13 +207,15 @@ def history_table(trials: List[Dict[str, Any]]) -> str:
         out.append('round rN:cK: the confirmation\'s round N, candidate cK (base: the '
                    'baseline), in windows of the baseline runs\' length, judged on the '
                    'objective; sN:cK:X: pair N of cK\'s steady check, X the arm it ran, a '
-                   'window until an L0 compaction, at most steady_window_limit')
+                   'window until an L0 compaction and the WAL bytes of every column '
+                   'family\'s L0 cycle, at most steady_window_limit')
     if any((t.get('measurement') or {}).get('window_short') for t in trials):
         out.append('* the window ended before it covered min_flushes memtable flushes (a '
                    'search window, at max_window_factor x --duration), or before an L0 '
                    'compaction of its busiest column family (a confirmation round\'s '
                    'window: its write-amp is shown, never judged; a steady window, at '
-                   'steady_window_limit: its write-amp at steady state is unknown)')
+                   'steady_window_limit, or before the WAL bytes of every column family\'s '
+                   'L0 cycle: its write-amp at steady state is unknown)')
     for t in trials:
         if t.get('error'):
             out.append(f'trial {t["index"]}: {t["error"]}'

@@ -268,7 +268,7 @@ class Search:
                 a['candidate'] for a in s['confirm']['arms']]
             need = steady_length(
                 [(Candidate.from_dict(c), [m for t, m in windows if t['candidate'] == c])
-                 for c in compared], self.params.duration, limit)
+                 for c in compared], self.params.duration, limit, self.space.column_families)
         # a measurement's cost beside its window: restart, warm-up, the steps
         over = median([t['seconds'] - t['measurement']['seconds'] for t in done]) if done \
             else st.warmup + 60.0

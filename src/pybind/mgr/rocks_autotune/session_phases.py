@@ -379,7 +379,8 @@ class Phases:
                 continue
             try:
                 m, delay = c.window.measure(now, Candidate.from_dict(trial['candidate']),
-                                            length=length, steady_limit=steady_limit)
+                                            length=length, steady_limit=steady_limit,
+                                            families=self.job.space.column_families)
             except ClusterError as e:
                 self.trial_failed(f'osd.{c.osd} failed during the measurement: {e}')
                 return 0

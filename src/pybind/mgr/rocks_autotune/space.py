@@ -21,6 +21,7 @@ __all__ = [
     'DimensionSpec',
     'SearchSpace',
     'ROCKSDB_DEFAULTS',
+    'flush_capacity',
 ]
 
 MiB = 1 << 20
@@ -356,6 +357,20 @@ class SearchSpace:
         out = dict(base)
         out.update(c.to_options())
         return render_options(out)
+
+
+def flush_capacity(families: Sequence[ColumnFamily], c: Candidate) -> int:
+    """Bytes config `c`'s memtables take in, over every column family of
+    the sharding (`families`: SearchSpace.column_families), before each
+    family flushed once: shards x its write_buffer_size x its merge count, a
+    family's own options beating `c`'s (as memtable_bytes counts them).  The
+    merge count as RocksDB runs it: below the family's
+    max_write_buffer_number (it lowers a larger one, which a carried-over
+    baseline may hold: 2 buffers beside a family's merge of 32)."""
+    return sum(cf.shards * cf.memtable.get('write_buffer_size', c.write_buffer_size)
+               * max(1, min(SearchSpace._merge_count(cf, c.min_write_buffer_number_to_merge),
+                            SearchSpace._buffer_count(cf, c.max_write_buffer_number) - 1))
+               for cf in families)
 
 
 def _human(n: int) -> str:

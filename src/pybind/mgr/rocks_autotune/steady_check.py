@@ -6,7 +6,9 @@ runs' windows): too short, on Ceph's default options, for any column family
 to go through a compaction, and so for write-amp at steady state.  So
 write-amp is judged apart: the baseline and the arm each measured in a
 *steady window* (window.py: it lasts until the config's busiest column
-family went through a compaction below L0, at most steady_window_limit),
+family went through a compaction below L0 and its WAL bytes cover what
+every column family's memtables take in through an L0 cycle, at most
+steady_window_limit; window.py's docstring says why both),
 `pairs` times, each pair in an order drawn from the session's seed.  The
 two windows of a pair may differ in length: write-amp is a ratio of bytes
 (DB bytes over client bytes), not a rate, so a longer window does not
@@ -37,19 +39,40 @@ def order(seed: Any, arm: str, pair: int) -> List[str]:
     return out
 
 
+def _count(m: Mapping[str, Any], key: str) -> Optional[float]:
+    v = m.get(key)
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
 def saw_compaction(m: Mapping[str, Any]) -> bool:
-    """The steady window saw a compaction below L0 (its busiest column
-    family's, counted by RocksDB, else estimated: perf_counters.l0_cycles).
-    Not `window_short`, which also marks a window of fewer than min_flushes
-    flushes: one flush onto a nearly full L0 is a whole cycle's end."""
-    cycles = m.get('l0_cycles')
-    return cycles >= 1 if isinstance(cycles, (int, float)) else not m.get('window_short')
+    """The steady window reached steady state: it saw a compaction below L0
+    (its busiest column family's, counted by RocksDB, else estimated:
+    perf_counters.l0_cycles) and its WAL bytes covered what every column
+    family's memtables take in through an L0 cycle (`wal_cover`).  Not
+    `window_short`, which also marks a window of fewer than min_flushes
+    flushes: one flush onto a nearly full L0 is a whole cycle's end.  A
+    window without `wal_cover` (measured before it was counted) did not
+    show it: not steady."""
+    cycles, cover = _count(m, 'l0_cycles'), _count(m, 'wal_cover')
+    seen = cycles >= 1 if cycles is not None else not m.get('window_short')
+    return seen and cover is not None and cover >= 1
+
+
+def not_steady_why(m: Mapping[str, Any]) -> str:
+    """What a window that saw no steady state lacked."""
+    cycles, cover = _count(m, 'l0_cycles'), _count(m, 'wal_cover')
+    if (cycles if cycles is not None else 0.0 if m.get('window_short') else 1.0) < 1:
+        return 'no compaction below L0'
+    if cover is None:
+        return 'its WAL bytes were not checked against its column families\' memtables'
+    return (f'a compaction, but {cover:.0%} of the WAL bytes its column families\' '
+            'memtables take in through an L0 cycle')
 
 
 @dataclass
 class Pair:
     ratio: Optional[float]  # arm's steady write-amp / the baseline's (None: not counted)
-    arm_seen: bool          # each side's window saw a compaction
+    arm_seen: bool          # each side's window reached steady state (saw_compaction)
     baseline_seen: bool
 
     def to_dict(self) -> Dict[str, Any]:
@@ -63,7 +86,7 @@ class SteadyVerdict:
     verdict: str  # recommended | over budget | write-amp unknown | '' (pairs to come)
     why: str = ''
     ratio: Optional[float] = None  # the median over the pairs
-    upper_bound: bool = False      # a baseline saw no compaction: the ratio is at most this
+    upper_bound: bool = False      # a baseline not steady: the ratio is at most this
     pairs: List[Pair] = field(default_factory=list)
 
     def to_dict(self) -> Dict[str, Any]:
@@ -89,18 +112,18 @@ def judge(arm: str, measured: Sequence[Tuple[Mapping[str, Any], Mapping[str, Any
     measurements); '' while fewer than `wanted` are in, unless one already
     says its write-amp is unknown."""
     pairs = [pair_of(a, b) for a, b in measured]
-    blind = [p for p in pairs if not p.arm_seen or p.ratio is None]
+    blind = [(p, a) for p, (a, _) in zip(pairs, measured) if not p.arm_seen or p.ratio is None]
     if blind:
+        unseen = [a for p, a in blind if not p.arm_seen]
         return SteadyVerdict(arm, UNKNOWN, (
-            f'no compaction within steady_window_limit {limit:.0f}s: its write-amp at '
-            'steady state is unknown; raise steady_window_limit'
-            if any(not p.arm_seen for p in blind) else
-            'its steady window counted no write-amp'), pairs=pairs)
+            f'not steady within steady_window_limit {limit:.0f}s ({not_steady_why(unseen[0])}): '
+            'its write-amp at steady state is unknown; raise steady_window_limit'
+            if unseen else 'its steady window counted no write-amp'), pairs=pairs)
     if len(pairs) < wanted:
         return SteadyVerdict(arm, '', pairs=pairs)
     ratio = median([p.ratio for p in pairs if p.ratio is not None])
     upper = not all(p.baseline_seen for p in pairs)
-    bound = (' (an upper bound: the baseline\'s window saw no compaction within '
+    bound = (' (an upper bound: the baseline\'s window was not steady within '
              f'steady_window_limit {limit:.0f}s, so its write-amp is a lower bound)'
              if upper else '')
     if ratio <= budget:

@@ -106,11 +106,12 @@ def groups_text(arm: Mapping[str, Any]) -> str:
 
 def steady_text(arm: Mapping[str, Any]) -> str:
     """An arm's steady check: its write-amp ratio at steady state and
-    whether each side's window saw a compaction ('' if it had none)."""
+    whether each side's window reached steady state (steady_check.saw_compaction:
+    a compaction and its column families' cycle of WAL bytes; '' if it had none)."""
     st = arm.get('steady')
     if not st:
         return ''
-    seen = {True: 'saw a compaction', False: 'saw none', None: 'not yet measured'}
+    seen = {True: 'reached steady state', False: 'not steady', None: 'not yet measured'}
     ratio = ('-' if st.get('ratio') is None else
              ('<=' if st.get('upper_bound') else '') + f'{st["ratio"]:.2f}x')
     return (f'; steady write-amp {ratio} over {len(st["pairs"])} pair(s) (its window '

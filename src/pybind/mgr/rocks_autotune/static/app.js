@@ -189,7 +189,7 @@
       tr.append(el('td', a.arm), el('td', a.trial));
       for (const [key] of FIGURES) tr.append(el('td', ratioText(a[key].ratio)));
       const st = a.steady;
-      const seen = (v) => (v === true ? 'saw a compaction' : v === false ? 'saw none' : 'not yet');
+      const seen = (v) => (v === true ? 'reached steady state' : v === false ? 'not steady' : 'not yet');
       tr.append(el('td', a.objective.rounds), el('td', a.objective_verdict || a.verdict),
         el('td', st ? (st.ratio === null ? '-' : (st.upper_bound ? '<=' : '') + st.ratio.toFixed(2) + 'x')
           + ' (its window ' + seen(st.arm_seen) + ', the baseline\'s ' + seen(st.baseline_seen) + ')' : '-'),
