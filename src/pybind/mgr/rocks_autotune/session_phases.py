@@ -196,7 +196,8 @@ class Phases:
         # a window of several canaries: its trials in `slots`, the first's on top
         s['current'] = dict(trials[0], slots=trials) if len(trials) > 1 else trials[0]
         what = (f'steady check of {steady} (pair {r + 1}/{conf.steady["pairs"]}, a window '
-                'until a compaction)' if steady else
+                'until a compaction and every column family\'s cycle of WAL bytes)' if steady
+                else
                 f'confirmation round {r + 1}/{s["confirm"]["rounds"]}')
         self.enter(P.APPLY, f'{what}: ' + ', '.join(
             ('the baseline' if t['arm'] == BASELINE else f'candidate {t["arm"]} '
