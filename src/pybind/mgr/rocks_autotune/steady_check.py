@@ -44,6 +44,13 @@ def _count(m: Mapping[str, Any], key: str) -> Optional[float]:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
+def _compacted(m: Mapping[str, Any]) -> bool:
+    """The window saw its busiest family's compaction below L0 (counted, or
+    without a count, not marked short)."""
+    cycles = _count(m, 'l0_cycles')
+    return cycles >= 1 if cycles is not None else not m.get('window_short')
+
+
 def saw_compaction(m: Mapping[str, Any]) -> bool:
     """The steady window reached steady state: it saw a compaction below L0
     (its busiest column family's, counted by RocksDB, else estimated:
@@ -53,15 +60,14 @@ def saw_compaction(m: Mapping[str, Any]) -> bool:
     flushes: one flush onto a nearly full L0 is a whole cycle's end.  A
     window without `wal_cover` (measured before it was counted) did not
     show it: not steady."""
-    cycles, cover = _count(m, 'l0_cycles'), _count(m, 'wal_cover')
-    seen = cycles >= 1 if cycles is not None else not m.get('window_short')
-    return seen and cover is not None and cover >= 1
+    cover = _count(m, 'wal_cover')
+    return _compacted(m) and cover is not None and cover >= 1
 
 
 def not_steady_why(m: Mapping[str, Any]) -> str:
     """What a window that saw no steady state lacked."""
-    cycles, cover = _count(m, 'l0_cycles'), _count(m, 'wal_cover')
-    if (cycles if cycles is not None else 0.0 if m.get('window_short') else 1.0) < 1:
+    cover = _count(m, 'wal_cover')
+    if not _compacted(m):
         return 'no compaction below L0'
     if cover is None:
         return 'its WAL bytes were not checked against its column families\' memtables'
