@@ -101,8 +101,9 @@ OPTIONS: Tuple[Opt, ...] = (
              'candidate in steady windows: each lasts until its config\'s busiest RocksDB '
              'column family went through a compaction below L0 (write-amp at steady '
              'state), at most this long; a candidate whose window saw none is not '
-             'recommended (write-amp unknown).  More for a slow cluster (status says '
-             'what a window needs)'),
+             'recommended (write-amp unknown), and so the search proposes only '
+             'candidates whose windows can be, at the baseline\'s WAL rate.  More for a '
+             'slow cluster (status says what a window needs)'),
     Opt('precondition_limit', type='secs', default=1800, min=1,
         desc='the client workload first writes its objects end to end, overwrites '
              'each 4 KiB block of them once, and goes on until the canary\'s busiest '

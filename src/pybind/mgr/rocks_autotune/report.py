@@ -53,6 +53,8 @@ def status_text(st: Dict[str, Any]) -> str:
                      + _write_amp_by(b) + ')')
     if st.get('noise_line'):
         lines.append(st['noise_line'])
+    if st.get('steady_cap_line'):
+        lines.append(st['steady_cap_line'])
     leader = st.get('leader')
     if leader and not st.get('confirmation'):
         lines.append(f'search leader: trial {leader["index"]} ({leader["kind"]}; its single '

@@ -23,7 +23,7 @@ from .rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, parse_options
 from .session_settings import Settings
 from .space import Candidate, SearchSpace
 from .store import CanaryRecord, SessionState
-from .window import fill_rate, steady_length, steady_window
+from .window import fill_rate, steady_length, steady_window, wal_rate
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +73,13 @@ class Search:
             # cores with the OSDs (threads made fits ~8x slower under load)
             os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
             os.environ.setdefault('OMP_NUM_THREADS', '1')
-            from .optimizer import TrialOptimizer
+            from .optimizer import TrialOptimizer, enough_safe_points
+            cap = self.s.get('steady_cap') or {}
+            if cap and cap.get('applied') is None:
+                # once, when the baseline is in: the same answer on replay
+                self.space.max_steady_bytes = int(cap['bytes'])
+                cap['applied'] = enough_safe_points(self.space, self.s['seed'])
+            self.space.max_steady_bytes = int(cap['bytes']) if cap and cap['applied'] else 0
             warm = [self.space.base_candidate()] + [
                 self.space.candidate_from_options(parse_options(p))
                 for p in (self.release_default, NEW_TUNING, NEW_TUNING_LZ4)]
@@ -170,6 +176,7 @@ class Search:
         base = Baseline.of(runs, self.params.workload)
         s['baseline'] = base.to_dict()
         self._plan_for_noise(runs, osd)
+        s['steady_cap'] = self.steady_cap(runs)
         # the current options are the first point the optimizer knows:
         # score the runs against their own median, and let the next
         # ask() rebuild the optimizer from the trials (one way in)
@@ -200,6 +207,20 @@ class Search:
                                     design['candidates']))
         s['noise'] = said
         log.info('osd.%d: %s', osd, views.noise_line(said))
+
+    def steady_cap(self, runs: List[Measurement]) -> Optional[Dict[str, Any]]:
+        """The most WAL bytes a steady window can write: the baseline runs'
+        WAL rate (a faster candidate writes more) for steady_window_limit.
+        The search proposes only candidates whose every column family's L0
+        cycle fits (SearchSpace.max_steady_bytes): one that does not could
+        never have its write-amp judged, so never be recommended.  Applied
+        when the optimizer is built, unless it leaves too little of the
+        space to search (status says so).  None without WAL counts."""
+        rate = wal_rate(runs)
+        if not rate:
+            return None
+        limit = max(self.params.duration, self.settings.steady_window_limit)
+        return {'rate': rate, 'limit': limit, 'bytes': int(rate * limit), 'applied': None}
 
     def plan_confirmation(self, plan: Dict[str, Any]) -> None:
         """The top candidates by the model's posterior mean: feasible search

@@ -193,6 +193,9 @@ class SessionState(StartRecord, _Head, total=False):
     # the noise the baseline's A/A pairs measured and the confirmation's plan
     # at it (power.aa_noise, power.plan); None with no pair
     noise: Optional[Dict[str, Any]]
+    # the most WAL bytes a steady window can write, and whether the search
+    # keeps to it (Search.steady_cap); None without WAL counts
+    steady_cap: Optional[Dict[str, Any]]
 
 
 Get = Callable[[str], Optional[str]]

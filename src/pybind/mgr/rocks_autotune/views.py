@@ -193,10 +193,24 @@ def seen_text(seen: Optional[Mapping[str, Any]]) -> str:
             f'{seen["power"]:.0%} of the time: a smaller one goes unseen')
 
 
+def steady_cap_line(cap: Mapping[str, Any]) -> str:
+    """Which candidates the search proposes, by what a steady window can
+    write (Search.steady_cap)."""
+    fits = (f'{cap["bytes"] / 2**20:.0f} MiB of WAL (the baseline\'s '
+            f'{cap["rate"] / 2**20:.2f} MiB/s for {cap["limit"]:.0f}s, steady_window_limit)')
+    if cap.get('applied') is False:
+        return (f'search: every candidate, though a steady window writes about {fits}: '
+                'too little for enough of the space; a candidate whose column families\' '
+                'L0 cycles take more ends "write-amp unknown" (raise steady_window_limit)')
+    return ('search: only candidates whose write-amp a steady window can judge '
+            f'(every column family\'s L0 cycle within {fits})')
+
+
 def status_of(s: SessionState, osd: int, progress: float, health: List[str],
               release_default: str, max_memtable_bytes: int) -> Dict[str, Any]:
     """The `status -f json` fields."""
     noise = s.get('noise')
+    cap = s.get('steady_cap')
     return {
         'state': s['state'], 'phase': s['phase'], 'id': s['id'], 'osd': osd,
         'reason': s['reason'], 'message': s['message'], 'error': s['error'],
@@ -207,6 +221,8 @@ def status_of(s: SessionState, osd: int, progress: float, health: List[str],
         'progress': progress, 'baseline': s['baseline'],
         # the noise the baseline's A/A pairs measured, and the confirmation's plan at it
         'noise': noise, 'noise_line': noise_line(noise) if noise else None,
+        # the search keeps to candidates whose write-amp a steady window can judge
+        'steady_cap': cap, 'steady_cap_line': steady_cap_line(cap) if cap else None,
         # split or sequential, and why (measurement_plan.py)
         'design': session_design(s),
         # the answer: the confirmation's (the search's leader is only its progress)

@@ -133,9 +133,12 @@ def steady_window(c: Candidate, ms: List[Measurement],
     return math.inf
 
 
-def _logged(m: Measurement) -> int:
-    """The window's WAL bytes as a steady window counts them (RocksDB's, else BlueFS's)."""
-    return m.rocksdb_wal_bytes or m.wal_bytes
+def wal_rate(ms: Iterable[Measurement]) -> Optional[float]:
+    """The median over windows `ms` of their WAL bytes a second, as a steady
+    window counts them (RocksDB's, else BlueFS's); None if none counted any."""
+    rates = [(m.rocksdb_wal_bytes or m.wal_bytes) / m.seconds for m in ms
+             if m.seconds > 0 and (m.rocksdb_wal_bytes or m.wal_bytes) > 0]
+    return median(rates) if rates else None
 
 
 def steady_length(configs: Iterable[Tuple[Candidate, List[Measurement]]],
@@ -152,15 +155,14 @@ def steady_length(configs: Iterable[Tuple[Candidate, List[Measurement]]],
     rate = fill_rate(configs)
     need = duration
     for c, ms in configs:
-        rates = [_logged(m) / m.seconds for m in ms if m.seconds > 0 and _logged(m) > 0]
-        if rates:
-            need = max(need, steady_bytes(c, families) / median(rates))
+        logged = wal_rate(ms)
+        if logged:
+            need = max(need, steady_bytes(c, families) / logged)
         steady = steady_window(c, ms, rate)
         if steady is not None:
             need = max(need, steady)
-        elif rates:
-            need = max(need, flush_size(c) * c.level0_file_num_compaction_trigger
-                       / median(rates))
+        elif logged:
+            need = max(need, flush_size(c) * c.level0_file_num_compaction_trigger / logged)
     return min(need, max(duration, limit))
 
 

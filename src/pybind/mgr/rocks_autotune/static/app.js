@@ -157,8 +157,8 @@
     const table = $('confirm');
     table.hidden = !c;
     const b = st.baseline;
-    $('noise-note').textContent = st.noise_line ? st.noise_line.charAt(0).toUpperCase()
-      + st.noise_line.slice(1) + '.' : '';
+    $('noise-note').textContent = [st.noise_line, st.steady_cap_line].filter(Boolean)
+      .map(l => l.charAt(0).toUpperCase() + l.slice(1) + '.').join(' ');
     // split or sequential, why, and what C/R reads on a shared host (views.session_design)
     const d = st.design;
     $('design-note').textContent = d ? 'Measurement design: ' + d.design + (d.why ? ' (' + d.why + ')' : '')
