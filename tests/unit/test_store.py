@@ -174,10 +174,11 @@ def test_the_typed_records_match_what_is_written() -> None:
     s = h.start(osd=0, trials=1)
     keys = set(SessionState.__annotations__)
     # the end; the first health look; the confirmation, after the search; the
-    # client load's preconditioning; the noise, once the baseline is measured
+    # client load's preconditioning; the noise and the steady windows' WAL
+    # bound, once the baseline is measured
     canary = set(CanaryRecord.__annotations__)
     assert set(CANARY_FIELDS) == canary
-    assert set(s.s) == keys - {'final', 'other_checks', 'confirm', 'noise'}
+    assert set(s.s) == keys - {'final', 'other_checks', 'confirm', 'noise', 'steady_cap'}
     assert set(s.canary.rec) == canary - {'precondition'}
     h.run()
     assert set(s.s) == keys and set(s.canary.rec) == canary - {'precondition'}
