@@ -106,9 +106,12 @@ def session(lab: Lab, args: argparse.Namespace, seed: int) -> Dict[str, Any]:
     finally:
         lab.put_back_module_options(was)
     out = lab.ceph('rocks-autotune', 'best', '-f', 'json', check=False)
+    trials = lab.ceph('rocks-autotune', 'history', '-f', 'json', check=False)
     return {'state': st.get('state'), 'message': st.get('message'),
             'design': st.get('design'), 'noise': st.get('noise'),
             'best': json.loads(out) if out.strip() else None,
+            # every trial with its measurement: what the steady windows saw
+            'trials': json.loads(trials) if trials.strip() else None,
             'seconds': round(time.time() - t0), 'load_start': load0,
             'load_end': os.getloadavg()[0]}
 

@@ -253,6 +253,15 @@ class TrialOptimizer:
             [self.seed % (1 << 32), {'ask': 1, 'tell': 2}[purpose], n_told])
 
 
+def enough_safe_points(space: SearchSpace, seed: int) -> bool:
+    """Whether the optimizer can search `space` (its check, without raising)."""
+    try:
+        _check_safe_fraction(space, [_skopt_dimension(d) for d in space.dimensions()], seed)
+    except ValueError:
+        return False
+    return True
+
+
 def _check_safe_fraction(space: SearchSpace, dims: List[Dimension], seed: int) -> None:
     probe = Space(dims).rvs(n_samples=_PROBES, random_state=seed)
     n_safe = sum(space.point_is_safe(x) for x in probe)
