@@ -14,7 +14,7 @@ What the wrapper adds to ``skopt.Optimizer``:
 """
 
 import math
-from typing import Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import skopt
@@ -260,6 +260,13 @@ def enough_safe_points(space: SearchSpace, seed: int) -> bool:
     except ValueError:
         return False
     return True
+
+
+def random_points(space: SearchSpace, n: int, seed: int) -> List[Any]:
+    """`n` points drawn at random over the space's box, as the optimizer
+    draws them (safe or not)."""
+    return list(Space([_skopt_dimension(d) for d in space.dimensions()]).rvs(
+        n_samples=n, random_state=seed))
 
 
 def _check_safe_fraction(space: SearchSpace, dims: List[Dimension], seed: int) -> None:
