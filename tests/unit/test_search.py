@@ -98,8 +98,12 @@ def test_a_steady_window_too_short_for_any_candidate_leaves_the_search_as_it_was
     cap = sr.s['steady_cap']
     assert cap['bytes'] == MiB and cap['applied'] is False
     assert sr.space.max_steady_bytes == 0
-    assert 'search: every candidate, though a steady window writes about 1 MiB' in \
-        views.steady_cap_line(cap)
+    # what it would take: the least of the optimizer's draws, at the runs' rate
+    assert cap['smallest'] > MiB
+    line = views.steady_cap_line(cap)
+    assert 'search: every candidate, though a steady window writes about 1 MiB' in line
+    assert (f"the least of the space's candidates drawn takes {cap['smallest'] / MiB:.0f} MiB, "
+            f"{cap['smallest'] / (0.1 * MiB):.0f}s at this rate)") in line
 
 
 def test_inject_options_are_appended_to_every_candidate() -> None:

@@ -23,7 +23,7 @@ from .rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, parse_options
 from .session_settings import Settings
 from .space import Candidate, SearchSpace
 from .store import CanaryRecord, SessionState
-from .window import fill_rate, steady_length, steady_window, wal_rate
+from .window import fill_rate, steady_bytes, steady_length, steady_window, wal_rate
 
 log = logging.getLogger(__name__)
 
@@ -73,10 +73,16 @@ class Search:
             # cores with the OSDs (threads made fits ~8x slower under load)
             os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
             os.environ.setdefault('OMP_NUM_THREADS', '1')
-            from .optimizer import TrialOptimizer, enough_safe_points
+            from .optimizer import TrialOptimizer, enough_safe_points, random_points
             cap = self.s.get('steady_cap') or {}
             if cap and cap.get('applied') is None:
                 # once, when the baseline is in: the same answer on replay
+                self.space.max_steady_bytes = 0
+                fams = self.space.column_families
+                cap['smallest'] = min(
+                    (steady_bytes(self.space.from_point(x), fams)
+                     for x in random_points(self.space, 1000, self.s['seed'])
+                     if self.space.point_is_safe(x)), default=None)
                 self.space.max_steady_bytes = int(cap['bytes'])
                 cap['applied'] = enough_safe_points(self.space, self.s['seed'])
             self.space.max_steady_bytes = int(cap['bytes']) if cap and cap['applied'] else 0

@@ -199,9 +199,13 @@ def steady_cap_line(cap: Mapping[str, Any]) -> str:
     fits = (f'{cap["bytes"] / 2**20:.0f} MiB of WAL (the baseline\'s '
             f'{cap["rate"] / 2**20:.2f} MiB/s for {cap["limit"]:.0f}s, steady_window_limit)')
     if cap.get('applied') is False:
+        least = cap.get('smallest')
+        at = (f'; the least of the space\'s candidates drawn takes {least / 2**20:.0f} MiB, '
+              f'{least / cap["rate"]:.0f}s at this rate' if least and cap['rate'] else '')
         return (f'search: every candidate, though a steady window writes about {fits}: '
                 'too little for enough of the space; a candidate whose column families\' '
-                'L0 cycles take more ends "write-amp unknown" (raise steady_window_limit)')
+                'L0 cycles take more ends "write-amp unknown" (raise steady_window_limit'
+                f'{at})')
     return ('search: only candidates whose write-amp a steady window can judge '
             f'(every column family\'s L0 cycle within {fits})')
 
