@@ -84,3 +84,18 @@ def test_the_thrasher_run_must_kill_the_canary_and_answer_a_restart(rv: Any) -> 
     run.rc = 0
     assert run.killed and run.restarts == 6
     assert run.problems([]) == []
+
+
+def test_a_failed_tests_exception_line_is_kept_for_the_results(rv: Any) -> None:
+    # unittest's report, as vstart_runner logs it
+    name = 'test_short_session'
+    run = feed(rv.Run('MgrTestCase', [rv.TEST_MODULE]), [
+        f'{name} ({MODULE}.{name}) ... FAIL',
+        f'FAIL: {name} ({MODULE}.{name})',
+        'Traceback (most recent call last):',
+        '  File "/x/qa/tasks/mgr/test_rocks_autotune.py", line 258, in test_short_session',
+        "    self.assertEqual(s['state'], 'done', s)",
+        "AssertionError: 'failed' != 'done'",
+        'FAILED (failures=1)'], rc=1)
+    assert run.why == {name: "line 258: AssertionError: 'failed' != 'done'"}
+    assert run.tests[name][0] == 'FAIL'
