@@ -30,9 +30,10 @@ from rocks_autotune.cluster import (ClusterError, ConfigEntries, ConfigEntry, Co
 from rocks_autotune import rocksdb_stats
 from rocks_autotune.placement import pg_of
 from rocks_autotune.workload import pg_seed
-from rocks_autotune.rocksdb_options import PACIFIC_DEFAULT, parse_options
+from rocks_autotune.rocksdb_options import (PACIFIC_DEFAULT, ColumnFamily, parse_options,
+                                            parse_sharding)
 from rocks_autotune.rocksdb_stats import KvStats, Level
-from rocks_autotune.space import SearchSpace
+from rocks_autotune.space import SearchSpace, flush_capacity
 
 DEFAULTS = {'bluestore_rocksdb_options': PACIFIC_DEFAULT,
             'bluestore_rocksdb_options_annex': '',
@@ -40,6 +41,12 @@ DEFAULTS = {'bluestore_rocksdb_options': PACIFIC_DEFAULT,
             'osd_bench_small_size_max_iops': '100', 'rocksdb_perf': 'false',
             'rocksdb_collect_extended_stats': 'false',
             'rocksdb_collect_compaction_stats': 'false'}
+# What a FakeCluster runs unless told: Pacific's options on one column
+# family, the one its RocksDB simulates (kv_stats), so that a steady window
+# waits for the WAL bytes of that family's cycle (window.steady_bytes), not
+# of eleven more that see no write.  The sharded canary: FakeCluster(defaults=
+# DEFAULTS) and `shares`.
+ONE_FAMILY = dict(DEFAULTS, bluestore_rocksdb_cfs='')
 # Tentacle 20.2.4's defaults, as `ceph config help` gives them on the lab
 TENTACLE_DEFAULTS = dict(
     DEFAULTS,
@@ -103,7 +110,7 @@ class FakeCluster:
     def __init__(self, clock: FakeClock, n_osds: int = 3,
                  defaults: Optional[Dict[str, str]] = None) -> None:
         self.clock = clock
-        self.defaults = dict(defaults or DEFAULTS)
+        self.defaults = dict(defaults or ONE_FAMILY)
         self.epoch = 10
         self.up_at: Dict[int, Optional[float]] = {}
         self.info: Dict[int, OsdInfo] = {}
@@ -125,6 +132,9 @@ class FakeCluster:
         self.restart_fails = False
         self.restart_delay = 3.0
         self.broken: Callable[[str], bool] = lambda options: False
+        # False: an options string whose L0 never compacts (a steady window
+        # of it sees no compaction, however long)
+        self.compacts: Callable[[str], bool] = lambda options: True
         self.dies_on_bench: Optional[int] = None  # canary dies on this bench call
         self.bench_fails = ''  # bench calls fail with this error; the OSD stays up
         self.bench_calls = 0
@@ -148,6 +158,14 @@ class FakeCluster:
         self.flags: Dict[str, Set[str]] = {}
         self.cluster_flags: Set[str] = set()  # noout, norebalance, noscrub...: OSDMAP_FLAGS
         self.kv_stats_off = False
+        # None: RocksDB is one column family, O-0, that takes every write.
+        # Else the share of the WAL's bytes each family of the OSD's sharding
+        # takes (by RocksDB's name: 'O-1', 'P'), each flushing at its own
+        # size (its own memtable options beating the running ones) and
+        # compacting at the L0 trigger: osd -> family -> [memtable bytes, L0
+        # files, flushes, compactions]
+        self.shares: Optional[Dict[str, float]] = None
+        self.families: Dict[int, Dict[str, List[float]]] = {}
         self.perf_on: Dict[int, bool] = {}  # opened its DB with rocksdb_perf
         self.client_fails = ''  # client writes fail with this error
         # the client workload's objects, by (pool, namespace): name -> bytes written
@@ -265,6 +283,8 @@ class FakeCluster:
         # RocksDB's statistics exist when the DB was opened with rocksdb_perf
         self.perf_on[osd] = self.config_get(f'osd.{osd}', 'rocksdb_perf') == 'true'
         self.memtable[osd] = 0.0  # the WAL is replayed and flushed at open
+        for fam in self.families.get(osd, {}).values():
+            fam[0] = 0.0
         self.restarts.append((osd, options))
         self.up_at[osd] = self.clock.now + self.restart_delay
 
@@ -432,10 +452,16 @@ class FakeCluster:
             raise ClusterError(f'osd.{osd} dump_objectstore_kv_stats: RocksDB perf is disabled')
         c = self.counters[osd]
         flushes = int(c['sst_files']) - self.compactions[osd]
+        tickers = {rocksdb_stats.WAL_BYTES: int(c['wal']),
+                   rocksdb_stats.FLUSH_BYTES: int(c['sst'] / 2),
+                   rocksdb_stats.COMPACT_WRITE_BYTES: int(c['sst'] / 2)}
+        if self.shares is not None:
+            return KvStats(tickers=tickers, levels={
+                cf: {0: Level(files=int(f[1]), size=0, compactions=int(f[2])),
+                     1: Level(files=min(1, int(f[3])), size=0, compactions=int(f[3]))}
+                for cf, f in sorted(self.families.get(osd, {}).items())})
         return KvStats(
-            tickers={rocksdb_stats.WAL_BYTES: int(c['wal']),
-                     rocksdb_stats.FLUSH_BYTES: int(c['sst'] / 2),
-                     rocksdb_stats.COMPACT_WRITE_BYTES: int(c['sst'] / 2)},
+            tickers=tickers,
             levels={'O-0': {0: Level(files=self.l0_files[osd], size=0, compactions=flushes),
                             1: Level(files=min(1, self.compactions[osd]), size=0,
                                      compactions=self.compactions[osd])}})
@@ -447,16 +473,43 @@ class FakeCluster:
         """Memtables fill with what the WAL carried; each full merge group is
         flushed to an L0 file, and L0 compacts (one more file) at its trigger."""
         cand = SearchSpace.candidate_from_options(parse_options(self.running[osd]))
+        if self.shares is not None:
+            self._flush_families(osd, wal, cand)
+            return
         flush = cand.write_buffer_size * cand.min_write_buffer_number_to_merge
         self.memtable[osd] += wal
         while self.memtable[osd] >= flush:
             self.memtable[osd] -= flush
             self.counters[osd]['sst_files'] += 1
             self.l0_files[osd] += 1
-            if self.l0_files[osd] >= cand.level0_file_num_compaction_trigger:
+            if (self.l0_files[osd] >= cand.level0_file_num_compaction_trigger
+                    and self.compacts(self.running[osd])):
                 self.l0_files[osd] = 0
                 self.counters[osd]['sst_files'] += 1
                 self.compactions[osd] += 1
+
+    def _flush_families(self, osd: int, wal: float, cand: Any) -> None:
+        """`shares`: each family's memtables fill with its share of the WAL."""
+        assert self.shares is not None
+        defs = {cf.name: cf for cf in parse_sharding(
+            self.config_get(f'osd.{osd}', 'bluestore_rocksdb_cfs'))}
+        fams = self.families.setdefault(osd, {})
+        for name, share in self.shares.items():
+            d = defs[name.split('-')[0]]
+            # one shard's flush size: the session's own arithmetic (space.flush_capacity)
+            flush = flush_capacity([ColumnFamily(d.name, 1, d.memtable)], cand)
+            f = fams.setdefault(name, [0.0, 0, 0, 0])
+            f[0] += wal * share
+            while f[0] >= flush:
+                f[0] -= flush
+                f[1] += 1
+                f[2] += 1
+                self.counters[osd]['sst_files'] += 1
+                if f[1] >= cand.level0_file_num_compaction_trigger and self.compacts(
+                        self.running[osd]):
+                    f[1] = 0
+                    f[3] += 1
+                    self.counters[osd]['sst_files'] += 1
 
     def _write(self, osd: int, nbytes: int, lat: float) -> None:
         """What `nbytes` of writes do to an OSD's counters (at 25 per kv sync)."""

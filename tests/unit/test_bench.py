@@ -825,3 +825,15 @@ def test_sensitivity_checks_each_claim_with_the_benchs_own_pairs(tmp_path: Any) 
     keep['baseline'] = 'slow'
     assert sensitivity.wanted(keep) == 'no: a gain missed'
     assert out.index('| slow | 1 |') < out.index('| slow | 2 |') < out.index('| default | 1 |')
+
+
+def test_steady_cap_says_what_share_of_the_space_a_steady_window_can_judge() -> None:
+    import steady_cap
+    out = steady_cap.table(steady_cap.TENTACLE, steady_cap.TENTACLE_CFS, 12 << 30,
+                           rates=(0.25, 1000.0), limits=(1200,), draws=2000)
+    # L and P merge 32 whatever a candidate says: no L0 cycle of every
+    # family takes less than 2 x 32 x 1 MiB x 2 (the smallest trigger) plus the rest
+    smallest = int(out[0].split('smallest ')[1].split(' MiB')[0])
+    assert smallest >= 2 * 32 * 2 + 10 * 2, out
+    assert '| 0.25 MiB/s | 0.0% (not applied) |' in out, out
+    assert '| 1000 MiB/s | 100.0% (kept to) |' in out, out

@@ -80,8 +80,8 @@ def test_a_candidate_that_does_nothing_is_recommended_at_most_5_percent(
     for seed in range(runs):
         rng = random.Random(seed)
         rounds = [_round(rng, {'a': 0.0}, sigma) for _ in range(5)]
-        rec, _ = st.verdict(rounds, ['a'], B, 'iops', st.HIGHER, budget=1.10, margin=margin)
-        hits += rec is not None
+        rec, _ = st.verdict(rounds, ['a'], B, 'iops', st.HIGHER, margin=margin)
+        hits += bool(rec)
     assert hits / runs <= 0.05
 
 
@@ -92,22 +92,23 @@ def test_three_candidates_that_do_nothing_pass_at_most_three_in_32() -> None:
     for seed in range(runs):
         rng = random.Random(seed)
         rounds = [_round(rng, {'a': 0.0, 'b': 0.0, 'c': 0.0}, 0.1) for _ in range(5)]
-        rec, _ = st.verdict(rounds, ['a', 'b', 'c'], B, 'iops', st.HIGHER, 1.10, margin=0.0)
-        hits += rec is not None
+        rec, _ = st.verdict(rounds, ['a', 'b', 'c'], B, 'iops', st.HIGHER, margin=0.0)
+        hits += bool(rec)
     assert hits / runs <= 3 / 32 + 0.01
 
 
 def test_a_real_effect_is_recommended_with_its_figures() -> None:
     rng = random.Random(7)
     rounds = [_round(rng, {'a': math.log(1.15), 'b': 0.0}, sigma=0.02) for _ in range(5)]
-    rec, arms = st.verdict(rounds, ['a', 'b'], B, 'iops', st.HIGHER, 1.10, 0.03)
-    assert rec == 'a'
+    rec, arms = st.verdict(rounds, ['a', 'b'], B, 'iops', st.HIGHER, 0.03)
+    assert rec == ['a']
     a, b = arms
-    assert a.verdict == 'recommended' and b.verdict == 'below margin'
+    assert a.verdict == 'passes' and b.verdict == 'below margin'
     r = a.objective.ratios()
     assert r['low'] is not None and r['high'] is not None
     assert 1.03 < r['low'] <= r['median'] <= r['high'] and r['rounds'] == 5
     assert len(r['per_round']) == 5
+    # write-amp and kv_sync are shown beside it, judged by nothing here
     assert a.kv_sync_lat.rounds == 5 and a.write_amp.rounds == 5
 
 
@@ -117,7 +118,7 @@ def test_power_a_15_percent_gain_under_modest_noise_is_mostly_found() -> None:
     for seed in range(runs):
         rng = random.Random(seed)
         rounds = [_round(rng, {'a': math.log(1.15)}, sigma=0.03) for _ in range(5)]
-        found += st.verdict(rounds, ['a'], B, 'iops', st.HIGHER, 1.10, 0.03)[0] == 'a'
+        found += st.verdict(rounds, ['a'], B, 'iops', st.HIGHER, 0.03)[0] == ['a']
     assert found / runs >= 0.8
 
 
@@ -126,38 +127,35 @@ def test_the_best_median_among_the_passing_wins_and_latency_is_lower_better() ->
                'a': {'lat': 0.90 + 0.01 * i, 'write_amp': 1.0},
                'b': {'lat': 0.80 + 0.01 * i, 'write_amp': 1.0},
                'c': {'lat': 1.20, 'write_amp': 1.0}} for i in range(5)]
-    rec, arms = st.verdict(rounds, ['a', 'b', 'c'], B, 'lat', st.LOWER, 1.10, 0.03)
-    assert rec == 'b'
-    assert [a.verdict for a in arms] == ['passes', 'recommended', 'below margin']
+    rec, arms = st.verdict(rounds, ['a', 'b', 'c'], B, 'lat', st.LOWER, 0.03)
+    # the passing best first, by the median
+    assert rec == ['b', 'a']
+    assert [a.verdict for a in arms] == ['passes', 'passes', 'below margin']
 
 
-def test_write_amp_over_the_budget_in_one_round_is_not_recommended() -> None:
+def test_write_amp_in_the_rounds_is_shown_but_decides_nothing() -> None:
+    # the rounds' windows are short of a compaction: write-amp is judged in
+    # the steady check (steady_check.py), not here, however high it reads
     rounds = [{B: {'iops': 100.0, 'write_amp': 1.0},
-               'a': {'iops': 150.0, 'write_amp': 1.2 if i == 3 else 1.0}} for i in range(5)]
-    rec, (a,) = st.verdict(rounds, ['a'], B, 'iops', st.HIGHER, 1.10, 0.03)
-    assert rec is None and a.verdict == 'over budget' and 'budget' in a.why
+               'a': {'iops': 150.0, 'write_amp': 1.5}} for i in range(5)]
+    rec, (a,) = st.verdict(rounds, ['a'], B, 'iops', st.HIGHER, 0.03)
+    assert rec == ['a'] and a.verdict == 'passes'
+    assert a.write_amp.median == pytest.approx(math.log(1.5))
 
 
-def test_a_short_window_feeds_the_objective_but_never_the_write_amp_verdict() -> None:
+def test_a_short_window_feeds_the_objective_but_never_the_write_amp_figure() -> None:
     def rounds(short_in: Any) -> List[Dict[str, Any]]:
         # round 3's candidate window saw no compaction: its write-amp (1.3x)
-        # is not a steady state's, and is left out
+        # is not a steady state's, and is left out of the figure shown
         return [{B: {'iops': 100.0, 'write_amp': 1.0, 'window_short': short_in(i, B)},
                  'a': {'iops': 150.0, 'write_amp': 1.3 if i == 3 else 1.0,
                        'window_short': short_in(i, 'a')}} for i in range(6)]
     rec, (a,) = st.verdict(rounds(lambda i, arm: i == 3 and arm == 'a'), ['a'], B, 'iops',
-                           st.HIGHER, 1.10, 0.03)
+                           st.HIGHER, 0.03)
     assert a.objective.rounds == 6 and a.write_amp.rounds == 5
-    assert rec == 'a'
-    # without the short mark the same figures are over budget
-    rec, (a,) = st.verdict(rounds(lambda i, arm: False), ['a'], B, 'iops', st.HIGHER,
-                           1.10, 0.03)
-    assert rec is None and a.verdict == 'over budget'
-    # no steady-state pair at all: the write-amp is unknown, nothing recommended
-    rec, (a,) = st.verdict(rounds(lambda i, arm: arm == B), ['a'], B, 'iops', st.HIGHER,
-                           1.10, 0.03)
-    assert rec is None and a.write_amp.rounds == 0
-    assert a.verdict == 'too few rounds' and 'steady state is unknown' in a.why
+    assert rec == ['a']
+    rec, (a,) = st.verdict(rounds(lambda i, arm: arm == B), ['a'], B, 'iops', st.HIGHER, 0.03)
+    assert rec == ['a'] and a.write_amp.rounds == 0
     assert st.paired(rounds(lambda i, arm: True), 'a', B, 'write_amp') == []
     assert len(st.paired(rounds(lambda i, arm: True), 'a', B, 'iops')) == 6
 
@@ -177,15 +175,15 @@ def test_write_amp_pairs_by_rocksdbs_bytes_and_falls_back_to_bluefs_in_a_mixed_r
 
 def test_ties_and_degenerate_rounds() -> None:
     same = [{B: {'iops': 100.0, 'write_amp': 1.0}, 'a': {'iops': 110.0, 'write_amp': 1.0}}] * 5
-    rec, (a,) = st.verdict(same, ['a'], B, 'iops', st.HIGHER, 1.10, 0.03)
+    rec, (a,) = st.verdict(same, ['a'], B, 'iops', st.HIGHER, 0.03)
     # identical rounds: a zero-width interval, which clears the margin
     assert a.objective.low == a.objective.high == pytest.approx(math.log(1.1))
-    assert rec == 'a'
+    assert rec == ['a']
     nothing = [{B: {'iops': 100.0, 'write_amp': 1.0}, 'a': {'iops': 100.0, 'write_amp': 1.0}}] * 7
-    assert st.verdict(nothing, ['a'], B, 'iops', st.HIGHER, 1.10, 0.0)[0] is None
+    assert st.verdict(nothing, ['a'], B, 'iops', st.HIGHER, 0.0)[0] == []
     # four rounds cannot reach 90%, however good
-    rec, (a,) = st.verdict(same[:4], ['a'], B, 'iops', st.HIGHER, 1.10, 0.03)
-    assert rec is None and a.verdict == 'too few rounds'
+    rec, (a,) = st.verdict(same[:4], ['a'], B, 'iops', st.HIGHER, 0.03)
+    assert rec == [] and a.verdict == 'too few rounds'
     assert math.isinf(a.objective.low) and a.objective.ratios()['low'] is None
     # rounds without a usable pair are left out: no baseline, no figure, zero, inf
     bad: List[Dict[str, Any]] = [
@@ -197,34 +195,29 @@ def test_ties_and_degenerate_rounds() -> None:
     ]
     assert st.paired(bad, 'a', B, 'iops') == [pytest.approx(math.log(1.1))]
     assert st.paired(bad, 'a', B, 'write_amp') == [0.0, 0.0]
-    rec, (a,) = st.verdict(bad + same[:4], ['a'], B, 'iops', st.HIGHER, 1.10, 0.03)
-    assert a.objective.rounds == 5 and a.write_amp.rounds == 6 and rec == 'a'
+    rec, (a,) = st.verdict(bad + same[:4], ['a'], B, 'iops', st.HIGHER, 0.03)
+    assert a.objective.rounds == 5 and a.write_amp.rounds == 6 and rec == ['a']
     # each figure knows its round (1-based), for the panel's per-round chart
     assert a.objective.at == [5, 6, 7, 8, 9] and a.objective.ratios()['at'] == a.objective.at
-    assert st.verdict([], ['a'], B, 'iops', st.HIGHER, 1.10, 0.03)[1][0].objective.median is None
+    assert st.verdict([], ['a'], B, 'iops', st.HIGHER, 0.03)[1][0].objective.median is None
 
 
 def test_an_arm_taken_out_keeps_its_figures_and_says_why() -> None:
     same = [{B: {'iops': 100.0, 'write_amp': 1.0}, 'a': {'iops': 110.0, 'write_amp': 1.0}}] * 5
-    rec, (a,) = st.verdict(same, ['a'], B, 'iops', st.HIGHER, 1.10, 0.03,
+    rec, (a,) = st.verdict(same, ['a'], B, 'iops', st.HIGHER, 0.03,
                            out={'a': ('failed', 'failed in round 4: osd.0 is down')})
-    assert rec is None and a.verdict == 'failed' and a.objective.rounds == 5
+    assert rec == [] and a.verdict == 'failed' and a.objective.rounds == 5
     assert 'round 4' in a.to_dict()['why']
 
 
 def test_a_candidate_is_dropped_only_once_it_cannot_pass() -> None:
-    up, wa = [0.10, 0.08, 0.12], [0.0, 0.0, 0.0]
-    assert st.futile(up, wa, 2, st.HIGHER, 0.03, 1.10) == ''
+    up = [0.10, 0.08, 0.12]
+    assert st.futile(up, 2, st.HIGHER, 0.03) == ''
     # at 5 rounds the bound is the worst round: one round under the margin decides
-    assert 'margin' in st.futile([0.10, 0.01, 0.12], wa, 2, st.HIGHER, 0.03, 1.10)
-    assert 'budget' in st.futile(up, [0.0, 0.2, 0.0], 2, st.HIGHER, 0.03, 1.10)
-    # no window long enough to see a compaction: not over the budget, unjudged
-    why = st.futile(up, [], 4, st.HIGHER, 0.03, 1.10)
-    assert 'cannot be judged' in why and 'budget' not in why and '0 of its rounds' in why
-    assert st.futile(up, [0.0], 4, st.HIGHER, 0.03, 1.10) == ''
+    assert 'margin' in st.futile([0.10, 0.01, 0.12], 2, st.HIGHER, 0.03)
     # with 7 rounds one bad round of three leaves room; three bad ones do not
-    assert st.futile([0.10, -0.05, 0.12], wa, 4, st.HIGHER, 0.03, 1.10) == ''
-    assert st.futile([-0.1, -0.05, -0.02], wa, 4, st.HIGHER, 0.03, 1.10) != ''
+    assert st.futile([0.10, -0.05, 0.12], 4, st.HIGHER, 0.03) == ''
+    assert st.futile([-0.1, -0.05, -0.02], 4, st.HIGHER, 0.03) != ''
     # latency: lower is better
-    assert st.futile([-0.10, -0.08, -0.12], wa, 2, st.LOWER, 0.03, 1.10) == ''
-    assert st.futile([-0.10, 0.01, -0.12], wa, 2, st.LOWER, 0.03, 1.10) != ''
+    assert st.futile([-0.10, -0.08, -0.12], 2, st.LOWER, 0.03) == ''
+    assert st.futile([-0.10, 0.01, -0.12], 2, st.LOWER, 0.03) != ''

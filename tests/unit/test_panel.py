@@ -76,7 +76,8 @@ def test_idle_status_and_metrics() -> None:
 def test_status_has_baseline_the_confirmed_answer_and_commands(done: panel.Snapshot) -> None:
     st = get_json(app(done), '/api/status')
     assert st['state'] == 'done' and st['trials_done'] == 6 and st['trials_planned'] == 6
-    assert st['confirm_done'] == 20
+    # the 20 rounds' measurements and the recommended arm's steady pair
+    assert st['confirm_done'] == 22
     b, best = st['baseline'], st['best']
     assert b['runs'] == 2 and b['kv_sync_lat_ms'] > 0
     assert st['budget_write_amp'] == pytest.approx(1.10 * b['write_amp'])
@@ -86,13 +87,14 @@ def test_status_has_baseline_the_confirmed_answer_and_commands(done: panel.Snaps
     rec = [a for a in arms if a['arm'] == best['arm']][0]
     assert best['trial'] == rec['trial']
     assert best['ratios']['objective'] == rec['objective']['ratio']
-    conf = [t for t in done.trials if t['kind'] == 'confirm']
+    conf = [t for t in done.trials if t['kind'] == 'confirm' and not t.get('steady')]
     per_round = [[t for t in conf if t['round'] == r] for r in range(5)]
     want = [next(t for t in ts if t['arm'] == best['arm'])['measurement']['iops']
             / next(t for t in ts if t['arm'] == 'baseline')['measurement']['iops']
             for ts in per_round]
     assert best['ratios']['objective']['per_round'] == pytest.approx(want)
-    assert best['ratios']['write_amp']['high'] <= 1.10
+    # write-amp judged at steady state: the ratio of its steady windows
+    assert best['steady']['ratio'] <= 1.10 and best['steady']['verdict'] == 'recommended'
     assert len(best['candidates']) == 3
     # the search's leader is shown as such, apart from the answer
     assert st['leader']['verdict'] in ('feasible', 'baseline')
@@ -106,10 +108,11 @@ def test_status_has_baseline_the_confirmed_answer_and_commands(done: panel.Snaps
 def test_trials_rows_best_so_far_and_markers(done: panel.Snapshot) -> None:
     tr = get_json(app(done), '/api/trials')
     rows = tr['trials']
-    assert len(rows) == tr['total'] == len(done.trials) == 28
-    assert [r['n'] for r in rows] == list(range(1, 29))
+    # 6 search trials, 20 rounds' measurements, the steady check's pair
+    assert len(rows) == tr['total'] == len(done.trials) == 30
+    assert [r['n'] for r in rows] == list(range(1, 31))
     bsf = [r['best_so_far'] for r in rows if r['best_so_far'] is not None]
-    assert bsf == sorted(bsf, reverse=True) and len(bsf) == 28
+    assert bsf == sorted(bsf, reverse=True) and len(bsf) == 30
     feasible = [r['score'] for r in rows if r['verdict'] in ('feasible', 'baseline')]
     assert bsf[-1] == min(feasible)
     # the fake canary runs Ceph's default; the optimizer's warm starts include New Tuning
@@ -146,9 +149,9 @@ def test_trials_query(done: panel.Snapshot) -> None:
     p = app(done)
     base = get_json(p, '/api/trials', 'verdict=baseline')['trials']
     assert [r['kind'] for r in base] == ['baseline', 'baseline']
-    assert [r['n'] for r in get_json(p, '/api/trials', 'since=26')['trials']] == [27, 28]
+    assert [r['n'] for r in get_json(p, '/api/trials', 'since=28')['trials']] == [29, 30]
     conf = get_json(p, '/api/trials', 'verdict=measured')['trials']
-    assert len(conf) == 20 and {r['kind'] for r in conf} == {'confirm'}
+    assert len(conf) == 22 and {r['kind'] for r in conf} == {'confirm'}
     assert [r['n'] for r in get_json(p, '/api/trials', 'since=2&limit=3')['trials']] == [3, 4, 5]
 
 
@@ -185,7 +188,17 @@ def test_metrics(done: panel.Snapshot) -> None:
             for stat in ('median', 'low', 'high'):
                 key = (f'rocks_autotune_confirmed_ratio{{arm="{a["arm"]}",trial="{a["trial"]}",'
                        f'figure="{fig}",stat="{stat}"}}')
-                assert m[key] == pytest.approx(a[fig]['ratio'][stat])
+                # the rounds' short windows may pair no write-amp: no sample then
+                assert m.get(key) == pytest.approx(a[fig]['ratio'][stat])
+    # the steady check: the recommended arm's ratio, and each side's compaction
+    best = st['confirmation']['result']['recommended']
+    (arm,) = [a for a in st['confirmation']['result']['arms'] if a['arm'] == best]
+    labels = f'arm="{best}",trial="{arm["trial"]}"'
+    assert m[f'rocks_autotune_steady_write_amp_ratio{{{labels}}}'] == pytest.approx(
+        arm['steady']['ratio'])
+    for side in ('arm', 'baseline'):
+        assert m[f'rocks_autotune_steady_compaction_seen{{{labels},side="{side}"}}'] == \
+            float(arm['steady'][f'{side}_seen'])
     # what it could see: the baseline's A/A noise and its plan, the rounds' noise
     noise, seen = st['noise'], st['confirmation']['result']['seen']
     assert m['rocks_autotune_noise_sd'] == pytest.approx(noise['sd'])

@@ -6,13 +6,14 @@ from typing import Any, Dict, Tuple
 import pytest
 
 from fake_cluster import FakeClock, FakeCluster
-from rocks_autotune import measurement_plan, session_start
+from rocks_autotune import measurement_plan, session_start, views
 from rocks_autotune.gate import Params
 from rocks_autotune.perf_counters import Measurement
 from rocks_autotune.rocksdb_options import parse_options
 from rocks_autotune.search import Search
 from rocks_autotune.session import Settings
-from rocks_autotune.space import SearchSpace
+from rocks_autotune.space import MiB, Candidate, SearchSpace
+from rocks_autotune.window import steady_bytes
 from rocks_autotune.workload import OSD_BENCH
 
 
@@ -28,9 +29,9 @@ def search(**settings: Any) -> Tuple[Search, FakeClock]:
     return Search(state, space, st, params, state['release_default'], clock), clock
 
 
-def measured(iops: float, write_amp: float = 2.0) -> Dict[str, Any]:
+def measured(iops: float, write_amp: float = 2.0, wal_bytes: int = 10 ** 9) -> Dict[str, Any]:
     return Measurement(seconds=10.0, client_bytes=10 ** 9, db_bytes=2 * 10 ** 9,
-                       wal_bytes=10 ** 9, write_amp=write_amp, kv_sync_lat_ms=1.0 / iops,
+                       wal_bytes=wal_bytes, write_amp=write_amp, kv_sync_lat_ms=1.0 / iops,
                        kv_commit_lat_ms=1.0, kv_flush_lat_ms=1.0, kv_syncs=1000, iops=iops,
                        flushes=3.0, window_short=False).to_dict()
 
@@ -43,7 +44,8 @@ def record(sr: Search, kind: str, verdict: str, m: Dict[str, Any]) -> None:
 
 def test_the_baseline_runs_come_first_then_the_optimizers_candidates_then_none() -> None:
     sr, _ = search()
-    assert sr.left() == (2 + 2, 2 * (1 + 1))
+    # the steady check's: a pair per finalist, at most
+    assert sr.left() == (2 + 2, 2 * (1 + 1), 2 * 1)
     first = sr.next_trial(1)
     assert first is not None and first.kind == 'baseline'
     assert first.options == sr.s['base_options'] and first.candidate == \
@@ -61,6 +63,47 @@ def test_the_baseline_runs_come_first_then_the_optimizers_candidates_then_none()
     record(sr, 'candidate', 'feasible', measured(1100))
     record(sr, 'candidate', 'feasible', measured(1200))
     assert sr.next_trial(1) is None and sr.left()[0] == 0
+
+
+def test_the_search_proposes_only_what_a_steady_window_can_judge() -> None:
+    sr, _ = search(steady_window_limit=300.0, baseline_runs=2)
+    for _ in range(2):  # 10 MiB of WAL in each 10-s window: 1 MiB/s
+        record(sr, 'baseline', 'baseline', measured(1000, wal_bytes=10 * MiB))
+    sr.baseline_measured(1)
+    cap = sr.s['steady_cap']
+    assert cap == {'rate': 1.0 * MiB, 'limit': 300.0, 'bytes': 300 * MiB, 'applied': None}
+    for _ in range(2):
+        trial = sr.next_trial(1)
+        assert trial is not None and trial.kind == 'candidate'
+        assert steady_bytes(Candidate.from_dict(trial.candidate)) <= 300 * MiB
+        sr.s['trials'].append(dict(vars(trial), verdict='feasible',
+                                   measurement=measured(1100), seconds=15.0))
+    assert cap['applied'] is True
+    # rebuilt from the record (a failover): the same limit
+    sr.forget()
+    sr.optimizer
+    assert sr.space.max_steady_bytes == 300 * MiB
+    assert views.steady_cap_line(cap).startswith(
+        'search: only candidates whose write-amp a steady window can judge (every column '
+        "family's L0 cycle within 300 MiB of WAL (the baseline's 1.00 MiB/s for 300s")
+
+
+def test_a_steady_window_too_short_for_any_candidate_leaves_the_search_as_it_was() -> None:
+    sr, _ = search(steady_window_limit=1.0, baseline_runs=2)
+    for _ in range(2):  # 1 MiB of WAL in 10 s, for the 10-s --duration: 1 MiB
+        record(sr, 'baseline', 'baseline', measured(1000, wal_bytes=MiB))
+    sr.baseline_measured(1)
+    trial = sr.next_trial(1)
+    assert trial is not None and trial.kind == 'candidate'
+    cap = sr.s['steady_cap']
+    assert cap['bytes'] == MiB and cap['applied'] is False
+    assert sr.space.max_steady_bytes == 0
+    # what it would take: the least of the optimizer's draws, at the runs' rate
+    assert cap['smallest'] > MiB
+    line = views.steady_cap_line(cap)
+    assert 'search: every candidate, though a steady window writes about 1 MiB' in line
+    assert (f"the least of the space's candidates drawn takes {cap['smallest'] / MiB:.0f} MiB, "
+            f"{cap['smallest'] / (0.1 * MiB):.0f}s at this rate)") in line
 
 
 def test_inject_options_are_appended_to_every_candidate() -> None:
@@ -83,9 +126,16 @@ def test_the_confirmation_is_planned_on_the_plan_given_and_its_windows_counted()
     sr.plan_confirmation(measurement_plan.sequential(1))
     conf = sr.s['confirm']
     assert conf['measurement_plan'] == measurement_plan.sequential(1)
-    assert conf['window'] >= 10.0 and conf['design']['candidates'] >= 1
-    search_left, confirmation_left = sr.left()
+    # the rounds' windows: the baseline runs' length (their measured 10 s)
+    assert conf['window'] == 10.0 and conf['design']['candidates'] >= 1
+    assert conf['steady'] == {'pairs': 1, 'limit': sr.settings.steady_window_limit}
+    search_left, confirmation_left, steady_left = sr.left()
     assert search_left == 0 and confirmation_left > 0
+    assert steady_left == 2 * len(conf['arms'])
+    t = sr.time_said(sr.s['canaries']['1'], preconditioned=False)
+    assert t['confirm_window'] == 10.0 and t['steady_windows_left'] == steady_left
+    # the steady windows counted at the limit each, at most
+    assert t['left_seconds'] >= steady_left * sr.settings.steady_window_limit
 
 
 def test_the_time_said_counts_the_window_in_flight_off_what_is_left() -> None:

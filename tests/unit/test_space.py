@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from rocks_autotune.rocksdb_options import (NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT,
-                                            OptionStringError, parse_options)
-from rocks_autotune.space import GiB, MiB, TUNED_KEYS, Candidate, SearchSpace
+                                            OptionStringError, parse_options, parse_sharding)
+from rocks_autotune.space import GiB, MiB, TUNED_KEYS, Candidate, SearchSpace, flush_capacity
 
 NEW = Candidate(max_write_buffer_number=128, write_buffer_size=8 * MiB,
                 min_write_buffer_number_to_merge=16, level0_file_num_compaction_trigger=8,
@@ -285,6 +285,26 @@ def test_violation_flush_over_wal_limit() -> None:
                    for s in SearchSpace(base={'max_total_wal_size': '0'}).violations(big_flush))
 
 
+def test_violation_write_amp_not_judgeable_in_a_steady_window() -> None:
+    # Tentacle's sharding: L and P merge 32 whatever the candidate says
+    fams = parse_sharding('m(3) p(3,0-12) O(3,0-13)=block_cache={type=binned_lru} '
+                          'L=min_write_buffer_number_to_merge=32 '
+                          'P=min_write_buffer_number_to_merge=32')
+    # the lab's c1 (40 buffers here, under the memtable cap): 10 families x
+    # 4 MiB x 8 + L, P x 4 MiB x 32 = 576 MiB,
+    # times its L0 trigger of 2: 1,152 MiB through every family's L0 cycle
+    c1 = Candidate(max_write_buffer_number=40, write_buffer_size=4 * MiB,
+                   min_write_buffer_number_to_merge=8, level0_file_num_compaction_trigger=2,
+                   max_bytes_for_level_base=256 * MiB, max_bytes_for_level_multiplier=8,
+                   compression='none')
+    assert flush_capacity(fams, c1) * 2 == 1152 * MiB
+    assert SearchSpace(column_families=fams, max_steady_bytes=1152 * MiB).violations(c1) == []
+    v = SearchSpace(column_families=fams, max_steady_bytes=1151 * MiB).violations(c1)
+    assert len(v) == 1 and 'takes 1152 MiB of WAL' in v[0] and 'could not be judged' in v[0]
+    # 0: no steady window planned, no limit
+    assert SearchSpace(column_families=fams).violations(c1) == []
+
+
 def test_violation_compression_unsupported() -> None:
     space = pacific_space(compressions=['none', 'snappy'])
     v = space.violations(dataclasses.replace(NEW, compression='lz4'))
@@ -301,7 +321,7 @@ def test_violations_out_of_bounds_candidate_still_checked() -> None:
 
 def test_point_is_safe_matches_violations() -> None:
     space = SearchSpace(base={'max_total_wal_size': '1G', 'level0_slowdown_writes_trigger': '12'},
-                        compressions=['none', 'lz4'])
+                        compressions=['none', 'lz4'], max_steady_bytes=4 * GiB)
     everything = SearchSpace()
     rng = random.Random(3)
     seen = set()

@@ -158,7 +158,17 @@ def test_the_split_confirmation_judges_c_over_r_by_round_and_reports_c_and_r() -
                        'measurement': _m(c * speed, ref * speed)})
     state: Dict[str, Any] = {'confirm': rec, 'trials': ts, 'seed': 0, 'params': {'osd': 0}}
     rec['orders'] = [[BASELINE, 'c1']] * 5
-    result = confirm.Confirmation(state, 1.5).update(complete=True)
+    conf = confirm.Confirmation(state, 1.5)
+    # its objective passed: the steady check's pair comes next, under the
+    # split load too (one window each, C's write-amp)
+    nxt = conf.next()
+    assert nxt is not None and nxt[2] == 'c1' and [s.arm for s in nxt[1]] in (['c1'], [BASELINE])
+    for arm in (BASELINE, 'c1'):
+        ts.append({'kind': 'confirm', 'round': 0, 'arm': arm, 'verdict': 'measured',
+                   # a steady window's: its WAL covered its families' cycle
+                   'steady': 'c1', 'measurement': dict(_m(100.0, 100.0), wal_cover=1.0)})
+    assert conf.next() is None
+    result = conf.update(complete=True)
     (arm,) = result['arms']
     # per round, log of (120/95) over (100/100): the machine's factor cancels
     assert arm['objective']['median'] == pytest.approx(math.log(120 / 95))

@@ -7,8 +7,9 @@ import pytest
 
 from rocks_autotune import session_start
 from rocks_autotune.store import (CANARY_FIELDS, HEAD_KEY, ORIGINALS_KEY, START_FIELDS,
-                                  START_KEY, CanaryRecord, SessionState, SessionStore,
-                                  StartRecord, StoreError, canary_start, migrate_v1)
+                                  START_KEY, STATE_VERSION, CanaryRecord, SessionState,
+                                  SessionStore, StartRecord, StoreError, canary_start,
+                                  migrate_v1)
 from session_harness import Harness
 
 
@@ -121,7 +122,7 @@ def test_a_version_2_recovery_is_read_in_its_own_phase_and_resumed(old: str, new
     head = as_version_3(json.loads(kv.d[HEAD_KEY]))
     kv.d[HEAD_KEY] = json.dumps(dict(head, version=2, phase=old))
     state = SessionStore(kv.get, kv.put).load()
-    assert state is not None and state['version'] == 4 and state['phase'] == new
+    assert state is not None and state['version'] == STATE_VERSION and state['phase'] == new
     # a version-2 trial phase stays what it was
     kv.d[HEAD_KEY] = json.dumps(dict(head, version=2, phase=old, current=None))
     assert SessionStore(kv.get, kv.put).load()['phase'] == old  # type: ignore[index]
@@ -150,7 +151,7 @@ def test_a_version_3_state_keeps_its_canarys_fields_in_its_record_and_resumes() 
         kv.d[key] = json.dumps(start)
     fresh = SessionStore(kv.get, kv.put)
     state = fresh.load()
-    assert state is not None and state['version'] == 4 and 'running_dirty' not in state
+    assert state is not None and state['version'] == STATE_VERSION and 'running_dirty' not in state
     # what a rescue needs of the canary, as a start record of today keeps it
     assert state['canaries_at_start'] == s.s['canaries_at_start']
     fresh.save(state)  # the next save writes the start record as today's
@@ -173,10 +174,11 @@ def test_the_typed_records_match_what_is_written() -> None:
     s = h.start(osd=0, trials=1)
     keys = set(SessionState.__annotations__)
     # the end; the first health look; the confirmation, after the search; the
-    # client load's preconditioning; the noise, once the baseline is measured
+    # client load's preconditioning; the noise and the steady windows' WAL
+    # bound, once the baseline is measured
     canary = set(CanaryRecord.__annotations__)
     assert set(CANARY_FIELDS) == canary
-    assert set(s.s) == keys - {'final', 'other_checks', 'confirm', 'noise'}
+    assert set(s.s) == keys - {'final', 'other_checks', 'confirm', 'noise', 'steady_cap'}
     assert set(s.canary.rec) == canary - {'precondition'}
     h.run()
     assert set(s.s) == keys and set(s.canary.rec) == canary - {'precondition'}

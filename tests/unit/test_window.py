@@ -4,17 +4,17 @@ compares to go through an L0 compaction cycle; the cap marks a window short;
 WAL and SST bytes come apart."""
 import dataclasses
 import math
-from typing import Any, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 import pytest
 
-from fake_cluster import FakeClock, FakeCluster
-from rocks_autotune import perf_counters, window
+from fake_cluster import TENTACLE_DEFAULTS, FakeClock, FakeCluster
+from rocks_autotune import perf_counters, steady_check, window
 from rocks_autotune.perf_counters import Measurement
 from rocks_autotune.rocksdb_stats import KvDelta
-from rocks_autotune.rocksdb_options import PACIFIC_DEFAULT, parse_options
-from rocks_autotune.space import MiB, SearchSpace
-from rocks_autotune.window import Window, WindowSettings, confirmation_length
+from rocks_autotune.rocksdb_options import PACIFIC_DEFAULT, parse_options, parse_sharding
+from rocks_autotune.space import MiB, SearchSpace, flush_capacity
+from rocks_autotune.window import Window, WindowSettings, steady_length
 from rocks_autotune.workload import BenchWorkload
 
 # small memtables flushed in pairs, L0 compacts at 2 files: a cycle every 32 MiB of WAL
@@ -59,17 +59,17 @@ def candidate(options: str) -> Any:
     return SearchSpace.candidate_from_options(parse_options(options))
 
 
-def test_the_confirmation_length_is_what_the_slowest_config_needs_for_a_cycle() -> None:
+def test_the_steady_length_is_what_the_slowest_config_needs_for_a_cycle() -> None:
     small, _, _ = run_window(SMALL, length=None)
     big, _, _ = run_window(PACIFIC_DEFAULT, length=None)
     # from the search windows' WAL rate: 32 MiB against 1 GiB per cycle
-    length = confirmation_length([(candidate(SMALL), [small]),
-                                  (candidate(PACIFIC_DEFAULT), [big])], 5.0, 200.0)
-    assert length == confirmation_length([(candidate(PACIFIC_DEFAULT), [big])], 5.0, 200.0)
+    length = steady_length([(candidate(SMALL), [small]),
+                           (candidate(PACIFIC_DEFAULT), [big])], 5.0, 200.0)
+    assert length == steady_length([(candidate(PACIFIC_DEFAULT), [big])], 5.0, 200.0)
     assert 20 < length < 200
-    assert confirmation_length([(candidate(SMALL), [small])], 5.0, 200.0) == 5.0  # at least
-    assert confirmation_length([(candidate(PACIFIC_DEFAULT), [big])], 5.0, 10.0) == 10.0  # cap
-    assert confirmation_length([(candidate(SMALL), [])], 5.0, 200.0) == 5.0  # nothing known
+    assert steady_length([(candidate(SMALL), [small])], 5.0, 200.0) == 5.0  # at least
+    assert steady_length([(candidate(PACIFIC_DEFAULT), [big])], 5.0, 10.0) == 10.0  # cap
+    assert steady_length([(candidate(SMALL), [])], 5.0, 200.0) == 5.0  # nothing known
     # both configs measured over that one length: each went through a cycle
     for options in (SMALL, PACIFIC_DEFAULT):
         m, compactions, _ = run_window(options, length=length)
@@ -117,21 +117,28 @@ def test_l0_cycles_is_the_smaller_of_what_the_wal_and_the_sst_files_allow() -> N
     assert perf_counters.l0_cycles(zero, snap(16 * MiB, 30), 16 * MiB, 0) == 0.0
 
 
+def counted_wal(c: Any, flushes: int, seconds: float) -> Measurement:
+    """A window of SMALL's, told it counted `flushes` of config `c` in
+    `seconds`, its WAL bytes theirs: the length also waits for a config's
+    steady_bytes at the WAL rate its windows saw, which must agree."""
+    m, _, _ = run_window(SMALL, length=None)
+    m.cf_flushes, m.seconds = flushes, seconds
+    m.wal_bytes = m.rocksdb_wal_bytes = flushes * window.flush_size(c)
+    return m
+
+
 def test_with_rocksdbs_counts_the_length_is_the_slowest_configs_trigger_at_its_flush_rate(
         ) -> None:
-    def counted(flushes: int, seconds: float) -> Measurement:
-        m, _, _ = run_window(SMALL, length=None)
-        m.cf_flushes, m.seconds = flushes, seconds
-        return m
     small, default = candidate(SMALL), candidate(PACIFIC_DEFAULT)
     # SMALL: 3 flushes in 30 s; the default: 3 in 180 s, its trigger 4 flushes
-    both = [(small, [counted(3, 30.0)]), (default, [counted(2, 90.0), counted(1, 90.0)])]
+    both = [(small, [counted_wal(small, 3, 30.0)]),
+            (default, [counted_wal(default, 2, 90.0), counted_wal(default, 1, 90.0)])]
     need = window.CYCLE_MARGIN * default.level0_file_num_compaction_trigger * 60.0
-    assert confirmation_length(both, 5.0, 3600.0) == pytest.approx(need)
-    assert confirmation_length(both, 5.0, 100.0) == 100.0
+    assert steady_length(both, 5.0, 3600.0) == pytest.approx(need)
+    assert steady_length(both, 5.0, 100.0) == 100.0
     # no flush counted anywhere: no rate, so the limit
-    assert confirmation_length([(small, [counted(0, 30.0)]), (default, [counted(0, 45.0)])],
-                               5.0, 600.0) == 600.0
+    assert steady_length([(small, [counted_wal(small, 0, 30.0)]),
+                          (default, [counted_wal(default, 0, 45.0)])], 5.0, 600.0) == 600.0
 
 
 def test_a_config_whose_windows_counted_no_flush_is_timed_by_the_loads_fill_rate() -> None:
@@ -148,8 +155,8 @@ def test_a_config_whose_windows_counted_no_flush_is_timed_by_the_loads_fill_rate
     need = (window.CYCLE_MARGIN * default.level0_file_num_compaction_trigger
             * window.flush_size(default) / rate)
     assert window.steady_window(default, [counted(0, 30.0)], rate) == pytest.approx(need)
-    assert confirmation_length(configs, 5.0, 1e9) == pytest.approx(need)
-    assert confirmation_length(configs, 5.0, 600.0) == 600.0
+    assert steady_length(configs, 5.0, 1e9) == pytest.approx(need)
+    assert steady_length(configs, 5.0, 600.0) == 600.0
     # with 3 flushes of its own, a config's own rate counts, not the load's
     assert window.steady_window(small, [counted(6, 60.0)], rate / 100) == pytest.approx(
         window.CYCLE_MARGIN * small.level0_file_num_compaction_trigger * 10.0)
@@ -209,3 +216,147 @@ def test_a_window_and_a_baseline_counted_differently_compare_by_bluefs() -> None
     # an old record (BlueFS's bytes, no write_amp_by) against a new one
     old = {'write_amp': 2.2}
     assert perf_counters.write_amps(counted.to_dict(), old) == (pytest.approx(2.0), 2.2)
+
+
+# The lab's Tentacle sharding: 12 column families, L and P merging 32
+# memtables whatever the candidate says
+SHARDED = TENTACLE_DEFAULTS['bluestore_rocksdb_cfs']
+# the candidate a session from the slow baseline recommended on the lab
+C1 = dataclasses.replace(candidate(PACIFIC_DEFAULT), max_write_buffer_number=113,
+                         write_buffer_size=4 * MiB, min_write_buffer_number_to_merge=8,
+                         level0_file_num_compaction_trigger=2)
+# sensitivity.py's slow baseline: 64 KiB memtables, two at most, L0 compacted at one file
+SLOW_BASE = ('compression=kLZ4Compression,max_write_buffer_number=2,'
+             'min_write_buffer_number_to_merge=1,write_buffer_size=65536,'
+             'level0_file_num_compaction_trigger=1,level0_slowdown_writes_trigger=3,'
+             'level0_stop_writes_trigger=4,max_bytes_for_level_base=4194304,'
+             'max_bytes_for_level_multiplier=8')
+
+
+def test_steady_bytes_count_every_family_with_its_own_merge_count() -> None:
+    families = parse_sharding(SHARDED)
+    # 10 families merge 8 x 4 MiB (32 MiB), L and P 32 x 4 MiB (128 MiB): 576 MiB, x trigger 2
+    assert window.steady_bytes(C1, families) == 2 * (10 * 32 + 2 * 128) * MiB
+    # the slow baseline's 2 buffers: RocksDB lowers L's and P's 32 to 1, so
+    # all 12 flush at 64 KiB, L0 compacts at 1 file
+    assert window.steady_bytes(candidate(SLOW_BASE), families) == 12 * 64 * 1024
+    # one family (no sharding): the one flush size, x the trigger
+    assert window.steady_bytes(C1) == 2 * 32 * MiB == 2 * window.flush_size(C1)
+
+
+def test_the_labs_write_amp_trap_is_not_steady() -> None:
+    """The lab's numbers: c1's steady window ended after 127 s at O-1's first
+    flush and compaction (51 KB flushed of 170 MB of WAL; P and L never
+    flushed) and read 0.24x the baseline's write-amp: recommended.  Its WAL
+    covers 14% of what its column families take in through a cycle: not
+    steady, write-amp unknown.  The slow baseline's window is steady."""
+    families = parse_sharding(SHARDED)
+    c1 = perf_counters.measure(
+        _dump(0, 0, 0), _dump(170545152, 111358, 354059149), 127.0, window.flush_size(C1),
+        0.0, trigger=2, min_cycles=1.0, steady_bytes=window.steady_bytes(C1, families),
+        kv=KvDelta(wal_bytes=170545152, flush_bytes=51854, compaction_bytes=59504,
+                   busiest_cf='O-1', flushes=1, compactions=1))
+    assert c1.write_amp == pytest.approx(0.482, abs=0.001) and c1.l0_cycles == 1.0
+    assert c1.wal_cover == pytest.approx(170545152 / (1152 * MiB)) and c1.window_short
+    base_c = candidate(SLOW_BASE)
+    base = perf_counters.measure(
+        _dump(0, 0, 0), _dump(18255872, 34263990, 26659828), 20.1, window.flush_size(base_c),
+        0.0, trigger=1, min_cycles=1.0, steady_bytes=window.steady_bytes(base_c, families),
+        kv=KvDelta(wal_bytes=18255872, flush_bytes=3361352, compaction_bytes=30902638,
+                   busiest_cf='O-1', flushes=53, compactions=53))
+    assert base.write_amp == pytest.approx(1.97, abs=0.01) and base.wal_cover > 20
+    assert not base.window_short
+    assert not steady_check.saw_compaction(c1.to_dict())
+    assert steady_check.saw_compaction(base.to_dict())
+    v = steady_check.judge('c1', [(c1.to_dict(), base.to_dict())], 1, 1.10, 127)
+    assert v.verdict == steady_check.UNKNOWN and v.ratio is None
+    assert '(a compaction, but 14% of the WAL bytes' in v.why
+
+
+def sharded_window(options: str, shares: Dict[str, float], limit: float,
+                   duration: float = 20.0) -> Tuple[Measurement, FakeCluster]:
+    """One steady window on osd.0, sharded as the lab's Tentacle, each column
+    family taking `shares` of the WAL, RocksDB's statistics on; the load
+    writes about 1.34 MB of WAL a second, the lab's rate (c1's 170 MB in 127 s)."""
+    clock = FakeClock()
+    cluster = FakeCluster(clock, defaults=TENTACLE_DEFAULTS)
+    cluster.shares = shares
+    # 25 writes of 4 KiB a kv sync, a quarter of it WAL: 25600 / lat bytes a second
+    cluster.model = lambda o: (25600 / 1.34e6, 1.0)
+    for name, value in (('bluestore_rocksdb_options', options), ('rocksdb_perf', 'true'),
+                        ('rocksdb_collect_compaction_stats', 'true')):
+        cluster.config_set('osd.0', name, value)
+    cluster.restart_osd(0)
+    clock.advance(cluster.restart_delay)
+    state: Any = {'window': None, 'iops_estimate': None}
+    w = Window(cluster, 0, BenchWorkload(cluster, 0, chunk_seconds=1.0), WindowSettings(
+        warmup=1.0, duration=duration, min_flushes=0.0, max_window_factor=40.0,
+        extend_seconds=1.0), state)
+    families = parse_sharding(SHARDED)
+    c = candidate(options)
+    w.begin(clock())
+    since = clock()
+    while True:
+        done, delay = w.warmup(clock(), since)
+        if done:
+            break
+        clock.advance(delay)
+    assert state['window']['kv_before'] is not None  # counted by RocksDB
+    for _ in range(100000):
+        m, delay = w.measure(clock(), c, steady_limit=limit, families=families)
+        if m is not None:
+            return m, cluster
+        clock.advance(delay)
+    raise AssertionError('the window never ended')
+
+
+# the lab's load as c1 saw it: O-1 took enough to cycle in about 127 s, P and
+# L (the PG log, deferred writes) most of the rest, the other families little
+LAB_SHARES = dict({'O-1': 0.38, 'P': 0.3, 'L': 0.3},
+                  **{cf: 0.02 / 9 for cf in ('default', 'm-0', 'm-1', 'm-2', 'p-0', 'p-1',
+                                             'p-2', 'O-0', 'O-2')})
+
+
+def test_a_window_whose_only_cycle_is_one_familys_goes_on_to_the_limit_unknown() -> None:
+    opts = SearchSpace.render(parse_options(PACIFIC_DEFAULT), C1)
+    m, cluster = sharded_window(opts, LAB_SHARES, limit=300.0)
+    fams = cluster.families[0]
+    # O-1 went through a cycle about where the lab's window ended...
+    assert m.busiest_cf == 'O-1' and m.compactions is not None and m.compactions >= 1
+    assert fams['O-1'][3] >= 1
+    # ...but the window went on to the limit: P and L (128 MiB a flush) never
+    # flushed, its WAL short of the 1152 MiB a cycle of every family needs
+    assert 300.0 <= m.seconds <= 301.0
+    assert fams['P'][2] == fams['L'][2] == 0
+    assert m.wal_cover is not None and m.wal_cover < 1 and m.window_short
+    assert not steady_check.saw_compaction(m.to_dict())
+    v = steady_check.judge('c1', [(m.to_dict(), m.to_dict())], 1, 1.10, 300.0)
+    assert v.verdict == steady_check.UNKNOWN
+
+
+def test_a_window_in_which_every_family_went_through_a_cycle_is_steady() -> None:
+    # the load spread by each family's flush size, so each cycles as the WAL
+    # covers steady_bytes: the window ends there, long before its limit
+    opts = SearchSpace.render(parse_options(PACIFIC_DEFAULT), dataclasses.replace(
+        C1, write_buffer_size=1 * MiB, min_write_buffer_number_to_merge=2,
+        max_write_buffer_number=40))
+    families = parse_sharding(SHARDED)
+    c = candidate(opts)
+    names = ['default'] + [f'{f}-{i}' for f in 'mpO' for i in range(3)] + ['L', 'P']
+    defs = {cf.name: cf for cf in families}
+    per = {n: flush_capacity([dataclasses.replace(defs[n.split('-')[0]], shards=1)], c)
+           for n in names}
+    shares = {n: v / sum(per.values()) for n, v in per.items()}
+    m, cluster = sharded_window(opts, shares, limit=3600.0)
+    assert all(f[3] >= 1 for f in cluster.families[0].values())  # every family compacted
+    assert m.wal_cover is not None and 1 <= m.wal_cover < 1.05 and not m.window_short
+    assert m.seconds < 200  # 168 MiB at 1.34 MB/s: about 131 s
+    assert steady_check.saw_compaction(m.to_dict())
+
+
+def test_the_slow_baseline_is_steady_within_its_first_window() -> None:
+    m, _ = sharded_window(SLOW_BASE, LAB_SHARES, limit=600.0, duration=20.0)
+    # 768 KiB of WAL covers every family's cycle: done at --duration
+    assert 20.0 <= m.seconds <= 21.0
+    assert m.wal_cover is not None and m.wal_cover > 20 and not m.window_short
+    assert steady_check.saw_compaction(m.to_dict())

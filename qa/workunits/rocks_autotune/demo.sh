@@ -20,10 +20,11 @@ if [ ${#args[@]} -eq 0 ]; then
     if [ "${limit%s}" -gt 30 ]; then
         # at the lab's rates the default options compact once in about half an
         # hour: windows that long would make the demo hours long
-        echo "demo: confirmation windows of 30 s at most (module option" \
-             "steady_window_limit set to 30; it was $limit): short of a compaction," \
-             "their write-amp feeds no verdict, so this demo answers keep current" \
-             "whatever it finds (a session at the default limit can recommend)"
+        echo "demo: steady windows (the write-amp check after the rounds) of 30 s at" \
+             "most (module option steady_window_limit set to 30; it was $limit): short" \
+             "of a compaction, a finalist's write-amp stays unknown, so this demo" \
+             "answers keep current whatever it finds (a session at the default limit" \
+             "can recommend)"
         ceph config set mgr mgr/rocks_autotune/steady_window_limit 30
     fi
     space=$(ceph config get mgr mgr/rocks_autotune/client_space)

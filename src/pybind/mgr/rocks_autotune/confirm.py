@@ -12,16 +12,25 @@ as it runs a trial (restart, warm-up, window); this module only says which
 comes next and what the rounds say.  Plain Python: paired_stats.py does the
 figures.
 
-It looks after every round from the fifth on (power.look_level: every look
-at one level, so that a candidate no better than the margin passes at most
-5% of the time over all of them): a candidate that passes is done, one that
-can no longer pass is dropped, and the rounds go on while any is undecided,
-up to the planned rounds.
+The rounds judge the objective alone, in windows as long as the baseline
+runs' (the length the noise was measured on): their write-amp is recorded
+for display, but windows that short see no compaction on Ceph's default
+options.  It looks after every round from the fifth on (power.look_level:
+every look at one level, so that a candidate no better than the margin
+passes at most 5% of the time over all of them): a candidate that passes is
+done, one that can no longer pass is dropped, and the rounds go on while any
+is undecided, up to the planned rounds.
+
+Then the steady check (steady_check.py), for the arms whose objective
+passed, best first: the baseline and the arm each in a steady window, in
+`steady['pairs']` pairs (trials with `steady` naming the arm checked,
+`round` the pair); the first arm within the write-amp budget is recommended,
+and the arms after it need no steady window.
 """
 import random
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from . import measurement_plan, paired_stats, perf_counters, power
+from . import measurement_plan, paired_stats, perf_counters, power, steady_check
 from .measurement_plan import BASELINE, Window
 from .paired_stats import Round
 from .store import SessionState
@@ -30,10 +39,18 @@ from .store import SessionState
 BASELINE_TRIES = 2
 
 
+# a confirmation planned before the steady check (state version 4) checks
+# each arm in one pair
+OLD_STEADY_PAIRS = 1
+
+
 def plan(ranked: List[Tuple[Dict[str, Any], float]], rounds: int, margin: float,
-         workload: str, canaries: Dict[str, Any]) -> Dict[str, Any]:
+         workload: str, canaries: Dict[str, Any], steady_pairs: int = OLD_STEADY_PAIRS,
+         steady_limit: float = 3600.0) -> Dict[str, Any]:
     """The record of a confirmation of `ranked`: (search trial, posterior mean)
-    pairs, best first, measured as `canaries` (a measurement_plan record) says."""
+    pairs, best first, measured as `canaries` (a measurement_plan record)
+    says; each arm whose objective passes checked at steady state in
+    `steady_pairs` pairs of windows of at most `steady_limit` seconds."""
     measurement_plan.check(canaries)
     # the split design confirms on C/R, the figure its A/A noise is measured on
     objective, direction = perf_counters.objective(workload, canaries['design'])
@@ -47,6 +64,7 @@ def plan(ranked: List[Tuple[Dict[str, Any], float]], rounds: int, margin: float,
         # (power.look_level); a candidate that passes at a look is done
         'sequential': True, 'level': power.look_level(rounds),
         'measurement_plan': canaries,
+        'steady': {'pairs': steady_pairs, 'limit': steady_limit},
     }
 
 
@@ -68,12 +86,15 @@ class Confirmation:
                 return a
         raise ValueError(f'no arm {name!r} in the confirmation')
 
-    def _trials(self, r: int, name: str) -> List[Dict[str, Any]]:
+    def _trials(self, r: int, name: str, steady: str = '') -> List[Dict[str, Any]]:
+        """Round r's trials of arm `name` (`steady`: pair r of that arm's
+        steady check)."""
         return [t for t in self.s['trials']
-                if t['kind'] == 'confirm' and t.get('round') == r and t.get('arm') == name]
+                if t['kind'] == 'confirm' and t.get('round') == r and t.get('arm') == name
+                and t.get('steady', '') == steady]
 
-    def _done(self, r: int, name: str) -> bool:
-        ts = self._trials(r, name)
+    def _done(self, r: int, name: str, steady: str = '') -> bool:
+        ts = self._trials(r, name, steady)
         if any(t['verdict'] == 'measured' for t in ts):
             return True
         failures = sum(1 for t in ts if t['verdict'] == 'failed')
@@ -100,9 +121,10 @@ class Confirmation:
         return (self.rec.get('measurement_plan')
                 or measurement_plan.sequential(self.s['params']['osd']))
 
-    def next(self) -> Optional[Tuple[int, Window]]:
-        """The round and the window to measure next (its slots: an OSD and
-        the arm it runs), closing a finished round (and drawing the next
+    def next(self) -> Optional[Tuple[int, Window, str]]:
+        """The round (or steady pair), the window to measure next (its
+        slots: an OSD and the arm it runs) and the arm whose steady check it
+        is ('' for a round), closing a finished round (and drawing the next
         one's order) on the way; None once it is over."""
         rec = self.rec
         while True:
@@ -111,14 +133,14 @@ class Confirmation:
                 for window in measurement_plan.windows(self.measurement_plan,
                                                        rec['orders'][r], r):
                     if not all(self._done(r, slot.arm) for slot in window):
-                        return r, window
+                        return r, window, ''
                 if len(rec['orders']) < rec['rounds']:
                     self._drop_futile(r)
                     if rec.get('sequential'):
                         self._stop_passed(r)
             active = self.active()
             if len(rec['orders']) >= rec['rounds'] or not active:
-                return None
+                return self._next_steady()
             order = [BASELINE] + active
             # a fresh order each round (drift within a round then falls on
             # every arm alike), drawn once and kept in the state; from the
@@ -126,10 +148,75 @@ class Confirmation:
             random.Random(f'{self.s["seed"]}/{len(rec["orders"])}').shuffle(order)
             rec['orders'].append(order)
 
-    def failed(self, r: int, name: str, error: str) -> None:
+    @property
+    def steady(self) -> Dict[str, Any]:
+        """The steady check's pairs and window limit."""
+        return dict({'pairs': OLD_STEADY_PAIRS, 'limit': 3600.0}, **(self.rec.get('steady') or {}))
+
+    def passing(self) -> List[str]:
+        """The arms whose objective passed over the rounds, best first."""
+        rec = self.rec
+        ranked, _ = paired_stats.verdict(
+            self.rounds(), [a['arm'] for a in rec['arms']], BASELINE, rec['objective'],
+            rec['direction'], rec['margin'], out=self._out(), level=self.level)
+        return ranked
+
+    def _out(self) -> Dict[str, Tuple[str, str]]:
+        return {a['arm']: (a['out'][0], a['out'][1]) for a in self.rec['arms'] if a['out']}
+
+    def _steady_windows(self, arm: str, p: int) -> List[Window]:
+        return measurement_plan.windows(self.measurement_plan,
+                                        steady_check.order(self.s['seed'], arm, p), p)
+
+    def _steady_pairs(
+            self, arm: str) -> Tuple[List[Tuple[Dict[str, Any], Dict[str, Any]]], int, bool]:
+        """(the arm's measured steady pairs, the pairs done, whether a
+        pair's baseline failed for good)."""
+        measured = []
+        p = 0
+        lost = False
+        while p < self.steady['pairs'] and all(
+                self._done(p, slot.arm, arm)
+                for window in self._steady_windows(arm, p) for slot in window):
+            got = {name: [t['measurement'] for t in self._trials(p, name, arm)
+                          if t['verdict'] == 'measured'] for name in (arm, BASELINE)}
+            if got[arm] and got[BASELINE]:
+                measured.append((got[arm][0], got[BASELINE][0]))
+            elif not got[BASELINE]:
+                lost = True
+            p += 1
+        return measured, p, lost
+
+    def steady_verdict(self, arm: str) -> steady_check.SteadyVerdict:
+        """The arm's steady check so far."""
+        measured, _, lost = self._steady_pairs(arm)
+        if lost:
+            return steady_check.SteadyVerdict(
+                arm, steady_check.UNKNOWN, 'the baseline\'s steady window failed '
+                f'{BASELINE_TRIES} times: its write-amp at steady state is unknown')
+        return steady_check.judge(arm, measured, self.steady['pairs'], self.budget,
+                                  self.steady['limit'])
+
+    def _next_steady(self) -> Optional[Tuple[int, Window, str]]:
+        """The steady check's next window: the passing arms best first, up
+        to the first within the budget; None once it is over."""
+        for arm in self.passing():
+            v = self.steady_verdict(arm)
+            if v.verdict == steady_check.RECOMMENDED:
+                return None
+            if v.verdict:
+                continue
+            _, p, _ = self._steady_pairs(arm)
+            for window in self._steady_windows(arm, p):
+                if not all(self._done(p, slot.arm, arm) for slot in window):
+                    return p, window, arm
+        return None
+
+    def failed(self, r: int, name: str, error: str, steady: str = '') -> None:
         """A measurement failed: a candidate that broke the canary is out."""
         if name != BASELINE:
-            self.arm(name)['out'] = ['failed', f'failed in round {r + 1}: {error}']
+            where = f'its steady window (pair {r + 1})' if steady else f'round {r + 1}'
+            self.arm(name)['out'] = ['failed', f'failed in {where}: {error}']
 
     def rounds(self) -> List[Dict[str, Optional[Dict[str, Any]]]]:
         """Per round drawn, each arm's measurement in it."""
@@ -154,38 +241,59 @@ class Confirmation:
             obj = paired_stats.paired(rounds, a['arm'], BASELINE, rec['objective'])
             if len(obj) < paired_stats.DROP_AFTER:
                 continue
-            wa = paired_stats.paired(rounds, a['arm'], BASELINE, 'write_amp')
-            why = paired_stats.futile(obj, wa, rec['rounds'] - (r + 1), rec['direction'],
-                                      rec['margin'], self.budget, self.level)
+            why = paired_stats.futile(obj, rec['rounds'] - (r + 1), rec['direction'],
+                                      rec['margin'], self.level)
             if why:
                 a['out'] = ['dropped', f'dropped after round {r + 1}: {why}']
 
     def _stop_passed(self, r: int) -> None:
-        """After round r, a look: an arm that passes (its objective clears
-        the margin, its write-amp is within the budget, at the look's level)
-        is done; it is judged over the rounds it had."""
+        """After round r, a look: an arm whose objective passes (clears the
+        margin at the look's level) is done with the rounds; it is judged
+        over the rounds it had, then in the steady check."""
         rec = self.rec
         rounds = self.rounds()
         for a in rec['arms']:
             if a['out'] or a.get('passed'):
                 continue
             obj = paired_stats.summary(rounds, a['arm'], BASELINE, rec['objective'], self.level)
-            wa = paired_stats.summary(rounds, a['arm'], BASELINE, 'write_amp', self.level)
-            verdict, _ = paired_stats.judge(obj, wa, rec['direction'], rec['margin'],
-                                            self.budget, self.level)
+            verdict, _ = paired_stats.judge(obj, rec['direction'], rec['margin'], self.level)
             if verdict == 'passes':
                 a['passed'] = r + 1
 
     def update(self, complete: bool = False) -> Dict[str, Any]:
-        """The verdict over the rounds so far, kept in the state for the views."""
+        """The verdict so far, kept in the state for the views: each arm's
+        objective over the rounds (`objective_verdict`), its steady check
+        (`steady`, None if it had none) and its verdict, which is the steady
+        check's once it has one."""
         rec = self.rec
         arms = rec['arms']
         rounds = self.rounds()
-        best, results = paired_stats.verdict(
+        ranked, results = paired_stats.verdict(
             rounds, [a['arm'] for a in arms], BASELINE, rec['objective'],
-            rec['direction'], self.budget, rec['margin'],
-            out={a['arm']: (a['out'][0], a['out'][1]) for a in arms if a['out']},
-            level=self.level)
+            rec['direction'], rec['margin'], out=self._out(), level=self.level)
+        best: Optional[str] = None
+        shown = []
+        for a, v in zip(arms, results):
+            st: Optional[Dict[str, Any]] = None
+            objective_verdict = v.verdict
+            if v.verdict == 'passes':
+                sv = self.steady_verdict(a['arm'])
+                if sv.pairs or sv.verdict:
+                    st = sv.to_dict()
+                if sv.verdict:
+                    v.verdict, v.why = sv.verdict, sv.why
+            shown.append(dict(v.to_dict(), trial=a['trial'], mean=a['mean'],
+                              objective_verdict=objective_verdict, steady=st,
+                              **self._groups(rounds, a['arm'])))
+        for name in ranked:
+            arm = next(x for x in shown if x['arm'] == name)
+            if arm['verdict'] == steady_check.RECOMMENDED:
+                best = name
+                break
+        for arm in shown:
+            if best and arm['verdict'] == 'passes':
+                arm['why'] = (f'its objective passed; {best}, ranked before it, was '
+                              'recommended, so it needed no steady window')
         rec['result'] = {
             'recommended': best, 'complete': complete, 'rounds': rec['rounds'],
             'rounds_done': sum(1 for r, order in enumerate(rec['orders'])
@@ -194,10 +302,10 @@ class Confirmation:
             'margin': rec['margin'], 'budget': self.budget, 'level': self.level,
             'sequential': bool(rec.get('sequential')),
             'measurement_plan': self.measurement_plan,
+            'window': rec.get('window'), 'steady_pairs': self.steady['pairs'],
+            'steady_window_limit': self.steady['limit'],
             # the options and candidate are the arm's (rec['arms']): not copied here
-            'arms': [dict(v.to_dict(), trial=a['trial'], mean=a['mean'],
-                          **self._groups(rounds, a['arm']))
-                     for a, v in zip(arms, results)],
+            'arms': shown,
             'seen': self._seen(rounds),
         }
         return rec['result']
@@ -227,7 +335,7 @@ class Confirmation:
                     detectable=power.detectable(noise['sd'], rec['rounds'], rec['margin']))
 
     def planned(self) -> int:
-        """Measurements still to come, at most (drops make it fewer)."""
+        """Round measurements still to come, at most (drops make it fewer)."""
         rec = self.rec
         left = 0
         r = len(rec['orders']) - 1
@@ -235,4 +343,25 @@ class Confirmation:
             left += sum(1 for a in rec['orders'][r] if not self._done(r, a))
         if self.active():
             left += (rec['rounds'] - len(rec['orders'])) * (len(self.active()) + 1)
+        return left
+
+    def steady_planned(self) -> int:
+        """Steady-window measurements still to come, at most: two a pair
+        for every arm that may still need its check (one whose objective
+        may pass, until an arm is recommended)."""
+        rounds_over = not self.active() or len(self.rec['orders']) >= self.rec['rounds']
+        if rounds_over:
+            arms = []
+            for arm in self.passing():
+                v = self.steady_verdict(arm)
+                if v.verdict == steady_check.RECOMMENDED:
+                    break
+                if not v.verdict:
+                    arms.append(arm)
+        else:
+            arms = [a['arm'] for a in self.rec['arms'] if not a['out']]
+        left = 0
+        for arm in arms:
+            for p in range(self.steady['pairs']):
+                left += sum(1 for name in (BASELINE, arm) if not self._done(p, name, arm))
         return left

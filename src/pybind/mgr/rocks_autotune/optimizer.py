@@ -14,7 +14,7 @@ What the wrapper adds to ``skopt.Optimizer``:
 """
 
 import math
-from typing import Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import skopt
@@ -251,6 +251,22 @@ class TrialOptimizer:
         # repeated ask() calls agree and replay reproduces the original.
         return np.random.RandomState(
             [self.seed % (1 << 32), {'ask': 1, 'tell': 2}[purpose], n_told])
+
+
+def enough_safe_points(space: SearchSpace, seed: int) -> bool:
+    """Whether the optimizer can search `space` (its check, without raising)."""
+    try:
+        _check_safe_fraction(space, [_skopt_dimension(d) for d in space.dimensions()], seed)
+    except ValueError:
+        return False
+    return True
+
+
+def random_points(space: SearchSpace, n: int, seed: int) -> List[Any]:
+    """`n` points drawn at random over the space's box, as the optimizer
+    draws them (safe or not)."""
+    return list(Space([_skopt_dimension(d) for d in space.dimensions()]).rvs(
+        n_samples=n, random_state=seed))
 
 
 def _check_safe_fraction(space: SearchSpace, dims: List[Dimension], seed: int) -> None:

@@ -96,10 +96,14 @@ OPTIONS: Tuple[Opt, ...] = (
     Opt('max_window_factor', type='float', default=1.5, min=1,
         desc='a window may be extended up to this many times --duration'),
     Opt('steady_window_limit', type='secs', default=3600, min=1,
-        desc='a confirmation window lasts until the busiest RocksDB column family of '
-             'every config compared went through an L0 compaction (write-amp at steady '
-             'state), at most this long; a window cut short by it feeds no write-amp '
-             'verdict.  More for a slow cluster (status says what a window needs)'),
+        desc='after the confirmation\'s rounds (short windows, judged on the '
+             'objective), the steady check measures the baseline and each passing '
+             'candidate in steady windows: each lasts until its config\'s busiest RocksDB '
+             'column family went through a compaction below L0 (write-amp at steady '
+             'state), at most this long; a candidate whose window saw none is not '
+             'recommended (write-amp unknown), and so the search proposes only '
+             'candidates whose windows can be, at the baseline\'s WAL rate.  More for a '
+             'slow cluster (status says what a window needs)'),
     Opt('precondition_limit', type='secs', default=1800, min=1,
         desc='the client workload first writes its objects end to end, overwrites '
              'each 4 KiB block of them once, and goes on until the canary\'s busiest '
@@ -160,6 +164,10 @@ OPTIONS: Tuple[Opt, ...] = (
         desc='confirmation rounds at most (each measures the candidates and the '
              'baseline in a fresh random order; a look after each from the fifth ends '
              'a candidate that passes); below 5 no candidate can be recommended'),
+    Opt('steady_pairs', type='int', default=1, min=1, max=3,
+        desc='pairs of steady windows (the baseline and the candidate, in a random '
+             'order) in the steady check of each candidate whose objective passed; its '
+             'write-amp ratio is the median over the pairs'),
     Opt('confirm_margin', type='float', default=0.03, min=0, max=1,
         desc='a candidate is recommended only if its whole interval (90%, wider '
              'when the confirmation looks after several rounds) is better than the '

@@ -182,18 +182,14 @@ def clears(s: Summary, direction: str, margin: float) -> bool:
     return s.low > m if direction == HIGHER else s.high < -m
 
 
-def within(s: Summary, budget: float) -> bool:
-    """The whole write-amp interval is within the budget (a ratio to the baseline's)."""
-    return s.rounds > 0 and s.high <= math.log(budget)
-
-
 @dataclass
 class ArmVerdict:
     arm: str
     objective: Summary
     write_amp: Summary
     kv_sync_lat: Summary
-    # recommended | passes | too few rounds | below margin | over budget | dropped | failed
+    # over the rounds: passes | too few rounds | below margin | dropped | failed;
+    # after the steady check (confirm.py): recommended | over budget | write-amp unknown
     verdict: str
     why: str = ''
 
@@ -206,75 +202,55 @@ class ArmVerdict:
         return d
 
 
-def judge(s_obj: Summary, s_wa: Summary, direction: str, margin: float,
-          budget: float, level: float = LEVEL) -> Tuple[str, str]:
-    """(verdict, why): passes | too few rounds | below margin | over budget."""
-    few = 'too few rounds', f'too few paired rounds for a {level:.0%} interval'
+def judge(s_obj: Summary, direction: str, margin: float,
+          level: float = LEVEL) -> Tuple[str, str]:
+    """(verdict, why) on the objective alone: passes | too few rounds | below
+    margin.  Write-amp is judged after the rounds, in steady windows of
+    their own (steady_check.py): the rounds' windows are too short to see a
+    compaction."""
     if not clears(s_obj, direction, margin):
         if not (math.isfinite(s_obj.low) and math.isfinite(s_obj.high)):
-            return few
+            return 'too few rounds', f'too few paired rounds for a {level:.0%} interval'
         return 'below margin', f'its interval does not clear the {margin:.0%} margin'
-    if not within(s_wa, budget):
-        if not s_wa.rounds:
-            return ('too few rounds', 'no paired round of windows long enough to see a '
-                    'compaction: its write-amp at steady state is unknown')
-        if not math.isfinite(s_wa.high):
-            return few
-        return 'over budget', f'its write-amp interval reaches over the {budget:.2f}x budget'
     return 'passes', ''
 
 
-def futile(objective: Sequence[float], write_amp: Sequence[float], rounds_left: int,
-           direction: str, margin: float, budget: float, level: float = LEVEL) -> str:
-    """Why a candidate can no longer pass whatever its remaining rounds give
-    ('' if it still can): its interval, with every remaining round as good as
-    can be, still misses the margin or the budget."""
+def futile(objective: Sequence[float], rounds_left: int, direction: str, margin: float,
+           level: float = LEVEL) -> str:
+    """Why a candidate's objective can no longer clear the margin whatever
+    its remaining rounds give ('' if it still can)."""
     best_obj = INF if direction == HIGHER else -INF
     obj = Summary.of(list(objective) + [best_obj] * rounds_left, level)
-    wa = Summary.of(list(write_amp) + [-INF] * rounds_left, level)
     if not clears(obj, direction, margin):
         return f'cannot clear the {margin:.0%} margin whatever its remaining rounds give'
-    if not cut(len(write_amp) + rounds_left, level):
-        # not over the budget: too few windows long enough to judge it
-        return (f'its write-amp cannot be judged: {len(write_amp)} of its rounds so far had '
-                f'windows long enough to see a compaction, and the {rounds_left} left cannot '
-                f'make the {min_rounds(level)} a {level:.0%} interval needs')
-    if not wa.high <= math.log(budget):
-        return f'cannot stay within the {budget:.2f}x write-amp budget whatever its ' \
-               'remaining rounds give'
     return ''
 
 
 def verdict(rounds: Sequence[Round], arms: Sequence[str], baseline: str, objective: str,
-            direction: str, budget: float, margin: float,
+            direction: str, margin: float,
             out: Optional[Mapping[str, Tuple[str, str]]] = None,
-            level: float = LEVEL) -> Tuple[Optional[str], List[ArmVerdict]]:
-    """The recommended arm (None: keep the current options) and every arm's
-    figures and verdict.
+            level: float = LEVEL) -> Tuple[List[str], List[ArmVerdict]]:
+    """The arms whose objective passes, best first (by the median objective,
+    then the interval's near end), and every arm's figures and verdict over
+    the rounds (write-amp and kv_sync shown, judged by nothing here).
 
     `rounds`: per round, each arm's measurement (None or absent: not
     measured); `out`: arms taken out of the rounds, as (dropped | failed,
-    why).  Among the arms that pass (objective interval clears the margin,
-    write-amp interval within the budget), the one with the best median
-    objective is recommended.
+    why).
     """
     out = out or {}
     results = []
-
     for arm in arms:
         s_obj = summary(rounds, arm, baseline, objective, level)
         s_wa = summary(rounds, arm, baseline, 'write_amp', level)
         s_kv = summary(rounds, arm, baseline, 'kv_sync_lat_ms', level)
-        v, why = judge(s_obj, s_wa, direction, margin, budget, level)
+        v, why = judge(s_obj, direction, margin, level)
         if arm in out:
             v, why = out[arm]
         results.append(ArmVerdict(arm, s_obj, s_wa, s_kv, v, why))
-    passing = [r for r in results if r.verdict == 'passes']
-    if not passing:
-        return None, results
     sign = 1.0 if direction == HIGHER else -1.0
-    best = max(passing, key=lambda r: (sign * (r.objective.median or 0.0),
-                                       sign * (r.objective.low if sign > 0
-                                               else r.objective.high)))
-    best.verdict = 'recommended'
-    return best.arm, results
+    passing = sorted((r for r in results if r.verdict == 'passes'),
+                     key=lambda r: (sign * (r.objective.median or 0.0),
+                                    sign * (r.objective.low if sign > 0
+                                            else r.objective.high)), reverse=True)
+    return [r.arm for r in passing], results

@@ -296,8 +296,29 @@ def metrics_text(snap: Snapshot) -> str:
     if rows:
         out += ['# HELP rocks_autotune_confirmed_ratio A confirmed candidate\'s ratio to the '
                 'baseline of the same round: median over the rounds and interval (90%, '
-                'wider when the confirmation looks after several rounds)',
+                'wider when the confirmation looks after several rounds); write-amp from '
+                'the rounds\' short windows, shown, not judged',
                 '# TYPE rocks_autotune_confirmed_ratio gauge'] + rows
+    steady = []
+    for a in (confirmed.get('arms') or []):
+        st = a.get('steady') or {}
+        labels = f'arm="{a["arm"]}",trial="{a["trial"]}"'
+        v = _num(st.get('ratio'))
+        if v is not None:
+            steady.append(f'rocks_autotune_steady_write_amp_ratio{{{labels}}} {v!r}')
+        for side in ('arm', 'baseline'):
+            seen = st.get(f'{side}_seen')
+            if seen is not None:
+                steady.append(f'rocks_autotune_steady_compaction_seen{{{labels},'
+                              f'side="{side}"}} {float(seen)!r}')
+    if steady:
+        out += ['# HELP rocks_autotune_steady_write_amp_ratio A candidate\'s write-amp at '
+                'steady state over the baseline\'s (median over its steady pairs); its '
+                'compaction_seen says whether each side\'s steady window reached steady '
+                'state (a compaction and its column families\' cycle of WAL bytes; 0 on '
+                'the baseline: the ratio is an upper bound; on the arm: unknown)',
+                '# TYPE rocks_autotune_steady_write_amp_ratio gauge',
+                '# TYPE rocks_autotune_steady_compaction_seen gauge'] + steady
     return '\n'.join(out) + '\n'
 
 

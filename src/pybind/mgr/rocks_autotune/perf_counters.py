@@ -110,6 +110,11 @@ class Measurement:
     iops_c: Optional[float] = None
     iops_r: Optional[float] = None
     c_over_r: Optional[float] = None
+    # a steady window's WAL bytes (RocksDB's, else BlueFS's) over what its
+    # config's memtables take in, over every column family, through an L0
+    # cycle (window.steady_bytes): below 1, some family cannot have gone
+    # through one (None: not a steady window, or recorded before)
+    wal_cover: Optional[float] = None
 
     def to_dict(self) -> Dict[str, Any]:
         return asdict(self)
@@ -121,6 +126,14 @@ class Measurement:
 
 def wal_bytes(a: Dict[str, Any], b: Dict[str, Any]) -> float:
     return _delta(a, b, WAL_BYTES)
+
+
+def logged_wal(before: Dict[str, Any], after: Dict[str, Any],
+               kv: Optional[KvDelta]) -> float:
+    """The window's WAL bytes as a steady window counts them: RocksDB's when
+    counted, else BlueFS's (which add the sync padding, up to ~1.8x)."""
+    return float(kv.wal_bytes) if kv is not None and kv.wal_bytes > 0 else \
+        wal_bytes(before, after)
 
 
 def l0_cycles(before: Dict[str, Any], after: Dict[str, Any], flush_bytes: int,
@@ -154,7 +167,8 @@ def measure(before: Dict[str, Any], after: Dict[str, Any], seconds: float,
             flush_bytes: int, min_flushes: float,
             bench_bytes: Optional[int] = None, bench_seconds: Optional[float] = None,
             block_size: int = 4096, trigger: int = 0, min_cycles: float = 0.0,
-            kv: Optional[KvDelta] = None, reference_bytes: Optional[int] = None) -> Measurement:
+            kv: Optional[KvDelta] = None, reference_bytes: Optional[int] = None,
+            steady_bytes: int = 0) -> Measurement:
     """Turn two perf dumps of one window into a Measurement.
 
     Client bytes are the bench's own bytes when the bench drove the window
@@ -169,7 +183,9 @@ def measure(before: Dict[str, Any], after: Dict[str, Any], seconds: float,
     counted, not estimated from bytes.  `reference_bytes`: a split load's
     group R's bytes over the same bench seconds; `bench_bytes` are then C's
     alone, the only client writes that reach the canary, so write-amp and
-    IOPS stay the canary's.
+    IOPS stay the canary's.  `steady_bytes` (a steady window's): the WAL
+    bytes its config needs for every column family to go through an L0
+    cycle (window.steady_bytes); the window is short below them too.
     """
     db = sum(_delta(before, after, k) for k in DB_BYTES)
     wal = wal_bytes(before, after)
@@ -184,6 +200,7 @@ def measure(before: Dict[str, Any], after: Dict[str, Any], seconds: float,
         if reference_bytes is not None:
             iops_r = reference_bytes / block_size / bench_seconds
     flushes = wal / flush_bytes if flush_bytes > 0 else 0.0
+    cover = logged_wal(before, after, kv) / steady_bytes if steady_bytes > 0 else None
     bluefs_wa = db / client if client > 0 else math.inf
     write_amp, by = bluefs_wa, BLUEFS
     if kv is not None:
@@ -199,7 +216,8 @@ def measure(before: Dict[str, Any], after: Dict[str, Any], seconds: float,
         kv_sync_lat_ms=lat['kv_sync_lat_ms'], kv_commit_lat_ms=lat['kv_commit_lat_ms'],
         kv_flush_lat_ms=lat['kv_flush_lat_ms'], kv_syncs=int(syncs), iops=iops,
         flushes=flushes,
-        window_short=flushes < min_flushes or (cycles is not None and cycles < min_cycles),
+        window_short=(flushes < min_flushes or (cycles is not None and cycles < min_cycles)
+                      or (cover is not None and cover < 1)),
         sst_bytes=int(_delta(before, after, SST_BYTES)),
         sst_files=int(_delta(before, after, SST_FILES)), op_w_lat_ms=lat['op_w_lat_ms'],
         l0_cycles=cycles,
@@ -210,7 +228,7 @@ def measure(before: Dict[str, Any], after: Dict[str, Any], seconds: float,
         cf_flushes=None if kv is None else kv.flushes,
         compactions=None if kv is None else kv.compactions,
         iops_c=iops if iops_r is not None else None, iops_r=iops_r,
-        c_over_r=iops / iops_r if iops and iops_r else None)
+        c_over_r=iops / iops_r if iops and iops_r else None, wal_cover=cover)
 
 
 def spread(xs: List[float]) -> float:

@@ -10,7 +10,7 @@ from .cluster import OsdInfo
 from . import perf_counters
 from .perf_counters import OBJECTIVE_NAMES
 from .views import (answer_line, arm_record, final_answer, groups_text, osd_list, ratio_text,
-                    recommended_arm)
+                    recommended_arm, steady_text)
 from .space import Candidate
 from .workload import NAMESPACE
 
@@ -53,6 +53,8 @@ def status_text(st: Dict[str, Any]) -> str:
                      + _write_amp_by(b) + ')')
     if st.get('noise_line'):
         lines.append(st['noise_line'])
+    if st.get('steady_cap_line'):
+        lines.append(st['steady_cap_line'])
     leader = st.get('leader')
     if leader and not st.get('confirmation'):
         lines.append(f'search leader: trial {leader["index"]} ({leader["kind"]}; its single '
@@ -99,10 +101,13 @@ def time_lines(t: Optional[Mapping[str, Any]], state: str) -> List[str]:
                   'current options is longer than they were')
     else:
         steady = 'a steady-state window: not known before the baseline\'s windows'
-    window = (f'confirmation windows last {t["confirm_window"]:.0f}s (steady_window_limit '
-              f'{t["steady_window_limit"]:.0f}s)')
-    if t.get('no_flush_seen') or (t.get('steady_window') or 0) > t['confirm_window']:
-        window += ': short of a compaction, their write-amp feeds no verdict'
+    window = (f'confirmation rounds\' windows last {t["confirm_window"]:.0f}s (the baseline '
+              'runs\'), judged on the objective alone')
+    if t.get('steady_windows_left'):
+        window += (f'; then at most {t["steady_windows_left"]} steady window(s) of up to '
+                   f'{t["steady_window_limit"]:.0f}s each (steady_window_limit) for write-amp'
+                   + (f', about {t["steady_need"]:.0f}s each by the windows so far'
+                      if t.get('steady_need') else ''))
     return [f'time: {steady}; {window}; at most about {t["left_seconds"] / 60:.0f} min left']
 
 
@@ -144,11 +149,13 @@ def confirmation_lines(rec: Optional[Mapping[str, Any]], state: str) -> List[str
     lines = [f'confirmation: {len(rec["arms"])} candidate(s) by the model\'s posterior mean, '
              f'and the baseline, in {rec["rounds"]} rounds of fresh random order; '
              f'{result.get("rounds_done", 0)} done; objective {name}, margin '
-             f'{rec["margin"]:.0%}']
+             f'{rec["margin"]:.0%}; then write-amp in steady windows, best first']
     for a in result.get('arms', []):
         lines.append(f'  {a["arm"]} (trial {a["trial"]}): {name} {_fig(a["objective"])}, '
-                     f'kv_sync_lat {_fig(a["kv_sync_lat"])}, write-amp {_fig(a["write_amp"])}, '
-                     f'{a["objective"]["rounds"]} round(s): {a["verdict"]}'
+                     f'{a["objective"]["rounds"]} round(s): '
+                     f'{a.get("objective_verdict", a["verdict"])}; kv_sync_lat '
+                     f'{_fig(a["kv_sync_lat"])}, write-amp {_fig(a["write_amp"])} (short '
+                     f'windows: shown, not judged){steady_text(a)}; verdict: {a["verdict"]}'
                      + (f' ({a["why"]})' if a['why'] else '') + groups_text(a))
     if result and (result.get('complete') or state in ('stopped', 'aborted', 'failed')):
         lines.append('answer: ' + answer_line(result))
@@ -176,9 +183,12 @@ def _mib(v: Any) -> str:
 def history_row(t: Dict[str, Any]) -> List[str]:
     c = Candidate.from_dict(t['candidate'])
     m = t.get('measurement') or {}
-    # a confirmation measurement: its round (1-based) and arm
-    where = (f'r{t["round"] + 1}:{"base" if t.get("arm") == "baseline" else t.get("arm")}'
-             if t.get('round') is not None else '-')
+    # a confirmation measurement: its round (1-based) and arm; a steady
+    # window: its pair (1-based), the arm checked and the arm it ran
+    arm = 'base' if t.get('arm') == 'baseline' else t.get('arm')
+    where = ('-' if t.get('round') is None else
+             f's{t["round"] + 1}:{t["steady"]}:{arm}' if t.get('steady') else
+             f'r{t["round"] + 1}:{arm}')
     return [str(t['index']), t['kind'], where,
             t['verdict'] + ('*' if m.get('window_short') else ''),
             str(c.max_write_buffer_number), f'{c.write_buffer_size // MiB}M',
@@ -197,13 +207,17 @@ def history_table(trials: List[Dict[str, Any]]) -> str:
     out = ['  '.join(v.rjust(w) for v, w in zip(r, widths)) for r in rows]
     if any(t.get('round') is not None for t in trials):
         out.append('round rN:cK: the confirmation\'s round N, candidate cK (base: the '
-                   'baseline); its windows last until an L0 compaction cycle')
+                   'baseline), in windows of the baseline runs\' length, judged on the '
+                   'objective; sN:cK:X: pair N of cK\'s steady check, X the arm it ran, a '
+                   'window until an L0 compaction and the WAL bytes of every column '
+                   'family\'s L0 cycle, at most steady_window_limit')
     if any((t.get('measurement') or {}).get('window_short') for t in trials):
         out.append('* the window ended before it covered min_flushes memtable flushes (a '
                    'search window, at max_window_factor x --duration), or before an L0 '
-                   'compaction of its busiest column family (a confirmation window, at '
-                   'steady_window_limit): its write-amp is not a steady state\'s, and a '
-                   'confirmation window\'s feeds no verdict')
+                   'compaction of its busiest column family (a confirmation round\'s '
+                   'window: its write-amp is shown, never judged; a steady window, at '
+                   'steady_window_limit, or before the WAL bytes of every column family\'s '
+                   'L0 cycle: its write-amp at steady state is unknown)')
     for t in trials:
         if t.get('error'):
             out.append(f'trial {t["index"]}: {t["error"]}'
@@ -281,8 +295,13 @@ def best_summary(state: Dict[str, Any],
         'margin': result['margin'], 'budget': result['budget'], 'level': result['level'],
         'rounds': result['rounds'], 'rounds_done': result['rounds_done'],
         'ratios': figures(arm) if arm else None,
+        # its write-amp at steady state (steady_check.py; None: a confirmation
+        # saved before the steady check judged write-amp per round)
+        'steady': arm.get('steady') if arm else None,
         'candidates': [dict(figures(a), arm=a['arm'], trial=a['trial'], verdict=a['verdict'],
                             why=a['why'], rounds=a['objective']['rounds'],
+                            objective_verdict=a.get('objective_verdict', a['verdict']),
+                            steady=a.get('steady'),
                             options=arm_record(state, a['arm'])['options'])
                        for a in result['arms']],
         'canary': osd, 'masks': where['masks'], 'device_class': where['device_class'],
@@ -296,8 +315,9 @@ def best_summary(state: Dict[str, Any],
 def _candidate_line(b: Mapping[str, Any], c: Mapping[str, Any]) -> str:
     name = OBJECTIVE_NAMES.get(b['objective'], b['objective'])
     return (f'  {c["arm"]} (trial {c["trial"]}): {name} {_ratio_fig(c["objective"])}, '
-            f'kv_sync_lat {_ratio_fig(c["kv_sync_lat"])}, write-amp '
-            f'{_ratio_fig(c["write_amp"])}, {c["rounds"]} round(s): {c["verdict"]}'
+            f'{c["rounds"]} round(s): {c.get("objective_verdict", c["verdict"])}; kv_sync_lat '
+            f'{_ratio_fig(c["kv_sync_lat"])}, write-amp {_ratio_fig(c["write_amp"])} (short '
+            f'windows: shown, not judged){steady_text(c)}; verdict: {c["verdict"]}'
             + (f' ({c["why"]})' if c['why'] else '')
             # the split design's: the client's own gain beside the C/R judged
             + (f'; C\'s IOPS {_ratio_fig(c["iops_c"])}, R\'s {_ratio_fig(c["iops_r"])}'
@@ -313,7 +333,9 @@ def best_text(b: Dict[str, Any]) -> str:
              f'Each figure: the median over the rounds of the candidate\'s ratio to the '
              f'baseline measured in the same round [{b["level"]:.0%} interval]; a candidate '
              f'is recommended when its whole interval clears the {b["margin"]:.0%} margin '
-             f'and its write-amp interval stays within the {b["budget"]:.2f}x budget.']
+             f'and then, measured in windows long enough to see a compaction (steady '
+             f'windows), its write-amp stays within the {b["budget"]:.2f}x budget of the '
+             f'baseline\'s; the first such candidate, best first, is recommended.']
     plan = b.get('measurement_plan') or {}
     if plan.get('why'):
         lines.append(f'measurement design: {plan["design"]} ({plan["why"]})')

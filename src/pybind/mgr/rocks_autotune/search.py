@@ -23,7 +23,7 @@ from .rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, parse_options
 from .session_settings import Settings
 from .space import Candidate, SearchSpace
 from .store import CanaryRecord, SessionState
-from .window import confirmation_length, fill_rate, steady_window
+from .window import fill_rate, steady_bytes, steady_length, steady_window, wal_rate
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +45,7 @@ class Trial:
     round: Optional[int] = None  # a confirmation measurement's round (0-based) and arm
     arm: str = ''
     osd: Optional[int] = None  # the canary that ran it (None: recorded before it was kept)
+    steady: str = ''  # a steady-check window: the arm checked (`round` is then the pair)
 
 
 @dataclass
@@ -72,7 +73,19 @@ class Search:
             # cores with the OSDs (threads made fits ~8x slower under load)
             os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
             os.environ.setdefault('OMP_NUM_THREADS', '1')
-            from .optimizer import TrialOptimizer
+            from .optimizer import TrialOptimizer, enough_safe_points, random_points
+            cap = self.s.get('steady_cap') or {}
+            if cap and cap.get('applied') is None:
+                # once, when the baseline is in: the same answer on replay
+                self.space.max_steady_bytes = 0
+                fams = self.space.column_families
+                cap['smallest'] = min(
+                    (steady_bytes(self.space.from_point(x), fams)
+                     for x in random_points(self.space, 1000, self.s['seed'])
+                     if self.space.point_is_safe(x)), default=None)
+                self.space.max_steady_bytes = int(cap['bytes'])
+                cap['applied'] = enough_safe_points(self.space, self.s['seed'])
+            self.space.max_steady_bytes = int(cap['bytes']) if cap and cap['applied'] else 0
             warm = [self.space.base_candidate()] + [
                 self.space.candidate_from_options(parse_options(p))
                 for p in (self.release_default, NEW_TUNING, NEW_TUNING_LZ4)]
@@ -117,13 +130,27 @@ class Search:
         return Confirmation(self.s, self.params.budget)
 
     def window_length(self, cur: Dict[str, Any]) -> Optional[float]:
-        """The window length of the trial `cur`: the confirmation's one (None
-        for a search window); a confirmation planned before it was recorded
-        takes the cap."""
-        if cur['kind'] != 'confirm':
+        """The window length of the trial `cur`: the confirmation rounds' one
+        (None for a search window or a steady one); a confirmation planned
+        before it was recorded takes the cap."""
+        if cur['kind'] != 'confirm' or cur.get('steady'):
             return None
         length = self.s['confirm'].get('window')
         return float(length) if length else self.params.duration * self.settings.max_window_factor
+
+    def steady_limit(self, cur: Dict[str, Any]) -> Optional[float]:
+        """How long the steady window `cur` may last at most (None: not one)."""
+        if cur['kind'] != 'confirm' or not cur.get('steady'):
+            return None
+        return max(self.params.duration, float(self.confirmation().steady['limit']))
+
+    def objective_window(self) -> float:
+        """The confirmation rounds' window length: the median of the
+        baseline runs' windows (the length their noise was measured on), at
+        least --duration."""
+        runs = [t['measurement']['seconds'] for t in self.s['trials']
+                if t['verdict'] == 'baseline' and t.get('measurement')]
+        return max(self.params.duration, median(runs)) if runs else self.params.duration
 
     def next_trial(self, osd: int) -> Optional[Trial]:
         """The search's next trial on `osd`: a baseline run, or the
@@ -155,6 +182,7 @@ class Search:
         base = Baseline.of(runs, self.params.workload)
         s['baseline'] = base.to_dict()
         self._plan_for_noise(runs, osd)
+        s['steady_cap'] = self.steady_cap(runs)
         # the current options are the first point the optimizer knows:
         # score the runs against their own median, and let the next
         # ask() rebuild the optimizer from the trials (one way in)
@@ -186,6 +214,20 @@ class Search:
         s['noise'] = said
         log.info('osd.%d: %s', osd, views.noise_line(said))
 
+    def steady_cap(self, runs: List[Measurement]) -> Optional[Dict[str, Any]]:
+        """The most WAL bytes a steady window can write: the baseline runs'
+        WAL rate (a faster candidate writes more) for steady_window_limit.
+        The search proposes only candidates whose every column family's L0
+        cycle fits (SearchSpace.max_steady_bytes): one that does not could
+        never have its write-amp judged, so never be recommended.  Applied
+        when the optimizer is built, unless it leaves too little of the
+        space to search (status says so).  None without WAL counts."""
+        rate = wal_rate(runs)
+        if not rate:
+            return None
+        limit = max(self.params.duration, self.settings.steady_window_limit)
+        return {'rate': rate, 'limit': limit, 'bytes': int(rate * limit), 'applied': None}
+
     def plan_confirmation(self, plan: Dict[str, Any]) -> None:
         """The top candidates by the model's posterior mean: feasible search
         trials (one per config, the current options left out: they are the
@@ -207,26 +249,24 @@ class Search:
             first.setdefault(Candidate.from_dict(t['candidate']), t)
         s['confirm'] = confirm.plan([(first[c], mean) for c, mean in ranked],
                                     design['rounds'], self.settings.confirm_margin,
-                                    self.params.workload, plan)
+                                    self.params.workload, plan, self.settings.steady_pairs,
+                                    self.settings.steady_window_limit)
         s['confirm']['design'] = design
-
-        def windows(c: Dict[str, Any]) -> List[Measurement]:
-            return [Measurement.from_dict(t['measurement']) for t in s['trials']
-                    if t['candidate'] == c and t.get('measurement')]
-        compared = [base] + [first[c]['candidate'] for c, _ in ranked]
-        s['confirm']['window'] = confirmation_length(
-            [(Candidate.from_dict(c), windows(c)) for c in compared],
-            self.params.duration, self.settings.steady_window_limit)
+        s['confirm']['window'] = self.objective_window()
         self.confirmation().update()
 
-    def left(self) -> Tuple[int, int]:
-        """(search measurements, confirmation measurements) still to come, at
-        most: the confirmation's are k + 1 per round until it starts."""
+    def left(self) -> Tuple[int, int, int]:
+        """(search measurements, confirmation round measurements, steady
+        measurements) still to come, at most: the rounds' are k + 1 per
+        round until it starts, the steady check's two a pair per finalist."""
         s = self.s
+        st = self.settings
         if s.get('confirm') is None:
-            return (max(0, self.settings.baseline_runs + self.params.trials - len(s['trials'])),
-                    self.settings.confirm_rounds * (self.settings.confirm_candidates + 1))
-        return 0, self.confirmation().planned()
+            return (max(0, st.baseline_runs + self.params.trials - len(s['trials'])),
+                    st.confirm_rounds * (st.confirm_candidates + 1),
+                    2 * st.steady_pairs * st.confirm_candidates)
+        conf = self.confirmation()
+        return 0, conf.planned(), conf.steady_planned()
 
     def time_said(self, canary: CanaryRecord, preconditioned: bool) -> Dict[str, Any]:
         """How long a steady-state window of the current options takes here
@@ -242,29 +282,44 @@ class Search:
         rate = fill_rate([(Candidate.from_dict(t['candidate']), [m]) for t, m in windows])
         steady = steady_window(self.space.base_candidate(), base, rate) if base else None
         limit = max(self.params.duration, st.steady_window_limit)
-        window = (s['confirm'].get('window') if s.get('confirm') else None) or (
-            limit if steady is None or math.isinf(steady) else
-            min(max(steady, self.params.duration), limit))
+        if s.get('confirm'):
+            limit = max(self.params.duration, float(self.confirmation().steady['limit']))
+        # the rounds' windows: the baseline runs' length
+        window = (s['confirm'].get('window') if s.get('confirm') else None) or \
+            self.objective_window()
+        # what a steady window of the finalists and the baseline needs, by
+        # the windows so far (said beside the limit the cost counts)
+        need = None
+        if s.get('confirm'):
+            compared = [self.space.base_candidate().to_dict()] + [
+                a['candidate'] for a in s['confirm']['arms']]
+            need = steady_length(
+                [(Candidate.from_dict(c), [m for t, m in windows if t['candidate'] == c])
+                 for c in compared], self.params.duration, limit, self.space.column_families)
         # a measurement's cost beside its window: restart, warm-up, the steps
         over = median([t['seconds'] - t['measurement']['seconds'] for t in done]) if done \
             else st.warmup + 60.0
         per_search = over + (median([t['measurement']['seconds'] for t in done]) if done
                              else self.params.duration)
-        search, confirmation = self.left()
+        search, confirmation, steadies = self.left()
         pre = canary.get('precondition') or {}
         # the preconditioning's rest of its limit (when it ends is the DB's to say)
         pending = (max(0.0, st.precondition_limit - pre.get('seconds', 0.0)
                        - pre.get('fill_seconds', 0.0))
                    if preconditioned and not pre.get('done') else 0.0)
-        left = pending + search * per_search + confirmation * (over + window)
+        # each steady window at its limit: at most
+        left = (pending + search * per_search + confirmation * (over + window)
+                + steadies * (over + limit))
         cur, w = s['current'], canary['window']
         if cur is not None and w is not None and cur['kind'] != 'recovery':
             # the measurement in flight is counted above whole: what its
             # warm-up and window spent comes off (an hour-long confirmation
             # window must not read as all still to come until it ends)
-            each = over + window if cur['kind'] == 'confirm' else per_search
+            each = (over + (limit if cur.get('steady') else window)
+                    if cur['kind'] == 'confirm' else per_search)
             left -= min(each, max(0.0, self.clock() - float(w['start'])))
         return {'steady_window': None if steady is None or math.isinf(steady) else steady,
                 'no_flush_seen': steady is not None and math.isinf(steady),
-                'steady_window_limit': st.steady_window_limit, 'confirm_window': window,
+                'steady_window_limit': limit, 'confirm_window': window,
+                'steady_windows_left': steadies, 'steady_need': need,
                 'left_seconds': max(0.0, left)}

@@ -3,7 +3,9 @@
 A trial:  next -> apply -> restart -> wait_up -> warmup -> measure -> next
 (the first baseline's, under the client load: wait_up -> precondition -> warmup)
 Then the confirmation (confirm.py): the top candidates by the model and the
-baseline, round after round, each measurement a trial of kind `confirm`:
+baseline, round after round, each measurement a trial of kind `confirm`,
+then the steady check's windows (the same moves; its trials name the arm
+checked in `steady`):
           confirm -> apply -> restart -> wait_up -> warmup -> measure -> confirm
 The end:  restore -> restore_wait -> end (done | stopped | aborted | failed)
 
@@ -183,23 +185,28 @@ class Phases:
             self.enter(P.RESTORE, 'confirmation done: ' + views.answer_line(result)
                        + '; restoring the canary')
             return 0
-        r, window = nxt
+        r, window, steady = nxt
         strangers = [slot.osd for slot in window if slot.osd not in self.canaries]
         if strangers:
             raise ValueError(f'the plan measures osd.{strangers[0]}, not a canary of this '
                              'session')
         first = len(s['trials'])
-        trials = [asdict(self._confirm_trial(conf, r, slot, first + k))
+        trials = [asdict(self._confirm_trial(conf, r, slot, first + k, steady))
                   for k, slot in enumerate(window)]
         # a window of several canaries: its trials in `slots`, the first's on top
         s['current'] = dict(trials[0], slots=trials) if len(trials) > 1 else trials[0]
-        self.enter(P.APPLY, f'confirmation round {r + 1}/{s["confirm"]["rounds"]}: ' + ', '.join(
+        what = (f'steady check of {steady} (pair {r + 1}/{conf.steady["pairs"]}, a window '
+                'until a compaction and every column family\'s cycle of WAL bytes)' if steady
+                else
+                f'confirmation round {r + 1}/{s["confirm"]["rounds"]}')
+        self.enter(P.APPLY, f'{what}: ' + ', '.join(
             ('the baseline' if t['arm'] == BASELINE else f'candidate {t["arm"]} '
              f'(trial {conf.arm(t["arm"])["trial"]})')
             + (f' on osd.{t["osd"]}' if len(trials) > 1 else '') for t in trials))
         return 0
 
-    def _confirm_trial(self, conf: Confirmation, r: int, slot: Slot, index: int) -> Trial:
+    def _confirm_trial(self, conf: Confirmation, r: int, slot: Slot, index: int,
+                       steady: str = '') -> Trial:
         if slot.arm == BASELINE:
             candidate = self.job.space.base_candidate().to_dict()
             options = self.s['base_options']
@@ -207,7 +214,7 @@ class Phases:
             a = conf.arm(slot.arm)
             candidate, options = a['candidate'], a['options']
         return Trial(index=index, kind='confirm', candidate=candidate, options=options,
-                     round=r, arm=slot.arm, started=self.clock(), osd=slot.osd)
+                     round=r, arm=slot.arm, started=self.clock(), osd=slot.osd, steady=steady)
 
     def after_trial(self) -> float:
         """What comes after a trial (or its recovery): the search's next, or
@@ -366,13 +373,15 @@ class Phases:
         cur = self.cur()
         delays = []
         length = self.search.window_length(cur)
+        steady_limit = self.search.steady_limit(cur)
         # a canary measured before the others keeps its measurement in its slot
         for c, trial in zip(self.in_window(), slots(cur)):
             if trial.get('measurement') is not None:
                 continue
             try:
                 m, delay = c.window.measure(now, Candidate.from_dict(trial['candidate']),
-                                            length=length)
+                                            length=length, steady_limit=steady_limit,
+                                            families=self.job.space.column_families)
             except ClusterError as e:
                 self.trial_failed(f'osd.{c.osd} failed during the measurement: {e}')
                 return 0
@@ -469,7 +478,7 @@ class Phases:
         if cur['kind'] == 'confirm':
             conf = self.search.confirmation()
             for t in slots(cur):
-                conf.failed(t['round'], t['arm'], error)
+                conf.failed(t['round'], t['arm'], error, t.get('steady', ''))
             conf.update()
         if cur['kind'] == 'candidate':
             self.search.tell(Candidate.from_dict(cur['candidate']), None)

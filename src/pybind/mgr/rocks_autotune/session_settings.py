@@ -42,6 +42,7 @@ class Settings:
     confirm_candidates: int = default('confirm_candidates')
     confirm_rounds: int = default('confirm_rounds')
     confirm_margin: float = default('confirm_margin')
+    steady_pairs: int = default('steady_pairs')
     detect: float = default('detect')
     inject_options: str = default('inject_options')  # test hook: appended to every candidate
     poll: float = 2.0  # not an option: how often a step waiting on the cluster looks again

@@ -21,6 +21,7 @@ __all__ = [
     'DimensionSpec',
     'SearchSpace',
     'ROCKSDB_DEFAULTS',
+    'flush_capacity',
 ]
 
 MiB = 1 << 20
@@ -163,7 +164,8 @@ class SearchSpace:
                  compressions: Sequence[str] = tuple(COMPRESSIONS),
                  max_memtable_bytes: int = 2 * GiB,
                  base: Optional[Mapping[str, str]] = None,
-                 column_families: Sequence[ColumnFamily] = (ColumnFamily('default'),)) -> None:
+                 column_families: Sequence[ColumnFamily] = (ColumnFamily('default'),),
+                 max_steady_bytes: int = 0) -> None:
         """``compressions``: what the OSD's RocksDB build supports;
         ``max_memtable_bytes``: cap on the memtable memory of all column
         families (``memtable_bytes``);
@@ -171,7 +173,11 @@ class SearchSpace:
         slowdown/stop triggers and max_total_wal_size;
         ``column_families``: the OSD's sharding (rocksdb_options.parse_sharding):
         each family holds its own memtables, and one that sets its own memtable
-        options keeps them whatever the candidate says.
+        options keeps them whatever the candidate says;
+        ``max_steady_bytes``: the most WAL bytes a steady window can write
+        (0: no limit): a candidate whose every column family's L0 cycle takes
+        more (window.steady_bytes) could never have its write-amp judged at
+        steady state, so is never proposed (Search.steady_cap sets it).
         """
         unknown = [c for c in compressions if c not in COMPRESSIONS]
         if unknown or not compressions:
@@ -196,6 +202,7 @@ class SearchSpace:
         # 0 / absent means RocksDB sizes the WAL limit dynamically, so there
         # is no fixed limit to check the flush size against.
         self.max_total_wal_size = parse_size(self.base.get('max_total_wal_size', '0'))
+        self.max_steady_bytes = max_steady_bytes
         self._dims: Tuple[DimensionSpec, ...] = _INT_DIMS + (
             DimensionSpec('compression', categories=self.compressions),)
 
@@ -232,7 +239,8 @@ class SearchSpace:
         return True
 
     def violations(self, c: Candidate) -> List[str]:
-        """Why ``c`` is unsafe to run on an OSD; empty if it is safe.
+        """Why ``c`` is unsafe to run on an OSD, or could not be judged; empty
+        if neither.
 
         Checked for any candidate, including warm starts outside the bounds.
         """
@@ -265,6 +273,12 @@ class SearchSpace:
                      f'{_human(self.max_total_wal_size)}'),
             lambda: (f'compression {c.compression!r} is not supported by this OSD '
                      f'(supported: {", ".join(self.compressions)})'),
+            # Its write-amp could never be seen at steady state in time: it
+            # could never be recommended, so it is not worth a restart.
+            lambda: (f'an L0 cycle of every column family takes '
+                     f'{_human(_capacity(self.column_families, n, size, merge) * l0)} of WAL, '
+                     f'over the {_human(self.max_steady_bytes)} a steady window can write '
+                     f'(steady_window_limit): its write-amp could not be judged'),
         )
         return [msg() for bad, msg in zip(broken, msgs) if bad]
 
@@ -293,6 +307,8 @@ class SearchSpace:
             # 0 = no fixed WAL limit to compare with
             0 < self.max_total_wal_size < buffer_size * merge,
             compression not in self.compressions,
+            0 < self.max_steady_bytes < (_capacity(self.column_families, n_buffers, buffer_size,
+                                                   merge) * l0_trigger),
         )
 
     @staticmethod
@@ -356,6 +372,27 @@ class SearchSpace:
         out = dict(base)
         out.update(c.to_options())
         return render_options(out)
+
+
+def flush_capacity(families: Sequence[ColumnFamily], c: Candidate) -> int:
+    """Bytes config `c`'s memtables take in, over every column family of
+    the sharding (`families`: SearchSpace.column_families), before each
+    family flushed once: shards x its write_buffer_size x its merge count, a
+    family's own options beating `c`'s (as memtable_bytes counts them).  The
+    merge count as RocksDB runs it: below the family's
+    max_write_buffer_number (it lowers a larger one, which a carried-over
+    baseline may hold: 2 buffers beside a family's merge of 32)."""
+    return _capacity(families, c.max_write_buffer_number, c.write_buffer_size,
+                     c.min_write_buffer_number_to_merge)
+
+
+def _capacity(families: Sequence[ColumnFamily], n_buffers: int, buffer_size: int,
+              merge: int) -> int:
+    """flush_capacity from the tuned values themselves (the search's rule)."""
+    return sum(cf.shards * cf.memtable.get('write_buffer_size', buffer_size)
+               * max(1, min(SearchSpace._merge_count(cf, merge),
+                            SearchSpace._buffer_count(cf, n_buffers) - 1))
+               for cf in families)
 
 
 def _human(n: int) -> str:

@@ -61,7 +61,7 @@ ENDED = tuple(e.value for e in Ending)
 TRIAL_KEY = 'session.trial.{}'
 # well below mon_config_key_max_entry_size (64 KiB): a value this big is a bug
 MAX_VALUE = 48 << 10
-STATE_VERSION = 4
+STATE_VERSION = 5
 # the fields of the start record; everything else but the trials is the head
 START_FIELDS = ('id', 'params', 'reason', 'originals', 'base_options', 'annexed',
                 'release_default', 'sharding', 'seed', 'started', 'settings', 'noout_at_start',
@@ -193,6 +193,9 @@ class SessionState(StartRecord, _Head, total=False):
     # the noise the baseline's A/A pairs measured and the confirmation's plan
     # at it (power.aa_noise, power.plan); None with no pair
     noise: Optional[Dict[str, Any]]
+    # the most WAL bytes a steady window can write, and whether the search
+    # keeps to it (Search.steady_cap); None without WAL counts
+    steady_cap: Optional[Dict[str, Any]]
 
 
 Get = Callable[[str], Optional[str]]
@@ -259,6 +262,23 @@ def migrate_v3(state: Dict[str, Any]) -> Dict[str, Any]:
     s['canaries'] = {str(osd): rec}
     s['config_changes'] = list(rec['config_changes'])
     s['plan'] = {'design': 'sequential', 'osds': [osd]}
+    return migrate_v4(s)
+
+
+def migrate_v4(state: Dict[str, Any]) -> Dict[str, Any]:
+    """Today's state from a version-4 one: its confirmation judged write-amp
+    in every round, in windows long enough for a compaction (its `window`).
+    It keeps its rounds and that one length for the rounds left (a ratio of
+    windows of unequal lengths measures the drift since a restart too); its
+    arms are judged on the objective over them, then the steady check
+    (confirm.py) measures write-amp in one pair of steady windows of at most
+    that length (the version-4 windows were capped by steady_window_limit)."""
+    s = dict(state, version=STATE_VERSION)
+    rec = s.get('confirm')
+    if isinstance(rec, dict) and 'steady' not in rec:
+        settings = s.get('settings') or {}
+        limit = settings.get('steady_window_limit') or rec.get('window') or 3600.0
+        s['confirm'] = dict(rec, steady={'pairs': 1, 'limit': float(limit)})
     return s
 
 
@@ -324,7 +344,12 @@ class SessionStore:
             raise ValueError('session head is not a record')
         if head.get('version') == 1:
             return renamed_workload(with_canaries_at_start(migrate_v1(head)))
-        if head.get('version') in (2, 3):
+        if head.get('version') == 4:
+            # the steady check's limit is the session's setting, in the start record
+            start = self.load_start()
+            head = migrate_v4(dict(head, settings=(start or {}).get('settings')))
+            head.pop('settings', None)
+        elif head.get('version') in (2, 3):
             # the canary's fields need its OSD, in the start record
             start = self.load_start()
             if start is not None:

@@ -104,6 +104,21 @@ def groups_text(arm: Mapping[str, Any]) -> str:
     return (f'; C\'s IOPS {ratio_text(arm["iops_c"])}, R\'s {ratio_text(arm["iops_r"])}')
 
 
+def steady_text(arm: Mapping[str, Any]) -> str:
+    """An arm's steady check: its write-amp ratio at steady state and
+    whether each side's window reached steady state (steady_check.saw_compaction:
+    a compaction and its column families' cycle of WAL bytes; '' if it had none)."""
+    st = arm.get('steady')
+    if not st:
+        return ''
+    seen = {True: 'reached steady state', False: 'not steady', None: 'not yet measured'}
+    ratio = ('-' if st.get('ratio') is None else
+             ('<=' if st.get('upper_bound') else '') + f'{st["ratio"]:.2f}x')
+    return (f'; steady write-amp {ratio} over {len(st["pairs"])} pair(s) (its window '
+            f'{seen[st.get("arm_seen")]}, the baseline\'s {seen[st.get("baseline_seen")]})'
+            + (f': {st["verdict"]}' if st.get('verdict') else ': steady check in progress'))
+
+
 def answer_line(result: Mapping[str, Any]) -> str:
     """One line: what the confirmation recommends, with its figures."""
     arm = recommended_arm(result)
@@ -116,14 +131,29 @@ def answer_line(result: Mapping[str, Any]) -> str:
             return (f'keep your current options: {result["rounds_done"]} of '
                     f'{result["rounds"]} rounds measured, too few for a '
                     f'{result["level"]:.0%} interval (it takes {MIN_ROUNDS})')
+        passed = [a for a in result['arms'] if a.get('objective_verdict') == 'passes']
+        if passed:
+            # its objective passed; its steady check said no, or did not finish (a stop)
+            return (f'keep your current options: {", ".join(a["arm"] for a in passed)} '
+                    f'cleared the {result["margin"]:.0%} {name} margin, but none was found '
+                    f'within the {result["budget"]:.2f}x write-amp budget at steady state ('
+                    + '; '.join(f'{a["arm"]}: {a["verdict"]}, {a["why"]}'
+                                if a['verdict'] != 'passes' else
+                                f'{a["arm"]}: its steady check did not finish'
+                                for a in passed) + ')')
         return (f'keep your current options: no candidate\'s {name} cleared the '
-                f'{result["margin"]:.0%} margin within the write-amp budget over '
+                f'{result["margin"]:.0%} margin over '
                 f'{result["rounds_done"]} of {result["rounds"]} rounds{design}'
                 + seen_text(result.get('seen')))
+    if arm.get('steady'):
+        wa = (f'steady write-amp {"<=" if arm["steady"].get("upper_bound") else ""}'
+              f'{arm["steady"]["ratio"]:.2f}x the baseline\'s '
+              f'(its own steady windows, within the {result["budget"]:.2f}x budget)')
+    else:  # a confirmation saved before the steady check judged write-amp per round
+        wa = f'write-amp {ratio_text(arm["write_amp"])} of the baseline'
     return (f'recommend trial {arm["trial"]} ({arm["arm"]}): {name} '
-            f'{ratio_text(arm["objective"])}, write-amp {ratio_text(arm["write_amp"])} '
-            f'of the baseline over {arm["objective"]["rounds"]} rounds{design} '
-            f'({result["level"]:.0%} intervals){groups_text(arm)}')
+            f'{ratio_text(arm["objective"])} over {arm["objective"]["rounds"]} '
+            f'rounds{design} ({result["level"]:.0%} intervals), {wa}{groups_text(arm)}')
 
 
 def gain_text(g: Optional[float]) -> str:
@@ -163,10 +193,28 @@ def seen_text(seen: Optional[Mapping[str, Any]]) -> str:
             f'{seen["power"]:.0%} of the time: a smaller one goes unseen')
 
 
+def steady_cap_line(cap: Mapping[str, Any]) -> str:
+    """Which candidates the search proposes, by what a steady window can
+    write (Search.steady_cap)."""
+    fits = (f'{cap["bytes"] / 2**20:.0f} MiB of WAL (the baseline\'s '
+            f'{cap["rate"] / 2**20:.2f} MiB/s for {cap["limit"]:.0f}s, steady_window_limit)')
+    if cap.get('applied') is False:
+        least = cap.get('smallest')
+        at = (f'; the least of the space\'s candidates drawn takes {least / 2**20:.0f} MiB, '
+              f'{least / cap["rate"]:.0f}s at this rate' if least and cap['rate'] else '')
+        return (f'search: every candidate, though a steady window writes about {fits}: '
+                'too little for enough of the space; a candidate whose column families\' '
+                'L0 cycles take more ends "write-amp unknown" (raise steady_window_limit'
+                f'{at})')
+    return ('search: only candidates whose write-amp a steady window can judge '
+            f'(every column family\'s L0 cycle within {fits})')
+
+
 def status_of(s: SessionState, osd: int, progress: float, health: List[str],
               release_default: str, max_memtable_bytes: int) -> Dict[str, Any]:
     """The `status -f json` fields."""
     noise = s.get('noise')
+    cap = s.get('steady_cap')
     return {
         'state': s['state'], 'phase': s['phase'], 'id': s['id'], 'osd': osd,
         'reason': s['reason'], 'message': s['message'], 'error': s['error'],
@@ -177,6 +225,8 @@ def status_of(s: SessionState, osd: int, progress: float, health: List[str],
         'progress': progress, 'baseline': s['baseline'],
         # the noise the baseline's A/A pairs measured, and the confirmation's plan at it
         'noise': noise, 'noise_line': noise_line(noise) if noise else None,
+        # the search keeps to candidates whose write-amp a steady window can judge
+        'steady_cap': cap, 'steady_cap_line': steady_cap_line(cap) if cap else None,
         # split or sequential, and why (measurement_plan.py)
         'design': session_design(s),
         # the answer: the confirmation's (the search's leader is only its progress)

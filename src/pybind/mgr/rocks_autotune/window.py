@@ -8,25 +8,57 @@ state (`window`), so a step is all that is lost with a mgr.  A ClusterError
 
 A search window lasts --duration, then grows until it covers `min_flushes`
 memtable flushes, at most max_window_factor times --duration, and is marked
-short if it did not.  Every window of a confirmation has one length
-(`confirmation_length`): long enough for the slowest config it compares to
-go through an L0 compaction cycle, so that write-amp compares at steady
-state, and at most `steady_window_limit`.  One length because IOPS and
+short if it did not.  Every window of a confirmation's rounds has one
+length, the baseline runs' (the length the noise was measured on): IOPS and
 latency drift with the time since a restart, and a ratio of windows of
-unequal lengths measures that drift too.  A confirmation window whose
-busiest column family saw no compaction below L0 (counted by RocksDB; or,
-when the canary gives no figures, estimated by perf_counters.l0_cycles) is marked
-short, and its write-amp is left out of the verdict (paired_stats.STEADY_ONLY).
+unequal lengths measures that drift too.  Those windows judge the objective
+only; write-amp counts only at steady state, so it is judged in the steady
+check's windows (steady_check.py): each lasts until its config's busiest
+column family went through a compaction below L0 (counted by RocksDB; or,
+when the canary gives no figures, estimated by perf_counters.l0_cycles)
+*and* its WAL bytes cover `steady_bytes`, at most `steady_window_limit`,
+and is marked short if it saw less.  `steady_window` and `steady_length`
+estimate how long that takes (status says it beside the limit).
+
+Why the WAL bytes too.  A window's write-amp counts what RocksDB flushed and
+compacted in it; what still sits in memtables at its end is counted as WAL
+only.  The restart that applies the window's config empties the memtables
+(the WAL is replayed and flushed at open), so that residue is not made up
+by one at the start: it is all undercount, up to the memtables' whole flush
+capacity.
+One family's compaction does not bound it: under BlueStore's sharding (12
+column families by default; L and P merging 32 memtables whatever the
+config says) a config of 4-MiB memtables merged by 8 saw O-1 flush and
+compact once after 127 s and 170 MB of WAL while P and L (128 MiB a flush)
+never flushed: write-amp 0.48, WAL only, read as 0.24x the baseline's.
+So the window also waits for `steady_bytes`: the WAL bytes a window in
+which every family went through an L0 cycle has at least written (each
+family's shards x write_buffer_size x merge count, its own options beating
+the config's, space.flush_capacity, times the L0 trigger).  Read from
+counts the canary gives for any config (RocksDB's WAL ticker, else
+BlueFS's), it needs no per-family bytes, which RocksDB's dump does not give
+(its per-level Write(GB) is in 0.1 GB steps, per family flush counts say
+nothing of bytes).  Rejected: waiting for every family the baseline's or
+the search's windows flushed to flush and compact here (per-family counts
+kept per window, a check that depends on the order of a pair's windows,
+and families whose data dies in their memtables, as P's and L's merge of
+32 is meant to make it, may never flush at steady state: no window would
+end); and per-family written bytes (not in the dump).  It is a necessary
+condition, not a proof, and errs both ways: a load that writes one family
+alone still waits for every family's bytes (conservative: a longer window,
+never a wrong verdict), and a family that takes little of the load may
+still not have flushed (its share of the write-amp is as small).
 """
 import math
 from dataclasses import dataclass
 from statistics import median
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from . import perf_counters
 from .cluster import Cluster, ClusterError
 from .perf_counters import Measurement
-from .space import Candidate
+from .rocksdb_options import ColumnFamily
+from .space import Candidate, flush_capacity
 from .store import CanaryRecord
 from .rocksdb_stats import KvStats, counts, delta
 from .workload import KeyspaceWorkload, Workload
@@ -56,6 +88,17 @@ def flush_size(c: Candidate) -> int:
     return c.write_buffer_size * c.min_write_buffer_number_to_merge
 
 
+# a sharding of one family: RocksDB's default, as SearchSpace's
+ONE_FAMILY: Tuple[ColumnFamily, ...] = (ColumnFamily('default'),)
+
+
+def steady_bytes(c: Candidate, families: Sequence[ColumnFamily] = ONE_FAMILY) -> int:
+    """WAL bytes a window of config `c` wrote at least if each of the
+    sharding's column families (`families`) went through an L0 cycle: their
+    flush capacity (space.flush_capacity) times the L0 trigger."""
+    return flush_capacity(families, c) * c.level0_file_num_compaction_trigger
+
+
 def fill_rate(configs: Iterable[Tuple[Candidate, List[Measurement]]]) -> Optional[float]:
     """Bytes a second the busiest column family's memtables took in, pooled
     over every config's windows (its flushes x that config's flush_size, over
@@ -77,7 +120,7 @@ def steady_window(c: Candidate, ms: List[Measurement],
     the flush rate RocksDB counted in its own windows `ms`, or, when they
     counted fewer than OWN_RATE_FLUSHES, at the rate the load fills `c`'s
     memtables (`rate`, fill_rate); math.inf if nothing flushed; None if the
-    canary gave no counts (see confirmation_length's fallback)."""
+    canary gave no counts (see steady_length's fallback)."""
     counted = [m for m in ms if m.cf_flushes is not None and m.seconds > 0]
     flushes = sum(m.cf_flushes or 0 for m in counted)
     if flushes >= OWN_RATE_FLUSHES or (flushes and not rate):
@@ -90,25 +133,36 @@ def steady_window(c: Candidate, ms: List[Measurement],
     return math.inf
 
 
-def confirmation_length(configs: Iterable[Tuple[Candidate, List[Measurement]]],
-                        duration: float, limit: float) -> float:
-    """Seconds every confirmation window lasts: the longest time any of the
+def wal_rate(ms: Iterable[Measurement]) -> Optional[float]:
+    """The median over windows `ms` of their WAL bytes a second, as a steady
+    window counts them (RocksDB's, else BlueFS's); None if none counted any."""
+    rates = [(m.rocksdb_wal_bytes or m.wal_bytes) / m.seconds for m in ms
+             if m.seconds > 0 and (m.rocksdb_wal_bytes or m.wal_bytes) > 0]
+    return median(rates) if rates else None
+
+
+def steady_length(configs: Iterable[Tuple[Candidate, List[Measurement]]],
+                  duration: float, limit: float,
+                  families: Sequence[ColumnFamily] = ONE_FAMILY) -> float:
+    """Seconds a steady window of the configs compared needs, by what their
+    windows so far saw: the longest time any of the
     configs (each with its search windows) needs for an L0 compaction cycle
-    (steady_window, at the load's fill_rate over all of them), within
-    [duration, limit].  Without RocksDB's counts, a cycle's WAL bytes at the
-    WAL rate its windows saw."""
+    (steady_window, at the load's fill_rate over all of them) and for its
+    steady_bytes over the sharding `families` at the WAL rate its windows
+    saw, within [duration, limit].  Without RocksDB's counts, a cycle's WAL
+    bytes at that rate."""
     configs = list(configs)
     rate = fill_rate(configs)
     need = duration
     for c, ms in configs:
+        logged = wal_rate(ms)
+        if logged:
+            need = max(need, steady_bytes(c, families) / logged)
         steady = steady_window(c, ms, rate)
         if steady is not None:
             need = max(need, steady)
-            continue
-        rates = [m.wal_bytes / m.seconds for m in ms if m.seconds > 0 and m.wal_bytes > 0]
-        if rates:
-            need = max(need, flush_size(c) * c.level0_file_num_compaction_trigger
-                       / median(rates))
+        elif logged:
+            need = max(need, flush_size(c) * c.level0_file_num_compaction_trigger / logged)
     return min(need, max(duration, limit))
 
 
@@ -171,19 +225,26 @@ class Window:
             return True, 0
         return False, min(self._drive(left), left)
 
-    def measure(self, now: float, c: Candidate,
-                length: Optional[float] = None) -> Tuple[Optional[Measurement], float]:
-        """(the measurement once the window is done, delay before the next call);
-        `length`: a confirmation window's (confirmation_length), which then
-        neither ends sooner nor grows, and is short without an L0 cycle."""
+    def measure(self, now: float, c: Candidate, length: Optional[float] = None,
+                steady_limit: Optional[float] = None,
+                families: Sequence[ColumnFamily] = ONE_FAMILY
+                ) -> Tuple[Optional[Measurement], float]:
+        """(the measurement once the window is done, delay before the next call).
+        `length`: a confirmation round's window (the baseline runs' length),
+        which neither ends sooner nor grows, and is marked short without an
+        L0 cycle.  `steady_limit`: a steady window (the steady check's),
+        which lasts at least --duration, then until the busiest column
+        family went through a compaction below L0 and the WAL bytes cover
+        steady_bytes over the sharding's column families (`families`), at
+        most this long, and is marked short if it saw less."""
         st = self.settings
         w = self._window()
         flush_bytes = flush_size(c)
         trigger = c.level0_file_num_compaction_trigger
-        cycles = 0.0 if length is None else 1.0
+        cycles = 0.0 if length is None and steady_limit is None else 1.0
         elapsed = now - w['start']
         bench = self.workload is not None
-        until = st.duration if length is None else length
+        until = length if length is not None else st.duration
         if elapsed < until:
             return None, min(self._drive(until - elapsed), until - elapsed)
         if bench and not w['bench_seconds']:
@@ -202,17 +263,26 @@ class Window:
         else:
             covered = perf_counters.wal_bytes(w['before'], after) / flush_bytes
             seen_cycles = perf_counters.l0_cycles(w['before'], after, flush_bytes, trigger)
-        short = covered < st.min_flushes or (length is not None and seen_cycles < cycles)
-        if short and length is None and elapsed < st.duration * st.max_window_factor:
-            # too little written to see this config's write-amp: extend
-            return None, self._drive(st.extend_seconds)
+        need = steady_bytes(c, families) if steady_limit is not None else 0
+        if steady_limit is not None:
+            logged = perf_counters.logged_wal(w['before'], after, kv)
+            if (seen_cycles < cycles or logged < need) and elapsed < steady_limit:
+                # no compaction yet, or too few bytes for every column family
+                # to have gone through one: go on, up to the limit
+                step = min(st.extend_seconds, steady_limit - elapsed)
+                return None, min(self._drive(step), step)
+        else:
+            short = covered < st.min_flushes or (length is not None and seen_cycles < cycles)
+            if short and length is None and elapsed < st.duration * st.max_window_factor:
+                # too little written to see this config's write-amp: extend
+                return None, self._drive(st.extend_seconds)
         return perf_counters.measure(w['before'], after, seconds=elapsed, flush_bytes=flush_bytes,
                                      min_flushes=st.min_flushes,
                                      bench_bytes=w['bytes'] if bench else None,
                                      bench_seconds=w['bench_seconds'] if bench else None,
                                      trigger=trigger, min_cycles=cycles, kv=kv,
                                      reference_bytes=w.get('reference_bytes') if bench
-                                     else None), 0
+                                     else None, steady_bytes=need), 0
 
 
 class Precondition:

@@ -157,8 +157,8 @@
     const table = $('confirm');
     table.hidden = !c;
     const b = st.baseline;
-    $('noise-note').textContent = st.noise_line ? st.noise_line.charAt(0).toUpperCase()
-      + st.noise_line.slice(1) + '.' : '';
+    $('noise-note').textContent = [st.noise_line, st.steady_cap_line].filter(Boolean)
+      .map(l => l.charAt(0).toUpperCase() + l.slice(1) + '.').join(' ');
     // split or sequential, why, and what C/R reads on a shared host (views.session_design)
     const d = st.design;
     $('design-note').textContent = d ? 'Measurement design: ' + d.design + (d.why ? ' (' + d.why + ')' : '')
@@ -173,7 +173,8 @@
     }
     const r = c.result;
     const head = el('tr');
-    for (const h of ['candidate', 'trial', objectiveName(r.objective), 'kv_sync latency', 'write-amp', 'rounds', 'verdict']) {
+    for (const h of ['candidate', 'trial', objectiveName(r.objective), 'kv_sync latency', 'write-amp (short windows)', 'rounds',
+      'objective verdict', 'steady write-amp', 'verdict']) {
       head.append(el('th', h));
     }
     table.tHead.replaceChildren(head);
@@ -187,7 +188,12 @@
       tr.title = options[a.arm] || '';
       tr.append(el('td', a.arm), el('td', a.trial));
       for (const [key] of FIGURES) tr.append(el('td', ratioText(a[key].ratio)));
-      tr.append(el('td', a.objective.rounds), el('td', a.verdict + (a.why ? ': ' + a.why : '')));
+      const st = a.steady;
+      const seen = (v) => (v === true ? 'reached steady state' : v === false ? 'not steady' : 'not yet');
+      tr.append(el('td', a.objective.rounds), el('td', a.objective_verdict || a.verdict),
+        el('td', st ? (st.ratio === null ? '-' : (st.upper_bound ? '<=' : '') + st.ratio.toFixed(2) + 'x')
+          + ' (its window ' + seen(st.arm_seen) + ', the baseline\'s ' + seen(st.baseline_seen) + ')' : '-'),
+        el('td', a.verdict + (a.why ? ': ' + a.why : '')));
       body.append(tr);
     }
     const better = r.direction === 'higher' ? 'above ' + (1 + r.margin).toFixed(2) + 'x' : 'below ' + (1 / (1 + r.margin)).toFixed(2) + 'x';

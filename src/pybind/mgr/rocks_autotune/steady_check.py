@@ -1,0 +1,140 @@
+"""The steady check, after the confirmation's rounds: write-amp at steady
+state, for the arms whose objective passed.
+
+The rounds' windows are as long as the noise was measured on (the baseline
+runs' windows): too short, on Ceph's default options, for any column family
+to go through a compaction, and so for write-amp at steady state.  So
+write-amp is judged apart: the baseline and the arm each measured in a
+*steady window* (window.py: it lasts until the config's busiest column
+family went through a compaction below L0 and its WAL bytes cover what
+every column family's memtables take in through an L0 cycle, at most
+steady_window_limit; window.py's docstring says why both),
+`pairs` times, each pair in an order drawn from the session's seed.  The
+two windows of a pair may differ in length: write-amp is a ratio of bytes
+(DB bytes over client bytes), not a rate, so a longer window does not
+bias it.
+
+Each arm gets fresh pairs: its baseline windows run next to its own (the
+device's state drifts over the hours a steady window can take, and a
+baseline measured for an earlier arm is older than the pair).
+
+Plain data and functions; confirm.py keeps the record and the trials (kind
+`confirm` with `steady` naming the arm checked, `round` the pair).
+"""
+import random
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from .measurement_plan import BASELINE
+from .perf_counters import median, write_amps
+
+RECOMMENDED, OVER_BUDGET, UNKNOWN = 'recommended', 'over budget', 'write-amp unknown'
+
+
+def order(seed: Any, arm: str, pair: int) -> List[str]:
+    """Pair `pair`'s order for `arm`'s check, from the session's seed (a
+    replayed session draws the same)."""
+    out = [BASELINE, arm]
+    random.Random(f'{seed}/steady/{arm}/{pair}').shuffle(out)
+    return out
+
+
+def _count(m: Mapping[str, Any], key: str) -> Optional[float]:
+    v = m.get(key)
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def _compacted(m: Mapping[str, Any]) -> bool:
+    """The window saw its busiest family's compaction below L0 (counted, or
+    without a count, not marked short)."""
+    cycles = _count(m, 'l0_cycles')
+    return cycles >= 1 if cycles is not None else not m.get('window_short')
+
+
+def saw_compaction(m: Mapping[str, Any]) -> bool:
+    """The steady window reached steady state: it saw a compaction below L0
+    (its busiest column family's, counted by RocksDB, else estimated:
+    perf_counters.l0_cycles) and its WAL bytes covered what every column
+    family's memtables take in through an L0 cycle (`wal_cover`).  Not
+    `window_short`, which also marks a window of fewer than min_flushes
+    flushes: one flush onto a nearly full L0 is a whole cycle's end.  A
+    window without `wal_cover` (measured before it was counted) did not
+    show it: not steady."""
+    cover = _count(m, 'wal_cover')
+    return _compacted(m) and cover is not None and cover >= 1
+
+
+def not_steady_why(m: Mapping[str, Any]) -> str:
+    """What a window that saw no steady state lacked."""
+    cover = _count(m, 'wal_cover')
+    if not _compacted(m):
+        return 'no compaction below L0'
+    if cover is None:
+        return 'its WAL bytes were not checked against its column families\' memtables'
+    return (f'a compaction, but {cover:.0%} of the WAL bytes its column families\' '
+            'memtables take in through an L0 cycle')
+
+
+@dataclass
+class Pair:
+    ratio: Optional[float]  # arm's steady write-amp / the baseline's (None: not counted)
+    arm_seen: bool          # each side's window reached steady state (saw_compaction)
+    baseline_seen: bool
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {'ratio': self.ratio, 'arm_seen': self.arm_seen,
+                'baseline_seen': self.baseline_seen}
+
+
+@dataclass
+class SteadyVerdict:
+    arm: str
+    verdict: str  # recommended | over budget | write-amp unknown | '' (pairs to come)
+    why: str = ''
+    ratio: Optional[float] = None  # the median over the pairs
+    upper_bound: bool = False      # a baseline not steady: the ratio is at most this
+    pairs: List[Pair] = field(default_factory=list)
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {'verdict': self.verdict, 'why': self.why, 'ratio': self.ratio,
+                'upper_bound': self.upper_bound, 'pairs': [p.to_dict() for p in self.pairs],
+                'arm_seen': all(p.arm_seen for p in self.pairs) if self.pairs else None,
+                'baseline_seen': all(p.baseline_seen for p in self.pairs)
+                if self.pairs else None}
+
+
+def pair_of(arm_m: Mapping[str, Any], base_m: Mapping[str, Any]) -> Pair:
+    a, b = write_amps(arm_m, base_m)
+    try:
+        ratio: Optional[float] = float(a) / float(b) if a and b else None
+    except (TypeError, ValueError):
+        ratio = None
+    return Pair(ratio, saw_compaction(arm_m), saw_compaction(base_m))
+
+
+def judge(arm: str, measured: Sequence[Tuple[Mapping[str, Any], Mapping[str, Any]]],
+          wanted: int, budget: float, limit: float) -> SteadyVerdict:
+    """The arm's steady verdict from its measured pairs ((arm's, baseline's)
+    measurements); '' while fewer than `wanted` are in, unless one already
+    says its write-amp is unknown."""
+    pairs = [pair_of(a, b) for a, b in measured]
+    blind = [(p, a) for p, (a, _) in zip(pairs, measured) if not p.arm_seen or p.ratio is None]
+    if blind:
+        unseen = [a for p, a in blind if not p.arm_seen]
+        return SteadyVerdict(arm, UNKNOWN, (
+            f'not steady within steady_window_limit {limit:.0f}s ({not_steady_why(unseen[0])}): '
+            'its write-amp at steady state is unknown; raise steady_window_limit'
+            if unseen else 'its steady window counted no write-amp'), pairs=pairs)
+    if len(pairs) < wanted:
+        return SteadyVerdict(arm, '', pairs=pairs)
+    ratio = median([p.ratio for p in pairs if p.ratio is not None])
+    upper = not all(p.baseline_seen for p in pairs)
+    bound = (' (an upper bound: the baseline\'s window was not steady within '
+             f'steady_window_limit {limit:.0f}s, so its write-amp is a lower bound)'
+             if upper else '')
+    if ratio <= budget:
+        return SteadyVerdict(arm, RECOMMENDED, f'steady write-amp {ratio:.2f}x the '
+                             f'baseline\'s, within the {budget:.2f}x budget' + bound,
+                             ratio, upper, pairs)
+    return SteadyVerdict(arm, OVER_BUDGET, f'steady write-amp {ratio:.2f}x the baseline\'s, '
+                         f'over the {budget:.2f}x budget' + bound, ratio, upper, pairs)
