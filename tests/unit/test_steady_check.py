@@ -98,6 +98,10 @@ def test_a_candidate_20pc_better_within_budget_at_steady_state_is_recommended() 
     b = best_summary(s)
     assert b is not None and b['answer'] == 'recommend'
     assert 'steady write-amp 1.00x' in b['summary'] or 'steady write-amp 0.' in b['summary']
+    # the objective over the steady pair's whole windows, beside the claim:
+    # the fake's candidate is 1.2x faster however long the window
+    assert a['steady']['objective'] == pytest.approx(1.2, rel=0.05)
+    assert 'its objective 1.2' in b['summary'] and 'not an interval' in b['summary']
     text = report.best_text(b)
     # each side's window reached steady state (a compaction, and a cycle's WAL bytes)
     assert 'short windows' in text and 'reached steady state' in text
@@ -290,6 +294,18 @@ def test_the_steady_verdict_rules() -> None:
                                             'wal_cover': 1.0})
     assert not steady_check.saw_compaction({'window_short': True, 'l0_cycles': 1.0,
                                             'wal_cover': 0.99})
+    # the objective's ratio over the same windows, when the rounds' key is
+    # given (the median over the pairs); none without it
+
+    def mo(wa: float, iops: float) -> Dict[str, Any]:
+        return dict(m(wa), iops=iops)
+    got = judge('c1', [(mo(0.42, 110.0), mo(0.4, 100.0)), (mo(0.4, 90.0), mo(0.4, 100.0)),
+                       (mo(0.4, 130.0), mo(0.4, 100.0))], 3, 1.10, 600, 'iops')
+    assert got.objective == pytest.approx(1.1)
+    assert [p.objective for p in got.pairs] == pytest.approx([1.1, 0.9, 1.3])
+    assert got.to_dict()['objective'] == pytest.approx(1.1)
+    assert ok.objective is None and ok.to_dict()['pairs'][0]['objective'] is None
+    assert judge('c1', [(mo(0.4, 90.0), m(0.4))], 1, 1.10, 600, 'iops').objective is None
     # the order within a pair: from the seed, both orders drawn
     orders = {tuple(steady_check.order(0, 'c1', p)) for p in range(8)}
     assert orders == {('baseline', 'c1'), ('c1', 'baseline')}

@@ -195,7 +195,7 @@ class Confirmation:
                 arm, steady_check.UNKNOWN, 'the baseline\'s steady window failed '
                 f'{BASELINE_TRIES} times: its write-amp at steady state is unknown')
         return steady_check.judge(arm, measured, self.steady['pairs'], self.budget,
-                                  self.steady['limit'])
+                                  self.steady['limit'], self.rec['objective'])
 
     def _next_steady(self) -> Optional[Tuple[int, Window, str]]:
         """The steady check's next window: the passing arms best first, up

@@ -80,10 +80,14 @@ class Pair:
     ratio: Optional[float]  # arm's steady write-amp / the baseline's (None: not counted)
     arm_seen: bool          # each side's window reached steady state (saw_compaction)
     baseline_seen: bool
+    # the arm's objective / the baseline's over the same two whole windows:
+    # what the rounds' short windows after a restart judged, at steady state
+    # (reported beside the claim; one pair is a look at its sign, not a measure)
+    objective: Optional[float] = None
 
     def to_dict(self) -> Dict[str, Any]:
         return {'ratio': self.ratio, 'arm_seen': self.arm_seen,
-                'baseline_seen': self.baseline_seen}
+                'baseline_seen': self.baseline_seen, 'objective': self.objective}
 
 
 @dataclass
@@ -95,29 +99,42 @@ class SteadyVerdict:
     upper_bound: bool = False      # a baseline not steady: the ratio is at most this
     pairs: List[Pair] = field(default_factory=list)
 
+    @property
+    def objective(self) -> Optional[float]:
+        """The median over the pairs of the objective's ratio."""
+        got = [p.objective for p in self.pairs if p.objective is not None]
+        return median(got) if got else None
+
     def to_dict(self) -> Dict[str, Any]:
         return {'verdict': self.verdict, 'why': self.why, 'ratio': self.ratio,
+                'objective': self.objective,
                 'upper_bound': self.upper_bound, 'pairs': [p.to_dict() for p in self.pairs],
                 'arm_seen': all(p.arm_seen for p in self.pairs) if self.pairs else None,
                 'baseline_seen': all(p.baseline_seen for p in self.pairs)
                 if self.pairs else None}
 
 
-def pair_of(arm_m: Mapping[str, Any], base_m: Mapping[str, Any]) -> Pair:
-    a, b = write_amps(arm_m, base_m)
+def _ratio(a: Any, b: Any) -> Optional[float]:
     try:
-        ratio: Optional[float] = float(a) / float(b) if a and b else None
+        return float(a) / float(b) if a and b else None
     except (TypeError, ValueError):
-        ratio = None
-    return Pair(ratio, saw_compaction(arm_m), saw_compaction(base_m))
+        return None
+
+
+def pair_of(arm_m: Mapping[str, Any], base_m: Mapping[str, Any],
+            objective: str = '') -> Pair:
+    """A pair's figures; `objective`: the measurement's key the rounds judged."""
+    a, b = write_amps(arm_m, base_m)
+    return Pair(_ratio(a, b), saw_compaction(arm_m), saw_compaction(base_m),
+                _ratio(arm_m.get(objective), base_m.get(objective)) if objective else None)
 
 
 def judge(arm: str, measured: Sequence[Tuple[Mapping[str, Any], Mapping[str, Any]]],
-          wanted: int, budget: float, limit: float) -> SteadyVerdict:
+          wanted: int, budget: float, limit: float, objective: str = '') -> SteadyVerdict:
     """The arm's steady verdict from its measured pairs ((arm's, baseline's)
     measurements); '' while fewer than `wanted` are in, unless one already
     says its write-amp is unknown."""
-    pairs = [pair_of(a, b) for a, b in measured]
+    pairs = [pair_of(a, b, objective) for a, b in measured]
     blind = [(p, a) for p, (a, _) in zip(pairs, measured) if not p.arm_seen or p.ratio is None]
     if blind:
         unseen = [a for p, a in blind if not p.arm_seen]

@@ -116,7 +116,18 @@ def steady_text(arm: Mapping[str, Any]) -> str:
              ('<=' if st.get('upper_bound') else '') + f'{st["ratio"]:.2f}x')
     return (f'; steady write-amp {ratio} over {len(st["pairs"])} pair(s) (its window '
             f'{seen[st.get("arm_seen")]}, the baseline\'s {seen[st.get("baseline_seen")]})'
+            + steady_objective_text(st)
             + (f': {st["verdict"]}' if st.get('verdict') else ': steady check in progress'))
+
+
+def steady_objective_text(st: Mapping[str, Any]) -> str:
+    """The objective's ratio over the steady windows (whole windows at
+    steady state, where the rounds' are short and right after a restart):
+    beside the claim, not a confirmation of it."""
+    if st.get('objective') is None:
+        return ''
+    return (f', its objective {st["objective"]:.2f}x the baseline\'s over the same '
+            f'windows ({len(st["pairs"])} pair(s): a look at the sign, not an interval)')
 
 
 def answer_line(result: Mapping[str, Any]) -> str:
@@ -148,7 +159,8 @@ def answer_line(result: Mapping[str, Any]) -> str:
     if arm.get('steady'):
         wa = (f'steady write-amp {"<=" if arm["steady"].get("upper_bound") else ""}'
               f'{arm["steady"]["ratio"]:.2f}x the baseline\'s '
-              f'(its own steady windows, within the {result["budget"]:.2f}x budget)')
+              f'(its own steady windows, within the {result["budget"]:.2f}x budget'
+              f'{steady_objective_text(arm["steady"])})')
     else:  # a confirmation saved before the steady check judged write-amp per round
         wa = f'write-amp {ratio_text(arm["write_amp"])} of the baseline'
     return (f'recommend trial {arm["trial"]} ({arm["arm"]}): {name} '
