@@ -196,6 +196,8 @@ def test_metrics(done: panel.Snapshot) -> None:
     labels = f'arm="{best}",trial="{arm["trial"]}"'
     assert m[f'rocks_autotune_steady_write_amp_ratio{{{labels}}}'] == pytest.approx(
         arm['steady']['ratio'])
+    assert m[f'rocks_autotune_steady_objective_ratio{{{labels}}}'] == pytest.approx(
+        arm['steady']['objective'])
     for side in ('arm', 'baseline'):
         assert m[f'rocks_autotune_steady_compaction_seen{{{labels},side="{side}"}}'] == \
             float(arm['steady'][f'{side}_seen'])
