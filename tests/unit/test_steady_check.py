@@ -294,9 +294,9 @@ def test_the_steady_verdict_rules() -> None:
                                             'wal_cover': 1.0})
     assert not steady_check.saw_compaction({'window_short': True, 'l0_cycles': 1.0,
                                             'wal_cover': 0.99})
+
     # the objective's ratio over the same windows, when the rounds' key is
     # given (the median over the pairs); none without it
-
     def mo(wa: float, iops: float) -> Dict[str, Any]:
         return dict(m(wa), iops=iops)
     got = judge('c1', [(mo(0.42, 110.0), mo(0.4, 100.0)), (mo(0.4, 90.0), mo(0.4, 100.0)),

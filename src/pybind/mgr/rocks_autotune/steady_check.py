@@ -21,11 +21,13 @@ baseline measured for an earlier arm is older than the pair).
 Plain data and functions; confirm.py keeps the record and the trials (kind
 `confirm` with `steady` naming the arm checked, `round` the pair).
 """
+import math
 import random
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .measurement_plan import BASELINE
+from .paired_stats import log_ratio
 from .perf_counters import median, write_amps
 
 RECOMMENDED, OVER_BUDGET, UNKNOWN = 'recommended', 'over budget', 'write-amp unknown'
@@ -114,19 +116,18 @@ class SteadyVerdict:
                 if self.pairs else None}
 
 
-def _ratio(a: Any, b: Any) -> Optional[float]:
-    try:
-        return float(a) / float(b) if a and b else None
-    except (TypeError, ValueError):
-        return None
-
-
 def pair_of(arm_m: Mapping[str, Any], base_m: Mapping[str, Any],
             objective: str = '') -> Pair:
-    """A pair's figures; `objective`: the measurement's key the rounds judged."""
+    """A pair's figures; `objective`: the measurement's key the rounds judged
+    (its ratio taken as the rounds take theirs, paired_stats.log_ratio)."""
     a, b = write_amps(arm_m, base_m)
-    return Pair(_ratio(a, b), saw_compaction(arm_m), saw_compaction(base_m),
-                _ratio(arm_m.get(objective), base_m.get(objective)) if objective else None)
+    try:
+        ratio: Optional[float] = float(a) / float(b) if a and b else None
+    except (TypeError, ValueError):
+        ratio = None
+    log = log_ratio(arm_m.get(objective), base_m.get(objective)) if objective else None
+    return Pair(ratio, saw_compaction(arm_m), saw_compaction(base_m),
+                None if log is None else math.exp(log))
 
 
 def judge(arm: str, measured: Sequence[Tuple[Mapping[str, Any], Mapping[str, Any]]],
