@@ -286,11 +286,14 @@ def test_violation_flush_over_wal_limit() -> None:
                    for s in SearchSpace(base={'max_total_wal_size': '0'}).violations(big_flush))
 
 
+# Tentacle's sharding: L and P merge 32 whatever the candidate says
+TENTACLE_CFS = parse_sharding('m(3) p(3,0-12) O(3,0-13)=block_cache={type=binned_lru} '
+                              'L=min_write_buffer_number_to_merge=32 '
+                              'P=min_write_buffer_number_to_merge=32')
+
+
 def test_violation_write_amp_not_judgeable_in_a_steady_window() -> None:
-    # Tentacle's sharding: L and P merge 32 whatever the candidate says
-    fams = parse_sharding('m(3) p(3,0-12) O(3,0-13)=block_cache={type=binned_lru} '
-                          'L=min_write_buffer_number_to_merge=32 '
-                          'P=min_write_buffer_number_to_merge=32')
+    fams = TENTACLE_CFS
     # the lab's c1 (40 buffers here, under the memtable cap): 10 families x
     # 4 MiB x 8 + L, P x 4 MiB x 32 = 576 MiB,
     # times its L0 trigger of 2: 1,152 MiB through every family's L0 cycle
@@ -309,9 +312,7 @@ def test_violation_write_amp_not_judgeable_in_a_steady_window() -> None:
 def test_a_cycle_of_every_family_takes_at_most_the_trigger_times_the_wal_limit() -> None:
     # the lab's seed-4 c1 under Tentacle's sharding: 10 families x 11 MiB x
     # 22 + L, P x 11 MiB x 32 = 3124 MiB of flush capacity, trigger 2
-    fams = parse_sharding('m(3) p(3,0-12) O(3,0-13)=block_cache={type=binned_lru} '
-                          'L=min_write_buffer_number_to_merge=32 '
-                          'P=min_write_buffer_number_to_merge=32')
+    fams = TENTACLE_CFS
     c1 = Candidate(max_write_buffer_number=86, write_buffer_size=11 * MiB,
                    min_write_buffer_number_to_merge=22, level0_file_num_compaction_trigger=2,
                    max_bytes_for_level_base=265 * MiB, max_bytes_for_level_multiplier=10,
