@@ -47,8 +47,9 @@ def table(options: str, cfs: str, max_memtable_bytes: int, rates: Sequence[float
                         column_families=parse_sharding(cfs))
     safe = [space.from_point(x) for x in random_points(space, draws, seed)
             if space.point_is_safe(x)]
-    need = sorted(steady_bytes(c, space.column_families) for c in safe)
-    base = steady_bytes(space.base_candidate(), space.column_families)
+    wal = space.max_total_wal_size
+    need = sorted(steady_bytes(c, space.column_families, wal) for c in safe)
+    base = steady_bytes(space.base_candidate(), space.column_families, wal)
     out = [f'{len(safe)} safe points of {draws} drawn; WAL through every column family\'s '
            f'L0 cycle: smallest {need[0] / MiB:.0f} MiB, median {need[len(need) // 2] / MiB:.0f} '
            f'MiB, base options {base / MiB:.0f} MiB',

@@ -1,8 +1,10 @@
 """The client workload on the lab: the module's own librados writes, in PGs
 the canary serves, RocksDB's own figures in every window, the DB written into
 a steady state first, and nothing left behind."""
+import dataclasses
 import sys
 import os
+import time
 from typing import Any, Dict, List
 
 import pytest
@@ -10,7 +12,9 @@ import pytest
 from conftest import Lab
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', 'src', 'pybind', 'mgr'))
-from rocks_autotune import placement  # noqa: E402
+from rocks_autotune import placement, rocksdb_stats  # noqa: E402
+from rocks_autotune.rocksdb_options import parse_options  # noqa: E402
+from rocks_autotune.space import SearchSpace  # noqa: E402
 
 NS = 'rocks_autotune'
 STATS = ('rocksdb_perf', 'rocksdb_collect_extended_stats', 'rocksdb_collect_compaction_stats')
@@ -95,3 +99,64 @@ def test_a_client_session_writes_in_the_canarys_pgs_and_leaves_nothing(lab: Lab)
     # between windows, and a down OSD is in no up set)
     for name in written:
         assert 0 in osd_map(lab, 'rbd', name, NS)['up'], name
+
+
+def kv_counts(lab: Lab, osd: int) -> Dict[str, Any]:
+    return rocksdb_stats.counts(rocksdb_stats.parse(
+        lab.ceph('tell', f'osd.{osd}', 'dump_objectstore_kv_stats').stdout))
+
+
+def wal(before: Dict[str, Any], after: Dict[str, Any]) -> int:
+    return int(after['t'][rocksdb_stats.WAL_BYTES] - before['t'][rocksdb_stats.WAL_BYTES])
+
+
+def test_past_the_wal_limit_rocksdb_flushes_families_far_from_full(lab: Lab) -> None:
+    """A steady window waits for the L0 trigger times the WAL limit at most
+    (space.cycle_bytes), not for every family's flush capacity, because past
+    max_total_wal_size RocksDB flushes the families holding the oldest WAL
+    however little they took in.  On a real OSD: 64-MiB memtables merged by
+    4 (256 MiB a flush per family) under an 8-MiB WAL limit; client writes
+    of less WAL than one family's flush capacity still flush several
+    families, each more than once, and compact L0 (trigger 2)."""
+    osd, limit, capacity = 2, 8 << 20, 256 << 20
+    lab.wait('active+clean', lab.active_clean, 300)
+    running = lab.ceph('config', 'get', f'osd.{osd}', 'bluestore_rocksdb_options').stdout.strip()
+    cand = dataclasses.replace(SearchSpace.candidate_from_options(parse_options(running)),
+                               write_buffer_size=64 << 20, min_write_buffer_number_to_merge=4,
+                               max_write_buffer_number=8, level0_file_num_compaction_trigger=2)
+    opts = SearchSpace.render(dict(parse_options(running), max_total_wal_size=str(limit)), cand)
+    before = own(lab, osd)
+    names = ('bluestore_rocksdb_options',) + STATS
+    try:
+        for name, value in zip(names, (opts, 'true', 'true', 'true')):
+            lab.ceph('config', 'set', f'osd.{osd}', name, value)
+        lab.ceph('orch', 'daemon', 'restart', f'osd.{osd}')
+        lab.wait(f'osd.{osd} up', lambda: lab.osd(osd)['up'] == 1, 180)
+        lab.wait('active+clean', lab.active_clean, 300)
+        kv0 = kv_counts(lab, osd)
+        if not kv0['t'] or not kv0['c']:
+            pytest.skip('this release prints no RocksDB statistics per column family')
+        # rbd has size 3 on the lab's 3 OSDs: osd.2 takes every write; 4-KiB
+        # writes until the WAL passed the limit five times (a busy machine
+        # writes slower)
+        kv1, deadline = kv0, time.time() + 300
+        while wal(kv0, kv1) < 5 * limit and time.time() < deadline:
+            lab.run('rados', '-p', 'rbd', 'bench', '10', 'write', '-b', '4096', '-t', '16',
+                    timeout=120)
+            kv1 = kv_counts(lab, osd)
+    finally:
+        for name in names:
+            lab.ceph('config', 'rm', f'osd.{osd}', name)
+        lab.ceph('orch', 'daemon', 'restart', f'osd.{osd}')
+        lab.wait(f'osd.{osd} up', lambda: lab.osd(osd)['up'] == 1, 180)
+    assert own(lab, osd) == before
+    lab.wait('active+clean', lab.active_clean, 300)
+    written = wal(kv0, kv1)
+    flushes = {cf: f - kv0['c'].get(cf, [0, 0])[0] for cf, (f, _) in kv1['c'].items()}
+    compacted = {cf: c - kv0['c'].get(cf, [0, 0])[1] for cf, (_, c) in kv1['c'].items()}
+    seen = f'WAL {written >> 20} MiB, flushes {flushes}, compactions below L0 {compacted}'
+    # more WAL than the limit several times over, less than one family's capacity
+    assert 3 * limit < written < capacity, seen
+    # so every flush was the limit's: several families, each more than once
+    assert sum(n >= 2 for n in flushes.values()) >= 3, seen
+    assert any(n >= 1 for n in compacted.values()), seen

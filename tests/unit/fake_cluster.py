@@ -162,10 +162,12 @@ class FakeCluster:
         # Else the share of the WAL's bytes each family of the OSD's sharding
         # takes (by RocksDB's name: 'O-1', 'P'), each flushing at its own
         # size (its own memtable options beating the running ones) and
-        # compacting at the L0 trigger: osd -> family -> [memtable bytes, L0
-        # files, flushes, compactions]
+        # compacting at the L0 trigger, or flushed by the WAL limit: osd ->
+        # family -> [memtable bytes, L0 files, flushes, compactions, the WAL
+        # position (wal_pos) of its oldest unflushed byte]
         self.shares: Optional[Dict[str, float]] = None
         self.families: Dict[int, Dict[str, List[float]]] = {}
+        self.wal_pos: Dict[int, float] = {}  # osd -> WAL bytes its families took in
         self.perf_on: Dict[int, bool] = {}  # opened its DB with rocksdb_perf
         self.client_fails = ''  # client writes fail with this error
         # the client workload's objects, by (pool, namespace): name -> bytes written
@@ -489,27 +491,46 @@ class FakeCluster:
                 self.compactions[osd] += 1
 
     def _flush_families(self, osd: int, wal: float, cand: Any) -> None:
-        """`shares`: each family's memtables fill with its share of the WAL."""
+        """`shares`: each family's memtables fill with its share of the WAL;
+        a family whose oldest unflushed byte is more than the WAL limit back
+        is flushed however little it holds (RocksDB's max_total_wal_size, or
+        with 0 its own: 4 x every family's memtables)."""
         assert self.shares is not None
-        defs = {cf.name: cf for cf in parse_sharding(
-            self.config_get(f'osd.{osd}', 'bluestore_rocksdb_cfs'))}
+        sharding = parse_sharding(self.config_get(f'osd.{osd}', 'bluestore_rocksdb_cfs'))
+        defs = {cf.name: cf for cf in sharding}
+        space = SearchSpace(base=parse_options(self.running[osd]), column_families=sharding)
+        limit = space.max_total_wal_size or 4 * space.memtable_bytes(
+            cand.max_write_buffer_number, cand.write_buffer_size)
         fams = self.families.setdefault(osd, {})
+        start = self.wal_pos.get(osd, 0.0)
+        pos = self.wal_pos[osd] = start + wal
+
+        def flushed(f: List[float]) -> None:
+            f[1] += 1
+            f[2] += 1
+            self.counters[osd]['sst_files'] += 1
+            if f[1] >= cand.level0_file_num_compaction_trigger and self.compacts(
+                    self.running[osd]):
+                f[1] = 0
+                f[3] += 1
+                self.counters[osd]['sst_files'] += 1
+
         for name, share in self.shares.items():
             d = defs[name.split('-')[0]]
             # one shard's flush size: the session's own arithmetic (space.flush_capacity)
             flush = flush_capacity([ColumnFamily(d.name, 1, d.memtable)], cand)
-            f = fams.setdefault(name, [0.0, 0, 0, 0])
+            f = fams.setdefault(name, [0.0, 0, 0, 0, start])
+            if f[0] <= 0:
+                f[4] = start
             f[0] += wal * share
             while f[0] >= flush:
                 f[0] -= flush
-                f[1] += 1
-                f[2] += 1
-                self.counters[osd]['sst_files'] += 1
-                if f[1] >= cand.level0_file_num_compaction_trigger and self.compacts(
-                        self.running[osd]):
-                    f[1] = 0
-                    f[3] += 1
-                    self.counters[osd]['sst_files'] += 1
+                f[4] = pos
+                flushed(f)
+            if f[0] > 0 and pos - f[4] > limit:
+                f[0] = 0.0
+                f[4] = pos
+                flushed(f)
 
     def _write(self, osd: int, nbytes: int, lat: float) -> None:
         """What `nbytes` of writes do to an OSD's counters (at 25 per kv sync)."""

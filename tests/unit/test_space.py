@@ -8,7 +8,8 @@ import pytest
 
 from rocks_autotune.rocksdb_options import (NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT,
                                             OptionStringError, parse_options, parse_sharding)
-from rocks_autotune.space import GiB, MiB, TUNED_KEYS, Candidate, SearchSpace, flush_capacity
+from rocks_autotune.space import (GiB, MiB, TUNED_KEYS, Candidate, SearchSpace, cycle_bytes,
+                                  flush_capacity)
 
 NEW = Candidate(max_write_buffer_number=128, write_buffer_size=8 * MiB,
                 min_write_buffer_number_to_merge=16, level0_file_num_compaction_trigger=8,
@@ -285,11 +286,14 @@ def test_violation_flush_over_wal_limit() -> None:
                    for s in SearchSpace(base={'max_total_wal_size': '0'}).violations(big_flush))
 
 
+# Tentacle's sharding: L and P merge 32 whatever the candidate says
+TENTACLE_CFS = parse_sharding('m(3) p(3,0-12) O(3,0-13)=block_cache={type=binned_lru} '
+                              'L=min_write_buffer_number_to_merge=32 '
+                              'P=min_write_buffer_number_to_merge=32')
+
+
 def test_violation_write_amp_not_judgeable_in_a_steady_window() -> None:
-    # Tentacle's sharding: L and P merge 32 whatever the candidate says
-    fams = parse_sharding('m(3) p(3,0-12) O(3,0-13)=block_cache={type=binned_lru} '
-                          'L=min_write_buffer_number_to_merge=32 '
-                          'P=min_write_buffer_number_to_merge=32')
+    fams = TENTACLE_CFS
     # the lab's c1 (40 buffers here, under the memtable cap): 10 families x
     # 4 MiB x 8 + L, P x 4 MiB x 32 = 576 MiB,
     # times its L0 trigger of 2: 1,152 MiB through every family's L0 cycle
@@ -303,6 +307,32 @@ def test_violation_write_amp_not_judgeable_in_a_steady_window() -> None:
     assert len(v) == 1 and 'takes 1152 MiB of WAL' in v[0] and 'could not be judged' in v[0]
     # 0: no steady window planned, no limit
     assert SearchSpace(column_families=fams).violations(c1) == []
+
+
+def test_a_cycle_of_every_family_takes_at_most_the_trigger_times_the_wal_limit() -> None:
+    # the lab's seed-4 c1 under Tentacle's sharding: 10 families x 11 MiB x
+    # 22 + L, P x 11 MiB x 32 = 3124 MiB of flush capacity, trigger 2
+    fams = TENTACLE_CFS
+    c1 = Candidate(max_write_buffer_number=86, write_buffer_size=11 * MiB,
+                   min_write_buffer_number_to_merge=22, level0_file_num_compaction_trigger=2,
+                   max_bytes_for_level_base=265 * MiB, max_bytes_for_level_multiplier=10,
+                   compression='none')
+    assert flush_capacity(fams, c1) == 3124 * MiB
+    # past max_total_wal_size (1 GiB, as BlueStore's defaults set it) RocksDB
+    # flushes the families holding the oldest WAL: 2 GiB, not 6248 MiB
+    assert cycle_bytes(fams, c1, GiB) == 2 * GiB
+    # 0: RocksDB's own limit, 4 x every family's memtables (12 x 86 x 11 MiB): not binding
+    assert cycle_bytes(fams, c1, 0) == 2 * 3124 * MiB
+    # a smaller config's capacity binds before the limit
+    small = dataclasses.replace(c1, write_buffer_size=MiB, min_write_buffer_number_to_merge=2)
+    assert cycle_bytes(fams, small, GiB) == 2 * flush_capacity(fams, small) == 2 * 84 * MiB
+    # the search's rule counts it so: c1 fits a 3-GiB steady window under the limit
+    space = SearchSpace(base={'max_total_wal_size': '1G'}, column_families=fams,
+                        max_memtable_bytes=16 * GiB, max_steady_bytes=3 * GiB)
+    assert space.violations(c1) == []
+    v = SearchSpace(column_families=fams, max_memtable_bytes=16 * GiB,
+                    max_steady_bytes=3 * GiB).violations(c1)
+    assert len(v) == 1 and 'takes 6248 MiB of WAL' in v[0]
 
 
 def test_violation_compression_unsupported() -> None:

@@ -303,7 +303,9 @@ def sharded_window(options: str, shares: Dict[str, float], limit: float,
         clock.advance(delay)
     assert state['window']['kv_before'] is not None  # counted by RocksDB
     for _ in range(100000):
-        m, delay = w.measure(clock(), c, steady_limit=limit, families=families)
+        m, delay = w.measure(clock(), c, steady_limit=limit, families=families,
+                             max_total_wal_size=SearchSpace(
+                                 base=parse_options(options)).max_total_wal_size)
         if m is not None:
             return m, cluster
         clock.advance(delay)
@@ -351,6 +353,26 @@ def test_a_window_in_which_every_family_went_through_a_cycle_is_steady() -> None
     assert all(f[3] >= 1 for f in cluster.families[0].values())  # every family compacted
     assert m.wal_cover is not None and 1 <= m.wal_cover < 1.05 and not m.window_short
     assert m.seconds < 200  # 168 MiB at 1.34 MB/s: about 131 s
+    assert steady_check.saw_compaction(m.to_dict())
+
+
+def test_a_steady_window_waits_for_the_wal_limit_not_every_familys_memtables() -> None:
+    """Past max_total_wal_size RocksDB flushes whichever families hold the
+    oldest WAL, however little they took in: under a 256 MiB limit c1's
+    families (576 MiB of flush capacity, trigger 2) have each gone through
+    an L0 cycle by 512 MiB of WAL, those that take little in by the limit's
+    flushes, and the window ends there, steady, not at 1152 MiB."""
+    families = parse_sharding(SHARDED)
+    assert window.steady_bytes(C1, families, 256 * MiB) == 512 * MiB
+    assert window.steady_bytes(C1, families, 1 << 30) == window.steady_bytes(C1, families) \
+        == 1152 * MiB
+    opts = SearchSpace.render(dict(parse_options(PACIFIC_DEFAULT),
+                                   max_total_wal_size='268435456'), C1)
+    m, cluster = sharded_window(opts, LAB_SHARES, limit=3600.0)
+    fams = cluster.families[0]
+    assert all(f[3] >= 1 for f in fams.values())  # every family went through a cycle
+    assert m.wal_cover is not None and 1 <= m.wal_cover < 1.05 and not m.window_short
+    assert m.seconds < 450  # 512 MiB at 1.34 MB/s: about 400 s (1152 MiB: 900 s)
     assert steady_check.saw_compaction(m.to_dict())
 
 

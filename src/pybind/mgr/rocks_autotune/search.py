@@ -80,7 +80,7 @@ class Search:
                 self.space.max_steady_bytes = 0
                 fams = self.space.column_families
                 cap['smallest'] = min(
-                    (steady_bytes(self.space.from_point(x), fams)
+                    (steady_bytes(self.space.from_point(x), fams, self.space.max_total_wal_size)
                      for x in random_points(self.space, 1000, self.s['seed'])
                      if self.space.point_is_safe(x)), default=None)
                 self.space.max_steady_bytes = int(cap['bytes'])
@@ -295,7 +295,8 @@ class Search:
                 a['candidate'] for a in s['confirm']['arms']]
             need = steady_length(
                 [(Candidate.from_dict(c), [m for t, m in windows if t['candidate'] == c])
-                 for c in compared], self.params.duration, limit, self.space.column_families)
+                 for c in compared], self.params.duration, limit, self.space.column_families,
+                self.space.max_total_wal_size)
         # a measurement's cost beside its window: restart, warm-up, the steps
         over = median([t['seconds'] - t['measurement']['seconds'] for t in done]) if done \
             else st.warmup + 60.0

@@ -381,7 +381,8 @@ class Phases:
             try:
                 m, delay = c.window.measure(now, Candidate.from_dict(trial['candidate']),
                                             length=length, steady_limit=steady_limit,
-                                            families=self.job.space.column_families)
+                                            families=self.job.space.column_families,
+                                            max_total_wal_size=self.job.space.max_total_wal_size)
             except ClusterError as e:
                 self.trial_failed(f'osd.{c.osd} failed during the measurement: {e}')
                 return 0

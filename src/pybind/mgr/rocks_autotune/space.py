@@ -22,6 +22,7 @@ __all__ = [
     'SearchSpace',
     'ROCKSDB_DEFAULTS',
     'flush_capacity',
+    'cycle_bytes',
 ]
 
 MiB = 1 << 20
@@ -276,7 +277,7 @@ class SearchSpace:
             # Its write-amp could never be seen at steady state in time: it
             # could never be recommended, so it is not worth a restart.
             lambda: (f'an L0 cycle of every column family takes '
-                     f'{_human(_capacity(self.column_families, n, size, merge) * l0)} of WAL, '
+                     f'{_human(self._cycle(n, size, merge, l0))} of WAL, '
                      f'over the {_human(self.max_steady_bytes)} a steady window can write '
                      f'(steady_window_limit): its write-amp could not be judged'),
         )
@@ -307,9 +308,12 @@ class SearchSpace:
             # 0 = no fixed WAL limit to compare with
             0 < self.max_total_wal_size < buffer_size * merge,
             compression not in self.compressions,
-            0 < self.max_steady_bytes < (_capacity(self.column_families, n_buffers, buffer_size,
-                                                   merge) * l0_trigger),
+            0 < self.max_steady_bytes < self._cycle(n_buffers, buffer_size, merge, l0_trigger),
         )
+
+    def _cycle(self, n_buffers: int, buffer_size: int, merge: int, l0_trigger: int) -> int:
+        return _cycle_bytes(self.column_families, n_buffers, buffer_size, merge, l0_trigger,
+                            self.max_total_wal_size)
 
     @staticmethod
     def _buffer_count(cf: ColumnFamily, n_buffers: int) -> int:
@@ -321,9 +325,7 @@ class SearchSpace:
 
     def memtable_bytes(self, n_buffers: int, buffer_size: int) -> int:
         """The most memory the memtables of every column family may hold."""
-        return sum(cf.shards * self._buffer_count(cf, n_buffers)
-                   * cf.memtable.get('write_buffer_size', buffer_size)
-                   for cf in self.column_families)
+        return _memtable_bytes(self.column_families, n_buffers, buffer_size)
 
     def _families_text(self) -> str:
         n = sum(cf.shards for cf in self.column_families)
@@ -393,6 +395,39 @@ def _capacity(families: Sequence[ColumnFamily], n_buffers: int, buffer_size: int
                * max(1, min(SearchSpace._merge_count(cf, merge),
                             SearchSpace._buffer_count(cf, n_buffers) - 1))
                for cf in families)
+
+
+def _memtable_bytes(families: Sequence[ColumnFamily], n_buffers: int, buffer_size: int) -> int:
+    return sum(cf.shards * SearchSpace._buffer_count(cf, n_buffers)
+               * cf.memtable.get('write_buffer_size', buffer_size) for cf in families)
+
+
+def _wal_limit(families: Sequence[ColumnFamily], n_buffers: int, buffer_size: int,
+               max_total_wal_size: int) -> int:
+    """The live WAL bytes past which RocksDB flushes the column families
+    whose memtables hold the oldest WAL: max_total_wal_size, or, when 0,
+    RocksDB's own (4 x every family's write_buffer_size x
+    max_write_buffer_number)."""
+    return (max_total_wal_size if max_total_wal_size > 0
+            else 4 * _memtable_bytes(families, n_buffers, buffer_size))
+
+
+def cycle_bytes(families: Sequence[ColumnFamily], c: Candidate, max_total_wal_size: int) -> int:
+    """WAL bytes written by the time every column family of the sharding
+    went through an L0 cycle under config `c`: the L0 trigger's flushes of
+    what each family's memtables take in before one (flush_capacity), or,
+    when that is more, of the WAL limit (_wal_limit: past it RocksDB flushes
+    whichever families hold the oldest WAL, however little they took in)."""
+    return _cycle_bytes(families, c.max_write_buffer_number, c.write_buffer_size,
+                        c.min_write_buffer_number_to_merge,
+                        c.level0_file_num_compaction_trigger, max_total_wal_size)
+
+
+def _cycle_bytes(families: Sequence[ColumnFamily], n_buffers: int, buffer_size: int,
+                 merge: int, l0_trigger: int, max_total_wal_size: int) -> int:
+    """cycle_bytes from the tuned values themselves (the search's rule)."""
+    return l0_trigger * min(_capacity(families, n_buffers, buffer_size, merge),
+                            _wal_limit(families, n_buffers, buffer_size, max_total_wal_size))
 
 
 def _human(n: int) -> str:

@@ -34,7 +34,15 @@ never flushed: write-amp 0.48, WAL only, read as 0.24x the baseline's.
 So the window also waits for `steady_bytes`: the WAL bytes a window in
 which every family went through an L0 cycle has at least written (each
 family's shards x write_buffer_size x merge count, its own options beating
-the config's, space.flush_capacity, times the L0 trigger).  Read from
+the config's, space.flush_capacity, times the L0 trigger).  No family waits
+for more than the WAL limit, though: once the live WAL passes
+max_total_wal_size (BlueStore's defaults set 1 GiB; 0 is RocksDB's own, 4x
+every family's memtables) RocksDB flushes whichever families hold the
+oldest WAL, however little they took in, so a cycle's WAL is at most the
+trigger times that limit (space.cycle_bytes).  Without it, a config of 86
+x 11-MiB memtables merged by 22 under Tentacle's sharding (L and P merging
+32) waited for 6.1 GiB of WAL (3.05 GiB of flush capacity, trigger 2), over
+an hour at the lab's WAL rate; with it, for 2 GiB.  Read from
 counts the canary gives for any config (RocksDB's WAL ticker, else
 BlueFS's), it needs no per-family bytes, which RocksDB's dump does not give
 (its per-level Write(GB) is in 0.1 GB steps, per family flush counts say
@@ -58,7 +66,7 @@ from . import perf_counters
 from .cluster import Cluster, ClusterError
 from .perf_counters import Measurement
 from .rocksdb_options import ColumnFamily
-from .space import Candidate, flush_capacity
+from .space import Candidate, cycle_bytes
 from .store import CanaryRecord
 from .rocksdb_stats import KvStats, counts, delta
 from .workload import KeyspaceWorkload, Workload
@@ -92,11 +100,14 @@ def flush_size(c: Candidate) -> int:
 ONE_FAMILY: Tuple[ColumnFamily, ...] = (ColumnFamily('default'),)
 
 
-def steady_bytes(c: Candidate, families: Sequence[ColumnFamily] = ONE_FAMILY) -> int:
+def steady_bytes(c: Candidate, families: Sequence[ColumnFamily] = ONE_FAMILY,
+                 max_total_wal_size: int = 0) -> int:
     """WAL bytes a window of config `c` wrote at least if each of the
-    sharding's column families (`families`) went through an L0 cycle: their
-    flush capacity (space.flush_capacity) times the L0 trigger."""
-    return flush_capacity(families, c) * c.level0_file_num_compaction_trigger
+    sharding's column families (`families`) went through an L0 cycle: the L0
+    trigger times their flush capacity (space.flush_capacity), or times the
+    WAL limit (`max_total_wal_size` of the running options, 0: RocksDB's
+    own) when that is less (space.cycle_bytes)."""
+    return cycle_bytes(families, c, max_total_wal_size)
 
 
 def fill_rate(configs: Iterable[Tuple[Candidate, List[Measurement]]]) -> Optional[float]:
@@ -143,12 +154,14 @@ def wal_rate(ms: Iterable[Measurement]) -> Optional[float]:
 
 def steady_length(configs: Iterable[Tuple[Candidate, List[Measurement]]],
                   duration: float, limit: float,
-                  families: Sequence[ColumnFamily] = ONE_FAMILY) -> float:
+                  families: Sequence[ColumnFamily] = ONE_FAMILY,
+                  max_total_wal_size: int = 0) -> float:
     """Seconds a steady window of the configs compared needs, by what their
     windows so far saw: the longest time any of the
     configs (each with its search windows) needs for an L0 compaction cycle
     (steady_window, at the load's fill_rate over all of them) and for its
-    steady_bytes over the sharding `families` at the WAL rate its windows
+    steady_bytes over the sharding `families` (and the running options'
+    `max_total_wal_size`) at the WAL rate its windows
     saw, within [duration, limit].  Without RocksDB's counts, a cycle's WAL
     bytes at that rate."""
     configs = list(configs)
@@ -157,7 +170,7 @@ def steady_length(configs: Iterable[Tuple[Candidate, List[Measurement]]],
     for c, ms in configs:
         logged = wal_rate(ms)
         if logged:
-            need = max(need, steady_bytes(c, families) / logged)
+            need = max(need, steady_bytes(c, families, max_total_wal_size) / logged)
         steady = steady_window(c, ms, rate)
         if steady is not None:
             need = max(need, steady)
@@ -227,7 +240,7 @@ class Window:
 
     def measure(self, now: float, c: Candidate, length: Optional[float] = None,
                 steady_limit: Optional[float] = None,
-                families: Sequence[ColumnFamily] = ONE_FAMILY
+                families: Sequence[ColumnFamily] = ONE_FAMILY, max_total_wal_size: int = 0
                 ) -> Tuple[Optional[Measurement], float]:
         """(the measurement once the window is done, delay before the next call).
         `length`: a confirmation round's window (the baseline runs' length),
@@ -235,7 +248,8 @@ class Window:
         L0 cycle.  `steady_limit`: a steady window (the steady check's),
         which lasts at least --duration, then until the busiest column
         family went through a compaction below L0 and the WAL bytes cover
-        steady_bytes over the sharding's column families (`families`), at
+        steady_bytes over the sharding's column families (`families`, and
+        the running options' `max_total_wal_size`), at
         most this long, and is marked short if it saw less."""
         st = self.settings
         w = self._window()
@@ -263,7 +277,7 @@ class Window:
         else:
             covered = perf_counters.wal_bytes(w['before'], after) / flush_bytes
             seen_cycles = perf_counters.l0_cycles(w['before'], after, flush_bytes, trigger)
-        need = steady_bytes(c, families) if steady_limit is not None else 0
+        need = steady_bytes(c, families, max_total_wal_size) if steady_limit is not None else 0
         if steady_limit is not None:
             logged = perf_counters.logged_wal(w['before'], after, kv)
             if (seen_cycles < cycles or logged < need) and elapsed < steady_limit:
