@@ -115,7 +115,7 @@ def test_past_the_wal_limit_rocksdb_flushes_families_far_from_full(lab: Lab) -> 
     (space.cycle_bytes), not for every family's flush capacity, because past
     max_total_wal_size RocksDB flushes the families holding the oldest WAL
     however little they took in.  On a real OSD: 64-MiB memtables merged by
-    4 (256 MiB a flush per family) under an 4-MiB WAL limit; client writes
+    4 (256 MiB a flush per family) under a 4-MiB WAL limit; client writes
     of less WAL than one family's flush capacity still flush several
     families, each more than once, and compact L0 (trigger 2)."""
     osd, limit, capacity = 2, 4 << 20, 256 << 20
