@@ -115,10 +115,10 @@ def test_past_the_wal_limit_rocksdb_flushes_families_far_from_full(lab: Lab) -> 
     (space.cycle_bytes), not for every family's flush capacity, because past
     max_total_wal_size RocksDB flushes the families holding the oldest WAL
     however little they took in.  On a real OSD: 64-MiB memtables merged by
-    4 (256 MiB a flush per family) under an 8-MiB WAL limit; client writes
-    of less WAL than one family's flush capacity still flush several
-    families, each more than once, and compact L0 (trigger 2)."""
-    osd, limit, capacity = 2, 8 << 20, 256 << 20
+    4 (256 MiB a flush per family) under a 4-MiB WAL limit; client writes
+    of less WAL than one family's flush capacity still flush every family,
+    each more than once, and compact L0 (trigger 2)."""
+    osd, limit, capacity = 2, 4 << 20, 256 << 20
     lab.wait('active+clean', lab.active_clean, 300)
     running = lab.ceph('config', 'get', f'osd.{osd}', 'bluestore_rocksdb_options').stdout.strip()
     cand = dataclasses.replace(SearchSpace.candidate_from_options(parse_options(running)),
@@ -157,6 +157,7 @@ def test_past_the_wal_limit_rocksdb_flushes_families_far_from_full(lab: Lab) -> 
     seen = f'WAL {written >> 20} MiB, flushes {flushes}, compactions below L0 {compacted}'
     # more WAL than the limit several times over, less than one family's capacity
     assert 3 * limit < written < capacity, seen
-    # so every flush was the limit's: several families, each more than once
-    assert sum(n >= 2 for n in flushes.values()) >= 3, seen
+    # so every flush was the limit's: every family the OSD shows (Tentacle's
+    # 12; Pacific's dump, the default family only), each more than once
+    assert flushes and all(n >= 2 for n in flushes.values()), seen
     assert any(n >= 1 for n in compacted.values()), seen

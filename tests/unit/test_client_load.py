@@ -349,6 +349,25 @@ def test_status_says_how_long_a_steady_window_takes_and_what_is_left() -> None:
     assert s.time_said()['left_seconds'] == pytest.approx(before - 4.0)
 
 
+def test_a_steady_window_said_is_never_shorter_than_the_window() -> None:
+    # 256-KiB memtables compacting at one flush: a cycle in a few seconds,
+    # but a steady window lasts --duration at least, and status says that
+    tiny = SMALL.replace('write_buffer_size=1048576', 'write_buffer_size=262144').replace(
+        'level0_file_num_compaction_trigger=2', 'level0_file_num_compaction_trigger=1')
+    h = Harness(client_space=4 << 20, client_object_size=1 << 20,
+                precondition_limit=20.0, steady_window_limit=300.0)
+    h.cluster.config_set('osd.0', 'bluestore_rocksdb_options', tiny)
+    h.cluster.running[0] = tiny
+    s = h.start(osd=0, workload='client', trials=2, duration=12.0)
+    h.run(until=lambda s: s.s['baseline'] is not None)
+    base = [x['measurement'] for x in s.s['trials'] if x['verdict'] == 'baseline']
+    rate = sum(m['cf_flushes'] for m in base) / sum(m['seconds'] for m in base)
+    assert 1.25 / rate < 12.0 / 2
+    assert s.time_said()['steady_window'] == pytest.approx(12.0)
+    assert 'a steady-state window of the current options takes about 12s here' in \
+        report.status_text(s.status())
+
+
 def test_with_no_flush_in_any_window_the_status_says_windows_will_be_short() -> None:
     h = Harness(client_space=4 << 20, client_object_size=1 << 20,
                 precondition_limit=20.0, steady_window_limit=30.0)

@@ -95,7 +95,8 @@ def time_lines(t: Optional[Mapping[str, Any]], state: str) -> List[str]:
     if t.get('steady_window') is not None:
         steady = (f'a steady-state window of the current options takes about '
                   f'{t["steady_window"]:.0f}s here (its busiest column family\'s L0 '
-                  'compaction, at the flush rate the windows so far counted)')
+                  'compaction and the WAL of every family\'s, at the rates the windows so '
+                  'far counted, and --duration at least)')
     elif t.get('no_flush_seen'):
         steady = ('no window so far saw a flush: a steady-state window of the '
                   'current options is longer than they were')

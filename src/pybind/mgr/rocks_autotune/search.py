@@ -280,7 +280,14 @@ class Search:
         windows = [(t, Measurement.from_dict(t['measurement'])) for t in done]
         base = [m for t, m in windows if t['verdict'] == 'baseline']
         rate = fill_rate([(Candidate.from_dict(t['candidate']), [m]) for t, m in windows])
-        steady = steady_window(self.space.base_candidate(), base, rate) if base else None
+        base_c = self.space.base_candidate()
+        steady = steady_window(base_c, base, rate) if base else None
+        if steady is not None and not math.isinf(steady):
+            # what a steady window of them waits for beside that cycle: its
+            # WAL through every family's cycle, and --duration at least
+            steady = max(steady, steady_length(
+                [(base_c, base)], self.params.duration, math.inf, self.space.column_families,
+                self.space.max_total_wal_size))
         limit = max(self.params.duration, st.steady_window_limit)
         if s.get('confirm'):
             limit = max(self.params.duration, float(self.confirmation().steady['limit']))
