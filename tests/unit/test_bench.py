@@ -1,5 +1,6 @@
 """The pure parts of qa/bench: interleaving, medians and ratios, the table,
 and run-bench's check of the session's claim."""
+import argparse
 import copy
 import importlib.util
 import json
@@ -750,9 +751,30 @@ def test_design_aa_pools_each_designs_pairs_and_names_a_session_that_ran_another
     out = design_aa.table(str(path))
     split_sd = math.sqrt((0.03 ** 2 + 0.04 ** 2 + 0.05 ** 2) / 3)
     seq_sd = math.sqrt((0.3 ** 2 + 0.1 ** 2 + 0.2 ** 2) / 3)
-    assert f'| split | c_over_r, iops | 2 | 3 | {split_sd:.3f} | 8.0-12.0 |' in out, out
-    assert f'| sequential | iops | 1 | 3 | {seq_sd:.3f} | 9.5-12.0 |' in out, out
+    split_lo, split_hi = design_aa.sd_interval(split_sd, 3)
+    assert f'| split | c_over_r, iops | 2 | 3 | {split_sd:.3f} | {split_lo:.3f}-{split_hi:.3f} | ' \
+        '8.0-12.0 |' in out, out
+    assert f'| sequential | iops | 1 | 3 | {seq_sd:.3f} | ' in out, out
     assert '1 session(s) ran another design or failed: split: ran sequential' in out, out
+
+
+def test_design_aa_says_how_well_its_pairs_know_the_sd() -> None:
+    import design_aa
+    # 8 pairs at 0.051: the interval design-aa.md first quoted (0.037-0.087)
+    lo, hi = design_aa.sd_interval(0.051, 8)
+    assert (round(lo, 3), round(hi, 3)) == (0.037, 0.087)
+    # more pairs, a narrower interval about the same sd
+    lo30, hi30 = design_aa.sd_interval(0.051, 30)
+    assert lo < lo30 < 0.051 < hi30 < hi
+
+
+def test_design_aa_measures_the_designs_asked_and_refuses_others() -> None:
+    import design_aa
+    assert design_aa.designs('split') == ['split']
+    assert design_aa.designs('sequential,split') == ['sequential', 'split']
+    for bad in ('duet', 'split,split', '', 'split,'):
+        with pytest.raises(argparse.ArgumentTypeError):
+            design_aa.designs(bad)
 
 
 def test_split_ab_arm_a_runs_its_own_baseline_when_given_one(monkeypatch: Any) -> None:
