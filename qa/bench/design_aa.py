@@ -29,14 +29,11 @@ first and takes it down at the end; without it the lab must be up.
 """
 import argparse
 import json
-import math
 import os
 import time
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List
 
-from scipy.stats import chi2
-
-from benchlib import Lab, log
+from benchlib import Lab, aa_sd, log
 
 POOL = 'designaa'
 ENDED = ('done', 'stopped', 'aborted', 'failed')
@@ -110,14 +107,6 @@ def measure(lab: Lab, args: argparse.Namespace) -> None:
         lab.ceph('osd', 'pool', 'rm', POOL, POOL, '--yes-i-really-really-mean-it', check=False)
 
 
-def sd_interval(sd: float, pairs: int, level: float = 0.90) -> Tuple[float, float]:
-    """The chi-square interval of a per-round sd measured as sqrt(mean(d^2))
-    over `pairs` pairs of mean zero (an A/A): how well the pairs know it."""
-    tail = (1 - level) / 2
-    return (sd * math.sqrt(pairs / chi2.ppf(1 - tail, pairs)),
-            sd * math.sqrt(pairs / chi2.ppf(tail, pairs)))
-
-
 def table(path: str) -> str:
     with open(path) as f:
         rows = [json.loads(line) for line in f if line.strip()]
@@ -133,10 +122,9 @@ def table(path: str) -> str:
         ds: List[float] = [d for r in mine for d in r['per_pair']]
         if not ds:
             continue
-        sd = math.sqrt(sum(d * d for d in ds) / len(ds))
+        sd, lo, hi = aa_sd(ds)
         loads = [x for r in mine for x in (r['load_start'], r['load_end'])]
         objs = sorted({str(r['objective']) for r in mine})
-        lo, hi = sd_interval(sd, len(ds))
         out.append(f'| {design} | {", ".join(objs)} | {len(mine)} | {len(ds)} | {sd:.3f} | '
                    f'{lo:.3f}-{hi:.3f} | {min(loads):.1f}-{max(loads):.1f} |')
     bad = [r for r in sessions if r['ran'] != r['design'] or r['error']]

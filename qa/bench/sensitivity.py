@@ -44,7 +44,7 @@ import sys
 import time
 from typing import Any, Dict, List, Optional
 
-from benchlib import CEPH_LAB, OPTION, Lab, check_claim, claim_of, log
+from benchlib import CEPH_LAB, OPTION, Lab, aa_sd, check_claim, claim_of, log
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 '..', '..', 'src', 'pybind', 'mgr'))
@@ -212,6 +212,20 @@ def wanted(r: Dict[str, Any]) -> str:
     return 'yes' if answer else 'no answer'
 
 
+def noise_table(rows: List[Dict[str, Any]]) -> str:
+    """The sessions' own A/A noise (their baseline runs' pairs), pooled by
+    baseline: the options under test are part of the noise."""
+    out = ['| baseline | sessions | A/A pairs | per-round sd | 90% interval |',
+           '|---|---|---|---|---|']
+    for base in sorted({r['baseline'] for r in rows}, key=lambda b: b != 'slow'):
+        mine = [r for r in rows if r['baseline'] == base]
+        pairs = [d for r in mine for d in (r['session'].get('noise') or {}).get('per_pair') or []]
+        if pairs:
+            sd, lo, hi = aa_sd(pairs)
+            out.append(f'| {base} | {len(mine)} | {len(pairs)} | {sd:.3f} | {lo:.3f}-{hi:.3f} |')
+    return '\n'.join(out)
+
+
 def table(paths: List[str]) -> str:
     heads, rows = [], []
     for p in paths:
@@ -243,7 +257,7 @@ def table(paths: List[str]) -> str:
             f'{_ratio((r.get("bench") or {}).get("iops_c"))} | '
             f'{"-" if held.get("held") is None else ("yes" if held["held"] else "no")} | '
             f'{wanted(r)} | {s["seconds"]} | {min(loads):.1f}-{max(loads):.1f} |')
-    out.append('')
+    out += ['', noise_table(rows), '']
     for r in rows:
         held = r.get('held') or {}
         arm = next((a for a in ((r['session'].get('best') or {}).get('candidates') or [])

@@ -751,21 +751,23 @@ def test_design_aa_pools_each_designs_pairs_and_names_a_session_that_ran_another
     out = design_aa.table(str(path))
     split_sd = math.sqrt((0.03 ** 2 + 0.04 ** 2 + 0.05 ** 2) / 3)
     seq_sd = math.sqrt((0.3 ** 2 + 0.1 ** 2 + 0.2 ** 2) / 3)
-    split_lo, split_hi = design_aa.sd_interval(split_sd, 3)
+    _, split_lo, split_hi = benchlib.aa_sd([0.03, -0.04, 0.05])
     assert f'| split | c_over_r, iops | 2 | 3 | {split_sd:.3f} | {split_lo:.3f}-{split_hi:.3f} | ' \
         '8.0-12.0 |' in out, out
     assert f'| sequential | iops | 1 | 3 | {seq_sd:.3f} | ' in out, out
     assert '1 session(s) ran another design or failed: split: ran sequential' in out, out
 
 
-def test_design_aa_says_how_well_its_pairs_know_the_sd() -> None:
-    import design_aa
-    # 8 pairs at 0.051: the interval design-aa.md first quoted (0.037-0.087)
-    lo, hi = design_aa.sd_interval(0.051, 8)
-    assert (round(lo, 3), round(hi, 3)) == (0.037, 0.087)
+def test_an_aa_sd_says_how_well_its_pairs_know_it() -> None:
+    from benchlib import aa_sd
+    # 8 pairs whose sd is 0.051: the interval design-aa.md first quoted (0.037-0.087)
+    sd, lo, hi = aa_sd([0.051, -0.051] * 4)
+    assert (round(sd, 3), round(lo, 3), round(hi, 3)) == (0.051, 0.037, 0.087)
     # more pairs, a narrower interval about the same sd
-    lo30, hi30 = design_aa.sd_interval(0.051, 30)
+    _, lo30, hi30 = aa_sd([0.051, -0.051] * 15)
     assert lo < lo30 < 0.051 < hi30 < hi
+    # the root mean square, as a session computes it: a drift counts as noise
+    assert math.isclose(aa_sd([0.1, 0.1])[0], 0.1)
 
 
 def test_design_aa_measures_the_designs_asked_and_refuses_others() -> None:
@@ -847,6 +849,25 @@ def test_sensitivity_checks_each_claim_with_the_benchs_own_pairs(tmp_path: Any) 
     keep['baseline'] = 'slow'
     assert sensitivity.wanted(keep) == 'no: a gain missed'
     assert out.index('| slow | 1 |') < out.index('| slow | 2 |') < out.index('| default | 1 |')
+
+
+def test_sensitivity_pools_the_sessions_own_aa_noise_by_baseline() -> None:
+    import sensitivity
+    from benchlib import aa_sd
+    rows = [_sensitivity_row('default', 1, 'keep current', 1.0, 0.9),
+            _sensitivity_row('slow', 1, 'recommend', 1.2, 1.1),
+            _sensitivity_row('slow', 2, 'recommend', 1.2, 1.1),
+            _sensitivity_row('default', 2, 'keep current', 1.0, 0.9)]
+    for r, pairs in zip(rows, ([0.01, -0.02], [0.2, -0.1, 0.15], [0.05], None)):
+        if pairs is not None:
+            r['session']['noise'] = {'per_pair': pairs}
+    out = sensitivity.noise_table(rows)
+    sd, lo, hi = aa_sd([0.2, -0.1, 0.15, 0.05])
+    assert f'| slow | 2 | 4 | {sd:.3f} | {lo:.3f}-{hi:.3f} |' in out, out
+    # a session without its noise counts as a session, not as pairs
+    sd, lo, hi = aa_sd([0.01, -0.02])
+    assert f'| default | 2 | 2 | {sd:.3f} | {lo:.3f}-{hi:.3f} |' in out, out
+    assert out.index('| slow |') < out.index('| default |')
 
 
 def test_steady_cap_says_what_share_of_the_space_a_steady_window_can_judge() -> None:
