@@ -42,7 +42,7 @@ import json
 import os
 import sys
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from benchlib import CEPH_LAB, OPTION, Lab, aa_sd, check_claim, claim_of, log
 
@@ -226,13 +226,42 @@ def noise_table(rows: List[Dict[str, Any]]) -> str:
     return '\n'.join(out)
 
 
-def table(paths: List[str]) -> str:
+def by_baseline(row: Dict[str, Any]) -> Tuple[bool, int]:
+    """The tables' order: the slow baseline first, then by seed."""
+    return row['baseline'] != 'slow', row['seed']
+
+
+def read(paths: List[str]) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]:
+    """The runs' heads and their sessions' rows."""
     heads, rows = [], []
     for p in paths:
         with open(p) as f:
             lines = [json.loads(x) for x in f if x.strip()]
         heads += [x for x in lines if 'facts' in x]
         rows += [x for x in lines if 'baseline' in x]
+    return heads, rows
+
+
+def baseline_runs(paths: List[str]) -> str:
+    """Each session's baseline runs in the order they ran (the A/A pairs are
+    1st-2nd, 3rd-4th, ...): C/R and the RocksDB compaction each window saw,
+    where the noise of the baseline's own options shows."""
+    out = ['| baseline | seed | C/R by run | compaction MiB by run |', '|---|---|---|---|']
+    for r in sorted(read(paths)[1], key=by_baseline):
+        runs = [t['measurement'] for t in r['session'].get('trials') or []
+                if t.get('kind') == 'baseline' and t.get('measurement')]
+        if not runs:
+            out.append(f'| {r["baseline"]} | {r["seed"]} | not saved | not saved |')
+            continue
+        out.append(f'| {r["baseline"]} | {r["seed"]} | '
+                   + ' '.join(f'{m["c_over_r"]:.2f}' if m.get('c_over_r') else '-' for m in runs)
+                   + ' | ' + ' '.join(f'{(m.get("compaction_bytes") or 0) / 2**20:.0f}'
+                                      for m in runs) + ' |')
+    return '\n'.join(out)
+
+
+def table(paths: List[str]) -> str:
+    heads, rows = read(paths)
     out = []
     for h in heads:
         out.append(f'{h["date"]} {h["facts"]["version"]}, commit {h["facts"]["commit"]}: '
@@ -242,7 +271,7 @@ def table(paths: List[str]) -> str:
     out += ['', '| baseline | seed | session answer | noise sd, could confirm | '
             'claimed C/R (arm) | bench C/R, 90% | bench C | held | as wanted | session s | '
             'load |', '|---|---|---|---|---|---|---|---|---|---|---|']
-    for r in sorted(rows, key=lambda x: (x['baseline'] != 'slow', x['seed'])):
+    for r in sorted(rows, key=by_baseline):
         s, c = r['session'], r.get('claim') or {}
         seen = (s.get('best') or {}).get('seen') or {}
         noise = (f'{seen["sd"]:.3f}, +{seen["detectable"]:.0%}'
@@ -291,9 +320,14 @@ def main() -> None:
     ap.add_argument('--limit', type=float, default=3600, help='s a session or check may take')
     ap.add_argument('--up', action='store_true', help='a fresh lab first, down at the end')
     ap.add_argument('--table', nargs='+', metavar='JSONL', help='no lab: the table of runs')
+    ap.add_argument('--baseline-runs-table', nargs='+', metavar='JSONL',
+                    help="no lab: each session's baseline runs, in order")
     args = ap.parse_args()
     if args.table:
         print(table(args.table))
+        return
+    if args.baseline_runs_table:
+        print(baseline_runs(args.baseline_runs_table))
         return
     assert os.path.exists(CEPH_LAB)
     run(args)

@@ -851,6 +851,30 @@ def test_sensitivity_checks_each_claim_with_the_benchs_own_pairs(tmp_path: Any) 
     assert out.index('| slow | 1 |') < out.index('| slow | 2 |') < out.index('| default | 1 |')
 
 
+def test_sensitivity_lists_each_sessions_baseline_runs_in_the_order_they_ran(
+        tmp_path: Any) -> None:
+    import sensitivity
+    rows = [_sensitivity_row('default', 1, 'keep current', 1.0, 0.9),
+            _sensitivity_row('slow', 2, 'recommend', 1.2, 1.1)]
+    rows[0]['session']['trials'] = [
+        {'kind': 'baseline', 'measurement': {'c_over_r': 1.05, 'compaction_bytes': 0}},
+        {'kind': 'baseline', 'measurement': {'c_over_r': 0.95}},
+        {'kind': 'candidate', 'measurement': {'c_over_r': 2.0, 'compaction_bytes': 1 << 30}}]
+    rows[1]['session']['trials'] = [
+        {'kind': 'baseline', 'measurement': {'c_over_r': 0.8, 'compaction_bytes': 300 << 20}},
+        {'kind': 'baseline', 'measurement': None},
+        {'kind': 'baseline', 'measurement': {'c_over_r': None, 'compaction_bytes': 60 << 20}}]
+    p = tmp_path / 's.jsonl'
+    p.write_text('\n'.join(json.dumps(r) for r in rows))
+    out = sensitivity.baseline_runs([str(p)])
+    assert '| slow | 2 | 0.80 - | 300 60 |' in out, out
+    assert '| default | 1 | 1.05 0.95 | 0 0 |' in out, out
+    assert out.index('| slow |') < out.index('| default |')
+    del rows[0]['session']['trials']  # older runs did not save them
+    p.write_text(json.dumps(rows[0]))
+    assert '| default | 1 | not saved | not saved |' in sensitivity.baseline_runs([str(p)])
+
+
 def test_sensitivity_pools_the_sessions_own_aa_noise_by_baseline() -> None:
     import sensitivity
     from benchlib import aa_sd
