@@ -245,7 +245,8 @@ def read(paths: List[str]) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]:
 def baseline_runs(paths: List[str]) -> str:
     """Each session's baseline runs in the order they ran (the A/A pairs are
     1st-2nd, 3rd-4th, ...): C/R and the RocksDB compaction each window saw,
-    where the noise of the baseline's own options shows."""
+    where the noise of the baseline's own options shows; then its steady
+    windows (the steady check's pairs)."""
     out = ['| baseline | seed | C/R by run | compaction MiB by run |', '|---|---|---|---|']
     for r in sorted(read(paths)[1], key=by_baseline):
         runs = [t['measurement'] for t in r['session'].get('trials') or []
@@ -257,6 +258,19 @@ def baseline_runs(paths: List[str]) -> str:
                    + ' '.join(f'{m["c_over_r"]:.2f}' if m.get('c_over_r') else '-' for m in runs)
                    + ' | ' + ' '.join(f'{(m.get("compaction_bytes") or 0) / 2**20:.0f}'
                                       for m in runs) + ' |')
+    out += ['', '| baseline | seed | steady window of | s | RocksDB WAL GiB | busiest family '
+            '| its flushes, compactions | write-amp | C/R |',
+            '|---|---|---|---|---|---|---|---|---|']
+    for r in sorted(read(paths)[1], key=by_baseline):
+        for t in r['session'].get('trials') or []:
+            m = t.get('measurement')
+            if t.get('steady') and m:
+                wal = (m.get('rocksdb_wal_bytes') or 0) / 2**30
+                out.append(f'| {r["baseline"]} | {r["seed"]} | {t.get("arm")} | '
+                           f'{m["seconds"]:.0f} | {wal:.2f} | '
+                           f'{m.get("busiest_cf") or "-"} | {m.get("cf_flushes")}, '
+                           f'{m.get("compactions")} | {m.get("write_amp") or 0:.3f} | '
+                           f'{m.get("c_over_r") or 0:.3f} |')
     return '\n'.join(out)
 
 
@@ -321,7 +335,7 @@ def main() -> None:
     ap.add_argument('--up', action='store_true', help='a fresh lab first, down at the end')
     ap.add_argument('--table', nargs='+', metavar='JSONL', help='no lab: the table of runs')
     ap.add_argument('--baseline-runs-table', nargs='+', metavar='JSONL',
-                    help="no lab: each session's baseline runs, in order")
+                    help="no lab: each session's baseline runs, in order, and its steady windows")
     args = ap.parse_args()
     if args.table:
         print(table(args.table))

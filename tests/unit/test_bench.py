@@ -863,13 +863,19 @@ def test_sensitivity_lists_each_sessions_baseline_runs_in_the_order_they_ran(
     rows[1]['session']['trials'] = [
         {'kind': 'baseline', 'measurement': {'c_over_r': 0.8, 'compaction_bytes': 300 << 20}},
         {'kind': 'baseline', 'measurement': None},
-        {'kind': 'baseline', 'measurement': {'c_over_r': None, 'compaction_bytes': 60 << 20}}]
+        {'kind': 'baseline', 'measurement': {'c_over_r': None, 'compaction_bytes': 60 << 20}},
+        {'kind': 'confirm', 'arm': 'c1', 'steady': 'c1',
+         'measurement': {'seconds': 926.4, 'rocksdb_wal_bytes': 2 << 30, 'busiest_cf': 'O-0',
+                         'cf_flushes': 2, 'compactions': 1, 'write_amp': 0.497,
+                         'c_over_r': 1.238}}]
     p = tmp_path / 's.jsonl'
     p.write_text('\n'.join(json.dumps(r) for r in rows))
     out = sensitivity.baseline_runs([str(p)])
     assert '| slow | 2 | 0.80 - | 300 60 |' in out, out
     assert '| default | 1 | 1.05 0.95 | 0 0 |' in out, out
     assert out.index('| slow |') < out.index('| default |')
+    assert '| slow | 2 | c1 | 926 | 2.00 | O-0 | 2, 1 | 0.497 | 1.238 |' in out, out
+    assert out.count(' | c1 | ') == 1, out  # only the steady window, not the rounds
     del rows[0]['session']['trials']  # older runs did not save them
     p.write_text(json.dumps(rows[0]))
     assert '| default | 1 | not saved | not saved |' in sensitivity.baseline_runs([str(p)])
