@@ -8,6 +8,7 @@ rocks_autotune.rocksdb_options / space.  Nothing here is imported by the module.
 """
 import glob
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -95,6 +96,17 @@ class Stat:
         if not vals:
             return cls(None, None, 0, [])
         return cls(statistics.median(vals), perf_counters.spread(vals), len(vals), vals)
+
+
+def aa_sd(pairs: Sequence[float], level: float = 0.90) -> Tuple[float, float, float]:
+    """A/A pairs' per-round sd, sqrt(mean(d^2)) as a session computes it
+    (power.aa_noise), and its chi-square interval at `level`: how well
+    len(pairs) pairs of mean zero know it."""
+    from scipy.stats import chi2  # here only: the scripts run in a lab's root import benchlib too
+    n = len(pairs)
+    sd = math.sqrt(sum(d * d for d in pairs) / n)
+    tail = (1 - level) / 2
+    return sd, sd * math.sqrt(n / chi2.ppf(1 - tail, n)), sd * math.sqrt(n / chi2.ppf(tail, n))
 
 
 def ratio(a: Optional[float], b: Optional[float]) -> Optional[float]:

@@ -6,13 +6,15 @@ A bench, not a test (issue 24).  split_aa.py measured the split load's noise
 with a load of its own; this runs the module: each session starts on the
 bench's lab with `measurement_design` set to split or sequential (in the
 order split, sequential, sequential, split, ... so that neither design
-always runs first), preconditions its keyspace, measures its baseline runs
-in A/A pairs (each run a restart of the canary, the warm-up and a window)
-and is stopped once `status` has the noise (power.aa_noise: the per-pair log
-ratios of the figure the confirmation judges, C/R under split, the canary's
-client IOPS under sequential).  Prints a JSON line per session (its pairs,
-the load average at start and end), then per design the per-round sd over
-all its pairs, sqrt(mean(d^2)) as the session computes it.
+always runs first; `--designs split` measures one alone), preconditions
+its keyspace, measures its baseline runs in A/A pairs (each run a restart
+of the canary, the warm-up and a window) and is stopped once `status` has
+the noise (power.aa_noise: the per-pair log ratios of the figure the
+confirmation judges, C/R under split, the canary's client IOPS under
+sequential).  Prints a JSON line per session (its pairs, the load average
+at start and end), then per design the per-round sd over all its pairs,
+sqrt(mean(d^2)) as the session computes it, with its 90% chi-square
+interval.
 
 The pool is made for the run (replicated, size 2, so that on a 3-OSD lab
 about a third of its PGs leave the canary out) and the module options the
@@ -27,12 +29,11 @@ first and takes it down at the end; without it the lab must be up.
 """
 import argparse
 import json
-import math
 import os
 import time
 from typing import Any, Dict, List
 
-from benchlib import Lab, log
+from benchlib import Lab, aa_sd, log
 
 POOL = 'designaa'
 ENDED = ('done', 'stopped', 'aborted', 'failed')
@@ -94,7 +95,8 @@ def measure(lab: Lab, args: argparse.Namespace) -> None:
                       'duration': args.duration, 'osd': args.osd}), flush=True)
     try:
         for i in range(args.sessions):
-            pair = ('split', 'sequential') if i % 2 == 0 else ('sequential', 'split')
+            # alternate the order so that neither design always runs first
+            pair = args.designs if i % 2 == 0 else args.designs[::-1]
             for design in pair:
                 log(f'session {i + 1}/{args.sessions}: {design}')
                 print(json.dumps(session(lab, args.osd, design, args.duration, args.limit)),
@@ -112,23 +114,32 @@ def table(path: str) -> str:
     st = head['settings']
     out = [f'{head["facts"]["version"]}, osd.{head["osd"]}, warm-up {st["warmup"]} s, '
            f'{head["duration"]}-s windows, {st["baseline_runs"]} baseline runs a session',
-           '', '| design | objective | sessions | pairs | per-round sd | load at start-end |',
-           '|---|---|---|---|---|---|']
+           '', '| design | objective | sessions | pairs | per-round sd | 90% interval '
+           '| load at start-end |',
+           '|---|---|---|---|---|---|---|']
     for design in ('split', 'sequential'):
         mine = [r for r in sessions if r['design'] == design]
         ds: List[float] = [d for r in mine for d in r['per_pair']]
         if not ds:
             continue
-        sd = math.sqrt(sum(d * d for d in ds) / len(ds))
+        sd, lo, hi = aa_sd(ds)
         loads = [x for r in mine for x in (r['load_start'], r['load_end'])]
         objs = sorted({str(r['objective']) for r in mine})
         out.append(f'| {design} | {", ".join(objs)} | {len(mine)} | {len(ds)} | {sd:.3f} | '
-                   f'{min(loads):.1f}-{max(loads):.1f} |')
+                   f'{lo:.3f}-{hi:.3f} | {min(loads):.1f}-{max(loads):.1f} |')
     bad = [r for r in sessions if r['ran'] != r['design'] or r['error']]
     if bad:
         out.append(f'\n{len(bad)} session(s) ran another design or failed: '
                    + '; '.join(f'{r["design"]}: ran {r["ran"]} {r["error"]}' for r in bad))
     return '\n'.join(out)
+
+
+def designs(text: str) -> List[str]:
+    """--designs: split, sequential or both, each once."""
+    out = text.split(',')
+    if not out or len(set(out)) != len(out) or not set(out) <= {'split', 'sequential'}:
+        raise argparse.ArgumentTypeError(f'{text!r}: split, sequential or split,sequential')
+    return out
 
 
 def main() -> None:
@@ -141,6 +152,8 @@ def main() -> None:
     ap.add_argument('--space', type=int, default=64 << 20, help='client_space (bytes)')
     ap.add_argument('--precondition', type=int, default=60, help='precondition_limit (s)')
     ap.add_argument('--limit', type=float, default=1800, help='s a session may take')
+    ap.add_argument('--designs', type=designs, default=['split', 'sequential'],
+                    help='the designs measured, comma-separated (split,sequential)')
     ap.add_argument('--up', action='store_true', help='a fresh lab first, down at the end')
     ap.add_argument('--table', metavar='JSONL', help='no lab: the table of a run')
     args = ap.parse_args()

@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 from rocks_autotune import power  # noqa: E402
 from rocks_autotune.options import MAX_CONFIRM_ROUNDS  # noqa: E402
 
-NOISE = (0.03, 0.04, 0.05, 0.10, 0.16)
+NOISE = (0.03, 0.04, 0.05, 0.06, 0.08, 0.10, 0.16)
 ROUNDS = (5, 6, 8, 10, 15)
 MARGIN = 0.03
 TARGET = 0.10

@@ -42,9 +42,9 @@ import json
 import os
 import sys
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
-from benchlib import CEPH_LAB, OPTION, Lab, check_claim, claim_of, log
+from benchlib import CEPH_LAB, OPTION, Lab, aa_sd, check_claim, claim_of, log
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 '..', '..', 'src', 'pybind', 'mgr'))
@@ -212,13 +212,70 @@ def wanted(r: Dict[str, Any]) -> str:
     return 'yes' if answer else 'no answer'
 
 
-def table(paths: List[str]) -> str:
+def noise_table(rows: List[Dict[str, Any]]) -> str:
+    """The sessions' own A/A noise (their baseline runs' pairs), pooled by
+    baseline: the options under test are part of the noise."""
+    out = ['| baseline | sessions | A/A pairs | per-round sd | 90% interval |',
+           '|---|---|---|---|---|']
+    for base in sorted({r['baseline'] for r in rows}, key=lambda b: b != 'slow'):
+        mine = [r for r in rows if r['baseline'] == base]
+        pairs = [d for r in mine for d in (r['session'].get('noise') or {}).get('per_pair') or []]
+        if pairs:
+            sd, lo, hi = aa_sd(pairs)
+            out.append(f'| {base} | {len(mine)} | {len(pairs)} | {sd:.3f} | {lo:.3f}-{hi:.3f} |')
+    return '\n'.join(out)
+
+
+def by_baseline(row: Dict[str, Any]) -> Tuple[bool, int]:
+    """The tables' order: the slow baseline first, then by seed."""
+    return row['baseline'] != 'slow', row['seed']
+
+
+def read(paths: List[str]) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]:
+    """The runs' heads and their sessions' rows."""
     heads, rows = [], []
     for p in paths:
         with open(p) as f:
             lines = [json.loads(x) for x in f if x.strip()]
         heads += [x for x in lines if 'facts' in x]
         rows += [x for x in lines if 'baseline' in x]
+    return heads, rows
+
+
+def baseline_runs(paths: List[str]) -> str:
+    """Each session's baseline runs in the order they ran (the A/A pairs are
+    1st-2nd, 3rd-4th, ...): C/R and the RocksDB compaction each window saw,
+    where the noise of the baseline's own options shows; then its steady
+    windows (the steady check's pairs)."""
+    out = ['| baseline | seed | C/R by run | compaction MiB by run |', '|---|---|---|---|']
+    for r in sorted(read(paths)[1], key=by_baseline):
+        runs = [t['measurement'] for t in r['session'].get('trials') or []
+                if t.get('kind') == 'baseline' and t.get('measurement')]
+        if not runs:
+            out.append(f'| {r["baseline"]} | {r["seed"]} | not saved | not saved |')
+            continue
+        out.append(f'| {r["baseline"]} | {r["seed"]} | '
+                   + ' '.join(f'{m["c_over_r"]:.2f}' if m.get('c_over_r') else '-' for m in runs)
+                   + ' | ' + ' '.join(f'{(m.get("compaction_bytes") or 0) / 2**20:.0f}'
+                                      for m in runs) + ' |')
+    out += ['', '| baseline | seed | steady window of | s | RocksDB WAL GiB | busiest family '
+            '| its flushes, compactions | write-amp | C/R |',
+            '|---|---|---|---|---|---|---|---|---|']
+    for r in sorted(read(paths)[1], key=by_baseline):
+        for t in r['session'].get('trials') or []:
+            m = t.get('measurement')
+            if t.get('steady') and m:
+                wal = (m.get('rocksdb_wal_bytes') or 0) / 2**30
+                out.append(f'| {r["baseline"]} | {r["seed"]} | {t.get("arm")} | '
+                           f'{m["seconds"]:.0f} | {wal:.2f} | '
+                           f'{m.get("busiest_cf") or "-"} | {m.get("cf_flushes")}, '
+                           f'{m.get("compactions")} | {m.get("write_amp") or 0:.3f} | '
+                           f'{m.get("c_over_r") or 0:.3f} |')
+    return '\n'.join(out)
+
+
+def table(paths: List[str]) -> str:
+    heads, rows = read(paths)
     out = []
     for h in heads:
         out.append(f'{h["date"]} {h["facts"]["version"]}, commit {h["facts"]["commit"]}: '
@@ -228,7 +285,7 @@ def table(paths: List[str]) -> str:
     out += ['', '| baseline | seed | session answer | noise sd, could confirm | '
             'claimed C/R (arm) | bench C/R, 90% | bench C | held | as wanted | session s | '
             'load |', '|---|---|---|---|---|---|---|---|---|---|---|']
-    for r in sorted(rows, key=lambda x: (x['baseline'] != 'slow', x['seed'])):
+    for r in sorted(rows, key=by_baseline):
         s, c = r['session'], r.get('claim') or {}
         seen = (s.get('best') or {}).get('seen') or {}
         noise = (f'{seen["sd"]:.3f}, +{seen["detectable"]:.0%}'
@@ -243,7 +300,7 @@ def table(paths: List[str]) -> str:
             f'{_ratio((r.get("bench") or {}).get("iops_c"))} | '
             f'{"-" if held.get("held") is None else ("yes" if held["held"] else "no")} | '
             f'{wanted(r)} | {s["seconds"]} | {min(loads):.1f}-{max(loads):.1f} |')
-    out.append('')
+    out += ['', noise_table(rows), '']
     for r in rows:
         held = r.get('held') or {}
         arm = next((a for a in ((r['session'].get('best') or {}).get('candidates') or [])
@@ -277,9 +334,14 @@ def main() -> None:
     ap.add_argument('--limit', type=float, default=3600, help='s a session or check may take')
     ap.add_argument('--up', action='store_true', help='a fresh lab first, down at the end')
     ap.add_argument('--table', nargs='+', metavar='JSONL', help='no lab: the table of runs')
+    ap.add_argument('--baseline-runs-table', nargs='+', metavar='JSONL',
+                    help="no lab: each session's baseline runs, in order, and its steady windows")
     args = ap.parse_args()
     if args.table:
         print(table(args.table))
+        return
+    if args.baseline_runs_table:
+        print(baseline_runs(args.baseline_runs_table))
         return
     assert os.path.exists(CEPH_LAB)
     run(args)

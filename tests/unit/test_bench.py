@@ -1,5 +1,6 @@
 """The pure parts of qa/bench: interleaving, medians and ratios, the table,
 and run-bench's check of the session's claim."""
+import argparse
 import copy
 import importlib.util
 import json
@@ -750,9 +751,32 @@ def test_design_aa_pools_each_designs_pairs_and_names_a_session_that_ran_another
     out = design_aa.table(str(path))
     split_sd = math.sqrt((0.03 ** 2 + 0.04 ** 2 + 0.05 ** 2) / 3)
     seq_sd = math.sqrt((0.3 ** 2 + 0.1 ** 2 + 0.2 ** 2) / 3)
-    assert f'| split | c_over_r, iops | 2 | 3 | {split_sd:.3f} | 8.0-12.0 |' in out, out
-    assert f'| sequential | iops | 1 | 3 | {seq_sd:.3f} | 9.5-12.0 |' in out, out
+    _, split_lo, split_hi = benchlib.aa_sd([0.03, -0.04, 0.05])
+    assert f'| split | c_over_r, iops | 2 | 3 | {split_sd:.3f} | {split_lo:.3f}-{split_hi:.3f} | ' \
+        '8.0-12.0 |' in out, out
+    assert f'| sequential | iops | 1 | 3 | {seq_sd:.3f} | ' in out, out
     assert '1 session(s) ran another design or failed: split: ran sequential' in out, out
+
+
+def test_an_aa_sd_says_how_well_its_pairs_know_it() -> None:
+    from benchlib import aa_sd
+    # 8 pairs whose sd is 0.051: the interval design-aa.md first quoted (0.037-0.087)
+    sd, lo, hi = aa_sd([0.051, -0.051] * 4)
+    assert (round(sd, 3), round(lo, 3), round(hi, 3)) == (0.051, 0.037, 0.087)
+    # more pairs, a narrower interval about the same sd
+    _, lo30, hi30 = aa_sd([0.051, -0.051] * 15)
+    assert lo < lo30 < 0.051 < hi30 < hi
+    # the root mean square, as a session computes it: a drift counts as noise
+    assert math.isclose(aa_sd([0.1, 0.1])[0], 0.1)
+
+
+def test_design_aa_measures_the_designs_asked_and_refuses_others() -> None:
+    import design_aa
+    assert design_aa.designs('split') == ['split']
+    assert design_aa.designs('sequential,split') == ['sequential', 'split']
+    for bad in ('duet', 'split,split', '', 'split,'):
+        with pytest.raises(argparse.ArgumentTypeError):
+            design_aa.designs(bad)
 
 
 def test_split_ab_arm_a_runs_its_own_baseline_when_given_one(monkeypatch: Any) -> None:
@@ -825,6 +849,55 @@ def test_sensitivity_checks_each_claim_with_the_benchs_own_pairs(tmp_path: Any) 
     keep['baseline'] = 'slow'
     assert sensitivity.wanted(keep) == 'no: a gain missed'
     assert out.index('| slow | 1 |') < out.index('| slow | 2 |') < out.index('| default | 1 |')
+
+
+def test_sensitivity_lists_each_sessions_baseline_runs_in_the_order_they_ran(
+        tmp_path: Any) -> None:
+    import sensitivity
+    rows = [_sensitivity_row('default', 1, 'keep current', 1.0, 0.9),
+            _sensitivity_row('slow', 2, 'recommend', 1.2, 1.1)]
+    rows[0]['session']['trials'] = [
+        {'kind': 'baseline', 'measurement': {'c_over_r': 1.05, 'compaction_bytes': 0}},
+        {'kind': 'baseline', 'measurement': {'c_over_r': 0.95}},
+        {'kind': 'candidate', 'measurement': {'c_over_r': 2.0, 'compaction_bytes': 1 << 30}}]
+    rows[1]['session']['trials'] = [
+        {'kind': 'baseline', 'measurement': {'c_over_r': 0.8, 'compaction_bytes': 300 << 20}},
+        {'kind': 'baseline', 'measurement': None},
+        {'kind': 'baseline', 'measurement': {'c_over_r': None, 'compaction_bytes': 60 << 20}},
+        {'kind': 'confirm', 'arm': 'c1', 'steady': 'c1',
+         'measurement': {'seconds': 926.4, 'rocksdb_wal_bytes': 2 << 30, 'busiest_cf': 'O-0',
+                         'cf_flushes': 2, 'compactions': 1, 'write_amp': 0.497,
+                         'c_over_r': 1.238}}]
+    p = tmp_path / 's.jsonl'
+    p.write_text('\n'.join(json.dumps(r) for r in rows))
+    out = sensitivity.baseline_runs([str(p)])
+    assert '| slow | 2 | 0.80 - | 300 60 |' in out, out
+    assert '| default | 1 | 1.05 0.95 | 0 0 |' in out, out
+    assert out.index('| slow |') < out.index('| default |')
+    assert '| slow | 2 | c1 | 926 | 2.00 | O-0 | 2, 1 | 0.497 | 1.238 |' in out, out
+    assert out.count(' | c1 | ') == 1, out  # only the steady window, not the rounds
+    del rows[0]['session']['trials']  # older runs did not save them
+    p.write_text(json.dumps(rows[0]))
+    assert '| default | 1 | not saved | not saved |' in sensitivity.baseline_runs([str(p)])
+
+
+def test_sensitivity_pools_the_sessions_own_aa_noise_by_baseline() -> None:
+    import sensitivity
+    from benchlib import aa_sd
+    rows = [_sensitivity_row('default', 1, 'keep current', 1.0, 0.9),
+            _sensitivity_row('slow', 1, 'recommend', 1.2, 1.1),
+            _sensitivity_row('slow', 2, 'recommend', 1.2, 1.1),
+            _sensitivity_row('default', 2, 'keep current', 1.0, 0.9)]
+    for r, pairs in zip(rows, ([0.01, -0.02], [0.2, -0.1, 0.15], [0.05], None)):
+        if pairs is not None:
+            r['session']['noise'] = {'per_pair': pairs}
+    out = sensitivity.noise_table(rows)
+    sd, lo, hi = aa_sd([0.2, -0.1, 0.15, 0.05])
+    assert f'| slow | 2 | 4 | {sd:.3f} | {lo:.3f}-{hi:.3f} |' in out, out
+    # a session without its noise counts as a session, not as pairs
+    sd, lo, hi = aa_sd([0.01, -0.02])
+    assert f'| default | 2 | 2 | {sd:.3f} | {lo:.3f}-{hi:.3f} |' in out, out
+    assert out.index('| slow |') < out.index('| default |')
 
 
 def test_steady_cap_says_what_share_of_the_space_a_steady_window_can_judge() -> None:
