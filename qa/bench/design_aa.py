@@ -4,23 +4,26 @@ sequential one, in alternating sessions on one lab.
 
 A bench, not a test (issue 24).  split_aa.py measured the split load's noise
 with a load of its own; this runs the module: each session starts on the
-bench's lab with `measurement_design` set to split or sequential (in the
-order split, sequential, sequential, split, ... so that neither design
-always runs first; `--designs split` measures one alone), preconditions
-its keyspace, measures its baseline runs in A/A pairs (each run a restart
-of the canary, the warm-up and a window) and is stopped once `status` has
-the noise (power.aa_noise: the per-pair log ratios of the figure the
-confirmation judges, C/R under split, the canary's client IOPS under
-sequential).  Prints a JSON line per session (its pairs, the load average
-at start and end), then per design the per-round sd over all its pairs,
-sqrt(mean(d^2)) as the session computes it, with its 90% chi-square
-interval.
+bench's lab with `measurement_design` set to split or sequential and, with
+`--grid`, a warm-up and window of its own (each arm, a design and a
+warm-up:window pair, in turn, the order reversed every other pass so that
+no arm always runs first; `--designs split` measures one design alone),
+preconditions its keyspace, measures its baseline runs in A/A pairs (each
+run a restart of the canary, the warm-up and a window) and is stopped once
+`status` has the noise (power.aa_noise: the per-pair log ratios of the
+figure the confirmation judges, C/R under split, the canary's client IOPS
+under sequential).  Prints a JSON line per session (its pairs, the load
+average at start and end), then per arm the per-round sd over all its
+pairs, sqrt(mean(d^2)) as the session computes it, with its 90%
+chi-square interval.
 
 The pool is made for the run (replicated, size 2, so that on a 3-OSD lab
 about a third of its PGs leave the canary out) and the module options the
 run sets are removed at the end.
 
     python3 qa/bench/design_aa.py --up --sessions 4 > aa.jsonl
+    python3 qa/bench/design_aa.py --up --designs split --grid 10:20,20:60 --sessions 3 \
+        --baseline-runs 10 > grid.jsonl
     python3 qa/bench/design_aa.py --table aa.jsonl
 
 On the bench's lab ($BENCH_LAB_DIR, default /var/tmp/rat-bench-lab;
@@ -30,13 +33,15 @@ first and takes it down at the end; without it the lab must be up.
 import argparse
 import json
 import os
+import statistics
 import time
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 from benchlib import Lab, aa_sd, log
 
 POOL = 'designaa'
 ENDED = ('done', 'stopped', 'aborted', 'failed')
+Arm = Tuple[str, int, int]  # design, warm-up s, window s
 
 
 def settings(args: argparse.Namespace) -> Dict[str, Any]:
@@ -48,9 +53,11 @@ def settings(args: argparse.Namespace) -> Dict[str, Any]:
             'bench_chunk_seconds': 2, 'max_window_factor': 1.5}
 
 
-def session(lab: Lab, osd: int, design: str, duration: int, limit: float) -> Dict[str, Any]:
+def session(lab: Lab, osd: int, arm: Arm, limit: float) -> Dict[str, Any]:
     """One session up to its noise; its row."""
+    design, warmup, duration = arm
     lab.ceph('config', 'set', 'mgr', 'mgr/rocks_autotune/measurement_design', design)
+    lab.ceph('config', 'set', 'mgr', 'mgr/rocks_autotune/warmup', str(warmup))
     load0, t0 = os.getloadavg()[0], time.time()
     lab.ceph('rocks-autotune', 'start', '--osd', str(osd), '--trials', '1',
              '--duration', str(duration), '--allow-single-copy')
@@ -65,11 +72,20 @@ def session(lab: Lab, osd: int, design: str, duration: int, limit: float) -> Dic
         while lab.ceph_json('rocks-autotune', 'status').get('state') not in ENDED:
             time.sleep(5)
     noise = st.get('noise') or {}
-    return {'design': design, 'ran': (st.get('design') or {}).get('design'),
+    return {'design': design, 'warmup': warmup, 'duration': duration,
+            'ran': (st.get('design') or {}).get('design'),
             'objective': noise.get('objective'), 'per_pair': noise.get('per_pair') or [],
             'window': noise.get('window'), 'seconds': round(time.time() - t0),
             'load_start': load0, 'load_end': os.getloadavg()[0],
             'error': st.get('error') or ''}
+
+
+def schedule(args: argparse.Namespace) -> List[Arm]:
+    """Every arm (design, warm-up, window) `--sessions` times, the order
+    reversed every other pass so that no arm always runs first."""
+    pairs = args.grid or [(args.warmup, args.duration)]
+    arms = [(d, w, n) for d in args.designs for w, n in pairs]
+    return [a for i in range(args.sessions) for a in (arms if i % 2 == 0 else arms[::-1])]
 
 
 def run(args: argparse.Namespace) -> None:
@@ -94,13 +110,9 @@ def measure(lab: Lab, args: argparse.Namespace) -> None:
     print(json.dumps({'facts': lab.facts(), 'settings': settings(args),
                       'duration': args.duration, 'osd': args.osd}), flush=True)
     try:
-        for i in range(args.sessions):
-            # alternate the order so that neither design always runs first
-            pair = args.designs if i % 2 == 0 else args.designs[::-1]
-            for design in pair:
-                log(f'session {i + 1}/{args.sessions}: {design}')
-                print(json.dumps(session(lab, args.osd, design, args.duration, args.limit)),
-                      flush=True)
+        for i, arm in enumerate(schedule(args), 1):
+            log(f'session {i}: {arm[0]}, warm-up {arm[1]} s, {arm[2]}-s window')
+            print(json.dumps(session(lab, args.osd, arm, args.limit)), flush=True)
     finally:
         for k in [*settings(args), 'measurement_design']:
             lab.ceph('config', 'rm', 'mgr', f'mgr/rocks_autotune/{k}', check=False)
@@ -112,20 +124,30 @@ def table(path: str) -> str:
         rows = [json.loads(line) for line in f if line.strip()]
     head, sessions = rows[0], rows[1:]
     st = head['settings']
-    out = [f'{head["facts"]["version"]}, osd.{head["osd"]}, warm-up {st["warmup"]} s, '
-           f'{head["duration"]}-s windows, {st["baseline_runs"]} baseline runs a session',
-           '', '| design | objective | sessions | pairs | per-round sd | 90% interval '
-           '| load at start-end |',
-           '|---|---|---|---|---|---|---|']
-    for design in ('split', 'sequential'):
-        mine = [r for r in sessions if r['design'] == design]
+    # runs before --grid kept one warm-up and window, in the head
+    for r in sessions:
+        r.setdefault('warmup', st['warmup'])
+        r.setdefault('duration', head['duration'])
+    out = [f'{head["facts"]["version"]}, osd.{head["osd"]}, '
+           f'{st["baseline_runs"]} baseline runs a session',
+           '', '| design | warm-up s | window s (ran) | objective | sessions | pairs '
+           '| per-round sd | 90% interval | load at start-end |',
+           '|---|---|---|---|---|---|---|---|---|']
+    arms = sorted({(r['design'], r['warmup'], r['duration']) for r in sessions},
+                  key=lambda a: (a[0] != 'split', a[1], a[2]))
+    for design, warmup, duration in arms:
+        mine = [r for r in sessions
+                if (r['design'], r['warmup'], r['duration']) == (design, warmup, duration)]
         ds: List[float] = [d for r in mine for d in r['per_pair']]
         if not ds:
             continue
         sd, lo, hi = aa_sd(ds)
         loads = [x for r in mine for x in (r['load_start'], r['load_end'])]
         objs = sorted({str(r['objective']) for r in mine})
-        out.append(f'| {design} | {", ".join(objs)} | {len(mine)} | {len(ds)} | {sd:.3f} | '
+        ran = [r['window'] for r in mine if r.get('window')]
+        out.append(f'| {design} | {warmup} | {duration}'
+                   + (f' ({statistics.median(ran):.0f})' if ran else '')
+                   + f' | {", ".join(objs)} | {len(mine)} | {len(ds)} | {sd:.3f} | '
                    f'{lo:.3f}-{hi:.3f} | {min(loads):.1f}-{max(loads):.1f} |')
     bad = [r for r in sessions if r['ran'] != r['design'] or r['error']]
     if bad:
@@ -142,6 +164,17 @@ def designs(text: str) -> List[str]:
     return out
 
 
+def grid(text: str) -> List[Tuple[int, int]]:
+    """--grid: warm-up:window pairs in seconds, comma-separated (10:20,20:60)."""
+    try:
+        out = [(int(w), int(n)) for w, n in (x.split(':') for x in text.split(','))]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'{text!r}: warm-up:window pairs, e.g. 10:20,20:60')
+    if len(set(out)) != len(out) or any(w < 0 or n < 1 for w, n in out):
+        raise argparse.ArgumentTypeError(f'{text!r}: each pair once, warm-up >= 0, window >= 1')
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--osd', type=int, default=1)
@@ -152,6 +185,8 @@ def main() -> None:
     ap.add_argument('--space', type=int, default=64 << 20, help='client_space (bytes)')
     ap.add_argument('--precondition', type=int, default=60, help='precondition_limit (s)')
     ap.add_argument('--limit', type=float, default=1800, help='s a session may take')
+    ap.add_argument('--grid', type=grid, help='warm-up:window pairs (s) measured in turn, '
+                    'e.g. 10:20,20:60 (default: --warmup and --duration)')
     ap.add_argument('--designs', type=designs, default=['split', 'sequential'],
                     help='the designs measured, comma-separated (split,sequential)')
     ap.add_argument('--up', action='store_true', help='a fresh lab first, down at the end')

@@ -752,9 +752,10 @@ def test_design_aa_pools_each_designs_pairs_and_names_a_session_that_ran_another
     split_sd = math.sqrt((0.03 ** 2 + 0.04 ** 2 + 0.05 ** 2) / 3)
     seq_sd = math.sqrt((0.3 ** 2 + 0.1 ** 2 + 0.2 ** 2) / 3)
     _, split_lo, split_hi = benchlib.aa_sd([0.03, -0.04, 0.05])
-    assert f'| split | c_over_r, iops | 2 | 3 | {split_sd:.3f} | {split_lo:.3f}-{split_hi:.3f} | ' \
-        '8.0-12.0 |' in out, out
-    assert f'| sequential | iops | 1 | 3 | {seq_sd:.3f} | ' in out, out
+    # a run before --grid: every session at the head's warm-up and window
+    assert f'| split | 10 | 20 | c_over_r, iops | 2 | 3 | {split_sd:.3f} | ' \
+        f'{split_lo:.3f}-{split_hi:.3f} | 8.0-12.0 |' in out, out
+    assert f'| sequential | 10 | 20 | iops | 1 | 3 | {seq_sd:.3f} | ' in out, out
     assert '1 session(s) ran another design or failed: split: ran sequential' in out, out
 
 
@@ -768,6 +769,42 @@ def test_an_aa_sd_says_how_well_its_pairs_know_it() -> None:
     assert lo < lo30 < 0.051 < hi30 < hi
     # the root mean square, as a session computes it: a drift counts as noise
     assert math.isclose(aa_sd([0.1, 0.1])[0], 0.1)
+
+
+def test_design_aa_pools_pairs_by_warmup_and_window_too(tmp_path: Any) -> None:
+    import design_aa
+    head = {'facts': {'version': 'v'}, 'osd': 1, 'duration': 20,
+            'settings': {'warmup': 10, 'baseline_runs': 10}}
+    row = {'design': 'split', 'ran': 'split', 'objective': 'c_over_r', 'load_start': 5.0,
+           'load_end': 6.0, 'error': ''}
+    rows = [head,
+            {**row, 'warmup': 10, 'duration': 20, 'window': 30.1, 'per_pair': [0.1, -0.1]},
+            {**row, 'warmup': 20, 'duration': 60, 'window': 60.2, 'per_pair': [0.02, 0.04]},
+            {**row, 'warmup': 10, 'duration': 20, 'window': 29.9, 'per_pair': [0.1]}]
+    path = tmp_path / 'grid.jsonl'
+    path.write_text('\n'.join(json.dumps(r) for r in rows) + '\n')
+    out = design_aa.table(str(path))
+    sd, lo, hi = benchlib.aa_sd([0.1, -0.1, 0.1])
+    assert f'| split | 10 | 20 (30) | c_over_r | 2 | 3 | {sd:.3f} | {lo:.3f}-{hi:.3f} |' in out
+    sd, lo, hi = benchlib.aa_sd([0.02, 0.04])
+    assert f'| split | 20 | 60 (60) | c_over_r | 1 | 2 | {sd:.3f} | {lo:.3f}-{hi:.3f} |' in out
+    assert out.index('| split | 10 |') < out.index('| split | 20 |')
+
+
+def test_design_aa_runs_every_arm_in_turn_and_no_arm_always_first() -> None:
+    import design_aa
+    args = argparse.Namespace(designs=['split'], grid=design_aa.grid('10:20,20:60'),
+                              warmup=10, duration=20, sessions=3)
+    assert design_aa.schedule(args) == [('split', 10, 20), ('split', 20, 60),
+                                        ('split', 20, 60), ('split', 10, 20),
+                                        ('split', 10, 20), ('split', 20, 60)]
+    args = argparse.Namespace(designs=['split', 'sequential'], grid=None, warmup=10,
+                              duration=20, sessions=2)
+    assert design_aa.schedule(args) == [('split', 10, 20), ('sequential', 10, 20),
+                                        ('sequential', 10, 20), ('split', 10, 20)]
+    for bad in ('10', '10:x', '10:20,10:20', '-1:20', '10:0'):
+        with pytest.raises(argparse.ArgumentTypeError):
+            design_aa.grid(bad)
 
 
 def test_design_aa_measures_the_designs_asked_and_refuses_others() -> None:
