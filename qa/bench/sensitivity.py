@@ -217,7 +217,7 @@ def noise_table(rows: List[Dict[str, Any]]) -> str:
     baseline: the options under test are part of the noise."""
     out = ['| baseline | sessions | A/A pairs | per-round sd | 90% interval |',
            '|---|---|---|---|---|']
-    for base in sorted({r['baseline'] for r in rows}, key=lambda b: b != 'slow'):
+    for base in dict.fromkeys(r['baseline'] for r in sorted(rows, key=by_baseline)):
         mine = [r for r in rows if r['baseline'] == base]
         pairs = [d for r in mine for d in (r['session'].get('noise') or {}).get('per_pair') or []]
         if pairs:
@@ -247,8 +247,9 @@ def baseline_runs(paths: List[str]) -> str:
     1st-2nd, 3rd-4th, ...): C/R and the RocksDB compaction each window saw,
     where the noise of the baseline's own options shows; then its steady
     windows (the steady check's pairs)."""
+    rows = sorted(read(paths)[1], key=by_baseline)
     out = ['| baseline | seed | C/R by run | compaction MiB by run |', '|---|---|---|---|']
-    for r in sorted(read(paths)[1], key=by_baseline):
+    for r in rows:
         runs = [t['measurement'] for t in r['session'].get('trials') or []
                 if t.get('kind') == 'baseline' and t.get('measurement')]
         if not runs:
@@ -261,7 +262,7 @@ def baseline_runs(paths: List[str]) -> str:
     out += ['', '| baseline | seed | steady window of | s | RocksDB WAL GiB | busiest family '
             '| its flushes, compactions | write-amp | C/R |',
             '|---|---|---|---|---|---|---|---|---|']
-    for r in sorted(read(paths)[1], key=by_baseline):
+    for r in rows:
         for t in r['session'].get('trials') or []:
             m = t.get('measurement')
             if t.get('steady') and m:
