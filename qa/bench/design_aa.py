@@ -37,13 +37,13 @@ first and takes it down at the end; without it the lab must be up.
 """
 import argparse
 import json
-import math
 import os
 import statistics
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from benchlib import Lab, aa_sd, log
+from rocks_autotune import power
 
 POOL = 'designaa'
 ENDED = ('done', 'stopped', 'aborted', 'failed')
@@ -99,10 +99,10 @@ def baseline_runs(history: Any) -> List[Dict[str, Any]]:
 
 
 def pair_logs(runs: Sequence[Dict[str, Any]], fig: str) -> List[float]:
-    """A figure's log ratio in each A/A pair (2nd run over 1st), as
-    power.aa_noise pairs the objective."""
-    return [math.log(b[fig] / a[fig]) for a, b in zip(runs[0::2], runs[1::2])
-            if a.get(fig) and b.get(fig)]
+    """A figure's log ratio in each A/A pair (2nd run over 1st), paired as
+    the session pairs its objective (power.aa_noise)."""
+    noise = power.aa_noise([r.get(fig) for r in runs])
+    return list(noise['per_pair']) if noise else []
 
 
 def attach_runs(sessions: List[Dict[str, Any]], dumps: List[Any]) -> None:
