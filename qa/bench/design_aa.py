@@ -22,7 +22,8 @@ their runs from `--history`, dumps of `history -f json` saved while the run
 ran.
 
 The pool is made for the run (replicated, size 2, so that on a 3-OSD lab
-about a third of its PGs leave the canary out) and the module options the
+about a third of its PGs leave the canary out: group R's; `--pg-num`, 32
+by default, the autoscaler off) and the module options the
 run sets are removed at the end.
 
     python3 qa/bench/design_aa.py --up --sessions 4 > aa.jsonl
@@ -84,6 +85,7 @@ def session(lab: Lab, osd: int, arm: Arm, limit: float) -> Dict[str, Any]:
     noise = st.get('noise') or {}
     return {'design': design, 'warmup': warmup, 'duration': duration,
             'ran': (st.get('design') or {}).get('design'),
+            'reference_pgs': (st.get('design') or {}).get('reference_pgs'),
             'objective': noise.get('objective'), 'per_pair': noise.get('per_pair') or [],
             'window': noise.get('window'), 'seconds': round(time.time() - t0),
             'load_start': load0, 'load_end': os.getloadavg()[0],
@@ -143,13 +145,17 @@ def run(args: argparse.Namespace) -> None:
 def measure(lab: Lab, args: argparse.Namespace) -> None:
     for k, v in settings(args).items():
         lab.ceph('config', 'set', 'mgr', f'mgr/rocks_autotune/{k}', str(v))
-    lab.ceph('osd', 'pool', 'create', POOL, '32', '32', 'replicated', '--size', '2')
+    pg = str(args.pg_num)
+    lab.ceph('osd', 'pool', 'create', POOL, pg, pg, 'replicated', '--size', '2')
     lab.ceph('osd', 'pool', 'set', POOL, 'min_size', '1')
+    # the PGs without the canary are group R's: the autoscaler must not change them
+    lab.ceph('osd', 'pool', 'set', POOL, 'pg_autoscale_mode', 'off')
     lab.ceph('osd', 'pool', 'application', 'enable', POOL, 'rados')
     while not lab.active_clean():
         time.sleep(3)
     print(json.dumps({'facts': lab.facts(), 'settings': settings(args),
-                      'duration': args.duration, 'osd': args.osd}), flush=True)
+                      'duration': args.duration, 'osd': args.osd, 'pg_num': args.pg_num}),
+          flush=True)
     try:
         for i, arm in enumerate(schedule(args), 1):
             log(f'session {i}: {arm[0]}, warm-up {arm[1]} s, {arm[2]}-s window')
@@ -173,7 +179,9 @@ def table(path: str, history: Optional[str] = None) -> str:
         r.setdefault('warmup', st['warmup'])
         r.setdefault('duration', head['duration'])
     out = [f'{head["facts"]["version"]}, osd.{head["osd"]}, '
-           f'{st["baseline_runs"]} baseline runs a session',
+           f'{st["baseline_runs"]} baseline runs a session'
+           # runs before --pg-num made 32 and did not say so
+           + (f', a pool of {head["pg_num"]} PGs' if 'pg_num' in head else ''),
            '', '| design | warm-up s | window s (ran) | objective | sessions | pairs '
            '| per-round sd | 90% interval | load at start-end |',
            '|---|---|---|---|---|---|---|---|---|']
@@ -253,6 +261,8 @@ def main() -> None:
     ap.add_argument('--duration', type=int, default=20, help='the window (s)')
     ap.add_argument('--space', type=int, default=64 << 20, help='client_space (bytes)')
     ap.add_argument('--precondition', type=int, default=60, help='precondition_limit (s)')
+    ap.add_argument('--pg-num', type=int, default=32,
+                    help="the run's pool's PGs (about a third leave the canary out: group R)")
     ap.add_argument('--limit', type=float, default=1800, help='s a session may take')
     ap.add_argument('--grid', type=grid, help='warm-up:window pairs (s) measured in turn, '
                     'e.g. 10:20,20:60 (default: --warmup and --duration)')

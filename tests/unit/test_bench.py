@@ -828,6 +828,36 @@ def test_design_aa_splits_the_noise_into_cs_rs_and_how_they_moved_together(
     assert '| split | 10 | 20 (30) | c_over_r | 2 | 3 |' in out, out
 
 
+def test_design_aa_makes_its_pool_of_the_pgs_asked_and_keeps_them(capsys: Any) -> None:
+    import design_aa
+
+    class FakeLab:
+        def __init__(self) -> None:
+            self.calls: List[Tuple[str, ...]] = []
+
+        def ceph(self, *args: str, check: bool = True) -> str:
+            self.calls.append(args)
+            return ''
+
+        def active_clean(self) -> bool:
+            return True
+
+        def facts(self) -> Dict[str, Any]:
+            return {'version': 'v'}
+
+    lab = FakeLab()
+    args = argparse.Namespace(designs=['split'], grid=None, warmup=10, duration=20,
+                              sessions=0, baseline_runs=10, space=1, precondition=60,
+                              osd=1, pg_num=128, limit=60)
+    design_aa.measure(lab, args)  # type: ignore[arg-type]
+    assert ('osd', 'pool', 'create', 'designaa', '128', '128', 'replicated',
+            '--size', '2') in lab.calls
+    # the autoscaler would change which PGs leave the canary out
+    assert ('osd', 'pool', 'set', 'designaa', 'pg_autoscale_mode', 'off') in lab.calls
+    assert json.loads(capsys.readouterr().out.splitlines()[0])['pg_num'] == 128
+    assert lab.calls[-1][:3] == ('osd', 'pool', 'rm')  # removed at the end
+
+
 def test_design_aa_runs_every_arm_in_turn_and_no_arm_always_first() -> None:
     import design_aa
     args = argparse.Namespace(designs=['split'], grid=design_aa.grid('10:20,20:60'),
