@@ -15,16 +15,22 @@ figure the confirmation judges, C/R under split, the canary's client IOPS
 under sequential).  Prints a JSON line per session (its pairs, the load
 average at start and end), then per arm the per-round sd over all its
 pairs, sqrt(mean(d^2)) as the session computes it, with its 90%
-chi-square interval.
+chi-square interval.  Each row keeps its baseline runs' figures (`runs`,
+from `history -f json`), and the table splits each split arm's noise into
+C's IOPS, R's and how they moved together; rows saved before that take
+their runs from `--history`, dumps of `history -f json` saved while the run
+ran.
 
 The pool is made for the run (replicated, size 2, so that on a 3-OSD lab
-about a third of its PGs leave the canary out) and the module options the
+about a third of its PGs leave the canary out: group R's; `--pg-num`, 32
+by default, the autoscaler off) and the module options the
 run sets are removed at the end.
 
     python3 qa/bench/design_aa.py --up --sessions 4 > aa.jsonl
     python3 qa/bench/design_aa.py --up --designs split --grid 10:20,20:60 --sessions 3 \
         --baseline-runs 10 > grid.jsonl
     python3 qa/bench/design_aa.py --table aa.jsonl
+    python3 qa/bench/design_aa.py --table grid.jsonl --history grid-history.jsonl
 
 On the bench's lab ($BENCH_LAB_DIR, default /var/tmp/rat-bench-lab;
 $BENCH_LAB_MON_PORT, default 21700): --up brings a fresh flash-like one up
@@ -35,13 +41,18 @@ import json
 import os
 import statistics
 import time
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from benchlib import Lab, aa_sd, log
+from rocks_autotune import power
 
 POOL = 'designaa'
 ENDED = ('done', 'stopped', 'aborted', 'failed')
 Arm = Tuple[str, int, int]  # design, warm-up s, window s
+# a baseline run's figures kept in a session's row (`runs`): C's and R's own
+# IOPS beside C/R, and what RocksDB did in the window
+RUN_FIGURES = ('c_over_r', 'iops_c', 'iops_r', 'iops', 'seconds', 'flush_bytes',
+               'compaction_bytes', 'op_w_lat_ms', 'kv_sync_lat_ms')
 
 
 def settings(args: argparse.Namespace) -> Dict[str, Any]:
@@ -74,10 +85,42 @@ def session(lab: Lab, osd: int, arm: Arm, limit: float) -> Dict[str, Any]:
     noise = st.get('noise') or {}
     return {'design': design, 'warmup': warmup, 'duration': duration,
             'ran': (st.get('design') or {}).get('design'),
+            'reference_pgs': (st.get('design') or {}).get('reference_pgs'),
             'objective': noise.get('objective'), 'per_pair': noise.get('per_pair') or [],
             'window': noise.get('window'), 'seconds': round(time.time() - t0),
             'load_start': load0, 'load_end': os.getloadavg()[0],
+            'runs': baseline_runs(lab.ceph_json('rocks-autotune', 'history', '-f', 'json')),
             'error': st.get('error') or ''}
+
+
+def baseline_runs(history: Any) -> List[Dict[str, Any]]:
+    """The baseline runs of a session's `history -f json`, in the order
+    they ran: their RUN_FIGURES."""
+    return [{k: t['measurement'].get(k) for k in RUN_FIGURES} for t in history or []
+            if t.get('kind') == 'baseline' and t.get('measurement')]
+
+
+def pair_logs(runs: Sequence[Dict[str, Any]], fig: str) -> List[float]:
+    """A figure's log ratio in each A/A pair (2nd run over 1st), paired as
+    the session pairs its objective (power.aa_noise)."""
+    noise = power.aa_noise([r.get(fig) for r in runs])
+    return list(noise['per_pair']) if noise else []
+
+
+def attach_runs(sessions: List[Dict[str, Any]], dumps: List[Any]) -> None:
+    """Give each session row without `runs` the baseline runs of the
+    `history -f json` dump (saved beside the run while it ran) whose C/R
+    pairs are the row's own pairs."""
+    found = [baseline_runs(d) for d in dumps]
+    for r in sessions:
+        if r.get('runs') or not r['per_pair']:
+            continue
+        for runs in found:
+            logs = pair_logs(runs, 'c_over_r')
+            if len(logs) == len(r['per_pair']) and all(
+                    abs(x - y) < 1e-9 for x, y in zip(logs, r['per_pair'])):
+                r['runs'] = runs
+                break
 
 
 def schedule(args: argparse.Namespace) -> List[Arm]:
@@ -102,13 +145,17 @@ def run(args: argparse.Namespace) -> None:
 def measure(lab: Lab, args: argparse.Namespace) -> None:
     for k, v in settings(args).items():
         lab.ceph('config', 'set', 'mgr', f'mgr/rocks_autotune/{k}', str(v))
-    lab.ceph('osd', 'pool', 'create', POOL, '32', '32', 'replicated', '--size', '2')
+    pg = str(args.pg_num)
+    lab.ceph('osd', 'pool', 'create', POOL, pg, pg, 'replicated', '--size', '2')
     lab.ceph('osd', 'pool', 'set', POOL, 'min_size', '1')
+    # the PGs without the canary are group R's: the autoscaler must not change them
+    lab.ceph('osd', 'pool', 'set', POOL, 'pg_autoscale_mode', 'off')
     lab.ceph('osd', 'pool', 'application', 'enable', POOL, 'rados')
     while not lab.active_clean():
         time.sleep(3)
     print(json.dumps({'facts': lab.facts(), 'settings': settings(args),
-                      'duration': args.duration, 'osd': args.osd}), flush=True)
+                      'duration': args.duration, 'osd': args.osd, 'pg_num': args.pg_num}),
+          flush=True)
     try:
         for i, arm in enumerate(schedule(args), 1):
             log(f'session {i}: {arm[0]}, warm-up {arm[1]} s, {arm[2]}-s window')
@@ -119,17 +166,22 @@ def measure(lab: Lab, args: argparse.Namespace) -> None:
         lab.ceph('osd', 'pool', 'rm', POOL, POOL, '--yes-i-really-really-mean-it', check=False)
 
 
-def table(path: str) -> str:
+def table(path: str, history: Optional[str] = None) -> str:
     with open(path) as f:
         rows = [json.loads(line) for line in f if line.strip()]
     head, sessions = rows[0], rows[1:]
+    if history:
+        with open(history) as f:
+            attach_runs(sessions, [json.loads(line) for line in f if line.strip()])
     st = head['settings']
     # runs before --grid kept one warm-up and window, in the head
     for r in sessions:
         r.setdefault('warmup', st['warmup'])
         r.setdefault('duration', head['duration'])
     out = [f'{head["facts"]["version"]}, osd.{head["osd"]}, '
-           f'{st["baseline_runs"]} baseline runs a session',
+           f'{st["baseline_runs"]} baseline runs a session'
+           # runs before --pg-num made 32 and did not say so
+           + (f', a pool of {head["pg_num"]} PGs' if 'pg_num' in head else ''),
            '', '| design | warm-up s | window s (ran) | objective | sessions | pairs '
            '| per-round sd | 90% interval | load at start-end |',
            '|---|---|---|---|---|---|---|---|---|']
@@ -153,6 +205,31 @@ def table(path: str) -> str:
     if bad:
         out.append(f'\n{len(bad)} session(s) ran another design or failed: '
                    + '; '.join(f'{r["design"]}: ran {r["ran"]} {r["error"]}' for r in bad))
+    split = [r for r in sessions if r['design'] == 'split' and r.get('runs')]
+    if split:
+        out += ['', decomposition(split, arms)]
+    return '\n'.join(out)
+
+
+def decomposition(sessions: List[Dict[str, Any]], arms: Sequence[Arm]) -> str:
+    """Per arm, what the split's A/A noise is made of: the pairs' sd of
+    C's IOPS, of R's and of C/R, and how much C and R moved together (their
+    log ratios' correlation): what the machine does moves both and C/R
+    cancels it; what is left is C's own (the canary's restart, its
+    options) and R's own."""
+    out = ['| warm-up s | window s | pairs | C sd | R sd | C/R sd | C, R correlation '
+           '| mean pair (drift) |', '|---|---|---|---|---|---|---|---|']
+    for _, warmup, duration in [a for a in arms if a[0] == 'split']:
+        runs = [r['runs'] for r in sessions if (r['warmup'], r['duration']) == (warmup, duration)]
+        if not runs:
+            continue
+        c, rr, cr = ([d for x in runs for d in pair_logs(x, fig)]
+                     for fig in ('iops_c', 'iops_r', 'c_over_r'))
+        corr = statistics.correlation(c, rr) if len(c) > 2 else None
+        out.append(f'| {warmup} | {duration} | {len(cr)} | {aa_sd(c)[0]:.3f} | '
+                   f'{aa_sd(rr)[0]:.3f} | {aa_sd(cr)[0]:.3f} | '
+                   + (f'{corr:.2f}' if corr is not None else '-')
+                   + f' | {statistics.mean(cr):+.3f} |')
     return '\n'.join(out)
 
 
@@ -184,6 +261,8 @@ def main() -> None:
     ap.add_argument('--duration', type=int, default=20, help='the window (s)')
     ap.add_argument('--space', type=int, default=64 << 20, help='client_space (bytes)')
     ap.add_argument('--precondition', type=int, default=60, help='precondition_limit (s)')
+    ap.add_argument('--pg-num', type=int, default=32,
+                    help="the run's pool's PGs (about a third leave the canary out: group R)")
     ap.add_argument('--limit', type=float, default=1800, help='s a session may take')
     ap.add_argument('--grid', type=grid, help='warm-up:window pairs (s) measured in turn, '
                     'e.g. 10:20,20:60 (default: --warmup and --duration)')
@@ -191,9 +270,12 @@ def main() -> None:
                     help='the designs measured, comma-separated (split,sequential)')
     ap.add_argument('--up', action='store_true', help='a fresh lab first, down at the end')
     ap.add_argument('--table', metavar='JSONL', help='no lab: the table of a run')
+    ap.add_argument('--history', metavar='JSONL', help='with --table: `history -f json` '
+                    'dumps saved while a run ran, one a line, for the runs of rows '
+                    'saved without them')
     args = ap.parse_args()
     if args.table:
-        print(table(args.table))
+        print(table(args.table, args.history))
         return
     run(args)
 

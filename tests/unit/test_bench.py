@@ -791,6 +791,73 @@ def test_design_aa_pools_pairs_by_warmup_and_window_too(tmp_path: Any) -> None:
     assert out.index('| split | 10 |') < out.index('| split | 20 |')
 
 
+def test_design_aa_splits_the_noise_into_cs_rs_and_how_they_moved_together(
+        tmp_path: Any) -> None:
+    import design_aa
+
+    def trial(c: float, r: float, kind: str = 'baseline') -> Dict[str, Any]:
+        return {'kind': kind, 'measurement': {'iops_c': c, 'iops_r': r, 'c_over_r': c / r,
+                                              'compaction_bytes': 0, 'other': 1}}
+    # what a session's history holds: baseline runs in order, then a trial
+    history = [trial(100, 100), trial(120, 110), trial(90, 100), trial(99, 100),
+               trial(50, 100, 'trial'), {'kind': 'baseline', 'measurement': None}]
+    runs = design_aa.baseline_runs(history)
+    assert [r['iops_c'] for r in runs] == [100, 120, 90, 99]
+    assert set(runs[0]) == set(design_aa.RUN_FIGURES)  # the figures kept, no others
+    assert design_aa.pair_logs(runs, 'iops_c') == [math.log(1.2), math.log(1.1)]
+    assert design_aa.pair_logs(runs, 'iops_r') == [math.log(1.1), 0.0]
+
+    head = {'facts': {'version': 'v'}, 'osd': 1, 'duration': 20,
+            'settings': {'warmup': 10, 'baseline_runs': 4}}
+    row = {'design': 'split', 'ran': 'split', 'objective': 'c_over_r', 'load_start': 5.0,
+           'load_end': 6.0, 'error': '', 'warmup': 10, 'duration': 20, 'window': 30.0}
+    cr = design_aa.pair_logs(runs, 'c_over_r')
+    # a row saved before rows kept their runs, and one whose pairs match no dump
+    rows = [head, {**row, 'per_pair': cr}, {**row, 'per_pair': [0.5]}]
+    path = tmp_path / 'grid.jsonl'
+    path.write_text('\n'.join(json.dumps(r) for r in rows) + '\n')
+    dumps = tmp_path / 'history.jsonl'
+    dumps.write_text(json.dumps(history[:2]) + '\n' + json.dumps(history) + '\n')
+    assert '| C sd |' not in design_aa.table(str(path))  # no runs, no split of the noise
+    out = design_aa.table(str(path), str(dumps))
+    c, r = [math.log(1.2), math.log(1.1)], [math.log(1.1), 0.0]
+    # C moved 0.18 and 0.10, R 0.10 and 0: C/R keeps what R did not share
+    assert f'| 10 | 20 | 2 | {benchlib.aa_sd(c)[0]:.3f} | {benchlib.aa_sd(r)[0]:.3f} | ' \
+        f'{benchlib.aa_sd(cr)[0]:.3f} | - | {sum(cr) / 2:+.3f} |' in out, out
+    # only the matching dump is taken: the other row's pair stays its own
+    assert '| split | 10 | 20 (30) | c_over_r | 2 | 3 |' in out, out
+
+
+def test_design_aa_makes_its_pool_of_the_pgs_asked_and_keeps_them(capsys: Any) -> None:
+    import design_aa
+
+    class FakeLab:
+        def __init__(self) -> None:
+            self.calls: List[Tuple[str, ...]] = []
+
+        def ceph(self, *args: str, check: bool = True) -> str:
+            self.calls.append(args)
+            return ''
+
+        def active_clean(self) -> bool:
+            return True
+
+        def facts(self) -> Dict[str, Any]:
+            return {'version': 'v'}
+
+    lab = FakeLab()
+    args = argparse.Namespace(designs=['split'], grid=None, warmup=10, duration=20,
+                              sessions=0, baseline_runs=10, space=1, precondition=60,
+                              osd=1, pg_num=128, limit=60)
+    design_aa.measure(lab, args)  # type: ignore[arg-type]
+    assert ('osd', 'pool', 'create', 'designaa', '128', '128', 'replicated',
+            '--size', '2') in lab.calls
+    # the autoscaler would change which PGs leave the canary out
+    assert ('osd', 'pool', 'set', 'designaa', 'pg_autoscale_mode', 'off') in lab.calls
+    assert json.loads(capsys.readouterr().out.splitlines()[0])['pg_num'] == 128
+    assert lab.calls[-1][:3] == ('osd', 'pool', 'rm')  # removed at the end
+
+
 def test_design_aa_runs_every_arm_in_turn_and_no_arm_always_first() -> None:
     import design_aa
     args = argparse.Namespace(designs=['split'], grid=design_aa.grid('10:20,20:60'),
