@@ -109,6 +109,13 @@ def aa_sd(pairs: Sequence[float], level: float = 0.90) -> Tuple[float, float, fl
     return sd, sd * math.sqrt(n / chi2.ppf(1 - tail, n)), sd * math.sqrt(n / chi2.ppf(tail, n))
 
 
+def baseline_measurements(trials: Optional[Sequence[Mapping[str, Any]]]) -> List[Dict[str, Any]]:
+    """A session's baseline runs' measurements, in the order they ran, from
+    its trials (`history -f json`, or a saved session's `trials`)."""
+    return [t['measurement'] for t in trials or []
+            if t.get('kind') == 'baseline' and t.get('measurement')]
+
+
 def ratio(a: Optional[float], b: Optional[float]) -> Optional[float]:
     if a is None or b is None or b == 0:
         return None

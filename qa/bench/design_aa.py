@@ -43,7 +43,7 @@ import statistics
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from benchlib import Lab, aa_sd, log
+from benchlib import Lab, aa_sd, baseline_measurements, log
 from rocks_autotune import power
 
 POOL = 'designaa'
@@ -96,8 +96,7 @@ def session(lab: Lab, osd: int, arm: Arm, limit: float) -> Dict[str, Any]:
 def baseline_runs(history: Any) -> List[Dict[str, Any]]:
     """The baseline runs of a session's `history -f json`, in the order
     they ran: their RUN_FIGURES."""
-    return [{k: t['measurement'].get(k) for k in RUN_FIGURES} for t in history or []
-            if t.get('kind') == 'baseline' and t.get('measurement')]
+    return [{k: m.get(k) for k in RUN_FIGURES} for m in baseline_measurements(history)]
 
 
 def pair_logs(runs: Sequence[Dict[str, Any]], fig: str) -> List[float]:
@@ -111,12 +110,11 @@ def attach_runs(sessions: List[Dict[str, Any]], dumps: List[Any]) -> None:
     """Give each session row without `runs` the baseline runs of the
     `history -f json` dump (saved beside the run while it ran) whose C/R
     pairs are the row's own pairs."""
-    found = [baseline_runs(d) for d in dumps]
+    found = [(runs, pair_logs(runs, 'c_over_r')) for runs in map(baseline_runs, dumps)]
     for r in sessions:
         if r.get('runs') or not r['per_pair']:
             continue
-        for runs in found:
-            logs = pair_logs(runs, 'c_over_r')
+        for runs, logs in found:
             if len(logs) == len(r['per_pair']) and all(
                     abs(x - y) < 1e-9 for x, y in zip(logs, r['per_pair'])):
                 r['runs'] = runs

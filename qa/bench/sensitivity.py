@@ -44,7 +44,7 @@ import sys
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-from benchlib import CEPH_LAB, OPTION, Lab, aa_sd, check_claim, claim_of, log
+from benchlib import CEPH_LAB, OPTION, Lab, aa_sd, baseline_measurements, check_claim, claim_of, log
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 '..', '..', 'src', 'pybind', 'mgr'))
@@ -250,8 +250,7 @@ def baseline_runs(paths: List[str]) -> str:
     rows = sorted(read(paths)[1], key=by_baseline)
     out = ['| baseline | seed | C/R by run | compaction MiB by run |', '|---|---|---|---|']
     for r in rows:
-        runs = [t['measurement'] for t in r['session'].get('trials') or []
-                if t.get('kind') == 'baseline' and t.get('measurement')]
+        runs = baseline_measurements(r['session'].get('trials'))
         if not runs:
             out.append(f'| {r["baseline"]} | {r["seed"]} | not saved | not saved |')
             continue
