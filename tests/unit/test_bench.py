@@ -833,7 +833,8 @@ def test_design_aa_fits_cs_share_of_rs_move_and_judges_each_session_by_the_other
     import design_aa
 
     def runs(*pairs: Tuple[float, float, float, float]) -> List[Dict[str, Any]]:
-        return [{'iops_c': c, 'iops_r': r, 'c_over_r': c / r}
+        # the canary's kv_sync latency the inverse of its IOPS: its commit path its noise
+        return [{'iops_c': c, 'iops_r': r, 'c_over_r': c / r, 'kv_sync_lat_ms': 200 / c}
                 for c1, r1, c2, r2 in pairs for c, r in ((c1, r1), (c2, r2))]
     head = {'facts': {'version': 'v'}, 'osd': 1, 'duration': 40,
             'settings': {'warmup': 20, 'baseline_runs': 4}}
@@ -857,13 +858,18 @@ def test_design_aa_fits_cs_share_of_rs_move_and_judges_each_session_by_the_other
     assert b1 is not None
     # each session's pairs less the slope the other session measured
     left = [c - b1 * r for c, r in zip(c1, r1)] + [c - b2 * r for c, r in zip(c2, r2)]
-    assert out.rstrip().endswith(f' | {slope:.2f} | {benchlib.aa_sd(left)[0]:.3f} |'), out
+    kv = statistics.correlation(design_aa.pair_logs(one + two, 'c_over_r'),
+                                [-c for c in c1 + c2])
+    assert out.rstrip().endswith(
+        f' | {slope:.2f} | {benchlib.aa_sd(left)[0]:.3f} | {kv:.2f} |'), out
+    assert kv < 0  # C/R fell where the canary's commits slowed
     # not the in-sample fit, which would judge session 1 by its own 0.5 (and leave 0)
     assert benchlib.aa_sd(left)[0] > 0.01
     assert design_aa.c_on_r([(0.1, 0.0)]) is None  # R did not move: no slope
     one_session = tmp_path / 'one.jsonl'
     one_session.write_text('\n'.join(json.dumps(r) for r in rows[:2]) + '\n')
-    assert design_aa.table(str(one_session)).rstrip().endswith(' | 0.50 | - |')
+    # one session: no other to fit on; two pairs: no correlation
+    assert design_aa.table(str(one_session)).rstrip().endswith(' | 0.50 | - | - |')
 
 
 def test_design_aa_makes_its_pool_of_the_pgs_asked_and_keeps_them(capsys: Any) -> None:
