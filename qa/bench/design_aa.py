@@ -214,21 +214,46 @@ def decomposition(sessions: List[Dict[str, Any]], arms: Sequence[Arm]) -> str:
     C's IOPS, of R's and of C/R, and how much C and R moved together (their
     log ratios' correlation): what the machine does moves both and C/R
     cancels it; what is left is C's own (the canary's restart, its
-    options) and R's own."""
+    options) and R's own.  C/R takes R's move whole; the slope of C's log
+    ratio on R's (least squares through 0) is how much of it C shared, and
+    C less that slope times R, the slope fitted on the arm's other
+    sessions, is what a reference weighted by a slope measured beforehand
+    would have left (out of sample: no session is judged by its own fit).
+    Last, how C/R's pairs moved with the canary's own kv_sync latency's:
+    a part of the noise the canary's commit path carries."""
     out = ['| warm-up s | window s | pairs | C sd | R sd | C/R sd | C, R correlation '
-           '| mean pair (drift) |', '|---|---|---|---|---|---|---|---|']
+           '| mean pair (drift) | C on R slope | C - slope x R sd '
+           '| C/R, canary kv_sync correlation |',
+           '|---|---|---|---|---|---|---|---|---|---|---|']
     for _, warmup, duration in [a for a in arms if a[0] == 'split']:
         runs = [r['runs'] for r in sessions if (r['warmup'], r['duration']) == (warmup, duration)]
         if not runs:
             continue
+        each = [list(zip(pair_logs(x, 'iops_c'), pair_logs(x, 'iops_r'))) for x in runs]
         c, rr, cr = ([d for x in runs for d in pair_logs(x, fig)]
                      for fig in ('iops_c', 'iops_r', 'c_over_r'))
         corr = statistics.correlation(c, rr) if len(c) > 2 else None
+        kv = [d for x in runs for d in pair_logs(x, 'kv_sync_lat_ms')]
+        kv_corr = statistics.correlation(cr, kv) if len(kv) == len(cr) > 2 else None
+        slope = c_on_r([p for s in each for p in s])
+        left = [ci - b * ri for i, s in enumerate(each)
+                for b in [c_on_r([p for j, o in enumerate(each) if j != i for p in o])]
+                if b is not None for ci, ri in s]
         out.append(f'| {warmup} | {duration} | {len(cr)} | {aa_sd(c)[0]:.3f} | '
                    f'{aa_sd(rr)[0]:.3f} | {aa_sd(cr)[0]:.3f} | '
                    + (f'{corr:.2f}' if corr is not None else '-')
-                   + f' | {statistics.mean(cr):+.3f} |')
+                   + f' | {statistics.mean(cr):+.3f} | '
+                   + (f'{slope:.2f}' if slope is not None else '-') + ' | '
+                   + (f'{aa_sd(left)[0]:.3f}' if left else '-') + ' | '
+                   + (f'{kv_corr:.2f}' if kv_corr is not None else '-') + ' |')
     return '\n'.join(out)
+
+
+def c_on_r(pairs: Sequence[Tuple[float, float]]) -> Optional[float]:
+    """The least-squares slope through 0 of C's pair log ratios on R's
+    (None without an R that moved)."""
+    rr = sum(r * r for _, r in pairs)
+    return sum(c * r for c, r in pairs) / rr if rr else None
 
 
 def designs(text: str) -> List[str]:

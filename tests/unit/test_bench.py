@@ -828,6 +828,50 @@ def test_design_aa_splits_the_noise_into_cs_rs_and_how_they_moved_together(
     assert '| split | 10 | 20 (30) | c_over_r | 2 | 3 |' in out, out
 
 
+def test_design_aa_fits_cs_share_of_rs_move_and_judges_each_session_by_the_others(
+        tmp_path: Any) -> None:
+    import design_aa
+
+    def runs(*pairs: Tuple[float, float, float, float]) -> List[Dict[str, Any]]:
+        # the canary's kv_sync latency the inverse of its IOPS: its commit path its noise
+        return [{'iops_c': c, 'iops_r': r, 'c_over_r': c / r, 'kv_sync_lat_ms': 200 / c}
+                for c1, r1, c2, r2 in pairs for c, r in ((c1, r1), (c2, r2))]
+    head = {'facts': {'version': 'v'}, 'osd': 1, 'duration': 40,
+            'settings': {'warmup': 20, 'baseline_runs': 4}}
+    row = {'design': 'split', 'ran': 'split', 'objective': 'c_over_r', 'load_start': 5.0,
+           'load_end': 6.0, 'error': '', 'warmup': 20, 'duration': 40, 'window': 60.0}
+    # session 1: C moved half of what R did; session 2: C all of it, and more of its own
+    one = runs((100, 100, 110, 121), (100, 100, 95, 90.25))
+    two = runs((100, 100, 120, 110), (100, 100, 80, 90))
+    rows = [head, *({**row, 'runs': x, 'per_pair': design_aa.pair_logs(x, 'c_over_r')}
+                    for x in (one, two))]
+    path = tmp_path / 'aa.jsonl'
+    path.write_text('\n'.join(json.dumps(r) for r in rows) + '\n')
+    out = design_aa.table(str(path))
+    c1, r1 = design_aa.pair_logs(one, 'iops_c'), design_aa.pair_logs(one, 'iops_r')
+    c2, r2 = design_aa.pair_logs(two, 'iops_c'), design_aa.pair_logs(two, 'iops_r')
+    assert all(math.isclose(c, r / 2) for c, r in zip(c1, r1))  # half, as built
+    slope = design_aa.c_on_r(list(zip(c1 + c2, r1 + r2)))
+    assert slope is not None and 0.5 < slope < 1.5
+    b1, b2 = design_aa.c_on_r(list(zip(c2, r2))), design_aa.c_on_r(list(zip(c1, r1)))
+    assert b2 is not None and math.isclose(b2, 0.5)
+    assert b1 is not None
+    # each session's pairs less the slope the other session measured
+    left = [c - b1 * r for c, r in zip(c1, r1)] + [c - b2 * r for c, r in zip(c2, r2)]
+    kv = statistics.correlation(design_aa.pair_logs(one + two, 'c_over_r'),
+                                [-c for c in c1 + c2])
+    assert out.rstrip().endswith(
+        f' | {slope:.2f} | {benchlib.aa_sd(left)[0]:.3f} | {kv:.2f} |'), out
+    assert kv < 0  # C/R fell where the canary's commits slowed
+    # not the in-sample fit, which would judge session 1 by its own 0.5 (and leave 0)
+    assert benchlib.aa_sd(left)[0] > 0.01
+    assert design_aa.c_on_r([(0.1, 0.0)]) is None  # R did not move: no slope
+    one_session = tmp_path / 'one.jsonl'
+    one_session.write_text('\n'.join(json.dumps(r) for r in rows[:2]) + '\n')
+    # one session: no other to fit on; two pairs: no correlation
+    assert design_aa.table(str(one_session)).rstrip().endswith(' | 0.50 | - | - |')
+
+
 def test_design_aa_makes_its_pool_of_the_pgs_asked_and_keeps_them(capsys: Any) -> None:
     import design_aa
 
