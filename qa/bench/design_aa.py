@@ -229,16 +229,16 @@ def decomposition(sessions: List[Dict[str, Any]], arms: Sequence[Arm]) -> str:
         runs = [r['runs'] for r in sessions if (r['warmup'], r['duration']) == (warmup, duration)]
         if not runs:
             continue
+        # each session's (C, R) pair log ratios, kept apart for the out-of-sample fit
         each = [list(zip(pair_logs(x, 'iops_c'), pair_logs(x, 'iops_r'))) for x in runs]
-        c, rr, cr = ([d for x in runs for d in pair_logs(x, fig)]
-                     for fig in ('iops_c', 'iops_r', 'c_over_r'))
+        pairs = [p for s in each for p in s]
+        c, rr = [p[0] for p in pairs], [p[1] for p in pairs]
+        cr, kv = ([d for x in runs for d in pair_logs(x, fig)]
+                  for fig in ('c_over_r', 'kv_sync_lat_ms'))
         corr = statistics.correlation(c, rr) if len(c) > 2 else None
-        kv = [d for x in runs for d in pair_logs(x, 'kv_sync_lat_ms')]
         kv_corr = statistics.correlation(cr, kv) if len(kv) == len(cr) > 2 else None
-        slope = c_on_r([p for s in each for p in s])
-        left = [ci - b * ri for i, s in enumerate(each)
-                for b in [c_on_r([p for j, o in enumerate(each) if j != i for p in o])]
-                if b is not None for ci, ri in s]
+        slope = c_on_r(pairs)
+        left = left_by_others(each)
         out.append(f'| {warmup} | {duration} | {len(cr)} | {aa_sd(c)[0]:.3f} | '
                    f'{aa_sd(rr)[0]:.3f} | {aa_sd(cr)[0]:.3f} | '
                    + (f'{corr:.2f}' if corr is not None else '-')
@@ -254,6 +254,18 @@ def c_on_r(pairs: Sequence[Tuple[float, float]]) -> Optional[float]:
     (None without an R that moved)."""
     rr = sum(r * r for _, r in pairs)
     return sum(c * r for c, r in pairs) / rr if rr else None
+
+
+def left_by_others(each: Sequence[Sequence[Tuple[float, float]]]) -> List[float]:
+    """Each session's C pair log ratios less the slope (c_on_r) fitted on
+    the other sessions' pairs times its R's: none for a session whose
+    others give no slope."""
+    out: List[float] = []
+    for i, mine in enumerate(each):
+        b = c_on_r([p for j, s in enumerate(each) if j != i for p in s])
+        if b is not None:
+            out += [c - b * r for c, r in mine]
+    return out
 
 
 def designs(text: str) -> List[str]:
