@@ -100,7 +100,7 @@ def test_module_source_is_read() -> None:
     names = [o[0] for o in options()]
     assert 'warmup' in names and len(names) >= 10
     assert ('rocks-autotune start', ['osd', 'trials', 'budget', 'workload', 'duration',
-                                     'force', 'allow_single_copy']) in commands()
+                                     'force', 'allow_single_copy', 'objective']) in commands()
 
 
 def test_every_command_and_argument_is_documented() -> None:

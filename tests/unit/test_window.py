@@ -174,12 +174,21 @@ def test_a_config_whose_windows_counted_no_flush_is_timed_by_the_loads_fill_rate
     assert window.steady_window(small, [m], None) is None
 
 
-def _dump(wal: float, sst: float, client: float) -> Any:
+def _dump(wal: float, sst: float, client: float, slow: float = 0) -> Any:
     lat = {'avgcount': 10 if client else 0, 'sum': 0.01 if client else 0.0}
     return {'bluefs': {'bytes_written_wal': wal, 'bytes_written_sst': sst,
-                       'bytes_written_slow': 0, 'files_written_sst': 0},
+                       'bytes_written_slow': slow, 'files_written_sst': 0},
             'osd': {'op_w_in_bytes': client, 'op_w_latency': lat},
             'bluestore': {'kv_sync_lat': lat, 'kv_commit_lat': lat, 'kv_flush_lat': lat}}
+
+
+def test_slow_device_bytes_are_a_share_of_the_db_bytes_never_added() -> None:
+    # BlueFS counts spilled-over SST bytes in bytes_written_sst and again in
+    # bytes_written_slow (the device they landed on): 40 of the 100 spilled
+    before, after = _dump(0, 0, 0), _dump(100 * MiB, 100 * MiB, 100 * MiB, slow=40 * MiB)
+    m = perf_counters.measure(before, after, 60.0, 16 * MiB, 0.0)
+    assert m.db_bytes == 200 * MiB and m.slow_bytes == 40 * MiB
+    assert m.write_amp == pytest.approx(2.0)
 
 
 def test_write_amp_counts_rocksdbs_own_bytes_when_the_canary_gives_them() -> None:

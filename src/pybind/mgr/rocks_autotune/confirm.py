@@ -159,7 +159,21 @@ class Confirmation:
         ranked, _ = paired_stats.verdict(
             self.rounds(), [a['arm'] for a in rec['arms']], BASELINE, rec['objective'],
             rec['direction'], rec['margin'], out=self._out(), level=self.level)
-        return ranked
+        return self._best_first(ranked)
+
+    @property
+    def goal(self) -> str:
+        """What the session optimizes: iops, or wear (its rounds hold IOPS to
+        the guard, and the steady check judges the gain)."""
+        return str(self.rec.get('goal') or 'iops')
+
+    def _best_first(self, ranked: List[str]) -> List[str]:
+        """Under the wear objective the arms whose IOPS held go to the steady
+        check in the model's order (the least predicted write-amp first), not
+        by their IOPS."""
+        if self.goal != 'wear':
+            return ranked
+        return [a['arm'] for a in self.rec['arms'] if a['arm'] in ranked]
 
     def _out(self) -> Dict[str, Tuple[str, str]]:
         return {a['arm']: (a['out'][0], a['out'][1]) for a in self.rec['arms'] if a['out']}
@@ -195,7 +209,7 @@ class Confirmation:
                 arm, steady_check.UNKNOWN, 'the baseline\'s steady window failed '
                 f'{BASELINE_TRIES} times: its write-amp at steady state is unknown')
         return steady_check.judge(arm, measured, self.steady['pairs'], self.budget,
-                                  self.steady['limit'], self.rec['objective'])
+                                  self.steady['limit'], self.rec['objective'], self.goal)
 
     def _next_steady(self) -> Optional[Tuple[int, Window, str]]:
         """The steady check's next window: the passing arms best first, up
@@ -283,9 +297,10 @@ class Confirmation:
                 if sv.verdict:
                     v.verdict, v.why = sv.verdict, sv.why
             shown.append(dict(v.to_dict(), trial=a['trial'], mean=a['mean'],
+                              predicted=a.get('predicted'),
                               objective_verdict=objective_verdict, steady=st,
                               **self._groups(rounds, a['arm'])))
-        for name in ranked:
+        for name in self._best_first(ranked):
             arm = next(x for x in shown if x['arm'] == name)
             if arm['verdict'] == steady_check.RECOMMENDED:
                 best = name
@@ -298,8 +313,9 @@ class Confirmation:
             'recommended': best, 'complete': complete, 'rounds': rec['rounds'],
             'rounds_done': sum(1 for r, order in enumerate(rec['orders'])
                                if all(self._done(r, a) for a in order)),
-            'objective': rec['objective'], 'direction': rec['direction'],
+            'objective': rec['objective'], 'direction': rec['direction'], 'goal': self.goal,
             'margin': rec['margin'], 'budget': self.budget, 'level': self.level,
+            'wear_margin': rec.get('wear_margin'),
             'sequential': bool(rec.get('sequential')),
             'measurement_plan': self.measurement_plan,
             'window': rec.get('window'), 'steady_pairs': self.steady['pairs'],

@@ -6,6 +6,7 @@ events.  The work is done by session.Session (tuning) and rollout.Rollout
 session and a rollout never run side by side.
 """
 import copy
+import dataclasses
 import errno
 import json
 import threading
@@ -361,8 +362,12 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
     @CLIWriteCommand('rocks-autotune start')
     def cmd_start(self, osd: Optional[int] = None, trials: int = 12, budget: float = 1.10,
                   workload: str = 'client', duration: int = 30, force: bool = False,
-                  allow_single_copy: bool = False) -> HandleCommandResult:
+                  allow_single_copy: bool = False,
+                  objective: Optional[str] = None) -> HandleCommandResult:
         """Start tuning RocksDB options on one canary OSD.
+        --objective iops|wear: the client's IOPS (write-amp within --budget), or
+        the fewest DB bytes per client byte at steady state (IOPS within guard);
+        default: the module option objective.
         --allow-single-copy: accept a canary whose every restart leaves PGs with
         fewer than two copies (replicated size 2; erasure-coded m = 1 or min_size = k)
         """
@@ -389,6 +394,9 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
             try:
                 try:
                     settings = self.settings()
+                    if objective is not None:
+                        settings = dataclasses.replace(settings, objective=objective)
+                        settings.validate()
                 except ValueError as e:
                     return HandleCommandResult(-errno.EINVAL, '', f'not started: {e}')
                 try:

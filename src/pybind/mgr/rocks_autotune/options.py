@@ -168,10 +168,20 @@ OPTIONS: Tuple[Opt, ...] = (
         desc='pairs of steady windows (the baseline and the candidate, in a random '
              'order) in the steady check of each candidate whose objective passed; its '
              'write-amp ratio is the median over the pairs'),
+    Opt('objective', type='str', default='iops', enum=('iops', 'wear'),
+        desc='what a session optimizes (start --objective overrides it): iops, the '
+             'client\'s IOPS, its write-amp within --budget; wear, the fewest RocksDB '
+             'bytes written per client byte at steady state (flash wear), its IOPS no '
+             'worse than guard'),
+    Opt('guard', type='float', default=0.03, min=0, max=0.5,
+        desc='under the wear objective, a candidate is recommended only if the low end '
+             'of its IOPS interval over the confirmation\'s rounds is at least 1 - guard '
+             'of the baseline\'s'),
     Opt('confirm_margin', type='float', default=0.03, min=0, max=1,
         desc='a candidate is recommended only if its whole interval (90%, wider '
              'when the confirmation looks after several rounds) is better than the '
-             'baseline by this fraction'),
+             'baseline by this fraction (under the wear objective: its steady write-amp '
+             'lower by this fraction)'),
     Opt('detect', type='float', default=0.10, min=0.01, max=1,
         desc='the gain the confirmation is planned for: status says how many rounds '
              'confirm it 9 times in 10 at the noise the baseline runs measured, and '

@@ -12,11 +12,16 @@ from .measurement_plan import SPLIT
 from .rocksdb_stats import KvDelta
 from .workload import CLIENT, LIVE, OSD_BENCH
 
-# (section, counter) pairs read from `perf dump`
-DB_BYTES = [('bluefs', 'bytes_written_wal'), ('bluefs', 'bytes_written_sst'),
-            ('bluefs', 'bytes_written_slow')]
+# (section, counter) pairs read from `perf dump`.  BlueFS's DB bytes are its
+# WAL's and its SSTs'; `bytes_written_slow` counts those of them that landed
+# on the slow device (spill-over), already in the two: a share, never added
+DB_BYTES = [('bluefs', 'bytes_written_wal'), ('bluefs', 'bytes_written_sst')]
 WAL_BYTES = ('bluefs', 'bytes_written_wal')
 SST_BYTES = ('bluefs', 'bytes_written_sst')
+SLOW_BYTES = ('bluefs', 'bytes_written_slow')
+# a gauge, not a count: the DB's size at a window's end (the wear model's
+# levels below L1); read where the OSD gives it
+DB_USED = ('bluefs', 'db_used_bytes')
 # every SST file BlueFS wrote: a memtable flush's L0 file or a compaction's
 # output.  (`rocksdb.compact` counts only the manual compactions Ceph asks
 # for, `ceph tell osd.N compact`: RocksDB's own L0->L1 ones do not move it.)
@@ -31,10 +36,13 @@ LATENCIES = {'kv_sync_lat_ms': ('bluestore', 'kv_sync_lat'),
 
 def snapshot(dump: Dict[str, Any]) -> Dict[str, Any]:
     """Only the counters a measurement uses, so the session state stays small."""
-    keys = DB_BYTES + [SST_FILES, CLIENT_BYTES] + list(LATENCIES.values())
+    keys = DB_BYTES + [SLOW_BYTES, SST_FILES, CLIENT_BYTES] + list(LATENCIES.values())
     out: Dict[str, Any] = {}
     for sec, name in keys:
         out.setdefault(sec, {})[name] = _counter(dump, (sec, name))
+    used = dump.get(DB_USED[0], {}).get(DB_USED[1])
+    if used is not None:
+        out[DB_USED[0]][DB_USED[1]] = used
     return out
 
 
@@ -115,6 +123,9 @@ class Measurement:
     # cycle (window.steady_bytes): below 1, some family cannot have gone
     # through one (None: not a steady window, or recorded before)
     wal_cover: Optional[float] = None
+    # of db_bytes, those BlueFS wrote to the slow device (spill-over)
+    slow_bytes: Optional[int] = None
+    db_used_bytes: Optional[int] = None  # BlueFS's DB bytes in use at the window's end
 
     def to_dict(self) -> Dict[str, Any]:
         return asdict(self)
@@ -228,7 +239,9 @@ def measure(before: Dict[str, Any], after: Dict[str, Any], seconds: float,
         cf_flushes=None if kv is None else kv.flushes,
         compactions=None if kv is None else kv.compactions,
         iops_c=iops if iops_r is not None else None, iops_r=iops_r,
-        c_over_r=iops / iops_r if iops and iops_r else None, wal_cover=cover)
+        c_over_r=iops / iops_r if iops and iops_r else None, wal_cover=cover,
+        slow_bytes=int(_delta(before, after, SLOW_BYTES)),
+        db_used_bytes=after.get(DB_USED[0], {}).get(DB_USED[1]))
 
 
 def spread(xs: List[float]) -> float:

@@ -29,8 +29,8 @@ def status_text(st: Dict[str, Any]) -> str:
     p = st['params']
     lines = [f'state: {st["state"]} ({st["phase"]})',
              f'canary: osd.{st["osd"]} ({st["reason"]})',
-             f'params: trials={p["trials"]} budget={p["budget"]} workload={p["workload"]} '
-             f'duration={p["duration"]:.0f}s',
+             f'params: objective={st.get("objective", "iops")} trials={p["trials"]} '
+             f'budget={p["budget"]} workload={p["workload"]} duration={p["duration"]:.0f}s',
              f'progress: {st["baseline_runs_done"]} baseline run(s), '
              f'{st["trials_done"]}/{p["trials"]} trials, {st.get("confirm_done", 0)} '
              f'confirmation measurement(s) ({st["progress"]:.0%})',

@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from statistics import median
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from . import confirm, options, perf_counters, power, views
+from . import confirm, options, perf_counters, power, views, wear_model
 from .confirm import Confirmation
 from .gate import Params
 from .perf_counters import Baseline, Measurement
 from .rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, parse_options
-from .session_settings import Settings
+from .session_settings import WEAR, Settings
 from .space import Candidate, SearchSpace
 from .store import CanaryRecord, SessionState
 from .window import fill_rate, steady_bytes, steady_length, steady_window, wal_rate
@@ -126,8 +126,68 @@ class Search:
         trials.append(trial)
 
     def confirmation(self) -> Confirmation:
-        """The confirmation over the session's record."""
-        return Confirmation(self.s, self.params.budget)
+        """The confirmation over the session's record: its steady check
+        holds write-amp within --budget, or under the wear objective below
+        the baseline's by confirm_margin."""
+        goal = (self.s.get('confirm') or {}).get('goal')
+        budget = (1.0 / (1.0 + self.settings.confirm_margin) if goal == WEAR
+                  else self.params.budget)
+        return Confirmation(self.s, budget)
+
+    # -- what a window tells the optimizer
+
+    def wear_calibration(self) -> wear_model.Calibration:
+        """The wear model fitted to every window so far."""
+        return wear_model.calibrate(wear_model.windows_of(self.s['trials']),
+                                    self.space.column_families)
+
+    def predicted_ratio(self, c: Candidate, cal: wear_model.Calibration) -> float:
+        """Config `c`'s predicted steady write-amp over the current options'."""
+        fams = self.space.column_families
+        return (wear_model.predict(c, cal, fams)
+                / wear_model.predict(self.space.base_candidate(), cal, fams))
+
+    def judge(self, m: Measurement, c: Candidate,
+              cal: Optional[wear_model.Calibration] = None) -> Tuple[str, float, float]:
+        """A search window's (verdict, score, what the optimizer is told).
+
+        iops: perf_counters.judged.  wear: told the log of the predicted
+        steady write-amp ratio (wear_model), plus a penalty as
+        perf_counters.judged's on how far the window's IOPS fell below
+        1 - guard; feasible when the prediction is below the baseline's by
+        confirm_margin and the IOPS no worse than 1 - guard by more than the
+        A/A noise (one window is no interval: the rounds judge the guard)."""
+        if self.s['baseline'] is None:
+            raise ValueError('a candidate was measured before the baseline')
+        base = Baseline(**self.s['baseline'])
+        design = self.s['plan']['design']
+        if not self.settings.wear:
+            return perf_counters.judged(m, base, self.params.budget, self.params.workload,
+                                        design)
+        score = perf_counters.score(m, base, self.params.workload, design)
+        floor = math.log1p(-self.settings.guard)
+        ratio = self.predicted_ratio(c, cal or self.wear_calibration())
+        told = math.log(ratio) + perf_counters.INFEASIBLE_WEIGHT * max(0.0, floor + score)
+        noise = float((self.s.get('noise') or {}).get('sd') or 0.0)
+        ok = -score >= floor - noise and ratio * (1.0 + self.settings.confirm_margin) <= 1.0
+        return ('feasible' if ok else 'infeasible'), score, told
+
+    def rejudge(self) -> None:
+        """Under the wear objective, every window judged again by the model
+        as now calibrated (each window calibrates it further), and the
+        optimizer rebuilt from them at its next use."""
+        if not self.settings.wear or self.s['baseline'] is None:
+            return
+        cal = self.wear_calibration()
+        for t in self.s['trials']:
+            if t['verdict'] not in ('baseline', 'feasible', 'infeasible'):
+                continue
+            verdict, score, told = self.judge(Measurement.from_dict(t['measurement']),
+                                              Candidate.from_dict(t['candidate']), cal)
+            t['told'] = told
+            if t['verdict'] != 'baseline':
+                t.update(verdict=verdict, score=score)
+        self._optimizer = None
 
     def window_length(self, cur: Dict[str, Any]) -> Optional[float]:
         """The window length of the trial `cur`: the confirmation rounds' one
@@ -192,6 +252,7 @@ class Search:
                     Measurement.from_dict(t['measurement']), base, self.params.workload,
                     s['plan']['design'])
         self._optimizer = None
+        self.rejudge()
 
     def _plan_for_noise(self, runs: List[Measurement], osd: int) -> None:
         """The noise the baseline's A/A pairs measured, and what a
@@ -205,11 +266,12 @@ class Search:
             s['noise'] = None
             return
         design = power.design(noise['sd'], st.confirm_candidates, st.confirm_rounds,
-                              st.confirm_margin, st.detect, options.MAX_CONFIRM_ROUNDS)
+                              st.rounds_margin(), st.rounds_detect(),
+                              options.MAX_CONFIRM_ROUNDS)
         said = dict(noise, objective=key, window=median(m.seconds for m in runs),
-                    design=design,
-                    plan=power.plan(noise['sd'], design['rounds'], st.confirm_margin,
-                                    st.detect, options.MAX_CONFIRM_ROUNDS,
+                    design=design, goal=st.objective,
+                    plan=power.plan(noise['sd'], design['rounds'], st.rounds_margin(),
+                                    st.rounds_detect(), options.MAX_CONFIRM_ROUNDS,
                                     design['candidates']))
         s['noise'] = said
         log.info('osd.%d: %s', osd, views.noise_line(said))
@@ -241,17 +303,25 @@ class Search:
         # the finalists and rounds the noise asks for (as asked with none measured)
         design = (s.get('noise') or {}).get('design') or power.design(
             None, self.settings.confirm_candidates, self.settings.confirm_rounds,
-            self.settings.confirm_margin, self.settings.detect, options.MAX_CONFIRM_ROUNDS)
+            self.settings.rounds_margin(), self.settings.rounds_detect(),
+            options.MAX_CONFIRM_ROUNDS)
         ranked = self.optimizer.rank([Candidate.from_dict(t['candidate']) for t in feasible],
                                      design['candidates'])
         first: Dict[Candidate, Dict[str, Any]] = {}
         for t in feasible:
             first.setdefault(Candidate.from_dict(t['candidate']), t)
         s['confirm'] = confirm.plan([(first[c], mean) for c, mean in ranked],
-                                    design['rounds'], self.settings.confirm_margin,
+                                    design['rounds'], self.settings.rounds_margin(),
                                     self.params.workload, plan, self.settings.steady_pairs,
                                     self.settings.steady_window_limit)
         s['confirm']['design'] = design
+        if self.settings.wear:
+            # the arms in the model's order; each arm's predicted steady
+            # write-amp ratio, beside what its steady windows will measure
+            cal = self.wear_calibration()
+            s['confirm'].update(goal=WEAR, wear_margin=self.settings.confirm_margin)
+            for a in s['confirm']['arms']:
+                a['predicted'] = self.predicted_ratio(Candidate.from_dict(a['candidate']), cal)
         s['confirm']['window'] = self.objective_window()
         self.confirmation().update()
 

@@ -29,7 +29,7 @@ from .cluster import ClusterError
 from .confirm import BASELINE, Confirmation
 from .machine import Handler
 from .measurement_plan import Slot
-from .perf_counters import Baseline, Measurement
+from .perf_counters import Measurement
 from .restart import Outcome, Result
 from .search import Trial
 from .space import Candidate
@@ -430,13 +430,10 @@ class Phases:
             self.search.add_trial(trial)
             self.search.baseline_measured(self.job.osd)
         else:
-            if s['baseline'] is None:
-                raise ValueError('a candidate was measured before the baseline')
-            verdict, score, told = perf_counters.judged(
-                m, Baseline(**s['baseline']), self.job.params.budget, self.job.params.workload,
-                s['plan']['design'])
+            verdict, score, told = self.search.judge(m, Candidate.from_dict(cur['candidate']))
             trial.update(verdict=verdict, score=score, told=told)
             self.search.add_trial(trial)
+            self.search.rejudge()
         # recorded and moved on before anything that may fail
         self._window_done()
         self.enter(P.NEXT)

@@ -9,6 +9,9 @@ from . import options
 from .options import default
 from .rocksdb_options import COMPRESSIONS
 
+# what a session optimizes (options.py, `objective`)
+IOPS, WEAR = 'iops', 'wear'
+
 # the client workload's objects: their names are found (hashing names until
 # enough land in the canary's PGs) and held in the mgr
 MAX_CLIENT_OBJECTS = 65536
@@ -43,9 +46,28 @@ class Settings:
     confirm_rounds: int = default('confirm_rounds')
     confirm_margin: float = default('confirm_margin')
     steady_pairs: int = default('steady_pairs')
+    objective: str = default('objective')
+    guard: float = default('guard')
     detect: float = default('detect')
     inject_options: str = default('inject_options')  # test hook: appended to every candidate
     poll: float = 2.0  # not an option: how often a step waiting on the cluster looks again
+
+    @property
+    def wear(self) -> bool:
+        return self.objective == WEAR
+
+    def rounds_margin(self) -> float:
+        """What the confirmation's rounds ask of a candidate's IOPS (or C/R):
+        to beat the baseline's by confirm_margin, or under the wear objective
+        to be no worse than it by more than guard (the interval's low end at
+        least 1 - guard: a margin of -guard)."""
+        return -self.guard if self.wear else self.confirm_margin
+
+    def rounds_detect(self) -> float:
+        """The gain the rounds are planned to confirm 9 times in 10: detect;
+        under the wear objective none (a candidate as fast as the baseline
+        must pass the guard)."""
+        return 0.0 if self.wear else self.detect
 
     def validate(self) -> None:
         """ValueError naming the first setting a session cannot run with."""

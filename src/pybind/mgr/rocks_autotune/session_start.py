@@ -27,6 +27,14 @@ def first_state(cluster: Cluster, params: Params, settings: Settings,
                 now: float) -> SessionState:
     """A new session's record, after every check of what the session will
     read of its start; sets params.osd to the canary chosen."""
+    if settings.wear and params.workload != CLIENT:
+        # only the client load preconditions the DB and drives it through
+        # steady windows; osd bench writes below the PG layer, live at
+        # whatever rate the cluster has
+        raise StartRefused(f'the wear objective needs the client workload, which '
+                           f'writes the DB into a steady state and measures its write-amp '
+                           f'there, not {params.workload}: use --workload client or '
+                           '--objective iops')
     osd, reason = choose_canary(cluster, params)
     canary, originals, base, annexed = read_canary(cluster, osd)
     # what differs by release is read from the cluster, not assumed

@@ -31,6 +31,7 @@ from .paired_stats import log_ratio
 from .perf_counters import median, write_amps
 
 RECOMMENDED, OVER_BUDGET, UNKNOWN = 'recommended', 'over budget', 'write-amp unknown'
+NOT_LOWER = 'write-amp not lower'  # the wear objective's: it did not save enough
 
 
 def order(seed: Any, arm: str, pair: int) -> List[str]:
@@ -86,10 +87,14 @@ class Pair:
     # what the rounds' short windows after a restart judged, at steady state
     # (reported beside the claim; one pair is a look at its sign, not a measure)
     objective: Optional[float] = None
+    # RocksDB bytes a day the arm saves over the baseline at the baseline
+    # window's client rate (the canary's): (its write-amp - the arm's) x rate
+    saved_per_day: Optional[float] = None
 
     def to_dict(self) -> Dict[str, Any]:
         return {'ratio': self.ratio, 'arm_seen': self.arm_seen,
-                'baseline_seen': self.baseline_seen, 'objective': self.objective}
+                'baseline_seen': self.baseline_seen, 'objective': self.objective,
+                'saved_per_day': self.saved_per_day}
 
 
 @dataclass
@@ -107,9 +112,15 @@ class SteadyVerdict:
         got = [p.objective for p in self.pairs if p.objective is not None]
         return median(got) if got else None
 
+    @property
+    def saved_per_day(self) -> Optional[float]:
+        """The median over the pairs of the RocksDB bytes a day saved."""
+        got = [p.saved_per_day for p in self.pairs if p.saved_per_day is not None]
+        return median(got) if got else None
+
     def to_dict(self) -> Dict[str, Any]:
         return {'verdict': self.verdict, 'why': self.why, 'ratio': self.ratio,
-                'objective': self.objective,
+                'objective': self.objective, 'saved_per_day': self.saved_per_day,
                 'upper_bound': self.upper_bound, 'pairs': [p.to_dict() for p in self.pairs],
                 'arm_seen': all(p.arm_seen for p in self.pairs) if self.pairs else None,
                 'baseline_seen': all(p.baseline_seen for p in self.pairs)
@@ -126,15 +137,22 @@ def pair_of(arm_m: Mapping[str, Any], base_m: Mapping[str, Any],
     except (TypeError, ValueError):
         ratio = None
     log = log_ratio(arm_m.get(objective), base_m.get(objective)) if objective else None
+    saved = None
+    seconds, client = _count(base_m, 'seconds'), _count(base_m, 'client_bytes')
+    if ratio is not None and seconds and client:
+        saved = (float(b) - float(a)) * client / seconds * 86400.0
     return Pair(ratio, saw_compaction(arm_m), saw_compaction(base_m),
-                None if log is None else math.exp(log))
+                None if log is None else math.exp(log), saved)
 
 
 def judge(arm: str, measured: Sequence[Tuple[Mapping[str, Any], Mapping[str, Any]]],
-          wanted: int, budget: float, limit: float, objective: str = '') -> SteadyVerdict:
+          wanted: int, budget: float, limit: float, objective: str = '',
+          goal: str = 'iops') -> SteadyVerdict:
     """The arm's steady verdict from its measured pairs ((arm's, baseline's)
     measurements); '' while fewer than `wanted` are in, unless one already
-    says its write-amp is unknown."""
+    says its write-amp is unknown.  Recommended when the median ratio is at
+    most `budget`: the write-amp budget, or under the wear objective
+    (`goal`) the gain asked for, 1 / (1 + confirm_margin)."""
     pairs = [pair_of(a, b, objective) for a, b in measured]
     blind = [(p, a) for p, (a, _) in zip(pairs, measured) if not p.arm_seen or p.ratio is None]
     if blind:
@@ -150,9 +168,11 @@ def judge(arm: str, measured: Sequence[Tuple[Mapping[str, Any], Mapping[str, Any
     bound = (' (an upper bound: the baseline\'s window was not steady within '
              f'steady_window_limit {limit:.0f}s, so its write-amp is a lower bound)'
              if upper else '')
+    asked = (f'at most {budget:.2f}x, the wear it must save' if goal == 'wear'
+             else f'the {budget:.2f}x budget')
     if ratio <= budget:
         return SteadyVerdict(arm, RECOMMENDED, f'steady write-amp {ratio:.2f}x the '
-                             f'baseline\'s, within the {budget:.2f}x budget' + bound,
-                             ratio, upper, pairs)
-    return SteadyVerdict(arm, OVER_BUDGET, f'steady write-amp {ratio:.2f}x the baseline\'s, '
-                         f'over the {budget:.2f}x budget' + bound, ratio, upper, pairs)
+                             f'baseline\'s, within {asked}' + bound, ratio, upper, pairs)
+    return SteadyVerdict(arm, NOT_LOWER if goal == 'wear' else OVER_BUDGET,
+                         f'steady write-amp {ratio:.2f}x the baseline\'s, over {asked}'
+                         + bound, ratio, upper, pairs)

@@ -135,6 +135,8 @@ def answer_line(result: Mapping[str, Any]) -> str:
     arm = recommended_arm(result)
     name = OBJECTIVE_NAMES.get(result['objective'], result['objective'])
     design = design_text(result.get('measurement_plan'))
+    if result.get('goal') == 'wear':
+        return wear_answer_line(result, arm, name, design)
     if arm is None:
         if not result['arms']:
             return 'keep your current options: the search found no feasible candidate to confirm'
@@ -168,6 +170,49 @@ def answer_line(result: Mapping[str, Any]) -> str:
             f'rounds{design} ({result["level"]:.0%} intervals), {wa}{groups_text(arm)}')
 
 
+def bytes_text(n: float) -> str:
+    for unit, size in (('TiB', 2 ** 40), ('GiB', 2 ** 30), ('MiB', 2 ** 20)):
+        if abs(n) >= size:
+            return f'{n / size:.1f} {unit}'
+    return f'{n / 2 ** 10:.1f} KiB'
+
+
+def wear_answer_line(result: Mapping[str, Any], arm: Optional[Mapping[str, Any]], name: str,
+                     design: str) -> str:
+    """The wear objective's answer: the steady write-amp saved, in bytes a
+    day, with the IOPS guard the rounds held."""
+    guard = -float(result['margin'])
+    want = float(result.get('wear_margin') or 0.0)
+    if arm is None:
+        if not result['arms']:
+            return ('keep your current options: the search found no candidate predicted to '
+                    f'write {want:.0%} fewer DB bytes per client byte with its {name} within '
+                    f'the {guard:.0%} guard')
+        held = [a for a in result['arms'] if a.get('objective_verdict') == 'passes']
+        if held:
+            return (f'keep your current options: {", ".join(a["arm"] for a in held)} held '
+                    f'the {guard:.0%} {name} guard, but none was found writing {want:.0%} '
+                    'fewer DB bytes per client byte at steady state ('
+                    + '; '.join(f'{a["arm"]}: {a["verdict"]}, {a["why"]}'
+                                if a['verdict'] != 'passes' else
+                                f'{a["arm"]}: its steady check did not finish'
+                                for a in held) + ')')
+        return (f'keep your current options: no candidate\'s {name} held the {guard:.0%} '
+                f'guard over {result["rounds_done"]} of {result["rounds"]} rounds{design}'
+                + seen_text(result.get('seen')))
+    st = arm['steady']
+    saved = st.get('saved_per_day')
+    predicted = arm.get('predicted')
+    return (f'recommend trial {arm["trial"]} ({arm["arm"]}): steady write-amp '
+            f'{"<=" if st.get("upper_bound") else ""}{st["ratio"]:.2f}x the baseline\'s'
+            + (f' (the model predicted {predicted:.2f}x)' if predicted else '')
+            + (f', {bytes_text(saved)} fewer RocksDB bytes a day on the canary at its '
+               'client rate' if saved else '')
+            + f'; {name} {ratio_text(arm["objective"])} over {arm["objective"]["rounds"]} '
+            f'rounds{design}, within the {guard:.0%} guard ({result["level"]:.0%} intervals)'
+            f'{groups_text(arm)}')
+
+
 def gain_text(g: Optional[float]) -> str:
     return '-' if g is None else f'{g:+.0%}'
 
@@ -185,6 +230,11 @@ def noise_line(n: Mapping[str, Any]) -> str:
                  f'{d["rounds"]} rounds ({d["why"]}); ')
     if p['detectable'] is None:
         line += f'{p["rounds"]} round(s) are too few to confirm any gain (it takes {MIN_ROUNDS})'
+    elif n.get('goal') == 'wear':
+        # the rounds hold the guard: what they pass is a candidate no slower
+        return line + (f'{p["rounds"]} rounds pass a candidate at '
+                       f'{gain_text(p["detectable"])} of the baseline\'s {name} through '
+                       f'the {-p["margin"]:.0%} guard {p["power"]:.0%} of the time')
     else:
         line += (f'{p["rounds"]} rounds confirm a gain of {gain_text(p["detectable"])} '
                  f'{p["power"]:.0%} of the time')
@@ -231,6 +281,7 @@ def status_of(s: SessionState, osd: int, progress: float, health: List[str],
         'state': s['state'], 'phase': s['phase'], 'id': s['id'], 'osd': osd,
         'reason': s['reason'], 'message': s['message'], 'error': s['error'],
         'params': s['params'], 'started': s['started'], 'ended': s['ended'],
+        'objective': (s.get('settings') or {}).get('objective', 'iops'),
         'trials_done': len([t for t in s['trials'] if t['kind'] == 'candidate']),
         'baseline_runs_done': len([t for t in s['trials'] if t['verdict'] == 'baseline']),
         'confirm_done': len([t for t in s['trials'] if t['kind'] == 'confirm']),

@@ -1,0 +1,177 @@
+"""The wear objective's model: a config's RocksDB bytes written per client
+byte at steady state, predicted from its LSM shape and calibrated on the
+session's own windows.
+
+Why a model.  The search cannot afford a steady window per candidate (one
+can take an hour), and short windows lie both ways: a small-memtable config
+flushes and compacts inside them, a large-memtable one does not, and its
+write-amp then reads as WAL only.  So the search ranks candidates by this
+prediction; only the finalists and the baseline are measured at steady
+state (steady_check.py), and that measurement alone decides.
+
+The shape, per client byte (leveled compaction, as Monkey and Dostoevsky
+cost it):
+
+    WAL            w                      (BlueStore's encoding: no option moves it)
+    flush          w * s(F) * r(comp)     s: the share of the memtables' bytes that
+                                          survive to a flush (overwritten keys and
+                                          BlueStore's short-lived deferred-write and
+                                          PG-log keys die in a large memtable);
+                                          F: the bytes a shard's memtables take in
+                                          before a flush (space.flush_capacity over
+                                          the shards: a family's own merge count,
+                                          capped by the candidate's buffers, counts)
+    compaction     flush * k * K(c)       K: L0->L1 rewrites L1 once per `trigger`
+                                          flushes, 1 + L1 / (trigger * F), plus
+                                          (multiplier + 1) / 2 per level below L1
+                                          that the DB's size fills
+
+Calibrated on the windows: w is the median WAL bytes per client byte; s(F)
+is a line in log2(F) fitted to the uncompressed windows whose WAL covered
+every shard's flush (fewer would count memtables still unflushed), never
+rising with F (a larger memtable cannot keep more keys alive); r is the
+flushed bytes of a compression's windows over the line's (1 until seen: no
+credit for a compression never measured); k scales K to the windows that
+counted a compaction.  Plain data and functions.
+"""
+import math
+from dataclasses import dataclass, field
+from statistics import median
+from typing import Dict, List, Sequence, Tuple
+
+from .rocksdb_options import ColumnFamily
+from .space import Candidate, flush_capacity
+
+# the fitted survival share's floor: no config keeps nothing
+MIN_SURVIVAL = 0.02
+
+
+@dataclass(frozen=True)
+class Window:
+    """What a window of config `candidate` measured (RocksDB's own bytes)."""
+    candidate: Candidate
+    client: float
+    wal: float
+    flush: float
+    compaction: float
+    compactions: int
+    db_used: float = 0.0  # BlueFS's DB bytes in use at its end (0: unknown)
+
+
+@dataclass
+class Calibration:
+    wal: float = 1.0             # WAL bytes per client byte
+    survive_at: float = 1.0      # s(F) = survive_at + survive_slope * log2(F / 1 MiB)
+    survive_slope: float = 0.0
+    compressed: Dict[str, float] = field(default_factory=dict)  # r by compression
+    compaction: float = 1.0      # k
+    db_used: float = 0.0
+    windows: int = 0             # windows it was fitted on
+    flush_windows: int = 0
+    compaction_windows: int = 0
+
+
+def shard_flush(c: Candidate, families: Sequence[ColumnFamily]) -> float:
+    """F: the bytes a shard's memtables take in before a flush, averaged
+    over the sharding's shards."""
+    shards = sum(cf.shards for cf in families) or 1
+    return flush_capacity(families, c) / shards
+
+
+def survival(cal: Calibration, flush: float) -> float:
+    s = cal.survive_at + cal.survive_slope * math.log2(max(flush, 1.0) / (1 << 20))
+    return min(1.0, max(MIN_SURVIVAL, s))
+
+
+def shape(c: Candidate, flush: float, db_used: float) -> float:
+    """K: compaction bytes written per flushed byte at steady state."""
+    trigger = c.level0_file_num_compaction_trigger
+    base = c.max_bytes_for_level_base
+    l1 = min(base, db_used) if db_used > 0 else base
+    k = 1.0 + l1 / (trigger * max(flush, 1.0))
+    if db_used > base and c.max_bytes_for_level_multiplier > 1:
+        levels = math.ceil(math.log(db_used / base, c.max_bytes_for_level_multiplier))
+        k += levels * (c.max_bytes_for_level_multiplier + 1) / 2.0
+    return k
+
+
+def _line(points: Sequence[Tuple[float, float]]) -> Tuple[float, float]:
+    """Least squares y = a + b x, b at most 0 (a flat line at the mean
+    when it would rise, or when every x is one)."""
+    ys = [y for _, y in points]
+    mean_y = sum(ys) / len(ys)
+    mean_x = sum(x for x, _ in points) / len(points)
+    sxx = sum((x - mean_x) ** 2 for x, _ in points)
+    if sxx <= 0:
+        return mean_y, 0.0
+    b = sum((x - mean_x) * (y - mean_y) for x, y in points) / sxx
+    if b > 0:
+        return mean_y, 0.0
+    return mean_y - b * mean_x, b
+
+
+def calibrate(windows: Sequence[Window], families: Sequence[ColumnFamily]) -> Calibration:
+    """The model fitted to `windows` (the priors above where they say nothing)."""
+    counted = [w for w in windows if w.client > 0 and w.wal > 0]
+    cal = Calibration(windows=len(counted))
+    if not counted:
+        return cal
+    cal.wal = median(w.wal / w.client for w in counted)
+    used = [w.db_used for w in counted if w.db_used > 0]
+    cal.db_used = median(used) if used else 0.0
+    # a window whose WAL did not cover every shard's memtables once counts
+    # bytes still in them as never flushed
+    flushed = [w for w in counted if w.flush > 0
+               and w.wal >= flush_capacity(families, w.candidate)]
+    cal.flush_windows = len(flushed)
+    plain = [(math.log2(shard_flush(w.candidate, families) / (1 << 20)), w.flush / w.wal)
+             for w in flushed if w.candidate.compression == 'none']
+    if plain:
+        cal.survive_at, cal.survive_slope = _line(plain)
+    for comp in sorted({w.candidate.compression for w in flushed} - {'none'}):
+        rs = [w.flush / w.wal / survival(cal, shard_flush(w.candidate, families))
+              for w in flushed if w.candidate.compression == comp]
+        cal.compressed[comp] = min(1.0, median(rs))
+    compacted = [w for w in flushed if w.compactions > 0 and w.compaction > 0]
+    cal.compaction_windows = len(compacted)
+    if compacted:
+        cal.compaction = median(
+            w.compaction / w.flush / shape(w.candidate, shard_flush(w.candidate, families),
+                                           w.db_used or cal.db_used)
+            for w in compacted)
+    return cal
+
+
+def predict(c: Candidate, cal: Calibration, families: Sequence[ColumnFamily]) -> float:
+    """Config `c`'s RocksDB bytes written per client byte at steady state."""
+    flush = shard_flush(c, families)
+    flushed = cal.wal * survival(cal, flush) * cal.compressed.get(c.compression, 1.0)
+    return cal.wal + flushed * (1.0 + cal.compaction * shape(c, flush, cal.db_used))
+
+
+def parts(c: Candidate, cal: Calibration, families: Sequence[ColumnFamily]) -> Dict[str, float]:
+    """The prediction's parts (WAL, flush, compaction), for the reports."""
+    flush = shard_flush(c, families)
+    flushed = cal.wal * survival(cal, flush) * cal.compressed.get(c.compression, 1.0)
+    return {'wal': cal.wal, 'flush': flushed,
+            'compaction': flushed * cal.compaction * shape(c, flush, cal.db_used),
+            'write_amp': predict(c, cal, families)}
+
+
+def windows_of(trials: Sequence[Dict[str, object]]) -> List[Window]:
+    """The model's windows from a session's recorded trials (those that
+    counted RocksDB's own bytes)."""
+    out = []
+    for t in trials:
+        m = t.get('measurement')
+        if not isinstance(m, dict) or m.get('write_amp_by') != 'rocksdb':
+            continue
+        try:
+            out.append(Window(
+                Candidate.from_dict(t['candidate']), float(m['client_bytes']),
+                float(m.get('rocksdb_wal_bytes') or 0), float(m.get('flush_bytes') or 0),
+                float(m.get('compaction_bytes') or 0), int(m.get('compactions') or 0),
+                float(m.get('db_used_bytes') or 0)))
+        except (KeyError, TypeError, ValueError):
+            continue
+    return out

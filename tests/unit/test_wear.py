@@ -1,0 +1,179 @@
+"""The wear objective: its model of steady-state write-amp (wear_model.py),
+its rules (start, the search, the rounds' guard, the steady check) and a
+whole session on the fake cluster that saves DB bytes at no cost to IOPS."""
+import math
+
+import pytest
+
+from rocks_autotune import paired_stats, steady_check, wear_model
+from rocks_autotune.gate import StartRefused
+from rocks_autotune.rocksdb_options import ColumnFamily
+from rocks_autotune.session_settings import Settings
+from rocks_autotune.space import Candidate
+from fake_cluster import model
+from session_harness import Harness, assert_restored
+
+MiB = 1 << 20
+ONE = (ColumnFamily('default'),)
+# a small-memtable string of the kind blog posts spread (4 MiB memtables
+# flushed one by one, L0 compacted every 2 files)
+SMALL = ('compression=kNoCompression,max_write_buffer_number=4,'
+         'min_write_buffer_number_to_merge=1,compaction_style=kCompactionStyleLevel,'
+         'write_buffer_size=4194304,max_background_jobs=4,'
+         'level0_file_num_compaction_trigger=2,max_bytes_for_level_base=268435456,'
+         'max_bytes_for_level_multiplier=8,max_total_wal_size=1073741824')
+
+
+def cand(wbs_mib: int, merge: int = 1, trigger: int = 4, compression: str = 'none',
+         base_mib: int = 256) -> Candidate:
+    return Candidate(max_write_buffer_number=max(4, merge + 1), write_buffer_size=wbs_mib * MiB,
+                     min_write_buffer_number_to_merge=merge,
+                     level0_file_num_compaction_trigger=trigger,
+                     max_bytes_for_level_base=base_mib * MiB,
+                     max_bytes_for_level_multiplier=8, compression=compression)
+
+
+def window(c: Candidate, survive: float, client: float = 1000 * MiB, wal: float = 1.5,
+           k: float = 1.0, ratio: float = 1.0) -> wear_model.Window:
+    """A window of config `c` whose RocksDB behaved as the model says, with
+    `survive` of its WAL flushed (before compression) and k x the shape's
+    compaction."""
+    w = client * wal
+    flush = w * survive * ratio
+    comp = flush * k * wear_model.shape(c, wear_model.shard_flush(c, ONE), 0.0)
+    return wear_model.Window(c, client, w, flush, comp, compactions=1)
+
+
+def test_the_model_learns_survival_from_the_windows_and_ranks_small_memtables_worse() -> None:
+    # flush/wal falls with the flush size: 0.8 at 4 MiB, 0.6 at 16, 0.4 at 64
+    ws = [window(cand(4), 0.8), window(cand(16), 0.6), window(cand(64), 0.4)]
+    cal = wear_model.calibrate(ws, ONE)
+    assert cal.wal == pytest.approx(1.5) and cal.flush_windows == 3
+    assert cal.survive_slope == pytest.approx(-0.1)  # per doubling of the flush size
+    assert cal.compaction == pytest.approx(1.0)
+    small, big = (wear_model.predict(c, cal, ONE) for c in (cand(4, trigger=2), cand(64)))
+    assert small > 2 * big
+    # each window is predicted as it measured: the model fits its own data
+    for w in ws:
+        measured = (w.wal + w.flush + w.compaction) / w.client
+        assert wear_model.predict(w.candidate, cal, ONE) == pytest.approx(measured)
+    # a larger memtable never keeps more alive: a rising fit is flattened
+    rising = wear_model.calibrate([window(cand(4), 0.4), window(cand(64), 0.8)], ONE)
+    assert rising.survive_slope == 0.0 and rising.survive_at == pytest.approx(0.6)
+
+
+def test_a_window_that_did_not_cover_its_memtables_or_compression_unseen_says_nothing() -> None:
+    c = cand(64)
+    # 100 MiB of WAL cannot have flushed 64 MiB memtables of one family twice:
+    # what it flushed is not the config's survival
+    short = wear_model.Window(c, 60 * MiB, 50 * MiB, 10 * MiB, 0.0, 0)
+    cal = wear_model.calibrate([window(cand(4), 0.8), short], ONE)
+    assert cal.flush_windows == 1 and cal.survive_at == pytest.approx(0.8)
+    # no credit for a compression no window measured
+    assert cal.compressed == {}
+    assert wear_model.predict(cand(4, compression='lz4'), cal, ONE) == pytest.approx(
+        wear_model.predict(cand(4), cal, ONE))
+    seen = wear_model.calibrate([window(cand(4), 0.8),
+                                 window(cand(4, compression='lz4'), 0.8, ratio=0.5)], ONE)
+    assert seen.compressed == {'lz4': pytest.approx(0.5)}
+    assert wear_model.predict(cand(4, compression='lz4'), seen, ONE) < \
+        wear_model.predict(cand(4), seen, ONE)
+    # no window at all: the priors, and every config predicted alike by its shape
+    empty = wear_model.calibrate([], ONE)
+    assert empty.windows == 0 and wear_model.predict(cand(4), empty, ONE) > 0
+
+
+def test_the_shape_counts_l0_rewrites_of_l1_and_the_levels_the_db_fills() -> None:
+    c = cand(16, trigger=4, base_mib=256)
+    # L1 rewritten once per 4 flushes of 16 MiB: 256 / 64 = 4 extra
+    assert wear_model.shape(c, 16 * MiB, 0.0) == pytest.approx(5.0)
+    # a DB smaller than the base: its L1 is the DB
+    assert wear_model.shape(c, 16 * MiB, 128 * MiB) == pytest.approx(3.0)
+    # 4 GiB over a 256 MiB base at x8: two levels below L1, (8 + 1) / 2 each
+    assert wear_model.shape(c, 16 * MiB, 4096 * MiB) == pytest.approx(5.0 + 9.0)
+
+
+def test_wear_asks_the_rounds_for_the_guard_and_the_steady_check_for_the_gain() -> None:
+    st = Settings(objective='wear', guard=0.05, confirm_margin=0.03, detect=0.2)
+    assert st.rounds_margin() == -0.05 and st.rounds_detect() == 0.0
+    iops = Settings()
+    assert iops.rounds_margin() == 0.03 and iops.rounds_detect() == 0.1
+    with pytest.raises(ValueError, match='objective must be one of iops, wear'):
+        Settings(objective='speed').validate()
+    with pytest.raises(ValueError, match='guard must be between 0 and 0.5'):
+        Settings(guard=0.9).validate()
+    # the steady check: recommended at most 1 / (1 + margin) of the baseline's
+    base = {'write_amp': 2.0, 'write_amp_by': 'rocksdb', 'seconds': 100.0,
+            'client_bytes': 100 * MiB, 'l0_cycles': 1.0, 'wal_cover': 1.0}
+    saves = dict(base, write_amp=1.0)
+    v = steady_check.judge('c1', [(saves, base)], 1, 1 / 1.03, 600.0, goal='wear')
+    assert v.verdict == steady_check.RECOMMENDED and v.ratio == pytest.approx(0.5)
+    # 1 MiB/s of client writes, one DB byte per client byte saved: 84.4 GiB a day
+    assert v.saved_per_day == pytest.approx(MiB * 86400.0)
+    same = steady_check.judge('c1', [(dict(base, write_amp=1.99), base)], 1, 1 / 1.03,
+                              600.0, goal='wear')
+    assert same.verdict == steady_check.NOT_LOWER and 'the wear it must save' in same.why
+
+
+def test_wear_is_refused_with_a_workload_that_cannot_reach_steady_state() -> None:
+    h = Harness(objective='wear')
+    before = h.config_of(0)
+    with pytest.raises(StartRefused, match='wear objective needs the client workload'):
+        h.start(osd=0)  # the harness's osd-bench
+    assert h.saved == [] and h.config_of(0) == before and h.cluster.restarts == []
+
+
+def _small_canary(h: Harness) -> None:
+    h.cluster.config_set('osd.0', 'bluestore_rocksdb_options', SMALL)
+    h.cluster.restart_osd(0)
+    h.clock.advance(5)
+    h.cluster.restarts.clear()
+
+
+def test_a_wear_session_from_a_small_memtable_string_saves_db_bytes() -> None:
+    # the fake's RocksDB: larger flushes write less (its client load's IOPS
+    # do not follow its latency: the guard's own test is below)
+    h = Harness(objective='wear', confirm_candidates=1, confirm_rounds=5,
+                steady_window_limit=900.0, client_space=64 << 20,
+                client_object_size=1 << 20, precondition_limit=60.0, client_threads=1)
+    _small_canary(h)
+    before = h.config_of(0)
+    s = h.start(osd=0, workload='client', trials=4)
+    h.run(max_steps=50000)
+    assert s.s['state'] == 'done'
+    # the search told the optimizer the model's ratio plus any IOPS shortfall
+    search = s.search
+    # as the last search window left it (the rounds' windows came after)
+    cal = wear_model.calibrate(wear_model.windows_of(
+        [t for t in s.s['trials'] if t['kind'] != 'confirm']), search.space.column_families)
+    assert cal.windows >= 6
+    for t in [t for t in s.s['trials'] if t['kind'] == 'candidate']:
+        ratio = search.predicted_ratio(Candidate.from_dict(t['candidate']), cal)
+        shortfall = max(0.0, math.log(0.97) + t['score'])
+        assert t['told'] == pytest.approx(math.log(ratio) + 2.0 * shortfall)
+        assert (t['verdict'] == 'feasible') == (ratio <= 1 / 1.03 and t['score'] <= -math.log(
+            0.97) + s.s['noise']['sd'])
+    result = s.s['confirm']['result']
+    assert result['goal'] == 'wear' and result['margin'] == pytest.approx(-0.03)
+    rec = result['recommended']
+    assert rec is not None, h.message
+    arm = next(a for a in s.s['confirm']['arms'] if a['arm'] == rec)
+    # what the fake's RocksDB truly writes with it: fewer DB bytes by the margin
+    assert model(arm['options'])[1] / model(SMALL)[1] <= 1 / 1.03
+    shown = next(a for a in result['arms'] if a['arm'] == rec)
+    assert shown['predicted'] is not None and shown['predicted'] < 1
+    assert shown['objective']['ratio']['low'] >= 0.97
+    assert h.message.startswith(f'done: recommend trial {arm["trial"]}')
+    assert 'fewer RocksDB bytes a day' in h.message and 'guard' in h.message
+    assert_restored(h, 0, before)
+
+
+def test_the_rounds_hold_iops_to_the_guard_not_to_a_gain() -> None:
+    # 5 rounds at about the baseline's IOPS pass a 3% guard; 10% slower do not
+    near = paired_stats.Summary.of([0.01, -0.005, 0.0, 0.004, -0.01])
+    slower = paired_stats.Summary.of([math.log(0.9)] * 5)
+    margin = Settings(objective='wear').rounds_margin()
+    assert paired_stats.judge(near, 'higher', margin)[0] == 'passes'
+    assert paired_stats.judge(slower, 'higher', margin)[0] == 'below margin'
+    # the same rounds under the iops objective must beat the baseline by 3%
+    assert paired_stats.judge(near, 'higher', Settings().rounds_margin())[0] == 'below margin'
