@@ -23,7 +23,10 @@ def test_bad_input_is_refused_and_changes_nothing(lab: Lab) -> None:
                       (['--trials', '0'], '--trials'),
                       (['--duration', '100000'], '--duration'),
                       (['--workload', 'fio'], '--workload'),
-                      (['--workload', 'bench'], 'now named osd-bench')):
+                      (['--workload', 'bench'], 'now named osd-bench'),
+                      (['--objective', 'speed'], 'objective must be one of iops, wear'),
+                      (['--objective', 'wear', '--workload', 'osd-bench'],
+                       'wear objective needs the client workload')):
         r = lab.ceph('rocks-autotune', 'start', *args, check=False)
         assert r.returncode != 0 and msg in r.stderr, (args, r.stderr)
         assert 'Traceback' not in r.stderr
@@ -79,11 +82,16 @@ def test_short_session_ends_done_and_restores_the_canary(short_session: ShortSes
 
 
 def test_abort_mid_trial_restores_the_canary(lab: Lab) -> None:
+    # under the wear objective: its model judges the real baseline windows
     before = own(lab, 2)
-    lab.ceph('rocks-autotune', 'start', '--osd', '2', '--trials', '3', '--duration', '4')
+    lab.ceph('rocks-autotune', 'start', '--osd', '2', '--trials', '3', '--duration', '4',
+             '--objective', 'wear')
     lab.wait('a candidate trial in flight',
              lambda: (lab.status().get('current') or {}).get('kind') == 'candidate', 600)
     assert own(lab, 2) != before
+    st = lab.status()
+    assert st['objective'] == 'wear' and st['noise']['goal'] == 'wear', st['noise']
+    assert 'objective=wear' in lab.ceph('rocks-autotune', 'status').stdout
     lab.ceph('rocks-autotune', 'abort')
     st = lab.wait_ended(300)
     assert st['state'] == 'aborted', st

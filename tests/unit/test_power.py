@@ -172,6 +172,8 @@ def test_the_guides_table_is_what_the_script_prints() -> None:
     lines = power_table.table()
     cut = lines.index('', 3)  # the two tables: gains by noise, levels by rounds
     assert '\n'.join(lines[:cut]) in guide and '\n'.join(lines[cut + 1:]) in guide
+    # and the wear objective's: how often the guard passes a candidate as fast
+    assert '\n'.join(power_table.guard_table()) in guide
 
 
 def test_the_design_keeps_what_was_asked_when_it_sees_the_target() -> None:

@@ -2,6 +2,7 @@
 its rules (start, the search, the rounds' guard, the steady check) and a
 whole session on the fake cluster that saves DB bytes at no cost to IOPS."""
 import math
+from typing import Any
 
 import pytest
 
@@ -177,3 +178,29 @@ def test_the_rounds_hold_iops_to_the_guard_not_to_a_gain() -> None:
     assert paired_stats.judge(slower, 'higher', margin)[0] == 'below margin'
     # the same rounds under the iops objective must beat the baseline by 3%
     assert paired_stats.judge(near, 'higher', Settings().rounds_margin())[0] == 'below margin'
+
+
+def test_the_model_check_bench_compares_predictions_with_steady_windows() -> None:
+    import importlib.util
+    import os
+    path = os.path.join(os.path.dirname(__file__), '..', '..', 'qa', 'bench',
+                        'wear_model_check.py')
+    spec = importlib.util.spec_from_file_location('wear_model_check', path)
+    check = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(check)  # type: ignore[union-attr]
+
+    def row(config: str, options: str, kind: str, flush: float, comp: float) -> Any:
+        return {'config': config, 'options': options, 'window': kind, 'steady_reached': True,
+                'client_bytes': 100 * MiB, 'subop_w_in_bytes': 100 * MiB,
+                'rocksdb_wal_bytes': 300 * MiB, 'rocksdb_flush_bytes': flush * MiB,
+                'rocksdb_compaction_bytes': comp * MiB, 'compactions': 1 if comp else 0,
+                'db_used_bytes_end': 0}
+    big = SMALL.replace('write_buffer_size=4194304', 'write_buffer_size=67108864')
+    rows = [row('small', SMALL, 'short', 240, 120), row('small', SMALL, 'steady', 240, 120),
+            row('big', big, 'short', 100, 10), row('big', big, 'steady', 100, 10)]
+    lines = check.table(rows, check.parse_sharding(check.SHARDING))
+    small = next(line for line in lines if line.startswith('| small |'))
+    # the small config's steady write-amp, (300 + 240 + 120) / 200, measured and
+    # predicted when its own short windows are in the calibration
+    assert '| 3.30 | 3.30 | +0% |' in small
+    assert any(line.startswith('2 configs: median absolute error') for line in lines)

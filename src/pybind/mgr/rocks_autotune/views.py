@@ -114,6 +114,9 @@ def steady_text(arm: Mapping[str, Any]) -> str:
     seen = {True: 'reached steady state', False: 'not steady', None: 'not yet measured'}
     ratio = ('-' if st.get('ratio') is None else
              ('<=' if st.get('upper_bound') else '') + f'{st["ratio"]:.2f}x')
+    if arm.get('predicted') is not None:
+        # the wear model's prediction beside what the steady windows measured
+        ratio += f' (the model predicted {arm["predicted"]:.2f}x)'
     return (f'; steady write-amp {ratio} over {len(st["pairs"])} pair(s) (its window '
             f'{seen[st.get("arm_seen")]}, the baseline\'s {seen[st.get("baseline_seen")]})'
             + steady_objective_text(st)

@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""How well the wear objective's model (wear_model.py) predicts a config's
+steady-state write-amp from short windows.
+
+Reads the windows qa/bench/wear_windows.py measured (one JSON line per
+config, window kind and OSD: a short window after the restart, then a
+steady one) and prints, per config: the steady write-amp measured (RocksDB's
+WAL + flush + compaction bytes over the bytes the OSD took in, its own
+clients' and its replicas', median over the OSDs whose steady window
+reached steady state), and the model's prediction of it calibrated as a
+session would be, on short windows only:
+
+- `all`: on every config's short windows (the search has seen them all);
+- `others`: on the other configs' short windows alone (a config the search
+  has not measured, the model's real use).
+
+Both as the write-amp and as the ratio to the first config's (the figure
+the search ranks by), with each one's error.
+
+    python3 qa/bench/wear_model_check.py doc/bench/wear-windows.jsonl
+"""
+import argparse
+import json
+import os
+import sys
+from statistics import median
+from typing import Any, Dict, List, Sequence
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', 'src', 'pybind', 'mgr'))
+
+from rocks_autotune import wear_model  # noqa: E402
+from rocks_autotune.rocksdb_options import (ColumnFamily, parse_options,  # noqa: E402
+                                            parse_sharding)
+from rocks_autotune.space import SearchSpace  # noqa: E402
+
+# Tentacle's bluestore_rocksdb_cfs, the lab's sharding
+SHARDING = ('m(3) p(3,0-12) O(3,0-13)=block_cache={type=binned_lru} '
+            'L=min_write_buffer_number_to_merge=32 P=min_write_buffer_number_to_merge=32')
+
+
+def window(row: Dict[str, Any]) -> wear_model.Window:
+    c = SearchSpace.candidate_from_options(parse_options(row['options']))
+    stored = float(row['client_bytes']) + float(row.get('subop_w_in_bytes') or 0)
+    return wear_model.Window(c, stored, float(row['rocksdb_wal_bytes']),
+                             float(row['rocksdb_flush_bytes']),
+                             float(row['rocksdb_compaction_bytes']), int(row['compactions']),
+                             float(row.get('db_used_bytes_end') or 0))
+
+
+def measured(w: wear_model.Window) -> float:
+    return (w.wal + w.flush + w.compaction) / w.client
+
+
+def table(rows: Sequence[Dict[str, Any]], families: Sequence[ColumnFamily]) -> List[str]:
+    configs = list(dict.fromkeys(r['config'] for r in rows))
+    short = {c: [window(r) for r in rows if r['config'] == c and r['window'] == 'short']
+             for c in configs}
+    steady = {c: [window(r) for r in rows if r['config'] == c and r['window'] == 'steady'
+                  and r.get('steady_reached')] for c in configs}
+    everything = wear_model.calibrate([w for ws in short.values() for w in ws], families)
+    first = configs[0]
+    out = ['| config | steady windows | measured steady write-amp | predicted (all) | error '
+           '| predicted (others) | error | measured / ' + first + ' | predicted / ' + first
+           + ' (others) |', '|' + '---|' * 9]
+    got: Dict[str, Dict[str, float]] = {}
+    for c in configs:
+        if not steady[c] or not short[c]:
+            continue
+        cand = short[c][0].candidate
+        others = wear_model.calibrate(
+            [w for k, ws in short.items() if k != c for w in ws], families)
+        got[c] = {'measured': median(measured(w) for w in steady[c]),
+                  'all': wear_model.predict(cand, everything, families),
+                  'others': wear_model.predict(cand, others, families)}
+    for c, g in got.items():
+        base = got.get(first)
+        ratio = (f'{g["measured"] / base["measured"]:.2f} | '
+                 f'{g["others"] / base["others"]:.2f}' if base else '- | -')
+        out.append(f'| {c} | {len(steady[c])} | {g["measured"]:.2f} | {g["all"]:.2f} | '
+                   f'{g["all"] / g["measured"] - 1:+.0%} | {g["others"]:.2f} | '
+                   f'{g["others"] / g["measured"] - 1:+.0%} | {ratio} |')
+    errs = [abs(g['others'] / g['measured'] - 1) for g in got.values()]
+    if errs:
+        out.append('')
+        out.append(f'{len(errs)} configs: median absolute error {median(errs):.0%} '
+                   f'(others), largest {max(errs):.0%}; calibration on all short windows: '
+                   f'WAL {everything.wal:.2f} per byte, survival {everything.survive_at:.2f} '
+                   f'{everything.survive_slope:+.3f} per doubling of the flush, compaction '
+                   f'scale {everything.compaction:.2f}, compressed {everything.compressed}, '
+                   f'{everything.flush_windows} flush / {everything.compaction_windows} '
+                   'compaction windows')
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('jsonl')
+    ap.add_argument('--sharding', default=SHARDING)
+    args = ap.parse_args()
+    with open(args.jsonl) as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    print('\n'.join(table(rows, parse_sharding(args.sharding))))
+
+
+if __name__ == '__main__':
+    main()
