@@ -204,3 +204,31 @@ def test_the_model_check_bench_compares_predictions_with_steady_windows() -> Non
     # predicted when its own short windows are in the calibration
     assert '| 3.30 | 3.30 | +0% |' in small
     assert any(line.startswith('2 configs: median absolute error') for line in lines)
+
+
+def test_a_candidate_the_canary_restarts_slowly_after_is_not_recommended() -> None:
+    # the fake's canary takes 200 s to come up after any options but its own
+    # (the WAL of their memtables replayed at start), 5 s after its own
+    h = Harness(confirm_candidates=2, confirm_rounds=5, restart_timeout=600.0,
+                restart_limit=60.0)
+    start = h.cluster._start
+
+    def slow_after_candidates(osd: int) -> None:
+        left = h.cluster.running.get(osd)
+        start(osd)
+        if left != s.s['base_options'] and h.cluster.up_at.get(osd) is not None:
+            h.cluster.up_at[osd] = h.clock.now + 200.0
+    h.cluster._start = slow_after_candidates  # type: ignore[method-assign]
+    s = h.start(osd=0, trials=3)
+    h.run(max_steps=50000)
+    assert s.s['state'] == 'done'
+    result = s.s['confirm']['result']
+    assert result['recommended'] is None and result['restart_limit'] == 60.0
+    assert result['baseline_restart_seconds'] < 60.0
+    for a in result['arms']:
+        assert a['verdict'] == 'restart too slow', a
+        assert a['restart_seconds'] >= 200.0 and 'over restart_limit 60s' in a['why']
+    # the trials say how long each restart onto them took
+    assert "over restart_limit 60s" in h.message, h.message
+    timed = [t for t in s.s['trials'] if t.get('restart_seconds') is not None]
+    assert len(timed) >= len(s.s['trials']) - 1

@@ -215,6 +215,13 @@ class CanaryOsd:
     def restart_done(self) -> None:
         self.rec['restarted'] = True
 
+    @property
+    def up_seconds(self) -> Optional[float]:
+        """How long its last restart took to come up on what was set (None:
+        not timed: an admin's, or a restart taken over by a new mgr)."""
+        r = self.rec['restart']
+        return None if r is None else r.get('up_seconds')
+
     def restart_issued(self) -> bool:
         """Its restart is past the gate and not done: the one in flight."""
         r = self.rec['restart']

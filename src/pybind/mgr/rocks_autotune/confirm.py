@@ -33,6 +33,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from . import measurement_plan, paired_stats, perf_counters, power, steady_check
 from .measurement_plan import BASELINE, Window
 from .paired_stats import Round
+from .perf_counters import median
 from .store import SessionState
 
 # a baseline that fails this many times in a round leaves the round without pairs
@@ -46,7 +47,8 @@ OLD_STEADY_PAIRS = 1
 
 def plan(ranked: List[Tuple[Dict[str, Any], float]], rounds: int, margin: float,
          workload: str, canaries: Dict[str, Any], steady_pairs: int = OLD_STEADY_PAIRS,
-         steady_limit: float = 3600.0) -> Dict[str, Any]:
+         steady_limit: float = 3600.0, restart_limit: Optional[float] = None
+         ) -> Dict[str, Any]:
     """The record of a confirmation of `ranked`: (search trial, posterior mean)
     pairs, best first, measured as `canaries` (a measurement_plan record)
     says; each arm whose objective passes checked at steady state in
@@ -65,6 +67,7 @@ def plan(ranked: List[Tuple[Dict[str, Any], float]], rounds: int, margin: float,
         'sequential': True, 'level': power.look_level(rounds),
         'measurement_plan': canaries,
         'steady': {'pairs': steady_pairs, 'limit': steady_limit},
+        'restart_limit': restart_limit,
     }
 
 
@@ -138,6 +141,7 @@ class Confirmation:
                     self._drop_futile(r)
                     if rec.get('sequential'):
                         self._stop_passed(r)
+                self._drop_slow_restarts(r)
             active = self.active()
             if len(rec['orders']) >= rec['rounds'] or not active:
                 return self._next_steady()
@@ -260,6 +264,37 @@ class Confirmation:
             if why:
                 a['out'] = ['dropped', f'dropped after round {r + 1}: {why}']
 
+    def restarts_after(self, options: str) -> List[float]:
+        """How long the canary took to come up on the next window's options
+        each time it left `options`: their unflushed memtables are replayed
+        from the WAL at start, so large ones merged by many slow every
+        restart after them."""
+        out = []
+        last: Dict[Any, Dict[str, Any]] = {}
+        for t in sorted(self.s['trials'], key=lambda t: t['index']):
+            before = last.get(t.get('osd'))
+            if (before is not None and before.get('options') == options
+                    and t.get('restart_seconds') is not None):
+                out.append(float(t['restart_seconds']))
+            last[t.get('osd')] = t
+        return out
+
+    def _drop_slow_restarts(self, r: int) -> None:
+        """After round r: an arm whose restarts after it took longer than
+        restart_limit (median, over two or more) is out."""
+        limit = self.rec.get('restart_limit')
+        if not limit:
+            return
+        for a in self.rec['arms']:
+            took = self.restarts_after(a['options'])
+            if a['out'] or len(took) < 2 or median(took) <= limit:
+                continue
+            base = self.restarts_after(self.s['base_options'])
+            a['out'] = ['restart too slow', (
+                f'out after round {r + 1}: the canary took {median(took):.0f}s (median of '
+                f'{len(took)}) to restart after it, over restart_limit {limit:.0f}s'
+                + (f'; after the baseline {median(base):.0f}s' if base else ''))]
+
     def _stop_passed(self, r: int) -> None:
         """After round r, a look: an arm whose objective passes (clears the
         margin at the look's level) is done with the rounds; it is judged
@@ -296,8 +331,10 @@ class Confirmation:
                     st = sv.to_dict()
                 if sv.verdict:
                     v.verdict, v.why = sv.verdict, sv.why
+            took = self.restarts_after(a['options'])
             shown.append(dict(v.to_dict(), trial=a['trial'], mean=a['mean'],
                               predicted=a.get('predicted'),
+                              restart_seconds=median(took) if took else None,
                               objective_verdict=objective_verdict, steady=st,
                               **self._groups(rounds, a['arm'])))
         for name in self._best_first(ranked):
@@ -315,7 +352,9 @@ class Confirmation:
                                if all(self._done(r, a) for a in order)),
             'objective': rec['objective'], 'direction': rec['direction'], 'goal': self.goal,
             'margin': rec['margin'], 'budget': self.budget, 'level': self.level,
-            'wear_margin': rec.get('wear_margin'),
+            'wear_margin': rec.get('wear_margin'), 'restart_limit': rec.get('restart_limit'),
+            'baseline_restart_seconds': self._median_or_none(
+                self.restarts_after(self.s['base_options'])),
             'sequential': bool(rec.get('sequential')),
             'measurement_plan': self.measurement_plan,
             'window': rec.get('window'), 'steady_pairs': self.steady['pairs'],
@@ -325,6 +364,10 @@ class Confirmation:
             'seen': self._seen(rounds),
         }
         return rec['result']
+
+    @staticmethod
+    def _median_or_none(xs: List[float]) -> Optional[float]:
+        return median(xs) if xs else None
 
     def _groups(self, rounds: Sequence[Round], arm: str) -> Dict[str, Any]:
         """Under the split design, the gain to report beside the C/R it is

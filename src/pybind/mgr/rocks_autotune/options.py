@@ -111,6 +111,12 @@ OPTIONS: Tuple[Opt, ...] = (
     Opt('restart_timeout', type='secs', default=300, min=10,
         desc='time for a restarted OSD (the canary, an OSD of a rollout) to come '
              'back up and PGs to be active+clean'),
+    # an OSD that replays minutes of WAL at every restart is a cost an admin
+    # pays at each upgrade and failure; twice the lab's ~60-s restarts
+    Opt('restart_limit', type='secs', default=120, min=10,
+        desc='a candidate after which the canary took longer than this to restart '
+             '(median over the confirmation\'s rounds: the WAL its memtables left is '
+             'replayed at start) is not recommended'),
     Opt('manual_restart_timeout', type='secs', default=3600, min=10,
         desc='as restart_timeout, when the admin restarts the OSD by hand'),
     Opt('unhealthy_timeout', type='secs', default=1800, min=10,

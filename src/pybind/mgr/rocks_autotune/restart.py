@@ -185,6 +185,7 @@ class Restarter:
                                    f'(e.g. systemctl restart ceph-osd@{self.osd}); '
                                    f'{self.owner} goes on when it is back up'], osd=self.osd)
         r['stage'], r['since'] = Stage.WAIT_UP.value, now
+        r['issued'] = now
         return Result(Outcome.WAITING)
 
     def _after_issue(self, now: float) -> Result:
@@ -196,6 +197,8 @@ class Restarter:
                 return Result(Outcome.NOT_UP_IN_TIME if late else Outcome.WAITING)
             self.alerts.pop('MANUAL_RESTART', None)
             self.s['running_dirty'] = r['purpose'] == 'candidate'
+            if 'issued' in r:
+                r['up_seconds'] = now - r['issued']
             r['stage'], r['since'] = Stage.WAIT_CLEAN.value, now
             late = False
         if self.cluster.pgs_active_clean():

@@ -46,6 +46,9 @@ class Trial:
     arm: str = ''
     osd: Optional[int] = None  # the canary that ran it (None: recorded before it was kept)
     steady: str = ''  # a steady-check window: the arm checked (`round` is then the pair)
+    # its canary's restart onto it, from the call to up: what the options
+    # the canary left cost it (their WAL replayed at start; confirm.py)
+    restart_seconds: Optional[float] = None
 
 
 @dataclass
@@ -313,7 +316,8 @@ class Search:
         s['confirm'] = confirm.plan([(first[c], mean) for c, mean in ranked],
                                     design['rounds'], self.settings.rounds_margin(),
                                     self.params.workload, plan, self.settings.steady_pairs,
-                                    self.settings.steady_window_limit)
+                                    self.settings.steady_window_limit,
+                                    self.settings.restart_limit)
         s['confirm']['design'] = design
         if self.settings.wear:
             # the arms in the model's order; each arm's predicted steady

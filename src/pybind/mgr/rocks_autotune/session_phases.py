@@ -284,6 +284,9 @@ class Phases:
         if r.outcome == Outcome.UP:
             self.job._unpause()
             canary.restart_done()
+            for t in slots(self.cur()):
+                if t.get('osd', self.job.osd) in (None, canary.osd):
+                    t['restart_seconds'] = canary.up_seconds
         return canary, r
 
     def wait_up(self, now: float) -> float:

@@ -29,6 +29,7 @@ class Settings:
     precondition_limit: float = default('precondition_limit')
     restart_timeout: float = default('restart_timeout')
     manual_restart_timeout: float = default('manual_restart_timeout')
+    restart_limit: float = default('restart_limit')
     unhealthy_timeout: float = default('unhealthy_timeout')
     on_failure: str = default('on_failure')
     max_memtable_bytes: int = default('max_memtable_bytes')

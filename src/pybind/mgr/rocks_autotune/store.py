@@ -116,7 +116,7 @@ def canaries_at_start(start: Mapping[str, Any]) -> Dict[str, CanaryStart]:
         start['originals'], bool(start['annexed']), bool(start.get('noout_at_start')))}
 
 
-class RestartRecord(TypedDict):
+class _Restart(TypedDict):
     """A restart in flight (restart.py)."""
     purpose: str  # candidate | baseline | recovery | restore
     stage: str  # restart.Stage
@@ -124,6 +124,13 @@ class RestartRecord(TypedDict):
     up_from: Optional[int]
     expect: str  # the options the process must report
     ran: str  # or, going back, those it ran before ('' none): restart.Restarter.begin
+
+
+class RestartRecord(_Restart, total=False):
+    issued: float  # when the restart call was made
+    # from the restart call to the process up on what was set: what the
+    # options it left cost it (their WAL is replayed at start)
+    up_seconds: float
 
 
 class RestartState(TypedDict):

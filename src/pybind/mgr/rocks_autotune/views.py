@@ -134,7 +134,15 @@ def steady_objective_text(st: Mapping[str, Any]) -> str:
 
 
 def answer_line(result: Mapping[str, Any]) -> str:
-    """One line: what the confirmation recommends, with its figures."""
+    """One line: what the confirmation recommends, with its figures; an
+    answer of keep names the arms that restarted too slowly."""
+    slow = [f'{a["arm"]}: {a["why"]}' for a in result['arms']
+            if a['verdict'] == 'restart too slow']
+    line = _answer_line(result)
+    return line + (f' ({"; ".join(slow)})' if slow and line.startswith('keep') else '')
+
+
+def _answer_line(result: Mapping[str, Any]) -> str:
     arm = recommended_arm(result)
     name = OBJECTIVE_NAMES.get(result['objective'], result['objective'])
     design = design_text(result.get('measurement_plan'))
@@ -170,7 +178,8 @@ def answer_line(result: Mapping[str, Any]) -> str:
         wa = f'write-amp {ratio_text(arm["write_amp"])} of the baseline'
     return (f'recommend trial {arm["trial"]} ({arm["arm"]}): {name} '
             f'{ratio_text(arm["objective"])} over {arm["objective"]["rounds"]} '
-            f'rounds{design} ({result["level"]:.0%} intervals), {wa}{groups_text(arm)}')
+            f'rounds{design} ({result["level"]:.0%} intervals), {wa}{groups_text(arm)}'
+            f'{restart_text(arm, result)}')
 
 
 def bytes_text(n: float) -> str:
@@ -213,7 +222,17 @@ def wear_answer_line(result: Mapping[str, Any], arm: Optional[Mapping[str, Any]]
                'client rate' if saved else '')
             + f'; {name} {ratio_text(arm["objective"])} over {arm["objective"]["rounds"]} '
             f'rounds{design}, within the {guard:.0%} guard ({result["level"]:.0%} intervals)'
-            f'{groups_text(arm)}')
+            f'{groups_text(arm)}{restart_text(arm, result)}')
+
+
+def restart_text(arm: Mapping[str, Any], result: Mapping[str, Any]) -> str:
+    """How long the canary took to restart after the arm, beside the baseline."""
+    took = arm.get('restart_seconds')
+    if took is None:
+        return ''
+    base = result.get('baseline_restart_seconds')
+    return (f'; restarts after it {took:.0f}s'
+            + (f' (after the baseline {base:.0f}s)' if base is not None else ''))
 
 
 def gain_text(g: Optional[float]) -> str:
