@@ -136,12 +136,18 @@ def test_the_confirmation_is_planned_on_the_plan_given_and_its_windows_counted()
     assert t['confirm_window'] == 10.0 and t['steady_windows_left'] == steady_left
     # the steady windows counted at the limit each, at most
     assert t['left_seconds'] >= steady_left * sr.settings.steady_window_limit
+    # expected: one finalist's steady pair, each window as long as the
+    # windows so far say it needs, not the limit
+    assert 0 < t['expected_seconds'] < t['left_seconds']
+    assert t['steady_need'] is not None and t['expected_seconds'] >= 2 * min(
+        t['steady_need'], sr.settings.steady_window_limit)
 
 
 def test_the_time_said_counts_the_window_in_flight_off_what_is_left() -> None:
     sr, clock = search()
     canary = sr.s['canaries']['1']
     before = sr.time_said(canary, preconditioned=False)['left_seconds']
+    expected = sr.time_said(canary, preconditioned=False)['expected_seconds']
     trial = sr.next_trial(1)
     assert trial is not None
     sr.s['current'] = vars(trial)
@@ -149,3 +155,5 @@ def test_the_time_said_counts_the_window_in_flight_off_what_is_left() -> None:
     clock.advance(4.0)
     assert sr.time_said(canary, preconditioned=False)['left_seconds'] == pytest.approx(
         before - 4.0)
+    assert sr.time_said(canary, preconditioned=False)['expected_seconds'] == pytest.approx(
+        expected - 4.0)

@@ -109,7 +109,10 @@ def time_lines(t: Optional[Mapping[str, Any]], state: str) -> List[str]:
                    f'{t["steady_window_limit"]:.0f}s each (steady_window_limit) for write-amp'
                    + (f', about {t["steady_need"]:.0f}s each by the windows so far'
                       if t.get('steady_need') else ''))
-    return [f'time: {steady}; {window}; at most about {t["left_seconds"] / 60:.0f} min left']
+    left = f'at most about {t["left_seconds"] / 60:.0f} min left'
+    if t.get('expected_seconds') is not None:
+        left = f'about {t["expected_seconds"] / 60:.0f} min expected, {left}'
+    return [f'time: {steady}; {window}; {left}']
 
 
 def precondition_lines(p: Optional[Mapping[str, Any]]) -> List[str]:

@@ -392,6 +392,11 @@ class Search:
         # each steady window at its limit: at most
         left = (pending + search * per_search + confirmation * (over + window)
                 + steadies * (over + limit))
+        # expected: one finalist's steady pairs (the first whose check
+        # passes ends it), each window as long as the windows so far say
+        each_steady = min(limit, need or steady or limit)
+        expected = (pending + search * per_search + confirmation * (over + window)
+                    + min(steadies, 2 * st.steady_pairs) * (over + each_steady))
         cur, w = s['current'], canary['window']
         if cur is not None and w is not None and cur['kind'] != 'recovery':
             # the measurement in flight is counted above whole: what its
@@ -399,9 +404,11 @@ class Search:
             # window must not read as all still to come until it ends)
             each = (over + (limit if cur.get('steady') else window)
                     if cur['kind'] == 'confirm' else per_search)
-            left -= min(each, max(0.0, self.clock() - float(w['start'])))
+            spent = min(each, max(0.0, self.clock() - float(w['start'])))
+            left -= spent
+            expected -= spent
         return {'steady_window': None if steady is None or math.isinf(steady) else steady,
                 'no_flush_seen': steady is not None and math.isinf(steady),
                 'steady_window_limit': limit, 'confirm_window': window,
                 'steady_windows_left': steadies, 'steady_need': need,
-                'left_seconds': max(0.0, left)}
+                'left_seconds': max(0.0, left), 'expected_seconds': max(0.0, expected)}
