@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Sensitivity and specificity of a tuning session: from a baseline known to
-be slow, and from the release's default.
+be slow, from the release's default, and from the options admins really run
+(`--order` names them: STARTS below), under either objective (`--objective
+iops|wear`, issue 42's scenarios).
 
 A bench, not a test (issue 24).  Per baseline and seed, on the bench's lab:
 
@@ -49,6 +51,8 @@ from benchlib import CEPH_LAB, OPTION, Lab, aa_sd, baseline_measurements, check_
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 '..', '..', 'src', 'pybind', 'mgr'))
 from rocks_autotune import paired_stats  # noqa: E402
+from rocks_autotune.rocksdb_options import (NEW_TUNING, NEW_TUNING_LZ4,  # noqa: E402
+                                            PACIFIC_DEFAULT)
 
 POOL = 'sensitivity'
 OSD = 1
@@ -70,6 +74,21 @@ SLOW = ('compression=kLZ4Compression,max_write_buffer_number=2,'
         'max_total_wal_size=1073741824,writable_file_max_buffer_size=0')
 
 
+# A small-memtable string of the kind blog posts spread: 4 MiB memtables
+# flushed one by one, L0 compacted every 2 files into a 256 MiB L1, LZ4.
+BLOG_SMALL = ('compression=kLZ4Compression,max_write_buffer_number=4,'
+              'min_write_buffer_number_to_merge=1,compaction_style=kCompactionStyleLevel,'
+              'write_buffer_size=4194304,max_background_jobs=4,'
+              'level0_file_num_compaction_trigger=2,max_bytes_for_level_base=268435456,'
+              'max_bytes_for_level_multiplier=8,compaction_readahead_size=2MB,'
+              'max_total_wal_size=1073741824,writable_file_max_buffer_size=0')
+# the starting points by name ('': the release's default, the option removed;
+# slow: --slow); pacific: Pacific's default pinned in the config after an
+# upgrade; new-tuning(-lz4): seed 000's
+STARTS = {'slow': None, 'default': '', 'pacific': PACIFIC_DEFAULT, 'new-tuning': NEW_TUNING,
+          'new-tuning-lz4': NEW_TUNING_LZ4, 'blog-small': BLOG_SMALL}
+
+
 def module_options(args: argparse.Namespace, seed: int) -> Dict[str, str]:
     return {k: str(v) for k, v in {
         'seed': seed, 'measurement_design': 'split', 'client_pool': POOL,
@@ -88,7 +107,8 @@ def session(lab: Lab, args: argparse.Namespace, seed: int) -> Dict[str, Any]:
     last = ''
     try:
         lab.ceph('rocks-autotune', 'start', '--osd', str(OSD), '--trials', str(args.trials),
-                 '--duration', str(args.duration), '--allow-single-copy')
+                 '--duration', str(args.duration), '--allow-single-copy',
+                 '--objective', args.objective)
         while time.time() - t0 < args.limit:
             st = lab.ceph_json('rocks-autotune', 'status')
             line = f'{st.get("phase")}: {st.get("message")}'
@@ -141,12 +161,13 @@ def bench_figures(lines: List[Dict[str, Any]]) -> Dict[str, Any]:
 
 
 def row(lab: Lab, args: argparse.Namespace, name: str, seed: int) -> Dict[str, Any]:
-    baseline = args.slow if name == 'slow' else ''
-    log(f'{name} baseline, seed {seed}')
+    baseline = args.slow if name == 'slow' else STARTS[name] or ''
+    log(f'{name} baseline, seed {seed}, objective {args.objective}')
     lab.apply(OSD, baseline)  # '': the release's default
     s = session(lab, args, seed)
     claim = claim_of(s['best'])
-    r: Dict[str, Any] = {'baseline': name, 'seed': seed, 'session': s, 'claim': claim}
+    r: Dict[str, Any] = {'baseline': name, 'seed': seed, 'session': s, 'claim': claim,
+                         'objective': args.objective}
     if claim and claim['options']:
         log(f'  check: {claim["arm"]} against the {name} baseline, {args.rounds} rounds')
         try:
@@ -188,6 +209,13 @@ def run(args: argparse.Namespace) -> None:
             lab.down()
 
 
+def _objective(r: Dict[str, Any]) -> str:
+    """A row's objective, where it is not iops (rows saved before it was kept: iops).
+    Under wear the bench's check is its IOPS side (the guard) alone: its
+    steady write-amp is the session's own steady check's."""
+    return f' ({r["objective"]})' if r.get('objective', 'iops') != 'iops' else ''
+
+
 def _ratio(r: Optional[Dict[str, Any]]) -> str:
     if not r or r.get('median') is None:
         return '-'
@@ -199,12 +227,14 @@ def _ratio(r: Optional[Dict[str, Any]]) -> str:
 
 def wanted(r: Dict[str, Any]) -> str:
     """Did the session do what the bench wants of it?  From the slow
-    baseline: recommend, and the bench agree (sensitivity); from the
+    baseline (and, for wear, the blog's small memtables): recommend, and the
+    bench agree (sensitivity); from the
     default: keep current, or recommend what the bench agrees with
     (specificity)."""
     answer = (r.get('claim') or {}).get('answer')
     held = (r.get('held') or {}).get('held')
-    if r['baseline'] == 'slow':
+    if r['baseline'] == 'slow' or (r['baseline'] == 'blog-small'
+                                   and r.get('objective') == 'wear'):
         return 'yes' if answer == 'recommend' and held else 'no: a gain missed' \
             if answer != 'recommend' else 'no: the bench disagrees'
     if answer == 'recommend' and not held:
@@ -294,7 +324,8 @@ def table(paths: List[str]) -> str:
         loads = [s['load_start'], s['load_end']] + [
             x['load'] for x in r.get('check_lines', []) if 'arm' in x]
         out.append(
-            f'| {r["baseline"]} | {r["seed"]} | {c.get("answer") or s["state"]} | {noise} | '
+            f'| {r["baseline"]}{_objective(r)} | {r["seed"]} | {c.get("answer") or s["state"]} | '
+            f'{noise} | '
             f'{_ratio(c.get("ratio"))} ({c.get("arm") or "-"}: {c.get("verdict") or "-"}) | '
             f'{_ratio((r.get("bench") or {}).get("c_over_r"))} | '
             f'{_ratio((r.get("bench") or {}).get("iops_c"))} | '
@@ -311,11 +342,22 @@ def table(paths: List[str]) -> str:
     return '\n'.join(out)
 
 
+def starts(text: str) -> List[str]:
+    names = text.split(',')
+    unknown = [n for n in names if n not in STARTS]
+    if unknown:
+        raise argparse.ArgumentTypeError(f'unknown baseline(s) {", ".join(unknown)}: '
+                                         f'one of {", ".join(STARTS)}')
+    return names
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--seed', type=int, default=1, help="the session's optimizer seed")
-    ap.add_argument('--order', type=lambda s: s.split(','), default=['slow', 'default'],
-                    help='baselines in order (slow, default)')
+    ap.add_argument('--order', type=starts, default=['slow', 'default'],
+                    help='baselines in order: ' + ', '.join(STARTS))
+    ap.add_argument('--objective', choices=('iops', 'wear'), default='iops',
+                    help="the sessions' objective (start --objective)")
     ap.add_argument('--slow', default=SLOW, help='the slow baseline string')
     ap.add_argument('--trials', type=int, default=4)
     ap.add_argument('--duration', type=int, default=20, help="the session's window (s)")

@@ -1058,3 +1058,15 @@ def test_steady_cap_says_what_share_of_the_space_a_steady_window_can_judge() -> 
     assert smallest >= 2 * 32 * 2 + 10 * 2, out
     assert '| 0.25 MiB/s | 0.0% (not applied) |' in out, out
     assert '| 1000 MiB/s | 100.0% (kept to) |' in out, out
+
+
+def test_sensitivity_runs_from_the_options_admins_run_under_either_objective() -> None:
+    import sensitivity
+    assert sensitivity.starts('blog-small,pacific,default') == ['blog-small', 'pacific',
+                                                                 'default']
+    with pytest.raises(argparse.ArgumentTypeError, match='unknown baseline'):
+        sensitivity.starts('blog')
+    # from the blog's small memtables a wear session should recommend; keep is a miss
+    row = _sensitivity_row('blog-small', 1, 'keep current', 1.0, 0.9)
+    assert sensitivity.wanted(dict(row, objective='wear')) == 'no: a gain missed'
+    assert sensitivity.wanted(dict(row, objective='iops')) == 'yes'
