@@ -153,7 +153,8 @@ def test_a_wear_session_from_a_small_memtable_string_saves_db_bytes() -> None:
         shortfall = max(0.0, math.log(0.97) + t['score'])
         assert t['told'] == pytest.approx(math.log(ratio) + 2.0 * shortfall)
         assert (t['verdict'] == 'feasible') == (ratio <= 1 / 1.03 and t['score'] <= -math.log(
-            0.97) + s.s['noise']['sd'])
+            0.97) + s.s['noise']['sd'] and search.steady_judgeable(
+                Candidate.from_dict(t['candidate'])))
     result = s.s['confirm']['result']
     assert result['goal'] == 'wear' and result['margin'] == pytest.approx(-0.03)
     rec = result['recommended']
@@ -232,3 +233,20 @@ def test_a_candidate_the_canary_restarts_slowly_after_is_not_recommended() -> No
     assert "over restart_limit 60s" in h.message, h.message
     timed = [t for t in s.s['trials'] if t.get('restart_seconds') is not None]
     assert len(timed) >= len(s.s['trials']) - 1
+
+
+def test_under_wear_a_candidate_no_steady_window_can_judge_is_no_finalist() -> None:
+    h = Harness(objective='wear', client_space=64 << 20, client_object_size=1 << 20,
+                precondition_limit=60.0, client_threads=1, steady_window_limit=3600.0)
+    _small_canary(h)
+    s = h.start(osd=0, workload='client', trials=1)
+    h.run(until=lambda s: s.s['baseline'] is not None)
+    cap = s.s['steady_cap']
+    small = cand(4, trigger=2)
+    huge = Candidate(max_write_buffer_number=64, write_buffer_size=256 * MiB,
+                     min_write_buffer_number_to_merge=32,
+                     level0_file_num_compaction_trigger=64,
+                     max_bytes_for_level_base=1 << 30, max_bytes_for_level_multiplier=8,
+                     compression='none')
+    assert s.search.steady_judgeable(small)
+    assert not s.search.steady_judgeable(huge), cap

@@ -172,8 +172,18 @@ class Search:
         ratio = self.predicted_ratio(c, cal or self.wear_calibration())
         told = math.log(ratio) + perf_counters.INFEASIBLE_WEIGHT * max(0.0, floor + score)
         noise = float((self.s.get('noise') or {}).get('sd') or 0.0)
-        ok = -score >= floor - noise and ratio * (1.0 + self.settings.confirm_margin) <= 1.0
+        ok = (-score >= floor - noise and ratio * (1.0 + self.settings.confirm_margin) <= 1.0
+              and self.steady_judgeable(c))
         return ('feasible' if ok else 'infeasible'), score, told
+
+    def steady_judgeable(self, c: Candidate) -> bool:
+        """Whether a steady window of `c` can reach steady state within
+        steady_window_limit at the baseline's WAL rate (steady_cap): under
+        the wear objective one that cannot can never be recommended, so it
+        is no finalist, whether or not the search's space was capped."""
+        cap = self.s.get('steady_cap') or {}
+        return not cap.get('bytes') or steady_bytes(
+            c, self.space.column_families, self.space.max_total_wal_size) <= cap['bytes']
 
     def rejudge(self) -> None:
         """Under the wear objective, every window judged again by the model
