@@ -24,7 +24,8 @@ cost it):
     compaction     flush * k * K(c)       K: L0->L1 rewrites L1 once per `trigger`
                                           flushes, 1 + L1 / (trigger * F), plus
                                           (multiplier + 1) / 2 per level below L1
-                                          that the DB's size fills
+                                          that a shard's share of the DB's size
+                                          fills (L1: that share, at most the base)
 
 Calibrated on the windows: w is the median WAL bytes per client byte; s(F)
 is a line in log2(F) fitted to the uncompressed windows whose WAL covered
@@ -71,11 +72,14 @@ class Calibration:
     compaction_windows: int = 0
 
 
+def shard_count(families: Sequence[ColumnFamily]) -> int:
+    return sum(cf.shards for cf in families) or 1
+
+
 def shard_flush(c: Candidate, families: Sequence[ColumnFamily]) -> float:
     """F: the bytes a shard's memtables take in before a flush, averaged
     over the sharding's shards."""
-    shards = sum(cf.shards for cf in families) or 1
-    return flush_capacity(families, c) / shards
+    return flush_capacity(families, c) / shard_count(families)
 
 
 def survival(cal: Calibration, flush: float) -> float:
@@ -83,14 +87,17 @@ def survival(cal: Calibration, flush: float) -> float:
     return min(1.0, max(MIN_SURVIVAL, s))
 
 
-def shape(c: Candidate, flush: float, db_used: float) -> float:
-    """K: compaction bytes written per flushed byte at steady state."""
+def shape(c: Candidate, flush: float, db_used: float, shards: int = 1) -> float:
+    """K: compaction bytes written per flushed byte at steady state, each of
+    `shards` column families holding its share of the DB's `db_used` bytes
+    (0: unknown, L1 as large as the base)."""
     trigger = c.level0_file_num_compaction_trigger
     base = c.max_bytes_for_level_base
-    l1 = min(base, db_used) if db_used > 0 else base
+    share = db_used / max(1, shards)
+    l1 = min(base, share) if share > 0 else base
     k = 1.0 + l1 / (trigger * max(flush, 1.0))
-    if db_used > base and c.max_bytes_for_level_multiplier > 1:
-        levels = math.ceil(math.log(db_used / base, c.max_bytes_for_level_multiplier))
+    if share > base and c.max_bytes_for_level_multiplier > 1:
+        levels = math.ceil(math.log(share / base, c.max_bytes_for_level_multiplier))
         k += levels * (c.max_bytes_for_level_multiplier + 1) / 2.0
     return k
 
@@ -137,7 +144,7 @@ def calibrate(windows: Sequence[Window], families: Sequence[ColumnFamily]) -> Ca
     if compacted:
         cal.compaction = median(
             w.compaction / w.flush / shape(w.candidate, shard_flush(w.candidate, families),
-                                           w.db_used or cal.db_used)
+                                           w.db_used or cal.db_used, shard_count(families))
             for w in compacted)
     return cal
 
@@ -146,7 +153,8 @@ def predict(c: Candidate, cal: Calibration, families: Sequence[ColumnFamily]) ->
     """Config `c`'s RocksDB bytes written per client byte at steady state."""
     flush = shard_flush(c, families)
     flushed = cal.wal * survival(cal, flush) * cal.compressed.get(c.compression, 1.0)
-    return cal.wal + flushed * (1.0 + cal.compaction * shape(c, flush, cal.db_used))
+    return cal.wal + flushed * (1.0 + cal.compaction * shape(c, flush, cal.db_used,
+                                                             shard_count(families)))
 
 
 def parts(c: Candidate, cal: Calibration, families: Sequence[ColumnFamily]) -> Dict[str, float]:
@@ -154,7 +162,8 @@ def parts(c: Candidate, cal: Calibration, families: Sequence[ColumnFamily]) -> D
     flush = shard_flush(c, families)
     flushed = cal.wal * survival(cal, flush) * cal.compressed.get(c.compression, 1.0)
     return {'wal': cal.wal, 'flush': flushed,
-            'compaction': flushed * cal.compaction * shape(c, flush, cal.db_used),
+            'compaction': flushed * cal.compaction * shape(c, flush, cal.db_used,
+                                                           shard_count(families)),
             'write_amp': predict(c, cal, families)}
 
 
