@@ -7,7 +7,7 @@ here computes a statistic: the confirmation's figures are the session's
 (confirm.py, on the serve thread), read as they were saved.
 """
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .measurement_plan import SEQUENTIAL, SPLIT
 from .perf_counters import OBJECTIVE_NAMES, write_amps
@@ -160,11 +160,8 @@ def _answer_line(result: Mapping[str, Any]) -> str:
             # its objective passed; its steady check said no, or did not finish (a stop)
             return (f'keep your current options: {", ".join(a["arm"] for a in passed)} '
                     f'cleared the {result["margin"]:.0%} {name} margin, but none was found '
-                    f'within the {result["budget"]:.2f}x write-amp budget at steady state ('
-                    + '; '.join(f'{a["arm"]}: {a["verdict"]}, {a["why"]}'
-                                if a['verdict'] != 'passes' else
-                                f'{a["arm"]}: its steady check did not finish'
-                                for a in passed) + ')')
+                    f'within the {result["budget"]:.2f}x write-amp budget at steady state'
+                    + steady_reasons(passed))
         return (f'keep your current options: no candidate\'s {name} cleared the '
                 f'{result["margin"]:.0%} margin over '
                 f'{result["rounds_done"]} of {result["rounds"]} rounds{design}'
@@ -180,6 +177,14 @@ def _answer_line(result: Mapping[str, Any]) -> str:
             f'{ratio_text(arm["objective"])} over {arm["objective"]["rounds"]} '
             f'rounds{design} ({result["level"]:.0%} intervals), {wa}{groups_text(arm)}'
             f'{restart_text(arm, result)}')
+
+
+def steady_reasons(arms: Sequence[Mapping[str, Any]]) -> str:
+    """Why each arm whose objective passed was not recommended."""
+    return ' (' + '; '.join(f'{a["arm"]}: {a["verdict"]}, {a["why"]}'
+                            if a['verdict'] != 'passes' else
+                            f'{a["arm"]}: its steady check did not finish'
+                            for a in arms) + ')'
 
 
 def bytes_text(n: float) -> str:
@@ -204,11 +209,7 @@ def wear_answer_line(result: Mapping[str, Any], arm: Optional[Mapping[str, Any]]
         if held:
             return (f'keep your current options: {", ".join(a["arm"] for a in held)} held '
                     f'the {guard:.0%} {name} guard, but none was found writing {want:.0%} '
-                    'fewer DB bytes per client byte at steady state ('
-                    + '; '.join(f'{a["arm"]}: {a["verdict"]}, {a["why"]}'
-                                if a['verdict'] != 'passes' else
-                                f'{a["arm"]}: its steady check did not finish'
-                                for a in held) + ')')
+                    'fewer DB bytes per client byte at steady state' + steady_reasons(held))
         return (f'keep your current options: no candidate\'s {name} held the {guard:.0%} '
                 f'guard over {result["rounds_done"]} of {result["rounds"]} rounds{design}'
                 + seen_text(result.get('seen')))
