@@ -264,14 +264,14 @@ class Confirmation:
             if why:
                 a['out'] = ['dropped', f'dropped after round {r + 1}: {why}']
 
-    def restarts_after(self, options: str) -> List[float]:
+    def restarts_after(self, options: Optional[str]) -> List[float]:
         """How long the canary took to come up on the next window's options
         each time it left `options`: their unflushed memtables are replayed
         from the WAL at start, so large ones merged by many slow every
         restart after them."""
         out = []
         last: Dict[Any, Dict[str, Any]] = {}
-        for t in sorted(self.s['trials'], key=lambda t: t['index']):
+        for t in self.s['trials']:  # in the order they ran (Search.add_trial)
             before = last.get(t.get('osd'))
             if (before is not None and before.get('options') == options
                     and t.get('restart_seconds') is not None):
@@ -289,7 +289,7 @@ class Confirmation:
             took = self.restarts_after(a['options'])
             if a['out'] or len(took) < 2 or median(took) <= limit:
                 continue
-            base = self.restarts_after(self.s['base_options'])
+            base = self.restarts_after(self.s.get('base_options'))
             a['out'] = ['restart too slow', (
                 f'out after round {r + 1}: the canary took {median(took):.0f}s (median of '
                 f'{len(took)}) to restart after it, over restart_limit {limit:.0f}s'
@@ -354,7 +354,7 @@ class Confirmation:
             'margin': rec['margin'], 'budget': self.budget, 'level': self.level,
             'wear_margin': rec.get('wear_margin'), 'restart_limit': rec.get('restart_limit'),
             'baseline_restart_seconds': self._median_or_none(
-                self.restarts_after(self.s['base_options'])),
+                self.restarts_after(self.s.get('base_options'))),
             'sequential': bool(rec.get('sequential')),
             'measurement_plan': self.measurement_plan,
             'window': rec.get('window'), 'steady_pairs': self.steady['pairs'],
