@@ -28,12 +28,13 @@ cost it):
                                           fills (L1: that share, at most the base)
 
 Calibrated on the windows: w is the median WAL bytes per client byte; s(F)
-is a line in log2(F) fitted to the uncompressed windows whose WAL covered
-every shard's flush (fewer would count memtables still unflushed), never
-rising with F (a larger memtable cannot keep more keys alive); r is the
-flushed bytes of a compression's windows over the line's (1 until seen: no
-credit for a compression never measured); k scales K to the windows that
-counted a compaction.  Plain data and functions.
+is a line in log2(F) fitted to the windows whose WAL covered every shard's
+flush (fewer would count memtables still unflushed), never rising with F (a
+larger memtable cannot keep more keys alive); r is a compression's flushed
+bytes over the uncompressed windows' at the line, once both were seen (1
+before: no credit for a compression, nor a cost for none, that the windows
+cannot tell from survival); k scales K to the windows that counted a
+compaction.  Plain data and functions.
 """
 import math
 from dataclasses import dataclass, field
@@ -131,14 +132,23 @@ def calibrate(windows: Sequence[Window], families: Sequence[ColumnFamily]) -> Ca
     flushed = [w for w in counted if w.flush > 0
                and w.wal >= flush_capacity(families, w.candidate)]
     cal.flush_windows = len(flushed)
-    plain = [(math.log2(shard_flush(w.candidate, families) / (1 << 20)), w.flush / w.wal)
-             for w in flushed if w.candidate.compression == 'none']
-    if plain:
-        cal.survive_at, cal.survive_slope = _line(plain)
-    for comp in sorted({w.candidate.compression for w in flushed} - {'none'}):
-        rs = [w.flush / w.wal / survival(cal, shard_flush(w.candidate, families))
-              for w in flushed if w.candidate.compression == comp]
-        cal.compressed[comp] = min(1.0, median(rs))
+    if flushed:
+        def x(w: Window) -> float:
+            return math.log2(shard_flush(w.candidate, families) / (1 << 20))
+        # the line over every flushed window, then each compression's
+        # factor against the uncompressed windows' (none seen: no factor,
+        # the line carries what compression did), then the line again on
+        # bytes corrected by it
+        cal.survive_at, cal.survive_slope = _line([(x(w), w.flush / w.wal) for w in flushed])
+        seen = {comp: median(w.flush / w.wal / survival(cal, shard_flush(w.candidate, families))
+                             for w in flushed if w.candidate.compression == comp)
+                for comp in sorted({w.candidate.compression for w in flushed})}
+        if 'none' in seen and len(seen) > 1:
+            cal.compressed = {comp: min(1.0, r / seen['none'])
+                              for comp, r in seen.items() if comp != 'none'}
+            cal.survive_at, cal.survive_slope = _line(
+                [(x(w), w.flush / w.wal / cal.compressed.get(w.candidate.compression, 1.0))
+                 for w in flushed])
     compacted = [w for w in flushed if w.compactions > 0 and w.compaction > 0]
     cal.compaction_windows = len(compacted)
     if compacted:
