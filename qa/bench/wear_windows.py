@@ -1,0 +1,352 @@
+#!/usr/bin/env python3
+"""RocksDB's write bytes per client byte on every OSD, in short and steady windows.
+
+A lab measurement for the steady-state write-amplification model: for each
+of five bluestore_rocksdb_options strings, set on ALL OSDs of a lab of its
+own (`ceph config set osd.N`, or `config rm` for the release's default, then
+each OSD restarted through the orchestrator: benchlib.Lab.apply), under
+fio's rbd engine (4 KiB random writes, iodepth 16, inside the lab's root
+through `ceph-lab exec`) on a filled image of a size-3 pool (benchlib.fio_image,
+as run-bench's client check), after a 10-s warm-up:
+
+- short: one 60-s window;
+- steady: right after it, fio in chunks of at most 60 s until every OSD's
+  RocksDB did at least one compaction below L0 (any column family) and its
+  WAL bytes exceed write_buffer_size x min_write_buffer_number_to_merge x
+  level0_file_num_compaction_trigger x 12 (column families) of the config,
+  at most --steady-limit (900) s.
+
+Per (config, window, OSD) one JSON line in doc/bench/wear-windows.jsonl,
+written as each window ends: seconds, the OSD's client bytes (osd.op_w_in_bytes
+delta: the writes it took as primary; its replica writes, osd.subop_w_in_bytes,
+are recorded beside them), RocksDB's own WAL, flush and compaction-write bytes
+and its flushes and compactions below L0 (rocksdb_stats from `dump_objectstore_kv_stats`,
+RocksDB's statistics on at every OSD: benchlib.stats_on), BlueFS
+bytes_written_wal/sst/slow deltas and db_used_bytes at the end, fio's IOPS
+(cluster-wide) and write completion latency p99 over the window (fio's clat
+histogram, json+ bins of every chunk merged), the load average.
+
+Configurations: `default` (Tentacle's release default: the option removed;
+its string from `ceph config help`), `tiny` (the small-memtable string of
+doc/bench/tiny-vs-default-rbd-rocksdb.md's command line), `pacific`
+(Pacific's default, read from the host's packages with `ceph-conf -D`),
+`new_tuning` and `new_tuning_lz4` (rocksdb_options).
+
+Command line of the run in doc/bench/wear-windows.jsonl:
+
+    BENCH_LAB_DIR=/var/tmp/wear/lab BENCH_LAB_MON_PORT=21800 \\
+        python3 qa/bench/wear_windows.py --up --image-mib 4096 --until 15:00
+
+and its table: `python3 qa/bench/wear_windows.py --table doc/bench/wear-windows.jsonl`.
+"""
+import argparse
+import datetime
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+from typing import Any, Dict, List, Optional, Tuple
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import benchlib  # noqa: E402
+from benchlib import FIO_IMAGE, Lab, log  # noqa: E402
+from rocks_autotune import perf_counters, rocksdb_stats  # noqa: E402
+from rocks_autotune.rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4  # noqa: E402
+
+POOL = 'ratbench'  # run_bench's pool, made as run_bench.make_pool makes it
+OUT = os.path.join(benchlib.DOC, 'wear-windows.jsonl')
+TINY_DOC = os.path.join(benchlib.DOC, 'tiny-vs-default-rbd-rocksdb.md')
+COLUMN_FAMILIES = 12
+BLUEFS = {'bluefs_wal_bytes': ('bluefs', 'bytes_written_wal'),
+          'bluefs_sst_bytes': ('bluefs', 'bytes_written_sst'),
+          'bluefs_slow_bytes': ('bluefs', 'bytes_written_slow')}
+
+
+def tiny_options() -> str:
+    """The --start-options of tiny-vs-default-rbd-rocksdb.md's command line."""
+    with open(TINY_DOC) as f:
+        m = re.search(r'--start-options (\S+)', f.read())
+    if not m:
+        raise SystemExit(f'no --start-options in {TINY_DOC}')
+    return m.group(1)
+
+
+def pacific_options() -> str:
+    """Pacific's default, from the host's packages (not the lab's root)."""
+    out = subprocess.run(['/usr/bin/ceph-conf', '-D'], check=True, text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout
+    for line in out.splitlines():
+        k, _, v = line.partition(' = ')
+        if k.strip() == benchlib.OPTION:
+            return v.strip()
+    raise SystemExit('ceph-conf -D has no bluestore_rocksdb_options')
+
+
+def steady_wal(options: str) -> int:
+    """WAL bytes a steady window must exceed on every OSD."""
+    return benchlib.flush_bytes(options) * benchlib.l0_trigger(options) * COLUMN_FAMILIES
+
+
+def make_pool(lab: Lab) -> None:
+    if POOL not in lab.ceph_json('osd', 'pool', 'ls'):
+        lab.ceph('osd', 'pool', 'create', POOL, '32', '32', 'replicated', '--size', '3')
+        lab.ceph('osd', 'pool', 'set', POOL, 'min_size', '2')
+        lab.ceph('osd', 'pool', 'application', 'enable', POOL, 'rbd')
+        lab.wait('active+clean', lab.active_clean)
+
+
+def fio_chunk(lab: Lab, seconds: float) -> Dict[str, Any]:
+    """fio's rbd engine as benchlib.fio_rbd runs it, with json+ output: writes,
+    seconds, its own p99 and the write clat histogram (ns -> count)."""
+    n = max(1, int(round(seconds)))
+    out = lab.lab('exec', '--', 'fio', '--name=ratbench', '--ioengine=rbd',
+                  '--clientname=admin', f'--pool={POOL}', f'--rbdname={FIO_IMAGE}',
+                  '--rw=randwrite', '--bs=4k', '--iodepth=16', '--numjobs=1',
+                  '--time_based', f'--runtime={n}', '--output-format=json+',
+                  timeout=max(600.0, n * 3))
+    r = benchlib.parse_fio(out)
+    clat = json.loads(out[out.index('{'):])['jobs'][0]['write']['clat_ns']
+    return dict(r, p99_ns=float(clat['percentile']['99.000000']),
+                bins={int(k): int(v) for k, v in clat.get('bins', {}).items()})
+
+
+def p99_us(bins: Dict[int, int]) -> Optional[float]:
+    """The 99th percentile of a merged fio clat histogram, in microseconds."""
+    total = sum(bins.values())
+    if not total:
+        return None
+    cum = 0
+    for ns in sorted(bins):
+        cum += bins[ns]
+        if cum >= 0.99 * total:
+            return ns / 1000.0
+    return None
+
+
+def cf_totals(before: rocksdb_stats.Counts, after: rocksdb_stats.Counts) -> Tuple[int, int]:
+    """Flushes and compactions below L0 over every column family."""
+    fl = cp = 0
+    for cf, (f1, c1) in after['c'].items():
+        f0, c0 = before['c'].get(cf, [0, 0])
+        fl += int(f1) - int(f0)
+        cp += int(c1) - int(c0)
+    return fl, cp
+
+
+def read_osd(lab: Lab, osd: int) -> Dict[str, Any]:
+    dump = lab.perf_dump(osd)
+    kv = benchlib.kv_counts(lab, osd)
+    if kv is None:
+        raise RuntimeError(f'osd.{osd} gives no RocksDB statistics')
+    return {'snap': perf_counters.snapshot(dump), 'kv': kv,
+            'db_used_bytes': int(dump['bluefs']['db_used_bytes']),
+            # replica writes, which op_w_in_bytes (this OSD as primary) leaves out
+            'subop_w_in_bytes': int(dump['osd']['subop_w_in_bytes'])}
+
+
+def delta(before: Dict[str, Any], after: Dict[str, Any], key: Tuple[str, str]) -> int:
+    """A perf counter's change between two perf_counters.snapshot()s."""
+    return int(after[key[0]][key[1]]) - int(before[key[0]][key[1]])
+
+
+def loadavg() -> List[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def window(lab: Lab, osds: List[int], name: str, options: str, kind: str,
+           limit: float, wal_needed: int, deadline: float, common: Dict[str, Any]
+           ) -> List[Dict[str, Any]]:
+    """One window over every OSD: `short` one fio run of `limit` s; `steady`
+    fio chunks until every OSD compacted below L0 and its WAL passed
+    `wal_needed`, at most `limit` s (or `deadline`)."""
+    load0 = loadavg()
+    t0 = time.time()
+    started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')
+    before = {o: read_osd(lab, o) for o in osds}
+    writes = secs = 0.0
+    bins: Dict[int, int] = {}
+    chunk_p99: List[float] = []
+    reached: Optional[bool] = None
+    cut = False
+    while True:
+        left = min(limit - (time.time() - t0), deadline - time.time())
+        if left < 5:
+            cut = deadline - time.time() < 5 and limit - (time.time() - t0) >= 5
+            break
+        r = fio_chunk(lab, min(60.0, left) if kind == 'steady' else left)
+        writes += r['writes']
+        secs += r['seconds']
+        chunk_p99.append(round(r['p99_ns'] / 1000.0, 1))
+        for k, v in r['bins'].items():
+            bins[k] = bins.get(k, 0) + v
+        if kind == 'short':
+            break
+        now = {o: benchlib.kv_counts(lab, o) for o in osds}
+        ok = []
+        for o in osds:
+            kv = now[o]
+            if kv is None:
+                ok.append(False)
+                continue
+            d = rocksdb_stats.delta(before[o]['kv'], kv)
+            ok.append(cf_totals(before[o]['kv'], kv)[1] >= 1 and d.wal_bytes > wal_needed)
+        log(f'{name} steady {time.time() - t0:.0f} s: osds reached {ok}, load {loadavg()}')
+        if all(ok):
+            reached = True
+            break
+    if kind == 'steady' and reached is None:
+        reached = False
+    after = {o: read_osd(lab, o) for o in osds}
+    seconds = time.time() - t0
+    load1 = loadavg()
+    rows = []
+    for o in osds:
+        b, a = before[o], after[o]
+        kv = rocksdb_stats.delta(b['kv'], a['kv'])
+        flushes, compactions = cf_totals(b['kv'], a['kv'])
+        client = delta(b['snap'], a['snap'], perf_counters.CLIENT_BYTES)
+        rocks = kv.wal_bytes + kv.flush_bytes + kv.compaction_bytes
+        row: Dict[str, Any] = dict(
+            common, config=name, options=options, window=kind, osd=o, started=started,
+            seconds=round(seconds, 1), client_bytes=client,
+            subop_w_in_bytes=a['subop_w_in_bytes'] - b['subop_w_in_bytes'],
+            rocksdb_wal_bytes=kv.wal_bytes, rocksdb_flush_bytes=kv.flush_bytes,
+            rocksdb_compaction_bytes=kv.compaction_bytes,
+            flushes=flushes, compactions=compactions, busiest_cf=kv.busiest_cf,
+            busiest_cf_flushes=kv.flushes, busiest_cf_compactions=kv.compactions,
+            **{k: delta(b['snap'], a['snap'], key)
+               for k, key in BLUEFS.items()},
+            db_used_bytes_end=a['db_used_bytes'],
+            write_amp=rocks / client if client else None,
+            fio_iops=round(writes / secs, 1) if secs else None,
+            fio_seconds=round(secs, 1), fio_writes=int(writes),
+            fio_write_clat_p99_us=p99_us(bins), fio_chunk_p99_us=chunk_p99,
+            steady_wal_needed=wal_needed if kind == 'steady' else None,
+            steady_reached=reached,
+            osd_reached=(kv.wal_bytes > wal_needed and compactions >= 1)
+            if kind == 'steady' else None,
+            cut_by_deadline=cut, load_avg_start=load0, load_avg_end=load1)
+        rows.append(row)
+    return rows
+
+
+def run(a: argparse.Namespace) -> None:
+    deadline = time.time() + 10 * 86400
+    if a.until:
+        h, m = (int(x) for x in a.until.split(':'))
+        now = datetime.datetime.now(datetime.timezone.utc)
+        deadline = now.replace(hour=h, minute=m, second=0, microsecond=0).timestamp()
+    lab = Lab()
+    osds: List[int] = []
+    if a.up:
+        lab.up(flash=True, fresh=True)
+    try:
+        osds = sorted(json.load(open(os.path.join(lab.dir, 'lab.json')))['osds'])
+        default = lab.release_default()
+        configs = {'default': ('', default), 'tiny': (tiny_options(),) * 2,
+                   'pacific': (pacific_options(),) * 2,
+                   'new_tuning': (NEW_TUNING,) * 2, 'new_tuning_lz4': (NEW_TUNING_LZ4,) * 2}
+        if a.configs:
+            configs = {n: configs[n] for n in a.configs.split(',')}
+        for o in osds:
+            benchlib.stats_on(lab, o)
+        make_pool(lab)
+        benchlib.ensure_fio(lab)
+        facts = lab.facts()
+        log(f'lab: {facts}')
+        fill = benchlib.fio_image(lab, POOL, a.image_mib << 20)
+        log(f'image of {a.image_mib} MiB filled and overwritten once in {fill:.0f} s')
+        common = {'lab': lab.dir, 'version': facts['version'], 'commit': facts['commit'],
+                  'osds': len(osds), 'image_mib': a.image_mib, 'image_fill_seconds': round(fill)}
+        for name, (setting, options) in configs.items():
+            if deadline - time.time() < 240:
+                log(f'{name}: left out, too close to --until')
+                continue
+            t = time.time()
+            for o in osds:  # the option set at osd.N (removed for default), then a restart
+                lab.apply(o, setting)
+            restart = round(time.time() - t, 1)
+            got = lab.ceph('config', 'show', f'osd.{osds[0]}', benchlib.OPTION).strip()
+            log(f'{name}: all OSDs restarted in {restart} s; osd.{osds[0]} runs {got}')
+            benchlib.fio_rbd(lab, POOL, a.warmup, 'randwrite', '4k')
+            for kind, limit in (('short', a.short), ('steady', a.steady_limit)):
+                rows = window(lab, osds, name, options, kind, limit, steady_wal(options),
+                              deadline, dict(common, restart_seconds=restart,
+                                             option_running=got, warmup=a.warmup))
+                with open(a.out, 'a') as f:
+                    for r in rows:
+                        f.write(json.dumps(r) + '\n')
+                log(f'{name} {kind}: {rows[0]["seconds"]} s, IOPS {rows[0]["fio_iops"]}, '
+                    f'write-amp {[round(r["write_amp"] or 0, 3) for r in rows]}, '
+                    f'reached {rows[0]["steady_reached"]}, load {rows[0]["load_avg_end"]}')
+    finally:
+        try:
+            for o in osds:
+                benchlib.restore(lab, o)
+        except Exception as e:  # the lab goes down anyway
+            log(f'restore failed: {e}')
+        if not a.keep_lab:
+            lab.down()
+
+
+def med(xs: List[Optional[float]]) -> Optional[float]:
+    vals = [x for x in xs if x is not None]
+    return statistics.median(vals) if vals else None
+
+
+def table(path: str) -> str:
+    """Per config and window kind: medians over OSDs."""
+    rows = [json.loads(x) for x in open(path) if x.strip()]
+    groups: Dict[Tuple[str, str], List[Dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((r['config'], r['window']), []).append(r)
+
+    def div(a: Any, b: Any) -> Optional[float]:
+        return a / b if a is not None and b else None
+
+    def f(v: Optional[float], fmt: str) -> str:
+        return '–' if v is None else fmt.format(v)
+
+    out = ['| config | window | OSDs | write-amp (wal+flush+compaction)/client | flush/wal '
+           '| compaction/flush | IOPS | p99 µs | seconds | steady reached | load avg (end) |',
+           '|---|---|---|---|---|---|---|---|---|---|---|']
+    for (name, kind), rs in groups.items():
+        wa = med([div(r['rocksdb_wal_bytes'] + r['rocksdb_flush_bytes']
+                      + r['rocksdb_compaction_bytes'], r['client_bytes']) for r in rs])
+        fw = med([div(r['rocksdb_flush_bytes'], r['rocksdb_wal_bytes']) for r in rs])
+        cf = med([div(r['rocksdb_compaction_bytes'], r['rocksdb_flush_bytes']) for r in rs])
+        reached = rs[0]['steady_reached']
+        out.append(f'| {name} | {kind} | {len(rs)} | {f(wa, "{:.3f}")} | {f(fw, "{:.3f}")} '
+                   f'| {f(cf, "{:.3f}")} | {f(med([r["fio_iops"] for r in rs]), "{:.0f}")} '
+                   f'| {f(med([r["fio_write_clat_p99_us"] for r in rs]), "{:.0f}")} '
+                   f'| {f(med([r["seconds"] for r in rs]), "{:.0f}")} '
+                   f'| {"–" if reached is None else "yes" if reached else "no"} '
+                   f'| {"/".join(str(x) for x in rs[0]["load_avg_end"])} |')
+    return '\n'.join(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or '').split('\n')[0])
+    ap.add_argument('--up', action='store_true', help='bring the lab up fresh first')
+    ap.add_argument('--keep-lab', action='store_true', help='leave the lab up at the end')
+    ap.add_argument('--table', metavar='FILE', help='no lab: print the markdown table of FILE')
+    ap.add_argument('--out', default=OUT, help='JSONL appended to (default %(default)s)')
+    ap.add_argument('--configs', default='', help='only these, comma-separated, in order')
+    ap.add_argument('--image-mib', type=int, default=4096)
+    ap.add_argument('--warmup', type=float, default=10.0)
+    ap.add_argument('--short', type=float, default=60.0)
+    ap.add_argument('--steady-limit', type=float, default=900.0)
+    ap.add_argument('--until', default='', help='HH:MM UTC: no window runs past it')
+    a = ap.parse_args()
+    if a.table:
+        print(table(a.table))
+        return
+    run(a)
+
+
+if __name__ == '__main__':
+    main()
