@@ -65,3 +65,10 @@ def test_an_option_is_what_the_mgr_option_is_made_of() -> None:
     assert o.option_kwargs() == {'type': 'int', 'default': 3, 'desc': 'd', 'min': 1,
                                  'enum_allowed': ['a']}
     assert options.OPTION['sleep_interval'].field == ''  # the module's own, no setting
+
+
+@pytest.mark.parametrize('seed', [-1, 2 ** 32])
+def test_a_seed_the_optimizer_cannot_take_is_refused_when_read(seed: int) -> None:
+    with pytest.raises(ValueError, match='seed must be between 0 and 4294967295'):
+        options.read(Settings, values(seed=seed).get)
+    assert options.read(Settings, values(seed=2 ** 32 - 1).get).seed == 2 ** 32 - 1

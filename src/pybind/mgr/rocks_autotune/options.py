@@ -67,15 +67,21 @@ class Opt:
                 raise ValueError(f'{self.name} must be {"an integer" if whole else "a number"}, '
                                  f'not {v!r}')
             if (self.min is not None and n < self.min) or (self.max is not None and n > self.max):
-                raise ValueError(f'{self.name} must be {bounds(self)}, not {n:g}')
+                raise ValueError(f'{self.name} must be {bounds(self)}, not {number(n)}')
         elif self.enum is not None and v not in self.enum:
             raise ValueError(f'{self.name} must be one of {", ".join(self.enum)}, not {v!r}')
 
 
+def number(x: float) -> str:
+    """A bound or value as the admin typed it: whole numbers in full."""
+    return str(int(x)) if float(x).is_integer() else f'{x:g}'
+
+
 def bounds(o: Opt) -> str:
     if o.min is not None and o.max is not None:
-        return f'between {o.min:g} and {o.max:g}'
-    return f'at least {o.min:g}' if o.min is not None else f'at most {o.max:g}'
+        return f'between {number(o.min)} and {number(o.max)}'
+    return (f'at least {number(o.min)}' if o.min is not None
+            else f'at most {number(o.max)}')  # type: ignore[arg-type]
 
 
 OPTIONS: Tuple[Opt, ...] = (
@@ -161,7 +167,9 @@ OPTIONS: Tuple[Opt, ...] = (
              'sequential writes the canary\'s PGs alone; auto: split where the pool '
              'has enough PGs without the canary, else sequential (other workloads: '
              'sequential)'),
-    Opt('seed', type='int', default=0, desc='random seed of the optimizer'),
+    # numpy's RandomState, which the optimizer seeds, takes 0 .. 2**32 - 1
+    Opt('seed', type='int', default=0, min=0, max=2 ** 32 - 1,
+        desc='random seed of the optimizer'),
     Opt('confirm_candidates', type='int', default=3, min=1,
         max=MAX_CONFIRM_CANDIDATES,
         desc='after the search, this many candidates (the best by the model\'s '
