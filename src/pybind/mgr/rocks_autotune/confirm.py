@@ -34,6 +34,7 @@ from . import measurement_plan, paired_stats, perf_counters, power, steady_check
 from .measurement_plan import BASELINE, Window
 from .paired_stats import Round
 from .perf_counters import median
+from .session_settings import IOPS, WEAR
 from .store import SessionState
 
 # a baseline that fails this many times in a round leaves the round without pairs
@@ -169,13 +170,13 @@ class Confirmation:
     def goal(self) -> str:
         """What the session optimizes: iops, or wear (its rounds hold IOPS to
         the guard, and the steady check judges the gain)."""
-        return str(self.rec.get('goal') or 'iops')
+        return str(self.rec.get('goal') or IOPS)
 
     def _best_first(self, ranked: List[str]) -> List[str]:
         """Under the wear objective the arms whose IOPS held go to the steady
         check in the model's order (the least predicted write-amp first), not
         by their IOPS."""
-        if self.goal != 'wear':
+        if self.goal != WEAR:
             return ranked
         return [a['arm'] for a in self.rec['arms'] if a['arm'] in ranked]
 

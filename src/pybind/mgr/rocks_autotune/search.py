@@ -132,8 +132,8 @@ class Search:
         """The confirmation over the session's record: its steady check
         holds write-amp within --budget, or under the wear objective below
         the baseline's by confirm_margin."""
-        goal = (self.s.get('confirm') or {}).get('goal')
-        budget = (1.0 / (1.0 + self.settings.confirm_margin) if goal == WEAR
+        rec = self.s.get('confirm') or {}
+        budget = (1.0 / (1.0 + float(rec['wear_margin'])) if rec.get('goal') == WEAR
                   else self.params.budget)
         return Confirmation(self.s, budget)
 
