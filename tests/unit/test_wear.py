@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from rocks_autotune import paired_stats, steady_check, wear_model
+from rocks_autotune import paired_stats, report, steady_check, wear_model
 from rocks_autotune.gate import StartRefused
 from rocks_autotune.rocksdb_options import ColumnFamily
 from rocks_autotune.session_settings import Settings
@@ -167,6 +167,9 @@ def test_a_wear_session_from_a_small_memtable_string_saves_db_bytes() -> None:
     assert shown['objective']['ratio']['low'] >= 0.97
     assert h.message.startswith(f'done: recommend trial {arm["trial"]}')
     assert 'fewer RocksDB bytes a day' in h.message and 'guard' in h.message
+    # `best` says the wear rule, not the IOPS one
+    text = report.best_text(report.best_summary(s.s))
+    assert '(the 3% guard)' in text and 'in the model\'s order' in text
     assert_restored(h, 0, before)
 
 

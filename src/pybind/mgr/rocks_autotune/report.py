@@ -297,6 +297,7 @@ def best_summary(state: Dict[str, Any],
         'candidate': chosen['candidate'] if chosen else None,
         'objective': result['objective'], 'direction': result['direction'],
         'margin': result['margin'], 'budget': result['budget'], 'level': result['level'],
+        'goal': result.get('goal', 'iops'),
         'rounds': result['rounds'], 'rounds_done': result['rounds_done'],
         'ratios': figures(arm) if arm else None,
         # its write-amp at steady state (steady_check.py; None: a confirmation
@@ -333,13 +334,20 @@ def _ratio_fig(r: Mapping[str, Any]) -> str:
 
 
 def best_text(b: Dict[str, Any]) -> str:
+    rule = (f'is recommended when its whole interval clears the {b["margin"]:.0%} margin '
+            f'and then, measured in windows long enough to see a compaction (steady '
+            f'windows), its write-amp stays within the {b["budget"]:.2f}x budget of the '
+            f'baseline\'s; the first such candidate, best first, is recommended.')
+    if b.get('goal') == 'wear':
+        rule = (f'is recommended when the low end of its interval is at least '
+                f'{1 + b["margin"]:.2f}x the baseline\'s (the {-b["margin"]:.0%} guard) '
+                f'and then, in steady windows, its write-amp is at most {b["budget"]:.2f}x '
+                'the baseline\'s; the first such candidate, in the model\'s order, is '
+                'recommended.')
     lines = [b['summary'] + '.',
              f'Each figure: the median over the rounds of the candidate\'s ratio to the '
              f'baseline measured in the same round [{b["level"]:.0%} interval]; a candidate '
-             f'is recommended when its whole interval clears the {b["margin"]:.0%} margin '
-             f'and then, measured in windows long enough to see a compaction (steady '
-             f'windows), its write-amp stays within the {b["budget"]:.2f}x budget of the '
-             f'baseline\'s; the first such candidate, best first, is recommended.']
+             + rule]
     plan = b.get('measurement_plan') or {}
     if plan.get('why'):
         lines.append(f'measurement design: {plan["design"]} ({plan["why"]})')
