@@ -253,3 +253,11 @@ def test_under_wear_a_candidate_no_steady_window_can_judge_is_no_finalist() -> N
                      compression='none')
     assert s.search.steady_judgeable(small)
     assert not s.search.steady_judgeable(huge), cap
+
+
+def test_a_keep_under_wear_says_what_the_guard_could_pass() -> None:
+    from rocks_autotune import views
+    seen = {'sd': 0.047, 'rounds': 7, 'power': 0.9, 'detectable': 0.04}
+    text = views.seen_text(seen, 0.03)
+    assert 'pass a candidate at +4% of the baseline through the 3% guard 90%' in text
+    assert 'confirm a gain' in views.seen_text(seen)

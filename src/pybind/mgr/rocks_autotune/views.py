@@ -212,7 +212,7 @@ def wear_answer_line(result: Mapping[str, Any], arm: Optional[Mapping[str, Any]]
                     'fewer DB bytes per client byte at steady state' + steady_reasons(held))
         return (f'keep your current options: no candidate\'s {name} held the {guard:.0%} '
                 f'guard over {result["rounds_done"]} of {result["rounds"]} rounds{design}'
-                + seen_text(result.get('seen')))
+                + seen_text(result.get('seen'), guard))
     st = arm['steady']
     saved = st.get('saved_per_day')
     predicted = arm.get('predicted')
@@ -268,13 +268,18 @@ def noise_line(n: Mapping[str, Any]) -> str:
     return line
 
 
-def seen_text(seen: Optional[Mapping[str, Any]]) -> str:
+def seen_text(seen: Optional[Mapping[str, Any]], guard: Optional[float] = None) -> str:
     """What the confirmation could not see: the gain its rounds confirm 9
-    times in 10 at the noise they showed."""
+    times in 10 at the noise they showed (under the wear objective's
+    `guard`: how fast a candidate must be to pass it 9 times in 10)."""
     if not seen or seen.get('detectable') is None:
         return ''
-    return (f'; at the noise its rounds showed (sd {seen["sd"]:.3f} per round) its '
-            f'{seen["rounds"]} rounds confirm a gain of {gain_text(seen["detectable"])} '
+    said = f'; at the noise its rounds showed (sd {seen["sd"]:.3f} per round) its {seen["rounds"]}'
+    if guard is not None:
+        return (f'{said} rounds pass a candidate at {gain_text(seen["detectable"])} of the '
+                f'baseline through the {guard:.0%} guard {seen["power"]:.0%} of the time: '
+                'one as fast as the baseline, less often')
+    return (f'{said} rounds confirm a gain of {gain_text(seen["detectable"])} '
             f'{seen["power"]:.0%} of the time: a smaller one goes unseen')
 
 
