@@ -261,3 +261,12 @@ def test_a_keep_under_wear_says_what_the_guard_could_pass() -> None:
     text = views.seen_text(seen, 0.03)
     assert 'pass a candidate at +4% of the baseline through the 3% guard 90%' in text
     assert 'confirm a gain' in views.seen_text(seen)
+
+
+def test_a_keep_with_no_finalist_under_wear_names_the_steady_window_limit() -> None:
+    from rocks_autotune import views
+    result = {'goal': 'wear', 'margin': -0.05, 'wear_margin': 0.03, 'arms': [],
+              'objective': 'c_over_r', 'measurement_plan': None}
+    line = views.answer_line(result)
+    assert line.startswith('keep your current options: the search found no candidate')
+    assert 'steady_window_limit' in line and 'the 5% guard' in line

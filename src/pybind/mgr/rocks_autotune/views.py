@@ -203,8 +203,9 @@ def wear_answer_line(result: Mapping[str, Any], arm: Optional[Mapping[str, Any]]
     if arm is None:
         if not result['arms']:
             return ('keep your current options: the search found no candidate predicted to '
-                    f'write {want:.0%} fewer DB bytes per client byte with its {name} within '
-                    f'the {guard:.0%} guard')
+                    f'write {want:.0%} fewer DB bytes per client byte, its {name} within '
+                    f'the {guard:.0%} guard and its steady window within steady_window_limit '
+                    'at the baseline\'s WAL rate (the search line says what a window needs)')
         held = [a for a in result['arms'] if a.get('objective_verdict') == 'passes']
         if held:
             return (f'keep your current options: {", ".join(a["arm"] for a in held)} held '
