@@ -49,6 +49,15 @@ LAB_PORT = int(os.environ.get('BENCH_LAB_MON_PORT', '21700'))
 CEPH_LAB = os.path.join(REPO, 'qa', 'lab', 'ceph-lab')
 DOC = os.path.join(REPO, 'doc', 'bench')
 OPTION = 'bluestore_rocksdb_options'
+# A small-memtable string of the kind blog posts spread: 4 MiB memtables
+# flushed one by one, L0 compacted every 2 files into a 256 MiB L1, LZ4 (the
+# --start-options of tiny-vs-default-rbd-rocksdb.md)
+BLOG_SMALL = ('compression=kLZ4Compression,max_write_buffer_number=4,'
+              'min_write_buffer_number_to_merge=1,compaction_style=kCompactionStyleLevel,'
+              'write_buffer_size=4194304,max_background_jobs=4,'
+              'level0_file_num_compaction_trigger=2,max_bytes_for_level_base=268435456,'
+              'max_bytes_for_level_multiplier=8,compaction_readahead_size=2MB,'
+              'max_total_wal_size=1073741824,writable_file_max_buffer_size=0')
 MODULE_PREFIX = 'mgr/rocks_autotune/'
 
 
@@ -725,3 +734,12 @@ def restore(lab: Lab, osd: int) -> None:
     """Remove what the bench set on the canary (the lab sets neither option)."""
     for opt in (OPTION, BENCH_LIMIT_OPTION, *STATS_OPTIONS):
         lab.ceph('config', 'rm', f'osd.{osd}', opt, check=False)
+
+
+def make_pool(lab: 'Lab', pool: str) -> None:
+    """A size-3 rbd pool of 32 PGs (kept if there), then active+clean."""
+    if pool not in lab.ceph_json('osd', 'pool', 'ls'):
+        lab.ceph('osd', 'pool', 'create', pool, '32', '32', 'replicated', '--size', '3')
+        lab.ceph('osd', 'pool', 'set', pool, 'min_size', '2')
+        lab.ceph('osd', 'pool', 'application', 'enable', pool, 'rbd')
+    lab.wait('active+clean', lab.active_clean)

@@ -191,14 +191,6 @@ def run_session(lab: Lab, a: argparse.Namespace, mode: str, seed: int, out_dir: 
     return res
 
 
-def make_pool(lab: Lab) -> None:
-    if POOL not in lab.ceph_json('osd', 'pool', 'ls'):
-        lab.ceph('osd', 'pool', 'create', POOL, '32', '32', 'replicated', '--size', '3')
-        lab.ceph('osd', 'pool', 'set', POOL, 'min_size', '2')
-        lab.ceph('osd', 'pool', 'application', 'enable', POOL, 'rbd')
-    lab.wait('active+clean', lab.active_clean)
-
-
 def plot(windows: List[Dict[str, Any]], names: List[str], path: str, title: str) -> None:
     import matplotlib
     matplotlib.use('Agg')
@@ -641,7 +633,7 @@ def run_seed(mode: str, seed: int, a: argparse.Namespace, command: str,
             return run
         benchlib.raise_bench_limit(lab, CANARY)
         benchlib.stats_on(lab, CANARY)
-        make_pool(lab)
+        benchlib.make_pool(lab, POOL)
         benchlib.ensure_fio(lab)
         run['image_fill_seconds'] = benchlib.fio_image(lab, POOL, a.image_mib << 20)
         log(f'image of {a.image_mib} MiB written, then each block overwritten once, in '

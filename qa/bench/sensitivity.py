@@ -46,7 +46,8 @@ import sys
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-from benchlib import CEPH_LAB, OPTION, Lab, aa_sd, baseline_measurements, check_claim, claim_of, log
+from benchlib import (BLOG_SMALL, CEPH_LAB, OPTION, Lab, aa_sd, baseline_measurements,
+                      check_claim, claim_of, log)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 '..', '..', 'src', 'pybind', 'mgr'))
@@ -74,14 +75,6 @@ SLOW = ('compression=kLZ4Compression,max_write_buffer_number=2,'
         'max_total_wal_size=1073741824,writable_file_max_buffer_size=0')
 
 
-# A small-memtable string of the kind blog posts spread: 4 MiB memtables
-# flushed one by one, L0 compacted every 2 files into a 256 MiB L1, LZ4.
-BLOG_SMALL = ('compression=kLZ4Compression,max_write_buffer_number=4,'
-              'min_write_buffer_number_to_merge=1,compaction_style=kCompactionStyleLevel,'
-              'write_buffer_size=4194304,max_background_jobs=4,'
-              'level0_file_num_compaction_trigger=2,max_bytes_for_level_base=268435456,'
-              'max_bytes_for_level_multiplier=8,compaction_readahead_size=2MB,'
-              'max_total_wal_size=1073741824,writable_file_max_buffer_size=0')
 # the starting points by name ('': the release's default, the option removed;
 # slow: --slow); pacific: Pacific's default pinned in the config after an
 # upgrade; new-tuning(-lz4): seed 000's

@@ -27,10 +27,11 @@ bytes_written_wal/sst/slow deltas and db_used_bytes at the end, fio's IOPS
 histogram, json+ bins of every chunk merged), the load average.
 
 Configurations: `default` (Tentacle's release default: the option removed;
-its string from `ceph config help`), `tiny` (the small-memtable string of
-doc/bench/tiny-vs-default-rbd-rocksdb.md's command line), `pacific`
-(Pacific's default, read from the host's packages with `ceph-conf -D`),
-`new_tuning` and `new_tuning_lz4` (rocksdb_options).
+its string from `ceph config help`), `tiny` (benchlib.BLOG_SMALL, the
+small-memtable string of doc/bench/tiny-vs-default-rbd-rocksdb.md's command
+line), `pacific` (rocksdb_options.PACIFIC_DEFAULT: the string the host's
+16.2.15 `ceph-conf -D` gave the run in wear-windows.jsonl), `new_tuning` and
+`new_tuning_lz4` (rocksdb_options).
 
 Command line of the run in doc/bench/wear-windows.jsonl:
 
@@ -43,9 +44,7 @@ import argparse
 import datetime
 import json
 import os
-import re
 import statistics
-import subprocess
 import sys
 import time
 from typing import Any, Dict, List, Optional, Tuple
@@ -55,48 +54,20 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
 from benchlib import FIO_IMAGE, Lab, log  # noqa: E402
 from rocks_autotune import perf_counters, rocksdb_stats  # noqa: E402
-from rocks_autotune.rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4  # noqa: E402
+from rocks_autotune.rocksdb_options import (NEW_TUNING, NEW_TUNING_LZ4,  # noqa: E402
+                                            PACIFIC_DEFAULT)
 
-POOL = 'ratbench'  # run_bench's pool, made as run_bench.make_pool makes it
+POOL = 'ratbench'  # run_bench's pool
 OUT = os.path.join(benchlib.DOC, 'wear-windows.jsonl')
-TINY_DOC = os.path.join(benchlib.DOC, 'tiny-vs-default-rbd-rocksdb.md')
 COLUMN_FAMILIES = 12
 BLUEFS = {'bluefs_wal_bytes': ('bluefs', 'bytes_written_wal'),
           'bluefs_sst_bytes': ('bluefs', 'bytes_written_sst'),
           'bluefs_slow_bytes': ('bluefs', 'bytes_written_slow')}
 
 
-def tiny_options() -> str:
-    """The --start-options of tiny-vs-default-rbd-rocksdb.md's command line."""
-    with open(TINY_DOC) as f:
-        m = re.search(r'--start-options (\S+)', f.read())
-    if not m:
-        raise SystemExit(f'no --start-options in {TINY_DOC}')
-    return m.group(1)
-
-
-def pacific_options() -> str:
-    """Pacific's default, from the host's packages (not the lab's root)."""
-    out = subprocess.run(['/usr/bin/ceph-conf', '-D'], check=True, text=True,
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout
-    for line in out.splitlines():
-        k, _, v = line.partition(' = ')
-        if k.strip() == benchlib.OPTION:
-            return v.strip()
-    raise SystemExit('ceph-conf -D has no bluestore_rocksdb_options')
-
-
 def steady_wal(options: str) -> int:
     """WAL bytes a steady window must exceed on every OSD."""
     return benchlib.flush_bytes(options) * benchlib.l0_trigger(options) * COLUMN_FAMILIES
-
-
-def make_pool(lab: Lab) -> None:
-    if POOL not in lab.ceph_json('osd', 'pool', 'ls'):
-        lab.ceph('osd', 'pool', 'create', POOL, '32', '32', 'replicated', '--size', '3')
-        lab.ceph('osd', 'pool', 'set', POOL, 'min_size', '2')
-        lab.ceph('osd', 'pool', 'application', 'enable', POOL, 'rbd')
-        lab.wait('active+clean', lab.active_clean)
 
 
 def fio_chunk(lab: Lab, seconds: float) -> Dict[str, Any]:
@@ -247,14 +218,14 @@ def run(a: argparse.Namespace) -> None:
     try:
         osds = sorted(json.load(open(os.path.join(lab.dir, 'lab.json')))['osds'])
         default = lab.release_default()
-        configs = {'default': ('', default), 'tiny': (tiny_options(),) * 2,
-                   'pacific': (pacific_options(),) * 2,
+        configs = {'default': ('', default), 'tiny': (benchlib.BLOG_SMALL,) * 2,
+                   'pacific': (PACIFIC_DEFAULT,) * 2,
                    'new_tuning': (NEW_TUNING,) * 2, 'new_tuning_lz4': (NEW_TUNING_LZ4,) * 2}
         if a.configs:
             configs = {n: configs[n] for n in a.configs.split(',')}
         for o in osds:
             benchlib.stats_on(lab, o)
-        make_pool(lab)
+        benchlib.make_pool(lab, POOL)
         benchlib.ensure_fio(lab)
         facts = lab.facts()
         log(f'lab: {facts}')
