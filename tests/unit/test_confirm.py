@@ -11,7 +11,7 @@ from rocks_autotune import perf_counters, power, report, views
 from rocks_autotune.perf_counters import Baseline, Measurement
 from rocks_autotune.options import MAX_CONFIRM_CANDIDATES, MAX_CONFIRM_ROUNDS, default
 from rocks_autotune.session import Session, Settings
-from rocks_autotune.store import HEAD_KEY, MAX_VALUE, SessionStore
+from rocks_autotune.store import CONFIRM_KEY, HEAD_KEY, MAX_VALUE, SessionStore
 from fake_cluster import model
 from session_harness import Harness, assert_restored
 
@@ -302,8 +302,11 @@ def test_the_state_fits_the_store_at_the_largest_confirmation() -> None:
     h.run(max_steps=100000)
     assert s.s['state'] == 'done' and len(s.s['confirm']['arms']) == MAX_CONFIRM_CANDIDATES
     store.save(s.s)  # StoreError past MAX_VALUE
-    head = kv[HEAD_KEY]
-    assert head is not None and len(head) < MAX_VALUE // 2
+    for key in (HEAD_KEY, CONFIRM_KEY):
+        value = kv[key]
+        assert value is not None and len(value) < MAX_VALUE // 2
+    # the head, rewritten at every step, holds no part of the confirmation
+    assert 'confirm' not in json.loads(kv[HEAD_KEY] or '')
     with pytest.raises(ValueError, match=f'between 1 and {MAX_CONFIRM_ROUNDS}'):
         Settings(confirm_rounds=MAX_CONFIRM_ROUNDS + 1).validate()
 

@@ -10,7 +10,7 @@ import pytest
 
 from rocks_autotune import report, steady_check
 from rocks_autotune.session import Session
-from rocks_autotune.store import HEAD_KEY, STATE_VERSION, SessionStore
+from rocks_autotune.store import CONFIRM_KEY, HEAD_KEY, STATE_VERSION, SessionStore
 from session_harness import Harness, best_summary, status
 from test_store import stored_session
 
@@ -219,6 +219,7 @@ def as_version_4(state: Dict[str, Any]) -> Dict[str, Any]:
     """A head as version 4 saved it mid-confirmation: no steady check."""
     head = json.loads(json.dumps(state))
     head['version'] = 4
+    head.pop('confirm_key', None)  # version 4 kept the confirmation in the head
     del head['confirm']['steady']
     for t in [head['current']] + head['current'].get('slots', []):
         t.pop('steady', None)
@@ -231,7 +232,8 @@ def test_a_version_4_confirmation_keeps_its_rounds_and_window_then_the_steady_ch
     s = h.start(osd=0, trials=3)
     h.run(until=lambda s: s.s['phase'] == 'measure' and s.s['current'] is not None
           and s.s['current']['kind'] == 'confirm' and s.s['current']['round'] == 2)
-    head = as_version_4(json.loads(kv.d[HEAD_KEY]))
+    head = as_version_4(dict(json.loads(kv.d[HEAD_KEY]),
+                             confirm=json.loads(kv.d[CONFIRM_KEY])['confirm']))
     head['confirm']['window'] = 40.0  # version 4's long window
     orders = head['confirm']['orders']
     kv.d[HEAD_KEY] = json.dumps(head)

@@ -6,7 +6,7 @@ from typing import Any, Dict, Optional
 import pytest
 
 from rocks_autotune import session_start
-from rocks_autotune.store import (CANARY_FIELDS, HEAD_KEY, ORIGINALS_KEY, START_FIELDS,
+from rocks_autotune.store import (CANARY_FIELDS, CONFIRM_KEY, HEAD_KEY, ORIGINALS_KEY, START_FIELDS,
                                   START_KEY, STATE_VERSION, CanaryRecord, SessionState,
                                   SessionStore, StartRecord, StoreError, canary_start,
                                   migrate_v1)
@@ -15,7 +15,8 @@ from session_harness import Harness
 
 def as_version_3(state: Dict[str, Any]) -> Dict[str, Any]:
     """A state as version 3 saved it: the one canary's fields in the head's own."""
-    v3 = {k: v for k, v in state.items() if k not in ('canaries', 'plan', 'canaries_at_start')}
+    v3 = {k: v for k, v in state.items()
+          if k not in ('canaries', 'plan', 'canaries_at_start', 'confirm_key')}
     (rec,) = state['canaries'].values()
     v3.update({k: v for k, v in rec.items() if k not in ('originals', 'annexed', 'restarted')})
     v3.setdefault('precondition', None)
@@ -56,7 +57,15 @@ def test_round_trip_and_the_originals_key_lives_as_long_as_the_session() -> None
     assert SessionStore(kv.get, kv.put).load() == json.loads(json.dumps(s.s))
     h.run()
     assert ORIGINALS_KEY not in kv.d  # ended: nothing is left to restore
-    assert SessionStore(kv.get, kv.put).load()['state'] == 'done'
+    done = SessionStore(kv.get, kv.put).load()
+    assert done is not None and done['state'] == 'done'
+    # the confirmation in a key of its own, out of the head a step rewrites
+    assert done['confirm'] == s.s['confirm'] is not None
+    assert 'confirm' not in json.loads(kv.d[HEAD_KEY])
+    # one of another session is no confirmation of this one
+    kv.d[CONFIRM_KEY] = json.dumps({'id': 'another', 'confirm': None})
+    with pytest.raises(ValueError, match='confirm record'):
+        SessionStore(kv.get, kv.put).load()
 
 
 def test_a_canary_that_joins_is_in_the_start_record_before_the_head_names_it() -> None:

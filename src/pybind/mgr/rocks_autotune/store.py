@@ -9,6 +9,8 @@
                          restore each canary.  Written before the head that
                          first names a canary, and again when it changes
     session.trial.N      one trial each
+    session.confirm      the confirmation (its plan, rounds and result),
+                         naming its session; written when it changes
     session.originals    the start record again, while the session may have
                          changed its canaries (removed when it ends): with
                          an unreadable head, it tells how to restore them,
@@ -59,6 +61,7 @@ class Ending(str, Enum):
 
 ENDED = tuple(e.value for e in Ending)
 TRIAL_KEY = 'session.trial.{}'
+CONFIRM_KEY = 'session.confirm'
 # well below mon_config_key_max_entry_size (64 KiB): a value this big is a bug
 MAX_VALUE = 48 << 10
 STATE_VERSION = 5
@@ -304,6 +307,7 @@ class SessionStore:
         self._start = ''             # and what it holds
         self._originals_of = ''      # the session whose originals key is there
         self._trials: List[str] = []  # what each trial key holds now
+        self._confirm = ''           # what the confirm key holds now
 
     def _write(self, key: str, value: Optional[str]) -> None:
         if value is not None and len(value) > MAX_VALUE:
@@ -333,8 +337,16 @@ class SessionStore:
             if i >= len(self._trials) or self._trials[i] != t:
                 self._write(TRIAL_KEY.format(i), t)
                 self._trials[i:i + 1] = [t]
-        head = {k: v for k, v in state.items() if k not in START_FIELDS and k != 'trials'}
-        head.update(version=STATE_VERSION, id=state['id'], n_trials=len(trials))
+        # apart from the head, which a step rewrites: the confirmation is its
+        # largest part and changes once a window
+        confirm = json.dumps({'id': state['id'],
+                              **({'confirm': state['confirm']} if 'confirm' in state else {})})
+        if confirm != self._confirm:
+            self._write(CONFIRM_KEY, confirm)
+            self._confirm = confirm
+        head = {k: v for k, v in state.items()
+                if k not in START_FIELDS and k not in ('trials', 'confirm')}
+        head.update(version=STATE_VERSION, id=state['id'], n_trials=len(trials), confirm_key=True)
         self._write(HEAD_KEY, json.dumps(head))
         if state['state'] in ENDED and self._originals_of:
             # the head says it ended: nothing is left to restore
@@ -376,6 +388,14 @@ class SessionStore:
             trials.append(raw_trial)
         state = with_canaries_at_start(dict(head, **start))
         del state['n_trials']
+        if state.pop('confirm_key', False):  # before it, the head held the confirmation
+            raw_confirm = self._get(CONFIRM_KEY) or '{}'
+            confirm = json.loads(raw_confirm)
+            if not isinstance(confirm, dict) or confirm.get('id') != state['id']:
+                raise ValueError('session confirm record is missing or of another session')
+            if 'confirm' in confirm:
+                state['confirm'] = confirm['confirm']
+            self._confirm = raw_confirm
         state['trials'] = [json.loads(t) for t in trials]
         # as loaded: the next save writes it again if it changed (an older start record)
         self._start_of = state['id']
