@@ -150,3 +150,12 @@ def test_best_reads_the_osd_map_when_asked() -> None:
     st = json.loads(panel.Panel(lambda: m.panel_snapshot).handle('GET', '/api/status').body)
     assert st['best']['commands'] == b['commands']
     assert (st['best']['masks'], st['best']['osds']) == (['osd.0', 'osd.2'], [0, 1, 2])
+
+
+def test_a_ratio_without_its_interval_says_so_never_inf() -> None:
+    one_round = {'ratio': {'median': 1.04, 'low': None, 'high': None, 'rounds': 1}}
+    text = views.ratio_text(one_round)
+    assert 'inf' not in text and text == '1.04x (not enough rounds for an interval yet)'
+    assert views.ratio_text({'ratio': {'median': 1.04, 'low': 0.98, 'high': 1.1}}) == \
+        '1.04x [0.98, 1.10]'
+    assert views.ratio_text({}) == '-'

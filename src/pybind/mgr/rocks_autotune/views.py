@@ -57,14 +57,17 @@ def recommended_trial(s: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
     return next((t for t in s['trials'] if t['index'] == arm['trial']), None)
 
 
+NO_INTERVAL = 'not enough rounds for an interval yet'
+
+
 def ratio_text(fig: Mapping[str, Any]) -> str:
     """A confirmed figure: median ratio to the baseline and its interval."""
     r = fig.get('ratio') or {}
     if r.get('median') is None:
         return '-'
-    lo = '-inf' if r.get('low') is None else f'{r["low"]:.2f}'
-    hi = 'inf' if r.get('high') is None else f'{r["high"]:.2f}'
-    return f'{r["median"]:.2f}x [{lo}, {hi}]'
+    if r.get('low') is None or r.get('high') is None:
+        return f'{r["median"]:.2f}x ({NO_INTERVAL})'
+    return f'{r["median"]:.2f}x [{r["low"]:.2f}, {r["high"]:.2f}]'
 
 
 # doc/bench/split-ab-rocksdb.md: on one host a candidate moves R's OSDs too

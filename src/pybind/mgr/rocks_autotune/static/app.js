@@ -133,8 +133,9 @@
 
   function ratioText(r) {
     if (!r || r.median === null || r.median === undefined) return '-';
-    const end = (v, open) => (v === null || v === undefined ? open : v.toFixed(2));
-    return r.median.toFixed(2) + 'x [' + end(r.low, '-inf') + ', ' + end(r.high, 'inf') + ']';
+    const open = (v) => v === null || v === undefined;
+    if (open(r.low) || open(r.high)) return r.median.toFixed(2) + 'x (not enough rounds for an interval yet)';
+    return r.median.toFixed(2) + 'x [' + r.low.toFixed(2) + ', ' + r.high.toFixed(2) + ']';
   }
 
   function confirmation(st) {
