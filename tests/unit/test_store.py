@@ -191,7 +191,8 @@ def test_the_typed_records_match_what_is_written() -> None:
     assert set(s.canary.rec) == canary - {'precondition'}
     h.run()
     assert set(s.s) == keys and set(s.canary.rec) == canary - {'precondition'}
-    h = Harness(client_space=8 << 20, client_object_size=1 << 20, steady_window_limit=10.0)
+    h = Harness(client_space=8 << 20, client_object_size=1 << 20, steady_window_limit=10.0,
+                precondition_limit=10.0)
     s = h.start(osd=0, trials=1, workload='client')
     h.run()
     assert set(s.s) == keys and set(s.canary.rec) == canary
