@@ -15,7 +15,8 @@ session would be, on short windows only:
   has not measured, the model's real use).
 
 Both as the write-amp and as the ratio to the first config's (the figure
-the search ranks by), with each one's error.  A config whose long window
+the search ranks by), with each one's error, and how many pairs of steady
+configs each calibration orders as the measurement does.  A config whose long window
 did not reach steady state is listed with what it had written by its end:
 a lower bound, no error taken.
 
@@ -66,9 +67,10 @@ def table(rows: Sequence[Dict[str, Any]], families: Sequence[ColumnFamily]) -> L
                 and r['window'] == 'steady' and not r.get('steady_reached')] for c in configs}
     everything = wear_model.calibrate([w for ws in short.values() for w in ws], families)
     first = configs[0]
-    out = ['| config | steady windows | measured steady write-amp | predicted (all) | error '
-           '| predicted (others) | error | measured / ' + first + ' | predicted / ' + first
-           + ' (others) |', '|' + '---|' * 9]
+    out = ['| config | steady windows | measured steady write-amp | OSDs\' range '
+           '| predicted (all) | error | predicted (others) | error | measured / ' + first
+           + ' | predicted / ' + first + ' (others) | predicted / ' + first + ' (all) |',
+           '|' + '---|' * 11]
     got: Dict[str, Dict[str, float]] = {}
     for c in configs:
         if not steady[c] or not short[c]:
@@ -77,13 +79,17 @@ def table(rows: Sequence[Dict[str, Any]], families: Sequence[ColumnFamily]) -> L
         others = wear_model.calibrate(
             [w for k, ws in short.items() if k != c for w in ws], families)
         got[c] = {'measured': median(measured(w) for w in steady[c]),
+                  'low': min(measured(w) for w in steady[c]),
+                  'high': max(measured(w) for w in steady[c]),
                   'all': wear_model.predict(cand, everything, families),
                   'others': wear_model.predict(cand, others, families)}
     for c, g in got.items():
         base = got.get(first)
         ratio = (f'{g["measured"] / base["measured"]:.2f} | '
-                 f'{g["others"] / base["others"]:.2f}' if base else '- | -')
-        out.append(f'| {c} | {len(steady[c])} | {g["measured"]:.2f} | {g["all"]:.2f} | '
+                 f'{g["others"] / base["others"]:.2f} | '
+                 f'{g["all"] / base["all"]:.2f}' if base else '- | - | -')
+        out.append(f'| {c} | {len(steady[c])} | {g["measured"]:.2f} | '
+                   f'{g["low"]:.2f}-{g["high"]:.2f} | {g["all"]:.2f} | '
                    f'{g["all"] / g["measured"] - 1:+.0%} | {g["others"]:.2f} | '
                    f'{g["others"] / g["measured"] - 1:+.0%} | {ratio} |')
     for c in configs:
@@ -94,14 +100,23 @@ def table(rows: Sequence[Dict[str, Any]], families: Sequence[ColumnFamily]) -> L
             [w for k, ws in short.items() if k != c for w in ws], families)
         seconds = max(sec for _, sec in long[c])
         out.append(f'| {c} | 0 (not steady in {seconds:.0f}s) | '
-                   f'>= {median(measured(w) for w, _ in long[c]):.2f} | '
+                   f'>= {median(measured(w) for w, _ in long[c]):.2f} | - | '
                    f'{wear_model.predict(cand, everything, families):.2f} | - | '
-                   f'{wear_model.predict(cand, others, families):.2f} | - | - | - |')
+                   f'{wear_model.predict(cand, others, families):.2f} | - | - | - | - |')
     errs = [abs(g['others'] / g['measured'] - 1) for g in got.values()]
+    errs_all = [abs(g['all'] / g['measured'] - 1) for g in got.values()]
     if errs:
+        # pairs of steady configs the prediction orders as the measurement does
+        pairs = [(a, b) for i, a in enumerate(got.values()) for b in list(got.values())[i + 1:]]
+
+        def agree(k: str) -> str:
+            n = sum((a[k] - b[k]) * (a['measured'] - b['measured']) > 0 for a, b in pairs)
+            return f'{n} of {len(pairs)}'
         out.append('')
         out.append(f'{len(errs)} configs: median absolute error {median(errs):.0%} '
-                   f'(others), largest {max(errs):.0%}; calibration on all short windows: '
+                   f'(others), largest {max(errs):.0%}; {median(errs_all):.0%} (all), largest '
+                   f'{max(errs_all):.0%}; pairs ordered as measured: {agree("others")} '
+                   f'(others), {agree("all")} (all); calibration on all short windows: '
                    f'WAL {everything.wal:.2f} per byte, survival {everything.survive_at:.2f} '
                    f'{everything.survive_slope:+.3f} per doubling of the flush, compaction '
                    f'scale {everything.compaction:.2f}, compressed {everything.compressed}, '

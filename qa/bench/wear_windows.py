@@ -31,7 +31,8 @@ its string from `ceph config help`), `tiny` (benchlib.BLOG_SMALL, the
 small-memtable string of doc/bench/tiny-vs-default-rbd-rocksdb.md's command
 line), `pacific` (rocksdb_options.PACIFIC_DEFAULT: the string the host's
 16.2.15 `ceph-conf -D` gave the run in wear-windows.jsonl), `new_tuning` and
-`new_tuning_lz4` (rocksdb_options).
+`new_tuning_lz4` (rocksdb_options); and SPACE_CONFIGS, candidates of the
+module's search space that reach the steady condition within minutes here.
 
 Command line of the run in doc/bench/wear-windows.jsonl:
 
@@ -39,6 +40,11 @@ Command line of the run in doc/bench/wear-windows.jsonl:
         python3 qa/bench/wear_windows.py --up --image-mib 4096 --until 15:00
 
 and its table: `python3 qa/bench/wear_windows.py --table doc/bench/wear-windows.jsonl`.
+The run in doc/bench/wear-windows-space.jsonl (the blog string, then SPACE_CONFIGS):
+
+    BENCH_LAB_DIR=/var/tmp/wearfit/lab BENCH_LAB_MON_PORT=21800 \\
+        python3 qa/bench/wear_windows.py --up --image-mib 4096 --until 18:40 \\
+        --out doc/bench/wear-windows-space.jsonl --configs tiny,space
 """
 import argparse
 import datetime
@@ -55,11 +61,24 @@ import benchlib  # noqa: E402
 from benchlib import FIO_IMAGE, Lab, log  # noqa: E402
 from rocks_autotune import perf_counters, rocksdb_stats  # noqa: E402
 from rocks_autotune.rocksdb_options import (NEW_TUNING, NEW_TUNING_LZ4,  # noqa: E402
-                                            PACIFIC_DEFAULT)
+                                            PACIFIC_DEFAULT, parse_options)
+from rocks_autotune.space import MiB, Candidate, SearchSpace  # noqa: E402
 
 POOL = 'ratbench'  # run_bench's pool
 OUT = os.path.join(benchlib.DOC, 'wear-windows.jsonl')
 COLUMN_FAMILIES = 12
+# Candidates of the module's search space small enough to reach the steady
+# condition within --steady-limit on the lab, rendered over the blog string
+# as a session renders one over its canary's options (SearchSpace.render):
+# 64 memtables each, above the lab's sharding's own merge count of 32 (L, P)
+# as the space's rules ask.  (write_buffer_size MiB, merge, L0 trigger,
+# max_bytes_for_level_base MiB, multiplier, compression)
+SPACE = [(4, 1, 2, 256, 8, 'none'), (4, 1, 4, 256, 10, 'lz4'), (8, 1, 2, 512, 8, 'none'),
+         (16, 1, 2, 1024, 8, 'lz4'), (8, 2, 4, 256, 4, 'snappy'), (16, 2, 2, 512, 6, 'none'),
+         (4, 2, 8, 512, 10, 'lz4')]
+SPACE_CONFIGS = {f'wb{w}_m{m}_t{t}_{comp}': SearchSpace.render(
+    parse_options(benchlib.BLOG_SMALL), Candidate(64, w * MiB, m, t, b * MiB, x, comp))
+    for w, m, t, b, x, comp in SPACE}
 BLUEFS = {'bluefs_wal_bytes': ('bluefs', 'bytes_written_wal'),
           'bluefs_sst_bytes': ('bluefs', 'bytes_written_sst'),
           'bluefs_slow_bytes': ('bluefs', 'bytes_written_slow')}
@@ -220,9 +239,11 @@ def run(a: argparse.Namespace) -> None:
         default = lab.release_default()
         configs = {'default': ('', default), 'tiny': (benchlib.BLOG_SMALL,) * 2,
                    'pacific': (PACIFIC_DEFAULT,) * 2,
-                   'new_tuning': (NEW_TUNING,) * 2, 'new_tuning_lz4': (NEW_TUNING_LZ4,) * 2}
+                   'new_tuning': (NEW_TUNING,) * 2, 'new_tuning_lz4': (NEW_TUNING_LZ4,) * 2,
+                   **{n: (o, o) for n, o in SPACE_CONFIGS.items()}}
         if a.configs:
-            configs = {n: configs[n] for n in a.configs.split(',')}
+            configs = {n: configs[n] for x in a.configs.split(',')
+                       for n in (SPACE_CONFIGS if x == 'space' else [x])}
         for o in osds:
             benchlib.stats_on(lab, o)
         benchlib.make_pool(lab, POOL)
@@ -306,7 +327,8 @@ def main() -> None:
     ap.add_argument('--keep-lab', action='store_true', help='leave the lab up at the end')
     ap.add_argument('--table', metavar='FILE', help='no lab: print the markdown table of FILE')
     ap.add_argument('--out', default=OUT, help='JSONL appended to (default %(default)s)')
-    ap.add_argument('--configs', default='', help='only these, comma-separated, in order')
+    ap.add_argument('--configs', default='', help='only these, comma-separated, in order '
+                    '(space: every SPACE_CONFIGS one)')
     ap.add_argument('--image-mib', type=int, default=4096)
     ap.add_argument('--warmup', type=float, default=10.0)
     ap.add_argument('--short', type=float, default=60.0)

@@ -1070,3 +1070,21 @@ def test_sensitivity_runs_from_the_options_admins_run_under_either_objective() -
     row = _sensitivity_row('blog-small', 1, 'keep current', 1.0, 0.9)
     assert sensitivity.wanted(dict(row, objective='wear')) == 'no: a gain missed'
     assert sensitivity.wanted(dict(row, objective='iops')) == 'yes'
+
+
+def test_wear_windows_space_configs_are_candidates_the_module_could_run() -> None:
+    import wear_model_check
+    import wear_windows
+    from rocks_autotune.rocksdb_options import parse_options, parse_sharding
+    from rocks_autotune.space import TUNED_KEYS, SearchSpace
+    blog = parse_options(benchlib.BLOG_SMALL)
+    space = SearchSpace(base=blog, column_families=parse_sharding(wear_model_check.SHARDING),
+                        max_memtable_bytes=12 << 30)  # Tentacle's default's memtables
+    assert len(wear_windows.SPACE_CONFIGS) == len(wear_windows.SPACE) >= 5
+    for options in wear_windows.SPACE_CONFIGS.values():
+        opts = parse_options(options)
+        c = SearchSpace.candidate_from_options(opts)
+        assert space.contains(c) and not space.violations(c)
+        # the blog string's other options, unchanged
+        assert {k: v for k, v in opts.items() if k not in TUNED_KEYS} == \
+            {k: v for k, v in blog.items() if k not in TUNED_KEYS}
