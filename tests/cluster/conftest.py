@@ -266,6 +266,8 @@ class ShortSession:
     status: Dict[str, Any]
     history: List[Dict[str, Any]]
     best: Dict[str, Any]
+    best_text: str  # `best` as text
+    apply_dry_run: subprocess.CompletedProcess  # `apply --dry-run` right after it
     own_before: List[Dict[str, Any]]  # the canary's own config entries
     own_after: List[Dict[str, Any]]
     running: str  # `config show` of the canary's bluestore_rocksdb_options after
@@ -279,7 +281,7 @@ class ShortSession:
 def short_session(lab: Lab) -> ShortSession:
     """One short session (osd.1, 4 trials of 4 s), run once per lab: a real
     session takes minutes, and the tuner's end-to-end test and the panel's
-    browser test only read one that ran."""
+    browser test and the rollout's first test only read one that ran."""
     osd = 1
     if lab.status()['state'] not in ENDED + ('idle',):
         lab.wait('the session in flight to end', lambda: lab.status()['state'] in ENDED, 900)
@@ -306,6 +308,8 @@ def short_session(lab: Lab) -> ShortSession:
         osd=osd, start=start, second_start=second, progress_seen=any(seen), status=status,
         history=lab.json('rocks-autotune', 'history'),
         best=lab.json('rocks-autotune', 'best'),
+        best_text=lab.ceph('rocks-autotune', 'best').stdout,
+        apply_dry_run=lab.ceph('rocks-autotune', 'apply', '--dry-run', check=False),
         own_before=before, own_after=lab.own_config(f'osd.{osd}'),
         running=lab.ceph('config', 'show', f'osd.{osd}',
                          'bluestore_rocksdb_options').stdout.strip(),

@@ -24,7 +24,7 @@ import subprocess
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-from conftest import REPO, Lab
+from conftest import REPO, Lab, ShortSession
 from test_panel import BROWSER, panel_url
 from timeline import LEGEND, Row, one_at_a_time, restarts_of, table, watcher_figures
 
@@ -148,25 +148,27 @@ def check_rollout(lab: Lab, kind: str, t0: float, ro: Dict[str, Any], rows: Dict
     return ordered
 
 
-def test_short_session_then_apply_takes_no_keep_current_answer(lab: Lab) -> None:
-    lab.wait('active+clean', lab.active_clean, 300)
-    assert not rocksdb_entries(lab), 'the lab has RocksDB options set already'
-    lab.ceph('rocks-autotune', 'start', '--osd', str(CANARY), '--trials', '2',
-             '--duration', '4')
-    st = lab.wait_ended(900)
-    assert st['state'] == 'done', st
-    best = json.loads(shown(lab, 'rocks-autotune', 'best', '-f', 'json').stdout)
-    shown(lab, 'rocks-autotune', 'best')
+def test_short_session_then_apply_takes_no_keep_current_answer(
+        lab: Lab, short_session: ShortSession) -> None:
+    # the tier's one short session (conftest), its `best` and `apply --dry-run`
+    # taken right after it ended
+    assert short_session.status['state'] == 'done', short_session.status
+    best = short_session.best
+    r = short_session.apply_dry_run
+    RUN['transcript'] += ['$ ceph rocks-autotune best', short_session.best_text.rstrip(), '',
+                          '$ ceph rocks-autotune apply --dry-run',
+                          (r.stdout + r.stderr).rstrip(), '']
+    save(TRANSCRIPT, RUN['transcript'])
     # one confirmation round (conftest): too few for an interval, so the answer
     # is to keep the current options, and apply has nothing of its own to roll out
     assert best['keeps_current'], best
-    r = shown(lab, 'rocks-autotune', 'apply', '--dry-run', check=False)
     assert r.returncode != 0 and 'there is nothing to apply' in r.stderr, r.stderr
     assert 'Traceback' not in r.stderr
-    # what the session measured on the canary: the candidate it confirmed, else
+    lab.wait('active+clean', lab.active_clean, 300)
+    assert not rocksdb_entries(lab), 'the lab has RocksDB options set already'
+    # what the session measured on its canary: the candidate it confirmed, else
     # the first candidate it measured; rolled out with --options
-    history = json.loads(lab.ceph('rocks-autotune', 'history', '-f', 'json').stdout)
-    measured = [t['options'] for t in history
+    measured = [t['options'] for t in short_session.history
                 if t['kind'] == 'candidate' and t['verdict'] != 'failed']
     options = best['candidates'][0]['options'] if best['candidates'] else measured[0]
     assert options != running(lab, CANARY)

@@ -8,7 +8,7 @@ from typing import Any, Dict, List
 
 import pytest
 
-from conftest import Lab
+from conftest import ENDED, Lab
 from test_client_load import in_namespace, osd_map
 from test_faults import delete_pool, set_opt
 
@@ -26,7 +26,8 @@ def test_split_on_a_size_3_pool_is_refused_and_changes_nothing(lab: Lab) -> None
     def config() -> List[Dict[str, Any]]:
         # the OSDs' (the mgr's own entries hold the options this test sets)
         return [e for e in lab.json('config', 'dump') if e['section'] != 'mgr']
-    before = config()
+    before, last = config(), lab.status()['state']
+    assert last in ('idle',) + ENDED, last
     set_opt(lab, 'measurement_design', 'split')
     try:
         r = lab.ceph('rocks-autotune', 'start', '--osd', str(OSD), '--trials', '1',
@@ -36,7 +37,7 @@ def test_split_on_a_size_3_pool_is_refused_and_changes_nothing(lab: Lab) -> None
     assert r.returncode != 0, r.stdout
     assert "pool 'rbd' cannot hold a reference group: 0 of its" in r.stderr, r.stderr
     assert config() == before
-    assert lab.status()['state'] in ('idle', 'done'), lab.status()
+    assert lab.status()['state'] == last, lab.status()  # the last session's, as it was
 
 
 def test_a_split_session_writes_both_groups_and_judges_c_over_r(lab: Lab) -> None:
