@@ -266,7 +266,7 @@ class ShortSession:
     status: Dict[str, Any]
     history: List[Dict[str, Any]]
     best: Dict[str, Any]
-    best_text: str  # `best` as text
+    best_text: subprocess.CompletedProcess  # `best` as text
     apply_dry_run: subprocess.CompletedProcess  # `apply --dry-run` right after it
     own_before: List[Dict[str, Any]]  # the canary's own config entries
     own_after: List[Dict[str, Any]]
@@ -308,7 +308,7 @@ def short_session(lab: Lab) -> ShortSession:
         osd=osd, start=start, second_start=second, progress_seen=any(seen), status=status,
         history=lab.json('rocks-autotune', 'history'),
         best=lab.json('rocks-autotune', 'best'),
-        best_text=lab.ceph('rocks-autotune', 'best').stdout,
+        best_text=lab.ceph('rocks-autotune', 'best'),
         apply_dry_run=lab.ceph('rocks-autotune', 'apply', '--dry-run', check=False),
         own_before=before, own_after=lab.own_config(f'osd.{osd}'),
         running=lab.ceph('config', 'show', f'osd.{osd}',

@@ -49,12 +49,17 @@ def save(path: str, lines: List[str]) -> None:
         f.write('\n'.join(lines) + '\n')
 
 
-def shown(lab: Lab, *args: str, check: bool = True) -> Any:
-    """`ceph ARGS`, its output kept for the transcript."""
-    p = lab.ceph(*args, check=check)
+def transcribe(args: Tuple[str, ...], p: Any) -> None:
+    """`ceph ARGS` and what it printed, kept for the transcript."""
     command = '$ ceph ' + ' '.join(shlex.quote(a) for a in args)
     RUN['transcript'] += [command, (p.stdout + p.stderr).rstrip(), '']
     save(TRANSCRIPT, RUN['transcript'])
+
+
+def shown(lab: Lab, *args: str, check: bool = True) -> Any:
+    """`ceph ARGS`, its output kept for the transcript."""
+    p = lab.ceph(*args, check=check)
+    transcribe(args, p)
     return p
 
 
@@ -155,10 +160,8 @@ def test_short_session_then_apply_takes_no_keep_current_answer(
     assert short_session.status['state'] == 'done', short_session.status
     best = short_session.best
     r = short_session.apply_dry_run
-    RUN['transcript'] += ['$ ceph rocks-autotune best', short_session.best_text.rstrip(), '',
-                          '$ ceph rocks-autotune apply --dry-run',
-                          (r.stdout + r.stderr).rstrip(), '']
-    save(TRANSCRIPT, RUN['transcript'])
+    transcribe(('rocks-autotune', 'best'), short_session.best_text)
+    transcribe(('rocks-autotune', 'apply', '--dry-run'), r)
     # one confirmation round (conftest): too few for an interval, so the answer
     # is to keep the current options, and apply has nothing of its own to roll out
     assert best['keeps_current'], best
