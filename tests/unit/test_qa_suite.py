@@ -415,7 +415,7 @@ def test_mgr_test_case_imports_over_stubs(qa_imports: None) -> None:
     assert issubclass(case, FakeMgrTestCase)
     names = [n for n in dir(case) if n.startswith('test_')]
     assert {'test_short_session', 'test_abort_mid_trial', 'test_canary_killed_mid_trial',
-            'test_bad_input_changes_nothing'} <= set(names)
+            'test_release_is_supported_and_bad_input_changes_nothing'} <= set(names)
     mgrs = 0
     for path, doc in fragments():
         for node in doc.get('roles') or []:

@@ -99,3 +99,11 @@ def test_a_failed_tests_exception_line_is_kept_for_the_results(rv: Any) -> None:
         'FAILED (failures=1)'], rc=1)
     assert run.why == {name: "line 258: AssertionError: 'failed' != 'done'"}
     assert run.tests[name][0] == 'FAIL'
+
+
+def test_ci_leaves_to_the_thrasher_only_the_test_it_checks_too(rv: Any) -> None:
+    runs, expected = rv.default_runs()
+    assert set(rv.THRASHER_COVERS) <= set(rv.test_names())
+    assert set(expected) == set(rv.test_names()) - set(rv.THRASHER_COVERS)
+    assert runs[0].args == [f'{MODULE}.{t}' for t in expected]
+    assert runs[1].config_mode

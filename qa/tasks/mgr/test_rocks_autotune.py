@@ -20,8 +20,8 @@ never sets).
 
 The module supports Tentacle 20.2 (primary) and Pacific 16.2; the suite runs
 from the release's branch (``teuthology-suite --ceph tentacle|pacific``, see
-qa/suites/rados/rocks_autotune/README), and test_release_is_supported fails
-on any other release. What differs between the two (the default
+qa/suites/rados/rocks_autotune/README), and its first test fails on any
+other release. What differs between the two (the default
 bluestore_rocksdb_options, the OSDs' column families) the session reads from
 the cluster: test_short_session checks it recorded this release's values.
 
@@ -211,8 +211,10 @@ class TestRocksAutotune(MgrTestCase):
 
     # ------------------------------------------------------------ tests
 
-    def test_release_is_supported(self) -> None:
-        # e.g. "ceph version 20.2.4 (<sha1>) tentacle (stable)"
+    def test_release_is_supported_and_bad_input_changes_nothing(self) -> None:
+        # one test: each test's setUp costs about 25 s of MgrTestCase.setup_mgrs
+        # the cluster runs a release the module supports, e.g. "ceph version
+        # 20.2.4 (<sha1>) tentacle (stable)"
         for daemon, versions in self._json('versions').items():
             if daemon == 'overall':
                 continue
@@ -221,10 +223,7 @@ class TestRocksAutotune(MgrTestCase):
                     any(re.search(r'\b{0}\b'.format(r), version) for r in SUPPORTED_RELEASES),
                     '{0} runs {1}: not a release rocks_autotune supports ({2})'.format(
                         daemon, version, ', '.join(SUPPORTED_RELEASES)))
-
-    def test_bad_input_changes_nothing(self) -> None:
-        # the module loaded and answers idle (no test of its own: each test's
-        # setUp costs about a minute of MgrTestCase.setup_mgrs here)
+        # the module loaded and answers idle
         self.assertIn(MODULE, self._json('mgr', 'module', 'ls')['enabled_modules'])
         self.assertIn(self._status()['state'], ('idle',) + ENDED)
         self.assertTrue(self._cmd('rocks-autotune', 'status').startswith('state: '))
