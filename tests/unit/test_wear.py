@@ -8,7 +8,7 @@ import pytest
 
 from rocks_autotune import paired_stats, report, steady_check, wear_model
 from rocks_autotune.gate import StartRefused
-from rocks_autotune.rocksdb_options import ColumnFamily
+from rocks_autotune.rocksdb_options import ColumnFamily, parse_sharding
 from rocks_autotune.session_settings import Settings
 from rocks_autotune.space import Candidate
 from fake_cluster import model
@@ -61,6 +61,27 @@ def test_the_model_learns_survival_from_the_windows_and_ranks_small_memtables_wo
     # a larger memtable never keeps more alive: a rising fit is flattened
     rising = wear_model.calibrate([window(cand(4), 0.4), window(cand(64), 0.8)], ONE)
     assert rising.survive_slope == 0.0 and rising.survive_at == pytest.approx(0.6)
+
+
+def test_families_with_a_merge_count_of_their_own_do_not_hold_back_a_flush_window() -> None:
+    # Tentacle's sharding: L and P merge 32 memtables whatever the candidate
+    # says; a 60-s window of 4 MiB memtables flushes O, m and p many times
+    # and L and P rarely, and its flushes are the config's survival
+    tentacle = parse_sharding('m(3) p(3,0-12) O(3,0-13)=block_cache={type=binned_lru} '
+                              'L=min_write_buffer_number_to_merge=32 '
+                              'P=min_write_buffer_number_to_merge=32')
+    assert [cf.name for cf in wear_model.tuned_families(tentacle)] == ['default', 'm', 'p', 'O']
+    c = Candidate(max_write_buffer_number=64, write_buffer_size=4 * MiB,
+                  min_write_buffer_number_to_merge=1, level0_file_num_compaction_trigger=2,
+                  max_bytes_for_level_base=256 * MiB, max_bytes_for_level_multiplier=8,
+                  compression='none')
+    assert wear_model.shard_flush(c, tentacle) == 4 * MiB  # 10 shards of 4 MiB
+    # 100 MiB of WAL: every tuned shard flushed (40 MiB), L and P not (256 MiB)
+    w = wear_model.Window(c, 200 * MiB, 100 * MiB, 40 * MiB, 20 * MiB, 1)
+    assert wear_model.calibrate([w], tentacle).flush_windows == 1
+    # every family with a merge count of its own: all of them count
+    own = [ColumnFamily('L', 1, {'min_write_buffer_number_to_merge': 2})]
+    assert wear_model.tuned_families(own) == own
 
 
 def test_a_window_that_did_not_cover_its_memtables_or_compression_unseen_says_nothing() -> None:

@@ -19,8 +19,8 @@ cost it):
                                           PG-log keys die in a large memtable);
                                           F: the bytes a shard's memtables take in
                                           before a flush (space.flush_capacity over
-                                          the shards: a family's own merge count,
-                                          capped by the candidate's buffers, counts)
+                                          the shards of the families that take the
+                                          candidate's merge count: tuned_families)
     compaction     flush * k * K(c)       K: L0->L1 rewrites L1 once per `trigger`
                                           flushes, 1 + L1 / (trigger * F), plus
                                           (multiplier + 1) / 2 per level below L1
@@ -28,8 +28,8 @@ cost it):
                                           fills (L1: that share, at most the base)
 
 Calibrated on the windows: w is the median WAL bytes per client byte; s(F)
-is a line in log2(F) fitted to the windows whose WAL covered every shard's
-flush (fewer would count memtables still unflushed), never rising with F (a
+is a line in log2(F) fitted to the windows whose WAL covered every tuned
+shard's flush (fewer would count memtables still unflushed), never rising with F (a
 larger memtable cannot keep more keys alive); r is a compression's flushed
 bytes over the uncompressed windows' at the line, once both were seen (1
 before: no credit for a compression, nor a cost for none, that the windows
@@ -77,10 +77,20 @@ def shard_count(families: Sequence[ColumnFamily]) -> int:
     return sum(cf.shards for cf in families) or 1
 
 
+def tuned_families(families: Sequence[ColumnFamily]) -> List[ColumnFamily]:
+    """The families that flush at the candidate's merge count: not those
+    with a merge count of their own (Tentacle's L and P, 32: their deferred
+    writes and PG log entries die in the memtable by design, and a window
+    rarely sees them flush), unless every family has one."""
+    own = 'min_write_buffer_number_to_merge'
+    return [cf for cf in families if own not in cf.memtable] or list(families)
+
+
 def shard_flush(c: Candidate, families: Sequence[ColumnFamily]) -> float:
     """F: the bytes a shard's memtables take in before a flush, averaged
-    over the sharding's shards."""
-    return flush_capacity(families, c) / shard_count(families)
+    over the shards of the families that take the candidate's merge count."""
+    tuned = tuned_families(families)
+    return flush_capacity(tuned, c) / shard_count(tuned)
 
 
 def survival(cal: Calibration, flush: float) -> float:
@@ -127,10 +137,11 @@ def calibrate(windows: Sequence[Window], families: Sequence[ColumnFamily]) -> Ca
     cal.wal = median(w.wal / w.client for w in counted)
     used = [w.db_used for w in counted if w.db_used > 0]
     cal.db_used = median(used) if used else 0.0
-    # a window whose WAL did not cover every shard's memtables once counts
-    # bytes still in them as never flushed
+    # a window whose WAL did not cover every tuned shard's memtables once
+    # counts bytes still in them as never flushed
+    tuned = tuned_families(families)
     flushed = [w for w in counted if w.flush > 0
-               and w.wal >= flush_capacity(families, w.candidate)]
+               and w.wal >= flush_capacity(tuned, w.candidate)]
     cal.flush_windows = len(flushed)
     if flushed:
         def x(w: Window) -> float:
