@@ -370,6 +370,8 @@ def test_page_in_headless_chromium_after_a_real_session(
     # the confirmation: a row per candidate, the answer, its per-round charts
     assert report['confirm_rows'] == len(st['confirmation']['arms'])
     assert report['answer'].lower().startswith(best['summary'][:20].lower())
+    # the first card: an ended session's answer, the lines `status` prints
+    assert report['headline'].splitlines() == api_st['summary'] != []
     assert report['noise_note'].lower().startswith(st['noise_line'][:30].lower())
     # the lab's rbd pool gives no PG without the canary: the page says sequential, and why
     assert report['design_note'].startswith('Measurement design: sequential ('), report

@@ -191,7 +191,40 @@ def test_a_wear_session_from_a_small_memtable_string_saves_db_bytes() -> None:
     # `best` says the wear rule, not the IOPS one
     text = report.best_text(report.best_summary(s.s))
     assert '(the 3% guard)' in text and 'in the model\'s order' in text
+    # `status` once done: the answer in a few lines, the reasoning with --verbose
+    st = h.status
+    card = st['summary']
+    print('\n'.join(card))  # the guide's example (`status`)
+    assert card[0] == f'osd.0, objective wear: recommend trial {arm["trial"]} ({rec})', card
+    assert card[1].startswith('  RocksDB bytes per client byte at steady state: '), card
+    assert 'fewer a day on osd.0' in card[1], card
+    assert [line for line in card if 'within the 3% guard' in line], card
+    assert card[-2].startswith('next: ceph rocks-autotune apply --dry-run'), card
+    assert len(card) <= 8 and report.status_text(st) == '\n'.join(card)
+    assert 'noise: ' in report.status_text(st, verbose=True)
     assert_restored(h, 0, before)
+
+
+def test_an_ended_session_s_card_says_keep_and_why_in_a_few_lines() -> None:
+    from rocks_autotune import views
+    st = {'state': 'done', 'osd': 3, 'objective': 'wear', 'started': 100.0, 'ended': 1900.0,
+          'message': 'done', 'confirmation': {'result': {
+              'goal': 'wear', 'margin': -0.03, 'objective': 'c_over_r', 'rounds': 7,
+              'rounds_done': 3, 'level': 0.9, 'recommended': None,
+              'measurement_plan': {'design': 'split', 'why': 'a long reason'},
+              'seen': {'sd': 0.047, 'rounds': 7, 'power': 0.9, 'detectable': 0.04},
+              'arms': [{'arm': 'c1', 'trial': 11, 'verdict': 'dropped', 'why': 'x',
+                        'objective_verdict': 'dropped'}]}}}
+    card = views.summary_lines(st)
+    assert card[0] == 'osd.3, objective wear: keep your current options'
+    assert card[1].startswith('  why: no candidate') and 'a long reason' not in card[1]
+    assert card[2] == 'took 30 min; osd.3 runs its own options again'
+    assert card[3] == 'next: nothing to apply'
+    assert views.summary_lines(dict(st, state='running')) == []
+    # no confirmation: the state and why
+    ended = views.summary_lines(dict(st, state='aborted', confirmation=None,
+                                     message='aborted by the admin'))
+    assert ended[0] == 'osd.3, objective wear: aborted, no answer: aborted by the admin'
 
 
 def test_the_rounds_hold_iops_to_the_guard_not_to_a_gain() -> None:

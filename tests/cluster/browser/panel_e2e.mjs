@@ -70,6 +70,7 @@ try {
       header: Array.from(document.querySelectorAll('#trials thead th')).map((e) => e.textContent),
       confirm_rows: document.querySelectorAll('#confirm tbody tr').length,
       answer: document.getElementById('answer').textContent,
+      headline: document.getElementById('headline').textContent,
       noise_note: document.getElementById('noise-note').textContent,
       design_note: document.getElementById('design-note').textContent,
       rounds_objective: chart('rounds-objective', { baseline: '#7f7f7f', margin: '#d62728' }),

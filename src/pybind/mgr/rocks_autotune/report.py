@@ -9,8 +9,8 @@ from .canary import ANNEX, CLASS_MASK_NOTE, OPTIONS
 from .cluster import OsdInfo
 from . import perf_counters
 from .perf_counters import OBJECTIVE_NAMES
-from .views import (answer_line, arm_record, final_answer, groups_text, osd_list, ratio_text,
-                    recommended_arm, steady_text)
+from .views import (answer_line, arm_record, crashes_lines, final_answer, groups_text,
+                    osd_list, ratio_text, recommended_arm, steady_text)
 from .space import Candidate
 from .workload import NAMESPACE
 
@@ -21,11 +21,15 @@ def _fmt(v: Optional[float], spec: str) -> str:
     return '-' if v is None else format(v, spec)
 
 
-def status_text(st: Dict[str, Any]) -> str:
+def status_text(st: Dict[str, Any], verbose: bool = False) -> str:
+    """`status`: an ended session's answer in a few lines (st['summary']),
+    everything with `verbose` or while it runs."""
     if st['state'] == 'idle':
         error = f'\nerror: {st["error"]}' if st.get('error') else ''
         return '\n'.join(['state: idle (no session has run)' + error]
                          + rollout_lines(st.get('rollout')))
+    if st.get('summary') and not verbose:
+        return '\n'.join(st['summary'] + rollout_lines(st.get('rollout')))
     p = st['params']
     lines = [f'state: {st["state"]} ({st["phase"]})',
              f'canary: osd.{st["osd"]} ({st["reason"]})',
@@ -66,9 +70,7 @@ def status_text(st: Dict[str, Any]) -> str:
         lines.append('other health checks: ' + ', '.join(st['other_checks'])
                      + (' (not blocking: --force)' if p.get('force')
                         else ' (trials wait for them: no --force)'))
-    if st.get('crashes'):
-        lines.append(f'osd.{st["osd"]} crashed in failed trials (read each, then archive it): '
-                     + '; '.join(f'ceph crash archive {i}' for i in st['crashes']))
+    lines += crashes_lines(st)
     return '\n'.join(lines + rollout_lines(st.get('rollout')))
 
 

@@ -304,12 +304,76 @@ def steady_cap_line(cap: Mapping[str, Any]) -> str:
             f'(every column family\'s L0 cycle within {fits})')
 
 
+def took_text(seconds: float) -> str:
+    minutes = round(seconds / 60)
+    return (f'{seconds:.0f} s' if seconds < 90 else f'{minutes} min' if minutes < 90
+            else f'{minutes // 60} h {minutes % 60:02d} min')
+
+
+def crashes_lines(st: Mapping[str, Any]) -> List[str]:
+    """The canary's crashes in failed trials, to read and archive."""
+    if not st.get('crashes'):
+        return []
+    return [f'osd.{st["osd"]} crashed in failed trials (read each, then archive it): '
+            + '; '.join(f'ceph crash archive {i}' for i in st['crashes'])]
+
+
+def summary_lines(st: Mapping[str, Any]) -> List[str]:
+    """An ended session's answer in a few lines (`status`, the panel's
+    first card): recommend or keep, the figures that decided, how long it
+    took, what to run next.  The reasoning stays in `status --verbose`,
+    `history` and `best`.  [] while it runs."""
+    if st['state'] not in ENDED:
+        return []
+    rec = st.get('confirmation') or {}
+    result = rec.get('result')
+    head = f'osd.{st["osd"]}, objective {st.get("objective", "iops")}: '
+    if result is None:
+        lines = [head + f'{st["state"]}, no answer: {st.get("error") or st["message"]}']
+    else:
+        arm = recommended_arm(result)
+        lines = [head + (f'recommend trial {arm["trial"]} ({arm["arm"]})' if arm
+                         else 'keep your current options')]
+        name = OBJECTIVE_NAMES.get(result['objective'], result['objective'])
+        wear = result.get('goal') == 'wear'
+        if arm is None:
+            why = _answer_line(dict(result, measurement_plan=None))
+            lines.append('  why: ' + why.split(': ', 1)[-1])
+        else:
+            steady = arm.get('steady') or {}
+            rule = (f'within the {-float(result["margin"]):.0%} guard' if wear
+                    else f'clearing the {result["margin"]:+.0%} margin')
+            figures = [f'  {name}: {ratio_text(arm["objective"])} over '
+                       f'{arm["objective"]["rounds"]} rounds, {rule}']
+            if steady.get('ratio') is not None:
+                saved = steady.get('saved_per_day')
+                db = (f'  RocksDB bytes per client byte at steady state: '
+                      f'{"<=" if steady.get("upper_bound") else ""}{steady["ratio"]:.2f}x '
+                      'the current options\''
+                      + (f' ({bytes_text(saved)} fewer a day on osd.{st["osd"]})'
+                         if saved else ''))
+                figures.insert(0 if wear else 1, db)
+            lines += figures
+            took = arm.get('restart_seconds')
+            if took is not None:
+                lines.append(f'  osd.{st["osd"]} restarted on it in {took:.0f} s')
+    if st.get('started') and st.get('ended'):
+        lines.append(f'took {took_text(st["ended"] - st["started"])}; osd.{st["osd"]} '
+                     'runs its own options again')
+    lines += crashes_lines(st)
+    lines.append('next: ceph rocks-autotune apply --dry-run (the rollout plan), or best '
+                 '(the commands)' if result is not None and recommended_arm(result)
+                 else 'next: nothing to apply')
+    lines.append('more: ceph rocks-autotune status --verbose, history, best')
+    return lines
+
+
 def status_of(s: SessionState, osd: int, progress: float, health: List[str],
               release_default: str, max_memtable_bytes: int) -> Dict[str, Any]:
     """The `status -f json` fields."""
     noise = s.get('noise')
     cap = s.get('steady_cap')
-    return {
+    out = {
         'state': s['state'], 'phase': s['phase'], 'id': s['id'], 'osd': osd,
         'reason': s['reason'], 'message': s['message'], 'error': s['error'],
         'params': s['params'], 'started': s['started'], 'ended': s['ended'],
@@ -343,6 +407,9 @@ def status_of(s: SessionState, osd: int, progress: float, health: List[str],
         'precondition': {k: v for k, v in (s['canaries'][str(osd)].get('precondition')
                                            or {}).items() if k != 'kv_start'} or None,
     }
+    # an ended session's answer in a few lines (the text's and the panel's)
+    out['summary'] = summary_lines(out)
+    return out
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,10 @@
     const badge = $('state');
     badge.textContent = st.state + (st.phase && st.state !== 'idle' ? ' (' + st.phase + ')' : '');
     badge.className = 'badge ' + st.state;
+    // an ended session's answer, the same lines as `ceph rocks-autotune status`
+    const head = $('headline');
+    head.hidden = !(st.summary && st.summary.length);
+    head.textContent = head.hidden ? '' : st.summary.join('\n');
     const dl = $('summary');
     dl.replaceChildren();
     const add = (k, v) => { if (v !== undefined && v !== null && v !== '') { dl.append(el('dt', k), el('dd', v)); } };
