@@ -57,9 +57,11 @@ def test_workunit(lab: Any, script: str) -> None:
             lab.ceph('config', 'set', 'mgr', f'mgr/rocks_autotune/{name}', value)
     t0 = time.time()
     try:
-        # output is not captured here: pytest shows it when the script fails
+        # stdout is captured and printed (pytest shows it when the script
+        # fails), stderr not
         p = subprocess.run(['bash', os.path.join(WORKUNITS, script)] + args, env=lab.env,
-                           timeout=1800)
+                           timeout=1800, stdout=subprocess.PIPE, text=True)
+        print(p.stdout)
     finally:
         # Pacific's mgr keeps a removed module option's last value until it
         # restarts: set the value that was in effect, then remove the entry
@@ -68,5 +70,13 @@ def test_workunit(lab: Any, script: str) -> None:
             lab.ceph('config', 'rm', 'mgr', f'mgr/rocks_autotune/{name}')
     print(f'{script}: exit {p.returncode} in {time.time() - t0:.0f}s')
     assert p.returncode == 0, f'{script} failed (exit {p.returncode})'
+    if script == 'demo.sh':
+        # its final screen: the answer in a few lines (issue 43), after the
+        # progress lines
+        # progress lines (then `apply --dry-run` when it recommends)
+        final = p.stdout[p.stdout.rindex('\n\nosd.') + 2:].strip().splitlines()
+        assert ', objective iops: ' in final[0], final
+        assert 'more: ceph rocks-autotune status --verbose, history, best' in final, final
+        assert len(final) <= 25, final
     # whatever a script did, it leaves no session running for the next one
     assert lab.status()['state'] not in ('running', 'stopping', 'restoring')

@@ -58,10 +58,13 @@ print("%12s  baseline runs %d  trials %d/%d  confirmation %d  %s" % (s["phase"],
     fi
     case $state in running|stopping|restoring) sleep 5 ;; *) break ;; esac
 done
+# the answer in a few lines (`status --verbose`, `history` and `best` hold
+# the reasoning), then the rollout plan when it recommends
 echo
 ceph rocks-autotune status
-echo
-ceph rocks-autotune history
-echo
-ceph rocks-autotune best || true
+if [ "$(ceph rocks-autotune best -f json 2>/dev/null |
+        python3 -c 'import json, sys; print(json.load(sys.stdin)["answer"])' 2>/dev/null)" = recommend ]; then
+    echo
+    ceph rocks-autotune apply --dry-run || true
+fi
 [ "$state" = done ]
