@@ -216,3 +216,19 @@ def test_a_module_enable_is_asked_again_only_while_the_mon_says_enoent(
     with pytest.raises(AssertionError, match='-> 22\nError EINVAL: no'):
         lab.enable_module('prometheus')
     assert len(asked) == 3
+
+
+def test_install_steps_print_a_line_and_keep_their_output_in_a_log(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Any, capsys: pytest.CaptureFixture) -> None:
+    lab = load_lab(monkeypatch, str(tmp_path / 'lab'))
+    lab.quiet('a stage', ['sh', '-c', 'echo from apt; echo to stderr >&2'])
+    err = capsys.readouterr().err
+    assert 'a stage: done in' in err and 'from apt' not in err
+    log = open(lab.INSTALL_LOG).read()
+    assert 'from apt' in log and 'to stderr' in log
+    # a failure: the log's last lines and its path, then nothing after it runs
+    with pytest.raises(SystemExit) as e:
+        lab.quiet('a failing stage', ['sh', '-c', 'echo why it failed; exit 3'],
+                  ['sh', '-c', 'echo never'])
+    assert 'why it failed' in str(e.value) and lab.INSTALL_LOG in str(e.value)
+    assert 'exited 3' in str(e.value) and 'never' not in open(lab.INSTALL_LOG).read()
