@@ -298,7 +298,7 @@ def short_session(lab: Lab) -> ShortSession:
         seen.append(f'Tuning RocksDB on osd.{osd}' in lab.ceph('-s').stdout)
     status = lab.wait_ended(900, progress)
     # `ceph -s` is the mon's copy of the mgr's report, sent every
-    # mgr_stats_period (5 s): a completed event can linger for one report
+    # mgr_stats_period (1 s on the lab): a completed event can linger for one report
     deadline = time.time() + 30
     ceph_s = lab.ceph('-s').stdout
     while f'Tuning RocksDB on osd.{osd}' in ceph_s and time.time() < deadline:
