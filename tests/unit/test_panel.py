@@ -171,6 +171,14 @@ def test_metrics(done: panel.Snapshot) -> None:
     # every sample has HELP and TYPE, every name is ours
     for line in text.splitlines():
         assert re.match(r'(# (HELP|TYPE) )?rocks_autotune_[a-z_]+', line), line
+    # each family's samples together, after its one HELP and one TYPE (the
+    # text format's rule: a parser may drop a family seen twice)
+    families = [line.split()[2] if line.startswith('#') else re.split(r'[{ ]', line)[0]
+                for line in text.splitlines()]
+    runs = [f for i, f in enumerate(families) if i == 0 or families[i - 1] != f]
+    assert len(runs) == len(set(runs)), runs
+    for f in set(families):
+        assert text.count(f'# HELP {f} ') == text.count(f'# TYPE {f} gauge') == 1, f
     m = parse_metrics(text)
     st = done.status
     assert m['rocks_autotune_state{state="done"}'] == 1

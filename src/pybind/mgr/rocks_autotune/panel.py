@@ -13,7 +13,7 @@ import math
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 from urllib.parse import parse_qsl
 
 from . import report, views
@@ -216,116 +216,130 @@ def _int_param(query: Mapping[str, str], name: str, default: Optional[int]) -> O
     return int(raw)
 
 
-def _metric(out: List[str], name: str, help_: str, value: Optional[float],
-            labels: str = '', kind: str = 'gauge') -> None:
-    if value is None or not math.isfinite(value):
-        return  # absent, rather than a made-up 0
-    out += [f'# HELP {name} {help_}', f'# TYPE {name} {kind}', f'{name}{labels} {value!r}']
+@dataclass(frozen=True)
+class Seen:
+    """What the /metrics table reads: the status, the answer once it stands,
+    and the confirmation's verdict so far."""
+    status: Dict[str, Any]
+    answer: Optional[Dict[str, Any]]
+    confirmed: Dict[str, Any]
+
+    def arms(self) -> List[Dict[str, Any]]:
+        return self.confirmed.get('arms') or []
 
 
-def metrics_text(snap: Snapshot) -> str:
-    """Prometheus text exposition (format 0.0.4) of the session, `rocks_autotune_*`."""
-    st = snap.status
-    out: List[str] = ['# HELP rocks_autotune_state The tuning session state (1 for the '
-                      'current one)', '# TYPE rocks_autotune_state gauge']
-    state = st.get('state', 'idle')
-    for s in STATES:
-        out.append(f'rocks_autotune_state{{state="{s}"}} {1 if s == state else 0}')
-    if state == 'idle':
-        return '\n'.join(out) + '\n'
-    p = st.get('params') or {}
-    osd = st.get('osd')
-    _metric(out, 'rocks_autotune_canary_osd', 'Id of the canary OSD',
-            float(osd) if isinstance(osd, int) else None)
-    _metric(out, 'rocks_autotune_trials_done', 'Candidate trials measured or failed',
-            float(st.get('trials_done') or 0))
-    _metric(out, 'rocks_autotune_trials_planned', 'Candidate trials the session runs',
-            _num(p.get('trials')))
-    _metric(out, 'rocks_autotune_baseline_runs_done', 'Baseline runs measured',
-            float(st.get('baseline_runs_done') or 0))
-    _metric(out, 'rocks_autotune_progress_ratio', 'Share of the session done (0-1)',
-            _num(st.get('progress')))
-    b = st.get('baseline') or {}
-    lat = _num(b.get('kv_sync_lat_ms'))
-    _metric(out, 'rocks_autotune_baseline_kv_sync_latency_seconds',
-            'Average bluestore kv_sync latency of the baseline',
-            None if lat is None else lat / 1000.0)
-    _metric(out, 'rocks_autotune_baseline_iops', 'Bench IOPS of the baseline', _num(b.get('iops')))
-    _metric(out, 'rocks_autotune_baseline_write_amp',
-            'DB write amplification of the baseline (DB bytes per client byte)',
-            _num(b.get('write_amp')))
-    _metric(out, 'rocks_autotune_write_amp_budget',
-            'Highest write amplification a feasible trial may have', budget_write_amp(st))
-    result = views.final_answer(snap.state) if snap.state is not None else None
-    if result is not None:
-        arm = views.recommended_arm(result)
-        _metric(out, 'rocks_autotune_recommends',
-                '1 if the confirmation recommends a candidate, 0: keep the current options',
-                1.0 if arm else 0.0)
-        _metric(out, 'rocks_autotune_best_trial', 'Index of the search trial recommended',
-                _num(arm['trial']) if arm else None)
-    noise = st.get('noise') or {}
-    _metric(out, 'rocks_autotune_noise_sd',
-            'Per-round sd of the objective\'s log-ratio over the baseline\'s A/A pairs',
-            _num(noise.get('sd')))
-    _metric(out, 'rocks_autotune_planned_detectable_gain_ratio',
-            'The gain the planned confirmation rounds confirm 9 times in 10 at that noise',
-            _num((noise.get('plan') or {}).get('detectable')))
-    confirmed = ((snap.state or {}).get('confirm') or {}).get('result') or {}
-    seen = confirmed.get('seen') or {}
-    _metric(out, 'rocks_autotune_confirmation_noise_sd',
-            'Per-round sd of the objective\'s log-ratio the confirmation rounds showed',
-            _num(seen.get('sd')))
-    _metric(out, 'rocks_autotune_detectable_gain_ratio',
-            'The gain the confirmation\'s rounds confirm 9 times in 10 at the noise they '
-            'showed: a smaller one goes unseen', _num(seen.get('detectable')))
-    plan = confirmed.get('measurement_plan')
-    if plan:
-        _metric(out, 'rocks_autotune_measurement_design',
-                'How the confirmation measures (measurement_plan.py): 1 for its design',
-                1.0, labels=f'{{design="{plan["design"]}"}}')
-    rows = []
-    for a in (confirmed.get('arms') or []):
+# a metric's samples: (labels, value) pairs; a None value is left out,
+# rather than a made-up 0
+Samples = Callable[[Seen], Iterable[Tuple[str, Optional[float]]]]
+
+
+def _one(value: Callable[[Seen], Any]) -> Samples:
+    return lambda m: [('', _num(value(m)))]
+
+
+def _latency_s(m: Seen) -> Optional[float]:
+    lat = _num((m.status.get('baseline') or {}).get('kv_sync_lat_ms'))
+    return None if lat is None else lat / 1000.0
+
+
+def _recommended(m: Seen) -> Optional[Dict[str, Any]]:
+    return views.recommended_arm(m.answer) if m.answer is not None else None
+
+
+def _ratios(m: Seen) -> Iterable[Tuple[str, Optional[float]]]:
+    for a in m.arms():
         for fig in ('objective', 'kv_sync_lat', 'write_amp'):
             r = a[fig].get('ratio') or {}
             for stat in ('median', 'low', 'high'):
-                v = _num(r.get(stat))
-                if v is not None:
-                    rows.append(f'rocks_autotune_confirmed_ratio{{arm="{a["arm"]}",'
-                                f'trial="{a["trial"]}",figure="{fig}",stat="{stat}"}} {v!r}')
-    if rows:
-        out += ['# HELP rocks_autotune_confirmed_ratio A confirmed candidate\'s ratio to the '
-                'baseline of the same round: median over the rounds and interval (90%, '
-                'wider when the confirmation looks after several rounds); write-amp from '
-                'the rounds\' short windows, shown, not judged',
-                '# TYPE rocks_autotune_confirmed_ratio gauge'] + rows
-    steady = []
-    for a in (confirmed.get('arms') or []):
-        st = a.get('steady') or {}
-        labels = f'arm="{a["arm"]}",trial="{a["trial"]}"'
-        v = _num(st.get('ratio'))
-        if v is not None:
-            steady.append(f'rocks_autotune_steady_write_amp_ratio{{{labels}}} {v!r}')
-        v = _num(st.get('objective'))
-        if v is not None:
-            steady.append(f'rocks_autotune_steady_objective_ratio{{{labels}}} {v!r}')
+                yield (f'{{arm="{a["arm"]}",trial="{a["trial"]}",figure="{fig}",'
+                       f'stat="{stat}"}}', _num(r.get(stat)))
+
+
+def _steady(key: str) -> Samples:
+    return lambda m: [(f'{{arm="{a["arm"]}",trial="{a["trial"]}"}}',
+                       _num((a.get('steady') or {}).get(key))) for a in m.arms()]
+
+
+def _compaction_seen(m: Seen) -> Iterable[Tuple[str, Optional[float]]]:
+    for a in m.arms():
         for side in ('arm', 'baseline'):
-            seen = st.get(f'{side}_seen')
-            if seen is not None:
-                steady.append(f'rocks_autotune_steady_compaction_seen{{{labels},'
-                              f'side="{side}"}} {float(seen)!r}')
-    if steady:
-        out += ['# HELP rocks_autotune_steady_write_amp_ratio A candidate\'s write-amp at '
-                'steady state over the baseline\'s (median over its steady pairs); its '
-                'compaction_seen says whether each side\'s steady window reached steady '
-                'state (a compaction and its column families\' cycle of WAL bytes; 0 on '
-                'the baseline: the ratio is an upper bound; on the arm: unknown)',
-                '# TYPE rocks_autotune_steady_write_amp_ratio gauge',
-                '# HELP rocks_autotune_steady_objective_ratio A candidate\'s objective over '
-                'the baseline\'s over the same steady windows (median over its pairs): '
-                'beside the rounds\' claim, not judged',
-                '# TYPE rocks_autotune_steady_objective_ratio gauge',
-                '# TYPE rocks_autotune_steady_compaction_seen gauge'] + steady
+            seen = (a.get('steady') or {}).get(f'{side}_seen')
+            yield (f'{{arm="{a["arm"]}",trial="{a["trial"]}",side="{side}"}}',
+                   None if seen is None else float(seen))
+
+
+def _design(m: Seen) -> Iterable[Tuple[str, Optional[float]]]:
+    plan = m.confirmed.get('measurement_plan')
+    return [(f'{{design="{plan["design"]}"}}', 1.0)] if plan else []
+
+
+# every gauge of a session's /metrics (but the state's), in the order served
+METRICS: List[Tuple[str, str, Samples]] = [
+    ('canary_osd', 'Id of the canary OSD', _one(lambda m: m.status.get('osd'))),
+    ('trials_done', 'Candidate trials measured or failed',
+     _one(lambda m: m.status.get('trials_done') or 0)),
+    ('trials_planned', 'Candidate trials the session runs',
+     _one(lambda m: (m.status.get('params') or {}).get('trials'))),
+    ('baseline_runs_done', 'Baseline runs measured',
+     _one(lambda m: m.status.get('baseline_runs_done') or 0)),
+    ('progress_ratio', 'Share of the session done (0-1)',
+     _one(lambda m: m.status.get('progress'))),
+    ('baseline_kv_sync_latency_seconds', 'Average bluestore kv_sync latency of the baseline',
+     _one(_latency_s)),
+    ('baseline_iops', 'Bench IOPS of the baseline',
+     _one(lambda m: (m.status.get('baseline') or {}).get('iops'))),
+    ('baseline_write_amp', 'DB write amplification of the baseline (DB bytes per client byte)',
+     _one(lambda m: (m.status.get('baseline') or {}).get('write_amp'))),
+    ('write_amp_budget', 'Highest write amplification a feasible trial may have',
+     _one(lambda m: budget_write_amp(m.status))),
+    ('recommends', '1 if the confirmation recommends a candidate, 0: keep the current options',
+     _one(lambda m: None if m.answer is None else float(_recommended(m) is not None))),
+    ('best_trial', 'Index of the search trial recommended',
+     _one(lambda m: (_recommended(m) or {}).get('trial'))),
+    ('noise_sd', 'Per-round sd of the objective\'s log-ratio over the baseline\'s A/A pairs',
+     _one(lambda m: (m.status.get('noise') or {}).get('sd'))),
+    ('planned_detectable_gain_ratio',
+     'The gain the planned confirmation rounds confirm 9 times in 10 at that noise',
+     _one(lambda m: ((m.status.get('noise') or {}).get('plan') or {}).get('detectable'))),
+    ('confirmation_noise_sd',
+     'Per-round sd of the objective\'s log-ratio the confirmation rounds showed',
+     _one(lambda m: (m.confirmed.get('seen') or {}).get('sd'))),
+    ('detectable_gain_ratio', 'The gain the confirmation\'s rounds confirm 9 times in 10 at '
+     'the noise they showed: a smaller one goes unseen',
+     _one(lambda m: (m.confirmed.get('seen') or {}).get('detectable'))),
+    ('measurement_design', 'How the confirmation measures (measurement_plan.py): 1 for its '
+     'design', _design),
+    ('confirmed_ratio', 'A confirmed candidate\'s ratio to the baseline of the same round: '
+     'median over the rounds and interval (90%, wider when the confirmation looks after '
+     'several rounds); write-amp from the rounds\' short windows, shown, not judged', _ratios),
+    ('steady_write_amp_ratio', 'A candidate\'s write-amp at steady state over the baseline\'s '
+     '(median over its steady pairs)', _steady('ratio')),
+    ('steady_objective_ratio', 'A candidate\'s objective over the baseline\'s over the same '
+     'steady windows (median over its pairs): beside the rounds\' claim, not judged',
+     _steady('objective')),
+    ('steady_compaction_seen', 'Whether each side\'s steady window reached steady state (a '
+     'compaction and its column families\' cycle of WAL bytes; 0 on the baseline: the ratio '
+     'is an upper bound; on the arm: unknown)', _compaction_seen),
+]
+
+
+def metrics_text(snap: Snapshot) -> str:
+    """Prometheus text exposition (format 0.0.4) of the session, `rocks_autotune_*`:
+    the state, then METRICS, each family's samples together."""
+    state = snap.status.get('state', 'idle')
+    out = ['# HELP rocks_autotune_state The tuning session state (1 for the current one)',
+           '# TYPE rocks_autotune_state gauge']
+    out += [f'rocks_autotune_state{{state="{s}"}} {1 if s == state else 0}' for s in STATES]
+    if state != 'idle':
+        seen = Seen(snap.status,
+                    views.final_answer(snap.state) if snap.state is not None else None,
+                    ((snap.state or {}).get('confirm') or {}).get('result') or {})
+        for name, help_, samples in METRICS:
+            rows = [f'rocks_autotune_{name}{labels} {v!r}' for labels, v in samples(seen)
+                    if v is not None and math.isfinite(v)]
+            if rows:
+                out += [f'# HELP rocks_autotune_{name} {help_}',
+                        f'# TYPE rocks_autotune_{name} gauge'] + rows
     return '\n'.join(out) + '\n'
 
 
