@@ -39,7 +39,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import views
 from .canary import ANNEX, CLASS_MASK_NOTE, OPTIONS
-from .cluster import Cluster, ConfigSnapshot, Crash, split_who
+from .cluster import Cluster, ConfigSnapshot, Crash, OsdInfo, split_who
 from .gate import look, thin_pools_of
 from .rocksdb_options import OptionStringError, parse_options
 from .store import Masks, RolloutOsd, RolloutPlan
@@ -191,21 +191,11 @@ def _some(lines: List[str], n: int = 5) -> str:
     return '; '.join(lines[:n]) + (f'; and {len(lines) - n} more' if len(lines) > n else '')
 
 
-def plan_apply(cluster: Cluster, options: str, source: str,
-               device_class: Optional[str] = None, osd_ids: Optional[Sequence[int]] = None,
-               canary: Optional[int] = None, force: bool = False,
-               allow_single_copy: bool = False, now: float = 0.0) -> RolloutPlan:
-    """apply's plan; RolloutRefused (bad input, nothing to do) changes nothing.
-    `canary`: the last session's, whose class is the default target.  It reads
-    the cluster a fixed number of times, whatever the number of OSDs."""
-    try:
-        if not parse_options(options):
-            raise OptionStringError('it holds no option')
-    except OptionStringError as e:
-        raise RolloutRefused(f'cannot use the options string {options!r}: {e}')
-    if device_class is not None and osd_ids is not None:
-        raise RolloutRefused('give --device-class or --osds, not both')
-    osds = cluster.osds()
+def _targets(osds: Mapping[int, OsdInfo], device_class: Optional[str],
+             osd_ids: Optional[Sequence[int]], canary: Optional[int]
+             ) -> Tuple[List[int], str, List[str]]:
+    """apply's OSDs (--osds, --device-class, or the canary's class), how the
+    plan names them, and its notes; RolloutRefused when there are none."""
     notes: List[str] = []
     if osd_ids is not None:
         unknown = [i for i in osd_ids if i not in osds]
@@ -231,6 +221,38 @@ def plan_apply(cluster: Cluster, options: str, source: str,
         target = f'the OSDs of class {device_class}'
         notes.append('the options go to ' + CLASS_MASK_NOTE.format(cls=device_class) +
                      '. An OSD that joins the class later gets them from another apply')
+    return targets, target, notes
+
+
+def _refuse_own_masks(config: ConfigSnapshot, osd: int, names: List[str]) -> None:
+    """RolloutRefused when osd.N holds one of `names` at a mask of its own
+    (osd.N/host:...), which beats osd.N, where the rollout sets it."""
+    for who, entries in sorted(config.entries(osd, names).items()):
+        section, where = split_who(who)
+        if section == f'osd.{osd}' and where:
+            name = sorted(entries)[0]
+            raise RolloutRefused(
+                f'{who} {name} = {entries[name]!r} is set for osd.{osd} with a mask '
+                f'of its own, which beats osd.{osd}, where the rollout sets it: remove it '
+                f'(ceph config rm {who} {name}), or leave osd.{osd} out with --osds')
+
+
+def plan_apply(cluster: Cluster, options: str, source: str,
+               device_class: Optional[str] = None, osd_ids: Optional[Sequence[int]] = None,
+               canary: Optional[int] = None, force: bool = False,
+               allow_single_copy: bool = False, now: float = 0.0) -> RolloutPlan:
+    """apply's plan; RolloutRefused (bad input, nothing to do) changes nothing.
+    `canary`: the last session's, whose class is the default target.  It reads
+    the cluster a fixed number of times, whatever the number of OSDs."""
+    try:
+        if not parse_options(options):
+            raise OptionStringError('it holds no option')
+    except OptionStringError as e:
+        raise RolloutRefused(f'cannot use the options string {options!r}: {e}')
+    if device_class is not None and osd_ids is not None:
+        raise RolloutRefused('give --device-class or --osds, not both')
+    osds = cluster.osds()
+    targets, target, notes = _targets(osds, device_class, osd_ids, canary)
     down = [i for i in targets if not osds[i].up]
     if down:
         raise RolloutRefused(osd_list(down) + ' ' +
@@ -243,15 +265,7 @@ def plan_apply(cluster: Cluster, options: str, source: str,
     if any(r['before'][ANNEX].strip() for r in records):
         values[ANNEX] = ''  # appended by the OSD: it would override the options' keys
     for r in records:
-        osd = r['osd']
-        for who, entries in sorted(config.entries(osd, list(values)).items()):
-            section, where = split_who(who)
-            if section == f'osd.{osd}' and where:
-                name = sorted(entries)[0]
-                raise RolloutRefused(
-                    f'{who} {name} = {entries[name]!r} is set for osd.{osd} with a mask '
-                    f'of its own, which beats osd.{osd}, where the rollout sets it: remove it '
-                    f'(ceph config rm {who} {name}), or leave osd.{osd} out with --osds')
+        _refuse_own_masks(config, r['osd'], list(values))
     sets: Masks = {f'osd.{r["osd"]}': dict(values) for r in records}
     checks, blockers = _checks(cluster, targets, targets, force, allow_single_copy, now)
     return RolloutPlan(kind='apply', options=options, source=source, target=target,
@@ -261,17 +275,9 @@ def plan_apply(cluster: Cluster, options: str, source: str,
                        crash_osds=sorted(targets))
 
 
-def plan_revert(cluster: Cluster, last: Optional[Mapping[str, Any]], force: bool = False,
-                allow_single_copy: bool = False) -> RolloutPlan:
-    """revert's plan, from the last rollout (ended); RolloutRefused when there
-    is nothing to revert.
-
-    It puts back only what the apply changed: an OSD whose own mask holds a
-    value the apply did not set (someone else set it since) is left as it
-    is, not restarted, and named.  An OSD gone from the OSD map gets its
-    config put back, and no restart."""
-    if last is None:
-        raise NothingToRevert('nothing to revert: no rollout has run')
+def _to_put_back(last: Mapping[str, Any]) -> Tuple[Masks, Masks, List[Dict[str, Any]], str]:
+    """revert's masks to put back, what the last rollout left there, its
+    OSDs still to put back, and the apply it undoes; NothingToRevert."""
     if last['kind'] == 'apply':
         if not last['changed']:
             raise NothingToRevert(f'nothing to revert: the last apply ({last["id"]}, '
@@ -290,6 +296,21 @@ def plan_revert(cluster: Cluster, last: Optional[Mapping[str, Any]], force: bool
         back, applied = last['sets'], last['priors']
         todo = [o for o in last['osds'] if o['status'] not in ('done', 'skipped')]
         of = str(last['id'] if last['of'] is None else last['of'])
+    return back, applied, todo, of
+
+
+def plan_revert(cluster: Cluster, last: Optional[Mapping[str, Any]], force: bool = False,
+                allow_single_copy: bool = False) -> RolloutPlan:
+    """revert's plan, from the last rollout (ended); RolloutRefused when there
+    is nothing to revert.
+
+    It puts back only what the apply changed: an OSD whose own mask holds a
+    value the apply did not set (someone else set it since) is left as it
+    is, not restarted, and named.  An OSD gone from the OSD map gets its
+    config put back, and no restart."""
+    if last is None:
+        raise NothingToRevert('nothing to revert: no rollout has run')
+    back, applied, todo, of = _to_put_back(last)
     config = cluster.config_snapshot(defaults=NAMES)
     sets: Masks = {}
     records: List[RolloutOsd] = []
