@@ -352,15 +352,13 @@ class Search:
         conf = self.confirmation()
         return 0, conf.planned(), conf.steady_planned()
 
-    def time_said(self, canary: CanaryRecord, preconditioned: bool) -> Dict[str, Any]:
-        """How long a steady-state window of the current options takes here
-        (from the baseline's windows), how long the confirmation's windows
-        last, and what the rest of the session costs, at most, by `canary`'s
-        window and preconditioning (`preconditioned`: a driven client load
-        writes the DB into a steady state first)."""
+    def _window_lengths(self, done: List[Dict[str, Any]]
+                        ) -> Tuple[Optional[float], float, float, Optional[float]]:
+        """From the measured trials `done`: a steady window of the current
+        options (None before the baseline, inf if nothing flushed), the limit
+        a steady window runs to, the rounds' window, and what a steady window
+        of the finalists and the baseline needs (None before the rounds)."""
         s = self.s
-        st = self.settings
-        done = [t for t in s['trials'] if t.get('measurement') and t.get('seconds')]
         windows = [(t, Measurement.from_dict(t['measurement'])) for t in done]
         base = [m for t, m in windows if t['verdict'] == 'baseline']
         rate = fill_rate([(Candidate.from_dict(t['candidate']), [m]) for t, m in windows])
@@ -372,22 +370,31 @@ class Search:
             steady = max(steady, steady_length(
                 [(base_c, base)], self.params.duration, math.inf, self.space.column_families,
                 self.space.max_total_wal_size))
-        limit = max(self.params.duration, st.steady_window_limit)
+        limit = max(self.params.duration, self.settings.steady_window_limit)
         if s.get('confirm'):
             limit = max(self.params.duration, float(self.confirmation().steady['limit']))
         # the rounds' windows: the baseline runs' length
         window = (s['confirm'].get('window') if s.get('confirm') else None) or \
             self.objective_window()
-        # what a steady window of the finalists and the baseline needs, by
-        # the windows so far (said beside the limit the cost counts)
         need = None
         if s.get('confirm'):
-            compared = [self.space.base_candidate().to_dict()] + [
-                a['candidate'] for a in s['confirm']['arms']]
+            compared = [base_c.to_dict()] + [a['candidate'] for a in s['confirm']['arms']]
             need = steady_length(
                 [(Candidate.from_dict(c), [m for t, m in windows if t['candidate'] == c])
                  for c in compared], self.params.duration, limit, self.space.column_families,
                 self.space.max_total_wal_size)
+        return steady, limit, window, need
+
+    def time_said(self, canary: CanaryRecord, preconditioned: bool) -> Dict[str, Any]:
+        """How long a steady-state window of the current options takes here
+        (from the baseline's windows), how long the confirmation's windows
+        last, and what the rest of the session costs, at most, by `canary`'s
+        window and preconditioning (`preconditioned`: a driven client load
+        writes the DB into a steady state first)."""
+        s = self.s
+        st = self.settings
+        done = [t for t in s['trials'] if t.get('measurement') and t.get('seconds')]
+        steady, limit, window, need = self._window_lengths(done)
         # a measurement's cost beside its window: restart, warm-up, the steps
         over = median([t['seconds'] - t['measurement']['seconds'] for t in done]) if done \
             else st.warmup + 60.0
