@@ -195,7 +195,8 @@ def test_a_wear_session_from_a_small_memtable_string_saves_db_bytes() -> None:
     st = h.status
     card = st['summary']
     print('\n'.join(card))  # the guide's example (`status`)
-    assert card[0] == f'osd.0, objective wear: recommend trial {arm["trial"]} ({rec})', card
+    assert card[0] == (f'state: done: recommend trial {arm["trial"]} ({rec}) for osd.0 '
+                       '(objective wear)'), card
     assert card[1].startswith('  RocksDB bytes per client byte at steady state: '), card
     assert 'fewer a day on osd.0' in card[1], card
     assert [line for line in card if 'within the 3% guard' in line], card
@@ -216,7 +217,7 @@ def test_an_ended_session_s_card_says_keep_and_why_in_a_few_lines() -> None:
               'arms': [{'arm': 'c1', 'trial': 11, 'verdict': 'dropped', 'why': 'x',
                         'objective_verdict': 'dropped'}]}}}
     card = views.summary_lines(st)
-    assert card[0] == 'osd.3, objective wear: keep your current options'
+    assert card[0] == 'state: done: keep your current options on osd.3 (objective wear)'
     assert card[1].startswith('  why: no candidate') and 'a long reason' not in card[1]
     assert card[2] == 'took 30 min; osd.3 runs its own options again'
     assert card[3] == 'next: nothing to apply'
@@ -224,7 +225,8 @@ def test_an_ended_session_s_card_says_keep_and_why_in_a_few_lines() -> None:
     # no confirmation: the state and why
     ended = views.summary_lines(dict(st, state='aborted', confirmation=None,
                                      message='aborted by the admin'))
-    assert ended[0] == 'osd.3, objective wear: aborted, no answer: aborted by the admin'
+    assert ended[0] == ('state: aborted, no answer on osd.3 (objective wear): aborted by '
+                        'the admin')
 
 
 def test_the_rounds_hold_iops_to_the_guard_not_to_a_gain() -> None:

@@ -327,13 +327,14 @@ def summary_lines(st: Mapping[str, Any]) -> List[str]:
         return []
     rec = st.get('confirmation') or {}
     result = rec.get('result')
-    head = f'osd.{st["osd"]}, objective {st.get("objective", "iops")}: '
+    on = f'osd.{st["osd"]} (objective {st.get("objective", "iops")})'
     if result is None:
-        lines = [head + f'{st["state"]}, no answer: {st.get("error") or st["message"]}']
+        lines = [f'state: {st["state"]}, no answer on {on}: {st.get("error") or st["message"]}']
     else:
         arm = recommended_arm(result)
-        lines = [head + (f'recommend trial {arm["trial"]} ({arm["arm"]})' if arm
-                         else 'keep your current options')]
+        lines = [f'state: {st["state"]}: ' + (f'recommend trial {arm["trial"]} ({arm["arm"]}) '
+                                              f'for {on}' if arm
+                                              else f'keep your current options on {on}')]
         name = OBJECTIVE_NAMES.get(result['objective'], result['objective'])
         wear = result.get('goal') == 'wear'
         if arm is None:
@@ -357,6 +358,8 @@ def summary_lines(st: Mapping[str, Any]) -> List[str]:
             took = arm.get('restart_seconds')
             if took is not None:
                 lines.append(f'  osd.{st["osd"]} restarted on it in {took:.0f} s')
+    if result is not None and st.get('error'):
+        lines.append(f'error: {st["error"]}')
     if st.get('started') and st.get('ended'):
         lines.append(f'took {took_text(st["ended"] - st["started"])}; osd.{st["osd"]} '
                      'runs its own options again')
