@@ -20,7 +20,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, 'src', 'pybind', 'mgr'))
 
-from rocks_autotune import paired_stats, perf_counters, rocksdb_stats  # noqa: E402
+from rocks_autotune import paired_stats, perf_counters, rocksdb_options, rocksdb_stats  # noqa: E402
 from rocks_autotune.canary import STATS_OPTIONS  # noqa: E402
 from rocks_autotune.perf_counters import Measurement  # noqa: E402
 from rocks_autotune.rocksdb_options import parse_options  # noqa: E402
@@ -49,15 +49,8 @@ LAB_PORT = int(os.environ.get('BENCH_LAB_MON_PORT', '21700'))
 CEPH_LAB = os.path.join(REPO, 'qa', 'lab', 'ceph-lab')
 DOC = os.path.join(REPO, 'doc', 'bench')
 OPTION = 'bluestore_rocksdb_options'
-# A small-memtable string of the kind blog posts spread: 4 MiB memtables
-# flushed one by one, L0 compacted every 2 files into a 256 MiB L1, LZ4 (the
-# --start-options of tiny-vs-default-rbd-rocksdb.md)
-BLOG_SMALL = ('compression=kLZ4Compression,max_write_buffer_number=4,'
-              'min_write_buffer_number_to_merge=1,compaction_style=kCompactionStyleLevel,'
-              'write_buffer_size=4194304,max_background_jobs=4,'
-              'level0_file_num_compaction_trigger=2,max_bytes_for_level_base=268435456,'
-              'max_bytes_for_level_multiplier=8,compaction_readahead_size=2MB,'
-              'max_total_wal_size=1073741824,writable_file_max_buffer_size=0')
+# the --start-options of tiny-vs-default-rbd-rocksdb.md
+BLOG_SMALL = rocksdb_options.BLOG_SMALL
 MODULE_PREFIX = 'mgr/rocks_autotune/'
 
 
