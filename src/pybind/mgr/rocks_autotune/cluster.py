@@ -313,8 +313,9 @@ def _mask(entry: Dict[str, Any]) -> List[Tuple[str, str]]:
     return mask
 
 
-class MgrCluster:
-    """`Cluster` over the mgr's Python API (mon commands, tell, orchestrator)."""
+class MgrBase:
+    """The mgr's Python API as MgrCluster's parts use it: mon commands, tell,
+    the CRUSH tree."""
 
     def __init__(self, mgr: Any) -> None:
         self.mgr = mgr
@@ -350,6 +351,28 @@ class MgrCluster:
         if r != 0:
             raise ClusterError(f'osd.{osd} {cmd["prefix"]} failed: {err or out} ({r})')
         return out, err
+
+    def _tree(self) -> Tuple[Dict[int, Dict[str, Any]], List[Dict[str, Any]]]:
+        """The CRUSH tree: each child's parent node, and the nodes in order."""
+        nodes = self.mgr.get('osd_map_tree').get('nodes', [])
+        return {c: n for n in nodes for c in n.get('children', [])}, nodes
+
+    @staticmethod
+    def _ancestors(osd: int, parent: Dict[int, Dict[str, Any]],
+                   bound: int) -> List[Dict[str, Any]]:
+        """The buckets above an OSD, nearest first."""
+        out = []
+        node = parent.get(osd)
+        for _ in range(bound):  # bounded: a malformed map must not loop
+            if node is None:
+                break
+            out.append(node)
+            node = parent.get(node['id'])
+        return out
+
+
+class MgrReads(MgrBase):
+    """What the cluster is: OSDs, PGs, pools, health, flags, crashes, counters."""
 
     def osds(self) -> Dict[int, OsdInfo]:
         osd_map = self.mgr.get('osd_map')
@@ -426,36 +449,6 @@ class MgrCluster:
             flags = str(osd_map.get('flags', '')).split(',')
         return sorted(str(f) for f in flags if f)
 
-    def _config_dump(self) -> List[ConfigEntry]:
-        return [ConfigEntry(section=str(e.get('section')), name=str(e.get('name')),
-                            value=str(e.get('value')), mask=_mask(e))
-                for e in json.loads(self._mon_ok(prefix='config dump', format='json'))]
-
-    def config_snapshot(self, defaults: Sequence[str] = ()) -> ConfigSnapshot:
-        return ConfigSnapshot(self._config_dump(), self._locations(),
-                              {name: self.option_default(name) for name in defaults})
-
-    def config_get_own(self, who: str, name: str) -> Optional[str]:
-        return ConfigSnapshot(self._config_dump(), {}).own(who, name)
-
-    def _tree(self) -> Tuple[Dict[int, Dict[str, Any]], List[Dict[str, Any]]]:
-        """The CRUSH tree: each child's parent node, and the nodes in order."""
-        nodes = self.mgr.get('osd_map_tree').get('nodes', [])
-        return {c: n for n in nodes for c in n.get('children', [])}, nodes
-
-    @staticmethod
-    def _ancestors(osd: int, parent: Dict[int, Dict[str, Any]],
-                   bound: int) -> List[Dict[str, Any]]:
-        """The buckets above an OSD, nearest first."""
-        out = []
-        node = parent.get(osd)
-        for _ in range(bound):  # bounded: a malformed map must not loop
-            if node is None:
-                break
-            out.append(node)
-            node = parent.get(node['id'])
-        return out
-
     def crush_order(self) -> List[Tuple[int, str]]:
         parent, nodes = self._tree()
 
@@ -469,6 +462,68 @@ class MgrCluster:
                 order.append((n['id'], host(n['id'])))
                 listed.add(n['id'])
         return order + [(o, host(o)) for o in sorted(self.osds()) if o not in listed]
+
+    def osd_flags(self) -> Dict[str, List[str]]:
+        osd_map = self.mgr.get('osd_map')
+        flagged = {_osd_name(o['osd']): sorted(OSD_FLAG_NAMES.intersection(o.get('state', [])))
+                   for o in osd_map['osds']}
+        # `ceph osd set-group`: on a CRUSH node (a host in maintenance) or a device class
+        for section, kind in (('crush_node_flags', 'crush node'),
+                              ('device_class_flags', 'device class')):
+            for name, flags in osd_map.get(section, {}).items():
+                flagged[f'{kind} {name}'] = sorted(flags)
+        return {who: flags for who, flags in flagged.items() if flags}
+
+    def has_noout(self, osd: int) -> bool:
+        return 'noout' in self.osd_flags().get(_osd_name(osd), [])
+
+    def recent_crashes(self) -> List[Crash]:
+        # `crash ls` is the crash module's command, not the mon's, and its
+        # Python API differs by release; its store is the same on both
+        dump = json.loads(self._mon_ok(prefix='config-key dump', key=CRASH_KEYS))
+        window = float(self.mgr.get_module_option_ex('crash', 'warn_recent_interval',
+                                                     CRASH_WARN_DEFAULT))
+        since = time.time() - window
+        crashes = []
+        for key, raw in dump.items():
+            try:
+                report = json.loads(raw)
+                crash = Crash(id=str(report['crash_id']), entity=str(report['entity_name']),
+                              time=crash_time(report['timestamp']))
+            except (ValueError, KeyError, TypeError, AttributeError):
+                # unreadable: someone else's, as far as anyone can tell
+                crashes.append(Crash(id=key[len(CRASH_KEYS):], entity='', time=0.0))
+                continue
+            if 'archived' not in report and crash.time > since:
+                crashes.append(crash)
+        return crashes
+
+    def perf_dump(self, osd: int) -> Dict[str, Any]:
+        return self._tell(osd, {'prefix': 'perf dump'})
+
+    def kv_stats(self, osd: int) -> KvStats:
+        out, err = self._tell_text(osd, {'prefix': 'dump_objectstore_kv_stats'})
+        try:
+            return rocksdb_stats.parse(out)
+        except ValueError as e:
+            raise ClusterError(f'osd.{osd} dump_objectstore_kv_stats: {e} {err[:200]!r}')
+
+
+class MgrConfig(MgrReads):
+    """The config database: what is set where (masks matched against the
+    OSDs' classes and CRUSH locations), and what an OSD runs."""
+
+    def _config_dump(self) -> List[ConfigEntry]:
+        return [ConfigEntry(section=str(e.get('section')), name=str(e.get('name')),
+                            value=str(e.get('value')), mask=_mask(e))
+                for e in json.loads(self._mon_ok(prefix='config dump', format='json'))]
+
+    def config_snapshot(self, defaults: Sequence[str] = ()) -> ConfigSnapshot:
+        return ConfigSnapshot(self._config_dump(), self._locations(),
+                              {name: self.option_default(name) for name in defaults})
+
+    def config_get_own(self, who: str, name: str) -> Optional[str]:
+        return ConfigSnapshot(self._config_dump(), {}).own(who, name)
 
     def _locations(self) -> Dict[int, Location]:
         """What config masks are matched against, for every OSD: its device
@@ -511,43 +566,12 @@ class MgrCluster:
         except (ValueError, KeyError, TypeError) as e:
             raise ClusterError(f'config help {name} gave no default: {e}')
 
+
+class MgrActions(MgrBase):
+    """What the module does to the cluster: noout, restarts, bench, client I/O."""
+
     def set_noout(self, osd: int, on: bool) -> None:
         self._mon_ok(prefix='osd add-noout' if on else 'osd rm-noout', ids=[_osd_name(osd)])
-
-    def has_noout(self, osd: int) -> bool:
-        return 'noout' in self.osd_flags().get(_osd_name(osd), [])
-
-    def osd_flags(self) -> Dict[str, List[str]]:
-        osd_map = self.mgr.get('osd_map')
-        flagged = {_osd_name(o['osd']): sorted(OSD_FLAG_NAMES.intersection(o.get('state', [])))
-                   for o in osd_map['osds']}
-        # `ceph osd set-group`: on a CRUSH node (a host in maintenance) or a device class
-        for section, kind in (('crush_node_flags', 'crush node'),
-                              ('device_class_flags', 'device class')):
-            for name, flags in osd_map.get(section, {}).items():
-                flagged[f'{kind} {name}'] = sorted(flags)
-        return {who: flags for who, flags in flagged.items() if flags}
-
-    def recent_crashes(self) -> List[Crash]:
-        # `crash ls` is the crash module's command, not the mon's, and its
-        # Python API differs by release; its store is the same on both
-        dump = json.loads(self._mon_ok(prefix='config-key dump', key=CRASH_KEYS))
-        window = float(self.mgr.get_module_option_ex('crash', 'warn_recent_interval',
-                                                     CRASH_WARN_DEFAULT))
-        since = time.time() - window
-        crashes = []
-        for key, raw in dump.items():
-            try:
-                report = json.loads(raw)
-                crash = Crash(id=str(report['crash_id']), entity=str(report['entity_name']),
-                              time=crash_time(report['timestamp']))
-            except (ValueError, KeyError, TypeError, AttributeError):
-                # unreadable: someone else's, as far as anyone can tell
-                crashes.append(Crash(id=key[len(CRASH_KEYS):], entity='', time=0.0))
-                continue
-            if 'archived' not in report and crash.time > since:
-                crashes.append(crash)
-        return crashes
 
     def restart_osd(self, osd: int) -> str:
         import orchestrator
@@ -567,16 +591,6 @@ class MgrCluster:
         except Exception as e:
             raise ClusterError(f'orchestrator could not restart osd.{osd}: {e}')
 
-    def perf_dump(self, osd: int) -> Dict[str, Any]:
-        return self._tell(osd, {'prefix': 'perf dump'})
-
-    def kv_stats(self, osd: int) -> KvStats:
-        out, err = self._tell_text(osd, {'prefix': 'dump_objectstore_kv_stats'})
-        try:
-            return rocksdb_stats.parse(out)
-        except ValueError as e:
-            raise ClusterError(f'osd.{osd} dump_objectstore_kv_stats: {e} {err[:200]!r}')
-
     def bench(self, osd: int, count: int, size: int, object_size: int,
               object_num: int) -> Dict[str, Any]:
         # workload.py sizes a chunk to a few seconds; the bound is for a canary
@@ -592,6 +606,10 @@ class MgrCluster:
             raise ClusterError(f'cannot open pool {pool!r}: {e}')
         ioctx.set_namespace(namespace)
         return RadosIo(ioctx, pool, namespace)
+
+
+class MgrCluster(MgrConfig, MgrActions):
+    """`Cluster` over the mgr's Python API (mon commands, tell, orchestrator)."""
 
 
 class RadosIo:
