@@ -87,7 +87,7 @@ def test_a_split_session_writes_both_groups_and_judges_c_over_r(lab: Lab) -> Non
             assert 'iops_c' in a and 'iops_r' in a, a
         best = lab.json('rocks-autotune', 'best')
         assert best['measurement_plan']['design'] == 'split', best
-        text = lab.ceph('rocks-autotune', 'status', '--verbose').stdout
+        text = lab.ceph('rocks-autotune', 'status', '--detail').stdout
         assert 'measurement design: split' in text, text
         # R's objects were in PGs without the canary (read with it up)
         lab.wait('active+clean', lab.active_clean, 180)

@@ -240,12 +240,12 @@ def test_preconditioning_that_runs_out_of_time_while_filling_says_so() -> None:
 def test_status_names_the_keyspace_and_what_became_of_it() -> None:
     h = Harness(client_space=8 << 20, client_object_size=1 << 20, precondition_limit=60.0)
     s = h.start(osd=0, workload='client', trials=1)
-    text = report.status_text(s.status(), verbose=True)
+    text = report.status_text(s.status(), detail=True)
     assert 'client load: 8 objects in pool rbd, namespace rocks_autotune, in the 4 of its ' \
            '4 PGs the canary is in' in text and 'removed' not in text
     h.run()
     assert (f'; {s.s["client"]["removed"]} removed at the end'
-            in report.status_text(s.status(), verbose=True))
+            in report.status_text(s.status(), detail=True))
 
 
 # small memtables, so that the fake's RocksDB flushes and compacts under the
@@ -273,7 +273,7 @@ def test_preconditioning_writes_the_keyspace_until_the_busiest_family_has_a_lowe
     # every object written end to end first, then every block overwritten once
     assert p['filled'] == 4 and p['fill_bytes'] == 4 << 20
     assert p['overwritten'] == 1024
-    text = report.status_text(s.status(), verbose=True)
+    text = report.status_text(s.status(), detail=True)
     assert re.search(r'preconditioning \(done\): 4 objects filled \(4 MiB in \d+s\), then '
                      r'\d+ MiB written in 4 KiB writes in \d+s \(1024 blocks overwritten once\); '
                      r'O-0 flushed most \(\d+ flushes, \d+ compactions below L0\)', text)
@@ -298,7 +298,7 @@ def test_preconditioning_stops_at_its_limit_and_says_the_db_was_not_steady() -> 
     p = s.canary.rec['precondition']
     assert p['done'] and p['steady'] is False and 18 <= p['seconds'] <= 25
     assert 'not steady after 20s of load (precondition_limit)' in p['why']
-    assert 'preconditioning (done, not steady)' in report.status_text(s.status(), verbose=True)
+    assert 'preconditioning (done, not steady)' in report.status_text(s.status(), detail=True)
     assert s.s['state'] == 'done'
 
 
@@ -335,7 +335,7 @@ def test_status_says_how_long_a_steady_window_takes_and_what_is_left() -> None:
     assert t['confirm_window'] == pytest.approx(
         max(10.0, statistics.median(m['seconds'] for m in base)))
     assert t['steady_window_limit'] == 300.0 and t['steady_windows_left'] == 2
-    text = report.status_text(s.status(), verbose=True)
+    text = report.status_text(s.status(), detail=True)
     assert f'a steady-state window of the current options takes about ' \
            f'{t["steady_window"]:.0f}s here' in text
     assert re.search(r'at most about \d+ min left', text)
@@ -366,7 +366,7 @@ def test_a_steady_window_said_is_never_shorter_than_the_window() -> None:
     assert 1.25 / rate < 12.0 / 2
     assert s.time_said()['steady_window'] == pytest.approx(12.0)
     assert 'a steady-state window of the current options takes about 12s here' in \
-        report.status_text(s.status(), verbose=True)
+        report.status_text(s.status(), detail=True)
 
 
 def test_with_no_flush_in_any_window_the_status_says_windows_will_be_short() -> None:
@@ -379,7 +379,7 @@ def test_with_no_flush_in_any_window_the_status_says_windows_will_be_short() -> 
     assert t['no_flush_seen'] and t['steady_window'] is None
     assert t['confirm_window'] == pytest.approx(max(10.0, statistics.median(base)))
     assert t['confirm_window'] < 30.0
-    text = report.status_text(s.status(), verbose=True)
+    text = report.status_text(s.status(), detail=True)
     assert 'saw a flush' in text and 'judged on the objective alone' in text
     assert 'at most 2 steady window(s) of up to 30s each' in text
 

@@ -157,7 +157,7 @@ def test_the_noise_is_measured_before_the_search_and_said_with_the_answer() -> N
     plan = noise['plan']
     assert plan['rounds'] == 5 and plan['detect'] == 0.10
     assert plan['detectable'] == power.detectable(noise['sd'], 5, 0.03)
-    text = report.status_text(st, verbose=True)
+    text = report.status_text(st, detail=True)
     assert 'noise: IOPS sd ' in text and 'A/A pair(s)' in text
     h.run()
     result = s.s['confirm']['result']
@@ -188,7 +188,7 @@ def test_noise_the_asked_rounds_cannot_see_through_takes_fewer_finalists_more_ro
     conf = st['confirmation']
     assert len(conf['arms']) == 1 and conf['rounds'] == 7 and conf['design'] == design
     assert ('the confirmation takes 1 candidate(s) over 7 rounds'
-            in report.status_text(st, verbose=True))
+            in report.status_text(st, detail=True))
     h.run()
     assert s.status()['state'] == 'done'
     assert max(t['round'] for t in s.s['trials'] if t['kind'] == 'confirm') <= 6
@@ -266,7 +266,7 @@ def test_status_and_history_show_the_confirmation() -> None:
     h, s = confirming(Harness())
     h.run()
     st = s.status()
-    text = report.status_text(st, verbose=True)
+    text = report.status_text(st, detail=True)
     assert 'confirmation: 2 candidate(s)' in text and 'answer: recommend trial' in text
     assert '  c1 (trial ' in text and '[' in text
     # the 15 rounds' measurements, and the recommended arm's steady pair

@@ -119,6 +119,17 @@ def test_every_command_and_argument_is_documented() -> None:
                 assert '--format plain|json|json-pretty' in text
 
 
+def test_no_argument_is_one_the_ceph_cli_takes_for_itself() -> None:
+    # `ceph ... status --verbose` would reach the CLI's own --verbose (it then
+    # lists every command), never the module: seen on the lab
+    with open('/usr/bin/ceph') as f:
+        own = set(re.findall(r"add_argument\((?:'-\w', )?'(--[\w-]+)'", f.read()))
+    assert {'--verbose', '--format', '--status'} <= own, own
+    for cmd, args in commands():
+        taken = {'--' + a.replace('_', '-') for a in args if a != 'format'} & own
+        assert not taken, f'{cmd}: {taken}'
+
+
 def test_every_option_is_in_the_table_with_its_type_and_default() -> None:
     rows = option_rows()
     declared = options()

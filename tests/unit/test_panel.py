@@ -140,7 +140,7 @@ def test_other_checks_and_the_canarys_crashes_are_shown() -> None:
     assert ids and st['crashes'] == ids and st['other_checks'] == ['POOL_NO_REDUNDANCY']
     rows = get_json(p, '/api/trials')['trials']
     assert [r['crashes'] for r in rows if r['verdict'] == 'failed'] == [[i] for i in ids]
-    text = m.cmd_status(verbose=True).stdout
+    text = m.cmd_status(detail=True).stdout
     assert 'other health checks: POOL_NO_REDUNDANCY (not blocking: --force)' in text
     assert all(f'ceph crash archive {i}' in text for i in ids)
 

@@ -225,7 +225,7 @@ def test_auto_runs_split_where_the_pool_has_pgs_without_the_canary() -> None:
     best = report.best_text(b)
     assert f"measurement design: split (pool {SPLIT_POOL!r} has 5" in best, best
     assert "C's IOPS" in best and "R's" in best, best
-    text = report.status_text(h.status, verbose=True)
+    text = report.status_text(h.status, detail=True)
     assert f'measurement design: split (pool {SPLIT_POOL!r} has 5' in text, text
     assert 'and as many in the 5 without it (group R, on osd.1, osd.2)' in text, text
     assert prefix and h.config_of(0) == before

@@ -63,7 +63,7 @@ def test_a_candidate_20pc_better_within_budget_at_steady_state_is_recommended() 
     # the time said counts the steady windows, at most one pair per finalist
     t = status(s)['time']
     assert t['steady_windows_left'] == 4
-    assert 'steady window(s)' in report.status_text(status(s), verbose=True)
+    assert 'steady window(s)' in report.status_text(status(s), detail=True)
     assert t['steady_need'] is not None and t['steady_need'] <= t['steady_window_limit']
     h.run()
     assert s.s['state'] == 'done'

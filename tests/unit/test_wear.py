@@ -191,7 +191,7 @@ def test_a_wear_session_from_a_small_memtable_string_saves_db_bytes() -> None:
     # `best` says the wear rule, not the IOPS one
     text = report.best_text(report.best_summary(s.s))
     assert '(the 3% guard)' in text and 'in the model\'s order' in text
-    # `status` once done: the answer in a few lines, the reasoning with --verbose
+    # `status` once done: the answer in a few lines, the reasoning with --detail
     st = h.status
     card = st['summary']
     print('\n'.join(card))  # the guide's example (`status`)
@@ -202,7 +202,7 @@ def test_a_wear_session_from_a_small_memtable_string_saves_db_bytes() -> None:
     assert [line for line in card if 'within the 3% guard' in line], card
     assert card[-2].startswith('next: ceph rocks-autotune apply --dry-run'), card
     assert len(card) <= 8 and report.status_text(st) == '\n'.join(card)
-    assert 'noise: ' in report.status_text(st, verbose=True)
+    assert 'noise: ' in report.status_text(st, detail=True)
     assert_restored(h, 0, before)
 
 

@@ -76,7 +76,7 @@ def test_workunit(lab: Any, script: str) -> None:
         # progress lines (then `apply --dry-run` when it recommends)
         final = p.stdout[p.stdout.rindex('\n\nstate: ') + 2:].strip().splitlines()
         assert final[0].startswith('state: done: ') and '(objective iops)' in final[0], final
-        assert 'more: ceph rocks-autotune status --verbose, history, best' in final, final
+        assert 'more: ceph rocks-autotune status --detail, history, best' in final, final
         assert len(final) <= 25, final
     # whatever a script did, it leaves no session running for the next one
     assert lab.status()['state'] not in ('running', 'stopping', 'restoring')

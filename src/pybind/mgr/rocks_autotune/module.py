@@ -475,8 +475,8 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
             0, 'aborting: the canary is being restored', '')
 
     @CLIReadCommand('rocks-autotune status')
-    def cmd_status(self, format: str = 'plain', verbose: bool = False) -> HandleCommandResult:
-        """The session's state (once ended, its answer; --verbose: all) and the last rollout"""
+    def cmd_status(self, format: str = 'plain', detail: bool = False) -> HandleCommandResult:
+        """The session's state (once ended, its answer; --detail: all) and the last rollout"""
         if not self.wait_loaded():  # an empty status would read as no session at all
             return HandleCommandResult(-errno.EAGAIN, '', LOADING)
         status = dict(self.panel_snapshot.status)
@@ -485,7 +485,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         if format in ('json', 'json-pretty'):
             return HandleCommandResult(0, json.dumps(status, indent=2 if format ==
                                                      'json-pretty' else None), '')
-        return HandleCommandResult(0, report.status_text(status, verbose), '')
+        return HandleCommandResult(0, report.status_text(status, detail), '')
 
     @CLIReadCommand('rocks-autotune history')
     def cmd_history(self, format: str = 'plain') -> HandleCommandResult:

@@ -21,14 +21,15 @@ def _fmt(v: Optional[float], spec: str) -> str:
     return '-' if v is None else format(v, spec)
 
 
-def status_text(st: Dict[str, Any], verbose: bool = False) -> str:
+def status_text(st: Dict[str, Any], detail: bool = False) -> str:
     """`status`: an ended session's answer in a few lines (st['summary']),
-    everything with `verbose` or while it runs."""
+    everything with `detail` (`--detail`: the ceph CLI keeps --verbose for
+    itself) or while it runs."""
     if st['state'] == 'idle':
         error = f'\nerror: {st["error"]}' if st.get('error') else ''
         return '\n'.join(['state: idle (no session has run)' + error]
                          + rollout_lines(st.get('rollout')))
-    if st.get('summary') and not verbose:
+    if st.get('summary') and not detail:
         return '\n'.join(st['summary'] + rollout_lines(st.get('rollout')))
     p = st['params']
     lines = [f'state: {st["state"]} ({st["phase"]})',

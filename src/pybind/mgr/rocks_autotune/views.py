@@ -321,7 +321,7 @@ def crashes_lines(st: Mapping[str, Any]) -> List[str]:
 def summary_lines(st: Mapping[str, Any]) -> List[str]:
     """An ended session's answer in a few lines (`status`, the panel's
     first card): recommend or keep, the figures that decided, how long it
-    took, what to run next.  The reasoning stays in `status --verbose`,
+    took, what to run next.  The reasoning stays in `status --detail`,
     `history` and `best`.  [] while it runs."""
     if st['state'] not in ENDED:
         return []
@@ -367,7 +367,7 @@ def summary_lines(st: Mapping[str, Any]) -> List[str]:
     lines.append('next: ceph rocks-autotune apply --dry-run (the rollout plan), or best '
                  '(the commands)' if result is not None and recommended_arm(result)
                  else 'next: nothing to apply')
-    lines.append('more: ceph rocks-autotune status --verbose, history, best')
+    lines.append('more: ceph rocks-autotune status --detail, history, best')
     return lines
 
 
