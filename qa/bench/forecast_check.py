@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""How well `status` forecasts a session's time (issue 42): poll a running
+session's `status -f json` once a minute, then compare each look's expected
+time left (`time.expected_seconds`) and upper bound (`time.left_seconds`)
+with the time the session really took.
+
+    qa/bench/forecast_check.py --poll > forecast.jsonl   # until the session ends
+    qa/bench/forecast_check.py --table forecast.jsonl
+
+--poll runs `ceph` as the environment has it (e.g. inside `qa/lab/ceph-lab
+exec --`); each line records the load average beside the look.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from typing import Any, Dict, List
+
+ENDED = ('done', 'stopped', 'aborted', 'failed')
+
+
+def poll(every: float) -> None:
+    while True:
+        p = subprocess.run(['ceph', 'rocks-autotune', 'status', '-f', 'json'], text=True,
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        if p.returncode == 0:
+            s = json.loads(p.stdout)
+            t = s.get('time') or {}
+            print(json.dumps({'t': time.time(), 'state': s.get('state'), 'phase': s.get('phase'),
+                              'started': s.get('started'), 'ended': s.get('ended'),
+                              'expected_left': t.get('expected_seconds'),
+                              'max_left': t.get('left_seconds'),
+                              'load': os.getloadavg()[0]}), flush=True)
+            if s.get('state') in ENDED:
+                return
+        time.sleep(every)
+
+
+def table(rows: List[Dict[str, Any]]) -> str:
+    ended = [r['ended'] for r in rows if r.get('ended')]
+    if not ended:
+        return 'the session had not ended by the last look'
+    start, end = rows[0]['started'], ended[-1]
+    out = [f'session: {end - start:.0f} s',
+           '| elapsed (s) | phase | expected left (s) | at most (s) | really left (s) '
+           '| forecast / real | load avg |', '|---|---|---|---|---|---|---|']
+    for r in rows:
+        if r['state'] != 'running' or r.get('expected_left') is None:
+            continue
+        gone = r['t'] - start
+        out.append(f'| {gone:.0f} | {r["phase"]} | {r["expected_left"]:.0f} | '
+                   f'{r["max_left"]:.0f} | {end - r["t"]:.0f} | '
+                   f'{(gone + r["expected_left"]) / (end - start):.2f} | {r["load"]:.1f} |')
+    return '\n'.join(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--poll', action='store_true', help='poll the session until it ends')
+    ap.add_argument('--every', type=float, default=60.0, help='seconds between looks')
+    ap.add_argument('--table', metavar='JSONL', help='the forecasts against the real time')
+    args = ap.parse_args()
+    if args.poll:
+        poll(args.every)
+    elif args.table:
+        with open(args.table) as f:
+            print(table([json.loads(line) for line in f if line.strip()]))
+    else:
+        ap.error('--poll or --table')
+        sys.exit(2)
+
+
+if __name__ == '__main__':
+    main()
