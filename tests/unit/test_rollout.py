@@ -707,3 +707,32 @@ def test_a_corrupt_rollout_state_is_rejected() -> None:
         mutate(state)
         with pytest.raises(ValueError):
             Rollout.check_state(state)
+
+
+def test_revert_with_an_osd_down_puts_its_config_back_first_and_waits_for_it() -> None:
+    # issue 45: an OSD down after the apply (the options it took may be what
+    # keeps it down) held every revert back; now its config is put back at
+    # once, unrestarted, and the other restarts wait at the gate for it
+    h = Harness()
+    h.apply()
+    h.run()
+    h.cluster.kill(1)
+    n = len(h.cluster.restarts)
+    plan = plan_revert(h.cluster, h.ro.r)  # type: ignore[union-attr]
+    assert [o['osd'] for o in plan['osds']][0] == 1
+    assert any('osd.1 is down: its config is put back first' in x for x in plan['notes'])
+    assert any('osd.1 is down' in b for b in plan['blockers'])
+    ro = h.begin(plan)
+    for _ in range(20):
+        h.clock.advance(ro.step())
+    assert (('osd.1', OPTIONS) not in h.cluster.config) and statuses(ro)[1] == 'skipped'
+    assert 'not restarted' in ro.r['osds'][0]['error']
+    assert h.restarted()[n:] == [] and ro.r['phase'] == 'restart'
+    assert 'ROCKS_AUTOTUNE_ROLLOUT_PAUSED' in ro.health_checks()
+    h.cluster.admin_restarts(1)  # it comes up, on what was put back
+    assert runs(h, 1) == PACIFIC_DEFAULT
+    n = len(h.cluster.restarts)
+    h.run()
+    assert ro.r['state'] == 'done' and h.cluster.config == {}
+    assert sorted(h.restarted()[n:]) == [0, 2, 3, 4, 5]  # never osd.1
+    assert all(runs(h, i) == PACIFIC_DEFAULT for i in range(8))

@@ -219,3 +219,20 @@ def test_the_panels_status_api_carries_the_rollout(mgr: Any) -> None:
     ro = json.loads(r.body)['rollout']
     assert r.status == 200 and ro['kind'] == 'apply' and ro['state'] == 'running'
     assert [(o['osd'], o['status']) for o in ro['osds']] == [(0, 'pending'), (2, 'pending')]
+
+
+def test_revert_is_not_refused_while_an_osd_is_down_and_apply_is(mgr: Any) -> None:
+    r, o, _ = out(mgr.cmd_apply(options=NEW, device_class='ssd'))
+    assert r == 0, o
+    mgr_mock.drive(mgr, what='rollout')
+    mgr.cluster.kill(1)
+    r, _, err = out(mgr.cmd_apply(options=PACIFIC_DEFAULT, device_class='ssd'))
+    assert r == -errno.EINVAL and 'osd.1 is down' in err, err
+    config = dict(mgr.cluster.config)
+    r, o, err = out(mgr.cmd_revert())
+    assert r == 0, err
+    assert 'osd.1 is down: its config is put back first' in o and 'wait for: ' in o, o
+    for _ in range(30):  # its restarts wait at the gate for osd.1
+        mgr.cluster.clock.advance(mgr.rollout.step())
+    assert ('osd.1', OPTIONS) not in mgr.cluster.config and mgr.rollout.active
+    assert mgr.cluster.config != config

@@ -577,7 +577,10 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                             dict(plan, undo=undo), indent=2 if format == 'json-pretty'
                             else None), '')
                     return HandleCommandResult(0, report.plan_text(plan, undo), '')
-                if plan['blockers']:
+                # a revert starts whatever holds restarts back (an OSD the
+                # options broke may be down): it puts back what it can and
+                # its restarts wait at the gate, as `status` says
+                if plan['blockers'] and kind == 'apply':
                     return HandleCommandResult(-errno.EAGAIN, '', (
                         f'not {verb}: the cluster is not ready for a restart: '
                         + '; '.join(plan['blockers']) + ' (--force: others\' health checks '
@@ -598,7 +601,10 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         return HandleCommandResult(0, (
             f'{kind} {ro.r["id"]} started: {plan["target"]}, {n} OSD{"" if n == 1 else "s"} '
             'to restart one at a time; `ceph rocks-autotune status` follows it, `ceph '
-            'rocks-autotune abort` stops it after the OSD in flight'), '')
+            'rocks-autotune abort` stops it after the OSD in flight'
+            + ''.join(f'; {note}' for note in (plan['notes'] if kind == 'revert' else []))
+            + (f'; its restarts wait for: {"; ".join(plan["blockers"])}'
+               if plan['blockers'] else '')), '')
 
     @CLIWriteCommand('rocks-autotune apply')
     def cmd_apply(self, device_class: Optional[str] = None, osds: Optional[str] = None,

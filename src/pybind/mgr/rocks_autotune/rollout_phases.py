@@ -165,6 +165,11 @@ class RolloutPhases:
                               'something beats its mask that the plan did not see; its config is '
                               'put back as it was, and it was not restarted')
                 return 0
+        if r['kind'] == 'revert' and not info.up:
+            # a down OSD (maybe the one the options broke) starts on what
+            # was put back; restarting it is not the revert's to do
+            return self.skip(o, 'down: its config is put back, not restarted; it starts on it '
+                             'when it comes up')
         self.job._restarter(o['osd']).begin(r['kind'], now, ran=o.get('back_to', ''))
         self.enter(P.RESTART, f'osd.{o["osd"]}: restarting on {self.job._what()}')
         return 0

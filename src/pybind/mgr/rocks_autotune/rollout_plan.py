@@ -331,6 +331,16 @@ def plan_revert(cluster: Cluster, last: Optional[Mapping[str, Any]], force: bool
         records.append(_osd_record(config, o['osd'], o['host'], o.get('back_to', '')))
     if theirs:
         notes.append(_some(theirs))
+    up = cluster.osds()
+    # the OSDs down first: their config is put back at once, no restart (the
+    # others' restarts wait for them to be up: the gate)
+    records.sort(key=lambda r: r['osd'] in up and up[r['osd']].up)
+    down = [r['osd'] for r in records if r['osd'] in up and not up[r['osd']].up]
+    if down:
+        notes.append(f'{osd_list(down)} {"is" if len(down) == 1 else "are"} down: '
+                     f'{"its" if len(down) == 1 else "their"} config is put back first, with no '
+                     'restart; the other restarts wait for '
+                     + ('it' if len(down) == 1 else 'them') + ' to be up')
     if not sets:
         # the last rollout stopped part way (its health check is up, a new
         # apply is refused until it is reverted) but left no mask of its own
@@ -340,7 +350,6 @@ def plan_revert(cluster: Cluster, last: Optional[Mapping[str, Any]], force: bool
         notes.append(f'nothing is left to put back of apply {of}: '
                      + ('the rest was set by someone else since' if theirs else
                         'every OSD it changed was put back as it ended'))
-    up = cluster.osds()
     targets = [r['osd'] for r in records if r['status'] == 'pending' and r['osd'] in up]
     since = float(last.get('since', 0.0))
     crash_osds = list(last.get('crash_osds', []))
