@@ -90,7 +90,9 @@ def test_a_window_that_did_not_cover_its_memtables_or_compression_unseen_says_no
     # what it flushed is not the config's survival
     short = wear_model.Window(c, 60 * MiB, 50 * MiB, 10 * MiB, 0.0, 0)
     cal = wear_model.calibrate([window(cand(4), 0.8), short], ONE)
-    assert cal.flush_windows == 1 and cal.survive_at == pytest.approx(0.8)
+    # one flush size seen: the lab's slope through it
+    assert cal.flush_windows == 1 and cal.survive_slope == wear_model.PRIOR_SLOPE
+    assert wear_model.survival(cal, 4 * MiB) == pytest.approx(0.8)
     # no credit for a compression no window measured
     assert cal.compressed == {}
     assert wear_model.predict(cand(4, compression='lz4'), cal, ONE) == pytest.approx(

@@ -30,7 +30,8 @@ cost it):
 Calibrated on the windows: w is the median WAL bytes per client byte; s(F)
 is a line in log2(F) fitted to the windows whose WAL covered every tuned
 shard's flush (fewer would count memtables still unflushed), never rising with F (a
-larger memtable cannot keep more keys alive); r is a compression's flushed
+larger memtable cannot keep more keys alive), the lab's slope (PRIOR_SLOPE)
+when they saw one flush size only; r is a compression's flushed
 bytes over the uncompressed windows' at the line, once both were seen (1
 before: no credit for a compression, nor a cost for none, that the windows
 cannot tell from survival); k scales K to the windows that counted a
@@ -46,6 +47,12 @@ from .space import Candidate, flush_capacity
 
 # the fitted survival share's floor: no config keeps nothing
 MIN_SURVIVAL = 0.02
+# the survival line's slope per doubling of the flush where the windows saw
+# one flush size only (a session's first candidates' short windows rarely
+# flush): the lab's, fitted on 21 windows of 8 configs under fio's 4 KiB
+# random writes (doc/bench/wear.md, "Families with a merge count of their
+# own").  A prior to rank by: the steady windows judge.
+PRIOR_SLOPE = -0.096
 
 
 @dataclass(frozen=True)
@@ -115,13 +122,13 @@ def shape(c: Candidate, flush: float, db_used: float, shards: int = 1) -> float:
 
 def _line(points: Sequence[Tuple[float, float]]) -> Tuple[float, float]:
     """Least squares y = a + b x, b at most 0 (a flat line at the mean
-    when it would rise, or when every x is one)."""
+    when it would rise; PRIOR_SLOPE through the mean when every x is one)."""
     ys = [y for _, y in points]
     mean_y = sum(ys) / len(ys)
     mean_x = sum(x for x, _ in points) / len(points)
     sxx = sum((x - mean_x) ** 2 for x, _ in points)
     if sxx <= 0:
-        return mean_y, 0.0
+        return mean_y - PRIOR_SLOPE * mean_x, PRIOR_SLOPE
     b = sum((x - mean_x) * (y - mean_y) for x, y in points) / sxx
     if b > 0:
         return mean_y, 0.0
