@@ -53,7 +53,7 @@ def test_a_rescue_restores_every_canary_the_start_record_names() -> None:
     assert {o: (rec['noout_ours'], rec['running_dirty']) for o, rec in r['canaries'].items()} == {
         '0': (True, True), '1': (False, True)}
     start['canaries_at_start'] = [start['canaries_at_start']['0']]
-    with pytest.raises(ValueError, match='canaries_at_start is malformed'):
+    with pytest.raises(ValueError, match='canaries_at_start is missing or malformed'):
         session_start.rescue_state(start, 'unreadable', 200.0)
 
 

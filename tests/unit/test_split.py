@@ -332,7 +332,7 @@ def test_an_old_session_without_a_design_reads_as_sequential() -> None:
     for k in ('design', 'design_why'):
         s.s['client'].pop(k)
     assert measurement_plan.single(0, s.s['client']) == {'design': SEQUENTIAL, 'osds': [0]}
-    # the plan a version-3 session is given when it is read (store.migrate_v3)
+    # the plan of a session started before the split design
     s.s['plan'] = measurement_plan.sequential(0)
     assert h.status['design']['why'] == 'started before the split design'
     h.run()

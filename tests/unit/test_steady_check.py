@@ -3,16 +3,13 @@ rounds run in windows of the baseline runs' length and judge the objective
 alone; then, for the arms whose objective passed, best first, the steady
 check measures the baseline and the arm each in a window that lasts until a
 compaction below L0 (at most steady_window_limit)."""
-import json
 from typing import Any, Callable, Dict, List, Tuple
 
 import pytest
 
 from rocks_autotune import report, steady_check
 from rocks_autotune.session import Session
-from rocks_autotune.store import CONFIRM_KEY, HEAD_KEY, STATE_VERSION, SessionStore
 from session_harness import Harness, best_summary, status
-from test_store import stored_session
 
 # the fake's canary at this kv_sync latency writes slowly enough that an L0
 # cycle of the current options takes ~30 s: longer than the 10-s windows
@@ -214,47 +211,6 @@ def test_a_failover_mid_steady_window_measures_it_again() -> None:
     assert sorted(steady) == sorted(set(steady))  # none measured twice
     assert steady == [(t['round'], t['arm'], t['steady']) for t in confirm_trials(s0, True)]
     assert s.s['confirm']['result']['recommended'] == s0.s['confirm']['result']['recommended']
-
-
-def as_version_4(state: Dict[str, Any]) -> Dict[str, Any]:
-    """A head as version 4 saved it mid-confirmation: no steady check."""
-    head = json.loads(json.dumps(state))
-    head['version'] = 4
-    head.pop('confirm_key', None)  # version 4 kept the confirmation in the head
-    del head['confirm']['steady']
-    for t in [head['current']] + head['current'].get('slots', []):
-        t.pop('steady', None)
-    return dict(head)
-
-
-def test_a_version_4_confirmation_keeps_its_rounds_and_window_then_the_steady_check() -> None:
-    kv, store, h = stored_session(confirm_candidates=2, confirm_rounds=5)
-    faster(h)
-    s = h.start(osd=0, trials=3)
-    h.run(until=lambda s: s.s['phase'] == 'measure' and s.s['current'] is not None
-          and s.s['current']['kind'] == 'confirm' and s.s['current']['round'] == 2)
-    head = as_version_4(dict(json.loads(kv.d[HEAD_KEY]),
-                             confirm=json.loads(kv.d[CONFIRM_KEY])['confirm']))
-    head['confirm']['window'] = 40.0  # version 4's long window
-    orders = head['confirm']['orders']
-    kv.d[HEAD_KEY] = json.dumps(head)
-    state = SessionStore(kv.get, kv.put).load()
-    assert state is not None and state['version'] == STATE_VERSION == 5
-    # one pair, at the session's limit
-    assert state['confirm']['steady'] == {'pairs': 1,
-                                          'limit': h.settings.steady_window_limit}
-    h.saved.append(json.dumps(state))
-    h.session = None
-    s = h.reload()
-    h.run()
-    assert s.s['state'] == 'done'
-    assert s.s['confirm']['orders'][:3] == orders[:3]
-    # its rounds left kept its one length
-    assert all(t['measurement']['seconds'] >= 40.0 for t in confirm_trials(s, False)
-               if t['round'] >= 3)
-    best = s.s['confirm']['result']['recommended']
-    assert best is not None and arms(s)[best]['steady']['verdict'] == 'recommended'
-    assert {t['steady'] for t in confirm_trials(s, True)} == {best}
 
 
 def test_the_steady_verdict_rules() -> None:

@@ -1,5 +1,4 @@
-"""The session's persistence: small values, checked writes, versions 1 to 3
-read, start records of one canary (before `canaries_at_start`) read."""
+"""The session's persistence: small values, checked writes, one version."""
 import json
 from typing import Any, Dict, Optional
 
@@ -7,20 +6,9 @@ import pytest
 
 from rocks_autotune import session_start
 from rocks_autotune.store import (CANARY_FIELDS, CONFIRM_KEY, HEAD_KEY, ORIGINALS_KEY, START_FIELDS,
-                                  START_KEY, STATE_VERSION, CanaryRecord, SessionState,
-                                  SessionStore, StartRecord, StoreError, canary_start,
-                                  migrate_v1)
+                                  START_KEY, CanaryRecord, SessionState, SessionStore,
+                                  StartRecord, StoreError)
 from session_harness import Harness
-
-
-def as_version_3(state: Dict[str, Any]) -> Dict[str, Any]:
-    """A state as version 3 saved it: the one canary's fields in the head's own."""
-    v3 = {k: v for k, v in state.items()
-          if k not in ('canaries', 'plan', 'canaries_at_start', 'confirm_key')}
-    (rec,) = state['canaries'].values()
-    v3.update({k: v for k, v in rec.items() if k not in ('originals', 'annexed', 'restarted')})
-    v3.setdefault('precondition', None)
-    return dict(v3, version=3)
 
 
 class KV:
@@ -93,90 +81,6 @@ def test_an_oversized_value_is_refused_not_dropped() -> None:
         store._write(HEAD_KEY, 'x' * (100 << 10))
 
 
-def test_a_version_1_state_is_read_and_resumed() -> None:
-    # what Session.start wrote before issue 11, mid-candidate-restart
-    h = Harness()
-    s = h.start(osd=0, trials=1)
-    h.run(until=lambda s: s.s['phase'] == 'wait_up' and s.s['current']['kind'] == 'candidate')
-    v1 = as_version_3(json.loads(h.saved[-1]))
-    for k in ('noout_ours', 'noout_at_start', 'settings', 'restart'):
-        v1.pop(k)
-    v1.update(version=1, noout_preexisting=False, up_from=5)
-    kv = KV()
-    kv.d[HEAD_KEY] = json.dumps(v1)
-    state = SessionStore(kv.get, kv.put).load()
-    # its canary's part of a start record, from its own fields (v1 had no start record)
-    assert state == dict(migrate_v1(v1), canaries_at_start={'0': canary_start(
-        v1['originals'], v1['annexed'], False)}) and state['phase'] == 'apply'
-    assert state['canaries']['0']['noout_ours']
-    h.saved.append(json.dumps(state))
-    s = h.reload()
-    h.run()
-    assert s.s['state'] == 'done' and not h.cluster.has_noout(0)
-    assert h.cluster.running[0] == h.cluster.defaults['bluestore_rocksdb_options']
-
-
-@pytest.mark.parametrize('old,new', [('apply', 'recover'), ('restart', 'recover_restart'),
-                                     ('wait_up', 'recover_wait')])
-def test_a_version_2_recovery_is_read_in_its_own_phase_and_resumed(old: str, new: str) -> None:
-    # version 2 ran a failed trial's recovery in the trial's phases
-    kv, store, h = stored_session()
-    before = h.config_of(0)
-    s = h.start(osd=0, trials=2)
-    h.run(until=lambda s: s.s['phase'] == 'restart' and s.s['current']['kind'] == 'candidate')
-    h.cluster.restart_fails = True
-    s.step()  # the candidate's restart: the trial fails
-    h.cluster.restart_fails = False
-    h.run(until=lambda s: s.s['phase'] == new)
-    head = as_version_3(json.loads(kv.d[HEAD_KEY]))
-    kv.d[HEAD_KEY] = json.dumps(dict(head, version=2, phase=old))
-    state = SessionStore(kv.get, kv.put).load()
-    assert state is not None and state['version'] == STATE_VERSION and state['phase'] == new
-    # a version-2 trial phase stays what it was
-    kv.d[HEAD_KEY] = json.dumps(dict(head, version=2, phase=old, current=None))
-    assert SessionStore(kv.get, kv.put).load()['phase'] == old  # type: ignore[index]
-    kv.d[HEAD_KEY] = json.dumps(dict(head, version=2, phase=old))
-    h.saved.append(json.dumps(SessionStore(kv.get, kv.put).load()))
-    s = h.reload()
-    h.run()
-    assert s.s['state'] == 'done' and 'failed' in [t['verdict'] for t in s.s['trials']]
-    assert h.config_of(0) == before
-
-
-def test_a_version_3_state_keeps_its_canarys_fields_in_its_record_and_resumes() -> None:
-    # version 3 kept the one canary's fields in the head's own
-    kv, store, h = stored_session()
-    before = h.config_of(0)
-    s = h.start(osd=0, trials=1)
-    h.run(until=lambda s: s.s['phase'] == 'wait_up' and s.s['current']['kind'] == 'candidate')
-    rec = dict(s.canary.rec)
-    head = as_version_3(json.loads(kv.d[HEAD_KEY]))
-    assert 'canaries' not in head and head['running_dirty'] and head['noout_ours']
-    kv.d[HEAD_KEY] = json.dumps(head)
-    # and its start record: the one canary's originals in its own fields only
-    for key in (START_KEY, ORIGINALS_KEY):
-        start = json.loads(kv.d[key])
-        del start['canaries_at_start']
-        kv.d[key] = json.dumps(start)
-    fresh = SessionStore(kv.get, kv.put)
-    state = fresh.load()
-    assert state is not None and state['version'] == STATE_VERSION and 'running_dirty' not in state
-    # what a rescue needs of the canary, as a start record of today keeps it
-    assert state['canaries_at_start'] == s.s['canaries_at_start']
-    fresh.save(state)  # the next save writes the start record as today's
-    for key in (START_KEY, ORIGINALS_KEY):
-        assert json.loads(kv.d[key])['canaries_at_start'] == s.s['canaries_at_start']
-    # its restart still to be waited for (restarted: False), all else as it was
-    assert state['canaries'] == {'0': dict(rec, restarted=False)}
-    assert state['plan'] == {'design': 'sequential', 'osds': [0]}
-    h.saved.append(json.dumps(state))
-    s = h.reload()
-    h.run()
-    assert s.s['state'] == 'done' and h.config_of(0) == before
-    assert not h.cluster.has_noout(0)
-    assert h.cluster.running[0] == h.cluster.defaults['bluestore_rocksdb_options']
-
-
 def test_the_typed_records_match_what_is_written() -> None:
     assert set(StartRecord.__annotations__) == set(START_FIELDS)
     h = Harness()
@@ -196,25 +100,3 @@ def test_the_typed_records_match_what_is_written() -> None:
     s = h.start(osd=0, trials=1, workload='client')
     h.run()
     assert set(s.s) == keys and set(s.canary.rec) == canary
-
-
-def test_a_session_saved_under_the_old_bench_name_goes_on_as_osd_bench() -> None:
-    kv, store, h = stored_session()
-    before = h.config_of(0)
-    s = h.start(osd=0, trials=2)
-    h.run(until=lambda s: s.s['phase'] == 'measure')
-    assert s.s['params']['workload'] == 'osd-bench'
-    # as a module from before the rename saved it
-    for key, raw in list(kv.d.items()):
-        rec = json.loads(raw)
-        if isinstance(rec, dict) and isinstance(rec.get('params'), dict):
-            rec['params']['workload'] = 'bench'
-            kv.d[key] = json.dumps(rec)
-    state = store.load()
-    assert state is not None and state['params']['workload'] == 'osd-bench'
-    h.saved.append(json.dumps(state))
-    s = h.reload()
-    h.run()
-    assert s.s['state'] == 'done', s.s['error']
-    # osd bench's cap was the session's and is taken back: the old name ran as osd-bench
-    assert h.config_of(0) == before

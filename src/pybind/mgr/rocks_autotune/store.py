@@ -30,16 +30,15 @@ only, ended or not:
 No value comes near mon_config_key_max_entry_size (64 KiB) at 500 trials.
 Every write is checked (a store that refuses a value may only log it): a
 failure raises StoreError, and the session pauses until a write succeeds.
-Older versions are read and migrated: 1 (one JSON value under `session`),
-2 (a failed trial's recovery ran in the trial's phases), 3 (one canary's
-state in the head's own fields, not a record per canary), and a start record
-of one canary (in its own fields, before `canaries_at_start`).
+One version of each (STATE_VERSION, ROLLOUT_VERSION): the module has never
+been released.  A head of another version is refused as unreadable (set
+aside under its `.corrupt` key), and a session is rescued from its start
+record as after any unreadable head.
 """
 import json
 from enum import Enum
 from typing import Any, Callable, Dict, List, Mapping, Optional, cast
 
-from .workload import RENAMED
 
 try:
     from typing import TypedDict
@@ -64,13 +63,11 @@ TRIAL_KEY = 'session.trial.{}'
 CONFIRM_KEY = 'session.confirm'
 # well below mon_config_key_max_entry_size (64 KiB): a value this big is a bug
 MAX_VALUE = 48 << 10
-STATE_VERSION = 5
+STATE_VERSION = 6
 # the fields of the start record; everything else but the trials is the head
 START_FIELDS = ('id', 'params', 'reason', 'originals', 'base_options', 'annexed',
                 'release_default', 'sharding', 'seed', 'started', 'settings', 'noout_at_start',
                 'canaries_at_start')
-# a start record written before a session could have several canaries
-ONE_CANARY_START_FIELDS = START_FIELDS[:-1]
 
 
 class CanaryStart(TypedDict):
@@ -107,16 +104,12 @@ def canary_start(originals: Dict[str, Optional[str]], annexed: bool,
 
 
 def canaries_at_start(start: Mapping[str, Any]) -> Dict[str, CanaryStart]:
-    """Every canary's part of a start record; one written before
-    `canaries_at_start` held its one canary's in its own fields."""
+    """Every canary's part of a start record."""
     saved: Optional[Dict[str, CanaryStart]] = start.get('canaries_at_start')
-    if saved is not None:
-        # a rescue reads it alone: malformed is unreadable (ValueError), not a crash
-        if not (isinstance(saved, dict) and all(isinstance(c, dict) for c in saved.values())):
-            raise ValueError('the start record\'s canaries_at_start is malformed')
-        return saved
-    return {str(start['params']['osd']): canary_start(
-        start['originals'], bool(start['annexed']), bool(start.get('noout_at_start')))}
+    # a rescue reads it alone: malformed is unreadable (ValueError), not a crash
+    if not (isinstance(saved, dict) and all(isinstance(c, dict) for c in saved.values())):
+        raise ValueError('the start record\'s canaries_at_start is missing or malformed')
+    return saved
 
 
 class _Restart(TypedDict):
@@ -216,89 +209,6 @@ class StoreError(Exception):
     """A write to the mgr's store failed or did not stick."""
 
 
-def renamed_workload(state: Dict[str, Any]) -> Dict[str, Any]:
-    """A session saved before a workload was renamed runs it under its new name."""
-    params = state.get('params')
-    if isinstance(params, dict) and params.get('workload') in RENAMED:
-        params['workload'] = RENAMED[params['workload']]
-    return state
-
-
-def migrate_v1(state: Dict[str, Any]) -> Dict[str, Any]:
-    """Today's state from a version-1 one (one blob, written before issue 11)."""
-    s = dict(state)
-    preexisting = bool(s.pop('noout_preexisting', False))
-    s.pop('up_from', None)
-    # v1 set noout before every restart and cleared it unless it was there before
-    s.update(version=STATE_VERSION, noout_ours=not preexisting, noout_at_start=preexisting,
-             restart=None, settings=s.get('settings'), config_seen=None, config_changes=[],
-             last_applied=None)
-    # a restart in flight had no record of what it waits for: redo it
-    if s['phase'] in ('restart', 'wait_up'):
-        s['phase'] = 'apply'
-    elif s['phase'] == 'restore_wait':
-        s['phase'] = 'restore'
-    return migrate_v2(s)
-
-
-# version 2 ran a failed trial's recovery in the trial's phases, with the
-# trial in flight marked kind 'recovery'; version 3 has phases of its own
-RECOVERY_PHASES = {'apply': 'recover', 'restart': 'recover_restart',
-                   'wait_up': 'recover_wait'}
-
-
-def migrate_v2(state: Dict[str, Any]) -> Dict[str, Any]:
-    """Today's state from a version-2 one."""
-    s = dict(state)
-    cur = s.get('current')
-    if isinstance(cur, dict) and cur.get('kind') == 'recovery':
-        s['phase'] = RECOVERY_PHASES.get(s['phase'], s['phase'])
-    return migrate_v3(s)
-
-
-def migrate_v3(state: Dict[str, Any]) -> Dict[str, Any]:
-    """Today's state from a version-3 one: the canary's fields, kept in the
-    head's own, move to its record under `canaries` (the originals and the
-    annex flag stay in the start record too); it measured one canary."""
-    s = dict(state, version=STATE_VERSION)
-    osd = s['params']['osd']
-    rec = {k: s.pop(k, None) for k in CANARY_FIELDS if k not in ('originals', 'annexed')}
-    rec.update(originals=s.get('originals'), annexed=bool(s.get('annexed')),
-               config_changes=list(s.get('config_changes') or []),
-               noout_ours=bool(rec['noout_ours']), running_dirty=bool(rec['running_dirty']),
-               manual=bool(rec['manual']), restarted=False)
-    if rec['precondition'] is None:
-        del rec['precondition']
-    s['canaries'] = {str(osd): rec}
-    s['config_changes'] = list(rec['config_changes'])
-    s['plan'] = {'design': 'sequential', 'osds': [osd]}
-    return migrate_v4(s)
-
-
-def migrate_v4(state: Dict[str, Any]) -> Dict[str, Any]:
-    """Today's state from a version-4 one: its confirmation judged write-amp
-    in every round, in windows long enough for a compaction (its `window`).
-    It keeps its rounds and that one length for the rounds left (a ratio of
-    windows of unequal lengths measures the drift since a restart too); its
-    arms are judged on the objective over them, then the steady check
-    (confirm.py) measures write-amp in one pair of steady windows of at most
-    that length (the version-4 windows were capped by steady_window_limit)."""
-    s = dict(state, version=STATE_VERSION)
-    rec = s.get('confirm')
-    if isinstance(rec, dict) and 'steady' not in rec:
-        settings = s.get('settings') or {}
-        limit = settings.get('steady_window_limit') or rec.get('window') or 3600.0
-        s['confirm'] = dict(rec, steady={'pairs': 1, 'limit': float(limit)})
-    return s
-
-
-def with_canaries_at_start(state: Dict[str, Any]) -> Dict[str, Any]:
-    """A state or start record with `canaries_at_start`, filled in for one
-    saved before it was kept."""
-    state['canaries_at_start'] = canaries_at_start(state)
-    return state
-
-
 class SessionStore:
     def __init__(self, get: Get, put: Put) -> None:
         self._get = get
@@ -346,7 +256,7 @@ class SessionStore:
             self._confirm = confirm
         head = {k: v for k, v in state.items()
                 if k not in START_FIELDS and k not in ('trials', 'confirm')}
-        head.update(version=STATE_VERSION, id=state['id'], n_trials=len(trials), confirm_key=True)
+        head.update(version=STATE_VERSION, id=state['id'], n_trials=len(trials))
         self._write(HEAD_KEY, json.dumps(head))
         if state['state'] in ENDED and self._originals_of:
             # the head says it ended: nothing is left to restore
@@ -361,20 +271,6 @@ class SessionStore:
         head = json.loads(raw)
         if not isinstance(head, dict):
             raise ValueError('session head is not a record')
-        if head.get('version') == 1:
-            return renamed_workload(with_canaries_at_start(migrate_v1(head)))
-        if head.get('version') == 4:
-            # the steady check's limit is the session's setting, in the start record
-            start = self.load_start()
-            head = migrate_v4(dict(head, settings=(start or {}).get('settings')))
-            head.pop('settings', None)
-        elif head.get('version') in (2, 3):
-            # the canary's fields need its OSD, in the start record
-            start = self.load_start()
-            if start is not None:
-                head = dict(head, params=start.get('params'), originals=start.get('originals'),
-                            annexed=start.get('annexed'))
-            head = (migrate_v2 if head['version'] == 2 else migrate_v3)(head)
         if head.get('version') != STATE_VERSION:
             raise ValueError(f'session state has an unknown version {head.get("version")!r}')
         start = self.load_start()
@@ -386,23 +282,23 @@ class SessionStore:
             if raw_trial is None:
                 raise ValueError(f'session trial {i} is missing')
             trials.append(raw_trial)
-        state = with_canaries_at_start(dict(head, **start))
+        state = dict(head, **start)
+        canaries_at_start(state)
         del state['n_trials']
-        if state.pop('confirm_key', False):  # before it, the head held the confirmation
-            raw_confirm = self._get(CONFIRM_KEY) or '{}'
-            confirm = json.loads(raw_confirm)
-            if not isinstance(confirm, dict) or confirm.get('id') != state['id']:
-                raise ValueError('session confirm record is missing or of another session')
-            if 'confirm' in confirm:
-                state['confirm'] = confirm['confirm']
-            self._confirm = raw_confirm
+        raw_confirm = self._get(CONFIRM_KEY) or '{}'
+        confirm = json.loads(raw_confirm)
+        if not isinstance(confirm, dict) or confirm.get('id') != state['id']:
+            raise ValueError('session confirm record is missing or of another session')
+        if 'confirm' in confirm:
+            state['confirm'] = confirm['confirm']
+        self._confirm = raw_confirm
         state['trials'] = [json.loads(t) for t in trials]
         # as loaded: the next save writes it again if it changed (an older start record)
         self._start_of = state['id']
         self._start = json.dumps({k: start.get(k) for k in START_FIELDS})
         self._originals_of = '' if state['state'] in ENDED else state['id']
         self._trials = trials
-        return renamed_workload(state)
+        return state
 
     def _load_record(self, key: str) -> Optional[Dict[str, Any]]:
         raw = self._get(key)
@@ -425,9 +321,10 @@ class SessionStore:
         record = self._load_record(ORIGINALS_KEY)
         if record is None:
             return None
-        if set(record) not in (set(START_FIELDS), set(ONE_CANARY_START_FIELDS)):
+        if set(record) != set(START_FIELDS):
             raise ValueError(f'{ORIGINALS_KEY} does not hold a start record')
-        return cast(StartRecord, with_canaries_at_start(record))
+        canaries_at_start(record)
+        return cast(StartRecord, record)
 
     def keep_corrupt(self, raw: str) -> None:
         """Set an unreadable head aside (where the admin can read it) and drop it."""
@@ -438,7 +335,7 @@ class SessionStore:
 # ---------------------------------------------------------------- rollouts
 
 ROLLOUT_KEY = 'rollout'
-ROLLOUT_VERSION = 2
+ROLLOUT_VERSION = 3
 # a rollout's own keys, beside the head (which names its id): written before
 # the head, so a save refused part way leaves the last rollout's record whole
 ROLLOUT_OSDS_KEY = 'rollout.{id}.osds.{n}'
@@ -447,8 +344,6 @@ ROLLOUT_VALUE_KEY = 'rollout.{id}.value.{n}'
 # value keys, its error cut at MAX_ERROR), so a chunk stays under MAX_VALUE
 ROLLOUT_CHUNK = 40
 MAX_ERROR = 400
-# version 1 (before issue 22): every option string in the head, chunks of 200
-V1_OSDS_KEY = 'rollout.osds.{}'
 # who (osd/class:ssd, osd.3) -> option -> value (None: none set there)
 Masks = Dict[str, Dict[str, Optional[str]]]
 
@@ -504,11 +399,6 @@ class RolloutState(RolloutPlan, RestartState):
     paused_since: Optional[float]
     cluster_errors: int
     settings: Dict[str, float]  # rollout.RolloutSettings
-
-
-def _v1_unpack(packed: Dict[str, Dict[str, Optional[int]]], values: List[str]) -> Masks:
-    return {who: {name: None if i is None else values[i] for name, i in names.items()}
-            for who, names in packed.items()}
 
 
 class RolloutStore:
@@ -619,8 +509,6 @@ class RolloutStore:
         head = json.loads(raw)
         if not isinstance(head, dict):
             raise ValueError('rollout state has an unknown format')
-        if head.get('version') == 1:
-            return self._load_v1(raw, head)
         if head.get('version') != ROLLOUT_VERSION:
             raise ValueError('rollout state has an unknown format')
         rid = str(head.get('id'))
@@ -659,30 +547,6 @@ class RolloutStore:
                                     ran=val(head['restart']['ran']) or '')
         self._id, self._values, self._keys = rid, values, keys
         self._written[ROLLOUT_KEY] = raw
-        return state
-
-    def _load_v1(self, raw: str, head: Dict[str, Any]) -> Dict[str, Any]:
-        """A rollout saved before issue 22: read as today's; its keys go with the next save."""
-        values = head.pop('values')
-        osds: List[Dict[str, Any]] = []
-        keys = []
-        for i in range(int(head.pop('n_chunks'))):
-            key = V1_OSDS_KEY.format(i)
-            raw_chunk = self._get(key)
-            chunk = json.loads(raw_chunk) if raw_chunk else None
-            if not isinstance(chunk, dict) or chunk.get('id') != head.get('id'):
-                raise ValueError(f'rollout OSD records {i} are missing or of another rollout')
-            keys.append(key)
-            osds += chunk['osds']
-        state = dict(head, version=ROLLOUT_VERSION, sets=_v1_unpack(head['sets'], values),
-                     priors=_v1_unpack(head['priors'], values), allow_single_copy=False,
-                     force=False, since=head.get('started', 0.0),
-                     crash_osds=[o['osd'] for o in osds],
-                     checks=[], blockers=[],
-                     # version 1 set every OSD's options before the first restart
-                     osds=[dict(o, before={k: values[v] for k, v in o['before'].items()},
-                                changed=bool(head['changed'])) for o in osds])
-        self._id, self._values, self._keys = '', [], keys
         return state
 
     def keep_corrupt(self, raw: str) -> None:
