@@ -327,11 +327,11 @@ def summary_lines(st: Mapping[str, Any]) -> List[str]:
         return []
     rec = st.get('confirmation') or {}
     result = rec.get('result')
+    arm = recommended_arm(result)
     on = f'osd.{st["osd"]} (objective {st.get("objective", "iops")})'
     if result is None:
         lines = [f'state: {st["state"]}, no answer on {on}: {st.get("error") or st["message"]}']
     else:
-        arm = recommended_arm(result)
         lines = [f'state: {st["state"]}: ' + (f'recommend trial {arm["trial"]} ({arm["arm"]}) '
                                               f'for {on}' if arm
                                               else f'keep your current options on {on}')]
@@ -365,8 +365,7 @@ def summary_lines(st: Mapping[str, Any]) -> List[str]:
                      'runs its own options again')
     lines += crashes_lines(st)
     lines.append('next: ceph rocks-autotune apply --dry-run (the rollout plan), or best '
-                 '(the commands)' if result is not None and recommended_arm(result)
-                 else 'next: nothing to apply')
+                 '(the commands)' if arm else 'next: nothing to apply')
     lines.append('more: ceph rocks-autotune status --detail, history, best')
     return lines
 
