@@ -256,6 +256,7 @@ def test_a_head_of_another_version_is_refused_and_the_canary_rescued(mgr: Any) -
     mgr_mock.drive(other)
     assert other.session.s['state'] == 'failed'
     assert own_config(other, 0) == before[0] and not mgr.cluster.has_noout(0)
+    assert mgr.cluster.running[0] == mgr.cluster.defaults['bluestore_rocksdb_options']
     assert json.loads(other.mock_store['session.corrupt'])['version'] == 5
 
 

@@ -184,6 +184,25 @@ def test_the_rollout_survives_a_mgr_failover(mgr: Any) -> None:
     assert [o for o, _ in mgr.cluster.restarts] == [0, 1, 2]
 
 
+def test_a_rollout_head_of_another_version_is_refused_and_set_aside(mgr: Any) -> None:
+    # one schema version (the module was never released): a head saved by
+    # the last one, 2, is unreadable, never read as today's
+    out(mgr.cmd_apply(options=NEW, device_class='ssd'))
+    clock = mgr.cluster.clock
+    while not (mgr.rollout.r['phase'] == 'wait' and mgr.rollout.r['current'] == 1):
+        clock.advance(mgr.rollout.step())
+    head = json.loads(mgr.mock_store['rollout'])
+    mgr.mock_store['rollout'] = json.dumps(dict(head, version=2))
+    other = mgr_mock.load_class(module.RocksAutotune)('rocks_autotune', None, None)
+    other.cluster, other.clock = mgr.cluster, mgr.clock
+    other.mock_store, other.mock_options = mgr.mock_store, mgr.mock_options
+    other.load()
+    other.publish()
+    assert other.rollout is None and 'ROCKS_AUTOTUNE_ROLLOUT_STATE_CORRUPT' in other.mock_health
+    assert json.loads(other.mock_store['rollout.corrupt'])['version'] == 2
+    assert 'rollout' not in other.mock_store
+
+
 def test_an_unreadable_rollout_state_is_reported_and_set_aside(mgr: Any) -> None:
     mgr.mock_store['rollout'] = '{"version": 1, "state": '
     mgr.load()

@@ -293,7 +293,7 @@ class SessionStore:
             state['confirm'] = confirm['confirm']
         self._confirm = raw_confirm
         state['trials'] = [json.loads(t) for t in trials]
-        # as loaded: the next save writes it again if it changed (an older start record)
+        # as loaded: the next save writes only what changed since
         self._start_of = state['id']
         self._start = json.dumps({k: start.get(k) for k in START_FIELDS})
         self._originals_of = '' if state['state'] in ENDED else state['id']
@@ -316,8 +316,7 @@ class SessionStore:
     def load_originals(self) -> Optional[StartRecord]:
         """The start record of a session that may have changed its canaries
         and has not ended (None: nothing to restore), every canary's part in
-        `canaries_at_start` (an older record's one too); ValueError when
-        unreadable."""
+        `canaries_at_start`; ValueError when unreadable."""
         record = self._load_record(ORIGINALS_KEY)
         if record is None:
             return None

@@ -41,7 +41,7 @@ BENCH_MAX_OPS = BENCH_LIMIT_VALUE * 30
 CLIENT, OSD_BENCH, LIVE = 'client', 'osd-bench', 'live'
 WORKLOADS = (CLIENT, OSD_BENCH, LIVE)
 DEFAULT_WORKLOAD = CLIENT
-RENAMED = {'bench': OSD_BENCH}  # the name until issue 26, in saved sessions and old scripts
+RENAMED = {'bench': OSD_BENCH}  # the name until issue 26: a start under it names the new one
 NAMESPACE = 'rocks_autotune'
 HUNG_WRITE = 60.0  # s a chunk's write may take before the chunk fails
 # an object is filled in writes of at most this (RBD's default object size)
