@@ -190,7 +190,7 @@ class Harness:
         """What a new active mgr does: rebuild from the last saved state."""
         state = self.persisted()
         Session.check_state(state)
-        self.session = Session(state, self.cluster, self.settings, self.save, self.clock)
+        self.session = Session(state, self.cluster, self.save, self.clock)
         self.session.resume_after_failover()
         return self.session
 

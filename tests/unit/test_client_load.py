@@ -280,17 +280,6 @@ def test_preconditioning_writes_the_keyspace_until_the_busiest_family_has_a_lowe
     assert 'LSM: O-0 L1:1/' in text
 
 
-def test_a_preconditioning_saved_before_the_passes_goes_on_with_them() -> None:
-    h = Harness(client_space=4 << 20, client_object_size=1 << 20, precondition_limit=600.0)
-    s = h.start(osd=0, workload='client', trials=1)
-    h.run(until=lambda s: s.s['phase'] == 'precondition')
-    for key in ('filled', 'fill_bytes', 'fill_seconds', 'overwritten'):
-        s.canary.rec['precondition'].pop(key)  # as an older version saved it
-    h.run()
-    p = s.canary.rec['precondition']
-    assert s.s['state'] == 'done' and p['done'] and p['filled'] == 4 and p['overwritten'] == 1024
-
-
 def test_preconditioning_stops_at_its_limit_and_says_the_db_was_not_steady() -> None:
     h = Harness(client_space=4 << 20, client_object_size=1 << 20, precondition_limit=20.0)
     s = h.start(osd=0, workload='client', trials=1)

@@ -21,12 +21,6 @@ def test_a_code_or_field_the_table_lacks_is_refused_at_the_raise() -> None:
         health.raised('TRIAL_FAILED', [], osd=1)  # the summary names index too
 
 
-def test_an_alert_saved_before_the_table_publishes_as_it_was_saved() -> None:
-    old = {'severity': 'warning', 'summary': 'rocks_autotune paused: the cluster is not healthy',
-           'detail': ['osd.2 is down']}
-    assert health.publish({'PAUSED': old})['ROCKS_AUTOTUNE_PAUSED'] == dict(old, count=1)
-
-
 def test_the_end_of_a_job_clears_its_conditions_and_keeps_its_facts() -> None:
     alerts = {code: health.raised(code, [], osd=0, index=0, job='session', kind='apply',
                                   why='x', what='rollout', target='t', done=0, total=1)

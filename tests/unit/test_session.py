@@ -269,7 +269,7 @@ def test_replayed_optimizer_asks_what_the_original_would() -> None:
     h.run(until=lambda s: len(trials(s)) == 7 and phase(s) == 'apply')
     nxt = h.current['candidate']
     state = rewound(h.persisted(), 7)  # injected: the state as it was before the 8th trial
-    fresh = Session(state, h.cluster, h.settings, h.save, h.clock)
+    fresh = Session(state, h.cluster, h.save, h.clock)
     assert fresh.optimizer.ask().to_dict() == nxt
 
 

@@ -39,6 +39,22 @@ def test_a_rescue_restores_from_the_start_record_and_ends_failed() -> None:
     assert r['error'] == 'unreadable'
 
 
+def test_a_rescue_whose_start_record_has_unreadable_settings_restores_with_the_modules(
+) -> None:
+    c = FakeClock()
+    cluster = FakeCluster(c)
+    st: Any = session_start.first_state(cluster, Params(osd=1, trials=2, duration=5.0,
+                                                        workload=OSD_BENCH), Settings(), 100.0)
+    start = {k: st[k] for k in START_FIELDS}
+    start['settings'] = {'poll': 'often'}
+    ours = Settings(poll=7.0)
+    s = Session.rescue(start, 'unreadable', cluster, ours, lambda state: None, c)
+    assert s.settings == ours and s.s['phase'] == 'restore'
+    start['settings'] = None
+    assert Session.rescue(start, 'unreadable', cluster, ours, lambda state: None,
+                          c).settings == ours
+
+
 def test_a_rescue_restores_every_canary_the_start_record_names() -> None:
     c = FakeCluster(FakeClock())
     st: Any = session_start.first_state(c, Params(osd=0, trials=2, duration=5.0,

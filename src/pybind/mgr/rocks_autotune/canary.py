@@ -113,10 +113,9 @@ class Canary:
     def restore(self, originals: Originals, keep: Collection[str] = ()) -> None:
         """Put the originals back, but for `keep`: names someone else set since."""
         for name in SAVED:
-            # a name the session did not save (it started on an older version) it never set
-            if name in keep or name not in originals:
+            if name in keep:
                 continue
-            value = originals.get(name)
+            value = originals[name]
             if value is None:
                 if self.cluster.config_get_own(self.who, name) is not None:
                     self.cluster.config_rm(self.who, name)
@@ -125,8 +124,7 @@ class Canary:
 
     def is_restored(self, originals: Originals, keep: Collection[str] = ()) -> bool:
         now = self.snapshot()
-        return all(now[name] == originals[name] for name in SAVED
-                   if name not in keep and name in originals)
+        return all(now[name] == originals[name] for name in SAVED if name not in keep)
 
     def entries(self) -> ConfigEntries:
         """The watched options at every mask that reaches the canary, and the

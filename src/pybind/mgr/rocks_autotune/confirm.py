@@ -41,13 +41,8 @@ from .store import SessionState
 BASELINE_TRIES = 2
 
 
-# a confirmation planned before the steady check (state version 4) checks
-# each arm in one pair
-OLD_STEADY_PAIRS = 1
-
-
 def plan(ranked: List[Tuple[Dict[str, Any], float]], rounds: int, margin: float,
-         workload: str, canaries: Dict[str, Any], steady_pairs: int = OLD_STEADY_PAIRS,
+         workload: str, canaries: Dict[str, Any], steady_pairs: int = 1,
          steady_limit: float = 3600.0, restart_limit: Optional[float] = None
          ) -> Dict[str, Any]:
     """The record of a confirmation of `ranked`: (search trial, posterior mean)
@@ -156,7 +151,7 @@ class Confirmation:
     @property
     def steady(self) -> Dict[str, Any]:
         """The steady check's pairs and window limit."""
-        return dict({'pairs': OLD_STEADY_PAIRS, 'limit': 3600.0}, **(self.rec.get('steady') or {}))
+        return self.rec['steady']
 
     def passing(self) -> List[str]:
         """The arms whose objective passed over the rounds, best first."""

@@ -78,8 +78,7 @@ def publish(alerts: Mapping[str, Mapping[str, Any]]) -> Dict[str, Dict[str, Any]
     out = {}
     for code, a in alerts.items():
         check = CHECKS[code]
-        # an alert saved before the table kept its own summary and severity
-        summary = a['summary'] if 'summary' in a else check.summary.format(**a['fields'])
-        out[HEALTH_PREFIX + code] = {'severity': check.severity, 'summary': summary,
+        out[HEALTH_PREFIX + code] = {'severity': check.severity,
+                                     'summary': check.summary.format(**a['fields']),
                                      'count': 1, 'detail': list(a['detail'])}
     return out

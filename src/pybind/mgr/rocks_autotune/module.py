@@ -178,18 +178,16 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
     def _load(self) -> None:
         self.load_rollout()
         self.check_options()
-        # a saved session runs with its own settings; these only fill in for
-        # one saved before sessions kept theirs
-        settings = Settings() if self.settings_error else self.settings()
         try:
             state = self.store.load()
             if state is None:
                 return
             Session.check_state(state)
-            self.session = Session(cast(SessionState, state), self.cluster, settings, self.save,
+            self.session = Session(cast(SessionState, state), self.cluster, self.save,
                                    self.clock)
         except (ValueError, TypeError, KeyError) as e:
-            self._rescue(str(e), settings)
+            # a rescue restores with the session's saved settings, else these
+            self._rescue(str(e), Settings() if self.settings_error else self.settings())
             return
         if self.session.active:
             self.log.info('resuming session %s on osd.%d', state['id'], self.session.osd)

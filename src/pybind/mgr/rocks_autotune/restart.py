@@ -226,7 +226,6 @@ class Restarter:
             return False
         try:
             running = self.cluster.config_get_running(self.osd, OPTIONS)
-            ran = r.get('ran', '')  # absent in a record saved before it was kept
-            return running == r['expect'] or (bool(ran) and running == ran)
+            return running == r['expect'] or (bool(r['ran']) and running == r['ran'])
         except ClusterError:  # just started, or died again: not running yet
             return False

@@ -40,7 +40,7 @@ from .cluster import Cluster
 from .gate import Params, StartRefused
 from .machine import Handler, Machine
 from .restart import resume_after_failover
-from .rocksdb_options import PACIFIC_DEFAULT, parse_options, parse_sharding
+from .rocksdb_options import parse_options, parse_sharding
 from .search import Search
 from .session_phases import ENDING, MEASURING, MOVES, P, Phase, Phases
 from .session_settings import Settings
@@ -65,7 +65,7 @@ class Session(Machine):
     MOVES = MOVES
     ACTIVE = ACTIVE
 
-    def __init__(self, state: SessionState, cluster: Cluster, settings: Settings,
+    def __init__(self, state: SessionState, cluster: Cluster,
                  save: Callable[[SessionState], None],
                  clock: Callable[[], float] = time.time) -> None:
         super().__init__(state, save, clock)
@@ -73,15 +73,11 @@ class Session(Machine):
         self.cluster = cluster
         # the settings the session started with: a failover (or an option
         # changed since) does not change them mid-session
-        if state.get('settings') is not None:
-            settings = Settings.from_dict(state['settings'])
-        state['settings'] = asdict(settings)
-        self.settings = settings
+        self.settings = settings = Settings.from_dict(state['settings'])
         self.osd: int = state['params']['osd']
         self.params = Params(**state['params'])
-        # sessions saved before the release was read from the cluster ran on Pacific
-        self.release_default: str = state.get('release_default', PACIFIC_DEFAULT)
-        families = parse_sharding(state.get('sharding', ''))
+        self.release_default: str = state['release_default']
+        families = parse_sharding(state['sharding'])
         self.space = SearchSpace(compressions=settings.compressions,
                                  base=parse_options(state['base_options']),
                                  column_families=families)
@@ -123,7 +119,7 @@ class Session(Machine):
         if duet is not None:
             session_start.add_canary(cluster, state, duet)
         try:
-            session = cls(state, cluster, settings, save, clock)
+            session = cls(state, cluster, save, clock)
             session.space.base_candidate()
         except ValueError as e:
             raise StartRefused(
@@ -144,7 +140,8 @@ class Session(Machine):
         for key, typ in (('state', str), ('phase', str), ('params', dict), ('originals', dict),
                          ('base_options', str), ('trials', list), ('seed', int),
                          ('alerts', dict), ('canaries', dict), ('plan', dict),
-                         ('canaries_at_start', dict)):
+                         ('canaries_at_start', dict), ('settings', dict),
+                         ('release_default', str), ('sharding', str)):
             if not isinstance(state.get(key), typ):
                 raise ValueError(f'session state field {key!r} is missing or malformed')
         if not isinstance(state['params'].get('osd'), int):
@@ -176,8 +173,7 @@ class Session(Machine):
         for t in state['trials']:
             Candidate.from_dict(t['candidate'])
         Phase(state['phase'])
-        if state.get('settings') is not None:
-            Settings.from_dict(state['settings'])
+        Settings.from_dict(state['settings'])
 
     @classmethod
     def rescue(cls, start: StartRecord, why: str, cluster: Cluster, settings: Settings,
@@ -187,8 +183,13 @@ class Session(Machine):
         restore the canary (config, the gated restart: it may run a
         candidate, the noout it may have set) and end failed."""
         state = session_start.rescue_state(start, why, clock())
+        try:
+            Settings.from_dict(state['settings'])
+        except (ValueError, KeyError, AttributeError):
+            # restoring needs few settings: the module's own do
+            state['settings'] = asdict(settings)
         cls.check_state(state)
-        return cls(state, cluster, settings, save, clock)
+        return cls(state, cluster, save, clock)
 
     # ------------------------------------------------------------ commands
 

@@ -338,9 +338,6 @@ class Precondition:
         """One chunk of load; True once the DB is preconditioned (or the limit hit)."""
         rec = self.s['precondition']
         load = self.workload
-        for key, zero in (('filled', 0), ('fill_bytes', 0), ('fill_seconds', 0.0),
-                          ('overwritten', 0)):
-            rec.setdefault(key, zero)  # a record saved before the passes
         left = self.limit - rec['seconds'] - rec['fill_seconds']
         if rec['filled'] < load.object_count:
             rec['filled'], nbytes, secs = load.fill(rec['filled'], left)
