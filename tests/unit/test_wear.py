@@ -63,6 +63,20 @@ def test_the_model_learns_survival_from_the_windows_and_ranks_small_memtables_wo
     assert rising.survive_slope == 0.0 and rising.survive_at == pytest.approx(0.6)
 
 
+def test_memtables_past_the_wal_limit_flush_no_more_than_it_holds() -> None:
+    # past max_total_wal_size RocksDB flushes whatever holds the oldest WAL:
+    # 128 x 4 MiB merged by 64 under a 128-MiB WAL flushes 128 MiB, not 256
+    ws = [window(cand(4), 0.8), window(cand(16), 0.6), window(cand(64), 0.4)]
+    big, capped = cand(4, merge=64), cand(4, merge=32)
+    assert wear_model.shard_flush(big, ONE) == 256 * MiB
+    assert wear_model.shard_flush(big, ONE, 128 * MiB) == 128 * MiB
+    cal = wear_model.calibrate(ws, ONE, 128 * MiB)
+    assert cal.max_total_wal_size == 128 * MiB
+    assert wear_model.predict(big, cal, ONE) == wear_model.predict(capped, cal, ONE)
+    free = wear_model.calibrate(ws, ONE)
+    assert wear_model.predict(big, free, ONE) < wear_model.predict(capped, free, ONE)
+
+
 def test_families_with_a_merge_count_of_their_own_do_not_hold_back_a_flush_window() -> None:
     # Tentacle's sharding: L and P merge 32 memtables whatever the candidate
     # says; a 60-s window of 4 MiB memtables flushes O, m and p many times

@@ -142,7 +142,7 @@ class Search:
     def wear_calibration(self) -> wear_model.Calibration:
         """The wear model fitted to every window so far."""
         return wear_model.calibrate(wear_model.windows_of(self.s['trials']),
-                                    self.space.column_families)
+                                    self.space.column_families, self.space.max_total_wal_size)
 
     def predicted_ratio(self, c: Candidate, cal: wear_model.Calibration) -> float:
         """Config `c`'s predicted steady write-amp over the current options'."""

@@ -23,6 +23,7 @@ __all__ = [
     'ROCKSDB_DEFAULTS',
     'flush_capacity',
     'cycle_bytes',
+    'wal_limit',
 ]
 
 MiB = 1 << 20
@@ -410,6 +411,12 @@ def _wal_limit(families: Sequence[ColumnFamily], n_buffers: int, buffer_size: in
     max_write_buffer_number)."""
     return (max_total_wal_size if max_total_wal_size > 0
             else 4 * _memtable_bytes(families, n_buffers, buffer_size))
+
+
+def wal_limit(families: Sequence[ColumnFamily], c: Candidate, max_total_wal_size: int) -> int:
+    """_wal_limit of config `c`."""
+    return _wal_limit(families, c.max_write_buffer_number, c.write_buffer_size,
+                      max_total_wal_size)
 
 
 def cycle_bytes(families: Sequence[ColumnFamily], c: Candidate, max_total_wal_size: int) -> int:

@@ -20,7 +20,10 @@ cost it):
                                           F: the bytes a shard's memtables take in
                                           before a flush (space.flush_capacity over
                                           the shards of the families that take the
-                                          candidate's merge count: tuned_families)
+                                          candidate's merge count: tuned_families),
+                                          at most the WAL limit's (space.wal_limit:
+                                          past it RocksDB flushes whatever holds
+                                          the oldest WAL)
     compaction     flush * k * K(c)       K: L0->L1 rewrites L1 once per `trigger`
                                           flushes, 1 + L1 / (trigger * F), plus
                                           (multiplier + 1) / 2 per level below L1
@@ -43,7 +46,7 @@ from statistics import median
 from typing import Dict, List, Sequence, Tuple
 
 from .rocksdb_options import ColumnFamily
-from .space import Candidate, flush_capacity
+from .space import Candidate, flush_capacity, wal_limit
 
 # the fitted survival share's floor: no config keeps nothing
 MIN_SURVIVAL = 0.02
@@ -75,6 +78,7 @@ class Calibration:
     compressed: Dict[str, float] = field(default_factory=dict)  # r by compression
     compaction: float = 1.0      # k
     db_used: float = 0.0
+    max_total_wal_size: int = 0  # the running options' (0: RocksDB's own limit)
     windows: int = 0             # windows it was fitted on
     flush_windows: int = 0
     compaction_windows: int = 0
@@ -93,11 +97,20 @@ def tuned_families(families: Sequence[ColumnFamily]) -> List[ColumnFamily]:
     return [cf for cf in families if own not in cf.memtable] or list(families)
 
 
-def shard_flush(c: Candidate, families: Sequence[ColumnFamily]) -> float:
+def tuned_capacity(c: Candidate, families: Sequence[ColumnFamily],
+                   max_total_wal_size: int) -> int:
+    """The bytes the tuned families' memtables take in before each flushed
+    once, at most the WAL limit's."""
+    return min(flush_capacity(tuned_families(families), c),
+               wal_limit(families, c, max_total_wal_size))
+
+
+def shard_flush(c: Candidate, families: Sequence[ColumnFamily],
+                max_total_wal_size: int = 0) -> float:
     """F: the bytes a shard's memtables take in before a flush, averaged
     over the shards of the families that take the candidate's merge count."""
-    tuned = tuned_families(families)
-    return flush_capacity(tuned, c) / shard_count(tuned)
+    return (tuned_capacity(c, families, max_total_wal_size)
+            / shard_count(tuned_families(families)))
 
 
 def survival(cal: Calibration, flush: float) -> float:
@@ -135,10 +148,12 @@ def _line(points: Sequence[Tuple[float, float]]) -> Tuple[float, float]:
     return mean_y - b * mean_x, b
 
 
-def calibrate(windows: Sequence[Window], families: Sequence[ColumnFamily]) -> Calibration:
-    """The model fitted to `windows` (the priors above where they say nothing)."""
+def calibrate(windows: Sequence[Window], families: Sequence[ColumnFamily],
+              max_total_wal_size: int = 0) -> Calibration:
+    """The model fitted to `windows` of configs run under `max_total_wal_size`
+    (the priors above where they say nothing)."""
     counted = [w for w in windows if w.client > 0 and w.wal > 0]
-    cal = Calibration(windows=len(counted))
+    cal = Calibration(windows=len(counted), max_total_wal_size=max_total_wal_size)
     if not counted:
         return cal
     cal.wal = median(w.wal / w.client for w in counted)
@@ -146,19 +161,21 @@ def calibrate(windows: Sequence[Window], families: Sequence[ColumnFamily]) -> Ca
     cal.db_used = median(used) if used else 0.0
     # a window whose WAL did not cover every tuned shard's memtables once
     # counts bytes still in them as never flushed
-    tuned = tuned_families(families)
     flushed = [w for w in counted if w.flush > 0
-               and w.wal >= flush_capacity(tuned, w.candidate)]
+               and w.wal >= tuned_capacity(w.candidate, families, max_total_wal_size)]
     cal.flush_windows = len(flushed)
     if flushed:
+        def flush(w: Window) -> float:
+            return shard_flush(w.candidate, families, max_total_wal_size)
+
         def x(w: Window) -> float:
-            return math.log2(shard_flush(w.candidate, families) / (1 << 20))
+            return math.log2(flush(w) / (1 << 20))
         # the line over every flushed window, then each compression's
         # factor against the uncompressed windows' (none seen: no factor,
         # the line carries what compression did), then the line again on
         # bytes corrected by it
         cal.survive_at, cal.survive_slope = _line([(x(w), w.flush / w.wal) for w in flushed])
-        seen = {comp: median(w.flush / w.wal / survival(cal, shard_flush(w.candidate, families))
+        seen = {comp: median(w.flush / w.wal / survival(cal, flush(w))
                              for w in flushed if w.candidate.compression == comp)
                 for comp in sorted({w.candidate.compression for w in flushed})}
         if 'none' in seen and len(seen) > 1:
@@ -171,15 +188,15 @@ def calibrate(windows: Sequence[Window], families: Sequence[ColumnFamily]) -> Ca
     cal.compaction_windows = len(compacted)
     if compacted:
         cal.compaction = median(
-            w.compaction / w.flush / shape(w.candidate, shard_flush(w.candidate, families),
-                                           w.db_used or cal.db_used, shard_count(families))
+            w.compaction / w.flush / shape(w.candidate, flush(w), w.db_used or cal.db_used,
+                                           shard_count(families))
             for w in compacted)
     return cal
 
 
 def predict(c: Candidate, cal: Calibration, families: Sequence[ColumnFamily]) -> float:
     """Config `c`'s RocksDB bytes written per client byte at steady state."""
-    flush = shard_flush(c, families)
+    flush = shard_flush(c, families, cal.max_total_wal_size)
     flushed = cal.wal * survival(cal, flush) * cal.compressed.get(c.compression, 1.0)
     return cal.wal + flushed * (1.0 + cal.compaction * shape(c, flush, cal.db_used,
                                                              shard_count(families)))
@@ -187,7 +204,7 @@ def predict(c: Candidate, cal: Calibration, families: Sequence[ColumnFamily]) ->
 
 def parts(c: Candidate, cal: Calibration, families: Sequence[ColumnFamily]) -> Dict[str, float]:
     """The prediction's parts (WAL, flush, compaction), for the reports."""
-    flush = shard_flush(c, families)
+    flush = shard_flush(c, families, cal.max_total_wal_size)
     flushed = cal.wal * survival(cal, flush) * cal.compressed.get(c.compression, 1.0)
     return {'wal': cal.wal, 'flush': flushed,
             'compaction': flushed * cal.compaction * shape(c, flush, cal.db_used,
