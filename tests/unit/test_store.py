@@ -74,6 +74,35 @@ def test_a_canary_that_joins_is_in_the_start_record_before_the_head_names_it() -
     assert writes == [HEAD_KEY]  # unchanged: not written again
 
 
+def test_a_start_refused_at_its_first_save_changes_nothing_stored() -> None:
+    # issue 45: the refused start had overwritten the last session's start
+    # record; after a failover that session was set aside as corrupt and the
+    # refused start's canary restarted
+    kv, store, h = stored_session()
+    h.start(osd=0, trials=1)
+    h.run()
+    before = dict(kv.d)
+    refuse = kv.put
+
+    def put(key: str, value: Optional[str]) -> None:
+        if key == HEAD_KEY and value is not None and 'refused-start' in value:
+            raise OSError('error: entry size limited to 8192 bytes.')
+        refuse(key, value)
+    store._put = put  # type: ignore[method-assign]
+    state = session_start.first_state(h.cluster, h.session.params, h.settings, 500.0)
+    state['id'] = 'refused-start'
+    with pytest.raises(StoreError, match='writing session '):
+        store.save(state)
+    assert kv.d == before
+    last = SessionStore(kv.get, kv.put).load()
+    assert last is not None and last['state'] == 'done'
+    # and the store goes on as it was: the last session saves only its head
+    writes = []
+    store._put = lambda key, value: (writes.append(key), refuse(key, value))  # type: ignore
+    store.save(last)
+    assert writes == [HEAD_KEY]
+
+
 def test_an_oversized_value_is_refused_not_dropped() -> None:
     kv = KV()
     store = SessionStore(kv.get, kv.put)

@@ -230,10 +230,30 @@ class SessionStore:
 
     def save(self, state: Mapping[str, Any]) -> None:
         """Write what changed: the start record when new or changed (a
-        canary joined), changed trials, the head last."""
+        canary joined), changed trials, the head last.  A new session's
+        first save that fails puts back the last session's keys: a refused
+        start changes nothing stored."""
+        if self._start_of == state['id']:
+            self._save(state)
+            return
+        keys = (START_KEY, ORIGINALS_KEY, CONFIRM_KEY, HEAD_KEY)
+        before = {key: self._get(key) for key in keys}
+        cache = (self._start_of, self._start, self._originals_of, self._trials, self._confirm)
+        self._trials = []
+        try:
+            self._save(state)
+        except StoreError:
+            for key in keys:
+                try:
+                    self._put(key, before[key])
+                except Exception:  # the mon refused the new keys, it may refuse these
+                    pass
+            (self._start_of, self._start, self._originals_of, self._trials,
+             self._confirm) = cache
+            raise
+
+    def _save(self, state: Mapping[str, Any]) -> None:
         start = json.dumps({k: state.get(k) for k in START_FIELDS})
-        if self._start_of != state['id']:
-            self._trials = []
         # before the head that names a new canary: a rescue restores it too
         changed = self._start_of != state['id'] or self._start != start
         if changed:
