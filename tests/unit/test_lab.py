@@ -243,3 +243,16 @@ def test_the_demo_canary_runs_the_blog_string_with_only_its_wal_scaled(
     assert demo == blog
     # the session the demo runs: the wear objective on its canary
     assert lab.DEMO_START[:4] == ['--osd', str(lab.DEMO_CANARY), '--objective', 'wear']
+
+
+def test_the_demos_module_options_take_an_experiments_overrides(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    lab = load_lab(monkeypatch, str(tmp_path / 'lab'))
+    calls = []
+    monkeypatch.setattr(lab, 'ceph', lambda *a, **k: calls.append(a) or '')
+    monkeypatch.setattr(lab, 'wait_for', lambda *a: None)
+    monkeypatch.setattr(lab, 'log', lambda *a: None)
+    assert lab.demo_setup({'confirm_rounds': '10'}) == lab.DEMO_START
+    set_ = {a[3]: a[4] for a in calls if a[:3] == ('config', 'set', 'mgr')}
+    assert set_ == {f'mgr/rocks_autotune/{k}': v
+                    for k, v in dict(lab.DEMO_OPTIONS, confirm_rounds='10').items()}
