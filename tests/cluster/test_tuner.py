@@ -58,6 +58,9 @@ def test_short_session_ends_done_and_restores_the_canary(short_session: ShortSes
     noise = st['noise']
     assert noise['pairs'] == 1 and noise['sd'] >= 0 and noise['objective'] == 'iops', noise
     assert noise['plan']['rounds'] == 1 and noise['plan']['detectable'] is None, noise
+    # planned at the sd's 80% upper confidence limit: one pair says little
+    assert noise['plan']['sd'] == pytest.approx(noise['planned_sd'])
+    assert noise['planned_sd'] == pytest.approx(3.947 * noise['sd'], rel=0.001), noise
     # the answer is the confirmation's: a verdict over its rounds, with every candidate's figures
     best = s.best
     # the confirmation takes the feasible search candidates (write-amp within

@@ -137,7 +137,8 @@ def test_when_nothing_helps_the_answer_is_keep_your_current_options() -> None:
         in s.s['message'], s.s['message']
     b = report.best_summary(s.s)
     assert b is not None and b['keeps_current'] and b['commands'] == []
-    assert b['options'] is None and len(b['candidates']) == 2
+    # every candidate the confirmation took (the design's count) is listed
+    assert b['options'] is None and len(b['candidates']) == s.s['noise']['design']['candidates']
     text = report.best_text(b)
     assert text.startswith('keep your current options') and 'c1 (trial' in text
     assert all(c['verdict'] in ('below margin', 'dropped') for c in b['candidates'])
@@ -156,9 +157,12 @@ def test_the_noise_is_measured_before_the_search_and_said_with_the_answer() -> N
     assert aa is not None and noise['pairs'] == 2 and noise['sd'] == aa['sd'] > 0
     plan = noise['plan']
     assert plan['rounds'] == 5 and plan['detect'] == 0.10
-    assert plan['detectable'] == power.detectable(noise['sd'], 5, 0.03)
+    # planned at the sd's upper confidence limit, not at the estimate
+    assert noise['planned_sd'] == power.planned_sd(noise['sd'], 2) > noise['sd']
+    assert plan['detectable'] == power.detectable(noise['planned_sd'], 5, 0.03)
     text = report.status_text(st, detail=True)
     assert 'noise: IOPS sd ' in text and 'A/A pair(s)' in text
+    assert f'planned at {noise["planned_sd"]:.3f} (its 80% upper confidence limit)' in text
     h.run()
     result = s.s['confirm']['result']
     seen = result['seen']

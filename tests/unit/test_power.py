@@ -146,6 +146,19 @@ def test_aa_noise_pairs_the_runs_in_order() -> None:
     assert power.aa_noise([100.0]) is None
 
 
+def test_a_plan_takes_the_aa_sds_upper_confidence_limit() -> None:
+    # two pairs say little: the demo's 0.034 over 2 pairs, its rounds 0.072
+    got = power.aa_noise([100.0, 103.5, 100.0, 96.6])
+    assert got is not None and got['pairs'] == 2
+    assert got['planned_sd'] / got['sd'] == pytest.approx(2.117, abs=0.001)
+    assert power.planned_sd(0.05, 60) / 0.05 == pytest.approx(1.08, abs=0.01)
+    # at PLAN_CONFIDENCE, the limit is above the true sd that often
+    rng = random.Random(7)
+    above = sum(power.planned_sd(math.sqrt(sum(rng.gauss(0, 1) ** 2 for _ in range(2)) / 2), 2)
+                > 1.0 for _ in range(4000))
+    assert above / 4000 == pytest.approx(power.PLAN_CONFIDENCE, abs=0.02)
+
+
 def test_pooled_sd_of_the_confirmation_rounds() -> None:
     got = power.pooled_sd([[0.1, 0.3], [0.0, 0.2, 0.4], [0.5]])
     assert got is not None and got['df'] == 3

@@ -28,7 +28,11 @@ The noise is measured the way the confirmation pairs its windows:
   options twice, each a restart, a warm-up and a window), the root mean
   square of each pair's log-ratio (its order is fixed, so a drift from the
   first window of a pair to the second counts as noise, as it does in a round
-  whose order is drawn at random);
+  whose order is drawn at random); the confirmation is planned at its 80%
+  upper confidence limit (`planned_sd`), not at the estimate: two pairs say
+  little about an sd, and a plan at the estimate falls short of its power
+  about half the time (Browne, Statistics in Medicine 1995; on the lab
+  the rounds showed 2.1x the estimate of 2 pairs, doc/bench/demo.md run 4);
 * after the confirmation, from its own rounds: each arm's log-ratios about
   their mean, pooled over the arms (what its verdict actually faced).
 
@@ -41,10 +45,13 @@ import random
 from functools import lru_cache
 from typing import Any, Dict, Iterator, List, Optional, Sequence
 
+from scipy.stats import chi2
+
 from .paired_stats import LEVEL, MIN_ROUNDS, cut, log_ratio, margin_log, signed_rank_cdf
 
 POWER = 0.90  # what "can confirm" means: 9 times in 10
 ALPHA = (1.0 - LEVEL) / 2.0  # one side of the 90% interval: a candidate at the margin passes <= 5%
+PLAN_CONFIDENCE = 0.80  # the A/A sd's upper confidence limit a plan takes
 SIMS = 8000
 SEED = 20261126
 
@@ -152,8 +159,15 @@ def aa_noise(values: Sequence[Optional[float]]) -> Optional[Dict[str, Any]]:
             for r in [log_ratio(b, a)] if r is not None]
     if not logs:
         return None
-    return {'sd': math.sqrt(sum(r * r for r in logs) / len(logs)), 'pairs': len(logs),
-            'per_pair': logs}
+    sd = math.sqrt(sum(r * r for r in logs) / len(logs))
+    return {'sd': sd, 'pairs': len(logs), 'per_pair': logs,
+            'planned_sd': planned_sd(sd, len(logs))}
+
+
+def planned_sd(sd: float, df: int) -> float:
+    """The PLAN_CONFIDENCE upper confidence limit of an sd measured on `df`
+    degrees of freedom (A/A log-ratios have a known mean, 0: one per pair)."""
+    return sd * math.sqrt(df / float(chi2.ppf(1.0 - PLAN_CONFIDENCE, df)))
 
 
 def pooled_sd(arms: Sequence[Sequence[float]]) -> Optional[Dict[str, Any]]:

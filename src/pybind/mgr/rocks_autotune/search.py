@@ -278,12 +278,12 @@ class Search:
         if noise is None:
             s['noise'] = None
             return
-        design = power.design(noise['sd'], st.confirm_candidates, st.confirm_rounds,
+        design = power.design(noise['planned_sd'], st.confirm_candidates, st.confirm_rounds,
                               st.rounds_margin(), st.rounds_detect(),
                               options.MAX_CONFIRM_ROUNDS)
         said = dict(noise, objective=key, window=median(m.seconds for m in runs),
                     design=design, goal=st.objective,
-                    plan=power.plan(noise['sd'], design['rounds'], st.rounds_margin(),
+                    plan=power.plan(noise['planned_sd'], design['rounds'], st.rounds_margin(),
                                     st.rounds_detect(), options.MAX_CONFIRM_ROUNDS,
                                     design['candidates']))
         s['noise'] = said

@@ -11,6 +11,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .measurement_plan import SEQUENTIAL, SPLIT
 from .perf_counters import OBJECTIVE_NAMES, write_amps
+from . import power
 from .paired_stats import MIN_ROUNDS
 from .store import ENDED, SessionState
 
@@ -250,7 +251,8 @@ def noise_line(n: Mapping[str, Any]) -> str:
     p = n['plan']
     name = OBJECTIVE_NAMES.get(n['objective'], n['objective'])
     line = (f'noise: {name} sd {n["sd"]:.3f} per round (log-ratio) over {n["pairs"]} A/A '
-            f'pair(s) of {n["window"]:.0f}-s windows; ')
+            f'pair(s) of {n["window"]:.0f}-s windows, planned at {p["sd"]:.3f} (its '
+            f'{power.PLAN_CONFIDENCE:.0%} upper confidence limit); ')
     d = n.get('design')
     if d is not None and d['why'] != 'as asked':
         line += (f'the confirmation takes {d["candidates"]} candidate(s) over '
