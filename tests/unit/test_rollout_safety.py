@@ -4,7 +4,7 @@ side, whose store refuses a value over the mon's 64 KiB) on the fake cluster.
 Each test is named for the behaviour it pins; the number is the issue's item."""
 import errno
 import json
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 
@@ -182,6 +182,26 @@ def test_3_an_apply_refused_at_its_first_save_leaves_the_last_rollout_revertable
     assert out(other.cmd_revert())[0] == 0
     mgr_mock.drive(other, what='rollout')
     assert m.cluster.config == {}
+
+
+def test_3_an_apply_refused_at_its_head_write_removes_the_keys_it_wrote() -> None:
+    # issue 45: they stayed in config-key forever (~11.5 KB per 40 OSDs)
+    m = make()
+    assert out(m.cmd_apply(options=NEW, osds='0'))[0] == 0
+    mgr_mock.drive(m, what='rollout')
+    saved = dict(m.mock_store)
+    put = m.rollout_store._put
+
+    def refuse_the_head(key: str, value: Optional[str]) -> None:
+        if key == 'rollout' and value is not None:
+            raise OSError('error: entry size limited to 8192 bytes.')
+        put(key, value)
+    m.rollout_store._put = refuse_the_head
+    r, _, err = out(m.cmd_apply(options=NEW, osds='1'))
+    assert r == -errno.EIO and 'writing rollout ' in err, err
+    assert m.mock_store == saved
+    m.rollout_store._put = put
+    assert out(m.cmd_apply(options=NEW, osds='1'))[0] == 0  # and the next one saves
 
 
 def test_3_a_new_rollout_removes_the_last_ones_keys() -> None:

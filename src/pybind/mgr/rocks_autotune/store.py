@@ -434,8 +434,9 @@ class RolloutStore:
     Every value stays under MAX_VALUE at any OSD count and any option length
     (one string longer than that is refused, before anything changes).  The
     head is written last, so a rollout whose first save is refused leaves the
-    last one's record, which its revert needs, as it was; once a new head is
-    written, the previous rollout's keys are removed.
+    last one's record, which its revert needs, as it was (and removes what it
+    wrote of its own); once a new head is written, the previous rollout's
+    keys are removed.
     """
 
     def __init__(self, get: Get, put: Put) -> None:
@@ -504,13 +505,20 @@ class RolloutStore:
             if len(v) > MAX_VALUE:  # before anything is written
                 raise StoreError(f'an option string of {len(v)} bytes is over {MAX_VALUE}, '
                                  'the most one value of the store holds')
-        for key, v in zip(keys, values):
-            self._write_changed(key, v)
-        for i, chunk in enumerate(chunks):
-            key = ROLLOUT_OSDS_KEY.format(id=rid, n=i)
-            keys.append(key)
-            self._write_changed(key, chunk)
-        self._write_changed(ROLLOUT_KEY, raw_head)
+        keys += [ROLLOUT_OSDS_KEY.format(id=rid, n=i) for i in range(len(chunks))]
+        try:
+            for key, v in zip(keys, values + chunks):
+                self._write_changed(key, v)
+            self._write_changed(ROLLOUT_KEY, raw_head)
+        except StoreError:
+            if rid != self._id:  # refused at its first save: its keys go
+                for key in keys:
+                    self._written.pop(key, None)
+                    try:
+                        self._put(key, None)
+                    except Exception:
+                        pass  # the mon refused the keys, it may refuse this
+            raise
         old = [k for k in self._keys if k not in keys]
         self._id, self._values, self._keys = rid, values, keys
         for key in old:  # the previous rollout's: the head no longer names them
