@@ -15,6 +15,8 @@ from rocks_autotune.canary import STATS_OPTIONS
 from rocks_autotune.cluster import ClusterError, PgInfo, PoolInfo
 from rocks_autotune.gate import Params, StartRefused
 from rocks_autotune.workload import NAMESPACE, ClientWorkload, client_objects, client_pool
+from rocks_autotune.session import Session
+from rocks_autotune.store import START_FIELDS
 from session_harness import Harness, assert_restored
 
 
@@ -398,3 +400,23 @@ def test_the_default_workload_is_the_client_load_and_bench_is_named_osd_bench() 
     with pytest.raises(StartRefused, match=r"not 'bench' \(now named osd-bench\)"):
         Params(workload='bench').validate()
     Params(workload='osd-bench').validate()
+
+
+def test_a_rescued_session_removes_the_client_objects_its_lost_head_recorded() -> None:
+    # issue 45: the rescue forgot them, left in the user's pool unannounced
+    h = Harness(client_space=8 << 20, client_object_size=1 << 20, precondition_limit=20.0)
+    before = h.config_of(0)
+    s = h.start(osd=0, workload='client', trials=2)
+    h.run(until=lambda s: s.s['phase'] == 'measure')
+    assert h.cluster.objects[('rbd', NAMESPACE)]
+    start = {k: s.s[k] for k in START_FIELDS}
+    assert start['client_pool'] == 'rbd'
+    h.session = Session.rescue(start, 'unreadable', h.cluster, h.settings, h.save, h.clock)
+    h.run()
+    r = h.session.s
+    assert r['state'] == 'failed' and r['client']['removed'] > 0
+    assert h.cluster.objects[('rbd', NAMESPACE)] == {}
+    assert_restored(h, 0, before)
+    text = report.status_text(h.session.status(), detail=True)
+    assert (f"client load: the lost session's objects in pool rbd, namespace {NAMESPACE}; "
+            f"{r['client']['removed']} removed at the end") in text

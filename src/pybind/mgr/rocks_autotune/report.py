@@ -79,8 +79,12 @@ def client_lines(c: Optional[Mapping[str, Any]]) -> List[str]:
     """The client workload's keyspace, and what became of it."""
     if not c:
         return []
-    line = (f'client load: {c["count"]} objects in pool {c["pool"]}, namespace '
-            f'{NAMESPACE}, in the {len(c["seeds"])} of its {c["pg_num"]} PGs the canary is in')
+    if c['count'] is None:  # a rescue's: only the pool is known
+        line = (f'client load: the lost session\'s objects in pool {c["pool"]}, namespace '
+                f'{NAMESPACE}')
+    else:
+        line = (f'client load: {c["count"]} objects in pool {c["pool"]}, namespace {NAMESPACE}, '
+                f'in the {len(c["seeds"])} of its {c["pg_num"]} PGs the canary is in')
     if c.get('ref_seeds'):
         line += (f', and as many in the {len(c["ref_seeds"])} without it (group R, on '
                  + ', '.join(f'osd.{o}' for o in c.get('ref_osds') or []) + ')')

@@ -82,6 +82,7 @@ def first_state(cluster: Cluster, params: Params, settings: Settings,
         'error': '', 'abort': False, 'noout_at_start': noout,
         'settings': asdict(settings), 'paused_since': None, 'alerts': {},
         'cluster_errors': 0, 'config_changes': [], 'client': client,
+        'client_pool': client['pool'] if client else None,
         'canaries': {str(osd): new_record(originals, annexed, canary.entries())},
         'canaries_at_start': {str(osd): canary_start(originals, annexed, noout)},
         'plan': measurement_plan.single(osd, client),
@@ -169,6 +170,13 @@ def check_running(cluster: Cluster, osd: int) -> None:
             f'the options at osd.{osd}, then start again')
 
 
+def rescued_client(pool: Optional[str]) -> Optional[Dict[str, Any]]:
+    """The client record of a rescue: the pool alone (its count is lost)."""
+    if pool is None:
+        return None
+    return {'pool': pool, 'pg_num': 0, 'seeds': [], 'count': None, 'removed': None}
+
+
 def rescue_state(start: StartRecord, why: str, now: float) -> SessionState:
     """The record of a session whose state is unreadable but whose start
     record is not: it restores every canary the start record names (config,
@@ -183,6 +191,8 @@ def rescue_state(start: StartRecord, why: str, now: float) -> SessionState:
         'phase_started': now, 'message': 'restoring the canary: ' + why, 'error': why,
         'abort': True, 'paused_since': None, 'alerts': {}, 'cluster_errors': 0,
         'config_changes': [], 'canaries_at_start': at_start,
+        # the client load's objects, if any, are in its namespace there: they go too
+        'client': rescued_client(start['client_pool']),
         # the plan names every canary (Session.check_state)
         'plan': measurement_plan.duet(osd, *others) if others else measurement_plan.sequential(osd),
         # what was there is lost with the state: restore as before (config

@@ -67,7 +67,7 @@ STATE_VERSION = 6
 # the fields of the start record; everything else but the trials is the head
 START_FIELDS = ('id', 'params', 'reason', 'originals', 'base_options', 'annexed',
                 'release_default', 'sharding', 'seed', 'started', 'settings', 'noout_at_start',
-                'canaries_at_start')
+                'canaries_at_start', 'client_pool')
 
 
 class CanaryStart(TypedDict):
@@ -96,6 +96,9 @@ class StartRecord(TypedDict):
     noout_at_start: bool
     # every canary's, by OSD id as a string (the session's own included)
     canaries_at_start: Dict[str, CanaryStart]
+    # the pool the client load writes its objects to (None: no client load):
+    # a rescue removes them
+    client_pool: Optional[str]
 
 
 def canary_start(originals: Dict[str, Optional[str]], annexed: bool,
