@@ -32,6 +32,22 @@ def test_bad_input_is_refused_and_changes_nothing(lab: Lab) -> None:
         assert 'Traceback' not in r.stderr
     r = lab.ceph('rocks-autotune', 'start', '--trials', 'many', check=False)
     assert r.returncode != 0 and 'Traceback' not in r.stderr
+    # a keyspace over the pool's quota: a full pool would stop every client's writes
+    objects = (int(lab.ceph('config', 'get', 'mgr', 'mgr/rocks_autotune/client_space').stdout)
+               // int(lab.ceph('config', 'get', 'mgr',
+                               'mgr/rocks_autotune/client_object_size').stdout))
+    used = [p['stats']['objects'] for p in lab.json('df')['pools'] if p['name'] == 'rbd'][0]
+    lab.ceph('config', 'set', 'mgr', 'mgr/rocks_autotune/client_pool', 'rbd')
+    lab.ceph('osd', 'pool', 'set-quota', 'rbd', 'max_objects', str(used + objects - 1))
+    try:
+        r = lab.ceph('rocks-autotune', 'start', '--osd', '0', check=False)
+        assert r.returncode != 0 and "would fill pool 'rbd' to its quota" in r.stderr, r.stderr
+        assert lab.run('rados', '-p', 'rbd', '-N', 'rocks_autotune', 'ls').stdout == ''
+    finally:
+        lab.ceph('osd', 'pool', 'set-quota', 'rbd', 'max_objects', '0')
+        was = [e['value'] for e in before if e['name'] == 'mgr/rocks_autotune/client_pool']
+        lab.ceph('config', *(['set', 'mgr', 'mgr/rocks_autotune/client_pool', was[0]] if was
+                             else ['rm', 'mgr', 'mgr/rocks_autotune/client_pool']))
     assert lab.json('config', 'dump') == before
 
 

@@ -121,6 +121,26 @@ def test_start_refuses_a_keyspace_that_would_take_osds_past_nearfull() -> None:
     assert h.start(osd=0, workload='client').s['state'] == 'running'
 
 
+def test_start_refuses_a_keyspace_over_the_pools_quota() -> None:
+    # issue 45: the load wrote until the mons marked the pool full, which
+    # paused every client's writes to it
+    h = Harness(client_space=8 << 20, client_object_size=1 << 20)
+    rbd = h.cluster.pool_by_id[1]
+    before = h.config_of(0)
+    for quota, said in (({'quota_bytes': 4 << 20}, '0.00 GiB'),
+                        ({'quota_objects': 7}, '7 objects')):
+        for k, v in quota.items():
+            setattr(rbd, k, v)
+        with pytest.raises(StartRefused, match=r"keyspace \(8 objects, client_space 0.01 GiB\) "
+                           r"would fill pool 'rbd' to its quota, and a full pool stops every "
+                           rf"client's writes to it: its quota leaves {said}"):
+            h.start(osd=0, workload='client')
+        assert h.saved == [] and h.config_of(0) == before
+        rbd.quota_bytes = rbd.quota_objects = None
+    rbd.quota_objects = 8
+    assert h.start(osd=0, workload='client').s['state'] == 'running'
+
+
 def test_a_failing_client_write_fails_the_trial_and_the_session_restores() -> None:
     h = Harness(client_space=8 << 20, client_object_size=1 << 20,
                 on_failure='stop', precondition_limit=60.0)

@@ -73,6 +73,14 @@ def test_pools_and_the_pgs_an_osd_serves() -> None:
     m = _mgr()
     m.data['osd_stats']['osd_stats'][2]['kb_used'] = 900
     assert MgrCluster(m).pools()[1].room == 0
+    # a quota (ceph osd pool set-quota) leaves what is not stored yet
+    m = _mgr()
+    m.data['osd_map']['pools'][0].update(quota_max_bytes=10 << 30, quota_max_objects=1000)
+    m.data['df']['pools'][0]['stats'].update(stored=4 << 30, objects=1200)
+    rbd = MgrCluster(m).pools()[1]
+    assert (rbd.quota_bytes, rbd.quota_objects) == (6 << 30, 0)
+    m.data['df']['pools'][0]['stats'].pop('stored')  # its use unknown: not said
+    assert MgrCluster(m).pools()[1].quota_bytes is None
     # a profile that cannot be read counts as no shard to spare
     assert pools[3].erasure and pools[3].k == 4
     # the PGs osd.0 serves: in their up or acting set

@@ -308,6 +308,13 @@ def test_a_split_with_too_little_room_falls_back_under_auto() -> None:
     s = h.start(osd=0, allow_single_copy=True, workload='client')
     assert s.s['client']['design'] == SEQUENTIAL
     assert 'does not take two keyspaces' in s.s['client']['design_why']
+    # a quota that takes one keyspace, not two, as well
+    h = split_harness()
+    h.cluster.pool_by_id[2].quota_bytes = 20 << 20
+    s = h.start(osd=0, allow_single_copy=True, workload='client')
+    assert s.s['client']['design'] == SEQUENTIAL
+    assert ('its quota leaves 0.02 GiB (ceph osd pool get-quota): not two keyspaces'
+            in s.s['client']['design_why'])
 
 
 @pytest.mark.parametrize('pool,workload,room,message', [

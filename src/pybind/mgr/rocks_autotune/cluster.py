@@ -90,6 +90,11 @@ class PoolInfo:
     # cut to nearfull: room = MAX AVAIL x (nearfull - u) / (full - u), u the
     # fullest OSD's use); None: unknown
     room: Optional[int] = None
+    # what its quotas (ceph osd pool set-quota) leave to write before the
+    # mons mark it full, which stops every client's writes to it: bytes
+    # stored and objects; None: no quota (or its use unknown)
+    quota_bytes: Optional[int] = None
+    quota_objects: Optional[int] = None
 
 
 @dataclass
@@ -288,6 +293,13 @@ def _osd_name(osd: int) -> str:
     return f'osd.{osd}'
 
 
+def _quota_left(quota: Any, used: Any) -> Optional[int]:
+    """What a pool quota (0: none) leaves of `used`: None with no quota or use unknown."""
+    if not isinstance(quota, int) or quota <= 0 or not isinstance(used, int):
+        return None
+    return max(0, quota - used)
+
+
 def _count(v: Any, default: int) -> int:
     try:
         return int(v)
@@ -413,8 +425,9 @@ class MgrReads(MgrBase):
     def pools(self) -> Dict[int, PoolInfo]:
         osd_map = self.mgr.get('osd_map')
         profiles = osd_map.get('erasure_code_profiles', {})
-        avail = {p.get('id'): p.get('stats', {}).get('max_avail')
+        stats = {p.get('id'): p.get('stats', {})
                  for p in (self.mgr.get('df') or {}).get('pools', [])}
+        avail = {i: s.get('max_avail') for i, s in stats.items()}
         full, nearfull = osd_map.get('full_ratio'), osd_map.get('nearfull_ratio')
         used = max((s['kb_used'] / s['kb'] for s in self.mgr.get('osd_stats')['osd_stats']
                     if s.get('kb') and 'kb_used' in s), default=None)
@@ -427,6 +440,9 @@ class MgrReads(MgrBase):
                 head = float(full) - used
                 pool.room = (int(avail[pool.id] * min(1.0, max(0.0, float(nearfull) - used)
                                                       / head)) if head > 0 else 0)
+            use = stats.get(pool.id, {})
+            pool.quota_bytes = _quota_left(p.get('quota_max_bytes'), use.get('stored'))
+            pool.quota_objects = _quota_left(p.get('quota_max_objects'), use.get('objects'))
             if p.get('type') == POOL_TYPE_ERASURE:
                 profile = profiles.get(p.get('erasure_code_profile', ''), {})
                 # an unreadable profile counts as no shard to spare (k = size)

@@ -68,6 +68,13 @@ def first_state(cluster: Cluster, params: Params, settings: Settings,
                 f'fullest OSD past its nearfull ratio: the pool has room for '
                 f'{pool.room / 2**30:.2f} GiB (ceph df\'s MAX AVAIL, to nearfull); lower '
                 'client_space or name a pool with more room with client_pool')
+        full = over_quota(pool, settings.client_space, count)
+        if full:
+            raise StartRefused(
+                f'the client workload\'s keyspace ({count} objects, client_space '
+                f'{settings.client_space / 2**30:.2f} GiB) would fill pool {pool.name!r} to its '
+                f'quota, and a full pool stops every client\'s writes to it: {full}; lower '
+                'client_space or name another pool with client_pool')
         client = {'pool': pool.name, 'pg_num': pool.pg_num, 'seeds': seeds,
                   'count': count, 'removed': None, **split}
     params.osd = osd
@@ -122,6 +129,16 @@ def add_canary(cluster: Cluster, state: SessionState, osd: int) -> None:
     state['plan'] = measurement_plan.duet(state['params']['osd'], osd)
 
 
+def over_quota(pool: PoolInfo, space: int, objects: int) -> str:
+    """Why `objects` objects of `space` bytes would not fit under the pool's
+    quotas ('' when they would)."""
+    if pool.quota_bytes is not None and space > pool.quota_bytes:
+        return f'its quota leaves {pool.quota_bytes / 2**30:.2f} GiB (ceph osd pool get-quota)'
+    if pool.quota_objects is not None and objects > pool.quota_objects:
+        return f'its quota leaves {pool.quota_objects} objects (ceph osd pool get-quota)'
+    return ''
+
+
 def design_of(cluster: Cluster, osd: int, pool: PoolInfo, pgs: Sequence[PgInfo],
               without: Sequence[int], count: int, settings: Settings) -> Dict[str, Any]:
     """The client load's measurement design (the `client` record's keys):
@@ -137,6 +154,9 @@ def design_of(cluster: Cluster, osd: int, pool: PoolInfo, pgs: Sequence[PgInfo],
     if not why_not and pool.room is not None and 2 * settings.client_space > pool.room:
         why_not = (f'its room ({pool.room / 2**30:.2f} GiB to nearfull) does not take two '
                    f'keyspaces of client_space')
+    if not why_not and over_quota(pool, 2 * settings.client_space, 2 * count):
+        why_not = (f'{over_quota(pool, 2 * settings.client_space, 2 * count)}: not two '
+                   'keyspaces of client_space')
     if why_not:
         if wanted == SPLIT:
             raise StartRefused(f'measurement_design split: pool {pool.name!r} cannot hold a '
