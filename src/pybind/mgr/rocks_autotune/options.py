@@ -151,7 +151,8 @@ OPTIONS: Tuple[Opt, ...] = (
     Opt('client_space', type='size', default=4 << 30, min=1 << 20,
         desc='the client workload\'s keyspace: it writes 4 KiB at random offsets of '
              'this many bytes of objects (per replica; a session refuses to start where '
-             'they would take an OSD past nearfull), all removed when the session ends'),
+             'they would take an OSD past nearfull or the pool to its quota), all removed '
+             'when the session ends'),
     Opt('client_object_size', type='size', default=4 << 20, min=65536,
         desc='size of the client workload\'s objects (client_space / this many), an '
              'RBD image\'s by default'),
