@@ -241,9 +241,12 @@ def run(a: argparse.Namespace) -> None:
                    'pacific': (PACIFIC_DEFAULT,) * 2,
                    'new_tuning': (NEW_TUNING,) * 2, 'new_tuning_lz4': (NEW_TUNING_LZ4,) * 2,
                    **{n: (o, o) for n, o in SPACE_CONFIGS.items()}}
+        configs.update({n: (o, o) for n, o in a.config})  # --config NAME=OPTIONS
+        # in --configs' order, a name repeated for interleaved passes (A,B,A,B)
+        order = [(n, configs[n]) for n in configs]
         if a.configs:
-            configs = {n: configs[n] for x in a.configs.split(',')
-                       for n in (SPACE_CONFIGS if x == 'space' else [x])}
+            order = [(n, configs[n]) for x in a.configs.split(',')
+                     for n in (SPACE_CONFIGS if x == 'space' else [x])]
         for o in osds:
             benchlib.stats_on(lab, o)
         benchlib.make_pool(lab, POOL)
@@ -254,7 +257,9 @@ def run(a: argparse.Namespace) -> None:
         log(f'image of {a.image_mib} MiB filled and overwritten once in {fill:.0f} s')
         common = {'lab': lab.dir, 'version': facts['version'], 'commit': facts['commit'],
                   'osds': len(osds), 'image_mib': a.image_mib, 'image_fill_seconds': round(fill)}
-        for name, (setting, options) in configs.items():
+        passes: Dict[str, int] = {}
+        for name, (setting, options) in order:
+            passes[name] = passes.get(name, 0) + 1
             if deadline - time.time() < 240:
                 log(f'{name}: left out, too close to --until')
                 continue
@@ -268,7 +273,8 @@ def run(a: argparse.Namespace) -> None:
             for kind, limit in (('short', a.short), ('steady', a.steady_limit)):
                 rows = window(lab, osds, name, options, kind, limit, steady_wal(options),
                               deadline, dict(common, restart_seconds=restart,
-                                             option_running=got, warmup=a.warmup))
+                                             option_running=got, warmup=a.warmup,
+                                             config_pass=passes[name]))
                 with open(a.out, 'a') as f:
                     for r in rows:
                         f.write(json.dumps(r) + '\n')
@@ -321,6 +327,13 @@ def table(path: str) -> str:
     return '\n'.join(out)
 
 
+def named_config(text: str) -> Tuple[str, str]:
+    name, sep, options = text.partition('=')
+    if not sep or not name or not options:
+        raise argparse.ArgumentTypeError(f'{text!r}: NAME=OPTIONS')
+    return name, options
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or '').split('\n')[0])
     ap.add_argument('--up', action='store_true', help='bring the lab up fresh first')
@@ -329,6 +342,9 @@ def main() -> None:
     ap.add_argument('--out', default=OUT, help='JSONL appended to (default %(default)s)')
     ap.add_argument('--configs', default='', help='only these, comma-separated, in order '
                     '(space: every SPACE_CONFIGS one)')
+    ap.add_argument('--config', action='append', default=[], type=named_config,
+                    metavar='NAME=OPTIONS', help='a named option string, set on every OSD '
+                    '(repeatable); name it in --configs, repeated for interleaved passes')
     ap.add_argument('--image-mib', type=int, default=4096)
     ap.add_argument('--warmup', type=float, default=10.0)
     ap.add_argument('--short', type=float, default=60.0)
