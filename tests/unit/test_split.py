@@ -333,20 +333,6 @@ def test_split_asked_for_where_it_cannot_run_is_refused_and_changes_nothing(
     assert h.saved == [] and h.config_of(0) == before
 
 
-def test_an_old_session_without_a_design_reads_as_sequential() -> None:
-    h = split_harness(client_pool='rbd')
-    s = h.start(osd=0, allow_single_copy=True, workload='client', trials=1)
-    for k in ('design', 'design_why'):
-        s.s['client'].pop(k)
-    assert measurement_plan.single(0, s.s['client']) == {'design': SEQUENTIAL, 'osds': [0]}
-    # the plan of a session started before the split design
-    s.s['plan'] = measurement_plan.sequential(0)
-    assert h.status['design']['why'] == 'started before the split design'
-    h.run()
-    assert s.s['state'] == 'done'
-    assert s.s['confirm']['objective'] == 'iops'
-
-
 def test_the_split_plan_is_windowed_as_sequential() -> None:
     plan = measurement_plan.single(3, {'design': SPLIT, 'ref_seeds': [1, 2, 3, 4]})
     measurement_plan.check(plan)

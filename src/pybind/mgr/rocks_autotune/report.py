@@ -307,8 +307,7 @@ def best_summary(state: Dict[str, Any],
         'goal': result.get('goal', 'iops'),
         'rounds': result['rounds'], 'rounds_done': result['rounds_done'],
         'ratios': figures(arm) if arm else None,
-        # its write-amp at steady state (steady_check.py; None: a confirmation
-        # saved before the steady check judged write-amp per round)
+        # its write-amp at steady state (steady_check.py; None: none recommended)
         'steady': arm.get('steady') if arm else None,
         'candidates': [dict(figures(a), arm=a['arm'], trial=a['trial'], verdict=a['verdict'],
                             why=a['why'], rounds=a['objective']['rounds'],

@@ -94,8 +94,7 @@ def session_design(s: SessionState) -> Dict[str, Any]:
     session_start.design_of) and why, for `status`."""
     plan = dict(s['plan'])
     plan.setdefault('why', f'the {s["params"]["workload"]} workload writes no client '
-                    'groups to split' if s.get('client') is None
-                    else 'started before the split design')
+                    'groups to split' if s.get('client') is None else '')
     plan['note'] = SHARED_HOST if plan.get('shared_host') else ''
     return plan
 
@@ -170,13 +169,10 @@ def _answer_line(result: Mapping[str, Any]) -> str:
                 f'{result["margin"]:.0%} margin over '
                 f'{result["rounds_done"]} of {result["rounds"]} rounds{design}'
                 + seen_text(result.get('seen')))
-    if arm.get('steady'):
-        wa = (f'steady write-amp {"<=" if arm["steady"].get("upper_bound") else ""}'
-              f'{arm["steady"]["ratio"]:.2f}x the baseline\'s '
-              f'(its own steady windows, within the {result["budget"]:.2f}x budget'
-              f'{steady_objective_text(arm["steady"])})')
-    else:  # a confirmation saved before the steady check judged write-amp per round
-        wa = f'write-amp {ratio_text(arm["write_amp"])} of the baseline'
+    wa = (f'steady write-amp {"<=" if arm["steady"].get("upper_bound") else ""}'
+          f'{arm["steady"]["ratio"]:.2f}x the baseline\'s '
+          f'(its own steady windows, within the {result["budget"]:.2f}x budget'
+          f'{steady_objective_text(arm["steady"])})')
     return (f'recommend trial {arm["trial"]} ({arm["arm"]}): {name} '
             f'{ratio_text(arm["objective"])} over {arm["objective"]["rounds"]} '
             f'rounds{design} ({result["level"]:.0%} intervals), {wa}{groups_text(arm)}'
