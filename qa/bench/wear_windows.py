@@ -61,8 +61,10 @@ import benchlib  # noqa: E402
 from benchlib import FIO_IMAGE, Lab, log  # noqa: E402
 from rocks_autotune import perf_counters, rocksdb_stats  # noqa: E402
 from rocks_autotune.rocksdb_options import (NEW_TUNING, NEW_TUNING_LZ4,  # noqa: E402
-                                            PACIFIC_DEFAULT, parse_options)
-from rocks_autotune.space import MiB, Candidate, SearchSpace  # noqa: E402
+                                            PACIFIC_DEFAULT, parse_options, parse_sharding,
+                                            parse_size)
+from rocks_autotune.space import MiB, Candidate, SearchSpace, cycle_bytes  # noqa: E402
+from wear_model_check import SHARDING  # noqa: E402
 
 POOL = 'ratbench'  # run_bench's pool
 OUT = os.path.join(benchlib.DOC, 'wear-windows.jsonl')
@@ -85,8 +87,15 @@ BLUEFS = {'bluefs_wal_bytes': ('bluefs', 'bytes_written_wal'),
 
 
 def steady_wal(options: str) -> int:
-    """WAL bytes a steady window must exceed on every OSD."""
-    return benchlib.flush_bytes(options) * benchlib.l0_trigger(options) * COLUMN_FAMILIES
+    """WAL bytes a steady window must exceed on every OSD: the old rule
+    (flush x L0 trigger x 12 families), at most every family's L0 cycle as
+    the module counts it, the WAL limit's early flushes included
+    (space.cycle_bytes over Tentacle's sharding)."""
+    opts = parse_options(options)
+    cycle = cycle_bytes(parse_sharding(SHARDING), SearchSpace.candidate_from_options(opts),
+                        parse_size(opts.get('max_total_wal_size', '0')))
+    return min(cycle, benchlib.flush_bytes(options) * benchlib.l0_trigger(options)
+               * COLUMN_FAMILIES)
 
 
 def fio_chunk(lab: Lab, seconds: float) -> Dict[str, Any]:

@@ -1088,3 +1088,13 @@ def test_wear_windows_space_configs_are_candidates_the_module_could_run() -> Non
         # the blog string's other options, unchanged
         assert {k: v for k, v in opts.items() if k not in TUNED_KEYS} == \
             {k: v for k, v in blog.items() if k not in TUNED_KEYS}
+    # a steady window needs every family's L0 cycle, at most the WAL limit's
+    # flushes of it: 128 x 4 MiB merged by 32 under a 128-MiB WAL, 8 of them
+    big = SearchSpace.render(blog, SearchSpace.candidate_from_options(parse_options(
+        'max_write_buffer_number=128,write_buffer_size=4194304,'
+        'min_write_buffer_number_to_merge=32,level0_file_num_compaction_trigger=8,'
+        'max_bytes_for_level_base=1073741824,max_bytes_for_level_multiplier=8,'
+        'compression=kNoCompression')))
+    capped = big.replace('max_total_wal_size=1073741824', 'max_total_wal_size=134217728')
+    assert wear_windows.steady_wal(capped) == 8 * (128 << 20) < wear_windows.steady_wal(big)
+    assert wear_windows.steady_wal(benchlib.BLOG_SMALL) == (4 << 20) * 2 * 12
