@@ -224,10 +224,11 @@ def test_an_osd_list_that_does_not_parse_is_refused(text: str) -> None:
 def _session(answer: str, **extra: Any) -> Dict[str, Any]:
     arm = {'arm': 'c1', 'trial': 4, 'verdict': 'recommended', 'why': '',
            'objective': {'ratio': {'median': 1.7, 'low': 1.6, 'high': 1.8}, 'rounds': 5},
-           'write_amp': {'ratio': {'median': 0.9, 'low': 0.8, 'high': 1.0}, 'rounds': 5}}
+           'write_amp': {'ratio': {'median': 0.9, 'low': 0.8, 'high': 1.0}, 'rounds': 5},
+           'steady': {'ratio': 0.9}}
     result = {'recommended': 'c1' if answer == 'recommend' else None, 'arms': [arm],
               'objective': 'iops', 'complete': True, 'rounds': 5, 'rounds_done': 5,
-              'level': 0.9, 'margin': 0.03}
+              'level': 0.9, 'margin': 0.03, 'budget': 1.1}
     return dict({'id': 's1', 'state': 'done', 'params': {'osd': 2},
                  'confirm': {'result': result, 'arms': [{'arm': 'c1', 'options': NEW}]}},
                 **extra)
