@@ -427,7 +427,6 @@ class MgrReads(MgrBase):
         profiles = osd_map.get('erasure_code_profiles', {})
         stats = {p.get('id'): p.get('stats', {})
                  for p in (self.mgr.get('df') or {}).get('pools', [])}
-        avail = {i: s.get('max_avail') for i, s in stats.items()}
         full, nearfull = osd_map.get('full_ratio'), osd_map.get('nearfull_ratio')
         used = max((s['kb_used'] / s['kb'] for s in self.mgr.get('osd_stats')['osd_stats']
                     if s.get('kb') and 'kb_used' in s), default=None)
@@ -436,11 +435,12 @@ class MgrReads(MgrBase):
             size = int(p['size'])
             pool = PoolInfo(id=p['pool'], name=str(p.get('pool_name', p['pool'])), size=size,
                             min_size=int(p['min_size']), pg_num=_count(p.get('pg_num'), 0))
-            if isinstance(avail.get(pool.id), int) and full and nearfull and used is not None:
-                head = float(full) - used
-                pool.room = (int(avail[pool.id] * min(1.0, max(0.0, float(nearfull) - used)
-                                                      / head)) if head > 0 else 0)
             use = stats.get(pool.id, {})
+            avail = use.get('max_avail')
+            if isinstance(avail, int) and full and nearfull and used is not None:
+                head = float(full) - used
+                pool.room = (int(avail * min(1.0, max(0.0, float(nearfull) - used) / head))
+                             if head > 0 else 0)
             pool.quota_bytes = _quota_left(p.get('quota_max_bytes'), use.get('stored'))
             pool.quota_objects = _quota_left(p.get('quota_max_objects'), use.get('objects'))
             if p.get('type') == POOL_TYPE_ERASURE:

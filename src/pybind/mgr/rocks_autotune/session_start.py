@@ -154,9 +154,9 @@ def design_of(cluster: Cluster, osd: int, pool: PoolInfo, pgs: Sequence[PgInfo],
     if not why_not and pool.room is not None and 2 * settings.client_space > pool.room:
         why_not = (f'its room ({pool.room / 2**30:.2f} GiB to nearfull) does not take two '
                    f'keyspaces of client_space')
-    if not why_not and over_quota(pool, 2 * settings.client_space, 2 * count):
-        why_not = (f'{over_quota(pool, 2 * settings.client_space, 2 * count)}: not two '
-                   'keyspaces of client_space')
+    full = '' if why_not else over_quota(pool, 2 * settings.client_space, 2 * count)
+    if full:
+        why_not = f'{full}: not two keyspaces of client_space'
     if why_not:
         if wanted == SPLIT:
             raise StartRefused(f'measurement_design split: pool {pool.name!r} cannot hold a '
