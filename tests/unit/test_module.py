@@ -2,6 +2,9 @@
 import errno
 import functools
 import json
+import os
+import subprocess
+import sys
 import threading
 import time
 from typing import Any, Callable, Dict, List, Tuple
@@ -354,3 +357,16 @@ def test_an_aborted_session_fails_its_progress_event(mgr: Any) -> None:
     mgr_mock.drive(mgr)
     assert mgr.session.s['state'] == 'aborted'
     assert [(m, f) for m, f, _, _ in mgr.mock_remote][-1] == ('progress', 'fail')
+
+
+def test_loading_the_module_imports_neither_numpy_nor_scipy() -> None:
+    # scipy's extensions deadlock a mgr sub-interpreter on a thread whose GIL
+    # state is another's: Pacific's mgr hung loading the module when power.py
+    # imported scipy at its top; only the serve thread may import them
+    code = ('import sys, mgr_mock; mgr_mock.install(); import rocks_autotune.module; '
+            'print(sorted(m for m in ("numpy", "scipy", "skopt") if m in sys.modules))')
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = [here, os.path.join(here, '..', '..', 'src', 'pybind', 'mgr'), '/usr/share/ceph/mgr']
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True,
+                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(path)))
+    assert out.stdout.strip() == '[]', out.stdout + out.stderr

@@ -45,8 +45,6 @@ import random
 from functools import lru_cache
 from typing import Any, Dict, Iterator, List, Optional, Sequence
 
-from scipy.stats import chi2
-
 from .paired_stats import LEVEL, MIN_ROUNDS, cut, log_ratio, margin_log, signed_rank_cdf
 
 POWER = 0.90  # what "can confirm" means: 9 times in 10
@@ -167,6 +165,9 @@ def aa_noise(values: Sequence[Optional[float]]) -> Optional[Dict[str, Any]]:
 def planned_sd(sd: float, df: int) -> float:
     """The PLAN_CONFIDENCE upper confidence limit of an sd measured on `df`
     degrees of freedom (A/A log-ratios have a known mean, 0: one per pair)."""
+    # imported here, on the serve thread: scipy imported while the mgr loads
+    # its modules deadlocks Pacific's mgr (see search.Search.optimizer)
+    from scipy.stats import chi2
     return sd * math.sqrt(df / float(chi2.ppf(1.0 - PLAN_CONFIDENCE, df)))
 
 
