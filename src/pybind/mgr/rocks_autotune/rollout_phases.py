@@ -26,21 +26,20 @@ at every mask it touches, before anything changes.  Then, OSD by OSD:
 Every move is in MOVES and checked by the rollout's `_enter` (machine.py);
 the handlers here are dispatched by the engine through `table()`.
 """
+from dataclasses import dataclass, fields
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import health
 from .canary import OPTIONS
-from .cluster import ClusterError
+from .cluster import Cluster, ClusterError
 from .gate import look
 from .machine import Handler
-from .restart import OsdGone, Outcome, Stage
-from .rollout_plan import RUNNING, _some, own_crash, set_by_others, show
-from .store import RolloutOsd
+from .options import default
+from .restart import OsdGone, Outcome, Restarter, Stage
+from .rollout_plan import REVERT, RUNNING, _some, own_crash, set_by_others, show
+from .store import RolloutOsd, RolloutState
 from .views import osd_list
-
-if TYPE_CHECKING:
-    from .rollout import Rollout
 
 
 class Phase(str, Enum):
@@ -71,21 +70,168 @@ MOVES: Dict[Phase, Tuple[Phase, ...]] = {
 }
 
 
-class RolloutPhases:
-    """Each phase's step, on the rollout it is given (whose `_enter` moves
-    the phase, and whose OSD in flight, pause and end it uses)."""
+@dataclass
+class RolloutSettings:
+    """The module options a rollout runs with (declared in options.py)."""
+    restart_timeout: float = default('restart_timeout')
+    manual_restart_timeout: float = default('manual_restart_timeout')
+    unhealthy_timeout: float = default('unhealthy_timeout')
+    poll: float = 2.0  # not an option: how often a step waiting on the cluster looks again
 
-    def __init__(self, rollout: 'Rollout') -> None:
-        self.job = rollout
-        self.r = rollout.r
-        self.enter = rollout._enter
-        self.cluster = rollout.cluster
-        self.settings = rollout.settings
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> 'RolloutSettings':
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: float(v) for k, v in d.items() if k in names})
+
+
+class RolloutPhases:
+    """Each phase's step, and the OSD in flight, the pause and the end they
+    share, on the rollout's record; `enter` (the engine's) moves the phase."""
+
+    def __init__(self, r: RolloutState, cluster: Cluster, settings: RolloutSettings,
+                 save: Callable[[RolloutState], None], enter: Callable[..., None],
+                 clock: Callable[[], float]) -> None:
+        self.r = r
+        self.cluster = cluster
+        self.settings = settings
+        self.save = save
+        self.enter = enter
+        self.clock = clock
 
     def table(self) -> Dict[Any, Handler]:
         return {P.CHECK: self.check, P.NEXT: self.next_osd, P.SET: self.set_mask,
                 P.RESTART: self.restart, P.WAIT: self.wait, P.PUT_BACK: self.put_back,
                 P.PUT_BACK_WAIT: self.put_back_wait}
+
+    # ------------------------------------------------------------ the OSD in flight
+
+    def cur(self) -> RolloutOsd:
+        i = self.r['current']
+        if i is None:
+            raise ValueError(f'no OSD in flight in phase {self.r["phase"]}')
+        return self.r['osds'][i]
+
+    def restarter(self, osd: int) -> Restarter:
+        return Restarter(self.cluster, osd, self.r, self.r['alerts'], lambda: self.save(self.r),
+                         self.settings.restart_timeout, self.settings.manual_restart_timeout,
+                         owner=f'the {self.r["kind"]}',
+                         single_copy_ok=self.r['allow_single_copy'])
+
+    def what(self) -> str:
+        return 'the new options' if self.r['kind'] == 'apply' else 'its options of before'
+
+    # ------------------------------------------------------------ the OSD's mask, the pause
+
+    def write(self, masks: Dict[str, Dict[str, Optional[str]]]) -> None:
+        for who, names in sorted(masks.items()):
+            for name, value in sorted(names.items()):
+                if value is not None:
+                    self.cluster.config_set(who, name, value)
+                elif self.cluster.config_get_own(who, name) is not None:
+                    self.cluster.config_rm(who, name)
+
+    def unset(self, o: RolloutOsd) -> None:
+        """An OSD not restarted after all: its own mask as it was before."""
+        if o['changed']:
+            who = f'osd.{o["osd"]}'
+            self.write({who: self.r['priors'][who]})
+            o['changed'] = False
+
+    def pause(self, now: float, reasons: List[str]) -> float:
+        """The restart of the OSD in flight must wait; the rollout stops if
+        that lasts unhealthy_timeout."""
+        r = self.r
+        since = now if r['paused_since'] is None else float(r['paused_since'])
+        r['paused_since'] = since
+        timeout = self.settings.unhealthy_timeout
+        if now - since > timeout:
+            o = self.cur()
+            if Phase(r['phase']) == P.RESTART:
+                self.unset(o)  # never restarted: its mask as it was
+                o['status'] = 'pending'
+            else:
+                o['status'] = 'done'  # up on the options set, others keep PGs unclean
+            self.end('failed', f'waited {timeout:.0f}s for the cluster: '
+                     + '; '.join(reasons))
+            return 0
+        r['message'] = f'paused before osd.{self.cur()["osd"]}: ' + '; '.join(reasons)
+        r['alerts']['ROLLOUT_PAUSED'] = health.raised(
+            'ROLLOUT_PAUSED', reasons + [f'the {r["kind"]} stops (the OSDs done stay as they '
+                                         f'are) if this lasts {timeout:.0f}s'],
+            kind=r['kind'], why='the cluster is not healthy')
+        return max(self.settings.poll, 5.0)
+
+    def unpause(self) -> None:
+        self.r['paused_since'] = None
+        self.r['alerts'].pop('ROLLOUT_PAUSED', None)
+
+    # ------------------------------------------------------------ the end
+
+    def end(self, final: str, message: str) -> None:
+        r = self.r
+        if final != 'done' and r['current'] is not None:
+            o = self.cur()
+            rec = r['restart']
+            if o['status'] == 'restarting' and (Phase(r['phase']) == P.SET or (
+                    Phase(r['phase']) == P.RESTART and (rec is None
+                                                        or rec['stage'] == Stage.GATE.value))):
+                try:  # not restarted: nothing may hold options it has not started on
+                    self.unset(o)
+                    o['status'] = 'pending'
+                except ClusterError as e:
+                    message += (f'; the options set at osd.{o["osd"]} could not be put back '
+                                f'({e}): it loads them at its next restart')
+        if r['current'] is not None and r['noout_ours']:
+            try:
+                self.restarter(self.cur()['osd']).clear_noout()
+            except ClusterError as e:
+                message += f'; noout on osd.{self.cur()["osd"]} could not be cleared: {e}'
+        health.end_of_job(r['alerts'])
+        if r['current'] is not None and r['osds'][r['current']]['status'] == 'restarting' \
+                and final != 'done':
+            r['osds'][r['current']]['error'] = message  # stopped in flight: may run either
+        r['state'] = final
+        r['error'] = message if final == 'failed' else ''
+        r['restart'] = None
+        self.enter(P.END, message)
+        r['ended'] = self.clock()
+        r['current'] = None
+        if final != 'done' and r['changed']:
+            code = 'ROLLOUT_FAILED' if final == 'failed' else 'ROLLOUT_INCOMPLETE'
+            r['alerts'][code] = self.stopped_alert(code, message)
+
+    def stopped_alert(self, code: str, message: str) -> Dict[str, Any]:
+        r = self.r
+        by: Dict[str, List[int]] = {}
+        for o in r['osds']:
+            by.setdefault(o['status'], []).append(o['osd'])
+        n = len(r['osds'])
+        detail = [message, f'{len(by.get("done", []))} of {n} OSD(s) run {self.what()}: '
+                  + osd_list(by.get('done', []))]
+        for o in r['osds']:
+            if o['status'] == 'failed' and r['kind'] == 'apply':
+                detail.append(f'osd.{o["osd"]}: ' + (
+                    'put back on its prior options' if o['put_back'] == 'done' else
+                    'its prior options are set at its own mask, but it is NOT known to run '
+                    'them: check it'))
+        rest = [o for o in r['osds'] if o['status'] in ('pending', 'restarting')]
+        untouched = [o['osd'] for o in rest if not o['changed']]
+        held = [o['osd'] for o in rest if o['changed']]
+        if untouched:
+            detail.append(f'not restarted: {osd_list(untouched)}; their config was not changed')
+        if held:
+            detail.append(f'not restarted: {osd_list(held)}; their config says {self.what()}, '
+                          'which they load at their next restart')
+        if by.get('skipped'):
+            detail.append(f'skipped: {osd_list(by["skipped"])} (`ceph rocks-autotune status` '
+                          'says why)')
+        if r['kind'] == 'apply':
+            detail.append(f'`{REVERT}` puts back the config this apply changed and restarts '
+                          'the OSDs that run its options')
+        else:
+            detail.append(f'`{REVERT}` again finishes the revert')
+        return health.raised(code, detail, what={'apply': 'rollout', 'revert': 'revert'}[r['kind']],
+                             target=r['target'], done=len(by.get('done', [])), total=n)
 
     def check(self, now: float) -> float:
         """Nothing has changed yet: the plan holds if the masks still hold
@@ -95,8 +241,8 @@ class RolloutPhases:
                  for who, names in self.r['priors'].items()
                  for name, prior in sorted(names.items()) if config.own(who, name) != prior]
         if moved:
-            self.job._end('failed', 'the config changed since the plan was made (' + _some(moved) +
-                          '); nothing was changed: look at the plan again (--dry-run)')
+            self.end('failed', 'the config changed since the plan was made (' + _some(moved) +
+                     '); nothing was changed: look at the plan again (--dry-run)')
             return 0
         self.enter(P.NEXT, 'restarting the OSDs one at a time')
         return 0
@@ -107,7 +253,7 @@ class RolloutPhases:
         if i is None:
             done = len([o for o in r['osds'] if o['status'] == 'done'])
             skipped = [o for o in r['osds'] if o['status'] == 'skipped']
-            self.job._end('done', f'done: {done} OSD(s) restarted on {self.job._what()}' + (
+            self.end('done', f'done: {done} OSD(s) restarted on {self.what()}' + (
                 f'; skipped: {osd_list([o["osd"] for o in skipped])} (see each)'
                 if skipped else ''))
             return 0
@@ -115,7 +261,7 @@ class RolloutPhases:
         o['status'] = 'restarting'
         r['current'] = i
         self.enter(P.SET, f'osd.{o["osd"]} ({i + 1}/{len(r["osds"])}): setting '
-                   f'{self.job._what()} at its own mask')
+                   f'{self.what()} at its own mask')
         return 0
 
     def skip(self, o: RolloutOsd, why: str) -> float:
@@ -131,13 +277,13 @@ class RolloutPhases:
         """Its own mask, just before its restart (again after a failover: the
         same values)."""
         r = self.r
-        o = self.job._cur()
+        o = self.cur()
         who = f'osd.{o["osd"]}'
         config = self.cluster.config_snapshot()
         held = {name: config.own(who, name) for name in r['sets'][who]}
         info = self.cluster.osds().get(o['osd'])
         if info is None or info.destroyed:
-            self.job._unset(o)
+            self.unset(o)
             return self.skip(o, ('no longer in the OSD map' if info is None else 'destroyed')
                              + f': its config is as before the {r["kind"]}, nothing to restart')
         theirs = set_by_others(held, r['priors'][who], r['sets'][who])
@@ -151,27 +297,27 @@ class RolloutPhases:
             except ClusterError:
                 o['before'][RUNNING] = ''
             o['changed'] = r['changed'] = True
-            self.job._save(r)  # a revert knows there is something to undo before it is so
-        self.job._write({who: r['sets'][who]})
+            self.save(r)  # a revert knows there is something to undo before it is so
+        self.write({who: r['sets'][who]})
         if r['kind'] == 'apply':
             wrong = [f'{who} gets {name} {show(got)}' for name, value in r['sets'][who].items()
                      if (got := self.cluster.config_get(who, name)) != value]
             if wrong:
-                self.job._unset(o)
+                self.unset(o)
                 o['status'] = 'failed'
                 o['error'] = '; '.join(wrong)
                 o['put_back'] = 'done'
-                self.job._end('failed', f'after its options were set, {"; ".join(wrong)}: '
-                              'something beats its mask that the plan did not see; its config is '
-                              'put back as it was, and it was not restarted')
+                self.end('failed', f'after its options were set, {"; ".join(wrong)}: '
+                         'something beats its mask that the plan did not see; its config is '
+                         'put back as it was, and it was not restarted')
                 return 0
         if r['kind'] == 'revert' and not info.up:
             # a down OSD (maybe the one the options broke) starts on what
             # was put back; restarting it is not the revert's to do
             return self.skip(o, 'down: its config is put back, not restarted; it starts on it '
                              'when it comes up')
-        self.job._restarter(o['osd']).begin(r['kind'], now, ran=o.get('back_to', ''))
-        self.enter(P.RESTART, f'osd.{o["osd"]}: restarting on {self.job._what()}')
+        self.restarter(o['osd']).begin(r['kind'], now, ran=o.get('back_to', ''))
+        self.enter(P.RESTART, f'osd.{o["osd"]}: restarting on {self.what()}')
         return 0
 
     def look(self, osd: int) -> List[str]:
@@ -185,72 +331,72 @@ class RolloutPhases:
 
     def restart(self, now: float) -> float:
         r = self.r
-        o = self.job._cur()
-        restarter = self.job._restarter(o['osd'])
+        o = self.cur()
+        restarter = self.restarter(o['osd'])
         if r['abort'] and restarter.stage == Stage.GATE:
             # held at the gate: not in flight yet
-            self.job._unset(o)
+            self.unset(o)
             o['status'] = 'pending'
             r['current'] = None
             r['restart'] = None
-            self.job._end('aborted', f'aborted before osd.{o["osd"]} was restarted')
+            self.end('aborted', f'aborted before osd.{o["osd"]} was restarted')
             return 0
         blockers = self.look(o['osd']) if restarter.stage == Stage.GATE else []
         if not blockers:
             try:
                 res = restarter.step(now)
             except OsdGone as e:
-                self.job._unset(o)
+                self.unset(o)
                 return self.skip(o, f'{e}: its config is as before the {r["kind"]}')
             except ClusterError as e:
                 return self.osd_failed(f'restarting osd.{o["osd"]} failed: {e}')
             if res.outcome.held:
                 blockers = res.reasons
         if blockers:
-            return self.job._pause(now, blockers)
-        self.job._unpause()
-        self.enter(P.WAIT, f'osd.{o["osd"]}: waiting for it to be up on {self.job._what()}')
+            return self.pause(now, blockers)
+        self.unpause()
+        self.enter(P.WAIT, f'osd.{o["osd"]}: waiting for it to be up on {self.what()}')
         return self.settings.poll
 
     def wait(self, now: float) -> float:
         r = self.r
-        o = self.job._cur()
+        o = self.cur()
         try:
-            res = self.job._restarter(o['osd']).step(now)
+            res = self.restarter(o['osd']).step(now)
         except OsdGone as e:
-            self.job._unset(o)
+            self.unset(o)
             r['noout_ours'] = False  # on an OSD that is no more
             return self.skip(o, f'{e} (gone during its restart): its config is as before '
                              f'the {r["kind"]}')
         if res.outcome == Outcome.UP:
-            self.job._unpause()
+            self.unpause()
             o['status'] = 'done'
             r['current'] = None
             r['restart'] = None
-            self.enter(P.NEXT, f'osd.{o["osd"]} is up on {self.job._what()}')
+            self.enter(P.NEXT, f'osd.{o["osd"]} is up on {self.what()}')
             return 0
         if res.outcome.held:
-            return self.job._pause(now, res.reasons)  # others keep PGs from clean
-        self.job._unpause()
+            return self.pause(now, res.reasons)  # others keep PGs from clean
+        self.unpause()
         if res.outcome == Outcome.WAITING:
             return self.settings.poll
-        timeout = self.job._restarter(o['osd']).timeout()
+        timeout = self.restarter(o['osd']).timeout()
         if res.outcome == Outcome.NOT_CLEAN_IN_TIME:
             o['status'] = 'done'  # it runs them: its PGs are not clean
-            self.job._end('failed', f'PGs did not become active+clean within {timeout:.0f}s of '
-                          f'restarting osd.{o["osd"]} (it runs {self.job._what()})')
+            self.end('failed', f'PGs did not become active+clean within {timeout:.0f}s of '
+                     f'restarting osd.{o["osd"]} (it runs {self.what()})')
             return 0
         return self.osd_failed(f'osd.{o["osd"]} did not come back up running '
-                               f'{self.job._what()} within {timeout:.0f}s')
+                               f'{self.what()} within {timeout:.0f}s')
 
     def osd_failed(self, error: str) -> float:
         """The OSD in flight did not come back on the options set: apply puts it
         back on its own; a revert stops (there is nothing to go back to)."""
-        o = self.job._cur()
+        o = self.cur()
         o['status'] = 'failed'
         o['error'] = error
         if self.r['kind'] != 'apply':
-            self.job._end('failed', error)
+            self.end('failed', error)
             return 0
         self.enter(P.PUT_BACK, f'{error}; putting osd.{o["osd"]} back on its prior options')
         return 0
@@ -258,23 +404,23 @@ class RolloutPhases:
     def put_back(self, now: float) -> float:
         """Its own mask as it was before the apply (the plan's priors there),
         then its gated restart onto what it ran before."""
-        o = self.job._cur()
-        self.job._unset(o)
-        self.job._restarter(o['osd']).begin('put_back', now, ran=o['before'].get(RUNNING, ''))
+        o = self.cur()
+        self.unset(o)
+        self.restarter(o['osd']).begin('put_back', now, ran=o['before'].get(RUNNING, ''))
         self.enter(P.PUT_BACK_WAIT, f'{o["error"]}; restarting osd.{o["osd"]} on its prior '
                    'options')
         return 0
 
     def put_back_wait(self, now: float) -> float:
         r = self.r
-        o = self.job._cur()
-        restarter = self.job._restarter(o['osd'])
+        o = self.cur()
+        restarter = self.restarter(o['osd'])
         try:
             res = restarter.step(now)
         except ClusterError as e:
             o['put_back'] = 'failed'
-            self.job._end('failed', f'{o["error"]}; its prior options are set at osd.{o["osd"]}, '
-                          f'but restarting it failed: {e}')
+            self.end('failed', f'{o["error"]}; its prior options are set at osd.{o["osd"]}, '
+                     f'but restarting it failed: {e}')
             return 0
         if res.outcome == Outcome.GATE_HELD:
             # never forced, as a session's restore
@@ -289,12 +435,12 @@ class RolloutPhases:
         r['alerts'].pop('ROLLOUT_PAUSED', None)
         if res.outcome.runs_them:
             o['put_back'] = 'done'
-            self.job._end('failed', f'{o["error"]}; it is back on its prior options')
+            self.end('failed', f'{o["error"]}; it is back on its prior options')
             return 0
         if res.outcome == Outcome.NOT_UP_IN_TIME:
             o['put_back'] = 'failed'
-            self.job._end('failed', f'{o["error"]}; it did not come back on its prior options '
-                          f'either within {restarter.timeout():.0f}s (they are set at '
-                          f'osd.{o["osd"]})')
+            self.end('failed', f'{o["error"]}; it did not come back on its prior options '
+                     f'either within {restarter.timeout():.0f}s (they are set at '
+                     f'osd.{o["osd"]})')
             return 0
         return self.settings.poll
