@@ -8,17 +8,17 @@ after every step (and before a restart is issued); a new active mgr rebuilds
 the session (and its optimizer, by replaying the recorded trials) from it.
 
 The phases, their table (MOVES) and each phase's step are in
-session_phases.py; only the session moves them (machine.Machine._enter).
+session_phases.py; they move through the engine's `_enter` (machine.py).
 What is done to a canary OSD (its config, its gated restarts through
 restart.Restarter, its window, the watch on its config, its crashes, its
 restore) is its canary_osd.CanaryOsd's, on its record under `canaries`;
 the canaries are the measurement plan's (`plan`: one, the session's canary,
 or a duet's two, measurement_plan.py).  What is measured next, and what the
-measurements tell the optimizer, is search.Search's.  Here: the session's
-life (start, rescue, the commands, a failover), its pause policy, how it
-ends, and what it shows.  Each canary's original config is saved before the
-first change; every path that ends a session goes through `restore`, except
-`_fail` when restoring itself cannot go on.
+measurements tell the optimizer, is search.Search's.  The pause and the end
+are the phases' too.  Here: the session's life (start, rescue, the commands,
+a failover) and what it shows.  Each canary's original config is saved
+before the first change; every path that ends a session goes through
+`restore`, except `Phases.fail` when restoring itself cannot go on.
 
 The session also keeps what config reached each canary at its start
 (`config_seen`).  Before a trial's restart, a change someone else made since
@@ -31,7 +31,7 @@ import copy
 import logging
 import time
 from dataclasses import asdict
-from typing import Any, Callable, Dict, Iterable, List, Optional, Set
+from typing import Any, Callable, Dict, Optional, Set
 
 from . import health, measurement_plan, session_start, views
 from .canary import OPTIONS, SAVED
@@ -42,7 +42,7 @@ from .machine import Handler, Machine
 from .restart import resume_after_failover
 from .rocksdb_options import parse_options, parse_sharding
 from .search import Search
-from .session_phases import ENDING, MEASURING, MOVES, P, Phase, Phases
+from .session_phases import ENDING, MEASURING, MOVES, P, Phase, Phases, standing_changes
 from .session_settings import Settings
 from .space import Candidate, SearchSpace
 from .store import STATE_VERSION, Ending, SessionState, StartRecord
@@ -53,11 +53,6 @@ __all__ = ['ACTIVE', 'MOVES', 'Phase', 'Session']
 log = logging.getLogger(__name__)
 
 ACTIVE = ('running', 'stopping', 'restoring')
-
-
-def standing_changes(canaries: Iterable[CanaryOsd]) -> List[str]:
-    """The session's list of someone else's changes: its canaries', each once."""
-    return list(dict.fromkeys(line for c in canaries for line in c.rec['config_changes']))
 
 
 class Session(Machine):
@@ -93,7 +88,8 @@ class Session(Machine):
         self.canary = self.canaries[self.osd]
         self.search = Search(state, self.space, settings, self.params, self.release_default,
                              clock)
-        self.phases = Phases(self)
+        self.phases = Phases(state, cluster, self.params, self.space, self.search, settings,
+                             self.canaries, self._enter, clock)
 
     @property
     def optimizer(self) -> Any:
@@ -246,7 +242,7 @@ class Session(Machine):
 
     def _give_up(self, error: str) -> None:
         if self.s['phase'] in ENDING:
-            self._fail(error)
+            self.phases.fail(error)
         else:
             self.s['error'] = error
             self._enter(P.RESTORE, error + '; restoring the canary')
@@ -257,96 +253,6 @@ class Session(Machine):
     def _persist(self) -> bool:
         self.s['config_changes'] = standing_changes(self.canaries.values())
         return super()._persist()
-
-    # ------------------------------------------------------------ the pause
-
-    def _pause(self, now: float, reasons: List[str], config_changed: bool = False) -> float:
-        """The cluster is unhealthy for reasons that are not the canary's, or
-        someone else changed the canary's config: wait.
-
-        Aborts (restoring the canary) once it has lasted unhealthy_timeout.
-        """
-        s = self.s
-        since = now if s['paused_since'] is None else float(s['paused_since'])
-        s['paused_since'] = since
-        why = 'config changed by someone else' if config_changed else 'cluster stayed unhealthy'
-        if now - since > self.settings.unhealthy_timeout:
-            s['alerts'].pop('PAUSED', None)
-            s['alerts'].pop('CONFIG_CHANGED', None)
-            s['error'] = f'{why}: ' + '; '.join(reasons)
-            s['abort'] = True
-            self._enter(P.RESTORE, f'{why}; restoring the canary')
-            return 0
-        timeout = (f'the session aborts and restores osd.{self.osd} '
-                   f'if this lasts {self.settings.unhealthy_timeout:.0f}s')
-        if config_changed:
-            s['message'] = 'paused: config changed by someone else: ' + '; '.join(reasons)
-            s['alerts'].pop('PAUSED', None)  # health is looked at once this is resolved
-            s['alerts']['CONFIG_CHANGED'] = health.raised('CONFIG_CHANGED', reasons + [
-                'every trial is built on the options in effect when the session started',
-                'revert the change to go on, or end the session with `ceph '
-                'rocks-autotune abort` (its restore leaves the change in place); '
-                + timeout], osd=self.osd)
-        else:
-            s['message'] = 'paused: ' + '; '.join(reasons)
-            s['alerts']['PAUSED'] = health.raised('PAUSED', reasons + [timeout])
-        return max(self.settings.poll, 5.0)
-
-    def _unpause(self) -> None:
-        self.s['paused_since'] = None
-        self.s['alerts'].pop('PAUSED', None)
-        self.s['alerts'].pop('CONFIG_CHANGED', None)
-
-    # ------------------------------------------------------------ the end
-
-    def _outcome(self) -> Ending:
-        """How a session that restores its canary ends: decided when the
-        restore begins (its own failure ends it through `_fail`)."""
-        s = self.s
-        if s['error']:
-            return Ending.FAILED
-        if s['abort']:
-            return Ending.ABORTED
-        return Ending.STOPPED if s['state'] == 'stopping' else Ending.DONE
-
-    def _finish(self) -> float:
-        s = self.s
-        for c in self.canaries.values():
-            c.clear_noout()
-            c.remove_client_objects()
-        self._end(Ending(s['final']) if s.get('final') else self._outcome())
-        s['config_changes'] = standing_changes(self.canaries.values())
-        result = views.answer(s)
-        s['message'] = f'{s["state"]}: ' + (
-            views.answer_line(result) if result is not None
-            else 'no answer: the session ended before its confirmation')
-        if s.get('config_changes'):
-            s['message'] += ('; config changed by someone else during the session, left as '
-                             'they set them: ' + '; '.join(s['config_changes']))
-        return 60.0
-
-    def _fail(self, error: str) -> None:
-        """End where restoring cannot go on; the alert tells the admin what is left."""
-        s = self.s
-        s['error'] = error
-        detail = [error]
-        for c in self.canaries.values():
-            detail += c.restore_where_failed()
-            c.remove_client_objects()  # never raises: a failure is kept in the record
-        self._end(Ending.FAILED)
-        s['alerts']['RESTORE_FAILED'] = health.raised('RESTORE_FAILED', detail, osd=self.osd)
-        s['message'] = f'failed: {error}'
-
-    def _end(self, ending: Ending) -> None:
-        """The one place a session ends: its conditions cleared, the crashes
-        since the last look named, the ending set, the end phase entered."""
-        s = self.s
-        health.end_of_job(s['alerts'])
-        for c in self.canaries.values():
-            c.note_last_crashes()
-        s['state'] = ending.value
-        self._enter(P.END)
-        s['ended'] = self.clock()
 
     # ------------------------------------------------------------ views
 

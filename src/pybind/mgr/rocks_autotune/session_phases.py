@@ -21,21 +21,21 @@ the handlers here are dispatched by the engine through `table()`.
 """
 from dataclasses import asdict
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 from . import health, perf_counters, views
 from .canary_osd import CanaryOsd, runs_candidate, slots
-from .cluster import ClusterError
+from .cluster import Cluster, ClusterError
 from .confirm import BASELINE, Confirmation
+from .gate import Params
 from .machine import Handler
 from .measurement_plan import Slot
 from .perf_counters import Measurement
 from .restart import Outcome, Result
-from .search import Trial
-from .space import Candidate
-
-if TYPE_CHECKING:
-    from .session import Session
+from .search import Search, Trial
+from .session_settings import Settings
+from .space import Candidate, SearchSpace
+from .store import Ending, SessionState
 
 
 class Phase(str, Enum):
@@ -94,18 +94,28 @@ def _osds(canaries: List[CanaryOsd]) -> str:
     return ', '.join(f'osd.{c.osd}' for c in canaries)
 
 
-class Phases:
-    """Each phase's step, on the session it is given (whose `_enter` moves
-    the phase, and whose pause, failure and end policies it calls)."""
+def standing_changes(canaries: Iterable[CanaryOsd]) -> List[str]:
+    """The session's list of someone else's changes: its canaries', each once."""
+    return list(dict.fromkeys(line for c in canaries for line in c.rec['config_changes']))
 
-    def __init__(self, session: 'Session') -> None:
-        self.job = session
-        self.s = session.s
-        self.enter = session._enter
-        self.search = session.search
-        self.settings = session.settings
-        self.canaries = session.canaries
-        self.clock = session.clock
+
+class Phases:
+    """Each phase's step, and the pause and the end they share, on the
+    session's record and parts; `enter` (the engine's) moves the phase."""
+
+    def __init__(self, s: SessionState, cluster: Cluster, params: Params, space: SearchSpace,
+                 search: Search, settings: Settings, canaries: Dict[int, CanaryOsd],
+                 enter: Callable[..., None], clock: Callable[[], float]) -> None:
+        self.s = s
+        self.cluster = cluster
+        self.params = params
+        self.osd: int = s['params']['osd']
+        self.space = space
+        self.search = search
+        self.settings = settings
+        self.canaries = canaries
+        self.enter = enter
+        self.clock = clock
 
     def table(self) -> Dict[Any, Handler]:
         return {P.PREPARE: self.prepare, P.NEXT: lambda now: self.next_trial(),
@@ -115,6 +125,96 @@ class Phases:
                 P.MEASURE: self.measure, P.RECOVER: self.recover,
                 P.RECOVER_RESTART: self.recover_restart, P.RECOVER_WAIT: self.recover_wait,
                 P.RESTORE: self.restore, P.RESTORE_WAIT: self.restore_wait}
+
+    # ------------------------------------------------------------ the pause
+
+    def pause(self, now: float, reasons: List[str], config_changed: bool = False) -> float:
+        """The cluster is unhealthy for reasons that are not the canary's, or
+        someone else changed the canary's config: wait.
+
+        Aborts (restoring the canary) once it has lasted unhealthy_timeout.
+        """
+        s = self.s
+        since = now if s['paused_since'] is None else float(s['paused_since'])
+        s['paused_since'] = since
+        why = 'config changed by someone else' if config_changed else 'cluster stayed unhealthy'
+        if now - since > self.settings.unhealthy_timeout:
+            s['alerts'].pop('PAUSED', None)
+            s['alerts'].pop('CONFIG_CHANGED', None)
+            s['error'] = f'{why}: ' + '; '.join(reasons)
+            s['abort'] = True
+            self.enter(P.RESTORE, f'{why}; restoring the canary')
+            return 0
+        timeout = (f'the session aborts and restores osd.{self.osd} '
+                   f'if this lasts {self.settings.unhealthy_timeout:.0f}s')
+        if config_changed:
+            s['message'] = 'paused: config changed by someone else: ' + '; '.join(reasons)
+            s['alerts'].pop('PAUSED', None)  # health is looked at once this is resolved
+            s['alerts']['CONFIG_CHANGED'] = health.raised('CONFIG_CHANGED', reasons + [
+                'every trial is built on the options in effect when the session started',
+                'revert the change to go on, or end the session with `ceph '
+                'rocks-autotune abort` (its restore leaves the change in place); '
+                + timeout], osd=self.osd)
+        else:
+            s['message'] = 'paused: ' + '; '.join(reasons)
+            s['alerts']['PAUSED'] = health.raised('PAUSED', reasons + [timeout])
+        return max(self.settings.poll, 5.0)
+
+    def unpause(self) -> None:
+        self.s['paused_since'] = None
+        self.s['alerts'].pop('PAUSED', None)
+        self.s['alerts'].pop('CONFIG_CHANGED', None)
+
+    # ------------------------------------------------------------ the end
+
+    def outcome(self) -> Ending:
+        """How a session that restores its canary ends: decided when the
+        restore begins (its own failure ends it through `fail`)."""
+        s = self.s
+        if s['error']:
+            return Ending.FAILED
+        if s['abort']:
+            return Ending.ABORTED
+        return Ending.STOPPED if s['state'] == 'stopping' else Ending.DONE
+
+    def finish(self) -> float:
+        s = self.s
+        for c in self.canaries.values():
+            c.clear_noout()
+            c.remove_client_objects()
+        self.end(Ending(s['final']) if s.get('final') else self.outcome())
+        s['config_changes'] = standing_changes(self.canaries.values())
+        result = views.answer(s)
+        s['message'] = f'{s["state"]}: ' + (
+            views.answer_line(result) if result is not None
+            else 'no answer: the session ended before its confirmation')
+        if s.get('config_changes'):
+            s['message'] += ('; config changed by someone else during the session, left as '
+                             'they set them: ' + '; '.join(s['config_changes']))
+        return 60.0
+
+    def fail(self, error: str) -> None:
+        """End where restoring cannot go on; the alert tells the admin what is left."""
+        s = self.s
+        s['error'] = error
+        detail = [error]
+        for c in self.canaries.values():
+            detail += c.restore_where_failed()
+            c.remove_client_objects()  # never raises: a failure is kept in the record
+        self.end(Ending.FAILED)
+        s['alerts']['RESTORE_FAILED'] = health.raised('RESTORE_FAILED', detail, osd=self.osd)
+        s['message'] = f'failed: {error}'
+
+    def end(self, ending: Ending) -> None:
+        """The one place a session ends: its conditions cleared, the crashes
+        since the last look named, the ending set, the end phase entered."""
+        s = self.s
+        health.end_of_job(s['alerts'])
+        for c in self.canaries.values():
+            c.note_last_crashes()
+        s['state'] = ending.value
+        self.enter(P.END)
+        s['ended'] = self.clock()
 
     # ------------------------------------------------------------ the window in flight
 
@@ -129,7 +229,7 @@ class Phases:
         """The canaries the window in flight runs on, in the order they
         restart (a trial recorded before its OSD was kept ran on the
         session's canary)."""
-        return [self.canaries[self.job.osd if t.get('osd') is None else t['osd']]
+        return [self.canaries[self.osd if t.get('osd') is None else t['osd']]
                 for t in slots(self.cur())]
 
     def _next_to_restart(self, canaries: List[CanaryOsd]) -> CanaryOsd:
@@ -144,7 +244,7 @@ class Phases:
         if issued:
             return issued[0]
         if len(left) > 1:
-            osds = self.job.cluster.osds()
+            osds = self.cluster.osds()
             down = [c for c in left if c.osd not in osds or not osds[c.osd].up]
             if down:
                 return down[0]
@@ -163,7 +263,7 @@ class Phases:
         if s['state'] == 'stopping':
             self.enter(P.RESTORE, 'stopped by request; restoring the canary')
             return 0
-        trial = self.search.next_trial(self.job.osd)
+        trial = self.search.next_trial(self.osd)
         if trial is None:
             self.search.plan_confirmation(s['plan'])
             self.enter(P.CONFIRM, 'search done: confirming its best candidates')
@@ -208,7 +308,7 @@ class Phases:
     def _confirm_trial(self, conf: Confirmation, r: int, slot: Slot, index: int,
                        steady: str = '') -> Trial:
         if slot.arm == BASELINE:
-            candidate = self.job.space.base_candidate().to_dict()
+            candidate = self.space.base_candidate().to_dict()
             options = self.s['base_options']
         else:
             a = conf.arm(slot.arm)
@@ -233,7 +333,7 @@ class Phases:
         changes = list(dict.fromkeys(line for c in self.in_window()
                                      for line in c.config_changes()))
         if changes:
-            return self.job._pause(now, changes, config_changed=True)
+            return self.pause(now, changes, config_changed=True)
         self.s['alerts'].pop('CONFIG_CHANGED', None)
         return None
 
@@ -247,8 +347,8 @@ class Phases:
             return paused
         reasons = list(dict.fromkeys(r for c in window for r in c.look()))
         if reasons:
-            return self.job._pause(now, reasons)
-        self.job._unpause()
+            return self.pause(now, reasons)
+        self.unpause()
         for c, trial in zip(window, slots(cur)):
             c.set_up(trial, now)
         self.enter(P.RESTART)
@@ -272,8 +372,8 @@ class Phases:
                 self.enter(P.RESTORE, f'restart failed: {e}')
             return 0
         if r.outcome.held:
-            return self.job._pause(now, r.reasons)
-        self.job._unpause()
+            return self.pause(now, r.reasons)
+        self.unpause()
         self.enter(P.WAIT_UP, f'trial {cur["index"]}: waiting for osd.{canary.osd}')
         return self.settings.poll
 
@@ -282,10 +382,10 @@ class Phases:
         canary = self._next_to_restart(window)
         r = canary.restart(now)
         if r.outcome == Outcome.UP:
-            self.job._unpause()
+            self.unpause()
             canary.restart_done()
             for t in slots(self.cur()):
-                if t.get('osd', self.job.osd) in (None, canary.osd):
+                if t.get('osd', self.osd) in (None, canary.osd):
                     t['restart_seconds'] = canary.up_seconds
         return canary, r
 
@@ -324,8 +424,8 @@ class Phases:
         waits; PGs not clean in time abort the session; not up in time is
         `not_up`'s (given the timeout): a failed trial, or a failed recovery."""
         if r.outcome.held:
-            return self.job._pause(now, r.reasons)
-        self.job._unpause()
+            return self.pause(now, r.reasons)
+        self.unpause()
         if r.outcome == Outcome.WAITING:
             return self.settings.poll
         timeout = canary.timeout()
@@ -384,8 +484,8 @@ class Phases:
             try:
                 m, delay = c.window.measure(now, Candidate.from_dict(trial['candidate']),
                                             length=length, steady_limit=steady_limit,
-                                            families=self.job.space.column_families,
-                                            max_total_wal_size=self.job.space.max_total_wal_size)
+                                            families=self.space.column_families,
+                                            max_total_wal_size=self.space.max_total_wal_size)
             except ClusterError as e:
                 self.trial_failed(f'osd.{c.osd} failed during the measurement: {e}')
                 return 0
@@ -400,13 +500,13 @@ class Phases:
     def _record(self) -> None:
         s = self.s
         cur = self.cur()
-        key = perf_counters.OBJECTIVES[self.job.params.workload][0]
+        key = perf_counters.OBJECTIVES[self.params.workload][0]
         for t in slots(cur):
             m = Measurement.from_dict(t['measurement'])
             if getattr(m, key) is None:
                 # only `live` can see none (osd bench always writes): with no
                 # traffic there is nothing to compare, now or in any later window
-                osd = self.job.osd if t.get('osd') is None else t['osd']
+                osd = self.osd if t.get('osd') is None else t['osd']
                 s['error'] = (f'osd.{osd} served no client write in a {m.seconds:.0f}s '
                               f'window: the live workload measures the traffic the canary '
                               f'has; start again while it has some, or use --workload '
@@ -431,7 +531,7 @@ class Phases:
         if cur['kind'] == 'baseline':
             trial['verdict'] = 'baseline'
             self.search.add_trial(trial)
-            self.search.baseline_measured(self.job.osd)
+            self.search.baseline_measured(self.osd)
         else:
             verdict, score, told = self.search.judge(m, Candidate.from_dict(cur['candidate']))
             trial.update(verdict=verdict, score=score, told=told)
@@ -468,7 +568,7 @@ class Phases:
                                        seconds=seconds))
         s['alerts']['TRIAL_FAILED'] = health.raised(
             'TRIAL_FAILED', [error, f'restoring {_osds(window)} to its original options'],
-            index=cur['index'], osd=self.job.osd)
+            index=cur['index'], osd=self.osd)
         for c in window:
             c.rec['window'] = None
         recovery = dict(cur, kind='recovery', index=cur['index'])
@@ -499,8 +599,8 @@ class Phases:
         try:
             return canary.restart(now)
         except ClusterError as e:
-            self.job._fail(f'config restored, but restarting osd.{canary.osd} failed: {e}; '
-                           f'restart it to load its original options')
+            self.fail(f'config restored, but restarting osd.{canary.osd} failed: {e}; '
+                      f'restart it to load its original options')
             return None
 
     def recover_restart(self, now: float) -> float:
@@ -509,8 +609,8 @@ class Phases:
         if r is None:
             return 0
         if r.outcome.held:
-            return self.job._pause(now, r.reasons)
-        self.job._unpause()
+            return self.pause(now, r.reasons)
+        self.unpause()
         self.enter(P.RECOVER_WAIT, f'trial {self.cur()["index"]} failed: waiting for '
                    f'osd.{canary.osd} on its original options')
         return self.settings.poll
@@ -528,7 +628,7 @@ class Phases:
             if self.settings.on_failure == 'stop':
                 s['state'] = 'stopping'
             return self.after_trial()
-        return self.not_up_yet(now, canary, r, lambda timeout: self.job._fail(
+        return self.not_up_yet(now, canary, r, lambda timeout: self.fail(
             f'osd.{canary.osd} did not come back on its original options within '
             f'{timeout:.0f}s; its config is restored'))
 
@@ -539,14 +639,14 @@ class Phases:
         process may run something else, the gated restart onto them."""
         s = self.s
         if s['state'] != 'restoring':
-            s['final'] = self.job._outcome().value
+            s['final'] = self.outcome().value
         s['state'] = 'restoring'
         s['current'] = None
-        self.job._unpause()
+        self.unpause()
         s['alerts'].pop('MANUAL_RESTART', None)
         restarts = [c for c in self.canaries.values() if c.restore(now)]
         if not restarts:
-            return self.job._finish()
+            return self.finish()
         self.enter(P.RESTORE_WAIT, f'waiting to restart {_osds(restarts)} on its original '
                    'options')
         return 0
@@ -573,10 +673,10 @@ class Phases:
             canary.clear_noout()
             canary.restart_done()
             if all(c.restarted for c in self.canaries.values()):
-                return self.job._finish()
+                return self.finish()
             return 0
         if r.outcome == Outcome.NOT_UP_IN_TIME:
-            self.job._fail(f'osd.{canary.osd} did not come back on its original options '
-                           f'within {canary.timeout():.0f}s; its config is restored')
+            self.fail(f'osd.{canary.osd} did not come back on its original options '
+                      f'within {canary.timeout():.0f}s; its config is restored')
             return 0
         return self.settings.poll
