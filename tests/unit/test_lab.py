@@ -256,3 +256,14 @@ def test_the_demos_module_options_take_an_experiments_overrides(
     set_ = {a[3]: a[4] for a in calls if a[:3] == ('config', 'set', 'mgr')}
     assert set_ == {f'mgr/rocks_autotune/{k}': v
                     for k, v in dict(lab.DEMO_OPTIONS, confirm_rounds='10').items()}
+
+
+def test_a_demo_over_its_target_says_why(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    lab = load_lab(monkeypatch, str(tmp_path / 'lab'))
+    monkeypatch.setattr(os, 'cpu_count', lambda: 2)
+    assert lab.over_target([('lab', 300.0), ('session', 1400.0)], [2.0]) is None
+    busy = lab.over_target([('lab', 300.0), ('session', 2100.0)], [9.0, 11.0])
+    assert busy is not None and 'by 10 min' in busy and 'session 2100s' in busy
+    assert 'load averaged 10.0 on 2 cores' in busy and 'other work' in busy
+    quiet = lab.over_target([('lab', 300.0), ('session', 2100.0)], [2.5])
+    assert quiet is not None and 'other work' not in quiet and 'more rounds' in quiet
