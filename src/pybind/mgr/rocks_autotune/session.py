@@ -242,7 +242,7 @@ class Session(Machine):
 
     def _give_up(self, error: str) -> None:
         if self.s['phase'] in ENDING:
-            self.phases.fail(error)
+            self.phases.out.fail(error)
         else:
             self.s['error'] = error
             self._enter(P.RESTORE, error + '; restoring the canary')

@@ -99,6 +99,32 @@ def standing_changes(canaries: Iterable[CanaryOsd]) -> List[str]:
     return list(dict.fromkeys(line for c in canaries for line in c.rec['config_changes']))
 
 
+def unpause(s: SessionState) -> None:
+    """The pause is over: its alerts cleared."""
+    s['paused_since'] = None
+    s['alerts'].pop('PAUSED', None)
+    s['alerts'].pop('CONFIG_CHANGED', None)
+
+
+def next_to_restart(cluster: Cluster, canaries: List[CanaryOsd]) -> CanaryOsd:
+    """Of `canaries` whose restart is not done, the one to step: one at a
+    time.  The restart in flight; else a canary that is down (the gate
+    holds the others' while it is: a recovery or a restore after it
+    died must start it first); else the first in restart order."""
+    left = [c for c in canaries if not c.restarted]
+    if not left:
+        raise ValueError('no restart left')
+    issued = [c for c in left if c.restart_issued()]
+    if issued:
+        return issued[0]
+    if len(left) > 1:
+        osds = cluster.osds()
+        down = [c for c in left if c.osd not in osds or not osds[c.osd].up]
+        if down:
+            return down[0]
+    return left[0]
+
+
 class Phases:
     """Each phase's step, and the pause and the end they share, on the
     session's record and parts; `enter` (the engine's) moves the phase."""
@@ -116,6 +142,7 @@ class Phases:
         self.canaries = canaries
         self.enter = enter
         self.clock = clock
+        self.out = Restore(s, cluster, self.osd, settings, canaries, enter, clock)
 
     def table(self) -> Dict[Any, Handler]:
         return {P.PREPARE: self.prepare, P.NEXT: lambda now: self.next_trial(),
@@ -124,7 +151,7 @@ class Phases:
                 P.PRECONDITION: self.precondition, P.WARMUP: self.warmup,
                 P.MEASURE: self.measure, P.RECOVER: self.recover,
                 P.RECOVER_RESTART: self.recover_restart, P.RECOVER_WAIT: self.recover_wait,
-                P.RESTORE: self.restore, P.RESTORE_WAIT: self.restore_wait}
+                P.RESTORE: self.out.restore, P.RESTORE_WAIT: self.out.restore_wait}
 
     # ------------------------------------------------------------ the pause
 
@@ -161,60 +188,7 @@ class Phases:
         return max(self.settings.poll, 5.0)
 
     def unpause(self) -> None:
-        self.s['paused_since'] = None
-        self.s['alerts'].pop('PAUSED', None)
-        self.s['alerts'].pop('CONFIG_CHANGED', None)
-
-    # ------------------------------------------------------------ the end
-
-    def outcome(self) -> Ending:
-        """How a session that restores its canary ends: decided when the
-        restore begins (its own failure ends it through `fail`)."""
-        s = self.s
-        if s['error']:
-            return Ending.FAILED
-        if s['abort']:
-            return Ending.ABORTED
-        return Ending.STOPPED if s['state'] == 'stopping' else Ending.DONE
-
-    def finish(self) -> float:
-        s = self.s
-        for c in self.canaries.values():
-            c.clear_noout()
-            c.remove_client_objects()
-        self.end(Ending(s['final']) if s.get('final') else self.outcome())
-        s['config_changes'] = standing_changes(self.canaries.values())
-        result = views.answer(s)
-        s['message'] = f'{s["state"]}: ' + (
-            views.answer_line(result) if result is not None
-            else 'no answer: the session ended before its confirmation')
-        if s.get('config_changes'):
-            s['message'] += ('; config changed by someone else during the session, left as '
-                             'they set them: ' + '; '.join(s['config_changes']))
-        return 60.0
-
-    def fail(self, error: str) -> None:
-        """End where restoring cannot go on; the alert tells the admin what is left."""
-        s = self.s
-        s['error'] = error
-        detail = [error]
-        for c in self.canaries.values():
-            detail += c.restore_where_failed()
-            c.remove_client_objects()  # never raises: a failure is kept in the record
-        self.end(Ending.FAILED)
-        s['alerts']['RESTORE_FAILED'] = health.raised('RESTORE_FAILED', detail, osd=self.osd)
-        s['message'] = f'failed: {error}'
-
-    def end(self, ending: Ending) -> None:
-        """The one place a session ends: its conditions cleared, the crashes
-        since the last look named, the ending set, the end phase entered."""
-        s = self.s
-        health.end_of_job(s['alerts'])
-        for c in self.canaries.values():
-            c.note_last_crashes()
-        s['state'] = ending.value
-        self.enter(P.END)
-        s['ended'] = self.clock()
+        unpause(self.s)
 
     # ------------------------------------------------------------ the window in flight
 
@@ -231,24 +205,6 @@ class Phases:
         session's canary)."""
         return [self.canaries[self.osd if t.get('osd') is None else t['osd']]
                 for t in slots(self.cur())]
-
-    def _next_to_restart(self, canaries: List[CanaryOsd]) -> CanaryOsd:
-        """Of `canaries` whose restart is not done, the one to step: one at a
-        time.  The restart in flight; else a canary that is down (the gate
-        holds the others' while it is: a recovery or a restore after it
-        died must start it first); else the first in restart order."""
-        left = [c for c in canaries if not c.restarted]
-        if not left:
-            raise ValueError(f'no restart left in phase {self.s["phase"]}')
-        issued = [c for c in left if c.restart_issued()]
-        if issued:
-            return issued[0]
-        if len(left) > 1:
-            osds = self.cluster.osds()
-            down = [c for c in left if c.osd not in osds or not osds[c.osd].up]
-            if down:
-                return down[0]
-        return left[0]
 
     # ------------------------------------------------------------ what comes next
 
@@ -356,7 +312,7 @@ class Phases:
 
     def restart(self, now: float) -> float:
         cur = self.cur()
-        canary = self._next_to_restart(self.in_window())
+        canary = next_to_restart(self.cluster, self.in_window())
         # the gate may have held the restart back for a while
         paused = self.config_pause(now)
         if paused is not None:
@@ -379,7 +335,7 @@ class Phases:
 
     def _wait_step(self, now: float, window: List[CanaryOsd]) -> Tuple[CanaryOsd, Result]:
         """A step of the window's restart in flight; once up, it is done."""
-        canary = self._next_to_restart(window)
+        canary = next_to_restart(self.cluster, window)
         r = canary.restart(now)
         if r.outcome == Outcome.UP:
             self.unpause()
@@ -396,7 +352,7 @@ class Phases:
         if r.outcome == Outcome.UP:
             if not all(c.restarted for c in window):
                 self.enter(P.RESTART, f'trial {cur["index"]}: restarting '
-                           f'osd.{self._next_to_restart(window).osd}')
+                           f'osd.{next_to_restart(self.cluster, window).osd}')
                 return 0
             needs = [c.precondition for c in window if c.needs_precondition()]
             for p in needs:
@@ -593,19 +549,9 @@ class Phases:
         self.enter(P.RECOVER_RESTART)
         return 0
 
-    def restart_back(self, now: float, canary: CanaryOsd) -> Optional[Result]:
-        """A step of the restart onto the canary's originals (a recovery's
-        or the restore's); None once a failed restart ended the session."""
-        try:
-            return canary.restart(now)
-        except ClusterError as e:
-            self.fail(f'config restored, but restarting osd.{canary.osd} failed: {e}; '
-                      f'restart it to load its original options')
-            return None
-
     def recover_restart(self, now: float) -> float:
-        canary = self._next_to_restart(self.in_window())
-        r = self.restart_back(now, canary)
+        canary = next_to_restart(self.cluster, self.in_window())
+        r = self.out.restart_back(now, canary)
         if r is None:
             return 0
         if r.outcome.held:
@@ -628,9 +574,86 @@ class Phases:
             if self.settings.on_failure == 'stop':
                 s['state'] = 'stopping'
             return self.after_trial()
-        return self.not_up_yet(now, canary, r, lambda timeout: self.fail(
+        return self.not_up_yet(now, canary, r, lambda timeout: self.out.fail(
             f'osd.{canary.osd} did not come back on its original options within '
             f'{timeout:.0f}s; its config is restored'))
+
+
+class Restore:
+    """The way out: every canary back on its originals, then the end (or a
+    failure where restoring cannot go on)."""
+
+    def __init__(self, s: SessionState, cluster: Cluster, osd: int, settings: Settings,
+                 canaries: Dict[int, CanaryOsd], enter: Callable[..., None],
+                 clock: Callable[[], float]) -> None:
+        self.s = s
+        self.cluster = cluster
+        self.osd = osd
+        self.settings = settings
+        self.canaries = canaries
+        self.enter = enter
+        self.clock = clock
+
+    # ------------------------------------------------------------ the end
+
+    def outcome(self) -> Ending:
+        """How a session that restores its canary ends: decided when the
+        restore begins (its own failure ends it through `fail`)."""
+        s = self.s
+        if s['error']:
+            return Ending.FAILED
+        if s['abort']:
+            return Ending.ABORTED
+        return Ending.STOPPED if s['state'] == 'stopping' else Ending.DONE
+
+    def finish(self) -> float:
+        s = self.s
+        for c in self.canaries.values():
+            c.clear_noout()
+            c.remove_client_objects()
+        self.end(Ending(s['final']) if s.get('final') else self.outcome())
+        s['config_changes'] = standing_changes(self.canaries.values())
+        result = views.answer(s)
+        s['message'] = f'{s["state"]}: ' + (
+            views.answer_line(result) if result is not None
+            else 'no answer: the session ended before its confirmation')
+        if s.get('config_changes'):
+            s['message'] += ('; config changed by someone else during the session, left as '
+                             'they set them: ' + '; '.join(s['config_changes']))
+        return 60.0
+
+    def fail(self, error: str) -> None:
+        """End where restoring cannot go on; the alert tells the admin what is left."""
+        s = self.s
+        s['error'] = error
+        detail = [error]
+        for c in self.canaries.values():
+            detail += c.restore_where_failed()
+            c.remove_client_objects()  # never raises: a failure is kept in the record
+        self.end(Ending.FAILED)
+        s['alerts']['RESTORE_FAILED'] = health.raised('RESTORE_FAILED', detail, osd=self.osd)
+        s['message'] = f'failed: {error}'
+
+    def end(self, ending: Ending) -> None:
+        """The one place a session ends: its conditions cleared, the crashes
+        since the last look named, the ending set, the end phase entered."""
+        s = self.s
+        health.end_of_job(s['alerts'])
+        for c in self.canaries.values():
+            c.note_last_crashes()
+        s['state'] = ending.value
+        self.enter(P.END)
+        s['ended'] = self.clock()
+
+    def restart_back(self, now: float, canary: CanaryOsd) -> Optional[Result]:
+        """A step of the restart onto the canary's originals (a recovery's
+        or the restore's); None once a failed restart ended the session."""
+        try:
+            return canary.restart(now)
+        except ClusterError as e:
+            self.fail(f'config restored, but restarting osd.{canary.osd} failed: {e}; '
+                      f'restart it to load its original options')
+            return None
 
     # ------------------------------------------------------------ the restore
 
@@ -642,7 +665,7 @@ class Phases:
             s['final'] = self.outcome().value
         s['state'] = 'restoring'
         s['current'] = None
-        self.unpause()
+        unpause(self.s)
         s['alerts'].pop('MANUAL_RESTART', None)
         restarts = [c for c in self.canaries.values() if c.restore(now)]
         if not restarts:
@@ -653,7 +676,7 @@ class Phases:
 
     def restore_wait(self, now: float) -> float:
         s = self.s
-        canary = self._next_to_restart(list(self.canaries.values()))
+        canary = next_to_restart(self.cluster, list(self.canaries.values()))
         r = self.restart_back(now, canary)
         if r is None:
             return 0
