@@ -48,6 +48,8 @@ LAB_DIR = os.environ.get('BENCH_LAB_DIR', '/var/tmp/rat-bench-lab')
 LAB_PORT = int(os.environ.get('BENCH_LAB_MON_PORT', '21700'))
 CEPH_LAB = os.path.join(REPO, 'qa', 'lab', 'ceph-lab')
 DOC = os.path.join(REPO, 'doc', 'bench')
+# raw data (JSON lines) of the benches: doc/ holds the pages that read them
+RESULTS = os.path.join(REPO, 'qa', 'bench', 'results')
 OPTION = 'bluestore_rocksdb_options'
 # the --start-options of tiny-vs-default-rbd-rocksdb.md
 BLOG_SMALL = rocksdb_options.BLOG_SMALL

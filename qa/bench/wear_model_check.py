@@ -20,7 +20,7 @@ configs each calibration orders as the measurement does.  A config whose long wi
 did not reach steady state is listed with what it had written by its end:
 a lower bound, no error taken.
 
-    python3 qa/bench/wear_model_check.py doc/bench/wear-windows.jsonl
+    python3 qa/bench/wear_model_check.py qa/bench/results/wear-windows.jsonl
 """
 import argparse
 import json

@@ -16,7 +16,7 @@ as run-bench's client check), after a 10-s warm-up:
   level0_file_num_compaction_trigger x 12 (column families) of the config,
   at most --steady-limit (900) s.
 
-Per (config, window, OSD) one JSON line in doc/bench/wear-windows.jsonl,
+Per (config, window, OSD) one JSON line in qa/bench/results/wear-windows.jsonl,
 written as each window ends: seconds, the OSD's client bytes (osd.op_w_in_bytes
 delta: the writes it took as primary; its replica writes, osd.subop_w_in_bytes,
 are recorded beside them), RocksDB's own WAL, flush and compaction-write bytes
@@ -34,17 +34,17 @@ line), `pacific` (rocksdb_options.PACIFIC_DEFAULT: the string the host's
 `new_tuning_lz4` (rocksdb_options); and SPACE_CONFIGS, candidates of the
 module's search space that reach the steady condition within minutes here.
 
-Command line of the run in doc/bench/wear-windows.jsonl:
+Command line of the run in qa/bench/results/wear-windows.jsonl:
 
     BENCH_LAB_DIR=/var/tmp/wear/lab BENCH_LAB_MON_PORT=21800 \\
         python3 qa/bench/wear_windows.py --up --image-mib 4096 --until 15:00
 
-and its table: `python3 qa/bench/wear_windows.py --table doc/bench/wear-windows.jsonl`.
-The run in doc/bench/wear-windows-space.jsonl (the blog string, then SPACE_CONFIGS):
+and its table: `python3 qa/bench/wear_windows.py --table qa/bench/results/wear-windows.jsonl`.
+The run in qa/bench/results/wear-windows-space.jsonl (the blog string, then SPACE_CONFIGS):
 
     BENCH_LAB_DIR=/var/tmp/wearfit/lab BENCH_LAB_MON_PORT=21800 \\
         python3 qa/bench/wear_windows.py --up --image-mib 4096 --until 18:40 \\
-        --out doc/bench/wear-windows-space.jsonl --configs tiny,space
+        --out qa/bench/results/wear-windows-space.jsonl --configs tiny,space
 """
 import argparse
 import datetime
@@ -67,7 +67,7 @@ from rocks_autotune.space import MiB, Candidate, SearchSpace, cycle_bytes  # noq
 from wear_model_check import SHARDING  # noqa: E402
 
 POOL = 'ratbench'  # run_bench's pool
-OUT = os.path.join(benchlib.DOC, 'wear-windows.jsonl')
+OUT = os.path.join(benchlib.RESULTS, 'wear-windows.jsonl')
 COLUMN_FAMILIES = 12
 # Candidates of the module's search space small enough to reach the steady
 # condition within --steady-limit on the lab, rendered over the blog string

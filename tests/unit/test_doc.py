@@ -205,7 +205,7 @@ def test_start_defaults_are_the_declared_ones() -> None:
 
 
 def test_every_test_the_fault_matrix_names_exists() -> None:
-    text = open(os.path.join(REPO, 'doc', 'fault-matrix.rst')).read()
+    text = open(os.path.join(REPO, 'doc', 'dev', 'fault-matrix.rst')).read()
     named = set(re.findall(r'``(test_\w+)``', text))
     assert len(named) > 20
     defined = set()
