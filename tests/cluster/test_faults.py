@@ -4,7 +4,7 @@ Marked `faults` so the tier runs alone (`tox -e faults`); the lab it runs on
 has two mgrs.  After every case: the canary's own bluestore_rocksdb_options,
 bluestore_rocksdb_options_annex and osd_bench_small_size_max_iops are what
 they were (or absent), noout is cleared, and no ROCKS_AUTOTUNE_* check is left
-unless the case expects one.  doc/fault-matrix.rst lists the cases.
+unless the case expects one.  doc/dev/fault-matrix.rst lists the cases.
 """
 import json
 import os

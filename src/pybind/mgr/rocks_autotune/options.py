@@ -98,7 +98,7 @@ OPTIONS: Tuple[Opt, ...] = (
              'and, if still short, marked'),
     # 1.5: at the defaults (12 trials of 30 s, 3 candidates in 5 rounds), 2.0's
     # 60 s confirmation windows put a session that confirms all 20 measurements
-    # at 49 min on the lab, over the 45 it must fit (guide, "The confirmation")
+    # at 49 min on the lab, over the 45 it must fit (doc/dev/session.rst, "The confirmation")
     Opt('max_window_factor', type='float', default=1.5, min=1,
         desc='a window may be extended up to this many times --duration'),
     Opt('steady_window_limit', type='secs', default=3600, min=1,
