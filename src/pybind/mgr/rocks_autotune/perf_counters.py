@@ -174,6 +174,16 @@ def rocksdb_write_amp(wal: float, flush: float, compaction: float,
     return written / client if written > 0 and client > 0 else None
 
 
+_KV_FIELDS = {'rocksdb_wal_bytes': 'wal_bytes', 'flush_bytes': 'flush_bytes',
+              'compaction_bytes': 'compaction_bytes', 'busiest_cf': 'busiest_cf',
+              'cf_flushes': 'flushes', 'compactions': 'compactions'}
+
+
+def _rocksdb_fields(kv: Optional[KvDelta]) -> Dict[str, Any]:
+    """The Measurement's fields from RocksDB's own figures (None without them)."""
+    return {field: None if kv is None else getattr(kv, name) for field, name in _KV_FIELDS.items()}
+
+
 def measure(before: Dict[str, Any], after: Dict[str, Any], seconds: float,
             flush_bytes: int, min_flushes: float,
             bench_bytes: Optional[int] = None, bench_seconds: Optional[float] = None,
@@ -182,21 +192,16 @@ def measure(before: Dict[str, Any], after: Dict[str, Any], seconds: float,
             steady_bytes: int = 0) -> Measurement:
     """Turn two perf dumps of one window into a Measurement.
 
-    Client bytes are the bench's own bytes when the bench drove the window
-    (osd bench writes below the PG layer, so op_w_in_bytes does not see
-    them), else the OSD's client write bytes.  `flush_bytes` is the
-    candidate's memtable flush size (write_buffer_size x merge): the WAL bytes
-    of the window over it estimate how many flushes the window covered.
-    `trigger`: the candidate's level0_file_num_compaction_trigger, for
-    `l0_cycles` (0: not counted); the window is short below `min_flushes`
-    flushes or `min_cycles` cycles.  With RocksDB's own figures (`kv`), the
-    flushes and cycles are what its busiest column family went through,
-    counted, not estimated from bytes.  `reference_bytes`: a split load's
-    group R's bytes over the same bench seconds; `bench_bytes` are then C's
-    alone, the only client writes that reach the canary, so write-amp and
-    IOPS stay the canary's.  `steady_bytes` (a steady window's): the WAL
-    bytes its config needs for every column family to go through an L0
-    cycle (window.steady_bytes); the window is short below them too.
+    Client bytes are the bench's own when it drove the window (osd bench
+    writes below the PG layer, unseen by op_w_in_bytes), else the OSD's.
+    `flush_bytes`, the candidate's flush size (write_buffer_size x merge),
+    turns WAL bytes into flushes; `trigger` (its L0 trigger; 0: not counted)
+    gives `l0_cycles`; the window is short below `min_flushes` flushes or
+    `min_cycles` cycles.  With RocksDB's own figures (`kv`) both are counted
+    on its busiest column family.  `reference_bytes`: a split load's group
+    R's bytes; `bench_bytes` are then C's alone, the canary's writes.
+    `steady_bytes`: the WAL bytes for every column family to go through an
+    L0 cycle (window.steady_bytes); a steady window is short below them.
     """
     db = sum(_delta(before, after, k) for k in DB_BYTES)
     wal = wal_bytes(before, after)
@@ -232,13 +237,7 @@ def measure(before: Dict[str, Any], after: Dict[str, Any], seconds: float,
         sst_bytes=int(_delta(before, after, SST_BYTES)),
         sst_files=int(_delta(before, after, SST_FILES)), op_w_lat_ms=lat['op_w_lat_ms'],
         l0_cycles=cycles,
-        rocksdb_wal_bytes=None if kv is None else kv.wal_bytes,
-        flush_bytes=None if kv is None else kv.flush_bytes,
-        compaction_bytes=None if kv is None else kv.compaction_bytes,
-        busiest_cf=None if kv is None else kv.busiest_cf,
-        cf_flushes=None if kv is None else kv.flushes,
-        compactions=None if kv is None else kv.compactions,
-        iops_c=iops if iops_r is not None else None, iops_r=iops_r,
+        **_rocksdb_fields(kv), iops_c=iops if iops_r is not None else None, iops_r=iops_r,
         c_over_r=iops / iops_r if iops and iops_r else None, wal_cover=cover,
         slow_bytes=int(_delta(before, after, SLOW_BYTES)),
         db_used_bytes=after.get(DB_USED[0], {}).get(DB_USED[1]))

@@ -299,6 +299,20 @@ def _to_put_back(last: Mapping[str, Any]) -> Tuple[Masks, Masks, List[Dict[str, 
     return back, applied, todo, of
 
 
+def _down_first(records: List[RolloutOsd], up: Mapping[int, Any]) -> List[str]:
+    """Put the OSDs that are down first (their config is put back at once,
+    no restart; the others' restarts wait for them to be up: the gate), and
+    say so."""
+    records.sort(key=lambda r: r['osd'] in up and up[r['osd']].up)
+    down = [r['osd'] for r in records if r['osd'] in up and not up[r['osd']].up]
+    if not down:
+        return []
+    one = len(down) == 1
+    return [f'{osd_list(down)} {"is" if one else "are"} down: {"its" if one else "their"} '
+            'config is put back first, with no restart; the other restarts wait for '
+            + ('it' if one else 'them') + ' to be up']
+
+
 def plan_revert(cluster: Cluster, last: Optional[Mapping[str, Any]], force: bool = False,
                 allow_single_copy: bool = False) -> RolloutPlan:
     """revert's plan, from the last rollout (ended); RolloutRefused when there
@@ -332,15 +346,7 @@ def plan_revert(cluster: Cluster, last: Optional[Mapping[str, Any]], force: bool
     if theirs:
         notes.append(_some(theirs))
     up = cluster.osds()
-    # the OSDs down first: their config is put back at once, no restart (the
-    # others' restarts wait for them to be up: the gate)
-    records.sort(key=lambda r: r['osd'] in up and up[r['osd']].up)
-    down = [r['osd'] for r in records if r['osd'] in up and not up[r['osd']].up]
-    if down:
-        notes.append(f'{osd_list(down)} {"is" if len(down) == 1 else "are"} down: '
-                     f'{"its" if len(down) == 1 else "their"} config is put back first, with no '
-                     'restart; the other restarts wait for '
-                     + ('it' if len(down) == 1 else 'them') + ' to be up')
+    notes += _down_first(records, up)
     if not sets:
         # the last rollout stopped part way (its health check is up, a new
         # apply is refused until it is reverted) but left no mask of its own

@@ -51,32 +51,7 @@ def first_state(cluster: Cluster, params: Params, settings: Settings,
         raise StartRefused(f'measurement_design split needs the client workload, not '
                            f'{params.workload}: set it to auto or sequential')
     if params.workload == CLIENT:
-        pgs = cluster.pgs()
-        try:
-            pool, seeds, without = client_pool(cluster.pools(), pgs, [osd],
-                                               settings.client_pool)
-        except ValueError as e:
-            raise StartRefused(f'the client workload has nowhere to write: {e}; name a '
-                               'pool with the client_pool option, or use --workload osd-bench')
-        count = settings.client_space // settings.client_object_size
-        # a split's second keyspace is checked for room there
-        split = design_of(cluster, osd, pool, pgs, without, count, settings)
-        if pool.room is not None and settings.client_space > pool.room:
-            raise StartRefused(
-                f'the client workload\'s keyspace (client_space, '
-                f'{settings.client_space / 2**30:.2f} GiB) would take pool {pool.name!r}\'s '
-                f'fullest OSD past its nearfull ratio: the pool has room for '
-                f'{pool.room / 2**30:.2f} GiB (ceph df\'s MAX AVAIL, to nearfull); lower '
-                'client_space or name a pool with more room with client_pool')
-        full = over_quota(pool, settings.client_space, count)
-        if full:
-            raise StartRefused(
-                f'the client workload\'s keyspace ({count} objects, client_space '
-                f'{settings.client_space / 2**30:.2f} GiB) would fill pool {pool.name!r} to its '
-                f'quota, and a full pool stops every client\'s writes to it: {full}; lower '
-                'client_space or name another pool with client_pool')
-        client = {'pool': pool.name, 'pg_num': pool.pg_num, 'seeds': seeds,
-                  'count': count, 'removed': None, **split}
+        client = client_record(cluster, osd, settings)
     params.osd = osd
     noout = cluster.has_noout(osd)
     state: SessionState = {
@@ -95,6 +70,37 @@ def first_state(cluster: Cluster, params: Params, settings: Settings,
         'plan': measurement_plan.single(osd, client),
     }
     return state
+
+
+def client_record(cluster: Cluster, osd: int, settings: Settings) -> Dict[str, Any]:
+    """The client load's record (its pool, seeds, keyspace and design), after
+    the checks that it has somewhere to write, room, and quota there."""
+    pgs = cluster.pgs()
+    try:
+        pool, seeds, without = client_pool(cluster.pools(), pgs, [osd],
+                                           settings.client_pool)
+    except ValueError as e:
+        raise StartRefused(f'the client workload has nowhere to write: {e}; name a '
+                           'pool with the client_pool option, or use --workload osd-bench')
+    count = settings.client_space // settings.client_object_size
+    # a split's second keyspace is checked for room there
+    split = design_of(cluster, osd, pool, pgs, without, count, settings)
+    if pool.room is not None and settings.client_space > pool.room:
+        raise StartRefused(
+            f'the client workload\'s keyspace (client_space, '
+            f'{settings.client_space / 2**30:.2f} GiB) would take pool {pool.name!r}\'s '
+            f'fullest OSD past its nearfull ratio: the pool has room for '
+            f'{pool.room / 2**30:.2f} GiB (ceph df\'s MAX AVAIL, to nearfull); lower '
+            'client_space or name a pool with more room with client_pool')
+    full = over_quota(pool, settings.client_space, count)
+    if full:
+        raise StartRefused(
+            f'the client workload\'s keyspace ({count} objects, client_space '
+            f'{settings.client_space / 2**30:.2f} GiB) would fill pool {pool.name!r} to its '
+            f'quota, and a full pool stops every client\'s writes to it: {full}; lower '
+            'client_space or name another pool with client_pool')
+    return {'pool': pool.name, 'pg_num': pool.pg_num, 'seeds': seeds,
+            'count': count, 'removed': None, **split}
 
 
 def read_canary(cluster: Cluster, osd: int) -> Tuple[Canary, Dict[str, Any], str, bool]:

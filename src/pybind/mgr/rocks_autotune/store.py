@@ -509,8 +509,15 @@ class RolloutStore:
                 raise StoreError(f'an option string of {len(v)} bytes is over {MAX_VALUE}, '
                                  'the most one value of the store holds')
         keys += [ROLLOUT_OSDS_KEY.format(id=rid, n=i) for i in range(len(chunks))]
+        self._commit(rid, keys, values + chunks, raw_head)
+        self._values = values
+
+    def _commit(self, rid: str, keys: List[str], payload: List[str], raw_head: str) -> None:
+        """Write the rollout's values and OSD chunks under `keys`, then its
+        head; a first save refused removes what it wrote; the previous
+        rollout's keys go once the head no longer names them."""
         try:
-            for key, v in zip(keys, values + chunks):
+            for key, v in zip(keys, payload):
                 self._write_changed(key, v)
             self._write_changed(ROLLOUT_KEY, raw_head)
         except StoreError:
@@ -523,7 +530,7 @@ class RolloutStore:
                         pass  # the mon refused the keys, it may refuse this
             raise
         old = [k for k in self._keys if k not in keys]
-        self._id, self._values, self._keys = rid, values, keys
+        self._id, self._keys = rid, keys
         for key in old:  # the previous rollout's: the head no longer names them
             try:
                 self._write(key, None)
