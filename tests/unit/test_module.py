@@ -237,7 +237,7 @@ def test_a_duet_whose_state_is_unreadable_mid_window_is_rescued_with_both_canari
     before = {o: own_config(mgr, o) for o in (0, 1)}
     mgr.session = Session.start(mgr.cluster, Params(osd=0, trials=2, duration=5.0,
                                                     workload=OSD_BENCH),
-                                mgr.settings(), mgr.save, mgr.clock, duet=1)
+                                mgr.settings(), mgr.store.save, mgr.clock, duet=1)
     clock = mgr.cluster.clock
     # round 0's window: the baseline on osd.0, the finalist on osd.1
     while not (mgr.session.view().phase == 'measure'

@@ -349,8 +349,8 @@ class Confirmation:
             'objective': rec['objective'], 'direction': rec['direction'], 'goal': self.goal,
             'margin': rec['margin'], 'budget': self.budget, 'level': self.level,
             'wear_margin': rec.get('wear_margin'), 'restart_limit': rec.get('restart_limit'),
-            'baseline_restart_seconds': self._median_or_none(
-                self.restarts_after(self.s.get('base_options'))),
+            'baseline_restart_seconds': median(restarts) if (
+                restarts := self.restarts_after(self.s.get('base_options'))) else None,
             'sequential': bool(rec.get('sequential')),
             'measurement_plan': self.measurement_plan,
             'window': rec.get('window'), 'steady_pairs': self.steady['pairs'],
@@ -360,10 +360,6 @@ class Confirmation:
             'seen': self._seen(rounds),
         }
         return rec['result']
-
-    @staticmethod
-    def _median_or_none(xs: List[float]) -> Optional[float]:
-        return median(xs) if xs else None
 
     def _groups(self, rounds: Sequence[Round], arm: str) -> Dict[str, Any]:
         """Under the split design, the gain to report beside the C/R it is

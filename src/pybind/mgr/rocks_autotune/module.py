@@ -26,7 +26,7 @@ from .http_server import PanelServer, url
 from .cluster import ClusterError, MgrCluster
 from .gate import Params, StartRefused
 from .rollout import Rollout, RolloutSettings
-from .rollout_plan import (NothingToRevert, RolloutRefused, parse_osd_ids, plan_apply,
+from .rollout_plan import (NothingToRevert, RolloutRefused, parse_osd_ids, partial, plan_apply,
                            plan_revert, recommendation, undo_commands)
 from .options import OPTIONS
 from .session import ACTIVE, Session, Settings
@@ -78,6 +78,21 @@ class Job(Protocol):
     def health_checks(self) -> Dict[str, Any]: ...
 
     def progress_event(self) -> views.ProgressEvent: ...
+
+
+def running(*jobs: Optional[Job]) -> Optional[Job]:
+    """The job the serve loop steps: the session or the rollout that is
+    active (start and apply refuse a second one)."""
+    return next((j for j in jobs if j is not None and j.active), None)
+
+
+def saved_request(raw: Optional[str]) -> Dict[str, Any]:
+    """The stop or abort a command persisted for a job (empty: none, or unreadable)."""
+    try:
+        req = json.loads(raw or '{}')
+        return req if isinstance(req, dict) else {}
+    except ValueError:
+        return {}
 
 
 class RocksAutotune(MgrModule, OrchestratorClientMixin):
@@ -133,9 +148,6 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         except ValueError as e:
             self.settings_error = str(e)
 
-    def save(self, state: SessionState) -> None:
-        self.store.save(state)
-
     def put_store(self, key: str, value: Optional[str]) -> None:
         """set_store, as a write that says when it failed.
 
@@ -168,13 +180,6 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         is answered once serve() has loaded it, or refused (EAGAIN)."""
         return self.loaded.wait(self.LOAD_WAIT)
 
-    def _saved_request(self) -> Dict[str, Any]:
-        try:
-            req = json.loads(self.get_store(REQUEST_KEY) or '{}')
-            return req if isinstance(req, dict) else {}
-        except ValueError:
-            return {}
-
     def _load(self) -> None:
         self.load_rollout()
         self.check_options()
@@ -183,7 +188,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
             if state is None:
                 return
             Session.check_state(state)
-            self.session = Session(cast(SessionState, state), self.cluster, self.save,
+            self.session = Session(cast(SessionState, state), self.cluster, self.store.save,
                                    self.clock)
         except (ValueError, TypeError, KeyError) as e:
             # a rescue restores with the session's saved settings, else these
@@ -191,7 +196,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
             return
         if self.session.active:
             self.log.info('resuming session %s on osd.%d', state['id'], self.session.osd)
-            req = self._saved_request()
+            req = saved_request(self.get_store(REQUEST_KEY))
             if req.get('id') == state['id']:
                 (self.session.request_abort if req.get('what') == 'abort'
                  else self.session.request_stop)()
@@ -221,13 +226,9 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
             return
         if self.rollout.active:
             self.log.info('resuming %s %s', self.rollout.r['kind'], self.rollout.r['id'])
-            if self._saved_request().get('id') == self.rollout.r['id']:
+            if saved_request(self.get_store(REQUEST_KEY)).get('id') == self.rollout.r['id']:
                 self.rollout.request_abort()
             self.rollout.resume_after_failover()
-
-    def rollout_settings(self) -> RolloutSettings:
-        rollout: RolloutSettings = options.read(RolloutSettings, self.get_module_option)
-        return rollout
 
     def _rescue(self, error: str, settings: Settings) -> None:
         """An unreadable state: set it aside, and restore the canary if the
@@ -242,7 +243,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
             start = self.store.load_originals()
             if start is not None:
                 self.session = Session.rescue(start, 'the saved session state is unreadable',
-                                              self.cluster, settings, self.save, self.clock)
+                                              self.cluster, settings, self.store.save, self.clock)
                 self.load_error += '; the canary is being restored from its saved originals'
         except (ValueError, TypeError, KeyError, StoreError) as e:
             self.load_error += f'; its originals cannot be read either ({e})'
@@ -328,7 +329,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         while self.run:
             self.serve_panel()  # also retries a bind that failed
             delay = float(self.get_module_option('sleep_interval') or 60)
-            job = self._running()
+            job = running(self.session, self.rollout)
             if job is not None:
                 with self.step_lock:
                     try:
@@ -343,12 +344,6 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
             if delay > 0:
                 self.event.wait(delay)
             self.event.clear()
-
-    def _running(self) -> Optional[Job]:
-        """The job the serve loop steps: the session or the rollout that is
-        active (start and apply refuse a second one)."""
-        return next((j for j in (self.session, self.rollout) if j is not None and j.active),
-                    None)
 
     def shutdown(self) -> None:
         self.run = False
@@ -398,7 +393,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                 except ValueError as e:
                     return HandleCommandResult(-errno.EINVAL, '', f'not started: {e}')
                 try:
-                    session = Session.start(self.cluster, params, settings, self.save,
+                    session = Session.start(self.cluster, params, settings, self.store.save,
                                             self.clock)
                 except StartRefused as e:
                     return HandleCommandResult(-errno.EINVAL, '', f'not started: {e}')
@@ -534,17 +529,6 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                     'or `ceph rocks-autotune abort` it')
         return None
 
-    def _partial(self) -> Optional[str]:
-        """Why no new apply may start: the last rollout stopped part way."""
-        last = self.rollout_record
-        if last is None or last['state'] not in ('aborted', 'failed') or not last['changed']:
-            return None
-        if last['kind'] == 'apply':
-            return (f'the last apply ({last["id"]}, to {last["target"]}) ended '
-                    f'{last["state"]} part way: `ceph rocks-autotune revert` it first')
-        return (f'the last revert (of apply {last["of"]}) ended {last["state"]} part way: '
-                '`ceph rocks-autotune revert` again to finish it first')
-
     def _rollout_command(self, kind: str, make_plan: Callable[[], RolloutPlan],
                          dry_run: bool, format: str) -> HandleCommandResult:
         """apply and revert: refuse, show the plan (--dry-run), or start it."""
@@ -552,7 +536,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         if not self.wait_loaded():
             return HandleCommandResult(-errno.EAGAIN, '', f'not {verb}: {LOADING}')
         with self.start_lock:
-            busy = self._busy() or (self._partial() if kind == 'apply' else None)
+            busy = self._busy() or (partial(self.rollout_record) if kind == 'apply' else None)
             if busy:
                 return HandleCommandResult(-errno.EBUSY, '', f'not {verb}: {busy}')
             # a step in flight (a session's or a rollout's last): answer, do not wait
@@ -584,8 +568,9 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                         + '; '.join(plan['blockers']) + ' (--force: others\' health checks '
                         'do not hold restarts back; what threatens data always does)'))
                 try:
-                    ro = Rollout.begin(plan, self.rollout_settings(), self.cluster,
-                                       self.rollout_store.save, self.clock)
+                    settings = options.read(RolloutSettings, self.get_module_option)
+                    ro = Rollout.begin(plan, settings, self.cluster, self.rollout_store.save,
+                                       self.clock)
                 except StoreError as e:
                     return HandleCommandResult(-errno.EIO, '', f'not {verb}: {e}')
                 self.rollout = ro

@@ -379,3 +379,14 @@ def undo_commands(plan: Mapping[str, Any]) -> List[str]:
     """By hand, what `revert` does to the config: every prior put back."""
     return [config_command(who, name, value) for who, names in sorted(plan['priors'].items())
             for name, value in sorted(names.items())]
+
+
+def partial(last: Optional[Mapping[str, Any]]) -> Optional[str]:
+    """Why no new apply may start: the last rollout (its record) stopped part way."""
+    if last is None or last['state'] not in ('aborted', 'failed') or not last['changed']:
+        return None
+    if last['kind'] == 'apply':
+        return (f'the last apply ({last["id"]}, to {last["target"]}) ended '
+                f'{last["state"]} part way: `ceph rocks-autotune revert` it first')
+    return (f'the last revert (of apply {last["of"]}) ended {last["state"]} part way: '
+            '`ceph rocks-autotune revert` again to finish it first')
