@@ -1,8 +1,13 @@
 """The phase tables' rarer moves, each taken on purpose: every declared move
 of a session and a rollout is taken by some unit test (conftest.py fails a
 whole run of the suite that leaves one untaken)."""
-from typing import Any
+import ast
+import inspect
+from typing import Any, Dict, Optional, Set
 
+import pytest
+
+from rocks_autotune import rollout_phases, session_phases
 from rocks_autotune.cluster import ClusterError
 from rocks_autotune.rocksdb_options import NEW_TUNING
 from test_rollout import Harness as RolloutHarness
@@ -144,3 +149,52 @@ def test_repeated_errors_putting_an_osd_back_end_the_rollout() -> None:
 
 def fail(*args: Any) -> None:
     raise ClusterError('the mon is not answering')
+
+
+def moves_of_handlers(module: Any) -> Dict[str, Set[str]]:
+    """Each phase's handler's possible moves, read from the source: the
+    `Go(P.X, ...)` it returns, and those of the phases' methods it calls,
+    through `self.` or `self.out.` (a handler makes no move itself)."""
+    tree = ast.parse(inspect.getsource(module))
+    methods = {f.name: f for c in tree.body if isinstance(c, ast.ClassDef)
+               for f in c.body if isinstance(f, ast.FunctionDef)}
+
+    def called(node: ast.AST) -> Optional[str]:
+        if isinstance(node, ast.Lambda):
+            node = node.body
+        if isinstance(node, ast.Call):
+            node = node.func
+        if isinstance(node, ast.Attribute) and isinstance(node.value, (ast.Name, ast.Attribute)):
+            owner = ast.unparse(node.value)
+            return node.attr if owner in ('self', 'self.out') else None
+        return None
+
+    def moves(name: str, seen: Set[str]) -> Set[str]:
+        seen.add(name)
+        out: Set[str] = set()
+        for node in ast.walk(methods[name]):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                    and node.func.id == 'Go':
+                out |= {a.attr for a in ast.walk(node.args[0])  # P.X, or a choice of them
+                        if isinstance(a, ast.Attribute) and ast.unparse(a.value) == 'P'}
+            callee = called(node)
+            if callee in methods and callee not in seen:
+                out |= moves(callee, seen)
+        return out
+
+    (table,) = [n for n in ast.walk(methods['table']) if isinstance(n, ast.Dict)]
+    return {ast.unparse(k).split('.')[1]: moves(str(called(v)), set())
+            for k, v in zip(table.keys, table.values) if k is not None}
+
+
+@pytest.mark.parametrize('module, phases', [(session_phases, session_phases.Phase),
+                                            (rollout_phases, rollout_phases.Phase)])
+def test_each_handlers_moves_are_in_its_row_of_the_table(module: Any, phases: Any) -> None:
+    handlers = moves_of_handlers(module)
+    assert handlers, 'no handler read'
+    for name, made in handlers.items():
+        phase = phases[name]
+        allowed = {p.name for p in module.MOVES[phase]} | {phase.name}
+        assert made <= allowed, f'{name} may move to {sorted(made - allowed)}'
+    # the reading finds moves: a session's measure may go to its next trial
+    assert 'NEXT' in handlers.get('MEASURE', handlers.get('WAIT', set()))

@@ -10,14 +10,19 @@ raises STATE_WRITE_FAILED and the job changes nothing until a write goes
 through), and failed steps counted: a cluster call that keeps failing, or a
 bug, ends the job through its own way out after MAX_CLUSTER_ERRORS in a row.
 
+A handler makes no move itself: it returns one, and the engine makes it
+(one per step, checked against MOVES): a float stays in the phase and says
+when to look again, a `Go` moves to another phase.
+
 What differs is the job's: its phases and their handlers, what an abort
 does before the phase's handler, what a request means, and how it gives up.
 """
 import logging
 import threading
 import time
+from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Callable, Dict, Mapping, Optional, Set, Tuple
+from typing import Any, Callable, Dict, Mapping, Optional, Set, Tuple, Union
 
 from . import health
 from .cluster import ClusterError
@@ -28,7 +33,19 @@ log = logging.getLogger(__name__)
 # failed steps in a row before the job gives up
 MAX_CLUSTER_ERRORS = 5
 
-Handler = Callable[[float], float]
+
+@dataclass(frozen=True)
+class Go:
+    """A move to `phase` (its message, if any, the job's), the next step
+    after `delay` seconds."""
+    phase: Enum
+    message: str = ''
+    delay: float = 0.0
+
+
+# what a handler returns: seconds until the next step in the same phase, or a move
+Move = Union[float, Go]
+Handler = Callable[[float], Move]
 
 
 class Machine:
@@ -61,15 +78,15 @@ class Machine:
     def _take(self, requests: Set[str]) -> None:
         """Apply the commands' requests to the record."""
 
-    def _interrupt(self, now: float) -> Optional[float]:
-        """Before the phase's handler (an abort): a delay to end the step with, or None."""
+    def _interrupt(self, now: float) -> Optional[Move]:
+        """Before the phase's handler (an abort): the step's move, or None."""
         return None
 
     def _after_error(self) -> None:
         """A step failed: drop what it may have left half done in memory."""
 
-    def _give_up(self, error: str) -> None:
-        """Repeated failed steps: end through the job's own way out."""
+    def _give_up(self, error: str) -> Move:
+        """Repeated failed steps: the move of the job's own way out."""
         raise NotImplementedError
 
     # -- the engine
@@ -95,13 +112,14 @@ class Machine:
         self._take(requests)
         try:
             now = self.clock()
-            delay = self._interrupt(now)
-            if delay is None:
+            move = self._interrupt(now)
+            if move is None:
                 phase = self._phase()
                 handler = self._handlers().get(phase)
                 if handler is None:
                     raise ValueError(f'no step in phase {phase.value!r}')
-                delay = handler(now)
+                move = handler(now)
+            delay = self._make(move)
             st['cluster_errors'] = 0
         except StoreError:
             # a save inside the step (before a change): nothing after it ran
@@ -115,11 +133,18 @@ class Machine:
             st['message'] = f'step failed ({st["cluster_errors"]}x): {e}'
             if st['cluster_errors'] >= MAX_CLUSTER_ERRORS:
                 st['cluster_errors'] = 0
-                self._give_up(f'giving up after repeated errors: {e}')
+                self._make(self._give_up(f'giving up after repeated errors: {e}'))
             delay = 5.0
         if not self._persist():
             return wait
         return delay
+
+    def _make(self, move: Move) -> float:
+        """Make the handler's move; the seconds until the next step."""
+        if isinstance(move, Go):
+            self._enter(move.phase, move.message)
+            return move.delay
+        return move
 
     def _enter(self, phase: Enum, message: str = '') -> None:
         old = self._phase()

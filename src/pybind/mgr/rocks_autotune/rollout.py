@@ -6,7 +6,7 @@ Its plan (rollout_plan.py) is saved with the values it will replace, at every
 mask it touches, before anything changes; then it goes OSD by OSD.  The
 phases, their table (MOVES), each phase's step, the OSD in flight, the
 pause and the end are in rollout_phases.py, on the rollout's record; they
-move the phase through the engine's `_enter` (machine.py).  Here: the
+return their moves to the engine (machine.py).  Here: the
 rollout's life (its start, the abort, a failover) and what it shows.
 
 `abort` is persisted by the module before it is acknowledged, and taken
@@ -22,7 +22,7 @@ from typing import Any, Callable, Dict, Optional, Set
 
 from . import health, views
 from .cluster import Cluster
-from .machine import Handler, Machine
+from .machine import Handler, Machine, Move
 from .restart import resume_after_failover
 from .rollout_phases import MOVES, P, Phase, RolloutPhases, RolloutSettings
 from .store import ROLLOUT_VERSION, RolloutPlan, RolloutState
@@ -45,7 +45,7 @@ class Rollout(Machine):
         self.r = state
         self.cluster = cluster
         self.settings = RolloutSettings.from_dict(state['settings'])
-        self.phases = RolloutPhases(state, cluster, self.settings, save, self._enter, clock)
+        self.phases = RolloutPhases(state, cluster, self.settings, save, clock)
 
     @classmethod
     def begin(cls, plan: RolloutPlan, settings: RolloutSettings, cluster: Cluster,
@@ -110,16 +110,15 @@ class Rollout(Machine):
             self.r['abort'] = True
             self.r['message'] = 'aborting: stopping after the OSD in flight'
 
-    def _interrupt(self, now: float) -> Optional[float]:
+    def _interrupt(self, now: float) -> Optional[Move]:
         r = self.r
         if r['abort'] and self._phase() in (P.CHECK, P.NEXT):
-            self.phases.end('aborted',
-                            'aborted' + ('' if r['changed'] else ': nothing was changed'))
-            return 0
+            return self.phases.end('aborted',
+                                   'aborted' + ('' if r['changed'] else ': nothing was changed'))
         return None
 
-    def _give_up(self, error: str) -> None:
-        self.phases.end('failed', error)
+    def _give_up(self, error: str) -> Move:
+        return self.phases.end('failed', error)
 
     def _handlers(self) -> Dict[Any, Handler]:
         return self.phases.table()

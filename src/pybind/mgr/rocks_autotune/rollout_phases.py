@@ -23,8 +23,8 @@ at every mask it touches, before anything changes.  Then, OSD by OSD:
   ends failed: the OSDs done stay on the new options, the others' config was
   never touched.
 
-Every move is in MOVES and checked by the rollout's `_enter` (machine.py);
-the handlers here are dispatched by the engine through `table()`.
+Every move is in MOVES; the handlers here are dispatched by the engine
+through `table()` and return their move (machine.py), which it makes.
 """
 from dataclasses import dataclass, fields
 from enum import Enum
@@ -34,7 +34,7 @@ from . import health
 from .canary import OPTIONS
 from .cluster import Cluster, ClusterError
 from .gate import look
-from .machine import Handler
+from .machine import Go, Handler, Move
 from .options import default
 from .restart import OsdGone, Outcome, Restarter, Stage
 from .rollout_plan import REVERT, RUNNING, _some, own_crash, set_by_others, show
@@ -86,16 +86,14 @@ class RolloutSettings:
 
 class RolloutPhases:
     """Each phase's step, and the OSD in flight, the pause and the end they
-    share, on the rollout's record; `enter` (the engine's) moves the phase."""
+    share, on the rollout's record; each returns its move (machine.py)."""
 
     def __init__(self, r: RolloutState, cluster: Cluster, settings: RolloutSettings,
-                 save: Callable[[RolloutState], None], enter: Callable[..., None],
-                 clock: Callable[[], float]) -> None:
+                 save: Callable[[RolloutState], None], clock: Callable[[], float]) -> None:
         self.r = r
         self.cluster = cluster
         self.settings = settings
         self.save = save
-        self.enter = enter
         self.clock = clock
 
     def table(self) -> Dict[Any, Handler]:
@@ -137,7 +135,7 @@ class RolloutPhases:
             self.write({who: self.r['priors'][who]})
             o['changed'] = False
 
-    def pause(self, now: float, reasons: List[str]) -> float:
+    def pause(self, now: float, reasons: List[str]) -> Move:
         """The restart of the OSD in flight must wait; the rollout stops if
         that lasts unhealthy_timeout."""
         r = self.r
@@ -151,9 +149,8 @@ class RolloutPhases:
                 o['status'] = 'pending'
             else:
                 o['status'] = 'done'  # up on the options set, others keep PGs unclean
-            self.end('failed', f'waited {timeout:.0f}s for the cluster: '
-                     + '; '.join(reasons))
-            return 0
+            return self.end('failed', f'waited {timeout:.0f}s for the cluster: '
+                            + '; '.join(reasons))
         r['message'] = f'paused before osd.{self.cur()["osd"]}: ' + '; '.join(reasons)
         r['alerts']['ROLLOUT_PAUSED'] = health.raised(
             'ROLLOUT_PAUSED', reasons + [f'the {r["kind"]} stops (the OSDs done stay as they '
@@ -167,7 +164,7 @@ class RolloutPhases:
 
     # ------------------------------------------------------------ the end
 
-    def end(self, final: str, message: str) -> None:
+    def end(self, final: str, message: str) -> Go:
         r = self.r
         if final != 'done' and r['current'] is not None:
             o = self.cur()
@@ -193,12 +190,12 @@ class RolloutPhases:
         r['state'] = final
         r['error'] = message if final == 'failed' else ''
         r['restart'] = None
-        self.enter(P.END, message)
         r['ended'] = self.clock()
         r['current'] = None
         if final != 'done' and r['changed']:
             code = 'ROLLOUT_FAILED' if final == 'failed' else 'ROLLOUT_INCOMPLETE'
             r['alerts'][code] = self.stopped_alert(code, message)
+        return Go(P.END, message)
 
     def stopped_alert(self, code: str, message: str) -> Dict[str, Any]:
         r = self.r
@@ -233,7 +230,7 @@ class RolloutPhases:
         return health.raised(code, detail, what={'apply': 'rollout', 'revert': 'revert'}[r['kind']],
                              target=r['target'], done=len(by.get('done', [])), total=n)
 
-    def check(self, now: float) -> float:
+    def check(self, now: float) -> Move:
         """Nothing has changed yet: the plan holds if the masks still hold
         what it read (its priors).  One read of the config for every mask."""
         config = self.cluster.config_snapshot()
@@ -241,39 +238,35 @@ class RolloutPhases:
                  for who, names in self.r['priors'].items()
                  for name, prior in sorted(names.items()) if config.own(who, name) != prior]
         if moved:
-            self.end('failed', 'the config changed since the plan was made (' + _some(moved) +
-                     '); nothing was changed: look at the plan again (--dry-run)')
-            return 0
-        self.enter(P.NEXT, 'restarting the OSDs one at a time')
-        return 0
+            return self.end('failed', 'the config changed since the plan was made ('
+                            + _some(moved) + '); nothing was changed: look at the plan '
+                            'again (--dry-run)')
+        return Go(P.NEXT, 'restarting the OSDs one at a time')
 
-    def next_osd(self, now: float) -> float:
+    def next_osd(self, now: float) -> Move:
         r = self.r
         i = next((i for i, o in enumerate(r['osds']) if o['status'] == 'pending'), None)
         if i is None:
             done = len([o for o in r['osds'] if o['status'] == 'done'])
             skipped = [o for o in r['osds'] if o['status'] == 'skipped']
-            self.end('done', f'done: {done} OSD(s) restarted on {self.what()}' + (
-                f'; skipped: {osd_list([o["osd"] for o in skipped])} (see each)'
-                if skipped else ''))
-            return 0
+            return self.end('done', f'done: {done} OSD(s) restarted on {self.what()}' + (
+                       f'; skipped: {osd_list([o["osd"] for o in skipped])} (see each)'
+                       if skipped else ''))
         o = r['osds'][i]
         o['status'] = 'restarting'
         r['current'] = i
-        self.enter(P.SET, f'osd.{o["osd"]} ({i + 1}/{len(r["osds"])}): setting '
-                   f'{self.what()} at its own mask')
-        return 0
+        return Go(P.SET, f'osd.{o["osd"]} ({i + 1}/{len(r["osds"])}): setting '
+                  f'{self.what()} at its own mask')
 
-    def skip(self, o: RolloutOsd, why: str) -> float:
+    def skip(self, o: RolloutOsd, why: str) -> Go:
         """Leave this OSD as it is and go on with the next."""
         o['status'] = 'skipped'
         o['error'] = why
         self.r['current'] = None
         self.r['restart'] = None
-        self.enter(P.NEXT, f'osd.{o["osd"]} skipped: {why}')
-        return 0
+        return Go(P.NEXT, f'osd.{o["osd"]} skipped: {why}')
 
-    def set_mask(self, now: float) -> float:
+    def set_mask(self, now: float) -> Move:
         """Its own mask, just before its restart (again after a failover: the
         same values)."""
         r = self.r
@@ -307,18 +300,16 @@ class RolloutPhases:
                 o['status'] = 'failed'
                 o['error'] = '; '.join(wrong)
                 o['put_back'] = 'done'
-                self.end('failed', f'after its options were set, {"; ".join(wrong)}: '
-                         'something beats its mask that the plan did not see; its config is '
-                         'put back as it was, and it was not restarted')
-                return 0
+                return self.end('failed', f'after its options were set, {"; ".join(wrong)}: '
+                                'something beats its mask that the plan did not see; its config is '
+                                'put back as it was, and it was not restarted')
         if r['kind'] == 'revert' and not info.up:
             # a down OSD (maybe the one the options broke) starts on what
             # was put back; restarting it is not the revert's to do
             return self.skip(o, 'down: its config is put back, not restarted; it starts on it '
                              'when it comes up')
         self.restarter(o['osd']).begin(r['kind'], now, ran=o.get('back_to', ''))
-        self.enter(P.RESTART, f'osd.{o["osd"]}: restarting on {self.what()}')
-        return 0
+        return Go(P.RESTART, f'osd.{o["osd"]}: restarting on {self.what()}')
 
     def look(self, osd: int) -> List[str]:
         """The session's health policy, before each restart: what threatens
@@ -329,7 +320,7 @@ class RolloutPhases:
         return look(self.cluster, osd,
                     own_crash(r['crash_osds'], r['since'])).blockers(r['force'])
 
-    def restart(self, now: float) -> float:
+    def restart(self, now: float) -> Move:
         r = self.r
         o = self.cur()
         restarter = self.restarter(o['osd'])
@@ -339,8 +330,7 @@ class RolloutPhases:
             o['status'] = 'pending'
             r['current'] = None
             r['restart'] = None
-            self.end('aborted', f'aborted before osd.{o["osd"]} was restarted')
-            return 0
+            return self.end('aborted', f'aborted before osd.{o["osd"]} was restarted')
         blockers = self.look(o['osd']) if restarter.stage == Stage.GATE else []
         if not blockers:
             try:
@@ -355,10 +345,10 @@ class RolloutPhases:
         if blockers:
             return self.pause(now, blockers)
         self.unpause()
-        self.enter(P.WAIT, f'osd.{o["osd"]}: waiting for it to be up on {self.what()}')
-        return self.settings.poll
+        return Go(P.WAIT, f'osd.{o["osd"]}: waiting for it to be up on {self.what()}',
+                  self.settings.poll)
 
-    def wait(self, now: float) -> float:
+    def wait(self, now: float) -> Move:
         r = self.r
         o = self.cur()
         try:
@@ -373,8 +363,7 @@ class RolloutPhases:
             o['status'] = 'done'
             r['current'] = None
             r['restart'] = None
-            self.enter(P.NEXT, f'osd.{o["osd"]} is up on {self.what()}')
-            return 0
+            return Go(P.NEXT, f'osd.{o["osd"]} is up on {self.what()}')
         if res.outcome.held:
             return self.pause(now, res.reasons)  # others keep PGs from clean
         self.unpause()
@@ -383,35 +372,31 @@ class RolloutPhases:
         timeout = self.restarter(o['osd']).timeout()
         if res.outcome == Outcome.NOT_CLEAN_IN_TIME:
             o['status'] = 'done'  # it runs them: its PGs are not clean
-            self.end('failed', f'PGs did not become active+clean within {timeout:.0f}s of '
-                     f'restarting osd.{o["osd"]} (it runs {self.what()})')
-            return 0
+            return self.end('failed', f'PGs did not become active+clean within {timeout:.0f}s of '
+                            f'restarting osd.{o["osd"]} (it runs {self.what()})')
         return self.osd_failed(f'osd.{o["osd"]} did not come back up running '
                                f'{self.what()} within {timeout:.0f}s')
 
-    def osd_failed(self, error: str) -> float:
+    def osd_failed(self, error: str) -> Go:
         """The OSD in flight did not come back on the options set: apply puts it
         back on its own; a revert stops (there is nothing to go back to)."""
         o = self.cur()
         o['status'] = 'failed'
         o['error'] = error
         if self.r['kind'] != 'apply':
-            self.end('failed', error)
-            return 0
-        self.enter(P.PUT_BACK, f'{error}; putting osd.{o["osd"]} back on its prior options')
-        return 0
+            return self.end('failed', error)
+        return Go(P.PUT_BACK, f'{error}; putting osd.{o["osd"]} back on its prior options')
 
-    def put_back(self, now: float) -> float:
+    def put_back(self, now: float) -> Move:
         """Its own mask as it was before the apply (the plan's priors there),
         then its gated restart onto what it ran before."""
         o = self.cur()
         self.unset(o)
         self.restarter(o['osd']).begin('put_back', now, ran=o['before'].get(RUNNING, ''))
-        self.enter(P.PUT_BACK_WAIT, f'{o["error"]}; restarting osd.{o["osd"]} on its prior '
-                   'options')
-        return 0
+        return Go(P.PUT_BACK_WAIT, f'{o["error"]}; restarting osd.{o["osd"]} on its prior '
+                  'options')
 
-    def put_back_wait(self, now: float) -> float:
+    def put_back_wait(self, now: float) -> Move:
         r = self.r
         o = self.cur()
         restarter = self.restarter(o['osd'])
@@ -419,9 +404,8 @@ class RolloutPhases:
             res = restarter.step(now)
         except ClusterError as e:
             o['put_back'] = 'failed'
-            self.end('failed', f'{o["error"]}; its prior options are set at osd.{o["osd"]}, '
-                     f'but restarting it failed: {e}')
-            return 0
+            return self.end('failed', f'{o["error"]}; its prior options are set at osd.{o["osd"]}, '
+                            f'but restarting it failed: {e}')
         if res.outcome == Outcome.GATE_HELD:
             # never forced, as a session's restore
             r['message'] = (f'{o["error"]}; osd.{o["osd"]} is restarted on its prior options '
@@ -435,12 +419,10 @@ class RolloutPhases:
         r['alerts'].pop('ROLLOUT_PAUSED', None)
         if res.outcome.runs_them:
             o['put_back'] = 'done'
-            self.end('failed', f'{o["error"]}; it is back on its prior options')
-            return 0
+            return self.end('failed', f'{o["error"]}; it is back on its prior options')
         if res.outcome == Outcome.NOT_UP_IN_TIME:
             o['put_back'] = 'failed'
-            self.end('failed', f'{o["error"]}; it did not come back on its prior options '
-                     f'either within {restarter.timeout():.0f}s (they are set at '
-                     f'osd.{o["osd"]})')
-            return 0
+            return self.end('failed', f'{o["error"]}; it did not come back on its prior options '
+                            f'either within {restarter.timeout():.0f}s (they are set at '
+                            f'osd.{o["osd"]})')
         return self.settings.poll

@@ -109,10 +109,14 @@ class Search:
         replays the trials); a failure here drops it, to be rebuilt."""
         if self._optimizer is None:
             return
-        if told is None:
-            self._optimizer.tell_failed(c)
-        else:
-            self._optimizer.tell(c, told)
+        try:
+            if told is None:
+                self._optimizer.tell_failed(c)
+            else:
+                self._optimizer.tell(c, told)
+        except Exception:  # the trial is recorded: a replay tells it again
+            log.exception('telling the optimizer failed; it is rebuilt from the trials')
+            self._optimizer = None
 
     def add_trial(self, trial: Dict[str, Any]) -> None:
         """Record a trial once: a step retried after a later error records it

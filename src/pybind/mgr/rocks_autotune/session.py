@@ -8,7 +8,7 @@ after every step (and before a restart is issued); a new active mgr rebuilds
 the session (and its optimizer, by replaying the recorded trials) from it.
 
 The phases, their table (MOVES) and each phase's step are in
-session_phases.py; they move through the engine's `_enter` (machine.py).
+session_phases.py; they return their moves to the engine (machine.py).
 What is done to a canary OSD (its config, its gated restarts through
 restart.Restarter, its window, the watch on its config, its crashes, its
 restore) is its canary_osd.CanaryOsd's, on its record under `canaries`;
@@ -38,7 +38,7 @@ from .canary import OPTIONS, SAVED
 from .canary_osd import CanaryOsd, slots
 from .cluster import Cluster
 from .gate import Params, StartRefused
-from .machine import Handler, Machine
+from .machine import Go, Handler, Machine, Move
 from .restart import resume_after_failover
 from .rocksdb_options import parse_options, parse_sharding
 from .search import Search
@@ -89,7 +89,7 @@ class Session(Machine):
         self.search = Search(state, self.space, settings, self.params, self.release_default,
                              clock)
         self.phases = Phases(state, cluster, self.params, self.space, self.search, settings,
-                             self.canaries, self._enter, clock)
+                             self.canaries, clock)
 
     @property
     def optimizer(self) -> Any:
@@ -230,22 +230,20 @@ class Session(Machine):
     def _poll(self) -> float:
         return self.settings.poll
 
-    def _interrupt(self, now: float) -> Optional[float]:
+    def _interrupt(self, now: float) -> Optional[Move]:
         if self.s['abort'] and self.s['phase'] not in ENDING:
-            self._enter(P.RESTORE)
-            return 0
+            return Go(P.RESTORE)
         return None
 
     def _after_error(self) -> None:
         # what the optimizer was told may be half done: rebuild it from the trials
         self.search.forget()
 
-    def _give_up(self, error: str) -> None:
+    def _give_up(self, error: str) -> Move:
         if self.s['phase'] in ENDING:
-            self.phases.out.fail(error)
-        else:
-            self.s['error'] = error
-            self._enter(P.RESTORE, error + '; restoring the canary')
+            return self.phases.out.fail(error)
+        self.s['error'] = error
+        return Go(P.RESTORE, error + '; restoring the canary')
 
     def _handlers(self) -> Dict[Any, Handler]:
         return self.phases.table()

@@ -16,19 +16,19 @@ time through the gate (restart -> wait_up, then restart again for the next),
 warm up and are measured over the same seconds; a failure of any fails the
 window and recovers them all; the restore puts back every canary.
 
-Every move is in MOVES and checked by the session's `_enter` (machine.py);
-the handlers here are dispatched by the engine through `table()`.
+Every move is in MOVES; the handlers here are dispatched by the engine
+through `table()` and return their move (machine.py), which it makes.
 """
 from dataclasses import asdict
 from enum import Enum
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 
 from . import health, perf_counters, views
 from .canary_osd import CanaryOsd, runs_candidate, slots
 from .cluster import Cluster, ClusterError
 from .confirm import BASELINE, Confirmation
 from .gate import Params
-from .machine import Handler
+from .machine import Go, Handler, Move
 from .measurement_plan import Slot
 from .perf_counters import Measurement
 from .restart import Outcome, Result
@@ -127,11 +127,11 @@ def next_to_restart(cluster: Cluster, canaries: List[CanaryOsd]) -> CanaryOsd:
 
 class Phases:
     """Each phase's step, and the pause and the end they share, on the
-    session's record and parts; `enter` (the engine's) moves the phase."""
+    session's record and parts."""
 
     def __init__(self, s: SessionState, cluster: Cluster, params: Params, space: SearchSpace,
                  search: Search, settings: Settings, canaries: Dict[int, CanaryOsd],
-                 enter: Callable[..., None], clock: Callable[[], float]) -> None:
+                 clock: Callable[[], float]) -> None:
         self.s = s
         self.cluster = cluster
         self.params = params
@@ -140,9 +140,8 @@ class Phases:
         self.search = search
         self.settings = settings
         self.canaries = canaries
-        self.enter = enter
         self.clock = clock
-        self.out = Restore(s, cluster, self.osd, settings, canaries, enter, clock)
+        self.out = Restore(s, cluster, self.osd, settings, canaries, clock)
 
     def table(self) -> Dict[Any, Handler]:
         return {P.PREPARE: self.prepare, P.NEXT: lambda now: self.next_trial(),
@@ -155,7 +154,7 @@ class Phases:
 
     # ------------------------------------------------------------ the pause
 
-    def pause(self, now: float, reasons: List[str], config_changed: bool = False) -> float:
+    def pause(self, now: float, reasons: List[str], config_changed: bool = False) -> Move:
         """The cluster is unhealthy for reasons that are not the canary's, or
         someone else changed the canary's config: wait.
 
@@ -170,8 +169,7 @@ class Phases:
             s['alerts'].pop('CONFIG_CHANGED', None)
             s['error'] = f'{why}: ' + '; '.join(reasons)
             s['abort'] = True
-            self.enter(P.RESTORE, f'{why}; restoring the canary')
-            return 0
+            return Go(P.RESTORE, f'{why}; restoring the canary')
         timeout = (f'the session aborts and restores osd.{self.osd} '
                    f'if this lasts {self.settings.unhealthy_timeout:.0f}s')
         if config_changed:
@@ -208,39 +206,33 @@ class Phases:
 
     # ------------------------------------------------------------ what comes next
 
-    def prepare(self, now: float) -> float:
+    def prepare(self, now: float) -> Move:
         for c in self.canaries.values():
             c.prepare()
-        self.enter(P.NEXT)
-        return self.next_trial()
+        return Go(P.NEXT)
 
-    def next_trial(self) -> float:
+    def next_trial(self) -> Move:
         s = self.s
         if s['state'] == 'stopping':
-            self.enter(P.RESTORE, 'stopped by request; restoring the canary')
-            return 0
+            return Go(P.RESTORE, 'stopped by request; restoring the canary')
         trial = self.search.next_trial(self.osd)
         if trial is None:
             self.search.plan_confirmation(s['plan'])
-            self.enter(P.CONFIRM, 'search done: confirming its best candidates')
-            return self.next_confirmation()
+            return Go(P.CONFIRM, 'search done: confirming its best candidates')
         trial.started = self.clock()
         s['current'] = asdict(trial)
-        self.enter(P.APPLY, f'trial {trial.index}: {trial.kind}')
-        return 0
+        return Go(P.APPLY, f'trial {trial.index}: {trial.kind}')
 
-    def next_confirmation(self) -> float:
+    def next_confirmation(self) -> Move:
         s = self.s
         if s['state'] == 'stopping':
-            self.enter(P.RESTORE, 'stopped by request; restoring the canary')
-            return 0
+            return Go(P.RESTORE, 'stopped by request; restoring the canary')
         conf = self.search.confirmation()
         nxt = conf.next()
         if nxt is None:
             result = conf.update(complete=True)
-            self.enter(P.RESTORE, 'confirmation done: ' + views.answer_line(result)
-                       + '; restoring the canary')
-            return 0
+            return Go(P.RESTORE, 'confirmation done: ' + views.answer_line(result)
+                      + '; restoring the canary')
         r, window, steady = nxt
         strangers = [slot.osd for slot in window if slot.osd not in self.canaries]
         if strangers:
@@ -255,11 +247,10 @@ class Phases:
                 'until a compaction and every column family\'s cycle of WAL bytes)' if steady
                 else
                 f'confirmation round {r + 1}/{s["confirm"]["rounds"]}')
-        self.enter(P.APPLY, f'{what}: ' + ', '.join(
+        return Go(P.APPLY, f'{what}: ' + ', '.join(
             ('the baseline' if t['arm'] == BASELINE else f'candidate {t["arm"]} '
              f'(trial {conf.arm(t["arm"])["trial"]})')
             + (f' on osd.{t["osd"]}' if len(trials) > 1 else '') for t in trials))
-        return 0
 
     def _confirm_trial(self, conf: Confirmation, r: int, slot: Slot, index: int,
                        steady: str = '') -> Trial:
@@ -272,18 +263,14 @@ class Phases:
         return Trial(index=index, kind='confirm', candidate=candidate, options=options,
                      round=r, arm=slot.arm, started=self.clock(), osd=slot.osd, steady=steady)
 
-    def after_trial(self) -> float:
+    def after_trial(self) -> Go:
         """What comes after a trial (or its recovery): the search's next, or
         the confirmation's."""
-        if self.s.get('confirm') is None:
-            self.enter(P.NEXT)
-            return self.next_trial()
-        self.enter(P.CONFIRM)
-        return self.next_confirmation()
+        return Go(P.NEXT if self.s.get('confirm') is None else P.CONFIRM)
 
     # ------------------------------------------------------------ a trial's window
 
-    def config_pause(self, now: float) -> Optional[float]:
+    def config_pause(self, now: float) -> Optional[Move]:
         """Before a trial's restart: paused while someone else's change stands
         at any of its canaries; None to go on."""
         changes = list(dict.fromkeys(line for c in self.in_window()
@@ -293,7 +280,7 @@ class Phases:
         self.s['alerts'].pop('CONFIG_CHANGED', None)
         return None
 
-    def apply(self, now: float) -> float:
+    def apply(self, now: float) -> Move:
         cur = self.cur()
         window = self.in_window()
         if any([c.clear_stale_noout() for c in window]):
@@ -307,10 +294,9 @@ class Phases:
         self.unpause()
         for c, trial in zip(window, slots(cur)):
             c.set_up(trial, now)
-        self.enter(P.RESTART)
-        return 0
+        return Go(P.RESTART)
 
-    def restart(self, now: float) -> float:
+    def restart(self, now: float) -> Move:
         cur = self.cur()
         canary = next_to_restart(self.cluster, self.in_window())
         # the gate may have held the restart back for a while
@@ -322,16 +308,14 @@ class Phases:
         except ClusterError as e:
             if runs_candidate(canary.slot() or cur):
                 # an OSD that will not start on the candidate fails the restart
-                self.trial_failed(f'restart on the candidate failed: {e}')
-            else:
-                self.s['error'] = f'restart failed: {e}'
-                self.enter(P.RESTORE, f'restart failed: {e}')
-            return 0
+                return self.trial_failed(f'restart on the candidate failed: {e}')
+            self.s['error'] = f'restart failed: {e}'
+            return Go(P.RESTORE, f'restart failed: {e}')
         if r.outcome.held:
             return self.pause(now, r.reasons)
         self.unpause()
-        self.enter(P.WAIT_UP, f'trial {cur["index"]}: waiting for osd.{canary.osd}')
-        return self.settings.poll
+        return Go(P.WAIT_UP, f'trial {cur["index"]}: waiting for osd.{canary.osd}',
+                  self.settings.poll)
 
     def _wait_step(self, now: float, window: List[CanaryOsd]) -> Tuple[CanaryOsd, Result]:
         """A step of the window's restart in flight; once up, it is done."""
@@ -345,36 +329,33 @@ class Phases:
                     t['restart_seconds'] = canary.up_seconds
         return canary, r
 
-    def wait_up(self, now: float) -> float:
+    def wait_up(self, now: float) -> Move:
         cur = self.cur()
         window = self.in_window()
         canary, r = self._wait_step(now, window)
         if r.outcome == Outcome.UP:
             if not all(c.restarted for c in window):
-                self.enter(P.RESTART, f'trial {cur["index"]}: restarting '
-                           f'osd.{next_to_restart(self.cluster, window).osd}')
-                return 0
+                return Go(P.RESTART, f'trial {cur["index"]}: restarting '
+                          f'osd.{next_to_restart(self.cluster, window).osd}')
             needs = [c.precondition for c in window if c.needs_precondition()]
             for p in needs:
                 if p is not None:
                     p.begin()
             if needs:
-                self.enter(P.PRECONDITION, f'trial {cur["index"]}: writing the canary\'s DB '
-                           'into a steady state before the first window')
-                return 0
-            self._begin_windows(now)
-            return 0
+                return Go(P.PRECONDITION, f'trial {cur["index"]}: writing the canary\'s DB '
+                          'into a steady state before the first window')
+            return self._begin_windows(now)
         return self.not_up_yet(now, canary, r, lambda timeout: self.trial_failed(
             f'osd.{canary.osd} did not come back up running the options set within '
             f'{timeout:.0f}s'))
 
-    def _begin_windows(self, now: float) -> None:
+    def _begin_windows(self, now: float) -> Go:
         for c in self.in_window():
             c.window.begin(now)
-        self.enter(P.WARMUP, f'trial {self.cur()["index"]}: warming up')
+        return Go(P.WARMUP, f'trial {self.cur()["index"]}: warming up')
 
     def not_up_yet(self, now: float, canary: CanaryOsd, r: Result,
-                   not_up: Callable[[float], None]) -> float:
+                   not_up: Callable[[float], Go]) -> Move:
         """A restart that has not come to UP: paused while another OSD keeps
         PGs from clean (the canary runs: pause, not fail), polled while it
         waits; PGs not clean in time abort the session; not up in time is
@@ -389,30 +370,26 @@ class Phases:
             self.s['error'] = (f'PGs did not become active+clean within '
                                f'{timeout:.0f}s of restarting osd.{canary.osd}')
             self.s['abort'] = True
-            self.enter(P.RESTORE, self.s['error'])
-        else:
-            not_up(timeout)
-        return 0
+            return Go(P.RESTORE, self.s['error'])
+        return not_up(timeout)
 
-    def precondition(self, now: float) -> float:
+    def precondition(self, now: float) -> Move:
         needs = [c for c in self.in_window() if c.needs_precondition()]
         if not needs:  # done in a step that failed after it
-            self._begin_windows(now)
-            return 0
+            return self._begin_windows(now)
         canary, load = needs[0], needs[0].precondition
         if load is None:
             raise ValueError('no load to precondition with')
         try:
             done = load.step()
         except ClusterError as e:
-            self.trial_failed(f'osd.{canary.osd} failed while its DB was written into a '
-                              f'steady state: {e}')
-            return 0
+            return self.trial_failed(f'osd.{canary.osd} failed while its DB was written '
+                                     f'into a steady state: {e}')
         if done and len(needs) == 1:
-            self._begin_windows(now)
+            return self._begin_windows(now)
         return 0
 
-    def warmup(self, now: float) -> float:
+    def warmup(self, now: float) -> Move:
         # the canaries' windows open at the same step: the warm-up is timed
         # from the phase's start, the same for all
         done, delays = [], []
@@ -420,15 +397,14 @@ class Phases:
             try:
                 d, delay = c.window.warmup(now, self.s['phase_started'])
             except ClusterError as e:
-                self.trial_failed(f'osd.{c.osd} failed during warm-up: {e}')
-                return 0
+                return self.trial_failed(f'osd.{c.osd} failed during warm-up: {e}')
             done.append(d)
             delays.append(delay)
         if all(done):
-            self.enter(P.MEASURE, f'trial {self.cur()["index"]}: measuring')
+            return Go(P.MEASURE, f'trial {self.cur()["index"]}: measuring', min(delays))
         return min(delays)
 
-    def measure(self, now: float) -> float:
+    def measure(self, now: float) -> Move:
         cur = self.cur()
         delays = []
         length = self.search.window_length(cur)
@@ -443,17 +419,15 @@ class Phases:
                                             families=self.space.column_families,
                                             max_total_wal_size=self.space.max_total_wal_size)
             except ClusterError as e:
-                self.trial_failed(f'osd.{c.osd} failed during the measurement: {e}')
-                return 0
+                return self.trial_failed(f'osd.{c.osd} failed during the measurement: {e}')
             if m is not None:
                 trial['measurement'] = m.to_dict()
             delays.append(delay)
         if all(t.get('measurement') is not None for t in slots(cur)):
-            self._record()
-            return 0
+            return self._record()
         return min(delays)
 
-    def _record(self) -> None:
+    def _record(self) -> Go:
         s = self.s
         cur = self.cur()
         key = perf_counters.OBJECTIVES[self.params.workload][0]
@@ -468,8 +442,7 @@ class Phases:
                               f'has; start again while it has some, or use --workload '
                               f'osd-bench')
                 s['abort'] = True
-                self.enter(P.RESTORE, s['error'])
-                return
+                return Go(P.RESTORE, s['error'])
         seconds = self.clock() - cur['started']
         trials = [dict({k: v for k, v in t.items() if k != 'slots'}, seconds=seconds)
                   for t in slots(cur)]
@@ -479,9 +452,7 @@ class Phases:
                 self.search.add_trial(dict(trial, verdict='measured'))
             self._window_done()
             self.search.confirmation().update()
-            self.enter(P.CONFIRM)
-            self.next_confirmation()
-            return
+            return Go(P.CONFIRM)
         (trial,) = trials
         m = Measurement.from_dict(trial['measurement'])
         if cur['kind'] == 'baseline':
@@ -493,12 +464,10 @@ class Phases:
             trial.update(verdict=verdict, score=score, told=told)
             self.search.add_trial(trial)
             self.search.rejudge()
-        # recorded and moved on before anything that may fail
         self._window_done()
-        self.enter(P.NEXT)
         if cur['kind'] == 'candidate':
             self.search.tell(Candidate.from_dict(cur['candidate']), told)
-        self.next_trial()
+        return Go(P.NEXT)
 
     def _window_done(self) -> None:
         for c in self.in_window():
@@ -510,7 +479,7 @@ class Phases:
     # gate; nor for a config change (the next trial pauses on it), which it
     # leaves in place
 
-    def trial_failed(self, error: str) -> None:
+    def trial_failed(self, error: str) -> Go:
         """The candidate broke a canary: the window's trials recorded failed,
         then every canary of the window restarted on its originals."""
         s = self.s
@@ -531,7 +500,6 @@ class Phases:
         if 'slots' in cur:
             recovery['slots'] = [dict(t, kind='recovery') for t in cur['slots']]
         s['current'] = recovery
-        self.enter(P.RECOVER, f'trial {cur["index"]} failed: {error}; restoring the canary')
         if cur['kind'] == 'confirm':
             conf = self.search.confirmation()
             for t in slots(cur):
@@ -539,36 +507,34 @@ class Phases:
             conf.update()
         if cur['kind'] == 'candidate':
             self.search.tell(Candidate.from_dict(cur['candidate']), None)
+        return Go(P.RECOVER, f'trial {cur["index"]} failed: {error}; restoring the canary')
 
-    def recover(self, now: float) -> float:
+    def recover(self, now: float) -> Move:
         window = self.in_window()
         if any([c.clear_stale_noout() for c in window]):
             return self.settings.poll
         for c in window:
             c.recover(now)
-        self.enter(P.RECOVER_RESTART)
-        return 0
+        return Go(P.RECOVER_RESTART)
 
-    def recover_restart(self, now: float) -> float:
+    def recover_restart(self, now: float) -> Move:
         canary = next_to_restart(self.cluster, self.in_window())
         r = self.out.restart_back(now, canary)
-        if r is None:
-            return 0
+        if isinstance(r, Go):
+            return r
         if r.outcome.held:
             return self.pause(now, r.reasons)
         self.unpause()
-        self.enter(P.RECOVER_WAIT, f'trial {self.cur()["index"]} failed: waiting for '
-                   f'osd.{canary.osd} on its original options')
-        return self.settings.poll
+        return Go(P.RECOVER_WAIT, f'trial {self.cur()["index"]} failed: waiting for '
+                  f'osd.{canary.osd} on its original options', self.settings.poll)
 
-    def recover_wait(self, now: float) -> float:
+    def recover_wait(self, now: float) -> Move:
         s = self.s
         window = self.in_window()
         canary, r = self._wait_step(now, window)
         if r.outcome == Outcome.UP:
             if not all(c.restarted for c in window):
-                self.enter(P.RECOVER_RESTART)
-                return 0
+                return Go(P.RECOVER_RESTART)
             s['alerts'].pop('TRIAL_FAILED', None)
             s['current'] = None
             if self.settings.on_failure == 'stop':
@@ -584,14 +550,12 @@ class Restore:
     failure where restoring cannot go on)."""
 
     def __init__(self, s: SessionState, cluster: Cluster, osd: int, settings: Settings,
-                 canaries: Dict[int, CanaryOsd], enter: Callable[..., None],
-                 clock: Callable[[], float]) -> None:
+                 canaries: Dict[int, CanaryOsd], clock: Callable[[], float]) -> None:
         self.s = s
         self.cluster = cluster
         self.osd = osd
         self.settings = settings
         self.canaries = canaries
-        self.enter = enter
         self.clock = clock
 
     # ------------------------------------------------------------ the end
@@ -606,12 +570,12 @@ class Restore:
             return Ending.ABORTED
         return Ending.STOPPED if s['state'] == 'stopping' else Ending.DONE
 
-    def finish(self) -> float:
+    def finish(self) -> Go:
         s = self.s
         for c in self.canaries.values():
             c.clear_noout()
             c.remove_client_objects()
-        self.end(Ending(s['final']) if s.get('final') else self.outcome())
+        end = self.end(Ending(s['final']) if s.get('final') else self.outcome())
         s['config_changes'] = standing_changes(self.canaries.values())
         result = views.answer(s)
         s['message'] = f'{s["state"]}: ' + (
@@ -620,9 +584,9 @@ class Restore:
         if s.get('config_changes'):
             s['message'] += ('; config changed by someone else during the session, left as '
                              'they set them: ' + '; '.join(s['config_changes']))
-        return 60.0
+        return end
 
-    def fail(self, error: str) -> None:
+    def fail(self, error: str) -> Go:
         """End where restoring cannot go on; the alert tells the admin what is left."""
         s = self.s
         s['error'] = error
@@ -630,34 +594,35 @@ class Restore:
         for c in self.canaries.values():
             detail += c.restore_where_failed()
             c.remove_client_objects()  # never raises: a failure is kept in the record
-        self.end(Ending.FAILED)
+        end = self.end(Ending.FAILED)
         s['alerts']['RESTORE_FAILED'] = health.raised('RESTORE_FAILED', detail, osd=self.osd)
         s['message'] = f'failed: {error}'
+        return end
 
-    def end(self, ending: Ending) -> None:
+    def end(self, ending: Ending) -> Go:
         """The one place a session ends: its conditions cleared, the crashes
-        since the last look named, the ending set, the end phase entered."""
+        since the last look named, the ending set; the move to the end phase."""
         s = self.s
         health.end_of_job(s['alerts'])
         for c in self.canaries.values():
             c.note_last_crashes()
         s['state'] = ending.value
-        self.enter(P.END)
         s['ended'] = self.clock()
+        return Go(P.END, delay=60.0)
 
-    def restart_back(self, now: float, canary: CanaryOsd) -> Optional[Result]:
+    def restart_back(self, now: float, canary: CanaryOsd) -> Union[Result, Go]:
         """A step of the restart onto the canary's originals (a recovery's
-        or the restore's); None once a failed restart ended the session."""
+        or the restore's); the move to the end once a failed restart ended
+        the session."""
         try:
             return canary.restart(now)
         except ClusterError as e:
-            self.fail(f'config restored, but restarting osd.{canary.osd} failed: {e}; '
-                      f'restart it to load its original options')
-            return None
+            return self.fail(f'config restored, but restarting osd.{canary.osd} failed: {e}; '
+                             f'restart it to load its original options')
 
     # ------------------------------------------------------------ the restore
 
-    def restore(self, now: float) -> float:
+    def restore(self, now: float) -> Move:
         """Every canary's originals' config at once; then, for each whose
         process may run something else, the gated restart onto them."""
         s = self.s
@@ -670,16 +635,15 @@ class Restore:
         restarts = [c for c in self.canaries.values() if c.restore(now)]
         if not restarts:
             return self.finish()
-        self.enter(P.RESTORE_WAIT, f'waiting to restart {_osds(restarts)} on its original '
-                   'options')
-        return 0
+        return Go(P.RESTORE_WAIT, f'waiting to restart {_osds(restarts)} on its original '
+                  'options')
 
-    def restore_wait(self, now: float) -> float:
+    def restore_wait(self, now: float) -> Move:
         s = self.s
         canary = next_to_restart(self.cluster, list(self.canaries.values()))
         r = self.restart_back(now, canary)
-        if r is None:
-            return 0
+        if isinstance(r, Go):
+            return r
         if r.outcome == Outcome.GATE_HELD:
             # never forced: the restart waits until it is safe
             s['message'] = (f'config restored; osd.{canary.osd} is restarted onto it when it '
@@ -699,7 +663,6 @@ class Restore:
                 return self.finish()
             return 0
         if r.outcome == Outcome.NOT_UP_IN_TIME:
-            self.fail(f'osd.{canary.osd} did not come back on its original options '
-                      f'within {canary.timeout():.0f}s; its config is restored')
-            return 0
+            return self.fail(f'osd.{canary.osd} did not come back on its original options '
+                             f'within {canary.timeout():.0f}s; its config is restored')
         return self.settings.poll
