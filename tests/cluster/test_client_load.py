@@ -101,6 +101,29 @@ def test_a_client_session_writes_in_the_canarys_pgs_and_leaves_nothing(lab: Lab)
         assert 0 in osd_map(lab, 'rbd', name, NS)['up'], name
 
 
+def test_a_pool_that_fills_mid_session_ends_it_and_its_objects_go(lab: Lab) -> None:
+    # issue 45: the mons mark a pool full at its quota, and librados held
+    # every write there (and the cleanup's deletes) until it was not: the
+    # serve thread blocked for good, the objects left.  Now the load's ops
+    # are sent anyway (FULL_TRY): its writes fail at once, the session ends
+    # and its deletes go through, the pool full all along
+    lab.wait('active+clean', lab.active_clean, 300)
+    before = own(lab, 0)
+    lab.ceph('rocks-autotune', 'start', '--osd', '0', '--trials', '1', '--duration', '4')
+    lab.wait('a window of the client load',
+             lambda: lab.status()['phase'] in ('warmup', 'measure'), 600)
+    assert in_namespace(lab)
+    try:
+        lab.ceph('osd', 'pool', 'set-quota', 'rbd', 'max_objects', '1')
+        st = lab.wait_ended(600)
+        assert st['state'] == 'failed' and "pool 'rbd' is full" in st['error'], st
+        assert st['client']['removed'] > 0 and in_namespace(lab) == [], st['client']
+    finally:
+        lab.ceph('osd', 'pool', 'set-quota', 'rbd', 'max_objects', '0')
+    assert own(lab, 0) == before
+    lab.wait('active+clean', lab.active_clean, 180)
+
+
 def kv_counts(lab: Lab, osd: int) -> Dict[str, Any]:
     return rocksdb_stats.counts(rocksdb_stats.parse(
         lab.ceph('tell', f'osd.{osd}', 'dump_objectstore_kv_stats').stdout))

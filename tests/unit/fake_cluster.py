@@ -170,6 +170,7 @@ class FakeCluster:
         self.wal_pos: Dict[int, float] = {}  # osd -> WAL bytes its families took in
         self.perf_on: Dict[int, bool] = {}  # opened its DB with rocksdb_perf
         self.client_fails = ''  # client writes fail with this error
+        self.remove_fails = ''  # client removes fail with this error
         # the client workload's objects, by (pool, namespace): name -> bytes written
         self.objects: Dict[Tuple[str, str], Dict[str, int]] = {}
         self.crash_log: List[Tuple[float, Crash]] = []  # (posted at, crash)
@@ -605,6 +606,8 @@ class FakeIo:
 
     def remove(self, obj: str) -> None:
         with self.lock:
+            if self.c.remove_fails:
+                raise ClusterError(self.c.remove_fails)
             self.c.objects.get(self.where, {}).pop(obj, None)
 
     def objects(self) -> List[str]:

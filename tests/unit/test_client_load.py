@@ -440,3 +440,56 @@ def test_a_rescued_session_removes_the_client_objects_its_lost_head_recorded() -
     text = report.status_text(h.session.status(), detail=True)
     assert (f"client load: the lost session's objects in pool rbd, namespace {NAMESPACE}; "
             f"{r['client']['removed']} removed at the end") in text
+
+
+def test_a_pool_that_becomes_full_ends_the_session_and_its_objects_go() -> None:
+    # issue 45: writes to a full pool wait for good (the mons stop them), and
+    # the cleanup waited too, holding the serve thread
+    h = Harness(client_space=8 << 20, client_object_size=1 << 20, precondition_limit=20.0)
+    before = h.config_of(0)
+    s = h.start(osd=0, workload='client', trials=2)
+    h.run(until=lambda s: s.s['phase'] == 'measure')
+    h.cluster.pool_by_id[1].full = True  # its quota reached: the writes fail (hang) there
+    h.cluster.client_fails = 'writing x in rbd/rocks_autotune: [errno 122] Disk quota exceeded'
+    s.step()
+    assert s.s['phase'] == 'restore' and "pool 'rbd' is full" in s.s['message']
+    h.run()
+    assert s.s['state'] == 'failed' and "pool 'rbd' is full" in s.s['error']
+    assert [t['verdict'] for t in s.s['trials'] if t['kind'] == 'candidate'] == []
+    assert h.cluster.objects[('rbd', NAMESPACE)] == {} and s.s['client']['removed'] > 0
+    assert_restored(h, 0, before)
+
+
+def test_a_full_pool_seen_before_a_trial_ends_the_session_before_it() -> None:
+    h = Harness(client_space=8 << 20, client_object_size=1 << 20, precondition_limit=20.0)
+    s = h.start(osd=0, workload='client', trials=2)
+    h.run(until=lambda s: s.s['phase'] == 'apply' and s.s['trials'])
+    trials = len(s.s['trials'])
+    h.cluster.pool_by_id[1].full = True
+    s.step()
+    assert s.s['phase'] == 'restore' and "pool 'rbd' is full" in s.s['message']
+    h.run()
+    assert s.s['state'] == 'failed' and len(s.s['trials']) == trials
+
+
+def test_objects_left_at_the_end_are_named_and_tried_again_until_they_go() -> None:
+    h = Harness(client_space=8 << 20, client_object_size=1 << 20, precondition_limit=20.0)
+    s = h.start(osd=0, workload='client', trials=2)
+    h.run(until=lambda s: s.s['phase'] == 'measure')
+    h.cluster.remove_fails = 'PG 1.0 is inactive'
+    s.request_abort()
+    h.run()
+    c = s.s['client']
+    assert s.s['state'] == 'aborted' and c['removed'] is None
+    assert 'PG 1.0 is inactive' in c['remove_error'] and h.cluster.objects[('rbd', NAMESPACE)]
+    text = report.status_text(s.status(), detail=True)
+    assert 'not all removed (PG 1.0 is inactive): tried again every 5 min' in text, text
+    tried = c['tried']
+    s.tidy()  # the end's own try was just now: not yet
+    assert c['removed'] is None and c['tried'] == tried
+    h.cluster.remove_fails = ''
+    h.clock.advance(workload.CLEANUP_RETRY)
+    s.tidy()
+    assert c['removed'] > 0 and c['remove_error'] == ''
+    assert h.cluster.objects[('rbd', NAMESPACE)] == {}
+    assert f"{c['removed']} removed at the end" in report.status_text(s.status(), detail=True)

@@ -81,6 +81,11 @@ def test_pools_and_the_pgs_an_osd_serves() -> None:
     assert (rbd.quota_bytes, rbd.quota_objects) == (6 << 30, 0)
     m.data['df']['pools'][0]['stats'].pop('stored')  # its use unknown: not said
     assert MgrCluster(m).pools()[1].quota_bytes is None
+    # marked full by the mons (its quota reached: full_quota and full), as
+    # `ceph osd dump` names a pool's flags
+    assert not MgrCluster(m).pools()[1].full
+    m.data['osd_map']['pools'][0]['flags_names'] = 'hashpspool,full_quota,full'
+    assert MgrCluster(m).pools()[1].full
     # a profile that cannot be read counts as no shard to spare
     assert pools[3].erasure and pools[3].k == 4
     # the PGs osd.0 serves: in their up or acting set

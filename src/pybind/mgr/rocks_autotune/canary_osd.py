@@ -27,8 +27,9 @@ from .restart import Restarter, Result, Stage
 from .session_settings import Settings
 from .store import CanaryRecord, SessionState
 from .window import Precondition, Window, WindowSettings
-from .workload import (BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, CLIENT, NAMESPACE, OSD_BENCH,
-                       BenchWorkload, ClientWorkload, LazyClientWorkload, Workload, client_objects)
+from .workload import (BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, CLEANUP_SECONDS, CLIENT,
+                       NAMESPACE, OSD_BENCH, BenchWorkload, ClientWorkload, LazyClientWorkload,
+                       Workload, client_objects)
 
 log = logging.getLogger(__name__)
 
@@ -102,16 +103,29 @@ class CanaryOsd:
                               clock=self.clock, reference=ref)
 
     def remove_client_objects(self) -> None:
-        """The client load's objects go with the session (kept: how many went)."""
+        """The client load's objects go with the session, for CLEANUP_SECONDS
+        at most (a pool that keeps them is the next try's: Session.tidy):
+        kept, how many went once none is left, else how many are left and why."""
         c = self.s.get('client')
         if not c or c.get('removed') is not None:
             return
+        st = self.settings
+        c['tried'] = self.clock()
         try:
-            c['removed'] = ClientWorkload(self.cluster.client_io(c['pool'], NAMESPACE), [],
-                                          self.settings.client_object_size).cleanup()
+            gone, left = ClientWorkload(
+                self.cluster.client_io(c['pool'], NAMESPACE), [], st.client_object_size,
+                threads=st.client_threads, chunk_seconds=st.bench_chunk_seconds
+            ).cleanup(CLEANUP_SECONDS)
         except ClusterError as e:
             log.warning('removing the client workload\'s objects failed: %s', e)
             c['remove_error'] = str(e)
+            return
+        gone += c.get('gone', 0)
+        if left:
+            c.update(gone=gone, left=left, remove_error=f'{left} left after '
+                     f'{CLEANUP_SECONDS:.0f}s')
+        else:
+            c.update(removed=gone, left=0, remove_error='')
 
     def needs_precondition(self) -> bool:
         """A driven client load whose DB is not yet written into a steady state."""

@@ -95,6 +95,9 @@ class PoolInfo:
     # stored and objects; None: no quota (or its use unknown)
     quota_bytes: Optional[int] = None
     quota_objects: Optional[int] = None
+    # the mons marked it full (its quota reached, or an OSD past the full
+    # ratio): every client's writes to it wait until it is not
+    full: bool = False
 
 
 @dataclass
@@ -443,6 +446,7 @@ class MgrReads(MgrBase):
                              if head > 0 else 0)
             pool.quota_bytes = _quota_left(p.get('quota_max_bytes'), use.get('stored'))
             pool.quota_objects = _quota_left(p.get('quota_max_objects'), use.get('objects'))
+            pool.full = 'full' in str(p.get('flags_names', '')).split(',')
             if p.get('type') == POOL_TYPE_ERASURE:
                 profile = profiles.get(p.get('erasure_code_profile', ''), {})
                 # an unreadable profile counts as no shard to spare (k = size)
@@ -621,6 +625,10 @@ class MgrActions(MgrBase):
         except Exception as e:  # rados.Error, and the handle's own connect
             raise ClusterError(f'cannot open pool {pool!r}: {e}')
         ioctx.set_namespace(namespace)
+        # its ops are sent to a full pool too (FULL_TRY): a write fails there at
+        # once (EDQUOT, ENOSPC) where librados would hold it until the pool is
+        # not full, and a delete, which frees space, goes through
+        ioctx.set_osdmap_full_try()
         return RadosIo(ioctx, pool, namespace)
 
 

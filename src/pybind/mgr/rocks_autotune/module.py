@@ -340,6 +340,9 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                         delay = 10.0
                     self._publish()
             elif self.session is not None or self.rollout is not None:
+                if self.session is not None:
+                    with self.step_lock:
+                        self.session.tidy()  # its client objects, if some are left
                 self._publish()  # the panel's OSD list follows the cluster after a session
             if delay > 0:
                 self.event.wait(delay)

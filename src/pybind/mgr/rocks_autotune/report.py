@@ -12,7 +12,7 @@ from .perf_counters import OBJECTIVE_NAMES
 from .views import (answer_line, arm_record, crashes_lines, final_answer, groups_text,
                     osd_list, ratio_text, recommended_arm, steady_text)
 from .space import Candidate
-from .workload import NAMESPACE
+from .workload import CLEANUP_RETRY, NAMESPACE
 
 MiB = 1 << 20
 
@@ -88,10 +88,11 @@ def client_lines(c: Optional[Mapping[str, Any]]) -> List[str]:
     if c.get('ref_seeds'):
         line += (f', and as many in the {len(c["ref_seeds"])} without it (group R, on '
                  + ', '.join(f'osd.{o}' for o in c.get('ref_osds') or []) + ')')
-    if c.get('remove_error'):
-        line += f'; removing them failed: {c["remove_error"]}'
-    elif c.get('removed') is not None:
+    if c.get('removed') is not None:
         line += f'; {c["removed"]} removed at the end'
+    elif c.get('remove_error'):
+        line += (f'; not all removed ({c["remove_error"]}): tried again every '
+                 f'{CLEANUP_RETRY // 60:.0f} min')
     return [line]
 
 

@@ -47,6 +47,7 @@ from .session_settings import Settings
 from .space import Candidate, SearchSpace
 from .store import STATE_VERSION, Ending, SessionState, StartRecord
 from .views import View
+from .workload import CLEANUP_RETRY
 
 __all__ = ['ACTIVE', 'MOVES', 'Phase', 'Session']
 
@@ -251,6 +252,16 @@ class Session(Machine):
     def _persist(self) -> bool:
         self.s['config_changes'] = standing_changes(self.canaries.values())
         return super()._persist()
+
+    def tidy(self) -> None:
+        """An ended session whose client objects are not all removed (its pool
+        was full or unhealthy at the end): another try, CLEANUP_RETRY apart."""
+        c = self.s.get('client')
+        if self.active or not c or c.get('removed') is not None \
+                or self.clock() - float(c.get('tried', 0)) < CLEANUP_RETRY:
+            return
+        self.canary.remove_client_objects()
+        self._persist()
 
     # ------------------------------------------------------------ views
 

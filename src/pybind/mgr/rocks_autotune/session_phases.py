@@ -288,6 +288,9 @@ class Phases:
         paused = self.config_pause(now)
         if paused is not None:
             return paused
+        full = self.pool_full()
+        if full is not None:
+            return full
         reasons = list(dict.fromkeys(r for c in window for r in c.look()))
         if reasons:
             return self.pause(now, reasons)
@@ -383,8 +386,8 @@ class Phases:
         try:
             done = load.step()
         except ClusterError as e:
-            return self.trial_failed(f'osd.{canary.osd} failed while its DB was written '
-                                     f'into a steady state: {e}')
+            return self.load_failed(f'osd.{canary.osd} failed while its DB was written '
+                                    f'into a steady state: {e}')
         if done and len(needs) == 1:
             return self._begin_windows(now)
         return 0
@@ -397,7 +400,7 @@ class Phases:
             try:
                 d, delay = c.window.warmup(now, self.s['phase_started'])
             except ClusterError as e:
-                return self.trial_failed(f'osd.{c.osd} failed during warm-up: {e}')
+                return self.load_failed(f'osd.{c.osd} failed during warm-up: {e}')
             done.append(d)
             delays.append(delay)
         if all(done):
@@ -419,7 +422,7 @@ class Phases:
                                             families=self.space.column_families,
                                             max_total_wal_size=self.space.max_total_wal_size)
             except ClusterError as e:
-                return self.trial_failed(f'osd.{c.osd} failed during the measurement: {e}')
+                return self.load_failed(f'osd.{c.osd} failed during the measurement: {e}')
             if m is not None:
                 trial['measurement'] = m.to_dict()
             delays.append(delay)
@@ -478,6 +481,25 @@ class Phases:
     # does not wait for health (a canary may be down), only for the restart
     # gate; nor for a config change (the next trial pauses on it), which it
     # leaves in place
+
+    def pool_full(self) -> Optional[Go]:
+        """The client load's pool marked full (its quota reached, or an OSD
+        past the full ratio): its writes would wait there for good, so the
+        session ends (its objects go with it: deletes pass a full pool)."""
+        c = self.s.get('client')
+        if not c:
+            return None
+        if not any(p.full for p in self.cluster.pools().values() if p.name == c['pool']):
+            return None
+        self.s['error'] = (f'pool {c["pool"]!r} is full (its quota reached, or an OSD past the '
+                           'full ratio): the client load cannot write there')
+        self.s['abort'] = True
+        return Go(P.RESTORE, self.s['error'] + '; restoring the canary')
+
+    def load_failed(self, error: str) -> Go:
+        """The window's load failed: the session ends if its pool is full,
+        else the trial failed."""
+        return self.pool_full() or self.trial_failed(error)
 
     def trial_failed(self, error: str) -> Go:
         """The candidate broke a canary: the window's trials recorded failed,

@@ -44,6 +44,9 @@ DEFAULT_WORKLOAD = CLIENT
 RENAMED = {'bench': OSD_BENCH}  # the name until issue 26: a start under it names the new one
 NAMESPACE = 'rocks_autotune'
 HUNG_WRITE = 60.0  # s a chunk's write may take before the chunk fails
+# s a try at removing the client load's objects may take (on the serve
+# thread), and how often an ended session tries again while some are left
+CLEANUP_SECONDS, CLEANUP_RETRY = 60.0, 300.0
 # an object is filled in writes of at most this (RBD's default object size)
 FILL_WRITE = 4 << 20
 
@@ -343,12 +346,21 @@ class ClientWorkload:
         if errors:
             raise errors[0]
 
-    def cleanup(self) -> int:
-        """Remove every object of the namespace; how many there were."""
+    def cleanup(self, seconds: float) -> Tuple[int, int]:
+        """Remove the namespace's objects, `threads` at a time, starting new
+        removals for about `seconds`: how many went, how many are left.
+        ClusterError if one failed, or hung (a PG inactive: HUNG_WRITE)."""
         names = self.io.objects()
-        for name in names:
-            self.io.remove(name)
-        return len(names)
+        deadline = self.clock() + seconds
+
+        def one(i: int) -> int:
+            self.io.remove(names[i])
+            return 0
+
+        gone = 0
+        while gone < len(names) and self.clock() < deadline:
+            gone = self._each(one, gone, len(names), deadline - self.clock())[0]
+        return gone, len(names) - gone
 
 
 class LazyClientWorkload:
