@@ -10,6 +10,7 @@ The figures by cluster size: qa/bench/rollout_scale.py.
 """
 import errno
 import json
+import re
 import time
 from typing import Any, Dict, List, Tuple
 
@@ -20,7 +21,7 @@ import scale_mgr
 from scale_mgr import CallBudgetExceeded, ScaleMgr
 
 mgr_mock.install()
-from rocks_autotune import session_start  # noqa: E402
+from rocks_autotune import gate, session_start  # noqa: E402
 from rocks_autotune.canary import ANNEX, OPTIONS  # noqa: E402
 from rocks_autotune.cluster import MgrCluster  # noqa: E402
 from rocks_autotune.gate import Params  # noqa: E402
@@ -107,6 +108,32 @@ def test_a_start_at_10000_osds_saves_what_it_saves_at_1000(big: ScaleMgr) -> Non
     assert c['seeds'] == mine and len(mine) < GROUP_PGS
     assert len(c['ref_seeds']) == GROUP_PGS and not any(7 in up[s] for s in c['ref_seeds'])
     assert c['ref_osds'] == len({o for s in c['ref_seeds'] for o in up[s]}) > 500
+
+
+def test_what_a_pause_or_a_start_says_of_the_osds_is_bounded(big: ScaleMgr) -> None:
+    # a rack of 500 OSDs down, and all but one OSD out: the session keeps a
+    # pause's reasons (its message, the alert) and the start's reason
+    c = MgrCluster(big)
+    down = range(1000, 1500)
+    for o in down:
+        big.set_up(o, False)
+    try:
+        for reasons in (gate.look(c, 7).blockers(True), gate.restart_blockers(c, 7, True)):
+            assert reasons[:gate.NAMED] == [f'osd.{o} is down' for o in down[:gate.NAMED]]
+            assert reasons[gate.NAMED] == f'{500 - gate.NAMED} more OSDs likewise', reasons
+    finally:
+        for o in down:
+            big.set_up(o, True)
+    big.in_ = [False] * big.n
+    big.in_[7] = True
+    big._changed()
+    try:
+        osd, reason = gate.choose_canary(c, Params(workload='client'))
+    finally:
+        big.in_ = [True] * big.n
+        big._changed()
+    assert osd == 7 and reason.count('; skipped: ') == gate.NAMED + 1, reason
+    assert re.search(r'; skipped: \d{4} more OSDs likewise$', reason), reason
 
 
 # ------------------------------------------------------------ the fake
