@@ -29,7 +29,6 @@ from rocks_autotune.cluster import (ClusterError, ConfigEntries, ConfigEntry, Co
                                     PoolInfo, split_who)
 from rocks_autotune import rocksdb_stats
 from rocks_autotune.placement import pg_of
-from rocks_autotune.workload import pg_seed
 from rocks_autotune.rocksdb_options import (PACIFIC_DEFAULT, ColumnFamily, parse_options,
                                             parse_sharding)
 from rocks_autotune.rocksdb_stats import KvStats, Level
@@ -181,6 +180,7 @@ class FakeCluster:
         self.tree: List[int] = list(range(n_osds))  # `ceph osd tree`'s order
         self.pool_by_id: Dict[int, PoolInfo] = {}
         self.pg_list: List[PgInfo] = []
+        self.pg_at: Dict[Tuple[int, int], PgInfo] = {}  # by (pool, seed): a write's PG
         self.config_reads = 0  # config snapshots taken (each one `config dump` on a cluster)
         self.add_pool('rbd', size=3, min_size=2)
 
@@ -194,7 +194,9 @@ class FakeCluster:
         on = list(osds if osds is not None else self.info)
         for i in range(pgs):
             acting = [on[(i + j) % len(on)] for j in range(min(size, len(on)))]
-            self.pg_list.append(PgInfo(pgid=f'{pool.id}.{i:x}', pool=pool.id, acting=acting))
+            pg = self.pg_at[(pool.id, i)] = PgInfo(pgid=f'{pool.id}.{i:x}', pool=pool.id,
+                                                   acting=acting)
+            self.pg_list.append(pg)
         return pool
 
     def place(self, hosts: Dict[str, List[int]]) -> None:
@@ -591,7 +593,7 @@ class FakeIo:
             # not reach the canary)
             pool = next(p for p in c.pool_by_id.values() if p.name == self.where[0])
             seed = pg_of(obj, pool.pg_num, self.where[1])
-            pg = next(p for p in c.pg_list if p.pool == pool.id and pg_seed(p) == seed)
+            pg = c.pg_at[(pool.id, seed)]
             for osd, info in c.info.items():
                 if info.up and osd in pg.acting:
                     one = c.model(c.running[osd])[0]

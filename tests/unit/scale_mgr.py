@@ -21,7 +21,8 @@ MgrCluster (rocks_autotune/cluster.py) to run on unchanged.
 
 The cluster: N OSDs of one device class, OSD i on host i % H (as OSDs
 created on all hosts at once get their ids), one replicated pool of size 3
-with about 100 PGs per OSD (pg_num a power of two), each PG on three hosts;
+with about 100 PGs per OSD (pg_num a power of two) or `pg_num` PGs, each PG
+on three hosts;
 the config dump carries what a deployed cluster has beside ours: a few
 global, mon and mgr entries, an osd/class mask, an osd/host mask, and (as
 Quincy and later OSDs set at their first start) osd_mclock_max_capacity_iops
@@ -137,7 +138,8 @@ class ScaleMgr:
 
     def __init__(self, osds: int = 2000, hosts: int = 100, device_class: str = 'ssd',
                  pgs_per_osd: int = 100, size: int = 3, per_osd_config: bool = True,
-                 seed: int = 1, budget: Optional[int] = None) -> None:
+                 seed: int = 1, budget: Optional[int] = None,
+                 pg_num: Optional[int] = None) -> None:
         if osds < 1 or not 1 <= hosts <= osds:
             raise ValueError(f'{osds} OSDs on {hosts} hosts')
         self.n = osds
@@ -146,7 +148,8 @@ class ScaleMgr:
         self.host_osds: List[List[int]] = [list(range(h, osds, hosts)) for h in range(hosts)]
         self.device_class = device_class
         self.size = size
-        self.pg_num = 1 << max(0, round(math.log2(max(1.0, osds * pgs_per_osd / size))))
+        self.pg_num = pg_num or 1 << max(0, round(math.log2(max(1.0, osds * pgs_per_osd
+                                                                / size))))
         self.up = [True] * osds
         self.in_ = [True] * osds
         self.up_from = [EPOCH - 100 + (i % 50) for i in range(osds)]

@@ -263,7 +263,7 @@ def test_status_names_the_keyspace_and_what_became_of_it() -> None:
     h = Harness(client_space=8 << 20, client_object_size=1 << 20, precondition_limit=60.0)
     s = h.start(osd=0, workload='client', trials=1)
     text = report.status_text(s.status(), detail=True)
-    assert 'client load: 8 objects in pool rbd, namespace rocks_autotune, in the 4 of its ' \
+    assert 'client load: 8 objects in pool rbd, namespace rocks_autotune, in 4 of its ' \
            '4 PGs the canary is in' in text and 'removed' not in text
     h.run()
     assert (f'; {s.s["client"]["removed"]} removed at the end'

@@ -1,15 +1,18 @@
 """`apply --dry-run` on a 2,000-OSD, 100-host cluster (issue 22 item 9):
 O(hosts + 1) mon commands, not O(OSDs), and under 2 s of Python, through the
 module's real command method and its real MgrCluster over scale_mgr, a fake
-of the mgr's Python API.  Then the fake itself: it must answer as the mon
-does, or the counts above would be of the wrong work.
+of the mgr's Python API.  A session's start at 10,000 OSDs on 500 hosts and
+a pool of 65,536 PGs: what it saves is the size it is at 1,000 OSDs (issue
+45).  Then the fake itself: it must answer as the mon does, or the counts
+above would be of the wrong work.
 
 The figures by cluster size: qa/bench/rollout_scale.py.
 """
 import errno
 import json
+import re
 import time
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 import pytest
 
@@ -18,9 +21,15 @@ import scale_mgr
 from scale_mgr import CallBudgetExceeded, ScaleMgr
 
 mgr_mock.install()
+from rocks_autotune import gate, session_start  # noqa: E402
 from rocks_autotune.canary import ANNEX, OPTIONS  # noqa: E402
 from rocks_autotune.cluster import MgrCluster  # noqa: E402
+from rocks_autotune.gate import Params  # noqa: E402
+from rocks_autotune.measurement_plan import SPLIT  # noqa: E402
 from rocks_autotune.rocksdb_options import NEW_TUNING, PACIFIC_DEFAULT  # noqa: E402
+from rocks_autotune.session_settings import Settings  # noqa: E402
+from rocks_autotune.store import SessionStore  # noqa: E402
+from rocks_autotune.workload import GROUP_PGS, pg_seed  # noqa: E402
 
 OSDS, HOSTS = 2000, 100
 # the issue's bounds: mon commands + tells, and Python time, for one dry run
@@ -58,6 +67,73 @@ def test_apply_dry_run_on_2000_osds_is_o_hosts_and_under_2_s() -> None:
     assert all(v == {OPTIONS: NEW_TUNING} for v in plan['sets'].values())
     assert all(o['before'][OPTIONS] == PACIFIC_DEFAULT for o in plan['osds'])
     assert not any(p in mgr.mon_calls for p in ('config set', 'config rm', 'osd add-noout'))
+
+
+# ------------------------------------------------------------ a session's records
+
+# what a start saves, at most, value by value: a constant, whatever the
+# cluster's size (the client record's PG seeds are at most GROUP_PGS a group)
+RECORD = 8 << 10
+
+
+@pytest.fixture(scope='module')
+def big() -> ScaleMgr:
+    return ScaleMgr(10000, 500, pg_num=65536, per_osd_config=False)
+
+
+def saved_start(mgr: ScaleMgr) -> Tuple[Dict[str, Any], Dict[str, int]]:
+    """A client session's first record on `mgr`'s cluster, and the bytes of
+    each value its first save writes (the store refuses one over MAX_VALUE)."""
+    st: Dict[str, Any] = dict(session_start.first_state(
+        MgrCluster(mgr), Params(osd=7, workload='client'), Settings(), 100.0))
+    kv: Dict[str, str] = {}
+    SessionStore(kv.get, lambda k, v: kv.__setitem__(k, str(v))).save(st)
+    return st, {k: len(v) for k, v in kv.items()}
+
+
+def test_a_start_at_10000_osds_saves_what_it_saves_at_1000(big: ScaleMgr) -> None:
+    # issue 45: the split design kept every PG of the pool without the
+    # canary, and their OSDs: refused at 8,192 PGs ('session would be 54090
+    # bytes'), at 65,536 PGs 507,696 bytes
+    small = ScaleMgr(1000, 50, pg_num=8192)
+    (_, at_small), (st, at_big) = saved_start(small), saved_start(big)
+    assert max(at_big.values()) <= RECORD and max(at_small.values()) <= RECORD
+    assert at_big['session'] <= at_small['session'] + 512, (at_small, at_big)
+    c = st['client']
+    assert c['design'] == SPLIT and "has 65517 of its 65536 PGs without osd.7" in c['design_why']
+    # C is every PG of the canary's (it has fewer than GROUP_PGS); R a sample
+    # of the others, spread over hundreds of OSDs, none the canary
+    up = {pg_seed(pg): pg.up for pg in MgrCluster(big).pgs()}
+    mine = sorted(s for s, osds in up.items() if 7 in osds)
+    assert c['seeds'] == mine and len(mine) < GROUP_PGS
+    assert len(c['ref_seeds']) == GROUP_PGS and not any(7 in up[s] for s in c['ref_seeds'])
+    assert c['ref_osds'] == len({o for s in c['ref_seeds'] for o in up[s]}) > 500
+
+
+def test_what_a_pause_or_a_start_says_of_the_osds_is_bounded(big: ScaleMgr) -> None:
+    # a rack of 500 OSDs down, and all but one OSD out: the session keeps a
+    # pause's reasons (its message, the alert) and the start's reason
+    c = MgrCluster(big)
+    down = range(1000, 1500)
+    for o in down:
+        big.set_up(o, False)
+    try:
+        for reasons in (gate.look(c, 7).blockers(True), gate.restart_blockers(c, 7, True)):
+            assert reasons[:gate.NAMED] == [f'osd.{o} is down' for o in down[:gate.NAMED]]
+            assert reasons[gate.NAMED] == f'{500 - gate.NAMED} more OSDs likewise', reasons
+    finally:
+        for o in down:
+            big.set_up(o, True)
+    big.in_ = [False] * big.n
+    big.in_[7] = True
+    big._changed()
+    try:
+        osd, reason = gate.choose_canary(c, Params(workload='client'))
+    finally:
+        big.in_ = [True] * big.n
+        big._changed()
+    assert osd == 7 and reason.count('; skipped: ') == gate.NAMED + 1, reason
+    assert re.search(r'; skipped: \d{4} more OSDs likewise$', reason), reason
 
 
 # ------------------------------------------------------------ the fake

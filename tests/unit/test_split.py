@@ -13,8 +13,11 @@ from rocks_autotune import confirm, measurement_plan, perf_counters, placement, 
 from rocks_autotune.gate import StartRefused
 from rocks_autotune.measurement_plan import BASELINE, SEQUENTIAL, SPLIT
 from rocks_autotune.perf_counters import Measurement
-from rocks_autotune.workload import (MIN_REFERENCE_PGS, NAMESPACE, ClientWorkload,
-                                     client_objects, client_pool, split_refusal, up_osds)
+from rocks_autotune.store import HEAD_KEY, SessionStore
+from rocks_autotune.workload import (GROUP_PGS, MIN_REFERENCE_PGS, NAMESPACE, ClientWorkload,
+                                     client_objects, client_pool, pg_seed, sample,
+                                     split_refusal, up_osds)
+from fake_cluster import FakeCluster
 from session_harness import Harness, best_summary, trials
 
 # a size-2 pool over the fake's 3 OSDs: PG i is on osd.(i%3) and osd.(i+1)%3,
@@ -56,6 +59,15 @@ def test_a_split_needs_enough_pgs_and_names(without: List[int], pg_num: int, cou
                                             why: str) -> None:
     got = split_refusal(without, pg_num, count)
     assert (why in got and got) if why else got == ''
+
+
+def test_a_group_is_at_most_group_pgs_of_its_pgs_evenly_spread() -> None:
+    assert sample([9, 3, 5]) == [3, 5, 9]
+    seeds = list(range(0, 3 * 65536, 3))
+    got = sample(seeds)
+    assert len(got) == GROUP_PGS and got == sample(seeds[::-1]) and set(got) <= set(seeds)
+    # an even stride: each of GROUP_PGS equal slices of the seeds gives one
+    assert [g // (3 * 65536 // GROUP_PGS) for g in got] == list(range(GROUP_PGS))
 
 
 class CountingIo:
@@ -203,7 +215,7 @@ def test_auto_runs_split_where_the_pool_has_pgs_without_the_canary() -> None:
     before = h.config_of(0)
     s = h.start(osd=0, allow_single_copy=True, workload='client', trials=1)
     c = s.s['client']
-    assert c['design'] == SPLIT and c['ref_seeds'] == WITHOUT_0 and c['ref_osds'] == [1, 2]
+    assert c['design'] == SPLIT and c['ref_seeds'] == WITHOUT_0 and c['ref_osds'] == 2
     # the fake's OSDs each have a host of their own
     assert c['shared_host'] is False
     h.run()
@@ -227,7 +239,7 @@ def test_auto_runs_split_where_the_pool_has_pgs_without_the_canary() -> None:
     assert "C's IOPS" in best and "R's" in best, best
     text = report.status_text(h.status, detail=True)
     assert f'measurement design: split (pool {SPLIT_POOL!r} has 5' in text, text
-    assert 'and as many in the 5 without it (group R, on osd.1, osd.2)' in text, text
+    assert 'and as many in 5 without it (group R, on 2 OSDs)' in text, text
     assert prefix and h.config_of(0) == before
 
 
@@ -278,6 +290,36 @@ def test_the_split_load_writes_r_only_where_the_canary_is_not() -> None:
     assert r and c
     assert {placement.pg_of(n, 16, NAMESPACE) for n in r} <= set(WITHOUT_0)
     assert not {placement.pg_of(n, 16, NAMESPACE) for n in c} & set(WITHOUT_0)
+
+
+def test_a_pool_of_7300_pgs_on_12_osds_keeps_the_head_small_all_session() -> None:
+    # issue 45: the canary's 1,825 PGs and the 5,475 without it took the head
+    # to 43,886 bytes at the start, past the store's 48 KiB mid-session
+    h = split_harness(client_pool='big')
+    h.cluster = FakeCluster(h.clock, n_osds=12)
+    h.cluster.add_pool('big', size=3, min_size=2, pgs=7300)
+    heads: List[int] = []
+    store = SessionStore(lambda k: None, lambda k, v: heads.append(len(v or ''))
+                         if k == HEAD_KEY else None)
+    h.save = store.save  # type: ignore[method-assign]
+    s = h.start(osd=0, workload='client', trials=1)
+    c = s.s['client']
+    assert (len(c['seeds']), len(c['ref_seeds'])) == (GROUP_PGS, GROUP_PGS)
+    pgs = {pg_seed(pg): pg.up for pg in h.cluster.pgs() if pg.pool == 2}
+    assert all(0 in pgs[p] for p in c['seeds']) and not any(0 in pgs[p] for p in c['ref_seeds'])
+    assert c['ref_osds'] == 11 and 'has 5475 of its 7300 PGs without osd.0' in c['design_why']
+    seen: Dict[str, int] = {}
+    h.run(until=lambda s: bool(seen.update(h.cluster.objects.get(('big', NAMESPACE), {})))
+          or s.s['phase'] == 'measure')
+    h.run()
+    assert s.s['state'] == 'done', s.s['error']
+    # the sampled PGs hold every object of their group, the count asked for
+    prefix = s.s['id'][:8]
+    for group, seeds in (('.', c['seeds']), ('r.', c['ref_seeds'])):
+        names = [n for n in seen if n.startswith(prefix + group)]
+        assert len(names) == c['count'] and {placement.pg_of(n, 7300, NAMESPACE)
+                                             for n in names} <= set(seeds)
+    assert max(heads) < 16 << 10, heads
 
 
 def test_r_on_the_canarys_host_is_said() -> None:

@@ -46,6 +46,19 @@ class Params:
                                f'not {self.duration}')
 
 
+# the most lines of one kind (an OSD down, an OSD skipped) a reason names:
+# the session keeps its reasons (its message, an alert's detail, the start's
+# reason), which must not grow with the cluster
+NAMED = 5
+
+
+def at_most(lines: List[str], what: str) -> List[str]:
+    """The first NAMED lines, then how many more of `what` there are."""
+    if len(lines) <= NAMED:
+        return lines
+    return lines[:NAMED] + [f'{len(lines) - NAMED} more {what} likewise']
+
+
 def foreign_checks(cluster: Cluster) -> Tuple[str, List[str]]:
     """The cluster's health status and the checks raised by others than us."""
     status, checks = cluster.health()
@@ -86,17 +99,19 @@ RESTART_FLAGS = ('noup', 'nodown')
 def flag_threats(cluster: Cluster) -> List[str]:
     """noup or nodown set on the cluster, an OSD, a CRUSH node or a device class."""
     out = [f'the cluster has {f} set' for f in cluster.osdmap_flags() if f in RESTART_FLAGS]
+    flagged = []
     for who, flags in sorted(cluster.osd_flags().items()):
         bad = [f for f in flags if f in RESTART_FLAGS]
         if bad:
-            out.append(f'{who} has {", ".join(bad)} set')
-    return out
+            flagged.append(f'{who} has {", ".join(bad)} set')
+    return out + at_most(flagged, 'OSDs or CRUSH nodes')
 
 
 def data_threats(cluster: Cluster) -> List[str]:
     """What threatens data, and so blocks a restart whatever else is said:
     an OSD down, a PG that is not active+clean, noup or nodown set."""
-    threats = [f'osd.{i.id} is down' for i in cluster.osds().values() if not i.up]
+    threats = at_most([f'osd.{i.id} is down' for i in cluster.osds().values() if not i.up],
+                      'OSDs')
     if not cluster.pgs_active_clean():
         threats.append('not all PGs are active+clean')
     return threats + flag_threats(cluster)
@@ -140,7 +155,8 @@ def restart_blockers(cluster: Cluster, osd: int, single_copy_ok: bool = False) -
     me = osds.get(osd)
     if me is None or not me.up:
         return []
-    reasons = [f'osd.{i.id} is down' for i in osds.values() if i.id != osd and not i.up]
+    reasons = at_most([f'osd.{i.id} is down' for i in osds.values()
+                       if i.id != osd and not i.up], 'OSDs')
     inactive = cluster.inactive_pgs()
     if inactive:
         reasons.append(f'{inactive} PG(s) are inactive')
@@ -265,6 +281,6 @@ def choose_canary(cluster: Cluster, params: Params) -> Tuple[int, str]:
                              f'device class {info.device_class or "unknown"}, '
                              f'fewest PGs ({info.num_pgs}) among the fastest class'
                              + allowed(info.id)
-                             + ''.join(f'; skipped: {w}' for w in skipped))
+                             + ''.join(f'; skipped: {w}' for w in at_most(skipped, 'OSDs')))
         skipped.append(why)
-    raise refused(['no OSD can be the canary: ' + '; '.join(skipped)])
+    raise refused(['no OSD can be the canary: ' + '; '.join(at_most(skipped, 'OSDs'))])

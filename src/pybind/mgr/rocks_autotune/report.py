@@ -84,10 +84,10 @@ def client_lines(c: Optional[Mapping[str, Any]]) -> List[str]:
                 f'{NAMESPACE}')
     else:
         line = (f'client load: {c["count"]} objects in pool {c["pool"]}, namespace {NAMESPACE}, '
-                f'in the {len(c["seeds"])} of its {c["pg_num"]} PGs the canary is in')
+                f'in {len(c["seeds"])} of its {c["pg_num"]} PGs the canary is in')
     if c.get('ref_seeds'):
-        line += (f', and as many in the {len(c["ref_seeds"])} without it (group R, on '
-                 + ', '.join(f'osd.{o}' for o in c.get('ref_osds') or []) + ')')
+        line += (f', and as many in {len(c["ref_seeds"])} without it (group R, on '
+                 f'{c["ref_osds"]} OSDs)')
     if c.get('removed') is not None:
         line += f'; {c["removed"]} removed at the end'
     elif c.get('remove_error'):

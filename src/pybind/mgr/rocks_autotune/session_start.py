@@ -20,7 +20,7 @@ from .rocksdb_options import parse_options, parse_sharding
 from .session_settings import Settings
 from .space import SearchSpace
 from .store import STATE_VERSION, SessionState, StartRecord, canaries_at_start, canary_start
-from .workload import CLIENT, client_pool, split_refusal, up_osds
+from .workload import CLIENT, client_pool, sample, split_refusal, up_osds
 
 
 def first_state(cluster: Cluster, params: Params, settings: Settings,
@@ -99,7 +99,7 @@ def client_record(cluster: Cluster, osd: int, settings: Settings) -> Dict[str, A
             f'{settings.client_space / 2**30:.2f} GiB) would fill pool {pool.name!r} to its '
             f'quota, and a full pool stops every client\'s writes to it: {full}; lower '
             'client_space or name another pool with client_pool')
-    return {'pool': pool.name, 'pg_num': pool.pg_num, 'seeds': seeds,
+    return {'pool': pool.name, 'pg_num': pool.pg_num, 'seeds': sample(seeds),
             'count': count, 'removed': None, **split}
 
 
@@ -149,14 +149,16 @@ def design_of(cluster: Cluster, osd: int, pool: PoolInfo, pgs: Sequence[PgInfo],
               without: Sequence[int], count: int, settings: Settings) -> Dict[str, Any]:
     """The client load's measurement design (the `client` record's keys):
     split where the pool has enough PGs without the canary (measurement_design
-    auto or split), else sequential; why, and for a split its group R's PGs,
-    their OSDs and whether any shares the canary's CRUSH host (C/R then reads
-    C's effect minus R's: doc/bench/split-ab-rocksdb.md).  StartRefused when
-    split is asked for and cannot be made."""
+    auto or split), else sequential; why, and for a split its group R's PGs
+    (a sample of those without the canary), how many OSDs they are on and
+    whether any shares the canary's CRUSH host (C/R then reads C's effect
+    minus R's: doc/bench/split-ab-rocksdb.md).  StartRefused when split is
+    asked for and cannot be made."""
     wanted = settings.measurement_design
     if wanted == SEQUENTIAL:
         return {'design': SEQUENTIAL, 'design_why': 'measurement_design is sequential'}
-    why_not = split_refusal(without, pool.pg_num, count)
+    ref = sample(without)
+    why_not = split_refusal(ref, pool.pg_num, count)
     if not why_not and pool.room is not None and 2 * settings.client_space > pool.room:
         why_not = (f'its room ({pool.room / 2**30:.2f} GiB to nearfull) does not take two '
                    f'keyspaces of client_space')
@@ -169,10 +171,10 @@ def design_of(cluster: Cluster, osd: int, pool: PoolInfo, pgs: Sequence[PgInfo],
                                f'reference group: {why_not}; name another pool with '
                                'client_pool, or set measurement_design to auto or sequential')
         return {'design': SEQUENTIAL, 'design_why': f'pool {pool.name!r}: {why_not}'}
-    ref_osds = up_osds(pgs, pool.id, without)
+    ref_osds = up_osds(pgs, pool.id, ref)
     hosts = dict(cluster.crush_order())
     shared = bool(hosts.get(osd)) and any(hosts.get(o) == hosts[osd] for o in ref_osds)
-    return {'design': SPLIT, 'ref_seeds': list(without), 'ref_osds': ref_osds,
+    return {'design': SPLIT, 'ref_seeds': ref, 'ref_osds': len(ref_osds),
             'shared_host': shared,
             'design_why': (f'pool {pool.name!r} has {len(without)} of its {pool.pg_num} PGs '
                            f'without osd.{osd}' + (' (measurement_design is split)'

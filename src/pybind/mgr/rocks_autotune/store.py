@@ -27,7 +27,8 @@ only, ended or not:
                          each naming its rollout (a save cut short before
                          the head is seen, not misread)
 
-No value comes near mon_config_key_max_entry_size (64 KiB) at 500 trials.
+No value comes near mon_config_key_max_entry_size (64 KiB) at 500 trials,
+nor grows with the cluster's OSDs, hosts or PGs.
 Every write is checked (a store that refuses a value may only log it): a
 failure raises StoreError, and the session pauses until a write succeeds.
 One version of each (STATE_VERSION, ROLLOUT_VERSION): the module has never
@@ -63,7 +64,7 @@ TRIAL_KEY = 'session.trial.{}'
 CONFIRM_KEY = 'session.confirm'
 # well below mon_config_key_max_entry_size (64 KiB): a value this big is a bug
 MAX_VALUE = 48 << 10
-STATE_VERSION = 6
+STATE_VERSION = 7
 # the fields of the start record; everything else but the trials is the head
 START_FIELDS = ('id', 'params', 'reason', 'originals', 'base_options', 'annexed',
                 'release_default', 'sharding', 'seed', 'started', 'settings', 'noout_at_start',
@@ -193,8 +194,9 @@ class SessionState(StartRecord, _Head, total=False):
     final: str
     other_checks: List[str]  # others' health checks at the last look (gate.Health)
     confirm: Dict[str, Any]  # the confirmation, once the search is done (confirm.plan)
-    # the client workload's pool, PG seeds and object count; how many of its
-    # objects the end removed (None until then).  None for another workload
+    # the client workload's pool, PG seeds (at most workload.GROUP_PGS a
+    # group) and object count; how many of its objects the end removed (None
+    # until then).  None for another workload
     client: Optional[Dict[str, Any]]
     # the noise the baseline's A/A pairs measured and the confirmation's plan
     # at it (power.aa_noise, power.plan); None with no pair

@@ -161,17 +161,30 @@ def up_osds(pgs: Sequence[PgInfo], pool: int, seeds: Sequence[int]) -> List[int]
 # names them by hashing at most this many names (expected) per group
 MIN_REFERENCE_PGS = 4
 MAX_NAME_TRIES = 2_000_000
+# the most PGs a group writes (the session keeps their seeds): more than a
+# canary has at Ceph's target of 100 PGs per OSD, so C is all of its PGs
+# there, and hundreds of OSDs for R; 256 seeds are about 2 KiB of the head
+# at any pool size, where naming a group hashes count x pg_num / 256 names
+GROUP_PGS = 256
 
 
-def split_refusal(without: Sequence[int], pg_num: int, count: int) -> str:
+def sample(seeds: Sequence[int]) -> List[int]:
+    """At most GROUP_PGS of these PG seeds, by an even stride over them sorted
+    (CRUSH places a PG by its seed's hash: any stride is a fair draw)."""
+    s = sorted(seeds)
+    n = len(s)
+    return s if n <= GROUP_PGS else [s[i * n // GROUP_PGS] for i in range(GROUP_PGS)]
+
+
+def split_refusal(ref: Sequence[int], pg_num: int, count: int) -> str:
     """Why a split of `count` objects a group cannot be made of a pool of
-    `pg_num` PGs, `without` the canary's ('' when it can)."""
-    if len(without) < MIN_REFERENCE_PGS:
-        return (f'{len(without)} of its {pg_num} PGs leave the canary out, fewer than the '
+    `pg_num` PGs, group R's PGs `ref` ('' when it can)."""
+    if len(ref) < MIN_REFERENCE_PGS:
+        return (f'{len(ref)} of its {pg_num} PGs leave the canary out, fewer than the '
                 f'{MIN_REFERENCE_PGS} a reference group needs')
-    if count * pg_num / len(without) > MAX_NAME_TRIES:
-        return (f'naming {count} objects in its {len(without)} PGs without the canary would '
-                f'hash about {count * pg_num // len(without)} names')
+    if count * pg_num / len(ref) > MAX_NAME_TRIES:
+        return (f'naming {count} objects in {len(ref)} of its PGs without the canary would '
+                f'hash about {count * pg_num // len(ref)} names')
     return ''
 
 
