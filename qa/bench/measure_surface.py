@@ -2,7 +2,7 @@
 """Measure a response surface on the lab for qa/bench/optimizer_efficiency.py.
 
     qa/bench/measure_surface.py [--points 24] [--seed 7] [--warmup 8] [--duration 15]
-                                [--keep-lab] [--reuse-lab] [--out doc/bench/surface.json]
+                                [--keep-lab] [--reuse-lab] [--out qa/bench/results/surface.json]
 
 On a fresh flash-like lab (/var/tmp/rat-bench-lab, mon port 21700) the canary
 osd.0 runs, one after the other: Pacific's default, seed 000's New Tuning and
@@ -63,7 +63,7 @@ def main() -> None:
     ap.add_argument('--duration', type=float, default=15)
     ap.add_argument('--keep-lab', action='store_true', help='leave the lab up at the end')
     ap.add_argument('--reuse-lab', action='store_true', help='use the lab if it is up')
-    ap.add_argument('--out', default=os.path.join(benchlib.DOC, 'surface.json'))
+    ap.add_argument('--out', default=os.path.join(benchlib.RESULTS, 'surface.json'))
     a = ap.parse_args()
     lab = Lab()
     lab.up(flash=True, fresh=not a.reuse_lab)

@@ -2,9 +2,9 @@
 """Optimizer efficiency without a cluster: trials to get within 5% of the best.
 
     OPENBLAS_NUM_THREADS=1 qa/bench/optimizer_efficiency.py [--seeds 20] [--budget 30]
-        [--surface doc/bench/surface.json] [--out doc/bench/optimizer-efficiency.md]
+        [--surface qa/bench/results/surface.json] [--out doc/bench/optimizer-efficiency.md]
 
-The response surface is doc/bench/surface.json, measured on the lab by
+The response surface is qa/bench/results/surface.json, measured on the lab by
 qa/bench/measure_surface.py (see the file's "how").  A Gaussian process
 (sklearn, Matern 5/2 + white noise, inputs scaled to [0, 1] as the search
 space's priors do: log for log-uniform dimensions, compression one-hot) is
@@ -223,7 +223,7 @@ def main() -> None:
     ap.add_argument('--seeds', type=int, default=20)
     ap.add_argument('--budget', type=int, default=30, help='trials per run at most')
     ap.add_argument('--jobs', type=int, default=2, help='worker processes')
-    ap.add_argument('--surface', default=os.path.join(benchlib.DOC, 'surface.json'))
+    ap.add_argument('--surface', default=os.path.join(benchlib.RESULTS, 'surface.json'))
     ap.add_argument('--out', default=os.path.join(benchlib.DOC, 'optimizer-efficiency.md'))
     a = ap.parse_args()
     t0 = time.time()

@@ -50,9 +50,9 @@ $BENCH_LAB_MON_PORT, default 21700; taken down first and at the end):
 4. writes doc/bench/results-<mode>.md (per seed: the claim, the bench's
    figures, held or not, tables, command, date, lab facts; "N of M claims
    held"), doc/bench/<mode>.png (<mode>-seed<S>.png with several seeds) and
-   doc/bench/windows-<mode>.json (every window, every session's answer).
-   --quick (1 round, 2 trials, 1 candidate confirmed in 5 rounds, short
-   windows) writes to build/bench/ instead.
+   qa/bench/results/windows-<mode>.json (every window, every session's
+   answer).  --quick (1 round, 2 trials, 1 candidate confirmed in 5 rounds,
+   short windows) writes all of them to build/bench/ instead.
 """
 import argparse
 import dataclasses
@@ -183,7 +183,8 @@ def run_session(lab: Lab, a: argparse.Namespace, mode: str, seed: int, out_dir: 
            'cost': cost,
            'seconds_per_trial': (f'median {statistics.median(secs):.0f} s, max '
                                  f'{max(secs):.0f} s over {len(secs)} runs' if secs else '?')}
-    with open(os.path.join(out_dir, f'session-cost-{mode}-seed{seed}.json'), 'w') as f:
+    with open(os.path.join(data_dir(out_dir), f'session-cost-{mode}-seed{seed}.json'),
+              'w') as f:
         json.dump({'command': command, 'mode': mode, 'seed': seed, 'trials': a.trials,
                    'duration': a.duration,
                    'date': datetime.datetime.now().isoformat(timespec='seconds'),
@@ -451,7 +452,8 @@ def run_section(mode: str, run: Dict[str, Any], a: argparse.Namespace, png: str)
     lines += pair_lines(run) + cpu_lines(windows, names)
     lines += ['### Targets (canary osd bench)', ''] + target_lines + [
         '', f'Plot: `{os.path.relpath(png, benchlib.REPO)}`. Every window: '
-        f'`windows-{mode}.json` next to this file.', '']
+        f'`{os.path.relpath(data_dir(os.path.dirname(png)), benchlib.REPO)}/windows-{mode}.json`.',
+        '']
     lines += ['### Configurations', ''] + [f'- `{n}`: `{configs[n]}`' for n in names] + ['']
     return lines
 
@@ -674,12 +676,18 @@ def run_seed(mode: str, seed: int, a: argparse.Namespace, command: str,
                 lab.down()
 
 
+def data_dir(out_dir: str) -> str:
+    """Where the windows' JSON goes beside pages written to `out_dir`: the
+    results directory for doc/bench's, else the same directory."""
+    return benchlib.RESULTS if out_dir == benchlib.DOC else out_dir
+
+
 def run_mode(mode: str, a: argparse.Namespace, command: str) -> List[Dict[str, Any]]:
     out_dir = os.path.join(benchlib.REPO, 'build', 'bench') if a.quick else benchlib.DOC
     os.makedirs(out_dir, exist_ok=True)
     os.makedirs(os.path.join(benchlib.REPO, 'build', 'bench'), exist_ok=True)
     specs = window_specs(a)
-    wpath = os.path.join(out_dir, f'windows-{mode}.json')
+    wpath = os.path.join(data_dir(out_dir), f'windows-{mode}.json')
     runs = resumed(wpath, command, a) if a.resume else []
     for seed in a.seeds:
         if any(r['seed'] == seed for r in runs):
@@ -772,6 +780,8 @@ def rebuild(mode: str, a: argparse.Namespace, path: str) -> None:
     with open(path) as f:
         d = json.load(f)
     out_dir = os.path.dirname(os.path.abspath(path))
+    if out_dir == benchlib.RESULTS:  # its pages are doc/bench's
+        out_dir = benchlib.DOC
     md = os.path.join(out_dir, f'results-{mode}.md')
     runs = d['runs'] if 'runs' in d else [old_run(d, md, a)]
     for run in runs:
