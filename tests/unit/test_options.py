@@ -67,6 +67,13 @@ def test_an_option_is_what_the_mgr_option_is_made_of() -> None:
     assert options.OPTION['sleep_interval'].field == ''  # the module's own, no setting
 
 
+def test_every_number_has_a_lower_bound_the_mon_refuses_below() -> None:
+    # issue 45: a sleep_interval below 0 passed, and the serve loop then never slept
+    numbers = [o for o in options.OPTIONS if o.type in ('int', 'float', 'secs', 'size')]
+    assert [o.name for o in numbers if o.min is None] == []
+    assert options.OPTION['sleep_interval'].option_kwargs()['min'] == 1
+
+
 @pytest.mark.parametrize('seed', [-1, 2 ** 32])
 def test_a_seed_the_optimizer_cannot_take_is_refused_when_read(seed: int) -> None:
     with pytest.raises(ValueError, match='seed must be between 0 and 4294967295'):

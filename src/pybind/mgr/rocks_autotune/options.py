@@ -85,7 +85,7 @@ def bounds(o: Opt) -> str:
 
 
 OPTIONS: Tuple[Opt, ...] = (
-    Opt('sleep_interval', type='secs', default=60, setting='',
+    Opt('sleep_interval', type='secs', default=60, min=1, setting='',
         desc='how often the loop wakes when no session is running'),
     Opt('warmup', type='secs', default=10, min=0,
         desc='workload run after each restart before the window opens'),
