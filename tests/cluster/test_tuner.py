@@ -124,17 +124,21 @@ def test_abort_mid_trial_restores_the_canary(lab: Lab) -> None:
 
 def test_the_osd_bench_quick_mode_drives_osd_bench_on_the_canary(lab: Lab) -> None:
     """--workload osd-bench: osd bench on the canary, its cap raised for the
-    session only, and no client object written."""
+    session only, and no client object written.  One window says it: the
+    session is stopped after it (a whole session's end is the client tests')."""
     before = own(lab, 2)
     lab.ceph('rocks-autotune', 'start', '--osd', '2', '--workload', 'osd-bench',
              '--trials', '1', '--duration', '4')
     lab.wait('a window', lambda: lab.status()['phase'] == 'measure', 600)
     cap = {e['name']: e['value'] for e in own(lab, 2)}.get('osd_bench_small_size_max_iops')
+    lab.ceph('rocks-autotune', 'stop')
     st = lab.wait_ended(600)
-    assert st['state'] == 'done', (st['error'], st['message'])
+    assert st['state'] == 'stopped', (st['error'], st['message'])
     assert st['params']['workload'] == 'osd-bench' and st['client'] is None
     assert cap == '100000'
-    for t in json.loads(lab.ceph('rocks-autotune', 'history', '-f', 'json').stdout):
+    history = json.loads(lab.ceph('rocks-autotune', 'history', '-f', 'json').stdout)
+    assert history, st
+    for t in history:
         m = t['measurement']
         # osd bench's own bytes and IOPS (it writes below the PG layer)
         assert m['iops'] > 0 and m['client_bytes'] > 0, t
