@@ -166,6 +166,17 @@ def test_a_config_whose_windows_counted_no_flush_is_timed_by_the_loads_fill_rate
         * window.flush_size(small) / rate)
     assert window.steady_window(small, [counted(1, 60.0)], None) == pytest.approx(
         window.CYCLE_MARGIN * small.level0_file_num_compaction_trigger * 60.0)
+    # a WAL limit below its flush size flushes it first (issue 42's forecast:
+    # a finalist's 125-MiB memtables under a 128-MiB WAL were timed as 9x
+    # their real flushes)
+    big = dataclasses.replace(default, write_buffer_size=512 * MiB)
+    ms = [counted(0, 30.0)]
+    ms[0].rocksdb_wal_bytes = 30 * MiB  # a MiB a second of WAL, all families'
+    assert window.steady_window(big, ms, rate, 64 * MiB) == pytest.approx(
+        window.CYCLE_MARGIN * big.level0_file_num_compaction_trigger * 64.0)
+    assert window.steady_window(big, ms, rate, 0) == pytest.approx(
+        window.CYCLE_MARGIN * big.level0_file_num_compaction_trigger
+        * window.flush_size(big) / rate)
     # nothing flushed anywhere: unknown but long; no counts at all: None
     assert window.steady_window(default, [counted(0, 30.0)], 0.0) == math.inf
     m, _, _ = run_window(SMALL, length=None)

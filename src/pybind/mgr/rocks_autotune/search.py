@@ -367,7 +367,8 @@ class Search:
         base = [m for t, m in windows if t['verdict'] == 'baseline']
         rate = fill_rate([(Candidate.from_dict(t['candidate']), [m]) for t, m in windows])
         base_c = self.space.base_candidate()
-        steady = steady_window(base_c, base, rate) if base else None
+        steady = (steady_window(base_c, base, rate, self.space.max_total_wal_size) if base
+                  else None)
         if steady is not None and not math.isinf(steady):
             # what a steady window of them waits for beside that cycle: its
             # WAL through every family's cycle, and --duration at least

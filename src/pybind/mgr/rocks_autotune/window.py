@@ -124,21 +124,28 @@ def fill_rate(configs: Iterable[Tuple[Candidate, List[Measurement]]]) -> Optiona
             / sum(m.seconds for _, m in counted))
 
 
-def steady_window(c: Candidate, ms: List[Measurement],
-                  rate: Optional[float] = None) -> Optional[float]:
+def steady_window(c: Candidate, ms: List[Measurement], rate: Optional[float] = None,
+                  max_total_wal_size: int = 0) -> Optional[float]:
     """Seconds a window of config `c` needs for its busiest column family to
     go through an L0 compaction: its trigger's flushes (x CYCLE_MARGIN) at
     the flush rate RocksDB counted in its own windows `ms`, or, when they
     counted fewer than OWN_RATE_FLUSHES, at the rate the load fills `c`'s
-    memtables (`rate`, fill_rate); math.inf if nothing flushed; None if the
-    canary gave no counts (see steady_length's fallback)."""
+    memtables (`rate`, fill_rate), a flush at least as often as the WAL
+    limit (`max_total_wal_size` of the running options, 0: none) is reached
+    at the WAL rate of `ms` (it flushes the oldest families, full or not);
+    math.inf if nothing flushed; None if the canary gave no counts (see
+    steady_length's fallback)."""
     counted = [m for m in ms if m.cf_flushes is not None and m.seconds > 0]
     flushes = sum(m.cf_flushes or 0 for m in counted)
     if flushes >= OWN_RATE_FLUSHES or (flushes and not rate):
         return CYCLE_MARGIN * c.level0_file_num_compaction_trigger * sum(
             m.seconds for m in counted) / flushes
     if rate:
-        return CYCLE_MARGIN * c.level0_file_num_compaction_trigger * flush_size(c) / rate
+        period = flush_size(c) / rate
+        logged = wal_rate(counted) if max_total_wal_size else None
+        if logged:
+            period = min(period, max_total_wal_size / logged)
+        return CYCLE_MARGIN * c.level0_file_num_compaction_trigger * period
     if not counted and rate is None:
         return None
     return math.inf
@@ -171,7 +178,7 @@ def steady_length(configs: Iterable[Tuple[Candidate, List[Measurement]]],
         logged = wal_rate(ms)
         if logged:
             need = max(need, steady_bytes(c, families, max_total_wal_size) / logged)
-        steady = steady_window(c, ms, rate)
+        steady = steady_window(c, ms, rate, max_total_wal_size)
         if steady is not None:
             need = max(need, steady)
         elif logged:
