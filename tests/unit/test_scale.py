@@ -8,6 +8,7 @@ The figures by cluster size: qa/bench/rollout_scale.py.
 """
 import errno
 import json
+import random
 import time
 from typing import Any, Dict, List
 
@@ -21,6 +22,7 @@ mgr_mock.install()
 from rocks_autotune.canary import ANNEX, OPTIONS  # noqa: E402
 from rocks_autotune.cluster import MgrCluster  # noqa: E402
 from rocks_autotune.rocksdb_options import NEW_TUNING, PACIFIC_DEFAULT  # noqa: E402
+from rocks_autotune.store import MAX_VALUE, ROLLOUT_KEY  # noqa: E402
 
 OSDS, HOSTS = 2000, 100
 # the issue's bounds: mon commands + tells, and Python time, for one dry run
@@ -58,6 +60,56 @@ def test_apply_dry_run_on_2000_osds_is_o_hosts_and_under_2_s() -> None:
     assert all(v == {OPTIONS: NEW_TUNING} for v in plan['sets'].values())
     assert all(o['before'][OPTIONS] == PACIFIC_DEFAULT for o in plan['osds'])
     assert not any(p in mgr.mon_calls for p in ('config set', 'config rm', 'osd add-noout'))
+
+
+def rollout_heads(osds: int, hosts: int, down: int) -> Dict[str, int]:
+    """An apply to every OSD (10 PGs each: the PGs do not matter here); once its
+    first OSD is done, `down` OSDs scattered over the other hosts go down: it
+    pauses before the next, is aborted, and reverted.  Its head's size at each
+    of these, every stored value checked under MAX_VALUE at each."""
+    mgr = ScaleMgr(osds, hosts, pgs_per_osd=10)
+    mod = scale_mgr.module_over(mgr)
+    clock = mod.clock
+    heads: Dict[str, int] = {}
+
+    def look(when: str) -> None:
+        big = max(mod.mock_store.items(), key=lambda kv: len(kv[1]))
+        assert len(big[1]) < MAX_VALUE, f'{when}: {big[0]} is {len(big[1])} bytes'
+        heads[when] = len(mod.mock_store[ROLLOUT_KEY])
+
+    def step(n: int) -> None:
+        for _ in range(n):
+            clock.advance(mod.rollout.step())
+            mod.publish()
+    r = mod.cmd_apply(options=NEW_TUNING, device_class='ssd')
+    assert r.retval == 0, r.stderr
+    look('started')
+    while mod.rollout.r['osds'][0]['status'] != 'done':
+        step(1)
+    # not on the first host: the next OSD in flight (osd.<hosts>) is held at the gate
+    for i in random.Random(1).sample([i for i in range(osds) if i % hosts], down):
+        mgr.set_up(i, False)
+    step(4)
+    assert mod.rollout.r['message'].startswith('paused before'), mod.rollout.r['message']
+    look('paused')
+    assert mod.cmd_abort().retval == 0
+    step(2)
+    assert mod.rollout.r['state'] == 'aborted', mod.rollout.r['message']
+    look('aborted')
+    r = mod.cmd_revert()
+    assert r.retval == 0, r.stderr
+    step(2)
+    look('reverting')
+    return heads
+
+
+def test_the_rollout_head_does_not_grow_with_the_osds_nor_the_osds_down() -> None:
+    # issue 45: every OSD id of the plan and every OSD down were in it: past
+    # MAX_VALUE at ~8,100 OSDs, or 2,000 with 1,500 down, and the apply wedged
+    small, large = rollout_heads(2000, 100, 1500), rollout_heads(10000, 500, 1500)
+    # the same but for the ids' digits (osd.1234 and osd.123, 10000 OSDs and 2000)
+    assert all(abs(large[k] - small[k]) < 128 and large[k] < 4 << 10 for k in small), \
+        (small, large)
 
 
 # ------------------------------------------------------------ the fake

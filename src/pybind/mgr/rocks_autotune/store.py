@@ -26,6 +26,8 @@ only, ended or not:
     rollout.osds.N       the OSDs in restart order, ROLLOUT_CHUNK a value,
                          each naming its rollout (a save cut short before
                          the head is seen, not misread)
+    rollout.crash.N      the ids of the OSDs whose crashes it caused,
+                         ROLLOUT_CRASH_CHUNK a value
 
 No value comes near mon_config_key_max_entry_size (64 KiB) at 500 trials.
 Every write is checked (a store that refuses a value may only log it): a
@@ -362,6 +364,9 @@ ROLLOUT_VERSION = 3
 # the head, so a save refused part way leaves the last rollout's record whole
 ROLLOUT_OSDS_KEY = 'rollout.{id}.osds.{n}'
 ROLLOUT_VALUE_KEY = 'rollout.{id}.value.{n}'
+# a revert's are the apply's OSDs, not its own (fewer): kept apart from the records
+ROLLOUT_CRASH_KEY = 'rollout.{id}.crash.{n}'
+ROLLOUT_CRASH_CHUNK = 2000  # ids of up to 9 digits: 22 KB
 # OSD records a value: each is small (its option strings are references to
 # value keys, its error cut at MAX_ERROR), so a chunk stays under MAX_VALUE
 ROLLOUT_CHUNK = 40
@@ -428,14 +433,16 @@ class RolloutStore:
 
         rollout                     the head: the moving parts (state, phase,
                                     flags, alerts, the restart in flight),
-                                    n_chunks, n_values, and its id
+                                    n_chunks, n_values, n_crash, and its id
         rollout.<id>.osds.<n>       ROLLOUT_CHUNK OSD records, in restart order,
                                     each with what the rollout sets at its osd.N
                                     and what was there before
         rollout.<id>.value.<n>      every option string, once, written once
+        rollout.<id>.crash.<n>      crash_osds, ROLLOUT_CRASH_CHUNK ids each
 
     Every value stays under MAX_VALUE at any OSD count and any option length
-    (one string longer than that is refused, before anything changes).  The
+    (one string longer than that is refused, before anything changes), the
+    head at a size that does not grow with the OSDs (no list of them).  The
     head is written last, so a rollout whose first save is refused leaves the
     last one's record, which its revert needs, as it was (and removes what it
     wrote of its own); once a new head is written, the previous rollout's
@@ -493,7 +500,8 @@ class RolloutStore:
                 if who in state[kind]:
                     rec[kind] = {n: ref(v) for n, v in state[kind][who].items()}
             osds.append(rec)
-        head = {k: v for k, v in state.items() if k not in ('sets', 'priors', 'osds')}
+        head = {k: v for k, v in state.items()
+                if k not in ('sets', 'priors', 'osds', 'crash_osds')}
         head['options'] = ref(state.get('options'))
         restart = state.get('restart')
         if restart is not None:  # its strings may be anyone's, of any length
@@ -501,7 +509,11 @@ class RolloutStore:
                                    ran=ref(restart.get('ran', '')))
         chunks = [json.dumps({'id': rid, 'osds': osds[i:i + ROLLOUT_CHUNK]})
                   for i in range(0, len(osds), ROLLOUT_CHUNK)]
-        head.update(version=ROLLOUT_VERSION, n_chunks=len(chunks), n_values=len(values))
+        crash = state['crash_osds']
+        crashes = [json.dumps({'id': rid, 'osds': crash[i:i + ROLLOUT_CRASH_CHUNK]})
+                   for i in range(0, len(crash), ROLLOUT_CRASH_CHUNK)]
+        head.update(version=ROLLOUT_VERSION, n_chunks=len(chunks), n_values=len(values),
+                    n_crash=len(crashes))
         raw_head = json.dumps(head)
         keys = [ROLLOUT_VALUE_KEY.format(id=rid, n=i) for i in range(len(values))]
         for v in values:
@@ -509,7 +521,8 @@ class RolloutStore:
                 raise StoreError(f'an option string of {len(v)} bytes is over {MAX_VALUE}, '
                                  'the most one value of the store holds')
         keys += [ROLLOUT_OSDS_KEY.format(id=rid, n=i) for i in range(len(chunks))]
-        self._commit(rid, keys, values + chunks, raw_head)
+        keys += [ROLLOUT_CRASH_KEY.format(id=rid, n=i) for i in range(len(crashes))]
+        self._commit(rid, keys, values + chunks + crashes, raw_head)
         self._values = values
 
     def _commit(self, rid: str, keys: List[str], payload: List[str], raw_head: str) -> None:
@@ -564,27 +577,33 @@ class RolloutStore:
         sets: Masks = {}
         priors: Masks = {}
         for i in range(int(head.pop('n_chunks'))):
-            key = ROLLOUT_OSDS_KEY.format(id=rid, n=i)
-            raw_chunk = self._get(key)
-            chunk = json.loads(raw_chunk) if raw_chunk else None
-            if not isinstance(chunk, dict) or chunk.get('id') != rid:
-                raise ValueError(f'rollout OSD records {i} are missing or of another rollout')
-            keys.append(key)
-            self._written[key] = str(raw_chunk)
-            for rec in chunk['osds']:
+            for rec in self._chunk(ROLLOUT_OSDS_KEY.format(id=rid, n=i), rid, keys):
                 who = f'osd.{rec["osd"]}'
                 for kind, into in (('sets', sets), ('priors', priors)):
                     if kind in rec:
                         into[who] = {n: val(v) for n, v in rec.pop(kind).items()}
                 osds.append(dict(rec, before={k: val(v) for k, v in rec['before'].items()},
                                  back_to=val(rec['back_to']) or ''))
-        state = dict(head, sets=sets, priors=priors, osds=osds, options=val(head['options']))
+        crash = [osd for i in range(int(head.pop('n_crash')))
+                 for osd in self._chunk(ROLLOUT_CRASH_KEY.format(id=rid, n=i), rid, keys)]
+        state = dict(head, sets=sets, priors=priors, osds=osds, crash_osds=crash,
+                     options=val(head['options']))
         if head.get('restart') is not None:
             state['restart'] = dict(head['restart'], expect=val(head['restart']['expect']),
                                     ran=val(head['restart']['ran']) or '')
         self._id, self._values, self._keys = rid, values, keys
         self._written[ROLLOUT_KEY] = raw
         return state
+
+    def _chunk(self, key: str, rid: str, keys: List[str]) -> List[Any]:
+        """What one chunk of rollout `rid` holds (ValueError: missing, or another's)."""
+        raw = self._get(key)
+        chunk = json.loads(raw) if raw else None
+        if not isinstance(chunk, dict) or chunk.get('id') != rid:
+            raise ValueError(f'rollout chunk {key} is missing or of another rollout')
+        keys.append(key)
+        self._written[key] = str(raw)
+        return list(chunk['osds'])
 
     def keep_corrupt(self, raw: str) -> None:
         """Set an unreadable head aside (where the admin can read it) and drop it."""
