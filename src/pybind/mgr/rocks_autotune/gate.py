@@ -97,7 +97,7 @@ def flag_threats(cluster: Cluster) -> List[str]:
 def data_threats(cluster: Cluster) -> List[str]:
     """What threatens data, and so blocks a restart whatever else is said:
     an OSD down, a PG that is not active+clean, noup or nodown set."""
-    threats = osds_are([i.id for i in cluster.osds().values() if not i.up], 'down')
+    threats = osds_are([i.id for i in cluster.osd_states().values() if not i.up], 'down')
     if not cluster.pgs_active_clean():
         threats.append('not all PGs are active+clean')
     return threats + flag_threats(cluster)
@@ -137,7 +137,7 @@ def restart_blockers(cluster: Cluster, osd: int, single_copy_ok: bool = False) -
     serves left on a single copy while it restarts (thin_pools).  An OSD that
     is down already cannot make anything worse by being restarted.
     """
-    osds = cluster.osds()
+    osds = cluster.osd_states()
     me = osds.get(osd)
     if me is None or not me.up:
         return []

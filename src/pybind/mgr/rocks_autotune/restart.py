@@ -205,7 +205,7 @@ class Restarter:
         if self.cluster.pgs_active_clean():
             self.clear_noout()
             return Result(Outcome.UP)
-        osds = [i for i in self.cluster.osds().values() if i.id != self.osd]
+        osds = [i for i in self.cluster.osd_states().values() if i.id != self.osd]
         others = (osds_are([i.id for i in osds if not i.up], 'down')
                   + osds_are([i.id for i in osds if i.up and not i.in_], 'out'))
         if others:
@@ -215,7 +215,7 @@ class Restarter:
 
     def _info(self) -> OsdInfo:
         """The OSD as the OSD map has it now; OsdGone when it is no longer there."""
-        info = self.cluster.osds().get(self.osd)
+        info = self.cluster.osd_states().get(self.osd)
         if info is None:
             raise OsdGone(f'osd.{self.osd} is no longer in the OSD map')
         return info

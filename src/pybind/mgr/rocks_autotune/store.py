@@ -428,6 +428,19 @@ class RolloutState(RolloutPlan, RestartState):
     settings: Dict[str, float]  # rollout.RolloutSettings
 
 
+def _record(o: Mapping[str, Any], state: Mapping[str, Any],
+            ref: Callable[[Optional[str]], Optional[int]]) -> Dict[str, Any]:
+    """An OSD record as stored: its strings by reference, its masks' values beside it."""
+    who = f'osd.{o["osd"]}'
+    rec = dict(o, error=str(o['error'])[:MAX_ERROR],
+               before={k: ref(v) for k, v in o['before'].items()},
+               back_to=ref(o.get('back_to', '')))
+    for kind in ('sets', 'priors'):
+        if who in state[kind]:
+            rec[kind] = {n: ref(v) for n, v in state[kind][who].items()}
+    return rec
+
+
 class RolloutStore:
     """The last rollout in the mgr's KV store; every write checked, as the session's.
 
@@ -457,6 +470,9 @@ class RolloutStore:
         self._id = ''
         self._values: List[str] = []
         self._keys: List[str] = []  # the keys of the record the head names now
+        # of rollout `_id`: each chunk's OSD records as last written (copies), crash_osds
+        self._saved: List[List[Dict[str, Any]]] = []
+        self._crash: List[int] = []
 
     def _write(self, key: str, value: Optional[str]) -> None:
         if value is not None and len(value) > MAX_VALUE:
@@ -473,9 +489,12 @@ class RolloutStore:
             self._written[key] = value
 
     def save(self, state: Mapping[str, Any]) -> None:
-        """Write what changed: new option strings, the OSD records, then the head."""
+        """Write what changed: new option strings, the chunks whose OSD records
+        changed since they were written (a step changes the OSD in flight's:
+        the others are compared, not serialised), then the head."""
         rid = str(state['id'])
-        values = list(self._values) if rid == self._id else []
+        fresh = rid != self._id
+        values = [] if fresh else list(self._values)
         seen = {v: i for i, v in enumerate(values)}
 
         def ref(v: Optional[str]) -> Optional[int]:
@@ -485,21 +504,32 @@ class RolloutStore:
                 seen[v] = len(values)
                 values.append(v)
             return seen[v]
-        osds = []
-        masks = {f'osd.{o["osd"]}' for o in state['osds']}
-        for kind in ('sets', 'priors'):
-            stray = set(state[kind]) - masks
-            if stray:  # the record keeps masks per OSD: anything else is a bug
-                raise StoreError(f'rollout {kind} names masks of no OSD of it: {sorted(stray)}')
-        for o in state['osds']:
-            who = f'osd.{o["osd"]}'
-            rec = dict(o, error=str(o['error'])[:MAX_ERROR],
-                       before={k: ref(v) for k, v in o['before'].items()},
-                       back_to=ref(o.get('back_to', '')))
+        osds = state['osds']
+        if fresh:  # the plan's masks, which no step changes: checked once
+            masks = {f'osd.{o["osd"]}' for o in osds}
             for kind in ('sets', 'priors'):
-                if who in state[kind]:
-                    rec[kind] = {n: ref(v) for n, v in state[kind][who].items()}
-            osds.append(rec)
+                stray = set(state[kind]) - masks
+                if stray:  # the record keeps masks per OSD: anything else is a bug
+                    raise StoreError(f'rollout {kind} names masks of no OSD of it: '
+                                     f'{sorted(stray)}')
+        saved = [] if fresh else self._saved
+        writes: Dict[str, str] = {}
+        copies: Dict[int, List[Dict[str, Any]]] = {}  # what the changed chunks hold now
+        for n, i in enumerate(range(0, len(osds), ROLLOUT_CHUNK)):
+            part = osds[i:i + ROLLOUT_CHUNK]
+            if n < len(saved) and saved[n] == part:
+                continue
+            copies[n] = [dict(o, before=dict(o['before'])) for o in part]
+            writes[ROLLOUT_OSDS_KEY.format(id=rid, n=n)] = json.dumps(
+                {'id': rid, 'osds': [_record(o, state, ref) for o in part]})
+        n_chunks = -(-len(osds) // ROLLOUT_CHUNK)
+        crash = state['crash_osds']
+        n_crash = -(-len(crash) // ROLLOUT_CRASH_CHUNK)
+        if fresh or crash != self._crash:
+            for n in range(n_crash):
+                writes[ROLLOUT_CRASH_KEY.format(id=rid, n=n)] = json.dumps(
+                    {'id': rid, 'osds': crash[n * ROLLOUT_CRASH_CHUNK:
+                                              (n + 1) * ROLLOUT_CRASH_CHUNK]})
         head = {k: v for k, v in state.items()
                 if k not in ('sets', 'priors', 'osds', 'crash_osds')}
         head['options'] = ref(state.get('options'))
@@ -507,30 +537,30 @@ class RolloutStore:
         if restart is not None:  # its strings may be anyone's, of any length
             head['restart'] = dict(restart, expect=ref(restart['expect']),
                                    ran=ref(restart.get('ran', '')))
-        chunks = [json.dumps({'id': rid, 'osds': osds[i:i + ROLLOUT_CHUNK]})
-                  for i in range(0, len(osds), ROLLOUT_CHUNK)]
-        crash = state['crash_osds']
-        crashes = [json.dumps({'id': rid, 'osds': crash[i:i + ROLLOUT_CRASH_CHUNK]})
-                   for i in range(0, len(crash), ROLLOUT_CRASH_CHUNK)]
-        head.update(version=ROLLOUT_VERSION, n_chunks=len(chunks), n_values=len(values),
-                    n_crash=len(crashes))
-        raw_head = json.dumps(head)
-        keys = [ROLLOUT_VALUE_KEY.format(id=rid, n=i) for i in range(len(values))]
+        head.update(version=ROLLOUT_VERSION, n_chunks=n_chunks, n_values=len(values),
+                    n_crash=n_crash)
         for v in values:
             if len(v) > MAX_VALUE:  # before anything is written
                 raise StoreError(f'an option string of {len(v)} bytes is over {MAX_VALUE}, '
                                  'the most one value of the store holds')
-        keys += [ROLLOUT_OSDS_KEY.format(id=rid, n=i) for i in range(len(chunks))]
-        keys += [ROLLOUT_CRASH_KEY.format(id=rid, n=i) for i in range(len(crashes))]
-        self._commit(rid, keys, values + chunks + crashes, raw_head)
-        self._values = values
+        keys = [ROLLOUT_VALUE_KEY.format(id=rid, n=i) for i in range(len(values))]
+        writes = {**dict(zip(keys, values)), **writes}  # the strings first: chunks name them
+        keys += [ROLLOUT_OSDS_KEY.format(id=rid, n=i) for i in range(n_chunks)]
+        keys += [ROLLOUT_CRASH_KEY.format(id=rid, n=i) for i in range(n_crash)]
+        self._commit(rid, keys, writes, json.dumps(head))
+        self._values, self._crash = values, list(crash)
+        self._saved = saved[:n_chunks] + [[]] * (n_chunks - len(saved))
+        for n, recs in copies.items():
+            self._saved[n] = recs
 
-    def _commit(self, rid: str, keys: List[str], payload: List[str], raw_head: str) -> None:
-        """Write the rollout's values and OSD chunks under `keys`, then its
-        head; a first save refused removes what it wrote; the previous
-        rollout's keys go once the head no longer names them."""
+    def _commit(self, rid: str, keys: List[str], writes: Dict[str, str],
+                raw_head: str) -> None:
+        """Write the rollout's values and OSD chunks that changed (`writes`),
+        then its head; a first save refused removes what it wrote (`keys`:
+        all its own); the previous rollout's keys go once the head no longer
+        names them."""
         try:
-            for key, v in zip(keys, payload):
+            for key, v in writes.items():
                 self._write_changed(key, v)
             self._write_changed(ROLLOUT_KEY, raw_head)
         except StoreError:
@@ -542,7 +572,8 @@ class RolloutStore:
                     except Exception:
                         pass  # the mon refused the keys, it may refuse this
             raise
-        old = [k for k in self._keys if k not in keys]
+        mine = set(keys)
+        old = [k for k in self._keys if k not in mine]
         self._id, self._keys = rid, keys
         for key in old:  # the previous rollout's: the head no longer names them
             try:
@@ -591,7 +622,9 @@ class RolloutStore:
         if head.get('restart') is not None:
             state['restart'] = dict(head['restart'], expect=val(head['restart']['expect']),
                                     ran=val(head['restart']['ran']) or '')
-        self._id, self._values, self._keys = rid, values, keys
+        # the next save compares every chunk with what is stored (as written)
+        self._id, self._values, self._keys, self._saved = rid, values, keys, []
+        self._crash = crash
         self._written[ROLLOUT_KEY] = raw
         return state
 
