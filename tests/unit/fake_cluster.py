@@ -298,6 +298,9 @@ class FakeCluster:
         self._tick()
         return {k: OsdInfo(**vars(v)) for k, v in self.info.items()}
 
+    def osd_states(self) -> Dict[int, OsdInfo]:
+        return self.osds()
+
     def health(self) -> Tuple[str, List[str]]:
         self._tick()
         checks = list(self.extra_health)

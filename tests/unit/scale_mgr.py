@@ -18,6 +18,7 @@ MgrCluster (rocks_autotune/cluster.py) to run on unchanged.
 * `send_command(result, 'osd', id, json, '')`: tells (config get, perf dump),
   answered at once; what an OSD runs is what was in effect when it (last)
   started: `restart(osd)` picks up the config.
+* `daemon_action('restart', 'osd.N')`: the orchestrator's restart, done at once.
 
 The cluster: N OSDs of one device class, OSD i on host i % H (as OSDs
 created on all hosts at once get their ids), one replicated pool of size 3
@@ -286,6 +287,14 @@ class ScaleMgr:
         self.running[osd] = {name: self.effective(f'osd.{osd}', name) for name in RUNNING_NAMES}
         self.up_from[osd] = self._epoch_bump()
         self.up[osd] = True
+
+    def daemon_action(self, action: str, name: str) -> Any:
+        """The orchestrator's restart (MgrCluster.restart_osd): done at once."""
+        import orchestrator
+        if action != 'restart' or not name.startswith('osd.'):
+            raise ValueError(f'mock orchestrator: no {action} {name}')
+        self.restart(int(name[len('osd.'):]))
+        return orchestrator.OrchResult(f'Scheduled to restart {name}')
 
     def set_up(self, osd: int, up: bool) -> None:
         self.up[osd] = up

@@ -199,6 +199,11 @@ def _norm_who(who: str) -> str:
 class Cluster(Protocol):
     def osds(self) -> Dict[int, OsdInfo]: ...
 
+    def osd_states(self) -> Dict[int, OsdInfo]:
+        """osds() from the OSD map alone: up, in, up_from, destroyed, with no
+        device class nor PG count (each a map of every OSD more to read):
+        what a restart's polls and the gate look at."""
+
     def health(self) -> Tuple[str, List[str]]:
         """Status and codes of the health checks raised, leaving out muted
         checks as `ceph -s` does (the status is that of the others)."""
@@ -390,17 +395,20 @@ class MgrReads(MgrBase):
     """What the cluster is: OSDs, PGs, pools, health, flags, crashes, counters."""
 
     def osds(self) -> Dict[int, OsdInfo]:
-        osd_map = self.mgr.get('osd_map')
-        classes: Dict[int, str] = {}
+        osds = self.osd_states()
         for dev in self.mgr.get('osd_map_crush').get('devices', []):
-            classes[dev['id']] = dev.get('class', '')
-        pgs = {s['osd']: s.get('num_pgs', 0) for s in self.mgr.get('osd_stats')['osd_stats']}
+            if dev['id'] in osds:
+                osds[dev['id']].device_class = dev.get('class', '')
+        for s in self.mgr.get('osd_stats')['osd_stats']:
+            if s['osd'] in osds:
+                osds[s['osd']].num_pgs = s.get('num_pgs', 0)
+        return osds
+
+    def osd_states(self) -> Dict[int, OsdInfo]:
         return {o['osd']: OsdInfo(id=o['osd'], up=bool(o['up']), in_=bool(o['in']),
-                                  up_from=o.get('up_from', 0),
-                                  device_class=classes.get(o['osd'], ''),
-                                  num_pgs=pgs.get(o['osd'], 0),
+                                  up_from=o.get('up_from', 0), device_class='', num_pgs=0,
                                   destroyed='destroyed' in o.get('state', []))
-                for o in osd_map['osds']}
+                for o in self.mgr.get('osd_map')['osds']}
 
     def health(self) -> Tuple[str, List[str]]:
         h = json.loads(self.mgr.get('health')['json'])

@@ -10,6 +10,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 from .cluster import NO_OSD, Cluster, ClusterError, Crash, PoolInfo
 from .health import HEALTH_PREFIX
+from .views import osds_are
 from .workload import DEFAULT_WORKLOAD, RENAMED, WORKLOADS
 
 
@@ -110,8 +111,7 @@ def flag_threats(cluster: Cluster) -> List[str]:
 def data_threats(cluster: Cluster) -> List[str]:
     """What threatens data, and so blocks a restart whatever else is said:
     an OSD down, a PG that is not active+clean, noup or nodown set."""
-    threats = at_most([f'osd.{i.id} is down' for i in cluster.osds().values() if not i.up],
-                      'OSDs')
+    threats = osds_are([i.id for i in cluster.osd_states().values() if not i.up], 'down')
     if not cluster.pgs_active_clean():
         threats.append('not all PGs are active+clean')
     return threats + flag_threats(cluster)
@@ -151,12 +151,11 @@ def restart_blockers(cluster: Cluster, osd: int, single_copy_ok: bool = False) -
     serves left on a single copy while it restarts (thin_pools).  An OSD that
     is down already cannot make anything worse by being restarted.
     """
-    osds = cluster.osds()
+    osds = cluster.osd_states()
     me = osds.get(osd)
     if me is None or not me.up:
         return []
-    reasons = at_most([f'osd.{i.id} is down' for i in osds.values()
-                       if i.id != osd and not i.up], 'OSDs')
+    reasons = osds_are([i.id for i in osds.values() if i.id != osd and not i.up], 'down')
     inactive = cluster.inactive_pgs()
     if inactive:
         reasons.append(f'{inactive} PG(s) are inactive')

@@ -5,7 +5,6 @@ events.  The work is done by session.Session (tuning) and rollout.Rollout
 (apply, revert; its plan: rollout_plan.py) against cluster.MgrCluster.  A
 session and a rollout never run side by side.
 """
-import copy
 import dataclasses
 import errno
 import json
@@ -125,7 +124,9 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         self.rollout_store = RolloutStore(self.get_store, self.put_store)
         self.rollout: Optional[Rollout] = None
         self.rollout_error = ''
-        # the last rollout's record, copied by publish() for the command thread
+        # the last rollout's record, set by publish(); the commands read it only
+        # once it has ended (apply and revert refuse while it runs), when no
+        # step changes it again: it is not copied
         self.rollout_record: Optional[Dict[str, Any]] = None
         # what the panel and the read commands show, refreshed by publish()
         self.panel_snapshot = panel.Snapshot()
@@ -275,9 +276,10 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         where = (report.reach(v.osd, self.cluster.osds())
                  if v is not None and v.status.get('best') is not None else None)
         snapshot = panel.Snapshot.of(v, self.load_error, where)
-        self.rollout_record = copy.deepcopy(dict(ro.r)) if ro is not None else None
+        self.rollout_record = cast(Dict[str, Any], ro.r) if ro is not None else None
         if ro is not None:
-            snapshot.status['rollout'] = copy.deepcopy(ro.status())
+            # built anew but for the plan's masks, notes and checks, which no step changes
+            snapshot.status['rollout'] = ro.status()
         if self.rollout_error:
             snapshot.status['rollout_error'] = self.rollout_error
         self.panel_snapshot = snapshot

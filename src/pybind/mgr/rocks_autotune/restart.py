@@ -25,6 +25,7 @@ from .cluster import Cluster, ClusterError, NoOrchestrator, OsdInfo
 from . import health
 from .gate import restart_blockers
 from .store import RestartRecord, RestartState
+from .views import osds_are
 
 Alerts = Dict[str, Dict[str, Any]]
 
@@ -204,9 +205,9 @@ class Restarter:
         if self.cluster.pgs_active_clean():
             self.clear_noout()
             return Result(Outcome.UP)
-        others = [f'osd.{i.id} is {"down" if not i.up else "out"}'
-                  for i in self.cluster.osds().values()
-                  if i.id != self.osd and (not i.up or not i.in_)]
+        osds = [i for i in self.cluster.osd_states().values() if i.id != self.osd]
+        others = (osds_are([i.id for i in osds if not i.up], 'down')
+                  + osds_are([i.id for i in osds if i.up and not i.in_], 'out'))
         if others:
             # another OSD's trouble is not the canary's fault
             return Result(Outcome.OTHERS_UNCLEAN, others + ['not all PGs are active+clean'])
@@ -214,7 +215,7 @@ class Restarter:
 
     def _info(self) -> OsdInfo:
         """The OSD as the OSD map has it now; OsdGone when it is no longer there."""
-        info = self.cluster.osds().get(self.osd)
+        info = self.cluster.osd_states().get(self.osd)
         if info is None:
             raise OsdGone(f'osd.{self.osd} is no longer in the OSD map')
         return info

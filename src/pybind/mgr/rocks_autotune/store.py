@@ -26,6 +26,8 @@ only, ended or not:
     rollout.osds.N       the OSDs in restart order, ROLLOUT_CHUNK a value,
                          each naming its rollout (a save cut short before
                          the head is seen, not misread)
+    rollout.crash.N      the ids of the OSDs whose crashes it caused,
+                         ROLLOUT_CRASH_CHUNK a value
 
 No value comes near mon_config_key_max_entry_size (64 KiB) at 500 trials,
 nor grows with the cluster's OSDs, hosts or PGs.
@@ -364,6 +366,9 @@ ROLLOUT_VERSION = 3
 # the head, so a save refused part way leaves the last rollout's record whole
 ROLLOUT_OSDS_KEY = 'rollout.{id}.osds.{n}'
 ROLLOUT_VALUE_KEY = 'rollout.{id}.value.{n}'
+# a revert's are the apply's OSDs, not its own (fewer): kept apart from the records
+ROLLOUT_CRASH_KEY = 'rollout.{id}.crash.{n}'
+ROLLOUT_CRASH_CHUNK = 2000  # ids of up to 9 digits: 22 KB
 # OSD records a value: each is small (its option strings are references to
 # value keys, its error cut at MAX_ERROR), so a chunk stays under MAX_VALUE
 ROLLOUT_CHUNK = 40
@@ -425,19 +430,34 @@ class RolloutState(RolloutPlan, RestartState):
     settings: Dict[str, float]  # rollout.RolloutSettings
 
 
+def _record(o: Mapping[str, Any], state: Mapping[str, Any],
+            ref: Callable[[Optional[str]], Optional[int]]) -> Dict[str, Any]:
+    """An OSD record as stored: its strings by reference, its masks' values beside it."""
+    who = f'osd.{o["osd"]}'
+    rec = dict(o, error=str(o['error'])[:MAX_ERROR],
+               before={k: ref(v) for k, v in o['before'].items()},
+               back_to=ref(o.get('back_to', '')))
+    for kind in ('sets', 'priors'):
+        if who in state[kind]:
+            rec[kind] = {n: ref(v) for n, v in state[kind][who].items()}
+    return rec
+
+
 class RolloutStore:
     """The last rollout in the mgr's KV store; every write checked, as the session's.
 
         rollout                     the head: the moving parts (state, phase,
                                     flags, alerts, the restart in flight),
-                                    n_chunks, n_values, and its id
+                                    n_chunks, n_values, n_crash, and its id
         rollout.<id>.osds.<n>       ROLLOUT_CHUNK OSD records, in restart order,
                                     each with what the rollout sets at its osd.N
                                     and what was there before
         rollout.<id>.value.<n>      every option string, once, written once
+        rollout.<id>.crash.<n>      crash_osds, ROLLOUT_CRASH_CHUNK ids each
 
     Every value stays under MAX_VALUE at any OSD count and any option length
-    (one string longer than that is refused, before anything changes).  The
+    (one string longer than that is refused, before anything changes), the
+    head at a size that does not grow with the OSDs (no list of them).  The
     head is written last, so a rollout whose first save is refused leaves the
     last one's record, which its revert needs, as it was (and removes what it
     wrote of its own); once a new head is written, the previous rollout's
@@ -452,6 +472,9 @@ class RolloutStore:
         self._id = ''
         self._values: List[str] = []
         self._keys: List[str] = []  # the keys of the record the head names now
+        # of rollout `_id`: each chunk's OSD records as last written (copies), crash_osds
+        self._saved: List[List[Dict[str, Any]]] = []
+        self._crash: List[int] = []
 
     def _write(self, key: str, value: Optional[str]) -> None:
         if value is not None and len(value) > MAX_VALUE:
@@ -468,9 +491,12 @@ class RolloutStore:
             self._written[key] = value
 
     def save(self, state: Mapping[str, Any]) -> None:
-        """Write what changed: new option strings, the OSD records, then the head."""
+        """Write what changed: new option strings, the chunks whose OSD records
+        changed since they were written (a step changes the OSD in flight's:
+        the others are compared, not serialised), then the head."""
         rid = str(state['id'])
-        values = list(self._values) if rid == self._id else []
+        fresh = rid != self._id
+        values = [] if fresh else list(self._values)
         seen = {v: i for i, v in enumerate(values)}
 
         def ref(v: Optional[str]) -> Optional[int]:
@@ -480,46 +506,63 @@ class RolloutStore:
                 seen[v] = len(values)
                 values.append(v)
             return seen[v]
-        osds = []
-        masks = {f'osd.{o["osd"]}' for o in state['osds']}
-        for kind in ('sets', 'priors'):
-            stray = set(state[kind]) - masks
-            if stray:  # the record keeps masks per OSD: anything else is a bug
-                raise StoreError(f'rollout {kind} names masks of no OSD of it: {sorted(stray)}')
-        for o in state['osds']:
-            who = f'osd.{o["osd"]}'
-            rec = dict(o, error=str(o['error'])[:MAX_ERROR],
-                       before={k: ref(v) for k, v in o['before'].items()},
-                       back_to=ref(o.get('back_to', '')))
+        osds = state['osds']
+        if fresh:  # the plan's masks, which no step changes: checked once
+            masks = {f'osd.{o["osd"]}' for o in osds}
             for kind in ('sets', 'priors'):
-                if who in state[kind]:
-                    rec[kind] = {n: ref(v) for n, v in state[kind][who].items()}
-            osds.append(rec)
-        head = {k: v for k, v in state.items() if k not in ('sets', 'priors', 'osds')}
+                stray = set(state[kind]) - masks
+                if stray:  # the record keeps masks per OSD: anything else is a bug
+                    raise StoreError(f'rollout {kind} names masks of no OSD of it: '
+                                     f'{sorted(stray)}')
+        saved = [] if fresh else self._saved
+        writes: Dict[str, str] = {}
+        copies: Dict[int, List[Dict[str, Any]]] = {}  # what the changed chunks hold now
+        for n, i in enumerate(range(0, len(osds), ROLLOUT_CHUNK)):
+            part = osds[i:i + ROLLOUT_CHUNK]
+            if n < len(saved) and saved[n] == part:
+                continue
+            copies[n] = [dict(o, before=dict(o['before'])) for o in part]
+            writes[ROLLOUT_OSDS_KEY.format(id=rid, n=n)] = json.dumps(
+                {'id': rid, 'osds': [_record(o, state, ref) for o in part]})
+        n_chunks = -(-len(osds) // ROLLOUT_CHUNK)
+        crash = state['crash_osds']
+        n_crash = -(-len(crash) // ROLLOUT_CRASH_CHUNK)
+        if fresh or crash != self._crash:
+            for n in range(n_crash):
+                writes[ROLLOUT_CRASH_KEY.format(id=rid, n=n)] = json.dumps(
+                    {'id': rid, 'osds': crash[n * ROLLOUT_CRASH_CHUNK:
+                                              (n + 1) * ROLLOUT_CRASH_CHUNK]})
+        head = {k: v for k, v in state.items()
+                if k not in ('sets', 'priors', 'osds', 'crash_osds')}
         head['options'] = ref(state.get('options'))
         restart = state.get('restart')
         if restart is not None:  # its strings may be anyone's, of any length
             head['restart'] = dict(restart, expect=ref(restart['expect']),
                                    ran=ref(restart.get('ran', '')))
-        chunks = [json.dumps({'id': rid, 'osds': osds[i:i + ROLLOUT_CHUNK]})
-                  for i in range(0, len(osds), ROLLOUT_CHUNK)]
-        head.update(version=ROLLOUT_VERSION, n_chunks=len(chunks), n_values=len(values))
-        raw_head = json.dumps(head)
-        keys = [ROLLOUT_VALUE_KEY.format(id=rid, n=i) for i in range(len(values))]
+        head.update(version=ROLLOUT_VERSION, n_chunks=n_chunks, n_values=len(values),
+                    n_crash=n_crash)
         for v in values:
             if len(v) > MAX_VALUE:  # before anything is written
                 raise StoreError(f'an option string of {len(v)} bytes is over {MAX_VALUE}, '
                                  'the most one value of the store holds')
-        keys += [ROLLOUT_OSDS_KEY.format(id=rid, n=i) for i in range(len(chunks))]
-        self._commit(rid, keys, values + chunks, raw_head)
-        self._values = values
+        keys = [ROLLOUT_VALUE_KEY.format(id=rid, n=i) for i in range(len(values))]
+        writes = {**dict(zip(keys, values)), **writes}  # the strings first: chunks name them
+        keys += [ROLLOUT_OSDS_KEY.format(id=rid, n=i) for i in range(n_chunks)]
+        keys += [ROLLOUT_CRASH_KEY.format(id=rid, n=i) for i in range(n_crash)]
+        self._commit(rid, keys, writes, json.dumps(head))
+        self._values, self._crash = values, list(crash)
+        self._saved = saved[:n_chunks] + [[]] * (n_chunks - len(saved))
+        for n, recs in copies.items():
+            self._saved[n] = recs
 
-    def _commit(self, rid: str, keys: List[str], payload: List[str], raw_head: str) -> None:
-        """Write the rollout's values and OSD chunks under `keys`, then its
-        head; a first save refused removes what it wrote; the previous
-        rollout's keys go once the head no longer names them."""
+    def _commit(self, rid: str, keys: List[str], writes: Dict[str, str],
+                raw_head: str) -> None:
+        """Write the rollout's values and OSD chunks that changed (`writes`),
+        then its head; a first save refused removes what it wrote (`keys`:
+        all its own); the previous rollout's keys go once the head no longer
+        names them."""
         try:
-            for key, v in zip(keys, payload):
+            for key, v in writes.items():
                 self._write_changed(key, v)
             self._write_changed(ROLLOUT_KEY, raw_head)
         except StoreError:
@@ -531,7 +574,8 @@ class RolloutStore:
                     except Exception:
                         pass  # the mon refused the keys, it may refuse this
             raise
-        old = [k for k in self._keys if k not in keys]
+        mine = set(keys)
+        old = [k for k in self._keys if k not in mine]
         self._id, self._keys = rid, keys
         for key in old:  # the previous rollout's: the head no longer names them
             try:
@@ -566,27 +610,35 @@ class RolloutStore:
         sets: Masks = {}
         priors: Masks = {}
         for i in range(int(head.pop('n_chunks'))):
-            key = ROLLOUT_OSDS_KEY.format(id=rid, n=i)
-            raw_chunk = self._get(key)
-            chunk = json.loads(raw_chunk) if raw_chunk else None
-            if not isinstance(chunk, dict) or chunk.get('id') != rid:
-                raise ValueError(f'rollout OSD records {i} are missing or of another rollout')
-            keys.append(key)
-            self._written[key] = str(raw_chunk)
-            for rec in chunk['osds']:
+            for rec in self._chunk(ROLLOUT_OSDS_KEY.format(id=rid, n=i), rid, keys):
                 who = f'osd.{rec["osd"]}'
                 for kind, into in (('sets', sets), ('priors', priors)):
                     if kind in rec:
                         into[who] = {n: val(v) for n, v in rec.pop(kind).items()}
                 osds.append(dict(rec, before={k: val(v) for k, v in rec['before'].items()},
                                  back_to=val(rec['back_to']) or ''))
-        state = dict(head, sets=sets, priors=priors, osds=osds, options=val(head['options']))
+        crash = [osd for i in range(int(head.pop('n_crash')))
+                 for osd in self._chunk(ROLLOUT_CRASH_KEY.format(id=rid, n=i), rid, keys)]
+        state = dict(head, sets=sets, priors=priors, osds=osds, crash_osds=crash,
+                     options=val(head['options']))
         if head.get('restart') is not None:
             state['restart'] = dict(head['restart'], expect=val(head['restart']['expect']),
                                     ran=val(head['restart']['ran']) or '')
-        self._id, self._values, self._keys = rid, values, keys
+        # the next save compares every chunk with what is stored (as written)
+        self._id, self._values, self._keys, self._saved = rid, values, keys, []
+        self._crash = crash
         self._written[ROLLOUT_KEY] = raw
         return state
+
+    def _chunk(self, key: str, rid: str, keys: List[str]) -> List[Any]:
+        """What one chunk of rollout `rid` holds (ValueError: missing, or another's)."""
+        raw = self._get(key)
+        chunk = json.loads(raw) if raw else None
+        if not isinstance(chunk, dict) or chunk.get('id') != rid:
+            raise ValueError(f'rollout chunk {key} is missing or of another rollout')
+        keys.append(key)
+        self._written[key] = str(raw)
+        return list(chunk['osds'])
 
     def keep_corrupt(self, raw: str) -> None:
         """Set an unreadable head aside (where the admin can read it) and drop it."""
