@@ -5,7 +5,7 @@ from typing import Any, Dict, List, Tuple
 
 from fake_cluster import FakeClock, FakeCluster
 from rocks_autotune import session_start
-from rocks_autotune.canary import OPTIONS, SAVED, Canary
+from rocks_autotune.canary import OPTIONS, SAVED, STATS_OPTIONS, Canary
 from rocks_autotune.canary_osd import CanaryOsd, runs_candidate
 from rocks_autotune.gate import Params
 from rocks_autotune.restart import Outcome
@@ -62,8 +62,14 @@ def test_a_baseline_runs_the_originals_with_the_bench_limit_and_rocksdbs_figures
     assert cluster.config_get_own('osd.1', 'rocksdb_perf') == 'true'
     cur = trial('confirm', CANDIDATE, arm='baseline')
     assert not runs_candidate(cur) and runs_candidate(trial('confirm', CANDIDATE, arm='a'))
+    removed: List[str] = []
+    rm = cluster.config_rm
+    cluster.config_rm = lambda who, name: removed.append(name) or rm(who, name)  # type: ignore
     c.set_up(cur, clock())
     assert cluster.config_get_own('osd.1', OPTIONS) == original
+    # RocksDB's figures stay on: never off for a moment between two windows
+    # (a look then saw rocksdb_perf gone and the other two still set)
+    assert not set(removed) & set(STATS_OPTIONS), removed
     assert c.rec['restart']['purpose'] == 'baseline' and c.rec['last_applied'] is None
     assert up(c, clock) == Outcome.UP and not c.rec['running_dirty']
 

@@ -18,7 +18,7 @@ import logging
 from typing import Any, Callable, Dict, List, Optional, Set
 
 from . import crashes
-from .canary import Canary, ours
+from .canary import STATS_OPTIONS, Canary, ours
 from .cluster import Cluster, ClusterError
 from .confirm import BASELINE
 from .gate import Params, look
@@ -193,11 +193,13 @@ class CanaryOsd:
         """The canary's own config, as a baseline or a recovery runs it,
         but for the names someone else holds."""
         originals = self.rec['originals']
-        self.config.restore(originals, held)
+        # every window measures with RocksDB's figures on, the baseline's too:
+        # they stay on through the session (its end puts them back)
+        stats = set(STATS_OPTIONS) if 'rocksdb_perf' in originals else set()
+        self.config.restore(originals, held | stats)
         if self.params.workload == OSD_BENCH and BENCH_LIMIT_OPTION not in held:
             self.config.set_bench_limit(BENCH_LIMIT_VALUE)
-        # every window measures with RocksDB's figures on, the baseline's too
-        if 'rocksdb_perf' in originals:
+        if stats:
             self.config.collect_rocksdb_stats(held)
 
     def recover(self, now: float) -> None:
