@@ -3,10 +3,13 @@ O(hosts + 1) mon commands, not O(OSDs), and under 2 s of Python, through the
 module's real command method and its real MgrCluster over scale_mgr, a fake
 of the mgr's Python API.  A session's start at 10,000 OSDs on 500 hosts and
 a pool of 65,536 PGs: what it saves is the size it is at 1,000 OSDs (issue
-45).  Then the fake itself: it must answer as the mon does, or the counts
-above would be of the wrong work.
+45).  A rollout's wait poll and a session's wait_up and measure polls at
+10,000 OSDs: what they read, serialise and copy is what changed (issue 45).
+Then the fake itself: it must answer as the mon does, or the counts above
+would be of the wrong work.
 
-The figures by cluster size: qa/bench/rollout_scale.py.
+The figures by cluster size: qa/bench/rollout_scale.py, rollout_poll.py,
+session_poll.py.
 """
 import copy
 import errno
