@@ -17,6 +17,7 @@ A real cluster is never idle: PGs scrub and trim snapshots, warnings stand
 for weeks, some are muted, flags are set on OSDs, CRUSH nodes or the whole
 cluster, and daemons crash (reports posted late, archived by the admin).
 """
+import dataclasses
 import functools
 import math
 import random
@@ -301,6 +302,9 @@ class FakeCluster:
     def osd_states(self) -> Dict[int, OsdInfo]:
         return self.osds()
 
+    def osd_state(self, osd: int) -> Optional[OsdInfo]:
+        return self.osds().get(osd)
+
     def health(self) -> Tuple[str, List[str]]:
         self._tick()
         checks = list(self.extra_health)
@@ -344,6 +348,10 @@ class FakeCluster:
 
     def pools(self) -> Dict[int, PoolInfo]:
         return {k: PoolInfo(**vars(v)) for k, v in self.pool_by_id.items()}
+
+    def pool_states(self) -> Dict[int, PoolInfo]:
+        return {k: dataclasses.replace(v, room=None, quota_bytes=None, quota_objects=None)
+                for k, v in self.pool_by_id.items()}
 
     def pgs(self) -> List[PgInfo]:
         return [PgInfo(p.pgid, p.pool, list(p.acting), list(p.acting)) for p in self.pg_list]

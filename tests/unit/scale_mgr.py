@@ -15,9 +15,11 @@ MgrCluster (rocks_autotune/cluster.py) to run on unchanged.
   osd.N, the later winning whatever its mask; within a section a mask on a
   CRUSH location beats a class mask, which beats none; then the option's
   default (a small table).
-* `send_command(result, 'osd', id, json, '')`: tells (config get, perf dump),
-  answered at once; what an OSD runs is what was in effect when it (last)
-  started: `restart(osd)` picks up the config.
+* `send_command(result, 'osd', id, json, '')`: tells (config get, perf dump,
+  bench, dump_objectstore_kv_stats), answered at once; what an OSD runs is
+  what was in effect when it (last) started: `restart(osd)` picks up the
+  config (its options, and rocksdb_perf: the kv stats are a Tentacle OSD's,
+  verbatim, when it was on); perf dump counts what osd bench wrote since.
 * `daemon_action('restart', 'osd.N')`: the orchestrator's restart, done at once.
 
 The cluster: N OSDs of one device class, OSD i on host i % H (as OSDs
@@ -41,6 +43,7 @@ import errno
 import functools
 import json
 import math
+import os
 import random
 import time
 from collections import Counter
@@ -67,9 +70,20 @@ OPTION_TABLE: Dict[str, Tuple[str, str, bool, str]] = {
     'mon_allow_pool_delete': ('false', 'advanced', True, 'bool'),
     'auth_allow_insecure_global_id_reclaim': ('true', 'advanced', True, 'bool'),
     'log_to_file': ('false', 'basic', True, 'bool'),
+    # RocksDB's statistics, which a session turns on (canary.STATS_OPTIONS)
+    'rocksdb_perf': ('false', 'advanced', False, 'bool'),
+    'rocksdb_collect_extended_stats': ('false', 'advanced', False, 'bool'),
+    'rocksdb_collect_compaction_stats': ('false', 'advanced', False, 'bool'),
 }
-# what a tell answers from the config in effect when the OSD started
-RUNNING_NAMES = ('bluestore_rocksdb_options', 'bluestore_rocksdb_options_annex')
+# what a tell answers from the config in effect when the OSD started; with
+# rocksdb_perf the DB was opened keeping its statistics
+RUNNING_NAMES = ('bluestore_rocksdb_options', 'bluestore_rocksdb_options_annex', 'rocksdb_perf')
+# `dump_objectstore_kv_stats` of a Tentacle OSD with the statistics on, verbatim
+KV_STATS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'data',
+                        'kv_stats_tentacle.txt')
+# what osd bench writes at on each OSD (4 KiB blocks), and the DB bytes per byte
+BENCH_IOPS = 20000.0
+WAL_PER_BYTE, SST_PER_BYTE = 0.25, 2.0
 # CRUSH type ids (Ceph's default map): the lower, the more precise a mask
 CRUSH_TYPES = ['osd', 'host', 'chassis', 'rack', 'row', 'pdu', 'pod', 'room', 'datacenter',
                'zone', 'region', 'root']
@@ -191,6 +205,8 @@ class ScaleMgr:
         self.running: List[Dict[str, str]] = [
             {name: self.effective(f'osd.{i}', name) for name in RUNNING_NAMES}
             for i in range(osds)]
+        self.written = [0] * osds  # bytes osd bench wrote since the OSD started
+        self.clock: Any = None  # the module's FakeClock (module_over): a bench takes its time
         self._cache: Dict[str, str] = {}
         self.warm()
 
@@ -285,6 +301,7 @@ class ScaleMgr:
     def restart(self, osd: int) -> None:
         """The OSD restarts: it runs the config now in effect."""
         self.running[osd] = {name: self.effective(f'osd.{osd}', name) for name in RUNNING_NAMES}
+        self.written[osd] = 0  # its counters count from its start
         self.up_from[osd] = self._epoch_bump()
         self.up[osd] = True
 
@@ -754,10 +771,48 @@ class ScaleMgr:
                 value = self.effective(f'osd.{osd}', var)
             return 0, json.dumps({var: value}), ''
         if prefix == 'perf dump':
-            return 0, json.dumps({'bluestore': {'kv_flush_lat': {'avgcount': 0, 'sum': 0.0}},
-                                  'rocksdb': {'submit_latency': {'avgcount': 0,
-                                                                 'sum': 0.0}}}), ''
+            return 0, json.dumps(self._perf_dump(osd)), ''
+        if prefix == 'bench':
+            return self._bench(osd, cmd)
+        if prefix == 'dump_objectstore_kv_stats':
+            # without rocksdb_perf when it opened its DB, RocksDB kept no statistics
+            if self.running[osd].get('rocksdb_perf') != 'true':
+                return 0, '{}', ''
+            if KV_STATS not in self._cache:
+                with open(KV_STATS) as f:
+                    self._cache[KV_STATS] = f.read()
+            return 0, self._cache[KV_STATS], ''
         return -errno.EINVAL, '', f'mock osd: no command {prefix!r}'
+
+    def _perf_dump(self, osd: int) -> Dict[str, Any]:
+        """The sections of `perf dump` a window reads, from what osd bench wrote."""
+        b = self.written[osd]
+        syncs = b // (25 << 12)  # 25 writes of 4 KiB a kv sync
+
+        def lat(n: int, seconds: float) -> Dict[str, Any]:
+            return {'avgcount': n, 'sum': n * seconds, 'avgtime': seconds if n else 0.0}
+        return {
+            'bluefs': {'db_total_bytes': 64 << 30, 'db_used_bytes': (1 << 30) + b,
+                       'bytes_written_wal': int(b * WAL_PER_BYTE),
+                       'bytes_written_sst': int(b * SST_PER_BYTE), 'bytes_written_slow': 0,
+                       'files_written_sst': int(b * SST_PER_BYTE) >> 26},
+            'osd': {'op_w': b >> 12, 'op_w_in_bytes': b, 'op_w_latency': lat(b >> 12, 0.002)},
+            'bluestore': {'kv_sync_lat': lat(syncs, 0.001), 'kv_commit_lat': lat(syncs, 0.0002),
+                          'kv_flush_lat': lat(syncs, 0.0008)},
+            'rocksdb': {'submit_latency': lat(syncs, 0.00005)}}
+
+    def _bench(self, osd: int, cmd: Dict[str, Any]) -> Tuple[int, str, str]:
+        """`ceph tell osd.N bench`: written at BENCH_IOPS, at once."""
+        count, size = int(cmd.get('count', 1 << 30)), int(cmd.get('size', 4 << 20))
+        if size <= 0 or count < size:
+            return -errno.EINVAL, '', 'block size must be positive and at most the total'
+        self.written[osd] += count
+        elapsed = count / size / BENCH_IOPS
+        if self.clock is not None:
+            self.clock.advance(elapsed)
+        return 0, json.dumps({'bytes_written': count, 'blocksize': size,
+                              'elapsed_sec': elapsed, 'bytes_per_sec': count / elapsed,
+                              'iops': count / size / elapsed}), ''
 
 
 def module_over(mgr: ScaleMgr) -> Any:
@@ -768,4 +823,5 @@ def module_over(mgr: ScaleMgr) -> Any:
     from rocks_autotune.cluster import MgrCluster
     m = mgr_mock.make_module()
     m.cluster = MgrCluster(mgr)
+    mgr.clock = m.clock
     return m

@@ -105,6 +105,28 @@ def test_status_has_baseline_the_confirmed_answer_and_commands(done: panel.Snaps
     assert best['osds'] == [0, 1, 2] and best['masks'] == ['osd.0', 'osd.2']
 
 
+def test_the_reach_is_read_once_while_the_session_restores() -> None:
+    # issue 45: each publish of the restore's polls read three maps of every
+    # OSD for it; once the session has ended, each publish reads it again
+    m = make_mgr()
+    assert m.cmd_start(workload=OSD_BENCH, osd=1, trials=6, duration=5).retval == 0
+    reads: List[int] = []
+    osds = m.cluster.osds
+    m.cluster.osds = lambda: reads.append(1) or osds()
+    clock, s = m.cluster.clock, m.session
+    while m.panel_snapshot.reach is None:  # the answer stands: its reach is read
+        clock.advance(s.step())
+        m.publish()
+    assert s.active and reads
+    del reads[:]
+    m.publish()  # the restore's next polls' (and config_notify's)
+    m.publish()
+    assert reads == []
+    mgr_mock.drive(m)
+    assert not s.active and reads  # ended: each publish reads them (the idle loop's too)
+    assert m.panel_snapshot.reach['osds'] == [0, 1, 2]
+
+
 def test_trials_rows_best_so_far_and_markers(done: panel.Snapshot) -> None:
     tr = get_json(app(done), '/api/trials')
     rows = tr['trials']

@@ -3,10 +3,13 @@ O(hosts + 1) mon commands, not O(OSDs), and under 2 s of Python, through the
 module's real command method and its real MgrCluster over scale_mgr, a fake
 of the mgr's Python API.  A session's start at 10,000 OSDs on 500 hosts and
 a pool of 65,536 PGs: what it saves is the size it is at 1,000 OSDs (issue
-45).  Then the fake itself: it must answer as the mon does, or the counts
-above would be of the wrong work.
+45).  A rollout's wait poll and a session's wait_up and measure polls at
+10,000 OSDs: what they read, serialise and copy is what changed (issue 45).
+Then the fake itself: it must answer as the mon does, or the counts above
+would be of the wrong work.
 
-The figures by cluster size: qa/bench/rollout_scale.py.
+The figures by cluster size: qa/bench/rollout_scale.py, rollout_poll.py,
+session_poll.py.
 """
 import copy
 import errno
@@ -23,7 +26,7 @@ import scale_mgr
 from scale_mgr import CallBudgetExceeded, ScaleMgr
 
 mgr_mock.install()
-from rocks_autotune import gate, session_start  # noqa: E402
+from rocks_autotune import cluster, gate, session_start  # noqa: E402
 from rocks_autotune.canary import ANNEX, OPTIONS  # noqa: E402
 from rocks_autotune.cluster import MgrCluster  # noqa: E402
 from rocks_autotune.gate import Params  # noqa: E402
@@ -236,6 +239,86 @@ def test_a_wait_poll_costs_what_changed_not_the_osds(monkeypatch: Any) -> None:
     assert len(dumped) == 3 and sum(dumped) < 3 * (4 << 10), dumped[:5]
     assert copies == []
     assert mgr.get_calls == {'osd_map': 3}  # up and up_from: not the classes nor PG counts
+
+
+def at_a_session_poll(mgr: ScaleMgr, phase: str, mod: Any = None) -> Any:
+    """The module running an osd bench session on osd.7 of `mgr`, its first
+    window recorded (or `mod`'s session, on), stepped to the next `phase`:
+    wait_up, its canary restarting (down: each step is a poll), or measure,
+    a window's chunk a step."""
+    if mod is None:
+        mod = scale_mgr.module_over(mgr)
+        r = mod.cmd_start(osd=7, workload='osd-bench', trials=2, duration=60)
+        assert r.retval == 0, r.stderr
+    s = mod.session
+    mgr.set_up(7, True)
+    for _ in range(200):
+        mod.clock.advance(s.step())
+        mod.publish()
+        if s.s['trials'] and s.s['phase'] == phase:
+            break
+    assert s.s['phase'] == phase, (s.s['phase'], s.s['message'], s.s['error'])
+    if phase == 'wait_up':
+        mgr.set_up(7, False)  # restarting
+    mgr.warm()
+    return mod
+
+
+def session_polls(mod: Any, n: int) -> None:
+    """What the serve loop does at each: the step, then publish."""
+    phase = mod.session.s['phase']
+    for _ in range(n):
+        mod.clock.advance(mod.session.step())
+        mod.publish()
+    assert mod.session.s['phase'] == phase, mod.session.s['message']
+
+
+def test_a_session_poll_costs_what_changed_not_the_osds(big: ScaleMgr, monkeypatch: Any) -> None:
+    # issue 45: each wait poll built an OsdInfo of every OSD to look at the
+    # canary's, and each poll serialised every trial to find the changed one
+    # and deep-copied the whole record to publish it
+    dumped: List[int] = []
+    copied: List[Any] = []
+    built: List[int] = []
+
+    class Json:
+        loads = staticmethod(json.loads)
+
+        @staticmethod
+        def dumps(obj: Any) -> str:
+            text = json.dumps(obj)
+            dumped.append(len(text))
+            return text
+    deepcopy, osd_info = copy.deepcopy, cluster.OsdInfo
+    config = {name: dict(e) for name, e in big.config.items()}
+    mod = None
+    try:
+        for phase in ('wait_up', 'measure'):
+            mod = at_a_session_poll(big, phase, mod)
+            with monkeypatch.context() as m:
+                m.setattr(store, 'json', Json)
+                m.setattr(copy, 'deepcopy', lambda x, *a: copied.append(x) or deepcopy(x, *a))
+                m.setattr(cluster, 'OsdInfo', lambda **kw: built.append(1) or osd_info(**kw))
+                big.reset_counts()
+                del dumped[:], copied[:], built[:]
+                session_polls(mod, 3)
+            # a poll saves the start record, the confirmation and the head: no trial
+            assert len(dumped) == 3 * 3 and max(dumped) < 8 << 10, (phase, dumped)
+            assert not any(isinstance(x, dict) and 'trials' in x for x in copied), phase
+            assert len(built) == (3 if phase == 'wait_up' else 0), phase  # the canary's
+            # the canary's state from the OSD map; a window's chunk reads no map
+            assert big.get_calls == ({'osd_map': 3} if phase == 'wait_up' else {}), phase
+    finally:
+        big.config = config
+        big.restart(7)
+        big.clock = None
+
+
+def test_the_restart_gate_reads_the_pools_from_the_osd_map(big: ScaleMgr) -> None:
+    # their layout and full flag: not their use (df) nor every OSD's (osd_stats)
+    big.reset_counts()
+    assert gate.thin_pools(MgrCluster(big), 7) == []
+    assert big.get_calls == {'osd_map': 1}
 
 
 # ------------------------------------------------------------ the fake

@@ -204,6 +204,10 @@ class Cluster(Protocol):
         device class nor PG count (each a map of every OSD more to read):
         what a restart's polls and the gate look at."""
 
+    def osd_state(self, osd: int) -> Optional[OsdInfo]:
+        """osd_states() of one OSD (None: not in the map), with no OsdInfo
+        built for the others: what a restart's wait polls look at."""
+
     def health(self) -> Tuple[str, List[str]]:
         """Status and codes of the health checks raised, leaving out muted
         checks as `ceph -s` does (the status is that of the others)."""
@@ -226,6 +230,11 @@ class Cluster(Protocol):
     def ok_to_stop(self, osd: int) -> Tuple[bool, str]: ...
 
     def pools(self) -> Dict[int, PoolInfo]: ...
+
+    def pool_states(self) -> Dict[int, PoolInfo]:
+        """pools() from the OSD map alone: layout and full flag, with no room
+        nor quotas' use (the pools' stats and every OSD's more to read):
+        what the restart gate and a trial's full check look at."""
 
     def pgs(self) -> List[PgInfo]:
         """Every PG, with its up and acting OSDs (read once for all OSDs)."""
@@ -299,6 +308,12 @@ class ClientIo(Protocol):
 
 def _osd_name(osd: int) -> str:
     return f'osd.{osd}'
+
+
+def _osd_state(o: Dict[str, Any]) -> OsdInfo:
+    """An OSD map entry's state (Cluster.osd_states)."""
+    return OsdInfo(id=o['osd'], up=bool(o['up']), in_=bool(o['in']), up_from=o.get('up_from', 0),
+                   device_class='', num_pgs=0, destroyed='destroyed' in o.get('state', []))
 
 
 def _quota_left(quota: Any, used: Any) -> Optional[int]:
@@ -405,10 +420,11 @@ class MgrReads(MgrBase):
         return osds
 
     def osd_states(self) -> Dict[int, OsdInfo]:
-        return {o['osd']: OsdInfo(id=o['osd'], up=bool(o['up']), in_=bool(o['in']),
-                                  up_from=o.get('up_from', 0), device_class='', num_pgs=0,
-                                  destroyed='destroyed' in o.get('state', []))
-                for o in self.mgr.get('osd_map')['osds']}
+        return {o['osd']: _osd_state(o) for o in self.mgr.get('osd_map')['osds']}
+
+    def osd_state(self, osd: int) -> Optional[OsdInfo]:
+        return next((_osd_state(o) for o in self.mgr.get('osd_map')['osds']
+                     if o['osd'] == osd), None)
 
     def health(self) -> Tuple[str, List[str]]:
         h = json.loads(self.mgr.get('health')['json'])
@@ -435,17 +451,14 @@ class MgrReads(MgrBase):
 
     def pools(self) -> Dict[int, PoolInfo]:
         osd_map = self.mgr.get('osd_map')
-        profiles = osd_map.get('erasure_code_profiles', {})
         stats = {p.get('id'): p.get('stats', {})
                  for p in (self.mgr.get('df') or {}).get('pools', [])}
         full, nearfull = osd_map.get('full_ratio'), osd_map.get('nearfull_ratio')
         used = max((s['kb_used'] / s['kb'] for s in self.mgr.get('osd_stats')['osd_stats']
                     if s.get('kb') and 'kb_used' in s), default=None)
-        out = {}
+        out = self._pool_states(osd_map)
         for p in osd_map.get('pools', []):
-            size = int(p['size'])
-            pool = PoolInfo(id=p['pool'], name=str(p.get('pool_name', p['pool'])), size=size,
-                            min_size=int(p['min_size']), pg_num=_count(p.get('pg_num'), 0))
+            pool = out[p['pool']]
             use = stats.get(pool.id, {})
             avail = use.get('max_avail')
             if isinstance(avail, int) and full and nearfull and used is not None:
@@ -454,6 +467,19 @@ class MgrReads(MgrBase):
                              if head > 0 else 0)
             pool.quota_bytes = _quota_left(p.get('quota_max_bytes'), use.get('stored'))
             pool.quota_objects = _quota_left(p.get('quota_max_objects'), use.get('objects'))
+        return out
+
+    def pool_states(self) -> Dict[int, PoolInfo]:
+        return self._pool_states(self.mgr.get('osd_map'))
+
+    @staticmethod
+    def _pool_states(osd_map: Dict[str, Any]) -> Dict[int, PoolInfo]:
+        profiles = osd_map.get('erasure_code_profiles', {})
+        out = {}
+        for p in osd_map.get('pools', []):
+            size = int(p['size'])
+            pool = PoolInfo(id=p['pool'], name=str(p.get('pool_name', p['pool'])), size=size,
+                            min_size=int(p['min_size']), pg_num=_count(p.get('pg_num'), 0))
             pool.full = 'full' in str(p.get('flags_names', '')).split(',')
             if p.get('type') == POOL_TYPE_ERASURE:
                 profile = profiles.get(p.get('erasure_code_profile', ''), {})

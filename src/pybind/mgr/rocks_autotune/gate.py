@@ -190,7 +190,7 @@ def thin_pools_of(cluster: Cluster, osds: Iterable[int]) -> Dict[int, List[str]]
     redundancy at all while a shard is down.
     """
     wanted = set(osds)
-    pools = cluster.pools()
+    pools = cluster.pool_states()
     # osd -> pool -> copies each of its PGs keeps while the OSD restarts
     left: Dict[int, Dict[int, List[int]]] = {osd: {} for osd in wanted}
     # only a pool whose layout leaves no copy to spare can leave a clean PG

@@ -272,9 +272,14 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
             checks.update(ro.health_checks())
         self.set_health_checks(checks)
         v = self.session.view() if self.session is not None else None
-        # the OSDs the best's commands reach, for the panel (`best` reads them itself)
-        where = (report.reach(v.osd, self.cluster.osds())
-                 if v is not None and v.status.get('best') is not None else None)
+        # the OSDs the best's commands reach, for the panel (`best` reads them
+        # itself): three maps of every OSD, read once while the session's
+        # last steps run (its restore's polls), then at each idle publish
+        where = None
+        if v is not None and v.status.get('best') is not None:
+            last = self.panel_snapshot
+            same = v.active and last.reach is not None and last.status.get('id') == v.id
+            where = last.reach if same else report.reach(v.osd, self.cluster.osds())
         snapshot = panel.Snapshot.of(v, self.load_error, where)
         self.rollout_record = cast(Dict[str, Any], ro.r) if ro is not None else None
         if ro is not None:

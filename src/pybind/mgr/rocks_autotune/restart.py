@@ -215,7 +215,7 @@ class Restarter:
 
     def _info(self) -> OsdInfo:
         """The OSD as the OSD map has it now; OsdGone when it is no longer there."""
-        info = self.cluster.osd_states().get(self.osd)
+        info = self.cluster.osd_state(self.osd)
         if info is None:
             raise OsdGone(f'osd.{self.osd} is no longer in the OSD map')
         return info

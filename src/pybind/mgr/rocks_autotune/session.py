@@ -31,7 +31,7 @@ import copy
 import logging
 import time
 from dataclasses import asdict
-from typing import Any, Callable, Dict, Optional, Set
+from typing import Any, Callable, Dict, List, Optional, Set
 
 from . import health, measurement_plan, session_start, views
 from .canary import OPTIONS, SAVED
@@ -91,6 +91,7 @@ class Session(Machine):
                              clock)
         self.phases = Phases(state, cluster, self.params, self.space, self.search, settings,
                              self.canaries, clock)
+        self._shown: List[Dict[str, Any]] = []  # view(): the trials as last copied
 
     @property
     def optimizer(self) -> Any:
@@ -270,8 +271,18 @@ class Session(Machine):
         return views.recommended_trial(self.s)
 
     def view(self) -> View:
-        return View(status=copy.deepcopy(self.status()), record=copy.deepcopy(dict(self.s)),
-                    active=self.active, progress=self.progress())
+        """Copies for the other threads: the record's head, and each trial
+        once it differs from its last copy (a step seldom changes one), not
+        every trial at every publish."""
+        trials, shown = self.s['trials'], self._shown
+        del shown[len(trials):]
+        for i, t in enumerate(trials):
+            if i >= len(shown) or shown[i] != t:
+                shown[i:i + 1] = [copy.deepcopy(t)]
+        record = copy.deepcopy({k: v for k, v in self.s.items() if k != 'trials'})
+        record['trials'] = list(shown)
+        return View(status=copy.deepcopy(self.status()), record=record, active=self.active,
+                    progress=self.progress())
 
     def note_internal_error(self, e: Exception) -> None:
         """A step raised past its own handling (a bug): say so in the message."""

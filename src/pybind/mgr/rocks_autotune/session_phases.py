@@ -118,7 +118,7 @@ def next_to_restart(cluster: Cluster, canaries: List[CanaryOsd]) -> CanaryOsd:
     if issued:
         return issued[0]
     if len(left) > 1:
-        osds = cluster.osds()
+        osds = cluster.osd_states()
         down = [c for c in left if c.osd not in osds or not osds[c.osd].up]
         if down:
             return down[0]
@@ -489,7 +489,7 @@ class Phases:
         c = self.s.get('client')
         if not c:
             return None
-        if not any(p.full for p in self.cluster.pools().values() if p.name == c['pool']):
+        if not any(p.full for p in self.cluster.pool_states().values() if p.name == c['pool']):
             return None
         self.s['error'] = (f'pool {c["pool"]!r} is full (its quota reached, or an OSD past the '
                            'full ratio): the client load cannot write there')

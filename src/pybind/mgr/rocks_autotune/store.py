@@ -38,6 +38,7 @@ been released.  A head of another version is refused as unreadable (set
 aside under its `.corrupt` key), and a session is rescued from its start
 record as after any unreadable head.
 """
+import copy
 import json
 from enum import Enum
 from typing import Any, Callable, Dict, List, Mapping, Optional, cast
@@ -223,7 +224,7 @@ class SessionStore:
         self._start_of = ''          # the session whose start record is written
         self._start = ''             # and what it holds
         self._originals_of = ''      # the session whose originals key is there
-        self._trials: List[str] = []  # what each trial key holds now
+        self._trials: List[Dict[str, Any]] = []  # what each trial key holds now (copies)
         self._confirm = ''           # what the confirm key holds now
 
     def _write(self, key: str, value: Optional[str]) -> None:
@@ -269,11 +270,13 @@ class SessionStore:
         if state['state'] not in ENDED and (changed or self._originals_of != state['id']):
             self._write(ORIGINALS_KEY, start)
             self._originals_of = state['id']
-        trials = [json.dumps(t) for t in state['trials']]
+        trials = state['trials']
         for i, t in enumerate(trials):
+            # compared, not serialised: a step seldom changes a trial (one is
+            # added, a crash named on one, the wear objective's rejudge)
             if i >= len(self._trials) or self._trials[i] != t:
-                self._write(TRIAL_KEY.format(i), t)
-                self._trials[i:i + 1] = [t]
+                self._write(TRIAL_KEY.format(i), json.dumps(t))
+                self._trials[i:i + 1] = [copy.deepcopy(t)]
         # apart from the head, which a step rewrites: the confirmation is its
         # largest part and changes once a window
         confirm = json.dumps({'id': state['id'],
@@ -324,7 +327,7 @@ class SessionStore:
         self._start_of = state['id']
         self._start = json.dumps({k: start.get(k) for k in START_FIELDS})
         self._originals_of = '' if state['state'] in ENDED else state['id']
-        self._trials = trials
+        self._trials = [json.loads(t) for t in trials]
         return state
 
     def _load_record(self, key: str) -> Optional[Dict[str, Any]]:
