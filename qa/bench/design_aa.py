@@ -40,17 +40,20 @@ import argparse
 import json
 import os
 import statistics
+import sys
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from benchlib import Lab, aa_sd, baseline_measurements, log
+from benchlib import Lab, aa_sd, baseline_trials, log
 from rocks_autotune import power
 
 POOL = 'designaa'
 ENDED = ('done', 'stopped', 'aborted', 'failed')
-Arm = Tuple[str, int, int]  # design, warm-up s, window s
+Arm = Tuple[str, int, int, int]  # design, warm-up s, window s, client threads
+THREADS = 16  # client_threads' default: what rows without `threads` ran
 # a baseline run's figures kept in a session's row (`runs`): C's and R's own
-# IOPS beside C/R, and what RocksDB did in the window
+# IOPS beside C/R, and what RocksDB did in the window (and `trial_seconds`,
+# the whole run's: restart, warm-up and window)
 RUN_FIGURES = ('c_over_r', 'iops_c', 'iops_r', 'iops', 'seconds', 'flush_bytes',
                'compaction_bytes', 'op_w_lat_ms', 'kv_sync_lat_ms')
 
@@ -60,21 +63,28 @@ def settings(args: argparse.Namespace) -> Dict[str, Any]:
     keyspace; the confirmation never runs (the session is stopped first)."""
     return {'warmup': args.warmup, 'baseline_runs': args.baseline_runs,
             'client_space': args.space, 'client_object_size': 1 << 20,
-            'precondition_limit': args.precondition, 'client_pool': POOL,
-            'bench_chunk_seconds': 2, 'max_window_factor': 1.5}
+            'precondition_limit': args.precondition, 'client_pool': args.pool,
+            'bench_chunk_seconds': args.chunk, 'max_window_factor': 1.5}
 
 
-def session(lab: Lab, osd: int, arm: Arm, limit: float) -> Dict[str, Any]:
+def session(lab: Lab, arm: Arm, args: argparse.Namespace) -> Dict[str, Any]:
     """One session up to its noise; its row."""
-    design, warmup, duration = arm
-    lab.ceph('config', 'set', 'mgr', 'mgr/rocks_autotune/measurement_design', design)
-    lab.ceph('config', 'set', 'mgr', 'mgr/rocks_autotune/warmup', str(warmup))
+    design, warmup, duration, threads = arm
+    for k, v in (('measurement_design', design), ('warmup', warmup),
+                 ('client_threads', threads)):
+        lab.ceph('config', 'set', 'mgr', f'mgr/rocks_autotune/{k}', str(v))
+    time.sleep(3)  # the active mgr sees the mon's config a moment later
     load0, t0 = os.getloadavg()[0], time.time()
-    lab.ceph('rocks-autotune', 'start', '--osd', str(osd), '--trials', '1',
-             '--duration', str(duration), '--allow-single-copy')
+    lab.ceph('rocks-autotune', 'start', '--osd', str(args.osd), '--trials', '1',
+             '--duration', str(duration),
+             *(['--objective', args.objective] if args.objective else []),
+             *(['--allow-single-copy'] if args.allow_single_copy else []))
     st: Dict[str, Any] = {}
-    while time.time() - t0 < limit:
+    loads: List[Tuple[int, float]] = []  # (s since start, load average), 30 s apart
+    while time.time() - t0 < args.limit:
         st = lab.ceph_json('rocks-autotune', 'status')
+        if len(loads) < (time.time() - t0) / 30:
+            loads.append((round(time.time() - t0), round(os.getloadavg()[0], 2)))
         if st.get('noise') or st.get('state') in ENDED:
             break
         time.sleep(5)
@@ -83,20 +93,26 @@ def session(lab: Lab, osd: int, arm: Arm, limit: float) -> Dict[str, Any]:
         while lab.ceph_json('rocks-autotune', 'status').get('state') not in ENDED:
             time.sleep(5)
     noise = st.get('noise') or {}
-    return {'design': design, 'warmup': warmup, 'duration': duration,
+    history = lab.ceph_json('rocks-autotune', 'history', '-f', 'json')
+    if args.history_out:
+        with open(args.history_out, 'a') as f:
+            f.write(json.dumps({'arm': arm, 'status': st, 'history': history}) + '\n')
+    return {'design': design, 'warmup': warmup, 'duration': duration, 'threads': threads,
+            'precondition': st.get('precondition'), 'loads': loads,
             'ran': (st.get('design') or {}).get('design'),
             'reference_pgs': (st.get('design') or {}).get('reference_pgs'),
             'objective': noise.get('objective'), 'per_pair': noise.get('per_pair') or [],
             'window': noise.get('window'), 'seconds': round(time.time() - t0),
             'load_start': load0, 'load_end': os.getloadavg()[0],
-            'runs': baseline_runs(lab.ceph_json('rocks-autotune', 'history', '-f', 'json')),
+            'runs': baseline_runs(history),
             'error': st.get('error') or ''}
 
 
 def baseline_runs(history: Any) -> List[Dict[str, Any]]:
     """The baseline runs of a session's `history -f json`, in the order
-    they ran: their RUN_FIGURES."""
-    return [{k: m.get(k) for k in RUN_FIGURES} for m in baseline_measurements(history)]
+    they ran: their RUN_FIGURES and the run's seconds."""
+    return [dict({k: t['measurement'].get(k) for k in RUN_FIGURES},
+                 trial_seconds=t.get('seconds')) for t in baseline_trials(history)]
 
 
 def pair_logs(runs: Sequence[Dict[str, Any]], fig: str) -> List[float]:
@@ -124,8 +140,8 @@ def attach_runs(sessions: List[Dict[str, Any]], dumps: List[Any]) -> None:
 def schedule(args: argparse.Namespace) -> List[Arm]:
     """Every arm (design, warm-up, window) `--sessions` times, the order
     reversed every other pass so that no arm always runs first."""
-    pairs = args.grid or [(args.warmup, args.duration)]
-    arms = [(d, w, n) for d in args.designs for w, n in pairs]
+    pairs = args.grid or [(args.warmup, args.duration, args.threads)]
+    arms = [(d, w, n, t) for d in args.designs for w, n, t in pairs]
     return [a for i in range(args.sessions) for a in (arms if i % 2 == 0 else arms[::-1])]
 
 
@@ -143,25 +159,32 @@ def run(args: argparse.Namespace) -> None:
 def measure(lab: Lab, args: argparse.Namespace) -> None:
     for k, v in settings(args).items():
         lab.ceph('config', 'set', 'mgr', f'mgr/rocks_autotune/{k}', str(v))
-    pg = str(args.pg_num)
-    lab.ceph('osd', 'pool', 'create', POOL, pg, pg, 'replicated', '--size', '2')
-    lab.ceph('osd', 'pool', 'set', POOL, 'min_size', '1')
+    pool, pg = args.pool, str(args.pg_num)
+    lab.ceph('osd', 'pool', 'create', pool, pg, pg, 'replicated', '--size', str(args.size))
+    lab.ceph('osd', 'pool', 'set', pool, 'min_size', str(max(1, args.size - 1)))
     # the PGs without the canary are group R's: the autoscaler must not change them
-    lab.ceph('osd', 'pool', 'set', POOL, 'pg_autoscale_mode', 'off')
-    lab.ceph('osd', 'pool', 'application', 'enable', POOL, 'rados')
+    lab.ceph('osd', 'pool', 'set', pool, 'pg_autoscale_mode', 'off')
+    lab.ceph('osd', 'pool', 'application', 'enable', pool, args.application)
     while not lab.active_clean():
         time.sleep(3)
+    opts = lab.ceph_json('tell', f'osd.{args.osd}', 'config', 'get', 'bluestore_rocksdb_options')
+    pgs = lab.ceph_json('pg', 'ls-by-pool', pool)['pg_stats']
     print(json.dumps({'facts': lab.facts(), 'settings': settings(args),
-                      'duration': args.duration, 'osd': args.osd, 'pg_num': args.pg_num}),
-          flush=True)
+                      'duration': args.duration, 'osd': args.osd, 'pg_num': args.pg_num,
+                      'pool': pool, 'size': args.size,
+                      'pgs_without_canary': sum(args.osd not in p['up'] for p in pgs),
+                      'objective': args.objective, 'allow_single_copy': args.allow_single_copy,
+                      'canary_rocksdb_options': opts['bluestore_rocksdb_options'],
+                      'schedule': schedule(args), 'argv': sys.argv}), flush=True)
     try:
         for i, arm in enumerate(schedule(args), 1):
-            log(f'session {i}: {arm[0]}, warm-up {arm[1]} s, {arm[2]}-s window')
-            print(json.dumps(session(lab, args.osd, arm, args.limit)), flush=True)
+            log(f'session {i}: {arm[0]}, warm-up {arm[1]} s, {arm[2]}-s window, '
+                f'{arm[3]} client threads')
+            print(json.dumps(session(lab, arm, args)), flush=True)
     finally:
-        for k in [*settings(args), 'measurement_design']:
+        for k in [*settings(args), 'measurement_design', 'client_threads']:
             lab.ceph('config', 'rm', 'mgr', f'mgr/rocks_autotune/{k}', check=False)
-        lab.ceph('osd', 'pool', 'rm', POOL, POOL, '--yes-i-really-really-mean-it', check=False)
+        lab.ceph('osd', 'pool', 'rm', pool, pool, '--yes-i-really-really-mean-it', check=False)
 
 
 def table(path: str, history: Optional[str] = None) -> str:
@@ -276,14 +299,18 @@ def designs(text: str) -> List[str]:
     return out
 
 
-def grid(text: str) -> List[Tuple[int, int]]:
-    """--grid: warm-up:window pairs in seconds, comma-separated (10:20,20:60)."""
+def grid(text: str) -> List[Tuple[int, int, int]]:
+    """--grid: warm-up:window[:client threads], comma-separated (10:20,20:60:4);
+    without threads, THREADS."""
     try:
-        out = [(int(w), int(n)) for w, n in (x.split(':') for x in text.split(','))]
+        out = [(w, n, *(t or [THREADS])) for w, n, *t in
+               ([int(v) for v in x.split(':')] for x in text.split(','))]
     except ValueError:
-        raise argparse.ArgumentTypeError(f'{text!r}: warm-up:window pairs, e.g. 10:20,20:60')
-    if len(set(out)) != len(out) or any(w < 0 or n < 1 for w, n in out):
-        raise argparse.ArgumentTypeError(f'{text!r}: each pair once, warm-up >= 0, window >= 1')
+        raise argparse.ArgumentTypeError(f'{text!r}: warm-up:window[:threads], e.g. 10:20,20:60:4')
+    if (len(set(out)) != len(out) or any(len(a) != 3 for a in out)
+            or any(w < 0 or n < 1 or t < 1 for w, n, t in out)):
+        raise argparse.ArgumentTypeError(f'{text!r}: each arm once, warm-up >= 0, window >= 1, '
+                                         'threads >= 1')
     return out
 
 
@@ -298,9 +325,19 @@ def main() -> None:
     ap.add_argument('--precondition', type=int, default=60, help='precondition_limit (s)')
     ap.add_argument('--pg-num', type=int, default=32,
                     help="the run's pool's PGs (about a third leave the canary out: group R)")
+    ap.add_argument('--threads', type=int, default=THREADS, help='client_threads (no --grid)')
+    ap.add_argument('--pool', default=POOL, help="the run's pool, made and removed by the run")
+    ap.add_argument('--size', type=int, default=2, help="the pool's size (min_size size - 1)")
+    ap.add_argument('--application', default='rados', help="the pool's application")
+    ap.add_argument('--chunk', type=float, default=2, help='bench_chunk_seconds')
+    ap.add_argument('--objective', default='', help='start --objective (default: none)')
+    ap.add_argument('--no-single-copy', dest='allow_single_copy', action='store_false',
+                    help='start without --allow-single-copy')
+    ap.add_argument('--history-out', default='',
+                    help="append each session's status and `history -f json` here")
     ap.add_argument('--limit', type=float, default=1800, help='s a session may take')
-    ap.add_argument('--grid', type=grid, help='warm-up:window pairs (s) measured in turn, '
-                    'e.g. 10:20,20:60 (default: --warmup and --duration)')
+    ap.add_argument('--grid', type=grid, help='warm-up:window[:client threads] (s) measured '
+                    'in turn, e.g. 10:20,20:60:4 (default: --warmup, --duration, --threads)')
     ap.add_argument('--designs', type=designs, default=['split', 'sequential'],
                     help='the designs measured, comma-separated (split,sequential)')
     ap.add_argument('--up', action='store_true', help='a fresh lab first, down at the end')
