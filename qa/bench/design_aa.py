@@ -6,7 +6,8 @@ A bench, not a test (issue 24).  split_aa.py measured the split load's noise
 with a load of its own; this runs the module: each session starts on the
 bench's lab with `measurement_design` set to split or sequential and, with
 `--grid`, a warm-up and window of its own (each arm, a design and a
-warm-up:window pair, in turn, the order reversed every other pass so that
+warm-up:window pair and its client threads, 16 unless the pair says
+another (10:20:4), in turn, the order reversed every other pass so that
 no arm always runs first; `--designs split` measures one design alone),
 preconditions its keyspace, measures its baseline runs in A/A pairs (each
 run a restart of the canary, the warm-up and a window) and is stopped once
@@ -23,14 +24,23 @@ ran.
 
 The pool is made for the run (replicated, size 2, so that on a 3-OSD lab
 about a third of its PGs leave the canary out: group R's; `--pg-num`, 32
-by default, the autoscaler off) and the module options the
-run sets are removed at the end.
+by default, the autoscaler off; `--pool`, `--size` and `--application` make
+another, e.g. the demo's) and removed at the end, with the module options
+the run sets.  The head row keeps the canary's bluestore_rocksdb_options,
+the PGs without it and the command line.  `--compare` pools the rows of
+one or more runs by arm and gives the ratio of every two arms' sds with
+its F interval.
 
     python3 qa/bench/design_aa.py --up --sessions 4 > aa.jsonl
     python3 qa/bench/design_aa.py --up --designs split --grid 10:20,20:60 --sessions 3 \
         --baseline-runs 10 > grid.jsonl
     python3 qa/bench/design_aa.py --table aa.jsonl
     python3 qa/bench/design_aa.py --table grid.jsonl --history grid-history.jsonl
+    python3 qa/bench/design_aa.py --osd 0 --designs split --grid 10:20:16,10:20:4 \
+        --sessions 2 --baseline-runs 8 --space 1073741824 --precondition 600 --pg-num 64 \
+        --size 3 --pool rocks_autotune_demo --application rbd --chunk 5 --objective wear \
+        --no-single-copy --limit 2400 > demo-20s.jsonl   # on the demo's canary string
+    python3 qa/bench/design_aa.py --compare demo.jsonl demo-20s.jsonl --rounds
 
 On the bench's lab ($BENCH_LAB_DIR, default /var/tmp/rat-bench-lab;
 $BENCH_LAB_MON_PORT, default 21700): --up brings a fresh flash-like one up
@@ -38,6 +48,7 @@ first and takes it down at the end; without it the lab must be up.
 """
 import argparse
 import json
+import math
 import os
 import statistics
 import sys
@@ -49,6 +60,7 @@ from rocks_autotune import power
 
 POOL = 'designaa'
 ENDED = ('done', 'stopped', 'aborted', 'failed')
+GUARD, MOST = 0.03, 60  # --compare --rounds: the IOPS guard, and the most rounds tried
 Arm = Tuple[str, int, int, int]  # design, warm-up s, window s, client threads
 THREADS = 16  # client_threads' default: what rows without `threads` ran
 # a baseline run's figures kept in a session's row (`runs`): C's and R's own
@@ -187,30 +199,50 @@ def measure(lab: Lab, args: argparse.Namespace) -> None:
         lab.ceph('osd', 'pool', 'rm', pool, pool, '--yes-i-really-really-mean-it', check=False)
 
 
-def table(path: str, history: Optional[str] = None) -> str:
+def read(path: str, history: Optional[str] = None
+         ) -> Tuple[Dict[str, Any], List[Dict[str, Any]]]:
+    """A run's head and session rows, each row with its arm's warm-up,
+    window and client threads (rows before --grid kept one warm-up and
+    window, in the head; rows before threads ran THREADS)."""
     with open(path) as f:
         rows = [json.loads(line) for line in f if line.strip()]
     head, sessions = rows[0], rows[1:]
     if history:
         with open(history) as f:
             attach_runs(sessions, [json.loads(line) for line in f if line.strip()])
-    st = head['settings']
-    # runs before --grid kept one warm-up and window, in the head
     for r in sessions:
-        r.setdefault('warmup', st['warmup'])
+        r.setdefault('warmup', head['settings']['warmup'])
         r.setdefault('duration', head['duration'])
+        r.setdefault('threads', THREADS)
+    return head, sessions
+
+
+def arm_of(r: Dict[str, Any]) -> Arm:
+    return r['design'], r['warmup'], r['duration'], r['threads']
+
+
+def run_seconds(sessions: Sequence[Dict[str, Any]]) -> Optional[float]:
+    """The median seconds of the sessions' baseline runs (restart, warm-up
+    and window), each session's first left out: it holds the preconditioning."""
+    secs = [x['trial_seconds'] for r in sessions for x in (r.get('runs') or [])[1:]
+            if x.get('trial_seconds')]
+    return statistics.median(secs) if secs else None
+
+
+def table(path: str, history: Optional[str] = None) -> str:
+    head, sessions = read(path, history)
+    st = head['settings']
     out = [f'{head["facts"]["version"]}, osd.{head["osd"]}, '
            f'{st["baseline_runs"]} baseline runs a session'
            # runs before --pg-num made 32 and did not say so
            + (f', a pool of {head["pg_num"]} PGs' if 'pg_num' in head else ''),
-           '', '| design | warm-up s | window s (ran) | objective | sessions | pairs '
-           '| per-round sd | 90% interval | load at start-end |',
-           '|---|---|---|---|---|---|---|---|---|']
-    arms = sorted({(r['design'], r['warmup'], r['duration']) for r in sessions},
-                  key=lambda a: (a[0] != 'split', a[1], a[2]))
-    for design, warmup, duration in arms:
-        mine = [r for r in sessions
-                if (r['design'], r['warmup'], r['duration']) == (design, warmup, duration)]
+           '', '| design | warm-up s | window s (ran) | threads | objective | sessions | pairs '
+           '| per-round sd | 90% interval | run s (median) | s a session | load at start-end |',
+           '|---|---|---|---|---|---|---|---|---|---|---|---|']
+    arms = sorted(set(map(arm_of, sessions)),
+                  key=lambda a: (a[0] != 'split', a[1], a[2], -a[3]))
+    for arm in arms:
+        mine = [r for r in sessions if arm_of(r) == arm]
         ds: List[float] = [d for r in mine for d in r['per_pair']]
         if not ds:
             continue
@@ -218,10 +250,13 @@ def table(path: str, history: Optional[str] = None) -> str:
         loads = [x for r in mine for x in (r['load_start'], r['load_end'])]
         objs = sorted({str(r['objective']) for r in mine})
         ran = [r['window'] for r in mine if r.get('window')]
-        out.append(f'| {design} | {warmup} | {duration}'
+        run_s = run_seconds(mine)
+        out.append(f'| {arm[0]} | {arm[1]} | {arm[2]}'
                    + (f' ({statistics.median(ran):.0f})' if ran else '')
-                   + f' | {", ".join(objs)} | {len(mine)} | {len(ds)} | {sd:.3f} | '
-                   f'{lo:.3f}-{hi:.3f} | {min(loads):.1f}-{max(loads):.1f} |')
+                   + f' | {arm[3]} | {", ".join(objs)} | {len(mine)} | {len(ds)} | {sd:.3f} | '
+                   f'{lo:.3f}-{hi:.3f} | ' + (f'{run_s:.0f}' if run_s else '-') + ' | '
+                   + ', '.join(str(r['seconds']) if 'seconds' in r else '-' for r in mine)
+                   + f' | {min(loads):.1f}-{max(loads):.1f} |')
     bad = [r for r in sessions if r['ran'] != r['design'] or r['error']]
     if bad:
         out.append(f'\n{len(bad)} session(s) ran another design or failed: '
@@ -229,6 +264,41 @@ def table(path: str, history: Optional[str] = None) -> str:
     split = [r for r in sessions if r['design'] == 'split' and r.get('runs')]
     if split:
         out += ['', decomposition(split, arms)]
+    return '\n'.join(out)
+
+
+def compare(paths: Sequence[str], rounds: bool = False, level: float = 0.90) -> str:
+    """The arms of one or more runs, their sessions pooled by arm: each
+    arm's per-round sd and, for every two arms, the ratio of their sds with
+    its F interval at `level` (each sd on as many degrees of freedom as it
+    has pairs: A/A pairs have a known mean, 0).  With `rounds`, the rounds
+    an equally fast candidate needs to pass the IOPS guard (GUARD) 9 times
+    in 10 at each sd (power.rounds_for; minutes of CPU the first time)."""
+    from scipy.stats import f
+    sessions = [r for p in paths for r in read(p)[1]]
+    arms = sorted(set(map(arm_of, sessions)), key=lambda a: (a[0] != 'split', a[1], a[2], -a[3]))
+    sds = {a: [d for r in sessions if arm_of(r) == a for d in r['per_pair']] for a in arms}
+    sds = {a: ds for a, ds in sds.items() if ds}
+    name = {a: f'{a[0]} {a[1]}:{a[2]}:{a[3]}' for a in sds}
+    out = ['| arm (design warm-up:window:threads) | sessions | pairs | per-round sd '
+           '| 90% interval |' + (f' rounds at the sd ({GUARD:.0%} guard, at most {MOST}) |'
+                                 if rounds else ''),
+           '|---|---|---|---|---|' + ('---|' if rounds else '')]
+    for a, ds in sds.items():
+        sd, lo, hi = aa_sd(ds, level)
+        n = power.rounds_for(0.0, sd, -GUARD, MOST) if rounds else None
+        out.append(f'| {name[a]} | {sum(arm_of(r) == a for r in sessions)} | {len(ds)} | '
+                   f'{sd:.3f} | {lo:.3f}-{hi:.3f} |'
+                   + (f' {n or f"over {MOST}"} |' if rounds else ''))
+    out += ['', f'| arms | sd ratio | {level:.0%} F interval |', '|---|---|---|']
+    tail = (1 - level) / 2
+    for i, a in enumerate(sds):
+        for b in list(sds)[i + 1:]:
+            r = aa_sd(sds[a])[0] / aa_sd(sds[b])[0]
+            na, nb = len(sds[a]), len(sds[b])
+            out.append(f'| {name[a]} / {name[b]} | {r:.2f} | '
+                       f'{r / math.sqrt(f.ppf(1 - tail, na, nb)):.2f}-'
+                       f'{r / math.sqrt(f.ppf(tail, na, nb)):.2f} |')
     return '\n'.join(out)
 
 
@@ -244,12 +314,12 @@ def decomposition(sessions: List[Dict[str, Any]], arms: Sequence[Arm]) -> str:
     would have left (out of sample: no session is judged by its own fit).
     Last, how C/R's pairs moved with the canary's own kv_sync latency's:
     a part of the noise the canary's commit path carries."""
-    out = ['| warm-up s | window s | pairs | C sd | R sd | C/R sd | C, R correlation '
-           '| mean pair (drift) | C on R slope | C - slope x R sd '
+    out = ['| warm-up s | window s | threads | pairs | C sd | R sd | C/R sd '
+           '| C, R correlation | mean pair (drift) | C on R slope | C - slope x R sd '
            '| C/R, canary kv_sync correlation |',
-           '|---|---|---|---|---|---|---|---|---|---|---|']
-    for _, warmup, duration in [a for a in arms if a[0] == 'split']:
-        runs = [r['runs'] for r in sessions if (r['warmup'], r['duration']) == (warmup, duration)]
+           '|---|---|---|---|---|---|---|---|---|---|---|---|']
+    for arm in [a for a in arms if a[0] == 'split']:
+        runs = [r['runs'] for r in sessions if arm_of(r) == arm]
         if not runs:
             continue
         # each session's (C, R) pair log ratios, kept apart for the out-of-sample fit
@@ -258,11 +328,13 @@ def decomposition(sessions: List[Dict[str, Any]], arms: Sequence[Arm]) -> str:
         c, rr = [p[0] for p in pairs], [p[1] for p in pairs]
         cr, kv = ([d for x in runs for d in pair_logs(x, fig)]
                   for fig in ('c_over_r', 'kv_sync_lat_ms'))
+        if not (c and cr):  # runs without C's and R's figures
+            continue
         corr = statistics.correlation(c, rr) if len(c) > 2 else None
         kv_corr = statistics.correlation(cr, kv) if len(kv) == len(cr) > 2 else None
         slope = c_on_r(pairs)
         left = left_by_others(each)
-        out.append(f'| {warmup} | {duration} | {len(cr)} | {aa_sd(c)[0]:.3f} | '
+        out.append(f'| {arm[1]} | {arm[2]} | {arm[3]} | {len(cr)} | {aa_sd(c)[0]:.3f} | '
                    f'{aa_sd(rr)[0]:.3f} | {aa_sd(cr)[0]:.3f} | '
                    + (f'{corr:.2f}' if corr is not None else '-')
                    + f' | {statistics.mean(cr):+.3f} | '
@@ -314,7 +386,7 @@ def grid(text: str) -> List[Tuple[int, int, int]]:
     return out
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--osd', type=int, default=1)
     ap.add_argument('--sessions', type=int, default=4, help='sessions of each design')
@@ -345,9 +417,17 @@ def main() -> None:
     ap.add_argument('--history', metavar='JSONL', help='with --table: `history -f json` '
                     'dumps saved while a run ran, one a line, for the runs of rows '
                     'saved without them')
-    args = ap.parse_args()
-    if args.table:
-        print(table(args.table, args.history))
+    ap.add_argument('--compare', metavar='JSONL', nargs='+', help='no lab: the arms of '
+                    'these runs, pooled by arm, and the ratio of every two arms\' sds')
+    ap.add_argument('--rounds', action='store_true', help='with --compare: the rounds an '
+                    'equally fast candidate needs at each sd (slow: minutes of CPU)')
+    return ap
+
+
+def main() -> None:
+    args = parser().parse_args()
+    if args.table or args.compare:
+        print(table(args.table, args.history) if args.table else compare(args.compare, args.rounds))
         return
     run(args)
 
