@@ -113,11 +113,15 @@ def aa_sd(pairs: Sequence[float], level: float = 0.90) -> Tuple[float, float, fl
     return sd, sd * math.sqrt(n / chi2.ppf(1 - tail, n)), sd * math.sqrt(n / chi2.ppf(tail, n))
 
 
+def baseline_trials(trials: Optional[Sequence[Mapping[str, Any]]]) -> List[Mapping[str, Any]]:
+    """A session's measured baseline runs, in the order they ran, from its
+    trials (`history -f json`, or a saved session's `trials`)."""
+    return [t for t in trials or [] if t.get('kind') == 'baseline' and t.get('measurement')]
+
+
 def baseline_measurements(trials: Optional[Sequence[Mapping[str, Any]]]) -> List[Dict[str, Any]]:
-    """A session's baseline runs' measurements, in the order they ran, from
-    its trials (`history -f json`, or a saved session's `trials`)."""
-    return [t['measurement'] for t in trials or []
-            if t.get('kind') == 'baseline' and t.get('measurement')]
+    """The measurements of a session's baseline runs (baseline_trials)."""
+    return [t['measurement'] for t in baseline_trials(trials)]
 
 
 def ratio(a: Optional[float], b: Optional[float]) -> Optional[float]:

@@ -6,7 +6,8 @@ A bench, not a test (issue 24).  split_aa.py measured the split load's noise
 with a load of its own; this runs the module: each session starts on the
 bench's lab with `measurement_design` set to split or sequential and, with
 `--grid`, a warm-up and window of its own (each arm, a design and a
-warm-up:window pair, in turn, the order reversed every other pass so that
+warm-up:window pair and its client threads, 16 unless the pair says
+another (10:20:4), in turn, the order reversed every other pass so that
 no arm always runs first; `--designs split` measures one design alone),
 preconditions its keyspace, measures its baseline runs in A/A pairs (each
 run a restart of the canary, the warm-up and a window) and is stopped once
@@ -23,14 +24,23 @@ ran.
 
 The pool is made for the run (replicated, size 2, so that on a 3-OSD lab
 about a third of its PGs leave the canary out: group R's; `--pg-num`, 32
-by default, the autoscaler off) and the module options the
-run sets are removed at the end.
+by default, the autoscaler off; `--pool`, `--size` and `--application` make
+another, e.g. the demo's) and removed at the end, with the module options
+the run sets.  The head row keeps the canary's bluestore_rocksdb_options,
+the PGs without it and the command line.  `--compare` pools the rows of
+one or more runs by arm and gives the ratio of every two arms' sds with
+its F interval.
 
     python3 qa/bench/design_aa.py --up --sessions 4 > aa.jsonl
     python3 qa/bench/design_aa.py --up --designs split --grid 10:20,20:60 --sessions 3 \
         --baseline-runs 10 > grid.jsonl
     python3 qa/bench/design_aa.py --table aa.jsonl
     python3 qa/bench/design_aa.py --table grid.jsonl --history grid-history.jsonl
+    python3 qa/bench/design_aa.py --osd 0 --designs split --grid 10:20:16,10:20:4 \
+        --sessions 2 --baseline-runs 8 --space 1073741824 --precondition 600 --pg-num 64 \
+        --size 3 --pool rocks_autotune_demo --application rbd --chunk 5 --objective wear \
+        --no-single-copy --limit 2400 > demo-20s.jsonl   # on the demo's canary string
+    python3 qa/bench/design_aa.py --compare demo.jsonl demo-20s.jsonl --rounds
 
 On the bench's lab ($BENCH_LAB_DIR, default /var/tmp/rat-bench-lab;
 $BENCH_LAB_MON_PORT, default 21700): --up brings a fresh flash-like one up
@@ -38,19 +48,24 @@ first and takes it down at the end; without it the lab must be up.
 """
 import argparse
 import json
+import math
 import os
 import statistics
+import sys
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from benchlib import Lab, aa_sd, baseline_measurements, log
+from benchlib import Lab, aa_sd, baseline_trials, log
 from rocks_autotune import power
 
 POOL = 'designaa'
 ENDED = ('done', 'stopped', 'aborted', 'failed')
-Arm = Tuple[str, int, int]  # design, warm-up s, window s
+GUARD, MOST = 0.03, 60  # --compare --rounds: the IOPS guard, and the most rounds tried
+Arm = Tuple[str, int, int, int]  # design, warm-up s, window s, client threads
+THREADS = 16  # client_threads' default: what rows without `threads` ran
 # a baseline run's figures kept in a session's row (`runs`): C's and R's own
-# IOPS beside C/R, and what RocksDB did in the window
+# IOPS beside C/R, and what RocksDB did in the window (and `trial_seconds`,
+# the whole run's: restart, warm-up and window)
 RUN_FIGURES = ('c_over_r', 'iops_c', 'iops_r', 'iops', 'seconds', 'flush_bytes',
                'compaction_bytes', 'op_w_lat_ms', 'kv_sync_lat_ms')
 
@@ -60,21 +75,28 @@ def settings(args: argparse.Namespace) -> Dict[str, Any]:
     keyspace; the confirmation never runs (the session is stopped first)."""
     return {'warmup': args.warmup, 'baseline_runs': args.baseline_runs,
             'client_space': args.space, 'client_object_size': 1 << 20,
-            'precondition_limit': args.precondition, 'client_pool': POOL,
-            'bench_chunk_seconds': 2, 'max_window_factor': 1.5}
+            'precondition_limit': args.precondition, 'client_pool': args.pool,
+            'bench_chunk_seconds': args.chunk, 'max_window_factor': 1.5}
 
 
-def session(lab: Lab, osd: int, arm: Arm, limit: float) -> Dict[str, Any]:
+def session(lab: Lab, arm: Arm, args: argparse.Namespace) -> Dict[str, Any]:
     """One session up to its noise; its row."""
-    design, warmup, duration = arm
-    lab.ceph('config', 'set', 'mgr', 'mgr/rocks_autotune/measurement_design', design)
-    lab.ceph('config', 'set', 'mgr', 'mgr/rocks_autotune/warmup', str(warmup))
+    design, warmup, duration, threads = arm
+    for k, v in (('measurement_design', design), ('warmup', warmup),
+                 ('client_threads', threads)):
+        lab.ceph('config', 'set', 'mgr', f'mgr/rocks_autotune/{k}', str(v))
+    time.sleep(3)  # the active mgr sees the mon's config a moment later
     load0, t0 = os.getloadavg()[0], time.time()
-    lab.ceph('rocks-autotune', 'start', '--osd', str(osd), '--trials', '1',
-             '--duration', str(duration), '--allow-single-copy')
+    lab.ceph('rocks-autotune', 'start', '--osd', str(args.osd), '--trials', '1',
+             '--duration', str(duration),
+             *(['--objective', args.objective] if args.objective else []),
+             *(['--allow-single-copy'] if args.allow_single_copy else []))
     st: Dict[str, Any] = {}
-    while time.time() - t0 < limit:
+    loads: List[Tuple[int, float]] = []  # (s since start, load average), 30 s apart
+    while time.time() - t0 < args.limit:
         st = lab.ceph_json('rocks-autotune', 'status')
+        if len(loads) < (time.time() - t0) / 30:
+            loads.append((round(time.time() - t0), round(os.getloadavg()[0], 2)))
         if st.get('noise') or st.get('state') in ENDED:
             break
         time.sleep(5)
@@ -83,20 +105,26 @@ def session(lab: Lab, osd: int, arm: Arm, limit: float) -> Dict[str, Any]:
         while lab.ceph_json('rocks-autotune', 'status').get('state') not in ENDED:
             time.sleep(5)
     noise = st.get('noise') or {}
-    return {'design': design, 'warmup': warmup, 'duration': duration,
+    history = lab.ceph_json('rocks-autotune', 'history', '-f', 'json')
+    if args.history_out:
+        with open(args.history_out, 'a') as f:
+            f.write(json.dumps({'arm': arm, 'status': st, 'history': history}) + '\n')
+    return {'design': design, 'warmup': warmup, 'duration': duration, 'threads': threads,
+            'precondition': st.get('precondition'), 'loads': loads,
             'ran': (st.get('design') or {}).get('design'),
             'reference_pgs': (st.get('design') or {}).get('reference_pgs'),
             'objective': noise.get('objective'), 'per_pair': noise.get('per_pair') or [],
             'window': noise.get('window'), 'seconds': round(time.time() - t0),
             'load_start': load0, 'load_end': os.getloadavg()[0],
-            'runs': baseline_runs(lab.ceph_json('rocks-autotune', 'history', '-f', 'json')),
+            'runs': baseline_runs(history),
             'error': st.get('error') or ''}
 
 
 def baseline_runs(history: Any) -> List[Dict[str, Any]]:
     """The baseline runs of a session's `history -f json`, in the order
-    they ran: their RUN_FIGURES."""
-    return [{k: m.get(k) for k in RUN_FIGURES} for m in baseline_measurements(history)]
+    they ran: their RUN_FIGURES and the run's seconds."""
+    return [dict({k: t['measurement'].get(k) for k in RUN_FIGURES},
+                 trial_seconds=t.get('seconds')) for t in baseline_trials(history)]
 
 
 def pair_logs(runs: Sequence[Dict[str, Any]], fig: str) -> List[float]:
@@ -124,8 +152,8 @@ def attach_runs(sessions: List[Dict[str, Any]], dumps: List[Any]) -> None:
 def schedule(args: argparse.Namespace) -> List[Arm]:
     """Every arm (design, warm-up, window) `--sessions` times, the order
     reversed every other pass so that no arm always runs first."""
-    pairs = args.grid or [(args.warmup, args.duration)]
-    arms = [(d, w, n) for d in args.designs for w, n in pairs]
+    pairs = args.grid or [(args.warmup, args.duration, args.threads)]
+    arms = [(d, w, n, t) for d in args.designs for w, n, t in pairs]
     return [a for i in range(args.sessions) for a in (arms if i % 2 == 0 else arms[::-1])]
 
 
@@ -143,51 +171,78 @@ def run(args: argparse.Namespace) -> None:
 def measure(lab: Lab, args: argparse.Namespace) -> None:
     for k, v in settings(args).items():
         lab.ceph('config', 'set', 'mgr', f'mgr/rocks_autotune/{k}', str(v))
-    pg = str(args.pg_num)
-    lab.ceph('osd', 'pool', 'create', POOL, pg, pg, 'replicated', '--size', '2')
-    lab.ceph('osd', 'pool', 'set', POOL, 'min_size', '1')
+    pool, pg = args.pool, str(args.pg_num)
+    lab.ceph('osd', 'pool', 'create', pool, pg, pg, 'replicated', '--size', str(args.size))
+    lab.ceph('osd', 'pool', 'set', pool, 'min_size', str(max(1, args.size - 1)))
     # the PGs without the canary are group R's: the autoscaler must not change them
-    lab.ceph('osd', 'pool', 'set', POOL, 'pg_autoscale_mode', 'off')
-    lab.ceph('osd', 'pool', 'application', 'enable', POOL, 'rados')
+    lab.ceph('osd', 'pool', 'set', pool, 'pg_autoscale_mode', 'off')
+    lab.ceph('osd', 'pool', 'application', 'enable', pool, args.application)
     while not lab.active_clean():
         time.sleep(3)
+    opts = lab.ceph_json('tell', f'osd.{args.osd}', 'config', 'get', 'bluestore_rocksdb_options')
+    pgs = lab.ceph_json('pg', 'ls-by-pool', pool)['pg_stats']
     print(json.dumps({'facts': lab.facts(), 'settings': settings(args),
-                      'duration': args.duration, 'osd': args.osd, 'pg_num': args.pg_num}),
-          flush=True)
+                      'duration': args.duration, 'osd': args.osd, 'pg_num': args.pg_num,
+                      'pool': pool, 'size': args.size,
+                      'pgs_without_canary': sum(args.osd not in p['up'] for p in pgs),
+                      'objective': args.objective, 'allow_single_copy': args.allow_single_copy,
+                      'canary_rocksdb_options': opts['bluestore_rocksdb_options'],
+                      'schedule': schedule(args), 'argv': sys.argv}), flush=True)
     try:
         for i, arm in enumerate(schedule(args), 1):
-            log(f'session {i}: {arm[0]}, warm-up {arm[1]} s, {arm[2]}-s window')
-            print(json.dumps(session(lab, args.osd, arm, args.limit)), flush=True)
+            log(f'session {i}: {arm[0]}, warm-up {arm[1]} s, {arm[2]}-s window, '
+                f'{arm[3]} client threads')
+            print(json.dumps(session(lab, arm, args)), flush=True)
     finally:
-        for k in [*settings(args), 'measurement_design']:
+        for k in [*settings(args), 'measurement_design', 'client_threads']:
             lab.ceph('config', 'rm', 'mgr', f'mgr/rocks_autotune/{k}', check=False)
-        lab.ceph('osd', 'pool', 'rm', POOL, POOL, '--yes-i-really-really-mean-it', check=False)
+        lab.ceph('osd', 'pool', 'rm', pool, pool, '--yes-i-really-really-mean-it', check=False)
 
 
-def table(path: str, history: Optional[str] = None) -> str:
+def read(path: str, history: Optional[str] = None
+         ) -> Tuple[Dict[str, Any], List[Dict[str, Any]]]:
+    """A run's head and session rows, each row with its arm's warm-up,
+    window and client threads (rows before --grid kept one warm-up and
+    window, in the head; rows before threads ran THREADS)."""
     with open(path) as f:
         rows = [json.loads(line) for line in f if line.strip()]
     head, sessions = rows[0], rows[1:]
     if history:
         with open(history) as f:
             attach_runs(sessions, [json.loads(line) for line in f if line.strip()])
-    st = head['settings']
-    # runs before --grid kept one warm-up and window, in the head
     for r in sessions:
-        r.setdefault('warmup', st['warmup'])
+        r.setdefault('warmup', head['settings']['warmup'])
         r.setdefault('duration', head['duration'])
+        r.setdefault('threads', THREADS)
+    return head, sessions
+
+
+def arm_of(r: Dict[str, Any]) -> Arm:
+    return r['design'], r['warmup'], r['duration'], r['threads']
+
+
+def run_seconds(sessions: Sequence[Dict[str, Any]]) -> Optional[float]:
+    """The median seconds of the sessions' baseline runs (restart, warm-up
+    and window), each session's first left out: it holds the preconditioning."""
+    secs = [x['trial_seconds'] for r in sessions for x in (r.get('runs') or [])[1:]
+            if x.get('trial_seconds')]
+    return statistics.median(secs) if secs else None
+
+
+def table(path: str, history: Optional[str] = None) -> str:
+    head, sessions = read(path, history)
+    st = head['settings']
     out = [f'{head["facts"]["version"]}, osd.{head["osd"]}, '
            f'{st["baseline_runs"]} baseline runs a session'
            # runs before --pg-num made 32 and did not say so
            + (f', a pool of {head["pg_num"]} PGs' if 'pg_num' in head else ''),
-           '', '| design | warm-up s | window s (ran) | objective | sessions | pairs '
-           '| per-round sd | 90% interval | load at start-end |',
-           '|---|---|---|---|---|---|---|---|---|']
-    arms = sorted({(r['design'], r['warmup'], r['duration']) for r in sessions},
-                  key=lambda a: (a[0] != 'split', a[1], a[2]))
-    for design, warmup, duration in arms:
-        mine = [r for r in sessions
-                if (r['design'], r['warmup'], r['duration']) == (design, warmup, duration)]
+           '', '| design | warm-up s | window s (ran) | threads | objective | sessions | pairs '
+           '| per-round sd | 90% interval | run s (median) | s a session | load at start-end |',
+           '|---|---|---|---|---|---|---|---|---|---|---|---|']
+    arms = sorted(set(map(arm_of, sessions)),
+                  key=lambda a: (a[0] != 'split', a[1], a[2], -a[3]))
+    for arm in arms:
+        mine = [r for r in sessions if arm_of(r) == arm]
         ds: List[float] = [d for r in mine for d in r['per_pair']]
         if not ds:
             continue
@@ -195,10 +250,13 @@ def table(path: str, history: Optional[str] = None) -> str:
         loads = [x for r in mine for x in (r['load_start'], r['load_end'])]
         objs = sorted({str(r['objective']) for r in mine})
         ran = [r['window'] for r in mine if r.get('window')]
-        out.append(f'| {design} | {warmup} | {duration}'
+        run_s = run_seconds(mine)
+        out.append(f'| {arm[0]} | {arm[1]} | {arm[2]}'
                    + (f' ({statistics.median(ran):.0f})' if ran else '')
-                   + f' | {", ".join(objs)} | {len(mine)} | {len(ds)} | {sd:.3f} | '
-                   f'{lo:.3f}-{hi:.3f} | {min(loads):.1f}-{max(loads):.1f} |')
+                   + f' | {arm[3]} | {", ".join(objs)} | {len(mine)} | {len(ds)} | {sd:.3f} | '
+                   f'{lo:.3f}-{hi:.3f} | ' + (f'{run_s:.0f}' if run_s else '-') + ' | '
+                   + ', '.join(str(r['seconds']) if 'seconds' in r else '-' for r in mine)
+                   + f' | {min(loads):.1f}-{max(loads):.1f} |')
     bad = [r for r in sessions if r['ran'] != r['design'] or r['error']]
     if bad:
         out.append(f'\n{len(bad)} session(s) ran another design or failed: '
@@ -206,6 +264,41 @@ def table(path: str, history: Optional[str] = None) -> str:
     split = [r for r in sessions if r['design'] == 'split' and r.get('runs')]
     if split:
         out += ['', decomposition(split, arms)]
+    return '\n'.join(out)
+
+
+def compare(paths: Sequence[str], rounds: bool = False, level: float = 0.90) -> str:
+    """The arms of one or more runs, their sessions pooled by arm: each
+    arm's per-round sd and, for every two arms, the ratio of their sds with
+    its F interval at `level` (each sd on as many degrees of freedom as it
+    has pairs: A/A pairs have a known mean, 0).  With `rounds`, the rounds
+    an equally fast candidate needs to pass the IOPS guard (GUARD) 9 times
+    in 10 at each sd (power.rounds_for; minutes of CPU the first time)."""
+    from scipy.stats import f
+    sessions = [r for p in paths for r in read(p)[1]]
+    arms = sorted(set(map(arm_of, sessions)), key=lambda a: (a[0] != 'split', a[1], a[2], -a[3]))
+    sds = {a: [d for r in sessions if arm_of(r) == a for d in r['per_pair']] for a in arms}
+    sds = {a: ds for a, ds in sds.items() if ds}
+    name = {a: f'{a[0]} {a[1]}:{a[2]}:{a[3]}' for a in sds}
+    out = ['| arm (design warm-up:window:threads) | sessions | pairs | per-round sd '
+           '| 90% interval |' + (f' rounds at the sd ({GUARD:.0%} guard, at most {MOST}) |'
+                                 if rounds else ''),
+           '|---|---|---|---|---|' + ('---|' if rounds else '')]
+    for a, ds in sds.items():
+        sd, lo, hi = aa_sd(ds, level)
+        n = power.rounds_for(0.0, sd, -GUARD, MOST) if rounds else None
+        out.append(f'| {name[a]} | {sum(arm_of(r) == a for r in sessions)} | {len(ds)} | '
+                   f'{sd:.3f} | {lo:.3f}-{hi:.3f} |'
+                   + (f' {n or f"over {MOST}"} |' if rounds else ''))
+    out += ['', f'| arms | sd ratio | {level:.0%} F interval |', '|---|---|---|']
+    tail = (1 - level) / 2
+    for i, a in enumerate(sds):
+        for b in list(sds)[i + 1:]:
+            r = aa_sd(sds[a])[0] / aa_sd(sds[b])[0]
+            na, nb = len(sds[a]), len(sds[b])
+            out.append(f'| {name[a]} / {name[b]} | {r:.2f} | '
+                       f'{r / math.sqrt(f.ppf(1 - tail, na, nb)):.2f}-'
+                       f'{r / math.sqrt(f.ppf(tail, na, nb)):.2f} |')
     return '\n'.join(out)
 
 
@@ -221,12 +314,12 @@ def decomposition(sessions: List[Dict[str, Any]], arms: Sequence[Arm]) -> str:
     would have left (out of sample: no session is judged by its own fit).
     Last, how C/R's pairs moved with the canary's own kv_sync latency's:
     a part of the noise the canary's commit path carries."""
-    out = ['| warm-up s | window s | pairs | C sd | R sd | C/R sd | C, R correlation '
-           '| mean pair (drift) | C on R slope | C - slope x R sd '
+    out = ['| warm-up s | window s | threads | pairs | C sd | R sd | C/R sd '
+           '| C, R correlation | mean pair (drift) | C on R slope | C - slope x R sd '
            '| C/R, canary kv_sync correlation |',
-           '|---|---|---|---|---|---|---|---|---|---|---|']
-    for _, warmup, duration in [a for a in arms if a[0] == 'split']:
-        runs = [r['runs'] for r in sessions if (r['warmup'], r['duration']) == (warmup, duration)]
+           '|---|---|---|---|---|---|---|---|---|---|---|---|']
+    for arm in [a for a in arms if a[0] == 'split']:
+        runs = [r['runs'] for r in sessions if arm_of(r) == arm]
         if not runs:
             continue
         # each session's (C, R) pair log ratios, kept apart for the out-of-sample fit
@@ -235,11 +328,13 @@ def decomposition(sessions: List[Dict[str, Any]], arms: Sequence[Arm]) -> str:
         c, rr = [p[0] for p in pairs], [p[1] for p in pairs]
         cr, kv = ([d for x in runs for d in pair_logs(x, fig)]
                   for fig in ('c_over_r', 'kv_sync_lat_ms'))
+        if not (c and cr):  # runs without C's and R's figures
+            continue
         corr = statistics.correlation(c, rr) if len(c) > 2 else None
         kv_corr = statistics.correlation(cr, kv) if len(kv) == len(cr) > 2 else None
         slope = c_on_r(pairs)
         left = left_by_others(each)
-        out.append(f'| {warmup} | {duration} | {len(cr)} | {aa_sd(c)[0]:.3f} | '
+        out.append(f'| {arm[1]} | {arm[2]} | {arm[3]} | {len(cr)} | {aa_sd(c)[0]:.3f} | '
                    f'{aa_sd(rr)[0]:.3f} | {aa_sd(cr)[0]:.3f} | '
                    + (f'{corr:.2f}' if corr is not None else '-')
                    + f' | {statistics.mean(cr):+.3f} | '
@@ -276,18 +371,22 @@ def designs(text: str) -> List[str]:
     return out
 
 
-def grid(text: str) -> List[Tuple[int, int]]:
-    """--grid: warm-up:window pairs in seconds, comma-separated (10:20,20:60)."""
+def grid(text: str) -> List[Tuple[int, int, int]]:
+    """--grid: warm-up:window[:client threads], comma-separated (10:20,20:60:4);
+    without threads, THREADS."""
     try:
-        out = [(int(w), int(n)) for w, n in (x.split(':') for x in text.split(','))]
+        out = [(w, n, *(t or [THREADS])) for w, n, *t in
+               ([int(v) for v in x.split(':')] for x in text.split(','))]
     except ValueError:
-        raise argparse.ArgumentTypeError(f'{text!r}: warm-up:window pairs, e.g. 10:20,20:60')
-    if len(set(out)) != len(out) or any(w < 0 or n < 1 for w, n in out):
-        raise argparse.ArgumentTypeError(f'{text!r}: each pair once, warm-up >= 0, window >= 1')
+        raise argparse.ArgumentTypeError(f'{text!r}: warm-up:window[:threads], e.g. 10:20,20:60:4')
+    if (len(set(out)) != len(out) or any(len(a) != 3 for a in out)
+            or any(w < 0 or n < 1 or t < 1 for w, n, t in out)):
+        raise argparse.ArgumentTypeError(f'{text!r}: each arm once, warm-up >= 0, window >= 1, '
+                                         'threads >= 1')
     return out
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--osd', type=int, default=1)
     ap.add_argument('--sessions', type=int, default=4, help='sessions of each design')
@@ -298,9 +397,19 @@ def main() -> None:
     ap.add_argument('--precondition', type=int, default=60, help='precondition_limit (s)')
     ap.add_argument('--pg-num', type=int, default=32,
                     help="the run's pool's PGs (about a third leave the canary out: group R)")
+    ap.add_argument('--threads', type=int, default=THREADS, help='client_threads (no --grid)')
+    ap.add_argument('--pool', default=POOL, help="the run's pool, made and removed by the run")
+    ap.add_argument('--size', type=int, default=2, help="the pool's size (min_size size - 1)")
+    ap.add_argument('--application', default='rados', help="the pool's application")
+    ap.add_argument('--chunk', type=float, default=2, help='bench_chunk_seconds')
+    ap.add_argument('--objective', default='', help='start --objective (default: none)')
+    ap.add_argument('--no-single-copy', dest='allow_single_copy', action='store_false',
+                    help='start without --allow-single-copy')
+    ap.add_argument('--history-out', default='',
+                    help="append each session's status and `history -f json` here")
     ap.add_argument('--limit', type=float, default=1800, help='s a session may take')
-    ap.add_argument('--grid', type=grid, help='warm-up:window pairs (s) measured in turn, '
-                    'e.g. 10:20,20:60 (default: --warmup and --duration)')
+    ap.add_argument('--grid', type=grid, help='warm-up:window[:client threads] (s) measured '
+                    'in turn, e.g. 10:20,20:60:4 (default: --warmup, --duration, --threads)')
     ap.add_argument('--designs', type=designs, default=['split', 'sequential'],
                     help='the designs measured, comma-separated (split,sequential)')
     ap.add_argument('--up', action='store_true', help='a fresh lab first, down at the end')
@@ -308,9 +417,17 @@ def main() -> None:
     ap.add_argument('--history', metavar='JSONL', help='with --table: `history -f json` '
                     'dumps saved while a run ran, one a line, for the runs of rows '
                     'saved without them')
-    args = ap.parse_args()
-    if args.table:
-        print(table(args.table, args.history))
+    ap.add_argument('--compare', metavar='JSONL', nargs='+', help='no lab: the arms of '
+                    'these runs, pooled by arm, and the ratio of every two arms\' sds')
+    ap.add_argument('--rounds', action='store_true', help='with --compare: the rounds an '
+                    'equally fast candidate needs at each sd (slow: minutes of CPU)')
+    return ap
+
+
+def main() -> None:
+    args = parser().parse_args()
+    if args.table or args.compare:
+        print(table(args.table, args.history) if args.table else compare(args.compare, args.rounds))
         return
     run(args)
 

@@ -752,10 +752,11 @@ def test_design_aa_pools_each_designs_pairs_and_names_a_session_that_ran_another
     split_sd = math.sqrt((0.03 ** 2 + 0.04 ** 2 + 0.05 ** 2) / 3)
     seq_sd = math.sqrt((0.3 ** 2 + 0.1 ** 2 + 0.2 ** 2) / 3)
     _, split_lo, split_hi = benchlib.aa_sd([0.03, -0.04, 0.05])
-    # a run before --grid: every session at the head's warm-up and window
-    assert f'| split | 10 | 20 | c_over_r, iops | 2 | 3 | {split_sd:.3f} | ' \
-        f'{split_lo:.3f}-{split_hi:.3f} | 8.0-12.0 |' in out, out
-    assert f'| sequential | 10 | 20 | iops | 1 | 3 | {seq_sd:.3f} | ' in out, out
+    # a run before --grid: every session at the head's warm-up and window, and
+    # before threads at client_threads' default; no run or session seconds kept
+    assert f'| split | 10 | 20 | 16 | c_over_r, iops | 2 | 3 | {split_sd:.3f} | ' \
+        f'{split_lo:.3f}-{split_hi:.3f} | - | -, - | 8.0-12.0 |' in out, out
+    assert f'| sequential | 10 | 20 | 16 | iops | 1 | 3 | {seq_sd:.3f} | ' in out, out
     assert '1 session(s) ran another design or failed: split: ran sequential' in out, out
 
 
@@ -785,9 +786,11 @@ def test_design_aa_pools_pairs_by_warmup_and_window_too(tmp_path: Any) -> None:
     path.write_text('\n'.join(json.dumps(r) for r in rows) + '\n')
     out = design_aa.table(str(path))
     sd, lo, hi = benchlib.aa_sd([0.1, -0.1, 0.1])
-    assert f'| split | 10 | 20 (30) | c_over_r | 2 | 3 | {sd:.3f} | {lo:.3f}-{hi:.3f} |' in out
+    assert f'| split | 10 | 20 (30) | 16 | c_over_r | 2 | 3 | {sd:.3f} | {lo:.3f}-{hi:.3f} |' \
+        in out
     sd, lo, hi = benchlib.aa_sd([0.02, 0.04])
-    assert f'| split | 20 | 60 (60) | c_over_r | 1 | 2 | {sd:.3f} | {lo:.3f}-{hi:.3f} |' in out
+    assert f'| split | 20 | 60 (60) | 16 | c_over_r | 1 | 2 | {sd:.3f} | {lo:.3f}-{hi:.3f} |' \
+        in out
     assert out.index('| split | 10 |') < out.index('| split | 20 |')
 
 
@@ -803,7 +806,8 @@ def test_design_aa_splits_the_noise_into_cs_rs_and_how_they_moved_together(
                trial(50, 100, 'trial'), {'kind': 'baseline', 'measurement': None}]
     runs = design_aa.baseline_runs(history)
     assert [r['iops_c'] for r in runs] == [100, 120, 90, 99]
-    assert set(runs[0]) == set(design_aa.RUN_FIGURES)  # the figures kept, no others
+    # the figures kept, no others, and the run's seconds
+    assert set(runs[0]) == {*design_aa.RUN_FIGURES, 'trial_seconds'}
     assert design_aa.pair_logs(runs, 'iops_c') == [math.log(1.2), math.log(1.1)]
     assert design_aa.pair_logs(runs, 'iops_r') == [math.log(1.1), 0.0]
 
@@ -822,10 +826,10 @@ def test_design_aa_splits_the_noise_into_cs_rs_and_how_they_moved_together(
     out = design_aa.table(str(path), str(dumps))
     c, r = [math.log(1.2), math.log(1.1)], [math.log(1.1), 0.0]
     # C moved 0.18 and 0.10, R 0.10 and 0: C/R keeps what R did not share
-    assert f'| 10 | 20 | 2 | {benchlib.aa_sd(c)[0]:.3f} | {benchlib.aa_sd(r)[0]:.3f} | ' \
+    assert f'| 10 | 20 | 16 | 2 | {benchlib.aa_sd(c)[0]:.3f} | {benchlib.aa_sd(r)[0]:.3f} | ' \
         f'{benchlib.aa_sd(cr)[0]:.3f} | - | {sum(cr) / 2:+.3f} |' in out, out
     # only the matching dump is taken: the other row's pair stays its own
-    assert '| split | 10 | 20 (30) | c_over_r | 2 | 3 |' in out, out
+    assert '| split | 10 | 20 (30) | 16 | c_over_r | 2 | 3 |' in out, out
 
 
 def test_design_aa_fits_cs_share_of_rs_move_and_judges_each_session_by_the_others(
@@ -883,6 +887,11 @@ def test_design_aa_makes_its_pool_of_the_pgs_asked_and_keeps_them(capsys: Any) -
             self.calls.append(args)
             return ''
 
+        def ceph_json(self, *args: str) -> Any:
+            if args[0] == 'tell':
+                return {'bluestore_rocksdb_options': 'write_buffer_size=4194304'}
+            return {'pg_stats': [{'up': [1, 2, 3]}, {'up': [0, 2, 3]}, {'up': [0, 1, 2]}]}
+
         def active_clean(self) -> bool:
             return True
 
@@ -890,30 +899,115 @@ def test_design_aa_makes_its_pool_of_the_pgs_asked_and_keeps_them(capsys: Any) -
             return {'version': 'v'}
 
     lab = FakeLab()
-    args = argparse.Namespace(designs=['split'], grid=None, warmup=10, duration=20,
-                              sessions=0, baseline_runs=10, space=1, precondition=60,
-                              osd=1, pg_num=128, limit=60)
+    args = design_aa.parser().parse_args(['--pg-num', '128', '--sessions', '0'])
     design_aa.measure(lab, args)  # type: ignore[arg-type]
     assert ('osd', 'pool', 'create', 'designaa', '128', '128', 'replicated',
             '--size', '2') in lab.calls
+    assert ('osd', 'pool', 'set', 'designaa', 'min_size', '1') in lab.calls
     # the autoscaler would change which PGs leave the canary out
     assert ('osd', 'pool', 'set', 'designaa', 'pg_autoscale_mode', 'off') in lab.calls
-    assert json.loads(capsys.readouterr().out.splitlines()[0])['pg_num'] == 128
+    head = json.loads(capsys.readouterr().out.splitlines()[0])
+    assert head['pg_num'] == 128
+    # the canary's string and its group R: the PGs it is not in
+    assert head['canary_rocksdb_options'] == 'write_buffer_size=4194304'
+    assert head['pgs_without_canary'] == 1
     assert lab.calls[-1][:3] == ('osd', 'pool', 'rm')  # removed at the end
+    # the demo's pool: its name, size 3 (min_size 2), application rbd
+    lab = FakeLab()
+    args = design_aa.parser().parse_args(['--pool', 'demo', '--size', '3', '--application',
+                                          'rbd', '--sessions', '0'])
+    design_aa.measure(lab, args)  # type: ignore[arg-type]
+    assert ('osd', 'pool', 'create', 'demo', '32', '32', 'replicated', '--size', '3') \
+        in lab.calls
+    assert ('osd', 'pool', 'set', 'demo', 'min_size', '2') in lab.calls
+    assert ('osd', 'pool', 'application', 'enable', 'demo', 'rbd') in lab.calls
+    assert ('config', 'rm', 'mgr', 'mgr/rocks_autotune/client_threads') in lab.calls
+
+
+def test_design_aa_sets_each_sessions_client_threads_and_starts_as_asked(
+        monkeypatch: Any, tmp_path: Any) -> None:
+    import design_aa
+    monkeypatch.setattr(design_aa.time, 'sleep', lambda s: None)
+
+    class FakeLab:
+        def __init__(self) -> None:
+            self.calls: List[Tuple[str, ...]] = []
+
+        def ceph(self, *args: str, check: bool = True) -> str:
+            self.calls.append(args)
+            return ''
+
+        def ceph_json(self, *args: str) -> Any:
+            if args[1] == 'history':
+                return [{'kind': 'baseline', 'seconds': 41.5,
+                         'measurement': {'c_over_r': 1.0}}]
+            return {'state': 'stopped', 'noise': {'per_pair': [0.01]},
+                    'precondition': {'seconds': 300}}
+
+    history = tmp_path / 'history.jsonl'
+    args = design_aa.parser().parse_args(['--objective', 'wear', '--no-single-copy',
+                                          '--history-out', str(history)])
+    lab = FakeLab()
+    row = design_aa.session(lab, ('split', 10, 20, 4), args)  # type: ignore[arg-type]
+    assert ('config', 'set', 'mgr', 'mgr/rocks_autotune/client_threads', '4') in lab.calls
+    assert ('rocks-autotune', 'start', '--osd', '1', '--trials', '1', '--duration', '20',
+            '--objective', 'wear') in lab.calls  # no --allow-single-copy
+    assert (row['threads'], row['precondition']) == (4, {'seconds': 300})
+    assert row['runs'][0]['trial_seconds'] == 41.5
+    assert json.loads(history.read_text())['arm'] == ['split', 10, 20, 4]
+    lab = FakeLab()
+    design_aa.session(lab, ('split', 10, 20, 16),  # type: ignore[arg-type]
+                      design_aa.parser().parse_args([]))
+    # the default: a size-2 pool, one copy allowed
+    assert lab.calls[-1][-1] == '--allow-single-copy'
+
+
+def test_design_aa_tells_arms_apart_by_client_threads_and_compares_their_sds(
+        tmp_path: Any) -> None:
+    import design_aa
+    head = {'facts': {'version': 'v'}, 'osd': 0, 'duration': 20,
+            'settings': {'warmup': 10, 'baseline_runs': 4}}
+
+    def row(threads: int, pairs: List[float], seconds: int) -> Dict[str, Any]:
+        # each session's first run holds its preconditioning: 400 s
+        return {'design': 'split', 'ran': 'split', 'objective': 'c_over_r', 'warmup': 10,
+                'duration': 20, 'threads': threads, 'window': 21.0, 'per_pair': pairs,
+                'load_start': 1.0, 'load_end': 2.0, 'error': '', 'seconds': seconds,
+                'runs': [{'trial_seconds': t} for t in (400, 44, 46, 50)]}
+    path = tmp_path / 'aa.jsonl'
+    path.write_text('\n'.join(json.dumps(r) for r in [
+        head, row(16, [0.04, -0.04], 700), row(4, [0.02, 0.02], 800),
+        row(16, [0.04, 0.04], 710)]) + '\n')
+    out = design_aa.table(str(path))
+    sd16, lo, hi = benchlib.aa_sd([0.04] * 4)
+    assert f'| split | 10 | 20 (21) | 16 | c_over_r | 2 | 4 | {sd16:.3f} | {lo:.3f}-{hi:.3f} ' \
+        '| 46 | 700, 710 | 1.0-2.0 |' in out, out
+    assert '| split | 10 | 20 (21) | 4 | c_over_r | 1 | 2 | 0.020 |' in out, out
+    assert out.index('| 20 (21) | 16 |') < out.index('| 20 (21) | 4 |')
+    # another run's rows pool with these by arm; the ratio's F interval on 4 and 4 pairs
+    other = tmp_path / 'other.jsonl'
+    other.write_text(json.dumps(head) + '\n' + json.dumps(row(4, [0.02, -0.02], 800)) + '\n')
+    out = design_aa.compare([str(path), str(other)])
+    assert '| split 10:20:4 | 2 | 4 | 0.020 |' in out, out
+    from scipy.stats import f
+    lo, hi = 2 / math.sqrt(f.ppf(0.95, 4, 4)), 2 / math.sqrt(f.ppf(0.05, 4, 4))
+    assert f'| split 10:20:16 / split 10:20:4 | 2.00 | {lo:.2f}-{hi:.2f} |' in out, out
 
 
 def test_design_aa_runs_every_arm_in_turn_and_no_arm_always_first() -> None:
     import design_aa
-    args = argparse.Namespace(designs=['split'], grid=design_aa.grid('10:20,20:60'),
+    # an arm without threads runs client_threads' default
+    args = argparse.Namespace(designs=['split'], grid=design_aa.grid('10:20,20:60:4'),
                               warmup=10, duration=20, sessions=3)
-    assert design_aa.schedule(args) == [('split', 10, 20), ('split', 20, 60),
-                                        ('split', 20, 60), ('split', 10, 20),
-                                        ('split', 10, 20), ('split', 20, 60)]
+    assert design_aa.schedule(args) == [('split', 10, 20, 16), ('split', 20, 60, 4),
+                                        ('split', 20, 60, 4), ('split', 10, 20, 16),
+                                        ('split', 10, 20, 16), ('split', 20, 60, 4)]
     args = argparse.Namespace(designs=['split', 'sequential'], grid=None, warmup=10,
-                              duration=20, sessions=2)
-    assert design_aa.schedule(args) == [('split', 10, 20), ('sequential', 10, 20),
-                                        ('sequential', 10, 20), ('split', 10, 20)]
-    for bad in ('10', '10:x', '10:20,10:20', '-1:20', '10:0'):
+                              duration=20, threads=8, sessions=2)
+    assert design_aa.schedule(args) == [('split', 10, 20, 8), ('sequential', 10, 20, 8),
+                                        ('sequential', 10, 20, 8), ('split', 10, 20, 8)]
+    for bad in ('10', '10:x', '10:20,10:20', '-1:20', '10:0', '10:20:0', '10:20:4:1',
+                '10:20,10:20:16'):
         with pytest.raises(argparse.ArgumentTypeError):
             design_aa.grid(bad)
 
