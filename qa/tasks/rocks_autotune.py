@@ -54,6 +54,7 @@ Config keys (all optional):
 import contextlib
 import json
 import logging
+import os
 import time
 from typing import Any, Dict, List, Optional, Set, Tuple
 
@@ -90,13 +91,15 @@ def rollout_restart_key(rollout: Dict[str, Any]) -> RestartKey:
 
 def exited(pid: int) -> bool:
     """Whether process `pid` has exited: gone, or a zombie (its files closed,
-    its locks released)."""
+    its locks released) with no other thread left: a leader thread that
+    exited while another (an OSD's shutdown) runs on is a zombie too."""
     try:
         with open('/proc/{0}/stat'.format(pid)) as f:
             state = f.read().rsplit(')', 1)[1].split()[0]
+        threads = len(os.listdir('/proc/{0}/task'.format(pid)))
     except (FileNotFoundError, ProcessLookupError, IndexError):
         return True
-    return state in ('Z', 'X', 'x')
+    return state in ('Z', 'X', 'x') and threads <= 1
 
 
 def stop_daemon(daemon: Any, timeout: float = 300) -> None:
@@ -127,15 +130,28 @@ def stop_daemon(daemon: Any, timeout: float = 300) -> None:
         log.info('process %d exited %.1fs after stop() returned', pid, time.time() - t0)
 
 
+# a LocalDaemon that exits as it starts is started again: seen once under
+# load, an OSD started while its old process still held its pidfile
+START_CHECK, START_TRIES = 1.0, 3
+
+
 def restart_daemon(daemon: Any) -> None:
     """Restart `daemon` (start it if it is stopped), its old process gone first.
 
     A DaemonState's restart() stops it and waits for its process itself; a
-    LocalDaemon's (vstart_runner) is stopped here first, by stop_daemon.
+    LocalDaemon's (vstart_runner) is stopped here first, by stop_daemon, and
+    started again if it is not running START_CHECK s after its start.
     """
-    if callable(getattr(daemon, '_get_pid', None)) and daemon.running():
+    local = callable(getattr(daemon, '_get_pid', None))
+    if local and daemon.running():
         stop_daemon(daemon)
     daemon.restart()
+    for _ in range(START_TRIES if local else 0):
+        time.sleep(START_CHECK)
+        if daemon.running():
+            return
+        log.info('%s exited as it started: starting it again', daemon)
+        daemon.restart()
 
 
 def osd_daemon(ctx: Any, osd: int, cluster: str = 'ceph') -> Any:
