@@ -876,17 +876,21 @@ def test_design_aa_fits_cs_share_of_rs_move_and_judges_each_session_by_the_other
     assert design_aa.table(str(one_session)).rstrip().endswith(' | 0.50 | - | - |')
 
 
+class RecordingLab:
+    """benchlib.Lab's ceph commands, recorded and answered empty."""
+
+    def __init__(self) -> None:
+        self.calls: List[Tuple[str, ...]] = []
+
+    def ceph(self, *args: str, check: bool = True) -> str:
+        self.calls.append(args)
+        return ''
+
+
 def test_design_aa_makes_its_pool_of_the_pgs_asked_and_keeps_them(capsys: Any) -> None:
     import design_aa
 
-    class FakeLab:
-        def __init__(self) -> None:
-            self.calls: List[Tuple[str, ...]] = []
-
-        def ceph(self, *args: str, check: bool = True) -> str:
-            self.calls.append(args)
-            return ''
-
+    class FakeLab(RecordingLab):
         def ceph_json(self, *args: str) -> Any:
             if args[0] == 'tell':
                 return {'bluestore_rocksdb_options': 'write_buffer_size=4194304'}
@@ -929,14 +933,7 @@ def test_design_aa_sets_each_sessions_client_threads_and_starts_as_asked(
     import design_aa
     monkeypatch.setattr(design_aa.time, 'sleep', lambda s: None)
 
-    class FakeLab:
-        def __init__(self) -> None:
-            self.calls: List[Tuple[str, ...]] = []
-
-        def ceph(self, *args: str, check: bool = True) -> str:
-            self.calls.append(args)
-            return ''
-
+    class FakeLab(RecordingLab):
         def ceph_json(self, *args: str) -> Any:
             if args[1] == 'history':
                 return [{'kind': 'baseline', 'seconds': 41.5,

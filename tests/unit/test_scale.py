@@ -8,8 +8,8 @@ a pool of 65,536 PGs: what it saves is the size it is at 1,000 OSDs (issue
 Then the fake itself: it must answer as the mon does, or the counts above
 would be of the wrong work.
 
-The figures by cluster size: qa/bench/rollout_scale.py, rollout_poll.py,
-session_poll.py.
+The figures by cluster size: qa/bench/rollout_scale.py, poll_cost.py rollout,
+poll_cost.py session.
 """
 import copy
 import errno
@@ -214,13 +214,10 @@ def wait_polls(mod: Any, n: int) -> None:
     assert mod.rollout.r['phase'] == 'wait'
 
 
-def test_a_wait_poll_costs_what_changed_not_the_osds(monkeypatch: Any) -> None:
-    # issue 45: each poll serialised every OSD record to find the changed
-    # chunk, deep-copied the record twice to publish it, and decoded three
-    # maps of every OSD: 0.67 s of Python a poll at 10,000 OSDs
-    mod, mgr = at_a_wait_poll(10000, 500, pgs_per_osd=10)
+def counted_dumps(m: Any) -> List[int]:
+    """The store's serialisations from now on, through the monkeypatch `m`:
+    each text's length."""
     dumped: List[int] = []
-    copies: List[int] = []
 
     class Json:
         loads = staticmethod(json.loads)
@@ -230,8 +227,18 @@ def test_a_wait_poll_costs_what_changed_not_the_osds(monkeypatch: Any) -> None:
             text = json.dumps(obj)
             dumped.append(len(text))
             return text
+    m.setattr(store, 'json', Json)
+    return dumped
+
+
+def test_a_wait_poll_costs_what_changed_not_the_osds(monkeypatch: Any) -> None:
+    # issue 45: each poll serialised every OSD record to find the changed
+    # chunk, deep-copied the record twice to publish it, and decoded three
+    # maps of every OSD: 0.67 s of Python a poll at 10,000 OSDs
+    mod, mgr = at_a_wait_poll(10000, 500, pgs_per_osd=10)
+    copies: List[int] = []
     deepcopy = copy.deepcopy
-    monkeypatch.setattr(store, 'json', Json)
+    dumped = counted_dumps(monkeypatch)
     monkeypatch.setattr(copy, 'deepcopy', lambda x, *a: copies.append(1) or deepcopy(x, *a))
     mgr.reset_counts()
     wait_polls(mod, 3)
@@ -277,18 +284,8 @@ def test_a_session_poll_costs_what_changed_not_the_osds(big: ScaleMgr, monkeypat
     # issue 45: each wait poll built an OsdInfo of every OSD to look at the
     # canary's, and each poll serialised every trial to find the changed one
     # and deep-copied the whole record to publish it
-    dumped: List[int] = []
     copied: List[Any] = []
     built: List[int] = []
-
-    class Json:
-        loads = staticmethod(json.loads)
-
-        @staticmethod
-        def dumps(obj: Any) -> str:
-            text = json.dumps(obj)
-            dumped.append(len(text))
-            return text
     deepcopy, osd_info = copy.deepcopy, cluster.OsdInfo
     config = {name: dict(e) for name, e in big.config.items()}
     mod = None
@@ -296,11 +293,11 @@ def test_a_session_poll_costs_what_changed_not_the_osds(big: ScaleMgr, monkeypat
         for phase in ('wait_up', 'measure'):
             mod = at_a_session_poll(big, phase, mod)
             with monkeypatch.context() as m:
-                m.setattr(store, 'json', Json)
+                dumped = counted_dumps(m)
                 m.setattr(copy, 'deepcopy', lambda x, *a: copied.append(x) or deepcopy(x, *a))
                 m.setattr(cluster, 'OsdInfo', lambda **kw: built.append(1) or osd_info(**kw))
                 big.reset_counts()
-                del dumped[:], copied[:], built[:]
+                del copied[:], built[:]
                 session_polls(mod, 3)
             # a poll saves the start record, the confirmation and the head: no trial
             assert len(dumped) == 3 * 3 and max(dumped) < 8 << 10, (phase, dumped)
