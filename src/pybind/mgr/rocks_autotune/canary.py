@@ -104,11 +104,10 @@ class Canary:
     def set_bench_limit(self, value: int) -> None:
         self.cluster.config_set(self.who, BENCH_LIMIT_OPTION, str(value))
 
-    def collect_rocksdb_stats(self, keep: Collection[str] = ()) -> None:
-        """The STATS_OPTIONS on, but for `keep`: names someone else set since."""
+    def collect_rocksdb_stats(self) -> None:
+        """The STATS_OPTIONS on."""
         for name in STATS_OPTIONS:
-            if name not in keep:
-                self.cluster.config_set(self.who, name, 'true')
+            self.cluster.config_set(self.who, name, 'true')
 
     def restore(self, originals: Originals, keep: Collection[str] = ()) -> None:
         """Put the originals back, but for `keep`: names someone else set since."""

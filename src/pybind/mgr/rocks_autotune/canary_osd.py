@@ -191,16 +191,13 @@ class CanaryOsd:
 
     def _originals(self, held: Set[str]) -> None:
         """The canary's own config, as a baseline or a recovery runs it,
-        but for the names someone else holds."""
-        originals = self.rec['originals']
-        # every window measures with RocksDB's figures on, the baseline's too:
-        # they stay on through the session (its end puts them back)
-        stats = set(STATS_OPTIONS) if 'rocksdb_perf' in originals else set()
-        self.config.restore(originals, held | stats)
-        if self.params.workload == OSD_BENCH and BENCH_LIMIT_OPTION not in held:
-            self.config.set_bench_limit(BENCH_LIMIT_VALUE)
-        if stats:
-            self.config.collect_rocksdb_stats(held)
+        but for the names someone else holds, and for what `prepare` set for
+        the whole session (RocksDB's figures, which every window measures
+        with, the baseline's too; an osd bench session's bench limit): they
+        stay as they are until its end puts them back."""
+        ours = set(STATS_OPTIONS) | ({BENCH_LIMIT_OPTION} if self.params.workload == OSD_BENCH
+                                     else set())
+        self.config.restore(self.rec['originals'], held | ours)
 
     def recover(self, now: float) -> None:
         """A failed trial's recovery: the originals (leaving someone else's
