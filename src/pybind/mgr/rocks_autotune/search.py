@@ -1,13 +1,7 @@
-"""The search: which options a session measures next, and what its
-measurements tell the optimizer.
-
-The baseline runs first (the canary's own options, `baseline_runs` times),
-then the optimizer's candidates; the baseline's A/A pairs say the noise and
-what a confirmation can see at it; the confirmation is planned from the
-model's best feasible candidates.  Work on the session's record and its
-optimizer only: the session moves the phases, and runs each trial on its
-canaries.
-"""
+"""The search: which options a session measures next (the baseline runs,
+then the optimizer's candidates), and what its measurements tell the
+optimizer.  Works on the session's record only: the session moves the
+phases and runs the trials (doc/dev/session.rst)."""
 import logging
 import math
 import os
@@ -64,13 +58,10 @@ class Search:
 
     @property
     def optimizer(self) -> Any:
-        """The optimizer, rebuilt on first use by replaying the recorded trials.
-
-        Built lazily, and so only from step() in the mgr's serve thread: scipy's
-        pybind11 extensions call PyGILState_Ensure, which deadlocks in a mgr
-        sub-interpreter on a thread whose GIL state belongs to another
-        interpreter (the mgr's main thread, or a shared command thread).
-        """
+        """The optimizer, rebuilt on first use by replaying the recorded trials:
+        so only from step() in the serve thread, as scipy's pybind11 calls
+        PyGILState_Ensure, which deadlocks in a mgr sub-interpreter on a
+        thread whose GIL state belongs to another interpreter."""
         if self._optimizer is None:
             # one BLAS thread: the GP is small, and the mgr shares its host's
             # cores with the OSDs (threads made fits ~8x slower under load)
@@ -120,8 +111,7 @@ class Search:
 
     def add_trial(self, trial: Dict[str, Any]) -> None:
         """Record a trial once: a step retried after a later error records it
-        again (a window of several canaries records a trial each, so not
-        always the last)."""
+        again (not always the last: several canaries record a trial each)."""
         trials = self.s['trials']
         # indexes rise with the list: look back only over those not below it
         for k in range(len(trials) - 1, -1, -1):
@@ -133,9 +123,8 @@ class Search:
         trials.append(trial)
 
     def confirmation(self) -> Confirmation:
-        """The confirmation over the session's record: its steady check
-        holds write-amp within --budget, or under the wear objective below
-        the baseline's by confirm_margin."""
+        """The confirmation, its steady check holding write-amp within
+        --budget, or (wear) below the baseline's by confirm_margin."""
         rec = self.s.get('confirm') or {}
         budget = (1.0 / (1.0 + float(rec['wear_margin'])) if rec.get('goal') == WEAR
                   else self.params.budget)
@@ -157,13 +146,10 @@ class Search:
     def judge(self, m: Measurement, c: Candidate,
               cal: Optional[wear_model.Calibration] = None) -> Tuple[str, float, float]:
         """A search window's (verdict, score, what the optimizer is told).
-
-        iops: perf_counters.judged.  wear: told the log of the predicted
-        steady write-amp ratio (wear_model), plus a penalty as
-        perf_counters.judged's on how far the window's IOPS fell below
-        1 - guard; feasible when the prediction is below the baseline's by
-        confirm_margin and the IOPS no worse than 1 - guard by more than the
-        A/A noise (one window is no interval: the rounds judge the guard)."""
+        iops: perf_counters.judged.  wear: the log of the predicted steady
+        write-amp ratio, plus judged's penalty on IOPS below 1 - guard;
+        feasible when the prediction is below the baseline's by
+        confirm_margin and the IOPS within the A/A noise of 1 - guard."""
         if self.s['baseline'] is None:
             raise ValueError('a candidate was measured before the baseline')
         base = Baseline(**self.s['baseline'])
@@ -182,17 +168,15 @@ class Search:
 
     def steady_judgeable(self, c: Candidate) -> bool:
         """Whether a steady window of `c` can reach steady state within
-        steady_window_limit at the baseline's WAL rate (steady_cap): under
-        the wear objective one that cannot can never be recommended, so it
-        is no finalist, whether or not the search's space was capped."""
+        steady_window_limit (steady_cap): under the wear objective one that
+        cannot is no finalist, whether or not the space was capped."""
         cap = self.s.get('steady_cap') or {}
         return not cap.get('bytes') or steady_bytes(
             c, self.space.column_families, self.space.max_total_wal_size) <= cap['bytes']
 
     def rejudge(self) -> None:
         """Under the wear objective, every window judged again by the model
-        as now calibrated (each window calibrates it further), and the
-        optimizer rebuilt from them at its next use."""
+        as now calibrated; the optimizer is rebuilt at its next use."""
         if not self.settings.wear or self.s['baseline'] is None:
             return
         cal = self.wear_calibration()
@@ -207,9 +191,8 @@ class Search:
         self._optimizer = None
 
     def window_length(self, cur: Dict[str, Any]) -> Optional[float]:
-        """The window length of the trial `cur`: the confirmation rounds' one
-        (None for a search window or a steady one); a confirmation planned
-        before it was recorded takes the cap."""
+        """The confirmation round `cur`'s window length (None for a search or
+        steady window); a confirmation planned before it was recorded: the cap."""
         if cur['kind'] != 'confirm' or cur.get('steady'):
             return None
         length = self.s['confirm'].get('window')
@@ -222,9 +205,8 @@ class Search:
         return max(self.params.duration, float(self.confirmation().steady['limit']))
 
     def objective_window(self) -> float:
-        """The confirmation rounds' window length: the median of the
-        baseline runs' windows (the length their noise was measured on), at
-        least --duration."""
+        """The rounds' window length: the median of the baseline runs' (the
+        length the noise was measured on), at least --duration."""
         runs = [t['measurement']['seconds'] for t in self.s['trials']
                 if t['verdict'] == 'baseline' and t.get('measurement')]
         return max(self.params.duration, median(runs)) if runs else self.params.duration
@@ -250,7 +232,7 @@ class Search:
 
     def baseline_measured(self, osd: int) -> None:
         """A baseline run was recorded: once all are in, the baseline, the
-        noise said, and the runs scored against their own median."""
+        noise, and the runs scored against their own median."""
         s = self.s
         runs = [Measurement.from_dict(t['measurement']) for t in s['trials']
                 if t['kind'] == 'baseline' and t['verdict'] == 'baseline']
@@ -260,9 +242,7 @@ class Search:
         s['baseline'] = base.to_dict()
         self._plan_for_noise(runs, osd)
         s['steady_cap'] = self.steady_cap(runs)
-        # the current options are the first point the optimizer knows:
-        # score the runs against their own median, and let the next
-        # ask() rebuild the optimizer from the trials (one way in)
+        # the optimizer's first point; the next ask() rebuilds it from the trials
         for t in s['trials']:
             if t['verdict'] == 'baseline':
                 t['score'] = t['told'] = perf_counters.score(
@@ -273,7 +253,7 @@ class Search:
 
     def _plan_for_noise(self, runs: List[Measurement], osd: int) -> None:
         """The noise the baseline's A/A pairs measured, and what a
-        confirmation can see at it: said before the search starts."""
+        confirmation can see at it."""
         s = self.s
         st = self.settings
         # on the figure the confirmation will judge (C/R under the split design)
@@ -294,13 +274,10 @@ class Search:
         log.info('osd.%d: %s', osd, views.noise_line(said))
 
     def steady_cap(self, runs: List[Measurement]) -> Optional[Dict[str, Any]]:
-        """The most WAL bytes a steady window can write: the baseline runs'
-        WAL rate (a faster candidate writes more) for steady_window_limit.
-        The search proposes only candidates whose every column family's L0
-        cycle fits (SearchSpace.max_steady_bytes): one that does not could
-        never have its write-amp judged, so never be recommended.  Applied
-        when the optimizer is built, unless it leaves too little of the
-        space to search (status says so).  None without WAL counts."""
+        """The most WAL bytes a steady window can write (the baseline's WAL
+        rate for steady_window_limit): SearchSpace.max_steady_bytes once the
+        optimizer is built, unless it leaves too little of the space to
+        search.  None without WAL counts."""
         rate = wal_rate(runs)
         if not rate:
             return None
@@ -308,10 +285,8 @@ class Search:
         return {'rate': rate, 'limit': limit, 'bytes': int(rate * limit), 'applied': None}
 
     def plan_confirmation(self, plan: Dict[str, Any]) -> None:
-        """The top candidates by the model's posterior mean: feasible search
-        trials (one per config, the current options left out: they are the
-        baseline every round measures), measured as `plan` says
-        (measurement_plan)."""
+        """The top feasible candidates by the model's posterior mean (one per
+        config, not the current options: the baseline), measured as `plan` says."""
         s = self.s
         base = self.space.base_candidate().to_dict()
         feasible = [t for t in s['trials']
@@ -344,9 +319,8 @@ class Search:
         self.confirmation().update()
 
     def left(self) -> Tuple[int, int, int]:
-        """(search measurements, confirmation round measurements, steady
-        measurements) still to come, at most: the rounds' are k + 1 per
-        round until it starts, the steady check's two a pair per finalist."""
+        """(search, confirmation round, steady) measurements still to come,
+        at most: k + 1 a round, two a steady pair per finalist."""
         s = self.s
         st = self.settings
         if s.get('confirm') is None:
@@ -358,10 +332,10 @@ class Search:
 
     def _window_lengths(self, done: List[Dict[str, Any]]
                         ) -> Tuple[Optional[float], float, float, Optional[float]]:
-        """From the measured trials `done`: a steady window of the current
-        options (None before the baseline, inf if nothing flushed), the limit
-        a steady window runs to, the rounds' window, and what a steady window
-        of the finalists and the baseline needs (None before the rounds)."""
+        """From the measured trials `done`: (a steady window of the current
+        options: None before the baseline, inf if nothing flushed; a steady
+        window's limit; the rounds' window; what a steady window of the
+        finalists and the baseline needs: None before the rounds)."""
         s = self.s
         windows = [(t, Measurement.from_dict(t['measurement'])) for t in done]
         base = [m for t, m in windows if t['verdict'] == 'baseline']
@@ -391,11 +365,9 @@ class Search:
         return steady, limit, window, need
 
     def time_said(self, canary: CanaryRecord, preconditioned: bool) -> Dict[str, Any]:
-        """How long a steady-state window of the current options takes here
-        (from the baseline's windows), how long the confirmation's windows
-        last, and what the rest of the session costs, at most, by `canary`'s
-        window and preconditioning (`preconditioned`: a driven client load
-        writes the DB into a steady state first)."""
+        """How long a steady window of the current options and the rounds'
+        windows last, and what the rest of the session costs at most and as
+        expected (`preconditioned`: a driven load preconditions the DB first)."""
         s = self.s
         st = self.settings
         done = [t for t in s['trials'] if t.get('measurement') and t.get('seconds')]
@@ -411,14 +383,12 @@ class Search:
         pending = (max(0.0, st.precondition_limit - pre.get('seconds', 0.0)
                        - pre.get('fill_seconds', 0.0))
                    if preconditioned and not pre.get('done') else 0.0)
-        # each steady window at its limit: at most
-        left = (pending + search * per_search + confirmation * (over + window)
-                + steadies * (over + limit))
-        # expected: one finalist's steady pairs (the first whose check
-        # passes ends it), each window as long as the windows so far say
-        each_steady = min(limit, need or steady or limit)
-        expected = (pending + search * per_search + confirmation * (over + window)
-                    + min(steadies, 2 * st.steady_pairs) * (over + each_steady))
+        rest = pending + search * per_search + confirmation * (over + window)
+        left = rest + steadies * (over + limit)  # each steady window at its limit
+        # expected: one finalist's steady pairs (the first that passes ends
+        # the check), each window as long as the windows so far say
+        expected = rest + min(steadies, 2 * st.steady_pairs) * (
+            over + min(limit, need or steady or limit))
         cur, w = s['current'], canary['window']
         if cur is not None and w is not None and cur['kind'] != 'recovery':
             # the measurement in flight is counted above whole: what its

@@ -1,10 +1,5 @@
-"""The search space over BlueStore's RocksDB options and its safety rules.
-
-Plain Python on purpose: optimizer.py turns ``SearchSpace.dimensions()`` into
-scikit-optimize dimensions, everything else (the session, the mgr module, the
-tests) works with ``Candidate`` objects and option dicts.
-"""
-
+"""The search space over BlueStore's RocksDB options and its safety rules,
+in plain Python (optimizer.py maps ``SearchSpace.dimensions()`` to skopt's)."""
 import re
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -13,29 +8,15 @@ from .rocksdb_options import (COMPRESSIONS, ColumnFamily, OptionStringError,
                               compression_from_rocksdb, compression_to_rocksdb,
                               parse_size, render_options)
 
-__all__ = [
-    'MiB',
-    'GiB',
-    'Candidate',
-    'TUNED_KEYS',
-    'DimensionSpec',
-    'SearchSpace',
-    'ROCKSDB_DEFAULTS',
-    'flush_capacity',
-    'cycle_bytes',
-    'wal_limit',
-]
-
 MiB = 1 << 20
 GiB = 1 << 30
+# a sharding of one family: RocksDB's default
+ONE_FAMILY = (ColumnFamily('default'),)
 
 
 @dataclass(frozen=True)
 class Candidate:
-    """One point of the search space, in RocksDB's own units (bytes, counts).
-
-    Field names are the RocksDB option names, so ``to_options`` is direct.
-    """
+    """One point of the search space: RocksDB's option names and units."""
     max_write_buffer_number: int
     write_buffer_size: int
     min_write_buffer_number_to_merge: int
@@ -103,11 +84,8 @@ _SIZE_KEYS = ('write_buffer_size', 'max_bytes_for_level_base')
 
 @dataclass(frozen=True)
 class DimensionSpec:
-    """A skopt-free description of one search dimension.
-
-    Integer dimensions have low/high (inclusive, in ``unit`` bytes for sizes)
-    and a prior; a categorical one has ``categories`` and ignores the rest.
-    """
+    """One search dimension: integer low..high (inclusive, in ``unit``s) with
+    a prior, or categorical (``categories``; the rest ignored)."""
     name: str
     low: int = 0
     high: int = 0
@@ -120,9 +98,8 @@ class DimensionSpec:
         return bool(self.categories)
 
 
-# Bounds from DESIGN.md "The loop".  Sizes are searched in whole MiB so the
-# GP sees a compact integer grid; a log prior because their effect is
-# multiplicative (seed 000 halves/doubles them between configurations).
+# Sizes in whole MiB (a compact integer grid for the GP), with a log prior:
+# their effect is multiplicative.
 _INT_DIMS: Tuple[DimensionSpec, ...] = (
     DimensionSpec('max_write_buffer_number', 2, 128, 'log-uniform'),
     DimensionSpec('write_buffer_size', 4, 256, 'log-uniform', MiB),
@@ -166,27 +143,21 @@ class SearchSpace:
                  compressions: Sequence[str] = tuple(COMPRESSIONS),
                  max_memtable_bytes: int = 2 * GiB,
                  base: Optional[Mapping[str, str]] = None,
-                 column_families: Sequence[ColumnFamily] = (ColumnFamily('default'),),
+                 column_families: Sequence[ColumnFamily] = ONE_FAMILY,
                  max_steady_bytes: int = 0) -> None:
         """``compressions``: what the OSD's RocksDB build supports;
-        ``max_memtable_bytes``: cap on the memtable memory of all column
-        families (``memtable_bytes``);
-        ``base``: the canary's running options (parsed), source of the L0
-        slowdown/stop triggers and max_total_wal_size;
-        ``column_families``: the OSD's sharding (rocksdb_options.parse_sharding):
-        each family holds its own memtables, and one that sets its own memtable
-        options keeps them whatever the candidate says;
-        ``max_steady_bytes``: the most WAL bytes a steady window can write
-        (0: no limit): a candidate whose every column family's L0 cycle takes
-        more (window.steady_bytes) could never have its write-amp judged at
-        steady state, so is never proposed (Search.steady_cap sets it).
-        """
+        ``max_memtable_bytes``: cap on all families' memtable memory;
+        ``base``: the canary's running options (L0 triggers, max_total_wal_size);
+        ``column_families``: the OSD's sharding (a family's own memtable
+        options beat the candidate's);
+        ``max_steady_bytes``: the most WAL a steady window can write (0: no
+        limit): a candidate whose L0 cycle (cycle_bytes) takes more could
+        never have its write-amp judged, so is never proposed."""
         unknown = [c for c in compressions if c not in COMPRESSIONS]
         if unknown or not compressions:
             raise ValueError(f'compressions must be a non-empty subset of '
                              f'{list(COMPRESSIONS)}, got {list(compressions)}')
-        # Canonical order, whatever the caller's: the optimizer's random
-        # draws (and so replay after a restart) depend on category order.
+        # canonical order: the optimizer's draws (and replay) depend on it
         self.compressions: Tuple[str, ...] = tuple(c for c in COMPRESSIONS if c in compressions)
         if max_memtable_bytes < 1:
             raise ValueError(f'max_memtable_bytes must be positive, got {max_memtable_bytes}')
@@ -201,8 +172,7 @@ class SearchSpace:
             'level0_stop_writes_trigger',
             self.base.get('level0_stop_writes_trigger',
                           ROCKSDB_DEFAULTS['level0_stop_writes_trigger']))
-        # 0 / absent means RocksDB sizes the WAL limit dynamically, so there
-        # is no fixed limit to check the flush size against.
+        # 0: RocksDB sizes the WAL limit itself (no fixed limit to check against)
         self.max_total_wal_size = parse_size(self.base.get('max_total_wal_size', '0'))
         self.max_steady_bytes = max_steady_bytes
         self._dims: Tuple[DimensionSpec, ...] = _INT_DIMS + (
@@ -241,11 +211,8 @@ class SearchSpace:
         return True
 
     def violations(self, c: Candidate) -> List[str]:
-        """Why ``c`` is unsafe to run on an OSD, or could not be judged; empty
-        if neither.
-
-        Checked for any candidate, including warm starts outside the bounds.
-        """
+        """Why ``c`` (within the bounds or not) is unsafe to run, or could not
+        be judged; empty if neither."""
         n, size = c.max_write_buffer_number, c.write_buffer_size
         merge, l0 = c.min_write_buffer_number_to_merge, c.level0_file_num_compaction_trigger
         broken = self._broken_rules(n, size, merge, l0, c.compression)
@@ -285,13 +252,8 @@ class SearchSpace:
         return [msg() for bad, msg in zip(broken, msgs) if bad]
 
     def point_is_safe(self, x: Sequence[Any]) -> bool:
-        """``not violations(from_point(x))``, without building a Candidate.
-
-        The optimizer's constraint runs this on thousands of random points
-        per trial (tens of thousands when most of the box is unsafe); the
-        rules themselves are shared with ``violations``.
-        """
-        # Indices are Candidate field order (asserted below _INT_DIMS).
+        """``not violations(from_point(x))`` without building a Candidate: the
+        optimizer's constraint runs it on thousands of points a trial."""
         d = self._dims
         return not any(self._broken_rules(int(x[0]) * d[0].unit, int(x[1]) * d[1].unit,
                                           int(x[2]) * d[2].unit, int(x[3]) * d[3].unit,
@@ -354,37 +316,26 @@ class SearchSpace:
             raise OptionStringError(str(e)) from None
 
     def base_candidate(self) -> Candidate:
-        """The base options as a point of this space.
-
-        OptionStringError when a key the space owns holds a value it cannot
-        represent (e.g. compression=kZSTD, a multiplier of 8.5): the baseline
-        could not be told to the optimizer, and no candidate could be rendered
-        from the base without silently changing that key.
-        """
+        """The base options as a point of this space; OptionStringError when a
+        tuned key holds what it cannot represent (kZSTD, a multiplier of 8.5)."""
         c = self.candidate_from_options(self.base)
         self.render(self.base, c)
         return c
 
     @staticmethod
     def render(base: Mapping[str, str], c: Candidate) -> str:
-        """``base`` with only the tuned keys replaced (in place) or appended.
-
-        Every other option keeps its key, position and value text exactly
-        (e.g. max_total_wal_size, compaction_readahead_size=2MB).
-        """
+        """``base`` with only the tuned keys replaced (in place) or appended;
+        every other option keeps its position and text."""
         out = dict(base)
         out.update(c.to_options())
         return render_options(out)
 
 
 def flush_capacity(families: Sequence[ColumnFamily], c: Candidate) -> int:
-    """Bytes config `c`'s memtables take in, over every column family of
-    the sharding (`families`: SearchSpace.column_families), before each
-    family flushed once: shards x its write_buffer_size x its merge count, a
-    family's own options beating `c`'s (as memtable_bytes counts them).  The
-    merge count as RocksDB runs it: below the family's
-    max_write_buffer_number (it lowers a larger one, which a carried-over
-    baseline may hold: 2 buffers beside a family's merge of 32)."""
+    """Bytes `c`'s memtables take in before every family flushed once: per
+    family, shards x write_buffer_size x merge count (its own options beating
+    `c`'s), the merge count below its max_write_buffer_number as RocksDB
+    runs it (a baseline may hold 2 buffers beside a family's merge of 32)."""
     return _capacity(families, c.max_write_buffer_number, c.write_buffer_size,
                      c.min_write_buffer_number_to_merge)
 
@@ -405,10 +356,8 @@ def _memtable_bytes(families: Sequence[ColumnFamily], n_buffers: int, buffer_siz
 
 def _wal_limit(families: Sequence[ColumnFamily], n_buffers: int, buffer_size: int,
                max_total_wal_size: int) -> int:
-    """The live WAL bytes past which RocksDB flushes the column families
-    whose memtables hold the oldest WAL: max_total_wal_size, or, when 0,
-    RocksDB's own (4 x every family's write_buffer_size x
-    max_write_buffer_number)."""
+    """Live WAL bytes past which RocksDB flushes the families holding the
+    oldest WAL: max_total_wal_size, or when 0, 4 x all memtables' bytes."""
     return (max_total_wal_size if max_total_wal_size > 0
             else 4 * _memtable_bytes(families, n_buffers, buffer_size))
 
@@ -420,11 +369,8 @@ def wal_limit(families: Sequence[ColumnFamily], c: Candidate, max_total_wal_size
 
 
 def cycle_bytes(families: Sequence[ColumnFamily], c: Candidate, max_total_wal_size: int) -> int:
-    """WAL bytes written by the time every column family of the sharding
-    went through an L0 cycle under config `c`: the L0 trigger's flushes of
-    what each family's memtables take in before one (flush_capacity), or,
-    when that is more, of the WAL limit (_wal_limit: past it RocksDB flushes
-    whichever families hold the oldest WAL, however little they took in)."""
+    """WAL bytes written by the time every family went through an L0 cycle
+    under `c`: the L0 trigger times flush_capacity, or the WAL limit if less."""
     return _cycle_bytes(families, c.max_write_buffer_number, c.write_buffer_size,
                         c.min_write_buffer_number_to_merge,
                         c.level0_file_num_compaction_trigger, max_total_wal_size)

@@ -1,61 +1,11 @@
 """One trial's load and measurement: the warm-up, then the window.
 
-The canary already runs the trial's options (restart.py saw to that).  Each
-call does one chunk of work and says how long to wait; the workload owns
-the bench's details.  The window's running totals live in the session's
-state (`window`), so a step is all that is lost with a mgr.  A ClusterError
-(the canary died, the bench failed) is the caller's: it fails the trial.
-
-A search window lasts --duration, then grows until it covers `min_flushes`
-memtable flushes, at most max_window_factor times --duration, and is marked
-short if it did not.  Every window of a confirmation's rounds has one
-length, the baseline runs' (the length the noise was measured on): IOPS and
-latency drift with the time since a restart, and a ratio of windows of
-unequal lengths measures that drift too.  Those windows judge the objective
-only; write-amp counts only at steady state, so it is judged in the steady
-check's windows (steady_check.py): each lasts until its config's busiest
-column family went through a compaction below L0 (counted by RocksDB; or,
-when the canary gives no figures, estimated by perf_counters.l0_cycles)
-*and* its WAL bytes cover `steady_bytes`, at most `steady_window_limit`,
-and is marked short if it saw less.  `steady_window` and `steady_length`
-estimate how long that takes (status says it beside the limit).
-
-Why the WAL bytes too.  A window's write-amp counts what RocksDB flushed and
-compacted in it; what still sits in memtables at its end is counted as WAL
-only.  The restart that applies the window's config empties the memtables
-(the WAL is replayed and flushed at open), so that residue is not made up
-by one at the start: it is all undercount, up to the memtables' whole flush
-capacity.
-One family's compaction does not bound it: under BlueStore's sharding (12
-column families by default; L and P merging 32 memtables whatever the
-config says) a config of 4-MiB memtables merged by 8 saw O-1 flush and
-compact once after 127 s and 170 MB of WAL while P and L (128 MiB a flush)
-never flushed: write-amp 0.48, WAL only, read as 0.24x the baseline's.
-So the window also waits for `steady_bytes`: the WAL bytes a window in
-which every family went through an L0 cycle has at least written (each
-family's shards x write_buffer_size x merge count, its own options beating
-the config's, space.flush_capacity, times the L0 trigger).  No family waits
-for more than the WAL limit, though: once the live WAL passes
-max_total_wal_size (BlueStore's defaults set 1 GiB; 0 is RocksDB's own, 4x
-every family's memtables) RocksDB flushes whichever families hold the
-oldest WAL, however little they took in, so a cycle's WAL is at most the
-trigger times that limit (space.cycle_bytes).  Without it, a config of 86
-x 11-MiB memtables merged by 22 under Tentacle's sharding (L and P merging
-32) waited for 6.1 GiB of WAL (3.05 GiB of flush capacity, trigger 2), over
-an hour at the lab's WAL rate; with it, for 2 GiB.  Read from
-counts the canary gives for any config (RocksDB's WAL ticker, else
-BlueFS's), it needs no per-family bytes, which RocksDB's dump does not give
-(its per-level Write(GB) is in 0.1 GB steps, per family flush counts say
-nothing of bytes).  Rejected: waiting for every family the baseline's or
-the search's windows flushed to flush and compact here (per-family counts
-kept per window, a check that depends on the order of a pair's windows,
-and families whose data dies in their memtables, as P's and L's merge of
-32 is meant to make it, may never flush at steady state: no window would
-end); and per-family written bytes (not in the dump).  It is a necessary
-condition, not a proof, and errs both ways: a load that writes one family
-alone still waits for every family's bytes (conservative: a longer window,
-never a wrong verdict), and a family that takes little of the load may
-still not have flushed (its share of the write-amp is as small).
+Each call does one chunk of work and says how long to wait; the window's
+running totals live in the session's state (`window`), so a step is all a
+mgr failover loses.  A ClusterError is the caller's: it fails the trial.
+How long a search, round or steady window lasts, and why a steady window
+waits for every column family's cycle of WAL bytes: doc/dev/session.rst
+(the confirmation's steps 3 and 6) and doc/dev/design.rst (dev-design-steady).
 """
 import math
 from dataclasses import dataclass
@@ -66,7 +16,7 @@ from . import perf_counters
 from .cluster import Cluster, ClusterError
 from .perf_counters import Measurement
 from .rocksdb_options import ColumnFamily
-from .space import Candidate, cycle_bytes
+from .space import ONE_FAMILY, Candidate, cycle_bytes
 from .store import CanaryRecord
 from .rocksdb_stats import KvStats, counts, delta
 from .workload import KeyspaceWorkload, Workload
@@ -84,11 +34,16 @@ class WindowSettings:
 # a cycle's flushes, counted from a rate: a margin for the rate's noise and
 # for the compaction's own time after its trigger
 CYCLE_MARGIN = 1.25
-
-
 # a config's own flush rate is used once its windows counted this many
 # flushes; fewer say more about where the window fell than about the rate
 OWN_RATE_FLUSHES = 3
+
+
+def steady_bytes(c: Candidate, families: Sequence[ColumnFamily] = ONE_FAMILY,
+                 max_total_wal_size: int = 0) -> int:
+    """WAL bytes a window of `c` wrote at least if every family went
+    through an L0 cycle (space.cycle_bytes)."""
+    return cycle_bytes(families, c, max_total_wal_size)
 
 
 def flush_size(c: Candidate) -> int:
@@ -96,26 +51,11 @@ def flush_size(c: Candidate) -> int:
     return c.write_buffer_size * c.min_write_buffer_number_to_merge
 
 
-# a sharding of one family: RocksDB's default, as SearchSpace's
-ONE_FAMILY: Tuple[ColumnFamily, ...] = (ColumnFamily('default'),)
-
-
-def steady_bytes(c: Candidate, families: Sequence[ColumnFamily] = ONE_FAMILY,
-                 max_total_wal_size: int = 0) -> int:
-    """WAL bytes a window of config `c` wrote at least if each of the
-    sharding's column families (`families`) went through an L0 cycle: the L0
-    trigger times their flush capacity (space.flush_capacity), or times the
-    WAL limit (`max_total_wal_size` of the running options, 0: RocksDB's
-    own) when that is less (space.cycle_bytes)."""
-    return cycle_bytes(families, c, max_total_wal_size)
-
-
 def fill_rate(configs: Iterable[Tuple[Candidate, List[Measurement]]]) -> Optional[float]:
     """Bytes a second the busiest column family's memtables took in, pooled
-    over every config's windows (its flushes x that config's flush_size, over
-    the windows' time): the load's rate, whatever the config, so it also
-    times a config whose own windows were too short to see a flush.  None
-    if the canary gave no counts."""
+    over every config's windows (flushes x flush_size over their time): the
+    load's rate, which also times a config whose windows saw no flush.
+    None if the canary gave no counts."""
     counted = [(c, m) for c, ms in configs for m in ms
                if m.cf_flushes is not None and m.seconds > 0]
     if not counted:
@@ -126,15 +66,12 @@ def fill_rate(configs: Iterable[Tuple[Candidate, List[Measurement]]]) -> Optiona
 
 def steady_window(c: Candidate, ms: List[Measurement], rate: Optional[float] = None,
                   max_total_wal_size: int = 0) -> Optional[float]:
-    """Seconds a window of config `c` needs for its busiest column family to
-    go through an L0 compaction: its trigger's flushes (x CYCLE_MARGIN) at
-    the flush rate RocksDB counted in its own windows `ms`, or, when they
-    counted fewer than OWN_RATE_FLUSHES, at the rate the load fills `c`'s
-    memtables (`rate`, fill_rate), a flush at least as often as the WAL
-    limit (`max_total_wal_size` of the running options, 0: none) is reached
-    at the WAL rate of `ms` (it flushes the oldest families, full or not);
-    math.inf if nothing flushed; None if the canary gave no counts (see
-    steady_length's fallback)."""
+    """Seconds a window of `c` needs for its busiest column family to go
+    through an L0 compaction: its trigger's flushes (x CYCLE_MARGIN) at the
+    flush rate its own windows `ms` counted, or, with fewer than
+    OWN_RATE_FLUSHES, at the load's fill `rate`, flushing at least each time
+    the WAL limit (`max_total_wal_size`, 0: none) fills at the WAL rate of
+    `ms`; math.inf if nothing flushed; None if the canary gave no counts."""
     counted = [m for m in ms if m.cf_flushes is not None and m.seconds > 0]
     flushes = sum(m.cf_flushes or 0 for m in counted)
     if flushes >= OWN_RATE_FLUSHES or (flushes and not rate):
@@ -164,13 +101,9 @@ def steady_length(configs: Iterable[Tuple[Candidate, List[Measurement]]],
                   families: Sequence[ColumnFamily] = ONE_FAMILY,
                   max_total_wal_size: int = 0) -> float:
     """Seconds a steady window of the configs compared needs, by what their
-    windows so far saw: the longest time any of the
-    configs (each with its search windows) needs for an L0 compaction cycle
-    (steady_window, at the load's fill_rate over all of them) and for its
-    steady_bytes over the sharding `families` (and the running options'
-    `max_total_wal_size`) at the WAL rate its windows
-    saw, within [duration, limit].  Without RocksDB's counts, a cycle's WAL
-    bytes at that rate."""
+    windows so far saw: the longest any config needs for an L0 compaction
+    (steady_window) and for its steady_bytes at its WAL rate, within
+    [duration, limit]; without RocksDB's counts, a cycle's WAL at that rate."""
     configs = list(configs)
     rate = fill_rate(configs)
     need = duration
@@ -250,14 +183,10 @@ class Window:
                 families: Sequence[ColumnFamily] = ONE_FAMILY, max_total_wal_size: int = 0
                 ) -> Tuple[Optional[Measurement], float]:
         """(the measurement once the window is done, delay before the next call).
-        `length`: a confirmation round's window (the baseline runs' length),
-        which neither ends sooner nor grows, and is marked short without an
-        L0 cycle.  `steady_limit`: a steady window (the steady check's),
-        which lasts at least --duration, then until the busiest column
-        family went through a compaction below L0 and the WAL bytes cover
-        steady_bytes over the sharding's column families (`families`, and
-        the running options' `max_total_wal_size`), at
-        most this long, and is marked short if it saw less."""
+        `length`: a confirmation round's fixed length (short without an L0
+        cycle).  `steady_limit`: a steady window, which lasts at least
+        --duration, then until the busiest family compacted below L0 and the
+        WAL covers steady_bytes, at most this long (short if it saw less)."""
         st = self.settings
         w = self._window()
         flush_bytes = flush_size(c)
@@ -307,20 +236,14 @@ class Window:
 
 
 class Precondition:
-    """Before the first baseline window of a driven client load: the canary's
-    DB written into a steady state, so that no window measures an LSM or
-    objects still taking shape.  Three passes, as an image in use got there:
-    every object written end to end (`fill`, whole-object writes: its
-    extents exist), every block of them overwritten once by a 4 KiB write
-    in a scattered order (`overwrite`: the extents are split as a client's
-    random writes split them over time, which keeps growing the DB's bytes
-    per write until most blocks have been rewritten), then the load itself
-    until the busiest column family (the one that flushed most meanwhile)
-    holds files below L0, read from RocksDB's compaction tables.  At most
-    `limit` seconds in all, after which the session goes on and says the DB
-    was not found steady.  What it wrote, how long it took and the LSM's
-    shape are kept (`precondition`) for `status`.  A canary that gives no
-    RocksDB figures is done after the two passes, its shape unknown."""
+    """Before the first baseline window of a driven client load, the canary's
+    DB written into a steady state, as an image in use got there: every
+    object written whole (`fill`), every block overwritten once by a 4 KiB
+    write in scattered order (`overwrite`: extents split as random writes
+    split them), then the load until the busiest column family holds files
+    below L0.  At most `limit` seconds, then the session goes on, saying the
+    DB was not found steady; with no RocksDB figures, done after two passes.
+    Kept in `precondition` for `status` (doc/dev/session.rst)."""
 
     def __init__(self, cluster: Cluster, osd: int, workload: KeyspaceWorkload,
                  limit: float, state: CanaryRecord) -> None:
