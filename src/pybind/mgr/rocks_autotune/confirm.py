@@ -1,31 +1,13 @@
-"""The confirmation, after the search: the top candidates and the baseline
-measured again, round after round, each round in a fresh random order.
+"""The confirmation after the search: rounds of the top candidates and the
+baseline in a fresh random order each, then the steady check of the arms
+whose objective passed (doc/dev/session.rst, dev-session-confirmation).
 
-What it is told and decides lives in the session's state (`confirm`); each
-measurement is a trial of kind `confirm` with its `round` (0-based), `arm`
-(`baseline`, `c1`, `c2`, ... in the model's order) and `osd` (the canary
-that ran it: the measurement plan, measurement_plan.py, makes the round's
-windows).  Where a round stands is
-read from those trials, so a new active mgr carries on from the last saved
-step and measures no (round, arm) twice.  The session runs each measurement
-as it runs a trial (restart, warm-up, window); this module only says which
-comes next and what the rounds say.  Plain Python: paired_stats.py does the
-figures.
-
-The rounds judge the objective alone, in windows as long as the baseline
-runs' (the length the noise was measured on): their write-amp is recorded
-for display, but windows that short see no compaction on Ceph's default
-options.  It looks after every round from the fifth on (power.look_level:
-every look at one level, so that a candidate no better than the margin
-passes at most 5% of the time over all of them): a candidate that passes is
-done, one that can no longer pass is dropped, and the rounds go on while any
-is undecided, up to the planned rounds.
-
-Then the steady check (steady_check.py), for the arms whose objective
-passed, best first: the baseline and the arm each in a steady window, in
-`steady['pairs']` pairs (trials with `steady` naming the arm checked,
-`round` the pair); the first arm within the write-amp budget is recommended,
-and the arms after it need no steady window.
+Its record is the session's state (`confirm`); each measurement is a trial
+of kind `confirm` with its `round` (0-based; a steady check's pair), `arm`
+(`baseline`, `c1`, ... in the model's order), `osd` and, in a steady check,
+`steady` (the arm checked).  Where it stands is read from those trials, so
+a new active mgr measures no (round, arm) twice.  This module says what
+comes next and what the rounds say; the session runs the measurements.
 """
 import random
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -45,10 +27,10 @@ def plan(ranked: List[Tuple[Dict[str, Any], float]], rounds: int, margin: float,
          workload: str, canaries: Dict[str, Any], steady_pairs: int = 1,
          steady_limit: float = 3600.0, restart_limit: Optional[float] = None
          ) -> Dict[str, Any]:
-    """The record of a confirmation of `ranked`: (search trial, posterior mean)
-    pairs, best first, measured as `canaries` (a measurement_plan record)
-    says; each arm whose objective passes checked at steady state in
-    `steady_pairs` pairs of windows of at most `steady_limit` seconds."""
+    """The record of a confirmation of `ranked` ((search trial, posterior
+    mean), best first), measured as `canaries` (a measurement_plan record)
+    says; each arm whose objective passes is checked in `steady_pairs`
+    pairs of steady windows of at most `steady_limit` seconds."""
     measurement_plan.check(canaries)
     # the split design confirms on C/R, the figure its A/A noise is measured on
     objective, direction = perf_counters.objective(workload, canaries['design'])
@@ -134,17 +116,14 @@ class Confirmation:
                     if not all(self._done(r, slot.arm) for slot in window):
                         return r, window, ''
                 if len(rec['orders']) < rec['rounds']:
-                    self._drop_futile(r)
-                    if rec.get('sequential'):
-                        self._stop_passed(r)
+                    self._look(r)
                 self._drop_slow_restarts(r)
             active = self.active()
             if len(rec['orders']) >= rec['rounds'] or not active:
                 return self._next_steady()
             order = [BASELINE] + active
-            # a fresh order each round (drift within a round then falls on
-            # every arm alike), drawn once and kept in the state; from the
-            # session's seed, so that a session can be replayed
+            # a fresh order each round (drift within a round falls on every
+            # arm alike), kept in the state, from the seed (replayable)
             random.Random(f'{self.s["seed"]}/{len(rec["orders"])}').shuffle(order)
             rec['orders'].append(order)
 
@@ -169,8 +148,7 @@ class Confirmation:
 
     def _best_first(self, ranked: List[str]) -> List[str]:
         """Under the wear objective the arms whose IOPS held go to the steady
-        check in the model's order (the least predicted write-amp first), not
-        by their IOPS."""
+        check in the model's order (least predicted write-amp first)."""
         if self.goal != WEAR:
             return ranked
         return [a['arm'] for a in self.rec['arms'] if a['arm'] in ranked]
@@ -211,15 +189,21 @@ class Confirmation:
         return steady_check.judge(arm, measured, self.steady['pairs'], self.budget,
                                   self.steady['limit'], self.rec['objective'], self.goal)
 
-    def _next_steady(self) -> Optional[Tuple[int, Window, str]]:
-        """The steady check's next window: the passing arms best first, up
-        to the first within the budget; None once it is over."""
+    def _unchecked(self) -> List[str]:
+        """The passing arms, best first, whose steady check is not over, up
+        to the first recommended."""
+        arms = []
         for arm in self.passing():
             v = self.steady_verdict(arm)
             if v.verdict == steady_check.RECOMMENDED:
-                return None
-            if v.verdict:
-                continue
+                break
+            if not v.verdict:
+                arms.append(arm)
+        return arms
+
+    def _next_steady(self) -> Optional[Tuple[int, Window, str]]:
+        """The steady check's next window; None once it is over."""
+        for arm in self._unchecked():
             _, p, _ = self._steady_pairs(arm)
             for window in self._steady_windows(arm, p):
                 if not all(self._done(p, slot.arm, arm) for slot in window):
@@ -244,27 +228,31 @@ class Confirmation:
             out.append(got)
         return out
 
-    def _drop_futile(self, r: int) -> None:
-        """After round r: an arm measured in DROP_AFTER rounds or more that
-        can no longer pass, whatever its remaining rounds give, is dropped."""
+    def _look(self, r: int) -> None:
+        """After round r (not the last): an arm measured in DROP_AFTER rounds
+        or more that can no longer pass, whatever its remaining rounds give,
+        is dropped; with looks (`sequential`), one whose objective passes at
+        the look's level is done with the rounds (the steady check is next)."""
         rec = self.rec
         rounds = self.rounds()
         for a in rec['arms']:
             if a['out'] or a.get('passed'):
                 continue
             obj = paired_stats.paired(rounds, a['arm'], BASELINE, rec['objective'])
-            if len(obj) < paired_stats.DROP_AFTER:
-                continue
-            why = paired_stats.futile(obj, rec['rounds'] - (r + 1), rec['direction'],
-                                      rec['margin'], self.level)
+            why = len(obj) >= paired_stats.DROP_AFTER and paired_stats.futile(
+                obj, rec['rounds'] - (r + 1), rec['direction'], rec['margin'], self.level)
             if why:
                 a['out'] = ['dropped', f'dropped after round {r + 1}: {why}']
+            elif rec.get('sequential'):
+                summary = paired_stats.summary(rounds, a['arm'], BASELINE, rec['objective'],
+                                               self.level)
+                if paired_stats.judge(summary, rec['direction'], rec['margin'],
+                                      self.level)[0] == 'passes':
+                    a['passed'] = r + 1
 
     def restarts_after(self, options: Optional[str]) -> List[float]:
-        """How long the canary took to come up on the next window's options
-        each time it left `options`: their unflushed memtables are replayed
-        from the WAL at start, so large ones merged by many slow every
-        restart after them."""
+        """How long the canary took to come up each time it left `options`
+        (their unflushed memtables are replayed from the WAL at start)."""
         out = []
         last: Dict[Any, Dict[str, Any]] = {}
         for t in self.s['trials']:  # in the order they ran (Search.add_trial)
@@ -291,25 +279,11 @@ class Confirmation:
                 f'{len(took)}) to restart after it, over restart_limit {limit:.0f}s'
                 + (f'; after the baseline {median(base):.0f}s' if base else ''))]
 
-    def _stop_passed(self, r: int) -> None:
-        """After round r, a look: an arm whose objective passes (clears the
-        margin at the look's level) is done with the rounds; it is judged
-        over the rounds it had, then in the steady check."""
-        rec = self.rec
-        rounds = self.rounds()
-        for a in rec['arms']:
-            if a['out'] or a.get('passed'):
-                continue
-            obj = paired_stats.summary(rounds, a['arm'], BASELINE, rec['objective'], self.level)
-            verdict, _ = paired_stats.judge(obj, rec['direction'], rec['margin'], self.level)
-            if verdict == 'passes':
-                a['passed'] = r + 1
 
     def update(self, complete: bool = False) -> Dict[str, Any]:
         """The verdict so far, kept in the state for the views: each arm's
-        objective over the rounds (`objective_verdict`), its steady check
-        (`steady`, None if it had none) and its verdict, which is the steady
-        check's once it has one."""
+        `objective_verdict` over the rounds, its `steady` check (None if
+        none) and its verdict (the steady check's once it has one)."""
         rec = self.rec
         arms = rec['arms']
         rounds = self.rounds()
@@ -362,20 +336,16 @@ class Confirmation:
         return rec['result']
 
     def _groups(self, rounds: Sequence[Round], arm: str) -> Dict[str, Any]:
-        """Under the split design, the gain to report beside the C/R it is
-        judged on: C's own IOPS ratio (the client's gain) with its interval,
-        and R's (what C/R added: on a shared host the candidate moves R's
-        OSDs too, and C/R reads C's effect minus R's)."""
+        """Under the split design, C's and R's own IOPS ratios beside the C/R
+        judged (on a shared host the candidate moves R's OSDs too)."""
         if self.measurement_plan['design'] != measurement_plan.SPLIT:
             return {}
         return {key: paired_stats.summary(rounds, arm, BASELINE, key, self.level).to_dict()
                 for key in ('iops_c', 'iops_r')}
 
     def _seen(self, rounds: Sequence[Round]) -> Optional[Dict[str, Any]]:
-        """The noise the rounds showed (the objective's per-round
-        log-ratios about each arm's mean, pooled) and the gain the planned
-        rounds confirm 9 times in 10 at it (arms dropped as futile, or a
-        stop, leave fewer: the design's power is the planned rounds')."""
+        """The noise the rounds showed (per-round log-ratios about each arm's
+        mean, pooled) and the gain the planned rounds confirm 9 times in 10."""
         rec = self.rec
         per_arm = [paired_stats.paired(rounds, a['arm'], BASELINE, rec['objective'])
                    for a in rec['arms']]
@@ -397,18 +367,10 @@ class Confirmation:
         return left
 
     def steady_planned(self) -> int:
-        """Steady-window measurements still to come, at most: two a pair
-        for every arm that may still need its check (one whose objective
-        may pass, until an arm is recommended)."""
-        rounds_over = not self.active() or len(self.rec['orders']) >= self.rec['rounds']
-        if rounds_over:
-            arms = []
-            for arm in self.passing():
-                v = self.steady_verdict(arm)
-                if v.verdict == steady_check.RECOMMENDED:
-                    break
-                if not v.verdict:
-                    arms.append(arm)
+        """Steady-window measurements still to come, at most: two a pair for
+        every arm that may still need its check."""
+        if not self.active() or len(self.rec['orders']) >= self.rec['rounds']:
+            arms = self._unchecked()
         else:
             arms = [a['arm'] for a in self.rec['arms'] if not a['out']]
         left = 0
