@@ -279,7 +279,6 @@ class Confirmation:
                 f'{len(took)}) to restart after it, over restart_limit {limit:.0f}s'
                 + (f'; after the baseline {median(base):.0f}s' if base else ''))]
 
-
     def update(self, complete: bool = False) -> Dict[str, Any]:
         """The verdict so far, kept in the state for the views: each arm's
         `objective_verdict` over the rounds, its `steady` check (None if

@@ -1,33 +1,11 @@
-"""What the confirmation rounds say: paired log-ratios, an interval, a verdict.
-
-Each round measures the baseline and every candidate still in the running,
-in a fresh random order.  A candidate's figure in a round is its log-ratio to
-the baseline *of that round*, so what drifts between rounds (the cluster's
-other load, the device's state) cancels.  Over the rounds: the median, and a
-90% interval.
-
-The interval is the Wilcoxon signed-rank one (the order statistics of the
-Walsh averages, inverted from the exact null distribution), not a bootstrap:
-
-* Under "no effect", the candidate and the baseline of a round are
-  exchangeable (their order is random), so a round's log-ratio is symmetric
-  about 0: the signed-rank test is exact there, with no normality assumed.
-  That is the case where a wrong recommendation costs, and where its rate
-  must hold.
-* A bootstrap of 5 rounds resamples 5 numbers: its percentiles jump between
-  data points and it under-covers at this size; this interval's coverage is
-  exact, and it needs no random numbers.
-* It is plain Python (no scipy on the mgr's threads); the unit tests check it
-  against ``scipy.stats.wilcoxon``.
-
-Its floor: the one-sided p-value of n rounds cannot go below 2**-n.  A 90%
-interval (5% on each side) needs n >= 5; at n = 5 it is the range of the
-rounds (coverage 1 - 2/32 = 93.75%), so a candidate is recommended only if
-every round beat the baseline by the margin.  Below 5 rounds the interval is
-unbounded and nothing is recommended.  Plan the rounds for the claim: with k
-candidates that all do nothing, the chance that one of them passes is at
-most k/32 at 5 rounds (the margin makes it much smaller unless the noise
-dwarfs it); 6 rounds give 1/64 per candidate.
+"""What the confirmation rounds say: per round, each candidate's log-ratio to
+that round's baseline (what drifts between rounds cancels); over the rounds,
+the median and a Wilcoxon signed-rank interval (doc/dev/session.rst,
+dev-session-interval).  Not a bootstrap: with the order random, a round's
+log-ratio under "no effect" is symmetric about 0, so this interval is exact
+where a wrong recommendation costs, where a 5-round bootstrap under-covers.
+Plain Python (no scipy on the mgr's threads); the unit tests check it
+against ``scipy.stats.wilcoxon``.
 """
 import math
 from dataclasses import dataclass, field
@@ -39,7 +17,6 @@ LEVEL = 0.90
 # the rounds a candidate needs before it may be dropped as futile
 DROP_AFTER = 3
 HIGHER, LOWER = 'higher', 'lower'  # which way the objective is better
-
 INF = math.inf
 
 
@@ -143,9 +120,8 @@ STEADY_ONLY = ('write_amp',)
 
 def paired_at(rounds: Sequence[Round], arm: str, baseline: str,
               key: str) -> List[Tuple[int, float]]:
-    """(round index, the arm's log-ratio of `key` to the baseline of that
-    round), over the rounds where both were measured (for write-amp, both
-    in windows not marked short)."""
+    """(round index, the arm's log-ratio of `key` to that round's baseline)
+    where both were measured (for write-amp, in windows not marked short)."""
     out = []
     for i, r in enumerate(rounds):
         a, b = r.get(arm), r.get(baseline)
@@ -205,9 +181,7 @@ class ArmVerdict:
 def judge(s_obj: Summary, direction: str, margin: float,
           level: float = LEVEL) -> Tuple[str, str]:
     """(verdict, why) on the objective alone: passes | too few rounds | below
-    margin.  Write-amp is judged after the rounds, in steady windows of
-    their own (steady_check.py): the rounds' windows are too short to see a
-    compaction."""
+    margin (write-amp is the steady check's)."""
     if not clears(s_obj, direction, margin):
         if not (math.isfinite(s_obj.low) and math.isfinite(s_obj.high)):
             return 'too few rounds', f'too few paired rounds for a {level:.0%} interval'
@@ -230,14 +204,11 @@ def verdict(rounds: Sequence[Round], arms: Sequence[str], baseline: str, objecti
             direction: str, margin: float,
             out: Optional[Mapping[str, Tuple[str, str]]] = None,
             level: float = LEVEL) -> Tuple[List[str], List[ArmVerdict]]:
-    """The arms whose objective passes, best first (by the median objective,
-    then the interval's near end), and every arm's figures and verdict over
-    the rounds (write-amp and kv_sync shown, judged by nothing here).
-
-    `rounds`: per round, each arm's measurement (None or absent: not
-    measured); `out`: arms taken out of the rounds, as (dropped | failed,
-    why).
-    """
+    """The arms whose objective passes, best first (by the median, then the
+    interval's near end), and every arm's figures and verdict (write-amp and
+    kv_sync shown, judged by nothing here).  `rounds`: per round, each arm's
+    measurement (None or absent: not measured); `out`: arms taken out of the
+    rounds, as (dropped | failed, why)."""
     out = out or {}
     results = []
     for arm in arms:

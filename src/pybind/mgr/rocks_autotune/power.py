@@ -1,43 +1,15 @@
 """What a confirmation can see at a given noise: its power, the smallest gain
-it confirms, and the rounds a gain needs; and the level its looks use.
+it confirms, the rounds a gain needs, and the one level all its looks use
+(doc/dev/design.rst, dev-design-looks; doc/dev/session.rst, dev-session-power).
 
-The confirmation's rule (paired_stats, confirm): a candidate passes when the
-signed-rank interval of its per-round log-ratios to the baseline clears the
-margin (and its write-amp interval stays within the budget).  It looks after
-every round from MIN_ROUNDS on, up to its planned rounds, and a candidate
-that passes at a look is done.  Looking more than once spends the error
-more than once, so every look uses the same wider interval (as Pocock's
-group-sequential design): `look_level`, the narrowest whose chance of
-passing a candidate exactly at the margin, at any look, stays within 5%
-(one side of a 90% interval).  With 5 rounds there is one look, at 90%.
-
-Its calibration is exact for any symmetric noise: a candidate exactly at
-the margin gives rounds whose log-ratio minus the margin is symmetric about
-0, and then the signs and ranks, so every look's signed-rank statistic, have
-one joint law whatever the noise's shape.  Drawn from normal rounds
-(seeded), the level is exact up to the number of draws.
-
-Power: the interval's ends are Walsh averages, so it moves and scales with
-its data: for rounds e + sd*z, a look's low end is e + sd*L_n(z).  The rule
-passes a candidate truly better by e when max_n L_n(z) > (m - e) / sd: one
-table of that maximum per planned rounds serves every gain and noise.
-Normal rounds are the assumption there; the figures are the rule's own.
-
-The noise is measured the way the confirmation pairs its windows:
-* before the search, from the baseline runs taken in pairs (A/A: the same
-  options twice, each a restart, a warm-up and a window), the root mean
-  square of each pair's log-ratio (its order is fixed, so a drift from the
-  first window of a pair to the second counts as noise, as it does in a round
-  whose order is drawn at random); the confirmation is planned at its 80%
-  upper confidence limit (`planned_sd`), not at the estimate: two pairs say
-  little about an sd, and a plan at the estimate falls short of its power
-  about half the time (Browne, Statistics in Medicine 1995; on the lab
-  the rounds showed 2.1x the estimate of 2 pairs, doc/bench/demo.md run 4);
-* after the confirmation, from its own rounds: each arm's log-ratios about
-  their mean, pooled over the arms (what its verdict actually faced).
-
-Plain Python: the tables are built once per planned rounds, on the serve
-thread (the views read the figures from the state).
+Power: the interval's ends are Walsh averages, so for rounds e + sd*z a
+look's low end is e + sd*L_n(z); a candidate truly better by e passes when
+max_n L_n(z) > (m - e) / sd, so one table of that maximum per planned rounds
+(normal rounds, seeded draws) serves every gain and noise.  The noise before
+the search is the A/A pairs' root mean square log-ratio (a pair's fixed
+order counts drift as noise, as a random round order does), planned at its
+upper confidence limit (`planned_sd`): a plan at the estimate of two pairs
+falls short of its power about half the time.
 """
 import bisect
 import math
@@ -133,8 +105,7 @@ def detectable(sd: float, rounds: int, margin: float, power: float = POWER) -> O
     if rounds < MIN_ROUNDS:
         return None
     lows = _lows(rounds)
-    # the (1 - power) quantile of L: a gain e passes with `power` when
-    # e + sd * q > m
+    # the (1 - power) quantile of L: a gain e passes with `power` when e + sd * q > m
     q = lows[min(len(lows) - 1, int((1.0 - power) * len(lows)))]
     return math.expm1(margin_log(margin) - sd * q)
 
@@ -201,12 +172,10 @@ def plan(sd: float, rounds: int, margin: float, detect: float, most: int,
 
 def design(sd: Optional[float], candidates: int, rounds: int, margin: float, detect: float,
            most: int) -> Dict[str, Any]:
-    """How many finalists, over how many rounds, a confirmation measures,
-    for the measurements `candidates` x `rounds` (and a baseline per round)
-    would take: as asked, if those rounds confirm `detect` at the noise;
-    else the most finalists whose rounds do; else one finalist over as many
-    rounds as the measurements allow (up to `most`), the design that sees
-    the smallest gain.  With no noise measured, as asked."""
+    """How many finalists over how many rounds, in the measurements asked
+    for: as asked if those rounds confirm `detect` at noise `sd` (or with no
+    noise measured); else the most finalists whose rounds do; else one
+    finalist over as many rounds as they allow (up to `most`)."""
     asked = {'candidates': candidates, 'rounds': rounds, 'why': 'as asked'}
     if sd is None:
         return asked
