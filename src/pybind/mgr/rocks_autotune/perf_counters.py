@@ -1,8 +1,5 @@
-"""Perf counter snapshots and what a measurement window made of them.
-
-All figures are deltas between two `perf dump`s of the canary, so counters
-that accumulated before the window (or a `perf reset`) do not matter.
-"""
+"""Perf counter snapshots and what a measurement window made of them: deltas
+between two `perf dump`s of the canary (what accumulated before is moot)."""
 import math
 from dataclasses import asdict, dataclass
 from statistics import median  # the stdlib's (ValueError when empty)
@@ -66,13 +63,10 @@ def _avg_ms(a: Dict[str, Any], b: Dict[str, Any], key: Tuple[str, str]) -> Optio
     return (y['sum'] - x['sum']) / n * 1000.0
 
 
-# What a write-amp figure counts.  RocksDB's own bytes are what its options
-# change; BlueFS's add the WAL's padding: each kv sync appends whole 4 KiB
-# blocks, so a load with few writes per sync (the session's, about 3) shows
-# 1.75-1.85x the WAL bytes RocksDB wrote where fio's rbd engine (about 25
-# per sync) shows 1.07-1.08x (doc/bench/windows-tiny-vs-default-rbd-rocksdb
-# .json).  Padding follows the load's concurrency, not the options tuned, so
-# it stays out of the verdict and is reported beside it.
+# What a write-amp figure counts: RocksDB's own bytes, what its options
+# change; BlueFS's add the WAL's 4 KiB padding per kv sync, which follows the
+# load's concurrency, not the options, so it is only reported
+# (doc/dev/design.rst, dev-design-bluefs-wal).
 ROCKSDB = 'rocksdb'
 BLUEFS = 'bluefs'
 
@@ -118,10 +112,9 @@ class Measurement:
     iops_c: Optional[float] = None
     iops_r: Optional[float] = None
     c_over_r: Optional[float] = None
-    # a steady window's WAL bytes (RocksDB's, else BlueFS's) over what its
-    # config's memtables take in, over every column family, through an L0
-    # cycle (window.steady_bytes): below 1, some family cannot have gone
-    # through one (None: not a steady window, or recorded before)
+    # a steady window's WAL bytes (RocksDB's, else BlueFS's) over
+    # window.steady_bytes: below 1, some column family cannot have gone
+    # through an L0 cycle (None: not a steady window, or recorded before)
     wal_cover: Optional[float] = None
     # of db_bytes, those BlueFS wrote to the slow device (spill-over)
     slow_bytes: Optional[int] = None
@@ -149,15 +142,9 @@ def logged_wal(before: Dict[str, Any], after: Dict[str, Any],
 
 def l0_cycles(before: Dict[str, Any], after: Dict[str, Any], flush_bytes: int,
               trigger: int) -> float:
-    """How many L0->L1 compaction cycles the window can have covered.
-
-    L0 compacts once `trigger` flushes have put as many files in it; the
-    compaction writes at least one file more.  So a cycle takes `trigger`
-    flushes' worth of WAL bytes and `trigger + 1` SST files, and the window
-    covered at most the smaller of the two counts.  An upper bound: with
-    writes spread over several column families (BlueStore shards RocksDB),
-    each fills its own L0, and their compactions come later than this says.
-    """
+    """How many L0->L1 compaction cycles the window can have covered, at
+    most: a cycle takes `trigger` flushes' worth of WAL bytes and `trigger +
+    1` SST files (an upper bound: each column family fills its own L0)."""
     if flush_bytes <= 0 or trigger <= 0:
         return 0.0
     by_wal = wal_bytes(before, after) / (flush_bytes * trigger)
@@ -174,14 +161,10 @@ def rocksdb_write_amp(wal: float, flush: float, compaction: float,
     return written / client if written > 0 and client > 0 else None
 
 
+# Measurement's fields from RocksDB's own figures (KvDelta's)
 _KV_FIELDS = {'rocksdb_wal_bytes': 'wal_bytes', 'flush_bytes': 'flush_bytes',
               'compaction_bytes': 'compaction_bytes', 'busiest_cf': 'busiest_cf',
               'cf_flushes': 'flushes', 'compactions': 'compactions'}
-
-
-def _rocksdb_fields(kv: Optional[KvDelta]) -> Dict[str, Any]:
-    """The Measurement's fields from RocksDB's own figures (None without them)."""
-    return {field: None if kv is None else getattr(kv, name) for field, name in _KV_FIELDS.items()}
 
 
 def measure(before: Dict[str, Any], after: Dict[str, Any], seconds: float,
@@ -190,19 +173,14 @@ def measure(before: Dict[str, Any], after: Dict[str, Any], seconds: float,
             block_size: int = 4096, trigger: int = 0, min_cycles: float = 0.0,
             kv: Optional[KvDelta] = None, reference_bytes: Optional[int] = None,
             steady_bytes: int = 0) -> Measurement:
-    """Turn two perf dumps of one window into a Measurement.
-
-    Client bytes are the bench's own when it drove the window (osd bench
-    writes below the PG layer, unseen by op_w_in_bytes), else the OSD's.
-    `flush_bytes`, the candidate's flush size (write_buffer_size x merge),
-    turns WAL bytes into flushes; `trigger` (its L0 trigger; 0: not counted)
-    gives `l0_cycles`; the window is short below `min_flushes` flushes or
-    `min_cycles` cycles.  With RocksDB's own figures (`kv`) both are counted
-    on its busiest column family.  `reference_bytes`: a split load's group
-    R's bytes; `bench_bytes` are then C's alone, the canary's writes.
-    `steady_bytes`: the WAL bytes for every column family to go through an
-    L0 cycle (window.steady_bytes); a steady window is short below them.
-    """
+    """Two perf dumps of one window as a Measurement.  Client bytes are the
+    bench's own when it drove the window (osd bench writes below the PG
+    layer), else the OSD's.  `flush_bytes` (the candidate's flush size)
+    turns WAL bytes into flushes, `trigger` (0: not counted) gives
+    l0_cycles; with RocksDB's figures (`kv`) both are counted on its busiest
+    column family.  Short below `min_flushes` flushes, `min_cycles` cycles
+    or `steady_bytes` of WAL.  `reference_bytes`: a split load's group R's
+    bytes (`bench_bytes` then C's alone)."""
     db = sum(_delta(before, after, k) for k in DB_BYTES)
     wal = wal_bytes(before, after)
     cycles = l0_cycles(before, after, flush_bytes, trigger) if trigger else None
@@ -237,7 +215,8 @@ def measure(before: Dict[str, Any], after: Dict[str, Any], seconds: float,
         sst_bytes=int(_delta(before, after, SST_BYTES)),
         sst_files=int(_delta(before, after, SST_FILES)), op_w_lat_ms=lat['op_w_lat_ms'],
         l0_cycles=cycles,
-        **_rocksdb_fields(kv), iops_c=iops if iops_r is not None else None, iops_r=iops_r,
+        **{f: None if kv is None else getattr(kv, n) for f, n in _KV_FIELDS.items()},
+        iops_c=iops if iops_r is not None else None, iops_r=iops_r,
         c_over_r=iops / iops_r if iops and iops_r else None, wal_cover=cover,
         slow_bytes=int(_delta(before, after, SLOW_BYTES)),
         db_used_bytes=after.get(DB_USED[0], {}).get(DB_USED[1]))
@@ -249,27 +228,19 @@ def spread(xs: List[float]) -> float:
     return (max(xs) - min(xs)) / m if m else 0.0
 
 
-# What the client gets, by workload: the figure the session optimizes and
-# confirms, and which way is better.  Under `client`, the IOPS its writes got
-# (a fixed number in flight: the inverse of their latency); under
-# `osd-bench`, IOPS (osd bench writes below the PG layer: no client op
-# latency); under `live`, the latency of the client writes the canary serves.
-# kv_sync latency, the bottleneck the seed profiles, is reported beside it as
-# a diagnostic, not scored.
+# What the client gets, by workload: the figure optimized and confirmed, and
+# which way is better (osd bench writes below the PG layer: no op latency).
 OBJECTIVES: Dict[str, Tuple[str, str]] = {CLIENT: ('iops', 'higher'),
                                           OSD_BENCH: ('iops', 'higher'),
                                           LIVE: ('op_w_lat_ms', 'lower')}
 OBJECTIVE_NAMES = {'iops': 'IOPS', 'op_w_lat_ms': 'client write latency',
                    'c_over_r': 'C/R IOPS', 'iops_c': 'C\'s IOPS', 'iops_r': 'R\'s IOPS'}
-# the split design's: C's IOPS over R's in the same window
-SPLIT_OBJECTIVE = ('c_over_r', 'higher')
 
 
 def objective(workload: str, design: str = '') -> Tuple[str, str]:
     """The figure a confirmation judges (and its A/A noise is measured on)
-    and which way is better: the workload's, or C/R under the split design
-    (measurement_plan.SPLIT)."""
-    return SPLIT_OBJECTIVE if design == SPLIT else OBJECTIVES[workload]
+    and which way is better: the workload's, or C/R under the split design."""
+    return ('c_over_r', 'higher') if design == SPLIT else OBJECTIVES[workload]
 
 
 @dataclass
@@ -316,10 +287,9 @@ class Baseline:
 
 
 def score(m: Measurement, base: Baseline, workload: str, design: str = '') -> float:
-    """Lower is better: the log ratio of the objective (objective(): C/R
-    under the split design, as the confirmation judges) to the baseline's,
-    so 0 is 'as the baseline' (and -0.1 about 10% better).  ValueError when
-    the window has no objective (a live window with no client write)."""
+    """Lower is better: the log ratio of the objective() to the baseline's
+    (0: as the baseline, -0.1: about 10% better).  ValueError when the
+    window has none (a live window with no client write)."""
     key, better = objective(workload, design)
     v, b = getattr(m, key), getattr(base, key)
     if not v or not b or v <= 0 or b <= 0:
@@ -360,9 +330,8 @@ INFEASIBLE_WEIGHT = 2.0
 def judged(m: Measurement, base: Baseline, budget: float, workload: str, design: str = ''
            ) -> Tuple[str, float, float]:
     """A search window's verdict (feasible: write-amp within `budget` times
-    the baseline's), score (score()) and what the optimizer is told: the
-    score, plus INFEASIBLE_WEIGHT x the log of how far write-amp is over
-    the budget."""
+    the baseline's), score() and what the optimizer is told: the score, plus
+    INFEASIBLE_WEIGHT x the log of how far write-amp is over the budget."""
     s = score(m, base, workload, design)
     if feasible(m, base, budget):
         return 'feasible', s, s
