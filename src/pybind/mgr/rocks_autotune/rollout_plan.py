@@ -1,37 +1,10 @@
-"""What `apply` and `revert` will do, worked out before anything changes.
-
-A plan (store.RolloutPlan) names the OSDs to restart, in order, what each
-gets from the monitors now, what is set at which mask, and what each of
-those masks holds now (the priors: a value, or None for none set).  It is
-what `--dry-run` prints and what rollout.Rollout carries out.
-
-apply's plan:
-
-- **The options**: `--options`, or the last session's recommendation (none
-  when it has no answer or its answer is to keep the current options).
-- **The masks**: each OSD's own, `osd.N`, whether the OSDs are named with
-  `--osds N,M` or by device class (`--device-class`, by default the last
-  session's canary's class).  Not `osd/class:<class>`: an OSD reads
-  `bluestore_rocksdb_options` when it opens BlueStore, before the monitors
-  give it what is set at a class mask, so a restarted OSD would not run
-  options set there (seen on Tentacle 20.2.4 in the lab; Ceph tracker 65228
-  found the same for osd_compact_on_start).  The plan says so.  `osd.N` is
-  the most precise entry there is, except one at `osd.N` with a mask of its
-  own (`osd.3/host:x`): such an entry would beat the rollout, so the plan is
-  refused, naming it.
-- **The annex**: `bluestore_rocksdb_options_annex` is appended to the options
-  by the OSD, so when any OSD of the plan has one, the plan blanks it at the
-  same masks (the last session's string has the canary's annex folded in).
-- **The order**: one OSD at a time, host by host in CRUSH order (as `ceph osd
-  tree` lists them), so a failure domain is done before the next is touched.
-
-revert's plan puts back, at every mask the apply touched, the values (and
-absences) it saved, and restarts the OSDs that may run the applied options:
-those done or in flight, and a failed one that was not put back.  A revert
-cut short (aborted, or an OSD that did not come back) is finished by the next
-`revert`: the same config, the OSDs it had not done.
-
-Nothing here changes the cluster.
+"""What `apply` and `revert` will do, worked out before anything changes: a
+plan (store.RolloutPlan) names the OSDs to restart in order (host by host,
+CRUSH order), what each gets from the mons now, what is set at which mask
+(each OSD's own `osd.N`, never a class mask: an OSD reads
+bluestore_rocksdb_options before it gets those), and what those masks hold
+now.  `--dry-run` prints it; rollout.Rollout carries it out.  Nothing here
+changes the cluster (doc/mgr/rocks_autotune.rst, dev-session-rollout).
 """
 import re
 import shlex
@@ -128,9 +101,8 @@ def _order(cluster: Cluster, targets: Sequence[int]) -> List[Tuple[int, str]]:
 
 def _osd_record(config: ConfigSnapshot, osd: int, host: str, back_to: str = '',
                 status: str = 'pending', error: str = '') -> RolloutOsd:
-    """An OSD of the plan and what the mon gives it now.  What its process
-    runs (`before[RUNNING]`) is asked just before its own restart: asking
-    every OSD here would be a command per OSD for a plan that may never run."""
+    """An OSD of the plan and what the mon gives it now (what its process
+    runs is asked just before its restart, not here: a command per OSD)."""
     return RolloutOsd(osd=osd, host=host, status=status, error=error, put_back='',
                       before={name: config.effective(osd, name) for name in NAMES},
                       back_to=back_to, changed=False)
@@ -144,9 +116,8 @@ def _priors(config: ConfigSnapshot, sets: Masks) -> Masks:
 def _checks(cluster: Cluster, osds: Sequence[int], crash_osds: Sequence[int], force: bool,
             allow_single_copy: bool, since: float) -> Tuple[List[str], List[str]]:
     """The restart gate's checks as the plan shows them, with what they say
-    now; and what holds the rollout back now (the session's health policy:
-    gate.look).  RolloutRefused when a restart would leave a PG on a
-    single copy and --allow-single-copy was not given, as `start` refuses."""
+    now, and what holds the rollout back now (gate.look); RolloutRefused when
+    a restart would leave a PG on a single copy without --allow-single-copy."""
     thin = {osd: pools for osd, pools in thin_pools_of(cluster, osds).items() if pools}
     if thin and not allow_single_copy:
         raise RolloutRefused('; '.join(f'restarting osd.{osd} leaves ' + '; '.join(pools)
@@ -172,9 +143,8 @@ def _checks(cluster: Cluster, osds: Sequence[int], crash_osds: Sequence[int], fo
 
 
 def own_crash(osds: Sequence[int], since: float) -> Callable[[Crash], bool]:
-    """A rollout's own crashes (an OSD that did not start on its options):
-    those of its OSDs since it (or the apply it reverts) began.  They do
-    not hold its restarts back, nor the revert that follows."""
+    """A rollout's own crashes, which hold back neither its restarts nor the
+    revert: its OSDs' since it (or the apply it reverts) began."""
     names = {f'osd.{osd}' for osd in osds}
     return lambda crash: crash.entity in names and crash.time >= since
 
@@ -241,9 +211,9 @@ def plan_apply(cluster: Cluster, options: str, source: str,
                device_class: Optional[str] = None, osd_ids: Optional[Sequence[int]] = None,
                canary: Optional[int] = None, force: bool = False,
                allow_single_copy: bool = False, now: float = 0.0) -> RolloutPlan:
-    """apply's plan; RolloutRefused (bad input, nothing to do) changes nothing.
-    `canary`: the last session's, whose class is the default target.  It reads
-    the cluster a fixed number of times, whatever the number of OSDs."""
+    """apply's plan, read in a fixed number of calls whatever the OSD count;
+    RolloutRefused (bad input, nothing to do).  `canary`: the last session's,
+    whose class is the default target."""
     try:
         if not parse_options(options):
             raise OptionStringError('it holds no option')
@@ -282,7 +252,6 @@ def _to_put_back(last: Mapping[str, Any]) -> Tuple[Masks, Masks, List[Dict[str, 
         if not last['changed']:
             raise NothingToRevert(f'nothing to revert: the last apply ({last["id"]}, '
                                   f'{last["state"]}) changed nothing')
-        # what to put back, and what the apply left there
         back, applied = last['priors'], last['sets']
         # its mask holds the apply's options, or it may run them (a failed OSD
         # whose restart onto its prior options did not come back)
@@ -301,8 +270,7 @@ def _to_put_back(last: Mapping[str, Any]) -> Tuple[Masks, Masks, List[Dict[str, 
 
 def _down_first(records: List[RolloutOsd], up: Mapping[int, Any]) -> List[str]:
     """Put the OSDs that are down first (their config is put back at once,
-    no restart; the others' restarts wait for them to be up: the gate), and
-    say so."""
+    with no restart), and say so."""
     records.sort(key=lambda r: r['osd'] in up and up[r['osd']].up)
     down = [r['osd'] for r in records if r['osd'] in up and not up[r['osd']].up]
     if not down:
@@ -315,13 +283,9 @@ def _down_first(records: List[RolloutOsd], up: Mapping[int, Any]) -> List[str]:
 
 def plan_revert(cluster: Cluster, last: Optional[Mapping[str, Any]], force: bool = False,
                 allow_single_copy: bool = False) -> RolloutPlan:
-    """revert's plan, from the last rollout (ended); RolloutRefused when there
-    is nothing to revert.
-
-    It puts back only what the apply changed: an OSD whose own mask holds a
-    value the apply did not set (someone else set it since) is left as it
-    is, not restarted, and named.  An OSD gone from the OSD map gets its
-    config put back, and no restart."""
+    """revert's plan from the last (ended) rollout; RolloutRefused when there
+    is nothing to revert.  An OSD whose mask now holds what the apply did not
+    set is left as it is and named; one gone from the map is not restarted."""
     if last is None:
         raise NothingToRevert('nothing to revert: no rollout has run')
     back, applied, todo, of = _to_put_back(last)
@@ -348,11 +312,8 @@ def plan_revert(cluster: Cluster, last: Optional[Mapping[str, Any]], force: bool
     up = cluster.osds()
     notes += _down_first(records, up)
     if not sets:
-        # the last rollout stopped part way (its health check is up, a new
-        # apply is refused until it is reverted) but left no mask of its own
-        # to put back: the OSD that failed was put back, or someone else has
-        # set the rest since.  An empty revert ends it (done at once, nothing
-        # restarted); refusing here would leave no command that clears it.
+        # a rollout stopped part way left no mask of its own to put back: an
+        # empty revert ends it (refusing would leave no command that clears it)
         notes.append(f'nothing is left to put back of apply {of}: '
                      + ('the rest was set by someone else since' if theirs else
                         'every OSD it changed was put back as it ended'))
