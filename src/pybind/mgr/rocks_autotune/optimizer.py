@@ -1,18 +1,8 @@
-"""Bayesian optimization over a SearchSpace: a thin wrapper of skopt's ask/tell.
-
-What the wrapper adds to ``skopt.Optimizer``:
-
-* warm-start candidates are proposed first, in the caller's order;
-* proposals are always safe (``SearchSpace.violations`` is empty);
-* scores of candidates outside the bounds are still learned from;
-* failed trials are scored as a penalty;
-* the state is a pure function of (seed, warm starts, history), so replaying
-  the persisted trials after a mgr restart gives back the very same next
-  proposal, even if ask() had been called more often before the restart;
-* after the search, ``rank`` orders candidates by the GP's posterior mean,
-  not by their best window.
-"""
-
+"""Bayesian optimization over a SearchSpace: skopt's ask/tell, with warm
+starts proposed first, only safe proposals, scores outside the bounds still
+learned, failed trials told as a penalty, and a state that is a pure
+function of (seed, warm starts, history), so a replay after a mgr restart
+proposes the very same next candidate.  Imported lazily (search.Search)."""
 import math
 from typing import Any, Iterable, List, Optional, Sequence, Tuple, Union
 
@@ -23,12 +13,9 @@ from skopt.space import Categorical, Dimension, Integer, Space
 
 from .space import Candidate, DimensionSpec, SearchSpace
 
-__all__ = ['TrialOptimizer', 'FAILED_MARGIN', 'DEFAULT_INITIAL_POINTS', 'DEFAULT_ACQ_POINTS']
-
-# Random (constrained) proposals after the warm starts before the GP drives.
-# Few, because trials are expensive (an OSD restart each): with the default 12
-# trials and 4 warm starts this leaves 5 to the model.  On the synthetic benchmark of
-# the unit tests 3 did better than 5 or 8 within 25 trials.
+# Random (constrained) proposals after the warm starts before the GP drives:
+# few, as trials are expensive; on the unit tests' synthetic benchmark 3 did
+# better than 5 or 8 within 25 trials.
 DEFAULT_INITIAL_POINTS = 3
 
 # A failed trial (OSD would not start) is told as
@@ -37,15 +24,12 @@ DEFAULT_INITIAL_POINTS = 3
 # outlier so far out that the normalized GP flattens everywhere else.
 FAILED_MARGIN = 0.5
 
-# Candidate points scored per acquisition step; skopt's default is 10000.
-# The safety constraint is checked in Python for each, and a few thousand
-# cover a 7-dimension integer grid well enough at a fraction of the cost.
+# Points scored per acquisition step (skopt's default 10000): the safety
+# constraint is checked in Python for each, and a few thousand cover the grid.
 DEFAULT_ACQ_POINTS = 2000
-
-# skopt honours the constraint by rejection sampling: the acquisition step
-# draws until acq_points safe points are found (10000 tries per point at
-# most, then it raises). Refuse spaces where fewer than this many of
-# _PROBES random points are safe: every trial would crawl or fail in skopt.
+# skopt honours the constraint by rejection sampling (10000 tries a point,
+# then it raises): refuse spaces where fewer than this many of _PROBES
+# random points are safe.
 _PROBES = 1000
 _MIN_SAFE_PROBES = 5
 
@@ -62,8 +46,7 @@ class TrialOptimizer:
             raise ValueError(f'n_initial_points must be >= 0, got {n_initial_points}')
         self.space = space
         self.seed = seed
-        # Unsafe warm starts (e.g. a cluster running 8 GiB of memtables) are
-        # never proposed; duplicates (current == Pacific default) run once.
+        # unsafe warm starts are never proposed; duplicates run once
         self.warm_start: List[Candidate] = []
         for c in warm_start:
             if c not in self.warm_start and not space.violations(c):
@@ -76,20 +59,14 @@ class TrialOptimizer:
         _check_safe_fraction(space, dims, seed)
         self._opt = skopt.Optimizer(
             dims,
-            # "GP" is skopt's Matern GP with noise="gaussian": it fits a
-            # white-noise level to the data, so repeated measurements of
-            # the same options that disagree (latency noise is real) are
-            # treated as noise rather than forced through exactly.
+            # skopt's Matern GP fits a white-noise level: repeats that
+            # disagree are treated as noise, not forced through exactly
             base_estimator='GP',
-            # EI rather than gp_hedge: with a dozen trials hedging's bandit has
-            # too few rounds to learn which acquisition works, and its gains
-            # depend on every intermediate fit, whereas EI's proposal
-            # depends only on the told points: that makes replay after a
-            # restart exact and cheap (one GP fit instead of one per trial).
+            # not gp_hedge: its bandit has too few rounds in a dozen trials,
+            # and depends on every intermediate fit; EI's proposal depends
+            # only on the told points, so a replay is exact and one fit
             acq_func='EI',
-            # Sampling: the only acquisition optimizer skopt allows with
-            # space_constraint; it evaluates EI on constrained random draws.
-            acq_optimizer='sampling',
+            acq_optimizer='sampling',  # the only one skopt allows with a constraint
             acq_optimizer_kwargs={'n_points': acq_points},
             n_initial_points=len(self.warm_start) + n_initial_points,
             initial_point_generator='random',  # lhs/sobol would ignore the constraint
@@ -103,19 +80,16 @@ class TrialOptimizer:
         return len(self._told)
 
     def ask(self) -> Candidate:
-        """Next candidate to try: pending warm starts first, then skopt's pick.
-
-        Calling ask() again without a tell() returns the same candidate.
-        """
+        """Next candidate to try: pending warm starts first, then skopt's pick;
+        the same again until a tell()."""
         for c in self.warm_start:
             if c not in self._told:
                 return c
-        self._reseed('ask')
+        self._opt.rng = self._rng('ask', self.n_told)
         c = self.space.from_point(self._opt.ask())
         problems = self.space.violations(c)
         if problems:
-            # skopt only samples under the constraint, so this is a bug;
-            # stopping the session beats restarting an OSD on it.
+            # a bug (skopt samples under the constraint): stop, do not restart an OSD on it
             raise RuntimeError(f'optimizer proposed an unsafe candidate {c}: {problems}')
         return c
 
@@ -130,19 +104,9 @@ class TrialOptimizer:
     def rank(self, candidates: Iterable[Candidate], k: int) -> List[Tuple[Candidate, float]]:
         """The k candidates the model expects best (lowest posterior mean of
         the score), best first, each with that mean; a candidate listed twice
-        counts once, and one the GP cannot place (a compression not searched)
-        is left out.
-
-        The scores told are log ratios, and a config measured more than once
-        is told once per window: the GP averages its repeats where the raw
-        windows would crown the luckiest one.  What it cannot do is discount
-        the single window of a config with no near neighbour: with ~20
-        points in 9 dimensions its fitted noise is small and it all but
-        interpolates (seen in the unit tests' simulations), which is why
-        the top k are confirmed, not trusted.  A fresh fit of the search's
-        own GP: it exists however few points were told (skopt fits only
-        after its initial points) and is the same after a replay.
-        """
+        counts once, one the GP cannot place (a compression not searched) not
+        at all.  A fresh fit of the search's GP, which exists however few
+        points were told and is the same after a replay."""
         unique: List[Candidate] = []
         points: List[_Point] = []
         for c in candidates:
@@ -159,10 +123,8 @@ class TrialOptimizer:
         return [(unique[i], float(means[i])) for i in order[:k]]
 
     def replay(self, history: Iterable[Tuple[Candidate, Optional[float]]]) -> None:
-        """Re-tell persisted trials, ``None`` score = failed trial.
-
-        Same end state as telling them one by one, with one GP fit at the end.
-        """
+        """Re-tell persisted trials (score None: failed): the state of telling
+        them one by one, with one GP fit."""
         batches = [self._record(c, s) for c, s in history]
         batches = [b for b in batches if b[0]]
         for i, b in enumerate(batches):
@@ -182,12 +144,11 @@ class TrialOptimizer:
         xs: List[_Point] = []
         ys: List[float] = []
         if x is None:
-            # Compression this OSD does not support: no categorical value to
-            # clamp to, so the GP cannot place it. Counted as told, not learned.
+            # a compression not searched: counted as told, not learned
             return xs, ys, self.n_told
         if score is None:
             if not self._scores:
-                # No scale to be "worse than" yet: hold it until a real score.
+                # no scale to be "worse than" yet: held until a real score
                 self._pending_failed.append(x)
                 return xs, ys, self.n_told
             xs.append(x)
@@ -207,17 +168,12 @@ class TrialOptimizer:
         xs, ys, n_told = batch
         if not xs:
             return
-        # The acquisition step draws random points: seed it from the history
-        # length so a replayed optimizer draws exactly what the original did.
         self._opt.rng = self._rng('tell', n_told)
         if all(x in self._opt.space for x in xs):
             self._opt.tell(xs, ys, fit=fit)
         else:
-            # Clamped into bounds but unsafe (e.g. the cluster's own 4 GiB
-            # memtables): skopt.tell rejects points outside the constraint,
-            # yet the GP should still learn from a measured point. _tell is
-            # skopt's documented entry point that skips input validation;
-            # we validated (clamped, finite) above.
+            # clamped but unsafe (the cluster's own 4 GiB of memtables): tell
+            # rejects it, yet the GP learns from it; _tell skips the validation
             self._opt._tell(xs, ys, fit=fit)
 
     def _penalty(self) -> float:
@@ -225,12 +181,8 @@ class TrialOptimizer:
         return worst + FAILED_MARGIN * max(worst - best, abs(worst), 1e-9)
 
     def _clamp(self, c: Candidate) -> Optional[_Point]:
-        """Point for the GP, clamped into the bounds; None if not placeable.
-
-        Clamping (rather than dropping) keeps e.g. the cluster's own options
-        as information at the nearest edge of the space: an option beyond a
-        bound behaves more like the bound than like nothing at all.
-        """
+        """Point for the GP, clamped into the bounds (an option beyond a bound
+        behaves more like the bound than like nothing); None if not placeable."""
         x = self.space.to_point(c)
         out: _Point = []
         for d, v in zip(self._dims, x):
@@ -243,12 +195,9 @@ class TrialOptimizer:
                 out.append(min(max(v, d.low), d.high))
         return out
 
-    def _reseed(self, purpose: str) -> None:
-        self._opt.rng = self._rng(purpose, self.n_told)
-
     def _rng(self, purpose: str, n_told: int) -> np.random.RandomState:
-        # Every random draw depends only on (seed, purpose, trials told):
-        # repeated ask() calls agree and replay reproduces the original.
+        # every draw depends only on (seed, purpose, trials told): repeated
+        # ask() calls agree and a replay reproduces the original
         return np.random.RandomState(
             [self.seed % (1 << 32), {'ask': 1, 'tell': 2}[purpose], n_told])
 
