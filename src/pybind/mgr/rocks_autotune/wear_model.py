@@ -1,13 +1,7 @@
 """The wear objective's model: a config's RocksDB bytes written per client
 byte at steady state, predicted from its LSM shape and calibrated on the
-session's own windows.
-
-Why a model.  The search cannot afford a steady window per candidate (one
-can take an hour), and short windows lie both ways: a small-memtable config
-flushes and compacts inside them, a large-memtable one does not, and its
-write-amp then reads as WAL only.  So the search ranks candidates by this
-prediction; only the finalists and the baseline are measured at steady
-state (steady_check.py), and that measurement alone decides.
+session's own windows, to rank the search's candidates by (why a model:
+doc/dev/session.rst, dev-session-wear; the steady check alone decides).
 
 The shape, per client byte (leveled compaction, as Monkey and Dostoevsky
 cost it):
@@ -31,14 +25,10 @@ cost it):
                                           fills (L1: that share, at most the base)
 
 Calibrated on the windows: w is the median WAL bytes per client byte; s(F)
-is a line in log2(F) fitted to the windows whose WAL covered every tuned
-shard's flush (fewer would count memtables still unflushed), never rising with F (a
-larger memtable cannot keep more keys alive), the lab's slope (PRIOR_SLOPE)
-when they saw one flush size only; r is a compression's flushed
-bytes over the uncompressed windows' at the line, once both were seen (1
-before: no credit for a compression, nor a cost for none, that the windows
-cannot tell from survival); k scales K to the windows that counted a
-compaction.  Plain data and functions.
+a line in log2(F) over the windows whose WAL covered every tuned shard's
+flush, never rising with F (PRIOR_SLOPE when they saw one flush size only);
+r a compression's flushed bytes over the uncompressed windows' at the line
+(1 until both were seen); k scales K to the windows that counted a compaction.
 """
 import math
 from dataclasses import dataclass, field
@@ -51,10 +41,8 @@ from .space import Candidate, flush_capacity, wal_limit
 # the fitted survival share's floor: no config keeps nothing
 MIN_SURVIVAL = 0.02
 # the survival line's slope per doubling of the flush where the windows saw
-# one flush size only (a session's first candidates' short windows rarely
-# flush): the lab's, fitted on 21 windows of 8 configs under fio's 4 KiB
-# random writes (doc/bench/wear.md, "Families with a merge count of their
-# own").  A prior to rank by: the steady windows judge.
+# one flush size only: the lab's, over 21 windows of 8 configs under fio's
+# 4 KiB random writes (doc/bench/wear.md).  A prior to rank by.
 PRIOR_SLOPE = -0.096
 
 
@@ -90,9 +78,7 @@ def shard_count(families: Sequence[ColumnFamily]) -> int:
 
 def tuned_families(families: Sequence[ColumnFamily]) -> List[ColumnFamily]:
     """The families that flush at the candidate's merge count: not those
-    with a merge count of their own (Tentacle's L and P, 32: their deferred
-    writes and PG log entries die in the memtable by design, and a window
-    rarely sees them flush), unless every family has one."""
+    with their own (Tentacle's L and P, 32, rarely flush), unless all have."""
     own = 'min_write_buffer_number_to_merge'
     return [cf for cf in families if own not in cf.memtable] or list(families)
 
@@ -170,10 +156,8 @@ def calibrate(windows: Sequence[Window], families: Sequence[ColumnFamily],
 
         def x(w: Window) -> float:
             return math.log2(flush(w) / (1 << 20))
-        # the line over every flushed window, then each compression's
-        # factor against the uncompressed windows' (none seen: no factor,
-        # the line carries what compression did), then the line again on
-        # bytes corrected by it
+        # the line, then each compression's factor against the uncompressed
+        # windows' (if seen), then the line again on bytes corrected by it
         cal.survive_at, cal.survive_slope = _line([(x(w), w.flush / w.wal) for w in flushed])
         seen = {comp: median(w.flush / w.wal / survival(cal, flush(w))
                              for w in flushed if w.candidate.compression == comp)
@@ -196,20 +180,16 @@ def calibrate(windows: Sequence[Window], families: Sequence[ColumnFamily],
 
 def predict(c: Candidate, cal: Calibration, families: Sequence[ColumnFamily]) -> float:
     """Config `c`'s RocksDB bytes written per client byte at steady state."""
-    flush = shard_flush(c, families, cal.max_total_wal_size)
-    flushed = cal.wal * survival(cal, flush) * cal.compressed.get(c.compression, 1.0)
-    return cal.wal + flushed * (1.0 + cal.compaction * shape(c, flush, cal.db_used,
-                                                             shard_count(families)))
+    return parts(c, cal, families)['write_amp']
 
 
 def parts(c: Candidate, cal: Calibration, families: Sequence[ColumnFamily]) -> Dict[str, float]:
-    """The prediction's parts (WAL, flush, compaction), for the reports."""
+    """The prediction and its parts (WAL, flush, compaction), for the reports."""
     flush = shard_flush(c, families, cal.max_total_wal_size)
     flushed = cal.wal * survival(cal, flush) * cal.compressed.get(c.compression, 1.0)
-    return {'wal': cal.wal, 'flush': flushed,
-            'compaction': flushed * cal.compaction * shape(c, flush, cal.db_used,
-                                                           shard_count(families)),
-            'write_amp': predict(c, cal, families)}
+    k = shape(c, flush, cal.db_used, shard_count(families))
+    return {'wal': cal.wal, 'flush': flushed, 'compaction': flushed * cal.compaction * k,
+            'write_amp': cal.wal + flushed * (1.0 + cal.compaction * k)}
 
 
 def windows_of(trials: Sequence[Dict[str, object]]) -> List[Window]:
