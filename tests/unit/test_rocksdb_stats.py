@@ -20,9 +20,9 @@ def real() -> str:
 
 def test_reads_the_tickers_and_every_column_family_of_a_real_answer() -> None:
     s = rocksdb_stats.parse(real())
-    assert s.ticker(rocksdb_stats.WAL_BYTES) == 90664109
-    assert s.ticker(rocksdb_stats.FLUSH_BYTES) == 0
-    assert s.ticker(rocksdb_stats.COMPACT_WRITE_BYTES) == 524225
+    assert s.tickers.get(rocksdb_stats.WAL_BYTES) == 90664109
+    assert s.tickers.get(rocksdb_stats.FLUSH_BYTES) == 0
+    assert s.tickers.get(rocksdb_stats.COMPACT_WRITE_BYTES) == 524225
     # Tentacle's sharding: m, p, O, L, P and default (empty shards are listed too)
     assert {'default', 'p-0', 'O-0', 'O-1', 'O-2', 'L', 'P'} <= set(s.levels)
     assert s.levels['default'][0] == Level(files=3, size=int(14.28 * 1024), compactions=1)

@@ -1,10 +1,7 @@
 """The canary actuator: what the tuner changes on the canary OSD, and undoes.
-
-Only the `osd.N` config mask is touched.  The values at that mask (or their
-absence) are saved before the first change, and `restore` puts exactly those
-back: `config set` for a saved value, `config rm` for an absent one; but not
-over a value someone else set there since (see `foreign`).
-"""
+Only its `osd.N` mask is touched; the values there (or their absence) are
+saved first, and `restore` puts exactly those back, but not over a value
+someone else set there since (`foreign`)."""
 import hashlib
 from typing import Collection, Dict, List, Mapping, Optional, Set, Tuple
 
@@ -32,10 +29,9 @@ CLASS_MASK_NOTE = (
 Originals = Dict[str, Optional[str]]
 
 
-# the watched config is kept in the session's head (config_seen, and the
-# lines of config_changes): a value longer than this is kept as its length and
-# digest, so that someone else's long value cannot grow the head past what the
-# mgr's store holds (which would stop the session from saving, aborting too)
+# a watched value longer than this is kept in the session's head as its
+# length and digest: someone else's long value must not grow the head past
+# what the mgr's store holds
 MAX_KEPT = 2048
 
 
@@ -54,11 +50,9 @@ def _show(value: Optional[str]) -> str:
 
 def ours(originals: Originals, applied: Collection[str], annexed: bool,
          bench_limit: bool) -> Dict[str, Set[Optional[str]]]:
-    """What a session may have left at the canary's own mask: the
-    originals, the candidate strings it set (`applied`: the last one, and the
-    one in flight, whose step may be lost after the set), the blank annex of
-    annexed options, the bench limit of an osd bench session, the
-    statistics on."""
+    """What a session may have left at the canary's own mask: the originals,
+    the candidate strings it set (`applied`: the last, and the one in
+    flight), the blank annex, the bench limit, the statistics on."""
     o = originals
     return {
         OPTIONS: {o[OPTIONS]} | set(applied),
@@ -80,10 +74,8 @@ class Canary:
         return {name: self.cluster.config_get_own(self.who, name) for name in SAVED}
 
     def running_base(self) -> str:
-        """The options RocksDB gets on the canary now: the annex folded in.
-
-        The annex is appended after the options string, so its keys win.
-        """
+        """The options RocksDB gets on the canary now, the annex (whose keys
+        win) folded in."""
         opts = parse_options(self.cluster.config_get(self.who, OPTIONS))
         annex = self.cluster.config_get(self.who, ANNEX)
         if annex.strip():
@@ -91,12 +83,8 @@ class Canary:
         return render_options(opts)
 
     def apply(self, options: str, annexed: bool) -> None:
-        """Set a full options string on the canary's mask.
-
-        When the running config had an annex, it is folded into `options`
-        already, so the annex is blanked at the mask for the trial: otherwise
-        it would override the candidate's keys.
-        """
+        """Set a full options string on the canary's mask; `annexed`: the
+        annex, folded into `options` already, is blanked (it would win)."""
         self.cluster.config_set(self.who, OPTIONS, options)
         if annexed:
             self.cluster.config_set(self.who, ANNEX, '')
@@ -133,13 +121,10 @@ class Canary:
 
     def foreign(self, seen: ConfigEntries,
                 ours: Mapping[str, Collection[Optional[str]]]) -> Tuple[List[str], Set[str]]:
-        """Someone else's changes since `seen` (what `entries` gave at the start).
-
-        At the canary's own mask, a saved name holding a value not in `ours`
-        (what the session may have left there) is someone else's; elsewhere,
-        any watched entry that differs from `seen` is.  Returns a line per
-        change, and the saved names someone else holds (the restore leaves them).
-        """
+        """Someone else's changes since `seen` (`entries` at the start): at
+        the canary's own mask, a saved name holding a value not in `ours`;
+        elsewhere, any watched entry that differs.  A line per change, and the
+        saved names someone else holds (the restore leaves them)."""
         now = self.entries()
         changes: List[str] = []
         held: Set[str] = set()

@@ -1,12 +1,6 @@
-"""Which failed trial a crash of the canary belongs to.
-
-A candidate that breaks the canary makes it crash (at start, or in its
-window); the crash module reports it, stamped by the OSD host's clock, often
-a little later.  The session names on each failed trial the crashes it
-caused, so that the admin knows which to archive (`ceph crash archive`) and
-none is blamed on a trial that did not fail.  Plain functions over the
-session's trials.
-"""
+"""Which failed trial a crash of the canary belongs to: each failed trial
+names the crashes it caused, so the admin knows which to archive and none is
+blamed on a trial that did not fail."""
 import math
 from typing import Any, Dict, List, Optional
 
@@ -39,6 +33,5 @@ def note(trials: List[Dict[str, Any]], current: Optional[Dict[str, Any]], osd: i
     """Name on each failed trial the crashes of osd it caused."""
     for c in crashes:
         t = failed_trial_of(trials, current, osd, c)
-        # (a trial recorded before issue 12 has no list)
         if t is not None and c.id not in t.setdefault('crashes', []):
             t['crashes'].append(c.id)

@@ -1,9 +1,6 @@
 """Before anything changes: the start's parameters, the canary's choice, the
 one health policy (at start and before every trial), and the one safety gate
-every restart of the canary goes through.
-
-Nothing here changes the cluster.
-"""
+every restart goes through.  Nothing here changes the cluster."""
 import math
 from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
@@ -48,8 +45,7 @@ class Params:
 
 
 # the most lines of one kind (an OSD down, an OSD skipped) a reason names:
-# the session keeps its reasons (its message, an alert's detail, the start's
-# reason), which must not grow with the cluster
+# the session keeps its reasons, which must not grow with the cluster
 NAMED = 5
 
 
@@ -68,16 +64,11 @@ def foreign_checks(cluster: Cluster) -> Tuple[str, List[str]]:
 
 @dataclass
 class Health:
-    """One look at the cluster before a trial's restart (or the start).
-
-    The policy, the same at start and mid-session: what threatens data
-    blocks, --force or not (here: an OSD down, PGs not active+clean; the
-    restart gate adds ok-to-stop and inactive PGs).  Other health checks
-    raised by others and not muted block only without --force.  Excused, as
-    the session itself asks for them: an admin's noout on the canary, when it
-    is all OSD_FLAGS reports, and RECENT_CRASH when all its crashes are the
-    canary's in this session's failed trials.
-    """
+    """One look at the cluster before a restart (or the start): what
+    threatens data blocks, --force or not; others' unmuted health checks
+    block only without --force, excused an admin's noout on the canary (all
+    OSD_FLAGS reports) and RECENT_CRASH when all its crashes are the
+    session's own."""
     status: str
     threats: List[str]
     others: List[str]  # check codes
@@ -141,16 +132,10 @@ def look(cluster: Cluster, osd: Optional[int],
 
 
 def restart_blockers(cluster: Cluster, osd: int, single_copy_ok: bool = False) -> List[str]:
-    """The safety gate: why restarting an OSD now could hurt (empty: it may).
-
-    The same for every restart (a session's canary, each OSD of a rollout):
-    `ok-to-stop` must say yes, no other OSD may be down (stopping this one
-    then takes a second copy of the PGs they share), no PG inactive (its I/O
-    stopped already: a restart must not add to that, nor be blamed for it),
-    no noup/nodown (flag_threats), and, unless `single_copy_ok`, no PG it
-    serves left on a single copy while it restarts (thin_pools).  An OSD that
-    is down already cannot make anything worse by being restarted.
-    """
+    """The safety gate of every restart: why restarting an OSD now could
+    hurt (empty: it may): ok-to-stop says no, another OSD down, a PG
+    inactive, noup/nodown, or, unless `single_copy_ok`, a PG it serves left
+    on a single copy (thin_pools).  An OSD down already may always restart."""
     osds = cluster.osd_states()
     me = osds.get(osd)
     if me is None or not me.up:
@@ -182,20 +167,15 @@ def thin_pools(cluster: Cluster, osd: int) -> List[str]:
 
 
 def thin_pools_of(cluster: Cluster, osds: Iterable[int]) -> Dict[int, List[str]]:
-    """thin_pools of each of these OSDs, from one read of the PGs and pools.
-
-    A replicated PG keeps the copies in its acting set other than the
-    canary's; an erasure-coded one needs k of its shards, so it must keep
-    one more.  An erasure-coded pool whose min_size is k takes writes with no
-    redundancy at all while a shard is down.
-    """
+    """thin_pools of each of these OSDs, from one read of the PGs and pools:
+    an erasure-coded PG needs k shards, so must keep one more, and a pool
+    whose min_size is k takes writes with no redundancy while one is down."""
     wanted = set(osds)
     pools = cluster.pool_states()
     # osd -> pool -> copies each of its PGs keeps while the OSD restarts
     left: Dict[int, Dict[int, List[int]]] = {osd: {} for osd in wanted}
     # only a pool whose layout leaves no copy to spare can leave a clean PG
-    # (and restarts wait for clean PGs) thin: without one, the PG stats (a
-    # large read on a large cluster) are not needed
+    # thin: without one, the PG stats (a large read) are not needed
     layout_thin = {p.id for p in pools.values() if _spare(p, p.size - 1) < 1
                    or (p.erasure and p.min_size <= p.k)}
     for pg in cluster.pgs() if layout_thin else []:

@@ -1,28 +1,18 @@
 """The measurement plan: which canary runs which arm in which window.
 
-A confirmation round measures the baseline and each finalist (its arms, in
-the round's random order).  The plan's design says how a round becomes
-windows, each window a list of slots (an OSD and the arm it runs), in the
-order the OSDs are restarted; the session restarts each slot's OSD onto its
-arm's options, then runs one warm-up and one window read at every slot's OSD.
+The design says how a round's arms (in its random order) become windows,
+each a list of slots (an OSD and the arm it runs) in restart order; the
+session restarts each slot's OSD onto its arm, then runs one warm-up and one
+window read at every slot's OSD.
 
-- sequential: one canary.  Every arm is a window of its own, in the
-  round's order; a finalist and the baseline it is compared with run
-  minutes apart, and what the machine did in between is in their ratio.
-- duet: two canaries X and Y that serve the same PGs (the same client
-  writes reach both).  One window per finalist, the baseline on one OSD and
-  the finalist on the other, read over the same seconds, so what the
-  machine does falls on both; the arms swap OSDs every round (crossover),
-  so the difference between X and Y cancels over pairs of rounds; and which
-  OSD restarts first alternates every two rounds, so the restart order is
-  balanced against the arms (doc/bench/duet-ab-tiny.md measured it so).
-- split: one canary, windowed as sequential, under a client load that
-  also writes a reference group R of PGs without the canary over the same
-  seconds (workload.py); a window's figure is C/R, C's IOPS over R's, so
-  what the machine does to both cancels (doc/bench/split-aa.md).
-
-Plain data and functions; the record is kept in the confirmation's state
-(`measurement_plan`).
+- sequential: one canary, every arm a window of its own.
+- duet: two canaries X and Y serving the same PGs.  One window per
+  finalist, the baseline on one OSD and the finalist on the other over the
+  same seconds; the arms swap OSDs every round (crossover: X's and Y's
+  difference cancels), and which restarts first alternates every two rounds
+  (doc/bench/duet-ab-tiny.md).
+- split: one canary, windowed as sequential, scored by C/R against a
+  reference group of PGs (doc/dev/session.rst, dev-session-split).
 """
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence

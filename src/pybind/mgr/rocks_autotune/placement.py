@@ -1,14 +1,9 @@
-"""Which PG an object lands in, as Ceph computes it (no library offers it).
-
-The client load writes only objects in PGs the canary serves, so it names
-them before it writes: an object's PG is its name's rjenkins hash
-(`ceph_str_hash_rjenkins`, src/common/ceph_hash.cc; the pool's object_hash)
-folded onto pg_num by `ceph_stable_mod`.  An object without a locator key
-hashes its name, after its namespace and a 0x1f when it has one
-(pg_pool_t::hash_key).  Checked against `ceph osd map` on the lab
+"""Which PG an object lands in, as Ceph computes it (no library offers it):
+its key's rjenkins hash (src/common/ceph_hash.cc), the key its namespace,
+0x1f and its name when it has a namespace (pg_pool_t::hash_key), folded onto
+pg_num by `ceph_stable_mod`.  Checked against `ceph osd map` on the lab
 (tests/cluster/test_client_load.py).
 """
-
 from typing import Tuple
 
 M32 = 0xFFFFFFFF

@@ -1,31 +1,11 @@
-"""RocksDB option strings as Ceph's BlueStore uses them.
-
-``bluestore_rocksdb_options`` is a flat ``key=value`` list.  Ceph
-(RocksDBStore::ParseOptionsFromString) splits it on ',', ';' and newlines and
-each item on its first '='.  We parse the same way but reject anything
-ambiguous, because a string we misread would be written back to a live OSD.
+"""RocksDB option strings as Ceph's BlueStore uses them: a flat ``key=value``
+list, split on ',', ';' and newlines, each item on its first '='
+(RocksDBStore::ParseOptionsFromString).  We parse the same way but reject
+anything ambiguous: a string we misread would be written back to a live OSD.
 """
-
 import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Mapping
-
-__all__ = [
-    'OptionStringError',
-    'parse_options',
-    'render_options',
-    'parse_size',
-    'COMPRESSIONS',
-    'ROCKSDB_COMPRESSIONS',
-    'compression_to_rocksdb',
-    'compression_from_rocksdb',
-    'PACIFIC_DEFAULT',
-    'NEW_TUNING',
-    'NEW_TUNING_LZ4',
-    'MAX_OPTIONS_BYTES',
-    'ColumnFamily',
-    'parse_sharding',
-]
 
 
 class OptionStringError(ValueError):
@@ -78,11 +58,8 @@ def parse_options(s: str) -> Dict[str, str]:
 
 
 def render_options(opts: Mapping[str, str]) -> str:
-    """Join options with ',' so that ``parse_options`` gives them back unchanged.
-
-    Raises OptionStringError for entries that would not survive the round trip
-    (a value holding a separator would silently become two options).
-    """
+    """Join options with ',' so that ``parse_options`` gives them back
+    unchanged; OptionStringError for what would not survive the round trip."""
     items = []
     for key, value in opts.items():
         if not isinstance(key, str) or not _KEY.fullmatch(key):
@@ -204,13 +181,9 @@ _CF_OPT = re.compile(r'(?:^|[,;])\s*(' + '|'.join(MEMTABLE_KEYS) + r')\s*=\s*([^
 
 
 def parse_sharding(s: str) -> List[ColumnFamily]:
-    """``bluestore_rocksdb_cfs`` -> the column families an OSD made with it runs.
-
-    'm(3) p(3,0-12) O(3,0-13)=block_cache={type=binned_lru} L=min_write_buffer_number_to_merge=32'
-    is 3 + 3 + 3 shards, L and P; RocksDB's 'default' family (every prefix not
-    listed) comes first.  Only the memtable options of a family are read: they
-    decide its memtable memory and which merge counts a candidate must keep.
-    """
+    """``bluestore_rocksdb_cfs`` -> the column families an OSD made with it
+    runs, RocksDB's 'default' first: 'm(3) p(3,0-12) L=min_write_buffer_number_to_merge=32'
+    is 3 + 3 shards and L.  Only a family's memtable options are read."""
     cfs = [ColumnFamily('default')]
     for token in (s or '').split():
         m = _CF_DEF.fullmatch(token)

@@ -1,18 +1,10 @@
-"""What RocksDB itself says it wrote: flushes, compactions, and the LSM's shape.
-
-BlueFS's perf counters see bytes and files, not why they were written.
-`ceph tell osd.N dump_objectstore_kv_stats` prints RocksDB's own statistics
-(with `rocksdb_perf`, which takes effect when the OSD opens its DB, and
-`rocksdb_collect_extended_stats`) and, per column family, the compaction
-table of `rocksdb.stats` (with `rocksdb_collect_compaction_stats`).  The
-session sets the three on the canary's mask for its length (canary.SAVED).
-
-The answer is not one JSON document: a statistics object whose every line is
-a value under the same key (".", or "" for the tables), then the perf
-counters.  So it is read with `raw_decode`, keeping the repeated keys.
-
-Every figure counts from the OSD's start, so a window's figures are
-differences between two reads of one process.
+"""What RocksDB itself says it wrote (flushes, compactions, the LSM's shape),
+from `ceph tell osd.N dump_objectstore_kv_stats`: its statistics (with
+`rocksdb_perf` from the DB's open, and `rocksdb_collect_extended_stats`) and
+each column family's compaction table (`rocksdb_collect_compaction_stats`);
+the session sets the three on the canary (canary.SAVED).  The answer repeats
+one key per line, so it is read with `raw_decode`, keeping them.  Every
+figure counts from the OSD's start: a window's are differences of two reads.
 """
 import json
 import re
@@ -56,9 +48,6 @@ class KvStats:
         return cls(tickers={k: int(v) for k, v in d.get('tickers', {}).items()},
                    levels={cf: {int(n): Level(**lv) for n, lv in ls.items()}
                            for cf, ls in d.get('levels', {}).items()})
-
-    def ticker(self, name: str) -> Optional[int]:
-        return self.tickers.get(name)
 
     def compactions_below_l0(self, cf: str) -> int:
         """Compactions out of L0 or deeper in one column family: every one

@@ -1,6 +1,4 @@
-"""The settings a tuning session runs with: the module options that shape
-it (their defaults, bounds and help are declared once, in options.py), kept
-in the session's record at its start."""
+"""The settings a tuning session runs with, kept in its record at its start."""
 import math
 from dataclasses import dataclass, fields
 from typing import Any, Dict, Tuple
@@ -19,8 +17,7 @@ MAX_CLIENT_OBJECTS = 65536
 
 @dataclass
 class Settings:
-    """Module options that shape a session: their defaults, bounds and help
-    are declared once, in options.py."""
+    """Module options that shape a session (declared once, in options.py)."""
     warmup: float = default('warmup')
     baseline_runs: int = default('baseline_runs')
     min_flushes: float = default('min_flushes')
@@ -58,16 +55,14 @@ class Settings:
         return self.objective == WEAR
 
     def rounds_margin(self) -> float:
-        """What the confirmation's rounds ask of a candidate's IOPS (or C/R):
-        to beat the baseline's by confirm_margin, or under the wear objective
-        to be no worse than it by more than guard (the interval's low end at
-        least 1 - guard: a margin of -guard)."""
+        """What the rounds ask of a candidate's objective: to beat the
+        baseline's by confirm_margin, or (wear) to be no worse by more than
+        guard (a margin of -guard)."""
         return -self.guard if self.wear else self.confirm_margin
 
     def rounds_detect(self) -> float:
         """The gain the rounds are planned to confirm 9 times in 10: detect;
-        under the wear objective none (a candidate as fast as the baseline
-        must pass the guard)."""
+        (wear) none: a candidate as fast as the baseline must pass the guard."""
         return 0.0 if self.wear else self.detect
 
     def validate(self) -> None:

@@ -1,25 +1,9 @@
 """The steady check, after the confirmation's rounds: write-amp at steady
-state, for the arms whose objective passed.
-
-The rounds' windows are as long as the noise was measured on (the baseline
-runs' windows): too short, on Ceph's default options, for any column family
-to go through a compaction, and so for write-amp at steady state.  So
-write-amp is judged apart: the baseline and the arm each measured in a
-*steady window* (window.py: it lasts until the config's busiest column
-family went through a compaction below L0 and its WAL bytes cover what
-every column family's memtables take in through an L0 cycle, at most
-steady_window_limit; window.py's docstring says why both),
-`pairs` times, each pair in an order drawn from the session's seed.  The
-two windows of a pair may differ in length: write-amp is a ratio of bytes
-(DB bytes over client bytes), not a rate, so a longer window does not
-bias it.
-
-Each arm gets fresh pairs: its baseline windows run next to its own (the
-device's state drifts over the hours a steady window can take, and a
-baseline measured for an earlier arm is older than the pair).
-
-Plain data and functions; confirm.py keeps the record and the trials (kind
-`confirm` with `steady` naming the arm checked, `round` the pair).
+state for the arms whose objective passed, the baseline and the arm each in
+a steady window (window.py), `pairs` fresh pairs per arm, each in an order
+drawn from the seed (doc/dev/session.rst, step 6 of the confirmation).  A
+pair's windows may differ in length: write-amp is a ratio of bytes, not a
+rate.  confirm.py keeps the record and the trials.
 """
 import math
 import random
@@ -55,14 +39,10 @@ def _compacted(m: Mapping[str, Any]) -> bool:
 
 
 def saw_compaction(m: Mapping[str, Any]) -> bool:
-    """The steady window reached steady state: it saw a compaction below L0
-    (its busiest column family's, counted by RocksDB, else estimated:
-    perf_counters.l0_cycles) and its WAL bytes covered what every column
-    family's memtables take in through an L0 cycle (`wal_cover`).  Not
-    `window_short`, which also marks a window of fewer than min_flushes
-    flushes: one flush onto a nearly full L0 is a whole cycle's end.  A
-    window without `wal_cover` (measured before it was counted) did not
-    show it: not steady."""
+    """The steady window reached steady state: a compaction below L0
+    (counted, else estimated) and `wal_cover` >= 1 (none: not steady).  Not
+    `window_short`, which also counts min_flushes: one flush onto a nearly
+    full L0 ends a whole cycle."""
     cover = _count(m, 'wal_cover')
     return _compacted(m) and cover is not None and cover >= 1
 
@@ -148,11 +128,10 @@ def pair_of(arm_m: Mapping[str, Any], base_m: Mapping[str, Any],
 def judge(arm: str, measured: Sequence[Tuple[Mapping[str, Any], Mapping[str, Any]]],
           wanted: int, budget: float, limit: float, objective: str = '',
           goal: str = 'iops') -> SteadyVerdict:
-    """The arm's steady verdict from its measured pairs ((arm's, baseline's)
-    measurements); '' while fewer than `wanted` are in, unless one already
-    says its write-amp is unknown.  Recommended when the median ratio is at
-    most `budget`: the write-amp budget, or under the wear objective
-    (`goal`) the gain asked for, 1 / (1 + confirm_margin)."""
+    """The arm's steady verdict from its measured (arm's, baseline's) pairs;
+    '' while fewer than `wanted` are in, unless one says its write-amp is
+    unknown.  Recommended when the median ratio is at most `budget` (under
+    the wear objective, 1 / (1 + confirm_margin))."""
     pairs = [pair_of(a, b, objective) for a, b in measured]
     blind = [(p, a) for p, (a, _) in zip(pairs, measured) if not p.arm_seen or p.ratio is None]
     if blind:
