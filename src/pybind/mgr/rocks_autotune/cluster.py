@@ -1,8 +1,6 @@
-"""What the tuner needs from a Ceph cluster, as one small interface.
-
-The session state machine talks only to `Cluster`; `MgrCluster` implements
-it with the mgr's API, and the unit tests implement it with a fake.
-"""
+"""What the tuner needs from a Ceph cluster, as one small interface: the
+session talks only to `Cluster`, which `MgrCluster` implements with the
+mgr's API and the unit tests with a fake."""
 import json
 import time
 from dataclasses import dataclass, field
@@ -45,10 +43,8 @@ class Crash:
     time: float  # when it crashed (epoch seconds), by the daemon host's clock
 
 
-# a PG in any of these is moving data, holds a bad copy, or serves no I/O:
-# not clean, whatever else its state says; anything else beside active+clean
-# (scrubbing, deep, snaptrim, snaptrim_wait) is background work that a real
-# cluster is always doing somewhere
+# a PG in any of these is moving data, holds a bad copy, or serves no I/O;
+# anything else beside active+clean (scrubbing, snaptrim) is background work
 NOT_CLEAN = frozenset({
     'degraded', 'undersized', 'remapped', 'backfilling', 'backfill_wait',
     'backfill_toofull', 'backfill_unfound', 'recovering', 'recovery_wait',
@@ -85,19 +81,13 @@ class PoolInfo:
     pg_num: int = 0
     k: int = 0  # erasure-coded: the data chunks, the shards a PG needs to be read
     m: int = 0  # erasure-coded: the coding chunks
-    # bytes a client can still write before the fullest OSD passes its
-    # nearfull ratio (`ceph df`'s MAX AVAIL, which runs to the full ratio,
-    # cut to nearfull: room = MAX AVAIL x (nearfull - u) / (full - u), u the
-    # fullest OSD's use); None: unknown
+    # bytes a client can still write before the fullest OSD passes nearfull:
+    # MAX AVAIL x (nearfull - u) / (full - u), u the fullest OSD's use; None: unknown
     room: Optional[int] = None
-    # what its quotas (ceph osd pool set-quota) leave to write before the
-    # mons mark it full, which stops every client's writes to it: bytes
-    # stored and objects; None: no quota (or its use unknown)
+    # what its quotas leave to write (bytes, objects); None: no quota or use unknown
     quota_bytes: Optional[int] = None
     quota_objects: Optional[int] = None
-    # the mons marked it full (its quota reached, or an OSD past the full
-    # ratio): every client's writes to it wait until it is not
-    full: bool = False
+    full: bool = False  # marked full by the mons: every client's writes wait
 
 
 @dataclass
@@ -148,12 +138,10 @@ class ConfigEntry:
 
 
 class ConfigSnapshot:
-    """The monitors' config as one `config dump` and the OSDs' locations
-    read once: what a plan over thousands of OSDs asks of each (its own
-    mask's value, the entries that reach it, the value it gets) without a
-    mon command per OSD.  The value an OSD gets follows the mon's precedence:
-    osd.N over osd over global, and within a section the more precise mask
-    (ConfigEntry.precision); an option set nowhere gets `defaults`."""
+    """The mons' config (one `config dump`) and the OSDs' locations, read
+    once for a plan over thousands of OSDs.  The value an OSD gets follows
+    the mon's precedence: osd.N over osd over global, within a section the
+    more precise mask; an option set nowhere gets `defaults`."""
 
     def __init__(self, entries: Sequence[ConfigEntry], locations: Dict[int, Location],
                  defaults: Optional[Dict[str, str]] = None) -> None:
@@ -200,21 +188,16 @@ class Cluster(Protocol):
     def osds(self) -> Dict[int, OsdInfo]: ...
 
     def osd_states(self) -> Dict[int, OsdInfo]:
-        """osds() from the OSD map alone: up, in, up_from, destroyed, with no
-        device class nor PG count (each a map of every OSD more to read):
-        what a restart's polls and the gate look at."""
+        """osds() from the OSD map alone (no device class nor PG count)."""
 
     def osd_state(self, osd: int) -> Optional[OsdInfo]:
-        """osd_states() of one OSD (None: not in the map), with no OsdInfo
-        built for the others: what a restart's wait polls look at."""
+        """osd_states() of one OSD (None: not in the map)."""
 
     def health(self) -> Tuple[str, List[str]]:
-        """Status and codes of the health checks raised, leaving out muted
-        checks as `ceph -s` does (the status is that of the others)."""
+        """Status and codes of the health checks raised, muted ones left out."""
 
     def pgs_active_clean(self) -> bool:
-        """Every PG is active and clean, whatever background work it does
-        (scrubbing, snap trimming): see pg_state_clean."""
+        """Every PG is active and clean (pg_state_clean)."""
 
     def inactive_pgs(self) -> int:
         """How many PGs are not active (they serve no I/O)."""
@@ -224,17 +207,14 @@ class Cluster(Protocol):
         reports, keyed 'osd.N', 'crush node NAME' or 'device class NAME'."""
 
     def recent_crashes(self) -> List[Crash]:
-        """The crashes RECENT_CRASH counts: not archived, within the crash
-        module's warn_recent_interval."""
+        """The crashes RECENT_CRASH counts (not archived, recent)."""
 
     def ok_to_stop(self, osd: int) -> Tuple[bool, str]: ...
 
     def pools(self) -> Dict[int, PoolInfo]: ...
 
     def pool_states(self) -> Dict[int, PoolInfo]:
-        """pools() from the OSD map alone: layout and full flag, with no room
-        nor quotas' use (the pools' stats and every OSD's more to read):
-        what the restart gate and a trial's full check look at."""
+        """pools() from the OSD map alone: layout and full flag, no room nor quotas."""
 
     def pgs(self) -> List[PgInfo]:
         """Every PG, with its up and acting OSDs (read once for all OSDs)."""
@@ -243,30 +223,26 @@ class Cluster(Protocol):
         """The cluster-wide OSD map flags (noup, nodown, noout, pause...)."""
 
     def config_snapshot(self, defaults: Sequence[str] = ()) -> 'ConfigSnapshot':
-        """The whole config and every OSD's location, read once; with the
-        release's defaults of the options named in `defaults`."""
+        """The whole config and every OSD's location, with the release's
+        defaults of the options named in `defaults`."""
 
     def config_get_own(self, who: str, name: str) -> Optional[str]:
-        """The value set at exactly this `who` (osd.3, osd, osd/class:ssd,
-        osd/host:node1/class:ssd: section and mask), or None when there is none."""
+        """The value set at exactly this `who` (section and mask), or None."""
 
     def crush_order(self) -> List[Tuple[int, str]]:
-        """Every OSD in the order `ceph osd tree` lists them (the CRUSH tree,
-        depth first), each with its host ('' when under none); OSDs not in
-        the tree come last."""
+        """Every OSD as `ceph osd tree` lists them, with its host ('' when
+        none); OSDs not in the tree last."""
 
     def config_entries(self, osd: int, names: Sequence[str]) -> ConfigEntries:
-        """The entries of these options that apply to osd.N: at `global`,
-        `osd` and `osd.N`, unmasked or with a mask that matches it (its
-        device class, a CRUSH bucket it is under)."""
+        """The entries of these options that reach osd.N (global, osd, osd.N;
+        unmasked or with a mask that matches it)."""
 
     def config_get(self, who: str, name: str) -> str:
         """The value in effect for `who` (default included)."""
 
     def config_get_running(self, osd: int, name: str) -> str:
-        """The value the OSD process itself runs with (`ceph tell osd.N config
-        get`): it differs from the mon's view until a restart, or for good
-        when a local ceph.conf or an override beats the mon."""
+        """The value the OSD process runs with (`ceph tell`): the mon's view
+        differs until a restart, or for good under a local override."""
 
     def config_set(self, who: str, name: str, value: str) -> None: ...
 
@@ -429,8 +405,7 @@ class MgrReads(MgrBase):
     def health(self) -> Tuple[str, List[str]]:
         h = json.loads(self.mgr.get('health')['json'])
         checks = {code: c for code, c in h.get('checks', {}).items() if not c.get('muted')}
-        # the mon's status already leaves muted checks out; recompute it from
-        # the checks we keep so the two always agree
+        # recomputed from the checks kept, so the two always agree
         severities = {c.get('severity') for c in checks.values()}
         status = ('HEALTH_ERR' if 'HEALTH_ERR' in severities
                   else 'HEALTH_WARN' if checks else 'HEALTH_OK')
@@ -580,9 +555,8 @@ class MgrConfig(MgrReads):
         return ConfigSnapshot(self._config_dump(), {}).own(who, name)
 
     def _locations(self) -> Dict[int, Location]:
-        """What config masks are matched against, for every OSD: its device
-        class and its CRUSH location (bucket type -> name, as `ceph osd tree`
-        shows it)."""
+        """What config masks are matched against, per OSD: its device class
+        and CRUSH location (bucket type -> name)."""
         parent, nodes = self._tree()
         out: Dict[int, Location] = {}
         for osd, info in self.osds().items():
@@ -634,9 +608,8 @@ class MgrActions(MgrBase):
         except orchestrator.NoOrchestrator as e:
             raise NoOrchestrator(str(e))
         except ImportError as e:
-            # the backend mgr/orchestrator/orchestrator names is not enabled:
-            # mgr.remote says "Module not found" (orchestrator._oremote
-            # documents the ImportError); no orchestrator can restart it
+            # the orchestrator's backend module is not enabled (mgr.remote:
+            # "Module not found")
             raise NoOrchestrator(f'the orchestrator backend is not enabled ({e})')
         try:
             return str(orchestrator.raise_if_exception(completion))
@@ -647,8 +620,7 @@ class MgrActions(MgrBase):
 
     def bench(self, osd: int, count: int, size: int, object_size: int,
               object_num: int) -> Dict[str, Any]:
-        # workload.py sizes a chunk to a few seconds; the bound is for a canary
-        # that slowed to a crawl, plus the objects the bench creates and removes
+        # a chunk is a few seconds: the bound is for a canary slowed to a crawl
         return self._tell(osd, {'prefix': 'bench', 'count': count, 'size': size,
                                 'object_size': object_size, 'object_num': object_num,
                                 'format': 'json'}, timeout=300)
@@ -659,9 +631,8 @@ class MgrActions(MgrBase):
         except Exception as e:  # rados.Error, and the handle's own connect
             raise ClusterError(f'cannot open pool {pool!r}: {e}')
         ioctx.set_namespace(namespace)
-        # its ops are sent to a full pool too (FULL_TRY): a write fails there at
-        # once (EDQUOT, ENOSPC) where librados would hold it until the pool is
-        # not full, and a delete, which frees space, goes through
+        # FULL_TRY: a write to a full pool fails at once rather than wait, and
+        # a delete, which frees space, goes through
         ioctx.set_osdmap_full_try()
         return RadosIo(ioctx, pool, namespace)
 
@@ -671,9 +642,8 @@ class MgrCluster(MgrConfig, MgrActions):
 
 
 class RadosIo:
-    """ClientIo over the mgr's own librados handle (synchronous calls: they
-    release the GIL, and their completions need no callback into Python,
-    which librados would make from its own threads)."""
+    """ClientIo over the mgr's librados handle, in synchronous calls: an
+    asynchronous completion would call into Python from librados' threads."""
 
     def __init__(self, ioctx: Any, pool: str, namespace: str) -> None:
         self.ioctx = ioctx
