@@ -256,16 +256,6 @@ def test_a_candidate_that_passes_at_a_look_is_done() -> None:
     assert s.status()['state'] == 'done'
 
 
-def test_a_confirmation_saved_before_looks_judges_once_at_90_percent() -> None:
-    h, s = confirming(Harness(), confirm_rounds=8)
-    h.run(until=in_confirmation('measure', 0, 0))
-    conf = s.s['confirm']
-    del conf['sequential'], conf['level']  # as a module before the looks saved it
-    h.run()
-    assert len(conf['orders']) == 8 and conf['result']['level'] == 0.90
-    assert not any(a.get('passed') for a in conf['arms'])
-
-
 def test_status_and_history_show_the_confirmation() -> None:
     h, s = confirming(Harness())
     h.run()
@@ -357,12 +347,3 @@ def test_each_measurement_says_which_canary_ran_it_as_the_plan_said() -> None:
     h.run()
     assert s.s['confirm']['measurement_plan'] == {'design': 'sequential', 'osds': [0]}
     assert {t['osd'] for t in s.s['trials']} == {0}
-
-
-def test_a_confirmation_planned_before_the_plan_was_kept_goes_on_on_its_canary() -> None:
-    h, s = confirming(Harness())
-    h.run(until=in_confirmation('warmup', 1, 0))
-    del s.s['confirm']['measurement_plan']  # as a session saved before it was kept
-    h.run()
-    assert s.s['state'] == 'done'
-    assert len(measured(s)) == 15

@@ -5,8 +5,7 @@ import pytest
 from rocks_autotune.rocksdb_options import (COMPRESSIONS, MAX_OPTIONS_BYTES, NEW_TUNING,
                                             NEW_TUNING_LZ4, PACIFIC_DEFAULT,
                                             ROCKSDB_COMPRESSIONS, OptionStringError,
-                                            compression_from_rocksdb,
-                                            compression_to_rocksdb, parse_options,
+                                            compression_from_rocksdb, parse_options,
                                             parse_size, render_options)
 
 # Copied by hand from seed 000's conclusion, so a typo in the module shows.
@@ -126,14 +125,11 @@ def test_compressions() -> None:
     assert COMPRESSIONS == {'none': 'kNoCompression', 'lz4': 'kLZ4Compression',
                             'snappy': 'kSnappyCompression'}
     for short, rocks in COMPRESSIONS.items():
-        assert compression_to_rocksdb(short) == rocks
         assert compression_from_rocksdb(rocks) == short
         assert ROCKSDB_COMPRESSIONS[rocks] == short
     for bad in ('kZSTD', 'kZlibCompression', 'kNoCompression ', 'none', ''):
         with pytest.raises(OptionStringError):
             compression_from_rocksdb(bad)
-    with pytest.raises(OptionStringError):
-        compression_to_rocksdb('zstd')
 
 
 def test_presets_verbatim() -> None:

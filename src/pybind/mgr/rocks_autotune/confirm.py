@@ -87,9 +87,8 @@ class Confirmation:
 
     @property
     def level(self) -> float:
-        """The interval level of each look (a confirmation planned before
-        looks were taken had one, at the end, at LEVEL)."""
-        return float(self.rec.get('level', paired_stats.LEVEL))
+        """The interval level of each look."""
+        return float(self.rec['level'])
 
     def active(self) -> List[str]:
         """The arms still measured: not out, not passed at a look."""
@@ -97,10 +96,8 @@ class Confirmation:
 
     @property
     def measurement_plan(self) -> Dict[str, Any]:
-        """Which canary runs which arm (a confirmation planned before the
-        plan was recorded measured the session's one canary)."""
-        return (self.rec.get('measurement_plan')
-                or measurement_plan.sequential(self.s['params']['osd']))
+        """Which canary runs which arm."""
+        return self.rec['measurement_plan']
 
     def next(self) -> Optional[Tuple[int, Window, str]]:
         """The round (or steady pair), the window to measure next (its
@@ -289,7 +286,6 @@ class Confirmation:
         ranked, results = paired_stats.verdict(
             rounds, [a['arm'] for a in arms], BASELINE, rec['objective'],
             rec['direction'], rec['margin'], out=self._out(), level=self.level)
-        best: Optional[str] = None
         shown = []
         for a, v in zip(arms, results):
             st: Optional[Dict[str, Any]] = None
@@ -306,11 +302,9 @@ class Confirmation:
                               restart_seconds=median(took) if took else None,
                               objective_verdict=objective_verdict, steady=st,
                               **self._groups(rounds, a['arm'])))
-        for name in self._best_first(ranked):
-            arm = next(x for x in shown if x['arm'] == name)
-            if arm['verdict'] == steady_check.RECOMMENDED:
-                best = name
-                break
+        verdicts = {x['arm']: x['verdict'] for x in shown}
+        best = next((name for name in self._best_first(ranked)
+                     if verdicts[name] == steady_check.RECOMMENDED), None)
         for arm in shown:
             if best and arm['verdict'] == 'passes':
                 arm['why'] = (f'its objective passed; {best}, ranked before it, was '

@@ -10,18 +10,14 @@ from .rocksdb_stats import KvDelta
 from .workload import CLIENT, LIVE, OSD_BENCH
 
 # (section, counter) pairs read from `perf dump`.  BlueFS's DB bytes are its
-# WAL's and its SSTs'; `bytes_written_slow` counts those of them that landed
-# on the slow device (spill-over), already in the two: a share, never added
+# WAL's and SSTs'; `bytes_written_slow` is a share of them (spill-over)
 DB_BYTES = [('bluefs', 'bytes_written_wal'), ('bluefs', 'bytes_written_sst')]
 WAL_BYTES = ('bluefs', 'bytes_written_wal')
 SST_BYTES = ('bluefs', 'bytes_written_sst')
 SLOW_BYTES = ('bluefs', 'bytes_written_slow')
-# a gauge, not a count: the DB's size at a window's end (the wear model's
-# levels below L1); read where the OSD gives it
-DB_USED = ('bluefs', 'db_used_bytes')
-# every SST file BlueFS wrote: a memtable flush's L0 file or a compaction's
-# output.  (`rocksdb.compact` counts only the manual compactions Ceph asks
-# for, `ceph tell osd.N compact`: RocksDB's own L0->L1 ones do not move it.)
+DB_USED = ('bluefs', 'db_used_bytes')  # a gauge: the DB's size at a window's end
+# every SST file BlueFS wrote, a flush's or a compaction's (`rocksdb.compact`
+# counts only the manual compactions Ceph asks for)
 SST_FILES = ('bluefs', 'files_written_sst')
 CLIENT_BYTES = ('osd', 'op_w_in_bytes')
 LATENCIES = {'kv_sync_lat_ms': ('bluestore', 'kv_sync_lat'),
@@ -78,8 +74,7 @@ class Measurement:
     db_bytes: int
     wal_bytes: int
     # DB bytes written per client byte, the figure the budget judges: by
-    # RocksDB's own bytes (WAL, flush, compaction) when the canary gave them,
-    # else by BlueFS's (write_amp_by says which)
+    # RocksDB's own bytes when the canary gave them, else BlueFS's (write_amp_by)
     write_amp: float
     kv_sync_lat_ms: Optional[float]
     kv_commit_lat_ms: Optional[float]
@@ -87,37 +82,30 @@ class Measurement:
     kv_syncs: int
     iops: Optional[float]  # bench workload only
     flushes: float  # memtable flushes the window is estimated to cover
-    # the window ended before it covered what it waits for (min_flushes; for
-    # a confirmation window, an L0 compaction cycle): write-amp is undercounted
+    # the window ended before it covered what it waits for (min_flushes, an
+    # L0 cycle, steady_bytes): write-amp is undercounted
     window_short: bool
-    # None in measurements recorded before these were read
     sst_bytes: Optional[int] = None
     sst_files: Optional[int] = None
     op_w_lat_ms: Optional[float] = None  # client writes through the PG layer (not osd bench)
     l0_cycles: Optional[float] = None  # see l0_cycles()
-    # RocksDB's own figures (rocksdb_stats.KvDelta), when the canary gave them:
-    # what it wrote to its WAL, flushed to L0 and wrote compacting, apart; and
-    # its busiest column family's flushes and compactions below L0
+    # RocksDB's own figures (rocksdb_stats.KvDelta), when the canary gave them
     rocksdb_wal_bytes: Optional[int] = None
     flush_bytes: Optional[int] = None
     compaction_bytes: Optional[int] = None
     busiest_cf: Optional[str] = None
     cf_flushes: Optional[int] = None
     compactions: Optional[int] = None
-    write_amp_by: str = BLUEFS  # measurements recorded before: BlueFS's bytes
+    write_amp_by: str = BLUEFS
     bluefs_write_amp: Optional[float] = None  # BlueFS's bytes per client byte
-    # the split design's client figures (None: no group R, or recorded
-    # before): C's IOPS (the canary's PGs; `iops` too), R's (PGs without
-    # it) over the same seconds, and C/R, the figure it confirms on
+    # the split design's (None: no group R): C's IOPS (`iops` too), R's, C/R
     iops_c: Optional[float] = None
     iops_r: Optional[float] = None
     c_over_r: Optional[float] = None
-    # a steady window's WAL bytes (RocksDB's, else BlueFS's) over
-    # window.steady_bytes: below 1, some column family cannot have gone
-    # through an L0 cycle (None: not a steady window, or recorded before)
+    # a steady window's WAL bytes over window.steady_bytes: below 1, some
+    # column family cannot have gone through an L0 cycle (None: not steady)
     wal_cover: Optional[float] = None
-    # of db_bytes, those BlueFS wrote to the slow device (spill-over)
-    slow_bytes: Optional[int] = None
+    slow_bytes: Optional[int] = None  # of db_bytes, those on the slow device
     db_used_bytes: Optional[int] = None  # BlueFS's DB bytes in use at the window's end
 
     def to_dict(self) -> Dict[str, Any]:
@@ -322,8 +310,8 @@ def feasible(m: Measurement, base: Baseline, budget: float) -> bool:
     return write_amp_ratio(m, base) <= budget
 
 
-# a penalty weight on the log of how far write-amp is over budget, so the GP
-# learns where the infeasible region is without being told a cliff
+# the weight of the log of how far write-amp is over budget: the GP learns
+# where the infeasible region is without being told a cliff
 INFEASIBLE_WEIGHT = 2.0
 
 

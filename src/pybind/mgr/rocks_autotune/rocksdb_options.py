@@ -109,15 +109,6 @@ COMPRESSIONS: Dict[str, str] = {
 ROCKSDB_COMPRESSIONS: Dict[str, str] = {v: k for k, v in COMPRESSIONS.items()}
 
 
-def compression_to_rocksdb(name: str) -> str:
-    """'lz4' -> 'kLZ4Compression'."""
-    try:
-        return COMPRESSIONS[name]
-    except KeyError:
-        raise OptionStringError(
-            f'unknown compression {name!r} (known: {", ".join(COMPRESSIONS)})') from None
-
-
 def compression_from_rocksdb(value: str) -> str:
     """'kLZ4Compression' -> 'lz4'; other RocksDB algorithms are out of scope."""
     try:

@@ -8,7 +8,7 @@ figure counts from the OSD's start: a window's are differences of two reads.
 """
 import json
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 # Tentacle names the statistics so; the ones a window compares
@@ -37,17 +37,6 @@ class KvStats:
     tickers: Dict[str, int] = field(default_factory=dict)
     # column family -> level number -> Level (levels that hold nothing are left out)
     levels: Dict[str, Dict[int, Level]] = field(default_factory=dict)
-
-    def to_dict(self) -> Dict[str, Any]:
-        return {'tickers': self.tickers,
-                'levels': {cf: {str(n): asdict(lv) for n, lv in ls.items()}
-                           for cf, ls in self.levels.items()}}
-
-    @classmethod
-    def from_dict(cls, d: Dict[str, Any]) -> 'KvStats':
-        return cls(tickers={k: int(v) for k, v in d.get('tickers', {}).items()},
-                   levels={cf: {int(n): Level(**lv) for n, lv in ls.items()}
-                           for cf, ls in d.get('levels', {}).items()})
 
     def compactions_below_l0(self, cf: str) -> int:
         """Compactions out of L0 or deeper in one column family: every one

@@ -192,11 +192,10 @@ class Search:
 
     def window_length(self, cur: Dict[str, Any]) -> Optional[float]:
         """The confirmation round `cur`'s window length (None for a search or
-        steady window); a confirmation planned before it was recorded: the cap."""
+        steady window)."""
         if cur['kind'] != 'confirm' or cur.get('steady'):
             return None
-        length = self.s['confirm'].get('window')
-        return float(length) if length else self.params.duration * self.settings.max_window_factor
+        return float(self.s['confirm']['window'])
 
     def steady_limit(self, cur: Dict[str, Any]) -> Optional[float]:
         """How long the steady window `cur` may last at most (None: not one)."""
@@ -352,9 +351,7 @@ class Search:
         limit = max(self.params.duration, self.settings.steady_window_limit)
         if s.get('confirm'):
             limit = max(self.params.duration, float(self.confirmation().steady['limit']))
-        # the rounds' windows: the baseline runs' length
-        window = (s['confirm'].get('window') if s.get('confirm') else None) or \
-            self.objective_window()
+        window = s['confirm']['window'] if s.get('confirm') else self.objective_window()
         need = None
         if s.get('confirm'):
             compared = [base_c.to_dict()] + [a['candidate'] for a in s['confirm']['arms']]

@@ -5,8 +5,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .rocksdb_options import (COMPRESSIONS, ColumnFamily, OptionStringError,
-                              compression_from_rocksdb, compression_to_rocksdb,
-                              parse_size, render_options)
+                              compression_from_rocksdb, parse_size, render_options)
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -59,7 +58,7 @@ class Candidate:
     def to_options(self) -> Dict[str, str]:
         """The tuned options as RocksDB option values (sizes in plain bytes)."""
         opts = {k: str(v) for k, v in asdict(self).items()}
-        opts['compression'] = compression_to_rocksdb(self.compression)
+        opts['compression'] = COMPRESSIONS[self.compression]
         return opts
 
 
@@ -164,14 +163,9 @@ class SearchSpace:
         self.max_memtable_bytes = max_memtable_bytes
         self.column_families: Tuple[ColumnFamily, ...] = tuple(column_families)
         self.base: Dict[str, str] = dict(base or {})
-        self.l0_slowdown = _parse_count(
-            'level0_slowdown_writes_trigger',
-            self.base.get('level0_slowdown_writes_trigger',
-                          ROCKSDB_DEFAULTS['level0_slowdown_writes_trigger']))
-        self.l0_stop = _parse_count(
-            'level0_stop_writes_trigger',
-            self.base.get('level0_stop_writes_trigger',
-                          ROCKSDB_DEFAULTS['level0_stop_writes_trigger']))
+        self.l0_slowdown, self.l0_stop = (
+            _parse_count(key, self.base.get(key, ROCKSDB_DEFAULTS[key]))
+            for key in ('level0_slowdown_writes_trigger', 'level0_stop_writes_trigger'))
         # 0: RocksDB sizes the WAL limit itself (no fixed limit to check against)
         self.max_total_wal_size = parse_size(self.base.get('max_total_wal_size', '0'))
         self.max_steady_bytes = max_steady_bytes
