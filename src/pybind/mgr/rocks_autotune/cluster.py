@@ -282,10 +282,6 @@ class ClientIo(Protocol):
         """Every object in the namespace."""
 
 
-def _osd_name(osd: int) -> str:
-    return f'osd.{osd}'
-
-
 def _osd_state(o: Dict[str, Any]) -> OsdInfo:
     """An OSD map entry's state (Cluster.osd_states)."""
     return OsdInfo(id=o['osd'], up=bool(o['up']), in_=bool(o['in']), up_from=o.get('up_from', 0),
@@ -494,7 +490,7 @@ class MgrReads(MgrBase):
 
     def osd_flags(self) -> Dict[str, List[str]]:
         osd_map = self.mgr.get('osd_map')
-        flagged = {_osd_name(o['osd']): sorted(OSD_FLAG_NAMES.intersection(o.get('state', [])))
+        flagged = {f"osd.{o['osd']}": sorted(OSD_FLAG_NAMES.intersection(o.get('state', [])))
                    for o in osd_map['osds']}
         # `ceph osd set-group`: on a CRUSH node (a host in maintenance) or a device class
         for section, kind in (('crush_node_flags', 'crush node'),
@@ -504,7 +500,7 @@ class MgrReads(MgrBase):
         return {who: flags for who, flags in flagged.items() if flags}
 
     def has_noout(self, osd: int) -> bool:
-        return 'noout' in self.osd_flags().get(_osd_name(osd), [])
+        return 'noout' in self.osd_flags().get(f'osd.{osd}', [])
 
     def recent_crashes(self) -> List[Crash]:
         # `crash ls` is the crash module's command, not the mon's, and its
@@ -599,12 +595,12 @@ class MgrActions(MgrBase):
     """What the module does to the cluster: noout, restarts, bench, client I/O."""
 
     def set_noout(self, osd: int, on: bool) -> None:
-        self._mon_ok(prefix='osd add-noout' if on else 'osd rm-noout', ids=[_osd_name(osd)])
+        self._mon_ok(prefix='osd add-noout' if on else 'osd rm-noout', ids=[f'osd.{osd}'])
 
     def restart_osd(self, osd: int) -> str:
         import orchestrator
         try:
-            completion = self.mgr.daemon_action('restart', _osd_name(osd))
+            completion = self.mgr.daemon_action('restart', f'osd.{osd}')
         except orchestrator.NoOrchestrator as e:
             raise NoOrchestrator(str(e))
         except ImportError as e:

@@ -7,6 +7,7 @@ where a wrong recommendation costs, where a 5-round bootstrap under-covers.
 Plain Python (no scipy on the mgr's threads); the unit tests check it
 against ``scipy.stats.wilcoxon``.
 """
+import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -27,12 +28,7 @@ def signed_rank_cdf(n: int) -> List[float]:
     for i in range(1, n + 1):
         counts = [a + (counts[t - i] if t >= i else 0)
                   for t, a in enumerate(counts + [0] * i)]
-    total = float(2 ** n)
-    out, acc = [], 0
-    for c in counts:
-        acc += c
-        out.append(acc / total)
-    return out
+    return [acc / float(2 ** n) for acc in itertools.accumulate(counts)]
 
 
 def cut(n: int, level: float = LEVEL) -> int:

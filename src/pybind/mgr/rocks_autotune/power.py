@@ -5,11 +5,8 @@ it confirms, the rounds a gain needs, and the one level all its looks use
 Power: the interval's ends are Walsh averages, so for rounds e + sd*z a
 look's low end is e + sd*L_n(z); a candidate truly better by e passes when
 max_n L_n(z) > (m - e) / sd, so one table of that maximum per planned rounds
-(normal rounds, seeded draws) serves every gain and noise.  The noise before
-the search is the A/A pairs' root mean square log-ratio (a pair's fixed
-order counts drift as noise, as a random round order does), planned at its
-upper confidence limit (`planned_sd`): a plan at the estimate of two pairs
-falls short of its power about half the time.
+(normal rounds, seeded draws) serves every gain and noise.  A plan takes the
+A/A noise's upper confidence limit (`planned_sd`), not the estimate.
 """
 import bisect
 import math

@@ -40,9 +40,7 @@ class Trial:
     arm: str = ''
     osd: Optional[int] = None  # the canary that ran it (None: recorded before it was kept)
     steady: str = ''  # a steady-check window: the arm checked (`round` is then the pair)
-    # its canary's restart onto it, from the call to up: what the options
-    # the canary left cost it (their WAL replayed at start; confirm.py)
-    restart_seconds: Optional[float] = None
+    restart_seconds: Optional[float] = None  # its canary's restart onto it (confirm.py)
 
 
 @dataclass
@@ -343,8 +341,7 @@ class Search:
         steady = (steady_window(base_c, base, rate, self.space.max_total_wal_size) if base
                   else None)
         if steady is not None and not math.isinf(steady):
-            # what a steady window of them waits for beside that cycle: its
-            # WAL through every family's cycle, and --duration at least
+            # beside that cycle, its WAL through every family's, and --duration
             steady = max(steady, steady_length(
                 [(base_c, base)], self.params.duration, math.inf, self.space.column_families,
                 self.space.max_total_wal_size))
@@ -388,9 +385,7 @@ class Search:
             over + min(limit, need or steady or limit))
         cur, w = s['current'], canary['window']
         if cur is not None and w is not None and cur['kind'] != 'recovery':
-            # the measurement in flight is counted above whole: what its
-            # warm-up and window spent comes off (an hour-long confirmation
-            # window must not read as all still to come until it ends)
+            # the measurement in flight is counted above whole: what it spent comes off
             each = (over + (limit if cur.get('steady') else window)
                     if cur['kind'] == 'confirm' else per_search)
             spent = min(each, max(0.0, self.clock() - float(w['start'])))

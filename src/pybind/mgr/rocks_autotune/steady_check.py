@@ -7,7 +7,7 @@ rate.  confirm.py keeps the record and the trials.
 """
 import math
 import random
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .measurement_plan import BASELINE
@@ -72,9 +72,7 @@ class Pair:
     saved_per_day: Optional[float] = None
 
     def to_dict(self) -> Dict[str, Any]:
-        return {'ratio': self.ratio, 'arm_seen': self.arm_seen,
-                'baseline_seen': self.baseline_seen, 'objective': self.objective,
-                'saved_per_day': self.saved_per_day}
+        return asdict(self)
 
 
 @dataclass

@@ -3,26 +3,16 @@ byte at steady state, predicted from its LSM shape and calibrated on the
 session's own windows, to rank the search's candidates by (why a model:
 doc/dev/session.rst, dev-session-wear; the steady check alone decides).
 
-The shape, per client byte (leveled compaction, as Monkey and Dostoevsky
-cost it):
+Per client byte (leveled compaction, as Monkey and Dostoevsky cost it):
 
-    WAL            w                      (BlueStore's encoding: no option moves it)
-    flush          w * s(F) * r(comp)     s: the share of the memtables' bytes that
-                                          survive to a flush (overwritten keys and
-                                          BlueStore's short-lived deferred-write and
-                                          PG-log keys die in a large memtable);
-                                          F: the bytes a shard's memtables take in
-                                          before a flush (space.flush_capacity over
-                                          the shards of the families that take the
-                                          candidate's merge count: tuned_families),
-                                          at most the WAL limit's (space.wal_limit:
-                                          past it RocksDB flushes whatever holds
-                                          the oldest WAL)
-    compaction     flush * k * K(c)       K: L0->L1 rewrites L1 once per `trigger`
-                                          flushes, 1 + L1 / (trigger * F), plus
-                                          (multiplier + 1) / 2 per level below L1
-                                          that a shard's share of the DB's size
-                                          fills (L1: that share, at most the base)
+    WAL         w                    (BlueStore's encoding: no option moves it)
+    flush       w * s(F) * r(comp)   s: the share of the memtables' bytes that
+                                     survive to a flush (short-lived keys die in
+                                     a large memtable); F: a shard's bytes before
+                                     a flush (shard_flush), at most the WAL limit's
+    compaction  flush * k * K(c)     K: 1 + L1 / (trigger * F), plus
+                                     (multiplier + 1) / 2 per level below L1 that
+                                     a shard's share of the DB fills (shape)
 
 Calibrated on the windows: w is the median WAL bytes per client byte; s(F)
 a line in log2(F) over the windows whose WAL covered every tuned shard's
