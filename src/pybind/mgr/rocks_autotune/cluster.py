@@ -480,13 +480,9 @@ class MgrReads(MgrBase):
         def host(osd: int) -> str:
             return next((str(n['name']) for n in self._ancestors(osd, parent, len(nodes))
                          if n.get('type') == 'host'), '')
-        order: List[Tuple[int, str]] = []
-        listed = set()
-        for n in nodes:  # the tree's own order: as `ceph osd tree` prints it
-            if n['id'] >= 0 and n['id'] not in listed:
-                order.append((n['id'], host(n['id'])))
-                listed.add(n['id'])
-        return order + [(o, host(o)) for o in sorted(self.osds()) if o not in listed]
+        # the tree's own order, as `ceph osd tree` prints it
+        listed = list(dict.fromkeys(n['id'] for n in nodes if n['id'] >= 0))
+        return [(o, host(o)) for o in listed + sorted(set(self.osds()) - set(listed))]
 
     def osd_flags(self) -> Dict[str, List[str]]:
         osd_map = self.mgr.get('osd_map')
