@@ -81,6 +81,11 @@ class Confirmation:
         failures = sum(1 for t in ts if t['verdict'] == 'failed')
         return failures >= (BASELINE_TRIES if name == BASELINE else 1)
 
+    def _measured(self, r: int, name: str, steady: str = '') -> Optional[Dict[str, Any]]:
+        """Arm `name`'s measurement in round (or steady pair) r, if any."""
+        return next((t['measurement'] for t in self._trials(r, name, steady)
+                     if t['verdict'] == 'measured'), None)
+
     def measured(self) -> int:
         return sum(1 for t in self.s['trials']
                    if t['kind'] == 'confirm' and t['verdict'] == 'measured')
@@ -167,11 +172,10 @@ class Confirmation:
         while p < self.steady['pairs'] and all(
                 self._done(p, slot.arm, arm)
                 for window in self._steady_windows(arm, p) for slot in window):
-            got = {name: [t['measurement'] for t in self._trials(p, name, arm)
-                          if t['verdict'] == 'measured'] for name in (arm, BASELINE)}
-            if got[arm] and got[BASELINE]:
-                measured.append((got[arm][0], got[BASELINE][0]))
-            elif not got[BASELINE]:
+            a, b = self._measured(p, arm, arm), self._measured(p, BASELINE, arm)
+            if a is not None and b is not None:
+                measured.append((a, b))
+            elif b is None:
                 lost = True
             p += 1
         return measured, p, lost
@@ -215,15 +219,8 @@ class Confirmation:
 
     def rounds(self) -> List[Dict[str, Optional[Dict[str, Any]]]]:
         """Per round drawn, each arm's measurement in it."""
-        out: List[Dict[str, Optional[Dict[str, Any]]]] = []
-        for r, order in enumerate(self.rec['orders']):
-            got: Dict[str, Optional[Dict[str, Any]]] = {}
-            for name in order:
-                m = [t['measurement'] for t in self._trials(r, name)
-                     if t['verdict'] == 'measured']
-                got[name] = m[0] if m else None
-            out.append(got)
-        return out
+        return [{name: self._measured(r, name) for name in order}
+                for r, order in enumerate(self.rec['orders'])]
 
     def _look(self, r: int) -> None:
         """After round r (not the last): an arm measured in DROP_AFTER rounds
