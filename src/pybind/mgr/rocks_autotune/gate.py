@@ -91,11 +91,9 @@ RESTART_FLAGS = ('noup', 'nodown')
 def flag_threats(cluster: Cluster) -> List[str]:
     """noup or nodown set on the cluster, an OSD, a CRUSH node or a device class."""
     out = [f'the cluster has {f} set' for f in cluster.osdmap_flags() if f in RESTART_FLAGS]
-    flagged = []
-    for who, flags in sorted(cluster.osd_flags().items()):
-        bad = [f for f in flags if f in RESTART_FLAGS]
-        if bad:
-            flagged.append(f'{who} has {", ".join(bad)} set')
+    flagged = [f'{who} has {", ".join(bad)} set'
+               for who, flags in sorted(cluster.osd_flags().items())
+               if (bad := [f for f in flags if f in RESTART_FLAGS])]
     return out + at_most(flagged, 'OSDs or CRUSH nodes')
 
 

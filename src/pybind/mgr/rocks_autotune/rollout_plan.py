@@ -45,14 +45,13 @@ def parse_osd_ids(text: str) -> List[int]:
     for item in text.replace(' ', ',').split(','):
         if not item:
             continue
-        if item.startswith('osd.'):
-            item = item[len('osd.'):]
-        if not re.fullmatch('[0-9]{1,9}', item):
+        m = re.fullmatch(r'(?:osd\.)?([0-9]{1,9})', item)
+        if not m:
             raise RolloutRefused(f'--osds takes OSD ids in ASCII digits separated by commas '
                                  f'(1,2,5), not {text!r}')
-        if int(item) in ids:
-            raise RolloutRefused(f'--osds names osd.{int(item)} more than once: {text!r}')
-        ids.append(int(item))
+        if int(m[1]) in ids:
+            raise RolloutRefused(f'--osds names osd.{int(m[1])} more than once: {text!r}')
+        ids.append(int(m[1]))
     if not ids:
         raise RolloutRefused('--osds names no OSD')
     return ids
