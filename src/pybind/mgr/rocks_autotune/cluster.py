@@ -132,8 +132,7 @@ class ConfigEntry:
         return all(loc.get(kind) == value for kind, value in self.mask)
 
     def precision(self) -> int:
-        """Of two entries in one section, the more precise wins: a CRUSH
-        location over a device class over none."""
+        """Within a section, a CRUSH location beats a device class beats none."""
         return sum(1 if kind == 'class' else 2 for kind, _ in self.mask)
 
 

@@ -63,8 +63,7 @@ def _avg_ms(a: Dict[str, Any], b: Dict[str, Any], key: Tuple[str, str]) -> Optio
 # change; BlueFS's add the WAL's 4 KiB padding per kv sync, which follows the
 # load's concurrency, not the options, so it is only reported
 # (doc/dev/design.rst, dev-design-bluefs-wal).
-ROCKSDB = 'rocksdb'
-BLUEFS = 'bluefs'
+ROCKSDB, BLUEFS = 'rocksdb', 'bluefs'
 
 
 @dataclass

@@ -39,9 +39,8 @@ class KvStats:
     levels: Dict[str, Dict[int, Level]] = field(default_factory=dict)
 
     def compactions_below_l0(self, cf: str) -> int:
-        """Compactions out of L0 or deeper in one column family: every one
-        lands at a level below L0 (L0 -> L1 lands at L1, or at the base level
-        with dynamic level sizes)."""
+        """Compactions out of L0 or deeper in one column family (each lands
+        at a level below L0)."""
         return sum(lv.compactions for n, lv in self.levels.get(cf, {}).items() if n > 0)
 
     def shape(self) -> Dict[str, List[Tuple[int, int, int]]]:
