@@ -291,7 +291,6 @@ def plan_revert(cluster: Cluster, last: Optional[Mapping[str, Any]], force: bool
     config = cluster.config_snapshot(defaults=NAMES)
     sets: Masks = {}
     records: List[RolloutOsd] = []
-    notes: List[str] = []
     theirs: List[str] = []
     for o in todo:
         who = f'osd.{o["osd"]}'
@@ -306,10 +305,8 @@ def plan_revert(cluster: Cluster, last: Optional[Mapping[str, Any]], force: bool
             continue
         sets[who] = dict(back[who])
         records.append(_osd_record(config, o['osd'], o['host'], o.get('back_to', '')))
-    if theirs:
-        notes.append(_some(theirs))
     up = cluster.osds()
-    notes += _down_first(records, up)
+    notes = ([_some(theirs)] if theirs else []) + _down_first(records, up)
     if not sets:
         # a rollout stopped part way left no mask of its own to put back: an
         # empty revert ends it (refusing would leave no command that clears it)

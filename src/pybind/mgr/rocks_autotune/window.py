@@ -202,11 +202,8 @@ class Window:
             # a busy mgr): a bench window with no bench measures nothing
             return None, self._drive(st.duration)
         after = perf_counters.snapshot(self.cluster.perf_dump(self.osd))
-        kv = None
-        if w.get('kv_before') is not None:
-            kv_after = self._kv_stats()
-            if kv_after is not None:
-                kv = delta(w['kv_before'], kv_after)
+        kv_after = self._kv_stats() if w.get('kv_before') is not None else None
+        kv = delta(w['kv_before'], kv_after) if kv_after is not None else None
         if kv is not None:
             covered = float(kv.flushes)
             seen_cycles = float(kv.compactions)
