@@ -47,10 +47,8 @@ class TrialOptimizer:
         self.space = space
         self.seed = seed
         # unsafe warm starts are never proposed; duplicates run once
-        self.warm_start: List[Candidate] = []
-        for c in warm_start:
-            if c not in self.warm_start and not space.violations(c):
-                self.warm_start.append(c)
+        self.warm_start: List[Candidate] = list(dict.fromkeys(
+            c for c in warm_start if not space.violations(c)))
         self._told: List[Candidate] = []   # every candidate told, in order
         self._scores: List[float] = []     # real scores only (not penalties)
         self._pending_failed: List[_Point] = []
