@@ -41,7 +41,6 @@ def plan(ranked: List[Tuple[Dict[str, Any], float]], rounds: int, margin: float,
         'orders': [], 'rounds': rounds, 'margin': margin, 'objective': objective,
         'direction': direction, 'result': None,
         # a look after every round from MIN_ROUNDS on, each at this level
-        # (power.look_level); a candidate that passes at a look is done
         'sequential': True, 'level': power.look_level(rounds),
         'measurement_plan': canaries,
         'steady': {'pairs': steady_pairs, 'limit': steady_limit},

@@ -4,14 +4,14 @@ learned, failed trials told as a penalty, and a state that is a pure
 function of (seed, warm starts, history), so a replay after a mgr restart
 proposes the very same next candidate.  Imported lazily (search.Search)."""
 import math
-from typing import Any, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 import skopt
 from sklearn.base import clone
 from skopt.space import Categorical, Dimension, Integer, Space
 
-from .space import Candidate, DimensionSpec, SearchSpace
+from .space import Candidate, DimensionSpec, Point, SearchSpace
 
 # Random (constrained) proposals after the warm starts before the GP drives:
 # few, as trials are expensive; on the unit tests' synthetic benchmark 3 did
@@ -33,8 +33,6 @@ DEFAULT_ACQ_POINTS = 2000
 _PROBES = 1000
 _MIN_SAFE_PROBES = 5
 
-_Point = List[Union[int, str]]
-
 
 class TrialOptimizer:
     def __init__(self, space: SearchSpace, seed: int = 0,
@@ -51,7 +49,7 @@ class TrialOptimizer:
             c for c in warm_start if not space.violations(c)))
         self._told: List[Candidate] = []   # every candidate told, in order
         self._scores: List[float] = []     # real scores only (not penalties)
-        self._pending_failed: List[_Point] = []
+        self._pending_failed: List[Point] = []
         self._dims = space.dimensions()
         dims = [_skopt_dimension(d) for d in self._dims]
         _check_safe_fraction(space, dims, seed)
@@ -106,7 +104,7 @@ class TrialOptimizer:
         at all.  A fresh fit of the search's GP, which exists however few
         points were told and is the same after a replay."""
         unique: List[Candidate] = []
-        points: List[_Point] = []
+        points: List[Point] = []
         for c in candidates:
             x = self._clamp(c)
             if c not in unique and x is not None:
@@ -131,7 +129,7 @@ class TrialOptimizer:
     # -- internals ---------------------------------------------------------
 
     def _record(self, c: Candidate, score: Optional[float]
-                ) -> Tuple[List[_Point], List[float], int]:
+                ) -> Tuple[List[Point], List[float], int]:
         """Book-keep one trial; return the (xs, ys) batch skopt must learn."""
         if score is not None:
             score = float(score)
@@ -139,7 +137,7 @@ class TrialOptimizer:
                 raise ValueError(f'score must be finite, got {score}; use tell_failed()')
         self._told.append(c)
         x = self._clamp(c)
-        xs: List[_Point] = []
+        xs: List[Point] = []
         ys: List[float] = []
         if x is None:
             # a compression not searched: counted as told, not learned
@@ -162,7 +160,7 @@ class TrialOptimizer:
                 self._pending_failed = []
         return xs, ys, self.n_told
 
-    def _send(self, batch: Tuple[List[_Point], List[float], int], fit: bool) -> None:
+    def _send(self, batch: Tuple[List[Point], List[float], int], fit: bool) -> None:
         xs, ys, n_told = batch
         if not xs:
             return
@@ -178,11 +176,11 @@ class TrialOptimizer:
         worst, best = max(self._scores), min(self._scores)
         return worst + FAILED_MARGIN * max(worst - best, abs(worst), 1e-9)
 
-    def _clamp(self, c: Candidate) -> Optional[_Point]:
+    def _clamp(self, c: Candidate) -> Optional[Point]:
         """Point for the GP, clamped into the bounds (an option beyond a bound
         behaves more like the bound than like nothing); None if not placeable."""
         x = self.space.to_point(c)
-        out: _Point = []
+        out: Point = []
         for d, v in zip(self._dims, x):
             if d.is_categorical:
                 if v not in d.categories:

@@ -172,7 +172,7 @@ def measure(before: Dict[str, Any], after: Dict[str, Any], seconds: float,
     wal = wal_bytes(before, after)
     cycles = l0_cycles(before, after, flush_bytes, trigger) if trigger else None
     client = float(bench_bytes) if bench_bytes is not None else _delta(before, after, CLIENT_BYTES)
-    lat = {name: _avg_ms(before, after, key) for name, key in LATENCIES.items()}
+    lat: Dict[str, Any] = {name: _avg_ms(before, after, key) for name, key in LATENCIES.items()}
     syncs = _counter(after, LATENCIES['kv_sync_lat_ms'])['avgcount'] - \
         _counter(before, LATENCIES['kv_sync_lat_ms'])['avgcount']
     iops = iops_r = None
@@ -193,15 +193,12 @@ def measure(before: Dict[str, Any], after: Dict[str, Any], seconds: float,
             write_amp, by = counted, ROCKSDB
     return Measurement(
         seconds=seconds, client_bytes=int(client), db_bytes=int(db), wal_bytes=int(wal),
-        write_amp=write_amp, write_amp_by=by, bluefs_write_amp=bluefs_wa,
-        kv_sync_lat_ms=lat['kv_sync_lat_ms'], kv_commit_lat_ms=lat['kv_commit_lat_ms'],
-        kv_flush_lat_ms=lat['kv_flush_lat_ms'], kv_syncs=int(syncs), iops=iops,
-        flushes=flushes,
+        write_amp=write_amp, write_amp_by=by, bluefs_write_amp=bluefs_wa, **lat,
+        kv_syncs=int(syncs), iops=iops, flushes=flushes,
         window_short=(flushes < min_flushes or (cycles is not None and cycles < min_cycles)
                       or (cover is not None and cover < 1)),
         sst_bytes=int(_delta(before, after, SST_BYTES)),
-        sst_files=int(_delta(before, after, SST_FILES)), op_w_lat_ms=lat['op_w_lat_ms'],
-        l0_cycles=cycles,
+        sst_files=int(_delta(before, after, SST_FILES)), l0_cycles=cycles,
         **{f: None if kv is None else getattr(kv, n) for f, n in _KV_FIELDS.items()},
         iops_c=iops if iops_r is not None else None, iops_r=iops_r,
         c_over_r=iops / iops_r if iops and iops_r else None, wal_cover=cover,
