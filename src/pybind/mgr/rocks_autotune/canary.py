@@ -99,15 +99,12 @@ class Canary:
 
     def restore(self, originals: Originals, keep: Collection[str] = ()) -> None:
         """Put the originals back, but for `keep`: names someone else set since."""
-        for name in SAVED:
-            if name in keep:
-                continue
+        for name in (n for n in SAVED if n not in keep):
             value = originals[name]
-            if value is None:
-                if self.cluster.config_get_own(self.who, name) is not None:
-                    self.cluster.config_rm(self.who, name)
-            else:
+            if value is not None:
                 self.cluster.config_set(self.who, name, value)
+            elif self.cluster.config_get_own(self.who, name) is not None:
+                self.cluster.config_rm(self.who, name)
 
     def is_restored(self, originals: Originals, keep: Collection[str] = ()) -> bool:
         now = self.snapshot()
