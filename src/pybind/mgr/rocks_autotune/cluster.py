@@ -198,8 +198,7 @@ class Cluster(Protocol):
     def pgs_active_clean(self) -> bool:
         """Every PG is active and clean (pg_state_clean)."""
 
-    def inactive_pgs(self) -> int:
-        """How many PGs are not active (they serve no I/O)."""
+    def inactive_pgs(self) -> int: ...
 
     def osd_flags(self) -> Dict[str, List[str]]:
         """Who has noup/nodown/noin/noout set, and which: what OSD_FLAGS
@@ -218,8 +217,7 @@ class Cluster(Protocol):
     def pgs(self) -> List[PgInfo]:
         """Every PG, with its up and acting OSDs (read once for all OSDs)."""
 
-    def osdmap_flags(self) -> List[str]:
-        """The cluster-wide OSD map flags (noup, nodown, noout, pause...)."""
+    def osdmap_flags(self) -> List[str]: ...
 
     def config_snapshot(self, defaults: Sequence[str] = ()) -> 'ConfigSnapshot':
         """The whole config and every OSD's location, with the release's
@@ -277,8 +275,7 @@ class ClientIo(Protocol):
 
     def remove(self, obj: str) -> None: ...
 
-    def objects(self) -> List[str]:
-        """Every object in the namespace."""
+    def objects(self) -> List[str]: ...
 
 
 def _osd_state(o: Dict[str, Any]) -> OsdInfo:

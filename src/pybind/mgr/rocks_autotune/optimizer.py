@@ -126,8 +126,6 @@ class TrialOptimizer:
         for i, b in enumerate(batches):
             self._send(b, fit=(i == len(batches) - 1))
 
-    # -- internals ---------------------------------------------------------
-
     def _record(self, c: Candidate, score: Optional[float]
                 ) -> Tuple[List[Point], List[float], int]:
         """Book-keep one trial; return the (xs, ys) batch skopt must learn."""

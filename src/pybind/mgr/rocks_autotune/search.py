@@ -51,8 +51,7 @@ class Search:
     params: Params
     release_default: str
     clock: Callable[[], float]
-    # built on first use (see `optimizer`)
-    _optimizer: Any = field(default=None, init=False, repr=False)
+    _optimizer: Any = field(default=None, init=False, repr=False)  # built on first use
 
     @property
     def optimizer(self) -> Any:
@@ -127,8 +126,6 @@ class Search:
         budget = (1.0 / (1.0 + float(rec['wear_margin'])) if rec.get('goal') == WEAR
                   else self.params.budget)
         return Confirmation(self.s, budget)
-
-    # -- what a window tells the optimizer
 
     def wear_calibration(self) -> wear_model.Calibration:
         """The wear model fitted to every window so far."""

@@ -63,12 +63,10 @@ class Pair:
     ratio: Optional[float]  # arm's steady write-amp / the baseline's (None: not counted)
     arm_seen: bool          # each side's window reached steady state (saw_compaction)
     baseline_seen: bool
-    # the arm's objective / the baseline's over the same two whole windows:
-    # what the rounds' short windows after a restart judged, at steady state
-    # (reported beside the claim; one pair is a look at its sign, not a measure)
+    # the arm's objective / the baseline's over the two whole windows: what
+    # the rounds judged, at steady state (reported; one pair is no measure)
     objective: Optional[float] = None
-    # RocksDB bytes a day the arm saves over the baseline at the baseline
-    # window's client rate (the canary's): (its write-amp - the arm's) x rate
+    # RocksDB bytes a day saved at the baseline window's client rate
     saved_per_day: Optional[float] = None
 
     def to_dict(self) -> Dict[str, Any]:
