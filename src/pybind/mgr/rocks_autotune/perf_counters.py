@@ -160,14 +160,11 @@ def measure(before: Dict[str, Any], after: Dict[str, Any], seconds: float,
             block_size: int = 4096, trigger: int = 0, min_cycles: float = 0.0,
             kv: Optional[KvDelta] = None, reference_bytes: Optional[int] = None,
             steady_bytes: int = 0) -> Measurement:
-    """Two perf dumps of one window as a Measurement.  Client bytes are the
-    bench's own when it drove the window (osd bench writes below the PG
-    layer), else the OSD's.  `flush_bytes` (the candidate's flush size)
-    turns WAL bytes into flushes, `trigger` (0: not counted) gives
-    l0_cycles; with RocksDB's figures (`kv`) both are counted on its busiest
-    column family.  Short below `min_flushes` flushes, `min_cycles` cycles
-    or `steady_bytes` of WAL.  `reference_bytes`: a split load's group R's
-    bytes (`bench_bytes` then C's alone)."""
+    """Two perf dumps of one window as a Measurement: client bytes the
+    bench's when it drove the window, else the OSD's; flushes (WAL bytes /
+    `flush_bytes`) and L0 cycles (`trigger`, 0: not counted), RocksDB's
+    counts (`kv`) where given; short below `min_flushes`, `min_cycles` or
+    `steady_bytes` of WAL.  `reference_bytes`: a split load's group R's."""
     db = sum(_delta(before, after, k) for k in DB_BYTES)
     wal = wal_bytes(before, after)
     cycles = l0_cycles(before, after, flush_bytes, trigger) if trigger else None

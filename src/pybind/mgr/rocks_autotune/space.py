@@ -146,12 +146,9 @@ class SearchSpace:
                  max_steady_bytes: int = 0) -> None:
         """``compressions``: what the OSD's RocksDB build supports;
         ``max_memtable_bytes``: cap on all families' memtable memory;
-        ``base``: the canary's running options (L0 triggers, max_total_wal_size);
-        ``column_families``: the OSD's sharding (a family's own memtable
-        options beat the candidate's);
+        ``base``: the canary's running options; ``column_families``: its sharding;
         ``max_steady_bytes``: the most WAL a steady window can write (0: no
-        limit): a candidate whose L0 cycle (cycle_bytes) takes more could
-        never have its write-amp judged, so is never proposed."""
+        limit): a candidate whose L0 cycle takes more is never proposed."""
         unknown = [c for c in compressions if c not in COMPRESSIONS]
         if unknown or not compressions:
             raise ValueError(f'compressions must be a non-empty subset of '

@@ -67,11 +67,10 @@ def fill_rate(configs: Iterable[Tuple[Candidate, List[Measurement]]]) -> Optiona
 def steady_window(c: Candidate, ms: List[Measurement], rate: Optional[float] = None,
                   max_total_wal_size: int = 0) -> Optional[float]:
     """Seconds a window of `c` needs for its busiest column family to go
-    through an L0 compaction: its trigger's flushes (x CYCLE_MARGIN) at the
-    flush rate its own windows `ms` counted, or, with fewer than
-    OWN_RATE_FLUSHES, at the load's fill `rate`, flushing at least each time
-    the WAL limit (`max_total_wal_size`, 0: none) fills at the WAL rate of
-    `ms`; math.inf if nothing flushed; None if the canary gave no counts."""
+    through an L0 compaction: its trigger's flushes (x CYCLE_MARGIN) at its
+    windows' (`ms`) flush rate, or with fewer than OWN_RATE_FLUSHES at the
+    load's fill `rate`, or the WAL limit's at their WAL rate if sooner;
+    math.inf if nothing flushed; None if the canary gave no counts."""
     counted = [m for m in ms if m.cf_flushes is not None and m.seconds > 0]
     flushes = sum(m.cf_flushes or 0 for m in counted)
     if flushes >= OWN_RATE_FLUSHES or (flushes and not rate):
@@ -234,13 +233,11 @@ class Window:
 
 class Precondition:
     """Before the first baseline window of a driven client load, the canary's
-    DB written into a steady state, as an image in use got there: every
-    object written whole (`fill`), every block overwritten once by a 4 KiB
-    write in scattered order (`overwrite`: extents split as random writes
-    split them), then the load until the busiest column family holds files
-    below L0.  At most `limit` seconds, then the session goes on, saying the
-    DB was not found steady; with no RocksDB figures, done after two passes.
-    Kept in `precondition` for `status` (doc/dev/session.rst)."""
+    DB written into a steady state (doc/dev/session.rst): every object
+    written whole, every block overwritten once by a 4 KiB write in scattered
+    order, then the load until the busiest column family holds files below
+    L0; at most `limit` seconds (then not found steady); with no RocksDB
+    figures, done after two passes.  Kept in `precondition` for `status`."""
 
     def __init__(self, cluster: Cluster, osd: int, workload: KeyspaceWorkload,
                  limit: float, state: CanaryRecord) -> None:
