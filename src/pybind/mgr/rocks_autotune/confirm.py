@@ -104,10 +104,9 @@ class Confirmation:
         return self.rec['measurement_plan']
 
     def next(self) -> Optional[Tuple[int, Window, str]]:
-        """The round (or steady pair), the window to measure next (its
-        slots: an OSD and the arm it runs) and the arm whose steady check it
-        is ('' for a round), closing a finished round (and drawing the next
-        one's order) on the way; None once it is over."""
+        """(round or steady pair, the window to measure next, the arm whose
+        steady check it is: '' for a round), closing a finished round and
+        drawing the next one's order on the way; None once it is over."""
         rec = self.rec
         while True:
             r = len(rec['orders']) - 1
@@ -273,9 +272,8 @@ class Confirmation:
                 + (f'; after the baseline {median(base):.0f}s' if base else ''))]
 
     def update(self, complete: bool = False) -> Dict[str, Any]:
-        """The verdict so far, kept in the state for the views: each arm's
-        `objective_verdict` over the rounds, its `steady` check (None if
-        none) and its verdict (the steady check's once it has one)."""
+        """The verdict so far, kept for the views: each arm's objective
+        verdict, steady check and verdict (the steady check's once it has one)."""
         rec = self.rec
         arms = rec['arms']
         rounds = self.rounds()

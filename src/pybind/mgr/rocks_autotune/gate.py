@@ -65,10 +65,9 @@ def foreign_checks(cluster: Cluster) -> Tuple[str, List[str]]:
 @dataclass
 class Health:
     """One look at the cluster before a restart (or the start): what
-    threatens data blocks, --force or not; others' unmuted health checks
-    block only without --force, excused an admin's noout on the canary (all
-    OSD_FLAGS reports) and RECENT_CRASH when all its crashes are the
-    session's own."""
+    threatens data blocks, --force or not; others' unmuted checks block only
+    without --force, but for an admin's noout on the canary and the
+    session's own crashes."""
     status: str
     threats: List[str]
     others: List[str]  # check codes
@@ -132,8 +131,8 @@ def look(cluster: Cluster, osd: Optional[int],
 def restart_blockers(cluster: Cluster, osd: int, single_copy_ok: bool = False) -> List[str]:
     """The safety gate of every restart: why restarting an OSD now could
     hurt (empty: it may): ok-to-stop says no, another OSD down, a PG
-    inactive, noup/nodown, or, unless `single_copy_ok`, a PG it serves left
-    on a single copy (thin_pools).  An OSD down already may always restart."""
+    inactive, noup/nodown, or a PG left on a single copy (unless
+    `single_copy_ok`).  An OSD down already may always restart."""
     osds = cluster.osd_states()
     me = osds.get(osd)
     if me is None or not me.up:

@@ -201,10 +201,9 @@ def verdict(rounds: Sequence[Round], arms: Sequence[str], baseline: str, objecti
             out: Optional[Mapping[str, Tuple[str, str]]] = None,
             level: float = LEVEL) -> Tuple[List[str], List[ArmVerdict]]:
     """The arms whose objective passes, best first (by the median, then the
-    interval's near end), and every arm's figures and verdict (write-amp and
-    kv_sync shown, judged by nothing here).  `rounds`: per round, each arm's
-    measurement (None or absent: not measured); `out`: arms taken out of the
-    rounds, as (dropped | failed, why)."""
+    interval's near end), and every arm's figures and verdict.  `rounds`:
+    per round, each arm's measurement (None or absent: none); `out`: arms
+    taken out of the rounds, as (dropped | failed, why)."""
     out = out or {}
     results = []
     for arm in arms:

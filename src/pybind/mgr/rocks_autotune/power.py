@@ -157,9 +157,8 @@ def pooled_sd(arms: Sequence[Sequence[float]]) -> Optional[Dict[str, Any]]:
 def plan(sd: float, rounds: int, margin: float, detect: float, most: int,
          candidates: int) -> Dict[str, Any]:
     """What a confirmation of `rounds` can see at noise `sd`: the gain it
-    confirms 9 times in 10, the rounds `detect` would need (None: more than
-    `most`), and the chance that one of `candidates` which do nothing is
-    recommended (at most, summed over them)."""
+    confirms 9 times in 10, the rounds `detect` needs (None: over `most`),
+    and at most the chance that one of `candidates` doing nothing passes."""
     return {'sd': sd, 'rounds': rounds, 'margin': margin, 'power': POWER,
             'detectable': detectable(sd, rounds, margin),
             'detect': detect, 'rounds_for_detect': rounds_for(detect, sd, margin, most),

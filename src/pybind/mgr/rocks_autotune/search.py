@@ -269,9 +269,8 @@ class Search:
 
     def steady_cap(self, runs: List[Measurement]) -> Optional[Dict[str, Any]]:
         """The most WAL bytes a steady window can write (the baseline's WAL
-        rate for steady_window_limit): SearchSpace.max_steady_bytes once the
-        optimizer is built, unless it leaves too little of the space to
-        search.  None without WAL counts."""
+        rate for steady_window_limit), the space's max_steady_bytes unless it
+        leaves too little to search; None without WAL counts."""
         rate = wal_rate(runs)
         if not rate:
             return None
@@ -327,9 +326,8 @@ class Search:
     def _window_lengths(self, done: List[Dict[str, Any]]
                         ) -> Tuple[Optional[float], float, float, Optional[float]]:
         """From the measured trials `done`: (a steady window of the current
-        options: None before the baseline, inf if nothing flushed; a steady
-        window's limit; the rounds' window; what a steady window of the
-        finalists and the baseline needs: None before the rounds)."""
+        options, None before the baseline, inf if nothing flushed; its limit;
+        the rounds' window; the finalists' steady window, None before them)."""
         s = self.s
         windows = [(t, Measurement.from_dict(t['measurement'])) for t in done]
         base = [m for t, m in windows if t['verdict'] == 'baseline']

@@ -54,8 +54,7 @@ def flush_size(c: Candidate) -> int:
 def fill_rate(configs: Iterable[Tuple[Candidate, List[Measurement]]]) -> Optional[float]:
     """Bytes a second the busiest column family's memtables took in, pooled
     over every config's windows (flushes x flush_size over their time): the
-    load's rate, which also times a config whose windows saw no flush.
-    None if the canary gave no counts."""
+    load's rate, whatever the config; None if the canary gave no counts."""
     counted = [(c, m) for c, ms in configs for m in ms
                if m.cf_flushes is not None and m.seconds > 0]
     if not counted:
@@ -181,11 +180,10 @@ class Window:
                 steady_limit: Optional[float] = None,
                 families: Sequence[ColumnFamily] = ONE_FAMILY, max_total_wal_size: int = 0
                 ) -> Tuple[Optional[Measurement], float]:
-        """(the measurement once the window is done, delay before the next call).
-        `length`: a confirmation round's fixed length (short without an L0
-        cycle).  `steady_limit`: a steady window, which lasts at least
-        --duration, then until the busiest family compacted below L0 and the
-        WAL covers steady_bytes, at most this long (short if it saw less)."""
+        """(the measurement once the window is done, delay before the next
+        call).  `length`: a round's fixed length; `steady_limit`: a steady
+        window's, which ends sooner (after --duration) once the busiest family
+        compacted below L0 and the WAL covers steady_bytes; short if not."""
         st = self.settings
         w = self._window()
         flush_bytes = flush_size(c)
