@@ -51,8 +51,7 @@ def _show(value: Optional[str]) -> str:
 def ours(originals: Originals, applied: Collection[str], annexed: bool,
          bench_limit: bool) -> Dict[str, Set[Optional[str]]]:
     """What a session may have left at the canary's own mask: the originals,
-    the candidate strings it set (`applied`: the last, and the one in
-    flight), the blank annex, the bench limit, the statistics on."""
+    the strings it set (`applied`), the blank annex, bench limit, statistics."""
     o = originals
     return {
         OPTIONS: {o[OPTIONS]} | set(applied),

@@ -137,10 +137,9 @@ class ConfigEntry:
 
 
 class ConfigSnapshot:
-    """The mons' config (one `config dump`) and the OSDs' locations, read
-    once for a plan over thousands of OSDs.  The value an OSD gets follows
-    the mon's precedence: osd.N over osd over global, within a section the
-    more precise mask; an option set nowhere gets `defaults`."""
+    """The mons' config and the OSDs' locations, read once for a plan over
+    thousands of OSDs; the value an OSD gets follows the mon's precedence
+    (osd.N, osd, global; the more precise mask), else `defaults`."""
 
     def __init__(self, entries: Sequence[ConfigEntry], locations: Dict[int, Location],
                  defaults: Optional[Dict[str, str]] = None) -> None:

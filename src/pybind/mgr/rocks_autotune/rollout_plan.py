@@ -211,8 +211,7 @@ def plan_apply(cluster: Cluster, options: str, source: str,
                canary: Optional[int] = None, force: bool = False,
                allow_single_copy: bool = False, now: float = 0.0) -> RolloutPlan:
     """apply's plan, read in a fixed number of calls whatever the OSD count;
-    RolloutRefused (bad input, nothing to do).  `canary`: the last session's,
-    whose class is the default target."""
+    RolloutRefused (bad input, nothing to do).  `canary`: the default class's."""
     try:
         if not parse_options(options):
             raise OptionStringError('it holds no option')

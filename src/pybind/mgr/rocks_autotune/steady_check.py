@@ -39,10 +39,9 @@ def _compacted(m: Mapping[str, Any]) -> bool:
 
 
 def saw_compaction(m: Mapping[str, Any]) -> bool:
-    """The steady window reached steady state: a compaction below L0
-    (counted, else estimated) and `wal_cover` >= 1 (none: not steady).  Not
-    `window_short`, which also counts min_flushes: one flush onto a nearly
-    full L0 ends a whole cycle."""
+    """The steady window reached steady state: a compaction below L0 and
+    `wal_cover` >= 1.  Not `window_short`, which also counts min_flushes
+    (one flush onto a nearly full L0 ends a whole cycle)."""
     cover = _count(m, 'wal_cover')
     return _compacted(m) and cover is not None and cover >= 1
 

@@ -95,9 +95,8 @@ def survival(cal: Calibration, flush: float) -> float:
 
 
 def shape(c: Candidate, flush: float, db_used: float, shards: int = 1) -> float:
-    """K: compaction bytes written per flushed byte at steady state, each of
-    `shards` column families holding its share of the DB's `db_used` bytes
-    (0: unknown, L1 as large as the base)."""
+    """K: compaction bytes per flushed byte at steady state, each of `shards`
+    families holding its share of `db_used` (0: unknown, L1 = the base)."""
     trigger = c.level0_file_num_compaction_trigger
     base = c.max_bytes_for_level_base
     share = db_used / max(1, shards)

@@ -98,10 +98,9 @@ def steady_length(configs: Iterable[Tuple[Candidate, List[Measurement]]],
                   duration: float, limit: float,
                   families: Sequence[ColumnFamily] = ONE_FAMILY,
                   max_total_wal_size: int = 0) -> float:
-    """Seconds a steady window of the configs compared needs, by what their
-    windows so far saw: the longest any config needs for an L0 compaction
-    (steady_window) and for its steady_bytes at its WAL rate, within
-    [duration, limit]; without RocksDB's counts, a cycle's WAL at that rate."""
+    """Seconds a steady window of the configs compared needs by their windows
+    so far: the longest any needs for an L0 compaction (steady_window) and
+    its steady_bytes at its WAL rate, within [duration, limit]."""
     configs = list(configs)
     rate = fill_rate(configs)
     need = duration
