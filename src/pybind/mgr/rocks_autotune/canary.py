@@ -117,10 +117,10 @@ class Canary:
 
     def foreign(self, seen: ConfigEntries,
                 ours: Mapping[str, Collection[Optional[str]]]) -> Tuple[List[str], Set[str]]:
-        """Someone else's changes since `seen` (`entries` at the start): at
-        the canary's own mask, a saved name holding a value not in `ours`;
-        elsewhere, any watched entry that differs.  A line per change, and the
-        saved names someone else holds (the restore leaves them)."""
+        """Someone else's changes since `seen` (`entries` at the start): a
+        saved name at the canary's mask holding a value not in `ours`, any
+        other watched entry that differs; a line each, and the saved names
+        others hold (the restore leaves them)."""
         now = self.entries()
         changes: List[str] = []
         held: Set[str] = set()

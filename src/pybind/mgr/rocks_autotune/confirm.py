@@ -28,9 +28,8 @@ def plan(ranked: List[Tuple[Dict[str, Any], float]], rounds: int, margin: float,
          steady_limit: float = 3600.0, restart_limit: Optional[float] = None
          ) -> Dict[str, Any]:
     """The record of a confirmation of `ranked` ((search trial, posterior
-    mean), best first), measured as `canaries` (a measurement_plan record)
-    says; each arm whose objective passes is checked in `steady_pairs`
-    pairs of steady windows of at most `steady_limit` seconds."""
+    mean), best first), measured as `canaries` says, each passing arm checked
+    in `steady_pairs` pairs of steady windows of at most `steady_limit` s."""
     measurement_plan.check(canaries)
     # the split design confirms on C/R, the figure its A/A noise is measured on
     objective, direction = perf_counters.objective(workload, canaries['design'])

@@ -78,8 +78,6 @@ ROCKSDB_DEFAULTS: Dict[str, str] = {
     'level0_stop_writes_trigger': '36',
 }
 
-_SIZE_KEYS = ('write_buffer_size', 'max_bytes_for_level_base')
-
 
 @dataclass(frozen=True)
 class DimensionSpec:
@@ -297,7 +295,7 @@ class SearchSpace:
                 kw[key] = compression_from_rocksdb(get(key).strip())
             elif key == 'max_bytes_for_level_multiplier':
                 kw[key] = _parse_multiplier(get(key))
-            elif key in _SIZE_KEYS:
+            elif key in ('write_buffer_size', 'max_bytes_for_level_base'):
                 kw[key] = parse_size(get(key))
             else:
                 kw[key] = _parse_count(key, get(key))

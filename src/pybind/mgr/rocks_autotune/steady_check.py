@@ -123,10 +123,9 @@ def pair_of(arm_m: Mapping[str, Any], base_m: Mapping[str, Any],
 def judge(arm: str, measured: Sequence[Tuple[Mapping[str, Any], Mapping[str, Any]]],
           wanted: int, budget: float, limit: float, objective: str = '',
           goal: str = 'iops') -> SteadyVerdict:
-    """The arm's steady verdict from its measured (arm's, baseline's) pairs;
-    '' while fewer than `wanted` are in, unless one says its write-amp is
-    unknown.  Recommended when the median ratio is at most `budget` (under
-    the wear objective, 1 / (1 + confirm_margin))."""
+    """The arm's steady verdict from its measured (arm's, baseline's) pairs:
+    '' while fewer than `wanted` are in (unless one says write-amp unknown);
+    recommended when the median ratio is at most `budget`."""
     pairs = [pair_of(a, b, objective) for a, b in measured]
     blind = [(p, a) for p, (a, _) in zip(pairs, measured) if not p.arm_seen or p.ratio is None]
     if blind:
