@@ -1,11 +1,9 @@
 """What the confirmation rounds say: per round, each candidate's log-ratio to
 that round's baseline (what drifts between rounds cancels); over the rounds,
 the median and a Wilcoxon signed-rank interval (doc/dev/session.rst,
-dev-session-interval).  Not a bootstrap: with the order random, a round's
-log-ratio under "no effect" is symmetric about 0, so this interval is exact
-where a wrong recommendation costs, where a 5-round bootstrap under-covers.
-Plain Python (no scipy on the mgr's threads); the unit tests check it
-against ``scipy.stats.wilcoxon``.
+dev-session-interval): not a bootstrap, which under-covers at 5 rounds;
+with the order random it is exact under "no effect".  Plain Python (no
+scipy on the mgr's threads), checked against ``scipy.stats.wilcoxon``.
 """
 import itertools
 import math

@@ -114,9 +114,8 @@ def _priors(config: ConfigSnapshot, sets: Masks) -> Masks:
 
 def _checks(cluster: Cluster, osds: Sequence[int], crash_osds: Sequence[int], force: bool,
             allow_single_copy: bool, since: float) -> Tuple[List[str], List[str]]:
-    """The restart gate's checks as the plan shows them, with what they say
-    now, and what holds the rollout back now (gate.look); RolloutRefused when
-    a restart would leave a PG on a single copy without --allow-single-copy."""
+    """The restart gate's checks as the plan shows them and what holds the
+    rollout back now; RolloutRefused on single copies without the flag."""
     thin = {osd: pools for osd, pools in thin_pools_of(cluster, osds).items() if pools}
     if thin and not allow_single_copy:
         raise RolloutRefused('; '.join(f'restarting osd.{osd} leaves ' + '; '.join(pools)

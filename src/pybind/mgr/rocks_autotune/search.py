@@ -140,11 +140,10 @@ class Search:
 
     def judge(self, m: Measurement, c: Candidate,
               cal: Optional[wear_model.Calibration] = None) -> Tuple[str, float, float]:
-        """A search window's (verdict, score, what the optimizer is told).
-        iops: perf_counters.judged.  wear: the log of the predicted steady
-        write-amp ratio, plus judged's penalty on IOPS below 1 - guard;
-        feasible when the prediction is below the baseline's by
-        confirm_margin and the IOPS within the A/A noise of 1 - guard."""
+        """A search window's (verdict, score, what the optimizer is told):
+        perf_counters.judged's; under wear, the log of the predicted steady
+        write-amp ratio plus judged's penalty on IOPS below 1 - guard, feasible
+        when below the baseline's by confirm_margin, IOPS within the noise."""
         if self.s['baseline'] is None:
             raise ValueError('a candidate was measured before the baseline')
         base = Baseline(**self.s['baseline'])
