@@ -65,11 +65,10 @@ def fill_rate(configs: Iterable[Tuple[Candidate, List[Measurement]]]) -> Optiona
 
 def steady_window(c: Candidate, ms: List[Measurement], rate: Optional[float] = None,
                   max_total_wal_size: int = 0) -> Optional[float]:
-    """Seconds a window of `c` needs for its busiest column family to go
-    through an L0 compaction: its trigger's flushes (x CYCLE_MARGIN) at its
-    windows' (`ms`) flush rate, or with fewer than OWN_RATE_FLUSHES at the
-    load's fill `rate`, or the WAL limit's at their WAL rate if sooner;
-    math.inf if nothing flushed; None if the canary gave no counts."""
+    """Seconds `c`'s busiest column family needs for an L0 compaction: its
+    trigger's flushes (x CYCLE_MARGIN) at its windows' (`ms`) flush rate, or
+    with fewer than OWN_RATE_FLUSHES at the load's `rate` (or the WAL limit's
+    at their WAL rate if sooner); inf if nothing flushed; None: no counts."""
     counted = [m for m in ms if m.cf_flushes is not None and m.seconds > 0]
     flushes = sum(m.cf_flushes or 0 for m in counted)
     if flushes >= OWN_RATE_FLUSHES or (flushes and not rate):
@@ -233,8 +232,7 @@ class Precondition:
     DB written into a steady state (doc/dev/session.rst): every object
     written whole, every block overwritten once by a 4 KiB write in scattered
     order, then the load until the busiest column family holds files below
-    L0; at most `limit` seconds (then not found steady); with no RocksDB
-    figures, done after two passes.  Kept in `precondition` for `status`."""
+    L0; at most `limit` seconds; with no RocksDB figures, two passes."""
 
     def __init__(self, cluster: Cluster, osd: int, workload: KeyspaceWorkload,
                  limit: float, state: CanaryRecord) -> None:
