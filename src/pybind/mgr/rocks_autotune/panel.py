@@ -36,10 +36,8 @@ _SECRET_KEY = re.compile(r'(key|secret|passw|token|auth)', re.I)
 _CEPHX = re.compile(r'A[Qgw][A-Za-z0-9+/]{30,}={0,2}')
 
 SECURITY_HEADERS = {
-    'X-Content-Type-Options': 'nosniff',
-    'X-Frame-Options': 'DENY',
-    'Referrer-Policy': 'no-referrer',
-    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff', 'X-Frame-Options': 'DENY',
+    'Referrer-Policy': 'no-referrer', 'Cache-Control': 'no-store',
     # everything is served from here: no CDN, no inline script
     'Content-Security-Policy': ("default-src 'self'; script-src 'self'; "
                                 "style-src 'self' 'unsafe-inline'; img-src 'self' data:; "

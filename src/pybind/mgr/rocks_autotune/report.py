@@ -122,8 +122,7 @@ def time_lines(t: Optional[Mapping[str, Any]], state: str) -> List[str]:
 
 
 def precondition_lines(p: Optional[Mapping[str, Any]]) -> List[str]:
-    """What the preconditioning wrote, and the LSM it left (per column family,
-    the levels that hold files: level:files/size)."""
+    """What the preconditioning wrote, and the LSM it left (per column family, L<n>:files/size)."""
     if not p:
         return []
     state = ('done' if p.get('steady') else 'done, not steady' if p.get('done')
@@ -145,9 +144,7 @@ def precondition_lines(p: Optional[Mapping[str, Any]]) -> List[str]:
 
 
 def confirmation_lines(rec: Optional[Mapping[str, Any]], state: str) -> List[str]:
-    """The confirmation in `status`: where it stands, each candidate's
-    figures over the rounds (median ratio to the baseline of the same round
-    [90% interval]), and the answer."""
+    """The confirmation in `status`: where it stands, each candidate's figures, the answer."""
     if not rec:
         return []
     result = rec.get('result') or {}

@@ -12,8 +12,8 @@ from .store import ENDED, SessionState
 
 
 def best_trial(trials: List[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
-    """The search's leader: the feasible window with the best score (baseline
-    runs count).  Single windows: the search's progress, not its answer."""
+    """The search's leader (its progress, not its answer): the feasible or baseline
+    window with the best score."""
     ok = [t for t in trials
           if t['verdict'] in ('feasible', 'baseline') and t['score'] is not None]
     return min(ok, key=lambda t: t['score']) if ok else None
@@ -80,8 +80,7 @@ def design_text(plan: Optional[Mapping[str, Any]]) -> str:
 
 
 def session_design(s: SessionState) -> Dict[str, Any]:
-    """The measurement design the session runs (its plan, chosen at start:
-    session_start.design_of) and why, for `status`."""
+    """The session's measurement design (session_start.design_of) and why, for `status`."""
     plan = dict(s['plan'])
     plan.setdefault('why', f'the {s["params"]["workload"]} workload writes no client '
                     'groups to split' if s.get('client') is None else '')
@@ -97,16 +96,14 @@ def groups_text(arm: Mapping[str, Any]) -> str:
 
 
 def steady_text(arm: Mapping[str, Any]) -> str:
-    """An arm's steady check: its write-amp ratio at steady state and
-    whether each side's window reached steady state (steady_check.saw_compaction:
-    a compaction and its column families' cycle of WAL bytes; '' if it had none)."""
+    """An arm's steady check ('' if none): its write-amp ratio at steady state, and
+    whether each side's window got there (steady_check.saw_compaction)."""
     st = arm.get('steady')
     if not st:
         return ''
     seen = {True: 'reached steady state', False: 'not steady', None: 'not yet measured'}
     ratio = '-' if st.get('ratio') is None else steady_ratio(st)
-    if arm.get('predicted') is not None:
-        # the wear model's prediction beside what the steady windows measured
+    if arm.get('predicted') is not None:  # the wear model's, beside what was measured
         ratio += f' (the model predicted {arm["predicted"]:.2f}x)'
     return (f'; steady write-amp {ratio} over {len(st["pairs"])} pair(s) (its window '
             f'{seen[st.get("arm_seen")]}, the baseline\'s {seen[st.get("baseline_seen")]})'
@@ -120,9 +117,7 @@ def steady_ratio(st: Mapping[str, Any]) -> str:
 
 
 def steady_objective_text(st: Mapping[str, Any]) -> str:
-    """The objective's ratio over the steady windows (whole windows at
-    steady state, where the rounds' are short and right after a restart):
-    beside the claim, not a confirmation of it."""
+    """The objective's ratio over the steady windows: beside the rounds' claim, not judged."""
     if st.get('objective') is None:
         return ''
     return (f', its objective {st["objective"]:.2f}x the baseline\'s over the same '
@@ -223,8 +218,7 @@ def gain_text(g: Optional[float]) -> str:
 
 
 def noise_line(n: Mapping[str, Any]) -> str:
-    """The noise the baseline's A/A pairs measured, and what the planned
-    confirmation can see at it."""
+    """The noise the baseline's A/A pairs measured, and what the planned rounds see at it."""
     p = n['plan']
     name = OBJECTIVE_NAMES.get(n['objective'], n['objective'])
     line = (f'noise: {name} sd {n["sd"]:.3f} per round (log-ratio) over {n["pairs"]} A/A '
@@ -267,8 +261,7 @@ def seen_text(seen: Optional[Mapping[str, Any]], guard: Optional[float] = None) 
 
 
 def steady_cap_line(cap: Mapping[str, Any]) -> str:
-    """Which candidates the search proposes, by what a steady window can
-    write (Search.steady_cap)."""
+    """Which candidates the search proposes, by what a steady window can write."""
     fits = (f'{cap["bytes"] / 2**20:.0f} MiB of WAL (the baseline\'s '
             f'{cap["rate"] / 2**20:.2f} MiB/s for {cap["limit"]:.0f}s, steady_window_limit)')
     if cap.get('applied') is False:
@@ -384,8 +377,8 @@ def status_of(s: SessionState, osd: int, progress: float, health: List[str],
 
 @dataclass(frozen=True)
 class View:
-    """What the module, the panel and the reports read of a session: copies,
-    taken by the serve thread between steps."""
+    """What the module, the panel and the reports read of a session: copies the
+    serve thread takes between steps."""
     status: Dict[str, Any]  # the `status -f json` fields
     record: Dict[str, Any]  # the persisted state (trials, alerts, baseline)
     active: bool
@@ -425,8 +418,7 @@ def osds_are(ids: Sequence[int], what: str) -> List[str]:
 
 @dataclass
 class ProgressEvent:
-    """A job's event in `ceph -s` (the progress module's): its id, what it
-    says, how far it is, the OSDs it names, and why it failed if it did."""
+    """A job's event in `ceph -s` (the progress module's)."""
     id: str
     message: str
     progress: float
@@ -435,18 +427,14 @@ class ProgressEvent:
 
 
 def rollout_status(r: Mapping[str, Any], progress: float, health: List[str]) -> Dict[str, Any]:
-    """A rollout's fields in `status -f json` (`rollout`): what it does, where
-    it stands, and each OSD's status in the plan's order."""
+    """A rollout's fields in `status -f json` (`rollout`), its OSDs in the plan's order."""
     osds = [{k: o[k] for k in ('osd', 'host', 'status', 'error', 'put_back')}
             for o in r['osds']]
     current = r['osds'][r['current']]['osd'] if r.get('current') is not None else None
-    return {
-        'id': r['id'], 'kind': r['kind'], 'state': r['state'], 'phase': r['phase'],
-        'message': r['message'], 'error': r['error'], 'target': r['target'],
-        'options': r['options'], 'source': r['source'], 'of': r['of'],
-        'started': r['started'], 'ended': r['ended'], 'current': current,
-        'counts': {s: len([o for o in osds if o['status'] == s]) for s in ROLLOUT_STATUSES},
-        'progress': progress, 'osds': osds, 'sets': r['sets'], 'priors': r['priors'],
-        'notes': r['notes'], 'checks': r.get('checks', []), 'force': r.get('force', False),
-        'allow_single_copy': r.get('allow_single_copy', False), 'health': health,
-    }
+    return dict(
+        {k: r[k] for k in ('id', 'kind', 'state', 'phase', 'message', 'error', 'target',
+                           'options', 'source', 'of', 'started', 'ended')}, current=current,
+        counts={s: len([o for o in osds if o['status'] == s]) for s in ROLLOUT_STATUSES},
+        progress=progress, osds=osds, sets=r['sets'], priors=r['priors'], notes=r['notes'],
+        checks=r.get('checks', []), force=r.get('force', False),
+        allow_single_copy=r.get('allow_single_copy', False), health=health)
