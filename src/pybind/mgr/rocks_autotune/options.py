@@ -34,9 +34,7 @@ class Opt:
     def option_kwargs(self) -> Dict[str, Any]:
         """Keyword arguments of mgr_module.Option for this one."""
         kw: Dict[str, Any] = {'type': self.type, 'default': self.default, 'desc': self.desc}
-        for k in ('min', 'max'):
-            if getattr(self, k) is not None:
-                kw[k] = getattr(self, k)
+        kw.update({k: getattr(self, k) for k in ('min', 'max') if getattr(self, k) is not None})
         if self.enum is not None:
             kw['enum_allowed'] = list(self.enum)
         return kw
