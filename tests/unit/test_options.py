@@ -60,18 +60,21 @@ def test_a_saved_session_is_held_to_the_same_bounds() -> None:
         Settings(client_threads=2.5).validate()  # type: ignore[arg-type]
 
 
+SLEEP = next(o for o in OPTIONS if o.name == 'sleep_interval')
+
+
 def test_an_option_is_what_the_mgr_option_is_made_of() -> None:
     o = Opt('x', type='int', default=3, desc='d', min=1, enum=('a',))
     assert o.option_kwargs() == {'type': 'int', 'default': 3, 'desc': 'd', 'min': 1,
                                  'enum_allowed': ['a']}
-    assert options.OPTION['sleep_interval'].field == ''  # the module's own, no setting
+    assert SLEEP.field == ''  # the module's own, no setting
 
 
 def test_every_number_has_a_lower_bound_the_mon_refuses_below() -> None:
     # issue 45: a sleep_interval below 0 passed, and the serve loop then never slept
     numbers = [o for o in options.OPTIONS if o.type in ('int', 'float', 'secs', 'size')]
     assert [o.name for o in numbers if o.min is None] == []
-    assert options.OPTION['sleep_interval'].option_kwargs()['min'] == 1
+    assert SLEEP.option_kwargs()['min'] == 1
 
 
 @pytest.mark.parametrize('seed', [-1, 2 ** 32])

@@ -1,21 +1,12 @@
-"""CherryPy wiring for the panel: one app, one dispatcher, one server we own.
+"""CherryPy wiring for the panel: every request goes to `panel.Panel.handle`.
 
-Every request, whatever its path or method, goes to `panel.Panel.handle`;
-this file only translates between CherryPy and that pure function.
-
-Unlike the prometheus module we do not start `cherrypy.engine`: when a start
-listener fails (say the port is taken) the engine calls `os._exit`, which in
-ceph-mgr would take the whole daemon down (prometheus patches `os._exit` to
-survive that).  We run the CherryPy application on its own HTTP server
-(cheroot, CherryPy's server) instead: a bind error is an exception we
-report, and start/stop/rebind touch nothing global.
-
-The panel listens on the mgr's address without authentication, and what it
-costs is ceph-mgr's memory and threads, so the server is built for hostile
-clients (`_GatedServer`): bounded request heads and bodies, a deadline on
-the head, a cap on connections, and worker threads that only ever see a
-complete head.
-"""
+We do not start `cherrypy.engine` (as the prometheus module does): when a
+start listener fails, say on a taken port, the engine calls `os._exit`, which
+would take ceph-mgr down.  The application runs on its own cheroot server
+instead: a bind error is an exception we report, and start/stop/rebind touch
+nothing global.  The panel listens without authentication at ceph-mgr's cost
+in memory and threads, so that server is built for hostile clients
+(`_GatedServer`)."""
 import ipaddress
 import re
 import socket
@@ -83,8 +74,7 @@ def url(host: str, port: int) -> str:
     return f'http://{host}:{port}/'
 
 
-# The end of a request head.  Bare LFs count too: cheroot answers those 400 at
-# once instead of their waiting out the deadline.
+# the end of a request head; bare LFs too, which cheroot answers 400 at once
 _HEAD_END = re.compile(rb'\r?\n\r?\n')
 
 
@@ -135,19 +125,14 @@ class _Connection(cheroot_server.HTTPConnection):
 class _GatedServer(wsgi.Server):
     """cheroot's WSGI server with a gate between its selector and its workers.
 
-    cheroot hands a connection to a worker thread as soon as it is readable,
-    and the worker then blocks reading the head with a per-recv timeout that
-    every byte resets: a few sockets trickling header bytes hold every worker
-    for as long as they like, and with no size limit a long request line is
-    buffered whole (a 200 MiB one cost ceph-mgr 2 GiB).  Here cheroot's
-    selector thread reads heads without blocking, up to MAX_HEADER_BYTES, and
-    a worker gets a connection only with its complete head buffered, so it
-    never waits on a client's head.  A connection still without one
-    TIMEOUT seconds after its accept is closed by cheroot's own expiry (the
-    gate never refreshes its `last_used`); one over the limits is answered
-    by the gate (414, 431) or by cheroot (413 for a body), one over
-    MAX_CONNECTIONS with 503.  No keep-alive: each connection carries one
-    request, so every head passes the gate.
+    cheroot's workers block reading a head with a timeout every byte resets,
+    and buffer it whole: a few trickling sockets hold every worker, and a
+    200 MiB request line cost ceph-mgr 2 GiB.  Here the selector thread reads
+    heads without blocking, up to max_header, and a worker gets a connection
+    only with its head complete.  A connection with none `timeout` s after its
+    accept is closed by cheroot's expiry; one over the limits is answered 414,
+    431 (the gate), 413 (cheroot, a body) or 503 (max_connections).  No
+    keep-alive, so every request's head passes the gate.
     """
 
     keep_alive_conn_limit = 0
@@ -160,8 +145,7 @@ class _GatedServer(wsgi.Server):
         self.ConnectionClass = _Connection
         self.max_header = max_header
         self.max_connections = max_connections
-        # cheroot checks what it parses against the same limit; the body it refuses on
-        # the Content-Length (413) or, chunked, as it is read (the panel never reads one)
+        # cheroot's own limits: a body is refused on its Content-Length or as it is read
         self.max_request_header_size = max_header
         self.max_request_body_size = max_body
         self._open = 0
@@ -248,9 +232,7 @@ class PanelServer:
     """The HTTP server thread: start, stop, and rebind when the address changes."""
 
     MAX_HEADER_BYTES = 16 << 10  # request line and headers; browsers send under 2 KiB
-    # GET-only, and no body is ever read; a small one passes so that another
-    # method still gets the panel's 405 rather than a 413
-    MAX_BODY_BYTES = 4 << 10
+    MAX_BODY_BYTES = 4 << 10  # never read: small ones pass to get the panel's 405, not 413
     MAX_CONNECTIONS = 128  # open at once; more are answered 503 and closed
     TIMEOUT = 5  # seconds: for a whole request head from the accept; per send/recv after
 
@@ -265,10 +247,7 @@ class PanelServer:
 
     def ensure(self, host: str, port: int) -> bool:
         """Serve on host:port (re-binding if it moved); True if it now listens there.
-
-        A bind error is logged and leaves the server stopped: the caller
-        retries on its next pass, so a port freed later is picked up.
-        """
+        A bind error is logged and leaves it stopped, for the caller's next pass."""
         with self._lock:
             if self._server is not None and self._wanted == (host, port):
                 return True

@@ -1,8 +1,7 @@
-"""The module's options, declared once: each one's type, default, bounds and
-help (module.py makes its mgr Options of them) and the session or rollout
-setting it feeds.  `read` makes a Settings or RolloutSettings from the
-options' values and `check` holds a settings record to the bounds declared
-here, whether it comes from the options or from a saved session."""
+"""The module's options, declared once (module.py makes its mgr Options of
+them), with the session or rollout setting each feeds: `read` makes Settings
+or RolloutSettings of their values, `check` holds any settings record (a saved
+session's too) to their bounds."""
 import math
 from dataclasses import dataclass, fields
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple
@@ -24,10 +23,8 @@ class Opt:
     min: Optional[float] = None
     max: Optional[float] = None
     enum: Optional[Sequence[str]] = None
-    # the settings field it feeds (None: the option's name; '': none); a
-    # number feeds the field times `scale` (MiB to bytes)
-    setting: Optional[str] = None
-    scale: int = 1
+    setting: Optional[str] = None  # the field it feeds (None: its name; '': none)
+    scale: int = 1  # a number feeds the field times this (MiB to bytes)
     listed: bool = False  # a str option that is a comma-separated list (a tuple field)
 
     @property
@@ -37,9 +34,7 @@ class Opt:
     def option_kwargs(self) -> Dict[str, Any]:
         """Keyword arguments of mgr_module.Option for this one."""
         kw: Dict[str, Any] = {'type': self.type, 'default': self.default, 'desc': self.desc}
-        for k in ('min', 'max'):
-            if getattr(self, k) is not None:
-                kw[k] = getattr(self, k)
+        kw.update({k: getattr(self, k) for k in ('min', 'max') if getattr(self, k) is not None})
         if self.enum is not None:
             kw['enum_allowed'] = list(self.enum)
         return kw
@@ -96,9 +91,8 @@ OPTIONS: Tuple[Opt, ...] = (
     Opt('min_flushes', type='float', default=2.0, min=0,
         desc='memtable flushes a window must cover; shorter windows are extended '
              'and, if still short, marked'),
-    # 1.5: at the defaults (12 trials of 30 s, 3 candidates in 5 rounds), 2.0's
-    # 60 s confirmation windows put a session that confirms all 20 measurements
-    # at 49 min on the lab, over the 45 it must fit (doc/dev/session.rst, "The confirmation")
+    # 2.0's 60-s confirmation windows put a default session at 49 min on the lab,
+    # over the 45 it must fit (doc/dev/session.rst, "The confirmation")
     Opt('max_window_factor', type='float', default=1.5, min=1,
         desc='a window may be extended up to this many times --duration'),
     Opt('steady_window_limit', type='secs', default=3600, min=1,
@@ -207,7 +201,6 @@ OPTIONS: Tuple[Opt, ...] = (
 )
 
 
-OPTION: Dict[str, Opt] = {o.name: o for o in OPTIONS}
 BY_FIELD: Dict[str, Opt] = {o.field: o for o in OPTIONS if o.field}
 
 

@@ -1,13 +1,10 @@
-"""The web panel's content: pure functions from a session snapshot to HTTP answers.
-
-No cherrypy and no mgr here: http_server.py hands every request to
-`handle()`, and the unit tests call it directly.  The panel is read-only:
-only GET is served, and nothing here can reach the cluster.
-
-A Snapshot is a deep copy of the session's state, taken by the module after
-each step (under its lock), so a request never waits for a step in flight
-and never sees a dict the serve thread is changing.
-"""
+"""The web panel's content: pure functions from a session snapshot to HTTP
+answers (no cherrypy, no mgr: http_server.py hands every request to
+`Panel.handle`).  Read-only: only GET is served and nothing here reaches the
+cluster.  A Snapshot is the module's copy of the state after a step, so a
+request never waits for a step nor sees a dict the serve thread changes."""
+import functools
+import html
 import json
 import math
 import os
@@ -18,33 +15,29 @@ from urllib.parse import parse_qsl
 
 from . import report, views
 from .rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT, parse_options
-from .views import View, ratios
+from .perf_counters import write_amps
+from .views import View
 from .space import SearchSpace
 
 STATES = ('idle', 'running', 'stopping', 'restoring', 'done', 'stopped', 'aborted', 'failed')
-ACTIVE = ('running', 'stopping', 'restoring')
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'static')
 STATIC_TYPES = {'.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8',
                 '.html': 'text/html; charset=utf-8'}
 VERDICTS = ('baseline', 'feasible', 'infeasible', 'measured', 'failed')
 
-# Options the seed article measured by hand, and the release's default:
-# marked on the charts where a trial ran exactly these tuned values.
+# marked on the charts (with the release's default) where a trial ran these tuned values
 SEED_MARKERS: Tuple[Tuple[str, str], ...] = (
     ('new_tuning', NEW_TUNING), ('new_tuning_lz4', NEW_TUNING_LZ4))
 
-# Belt and braces: the state holds no secrets, but nothing that looks like a
-# cephx key or names a key/secret may ever leave the mgr through the panel.
+# belt and braces: the state holds no secrets, and nothing like one may leave through the panel
 _SECRET_KEY = re.compile(r'(key|secret|passw|token|auth)', re.I)
 # base64 of a cephx key starts with its type (u16, little endian): 1 (AES,
 # every release) gives 'AQ', 2 (Tentacle's new keys) 'Ag', 3 'Aw'
 _CEPHX = re.compile(r'A[Qgw][A-Za-z0-9+/]{30,}={0,2}')
 
 SECURITY_HEADERS = {
-    'X-Content-Type-Options': 'nosniff',
-    'X-Frame-Options': 'DENY',
-    'Referrer-Policy': 'no-referrer',
-    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff', 'X-Frame-Options': 'DENY',
+    'Referrer-Policy': 'no-referrer', 'Cache-Control': 'no-store',
     # everything is served from here: no CDN, no inline script
     'Content-Security-Policy': ("default-src 'self'; script-src 'self'; "
                                 "style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
@@ -91,8 +84,6 @@ class BadQuery(ValueError):
     """A query string the endpoint cannot accept: answered with 400."""
 
 
-# ---------------------------------------------------------------- pure views
-
 def clean(obj: Any) -> Any:
     """JSON-safe and secret-free: non-finite floats -> None, key-like fields dropped."""
     if isinstance(obj, dict):
@@ -117,10 +108,7 @@ def markers(release_default: str) -> Markers:
 
 def marker(candidate: Mapping[str, Any], refs: Markers) -> str:
     """'default' / 'new_tuning' / 'new_tuning_lz4' if a trial ran those tuned values."""
-    for name, c in refs:
-        if dict(candidate) == c:
-            return name
-    return ''
+    return next((name for name, c in refs if dict(candidate) == c), '')
 
 
 def release_default(status: Mapping[str, Any]) -> str:
@@ -138,11 +126,8 @@ def budget_write_amp(status: Mapping[str, Any]) -> Optional[float]:
 
 
 def trial_rows(trials: List[Dict[str, Any]], default: str) -> List[Dict[str, Any]]:
-    """Every recorded trial, with what the charts need worked out once, here.
-
-    `best_so_far` is the lowest score among feasible trials (baseline runs
-    count, as in Session.best()) up to and including this one.
-    """
+    """Every recorded trial, with what the charts need; `best_so_far`: the lowest
+    score of the feasible and baseline windows up to and including this one."""
     rows = []
     best: Optional[float] = None
     refs = markers(default)
@@ -179,8 +164,7 @@ def status_json(snap: Snapshot) -> Dict[str, Any]:
     st['budget_write_amp'] = budget_write_amp(st)
     cur = st.get('current')
     st['current'] = {'index': cur.get('index'), 'kind': cur.get('kind')} if cur else None
-    planned = (st.get('params') or {}).get('trials')
-    st['trials_planned'] = planned
+    st['trials_planned'] = (st.get('params') or {}).get('trials')
     return clean(st)
 
 
@@ -199,12 +183,20 @@ def trials_json(snap: Snapshot, query: Mapping[str, str]) -> Dict[str, Any]:
         rows = rows[:limit]
     baseline = snap.status.get('baseline') or {}
     for r in rows:
-        rr = ratios(r, baseline) if baseline else None
-        r['ratios'] = ({'iops': rr.iops, 'kv_sync_lat': rr.kv_sync_lat,
-                        'write_amp': rr.write_amp} if rr else None)
+        r['ratios'] = ratios(r['measurement'] or {}, baseline) if baseline else None
     return clean({'state': snap.status.get('state'), 'total': len(snap.trials),
                   'budget_write_amp': budget_write_amp(snap.status),
                   'baseline': snap.status.get('baseline'), 'trials': rows})
+
+
+def ratios(m: Mapping[str, Any], baseline: Mapping[str, Any]) -> Dict[str, Optional[float]]:
+    """A measurement's figures over the baseline's medians (None where either lacks one)."""
+    wa, base_wa = write_amps(m, baseline)
+    return {'iops': m['iops'] / baseline['iops']
+            if m.get('iops') and baseline.get('iops') else None,
+            'kv_sync_lat': m['kv_sync_lat_ms'] / baseline['kv_sync_lat_ms']
+            if m.get('kv_sync_lat_ms') and baseline.get('kv_sync_lat_ms') else None,
+            'write_amp': wa / base_wa if wa is not None and base_wa else None}
 
 
 def _int_param(query: Mapping[str, str], name: str, default: Optional[int]) -> Optional[int]:
@@ -218,8 +210,8 @@ def _int_param(query: Mapping[str, str], name: str, default: Optional[int]) -> O
 
 @dataclass(frozen=True)
 class Seen:
-    """What the /metrics table reads: the status, the answer once it stands,
-    and the confirmation's verdict so far."""
+    """What a metric reads: the status, the answer once it stands, and the
+    confirmation's verdict so far."""
     status: Dict[str, Any]
     answer: Optional[Dict[str, Any]]
     confirmed: Dict[str, Any]
@@ -228,22 +220,31 @@ class Seen:
         return self.confirmed.get('arms') or []
 
 
-# a metric's samples: (labels, value) pairs; a None value is left out,
-# rather than a made-up 0
+# a metric's samples: (labels, value) pairs; a None value is left out, rather than a made-up 0
 Samples = Callable[[Seen], Iterable[Tuple[str, Optional[float]]]]
+
+
+def _num(v: Any) -> Optional[float]:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
 def _one(value: Callable[[Seen], Any]) -> Samples:
     return lambda m: [('', _num(value(m)))]
 
 
+def _at(field: str, *keys: str) -> Samples:
+    """One sample: the number at `keys` down the Seen's `field`."""
+    return _one(lambda m: functools.reduce(lambda v, k: (v or {}).get(k), keys,
+                                           getattr(m, field)))
+
+
+def _state(m: Seen) -> Iterable[Tuple[str, Optional[float]]]:
+    return [(f'{{state="{s}"}}', int(s == m.status.get('state', 'idle'))) for s in STATES]
+
+
 def _latency_s(m: Seen) -> Optional[float]:
     lat = _num((m.status.get('baseline') or {}).get('kv_sync_lat_ms'))
     return None if lat is None else lat / 1000.0
-
-
-def _recommended(m: Seen) -> Optional[Dict[str, Any]]:
-    return views.recommended_arm(m.answer) if m.answer is not None else None
 
 
 def _ratios(m: Seen) -> Iterable[Tuple[str, Optional[float]]]:
@@ -273,40 +274,38 @@ def _design(m: Seen) -> Iterable[Tuple[str, Optional[float]]]:
     return [(f'{{design="{plan["design"]}"}}', 1.0)] if plan else []
 
 
-# every gauge of a session's /metrics (but the state's), in the order served
+# every gauge of /metrics, in the order served; an idle mgr serves the first only
 METRICS: List[Tuple[str, str, Samples]] = [
-    ('canary_osd', 'Id of the canary OSD', _one(lambda m: m.status.get('osd'))),
+    ('state', 'The tuning session state (1 for the current one)', _state),
+    ('canary_osd', 'Id of the canary OSD', _at('status', 'osd')),
     ('trials_done', 'Candidate trials measured or failed',
      _one(lambda m: m.status.get('trials_done') or 0)),
-    ('trials_planned', 'Candidate trials the session runs',
-     _one(lambda m: (m.status.get('params') or {}).get('trials'))),
+    ('trials_planned', 'Candidate trials the session runs', _at('status', 'params', 'trials')),
     ('baseline_runs_done', 'Baseline runs measured',
      _one(lambda m: m.status.get('baseline_runs_done') or 0)),
-    ('progress_ratio', 'Share of the session done (0-1)',
-     _one(lambda m: m.status.get('progress'))),
+    ('progress_ratio', 'Share of the session done (0-1)', _at('status', 'progress')),
     ('baseline_kv_sync_latency_seconds', 'Average bluestore kv_sync latency of the baseline',
      _one(_latency_s)),
-    ('baseline_iops', 'Bench IOPS of the baseline',
-     _one(lambda m: (m.status.get('baseline') or {}).get('iops'))),
+    ('baseline_iops', 'Bench IOPS of the baseline', _at('status', 'baseline', 'iops')),
     ('baseline_write_amp', 'DB write amplification of the baseline (DB bytes per client byte)',
-     _one(lambda m: (m.status.get('baseline') or {}).get('write_amp'))),
+     _at('status', 'baseline', 'write_amp')),
     ('write_amp_budget', 'Highest write amplification a feasible trial may have',
      _one(lambda m: budget_write_amp(m.status))),
     ('recommends', '1 if the confirmation recommends a candidate, 0: keep the current options',
-     _one(lambda m: None if m.answer is None else float(_recommended(m) is not None))),
+     _one(lambda m: None if m.answer is None
+          else float(views.recommended_arm(m.answer) is not None))),
     ('best_trial', 'Index of the search trial recommended',
-     _one(lambda m: (_recommended(m) or {}).get('trial'))),
+     _one(lambda m: (views.recommended_arm(m.answer) or {}).get('trial'))),
     ('noise_sd', 'Per-round sd of the objective\'s log-ratio over the baseline\'s A/A pairs',
-     _one(lambda m: (m.status.get('noise') or {}).get('sd'))),
+     _at('status', 'noise', 'sd')),
     ('planned_detectable_gain_ratio',
      'The gain the planned confirmation rounds confirm 9 times in 10 at that noise',
-     _one(lambda m: ((m.status.get('noise') or {}).get('plan') or {}).get('detectable'))),
+     _at('status', 'noise', 'plan', 'detectable')),
     ('confirmation_noise_sd',
      'Per-round sd of the objective\'s log-ratio the confirmation rounds showed',
-     _one(lambda m: (m.confirmed.get('seen') or {}).get('sd'))),
+     _at('confirmed', 'seen', 'sd')),
     ('detectable_gain_ratio', 'The gain the confirmation\'s rounds confirm 9 times in 10 at '
-     'the noise they showed: a smaller one goes unseen',
-     _one(lambda m: (m.confirmed.get('seen') or {}).get('detectable'))),
+     'the noise they showed: a smaller one goes unseen', _at('confirmed', 'seen', 'detectable')),
     ('measurement_design', 'How the confirmation measures (measurement_plan.py): 1 for its '
      'design', _design),
     ('confirmed_ratio', 'A confirmed candidate\'s ratio to the baseline of the same round: '
@@ -324,33 +323,24 @@ METRICS: List[Tuple[str, str, Samples]] = [
 
 
 def metrics_text(snap: Snapshot) -> str:
-    """Prometheus text exposition (format 0.0.4) of the session, `rocks_autotune_*`:
-    the state, then METRICS, each family's samples together."""
-    state = snap.status.get('state', 'idle')
-    out = ['# HELP rocks_autotune_state The tuning session state (1 for the current one)',
-           '# TYPE rocks_autotune_state gauge']
-    out += [f'rocks_autotune_state{{state="{s}"}} {1 if s == state else 0}' for s in STATES]
-    if state != 'idle':
-        seen = Seen(snap.status,
-                    views.final_answer(snap.state) if snap.state is not None else None,
-                    ((snap.state or {}).get('confirm') or {}).get('result') or {})
-        for name, help_, samples in METRICS:
-            rows = [f'rocks_autotune_{name}{labels} {v!r}' for labels, v in samples(seen)
-                    if v is not None and math.isfinite(v)]
-            if rows:
-                out += [f'# HELP rocks_autotune_{name} {help_}',
-                        f'# TYPE rocks_autotune_{name} gauge'] + rows
+    """Prometheus text exposition (format 0.0.4) of METRICS, `rocks_autotune_*`."""
+    seen = Seen(snap.status, views.final_answer(snap.state) if snap.state is not None else None,
+                ((snap.state or {}).get('confirm') or {}).get('result') or {})
+    out = []
+    idle = snap.status.get('state', 'idle') == 'idle'
+    for name, help_, samples in METRICS[:1 if idle else None]:
+        rows = [f'rocks_autotune_{name}{labels} {v!r}' for labels, v in samples(seen)
+                if v is not None and math.isfinite(v)]
+        if rows:
+            out += [f'# HELP rocks_autotune_{name} {help_}',
+                    f'# TYPE rocks_autotune_{name} gauge'] + rows
     return '\n'.join(out) + '\n'
-
-
-def _num(v: Any) -> Optional[float]:
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
 def standby_page(active_uri: str) -> str:
     """What a standby mgr says: where the active one serves the panel."""
     if active_uri:
-        link = _html_escape(active_uri)
+        link = html.escape(active_uri)
         body = (f'<p>This mgr is a standby. The rocks_autotune panel is served by the '
                 f'active mgr at <a href="{link}">{link}</a>.</p>')
     else:
@@ -358,11 +348,6 @@ def standby_page(active_uri: str) -> str:
     return ('<!DOCTYPE html><html><head><meta charset="utf-8">'
             '<title>rocks_autotune (standby)</title></head><body>'
             f'<h1>rocks_autotune</h1>{body}</body></html>')
-
-
-def _html_escape(s: str) -> str:
-    return (s.replace('&', '&amp;').replace('<', '&lt;').replace('>', '&gt;')
-            .replace('"', '&quot;'))
 
 
 # ---------------------------------------------------------------- dispatch
@@ -401,9 +386,9 @@ def _json(obj: Any, status: int = 200) -> Response:
                     'application/json; charset=utf-8')
 
 
-def _error(status: int, message: str, json_api: bool) -> Response:
+def _error(status: int, message: str, json_api: bool, **more: Any) -> Response:
     if json_api:
-        return _json({'error': message, 'status': status}, status)
+        return _json(dict({'error': message, 'status': status}, **more), status)
     return Response(status, (message + '\n').encode())
 
 
@@ -449,9 +434,7 @@ class Panel:
         if path in ('/', '/index.html'):
             return Response(200, standby_page(uri).encode(), STATIC_TYPES['.html'])
         where = f'the active mgr serves {uri}' if uri else 'no active mgr serves the panel yet'
-        msg = 'this mgr is a standby; ' + where
-        r = _json({'error': msg, 'status': 503, 'active': uri or None}, 503) if json_api \
-            else Response(503, (msg + '\n').encode())
+        r = _error(503, 'this mgr is a standby; ' + where, json_api, active=uri or None)
         if uri:
             r.headers['Link'] = f'<{uri}>; rel="alternate"'
         return r

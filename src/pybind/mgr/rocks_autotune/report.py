@@ -1,7 +1,6 @@
-"""Plain-text views of a session for the CLI (the JSON views are the raw state),
-and `best`'s summary.  They read the figures the session computed; nothing
-here computes a statistic (the command thread must not import scipy/numpy).
-"""
+"""Plain-text views of a session and a rollout for the CLI, and `best`'s summary:
+they read the figures the session computed and compute no statistic (the
+command thread must not import scipy/numpy)."""
 import shlex
 from typing import Any, Dict, List, Mapping, Optional
 
@@ -24,13 +23,16 @@ def _fmt(v: Optional[float], spec: str) -> str:
 def status_text(st: Dict[str, Any], detail: bool = False) -> str:
     """`status`: an ended session's answer in a few lines (st['summary']),
     everything with `detail` (`--detail`: the ceph CLI keeps --verbose for
-    itself) or while it runs."""
+    itself) or while it runs; then the last rollout."""
     if st['state'] == 'idle':
-        error = f'\nerror: {st["error"]}' if st.get('error') else ''
-        return '\n'.join(['state: idle (no session has run)' + error]
-                         + rollout_lines(st.get('rollout')))
-    if st.get('summary') and not detail:
-        return '\n'.join(st['summary'] + rollout_lines(st.get('rollout')))
+        lines = ['state: idle (no session has run)'
+                 + (f'\nerror: {st["error"]}' if st.get('error') else '')]
+    else:
+        lines = st['summary'] if st.get('summary') and not detail else _detail_lines(st)
+    return '\n'.join(lines + rollout_lines(st.get('rollout')))
+
+
+def _detail_lines(st: Dict[str, Any]) -> List[str]:
     p = st['params']
     lines = [f'state: {st["state"]} ({st["phase"]})',
              f'canary: osd.{st["osd"]} ({st["reason"]})',
@@ -56,10 +58,7 @@ def status_text(st: Dict[str, Any], detail: bool = False) -> str:
                      f'IOPS {_fmt(b["iops"], ".0f")} (spread {_fmt(b["iops_spread"], ".1%")}), '
                      f'write-amp {b["write_amp"]:.3f} (spread {b["write_amp_spread"]:.1%}; '
                      + _write_amp_by(b) + ')')
-    if st.get('noise_line'):
-        lines.append(st['noise_line'])
-    if st.get('steady_cap_line'):
-        lines.append(st['steady_cap_line'])
+    lines += [st[k] for k in ('noise_line', 'steady_cap_line') if st.get(k)]
     leader = st.get('leader')
     if leader and not st.get('confirmation'):
         lines.append(f'search leader: trial {leader["index"]} ({leader["kind"]}; its single '
@@ -71,8 +70,7 @@ def status_text(st: Dict[str, Any], detail: bool = False) -> str:
         lines.append('other health checks: ' + ', '.join(st['other_checks'])
                      + (' (not blocking: --force)' if p.get('force')
                         else ' (trials wait for them: no --force)'))
-    lines += crashes_lines(st)
-    return '\n'.join(lines + rollout_lines(st.get('rollout')))
+    return lines + crashes_lines(st)
 
 
 def client_lines(c: Optional[Mapping[str, Any]]) -> List[str]:
@@ -124,8 +122,7 @@ def time_lines(t: Optional[Mapping[str, Any]], state: str) -> List[str]:
 
 
 def precondition_lines(p: Optional[Mapping[str, Any]]) -> List[str]:
-    """What the preconditioning wrote, and the LSM it left (per column family,
-    the levels that hold files: level:files/size)."""
+    """What the preconditioning wrote, and the LSM it left (per column family, L<n>:files/size)."""
     if not p:
         return []
     state = ('done' if p.get('steady') else 'done, not steady' if p.get('done')
@@ -146,14 +143,8 @@ def precondition_lines(p: Optional[Mapping[str, Any]]) -> List[str]:
     return out
 
 
-def _fig(fig: Optional[Mapping[str, Any]]) -> str:
-    return '-' if not fig else ratio_text(fig)
-
-
 def confirmation_lines(rec: Optional[Mapping[str, Any]], state: str) -> List[str]:
-    """The confirmation in `status`: where it stands, each candidate's
-    figures over the rounds (median ratio to the baseline of the same round
-    [90% interval]), and the answer."""
+    """The confirmation in `status`: where it stands, each candidate's figures, the answer."""
     if not rec:
         return []
     result = rec.get('result') or {}
@@ -162,16 +153,21 @@ def confirmation_lines(rec: Optional[Mapping[str, Any]], state: str) -> List[str
              f'and the baseline, in {rec["rounds"]} rounds of fresh random order; '
              f'{result.get("rounds_done", 0)} done; objective {name}, margin '
              f'{rec["margin"]:.0%}; then write-amp in steady windows, best first']
-    for a in result.get('arms', []):
-        lines.append(f'  {a["arm"]} (trial {a["trial"]}): {name} {_fig(a["objective"])}, '
-                     f'{a["objective"]["rounds"]} round(s): '
-                     f'{a.get("objective_verdict", a["verdict"])}; kv_sync_lat '
-                     f'{_fig(a["kv_sync_lat"])}, write-amp {_fig(a["write_amp"])} (short '
-                     f'windows: shown, not judged){steady_text(a)}; verdict: {a["verdict"]}'
-                     + (f' ({a["why"]})' if a['why'] else '') + groups_text(a))
+    lines += [arm_line(name, a) for a in result.get('arms', [])]
     if result and (result.get('complete') or state in ('stopped', 'aborted', 'failed')):
         lines.append('answer: ' + answer_line(result))
     return lines
+
+
+def arm_line(name: str, a: Mapping[str, Any]) -> str:
+    """A confirmed candidate's figures over the rounds, and its verdicts."""
+    def fig(k: str) -> str:
+        return ratio_text(a[k] or {})
+    return (f'  {a["arm"]} (trial {a["trial"]}): {name} {fig("objective")}, '
+            f'{a["objective"]["rounds"]} round(s): {a.get("objective_verdict", a["verdict"])}; '
+            f'kv_sync_lat {fig("kv_sync_lat")}, write-amp {fig("write_amp")} (short windows: '
+            f'shown, not judged){steady_text(a)}; verdict: {a["verdict"]}'
+            + (f' ({a["why"]})' if a['why'] else '') + groups_text(a))
 
 
 def _write_amp_by(m: Dict[str, Any]) -> str:
@@ -237,17 +233,17 @@ def history_table(trials: List[Dict[str, Any]]) -> str:
     return '\n'.join(out)
 
 
+# a confirmed candidate's figures (iops_c, iops_r: the split design's C and R beside C/R)
+FIGURES = ('objective', 'kv_sync_lat', 'write_amp', 'iops_c', 'iops_r')
 # `best` of a session whose canary's config someone else changed
 STALE = ('measured against the options in effect when the session started, which '
          'someone else has changed: applying this string would undo that')
 
 
 def reach(canary: int, osds: Mapping[int, OsdInfo]) -> Dict[str, Any]:
-    """Where the best options go after the canary: the other OSDs of its
-    device class (the class the options were measured on), each at its own
-    mask (CLASS_MASK_NOTE); with no class, every OSD (`osd`).  `osds`: the
-    cluster's OSD map, as `Cluster.osds` reads it.
-    """
+    """Where the best options go after the canary (`osds`: Cluster.osds): the
+    other OSDs of the device class they were measured on, each at its own mask
+    (CLASS_MASK_NOTE); with no class, every OSD (`osd`)."""
     info = osds.get(canary)
     cls = info.device_class if info is not None else ''
     if cls:
@@ -267,12 +263,10 @@ def config_set(who: str, name: str, value: str) -> str:
 
 def best_summary(state: Dict[str, Any],
                  where: Optional[Dict[str, Any]] = None) -> Optional[Dict[str, Any]]:
-    """`best -f json`: the confirmation's answer (None until its verdict
-    stands).  Its figures are the confirmation rounds', never the search's:
-    each candidate's median ratio to the baseline of the same round and its
-    interval.  When it recommends one, the commands that set it on the
-    canary, then at `where` (a `reach`; None when the OSD map was not read:
-    the canary only); when not, no command: keep the current options."""
+    """`best -f json`: the confirmation's answer, None until it stands; its
+    figures are the rounds' (ratios to the baseline of the same round), never
+    the search's.  A recommendation comes with the commands that set it on the
+    canary, then at `where` (a `reach`; None: the OSD map was not read)."""
     result = final_answer(state)
     if result is None:
         return None
@@ -294,9 +288,7 @@ def best_summary(state: Dict[str, Any],
             commands.insert(0, f'# {STALE}; changed since: ' + '; '.join(changed))
 
     def figures(a: Mapping[str, Any]) -> Dict[str, Any]:
-        # the split design's C and R ratios beside its C/R objective
-        return {k: a[k]['ratio'] for k in ('objective', 'kv_sync_lat', 'write_amp',
-                                           'iops_c', 'iops_r') if k in a}
+        return {k: a[k]['ratio'] for k in FIGURES if k in a}
     return {
         'answer': 'recommend' if arm else 'keep current', 'keeps_current': arm is None,
         'summary': answer_line(result), 'complete': bool(result.get('complete')),
@@ -307,9 +299,7 @@ def best_summary(state: Dict[str, Any],
         'margin': result['margin'], 'budget': result['budget'], 'level': result['level'],
         'goal': result.get('goal', 'iops'),
         'rounds': result['rounds'], 'rounds_done': result['rounds_done'],
-        'ratios': figures(arm) if arm else None,
-        # its write-amp at steady state (steady_check.py; None: none recommended)
-        'steady': arm.get('steady') if arm else None,
+        'ratios': figures(arm) if arm else None, 'steady': arm.get('steady') if arm else None,
         'candidates': [dict(figures(a), arm=a['arm'], trial=a['trial'], verdict=a['verdict'],
                             why=a['why'], rounds=a['objective']['rounds'],
                             objective_verdict=a.get('objective_verdict', a['verdict']),
@@ -318,26 +308,8 @@ def best_summary(state: Dict[str, Any],
                        for a in result['arms']],
         'canary': osd, 'masks': where['masks'], 'device_class': where['device_class'],
         'osds': where['osds'], 'note': where['note'], 'commands': commands,
-        'config_changed': changed,
-        # what it could see: the noise its rounds showed and the gain they
-        # confirm 9 times in 10 at it (confirm.Confirmation._seen); how it measured
-        'seen': result.get('seen'), 'measurement_plan': result.get('measurement_plan')}
-
-
-def _candidate_line(b: Mapping[str, Any], c: Mapping[str, Any]) -> str:
-    name = OBJECTIVE_NAMES.get(b['objective'], b['objective'])
-    return (f'  {c["arm"]} (trial {c["trial"]}): {name} {_ratio_fig(c["objective"])}, '
-            f'{c["rounds"]} round(s): {c.get("objective_verdict", c["verdict"])}; kv_sync_lat '
-            f'{_ratio_fig(c["kv_sync_lat"])}, write-amp {_ratio_fig(c["write_amp"])} (short '
-            f'windows: shown, not judged){steady_text(c)}; verdict: {c["verdict"]}'
-            + (f' ({c["why"]})' if c['why'] else '')
-            # the split design's: the client's own gain beside the C/R judged
-            + (f'; C\'s IOPS {_ratio_fig(c["iops_c"])}, R\'s {_ratio_fig(c["iops_r"])}'
-               if 'iops_c' in c else ''))
-
-
-def _ratio_fig(r: Mapping[str, Any]) -> str:
-    return _fig({'ratio': r})
+        'config_changed': changed, 'seen': result.get('seen'),  # confirm.Confirmation._seen
+        'measurement_plan': result.get('measurement_plan')}
 
 
 def best_text(b: Dict[str, Any]) -> str:
@@ -358,21 +330,22 @@ def best_text(b: Dict[str, Any]) -> str:
     plan = b.get('measurement_plan') or {}
     if plan.get('why'):
         lines.append(f'measurement design: {plan["design"]} ({plan["why"]})')
-    lines += [_candidate_line(b, c) for c in b['candidates']]
+    name = OBJECTIVE_NAMES.get(b['objective'], b['objective'])
+    lines += [arm_line(name, dict(c, **{k: {'ratio': c[k], 'rounds': c['rounds']}
+                                        for k in FIGURES if k in c}))
+              for c in b['candidates']]
     if b['keeps_current']:
         return '\n'.join(lines)
     lines.append(f'bluestore_rocksdb_options = {b["options"]}')
     if b['note']:
         lines.append(f'note: {b["note"]}')
-    if b['masks'] is None:
-        lines.append(f'to apply on the canary (osd.{b["canary"]}); it takes effect on restart:')
-    else:
-        n = len(b['osds'])
-        target = (f'the OSDs of class {b["device_class"]}' if b['device_class']
-                  else 'every OSD')
-        lines.append(f'to apply on the canary (osd.{b["canary"]}) only, then on {target} '
-                     f'({n} OSD{"" if n == 1 else "s"}: {osd_list(b["osds"])}); each takes '
-                     'effect on restart:')
+    n = len(b['osds'] or [])
+    target = f'the OSDs of class {b["device_class"]}' if b['device_class'] else 'every OSD'
+    lines.append(f'to apply on the canary (osd.{b["canary"]}); it takes effect on restart:'
+                 if b['masks'] is None else
+                 f'to apply on the canary (osd.{b["canary"]}) only, then on {target} '
+                 f'({n} OSD{"" if n == 1 else "s"}: {osd_list(b["osds"])}); each takes '
+                 'effect on restart:')
     lines += ['  ' + c for c in b['commands']]
     if b['device_class']:
         lines.append(f'or let the module roll it out to the OSDs of class {b["device_class"]}, '
@@ -410,8 +383,7 @@ def plan_text(plan: Mapping[str, Any], undo: List[str]) -> str:
             lines.append(f'  {who} {name}: ' + (f'{shown} (as now)' if now == value else
                          f'{shown} -> {"(not set)" if value is None else label(value)}'))
     lines += [f'  note: {n}' for n in plan['notes']]
-    lines.append('checks:')
-    lines += [f'  {c}' for c in plan.get('checks', [])]
+    lines += ['checks:'] + [f'  {c}' for c in plan.get('checks', [])]
     if plan.get('blockers'):
         lines.append('  holding the first restart back now: ' + '; '.join(plan['blockers']))
     osds = [o for o in plan['osds'] if o['status'] != 'skipped']
@@ -427,16 +399,13 @@ def plan_text(plan: Mapping[str, Any], undo: List[str]) -> str:
         if o['status'] == 'skipped':
             lines.append(f'  skipped: osd.{o["osd"]}: {o["error"]}')
     if apply:
-        lines.append('an OSD that does not come back on the new options stops the rollout: '
-                     'its osd.N mask is put back as it was and it is restarted onto the '
-                     'options it ran, the OSDs done stay on the new ones')
-        lines.append('undo: ceph rocks-autotune revert (puts back, at every mask above, '
-                     'the value or absence saved before the first change, and restarts the '
-                     'OSDs that run the new options); by hand:')
-        lines += [f'  {c}' for c in undo]
-    for v, name in labels.items():
-        lines.append(f'{name} = {v}')
-    return '\n'.join(lines)
+        lines += ['an OSD that does not come back on the new options stops the rollout: its '
+                  'osd.N mask is put back as it was and it is restarted onto the options it '
+                  'ran, the OSDs done stay on the new ones',
+                  'undo: ceph rocks-autotune revert (puts back, at every mask above, the value '
+                  'or absence saved before the first change, and restarts the OSDs that run '
+                  'the new options); by hand:'] + [f'  {c}' for c in undo]
+    return '\n'.join(lines + [f'{name} = {v}' for v, name in labels.items()])
 
 
 def rollout_lines(ro: Optional[Mapping[str, Any]]) -> List[str]:
