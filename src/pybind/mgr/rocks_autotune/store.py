@@ -43,6 +43,7 @@ import json
 from enum import Enum
 from typing import Any, Callable, Dict, List, Mapping, Optional, cast
 
+from .workload import ClientRecord
 
 try:
     from typing import TypedDict
@@ -197,16 +198,26 @@ class SessionState(StartRecord, _Head, total=False):
     final: str
     other_checks: List[str]  # others' health checks at the last look (gate.Health)
     confirm: Dict[str, Any]  # the confirmation, once the search is done (confirm.plan)
-    # the client workload's pool, PG seeds (at most workload.GROUP_PGS a
-    # group) and object count; how many of its objects the end removed (None
-    # until then).  None for another workload
-    client: Optional[Dict[str, Any]]
+    client: Optional[ClientRecord]
     # the noise the baseline's A/A pairs measured and the confirmation's plan
     # at it (power.aa_noise, power.plan); None with no pair
     noise: Optional[Dict[str, Any]]
     # the most WAL bytes a steady window can write, and whether the search
     # keeps to it (Search.steady_cap); None without WAL counts
     steady_cap: Optional[Dict[str, Any]]
+
+
+def as_json(state: Mapping[str, Any]) -> Dict[str, Any]:
+    """A session's record as JSON holds it: its typed records by their to_json."""
+    client = state.get('client')
+    return dict(state, client=None if client is None else client.to_json())
+
+
+def from_json(saved: Dict[str, Any]) -> Dict[str, Any]:
+    """A session's record read from JSON, its typed records made (TypeError:
+    malformed)."""
+    client = saved.get('client')
+    return dict(saved, client=None if client is None else ClientRecord.from_json(client))
 
 
 Get = Callable[[str], Optional[str]]
@@ -284,7 +295,7 @@ class SessionStore:
         if confirm != self._confirm:
             self._write(CONFIRM_KEY, confirm)
             self._confirm = confirm
-        head = {k: v for k, v in state.items()
+        head = {k: v for k, v in as_json(state).items()
                 if k not in START_FIELDS and k not in ('trials', 'confirm')}
         head.update(version=STATE_VERSION, id=state['id'], n_trials=len(trials))
         self._write(HEAD_KEY, json.dumps(head))
@@ -312,7 +323,7 @@ class SessionStore:
             if raw_trial is None:
                 raise ValueError(f'session trial {i} is missing')
             trials.append(raw_trial)
-        state = dict(head, **start)
+        state = from_json(dict(head, **start))
         canaries_at_start(state)
         del state['n_trials']
         raw_confirm = self._get(CONFIRM_KEY) or '{}'

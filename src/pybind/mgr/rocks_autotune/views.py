@@ -402,7 +402,7 @@ def status_of(s: SessionState, osd: int, progress: float, health: List[str],
         # someone else's changes to the canary's config since the start
         'config_changes': s.get('config_changes') or [],
         # the client workload's pool and objects; how many the end removed
-        'client': s.get('client'),
+        'client': s['client'].to_json() if s['client'] is not None else None,
         # the preconditioning of the canary's DB (its record's)
         'precondition': {k: v for k, v in (s['canaries'][str(osd)].get('precondition')
                                            or {}).items() if k != 'kv_start'} or None,
