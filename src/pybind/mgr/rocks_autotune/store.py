@@ -228,15 +228,12 @@ class StoreError(Exception):
     """A write to the mgr's store failed or did not stick."""
 
 
-class SessionStore:
+class _Store:
+    """Values in the mgr's KV store, every write checked."""
+
     def __init__(self, get: Get, put: Put) -> None:
         self._get = get
         self._put = put
-        self._start_of = ''          # the session whose start record is written
-        self._start = ''             # and what it holds
-        self._originals_of = ''      # the session whose originals key is there
-        self._trials: List[Dict[str, Any]] = []  # what each trial key holds now (copies)
-        self._confirm = ''           # what the confirm key holds now
 
     def _write(self, key: str, value: Optional[str]) -> None:
         if value is not None and len(value) > MAX_VALUE:
@@ -246,6 +243,16 @@ class SessionStore:
         except Exception as e:  # any failure is a failed write
             size = 'a removal' if value is None else f'{len(value)} bytes'
             raise StoreError(f'writing {key} ({size}) failed: {e}')
+
+
+class SessionStore(_Store):
+    def __init__(self, get: Get, put: Put) -> None:
+        super().__init__(get, put)
+        self._start_of = ''          # the session whose start record is written
+        self._start = ''             # and what it holds
+        self._originals_of = ''      # the session whose originals key is there
+        self._trials: List[Dict[str, Any]] = []  # what each trial key holds now (copies)
+        self._confirm = ''           # what the confirm key holds now
 
     def save(self, state: Mapping[str, Any]) -> None:
         """Write what changed: the start record when new or changed (a
@@ -457,7 +464,19 @@ def _record(o: Mapping[str, Any], state: Mapping[str, Any],
     return rec
 
 
-class RolloutStore:
+def _head(state: Mapping[str, Any],
+          ref: Callable[[Optional[str]], Optional[int]]) -> Dict[str, Any]:
+    """A rollout's head as stored: no OSD list, its strings by reference."""
+    head = {k: v for k, v in state.items() if k not in ('sets', 'priors', 'osds', 'crash_osds')}
+    head['options'] = ref(state.get('options'))
+    restart = state.get('restart')
+    if restart is not None:  # its strings may be anyone's, of any length
+        head['restart'] = dict(restart, expect=ref(restart['expect']),
+                               ran=ref(restart.get('ran', '')))
+    return head
+
+
+class RolloutStore(_Store):
     """The last rollout in the mgr's KV store; every write checked, as the session's.
 
         rollout                     the head: the moving parts (state, phase,
@@ -479,8 +498,7 @@ class RolloutStore:
     """
 
     def __init__(self, get: Get, put: Put) -> None:
-        self._get = get
-        self._put = put
+        super().__init__(get, put)
         self._written: Dict[str, str] = {}  # what each key holds now (written or read)
         # the option strings of rollout `_id`, append-only: value n is written once
         self._id = ''
@@ -489,15 +507,6 @@ class RolloutStore:
         # of rollout `_id`: each chunk's OSD records as last written (copies), crash_osds
         self._saved: List[List[Dict[str, Any]]] = []
         self._crash: List[int] = []
-
-    def _write(self, key: str, value: Optional[str]) -> None:
-        if value is not None and len(value) > MAX_VALUE:
-            raise StoreError(f'{key} would be {len(value)} bytes, over {MAX_VALUE}')
-        try:
-            self._put(key, value)
-        except Exception as e:  # any failure is a failed write
-            size = 'a removal' if value is None else f'{len(value)} bytes'
-            raise StoreError(f'writing {key} ({size}) failed: {e}')
 
     def _write_changed(self, key: str, value: str) -> None:
         if self._written.get(key) != value:
@@ -546,13 +555,7 @@ class RolloutStore:
                 writes[ROLLOUT_CRASH_KEY.format(id=rid, n=n)] = json.dumps(
                     {'id': rid, 'osds': crash[n * ROLLOUT_CRASH_CHUNK:
                                               (n + 1) * ROLLOUT_CRASH_CHUNK]})
-        head = {k: v for k, v in state.items()
-                if k not in ('sets', 'priors', 'osds', 'crash_osds')}
-        head['options'] = ref(state.get('options'))
-        restart = state.get('restart')
-        if restart is not None:  # its strings may be anyone's, of any length
-            head['restart'] = dict(restart, expect=ref(restart['expect']),
-                                   ran=ref(restart.get('ran', '')))
+        head = _head(state, ref)
         head.update(version=ROLLOUT_VERSION, n_chunks=n_chunks, n_values=len(values),
                     n_crash=n_crash)
         for v in values:
