@@ -103,11 +103,11 @@ class CanaryOsd:
                               clock=self.clock, reference=ref)
 
     def remove_client_objects(self) -> None:
-        """The client load's objects go with the session (ClientWorkload.cleanup)."""
+        """The client load's objects go with the session (ClientWorkload.remove_objects)."""
         c = self.s.get('client')
         if c is not None and c.removed is None:
-            ClientWorkload.cleanup(c, self.cluster, self.settings.client_threads,
-                                   self.settings.bench_chunk_seconds, self.clock())
+            ClientWorkload.remove_objects(c, self.cluster, self.settings.client_threads,
+                                          self.settings.bench_chunk_seconds, self.clock())
 
     def needs_precondition(self) -> bool:
         """A driven client load whose DB is not yet written into a steady state."""

@@ -394,32 +394,37 @@ class ClientWorkload:
         if errors:
             raise errors[0]
 
+    def cleanup(self, seconds: float) -> Tuple[int, int]:
+        """Remove the namespace's objects, `threads` at a time, starting new
+        removals for about `seconds`: how many went, how many are left.
+        ClusterError if one failed, or hung (a PG inactive: HUNG_WRITE)."""
+        names = self.io.objects()
+        deadline = self.clock() + seconds
+
+        def one(i: int) -> int:
+            self.io.remove(names[i])
+            return 0
+
+        gone = 0
+        while gone < len(names) and self.clock() < deadline:
+            gone = self._each(one, gone, len(names), deadline - self.clock())[0]
+        return gone, len(names) - gone
+
     @classmethod
-    def cleanup(cls, rec: ClientRecord, cluster: Cluster, threads: int, chunk_seconds: float,
-                now: float) -> None:
-        """Remove `rec`'s objects (its namespace's), `threads` at a time, for
-        CLEANUP_SECONDS at most (a pool that keeps some: Session.tidy tries
-        again), and say in `rec` how it went (ClusterError: a removal failed,
-        or hung, HUNG_WRITE)."""
+    def remove_objects(cls, rec: ClientRecord, cluster: Cluster, threads: int,
+                       chunk_seconds: float, now: float) -> None:
+        """`rec`'s objects go, for CLEANUP_SECONDS at most (a pool that keeps
+        some: Session.tidy tries again), and `rec` says how it went."""
         rec.tried = now
         try:
-            load = cls(cluster.client_io(rec.pool, NAMESPACE), [], FILL_WRITE,
-                       threads=threads, chunk_seconds=chunk_seconds)
-            names = load.io.objects()
-            deadline = load.clock() + CLEANUP_SECONDS
-
-            def one(i: int) -> int:
-                load.io.remove(names[i])
-                return 0
-
-            gone = 0
-            while gone < len(names) and load.clock() < deadline:
-                gone = load._each(one, gone, len(names), deadline - load.clock())[0]
+            # writes nothing: its object size is no matter
+            load = cls(cluster.client_io(rec.pool, NAMESPACE), [], FILL_WRITE, threads=threads,
+                       chunk_seconds=chunk_seconds)
+            gone, left = load.cleanup(CLEANUP_SECONDS)
         except ClusterError as e:
             log.warning('removing the client workload\'s objects failed: %s', e)
             rec.remove_error = str(e)
             return
-        left = len(names) - gone
         gone += rec.gone or 0
         if left:
             rec.gone, rec.left = gone, left
