@@ -69,10 +69,6 @@ CONFIRM_KEY = 'session.confirm'
 # well below mon_config_key_max_entry_size (64 KiB): a value this big is a bug
 MAX_VALUE = 48 << 10
 STATE_VERSION = 7
-# the fields of the start record; everything else but the trials is the head
-START_FIELDS = ('id', 'params', 'reason', 'originals', 'base_options', 'annexed',
-                'release_default', 'sharding', 'seed', 'started', 'settings', 'noout_at_start',
-                'canaries_at_start', 'client_pool')
 
 
 class CanaryStart(TypedDict):
@@ -104,6 +100,10 @@ class StartRecord(TypedDict):
     # the pool the client load writes its objects to (None: no client load):
     # a rescue removes them
     client_pool: Optional[str]
+
+
+# everything else but the trials and the confirmation is the head's
+START_FIELDS = tuple(StartRecord.__annotations__)
 
 
 def canary_start(originals: Dict[str, Optional[str]], annexed: bool,
@@ -166,9 +166,6 @@ class CanaryRecord(_Canary, total=False):
     `canaries` by its OSD id as a string (JSON's keys)."""
     # the client load's preconditioning of its DB (window.Precondition)
     precondition: Dict[str, Any]
-
-
-CANARY_FIELDS = tuple(CanaryRecord.__annotations__)
 
 
 class _Head(TypedDict):
