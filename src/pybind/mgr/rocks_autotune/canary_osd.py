@@ -12,7 +12,7 @@ Its persisted part is its record under the session's `canaries`
 (store.CanaryRecord: how to restore it, the watch on its config, its restart,
 its window, its DB's preconditioning), so the canaries of a plan do not share
 a field; what is the session's (the trials, the trial in flight, the client
-load's pool, the alerts) it reads from the session's record.
+load's record, the alerts) it reads from the session's record.
 """
 import logging
 from typing import Any, Callable, Dict, List, Optional, Set

@@ -144,7 +144,7 @@ def over_quota(pool: PoolInfo, space: int, objects: int) -> str:
 
 def design_of(cluster: Cluster, osd: int, pool: PoolInfo, pgs: Sequence[PgInfo],
               without: Sequence[int], count: int, settings: Settings) -> Dict[str, Any]:
-    """The client load's measurement design (the `client` record's keys):
+    """The client load's measurement design (fields of its ClientRecord):
     split where the pool has enough PGs without the canary (measurement_design
     auto or split), else sequential; why, and for a split its group R's PGs
     (a sample of those without the canary), how many OSDs they are on and
