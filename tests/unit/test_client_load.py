@@ -2,6 +2,7 @@
 librados client (the fake's), removed at the end; RocksDB's own figures in
 every window; the stats options on the canary for the session only."""
 import inspect
+import json
 import re
 import statistics
 import threading
@@ -14,7 +15,8 @@ from rocks_autotune import placement, report, workload
 from rocks_autotune.canary import STATS_OPTIONS
 from rocks_autotune.cluster import ClusterError, PgInfo, PoolInfo
 from rocks_autotune.gate import Params, StartRefused
-from rocks_autotune.workload import NAMESPACE, ClientWorkload, client_objects, client_pool
+from rocks_autotune.workload import (NAMESPACE, ClientRecord, ClientWorkload, client_objects,
+                                     client_pool)
 from rocks_autotune.session import Session
 from rocks_autotune.store import START_FIELDS
 from session_harness import Harness, assert_restored
@@ -265,7 +267,11 @@ def test_status_names_the_keyspace_and_what_became_of_it() -> None:
     text = report.status_text(s.status(), detail=True)
     assert 'client load: 8 objects in pool rbd, namespace rocks_autotune, in 4 of its ' \
            '4 PGs the canary is in' in text and 'removed' not in text
+    # status -f json shows what is known, as the head keeps it (store.as_json)
+    assert set(s.status()['client']) == {'pool', 'pg_num', 'seeds', 'count', 'removed',
+                                         'design', 'design_why'}
     h.run()
+    assert ClientRecord.from_json(json.loads(h.saved[-1])['client']) == s.s['client']
     assert (f'; {s.s["client"].removed} removed at the end'
             in report.status_text(s.status(), detail=True))
 
@@ -435,6 +441,9 @@ def test_a_rescued_session_removes_the_client_objects_its_lost_head_recorded() -
     h.run()
     r = h.session.s
     assert r['state'] == 'failed' and r['client'].removed > 0
+    shown = h.session.status()['client']
+    assert set(shown) == {'pool', 'pg_num', 'seeds', 'count', 'removed', 'tried', 'left',
+                          'remove_error'}
     assert h.cluster.objects[('rbd', NAMESPACE)] == {}
     assert_restored(h, 0, before)
     text = report.status_text(h.session.status(), detail=True)
