@@ -11,7 +11,7 @@ import json
 from typing import Any, Dict, List, Optional, Tuple
 
 from fake_cluster import FakeClock, FakeCluster
-from rocks_autotune import panel, report
+from rocks_autotune import panel, report, store
 from rocks_autotune.canary import SAVED
 from rocks_autotune.canary_osd import slots
 from rocks_autotune.gate import Params
@@ -155,7 +155,7 @@ class Harness:
         self.session: Optional[Session] = None
 
     def save(self, state: Dict[str, Any]) -> None:
-        self.saved.append(json.dumps(state))
+        self.saved.append(json.dumps(store.as_json(state)))
 
     def persisted(self, i: int = -1) -> Dict[str, Any]:
         """The persisted state itself, as saved (the last: what a new mgr
@@ -188,7 +188,7 @@ class Harness:
 
     def reload(self) -> Session:
         """What a new active mgr does: rebuild from the last saved state."""
-        state = self.persisted()
+        state = store.from_json(self.persisted())
         Session.check_state(state)
         self.session = Session(state, self.cluster, self.save, self.clock)
         self.session.resume_after_failover()

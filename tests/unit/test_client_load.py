@@ -2,6 +2,7 @@
 librados client (the fake's), removed at the end; RocksDB's own figures in
 every window; the stats options on the canary for the session only."""
 import inspect
+import json
 import re
 import statistics
 import threading
@@ -14,7 +15,8 @@ from rocks_autotune import placement, report, workload
 from rocks_autotune.canary import STATS_OPTIONS
 from rocks_autotune.cluster import ClusterError, PgInfo, PoolInfo
 from rocks_autotune.gate import Params, StartRefused
-from rocks_autotune.workload import NAMESPACE, ClientWorkload, client_objects, client_pool
+from rocks_autotune.workload import (NAMESPACE, ClientRecord, ClientWorkload, client_objects,
+                                     client_pool)
 from rocks_autotune.session import Session
 from rocks_autotune.store import START_FIELDS
 from session_harness import Harness, assert_restored
@@ -38,13 +40,13 @@ def test_a_client_session_writes_only_in_the_canarys_pgs_and_removes_it_all() ->
     assert all(seen[n] == 'true' for n in STATS_OPTIONS)
     c = s.s['client']
     # rbd: the fake's 4 PGs all hold osd.0; `other`'s 8 never do
-    assert (c['pool'], c['pg_num'], c['seeds'], c['count']) == ('rbd', 4, [0, 1, 2, 3], 64)
+    assert (c.pool, c.pg_num, c.seeds, c.count) == ('rbd', 4, [0, 1, 2, 3], 64)
     written = seen['objects']
     assert 10 < len(written) <= 64
     assert all(name.startswith(s.s['id'][:8] + '.') for name in written)
     # gone at the end, and the count of what went kept
     assert h.cluster.objects[('rbd', NAMESPACE)] == {}
-    assert c['removed'] >= len(written)
+    assert c.removed >= len(written)
     # RocksDB's figures in every window, the flushes and compactions counted
     for t in s.s['trials']:
         m = t['measurement']
@@ -265,8 +267,12 @@ def test_status_names_the_keyspace_and_what_became_of_it() -> None:
     text = report.status_text(s.status(), detail=True)
     assert 'client load: 8 objects in pool rbd, namespace rocks_autotune, in 4 of its ' \
            '4 PGs the canary is in' in text and 'removed' not in text
+    # status -f json shows what is known, as the head keeps it (store.as_json)
+    assert set(s.status()['client']) == {'pool', 'pg_num', 'seeds', 'count', 'removed',
+                                         'design', 'design_why'}
     h.run()
-    assert (f'; {s.s["client"]["removed"]} removed at the end'
+    assert ClientRecord.from_json(json.loads(h.saved[-1])['client']) == s.s['client']
+    assert (f'; {s.s["client"].removed} removed at the end'
             in report.status_text(s.status(), detail=True))
 
 
@@ -407,7 +413,7 @@ def test_a_session_that_fails_to_restore_still_removes_its_objects() -> None:
     s.request_abort()
     h.run()
     assert s.s['state'] == 'failed' and 'RESTORE_FAILED' in s.s['alerts']
-    assert h.cluster.objects[('rbd', NAMESPACE)] == {} and s.s['client']['removed'] > 0
+    assert h.cluster.objects[('rbd', NAMESPACE)] == {} and s.s['client'].removed > 0
 
 
 def test_the_default_workload_is_the_client_load_and_bench_is_named_osd_bench() -> None:
@@ -434,12 +440,15 @@ def test_a_rescued_session_removes_the_client_objects_its_lost_head_recorded() -
     h.session = Session.rescue(start, 'unreadable', h.cluster, h.settings, h.save, h.clock)
     h.run()
     r = h.session.s
-    assert r['state'] == 'failed' and r['client']['removed'] > 0
+    assert r['state'] == 'failed' and r['client'].removed > 0
+    shown = h.session.status()['client']
+    assert set(shown) == {'pool', 'pg_num', 'seeds', 'count', 'removed', 'tried', 'left',
+                          'remove_error'}
     assert h.cluster.objects[('rbd', NAMESPACE)] == {}
     assert_restored(h, 0, before)
     text = report.status_text(h.session.status(), detail=True)
     assert (f"client load: the lost session's objects in pool rbd, namespace {NAMESPACE}; "
-            f"{r['client']['removed']} removed at the end") in text
+            f"{r['client'].removed} removed at the end") in text
 
 
 def test_a_pool_that_becomes_full_ends_the_session_and_its_objects_go() -> None:
@@ -456,7 +465,7 @@ def test_a_pool_that_becomes_full_ends_the_session_and_its_objects_go() -> None:
     h.run()
     assert s.s['state'] == 'failed' and "pool 'rbd' is full" in s.s['error']
     assert [t['verdict'] for t in s.s['trials'] if t['kind'] == 'candidate'] == []
-    assert h.cluster.objects[('rbd', NAMESPACE)] == {} and s.s['client']['removed'] > 0
+    assert h.cluster.objects[('rbd', NAMESPACE)] == {} and s.s['client'].removed > 0
     assert_restored(h, 0, before)
 
 
@@ -480,16 +489,16 @@ def test_objects_left_at_the_end_are_named_and_tried_again_until_they_go() -> No
     s.request_abort()
     h.run()
     c = s.s['client']
-    assert s.s['state'] == 'aborted' and c['removed'] is None
-    assert 'PG 1.0 is inactive' in c['remove_error'] and h.cluster.objects[('rbd', NAMESPACE)]
+    assert s.s['state'] == 'aborted' and c.removed is None
+    assert 'PG 1.0 is inactive' in c.remove_error and h.cluster.objects[('rbd', NAMESPACE)]
     text = report.status_text(s.status(), detail=True)
     assert 'not all removed (PG 1.0 is inactive): tried again every 5 min' in text, text
-    tried = c['tried']
+    tried = c.tried
     s.tidy()  # the end's own try was just now: not yet
-    assert c['removed'] is None and c['tried'] == tried
+    assert c.removed is None and c.tried == tried
     h.cluster.remove_fails = ''
     h.clock.advance(workload.CLEANUP_RETRY)
     s.tidy()
-    assert c['removed'] > 0 and c['remove_error'] == ''
+    assert c.removed > 0 and c.remove_error == ''
     assert h.cluster.objects[('rbd', NAMESPACE)] == {}
-    assert f"{c['removed']} removed at the end" in report.status_text(s.status(), detail=True)
+    assert f"{c.removed} removed at the end" in report.status_text(s.status(), detail=True)

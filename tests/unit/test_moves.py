@@ -50,7 +50,7 @@ def test_abort_in_the_preconditioning_restores_the_canary() -> None:
     s.step()
     assert s.s['phase'] == 'restore'
     h.run()
-    assert s.s['state'] == 'aborted' and s.s['client']['removed'] is not None
+    assert s.s['state'] == 'aborted' and s.s['client'].removed is not None
     assert_restored(h, 0, before)
 
 

@@ -107,14 +107,14 @@ def test_a_start_at_10000_osds_saves_what_it_saves_at_1000(big: ScaleMgr) -> Non
     assert max(at_big.values()) <= RECORD and max(at_small.values()) <= RECORD
     assert at_big['session'] <= at_small['session'] + 512, (at_small, at_big)
     c = st['client']
-    assert c['design'] == SPLIT and "has 65517 of its 65536 PGs without osd.7" in c['design_why']
+    assert c.design == SPLIT and "has 65517 of its 65536 PGs without osd.7" in c.design_why
     # C is every PG of the canary's (it has fewer than GROUP_PGS); R a sample
     # of the others, spread over hundreds of OSDs, none the canary
     up = {pg_seed(pg): pg.up for pg in MgrCluster(big).pgs()}
     mine = sorted(s for s, osds in up.items() if 7 in osds)
-    assert c['seeds'] == mine and len(mine) < GROUP_PGS
-    assert len(c['ref_seeds']) == GROUP_PGS and not any(7 in up[s] for s in c['ref_seeds'])
-    assert c['ref_osds'] == len({o for s in c['ref_seeds'] for o in up[s]}) > 500
+    assert c.seeds == mine and len(mine) < GROUP_PGS
+    assert len(c.ref_seeds) == GROUP_PGS and not any(7 in up[s] for s in c.ref_seeds)
+    assert c.ref_osds == len({o for s in c.ref_seeds for o in up[s]}) > 500
 
 
 def test_what_a_pause_or_a_start_says_of_the_osds_is_bounded(big: ScaleMgr) -> None:

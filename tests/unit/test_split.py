@@ -14,8 +14,8 @@ from rocks_autotune.gate import StartRefused
 from rocks_autotune.measurement_plan import BASELINE, SEQUENTIAL, SPLIT
 from rocks_autotune.perf_counters import Measurement
 from rocks_autotune.store import HEAD_KEY, SessionStore
-from rocks_autotune.workload import (GROUP_PGS, MIN_REFERENCE_PGS, NAMESPACE, ClientWorkload,
-                                     client_objects, client_pool, pg_seed, sample,
+from rocks_autotune.workload import (GROUP_PGS, MIN_REFERENCE_PGS, NAMESPACE, ClientRecord,
+                                     ClientWorkload, client_objects, client_pool, pg_seed, sample,
                                      split_refusal, up_osds)
 from fake_cluster import FakeCluster
 from session_harness import Harness, best_summary, trials
@@ -155,8 +155,9 @@ def _m(c: float, r: float) -> Dict[str, Any]:
 
 
 def test_the_split_confirmation_judges_c_over_r_by_round_and_reports_c_and_r() -> None:
-    plan = measurement_plan.single(0, {'design': SPLIT, 'ref_seeds': WITHOUT_0,
-                                       'shared_host': True, 'design_why': 'test'})
+    plan = measurement_plan.single(0, ClientRecord(SPLIT_POOL, 16, [], 1, design=SPLIT,
+                                                   ref_seeds=WITHOUT_0, shared_host=True,
+                                                   design_why='test'))
     trial = {'index': 3, 'candidate': {'x': 1}, 'options': 'o'}
     rec = confirm.plan([(trial, 0.0)], 5, 0.03, 'client', plan)
     assert (rec['objective'], rec['direction']) == ('c_over_r', 'higher')
@@ -215,9 +216,9 @@ def test_auto_runs_split_where_the_pool_has_pgs_without_the_canary() -> None:
     before = h.config_of(0)
     s = h.start(osd=0, allow_single_copy=True, workload='client', trials=1)
     c = s.s['client']
-    assert c['design'] == SPLIT and c['ref_seeds'] == WITHOUT_0 and c['ref_osds'] == 2
+    assert c.design == SPLIT and c.ref_seeds == WITHOUT_0 and c.ref_osds == 2
     # the fake's OSDs each have a host of their own
-    assert c['shared_host'] is False
+    assert c.shared_host is False
     h.run()
     assert s.s['state'] == 'done', s.s['error']
     st = h.status
@@ -230,7 +231,7 @@ def test_auto_runs_split_where_the_pool_has_pgs_without_the_canary() -> None:
     # R's writes reached osd.1 and osd.2, never the canary (the fake's writes
     # go to the object's PG): C's bytes are all the canary's client took
     prefix = s.s['id'][:8]
-    assert c['removed'] > 0 and h.cluster.objects[(SPLIT_POOL, NAMESPACE)] == {}
+    assert c.removed > 0 and h.cluster.objects[(SPLIT_POOL, NAMESPACE)] == {}
     b = best_summary(s)
     assert b is not None and b['measurement_plan']['design'] == SPLIT
     assert all('iops_c' in c and 'iops_r' in c for c in b['candidates']), b['candidates']
@@ -304,10 +305,10 @@ def test_a_pool_of_7300_pgs_on_12_osds_keeps_the_head_small_all_session() -> Non
     h.save = store.save  # type: ignore[method-assign]
     s = h.start(osd=0, workload='client', trials=1)
     c = s.s['client']
-    assert (len(c['seeds']), len(c['ref_seeds'])) == (GROUP_PGS, GROUP_PGS)
+    assert (len(c.seeds), len(c.ref_seeds)) == (GROUP_PGS, GROUP_PGS)
     pgs = {pg_seed(pg): pg.up for pg in h.cluster.pgs() if pg.pool == 2}
-    assert all(0 in pgs[p] for p in c['seeds']) and not any(0 in pgs[p] for p in c['ref_seeds'])
-    assert c['ref_osds'] == 11 and 'has 5475 of its 7300 PGs without osd.0' in c['design_why']
+    assert all(0 in pgs[p] for p in c.seeds) and not any(0 in pgs[p] for p in c.ref_seeds)
+    assert c.ref_osds == 11 and 'has 5475 of its 7300 PGs without osd.0' in c.design_why
     seen: Dict[str, int] = {}
     h.run(until=lambda s: bool(seen.update(h.cluster.objects.get(('big', NAMESPACE), {})))
           or s.s['phase'] == 'measure')
@@ -315,10 +316,10 @@ def test_a_pool_of_7300_pgs_on_12_osds_keeps_the_head_small_all_session() -> Non
     assert s.s['state'] == 'done', s.s['error']
     # the sampled PGs hold every object of their group, the count asked for
     prefix = s.s['id'][:8]
-    for group, seeds in (('.', c['seeds']), ('r.', c['ref_seeds'])):
+    for group, seeds in (('.', c.seeds), ('r.', c.ref_seeds)):
         names = [n for n in seen if n.startswith(prefix + group)]
-        assert len(names) == c['count'] and {placement.pg_of(n, 7300, NAMESPACE)
-                                             for n in names} <= set(seeds)
+        assert len(names) == c.count and {placement.pg_of(n, 7300, NAMESPACE)
+                                          for n in names} <= set(seeds)
     assert max(heads) < 16 << 10, heads
 
 
@@ -326,7 +327,7 @@ def test_r_on_the_canarys_host_is_said() -> None:
     h = split_harness()
     h.cluster.place({'node-a': [0, 1], 'node-b': [2]})
     s = h.start(osd=0, allow_single_copy=True, workload='client', trials=1)
-    assert s.s['client']['shared_host'] is True
+    assert s.s['client'].shared_host is True
     assert "C/R reads C's effect minus R's" in h.status['design']['note']
 
 
@@ -348,15 +349,15 @@ def test_a_split_with_too_little_room_falls_back_under_auto() -> None:
     h = split_harness()
     h.cluster.pool_by_id[2].room = 20 << 20  # one keyspace of 16 MiB, not two
     s = h.start(osd=0, allow_single_copy=True, workload='client')
-    assert s.s['client']['design'] == SEQUENTIAL
-    assert 'does not take two keyspaces' in s.s['client']['design_why']
+    assert s.s['client'].design == SEQUENTIAL
+    assert 'does not take two keyspaces' in s.s['client'].design_why
     # a quota that takes one keyspace, not two, as well
     h = split_harness()
     h.cluster.pool_by_id[2].quota_bytes = 20 << 20
     s = h.start(osd=0, allow_single_copy=True, workload='client')
-    assert s.s['client']['design'] == SEQUENTIAL
+    assert s.s['client'].design == SEQUENTIAL
     assert ('its quota leaves 0.02 GiB (ceph osd pool get-quota): not two keyspaces'
-            in s.s['client']['design_why'])
+            in s.s['client'].design_why)
 
 
 @pytest.mark.parametrize('pool,workload,room,message', [
@@ -376,7 +377,8 @@ def test_split_asked_for_where_it_cannot_run_is_refused_and_changes_nothing(
 
 
 def test_the_split_plan_is_windowed_as_sequential() -> None:
-    plan = measurement_plan.single(3, {'design': SPLIT, 'ref_seeds': [1, 2, 3, 4]})
+    plan = measurement_plan.single(3, ClientRecord(SPLIT_POOL, 16, [], 1, design=SPLIT,
+                                                   ref_seeds=[1, 2, 3, 4]))
     measurement_plan.check(plan)
     assert plan['reference_pgs'] == 4
     assert measurement_plan.windows(plan, [BASELINE, 'c1'], 0) == \

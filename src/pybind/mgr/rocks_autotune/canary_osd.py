@@ -12,7 +12,7 @@ Its persisted part is its record under the session's `canaries`
 (store.CanaryRecord: how to restore it, the watch on its config, its restart,
 its window, its DB's preconditioning), so the canaries of a plan do not share
 a field; what is the session's (the trials, the trial in flight, the client
-load's pool, the alerts) it reads from the session's record.
+load's record, the alerts) it reads from the session's record.
 """
 import logging
 from typing import Any, Callable, Dict, List, Optional, Set
@@ -27,9 +27,9 @@ from .restart import Restarter, Result, Stage
 from .session_settings import Settings
 from .store import CanaryRecord, SessionState
 from .window import Precondition, Window, WindowSettings
-from .workload import (BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, CLEANUP_SECONDS, CLIENT,
-                       NAMESPACE, OSD_BENCH, BenchWorkload, ClientWorkload, LazyClientWorkload,
-                       Workload, client_objects)
+from .workload import (BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, CLIENT, NAMESPACE, OSD_BENCH,
+                       BenchWorkload, ClientWorkload, LazyClientWorkload, Workload,
+                       client_objects)
 
 log = logging.getLogger(__name__)
 
@@ -90,42 +90,24 @@ class CanaryOsd:
         """The client load, built on its first chunk (its names are hashed, its
         pool opened: not on the path that loads a session)."""
         c = self.s.get('client')
-        if c is None:
+        if c is None or c.count is None:  # a rescue's runs no load
             raise ValueError('a client session without its client record')
         st = self.settings
-        names = client_objects(f'{self.s["id"][:8]}', c['count'], c['pg_num'], c['seeds'])
+        names = client_objects(f'{self.s["id"][:8]}', c.count, c.pg_num, c.seeds)
         # the split design's group R (session_start.design_of), as many objects
-        ref = client_objects(f'{self.s["id"][:8]}r', c['count'], c['pg_num'],
-                             c['ref_seeds']) if c.get('design') == SPLIT else []
-        return ClientWorkload(self.cluster.client_io(c['pool'], NAMESPACE), names,
+        ref = client_objects(f'{self.s["id"][:8]}r', c.count, c.pg_num,
+                             c.ref_seeds or []) if c.design == SPLIT else []
+        return ClientWorkload(self.cluster.client_io(c.pool, NAMESPACE), names,
                               st.client_object_size, threads=st.client_threads,
                               chunk_seconds=st.bench_chunk_seconds, seed=self.s['seed'],
                               clock=self.clock, reference=ref)
 
     def remove_client_objects(self) -> None:
-        """The client load's objects go with the session, for CLEANUP_SECONDS
-        at most (a pool that keeps them is the next try's: Session.tidy):
-        kept, how many went once none is left, else how many are left and why."""
+        """The client load's objects go with the session (ClientWorkload.remove_objects)."""
         c = self.s.get('client')
-        if not c or c.get('removed') is not None:
-            return
-        st = self.settings
-        c['tried'] = self.clock()
-        try:
-            gone, left = ClientWorkload(
-                self.cluster.client_io(c['pool'], NAMESPACE), [], st.client_object_size,
-                threads=st.client_threads, chunk_seconds=st.bench_chunk_seconds
-            ).cleanup(CLEANUP_SECONDS)
-        except ClusterError as e:
-            log.warning('removing the client workload\'s objects failed: %s', e)
-            c['remove_error'] = str(e)
-            return
-        gone += c.get('gone', 0)
-        if left:
-            c.update(gone=gone, left=left, remove_error=f'{left} left after '
-                     f'{CLEANUP_SECONDS:.0f}s')
-        else:
-            c.update(removed=gone, left=0, remove_error='')
+        if c is not None and c.removed is None:
+            ClientWorkload.remove_objects(c, self.cluster, self.settings.client_threads,
+                                          self.settings.bench_chunk_seconds, self.clock())
 
     def needs_precondition(self) -> bool:
         """A driven client load whose DB is not yet written into a steady state."""

@@ -17,6 +17,8 @@ window read at every slot's OSD.
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence
 
+from .workload import ClientRecord
+
 BASELINE = 'baseline'
 SEQUENTIAL = 'sequential'
 DUET = 'duet'
@@ -38,18 +40,16 @@ def sequential(osd: int) -> Dict[str, Any]:
     return {'design': SEQUENTIAL, 'osds': [osd]}
 
 
-def single(osd: int, client: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+def single(osd: int, c: Optional[ClientRecord]) -> Dict[str, Any]:
     """The plan of one canary: split when its client load has a group R
     (the session's `client` record says so), else sequential; why, and for
     a split whether R's OSDs share the canary's host, for the answers."""
-    c = client or {}
-    plan: Dict[str, Any] = {'design': SPLIT if c.get('design') == SPLIT else SEQUENTIAL,
-                            'osds': [osd]}
-    if c.get('design_why'):
-        plan['why'] = c['design_why']
-    if plan['design'] == SPLIT:
-        plan.update(reference_pgs=len(c.get('ref_seeds') or []),
-                    shared_host=bool(c.get('shared_host')))
+    plan: Dict[str, Any] = {'design': SEQUENTIAL, 'osds': [osd]}
+    if c is not None and c.design_why:
+        plan['why'] = c.design_why
+    if c is not None and c.design == SPLIT:
+        plan.update(design=SPLIT, reference_pgs=len(c.ref_seeds or []),
+                    shared_host=bool(c.shared_host))
     return plan
 
 

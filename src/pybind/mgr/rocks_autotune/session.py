@@ -258,8 +258,8 @@ class Session(Machine):
         """An ended session whose client objects are not all removed (its pool
         was full or unhealthy at the end): another try, CLEANUP_RETRY apart."""
         c = self.s.get('client')
-        if self.active or not c or c.get('removed') is not None \
-                or self.clock() - float(c.get('tried', 0)) < CLEANUP_RETRY:
+        if self.active or not c or c.removed is not None \
+                or self.clock() - (c.tried or 0) < CLEANUP_RETRY:
             return
         self.canary.remove_client_objects()
         self._persist()

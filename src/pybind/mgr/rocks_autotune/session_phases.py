@@ -489,9 +489,9 @@ class Phases:
         c = self.s.get('client')
         if not c:
             return None
-        if not any(p.full for p in self.cluster.pool_states().values() if p.name == c['pool']):
+        if not any(p.full for p in self.cluster.pool_states().values() if p.name == c.pool):
             return None
-        self.s['error'] = (f'pool {c["pool"]!r} is full (its quota reached, or an OSD past the '
+        self.s['error'] = (f'pool {c.pool!r} is full (its quota reached, or an OSD past the '
                            'full ratio): the client load cannot write there')
         self.s['abort'] = True
         return Go(P.RESTORE, self.s['error'] + '; restoring the canary')

@@ -20,7 +20,7 @@ from .rocksdb_options import parse_options, parse_sharding
 from .session_settings import Settings
 from .space import SearchSpace
 from .store import STATE_VERSION, SessionState, StartRecord, canaries_at_start, canary_start
-from .workload import CLIENT, client_pool, sample, split_refusal, up_osds
+from .workload import CLIENT, ClientRecord, client_pool, sample, split_refusal, up_osds
 
 
 def first_state(cluster: Cluster, params: Params, settings: Settings,
@@ -46,12 +46,10 @@ def first_state(cluster: Cluster, params: Params, settings: Settings,
         parse_sharding(sharding)
     except ValueError as e:
         raise StartRefused(f'cannot read this release\'s RocksDB defaults: {e}')
-    client = None
     if params.workload != CLIENT and settings.measurement_design == SPLIT:
         raise StartRefused(f'measurement_design split needs the client workload, not '
                            f'{params.workload}: set it to auto or sequential')
-    if params.workload == CLIENT:
-        client = client_record(cluster, osd, settings)
+    client = client_record(cluster, osd, settings) if params.workload == CLIENT else None
     params.osd = osd
     noout = cluster.has_noout(osd)
     state: SessionState = {
@@ -64,7 +62,7 @@ def first_state(cluster: Cluster, params: Params, settings: Settings,
         'error': '', 'abort': False, 'noout_at_start': noout,
         'settings': asdict(settings), 'paused_since': None, 'alerts': {},
         'cluster_errors': 0, 'config_changes': [], 'client': client,
-        'client_pool': client['pool'] if client else None,
+        'client_pool': client.pool if client else None,
         'canaries': {str(osd): new_record(originals, annexed, canary.entries())},
         'canaries_at_start': {str(osd): canary_start(originals, annexed, noout)},
         'plan': measurement_plan.single(osd, client),
@@ -72,7 +70,7 @@ def first_state(cluster: Cluster, params: Params, settings: Settings,
     return state
 
 
-def client_record(cluster: Cluster, osd: int, settings: Settings) -> Dict[str, Any]:
+def client_record(cluster: Cluster, osd: int, settings: Settings) -> ClientRecord:
     """The client load's record (its pool, seeds, keyspace and design), after
     the checks that it has somewhere to write, room, and quota there."""
     pgs = cluster.pgs()
@@ -99,8 +97,7 @@ def client_record(cluster: Cluster, osd: int, settings: Settings) -> Dict[str, A
             f'{settings.client_space / 2**30:.2f} GiB) would fill pool {pool.name!r} to its '
             f'quota, and a full pool stops every client\'s writes to it: {full}; lower '
             'client_space or name another pool with client_pool')
-    return {'pool': pool.name, 'pg_num': pool.pg_num, 'seeds': sample(seeds),
-            'count': count, 'removed': None, **split}
+    return ClientRecord(pool.name, pool.pg_num, sample(seeds), count, **split)
 
 
 def read_canary(cluster: Cluster, osd: int) -> Tuple[Canary, Dict[str, Any], str, bool]:
@@ -147,7 +144,7 @@ def over_quota(pool: PoolInfo, space: int, objects: int) -> str:
 
 def design_of(cluster: Cluster, osd: int, pool: PoolInfo, pgs: Sequence[PgInfo],
               without: Sequence[int], count: int, settings: Settings) -> Dict[str, Any]:
-    """The client load's measurement design (the `client` record's keys):
+    """The client load's measurement design (fields of its ClientRecord):
     split where the pool has enough PGs without the canary (measurement_design
     auto or split), else sequential; why, and for a split its group R's PGs
     (a sample of those without the canary), how many OSDs they are on and
@@ -198,13 +195,6 @@ def check_running(cluster: Cluster, osd: int) -> None:
             f'the options at osd.{osd}, then start again')
 
 
-def rescued_client(pool: Optional[str]) -> Optional[Dict[str, Any]]:
-    """The client record of a rescue: the pool alone (its count is lost)."""
-    if pool is None:
-        return None
-    return {'pool': pool, 'pg_num': 0, 'seeds': [], 'count': None, 'removed': None}
-
-
 def rescue_state(start: StartRecord, why: str, now: float) -> SessionState:
     """The record of a session whose state is unreadable but whose start
     record is not: it restores every canary the start record names (config,
@@ -213,14 +203,16 @@ def rescue_state(start: StartRecord, why: str, now: float) -> SessionState:
     osd = start['params']['osd']
     at_start = canaries_at_start(start)
     others = [int(o) for o in at_start if int(o) != osd]
+    pool = start['client_pool']
     state: SessionState = {
         **start, 'version': STATE_VERSION, 'state': 'running', 'phase': 'restore',
         'trials': [], 'current': None, 'baseline': None, 'ended': None,
         'phase_started': now, 'message': 'restoring the canary: ' + why, 'error': why,
         'abort': True, 'paused_since': None, 'alerts': {}, 'cluster_errors': 0,
         'config_changes': [], 'canaries_at_start': at_start,
-        # the client load's objects, if any, are in its namespace there: they go too
-        'client': rescued_client(start['client_pool']),
+        # the client load's objects, if any, are in its namespace there: they go
+        # too (the pool is all a rescue knows of them)
+        'client': None if pool is None else ClientRecord(pool, 0, [], None),
         # the plan names every canary (Session.check_state)
         'plan': measurement_plan.duet(osd, *others) if others else measurement_plan.sequential(osd),
         # what was there is lost with the state: restore as before (config

@@ -43,6 +43,7 @@ import json
 from enum import Enum
 from typing import Any, Callable, Dict, List, Mapping, Optional, cast
 
+from .workload import ClientRecord
 
 try:
     from typing import TypedDict
@@ -68,10 +69,6 @@ CONFIRM_KEY = 'session.confirm'
 # well below mon_config_key_max_entry_size (64 KiB): a value this big is a bug
 MAX_VALUE = 48 << 10
 STATE_VERSION = 7
-# the fields of the start record; everything else but the trials is the head
-START_FIELDS = ('id', 'params', 'reason', 'originals', 'base_options', 'annexed',
-                'release_default', 'sharding', 'seed', 'started', 'settings', 'noout_at_start',
-                'canaries_at_start', 'client_pool')
 
 
 class CanaryStart(TypedDict):
@@ -103,6 +100,10 @@ class StartRecord(TypedDict):
     # the pool the client load writes its objects to (None: no client load):
     # a rescue removes them
     client_pool: Optional[str]
+
+
+# everything else but the trials and the confirmation is the head's
+START_FIELDS = tuple(StartRecord.__annotations__)
 
 
 def canary_start(originals: Dict[str, Optional[str]], annexed: bool,
@@ -167,9 +168,6 @@ class CanaryRecord(_Canary, total=False):
     precondition: Dict[str, Any]
 
 
-CANARY_FIELDS = tuple(CanaryRecord.__annotations__)
-
-
 class _Head(TypedDict):
     alerts: Dict[str, Dict[str, Any]]
     version: int
@@ -197,16 +195,26 @@ class SessionState(StartRecord, _Head, total=False):
     final: str
     other_checks: List[str]  # others' health checks at the last look (gate.Health)
     confirm: Dict[str, Any]  # the confirmation, once the search is done (confirm.plan)
-    # the client workload's pool, PG seeds (at most workload.GROUP_PGS a
-    # group) and object count; how many of its objects the end removed (None
-    # until then).  None for another workload
-    client: Optional[Dict[str, Any]]
+    client: Optional[ClientRecord]
     # the noise the baseline's A/A pairs measured and the confirmation's plan
     # at it (power.aa_noise, power.plan); None with no pair
     noise: Optional[Dict[str, Any]]
     # the most WAL bytes a steady window can write, and whether the search
     # keeps to it (Search.steady_cap); None without WAL counts
     steady_cap: Optional[Dict[str, Any]]
+
+
+def as_json(state: Mapping[str, Any]) -> Dict[str, Any]:
+    """A session's record as JSON holds it: its typed records by their to_json."""
+    client = state.get('client')
+    return dict(state, client=None if client is None else client.to_json())
+
+
+def from_json(saved: Dict[str, Any]) -> Dict[str, Any]:
+    """A session's record read from JSON, its typed records made (TypeError:
+    malformed)."""
+    client = saved.get('client')
+    return dict(saved, client=None if client is None else ClientRecord.from_json(client))
 
 
 Get = Callable[[str], Optional[str]]
@@ -217,15 +225,12 @@ class StoreError(Exception):
     """A write to the mgr's store failed or did not stick."""
 
 
-class SessionStore:
+class _Store:
+    """Values in the mgr's KV store, every write checked."""
+
     def __init__(self, get: Get, put: Put) -> None:
         self._get = get
         self._put = put
-        self._start_of = ''          # the session whose start record is written
-        self._start = ''             # and what it holds
-        self._originals_of = ''      # the session whose originals key is there
-        self._trials: List[Dict[str, Any]] = []  # what each trial key holds now (copies)
-        self._confirm = ''           # what the confirm key holds now
 
     def _write(self, key: str, value: Optional[str]) -> None:
         if value is not None and len(value) > MAX_VALUE:
@@ -235,6 +240,16 @@ class SessionStore:
         except Exception as e:  # any failure is a failed write
             size = 'a removal' if value is None else f'{len(value)} bytes'
             raise StoreError(f'writing {key} ({size}) failed: {e}')
+
+
+class SessionStore(_Store):
+    def __init__(self, get: Get, put: Put) -> None:
+        super().__init__(get, put)
+        self._start_of = ''          # the session whose start record is written
+        self._start = ''             # and what it holds
+        self._originals_of = ''      # the session whose originals key is there
+        self._trials: List[Dict[str, Any]] = []  # what each trial key holds now (copies)
+        self._confirm = ''           # what the confirm key holds now
 
     def save(self, state: Mapping[str, Any]) -> None:
         """Write what changed: the start record when new or changed (a
@@ -284,7 +299,7 @@ class SessionStore:
         if confirm != self._confirm:
             self._write(CONFIRM_KEY, confirm)
             self._confirm = confirm
-        head = {k: v for k, v in state.items()
+        head = {k: v for k, v in as_json(state).items()
                 if k not in START_FIELDS and k not in ('trials', 'confirm')}
         head.update(version=STATE_VERSION, id=state['id'], n_trials=len(trials))
         self._write(HEAD_KEY, json.dumps(head))
@@ -312,7 +327,7 @@ class SessionStore:
             if raw_trial is None:
                 raise ValueError(f'session trial {i} is missing')
             trials.append(raw_trial)
-        state = dict(head, **start)
+        state = from_json(dict(head, **start))
         canaries_at_start(state)
         del state['n_trials']
         raw_confirm = self._get(CONFIRM_KEY) or '{}'
@@ -446,7 +461,19 @@ def _record(o: Mapping[str, Any], state: Mapping[str, Any],
     return rec
 
 
-class RolloutStore:
+def _head(state: Mapping[str, Any],
+          ref: Callable[[Optional[str]], Optional[int]]) -> Dict[str, Any]:
+    """A rollout's head as stored: no OSD list, its strings by reference."""
+    head = {k: v for k, v in state.items() if k not in ('sets', 'priors', 'osds', 'crash_osds')}
+    head['options'] = ref(state.get('options'))
+    restart = state.get('restart')
+    if restart is not None:  # its strings may be anyone's, of any length
+        head['restart'] = dict(restart, expect=ref(restart['expect']),
+                               ran=ref(restart.get('ran', '')))
+    return head
+
+
+class RolloutStore(_Store):
     """The last rollout in the mgr's KV store; every write checked, as the session's.
 
         rollout                     the head: the moving parts (state, phase,
@@ -468,8 +495,7 @@ class RolloutStore:
     """
 
     def __init__(self, get: Get, put: Put) -> None:
-        self._get = get
-        self._put = put
+        super().__init__(get, put)
         self._written: Dict[str, str] = {}  # what each key holds now (written or read)
         # the option strings of rollout `_id`, append-only: value n is written once
         self._id = ''
@@ -478,15 +504,6 @@ class RolloutStore:
         # of rollout `_id`: each chunk's OSD records as last written (copies), crash_osds
         self._saved: List[List[Dict[str, Any]]] = []
         self._crash: List[int] = []
-
-    def _write(self, key: str, value: Optional[str]) -> None:
-        if value is not None and len(value) > MAX_VALUE:
-            raise StoreError(f'{key} would be {len(value)} bytes, over {MAX_VALUE}')
-        try:
-            self._put(key, value)
-        except Exception as e:  # any failure is a failed write
-            size = 'a removal' if value is None else f'{len(value)} bytes'
-            raise StoreError(f'writing {key} ({size}) failed: {e}')
 
     def _write_changed(self, key: str, value: str) -> None:
         if self._written.get(key) != value:
@@ -535,13 +552,7 @@ class RolloutStore:
                 writes[ROLLOUT_CRASH_KEY.format(id=rid, n=n)] = json.dumps(
                     {'id': rid, 'osds': crash[n * ROLLOUT_CRASH_CHUNK:
                                               (n + 1) * ROLLOUT_CRASH_CHUNK]})
-        head = {k: v for k, v in state.items()
-                if k not in ('sets', 'priors', 'osds', 'crash_osds')}
-        head['options'] = ref(state.get('options'))
-        restart = state.get('restart')
-        if restart is not None:  # its strings may be anyone's, of any length
-            head['restart'] = dict(restart, expect=ref(restart['expect']),
-                                   ran=ref(restart.get('ran', '')))
+        head = _head(state, ref)
         head.update(version=ROLLOUT_VERSION, n_chunks=n_chunks, n_values=len(values),
                     n_crash=n_crash)
         for v in values:

@@ -367,7 +367,7 @@ def status_of(s: SessionState, osd: int, progress: float, health: List[str],
         'release_default': release_default, 'sharding': s.get('sharding', ''),
         'max_memtable_bytes': max_memtable_bytes,
         'config_changes': s.get('config_changes') or [],
-        'client': s.get('client'),
+        'client': s['client'].to_json() if s['client'] is not None else None,
         'precondition': {k: v for k, v in (s['canaries'][str(osd)].get('precondition')
                                            or {}).items() if k != 'kv_start'} or None,
     }

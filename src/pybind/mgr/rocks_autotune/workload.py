@@ -17,11 +17,13 @@ falls on both groups, what the canary's options do on C only
 (doc/bench/split-aa.md).  The driven ones run in chunks of
 a few seconds, so that a stop or abort is seen between chunks.
 """
+import logging
 import math
 import random
 import threading
 import time
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from dataclasses import asdict, dataclass
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .cluster import NO_OSD, Cluster, ClientIo, ClusterError, PgInfo, PoolInfo
 from .placement import pg_of
@@ -30,6 +32,8 @@ try:
     from typing import Protocol
 except ImportError:  # Python < 3.8
     from typing_extensions import Protocol  # type: ignore
+
+log = logging.getLogger(__name__)
 
 Clock = Callable[[], float]
 
@@ -214,6 +218,37 @@ def client_objects(prefix: str, count: int, pg_num: int, seeds: Sequence[int]) -
     return names
 
 
+@dataclass
+class ClientRecord:
+    """The client load's part of a session (`client`), ClientWorkload's to
+    write: where its objects are (a rescue's knows the pool alone; a split's
+    group R: session_start.design_of), and what became of them at the end."""
+    pool: str
+    pg_num: int
+    seeds: List[int]  # group C's PGs, at most GROUP_PGS
+    count: Optional[int]  # objects a group; None: a rescue's
+    removed: Optional[int] = None  # how many went, once none is left
+    design: Optional[str] = None  # split | sequential, and why (design_why)
+    ref_seeds: Optional[List[int]] = None
+    ref_osds: Optional[int] = None
+    shared_host: Optional[bool] = None  # an OSD of R is on the canary's host
+    design_why: Optional[str] = None
+    # the last try at removing them; a try that left some: how many went,
+    # how many are left, and why
+    tried: Optional[float] = None
+    gone: Optional[int] = None
+    left: Optional[int] = None
+    remove_error: Optional[str] = None
+
+    def to_json(self) -> Dict[str, Any]:
+        """As stored and shown: what is unknown (None) left out, but the count and removed."""
+        return {k: v for k, v in asdict(self).items() if v is not None or k in ('count', 'removed')}
+
+    @classmethod
+    def from_json(cls, saved: Dict[str, Any]) -> 'ClientRecord':
+        return cls(**saved)  # TypeError: not its fields
+
+
 class ClientWorkload:
     kind = CLIENT
 
@@ -374,6 +409,28 @@ class ClientWorkload:
         while gone < len(names) and self.clock() < deadline:
             gone = self._each(one, gone, len(names), deadline - self.clock())[0]
         return gone, len(names) - gone
+
+    @classmethod
+    def remove_objects(cls, rec: ClientRecord, cluster: Cluster, threads: int,
+                       chunk_seconds: float, now: float) -> None:
+        """`rec`'s objects go, for CLEANUP_SECONDS at most (a pool that keeps
+        some: Session.tidy tries again), and `rec` says how it went."""
+        rec.tried = now
+        try:
+            # writes nothing: its object size is no matter
+            load = cls(cluster.client_io(rec.pool, NAMESPACE), [], FILL_WRITE, threads=threads,
+                       chunk_seconds=chunk_seconds)
+            gone, left = load.cleanup(CLEANUP_SECONDS)
+        except ClusterError as e:
+            log.warning('removing the client workload\'s objects failed: %s', e)
+            rec.remove_error = str(e)
+            return
+        gone += rec.gone or 0
+        if left:
+            rec.gone, rec.left = gone, left
+            rec.remove_error = f'{left} left after {CLEANUP_SECONDS:.0f}s'
+        else:
+            rec.removed, rec.left, rec.remove_error = gone, 0, ''
 
 
 class LazyClientWorkload:
