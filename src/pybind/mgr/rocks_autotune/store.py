@@ -1,7 +1,7 @@
 """Where a session is kept: the mgr's KV store, in values that stay small.
 
     session              the head: the session's moving parts (phase, flags,
-                         alerts, the trial in flight) and how many trials
+                         pause, the trial in flight) and how many trials
     session.start        what it started with: every canary's originals,
                          annex flag and noout (a duet's two), the parameters
                          and settings, the base options; readable on its
@@ -19,7 +19,7 @@
 A rollout (rollout.py: `apply`, `revert`) is kept beside it, the last one
 only, ended or not:
 
-    rollout              its head: kind, state, phase, flags, alerts, the
+    rollout              its head: kind, state, phase, flags, pause, the
                          restart in flight, what it sets at each mask and
                          what was there before, and every option string
                          these and the OSD records name (once each)
@@ -67,7 +67,7 @@ TRIAL_KEY = 'session.trial.{}'
 CONFIRM_KEY = 'session.confirm'
 # well below mon_config_key_max_entry_size (64 KiB): a value this big is a bug
 MAX_VALUE = 48 << 10
-STATE_VERSION = 7
+STATE_VERSION = 8
 # the fields of the start record; everything else but the trials is the head
 START_FIELDS = ('id', 'params', 'reason', 'originals', 'base_options', 'annexed',
                 'release_default', 'sharding', 'seed', 'started', 'settings', 'noout_at_start',
@@ -140,7 +140,7 @@ class RestartState(TypedDict):
     """What restart.Restarter keeps in its owner's record (a session's
     canary's, a rollout's)."""
     restart: Optional[RestartRecord]
-    manual: bool  # no orchestrator: the admin restarts the OSD
+    manual: str  # why no orchestrator restarts the OSD, the admin does ('' one does)
     noout_ours: bool  # the noout on the OSD being restarted is ours
     running_dirty: bool  # the process may run a candidate
 
@@ -171,7 +171,9 @@ CANARY_FIELDS = tuple(CanaryRecord.__annotations__)
 
 
 class _Head(TypedDict):
-    alerts: Dict[str, Dict[str, Any]]
+    pause: Optional[Dict[str, Any]]  # the pause in effect (machine.Pause): on, reasons, osd
+    # a restore that could not go on: what it left, a line each
+    restore_failed: Optional[List[str]]
     version: int
     state: str  # running | stopping | restoring | done | stopped | aborted | failed
     phase: str  # session.Phase
@@ -364,7 +366,7 @@ class SessionStore:
 # ---------------------------------------------------------------- rollouts
 
 ROLLOUT_KEY = 'rollout'
-ROLLOUT_VERSION = 3
+ROLLOUT_VERSION = 4
 # a rollout's own keys, beside the head (which names its id): written before
 # the head, so a save refused part way leaves the last rollout's record whole
 ROLLOUT_OSDS_KEY = 'rollout.{id}.osds.{n}'
@@ -415,7 +417,7 @@ class RolloutPlan(TypedDict):
 
 class RolloutState(RolloutPlan, RestartState):
     """A persisted rollout (ROLLOUT_VERSION)."""
-    alerts: Dict[str, Dict[str, Any]]
+    pause: Optional[Dict[str, Any]]  # the pause in effect (machine.Pause): on, reasons, osd
     version: int
     id: str
     state: str  # running | done | aborted | failed
@@ -450,7 +452,7 @@ class RolloutStore:
     """The last rollout in the mgr's KV store; every write checked, as the session's.
 
         rollout                     the head: the moving parts (state, phase,
-                                    flags, alerts, the restart in flight),
+                                    flags, pause, the restart in flight),
                                     n_chunks, n_values, n_crash, and its id
         rollout.<id>.osds.<n>       ROLLOUT_CHUNK OSD records, in restart order,
                                     each with what the rollout sets at its osd.N
