@@ -78,6 +78,7 @@ def job_checks(kind: str, rec: Mapping[str, Any], active: bool, write_error: str
 def _manual(out: Checks, rec: Mapping[str, Any], osd: int, owner: str) -> None:
     """A restart no orchestrator could issue (restart.Restarter), while it
     waits for the admin's."""
+    # 'wait_up': restart.Stage's (restart.py imports gate.py, which imports this)
     if rec['manual'] and rec['restart'] is not None and rec['restart']['stage'] == 'wait_up':
         _add(out, 'MANUAL_RESTART', [
             f'no orchestrator can restart it ({rec["manual"]}): restart osd.{osd} (e.g. '
