@@ -412,7 +412,7 @@ def test_a_session_that_fails_to_restore_still_removes_its_objects() -> None:
     h.cluster.config_rm = refused  # type: ignore[method-assign]  # the restore cannot go on
     s.request_abort()
     h.run()
-    assert s.s['state'] == 'failed' and 'RESTORE_FAILED' in s.s['alerts']
+    assert s.s['state'] == 'failed' and 'ROCKS_AUTOTUNE_RESTORE_FAILED' in s.health_checks()
     assert h.cluster.objects[('rbd', NAMESPACE)] == {} and s.s['client'].removed > 0
 
 

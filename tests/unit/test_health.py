@@ -1,30 +1,54 @@
-"""The health-check table: what a job keeps, what the mgr is given."""
-import pytest
+"""The health checks, computed from a job's record: what the mgr is given."""
+from typing import Any, Dict
 
 from rocks_autotune import health
 
 
-def test_an_alert_keeps_its_detail_and_fields_and_publishes_the_tables_words() -> None:
-    a = health.raised('TRIAL_FAILED', ['boom', 'restoring'], index=3, osd=1)
-    assert a == {'detail': ['boom', 'restoring'], 'fields': {'index': 3, 'osd': 1}}
-    assert health.publish({'TRIAL_FAILED': a}) == {'ROCKS_AUTOTUNE_TRIAL_FAILED': {
+def session(**head: Any) -> Dict[str, Any]:
+    """A session's record, as far as its checks read it."""
+    return dict({'params': {'osd': 1}, 'settings': {'unhealthy_timeout': 600.0}, 'error': '',
+                 'canaries': {'1': {'restarted': True, 'manual': '', 'restart': None}},
+                 'current': None, 'pause': None, 'restore_failed': None}, **head)
+
+
+def test_a_sessions_facts_give_its_checks_in_the_tables_words() -> None:
+    s = session(current={'kind': 'recovery', 'index': 3, 'error': 'boom'},
+                pause={'on': 'health', 'reasons': ['osd.2 is down'], 'osd': None},
+                canaries={'1': {'restarted': False, 'manual': 'no backend',
+                                'restart': {'stage': 'wait_up'}}})
+    checks = health.job_checks('session', s, True, '')
+    assert checks['ROCKS_AUTOTUNE_TRIAL_FAILED'] == {
         'severity': 'warning', 'summary': 'rocks_autotune: trial 3 failed on osd.1',
-        'count': 1, 'detail': ['boom', 'restoring']}}
-    assert health.publish({'RESTORE_FAILED': health.raised('RESTORE_FAILED', [], osd=2)})[
-        'ROCKS_AUTOTUNE_RESTORE_FAILED']['severity'] == 'error'
+        'count': 1, 'detail': ['boom', 'restoring osd.1 to its original options']}
+    assert checks['ROCKS_AUTOTUNE_PAUSED']['detail'] == [
+        'osd.2 is down', 'the session aborts and restores osd.1 if this lasts 600s']
+    assert 'no backend' in checks['ROCKS_AUTOTUNE_MANUAL_RESTART']['detail'][0]
+    # what it is in goes with the job's end
+    assert health.job_checks('session', s, False, '') == {}
 
 
-def test_a_code_or_field_the_table_lacks_is_refused_at_the_raise() -> None:
-    with pytest.raises(KeyError):
-        health.raised('NOT_A_CHECK', [])
-    with pytest.raises(KeyError):
-        health.raised('TRIAL_FAILED', [], osd=1)  # the summary names index too
+def test_a_failed_restore_stays_after_the_end_and_a_failed_write_says_so() -> None:
+    s = session(error='restart failed', restore_failed=['osd.1 may still run a candidate'])
+    checks = health.job_checks('session', s, False, 'mon refused')
+    assert checks['ROCKS_AUTOTUNE_RESTORE_FAILED']['severity'] == 'error'
+    assert checks['ROCKS_AUTOTUNE_RESTORE_FAILED']['detail'] == [
+        'restart failed', 'osd.1 may still run a candidate']
+    assert checks['ROCKS_AUTOTUNE_STATE_WRITE_FAILED']['summary'] == (
+        'rocks_autotune: cannot save the session state; paused')
 
 
-def test_the_end_of_a_job_clears_its_conditions_and_keeps_its_facts() -> None:
-    alerts = {code: health.raised(code, [], osd=0, index=0, job='session', kind='apply',
-                                  why='x', what='rollout', target='t', done=0, total=1)
-              for code in ('PAUSED', 'MANUAL_RESTART', 'TRIAL_FAILED', 'RESTORE_FAILED',
-                           'ROLLOUT_FAILED')}
-    health.end_of_job(alerts)
-    assert sorted(alerts) == ['RESTORE_FAILED', 'ROLLOUT_FAILED']
+def test_a_config_change_and_a_held_restore_are_their_own_checks() -> None:
+    changed = session(pause={'on': 'config', 'reasons': ['osd.1 x: 1 -> 2'], 'osd': None})
+    assert list(health.job_checks('session', changed, True, '')) == [
+        'ROCKS_AUTOTUNE_CONFIG_CHANGED']
+    held = session(pause={'on': 'restore', 'reasons': ['not ok-to-stop'], 'osd': 4})
+    assert health.job_checks('session', held, True, '')[
+        'ROCKS_AUTOTUNE_RESTORE_PENDING']['summary'] == (
+        'rocks_autotune: osd.4 waits to be restarted onto its original options')
+
+
+def test_the_modules_own_checks() -> None:
+    assert health.module_checks('', '', '') == {}
+    assert sorted(health.module_checks('unreadable', 'bad', 'lost')) == [
+        'ROCKS_AUTOTUNE_BAD_OPTION', 'ROCKS_AUTOTUNE_ROLLOUT_STATE_CORRUPT',
+        'ROCKS_AUTOTUNE_STATE_CORRUPT']

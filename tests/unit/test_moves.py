@@ -154,7 +154,9 @@ def fail(*args: Any) -> None:
 def moves_of_handlers(module: Any) -> Dict[str, Set[str]]:
     """Each phase's handler's possible moves, read from the source: the
     `Go(P.X, ...)` it returns, and those of the phases' methods it calls,
-    through `self.` or `self.out.` (a handler makes no move itself)."""
+    through `self.` or `self.out.` (a handler makes no move itself); a
+    timed `Pause(...)` it returns may end in the moves of `timed_out`, which
+    the engine makes once the pause lasted too long."""
     tree = ast.parse(inspect.getsource(module))
     methods = {f.name: f for c in tree.body if isinstance(c, ast.ClassDef)
                for f in c.body if isinstance(f, ast.FunctionDef)}
@@ -178,6 +180,11 @@ def moves_of_handlers(module: Any) -> Dict[str, Set[str]]:
                 out |= {a.attr for a in ast.walk(node.args[0])  # P.X, or a choice of them
                         if isinstance(a, ast.Attribute) and ast.unparse(a.value) == 'P'}
             callee = called(node)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                    and node.func.id == 'Pause' and not any(
+                        k.arg == 'timed' and ast.unparse(k.value) == 'False'
+                        for k in node.keywords):
+                callee = 'timed_out'
             if callee in methods and callee not in seen:
                 out |= moves(callee, seen)
         return out
@@ -196,5 +203,7 @@ def test_each_handlers_moves_are_in_its_row_of_the_table(module: Any, phases: An
         phase = phases[name]
         allowed = {p.name for p in module.MOVES[phase]} | {phase.name}
         assert made <= allowed, f'{name} may move to {sorted(made - allowed)}'
-    # the reading finds moves: a session's measure may go to its next trial
+    # the reading finds moves: a session's measure may go to its next trial;
+    # a pause that lasts too long restores the canary, or ends the rollout
     assert 'NEXT' in handlers.get('MEASURE', handlers.get('WAIT', set()))
+    assert {'RESTORE', 'END'} & handlers['APPLY' if 'APPLY' in handlers else 'RESTART']

@@ -7,12 +7,11 @@ from rocks_autotune.restart import Outcome, Restarter
 
 
 def restarter(cluster: FakeCluster, state: Dict[str, Any], timeout: float = 60.0) -> Restarter:
-    return Restarter(cluster, 0, state, state["alerts"], lambda: None, timeout, timeout)
+    return Restarter(cluster, 0, state, lambda: None, timeout, timeout)
 
 
 def fresh() -> Dict[str, Any]:
-    return {'restart': None, 'noout_ours': False, 'running_dirty': False, 'manual': False,
-            'alerts': {}}
+    return {'restart': None, 'noout_ours': False, 'running_dirty': False, 'manual': ''}
 
 
 def test_outcomes_say_whether_the_cluster_holds_it_and_whether_it_runs_the_options() -> None:

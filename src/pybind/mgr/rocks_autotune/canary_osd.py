@@ -53,7 +53,7 @@ def new_record(originals: Dict[str, Optional[str]], annexed: bool,
                noout_ours: bool = False, running_dirty: bool = False) -> CanaryRecord:
     """A canary's record before the session changes it."""
     return {'originals': originals, 'annexed': annexed, 'config_seen': config_seen,
-            'config_changes': [], 'last_applied': None, 'restart': None, 'manual': False,
+            'config_changes': [], 'last_applied': None, 'restart': None, 'manual': '',
             'noout_ours': noout_ours, 'running_dirty': running_dirty, 'restarted': True,
             'window': None, 'iops_estimate': None}
 
@@ -65,7 +65,7 @@ class CanaryOsd:
         self.rec: CanaryRecord = state['canaries'][str(osd)]
         self.params, self.settings, self.clock = params, settings, clock
         self.config = Canary(cluster, osd)
-        self.restarter = Restarter(cluster, osd, self.rec, state['alerts'], save,
+        self.restarter = Restarter(cluster, osd, self.rec, save,
                                    settings.restart_timeout, settings.manual_restart_timeout,
                                    single_copy_ok=params.allow_single_copy)
         workload: Optional[Workload] = None

@@ -1,84 +1,176 @@
-"""The module's health checks, declared once.
+"""The module's health checks: declared once, computed from the records.
 
 Every check the module can raise is a row of CHECKS: its code (published as
-ROCKS_AUTOTUNE_<code>), severity and summary.  A session, a rollout and the
-restart path keep an alert in their state as `raised(code, detail, **fields)`:
-the detail lines and the fields its summary names, nothing else; `publish`
-turns the alerts into the mgr's health checks (severity and summary from the
-table), so that what a check says lives here and nowhere else.
-
-A check is a condition or a fact.  A condition (paused, waiting for a
-restart) holds while the job is in it and goes with the job's end
-(`end_of_job` clears them all, so no ending keeps a list of its own).  A fact
-(a failed trial, a failed restore, a rollout that stopped) stays for the
-admin to read until the next start clears it.
+ROCKS_AUTOTUNE_<code>), severity and summary.  No record keeps a check: as
+the pg_autoscaler's, they are computed at each publish from the facts the
+records hold (the pause in effect, a restart that waits for the admin, the
+recovery of a failed trial, how a job ended), so a check holds exactly as
+long as its fact.  What an active job is in goes with its end; how it
+ended (a failed restore, a rollout that stopped) stays for the admin to
+read until the next one starts.
 """
-from dataclasses import dataclass
-from typing import Any, Dict, Mapping, MutableMapping, Sequence
+from typing import Any, Dict, List, Mapping, Sequence, Tuple
+
+from .views import osd_list
 
 HEALTH_PREFIX = 'ROCKS_AUTOTUNE_'
+Checks = Dict[str, Dict[str, Any]]
 
 
-@dataclass(frozen=True)
-class Check:
-    severity: str  # the mgr's: 'warning' or 'error'
-    summary: str   # str.format'ed with the alert's fields
-    condition: bool  # holds while the job is in it (else a fact, kept after the end)
-
-
-CHECKS: Dict[str, Check] = {
+# code -> the mgr's severity, and the summary (str.format'ed with the check's fields)
+CHECKS: Dict[str, Tuple[str, str]] = {
     # the module's own, from what it could not read
-    'STATE_CORRUPT': Check('warning', 'rocks_autotune: saved session state is unreadable',
-                           condition=False),
-    'ROLLOUT_STATE_CORRUPT': Check('warning',
-                                   'rocks_autotune: saved rollout state is unreadable',
-                                   condition=False),
-    'BAD_OPTION': Check('warning', 'rocks_autotune: a module option is invalid',
-                        condition=False),
+    'STATE_CORRUPT': ('warning', 'rocks_autotune: saved session state is unreadable'),
+    'ROLLOUT_STATE_CORRUPT': ('warning', 'rocks_autotune: saved rollout state is unreadable'),
+    'BAD_OPTION': ('warning', 'rocks_autotune: a module option is invalid'),
     # a session's or a rollout's
-    'STATE_WRITE_FAILED': Check('warning', 'rocks_autotune: cannot save the {job} state; '
-                                'paused', condition=True),
-    'MANUAL_RESTART': Check('warning', 'rocks_autotune: restart osd.{osd} to continue',
-                            condition=True),
+    'STATE_WRITE_FAILED': ('warning', 'rocks_autotune: cannot save the {job} state; paused'),
+    'MANUAL_RESTART': ('warning', 'rocks_autotune: restart osd.{osd} to continue'),
     # a session's
-    'PAUSED': Check('warning', 'rocks_autotune paused: the cluster is not healthy',
-                    condition=True),
-    'CONFIG_CHANGED': Check('warning', 'rocks_autotune paused: config of osd.{osd} changed by '
-                            'someone else', condition=True),
-    'RESTORE_PENDING': Check('warning', 'rocks_autotune: osd.{osd} waits to be restarted onto '
-                             'its original options', condition=True),
-    'TRIAL_FAILED': Check('warning', 'rocks_autotune: trial {index} failed on osd.{osd}',
-                          condition=True),
-    'RESTORE_FAILED': Check('error', 'rocks_autotune: osd.{osd} needs attention',
-                            condition=False),
+    'PAUSED': ('warning', 'rocks_autotune paused: the cluster is not healthy'),
+    'CONFIG_CHANGED': ('warning', 'rocks_autotune paused: config of osd.{osd} changed by '
+                       'someone else'),
+    'RESTORE_PENDING': ('warning', 'rocks_autotune: osd.{osd} waits to be restarted onto its '
+                        'original options'),
+    'TRIAL_FAILED': ('warning', 'rocks_autotune: trial {index} failed on osd.{osd}'),
+    'RESTORE_FAILED': ('error', 'rocks_autotune: osd.{osd} needs attention'),
     # a rollout's
-    'ROLLOUT_PAUSED': Check('warning', 'rocks_autotune {kind} paused: {why}', condition=True),
-    'ROLLOUT_FAILED': Check('warning', 'rocks_autotune: {what} to {target} stopped: an OSD '
-                            'failed ({done}/{total} done)', condition=False),
-    'ROLLOUT_INCOMPLETE': Check('warning', 'rocks_autotune: {what} to {target} aborted '
-                                '({done}/{total} done)', condition=False),
+    'ROLLOUT_PAUSED': ('warning', 'rocks_autotune {kind} paused: {why}'),
+    'ROLLOUT_FAILED': ('warning', 'rocks_autotune: {what} to {target} stopped: an OSD failed '
+                       '({done}/{total} done)'),
+    'ROLLOUT_INCOMPLETE': ('warning', 'rocks_autotune: {what} to {target} aborted '
+                           '({done}/{total} done)'),
 }
 
 
-def raised(code: str, detail: Sequence[str], **fields: Any) -> Dict[str, Any]:
-    """An alert as a job's state keeps it.  KeyError for a code not in the
-    table, or a field its summary names and `fields` lacks."""
-    CHECKS[code].summary.format(**fields)
-    return {'detail': list(detail), 'fields': fields}
+def _add(out: Checks, code: str, detail: Sequence[str], **fields: Any) -> None:
+    """The check `code` (KeyError: not in the table, or a field its summary lacks)."""
+    severity, summary = CHECKS[code]
+    out[HEALTH_PREFIX + code] = {'severity': severity, 'summary': summary.format(**fields),
+                                 'count': 1, 'detail': list(detail)}
 
 
-def end_of_job(alerts: MutableMapping[str, Any]) -> None:
-    """The job ended: its conditions go; facts stay."""
-    for code in [c for c in alerts if c in CHECKS and CHECKS[c].condition]:
-        del alerts[code]
-
-
-def publish(alerts: Mapping[str, Mapping[str, Any]]) -> Dict[str, Dict[str, Any]]:
-    """The mgr's health checks of a job's alerts (set_health_checks' shape)."""
-    out = {}
-    for code, a in alerts.items():
-        check = CHECKS[code]
-        out[HEALTH_PREFIX + code] = {'severity': check.severity,
-                                     'summary': check.summary.format(**a['fields']),
-                                     'count': 1, 'detail': list(a['detail'])}
+def module_checks(load_error: str, settings_error: str, rollout_error: str) -> Checks:
+    """The module's own: a saved state it could not read, an invalid option."""
+    out: Checks = {}
+    if load_error:
+        _add(out, 'STATE_CORRUPT', [load_error, 'check bluestore_rocksdb_options on the '
+                                    'canary; start a new session to clear this'])
+    if settings_error:
+        _add(out, 'BAD_OPTION', [settings_error, 'no session starts until it is fixed; a '
+                                 'running session keeps the settings it started with'])
+    if rollout_error:
+        _add(out, 'ROLLOUT_STATE_CORRUPT', [rollout_error, 'the next apply clears this'])
     return out
+
+
+def job_checks(kind: str, rec: Mapping[str, Any], active: bool, write_error: str) -> Checks:
+    """A session's or a rollout's (`kind`) checks, from its record; `write_error`:
+    why its last save failed."""
+    out: Checks = {}
+    if write_error:
+        _add(out, 'STATE_WRITE_FAILED', [write_error, f'the {kind} changes nothing until its '
+                                         'state is saved'], job=kind)
+    (_session if kind == 'session' else _rollout)(out, rec, active)
+    return out
+
+
+def _manual(out: Checks, rec: Mapping[str, Any], osd: int, owner: str) -> None:
+    """A restart no orchestrator could issue (restart.Restarter), while it
+    waits for the admin's."""
+    # 'wait_up': restart.Stage's (restart.py imports gate.py, which imports this)
+    if rec['manual'] and rec['restart'] is not None and rec['restart']['stage'] == 'wait_up':
+        _add(out, 'MANUAL_RESTART', [
+            f'no orchestrator can restart it ({rec["manual"]}): restart osd.{osd} (e.g. '
+            f'systemctl restart ceph-osd@{osd}); {owner} goes on when it is back up'], osd=osd)
+
+
+def _session(out: Checks, s: Mapping[str, Any], active: bool) -> None:
+    osd = s['params']['osd']
+    if s['restore_failed'] is not None:
+        _add(out, 'RESTORE_FAILED', [s['error']] + s['restore_failed'], osd=osd)
+    if not active:
+        return
+    for o, c in s['canaries'].items():
+        if not c['restarted']:
+            _manual(out, c, int(o), 'the session')
+    cur = s['current']
+    if cur is not None and cur['kind'] == 'recovery':
+        osds = ', '.join(f'osd.{osd if t.get("osd") is None else t["osd"]}'
+                         for t in cur.get('slots') or [cur])
+        _add(out, 'TRIAL_FAILED', [cur['error'], f'restoring {osds} to its original options'],
+             index=cur['index'], osd=osd)
+    p = s['pause']
+    if p is None:
+        return
+    timeout = (f'the session aborts and restores osd.{osd} if this lasts '
+               f'{s["settings"]["unhealthy_timeout"]:.0f}s')
+    if p['on'] == 'config':
+        _add(out, 'CONFIG_CHANGED', p['reasons'] + [
+            'every trial is built on the options in effect when the session started',
+            'revert the change to go on, or end the session with `ceph rocks-autotune abort` '
+            '(its restore leaves the change in place); ' + timeout], osd=osd)
+    elif p['on'] == 'restore':
+        _add(out, 'RESTORE_PENDING', p['reasons'] + [
+            'its config is restored and noout is set; it may still run a candidate, and is '
+            'restarted as soon as ok-to-stop says yes and no other OSD is down'], osd=p['osd'])
+    else:
+        _add(out, 'PAUSED', p['reasons'] + [timeout])
+
+
+def _rollout(out: Checks, r: Mapping[str, Any], active: bool) -> None:
+    kind = r['kind']
+    if active:
+        if r['current'] is not None:
+            _manual(out, r, r['osds'][r['current']]['osd'], f'the {kind}')
+        p = r['pause']
+        if p is not None and p['on'] == 'put_back':
+            _add(out, 'ROLLOUT_PAUSED', p['reasons'] + [
+                r['osds'][r['current']]['error'], f'its prior options are set at '
+                f'osd.{p["osd"]}; it is restarted on them as soon as the gate allows'],
+                kind=kind, why=f'osd.{p["osd"]} waits to be put back on its prior options')
+        elif p is not None:
+            _add(out, 'ROLLOUT_PAUSED', p['reasons'] + [
+                f'the {kind} stops (the OSDs done stay as they are) if this lasts '
+                f'{r["settings"]["unhealthy_timeout"]:.0f}s'],
+                kind=kind, why='the cluster is not healthy')
+    elif r['state'] in ('failed', 'aborted') and r['changed']:
+        _stopped(out, r)
+
+
+def rolled(kind: str) -> str:
+    """What a rollout of `kind` restarts its OSDs on, in words."""
+    return 'the new options' if kind == 'apply' else 'its options of before'
+
+
+def _stopped(out: Checks, r: Mapping[str, Any]) -> None:
+    """A rollout that changed the config and stopped early: where each OSD is."""
+    by: Dict[str, List[int]] = {}
+    for o in r['osds']:
+        by.setdefault(o['status'], []).append(o['osd'])
+    n, done, what = len(r['osds']), by.get('done', []), rolled(r['kind'])
+    detail = [r['error'] or r['message'], f'{len(done)} of {n} OSD(s) run {what}: '
+              + osd_list(done)]
+    for o in r['osds']:
+        if o['status'] == 'failed' and r['kind'] == 'apply':
+            detail.append(f'osd.{o["osd"]}: ' + (
+                'put back on its prior options' if o['put_back'] == 'done' else
+                'its prior options are set at its own mask, but it is NOT known to run '
+                'them: check it'))
+    rest = [o for o in r['osds'] if o['status'] in ('pending', 'restarting')]
+    untouched = [o['osd'] for o in rest if not o['changed']]
+    held = [o['osd'] for o in rest if o['changed']]
+    if untouched:
+        detail.append(f'not restarted: {osd_list(untouched)}; their config was not changed')
+    if held:
+        detail.append(f'not restarted: {osd_list(held)}; their config says {what}, '
+                      'which they load at their next restart')
+    if by.get('skipped'):
+        detail.append(f'skipped: {osd_list(by["skipped"])} (`ceph rocks-autotune status` '
+                      'says why)')
+    detail.append('`ceph rocks-autotune revert` ' + (
+        'puts back the config this apply changed and restarts the OSDs that run its options'
+        if r['kind'] == 'apply' else 'again finishes the revert'))
+    _add(out, 'ROLLOUT_FAILED' if r['state'] == 'failed' else 'ROLLOUT_INCOMPLETE', detail,
+         what={'apply': 'rollout', 'revert': 'revert'}[r['kind']], target=r['target'],
+         done=len(done), total=n)

@@ -12,17 +12,22 @@ bug, ends the job through its own way out after MAX_CLUSTER_ERRORS in a row.
 
 A handler makes no move itself: it returns one, and the engine makes it
 (one per step, checked against MOVES): a float stays in the phase and says
-when to look again, a `Go` moves to another phase.
+when to look again, a `Go` moves to another phase, a `Pause` waits in it.
+The engine owns the pause: the record keeps since when and why (its health
+check is read from that, health.py), a timed pause that outlasts
+unhealthy_timeout ends the way the job's `timed_out` says, and any other
+move ends the pause.
 
 What differs is the job's: its phases and their handlers, what an abort
-does before the phase's handler, what a request means, and how it gives up.
+does before the phase's handler, what a request means, how a pause that
+lasted too long ends, and how it gives up.
 """
 import logging
 import threading
 import time
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Callable, Dict, Mapping, Optional, Set, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple, Union
 
 from . import health
 from .cluster import ClusterError
@@ -43,21 +48,51 @@ class Go:
     delay: float = 0.0
 
 
+@dataclass(frozen=True)
+class Pause:
+    """Wait in the phase for what the job cannot change (the cluster's
+    health, someone else's config change, the gate): `said`, then the
+    reasons, is the message; `on` (the job's word) and `osd` (the OSD held
+    back, if the check names one) say which health check it raises.  A
+    `timed` pause that lasts unhealthy_timeout ends the job's own way."""
+    reasons: List[str]
+    said: str = 'paused'
+    on: str = 'health'
+    osd: Optional[int] = None
+    timed: bool = True
+
+
 # what a handler returns: seconds until the next step in the same phase, or a move
-Move = Union[float, Go]
+Move = Union[float, Go, Pause]
 Handler = Callable[[float], Move]
 
 
+class Phases:
+    """A job's phases, on its record: each one's step, and the end of a pause
+    that lasted too long."""
+
+    def table(self) -> Dict[Any, Handler]:
+        """Each phase's step: (now) -> its move."""
+        raise NotImplementedError
+
+    def timed_out(self, pause: Pause) -> Move:
+        """A timed pause lasted unhealthy_timeout: the move that ends it."""
+        raise NotImplementedError
+
+
 class Machine:
-    kind = ''                                     # 'session', 'rollout': alerts and logs
+    kind = ''                                     # 'session', 'rollout': health and logs
     MOVES: Mapping[Any, Tuple[Any, ...]] = {}     # phase -> the phases it may move to
     ACTIVE: Tuple[str, ...] = ()                  # the record's states in which it steps
+    settings: Any                                 # the job's: poll, unhealthy_timeout
+    phases: Phases
 
     def __init__(self, state: Any, save: Callable[[Any], None],
                  clock: Callable[[], float] = time.time) -> None:
         self.state = state
         self._save = save
         self.clock = clock
+        self.write_error = ''  # why the last save failed ('' it did not)
         # requests from the command thread, taken by the next step
         self._requests_lock = threading.Lock()
         self._requests: Set[str] = set()
@@ -66,13 +101,6 @@ class Machine:
 
     def _phase(self) -> Enum:
         """The record's phase as the job's enum."""
-        raise NotImplementedError
-
-    def _handlers(self) -> Dict[Any, Handler]:
-        """Each phase's work: (now) -> seconds until the next step."""
-        raise NotImplementedError
-
-    def _poll(self) -> float:
         raise NotImplementedError
 
     def _take(self, requests: Set[str]) -> None:
@@ -95,6 +123,14 @@ class Machine:
     def active(self) -> bool:
         return self.state['state'] in self.ACTIVE
 
+    def health_checks(self) -> Dict[str, Any]:
+        return health.job_checks(self.kind, self.state, self.active, self.write_error)
+
+    def resume_after_failover(self) -> None:
+        """A new mgr took over: a pause is timed again on its own clock."""
+        if self.state['paused_since'] is not None:
+            self.state['paused_since'] = self.clock()
+
     def request(self, what: str) -> None:
         with self._requests_lock:
             self._requests.add(what)
@@ -104,8 +140,8 @@ class Machine:
         if not self.active:
             return 60.0
         st = self.state
-        wait = max(self._poll(), 10.0)
-        if 'STATE_WRITE_FAILED' in st['alerts'] and not self._persist():
+        wait = max(self.settings.poll, 10.0)
+        if self.write_error and not self._persist():
             return wait
         with self._requests_lock:
             requests, self._requests = self._requests, set()
@@ -115,11 +151,11 @@ class Machine:
             move = self._interrupt(now)
             if move is None:
                 phase = self._phase()
-                handler = self._handlers().get(phase)
+                handler = self.phases.table().get(phase)
                 if handler is None:
                     raise ValueError(f'no step in phase {phase.value!r}')
                 move = handler(now)
-            delay = self._make(move)
+            delay = self._make(move, now)
             st['cluster_errors'] = 0
         except StoreError:
             # a save inside the step (before a change): nothing after it ran
@@ -133,14 +169,24 @@ class Machine:
             st['message'] = f'step failed ({st["cluster_errors"]}x): {e}'
             if st['cluster_errors'] >= MAX_CLUSTER_ERRORS:
                 st['cluster_errors'] = 0
-                self._make(self._give_up(f'giving up after repeated errors: {e}'))
+                self._make(self._give_up(f'giving up after repeated errors: {e}'), self.clock())
             delay = 5.0
         if not self._persist():
             return wait
         return delay
 
-    def _make(self, move: Move) -> float:
+    def _make(self, move: Move, now: float) -> float:
         """Make the handler's move; the seconds until the next step."""
+        st = self.state
+        if isinstance(move, Pause):
+            since = now if st['paused_since'] is None else float(st['paused_since'])
+            if move.timed and now - since > self.settings.unhealthy_timeout:
+                return self._make(self.phases.timed_out(move), now)
+            st['paused_since'] = since
+            st['pause'] = {'on': move.on, 'reasons': move.reasons, 'osd': move.osd}
+            st['message'] = f'{move.said}: ' + '; '.join(move.reasons)
+            return max(self.settings.poll, 5.0)
+        st['paused_since'] = st['pause'] = None
         if isinstance(move, Go):
             self._enter(move.phase, move.message)
             return move.delay
@@ -156,15 +202,12 @@ class Machine:
             self.state['message'] = message
 
     def _persist(self) -> bool:
-        """Save the record; on a failed write, raise the alert and say so."""
-        self.state['alerts'].pop('STATE_WRITE_FAILED', None)
+        """Save the record; on a failed write, keep why and say so."""
         try:
             self._save(self.state)
         except StoreError as e:
-            self.state['alerts']['STATE_WRITE_FAILED'] = health.raised(
-                'STATE_WRITE_FAILED',
-                [str(e), f'the {self.kind} changes nothing until its state is saved'],
-                job=self.kind)
+            self.write_error = str(e)
             self.state['message'] = f'paused: cannot save the {self.kind} state: {e}'
             return False
+        self.write_error = ''
         return True

@@ -252,19 +252,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
 
     def publish(self) -> None:
         """Health checks, the progress event and the snapshot the reads serve."""
-        alerts: Dict[str, Any] = {}
-        if self.load_error:
-            alerts['STATE_CORRUPT'] = health.raised(
-                'STATE_CORRUPT', [self.load_error, 'check bluestore_rocksdb_options on the '
-                                  'canary; start a new session to clear this'])
-        if self.settings_error:
-            alerts['BAD_OPTION'] = health.raised(
-                'BAD_OPTION', [self.settings_error, 'no session starts until it is fixed; a '
-                               'running session keeps the settings it started with'])
-        if self.rollout_error:
-            alerts['ROLLOUT_STATE_CORRUPT'] = health.raised(
-                'ROLLOUT_STATE_CORRUPT', [self.rollout_error, 'the next apply clears this'])
-        checks = health.publish(alerts)
+        checks = health.module_checks(self.load_error, self.settings_error, self.rollout_error)
         if self.session is not None:
             checks.update(self.session.health_checks())
         ro = self.rollout

@@ -18,16 +18,13 @@ candidate) is persisted before a candidate's restart is issued.
 """
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Callable, Dict, List
+from typing import Callable, List
 
 from .canary import OPTIONS
 from .cluster import Cluster, ClusterError, NoOrchestrator, OsdInfo
-from . import health
 from .gate import restart_blockers
 from .store import RestartRecord, RestartState
 from .views import osds_are
-
-Alerts = Dict[str, Dict[str, Any]]
 
 
 class Stage(str, Enum):
@@ -86,22 +83,18 @@ def resume_after_failover(state: RestartState, now: float) -> None:
 
 class Restarter:
     """Drives the restart of `osd` recorded in `state['restart']` one poll at
-    a time; `owner` names what waits for it in the manual restart's alert,
-    raised in `alerts` (the job's).  `single_copy_ok`: the admin accepted
-    restarts that leave PGs on a single copy (--allow-single-copy)."""
+    a time.  `single_copy_ok`: the admin accepted restarts that leave PGs on
+    a single copy (--allow-single-copy)."""
 
-    def __init__(self, cluster: Cluster, osd: int, state: RestartState, alerts: Alerts,
+    def __init__(self, cluster: Cluster, osd: int, state: RestartState,
                  save: Callable[[], None], restart_timeout: float,
-                 manual_restart_timeout: float, owner: str = 'the session',
-                 single_copy_ok: bool = False) -> None:
+                 manual_restart_timeout: float, single_copy_ok: bool = False) -> None:
         self.cluster = cluster
         self.osd = osd
         self.s = state
-        self.alerts = alerts
         self._save = save
         self.restart_timeout = restart_timeout
         self.manual_restart_timeout = manual_restart_timeout
-        self.owner = owner
         self.single_copy_ok = single_copy_ok
 
     def timeout(self) -> float:
@@ -178,13 +171,9 @@ class Restarter:
         r = self._rec()
         try:
             self.cluster.restart_osd(self.osd)
-            self.s['manual'] = False
+            self.s['manual'] = ''
         except NoOrchestrator as e:
-            self.s['manual'] = True
-            self.alerts['MANUAL_RESTART'] = health.raised(
-                'MANUAL_RESTART', [f'no orchestrator can restart it ({e}): restart osd.{self.osd} '
-                                   f'(e.g. systemctl restart ceph-osd@{self.osd}); '
-                                   f'{self.owner} goes on when it is back up'], osd=self.osd)
+            self.s['manual'] = str(e) or 'none is set'  # the admin restarts it
         r['stage'], r['since'] = Stage.WAIT_UP.value, now
         r['issued'] = now
         return Result(Outcome.WAITING)
@@ -196,7 +185,6 @@ class Restarter:
         if self.stage == Stage.WAIT_UP:
             if not self._runs_what_was_set(info):
                 return Result(Outcome.NOT_UP_IN_TIME if late else Outcome.WAITING)
-            self.alerts.pop('MANUAL_RESTART', None)
             self.s['running_dirty'] = r['purpose'] == 'candidate'
             if 'issued' in r:
                 r['up_seconds'] = now - r['issued']

@@ -4,8 +4,8 @@ state machine driven by `step()`, as the session is (session.py).
 
 Its plan (rollout_plan.py) is saved with the values it will replace, at every
 mask it touches, before anything changes; then it goes OSD by OSD.  The
-phases, their table (MOVES), each phase's step, the OSD in flight, the
-pause and the end are in rollout_phases.py, on the rollout's record; they
+phases, their table (MOVES), each phase's step, the OSD in flight and the
+end are in rollout_phases.py, on the rollout's record; they
 return their moves to the engine (machine.py).  Here: the
 rollout's life (its start, the abort, a failover) and what it shows.
 
@@ -20,9 +20,9 @@ import uuid
 from dataclasses import asdict
 from typing import Any, Callable, Dict, Optional, Set
 
-from . import health, views
+from . import views
 from .cluster import Cluster
-from .machine import Handler, Machine, Move
+from .machine import Machine, Move
 from .restart import resume_after_failover
 from .rollout_phases import MOVES, P, Phase, RolloutPhases, RolloutSettings
 from .store import ROLLOUT_VERSION, RolloutPlan, RolloutState
@@ -45,7 +45,7 @@ class Rollout(Machine):
         self.r = state
         self.cluster = cluster
         self.settings = RolloutSettings.from_dict(state['settings'])
-        self.phases = RolloutPhases(state, cluster, self.settings, save, clock)
+        self.phases: RolloutPhases = RolloutPhases(state, cluster, self.settings, save, clock)
 
     @classmethod
     def begin(cls, plan: RolloutPlan, settings: RolloutSettings, cluster: Cluster,
@@ -57,8 +57,8 @@ class Rollout(Machine):
             version=ROLLOUT_VERSION, id=str(uuid.uuid4()), state='running',
             phase=P.CHECK.value, message='starting', error='', abort=False, changed=False,
             current=None, started=now, phase_started=now, ended=None, paused_since=None,
-            cluster_errors=0, settings=asdict(settings), restart=None, manual=False,
-            noout_ours=False, running_dirty=False, alerts={}, **plan)
+            cluster_errors=0, settings=asdict(settings), restart=None, manual='',
+            noout_ours=False, running_dirty=False, pause=None, **plan)
         save(state)
         return cls(state, cluster, save, clock)
 
@@ -68,7 +68,7 @@ class Rollout(Machine):
         if not isinstance(state, dict) or state.get('version') != ROLLOUT_VERSION:
             raise ValueError('rollout state has an unknown format')
         for key, typ in (('id', str), ('kind', str), ('state', str), ('phase', str),
-                         ('sets', dict), ('priors', dict), ('osds', list), ('alerts', dict),
+                         ('sets', dict), ('priors', dict), ('osds', list),
                          ('settings', dict), ('changed', bool), ('noout_ours', bool),
                          ('force', bool), ('allow_single_copy', bool),
                          ('crash_osds', list)):
@@ -92,18 +92,13 @@ class Rollout(Machine):
 
     def resume_after_failover(self) -> None:
         """A new active mgr took over: deadlines start again on its own clock."""
-        now = self.clock()
-        resume_after_failover(self.r, now)
-        if self.r['paused_since'] is not None:
-            self.r['paused_since'] = now
+        resume_after_failover(self.r, self.clock())
+        super().resume_after_failover()
 
     # ------------------------------------------------------------ the loop
 
     def _phase(self) -> Phase:
         return Phase(self.r['phase'])
-
-    def _poll(self) -> float:
-        return self.settings.poll
 
     def _take(self, requests: Set[str]) -> None:
         if 'abort' in requests and not self.r['abort']:
@@ -120,13 +115,7 @@ class Rollout(Machine):
     def _give_up(self, error: str) -> Move:
         return self.phases.end('failed', error)
 
-    def _handlers(self) -> Dict[Any, Handler]:
-        return self.phases.table()
-
     # ------------------------------------------------------------ views
-
-    def health_checks(self) -> Dict[str, Any]:
-        return health.publish(self.r['alerts'])
 
     def progress_event(self) -> views.ProgressEvent:
         r = self.r

@@ -30,14 +30,14 @@ from dataclasses import dataclass, fields
 from enum import Enum
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from . import health
 from .canary import OPTIONS
 from .cluster import Cluster, ClusterError
 from .gate import look
-from .machine import Go, Handler, Move
+from .health import rolled
+from .machine import Go, Handler, Move, Pause, Phases
 from .options import default
 from .restart import OsdGone, Outcome, Restarter, Stage
-from .rollout_plan import REVERT, RUNNING, _some, own_crash, set_by_others, show
+from .rollout_plan import RUNNING, _some, own_crash, set_by_others, show
 from .store import RolloutOsd, RolloutState
 from .views import osd_list
 
@@ -84,9 +84,9 @@ class RolloutSettings:
         return cls(**{k: float(v) for k, v in d.items() if k in names})
 
 
-class RolloutPhases:
-    """Each phase's step, and the OSD in flight, the pause and the end they
-    share, on the rollout's record; each returns its move (machine.py)."""
+class RolloutPhases(Phases):
+    """Each phase's step, and the OSD in flight and the end they share (a
+    pause's too), on the rollout's record; each returns its move (machine.py)."""
 
     def __init__(self, r: RolloutState, cluster: Cluster, settings: RolloutSettings,
                  save: Callable[[RolloutState], None], clock: Callable[[], float]) -> None:
@@ -110,13 +110,12 @@ class RolloutPhases:
         return self.r['osds'][i]
 
     def restarter(self, osd: int) -> Restarter:
-        return Restarter(self.cluster, osd, self.r, self.r['alerts'], lambda: self.save(self.r),
+        return Restarter(self.cluster, osd, self.r, lambda: self.save(self.r),
                          self.settings.restart_timeout, self.settings.manual_restart_timeout,
-                         owner=f'the {self.r["kind"]}',
                          single_copy_ok=self.r['allow_single_copy'])
 
     def what(self) -> str:
-        return 'the new options' if self.r['kind'] == 'apply' else 'its options of before'
+        return rolled(self.r['kind'])
 
     # ------------------------------------------------------------ the OSD's mask, the pause
 
@@ -135,32 +134,16 @@ class RolloutPhases:
             self.write({who: self.r['priors'][who]})
             o['changed'] = False
 
-    def pause(self, now: float, reasons: List[str]) -> Move:
-        """The restart of the OSD in flight must wait; the rollout stops if
-        that lasts unhealthy_timeout."""
-        r = self.r
-        since = now if r['paused_since'] is None else float(r['paused_since'])
-        r['paused_since'] = since
-        timeout = self.settings.unhealthy_timeout
-        if now - since > timeout:
-            o = self.cur()
-            if Phase(r['phase']) == P.RESTART:
-                self.unset(o)  # never restarted: its mask as it was
-                o['status'] = 'pending'
-            else:
-                o['status'] = 'done'  # up on the options set, others keep PGs unclean
-            return self.end('failed', f'waited {timeout:.0f}s for the cluster: '
-                            + '; '.join(reasons))
-        r['message'] = f'paused before osd.{self.cur()["osd"]}: ' + '; '.join(reasons)
-        r['alerts']['ROLLOUT_PAUSED'] = health.raised(
-            'ROLLOUT_PAUSED', reasons + [f'the {r["kind"]} stops (the OSDs done stay as they '
-                                         f'are) if this lasts {timeout:.0f}s'],
-            kind=r['kind'], why='the cluster is not healthy')
-        return max(self.settings.poll, 5.0)
-
-    def unpause(self) -> None:
-        self.r['paused_since'] = None
-        self.r['alerts'].pop('ROLLOUT_PAUSED', None)
+    def timed_out(self, pause: Pause) -> Go:
+        """The restart of the OSD in flight waited unhealthy_timeout: the rollout stops."""
+        o = self.cur()
+        if Phase(self.r['phase']) == P.RESTART:
+            self.unset(o)  # never restarted: its mask as it was
+            o['status'] = 'pending'
+        else:
+            o['status'] = 'done'  # up on the options set, others keep PGs unclean
+        return self.end('failed', f'waited {self.settings.unhealthy_timeout:.0f}s for the '
+                        'cluster: ' + '; '.join(pause.reasons))
 
     # ------------------------------------------------------------ the end
 
@@ -183,7 +166,6 @@ class RolloutPhases:
                 self.restarter(self.cur()['osd']).clear_noout()
             except ClusterError as e:
                 message += f'; noout on osd.{self.cur()["osd"]} could not be cleared: {e}'
-        health.end_of_job(r['alerts'])
         if r['current'] is not None and r['osds'][r['current']]['status'] == 'restarting' \
                 and final != 'done':
             r['osds'][r['current']]['error'] = message  # stopped in flight: may run either
@@ -192,43 +174,7 @@ class RolloutPhases:
         r['restart'] = None
         r['ended'] = self.clock()
         r['current'] = None
-        if final != 'done' and r['changed']:
-            code = 'ROLLOUT_FAILED' if final == 'failed' else 'ROLLOUT_INCOMPLETE'
-            r['alerts'][code] = self.stopped_alert(code, message)
         return Go(P.END, message)
-
-    def stopped_alert(self, code: str, message: str) -> Dict[str, Any]:
-        r = self.r
-        by: Dict[str, List[int]] = {}
-        for o in r['osds']:
-            by.setdefault(o['status'], []).append(o['osd'])
-        n = len(r['osds'])
-        detail = [message, f'{len(by.get("done", []))} of {n} OSD(s) run {self.what()}: '
-                  + osd_list(by.get('done', []))]
-        for o in r['osds']:
-            if o['status'] == 'failed' and r['kind'] == 'apply':
-                detail.append(f'osd.{o["osd"]}: ' + (
-                    'put back on its prior options' if o['put_back'] == 'done' else
-                    'its prior options are set at its own mask, but it is NOT known to run '
-                    'them: check it'))
-        rest = [o for o in r['osds'] if o['status'] in ('pending', 'restarting')]
-        untouched = [o['osd'] for o in rest if not o['changed']]
-        held = [o['osd'] for o in rest if o['changed']]
-        if untouched:
-            detail.append(f'not restarted: {osd_list(untouched)}; their config was not changed')
-        if held:
-            detail.append(f'not restarted: {osd_list(held)}; their config says {self.what()}, '
-                          'which they load at their next restart')
-        if by.get('skipped'):
-            detail.append(f'skipped: {osd_list(by["skipped"])} (`ceph rocks-autotune status` '
-                          'says why)')
-        if r['kind'] == 'apply':
-            detail.append(f'`{REVERT}` puts back the config this apply changed and restarts '
-                          'the OSDs that run its options')
-        else:
-            detail.append(f'`{REVERT}` again finishes the revert')
-        return health.raised(code, detail, what={'apply': 'rollout', 'revert': 'revert'}[r['kind']],
-                             target=r['target'], done=len(by.get('done', [])), total=n)
 
     def check(self, now: float) -> Move:
         """Nothing has changed yet: the plan holds if the masks still hold
@@ -343,8 +289,7 @@ class RolloutPhases:
             if res.outcome.held:
                 blockers = res.reasons
         if blockers:
-            return self.pause(now, blockers)
-        self.unpause()
+            return Pause(blockers, f'paused before osd.{o["osd"]}')
         return Go(P.WAIT, f'osd.{o["osd"]}: waiting for it to be up on {self.what()}',
                   self.settings.poll)
 
@@ -359,14 +304,12 @@ class RolloutPhases:
             return self.skip(o, f'{e} (gone during its restart): its config is as before '
                              f'the {r["kind"]}')
         if res.outcome == Outcome.UP:
-            self.unpause()
             o['status'] = 'done'
             r['current'] = None
             r['restart'] = None
             return Go(P.NEXT, f'osd.{o["osd"]} is up on {self.what()}')
         if res.outcome.held:
-            return self.pause(now, res.reasons)  # others keep PGs from clean
-        self.unpause()
+            return Pause(res.reasons, f'paused before osd.{o["osd"]}')  # others keep PGs unclean
         if res.outcome == Outcome.WAITING:
             return self.settings.poll
         timeout = self.restarter(o['osd']).timeout()
@@ -397,7 +340,6 @@ class RolloutPhases:
                   'options')
 
     def put_back_wait(self, now: float) -> Move:
-        r = self.r
         o = self.cur()
         restarter = self.restarter(o['osd'])
         try:
@@ -408,15 +350,8 @@ class RolloutPhases:
                             f'but restarting it failed: {e}')
         if res.outcome == Outcome.GATE_HELD:
             # never forced, as a session's restore
-            r['message'] = (f'{o["error"]}; osd.{o["osd"]} is restarted on its prior options '
-                            'when it is safe: ' + '; '.join(res.reasons))
-            r['alerts']['ROLLOUT_PAUSED'] = health.raised(
-                'ROLLOUT_PAUSED', res.reasons + [o['error'], 'its prior options are set at '
-                                                 f'osd.{o["osd"]}; it is restarted on them as '
-                                                 'soon as the gate allows'],
-                kind=r['kind'], why=f'osd.{o["osd"]} waits to be put back on its prior options')
-            return max(self.settings.poll, 5.0)
-        r['alerts'].pop('ROLLOUT_PAUSED', None)
+            return Pause(res.reasons, f'{o["error"]}; osd.{o["osd"]} is restarted on its prior '
+                         'options when it is safe', 'put_back', o['osd'], timed=False)
         if res.outcome.runs_them:
             o['put_back'] = 'done'
             return self.end('failed', f'{o["error"]}; it is back on its prior options')

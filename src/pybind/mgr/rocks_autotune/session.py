@@ -14,8 +14,8 @@ restart.Restarter, its window, the watch on its config, its crashes, its
 restore) is its canary_osd.CanaryOsd's, on its record under `canaries`;
 the canaries are the measurement plan's (`plan`: one, the session's canary,
 or a duet's two, measurement_plan.py).  What is measured next, and what the
-measurements tell the optimizer, is search.Search's.  The pause and the end
-are the phases' too.  Here: the session's life (start, rescue, the commands,
+measurements tell the optimizer, is search.Search's.  The end is the
+phases' too; the pause, the engine's.  Here: the session's life (start, rescue, the commands,
 a failover) and what it shows.  Each canary's original config is saved
 before the first change; every path that ends a session goes through
 `restore`, except `Phases.fail` when restoring itself cannot go on.
@@ -33,12 +33,12 @@ import time
 from dataclasses import asdict
 from typing import Any, Callable, Dict, List, Optional, Set
 
-from . import health, measurement_plan, session_start, views
+from . import measurement_plan, session_start, views
 from .canary import OPTIONS, SAVED
 from .canary_osd import CanaryOsd, slots
 from .cluster import Cluster
 from .gate import Params, StartRefused
-from .machine import Go, Handler, Machine, Move
+from .machine import Go, Machine, Move
 from .restart import resume_after_failover
 from .rocksdb_options import parse_options, parse_sharding
 from .search import Search
@@ -89,8 +89,8 @@ class Session(Machine):
         self.canary = self.canaries[self.osd]
         self.search = Search(state, self.space, settings, self.params, self.release_default,
                              clock)
-        self.phases = Phases(state, cluster, self.params, self.space, self.search, settings,
-                             self.canaries, clock)
+        self.phases: Phases = Phases(state, cluster, self.params, self.space, self.search,
+                                     settings, self.canaries, clock)
         self._shown: List[Dict[str, Any]] = []  # view(): the trials as last copied
 
     @property
@@ -137,7 +137,7 @@ class Session(Machine):
             raise ValueError('session state has an unknown format')
         for key, typ in (('state', str), ('phase', str), ('params', dict), ('originals', dict),
                          ('base_options', str), ('trials', list), ('seed', int),
-                         ('alerts', dict), ('canaries', dict), ('plan', dict),
+                         ('canaries', dict), ('plan', dict),
                          ('canaries_at_start', dict), ('settings', dict),
                          ('release_default', str), ('sharding', str)):
             if not isinstance(state.get(key), typ):
@@ -220,17 +220,13 @@ class Session(Machine):
         now = self.clock()
         for c in self.canaries.values():
             resume_after_failover(c.rec, now)
-        if self.s['paused_since'] is not None:
-            self.s['paused_since'] = now
+        super().resume_after_failover()
         self._persist()
 
     # ------------------------------------------------------------ the loop
 
     def _phase(self) -> Phase:
         return Phase(self.s['phase'])
-
-    def _poll(self) -> float:
-        return self.settings.poll
 
     def _interrupt(self, now: float) -> Optional[Move]:
         if self.s['abort'] and self.s['phase'] not in ENDING:
@@ -246,9 +242,6 @@ class Session(Machine):
             return self.phases.out.fail(error)
         self.s['error'] = error
         return Go(P.RESTORE, error + '; restoring the canary')
-
-    def _handlers(self) -> Dict[Any, Handler]:
-        return self.phases.table()
 
     def _persist(self) -> bool:
         self.s['config_changes'] = standing_changes(self.canaries.values())
@@ -287,9 +280,6 @@ class Session(Machine):
     def note_internal_error(self, e: Exception) -> None:
         """A step raised past its own handling (a bug): say so in the message."""
         self.s['message'] = f'internal error: {e}'
-
-    def health_checks(self) -> Dict[str, Any]:
-        return health.publish(self.s['alerts'])
 
     def progress_event(self) -> views.ProgressEvent:
         s = self.s

@@ -23,12 +23,12 @@ from dataclasses import asdict
 from enum import Enum
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 
-from . import health, perf_counters, views
+from . import perf_counters, views
 from .canary_osd import CanaryOsd, runs_candidate, slots
 from .cluster import Cluster, ClusterError
 from .confirm import BASELINE, Confirmation
 from .gate import Params
-from .machine import Go, Handler, Move
+from .machine import Go, Handler, Move, Pause, Phases as JobPhases
 from .measurement_plan import Slot
 from .perf_counters import Measurement
 from .restart import Outcome, Result
@@ -99,13 +99,6 @@ def standing_changes(canaries: Iterable[CanaryOsd]) -> List[str]:
     return list(dict.fromkeys(line for c in canaries for line in c.rec['config_changes']))
 
 
-def unpause(s: SessionState) -> None:
-    """The pause is over: its alerts cleared."""
-    s['paused_since'] = None
-    s['alerts'].pop('PAUSED', None)
-    s['alerts'].pop('CONFIG_CHANGED', None)
-
-
 def next_to_restart(cluster: Cluster, canaries: List[CanaryOsd]) -> CanaryOsd:
     """Of `canaries` whose restart is not done, the one to step: one at a
     time.  The restart in flight; else a canary that is down (the gate
@@ -125,8 +118,8 @@ def next_to_restart(cluster: Cluster, canaries: List[CanaryOsd]) -> CanaryOsd:
     return left[0]
 
 
-class Phases:
-    """Each phase's step, and the pause and the end they share, on the
+class Phases(JobPhases):
+    """Each phase's step, and the end of a pause that lasted too long, on the
     session's record and parts."""
 
     def __init__(self, s: SessionState, cluster: Cluster, params: Params, space: SearchSpace,
@@ -154,39 +147,15 @@ class Phases:
 
     # ------------------------------------------------------------ the pause
 
-    def pause(self, now: float, reasons: List[str], config_changed: bool = False) -> Move:
-        """The cluster is unhealthy for reasons that are not the canary's, or
-        someone else changed the canary's config: wait.
-
-        Aborts (restoring the canary) once it has lasted unhealthy_timeout.
-        """
-        s = self.s
-        since = now if s['paused_since'] is None else float(s['paused_since'])
-        s['paused_since'] = since
-        why = 'config changed by someone else' if config_changed else 'cluster stayed unhealthy'
-        if now - since > self.settings.unhealthy_timeout:
-            s['alerts'].pop('PAUSED', None)
-            s['alerts'].pop('CONFIG_CHANGED', None)
-            s['error'] = f'{why}: ' + '; '.join(reasons)
-            s['abort'] = True
-            return Go(P.RESTORE, f'{why}; restoring the canary')
-        timeout = (f'the session aborts and restores osd.{self.osd} '
-                   f'if this lasts {self.settings.unhealthy_timeout:.0f}s')
-        if config_changed:
-            s['message'] = 'paused: config changed by someone else: ' + '; '.join(reasons)
-            s['alerts'].pop('PAUSED', None)  # health is looked at once this is resolved
-            s['alerts']['CONFIG_CHANGED'] = health.raised('CONFIG_CHANGED', reasons + [
-                'every trial is built on the options in effect when the session started',
-                'revert the change to go on, or end the session with `ceph '
-                'rocks-autotune abort` (its restore leaves the change in place); '
-                + timeout], osd=self.osd)
-        else:
-            s['message'] = 'paused: ' + '; '.join(reasons)
-            s['alerts']['PAUSED'] = health.raised('PAUSED', reasons + [timeout])
-        return max(self.settings.poll, 5.0)
-
-    def unpause(self) -> None:
-        unpause(self.s)
+    def timed_out(self, pause: Pause) -> Go:
+        """A pause (the cluster unhealthy for reasons not the canary's, or
+        someone else's change to its config) lasted unhealthy_timeout: the
+        session aborts, restoring the canary."""
+        why = ('config changed by someone else' if pause.on == 'config'
+               else 'cluster stayed unhealthy')
+        self.s['error'] = f'{why}: ' + '; '.join(pause.reasons)
+        self.s['abort'] = True
+        return Go(P.RESTORE, f'{why}; restoring the canary')
 
     # ------------------------------------------------------------ the window in flight
 
@@ -270,22 +239,20 @@ class Phases:
 
     # ------------------------------------------------------------ a trial's window
 
-    def config_pause(self, now: float) -> Optional[Move]:
+    def config_pause(self) -> Optional[Pause]:
         """Before a trial's restart: paused while someone else's change stands
         at any of its canaries; None to go on."""
         changes = list(dict.fromkeys(line for c in self.in_window()
                                      for line in c.config_changes()))
-        if changes:
-            return self.pause(now, changes, config_changed=True)
-        self.s['alerts'].pop('CONFIG_CHANGED', None)
-        return None
+        return Pause(changes, 'paused: config changed by someone else',
+                     'config') if changes else None
 
     def apply(self, now: float) -> Move:
         cur = self.cur()
         window = self.in_window()
         if any([c.clear_stale_noout() for c in window]):
             return self.settings.poll
-        paused = self.config_pause(now)
+        paused = self.config_pause()
         if paused is not None:
             return paused
         full = self.pool_full()
@@ -293,8 +260,7 @@ class Phases:
             return full
         reasons = list(dict.fromkeys(r for c in window for r in c.look()))
         if reasons:
-            return self.pause(now, reasons)
-        self.unpause()
+            return Pause(reasons)
         for c, trial in zip(window, slots(cur)):
             c.set_up(trial, now)
         return Go(P.RESTART)
@@ -303,7 +269,7 @@ class Phases:
         cur = self.cur()
         canary = next_to_restart(self.cluster, self.in_window())
         # the gate may have held the restart back for a while
-        paused = self.config_pause(now)
+        paused = self.config_pause()
         if paused is not None:
             return paused
         try:
@@ -315,8 +281,7 @@ class Phases:
             self.s['error'] = f'restart failed: {e}'
             return Go(P.RESTORE, f'restart failed: {e}')
         if r.outcome.held:
-            return self.pause(now, r.reasons)
-        self.unpause()
+            return Pause(r.reasons)
         return Go(P.WAIT_UP, f'trial {cur["index"]}: waiting for osd.{canary.osd}',
                   self.settings.poll)
 
@@ -325,7 +290,6 @@ class Phases:
         canary = next_to_restart(self.cluster, window)
         r = canary.restart(now)
         if r.outcome == Outcome.UP:
-            self.unpause()
             canary.restart_done()
             for t in slots(self.cur()):
                 if t.get('osd', self.osd) in (None, canary.osd):
@@ -348,7 +312,7 @@ class Phases:
                 return Go(P.PRECONDITION, f'trial {cur["index"]}: writing the canary\'s DB '
                           'into a steady state before the first window')
             return self._begin_windows(now)
-        return self.not_up_yet(now, canary, r, lambda timeout: self.trial_failed(
+        return self.not_up_yet(canary, r, lambda timeout: self.trial_failed(
             f'osd.{canary.osd} did not come back up running the options set within '
             f'{timeout:.0f}s'))
 
@@ -357,15 +321,14 @@ class Phases:
             c.window.begin(now)
         return Go(P.WARMUP, f'trial {self.cur()["index"]}: warming up')
 
-    def not_up_yet(self, now: float, canary: CanaryOsd, r: Result,
+    def not_up_yet(self, canary: CanaryOsd, r: Result,
                    not_up: Callable[[float], Go]) -> Move:
         """A restart that has not come to UP: paused while another OSD keeps
         PGs from clean (the canary runs: pause, not fail), polled while it
         waits; PGs not clean in time abort the session; not up in time is
         `not_up`'s (given the timeout): a failed trial, or a failed recovery."""
         if r.outcome.held:
-            return self.pause(now, r.reasons)
-        self.unpause()
+            return Pause(r.reasons)
         if r.outcome == Outcome.WAITING:
             return self.settings.poll
         timeout = canary.timeout()
@@ -513,12 +476,10 @@ class Phases:
                                         if k not in ('slots', 'measurement')},
                                        verdict='failed', error=error, told=None,
                                        seconds=seconds))
-        s['alerts']['TRIAL_FAILED'] = health.raised(
-            'TRIAL_FAILED', [error, f'restoring {_osds(window)} to its original options'],
-            index=cur['index'], osd=self.osd)
         for c in window:
             c.rec['window'] = None
-        recovery = dict(cur, kind='recovery', index=cur['index'])
+        # its error, for the health check while the recovery is in flight
+        recovery = dict(cur, kind='recovery', error=error)
         if 'slots' in cur:
             recovery['slots'] = [dict(t, kind='recovery') for t in cur['slots']]
         s['current'] = recovery
@@ -545,8 +506,7 @@ class Phases:
         if isinstance(r, Go):
             return r
         if r.outcome.held:
-            return self.pause(now, r.reasons)
-        self.unpause()
+            return Pause(r.reasons)
         return Go(P.RECOVER_WAIT, f'trial {self.cur()["index"]} failed: waiting for '
                   f'osd.{canary.osd} on its original options', self.settings.poll)
 
@@ -557,12 +517,11 @@ class Phases:
         if r.outcome == Outcome.UP:
             if not all(c.restarted for c in window):
                 return Go(P.RECOVER_RESTART)
-            s['alerts'].pop('TRIAL_FAILED', None)
             s['current'] = None
             if self.settings.on_failure == 'stop':
                 s['state'] = 'stopping'
             return self.after_trial()
-        return self.not_up_yet(now, canary, r, lambda timeout: self.out.fail(
+        return self.not_up_yet(canary, r, lambda timeout: self.out.fail(
             f'osd.{canary.osd} did not come back on its original options within '
             f'{timeout:.0f}s; its config is restored'))
 
@@ -609,23 +568,22 @@ class Restore:
         return end
 
     def fail(self, error: str) -> Go:
-        """End where restoring cannot go on; the alert tells the admin what is left."""
+        """End where restoring cannot go on; what is left, for the admin's health check."""
         s = self.s
         s['error'] = error
-        detail = [error]
+        left: List[str] = []
         for c in self.canaries.values():
-            detail += c.restore_where_failed()
+            left += c.restore_where_failed()
             c.remove_client_objects()  # never raises: a failure is kept in the record
+        s['restore_failed'] = left
         end = self.end(Ending.FAILED)
-        s['alerts']['RESTORE_FAILED'] = health.raised('RESTORE_FAILED', detail, osd=self.osd)
         s['message'] = f'failed: {error}'
         return end
 
     def end(self, ending: Ending) -> Go:
-        """The one place a session ends: its conditions cleared, the crashes
-        since the last look named, the ending set; the move to the end phase."""
+        """The one place a session ends: the crashes since the last look
+        named, the ending set; the move to the end phase."""
         s = self.s
-        health.end_of_job(s['alerts'])
         for c in self.canaries.values():
             c.note_last_crashes()
         s['state'] = ending.value
@@ -652,8 +610,6 @@ class Restore:
             s['final'] = self.outcome().value
         s['state'] = 'restoring'
         s['current'] = None
-        unpause(self.s)
-        s['alerts'].pop('MANUAL_RESTART', None)
         restarts = [c for c in self.canaries.values() if c.restore(now)]
         if not restarts:
             return self.finish()
@@ -661,21 +617,14 @@ class Restore:
                   'options')
 
     def restore_wait(self, now: float) -> Move:
-        s = self.s
         canary = next_to_restart(self.cluster, list(self.canaries.values()))
         r = self.restart_back(now, canary)
         if isinstance(r, Go):
             return r
         if r.outcome == Outcome.GATE_HELD:
             # never forced: the restart waits until it is safe
-            s['message'] = (f'config restored; osd.{canary.osd} is restarted onto it when it '
-                            'is safe: ' + '; '.join(r.reasons))
-            s['alerts']['RESTORE_PENDING'] = health.raised('RESTORE_PENDING', r.reasons + [
-                'its config is restored and noout is set; it may still run a candidate, '
-                'and is restarted as soon as ok-to-stop says yes and no other OSD is down'],
-                osd=canary.osd)
-            return max(self.settings.poll, 5.0)
-        s['alerts'].pop('RESTORE_PENDING', None)
+            return Pause(r.reasons, f'config restored; osd.{canary.osd} is restarted onto it '
+                         'when it is safe', 'restore', canary.osd, timed=False)
         # back on its own options: done once its PGs are clean, or at once if
         # another OSD's trouble keeps them from it (not the session's to wait for)
         if r.outcome.runs_them:

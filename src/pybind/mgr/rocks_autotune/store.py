@@ -1,7 +1,7 @@
 """Where a session is kept: the mgr's KV store, in values that stay small.
 
     session              the head: the session's moving parts (phase, flags,
-                         alerts, the trial in flight) and how many trials
+                         pause, the trial in flight) and how many trials
     session.start        what it started with: every canary's originals,
                          annex flag and noout (a duet's two), the parameters
                          and settings, the base options; readable on its
@@ -19,7 +19,7 @@
 A rollout (rollout.py: `apply`, `revert`) is kept beside it, the last one
 only, ended or not:
 
-    rollout              its head: kind, state, phase, flags, alerts, the
+    rollout              its head: kind, state, phase, flags, pause, the
                          restart in flight, what it sets at each mask and
                          what was there before, and every option string
                          these and the OSD records name (once each)
@@ -68,7 +68,7 @@ TRIAL_KEY = 'session.trial.{}'
 CONFIRM_KEY = 'session.confirm'
 # well below mon_config_key_max_entry_size (64 KiB): a value this big is a bug
 MAX_VALUE = 48 << 10
-STATE_VERSION = 7
+STATE_VERSION = 8
 
 
 class CanaryStart(TypedDict):
@@ -141,7 +141,7 @@ class RestartState(TypedDict):
     """What restart.Restarter keeps in its owner's record (a session's
     canary's, a rollout's)."""
     restart: Optional[RestartRecord]
-    manual: bool  # no orchestrator: the admin restarts the OSD
+    manual: str  # why no orchestrator restarts the OSD, the admin does ('' one does)
     noout_ours: bool  # the noout on the OSD being restarted is ours
     running_dirty: bool  # the process may run a candidate
 
@@ -169,7 +169,9 @@ class CanaryRecord(_Canary, total=False):
 
 
 class _Head(TypedDict):
-    alerts: Dict[str, Dict[str, Any]]
+    pause: Optional[Dict[str, Any]]  # the pause in effect (machine.Pause): on, reasons, osd
+    # a restore that could not go on: what it left, a line each
+    restore_failed: Optional[List[str]]
     version: int
     state: str  # running | stopping | restoring | done | stopped | aborted | failed
     phase: str  # session.Phase
@@ -379,7 +381,7 @@ class SessionStore(_Store):
 # ---------------------------------------------------------------- rollouts
 
 ROLLOUT_KEY = 'rollout'
-ROLLOUT_VERSION = 3
+ROLLOUT_VERSION = 4
 # a rollout's own keys, beside the head (which names its id): written before
 # the head, so a save refused part way leaves the last rollout's record whole
 ROLLOUT_OSDS_KEY = 'rollout.{id}.osds.{n}'
@@ -430,7 +432,7 @@ class RolloutPlan(TypedDict):
 
 class RolloutState(RolloutPlan, RestartState):
     """A persisted rollout (ROLLOUT_VERSION)."""
-    alerts: Dict[str, Dict[str, Any]]
+    pause: Optional[Dict[str, Any]]  # the pause in effect (machine.Pause): on, reasons, osd
     version: int
     id: str
     state: str  # running | done | aborted | failed
@@ -477,7 +479,7 @@ class RolloutStore(_Store):
     """The last rollout in the mgr's KV store; every write checked, as the session's.
 
         rollout                     the head: the moving parts (state, phase,
-                                    flags, alerts, the restart in flight),
+                                    flags, pause, the restart in flight),
                                     n_chunks, n_values, n_crash, and its id
         rollout.<id>.osds.<n>       ROLLOUT_CHUNK OSD records, in restart order,
                                     each with what the rollout sets at its osd.N
