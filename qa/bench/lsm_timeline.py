@@ -34,8 +34,8 @@ from benchlib import parse_fio  # noqa: E402
 from rocks_autotune import rocksdb_stats  # noqa: E402
 from rocks_autotune.canary import OPTIONS, STATS_OPTIONS  # noqa: E402
 from rocks_autotune.cluster import PgInfo, PoolInfo, RadosIo  # noqa: E402
-from rocks_autotune.workload import (NAMESPACE, ClientWorkload, client_objects,  # noqa: E402
-                                     client_pool)
+from rocks_autotune.workload import (CLEANUP_SECONDS, NAMESPACE, ClientWorkload,  # noqa: E402
+                                     client_objects, client_pool)
 
 
 def ceph(*args: str) -> str:
@@ -123,7 +123,7 @@ class ClientLoad:
 
     def __exit__(self, *exc: Any) -> None:
         try:
-            self.removed = self.load.cleanup()
+            self.removed = self.load.cleanup(CLEANUP_SECONDS)[0]
         finally:
             self.ioctx.close()
             self.rados.shutdown()
