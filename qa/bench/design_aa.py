@@ -383,7 +383,7 @@ def grid(text: str) -> List[Tuple[int, int, int]]:
             or any(w < 0 or n < 1 or t < 1 for w, n, t in out)):
         raise argparse.ArgumentTypeError(f'{text!r}: each arm once, warm-up >= 0, window >= 1, '
                                          'threads >= 1')
-    return out
+    return [(w, n, t) for w, n, t in out]
 
 
 def parser() -> argparse.ArgumentParser:

@@ -205,18 +205,18 @@ def window(lab: Lab, osds: List[int], name: str, options: str, kind: str,
     rows = []
     for o in osds:
         b, a = before[o], after[o]
-        kv = rocksdb_stats.delta(b['kv'], a['kv'])
+        kd = rocksdb_stats.delta(b['kv'], a['kv'])
         flushes, compactions = cf_totals(b['kv'], a['kv'])
         client = delta(b['snap'], a['snap'], perf_counters.CLIENT_BYTES)
-        rocks = kv.wal_bytes + kv.flush_bytes + kv.compaction_bytes
+        rocks = kd.wal_bytes + kd.flush_bytes + kd.compaction_bytes
         row: Dict[str, Any] = dict(
             common, config=name, options=options, window=kind, osd=o, started=started,
             seconds=round(seconds, 1), client_bytes=client,
             subop_w_in_bytes=a['subop_w_in_bytes'] - b['subop_w_in_bytes'],
-            rocksdb_wal_bytes=kv.wal_bytes, rocksdb_flush_bytes=kv.flush_bytes,
-            rocksdb_compaction_bytes=kv.compaction_bytes,
-            flushes=flushes, compactions=compactions, busiest_cf=kv.busiest_cf,
-            busiest_cf_flushes=kv.flushes, busiest_cf_compactions=kv.compactions,
+            rocksdb_wal_bytes=kd.wal_bytes, rocksdb_flush_bytes=kd.flush_bytes,
+            rocksdb_compaction_bytes=kd.compaction_bytes,
+            flushes=flushes, compactions=compactions, busiest_cf=kd.busiest_cf,
+            busiest_cf_flushes=kd.flushes, busiest_cf_compactions=kd.compactions,
             **{k: delta(b['snap'], a['snap'], key)
                for k, key in BLUEFS.items()},
             db_used_bytes_end=a['db_used_bytes'],
@@ -226,7 +226,7 @@ def window(lab: Lab, osds: List[int], name: str, options: str, kind: str,
             fio_write_clat_p99_us=p99_us(bins), fio_chunk_p99_us=chunk_p99,
             steady_wal_needed=wal_needed if kind == 'steady' else None,
             steady_reached=reached,
-            osd_reached=(kv.wal_bytes > wal_needed and compactions >= 1)
+            osd_reached=(kd.wal_bytes > wal_needed and compactions >= 1)
             if kind == 'steady' else None,
             cut_by_deadline=cut, load_avg_start=load0, load_avg_end=load1)
         rows.append(row)
