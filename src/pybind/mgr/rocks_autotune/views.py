@@ -385,12 +385,18 @@ class View:
     progress: float
 
     # the status fields read most
-    id = property(lambda self: str(self.status['id']))
-    osd = property(lambda self: int(self.status['osd']))
-    state = property(lambda self: str(self.status['state']))
-    phase = property(lambda self: str(self.status['phase']))
-    message = property(lambda self: str(self.status['message']))
-    reason = property(lambda self: str(self.status['reason']))
+    @property
+    def id(self) -> str: return str(self.status['id'])
+    @property
+    def osd(self) -> int: return int(self.status['osd'])
+    @property
+    def state(self) -> str: return str(self.status['state'])
+    @property
+    def phase(self) -> str: return str(self.status['phase'])
+    @property
+    def message(self) -> str: return str(self.status['message'])
+    @property
+    def reason(self) -> str: return str(self.status['reason'])
 
 
 ROLLOUT_STATUSES = ('pending', 'restarting', 'done', 'failed', 'skipped')
