@@ -239,7 +239,7 @@ def test_the_demo_canary_runs_the_blog_string_with_only_its_wal_scaled(
     lab = load_lab(monkeypatch, str(tmp_path / 'lab'))
     from rocks_autotune.rocksdb_options import BLOG_SMALL, parse_options
     blog, demo = parse_options(BLOG_SMALL), parse_options(lab.demo_string())
-    assert demo.pop('max_total_wal_size') == str(128 << 20) != blog.pop('max_total_wal_size')
+    assert demo.pop('max_total_wal_size') == str(64 << 20) != blog.pop('max_total_wal_size')
     assert demo == blog
     # the session the demo runs: the wear objective on its canary
     assert lab.DEMO_START[:4] == ['--osd', str(lab.DEMO_CANARY), '--objective', 'wear']
