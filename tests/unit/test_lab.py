@@ -262,8 +262,8 @@ def test_a_demo_over_its_target_says_why(monkeypatch: pytest.MonkeyPatch, tmp_pa
     lab = load_lab(monkeypatch, str(tmp_path / 'lab'))
     monkeypatch.setattr(os, 'cpu_count', lambda: 2)
     assert lab.over_target([('lab', 300.0), ('session', 1400.0)], [2.0]) is None
-    busy = lab.over_target([('lab', 300.0), ('session', 2100.0)], [9.0, 11.0])
+    busy = lab.over_target([('lab', 300.0), ('session', 2100.0)], [19.0, 21.0])
     assert busy is not None and 'by 10 min' in busy and 'session 2100s' in busy
-    assert 'load averaged 10.0 on 2 cores' in busy and 'other work' in busy
-    quiet = lab.over_target([('lab', 300.0), ('session', 2100.0)], [2.5])
+    assert 'load averaged 20.0 on 2 cores' in busy and 'other work' in busy
+    quiet = lab.over_target([('lab', 300.0), ('session', 2100.0)], [12.6])
     assert quiet is not None and 'other work' not in quiet and 'more rounds' in quiet
