@@ -47,6 +47,15 @@ def plan(ranked: List[Tuple[Dict[str, Any], float]], rounds: int, margin: float,
     }
 
 
+def _trials(trials: List[Dict[str, Any]], r: int, name: str, steady: str = ''
+            ) -> List[Dict[str, Any]]:
+    """Round r's trials of arm `name` (`steady`: pair r of that arm's
+    steady check)."""
+    return [t for t in trials
+            if t['kind'] == 'confirm' and t.get('round') == r and t.get('arm') == name
+            and t.get('steady', '') == steady]
+
+
 class Confirmation:
     def __init__(self, state: SessionState, budget: float) -> None:
         self.s = state
@@ -65,15 +74,8 @@ class Confirmation:
                 return a
         raise ValueError(f'no arm {name!r} in the confirmation')
 
-    def _trials(self, r: int, name: str, steady: str = '') -> List[Dict[str, Any]]:
-        """Round r's trials of arm `name` (`steady`: pair r of that arm's
-        steady check)."""
-        return [t for t in self.s['trials']
-                if t['kind'] == 'confirm' and t.get('round') == r and t.get('arm') == name
-                and t.get('steady', '') == steady]
-
     def _done(self, r: int, name: str, steady: str = '') -> bool:
-        ts = self._trials(r, name, steady)
+        ts = _trials(self.s['trials'], r, name, steady)
         if any(t['verdict'] == 'measured' for t in ts):
             return True
         failures = sum(1 for t in ts if t['verdict'] == 'failed')
@@ -81,7 +83,7 @@ class Confirmation:
 
     def _measured(self, r: int, name: str, steady: str = '') -> Optional[Dict[str, Any]]:
         """Arm `name`'s measurement in round (or steady pair) r, if any."""
-        return next((t['measurement'] for t in self._trials(r, name, steady)
+        return next((t['measurement'] for t in _trials(self.s['trials'], r, name, steady)
                      if t['verdict'] == 'measured'), None)
 
     def measured(self) -> int:
