@@ -12,7 +12,7 @@ import pytest
 import mgr_mock
 
 mgr_mock.install()
-from rocks_autotune import report, views  # noqa: E402
+from rocks_autotune import health, report, views  # noqa: E402
 from rocks_autotune.cluster import OsdInfo  # noqa: E402
 from rocks_autotune.workload import OSD_BENCH  # noqa: E402
 
@@ -120,11 +120,11 @@ def test_a_canary_without_a_class_falls_back_to_osd_and_says_so(
 
 
 def test_osd_list_folds_runs() -> None:
-    assert views.osd_list([3, 0, 1, 2, 7, 9, 10]) == 'osd.0-3, osd.7, osd.9-10'
-    assert views.osd_list([4]) == 'osd.4'
-    assert views.osd_list([]) == 'none'
+    assert health.osd_list([3, 0, 1, 2, 7, 9, 10]) == 'osd.0-3, osd.7, osd.9-10'
+    assert health.osd_list([4]) == 'osd.4'
+    assert health.osd_list([]) == 'none'
     # bounded: what a job stores may name thousands of OSDs
-    assert views.osd_list(range(0, 100, 2)).endswith('osd.38 and 30 more')
+    assert health.osd_list(range(0, 100, 2)).endswith('osd.38 and 30 more')
 
 
 # ---------------------------------------------------------------- the module's `best`

@@ -6,8 +6,7 @@ from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 from .cluster import NO_OSD, Cluster, ClusterError, Crash, PoolInfo
-from .health import HEALTH_PREFIX
-from .views import osds_are
+from .health import HEALTH_PREFIX, osds_are
 from .workload import DEFAULT_WORKLOAD, RENAMED, WORKLOADS
 
 

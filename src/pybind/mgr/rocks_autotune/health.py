@@ -9,12 +9,31 @@ long as its fact.  What an active job is in goes with its end; how it
 ended (a failed restore, a rollout that stopped) stays for the admin to
 read until the next one starts.
 """
-from typing import Any, Dict, List, Mapping, Sequence, Tuple
-
-from .views import osd_list
+from typing import Any, Dict, Iterable, List, Mapping, Sequence, Tuple
 
 HEALTH_PREFIX = 'ROCKS_AUTOTUNE_'
 Checks = Dict[str, Dict[str, Any]]
+
+# the runs osd_list names: what a job stores names thousands of OSDs in a bounded line
+OSD_RUNS = 20
+
+
+def osd_list(ids: Iterable[int]) -> str:
+    """osd.0-3, osd.7: runs of consecutive ids folded; past OSD_RUNS runs, a count."""
+    runs: List[List[int]] = []
+    for i in sorted(ids):
+        if runs and i == runs[-1][1] + 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    more = sum(b - a + 1 for a, b in runs[OSD_RUNS:])
+    return (', '.join(f'osd.{a}' if a == b else f'osd.{a}-{b}' for a, b in runs[:OSD_RUNS])
+            + (f' and {more} more' if more else '')) or 'none'
+
+
+def osds_are(ids: Sequence[int], what: str) -> List[str]:
+    """'osd.3 is down', 'osd.1, osd.4 are down': one line for any number (none: no line)."""
+    return [f'{osd_list(ids)} {"is" if len(ids) == 1 else "are"} {what}'] if ids else []
 
 
 # code -> the mgr's severity, and the summary (str.format'ed with the check's fields)

@@ -8,8 +8,9 @@ from .canary import ANNEX, CLASS_MASK_NOTE, OPTIONS
 from .cluster import OsdInfo
 from . import perf_counters
 from .perf_counters import OBJECTIVE_NAMES
+from .health import osd_list
 from .views import (answer_line, arm_record, crashes_lines, final_answer, groups_text,
-                    osd_list, ratio_text, recommended_arm, steady_text)
+                    ratio_text, recommended_arm, steady_text)
 from .space import Candidate
 from .workload import CLEANUP_RETRY, NAMESPACE
 

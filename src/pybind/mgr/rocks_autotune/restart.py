@@ -24,7 +24,7 @@ from .canary import OPTIONS
 from .cluster import Cluster, ClusterError, NoOrchestrator, OsdInfo
 from .gate import restart_blockers
 from .store import RestartRecord, RestartState
-from .views import osds_are
+from .health import osds_are
 
 
 class Stage(str, Enum):

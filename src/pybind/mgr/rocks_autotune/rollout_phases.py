@@ -39,7 +39,7 @@ from .options import default
 from .restart import OsdGone, Outcome, Restarter, Stage
 from .rollout_plan import RUNNING, _some, own_crash, set_by_others, show
 from .store import RolloutOsd, RolloutState
-from .views import osd_list
+from .health import osd_list
 
 
 class Phase(str, Enum):

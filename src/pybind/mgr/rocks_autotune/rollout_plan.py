@@ -16,7 +16,7 @@ from .cluster import Cluster, ConfigSnapshot, Crash, OsdInfo, split_who
 from .gate import look, thin_pools_of
 from .rocksdb_options import OptionStringError, parse_options
 from .store import Masks, RolloutOsd, RolloutPlan
-from .views import osd_list
+from .health import osd_list
 
 NAMES = (OPTIONS, ANNEX)
 # beside them in an OSD's `before`: the options its process runs ('' when it did not answer)

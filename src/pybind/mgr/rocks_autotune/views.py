@@ -2,7 +2,7 @@
 the panel and the reports take: pure functions of the persisted state that
 compute no statistic (confirm.py's figures are read as saved)."""
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .measurement_plan import SEQUENTIAL, SPLIT
 from .perf_counters import OBJECTIVE_NAMES
@@ -400,26 +400,6 @@ class View:
 
 
 ROLLOUT_STATUSES = ('pending', 'restarting', 'done', 'failed', 'skipped')
-# the runs osd_list names: what a job stores names thousands of OSDs in a bounded line
-OSD_RUNS = 20
-
-
-def osd_list(ids: Iterable[int]) -> str:
-    """osd.0-3, osd.7: runs of consecutive ids folded; past OSD_RUNS runs, a count."""
-    runs: List[List[int]] = []
-    for i in sorted(ids):
-        if runs and i == runs[-1][1] + 1:
-            runs[-1][1] = i
-        else:
-            runs.append([i, i])
-    more = sum(b - a + 1 for a, b in runs[OSD_RUNS:])
-    return (', '.join(f'osd.{a}' if a == b else f'osd.{a}-{b}' for a, b in runs[:OSD_RUNS])
-            + (f' and {more} more' if more else '')) or 'none'
-
-
-def osds_are(ids: Sequence[int], what: str) -> List[str]:
-    """'osd.3 is down', 'osd.1, osd.4 are down': one line for any number (none: no line)."""
-    return [f'{osd_list(ids)} {"is" if len(ids) == 1 else "are"} {what}'] if ids else []
 
 
 @dataclass
