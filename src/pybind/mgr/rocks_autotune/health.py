@@ -162,11 +162,17 @@ def rolled(kind: str) -> str:
     return 'the new options' if kind == 'apply' else 'its options of before'
 
 
+def by_status(osds: Sequence[Mapping[str, Any]]) -> Dict[str, List[int]]:
+    """A rollout's OSD ids by their status, in restart order."""
+    by: Dict[str, List[int]] = {}
+    for o in osds:
+        by.setdefault(o['status'], []).append(o['osd'])
+    return by
+
+
 def _stopped(out: Checks, r: Mapping[str, Any]) -> None:
     """A rollout that changed the config and stopped early: where each OSD is."""
-    by: Dict[str, List[int]] = {}
-    for o in r['osds']:
-        by.setdefault(o['status'], []).append(o['osd'])
+    by = by_status(r['osds'])
     n, done, what = len(r['osds']), by.get('done', []), rolled(r['kind'])
     detail = [r['error'] or r['message'], f'{len(done)} of {n} OSD(s) run {what}: '
               + osd_list(done)]

@@ -8,7 +8,7 @@ from .canary import ANNEX, CLASS_MASK_NOTE, OPTIONS
 from .cluster import OsdInfo
 from . import perf_counters
 from .perf_counters import OBJECTIVE_NAMES
-from .health import osd_list
+from .health import by_status, osd_list
 from .views import (answer_line, arm_record, crashes_lines, final_answer, groups_text,
                     ratio_text, recommended_arm, steady_text)
 from .space import Candidate
@@ -418,9 +418,7 @@ def rollout_lines(ro: Optional[Mapping[str, Any]]) -> List[str]:
     lines = [f'rollout: {what}: {ro["state"]} ({ro["phase"]}), {ro["counts"]["done"]}/'
              f'{len(ro["osds"])} OSD(s) done ({ro["progress"]:.0%})',
              f'  message: {ro["message"]}']
-    by: Dict[str, List[int]] = {}
-    for o in ro['osds']:
-        by.setdefault(o['status'], []).append(o['osd'])
+    by = by_status(ro['osds'])
     lines.append('  ' + '; '.join(f'{s}: {osd_list(by.get(s, []))}'
                                   for s in ('done', 'restarting', 'pending', 'failed'))
                  + (f'; skipped: {osd_list(by["skipped"])}' if by.get('skipped') else ''))
