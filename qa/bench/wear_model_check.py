@@ -119,20 +119,51 @@ def table(rows: Sequence[Dict[str, Any]], families: Sequence[ColumnFamily]) -> L
                    f'(others), {agree("all")} (all); calibration on all short windows: '
                    f'WAL {everything.wal:.2f} per byte, survival {everything.survive_at:.2f} '
                    f'{everything.survive_slope:+.3f} per doubling of the flush, compaction '
-                   f'scale {everything.compaction:.2f}, compressed {everything.compressed}, '
+                   f'scale {everything.compaction:.2f} (by compression '
+                   f'{_rounded(everything.compaction_by)}), compressed '
+                   f'{_rounded(everything.compressed)}, '
                    f'{everything.flush_windows} flush / {everything.compaction_windows} '
                    'compaction windows')
     return out
 
 
+def _rounded(d: Dict[str, float]) -> Dict[str, float]:
+    return {k: round(v, 2) for k, v in d.items()}
+
+
+def session(trials: Sequence[Dict[str, Any]], families: Sequence[ColumnFamily]) -> List[str]:
+    """A session's steady-check windows against the model calibrated, as the
+    session was, on its other windows (`ceph rocks-autotune history -f json`)."""
+    short = wear_model.windows_of([t for t in trials if not t.get('steady')])
+    cal = wear_model.calibrate(short, families, max(
+        (int(parse_options(t['options']).get('max_total_wal_size', 0)) for t in trials), default=0))
+    out = ['| window | arm | measured steady write-amp | predicted | error |',
+           '|---|---|---|---|---|']
+    for t in trials:
+        if t.get('steady'):
+            w = wear_model.windows_of([t])[0]
+            m, p = measured(w), wear_model.predict(w.candidate, cal, families)
+            out.append(f'| {t["index"]} | {t["arm"]} | {m:.3f} | {p:.3f} | {p / m - 1:+.0%} |')
+    out.append(f'calibration on {cal.flush_windows} flush / {cal.compaction_windows} compaction '
+               f'windows: compaction scale {cal.compaction:.2f} (by compression '
+               f'{_rounded(cal.compaction_by)}), compressed {_rounded(cal.compressed)}')
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('jsonl')
+    ap.add_argument('jsonl', help="wear_windows.py's windows, or with --history a "
+                    "session's `history -f json`")
     ap.add_argument('--sharding', default=SHARDING)
+    ap.add_argument('--history', action='store_true')
     args = ap.parse_args()
+    families = parse_sharding(args.sharding)
     with open(args.jsonl) as f:
+        if args.history:
+            print('\n'.join(session(json.load(f), families)))
+            return
         rows = [json.loads(line) for line in f if line.strip()]
-    print('\n'.join(table(rows, parse_sharding(args.sharding))))
+    print('\n'.join(table(rows, families)))
 
 
 if __name__ == '__main__':

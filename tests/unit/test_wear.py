@@ -98,11 +98,9 @@ def test_families_with_a_merge_count_of_their_own_do_not_hold_back_a_flush_windo
     assert wear_model.tuned_families(own) == own
 
 
-def test_a_window_that_did_not_cover_its_memtables_or_compression_unseen_says_nothing() -> None:
-    c = cand(64)
-    # 100 MiB of WAL cannot have flushed 64 MiB memtables of one family twice:
-    # what it flushed is not the config's survival
-    short = wear_model.Window(c, 60 * MiB, 50 * MiB, 10 * MiB, 0.0, 0)
+def test_a_window_that_flushed_nothing_or_compression_unseen_says_nothing() -> None:
+    # a window of 64 MiB memtables that never flushed: no survival in it
+    short = wear_model.Window(cand(64), 60 * MiB, 50 * MiB, 0.0, 0.0, 0)
     cal = wear_model.calibrate([window(cand(4), 0.8), short], ONE)
     # one flush size seen: the lab's slope through it
     assert cal.flush_windows == 1 and cal.survive_slope == wear_model.PRIOR_SLOPE
@@ -119,6 +117,25 @@ def test_a_window_that_did_not_cover_its_memtables_or_compression_unseen_says_no
     # no window at all: the priors, and every config predicted alike by its shape
     empty = wear_model.calibrate([], ONE)
     assert empty.windows == 0 and wear_model.predict(cand(4), empty, ONE) > 0
+
+
+def test_compaction_is_scaled_by_what_windows_of_each_compression_compacted() -> None:
+    # demo run 6: at one shape, its uncompressed windows compacted about 2.4x
+    # the LZ4 ones' bytes per flushed byte; a pooled scale ranked an
+    # uncompressed config below the LZ4 baseline, which its steady window refuted
+    ws = [window(cand(4), 0.8, k=3.0), window(cand(16), 0.6, k=3.0),
+          window(cand(4, compression='lz4'), 0.8, k=1.0),
+          window(cand(16, compression='lz4'), 0.6, k=1.0)]
+    cal = wear_model.calibrate(ws, ONE)
+    assert cal.compaction_by == {'lz4': pytest.approx(1.0), 'none': pytest.approx(3.0)}
+    for w in ws:
+        assert wear_model.predict(w.candidate, cal, ONE) == pytest.approx(
+            (w.wal + w.flush + w.compaction) / w.client)
+    # a compression no window compacted under: the pooled scale
+    assert cal.compaction == pytest.approx(2.0)
+    snappy = wear_model.parts(cand(4, compression='snappy'), cal, ONE)
+    assert snappy['compaction'] == pytest.approx(
+        snappy['flush'] * 2.0 * wear_model.shape(cand(4), 4 * MiB, 0.0))
 
 
 def test_the_shape_counts_l0_rewrites_of_l1_and_the_levels_the_db_fills() -> None:
@@ -273,11 +290,12 @@ def test_the_model_check_bench_compares_predictions_with_steady_windows() -> Non
                 'db_used_bytes_end': 0}
     big = SMALL.replace('write_buffer_size=4194304', 'write_buffer_size=67108864')
     rows = [row('small', SMALL, 'short', 240, 120), row('small', SMALL, 'steady', 240, 120),
-            row('big', big, 'short', 100, 10), row('big', big, 'steady', 100, 10)]
+            row('big', big, 'short', 0, 0), row('big', big, 'steady', 100, 10)]
     lines = check.table(rows, check.parse_sharding(check.SHARDING))
     small = next(line for line in lines if line.startswith('| small |'))
     # the small config's steady write-amp, (300 + 240 + 120) / 200, measured and
-    # predicted when its own short windows are in the calibration
+    # predicted when its own short windows are in the calibration (the big
+    # one's flushed nothing)
     assert '| 3.30 | 3.30-3.30 | 3.30 | +0% |' in small
     assert any(line.startswith('2 configs: median absolute error') for line in lines)
 
@@ -342,3 +360,25 @@ def test_a_keep_with_no_finalist_under_wear_names_the_steady_window_limit() -> N
     line = views.answer_line(result)
     assert line.startswith('keep your current options: the search found no candidate')
     assert 'steady_window_limit' in line and 'the 5% guard' in line
+
+
+def test_the_model_orders_demo_run_6s_steady_windows_as_measured() -> None:
+    # calibrated as that session was, on its search and rounds' windows: the
+    # uncompressed finalist wrote 1.25x the LZ4 blog string's bytes at steady
+    # state, which a compaction scale pooled over both compressions put at 0.79x
+    import json
+    import os
+    root = os.path.join(os.path.dirname(__file__), '..', '..')
+    with open(os.path.join(root, 'qa', 'bench', 'results', 'demo-run6-history.json')) as f:
+        trials = json.load(f)
+    tentacle = parse_sharding('m(3) p(3,0-12) O(3,0-13)=block_cache={type=binned_lru} '
+                              'L=min_write_buffer_number_to_merge=32 '
+                              'P=min_write_buffer_number_to_merge=32')
+    cal = wear_model.calibrate(wear_model.windows_of([t for t in trials if not t['steady']]),
+                               tentacle, 64 * MiB)
+    steady = {t['arm']: wear_model.windows_of([t])[0] for t in trials if t['steady']}
+    predicted = {arm: wear_model.predict(w.candidate, cal, tentacle) for arm, w in steady.items()}
+    assert predicted['c1'] > predicted['baseline']
+    for arm, w in steady.items():
+        assert predicted[arm] == pytest.approx((w.wal + w.flush + w.compaction) / w.client,
+                                               rel=0.1)

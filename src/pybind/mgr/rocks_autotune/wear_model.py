@@ -15,10 +15,14 @@ Per client byte (leveled compaction, as Monkey and Dostoevsky cost it):
                                      a shard's share of the DB fills (shape)
 
 Calibrated on the windows: w is the median WAL bytes per client byte; s(F)
-a line in log2(F) over the windows whose WAL covered every tuned shard's
-flush, never rising with F (PRIOR_SLOPE when they saw one flush size only);
-r a compression's flushed bytes over the uncompressed windows' at the line
-(1 until both were seen); k scales K to the windows that counted a compaction.
+a line in log2(F) over the windows that flushed, never rising with F
+(PRIOR_SLOPE when they saw one flush size only); r a compression's flushed
+bytes over the uncompressed windows' at the line (1 until both were seen);
+k scales K to the windows that counted a compaction, per compression where
+a window of it compacted: at one shape, demo run 6's uncompressed windows
+compacted 4.3-4.6 bytes per flushed byte and its LZ4 ones 0.4-3.8, and a
+pooled k ranked an uncompressed finalist at 0.79x the LZ4 baseline's bytes
+where its steady window wrote 1.25x (doc/bench/wear.md).
 """
 import math
 from dataclasses import dataclass, field
@@ -54,7 +58,8 @@ class Calibration:
     survive_at: float = 1.0      # s(F) = survive_at + survive_slope * log2(F / 1 MiB)
     survive_slope: float = 0.0
     compressed: Dict[str, float] = field(default_factory=dict)  # r by compression
-    compaction: float = 1.0      # k
+    compaction: float = 1.0      # k, over every compacted window
+    compaction_by: Dict[str, float] = field(default_factory=dict)  # k by compression
     db_used: float = 0.0
     max_total_wal_size: int = 0  # the running options' (0: RocksDB's own limit)
     windows: int = 0             # windows it was fitted on
@@ -134,17 +139,17 @@ def calibrate(windows: Sequence[Window], families: Sequence[ColumnFamily],
     cal.wal = median(w.wal / w.client for w in counted)
     used = [w.db_used for w in counted if w.db_used > 0]
     cal.db_used = median(used) if used else 0.0
-    # a window whose WAL did not cover every tuned shard's memtables once
-    # counts bytes still in them as never flushed
-    flushed = [w for w in counted if w.flush > 0
-               and w.wal >= tuned_capacity(w.candidate, families, max_total_wal_size)]
+    # a window that flushed: its flushed bytes over its WAL are the config's
+    # survival (one that flushed nothing says nothing of it)
+    flushed = [w for w in counted if w.flush > 0]
     cal.flush_windows = len(flushed)
-    if flushed:
-        def flush(w: Window) -> float:
-            return shard_flush(w.candidate, families, max_total_wal_size)
 
-        def x(w: Window) -> float:
-            return math.log2(flush(w) / (1 << 20))
+    def flush(w: Window) -> float:
+        return shard_flush(w.candidate, families, max_total_wal_size)
+
+    def x(w: Window) -> float:
+        return math.log2(flush(w) / (1 << 20))
+    if flushed:
         # the line, then each compression's factor against the uncompressed
         # windows' (if seen), then the line again on bytes corrected by it
         cal.survive_at, cal.survive_slope = _line([(x(w), w.flush / w.wal) for w in flushed])
@@ -157,13 +162,17 @@ def calibrate(windows: Sequence[Window], families: Sequence[ColumnFamily],
             cal.survive_at, cal.survive_slope = _line(
                 [(x(w), w.flush / w.wal / cal.compressed.get(w.candidate.compression, 1.0))
                  for w in flushed])
-    compacted = [w for w in flushed if w.compactions > 0 and w.compaction > 0]
+    compacted = [w for w in flushed if w.compaction > 0]
     cal.compaction_windows = len(compacted)
+
+    def k(ws: Sequence[Window]) -> float:
+        return median(w.compaction / w.flush / shape(w.candidate, flush(w), w.db_used
+                                                     or cal.db_used, shard_count(families))
+                      for w in ws)
     if compacted:
-        cal.compaction = median(
-            w.compaction / w.flush / shape(w.candidate, flush(w), w.db_used or cal.db_used,
-                                           shard_count(families))
-            for w in compacted)
+        cal.compaction = k(compacted)
+        cal.compaction_by = {comp: k([w for w in compacted if w.candidate.compression == comp])
+                             for comp in sorted({w.candidate.compression for w in compacted})}
     return cal
 
 
@@ -176,9 +185,10 @@ def parts(c: Candidate, cal: Calibration, families: Sequence[ColumnFamily]) -> D
     """The prediction and its parts (WAL, flush, compaction), for the reports."""
     flush = shard_flush(c, families, cal.max_total_wal_size)
     flushed = cal.wal * survival(cal, flush) * cal.compressed.get(c.compression, 1.0)
-    k = shape(c, flush, cal.db_used, shard_count(families))
-    return {'wal': cal.wal, 'flush': flushed, 'compaction': flushed * cal.compaction * k,
-            'write_amp': cal.wal + flushed * (1.0 + cal.compaction * k)}
+    k = (cal.compaction_by.get(c.compression, cal.compaction)
+         * shape(c, flush, cal.db_used, shard_count(families)))
+    return {'wal': cal.wal, 'flush': flushed, 'compaction': flushed * k,
+            'write_amp': cal.wal + flushed * (1.0 + k)}
 
 
 def windows_of(trials: Sequence[Dict[str, object]]) -> List[Window]:
