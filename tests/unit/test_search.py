@@ -157,3 +157,17 @@ def test_the_time_said_counts_the_window_in_flight_off_what_is_left() -> None:
         before - 4.0)
     assert sr.time_said(canary, preconditioned=False)['expected_seconds'] == pytest.approx(
         expected - 4.0)
+
+
+def test_the_time_said_does_not_count_the_preconditioning_as_every_measurements_cost() -> None:
+    # demo run 7: its first baseline took 309 s, 242 of them preconditioning;
+    # as every measurement's cost it forecast 6,842 s left where 2,400 were
+    sr, _ = search()
+    canary = sr.s['canaries']['1']
+    record(sr, 'baseline', 'baseline', measured(1000))
+    sr.s['trials'][0]['seconds'] = 15.0 + 240.0
+    canary['precondition'] = {'done': True, 'seconds': 234.0, 'fill_seconds': 6.0}
+    pre = sr.time_said(canary, preconditioned=True)
+    plain = sr.time_said(canary, preconditioned=False)
+    # each of the 3 search measurements left: 15 s, not 255 s
+    assert plain['expected_seconds'] - pre['expected_seconds'] >= 3 * 240.0

@@ -360,13 +360,16 @@ class Search:
         st = self.settings
         done = [t for t in s['trials'] if t.get('measurement') and t.get('seconds')]
         steady, limit, window, need = self._window_lengths(done)
+        pre = canary.get('precondition') or {}
         # a measurement's cost beside its window: restart, warm-up, the steps
-        over = median([t['seconds'] - t['measurement']['seconds'] for t in done]) if done \
-            else st.warmup + 60.0
+        # (the first one's preconditioning is not a cost the others pay)
+        first = (pre.get('seconds', 0.0) + pre.get('fill_seconds', 0.0)
+                 if preconditioned and pre.get('done') else 0.0)
+        over = median([t['seconds'] - t['measurement']['seconds'] - (first if k == 0 else 0.0)
+                       for k, t in enumerate(done)]) if done else st.warmup + 60.0
         per_search = over + (median([t['measurement']['seconds'] for t in done]) if done
                              else self.params.duration)
         search, confirmation, steadies = self.left()
-        pre = canary.get('precondition') or {}
         # the preconditioning's rest of its limit (when it ends is the DB's to say)
         pending = (max(0.0, st.precondition_limit - pre.get('seconds', 0.0)
                        - pre.get('fill_seconds', 0.0))
