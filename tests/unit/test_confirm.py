@@ -347,3 +347,12 @@ def test_each_measurement_says_which_canary_ran_it_as_the_plan_said() -> None:
     h.run()
     assert s.s['confirm']['measurement_plan'] == {'design': 'sequential', 'osds': [0]}
     assert {t['osd'] for t in s.s['trials']} == {0}
+
+
+def test_the_last_round_in_flight_still_counts_the_steady_check_to_come() -> None:
+    # demo run 7: during its fifth and last round the forecast fell to 119 s
+    # left, its finalist's steady check (1,200 s) uncounted until it passed
+    h, s = confirming(Harness())
+    h.run(until=in_confirmation('measure', 4, 0))
+    assert s.search.confirmation().active()
+    assert s.search.left()[2] > 0

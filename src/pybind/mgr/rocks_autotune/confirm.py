@@ -357,7 +357,11 @@ class Confirmation:
     def steady_planned(self) -> int:
         """Steady-window measurements still to come, at most: two a pair for
         every arm that may still need its check."""
-        if not self.active() or len(self.rec['orders']) >= self.rec['rounds']:
+        orders = self.rec['orders']
+        # the last round in flight: its arms may still pass and need their check
+        over = len(orders) >= self.rec['rounds'] and all(
+            self._done(len(orders) - 1, a) for a in orders[-1])
+        if not self.active() or over:
             arms = self._unchecked()
         else:
             arms = [a['arm'] for a in self.rec['arms'] if not a['out']]
