@@ -183,9 +183,10 @@ def test_a_wear_session_from_a_small_memtable_string_saves_db_bytes() -> None:
     search = s.search
     # as the last search window left it (the rounds' windows came after)
     cal = wear_model.calibrate(wear_model.windows_of(
-        [t for t in s.s['trials'] if t['kind'] != 'confirm']), search.space.column_families)
+        [(t['candidate'], t['measurement']) for t in h.trials if t['kind'] != 'confirm']),
+        search.space.column_families)
     assert cal.windows >= 6
-    for t in [t for t in s.s['trials'] if t['kind'] == 'candidate']:
+    for t in [t for t in h.trials if t['kind'] == 'candidate']:
         ratio = search.predicted_ratio(Candidate.from_dict(t['candidate']), cal)
         shortfall = max(0.0, math.log(0.97) + t['score'])
         assert t['told'] == pytest.approx(math.log(ratio) + 2.0 * shortfall)
@@ -306,7 +307,7 @@ def test_a_candidate_the_canary_restarts_slowly_after_is_not_recommended() -> No
         assert a['restart_seconds'] >= 200.0 and 'over restart_limit 60s' in a['why']
     # the trials say how long each restart onto them took
     assert "over restart_limit 60s" in h.message, h.message
-    timed = [t for t in s.s['trials'] if t.get('restart_seconds') is not None]
+    timed = [t for t in h.trials if t.get('restart_seconds') is not None]
     assert len(timed) >= len(s.s['trials']) - 1
 
 
