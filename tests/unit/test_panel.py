@@ -90,8 +90,8 @@ def test_status_has_baseline_the_confirmed_answer_and_commands(done: panel.Snaps
     assert best['ratios']['objective'] == rec['objective']['ratio']
     conf = [t for t in done.trials if t.kind == 'confirm' and not t.steady]
     per_round = [[t for t in conf if t.round == r] for r in range(5)]
-    want = [next(t.measurement for t in ts if t.arm == best['arm'])['iops']
-            / next(t.measurement for t in ts if t.arm == 'baseline')['iops']
+    want = [next(t.measurement for t in ts if t.arm == best['arm']).iops
+            / next(t.measurement for t in ts if t.arm == 'baseline').iops
             for ts in per_round]
     assert best['ratios']['objective']['per_round'] == pytest.approx(want)
     # write-amp judged at steady state: the ratio of its steady windows
@@ -254,7 +254,7 @@ def test_status_and_best_say_what_the_confirmation_could_see(done: panel.Snapsho
 def test_non_finite_values_are_valid_json(done: panel.Snapshot) -> None:
     snap = panel.Snapshot(dict(done.status), copy.deepcopy(done.state))
     assert snap.state is not None
-    snap.state['trials'][3].measurement['write_amp'] = float('inf')
+    snap.state['trials'][3].measurement.write_amp = float('inf')
     rows = get_json(app(snap), '/api/trials')['trials']
     assert rows[3]['measurement']['write_amp'] is None
     assert 'inf' not in app(snap).handle('GET', '/metrics').body.decode().lower()

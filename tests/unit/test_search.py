@@ -2,7 +2,7 @@
 runs settle, what is left, and the confirmation it plans, on a session's
 record with no cluster steps."""
 from dataclasses import replace
-from typing import Any, Dict, Tuple
+from typing import Any, Tuple
 
 import pytest
 
@@ -30,14 +30,14 @@ def search(**settings: Any) -> Tuple[Search, FakeClock]:
     return Search(state, space, st, params, state['release_default'], clock), clock
 
 
-def measured(iops: float, write_amp: float = 2.0, wal_bytes: int = 10 ** 9) -> Dict[str, Any]:
+def measured(iops: float, write_amp: float = 2.0, wal_bytes: int = 10 ** 9) -> Measurement:
     return Measurement(seconds=10.0, client_bytes=10 ** 9, db_bytes=2 * 10 ** 9,
                        wal_bytes=wal_bytes, write_amp=write_amp, kv_sync_lat_ms=1.0 / iops,
                        kv_commit_lat_ms=1.0, kv_flush_lat_ms=1.0, kv_syncs=1000, iops=iops,
-                       flushes=3.0, window_short=False).to_dict()
+                       flushes=3.0, window_short=False)
 
 
-def record(sr: Search, kind: str, verdict: str, m: Dict[str, Any]) -> None:
+def record(sr: Search, kind: str, verdict: str, m: Measurement) -> None:
     trial = sr.next_trial(1)
     assert trial is not None and trial.kind == kind and trial.osd == 1
     sr.s['trials'].append(replace(trial, verdict=verdict, measurement=m, seconds=15.0))

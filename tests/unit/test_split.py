@@ -149,6 +149,11 @@ def test_a_measurement_saved_before_the_split_design_loads() -> None:
 
 # ------------------------------------------------ judging: C/R paired by round
 
+# the fields of a measurement the judging here does not read
+_REST = dict(seconds=20.0, client_bytes=1, db_bytes=1, wal_bytes=1, kv_commit_lat_ms=None,
+             kv_flush_lat_ms=None, kv_syncs=1, flushes=1.0)
+
+
 def _m(c: float, r: float) -> Dict[str, Any]:
     return {'iops': c, 'iops_c': c, 'iops_r': r, 'c_over_r': c / r, 'write_amp': 2.0,
             'window_short': False, 'kv_sync_lat_ms': 1.0}
@@ -156,7 +161,8 @@ def _m(c: float, r: float) -> Dict[str, Any]:
 
 def confirmed(r: int, arm: str, m: Dict[str, Any], steady: str = '') -> Trial:
     return Trial(index=0, kind='confirm', candidate={}, options='', verdict='measured',
-                 measurement=m, round=r, arm=arm, steady=steady)
+                 measurement=Measurement.from_dict({**_REST, **m}), round=r, arm=arm,
+                 steady=steady)
 
 
 def test_the_split_confirmation_judges_c_over_r_by_round_and_reports_c_and_r() -> None:
@@ -250,12 +256,10 @@ def test_auto_runs_split_where_the_pool_has_pgs_without_the_canary() -> None:
 def test_the_search_scores_a_split_window_on_c_over_r() -> None:
     """A window where the machine sped both groups up by 1.5x scores as the
     baseline under split (C/R unchanged) and as 1.5x better on C alone."""
-    full = dict(seconds=20.0, client_bytes=1, db_bytes=1, wal_bytes=1, kv_commit_lat_ms=None,
-                kv_flush_lat_ms=None, kv_syncs=1, flushes=1.0)
-    base = perf_counters.Baseline.of([Measurement.from_dict({**full, **_m(100, 100)})] * 2,
+    base = perf_counters.Baseline.of([Measurement.from_dict({**_REST, **_m(100, 100)})] * 2,
                                      'client')
     assert base.c_over_r == pytest.approx(1.0)
-    faster = Measurement.from_dict({**full, **_m(150, 150)})
+    faster = Measurement.from_dict({**_REST, **_m(150, 150)})
     assert perf_counters.score(faster, base, 'client', SPLIT) == pytest.approx(0.0)
     assert perf_counters.score(faster, base, 'client') == pytest.approx(-math.log(1.5))
     # a baseline saved before the split design has no C/R: no score, not C's

@@ -80,9 +80,10 @@ class Confirmation:
         return failures >= (BASELINE_TRIES if name == BASELINE else 1)
 
     def _measured(self, r: int, name: str, steady: str = '') -> Optional[Dict[str, Any]]:
-        """Arm `name`'s measurement in round (or steady pair) r, if any."""
-        return next((t.measurement for t in _trials(self.s['trials'], r, name, steady)
-                     if t.verdict == 'measured'), None)
+        """Arm `name`'s measurement in round (or steady pair) r, if any, as the
+        statistics read it (by figure)."""
+        return next((t.measurement.to_dict() for t in _trials(self.s['trials'], r, name, steady)
+                     if t.verdict == 'measured' and t.measurement), None)
 
     def measured(self) -> int:
         return sum(1 for t in self.s['trials']

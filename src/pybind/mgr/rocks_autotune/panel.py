@@ -137,8 +137,9 @@ def trial_rows(trials: List[Trial], default: str) -> List[Dict[str, Any]]:
             best = t.score if best is None else min(best, t.score)
         rows.append({
             'n': n, 'index': t.index, 'kind': t.kind, 'verdict': t.verdict,
-            'candidate': t.candidate, 'options': t.options, 'measurement': t.measurement,
-            'score': t.score, 'told': t.told, 'error': t.error, 'crashes': t.crashes,
+            'candidate': t.candidate, 'options': t.options,
+            'measurement': t.measurement and t.measurement.to_dict(), 'score': t.score,
+            'told': t.told, 'error': t.error, 'crashes': t.crashes,
             'seconds': t.seconds, 'round': t.round, 'arm': t.arm, 'started': t.started,
             'marker': marker(t.candidate, refs), 'best_so_far': best,
         })

@@ -192,7 +192,7 @@ def _mib(v: Any) -> str:
 
 def history_row(t: Trial) -> List[str]:
     c = Candidate.from_dict(t.candidate)
-    m = t.measurement or {}
+    m = t.measurement.to_dict() if t.measurement else {}
     # a confirmation measurement: its round (1-based) and arm; a steady
     # window: its pair (1-based), the arm checked and the arm it ran
     arm = 'base' if t.arm == 'baseline' else t.arm
@@ -218,7 +218,7 @@ def history_table(trials: List[Trial]) -> str:
                    'objective; sN:cK:X: pair N of cK\'s steady check, X the arm it ran, a '
                    'window until an L0 compaction and the WAL bytes of every column '
                    'family\'s L0 cycle, at most steady_window_limit')
-    if any((t.measurement or {}).get('window_short') for t in trials):
+    if any(t.measurement and t.measurement.window_short for t in trials):
         out.append('* the window ended before it covered min_flushes memtable flushes (a '
                    'search window, at max_window_factor x --duration), or before an L0 '
                    'compaction of its busiest column family (a confirmation round\'s '

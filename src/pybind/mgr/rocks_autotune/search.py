@@ -109,7 +109,8 @@ class Search:
     def wear_calibration(self) -> wear_model.Calibration:
         """The wear model fitted to every window so far."""
         return wear_model.calibrate(
-            wear_model.windows_of([(t.candidate, t.measurement) for t in self.s['trials']]),
+            wear_model.windows_of([(t.candidate, t.measurement.to_dict())
+                                   for t in self.s['trials'] if t.measurement]),
             self.space.column_families, self.space.max_total_wal_size)
 
     def predicted_ratio(self, c: Candidate, cal: wear_model.Calibration) -> float:
@@ -155,10 +156,10 @@ class Search:
             return
         cal = self.wear_calibration()
         for t in self.s['trials']:
-            if t.verdict not in ('baseline', 'feasible', 'infeasible'):
+            if t.verdict not in ('baseline', 'feasible', 'infeasible') or not t.measurement:
                 continue
-            verdict, score, t.told = self.judge(Measurement.from_dict(t.measurement or {}),
-                                                Candidate.from_dict(t.candidate), cal)
+            verdict, score, t.told = self.judge(t.measurement, Candidate.from_dict(t.candidate),
+                                                cal)
             if t.verdict != 'baseline':
                 t.verdict, t.score = verdict, score
         self._optimizer = None
@@ -179,7 +180,7 @@ class Search:
     def objective_window(self) -> float:
         """The rounds' window length: the median of the baseline runs' (the
         length the noise was measured on), at least --duration."""
-        runs = [t.measurement['seconds'] for t in self.s['trials']
+        runs = [t.measurement.seconds for t in self.s['trials']
                 if t.verdict == 'baseline' and t.measurement]
         return max(self.params.duration, median(runs)) if runs else self.params.duration
 
@@ -206,8 +207,8 @@ class Search:
         """A baseline run was recorded: once all are in, the baseline, the
         noise, and the runs scored against their own median."""
         s = self.s
-        runs = [Measurement.from_dict(t.measurement or {}) for t in s['trials']
-                if t.kind == 'baseline' and t.verdict == 'baseline']
+        runs = [t.measurement for t in s['trials']
+                if t.kind == 'baseline' and t.verdict == 'baseline' and t.measurement]
         if len(runs) < self.settings.baseline_runs:
             return
         base = Baseline.of(runs, self.params.workload)
@@ -216,9 +217,9 @@ class Search:
         s['steady_cap'] = self.steady_cap(runs)
         # the optimizer's first point; the next ask() rebuilds it from the trials
         for t in s['trials']:
-            if t.verdict == 'baseline':
+            if t.verdict == 'baseline' and t.measurement:
                 t.score = t.told = perf_counters.score(
-                    Measurement.from_dict(t.measurement or {}), base, self.params.workload,
+                    t.measurement, base, self.params.workload,
                     s['plan']['design'])
         self._optimizer = None
         self.rejudge()
@@ -300,13 +301,12 @@ class Search:
         conf = self.confirmation()
         return 0, conf.planned(), conf.steady_planned()
 
-    def _window_lengths(self, done: List[Trial]
+    def _window_lengths(self, windows: List[Tuple[Trial, Measurement]]
                         ) -> Tuple[Optional[float], float, float, Optional[float]]:
-        """From the measured trials `done`: (a steady window of the current
+        """From the measured trials `windows`: (a steady window of the current
         options, None before the baseline, inf if nothing flushed; its limit;
         the rounds' window; the finalists' steady window, None before them)."""
         s = self.s
-        windows = [(t, Measurement.from_dict(t.measurement or {})) for t in done]
         base = [m for t, m in windows if t.verdict == 'baseline']
         rate = fill_rate([(Candidate.from_dict(t.candidate), [m]) for t, m in windows])
         base_c = self.space.base_candidate()
@@ -336,12 +336,12 @@ class Search:
         expected (`preconditioned`: a driven load preconditions the DB first)."""
         s = self.s
         st = self.settings
-        done = [t for t in s['trials'] if t.measurement and t.seconds]
+        done = [(t, t.measurement) for t in s['trials'] if t.measurement and t.seconds]
         steady, limit, window, need = self._window_lengths(done)
         # a measurement's cost beside its window: restart, warm-up, the steps
-        over = median([t.seconds - (t.measurement or {})['seconds'] for t in done]) if done \
+        over = median([t.seconds - m.seconds for t, m in done]) if done \
             else st.warmup + 60.0
-        per_search = over + (median([(t.measurement or {})['seconds'] for t in done]) if done
+        per_search = over + (median([m.seconds for _, m in done]) if done
                              else self.params.duration)
         search, confirmation, steadies = self.left()
         pre = canary.get('precondition') or {}

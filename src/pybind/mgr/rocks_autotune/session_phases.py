@@ -387,18 +387,19 @@ class Phases(JobPhases):
             except ClusterError as e:
                 return self.load_failed(f'osd.{c.osd} failed during the measurement: {e}')
             if m is not None:
-                trial.measurement = m.to_dict()
+                trial.measurement = m
             delays.append(delay)
-        if all(t.measurement is not None for t in slots(cur)):
-            return self._record()
+        measured = [(t, t.measurement) for t in slots(cur) if t.measurement is not None]
+        if len(measured) == len(slots(cur)):
+            return self._record(measured)
         return min(delays)
 
-    def _record(self) -> Go:
+    def _record(self, measured: List[Tuple[Trial, Measurement]]) -> Go:
+        """The window's trials, each with its measurement, recorded."""
         s = self.s
         cur = self.cur()
         key = perf_counters.OBJECTIVES[self.params.workload][0]
-        for t in slots(cur):
-            m = Measurement.from_dict(t.measurement or {})
+        for t, m in measured:
             if getattr(m, key) is None:
                 # only `live` can see none (osd bench always writes): with no
                 # traffic there is nothing to compare, now or in any later window
@@ -410,16 +411,15 @@ class Phases(JobPhases):
                 s['abort'] = True
                 return Go(P.RESTORE, s['error'])
         seconds = self.clock() - cur.started
-        trials = [replace(t, seconds=seconds, slots=[]) for t in slots(cur)]
+        trials = [(replace(t, seconds=seconds, slots=[]), m) for t, m in measured]
         told: Optional[float] = None
         if cur.kind == 'confirm':
-            for trial in trials:
+            for trial, _ in trials:
                 self.search.add_trial(replace(trial, verdict='measured'))
             self._window_done()
             self.search.confirmation().update()
             return Go(P.CONFIRM)
-        (trial,) = trials
-        m = Measurement.from_dict(trial.measurement or {})
+        ((trial, m),) = trials
         if cur.kind == 'baseline':
             trial.verdict = 'baseline'
             self.search.add_trial(trial)

@@ -44,6 +44,7 @@ from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import Any, Callable, Dict, List, Mapping, Optional, cast
 
+from .perf_counters import Measurement
 from .workload import ClientRecord
 
 try:
@@ -73,7 +74,7 @@ class Trial:
     candidate: Dict[str, Any]
     options: str
     verdict: str = ''  # baseline | feasible | infeasible | measured (confirm) | failed
-    measurement: Optional[Dict[str, Any]] = None  # perf_counters.Measurement's
+    measurement: Optional[Measurement] = None
     score: Optional[float] = None
     told: Optional[float] = None  # what the optimizer was told; None = failed
     error: str = ''
@@ -98,7 +99,9 @@ class Trial:
 
     @classmethod
     def from_json(cls, saved: Dict[str, Any]) -> 'Trial':
-        return cls(**dict(saved, slots=[cls.from_json(t) for t in saved.get('slots', [])]))
+        m = saved.get('measurement')
+        return cls(**dict(saved, measurement=None if m is None else Measurement.from_dict(m),
+                          slots=[cls.from_json(t) for t in saved.get('slots', [])]))
 
 
 ENDED = tuple(e.value for e in Ending)
