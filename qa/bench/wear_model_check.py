@@ -134,14 +134,15 @@ def _rounded(d: Dict[str, float]) -> Dict[str, float]:
 def session(trials: Sequence[Dict[str, Any]], families: Sequence[ColumnFamily]) -> List[str]:
     """A session's steady-check windows against the model calibrated, as the
     session was, on its other windows (`ceph rocks-autotune history -f json`)."""
-    short = wear_model.windows_of([t for t in trials if not t.get('steady')])
+    short = wear_model.windows_of([(t['candidate'], t['measurement']) for t in trials
+                                   if not t.get('steady')])
     cal = wear_model.calibrate(short, families, max(
         (int(parse_options(t['options']).get('max_total_wal_size', 0)) for t in trials), default=0))
     out = ['| window | arm | measured steady write-amp | predicted | error |',
            '|---|---|---|---|---|']
     for t in trials:
         if t.get('steady'):
-            w = wear_model.windows_of([t])[0]
+            w = wear_model.windows_of([(t['candidate'], t['measurement'])])[0]
             m, p = measured(w), wear_model.predict(w.candidate, cal, families)
             out.append(f'| {t["index"]} | {t["arm"]} | {m:.3f} | {p:.3f} | {p / m - 1:+.0%} |')
     out.append(f'calibration on {cal.flush_windows} flush / {cal.compaction_windows} compaction '

@@ -13,7 +13,6 @@ from typing import Any, Dict, List, Optional, Tuple
 from fake_cluster import FakeClock, FakeCluster
 from rocks_autotune import panel, report, store
 from rocks_autotune.canary import SAVED
-from rocks_autotune.canary_osd import slots
 from rocks_autotune.gate import Params
 from rocks_autotune.session import Session, Settings
 from rocks_autotune.views import View
@@ -50,7 +49,7 @@ def view(s: Session) -> View:
 def trials(s: Session) -> List[Dict[str, Any]]:
     """`ceph rocks-autotune history -f json` (module.cmd_history: the trials of
     the panel's snapshot of the session's view)."""
-    return panel.Snapshot.of(view(s)).trials
+    return [t.to_json() for t in panel.Snapshot.of(view(s)).trials]
 
 
 def phase(s: Session) -> str:
@@ -104,7 +103,7 @@ def kept_reading(state: State) -> bool:
     """The trial in flight keeps its window's reading, not yet recorded (a
     window of several canaries: every slot's)."""
     cur = state['current']
-    return cur is not None and all(t.get('measurement') for t in slots(cur))
+    return cur is not None and all(t['measurement'] for t in cur.get('slots') or [cur])
 
 
 def rewound(state: State, n: int) -> State:

@@ -1,7 +1,8 @@
 """One canary's part of a session (canary_osd.py), alone on the fake
 cluster: what is set at osd.N for a trial, its gated restart, the watch for
 someone else's change, the health look and its crashes, and the restore."""
-from typing import Any, Dict, List, Tuple
+from dataclasses import replace
+from typing import Any, List, Tuple
 
 from fake_cluster import FakeClock, FakeCluster
 from rocks_autotune import session_start
@@ -10,6 +11,7 @@ from rocks_autotune.canary_osd import CanaryOsd, runs_candidate
 from rocks_autotune.gate import Params
 from rocks_autotune.restart import Outcome
 from rocks_autotune.session import Settings
+from rocks_autotune.store import Trial
 from rocks_autotune.workload import BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, OSD_BENCH
 
 CANDIDATE = 'max_write_buffer_number=4,write_buffer_size=67108864'
@@ -27,9 +29,8 @@ def canary(**params: Any) -> Tuple[CanaryOsd, FakeCluster, FakeClock, List[int]]
     return c, cluster, clock, saves
 
 
-def trial(kind: str, options: str, arm: str = '') -> Dict[str, Any]:
-    return {'index': 0, 'kind': kind, 'options': options, 'arm': arm, 'osd': 1,
-            'started': 0.0}
+def trial(kind: str, options: str, arm: str = '') -> Trial:
+    return Trial(index=0, kind=kind, candidate={}, options=options, arm=arm, osd=1)
 
 
 def up(c: CanaryOsd, clock: FakeClock) -> Outcome:
@@ -123,12 +124,12 @@ def test_a_stale_noout_of_ours_is_cleared_and_an_admins_is_left() -> None:
 
 def test_the_look_names_a_failed_trials_crash_on_it_and_does_not_block_on_it() -> None:
     c, cluster, clock, _ = canary()
-    failed = dict(trial('candidate', CANDIDATE), verdict='failed', crashes=[])
+    failed = replace(trial('candidate', CANDIDATE), verdict='failed')
     c.s['trials'] = [failed]
     cluster.crash('osd.1', delay=0)
     clock.advance(1)
     assert c.look() == []
-    assert len(c.s['trials'][0]['crashes']) == 1
+    assert len(c.s['trials'][0].crashes) == 1
     cluster.crash('osd.2', delay=0)
     clock.advance(1)
     assert c.look() != []  # another OSD's crash is the cluster's, not the trial's

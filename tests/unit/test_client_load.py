@@ -48,7 +48,7 @@ def test_a_client_session_writes_only_in_the_canarys_pgs_and_removes_it_all() ->
     assert h.cluster.objects[('rbd', NAMESPACE)] == {}
     assert c.removed >= len(written)
     # RocksDB's figures in every window, the flushes and compactions counted
-    for t in s.s['trials']:
+    for t in h.trials:
         m = t['measurement']
         assert m['busiest_cf'] in ('O-0', '') and m['compactions'] is not None
         assert m['rocksdb_wal_bytes'] > 0 and m['iops'] > 0
@@ -147,11 +147,11 @@ def test_a_failing_client_write_fails_the_trial_and_the_session_restores() -> No
     h = Harness(client_space=8 << 20, client_object_size=1 << 20,
                 on_failure='stop', precondition_limit=60.0)
     before = h.config_of(0)
-    s = h.start(osd=0, workload='client')
+    h.start(osd=0, workload='client')
     h.run(until=lambda s: s.s['phase'] == 'measure')
     h.cluster.client_fails = 'pool full'
     h.run()
-    failed = [t for t in s.s['trials'] if t['verdict'] == 'failed']
+    failed = [t for t in h.trials if t['verdict'] == 'failed']
     assert failed and 'pool full' in failed[0]['error']
     assert_restored(h, 0, before)
 
@@ -162,7 +162,7 @@ def test_without_rocksdbs_figures_a_window_counts_from_bluefs() -> None:
     s = h.start(osd=0, workload='client', trials=1)
     h.run()
     assert s.s['state'] == 'done'
-    m = s.s['trials'][0]['measurement']
+    m = h.trials[0]['measurement']
     assert m['compactions'] is None and m['flushes'] > 0
 
 
@@ -344,7 +344,7 @@ def test_status_says_how_long_a_steady_window_takes_and_what_is_left() -> None:
     h.run(until=lambda s: s.s['baseline'] is not None)
     t = s.time_said()
     # SMALL compacts at 2 flushes: the baseline's windows counted its flush rate
-    base = [x['measurement'] for x in s.s['trials'] if x['verdict'] == 'baseline']
+    base = [x['measurement'] for x in h.trials if x['verdict'] == 'baseline']
     rate = sum(m['cf_flushes'] for m in base) / sum(m['seconds'] for m in base)
     assert t['steady_window'] == pytest.approx(1.25 * 2 / rate)
     # the confirmation rounds' windows: the baseline runs' length (their
@@ -378,7 +378,7 @@ def test_a_steady_window_said_is_never_shorter_than_the_window() -> None:
     h.cluster.running[0] = tiny
     s = h.start(osd=0, workload='client', trials=2, duration=12.0)
     h.run(until=lambda s: s.s['baseline'] is not None)
-    base = [x['measurement'] for x in s.s['trials'] if x['verdict'] == 'baseline']
+    base = [x['measurement'] for x in h.trials if x['verdict'] == 'baseline']
     rate = sum(m['cf_flushes'] for m in base) / sum(m['seconds'] for m in base)
     assert 1.25 / rate < 12.0 / 2
     assert s.time_said()['steady_window'] == pytest.approx(12.0)
@@ -392,7 +392,7 @@ def test_with_no_flush_in_any_window_the_status_says_windows_will_be_short() -> 
     s = h.start(osd=0, workload='client', trials=2)
     h.run(until=lambda s: s.s['baseline'] is not None)
     t = s.time_said()
-    base = [x['measurement']['seconds'] for x in s.s['trials'] if x['verdict'] == 'baseline']
+    base = [x['measurement']['seconds'] for x in h.trials if x['verdict'] == 'baseline']
     assert t['no_flush_seen'] and t['steady_window'] is None
     assert t['confirm_window'] == pytest.approx(max(10.0, statistics.median(base)))
     assert t['confirm_window'] < 30.0
@@ -464,7 +464,7 @@ def test_a_pool_that_becomes_full_ends_the_session_and_its_objects_go() -> None:
     assert s.s['phase'] == 'restore' and "pool 'rbd' is full" in s.s['message']
     h.run()
     assert s.s['state'] == 'failed' and "pool 'rbd' is full" in s.s['error']
-    assert [t['verdict'] for t in s.s['trials'] if t['kind'] == 'candidate'] == []
+    assert [t['verdict'] for t in h.trials if t['kind'] == 'candidate'] == []
     assert h.cluster.objects[('rbd', NAMESPACE)] == {} and s.s['client'].removed > 0
     assert_restored(h, 0, before)
 

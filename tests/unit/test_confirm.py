@@ -13,7 +13,7 @@ from rocks_autotune.options import MAX_CONFIRM_CANDIDATES, MAX_CONFIRM_ROUNDS, d
 from rocks_autotune.session import Session, Settings
 from rocks_autotune.store import CONFIRM_KEY, HEAD_KEY, MAX_VALUE, SessionStore
 from fake_cluster import model
-from session_harness import Harness, assert_restored
+from session_harness import Harness, assert_restored, trials
 
 
 def confirming(h: Harness, trials: int = 3, **settings: Any) -> Tuple[Harness, Session]:
@@ -23,7 +23,7 @@ def confirming(h: Harness, trials: int = 3, **settings: Any) -> Tuple[Harness, S
 
 
 def measured(s: Session) -> List[Tuple[int, str]]:
-    return [(t['round'], t['arm']) for t in s.s['trials']
+    return [(t['round'], t['arm']) for t in trials(s)
             if t['kind'] == 'confirm' and t['verdict'] == 'measured' and not t.get('steady')]
 
 
@@ -31,9 +31,9 @@ def in_confirmation(phase: str, round_: int, nth: int) -> Any:
     """A step's `until`: the nth measurement of a round, in `phase`."""
     def until(s: Session) -> bool:
         cur = s.s['current']
-        return (s.s['phase'] == phase and cur is not None and cur['kind'] == 'confirm'
-                and cur['round'] == round_
-                and s.s['confirm']['orders'][round_].index(cur['arm']) == nth)
+        return (s.s['phase'] == phase and cur is not None and cur.kind == 'confirm'
+                and cur.round == round_
+                and s.s['confirm']['orders'][round_].index(cur.arm) == nth)
     return until
 
 
@@ -51,15 +51,15 @@ def test_rounds_in_fresh_random_orders_each_measurement_a_restart() -> None:
     assert measured(s) == [(r, a) for r, o in enumerate(orders) for a in o]
     # every round's measurement restarted the canary onto its own options
     # (the steady check's windows follow: test_steady_check.py)
-    conf = [t for t in s.s['trials'] if t['kind'] == 'confirm' and not t.get('steady')]
-    search_restarts = len([t for t in s.s['trials'] if t['kind'] != 'confirm'])
+    conf = [t for t in h.trials if t['kind'] == 'confirm' and not t.get('steady')]
+    search_restarts = len([t for t in h.trials if t['kind'] != 'confirm'])
     assert [o for _, o in h.cluster.restarts[search_restarts:search_restarts + len(conf)]] == [
         h.cluster.defaults['bluestore_rocksdb_options'] if t['arm'] == 'baseline'
         else t['options'] for t in conf]
     # the candidates are the model's top 2 feasible search trials, not the current options
     base = s.space.base_candidate().to_dict()
     for a in s.s['confirm']['arms']:
-        t = s.s['trials'][a['trial']]
+        t = h.trials[a['trial']]
         assert t['kind'] == 'candidate' and t['verdict'] == 'feasible'
         assert t['candidate'] == a['candidate'] != base
     assert_restored(h, 0, before)
@@ -100,7 +100,7 @@ def test_a_candidate_that_breaks_the_canary_in_the_confirmation_is_out() -> None
     h.cluster.broken = lambda options: options == c1
     h.run()
     assert s.s['state'] == 'done'
-    failed = [t for t in s.s['trials'] if t['verdict'] == 'failed']
+    failed = [t for t in h.trials if t['verdict'] == 'failed']
     assert len(failed) == 1 and failed[0]['arm'] == 'c1' and failed[0]['round'] == 1
     assert all('c1' not in o for o in s.s['confirm']['orders'][2:])
     arms = {a['arm']: a for a in s.s['confirm']['result']['arms']}
@@ -111,12 +111,12 @@ def test_a_candidate_that_breaks_the_canary_in_the_confirmation_is_out() -> None
 
 def test_the_baseline_of_a_round_is_measured_again_after_a_failure() -> None:
     h, s = confirming(Harness())
-    h.run(until=lambda s: s.s['phase'] == 'measure' and s.s['current']['kind'] == 'confirm'
-          and s.s['current']['arm'] == 'baseline' and s.s['current']['round'] == 0)
+    h.run(until=lambda s: s.s['phase'] == 'measure' and s.s['current'].kind == 'confirm'
+          and s.s['current'].arm == 'baseline' and s.s['current'].round == 0)
     h.cluster.kill(0)
     h.run()
     assert s.s['state'] == 'done'
-    base0 = [t['verdict'] for t in s.s['trials'] if t['kind'] == 'confirm'
+    base0 = [t['verdict'] for t in h.trials if t['kind'] == 'confirm'
              and t['round'] == 0 and t['arm'] == 'baseline' and not t.get('steady')]
     assert base0 == ['failed', 'measured']
     assert len(measured(s)) == 15
@@ -151,7 +151,7 @@ def test_the_noise_is_measured_before_the_search_and_said_with_the_answer() -> N
     st = s.status()
     noise = st['noise']
     # the baseline runs in pairs, in the order they ran (A/A)
-    runs = [t['measurement']['iops'] for t in s.s['trials'] if t['verdict'] == 'baseline']
+    runs = [t['measurement']['iops'] for t in h.trials if t['verdict'] == 'baseline']
     assert len(runs) == s.settings.baseline_runs == 4
     aa = power.aa_noise(runs)
     assert aa is not None and noise['pairs'] == 2 and noise['sd'] == aa['sd'] > 0
@@ -195,7 +195,7 @@ def test_noise_the_asked_rounds_cannot_see_through_takes_fewer_finalists_more_ro
             in report.status_text(st, detail=True))
     h.run()
     assert s.status()['state'] == 'done'
-    assert max(t['round'] for t in s.s['trials'] if t['kind'] == 'confirm') <= 6
+    assert max(t['round'] for t in h.trials if t['kind'] == 'confirm') <= 6
 
 
 def test_an_odd_baseline_run_pairs_with_none() -> None:
@@ -319,7 +319,7 @@ def test_a_session_that_meets_candidates_over_the_write_amp_budget_recommends_no
 
     def true_wa(options: str) -> float:
         return model(options)[1] / base
-    searched = [t for t in s.s['trials'] if t['kind'] != 'confirm' and t.get('measurement')]
+    searched = [t for t in h.trials if t['kind'] != 'confirm' and t.get('measurement')]
     over = [t for t in searched if true_wa(t['options']) > 1.05]
     assert over, 'the search met no candidate over the budget: the test shows nothing'
     result = s.s['confirm']['result']
@@ -346,7 +346,7 @@ def test_each_measurement_says_which_canary_ran_it_as_the_plan_said() -> None:
     h, s = confirming(Harness())
     h.run()
     assert s.s['confirm']['measurement_plan'] == {'design': 'sequential', 'osds': [0]}
-    assert {t['osd'] for t in s.s['trials']} == {0}
+    assert {t['osd'] for t in h.trials} == {0}
 
 
 def test_the_last_round_in_flight_still_counts_the_steady_check_to_come() -> None:

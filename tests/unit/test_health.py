@@ -2,6 +2,7 @@
 from typing import Any, Dict
 
 from rocks_autotune import health
+from rocks_autotune.store import Trial
 
 
 def session(**head: Any) -> Dict[str, Any]:
@@ -12,7 +13,7 @@ def session(**head: Any) -> Dict[str, Any]:
 
 
 def test_a_sessions_facts_give_its_checks_in_the_tables_words() -> None:
-    s = session(current={'kind': 'recovery', 'index': 3, 'error': 'boom'},
+    s = session(current=Trial(index=3, kind='recovery', candidate={}, options='', error='boom'),
                 pause={'on': 'health', 'reasons': ['osd.2 is down'], 'osd': None},
                 canaries={'1': {'restarted': False, 'manual': 'no backend',
                                 'restart': {'stage': 'wait_up'}}})

@@ -14,7 +14,7 @@ import pytest
 import mgr_mock
 
 mgr_mock.install()
-from rocks_autotune import module, optimizer  # noqa: E402
+from rocks_autotune import module, optimizer, store  # noqa: E402
 from rocks_autotune.canary import SAVED  # noqa: E402
 from rocks_autotune.gate import Params  # noqa: E402
 from rocks_autotune.optimizer import TrialOptimizer  # noqa: E402
@@ -161,7 +161,7 @@ def test_a_long_session_survives_a_failover_whole(mgr: Any, monkeypatch: Any) ->
     clock = mgr.cluster.clock
     while len(mgr.session.s['trials']) < 60:
         clock.advance(mgr.session.step())
-    assert len(json.dumps(mgr.session.s)) > 64 << 10
+    assert len(json.dumps(store.as_json(mgr.session.s))) > 64 << 10
     assert all(len(v) < 64 << 10 for v in mgr.mock_store.values())
     other = failover(mgr)
     assert other.session.s['trials'] == mgr.session.s['trials']
@@ -189,7 +189,7 @@ def run_to_candidate_window(mgr: Any) -> None:
     mgr.cmd_start(workload=OSD_BENCH, osd=0, trials=2, duration=5)
     clock = mgr.cluster.clock
     while not (mgr.session.s['phase'] == 'measure'
-               and mgr.session.s['current']['kind'] == 'candidate'):
+               and mgr.session.s['current'].kind == 'candidate'):
         clock.advance(mgr.session.step())
     assert canary_options(mgr, 0)[0] is not None  # the canary runs a candidate
 

@@ -36,7 +36,7 @@ def test_a_client_load_that_fails_in_the_preconditioning_fails_the_trial() -> No
     assert s.s['phase'] == 'recover' and 'pool full' in s.s['message']
     h.cluster.client_fails = ''
     h.run()
-    assert [t['verdict'] for t in s.s['trials']] == ['failed']
+    assert [t['verdict'] for t in h.trials] == ['failed']
     assert_restored(h, 0, before)
 
 
@@ -59,7 +59,7 @@ def test_abort_while_the_canary_comes_up_restores_it() -> None:
     h = Harness()
     before = h.config_of(0)
     s = h.start(osd=0)
-    h.run(until=lambda s: s.s['phase'] == 'wait_up' and s.s['current']['kind'] == 'candidate')
+    h.run(until=lambda s: s.s['phase'] == 'wait_up' and s.s['current'].kind == 'candidate')
     s.request_abort()
     s.step()
     assert s.s['phase'] == 'restore'
@@ -74,13 +74,13 @@ def test_a_restart_onto_a_candidate_that_fails_fails_the_trial() -> None:
     h = Harness(on_failure='stop')
     before = h.config_of(0)
     s = h.start(osd=0)
-    h.run(until=lambda s: s.s['phase'] == 'restart' and s.s['current']['kind'] == 'candidate')
+    h.run(until=lambda s: s.s['phase'] == 'restart' and s.s['current'].kind == 'candidate')
     h.cluster.restart_fails = True
     s.step()
     assert s.s['phase'] == 'recover' and 'restart on the candidate failed' in s.s['message']
     h.cluster.restart_fails = False
     h.run()
-    assert s.s['trials'][-1]['verdict'] == 'failed'
+    assert h.trials[-1]['verdict'] == 'failed'
     assert_restored(h, 0, before)
 
 
@@ -89,7 +89,7 @@ def test_a_failing_restart_back_onto_the_originals_ends_the_session_failed() -> 
     # restored and the alert says to restart the OSD
     h = Harness()
     s = h.start(osd=0)
-    h.run(until=lambda s: s.s['phase'] == 'restart' and s.s['current']['kind'] == 'candidate')
+    h.run(until=lambda s: s.s['phase'] == 'restart' and s.s['current'].kind == 'candidate')
     h.cluster.restart_fails = True
     s.step()  # the candidate's restart: the trial fails
     h.run(until=lambda s: s.s['phase'] == 'recover_restart' or not s.active)
@@ -107,12 +107,12 @@ def test_abort_during_a_recovery_restores_the_canary() -> None:
         before = h.config_of(0)
         s = h.start(osd=0)
         h.run(until=lambda s: s.s['phase'] == 'restart'
-              and s.s['current']['kind'] == 'candidate')
+              and s.s['current'].kind == 'candidate')
         h.cluster.restart_fails = True
         s.step()  # the candidate's restart: the trial fails
         h.cluster.restart_fails = False
         h.run(until=lambda s: s.s['phase'] == where)
-        assert s.s['current']['kind'] == 'recovery'
+        assert s.s['current'].kind == 'recovery'
         s.request_abort()
         s.step()
         assert s.s['phase'] == 'restore', where

@@ -20,7 +20,7 @@ from rocks_autotune.space import GiB, MiB, SearchSpace
 from rocks_autotune.workload import OSD_BENCH
 
 mgr_mock.install()
-from rocks_autotune import module  # noqa: E402
+from rocks_autotune import module, store  # noqa: E402
 
 
 def families(release_defaults: Dict[str, str]) -> Any:
@@ -78,7 +78,7 @@ def _session(defaults: Dict[str, str], trials: int = 6) -> Session:
     settings = Settings(warmup=2.0, restart_timeout=30.0, bench_chunk_seconds=2.0)
     saved: List[str] = []
     s = Session.start(cluster, Params(osd=0, trials=trials, duration=10.0, workload=OSD_BENCH),
-                      settings, lambda st: saved.append(json.dumps(st)), clock)
+                      settings, lambda st: saved.append(json.dumps(store.as_json(st))), clock)
     for _ in range(5000):
         if not s.active:
             break
@@ -94,9 +94,9 @@ def test_a_tentacle_session_starts_from_tentacles_default() -> None:
     # the cap by default: what the release's default may use
     assert s.space.max_memtable_bytes == 12 * GiB
     for t in s.s['trials']:
-        if t['kind'] == 'candidate':
+        if t.kind == 'candidate':
             # L and P merge 32: every candidate keeps more memtables than that
-            assert t['candidate']['max_write_buffer_number'] > 32, t['candidate']
+            assert t.candidate['max_write_buffer_number'] > 32, t.candidate
     # the warm start holds Tentacle's default (the canary's options too), not Pacific's
     tentacle, pacific = (SearchSpace.candidate_from_options(parse_options(
         d['bluestore_rocksdb_options'])) for d in (TENTACLE_DEFAULTS, DEFAULTS))

@@ -1,7 +1,8 @@
 """The search alone (search.py): which trial comes next, what the baseline
 runs settle, what is left, and the confirmation it plans, on a session's
 record with no cluster steps."""
-from typing import Any, Dict, Tuple
+from dataclasses import replace
+from typing import Any, Tuple
 
 import pytest
 
@@ -29,17 +30,17 @@ def search(**settings: Any) -> Tuple[Search, FakeClock]:
     return Search(state, space, st, params, state['release_default'], clock), clock
 
 
-def measured(iops: float, write_amp: float = 2.0, wal_bytes: int = 10 ** 9) -> Dict[str, Any]:
+def measured(iops: float, write_amp: float = 2.0, wal_bytes: int = 10 ** 9) -> Measurement:
     return Measurement(seconds=10.0, client_bytes=10 ** 9, db_bytes=2 * 10 ** 9,
                        wal_bytes=wal_bytes, write_amp=write_amp, kv_sync_lat_ms=1.0 / iops,
                        kv_commit_lat_ms=1.0, kv_flush_lat_ms=1.0, kv_syncs=1000, iops=iops,
-                       flushes=3.0, window_short=False).to_dict()
+                       flushes=3.0, window_short=False)
 
 
-def record(sr: Search, kind: str, verdict: str, m: Dict[str, Any]) -> None:
+def record(sr: Search, kind: str, verdict: str, m: Measurement) -> None:
     trial = sr.next_trial(1)
     assert trial is not None and trial.kind == kind and trial.osd == 1
-    sr.s['trials'].append(dict(vars(trial), verdict=verdict, measurement=m, seconds=15.0))
+    sr.s['trials'].append(replace(trial, verdict=verdict, measurement=m, seconds=15.0))
 
 
 def test_the_baseline_runs_come_first_then_the_optimizers_candidates_then_none() -> None:
@@ -58,7 +59,7 @@ def test_the_baseline_runs_come_first_then_the_optimizers_candidates_then_none()
     sr.baseline_measured(1)
     # all in: the baseline, and both runs scored against their median (as told)
     assert sr.s['baseline'] is not None
-    assert all(t['score'] is not None and t['score'] == t['told'] for t in sr.s['trials'])
+    assert all(t.score is not None and t.score == t.told for t in sr.s['trials'])
     assert 'noise' in sr.s
     record(sr, 'candidate', 'feasible', measured(1100))
     record(sr, 'candidate', 'feasible', measured(1200))
@@ -76,8 +77,8 @@ def test_the_search_proposes_only_what_a_steady_window_can_judge() -> None:
         trial = sr.next_trial(1)
         assert trial is not None and trial.kind == 'candidate'
         assert steady_bytes(Candidate.from_dict(trial.candidate)) <= 300 * MiB
-        sr.s['trials'].append(dict(vars(trial), verdict='feasible',
-                                   measurement=measured(1100), seconds=15.0))
+        sr.s['trials'].append(replace(trial, verdict='feasible', measurement=measured(1100),
+                                      seconds=15.0))
     assert cap['applied'] is True
     # rebuilt from the record (a failover): the same limit
     sr.forget()
@@ -150,7 +151,7 @@ def test_the_time_said_counts_the_window_in_flight_off_what_is_left() -> None:
     expected = sr.time_said(canary, preconditioned=False)['expected_seconds']
     trial = sr.next_trial(1)
     assert trial is not None
-    sr.s['current'] = vars(trial)
+    sr.s['current'] = trial
     canary['window'] = {'start': clock()}
     clock.advance(4.0)
     assert sr.time_said(canary, preconditioned=False)['left_seconds'] == pytest.approx(
@@ -165,7 +166,7 @@ def test_the_time_said_does_not_count_the_preconditioning_as_every_measurements_
     sr, _ = search()
     canary = sr.s['canaries']['1']
     record(sr, 'baseline', 'baseline', measured(1000))
-    sr.s['trials'][0]['seconds'] = 15.0 + 240.0
+    sr.s['trials'][0].seconds = 15.0 + 240.0
     canary['precondition'] = {'done': True, 'seconds': 234.0, 'fill_seconds': 6.0}
     pre = sr.time_said(canary, preconditioned=True)
     plain = sr.time_said(canary, preconditioned=False)

@@ -13,7 +13,7 @@ from rocks_autotune import confirm, measurement_plan, perf_counters, placement, 
 from rocks_autotune.gate import StartRefused
 from rocks_autotune.measurement_plan import BASELINE, SEQUENTIAL, SPLIT
 from rocks_autotune.perf_counters import Measurement
-from rocks_autotune.store import HEAD_KEY, SessionStore
+from rocks_autotune.store import HEAD_KEY, SessionStore, Trial
 from rocks_autotune.workload import (GROUP_PGS, MIN_REFERENCE_PGS, NAMESPACE, ClientRecord,
                                      ClientWorkload, client_objects, client_pool, pg_seed, sample,
                                      split_refusal, up_osds)
@@ -149,16 +149,27 @@ def test_a_measurement_saved_before_the_split_design_loads() -> None:
 
 # ------------------------------------------------ judging: C/R paired by round
 
+# the fields of a measurement the judging here does not read
+_REST = dict(seconds=20.0, client_bytes=1, db_bytes=1, wal_bytes=1, kv_commit_lat_ms=None,
+             kv_flush_lat_ms=None, kv_syncs=1, flushes=1.0)
+
+
 def _m(c: float, r: float) -> Dict[str, Any]:
     return {'iops': c, 'iops_c': c, 'iops_r': r, 'c_over_r': c / r, 'write_amp': 2.0,
             'window_short': False, 'kv_sync_lat_ms': 1.0}
+
+
+def confirmed(r: int, arm: str, m: Dict[str, Any], steady: str = '') -> Trial:
+    return Trial(index=0, kind='confirm', candidate={}, options='', verdict='measured',
+                 measurement=Measurement.from_dict({**_REST, **m}), round=r, arm=arm,
+                 steady=steady)
 
 
 def test_the_split_confirmation_judges_c_over_r_by_round_and_reports_c_and_r() -> None:
     plan = measurement_plan.single(0, ClientRecord(SPLIT_POOL, 16, [], 1, design=SPLIT,
                                                    ref_seeds=WITHOUT_0, shared_host=True,
                                                    design_why='test'))
-    trial = {'index': 3, 'candidate': {'x': 1}, 'options': 'o'}
+    trial = Trial(index=3, kind='candidate', candidate={'x': 1}, options='o')
     rec = confirm.plan([(trial, 0.0)], 5, 0.03, 'client', plan)
     assert (rec['objective'], rec['direction']) == ('c_over_r', 'higher')
     # the machine is twice as fast in even rounds (both groups alike); the
@@ -167,8 +178,7 @@ def test_the_split_confirmation_judges_c_over_r_by_round_and_reports_c_and_r() -
     for r in range(5):
         speed = 2.0 if r % 2 == 0 else 1.0
         for arm, (c, ref) in ((BASELINE, (100.0, 100.0)), ('c1', (120.0, 95.0))):
-            ts.append({'kind': 'confirm', 'round': r, 'arm': arm, 'verdict': 'measured',
-                       'measurement': _m(c * speed, ref * speed)})
+            ts.append(confirmed(r, arm, _m(c * speed, ref * speed)))
     state: Dict[str, Any] = {'confirm': rec, 'trials': ts, 'seed': 0, 'params': {'osd': 0}}
     rec['orders'] = [[BASELINE, 'c1']] * 5
     conf = confirm.Confirmation(state, 1.5)
@@ -177,9 +187,8 @@ def test_the_split_confirmation_judges_c_over_r_by_round_and_reports_c_and_r() -
     nxt = conf.next()
     assert nxt is not None and nxt[2] == 'c1' and [s.arm for s in nxt[1]] in (['c1'], [BASELINE])
     for arm in (BASELINE, 'c1'):
-        ts.append({'kind': 'confirm', 'round': 0, 'arm': arm, 'verdict': 'measured',
-                   # a steady window's: its WAL covered its families' cycle
-                   'steady': 'c1', 'measurement': dict(_m(100.0, 100.0), wal_cover=1.0)})
+        # a steady window's: its WAL covered its families' cycle
+        ts.append(confirmed(0, arm, dict(_m(100.0, 100.0), wal_cover=1.0), steady='c1'))
     assert conf.next() is None
     result = conf.update(complete=True)
     (arm,) = result['arms']
@@ -247,12 +256,10 @@ def test_auto_runs_split_where_the_pool_has_pgs_without_the_canary() -> None:
 def test_the_search_scores_a_split_window_on_c_over_r() -> None:
     """A window where the machine sped both groups up by 1.5x scores as the
     baseline under split (C/R unchanged) and as 1.5x better on C alone."""
-    full = dict(seconds=20.0, client_bytes=1, db_bytes=1, wal_bytes=1, kv_commit_lat_ms=None,
-                kv_flush_lat_ms=None, kv_syncs=1, flushes=1.0)
-    base = perf_counters.Baseline.of([Measurement.from_dict({**full, **_m(100, 100)})] * 2,
+    base = perf_counters.Baseline.of([Measurement.from_dict({**_REST, **_m(100, 100)})] * 2,
                                      'client')
     assert base.c_over_r == pytest.approx(1.0)
-    faster = Measurement.from_dict({**full, **_m(150, 150)})
+    faster = Measurement.from_dict({**_REST, **_m(150, 150)})
     assert perf_counters.score(faster, base, 'client', SPLIT) == pytest.approx(0.0)
     assert perf_counters.score(faster, base, 'client') == pytest.approx(-math.log(1.5))
     # a baseline saved before the split design has no C/R: no score, not C's

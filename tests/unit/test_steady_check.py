@@ -9,7 +9,7 @@ import pytest
 
 from rocks_autotune import report, steady_check
 from rocks_autotune.session import Session
-from session_harness import Harness, best_summary, status
+from session_harness import Harness, best_summary, status, trials
 
 # the fake's canary at this kv_sync latency writes slowly enough that an L0
 # cycle of the current options takes ~30 s: longer than the 10-s windows
@@ -31,7 +31,7 @@ def confirming(**settings: Any) -> Tuple[Harness, Session]:
 
 
 def confirm_trials(s: Session, steady: bool) -> List[Dict[str, Any]]:
-    return [t for t in s.s['trials'] if t['kind'] == 'confirm' and t['verdict'] == 'measured'
+    return [t for t in trials(s) if t['kind'] == 'confirm' and t['verdict'] == 'measured'
             and bool(t.get('steady')) == steady]
 
 
@@ -40,7 +40,7 @@ def arms(s: Session) -> Dict[str, Dict[str, Any]]:
 
 
 def baseline_length(s: Session) -> float:
-    runs = sorted(t['measurement']['seconds'] for t in s.s['trials']
+    runs = sorted(t['measurement']['seconds'] for t in trials(s)
                   if t['verdict'] == 'baseline')
     return float(runs[len(runs) // 2] if len(runs) % 2 else
                  (runs[len(runs) // 2 - 1] + runs[len(runs) // 2]) / 2)
@@ -49,7 +49,7 @@ def baseline_length(s: Session) -> float:
 def in_steady(phase: str) -> Callable[[Session], bool]:
     def until(s: Session) -> bool:
         cur = s.s['current']
-        return s.s['phase'] == phase and cur is not None and bool(cur.get('steady'))
+        return s.s['phase'] == phase and cur is not None and bool(cur.steady)
     return until
 
 
@@ -190,7 +190,7 @@ def test_a_keep_current_session_measures_no_steady_window() -> None:
     h.run()
     assert s.s['state'] == 'done' and s.s['confirm']['result']['recommended'] is None
     assert not confirm_trials(s, True)
-    assert not any(t.get('steady') for t in s.s['trials'])
+    assert not any(t.get('steady') for t in h.trials)
     assert all(a['steady'] is None for a in arms(s).values())
 
 
@@ -204,7 +204,7 @@ def test_a_failover_mid_steady_window_measures_it_again() -> None:
     cur = s.s['current']
     h.session = None
     s = h.reload()
-    assert s.s['phase'] == 'apply' and s.s['current']['steady'] == cur['steady']
+    assert s.s['phase'] == 'apply' and s.s['current'].steady == cur.steady
     h.run()
     assert s.s['state'] == 'done'
     steady = [(t['round'], t['arm'], t['steady']) for t in confirm_trials(s, True)]

@@ -200,9 +200,10 @@ def test_a_wear_session_from_a_small_memtable_string_saves_db_bytes() -> None:
     search = s.search
     # as the last search window left it (the rounds' windows came after)
     cal = wear_model.calibrate(wear_model.windows_of(
-        [t for t in s.s['trials'] if t['kind'] != 'confirm']), search.space.column_families)
+        [(t['candidate'], t['measurement']) for t in h.trials if t['kind'] != 'confirm']),
+        search.space.column_families)
     assert cal.windows >= 6
-    for t in [t for t in s.s['trials'] if t['kind'] == 'candidate']:
+    for t in [t for t in h.trials if t['kind'] == 'candidate']:
         ratio = search.predicted_ratio(Candidate.from_dict(t['candidate']), cal)
         shortfall = max(0.0, math.log(0.97) + t['score'])
         assert t['told'] == pytest.approx(math.log(ratio) + 2.0 * shortfall)
@@ -324,7 +325,7 @@ def test_a_candidate_the_canary_restarts_slowly_after_is_not_recommended() -> No
         assert a['restart_seconds'] >= 200.0 and 'over restart_limit 60s' in a['why']
     # the trials say how long each restart onto them took
     assert "over restart_limit 60s" in h.message, h.message
-    timed = [t for t in s.s['trials'] if t.get('restart_seconds') is not None]
+    timed = [t for t in h.trials if t.get('restart_seconds') is not None]
     assert len(timed) >= len(s.s['trials']) - 1
 
 
@@ -374,9 +375,11 @@ def test_the_model_orders_demo_run_6s_steady_windows_as_measured() -> None:
     tentacle = parse_sharding('m(3) p(3,0-12) O(3,0-13)=block_cache={type=binned_lru} '
                               'L=min_write_buffer_number_to_merge=32 '
                               'P=min_write_buffer_number_to_merge=32')
-    cal = wear_model.calibrate(wear_model.windows_of([t for t in trials if not t['steady']]),
-                               tentacle, 64 * MiB)
-    steady = {t['arm']: wear_model.windows_of([t])[0] for t in trials if t['steady']}
+    cal = wear_model.calibrate(wear_model.windows_of(
+        [(t['candidate'], t['measurement']) for t in trials if not t['steady']]),
+        tentacle, 64 * MiB)
+    steady = {t['arm']: wear_model.windows_of([(t['candidate'], t['measurement'])])[0]
+              for t in trials if t['steady']}
     predicted = {arm: wear_model.predict(w.candidate, cal, tentacle) for arm, w in steady.items()}
     assert predicted['c1'] > predicted['baseline']
     for arm, w in steady.items():

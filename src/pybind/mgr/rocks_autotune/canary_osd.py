@@ -15,7 +15,7 @@ a field; what is the session's (the trials, the trial in flight, the client
 load's record, the alerts) it reads from the session's record.
 """
 import logging
-from typing import Any, Callable, Dict, List, Optional, Set
+from typing import Callable, Dict, List, Optional, Set
 
 from . import crashes
 from .canary import STATS_OPTIONS, Canary, ours
@@ -25,7 +25,7 @@ from .gate import Params, look
 from .measurement_plan import SPLIT
 from .restart import Restarter, Result, Stage
 from .session_settings import Settings
-from .store import CanaryRecord, SessionState
+from .store import CanaryRecord, SessionState, Trial
 from .window import Precondition, Window, WindowSettings
 from .workload import (BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, CLIENT, NAMESPACE, OSD_BENCH,
                        BenchWorkload, ClientWorkload, LazyClientWorkload, Workload,
@@ -36,16 +36,15 @@ log = logging.getLogger(__name__)
 Clock = Callable[[], float]
 
 
-def runs_candidate(cur: Dict[str, Any]) -> bool:
+def runs_candidate(cur: Trial) -> bool:
     """The trial sets a candidate's options (else the canary's own run)."""
-    return cur['kind'] == 'candidate' or (cur['kind'] == 'confirm'
-                                          and cur.get('arm') != BASELINE)
+    return cur.kind == 'candidate' or (cur.kind == 'confirm' and cur.arm != BASELINE)
 
 
-def slots(cur: Dict[str, Any]) -> List[Dict[str, Any]]:
+def slots(cur: Trial) -> List[Trial]:
     """The trials of the window in flight, one per canary in restart order:
     a window of several canaries lists them in `slots`, else it is one."""
-    return cur.get('slots') or [cur]
+    return cur.slots or [cur]
 
 
 def new_record(originals: Dict[str, Optional[str]], annexed: bool,
@@ -133,20 +132,20 @@ class CanaryOsd:
         if seen is None:
             return set()
         mine = self.slot()
-        applied = [o for o in (rec.get('last_applied'), mine['options'] if mine is not None
+        applied = [o for o in (rec.get('last_applied'), mine.options if mine is not None
                                and runs_candidate(mine) else None) if o is not None]
         rec['config_changes'], held = self.config.foreign(seen, ours(
             rec['originals'], applied, rec['annexed'], self.params.workload == OSD_BENCH))
         return held
 
-    def slot(self) -> Optional[Dict[str, Any]]:
+    def slot(self) -> Optional[Trial]:
         """Its trial in the window in flight, if any (a trial recorded before
         its OSD was kept ran on the session's canary)."""
         cur = self.s['current']
         if cur is None:
             return None
         for t in slots(cur):
-            if (self.s['params']['osd'] if t.get('osd') is None else t['osd']) == self.osd:
+            if (self.s['params']['osd'] if t.osd is None else t.osd) == self.osd:
                 return t
         return None
 
@@ -156,13 +155,13 @@ class CanaryOsd:
         self.foreign()
         return self.rec['config_changes']
 
-    def set_up(self, trial: Dict[str, Any], now: float) -> None:
+    def set_up(self, trial: Trial, now: float) -> None:
         """Its trial's config at the mask (a candidate's, or the originals),
         and its restart recorded with its purpose: whether the process may
         load a candidate."""
         if runs_candidate(trial):
-            self.rec['last_applied'] = trial['options']
-            self.config.apply(trial['options'], self.rec['annexed'])
+            self.rec['last_applied'] = trial.options
+            self.config.apply(trial.options, self.rec['annexed'])
         else:
             self._originals(set())
         self._begin('candidate' if runs_candidate(trial) else 'baseline', now)
@@ -245,7 +244,7 @@ class CanaryOsd:
         """At the end: the crashes reported since the last look (no look
         follows the last trial).  A report posted after the end (ceph-crash
         may take minutes) is not named."""
-        if not any(t['verdict'] == 'failed' for t in self.s['trials']):
+        if not any(t.verdict == 'failed' for t in self.s['trials']):
             return
         try:
             crashes.note(self.s['trials'], self.s['current'], self.osd,

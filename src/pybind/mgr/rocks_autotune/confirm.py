@@ -17,13 +17,13 @@ from .measurement_plan import BASELINE, Window
 from .paired_stats import Round
 from .perf_counters import median
 from .session_settings import IOPS, WEAR
-from .store import SessionState
+from .store import SessionState, Trial
 
 # a baseline that fails this many times in a round leaves the round without pairs
 BASELINE_TRIES = 2
 
 
-def plan(ranked: List[Tuple[Dict[str, Any], float]], rounds: int, margin: float,
+def plan(ranked: List[Tuple[Trial, float]], rounds: int, margin: float,
          workload: str, canaries: Dict[str, Any], steady_pairs: int = 1,
          steady_limit: float = 3600.0, restart_limit: Optional[float] = None
          ) -> Dict[str, Any]:
@@ -34,8 +34,8 @@ def plan(ranked: List[Tuple[Dict[str, Any], float]], rounds: int, margin: float,
     # the split design confirms on C/R, the figure its A/A noise is measured on
     objective, direction = perf_counters.objective(workload, canaries['design'])
     return {
-        'arms': [{'arm': f'c{i}', 'trial': t['index'], 'candidate': t['candidate'],
-                  'options': t['options'], 'mean': mean, 'out': None}
+        'arms': [{'arm': f'c{i}', 'trial': t.index, 'candidate': t.candidate,
+                  'options': t.options, 'mean': mean, 'out': None}
                  for i, (t, mean) in enumerate(ranked, 1)],
         'orders': [], 'rounds': rounds, 'margin': margin, 'objective': objective,
         'direction': direction, 'result': None,
@@ -47,13 +47,11 @@ def plan(ranked: List[Tuple[Dict[str, Any], float]], rounds: int, margin: float,
     }
 
 
-def _trials(trials: List[Dict[str, Any]], r: int, name: str, steady: str = ''
-            ) -> List[Dict[str, Any]]:
+def _trials(trials: List[Trial], r: int, name: str, steady: str = '') -> List[Trial]:
     """Round r's trials of arm `name` (`steady`: pair r of that arm's
     steady check)."""
     return [t for t in trials
-            if t['kind'] == 'confirm' and t.get('round') == r and t.get('arm') == name
-            and t.get('steady', '') == steady]
+            if t.kind == 'confirm' and t.round == r and t.arm == name and t.steady == steady]
 
 
 class Confirmation:
@@ -76,19 +74,20 @@ class Confirmation:
 
     def _done(self, r: int, name: str, steady: str = '') -> bool:
         ts = _trials(self.s['trials'], r, name, steady)
-        if any(t['verdict'] == 'measured' for t in ts):
+        if any(t.verdict == 'measured' for t in ts):
             return True
-        failures = sum(1 for t in ts if t['verdict'] == 'failed')
+        failures = sum(1 for t in ts if t.verdict == 'failed')
         return failures >= (BASELINE_TRIES if name == BASELINE else 1)
 
     def _measured(self, r: int, name: str, steady: str = '') -> Optional[Dict[str, Any]]:
-        """Arm `name`'s measurement in round (or steady pair) r, if any."""
-        return next((t['measurement'] for t in _trials(self.s['trials'], r, name, steady)
-                     if t['verdict'] == 'measured'), None)
+        """Arm `name`'s measurement in round (or steady pair) r, if any, as the
+        statistics read it (by figure)."""
+        return next((t.measurement.to_dict() for t in _trials(self.s['trials'], r, name, steady)
+                     if t.verdict == 'measured' and t.measurement), None)
 
     def measured(self) -> int:
         return sum(1 for t in self.s['trials']
-                   if t['kind'] == 'confirm' and t['verdict'] == 'measured')
+                   if t.kind == 'confirm' and t.verdict == 'measured')
 
     @property
     def level(self) -> float:
@@ -247,13 +246,13 @@ class Confirmation:
         """How long the canary took to come up each time it left `options`
         (their unflushed memtables are replayed from the WAL at start)."""
         out = []
-        last: Dict[Any, Dict[str, Any]] = {}
+        last: Dict[Optional[int], Trial] = {}
         for t in self.s['trials']:  # in the order they ran (Search.add_trial)
-            before = last.get(t.get('osd'))
-            if (before is not None and before.get('options') == options
-                    and t.get('restart_seconds') is not None):
-                out.append(float(t['restart_seconds']))
-            last[t.get('osd')] = t
+            before = last.get(t.osd)
+            if before is not None and before.options == options \
+                    and t.restart_seconds is not None:
+                out.append(t.restart_seconds)
+            last[t.osd] = t
         return out
 
     def _drop_slow_restarts(self, r: int) -> None:

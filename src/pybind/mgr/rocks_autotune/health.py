@@ -114,11 +114,10 @@ def _session(out: Checks, s: Mapping[str, Any], active: bool) -> None:
         if not c['restarted']:
             _manual(out, c, int(o), 'the session')
     cur = s['current']
-    if cur is not None and cur['kind'] == 'recovery':
-        osds = ', '.join(f'osd.{osd if t.get("osd") is None else t["osd"]}'
-                         for t in cur.get('slots') or [cur])
-        _add(out, 'TRIAL_FAILED', [cur['error'], f'restoring {osds} to its original options'],
-             index=cur['index'], osd=osd)
+    if cur is not None and cur.kind == 'recovery':
+        osds = ', '.join(f'osd.{osd if t.osd is None else t.osd}' for t in cur.slots or [cur])
+        _add(out, 'TRIAL_FAILED', [cur.error, f'restoring {osds} to its original options'],
+             index=cur.index, osd=osd)
     p = s['pause']
     if p is None:
         return

@@ -487,7 +487,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         if snap.state is None:
             return self._no_session()
         if format in ('json', 'json-pretty'):
-            return HandleCommandResult(0, json.dumps(snap.trials), '')
+            return HandleCommandResult(0, json.dumps([t.to_json() for t in snap.trials]), '')
         return HandleCommandResult(0, report.history_table(snap.trials), '')
 
     @CLIReadCommand('rocks-autotune best')

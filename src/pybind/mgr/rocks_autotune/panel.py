@@ -18,6 +18,7 @@ from .rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT, parse_
 from .perf_counters import write_amps
 from .views import View
 from .space import SearchSpace
+from .store import Trial
 
 STATES = ('idle', 'running', 'stopping', 'restoring', 'done', 'stopped', 'aborted', 'failed')
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'static')
@@ -62,7 +63,7 @@ class Snapshot:
         return cls(status, None if view is None else view.record, reach)
 
     @property
-    def trials(self) -> List[Dict[str, Any]]:
+    def trials(self) -> List[Trial]:
         return list((self.state or {}).get('trials') or [])
 
 
@@ -125,24 +126,22 @@ def budget_write_amp(status: Mapping[str, Any]) -> Optional[float]:
     return float(p['budget']) * float(b['write_amp'])
 
 
-def trial_rows(trials: List[Dict[str, Any]], default: str) -> List[Dict[str, Any]]:
+def trial_rows(trials: List[Trial], default: str) -> List[Dict[str, Any]]:
     """Every recorded trial, with what the charts need; `best_so_far`: the lowest
     score of the feasible and baseline windows up to and including this one."""
     rows = []
     best: Optional[float] = None
     refs = markers(default)
     for n, t in enumerate(trials, 1):
-        score = t.get('score')
-        if t.get('verdict') in ('feasible', 'baseline') and isinstance(score, (int, float)):
-            best = score if best is None else min(best, score)
+        if t.verdict in ('feasible', 'baseline') and t.score is not None:
+            best = t.score if best is None else min(best, t.score)
         rows.append({
-            'n': n, 'index': t.get('index'), 'kind': t.get('kind'), 'verdict': t.get('verdict'),
-            'candidate': t.get('candidate'), 'options': t.get('options'),
-            'measurement': t.get('measurement'), 'score': score, 'told': t.get('told'),
-            'error': t.get('error', ''), 'crashes': t.get('crashes', []),
-            'seconds': t.get('seconds'), 'round': t.get('round'), 'arm': t.get('arm', ''),
-            'started': t.get('started'), 'marker': marker(t.get('candidate') or {}, refs),
-            'best_so_far': best,
+            'n': n, 'index': t.index, 'kind': t.kind, 'verdict': t.verdict,
+            'candidate': t.candidate, 'options': t.options,
+            'measurement': t.measurement and t.measurement.to_dict(), 'score': t.score,
+            'told': t.told, 'error': t.error, 'crashes': t.crashes,
+            'seconds': t.seconds, 'round': t.round, 'arm': t.arm, 'started': t.started,
+            'marker': marker(t.candidate, refs), 'best_so_far': best,
         })
     return rows
 

@@ -12,6 +12,7 @@ from .health import by_status, osd_list
 from .views import (answer_line, arm_record, crashes_lines, final_answer, groups_text,
                     ratio_text, recommended_arm, steady_text)
 from .space import Candidate
+from .store import Trial
 from .workload import CLEANUP_RETRY, NAMESPACE
 
 MiB = 1 << 20
@@ -189,38 +190,35 @@ def _mib(v: Any) -> str:
     return '-' if v is None else f'{v / MiB:.0f}'
 
 
-def history_row(t: Dict[str, Any]) -> List[str]:
-    c = Candidate.from_dict(t['candidate'])
-    m = t.get('measurement') or {}
+def history_row(t: Trial) -> List[str]:
+    c = Candidate.from_dict(t.candidate)
+    m = t.measurement.to_dict() if t.measurement else {}
     # a confirmation measurement: its round (1-based) and arm; a steady
     # window: its pair (1-based), the arm checked and the arm it ran
-    arm = 'base' if t.get('arm') == 'baseline' else t.get('arm')
-    where = ('-' if t.get('round') is None else
-             f's{t["round"] + 1}:{t["steady"]}:{arm}' if t.get('steady') else
-             f'r{t["round"] + 1}:{arm}')
-    return [str(t['index']), t['kind'], where,
-            t['verdict'] + ('*' if m.get('window_short') else ''),
+    arm = 'base' if t.arm == 'baseline' else t.arm
+    where = ('-' if t.round is None else
+             f's{t.round + 1}:{t.steady}:{arm}' if t.steady else f'r{t.round + 1}:{arm}')
+    return [str(t.index), t.kind, where, t.verdict + ('*' if m.get('window_short') else ''),
             str(c.max_write_buffer_number), f'{c.write_buffer_size // MiB}M',
             str(c.min_write_buffer_number_to_merge), str(c.level0_file_num_compaction_trigger),
             f'{c.max_bytes_for_level_base // MiB}M', str(c.max_bytes_for_level_multiplier),
             c.compression, _fmt(m.get('kv_sync_lat_ms'), '.3f'), _fmt(m.get('iops'), '.0f'),
             _fmt(m.get('write_amp'), '.3f'), _fmt(perf_counters.bluefs_write_amp(m), '.3f'),
             _mib(m.get('wal_bytes')), _mib(m.get('sst_bytes')),
-            _fmt(m.get('flushes'), '.1f'), f'{t.get("seconds", 0):.0f}',
-            _fmt(t.get('score'), '+.3f')]
+            _fmt(m.get('flushes'), '.1f'), f'{t.seconds:.0f}', _fmt(t.score, '+.3f')]
 
 
-def history_table(trials: List[Dict[str, Any]]) -> str:
+def history_table(trials: List[Trial]) -> str:
     rows = [HISTORY_COLUMNS] + [history_row(t) for t in trials]
     widths = [max(len(r[i]) for r in rows) for i in range(len(HISTORY_COLUMNS))]
     out = ['  '.join(v.rjust(w) for v, w in zip(r, widths)) for r in rows]
-    if any(t.get('round') is not None for t in trials):
+    if any(t.round is not None for t in trials):
         out.append('round rN:cK: the confirmation\'s round N, candidate cK (base: the '
                    'baseline), in windows of the baseline runs\' length, judged on the '
                    'objective; sN:cK:X: pair N of cK\'s steady check, X the arm it ran, a '
                    'window until an L0 compaction and the WAL bytes of every column '
                    'family\'s L0 cycle, at most steady_window_limit')
-    if any((t.get('measurement') or {}).get('window_short') for t in trials):
+    if any(t.measurement and t.measurement.window_short for t in trials):
         out.append('* the window ended before it covered min_flushes memtable flushes (a '
                    'search window, at max_window_factor x --duration), or before an L0 '
                    'compaction of its busiest column family (a confirmation round\'s '
@@ -228,9 +226,9 @@ def history_table(trials: List[Dict[str, Any]]) -> str:
                    'steady_window_limit, or before the WAL bytes of every column family\'s '
                    'L0 cycle: its write-amp at steady state is unknown)')
     for t in trials:
-        if t.get('error'):
-            out.append(f'trial {t["index"]}: {t["error"]}'
-                       + (f' (crash {", ".join(t["crashes"])})' if t.get('crashes') else ''))
+        if t.error:
+            out.append(f'trial {t.index}: {t.error}'
+                       + (f' (crash {", ".join(t.crashes)})' if t.crashes else ''))
     return '\n'.join(out)
 
 

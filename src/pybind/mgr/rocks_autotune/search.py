@@ -16,31 +16,10 @@ from .perf_counters import Baseline, Measurement
 from .rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, parse_options
 from .session_settings import WEAR, Settings
 from .space import Candidate, SearchSpace
-from .store import CanaryRecord, SessionState
+from .store import CanaryRecord, SessionState, Trial
 from .window import fill_rate, steady_bytes, steady_length, steady_window, wal_rate
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class Trial:
-    index: int
-    kind: str  # baseline | candidate | confirm
-    candidate: Dict[str, Any]
-    options: str
-    verdict: str = ''  # baseline | feasible | infeasible | measured (confirm) | failed
-    measurement: Optional[Dict[str, Any]] = None
-    score: Optional[float] = None
-    told: Optional[float] = None  # what the optimizer was told; None = failed
-    error: str = ''
-    started: float = 0.0
-    seconds: float = 0.0
-    crashes: List[str] = field(default_factory=list)  # a failed trial's crashes of the canary
-    round: Optional[int] = None  # a confirmation measurement's round (0-based) and arm
-    arm: str = ''
-    osd: Optional[int] = None  # the canary that ran it (None: recorded before it was kept)
-    steady: str = ''  # a steady-check window: the arm checked (`round` is then the pair)
-    restart_seconds: Optional[float] = None  # its canary's restart onto it (confirm.py)
 
 
 @dataclass
@@ -82,9 +61,9 @@ class Search:
                 for p in (self.release_default, NEW_TUNING, NEW_TUNING_LZ4)]
             opt = TrialOptimizer(self.space, seed=self.s['seed'], warm_start=warm)
             # a failed baseline run says nothing about the options themselves
-            opt.replay([(Candidate.from_dict(t['candidate']), t['told'])
+            opt.replay([(Candidate.from_dict(t.candidate), t.told)
                         for t in self.s['trials']
-                        if t['kind'] == 'candidate' or t['told'] is not None])
+                        if t.kind == 'candidate' or t.told is not None])
             self._optimizer = opt
         return self._optimizer
 
@@ -106,16 +85,16 @@ class Search:
             log.exception('telling the optimizer failed; it is rebuilt from the trials')
             self._optimizer = None
 
-    def add_trial(self, trial: Dict[str, Any]) -> None:
+    def add_trial(self, trial: Trial) -> None:
         """Record a trial once: a step retried after a later error records it
         again (not always the last: several canaries record a trial each)."""
         trials = self.s['trials']
         # indexes rise with the list: look back only over those not below it
         for k in range(len(trials) - 1, -1, -1):
-            if trials[k]['index'] == trial['index']:
+            if trials[k].index == trial.index:
                 trials[k] = trial
                 return
-            if trials[k]['index'] < trial['index']:
+            if trials[k].index < trial.index:
                 break
         trials.append(trial)
 
@@ -129,8 +108,10 @@ class Search:
 
     def wear_calibration(self) -> wear_model.Calibration:
         """The wear model fitted to every window so far."""
-        return wear_model.calibrate(wear_model.windows_of(self.s['trials']),
-                                    self.space.column_families, self.space.max_total_wal_size)
+        return wear_model.calibrate(
+            wear_model.windows_of([(t.candidate, t.measurement.to_dict())
+                                   for t in self.s['trials'] if t.measurement]),
+            self.space.column_families, self.space.max_total_wal_size)
 
     def predicted_ratio(self, c: Candidate, cal: wear_model.Calibration) -> float:
         """Config `c`'s predicted steady write-amp over the current options'."""
@@ -175,41 +156,40 @@ class Search:
             return
         cal = self.wear_calibration()
         for t in self.s['trials']:
-            if t['verdict'] not in ('baseline', 'feasible', 'infeasible'):
+            if t.verdict not in ('baseline', 'feasible', 'infeasible') or not t.measurement:
                 continue
-            verdict, score, told = self.judge(Measurement.from_dict(t['measurement']),
-                                              Candidate.from_dict(t['candidate']), cal)
-            t['told'] = told
-            if t['verdict'] != 'baseline':
-                t.update(verdict=verdict, score=score)
+            verdict, score, t.told = self.judge(t.measurement, Candidate.from_dict(t.candidate),
+                                                cal)
+            if t.verdict != 'baseline':
+                t.verdict, t.score = verdict, score
         self._optimizer = None
 
-    def window_length(self, cur: Dict[str, Any]) -> Optional[float]:
+    def window_length(self, cur: Trial) -> Optional[float]:
         """The confirmation round `cur`'s window length (None for a search or
         steady window)."""
-        if cur['kind'] != 'confirm' or cur.get('steady'):
+        if cur.kind != 'confirm' or cur.steady:
             return None
         return float(self.s['confirm']['window'])
 
-    def steady_limit(self, cur: Dict[str, Any]) -> Optional[float]:
+    def steady_limit(self, cur: Trial) -> Optional[float]:
         """How long the steady window `cur` may last at most (None: not one)."""
-        if cur['kind'] != 'confirm' or not cur.get('steady'):
+        if cur.kind != 'confirm' or not cur.steady:
             return None
         return max(self.params.duration, float(self.confirmation().steady['limit']))
 
     def objective_window(self) -> float:
         """The rounds' window length: the median of the baseline runs' (the
         length the noise was measured on), at least --duration."""
-        runs = [t['measurement']['seconds'] for t in self.s['trials']
-                if t['verdict'] == 'baseline' and t.get('measurement')]
+        runs = [t.measurement.seconds for t in self.s['trials']
+                if t.verdict == 'baseline' and t.measurement]
         return max(self.params.duration, median(runs)) if runs else self.params.duration
 
     def next_trial(self, osd: int) -> Optional[Trial]:
         """The search's next trial on `osd`: a baseline run, or the
         optimizer's candidate; None once the search is done."""
         s = self.s
-        done = [t for t in s['trials'] if t['verdict'] == 'baseline']
-        cands = [t for t in s['trials'] if t['kind'] == 'candidate']
+        done = [t for t in s['trials'] if t.verdict == 'baseline']
+        cands = [t for t in s['trials'] if t.kind == 'candidate']
         if len(done) < self.settings.baseline_runs:
             c = self.space.base_candidate()
             return Trial(index=len(s['trials']), kind='baseline', candidate=c.to_dict(),
@@ -227,8 +207,8 @@ class Search:
         """A baseline run was recorded: once all are in, the baseline, the
         noise, and the runs scored against their own median."""
         s = self.s
-        runs = [Measurement.from_dict(t['measurement']) for t in s['trials']
-                if t['kind'] == 'baseline' and t['verdict'] == 'baseline']
+        runs = [t.measurement for t in s['trials']
+                if t.kind == 'baseline' and t.verdict == 'baseline' and t.measurement]
         if len(runs) < self.settings.baseline_runs:
             return
         base = Baseline.of(runs, self.params.workload)
@@ -237,9 +217,9 @@ class Search:
         s['steady_cap'] = self.steady_cap(runs)
         # the optimizer's first point; the next ask() rebuilds it from the trials
         for t in s['trials']:
-            if t['verdict'] == 'baseline':
-                t['score'] = t['told'] = perf_counters.score(
-                    Measurement.from_dict(t['measurement']), base, self.params.workload,
+            if t.verdict == 'baseline' and t.measurement:
+                t.score = t.told = perf_counters.score(
+                    t.measurement, base, self.params.workload,
                     s['plan']['design'])
         self._optimizer = None
         self.rejudge()
@@ -282,18 +262,17 @@ class Search:
         s = self.s
         base = self.space.base_candidate().to_dict()
         feasible = [t for t in s['trials']
-                    if t['kind'] == 'candidate' and t['verdict'] == 'feasible'
-                    and t['candidate'] != base]
+                    if t.kind == 'candidate' and t.verdict == 'feasible' and t.candidate != base]
         # the finalists and rounds the noise asks for (as asked with none measured)
         design = (s.get('noise') or {}).get('design') or power.design(
             None, self.settings.confirm_candidates, self.settings.confirm_rounds,
             self.settings.rounds_margin(), self.settings.rounds_detect(),
             options.MAX_CONFIRM_ROUNDS)
-        ranked = self.optimizer.rank([Candidate.from_dict(t['candidate']) for t in feasible],
+        ranked = self.optimizer.rank([Candidate.from_dict(t.candidate) for t in feasible],
                                      design['candidates'])
-        first: Dict[Candidate, Dict[str, Any]] = {}
+        first: Dict[Candidate, Trial] = {}
         for t in feasible:
-            first.setdefault(Candidate.from_dict(t['candidate']), t)
+            first.setdefault(Candidate.from_dict(t.candidate), t)
         s['confirm'] = confirm.plan([(first[c], mean) for c, mean in ranked],
                                     design['rounds'], self.settings.rounds_margin(),
                                     self.params.workload, plan, self.settings.steady_pairs,
@@ -322,15 +301,14 @@ class Search:
         conf = self.confirmation()
         return 0, conf.planned(), conf.steady_planned()
 
-    def _window_lengths(self, done: List[Dict[str, Any]]
+    def _window_lengths(self, windows: List[Tuple[Trial, Measurement]]
                         ) -> Tuple[Optional[float], float, float, Optional[float]]:
-        """From the measured trials `done`: (a steady window of the current
+        """From the measured trials `windows`: (a steady window of the current
         options, None before the baseline, inf if nothing flushed; its limit;
         the rounds' window; the finalists' steady window, None before them)."""
         s = self.s
-        windows = [(t, Measurement.from_dict(t['measurement'])) for t in done]
-        base = [m for t, m in windows if t['verdict'] == 'baseline']
-        rate = fill_rate([(Candidate.from_dict(t['candidate']), [m]) for t, m in windows])
+        base = [m for t, m in windows if t.verdict == 'baseline']
+        rate = fill_rate([(Candidate.from_dict(t.candidate), [m]) for t, m in windows])
         base_c = self.space.base_candidate()
         steady = (steady_window(base_c, base, rate, self.space.max_total_wal_size) if base
                   else None)
@@ -347,7 +325,7 @@ class Search:
         if s.get('confirm'):
             compared = [base_c.to_dict()] + [a['candidate'] for a in s['confirm']['arms']]
             need = steady_length(
-                [(Candidate.from_dict(c), [m for t, m in windows if t['candidate'] == c])
+                [(Candidate.from_dict(c), [m for t, m in windows if t.candidate == c])
                  for c in compared], self.params.duration, limit, self.space.column_families,
                 self.space.max_total_wal_size)
         return steady, limit, window, need
@@ -358,16 +336,16 @@ class Search:
         expected (`preconditioned`: a driven load preconditions the DB first)."""
         s = self.s
         st = self.settings
-        done = [t for t in s['trials'] if t.get('measurement') and t.get('seconds')]
+        done = [(t, t.measurement) for t in s['trials'] if t.measurement and t.seconds]
         steady, limit, window, need = self._window_lengths(done)
         pre = canary.get('precondition') or {}
         # a measurement's cost beside its window: restart, warm-up, the steps
         # (the first one's preconditioning is not a cost the others pay)
         first = (pre.get('seconds', 0.0) + pre.get('fill_seconds', 0.0)
                  if preconditioned and pre.get('done') else 0.0)
-        over = median([t['seconds'] - t['measurement']['seconds'] - (first if k == 0 else 0.0)
-                       for k, t in enumerate(done)]) if done else st.warmup + 60.0
-        per_search = over + (median([t['measurement']['seconds'] for t in done]) if done
+        over = median([t.seconds - m.seconds - (first if k == 0 else 0.0)
+                       for k, (t, m) in enumerate(done)]) if done else st.warmup + 60.0
+        per_search = over + (median([m.seconds for _, m in done]) if done
                              else self.params.duration)
         search, confirmation, steadies = self.left()
         # the preconditioning's rest of its limit (when it ends is the DB's to say)
@@ -381,10 +359,10 @@ class Search:
         expected = rest + min(steadies, 2 * st.steady_pairs) * (
             over + min(limit, need or steady or limit))
         cur, w = s['current'], canary['window']
-        if cur is not None and w is not None and cur['kind'] != 'recovery':
+        if cur is not None and w is not None and cur.kind != 'recovery':
             # the measurement in flight is counted above whole: what it spent comes off
-            each = (over + (limit if cur.get('steady') else window)
-                    if cur['kind'] == 'confirm' else per_search)
+            each = (over + (limit if cur.steady else window)
+                    if cur.kind == 'confirm' else per_search)
             spent = min(each, max(0.0, self.clock() - float(w['start'])))
             left -= spent
             expected -= spent

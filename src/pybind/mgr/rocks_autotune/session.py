@@ -45,7 +45,7 @@ from .search import Search
 from .session_phases import ENDING, MEASURING, MOVES, P, Phase, Phases, standing_changes
 from .session_settings import Settings
 from .space import Candidate, SearchSpace
-from .store import STATE_VERSION, Ending, SessionState, StartRecord
+from .store import STATE_VERSION, Ending, SessionState, StartRecord, Trial
 from .views import View
 from .workload import CLEANUP_RETRY
 
@@ -91,7 +91,7 @@ class Session(Machine):
                              clock)
         self.phases: Phases = Phases(state, cluster, self.params, self.space, self.search,
                                      settings, self.canaries, clock)
-        self._shown: List[Dict[str, Any]] = []  # view(): the trials as last copied
+        self._shown: List[Trial] = []  # view(): the trials as last copied
 
     @property
     def optimizer(self) -> Any:
@@ -169,7 +169,7 @@ class Session(Machine):
             if not isinstance(rec.get('noout_at_start'), bool):
                 raise ValueError('session state field \'noout_at_start\' is missing or malformed')
         for t in state['trials']:
-            Candidate.from_dict(t['candidate'])
+            Candidate.from_dict(t.candidate)
         Phase(state['phase'])
         Settings.from_dict(state['settings'])
 
@@ -214,7 +214,7 @@ class Session(Machine):
         if self.s['phase'] in MEASURING and self.s['current'] is not None:
             self._enter(P.APPLY, 'mgr restarted mid-trial: running the trial again')
             for t in slots(self.s['current']):
-                t.pop('measurement', None)  # taken in the window that is redone
+                t.measurement = None  # taken in the window that is redone
             for c in self.canaries.values():
                 c.rec['window'] = None
         now = self.clock()
@@ -259,7 +259,7 @@ class Session(Machine):
 
     # ------------------------------------------------------------ views
 
-    def best(self) -> Optional[Dict[str, Any]]:
+    def best(self) -> Optional[Trial]:
         """The search trial the confirmation recommends, if any."""
         return views.recommended_trial(self.s)
 

@@ -19,7 +19,7 @@ window and recovers them all; the restore puts back every canary.
 Every move is in MOVES; the handlers here are dispatched by the engine
 through `table()` and return their move (machine.py), which it makes.
 """
-from dataclasses import asdict
+from dataclasses import replace
 from enum import Enum
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 
@@ -32,10 +32,10 @@ from .machine import Go, Handler, Move, Pause, Phases as JobPhases
 from .measurement_plan import Slot
 from .perf_counters import Measurement
 from .restart import Outcome, Result
-from .search import Search, Trial
+from .search import Search
 from .session_settings import Settings
 from .space import Candidate, SearchSpace
-from .store import Ending, SessionState
+from .store import Ending, SessionState, Trial
 
 
 class Phase(str, Enum):
@@ -159,7 +159,7 @@ class Phases(JobPhases):
 
     # ------------------------------------------------------------ the window in flight
 
-    def cur(self) -> Dict[str, Any]:
+    def cur(self) -> Trial:
         """The trial in flight: every trial phase has one."""
         cur = self.s['current']
         if cur is None:
@@ -170,7 +170,7 @@ class Phases(JobPhases):
         """The canaries the window in flight runs on, in the order they
         restart (a trial recorded before its OSD was kept ran on the
         session's canary)."""
-        return [self.canaries[self.osd if t.get('osd') is None else t['osd']]
+        return [self.canaries[self.osd if t.osd is None else t.osd]
                 for t in slots(self.cur())]
 
     # ------------------------------------------------------------ what comes next
@@ -189,7 +189,7 @@ class Phases(JobPhases):
             self.search.plan_confirmation(s['plan'])
             return Go(P.CONFIRM, 'search done: confirming its best candidates')
         trial.started = self.clock()
-        s['current'] = asdict(trial)
+        s['current'] = trial
         return Go(P.APPLY, f'trial {trial.index}: {trial.kind}')
 
     def next_confirmation(self) -> Move:
@@ -208,18 +208,18 @@ class Phases(JobPhases):
             raise ValueError(f'the plan measures osd.{strangers[0]}, not a canary of this '
                              'session')
         first = len(s['trials'])
-        trials = [asdict(self._confirm_trial(conf, r, slot, first + k, steady))
+        trials = [self._confirm_trial(conf, r, slot, first + k, steady)
                   for k, slot in enumerate(window)]
         # a window of several canaries: its trials in `slots`, the first's on top
-        s['current'] = dict(trials[0], slots=trials) if len(trials) > 1 else trials[0]
+        s['current'] = replace(trials[0], slots=trials) if len(trials) > 1 else trials[0]
         what = (f'steady check of {steady} (pair {r + 1}/{conf.steady["pairs"]}, a window '
                 'until a compaction and every column family\'s cycle of WAL bytes)' if steady
                 else
                 f'confirmation round {r + 1}/{s["confirm"]["rounds"]}')
         return Go(P.APPLY, f'{what}: ' + ', '.join(
-            ('the baseline' if t['arm'] == BASELINE else f'candidate {t["arm"]} '
-             f'(trial {conf.arm(t["arm"])["trial"]})')
-            + (f' on osd.{t["osd"]}' if len(trials) > 1 else '') for t in trials))
+            ('the baseline' if t.arm == BASELINE else f'candidate {t.arm} '
+             f'(trial {conf.arm(t.arm)["trial"]})')
+            + (f' on osd.{t.osd}' if len(trials) > 1 else '') for t in trials))
 
     def _confirm_trial(self, conf: Confirmation, r: int, slot: Slot, index: int,
                        steady: str = '') -> Trial:
@@ -282,7 +282,7 @@ class Phases(JobPhases):
             return Go(P.RESTORE, f'restart failed: {e}')
         if r.outcome.held:
             return Pause(r.reasons)
-        return Go(P.WAIT_UP, f'trial {cur["index"]}: waiting for osd.{canary.osd}',
+        return Go(P.WAIT_UP, f'trial {cur.index}: waiting for osd.{canary.osd}',
                   self.settings.poll)
 
     def _wait_step(self, now: float, window: List[CanaryOsd]) -> Tuple[CanaryOsd, Result]:
@@ -292,8 +292,8 @@ class Phases(JobPhases):
         if r.outcome == Outcome.UP:
             canary.restart_done()
             for t in slots(self.cur()):
-                if t.get('osd', self.osd) in (None, canary.osd):
-                    t['restart_seconds'] = canary.up_seconds
+                if t.osd in (None, canary.osd):
+                    t.restart_seconds = canary.up_seconds
         return canary, r
 
     def wait_up(self, now: float) -> Move:
@@ -302,14 +302,14 @@ class Phases(JobPhases):
         canary, r = self._wait_step(now, window)
         if r.outcome == Outcome.UP:
             if not all(c.restarted for c in window):
-                return Go(P.RESTART, f'trial {cur["index"]}: restarting '
+                return Go(P.RESTART, f'trial {cur.index}: restarting '
                           f'osd.{next_to_restart(self.cluster, window).osd}')
             needs = [c.precondition for c in window if c.needs_precondition()]
             for p in needs:
                 if p is not None:
                     p.begin()
             if needs:
-                return Go(P.PRECONDITION, f'trial {cur["index"]}: writing the canary\'s DB '
+                return Go(P.PRECONDITION, f'trial {cur.index}: writing the canary\'s DB '
                           'into a steady state before the first window')
             return self._begin_windows(now)
         return self.not_up_yet(canary, r, lambda timeout: self.trial_failed(
@@ -319,7 +319,7 @@ class Phases(JobPhases):
     def _begin_windows(self, now: float) -> Go:
         for c in self.in_window():
             c.window.begin(now)
-        return Go(P.WARMUP, f'trial {self.cur()["index"]}: warming up')
+        return Go(P.WARMUP, f'trial {self.cur().index}: warming up')
 
     def not_up_yet(self, canary: CanaryOsd, r: Result,
                    not_up: Callable[[float], Go]) -> Move:
@@ -367,7 +367,7 @@ class Phases(JobPhases):
             done.append(d)
             delays.append(delay)
         if all(done):
-            return Go(P.MEASURE, f'trial {self.cur()["index"]}: measuring', min(delays))
+            return Go(P.MEASURE, f'trial {self.cur().index}: measuring', min(delays))
         return min(delays)
 
     def measure(self, now: float) -> Move:
@@ -377,62 +377,62 @@ class Phases(JobPhases):
         steady_limit = self.search.steady_limit(cur)
         # a canary measured before the others keeps its measurement in its slot
         for c, trial in zip(self.in_window(), slots(cur)):
-            if trial.get('measurement') is not None:
+            if trial.measurement is not None:
                 continue
             try:
-                m, delay = c.window.measure(now, Candidate.from_dict(trial['candidate']),
+                m, delay = c.window.measure(now, Candidate.from_dict(trial.candidate),
                                             length=length, steady_limit=steady_limit,
                                             families=self.space.column_families,
                                             max_total_wal_size=self.space.max_total_wal_size)
             except ClusterError as e:
                 return self.load_failed(f'osd.{c.osd} failed during the measurement: {e}')
             if m is not None:
-                trial['measurement'] = m.to_dict()
+                trial.measurement = m
             delays.append(delay)
-        if all(t.get('measurement') is not None for t in slots(cur)):
-            return self._record()
+        measured = [(t, t.measurement) for t in slots(cur) if t.measurement is not None]
+        if len(measured) == len(slots(cur)):
+            return self._record(measured)
         return min(delays)
 
-    def _record(self) -> Go:
+    def _record(self, measured: List[Tuple[Trial, Measurement]]) -> Go:
+        """The window's trials, each with its measurement, recorded."""
         s = self.s
         cur = self.cur()
         key = perf_counters.OBJECTIVES[self.params.workload][0]
-        for t in slots(cur):
-            m = Measurement.from_dict(t['measurement'])
+        for t, m in measured:
             if getattr(m, key) is None:
                 # only `live` can see none (osd bench always writes): with no
                 # traffic there is nothing to compare, now or in any later window
-                osd = self.osd if t.get('osd') is None else t['osd']
+                osd = self.osd if t.osd is None else t.osd
                 s['error'] = (f'osd.{osd} served no client write in a {m.seconds:.0f}s '
                               f'window: the live workload measures the traffic the canary '
                               f'has; start again while it has some, or use --workload '
                               f'osd-bench')
                 s['abort'] = True
                 return Go(P.RESTORE, s['error'])
-        seconds = self.clock() - cur['started']
-        trials = [dict({k: v for k, v in t.items() if k != 'slots'}, seconds=seconds)
-                  for t in slots(cur)]
+        seconds = self.clock() - cur.started
+        trials = [(replace(t, seconds=seconds, slots=[]), m) for t, m in measured]
         told: Optional[float] = None
-        if cur['kind'] == 'confirm':
-            for trial in trials:
-                self.search.add_trial(dict(trial, verdict='measured'))
+        if cur.kind == 'confirm':
+            for trial, _ in trials:
+                self.search.add_trial(replace(trial, verdict='measured'))
             self._window_done()
             self.search.confirmation().update()
             return Go(P.CONFIRM)
-        (trial,) = trials
-        m = Measurement.from_dict(trial['measurement'])
-        if cur['kind'] == 'baseline':
-            trial['verdict'] = 'baseline'
+        ((trial, m),) = trials
+        if cur.kind == 'baseline':
+            trial.verdict = 'baseline'
             self.search.add_trial(trial)
             self.search.baseline_measured(self.osd)
         else:
-            verdict, score, told = self.search.judge(m, Candidate.from_dict(cur['candidate']))
-            trial.update(verdict=verdict, score=score, told=told)
+            trial.verdict, trial.score, told = self.search.judge(
+                m, Candidate.from_dict(cur.candidate))
+            trial.told = told
             self.search.add_trial(trial)
             self.search.rejudge()
         self._window_done()
-        if cur['kind'] == 'candidate':
-            self.search.tell(Candidate.from_dict(cur['candidate']), told)
+        if cur.kind == 'candidate':
+            self.search.tell(Candidate.from_dict(cur.candidate), told)
         return Go(P.NEXT)
 
     def _window_done(self) -> None:
@@ -470,27 +470,24 @@ class Phases(JobPhases):
         s = self.s
         cur = self.cur()
         window = self.in_window()
-        seconds = self.clock() - cur['started']
+        seconds = self.clock() - cur.started
         for t in slots(cur):
-            self.search.add_trial(dict({k: v for k, v in t.items()
-                                        if k not in ('slots', 'measurement')},
-                                       verdict='failed', error=error, told=None,
-                                       seconds=seconds))
+            self.search.add_trial(replace(t, slots=[], measurement=None, verdict='failed',
+                                          error=error, told=None, seconds=seconds))
         for c in window:
             c.rec['window'] = None
         # its error, for the health check while the recovery is in flight
-        recovery = dict(cur, kind='recovery', error=error)
-        if 'slots' in cur:
-            recovery['slots'] = [dict(t, kind='recovery') for t in cur['slots']]
-        s['current'] = recovery
-        if cur['kind'] == 'confirm':
+        s['current'] = replace(cur, kind='recovery', error=error,
+                               slots=[replace(t, kind='recovery') for t in cur.slots])
+        if cur.kind == 'confirm':
             conf = self.search.confirmation()
             for t in slots(cur):
-                conf.failed(t['round'], t['arm'], error, t.get('steady', ''))
+                assert t.round is not None  # a confirmation's trial has its round
+                conf.failed(t.round, t.arm, error, t.steady)
             conf.update()
-        if cur['kind'] == 'candidate':
-            self.search.tell(Candidate.from_dict(cur['candidate']), None)
-        return Go(P.RECOVER, f'trial {cur["index"]} failed: {error}; restoring the canary')
+        if cur.kind == 'candidate':
+            self.search.tell(Candidate.from_dict(cur.candidate), None)
+        return Go(P.RECOVER, f'trial {cur.index} failed: {error}; restoring the canary')
 
     def recover(self, now: float) -> Move:
         window = self.in_window()
@@ -507,7 +504,7 @@ class Phases(JobPhases):
             return r
         if r.outcome.held:
             return Pause(r.reasons)
-        return Go(P.RECOVER_WAIT, f'trial {self.cur()["index"]} failed: waiting for '
+        return Go(P.RECOVER_WAIT, f'trial {self.cur().index} failed: waiting for '
                   f'osd.{canary.osd} on its original options', self.settings.poll)
 
     def recover_wait(self, now: float) -> Move:

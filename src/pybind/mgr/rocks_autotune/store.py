@@ -40,9 +40,11 @@ record as after any unreadable head.
 """
 import copy
 import json
+from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import Any, Callable, Dict, List, Mapping, Optional, cast
 
+from .perf_counters import Measurement
 from .workload import ClientRecord
 
 try:
@@ -61,6 +63,45 @@ class Ending(str, Enum):
     STOPPED = 'stopped'  # stopped by request, restored
     ABORTED = 'aborted'  # aborted (by request, or by the cluster's state), restored
     FAILED = 'failed'    # restoring the canary could not go on (RESTORE_FAILED says what is left)
+
+
+@dataclass
+class Trial:
+    """One measurement window of a session (`trials`, and `current` while in
+    flight): kept typed, JSON only in the store (to_json, from_json)."""
+    index: int
+    kind: str  # baseline | candidate | confirm; recovery while the canary is restored
+    candidate: Dict[str, Any]
+    options: str
+    verdict: str = ''  # baseline | feasible | infeasible | measured (confirm) | failed
+    measurement: Optional[Measurement] = None
+    score: Optional[float] = None
+    told: Optional[float] = None  # what the optimizer was told; None = failed
+    error: str = ''
+    started: float = 0.0
+    seconds: float = 0.0
+    crashes: List[str] = field(default_factory=list)  # a failed trial's crashes of the canary
+    round: Optional[int] = None  # a confirmation measurement's round (0-based) and arm
+    arm: str = ''
+    osd: Optional[int] = None  # the canary that ran it (None: recorded before it was kept)
+    steady: str = ''  # a steady-check window: the arm checked (`round` is then the pair)
+    restart_seconds: Optional[float] = None  # its canary's restart onto it (confirm.py)
+    # the window in flight on several canaries: a trial each, in restart
+    # order (the first's fields on top); none otherwise
+    slots: List['Trial'] = field(default_factory=list)
+
+    def to_json(self) -> Dict[str, Any]:
+        """As stored and shown: `slots` only where there are some."""
+        out = {k: v for k, v in asdict(self).items() if k != 'slots'}
+        if self.slots:
+            out['slots'] = [t.to_json() for t in self.slots]
+        return out
+
+    @classmethod
+    def from_json(cls, saved: Dict[str, Any]) -> 'Trial':
+        m = saved.get('measurement')
+        return cls(**dict(saved, measurement=None if m is None else Measurement.from_dict(m),
+                          slots=[cls.from_json(t) for t in saved.get('slots', [])]))
 
 
 ENDED = tuple(e.value for e in Ending)
@@ -175,8 +216,8 @@ class _Head(TypedDict):
     version: int
     state: str  # running | stopping | restoring | done | stopped | aborted | failed
     phase: str  # session.Phase
-    trials: List[Dict[str, Any]]  # session.Trial, as dicts
-    current: Optional[Dict[str, Any]]  # the trial in flight
+    trials: List[Trial]
+    current: Optional[Trial]  # the trial in flight
     baseline: Optional[Dict[str, Any]]  # perf_counters.Baseline
     ended: Optional[float]
     phase_started: float
@@ -208,15 +249,23 @@ class SessionState(StartRecord, _Head, total=False):
 
 def as_json(state: Mapping[str, Any]) -> Dict[str, Any]:
     """A session's record as JSON holds it: its typed records by their to_json."""
-    client = state.get('client')
-    return dict(state, client=None if client is None else client.to_json())
+    client, current = state.get('client'), state.get('current')
+    out = dict(state, client=None if client is None else client.to_json(),
+               current=None if current is None else current.to_json())
+    if 'trials' in state:
+        out['trials'] = [t.to_json() for t in state['trials']]
+    return out
 
 
 def from_json(saved: Dict[str, Any]) -> Dict[str, Any]:
     """A session's record read from JSON, its typed records made (TypeError:
     malformed)."""
-    client = saved.get('client')
-    return dict(saved, client=None if client is None else ClientRecord.from_json(client))
+    client, current = saved.get('client'), saved.get('current')
+    out = dict(saved, client=None if client is None else ClientRecord.from_json(client),
+               current=None if current is None else Trial.from_json(current))
+    if 'trials' in saved:
+        out['trials'] = [Trial.from_json(t) for t in saved['trials']]
+    return out
 
 
 Get = Callable[[str], Optional[str]]
@@ -250,7 +299,7 @@ class SessionStore(_Store):
         self._start_of = ''          # the session whose start record is written
         self._start = ''             # and what it holds
         self._originals_of = ''      # the session whose originals key is there
-        self._trials: List[Dict[str, Any]] = []  # what each trial key holds now (copies)
+        self._trials: List[Trial] = []  # what each trial key holds now (copies)
         self._confirm = ''           # what the confirm key holds now
 
     def save(self, state: Mapping[str, Any]) -> None:
@@ -292,7 +341,7 @@ class SessionStore(_Store):
             # compared, not serialised: a step seldom changes a trial (one is
             # added, a crash named on one, the wear objective's rejudge)
             if i >= len(self._trials) or self._trials[i] != t:
-                self._write(TRIAL_KEY.format(i), json.dumps(t))
+                self._write(TRIAL_KEY.format(i), json.dumps(t.to_json()))
                 self._trials[i:i + 1] = [copy.deepcopy(t)]
         # apart from the head, which a step rewrites: the confirmation is its
         # largest part and changes once a window
@@ -301,8 +350,8 @@ class SessionStore(_Store):
         if confirm != self._confirm:
             self._write(CONFIRM_KEY, confirm)
             self._confirm = confirm
-        head = {k: v for k, v in as_json(state).items()
-                if k not in START_FIELDS and k not in ('trials', 'confirm')}
+        head = as_json({k: v for k, v in state.items()
+                        if k not in START_FIELDS and k not in ('trials', 'confirm')})
         head.update(version=STATE_VERSION, id=state['id'], n_trials=len(trials))
         self._write(HEAD_KEY, json.dumps(head))
         if state['state'] in ENDED and self._originals_of:
@@ -339,12 +388,12 @@ class SessionStore(_Store):
         if 'confirm' in confirm:
             state['confirm'] = confirm['confirm']
         self._confirm = raw_confirm
-        state['trials'] = [json.loads(t) for t in trials]
+        state['trials'] = [Trial.from_json(json.loads(t)) for t in trials]
         # as loaded: the next save writes only what changed since
         self._start_of = state['id']
         self._start = json.dumps({k: start.get(k) for k in START_FIELDS})
         self._originals_of = '' if state['state'] in ENDED else state['id']
-        self._trials = [json.loads(t) for t in trials]
+        self._trials = copy.deepcopy(state['trials'])
         return state
 
     def _load_record(self, key: str) -> Optional[Dict[str, Any]]:

@@ -8,15 +8,15 @@ from .measurement_plan import SEQUENTIAL, SPLIT
 from .perf_counters import OBJECTIVE_NAMES
 from . import power
 from .paired_stats import MIN_ROUNDS
-from .store import ENDED, SessionState
+from .store import ENDED, SessionState, Trial
 
 
-def best_trial(trials: List[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+def best_trial(trials: List[Trial]) -> Optional[Trial]:
     """The search's leader (its progress, not its answer): the feasible or baseline
     window with the best score."""
-    ok = [t for t in trials
-          if t['verdict'] in ('feasible', 'baseline') and t['score'] is not None]
-    return min(ok, key=lambda t: t['score']) if ok else None
+    ok = [(t.score, t) for t in trials
+          if t.verdict in ('feasible', 'baseline') and t.score is not None]
+    return min(ok, key=lambda st: st[0])[1] if ok else None
 
 
 def answer(s: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
@@ -45,10 +45,10 @@ def final_answer(s: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
     return result
 
 
-def recommended_trial(s: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
+def recommended_trial(s: Mapping[str, Any]) -> Optional[Trial]:
     """The search trial the confirmation recommends, once its verdict stands."""
     arm = recommended_arm(final_answer(s))
-    return next((t for t in s['trials'] if t['index'] == arm['trial']), None) if arm else None
+    return next((t for t in s['trials'] if t.index == arm['trial']), None) if arm else None
 
 
 def ratio_text(fig: Mapping[str, Any]) -> str:
@@ -340,6 +340,10 @@ def _summary_figures(osd: int, result: Mapping[str, Any], arm: Mapping[str, Any]
     return lines
 
 
+def _json(t: Optional[Trial]) -> Optional[Dict[str, Any]]:
+    return None if t is None else t.to_json()
+
+
 def status_of(s: SessionState, osd: int, progress: float, health: List[str],
               release_default: str, max_memtable_bytes: int) -> Dict[str, Any]:
     """The `status -f json` fields.  The answer is the confirmation's (`best`);
@@ -352,18 +356,18 @@ def status_of(s: SessionState, osd: int, progress: float, health: List[str],
         'reason': s['reason'], 'message': s['message'], 'error': s['error'],
         'params': s['params'], 'started': s['started'], 'ended': s['ended'],
         'objective': (s.get('settings') or {}).get('objective', 'iops'),
-        'trials_done': len([t for t in s['trials'] if t['kind'] == 'candidate']),
-        'baseline_runs_done': len([t for t in s['trials'] if t['verdict'] == 'baseline']),
-        'confirm_done': len([t for t in s['trials'] if t['kind'] == 'confirm']),
+        'trials_done': len([t for t in s['trials'] if t.kind == 'candidate']),
+        'baseline_runs_done': len([t for t in s['trials'] if t.verdict == 'baseline']),
+        'confirm_done': len([t for t in s['trials'] if t.kind == 'confirm']),
         'progress': progress, 'baseline': s['baseline'],
         'noise': noise, 'noise_line': noise_line(noise) if noise else None,
         'steady_cap': cap, 'steady_cap_line': steady_cap_line(cap) if cap else None,
         'design': session_design(s),
-        'best': recommended_trial(s), 'leader': best_trial(s['trials']),
+        'best': _json(recommended_trial(s)), 'leader': _json(best_trial(s['trials'])),
         'confirmation': s.get('confirm'),
-        'current': s['current'], 'health': health,
+        'current': _json(s['current']), 'health': health,
         'other_checks': s.get('other_checks', []),
-        'crashes': [i for t in s['trials'] for i in t.get('crashes', [])],
+        'crashes': [i for t in s['trials'] for i in t.crashes],
         'release_default': release_default, 'sharding': s.get('sharding', ''),
         'max_memtable_bytes': max_memtable_bytes,
         'config_changes': s.get('config_changes') or [],

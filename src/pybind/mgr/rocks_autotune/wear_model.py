@@ -191,17 +191,16 @@ def parts(c: Candidate, cal: Calibration, families: Sequence[ColumnFamily]) -> D
             'write_amp': cal.wal + flushed * (1.0 + k)}
 
 
-def windows_of(trials: Sequence[Dict[str, object]]) -> List[Window]:
-    """The model's windows from a session's recorded trials (those that
-    counted RocksDB's own bytes)."""
+def windows_of(trials: Sequence[Tuple[Dict[str, object], object]]) -> List[Window]:
+    """The model's windows from a session's recorded trials, (candidate,
+    measurement) each (those that counted RocksDB's own bytes)."""
     out = []
-    for t in trials:
-        m = t.get('measurement')
+    for c, m in trials:
         if not isinstance(m, dict) or m.get('write_amp_by') != 'rocksdb':
             continue
         try:
             out.append(Window(
-                Candidate.from_dict(t['candidate']), float(m['client_bytes']),
+                Candidate.from_dict(c), float(m['client_bytes']),
                 float(m.get('rocksdb_wal_bytes') or 0), float(m.get('flush_bytes') or 0),
                 float(m.get('compaction_bytes') or 0), int(m.get('compactions') or 0),
                 float(m.get('db_used_bytes') or 0)))
