@@ -1,7 +1,7 @@
 """Perf counter snapshots and what a measurement window made of them: deltas
 between two `perf dump`s of the canary (what accumulated before is moot)."""
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from statistics import median  # the stdlib's (ValueError when empty)
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
@@ -108,7 +108,8 @@ class Measurement:
     db_used_bytes: Optional[int] = None  # BlueFS's DB bytes in use at the window's end
 
     def to_dict(self) -> Dict[str, Any]:
-        return asdict(self)
+        # its fields are scalars: no deep copy (every save converts every trial)
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> 'Measurement':

@@ -40,7 +40,7 @@ record as after any unreadable head.
 """
 import copy
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import Enum
 from typing import Any, Callable, Dict, List, Mapping, Optional, cast
 
@@ -91,8 +91,12 @@ class Trial:
     slots: List['Trial'] = field(default_factory=list)
 
     def to_json(self) -> Dict[str, Any]:
-        """As stored and shown: `slots` only where there are some."""
-        out = {k: v for k, v in asdict(self).items() if k != 'slots'}
+        """As stored and shown: `slots` only where there are some.  Field by
+        field, not asdict: its deep copy of every trial at each save made the
+        session's steps twice as slow."""
+        out = {f.name: copy.copy(getattr(self, f.name)) for f in fields(self)
+               if f.name != 'slots'}
+        out['measurement'] = None if self.measurement is None else self.measurement.to_dict()
         if self.slots:
             out['slots'] = [t.to_json() for t in self.slots]
         return out
