@@ -27,11 +27,12 @@ import json
 import os
 import sys
 from statistics import median
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Sequence, Tuple
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', 'src', 'pybind', 'mgr'))
 
 from rocks_autotune import wear_model  # noqa: E402
+from rocks_autotune.perf_counters import Measurement  # noqa: E402
 from rocks_autotune.rocksdb_options import (ColumnFamily, parse_options,  # noqa: E402
                                             parse_sharding)
 from rocks_autotune.space import SearchSpace  # noqa: E402
@@ -134,15 +135,17 @@ def _rounded(d: Dict[str, float]) -> Dict[str, float]:
 def session(trials: Sequence[Dict[str, Any]], families: Sequence[ColumnFamily]) -> List[str]:
     """A session's steady-check windows against the model calibrated, as the
     session was, on its other windows (`ceph rocks-autotune history -f json`)."""
-    short = wear_model.windows_of([(t['candidate'], t['measurement']) for t in trials
-                                   if not t.get('steady')])
+    def window_of(t: Dict[str, Any]) -> Tuple[Dict[str, Any], Measurement]:
+        return t['candidate'], Measurement.from_dict(t['measurement'])
+    short = wear_model.windows_of([window_of(t) for t in trials
+                                   if not t.get('steady') and t.get('measurement')])
     cal = wear_model.calibrate(short, families, max(
         (int(parse_options(t['options']).get('max_total_wal_size', 0)) for t in trials), default=0))
     out = ['| window | arm | measured steady write-amp | predicted | error |',
            '|---|---|---|---|---|']
     for t in trials:
         if t.get('steady'):
-            w = wear_model.windows_of([(t['candidate'], t['measurement'])])[0]
+            w = wear_model.windows_of([window_of(t)])[0]
             m, p = measured(w), wear_model.predict(w.candidate, cal, families)
             out.append(f'| {t["index"]} | {t["arm"]} | {m:.3f} | {p:.3f} | {p / m - 1:+.0%} |')
     out.append(f'calibration on {cal.flush_windows} flush / {cal.compaction_windows} compaction '

@@ -8,6 +8,7 @@ import pytest
 
 from rocks_autotune import paired_stats, report, steady_check, wear_model
 from rocks_autotune.gate import StartRefused
+from rocks_autotune.perf_counters import Measurement
 from rocks_autotune.rocksdb_options import ColumnFamily, parse_sharding
 from rocks_autotune.session_settings import Settings
 from rocks_autotune.space import Candidate
@@ -200,8 +201,8 @@ def test_a_wear_session_from_a_small_memtable_string_saves_db_bytes() -> None:
     search = s.search
     # as the last search window left it (the rounds' windows came after)
     cal = wear_model.calibrate(wear_model.windows_of(
-        [(t['candidate'], t['measurement']) for t in h.trials if t['kind'] != 'confirm']),
-        search.space.column_families)
+        [(t['candidate'], Measurement.from_dict(t['measurement'])) for t in h.trials
+         if t['kind'] != 'confirm' and t['measurement']]), search.space.column_families)
     assert cal.windows >= 6
     for t in [t for t in h.trials if t['kind'] == 'candidate']:
         ratio = search.predicted_ratio(Candidate.from_dict(t['candidate']), cal)
@@ -375,10 +376,12 @@ def test_the_model_orders_demo_run_6s_steady_windows_as_measured() -> None:
     tentacle = parse_sharding('m(3) p(3,0-12) O(3,0-13)=block_cache={type=binned_lru} '
                               'L=min_write_buffer_number_to_merge=32 '
                               'P=min_write_buffer_number_to_merge=32')
+
+    def window_of(t: Any) -> Any:
+        return t['candidate'], Measurement.from_dict(t['measurement'])
     cal = wear_model.calibrate(wear_model.windows_of(
-        [(t['candidate'], t['measurement']) for t in trials if not t['steady']]),
-        tentacle, 64 * MiB)
-    steady = {t['arm']: wear_model.windows_of([(t['candidate'], t['measurement'])])[0]
+        [window_of(t) for t in trials if not t['steady']]), tentacle, 64 * MiB)
+    steady = {t['arm']: wear_model.windows_of([window_of(t)])[0]
               for t in trials if t['steady']}
     predicted = {arm: wear_model.predict(w.candidate, cal, tentacle) for arm, w in steady.items()}
     assert predicted['c1'] > predicted['baseline']

@@ -79,6 +79,10 @@ class Confirmation:
         failures = sum(1 for t in ts if t.verdict == 'failed')
         return failures >= (BASELINE_TRIES if name == BASELINE else 1)
 
+    def _round_done(self, r: int) -> bool:
+        """Every arm of round r measured (or failed out of it)."""
+        return all(self._done(r, a) for a in self.rec['orders'][r])
+
     def _measured(self, r: int, name: str, steady: str = '') -> Optional[Dict[str, Any]]:
         """Arm `name`'s measurement in round (or steady pair) r, if any, as the
         statistics read it (by figure)."""
@@ -305,8 +309,7 @@ class Confirmation:
                               'recommended, so it needed no steady window')
         rec['result'] = {
             'recommended': best, 'complete': complete, 'rounds': rec['rounds'],
-            'rounds_done': sum(1 for r, order in enumerate(rec['orders'])
-                               if all(self._done(r, a) for a in order)),
+            'rounds_done': sum(1 for r in range(len(rec['orders'])) if self._round_done(r)),
             'objective': rec['objective'], 'direction': rec['direction'], 'goal': self.goal,
             'margin': rec['margin'], 'budget': self.budget, 'level': self.level,
             'wear_margin': rec.get('wear_margin'), 'restart_limit': rec.get('restart_limit'),
@@ -356,11 +359,9 @@ class Confirmation:
     def steady_planned(self) -> int:
         """Steady-window measurements still to come, at most: two a pair for
         every arm that may still need its check."""
-        orders = self.rec['orders']
+        n = len(self.rec['orders'])
         # the last round in flight: its arms may still pass and need their check
-        over = len(orders) >= self.rec['rounds'] and all(
-            self._done(len(orders) - 1, a) for a in orders[-1])
-        if not self.active() or over:
+        if not self.active() or (n >= self.rec['rounds'] and self._round_done(n - 1)):
             arms = self._unchecked()
         else:
             arms = [a['arm'] for a in self.rec['arms'] if not a['out']]

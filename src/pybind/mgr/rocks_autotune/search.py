@@ -109,7 +109,7 @@ class Search:
     def wear_calibration(self) -> wear_model.Calibration:
         """The wear model fitted to every window so far."""
         return wear_model.calibrate(
-            wear_model.windows_of([(t.candidate, t.measurement.to_dict())
+            wear_model.windows_of([(t.candidate, t.measurement)
                                    for t in self.s['trials'] if t.measurement]),
             self.space.column_families, self.space.max_total_wal_size)
 
@@ -339,18 +339,17 @@ class Search:
         done = [(t, t.measurement) for t in s['trials'] if t.measurement and t.seconds]
         steady, limit, window, need = self._window_lengths(done)
         pre = canary.get('precondition') or {}
+        pre_spent = pre.get('seconds', 0.0) + pre.get('fill_seconds', 0.0)
         # a measurement's cost beside its window: restart, warm-up, the steps
         # (the first one's preconditioning is not a cost the others pay)
-        first = (pre.get('seconds', 0.0) + pre.get('fill_seconds', 0.0)
-                 if preconditioned and pre.get('done') else 0.0)
+        first = pre_spent if preconditioned and pre.get('done') else 0.0
         over = median([t.seconds - m.seconds - (first if k == 0 else 0.0)
                        for k, (t, m) in enumerate(done)]) if done else st.warmup + 60.0
         per_search = over + (median([m.seconds for _, m in done]) if done
                              else self.params.duration)
         search, confirmation, steadies = self.left()
         # the preconditioning's rest of its limit (when it ends is the DB's to say)
-        pending = (max(0.0, st.precondition_limit - pre.get('seconds', 0.0)
-                       - pre.get('fill_seconds', 0.0))
+        pending = (max(0.0, st.precondition_limit - pre_spent)
                    if preconditioned and not pre.get('done') else 0.0)
         rest = pending + search * per_search + confirmation * (over + window)
         left = rest + steadies * (over + limit)  # each steady window at its limit

@@ -27,8 +27,9 @@ where its steady window wrote 1.25x (doc/bench/wear.md).
 import math
 from dataclasses import dataclass, field
 from statistics import median
-from typing import Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
+from .perf_counters import Measurement
 from .rocksdb_options import ColumnFamily
 from .space import Candidate, flush_capacity, wal_limit
 
@@ -191,19 +192,11 @@ def parts(c: Candidate, cal: Calibration, families: Sequence[ColumnFamily]) -> D
             'write_amp': cal.wal + flushed * (1.0 + k)}
 
 
-def windows_of(trials: Sequence[Tuple[Dict[str, object], object]]) -> List[Window]:
+def windows_of(trials: Sequence[Tuple[Dict[str, Any], Measurement]]) -> List[Window]:
     """The model's windows from a session's recorded trials, (candidate,
     measurement) each (those that counted RocksDB's own bytes)."""
-    out = []
-    for c, m in trials:
-        if not isinstance(m, dict) or m.get('write_amp_by') != 'rocksdb':
-            continue
-        try:
-            out.append(Window(
-                Candidate.from_dict(c), float(m['client_bytes']),
-                float(m.get('rocksdb_wal_bytes') or 0), float(m.get('flush_bytes') or 0),
-                float(m.get('compaction_bytes') or 0), int(m.get('compactions') or 0),
-                float(m.get('db_used_bytes') or 0)))
-        except (KeyError, TypeError, ValueError):
-            continue
-    return out
+    return [Window(Candidate.from_dict(c), float(m.client_bytes),
+                   float(m.rocksdb_wal_bytes or 0), float(m.flush_bytes or 0),
+                   float(m.compaction_bytes or 0), int(m.compactions or 0),
+                   float(m.db_used_bytes or 0))
+            for c, m in trials if m.write_amp_by == 'rocksdb']
