@@ -18,6 +18,7 @@ import pytest
 ENDED = ('done', 'stopped', 'aborted', 'failed')
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 LAB_CMD = os.path.join(REPO, 'qa', 'lab', 'ceph-lab')
+DEMO_SH = os.path.join(REPO, 'qa', 'workunits', 'rocks_autotune', 'demo.sh')
 
 
 class Lab:
@@ -260,7 +261,9 @@ class ShortSession:
     """A short real session and what the cluster showed during and right
     after it, captured before any later test changes the cluster."""
     osd: int
-    start: subprocess.CompletedProcess
+    # qa/workunits/rocks_autotune/demo.sh ran it (the demo's session script:
+    # start, progress lines, the final screen, `apply --dry-run` if it recommends)
+    demo: subprocess.CompletedProcess
     second_start: subprocess.CompletedProcess  # while the first runs
     progress_seen: bool  # its progress event in `ceph -s` while it ran
     status: Dict[str, Any]
@@ -279,9 +282,9 @@ class ShortSession:
 
 @pytest.fixture(scope='session')
 def short_session(lab: Lab) -> ShortSession:
-    """One short session (osd.1, 4 trials of 4 s), run once per lab: a real
-    session takes minutes, and the tuner's end-to-end test and the panel's
-    browser test and the rollout's first test only read one that ran."""
+    """One short session (osd.1, 4 trials of 4 s) run by the demo's script, once
+    per lab: a real session takes minutes, and the tuner's end-to-end test and
+    the panel's browser test and the rollout's first test only read one that ran."""
     osd = 1
     if lab.status()['state'] not in ENDED + ('idle',):
         lab.wait('the session in flight to end', lambda: lab.status()['state'] in ENDED, 900)
@@ -289,8 +292,10 @@ def short_session(lab: Lab) -> ShortSession:
     lab.ceph('config', 'set', f'osd.{osd}', 'bluestore_rocksdb_options_annex',
              'compaction_readahead_size=2097152')
     before = lab.own_config(f'osd.{osd}')
-    start = lab.ceph('rocks-autotune', 'start', '--osd', str(osd), '--trials', '4',
-                     '--duration', '4')
+    last = lab.status().get('id')
+    demo = subprocess.Popen(['bash', DEMO_SH, '--osd', str(osd), '--trials', '4', '--duration',
+                             '4'], env=lab.env, stdout=subprocess.PIPE, text=True)
+    lab.wait('the session to start', lambda: lab.status().get('id') not in (None, last), 60)
     second = lab.ceph('rocks-autotune', 'start', check=False)
     seen = []
 
@@ -304,8 +309,10 @@ def short_session(lab: Lab) -> ShortSession:
     while f'Tuning RocksDB on osd.{osd}' in ceph_s and time.time() < deadline:
         time.sleep(1)
         ceph_s = lab.ceph('-s').stdout
+    out, _ = demo.communicate(timeout=120)
     got = ShortSession(
-        osd=osd, start=start, second_start=second, progress_seen=any(seen), status=status,
+        osd=osd, demo=subprocess.CompletedProcess(demo.args, demo.returncode, out),
+        second_start=second, progress_seen=any(seen), status=status,
         history=lab.json('rocks-autotune', 'history'),
         best=lab.json('rocks-autotune', 'best'),
         best_text=lab.ceph('rocks-autotune', 'best'),

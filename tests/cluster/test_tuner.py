@@ -53,7 +53,13 @@ def test_bad_input_is_refused_and_changes_nothing(lab: Lab) -> None:
 
 def test_short_session_ends_done_and_restores_the_canary(short_session: ShortSession) -> None:
     s = short_session
-    assert 'osd.1' in s.start.stdout
+    assert s.demo.returncode == 0 and 'osd.1' in s.demo.stdout.splitlines()[0], s.demo.stdout
+    # the demo script's final screen: the answer in a few lines (issue 43),
+    # after its progress lines (then `apply --dry-run` when it recommends)
+    final = s.demo.stdout[s.demo.stdout.rindex('\n\nstate: ') + 2:].strip().splitlines()
+    assert final[0].startswith('state: done: ') and '(objective iops)' in final[0], final
+    assert 'more: ceph rocks-autotune status --detail, history, best' in final, final
+    assert len(final) <= 25, final
     busy = s.second_start
     assert busy.returncode != 0 and 'already' in busy.stderr
     assert s.progress_seen
