@@ -241,6 +241,15 @@ def test_the_demo_canary_runs_the_blog_string_with_only_its_wal_scaled(
     blog, demo = parse_options(BLOG_SMALL), parse_options(lab.demo_string())
     assert demo.pop('max_total_wal_size') == str(64 << 20) != blog.pop('max_total_wal_size')
     assert demo == blog
+    # the scenario bench's other starting points: the same, only the WAL scaled
+    from rocks_autotune import rocksdb_options as ro
+    monkeypatch.setattr(lab, 'ceph', lambda *a, **k: json.dumps({'default': ro.NEW_TUNING}))
+    for start, base in (('pacific', ro.PACIFIC_DEFAULT), ('new-tuning-lz4', ro.NEW_TUNING_LZ4),
+                        ('default', ro.NEW_TUNING)):
+        got = parse_options(lab.demo_string(start))
+        assert got.pop('max_total_wal_size') == str(64 << 20), start
+        assert got == {k: v for k, v in parse_options(base).items()
+                       if k != 'max_total_wal_size'}, start
     # the session the demo runs: the wear objective on its canary
     assert lab.DEMO_START[:4] == ['--osd', str(lab.DEMO_CANARY), '--objective', 'wear']
 
