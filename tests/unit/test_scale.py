@@ -38,6 +38,11 @@ from rocks_autotune.workload import GROUP_PGS, pg_seed  # noqa: E402
 from rocks_autotune import store  # noqa: E402
 from rocks_autotune.store import MAX_VALUE, ROLLOUT_KEY  # noqa: E402
 
+# the unit tier runs these, not unit-tentacle: they bound the module's own
+# work over a mock of thousands of OSDs, which no release's Python changes,
+# and they are a third of the suite's time
+pytestmark = pytest.mark.scale
+
 OSDS, HOSTS = 2000, 100
 # the bounds: mon commands + tells, and Python time, for one dry run
 CALLS = HOSTS + 10
