@@ -262,6 +262,8 @@ def test_the_demos_module_options_take_an_experiments_overrides(
     monkeypatch.setattr(lab, 'wait_for', lambda *a: None)
     monkeypatch.setattr(lab, 'log', lambda *a: None)
     assert lab.demo_setup({'confirm_rounds': '10'}) == lab.DEMO_START
+    iops = lab.demo_setup({}, 'pacific', 'iops')
+    assert iops[iops.index('--objective') + 1] == 'iops' and len(iops) == len(lab.DEMO_START)
     set_ = {a[3]: a[4] for a in calls if a[:3] == ('config', 'set', 'mgr')}
     assert set_ == {f'mgr/rocks_autotune/{k}': v
                     for k, v in dict(lab.DEMO_OPTIONS, confirm_rounds='10').items()}
