@@ -5,15 +5,10 @@ import json
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Protocol, Sequence, Tuple
 
 from . import rocksdb_stats
 from .rocksdb_stats import KvStats
-
-try:
-    from typing import Protocol
-except ImportError:  # pragma: no cover - Python < 3.8
-    from typing_extensions import Protocol  # type: ignore
 
 
 class ClusterError(Exception):

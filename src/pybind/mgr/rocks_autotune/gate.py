@@ -55,12 +55,6 @@ def at_most(lines: List[str], what: str) -> List[str]:
     return lines[:NAMED] + [f'{len(lines) - NAMED} more {what} likewise']
 
 
-def foreign_checks(cluster: Cluster) -> Tuple[str, List[str]]:
-    """The cluster's health status and the checks raised by others than us."""
-    status, checks = cluster.health()
-    return status, [c for c in checks if not c.startswith(HEALTH_PREFIX)]
-
-
 @dataclass
 class Health:
     """One look at the cluster before a restart (or the start): what
@@ -108,7 +102,8 @@ def look(cluster: Cluster, osd: Optional[int],
          own_crash: Callable[[Crash], bool] = lambda crash: False) -> Health:
     """The health policy's look; `osd` is the canary (None: not chosen yet),
     `own_crash` says whether a crash is one of this session's failed trials."""
-    status, others = foreign_checks(cluster)
+    status, checks = cluster.health()
+    others = [c for c in checks if not c.startswith(HEALTH_PREFIX)]  # raised by others than us
     threats = data_threats(cluster)
     if 'OSD_FLAGS' in others and osd is not None and \
             cluster.osd_flags() == {f'osd.{osd}': ['noout']}:

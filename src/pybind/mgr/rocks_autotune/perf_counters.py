@@ -120,14 +120,6 @@ def wal_bytes(a: Dict[str, Any], b: Dict[str, Any]) -> float:
     return _delta(a, b, WAL_BYTES)
 
 
-def logged_wal(before: Dict[str, Any], after: Dict[str, Any],
-               kv: Optional[KvDelta]) -> float:
-    """The window's WAL bytes as a steady window counts them: RocksDB's when
-    counted, else BlueFS's (which add the sync padding, up to ~1.8x)."""
-    return float(kv.wal_bytes) if kv is not None and kv.wal_bytes > 0 else \
-        wal_bytes(before, after)
-
-
 def l0_cycles(before: Dict[str, Any], after: Dict[str, Any], flush_bytes: int,
               trigger: int) -> float:
     """How many L0->L1 compaction cycles the window can have covered, at
@@ -179,7 +171,10 @@ def measure(before: Dict[str, Any], after: Dict[str, Any], seconds: float,
         if reference_bytes is not None:
             iops_r = reference_bytes / block_size / bench_seconds
     flushes = wal / flush_bytes if flush_bytes > 0 else 0.0
-    cover = logged_wal(before, after, kv) / steady_bytes if steady_bytes > 0 else None
+    # the WAL bytes as a steady window counts them: RocksDB's when counted,
+    # else BlueFS's (which add the sync padding, up to ~1.8x)
+    logged = float(kv.wal_bytes) if kv is not None and kv.wal_bytes > 0 else wal
+    cover = logged / steady_bytes if steady_bytes > 0 else None
     bluefs_wa = db / client if client > 0 else math.inf
     write_amp, by = bluefs_wa, BLUEFS
     if kv is not None:

@@ -53,16 +53,13 @@ def _documents(text: str) -> List[List[Tuple[str, Any]]]:
     """Each JSON document in `text`, as its top-level (key, value) pairs in order."""
     dec = json.JSONDecoder(object_pairs_hook=list)
     docs: List[List[Tuple[str, Any]]] = []
-    pos = 0
-    while True:
-        while pos < len(text) and text[pos].isspace():
-            pos += 1
-        if pos >= len(text):
-            return docs
-        doc, pos = dec.raw_decode(text, pos)
+    text, pos = text.rstrip(), 0
+    while pos < len(text):  # from the next document's start
+        doc, pos = dec.raw_decode(text, len(text) - len(text[pos:].lstrip()))
         if not isinstance(doc, list):
             raise ValueError('dump_objectstore_kv_stats: not a JSON object')
         docs.append(doc)
+    return docs
 
 
 def _size(number: str, unit: str) -> int:

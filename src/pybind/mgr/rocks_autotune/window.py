@@ -184,8 +184,6 @@ class Window:
         compacted below L0 and the WAL covers steady_bytes; short if not."""
         st = self.settings
         w = self._window()
-        flush_bytes = flush_size(c)
-        trigger = c.level0_file_num_compaction_trigger
         cycles = 0.0 if length is None and steady_limit is None else 1.0
         elapsed = now - w['start']
         bench = self.workload is not None
@@ -198,33 +196,27 @@ class Window:
             return None, self._drive(st.duration)
         after = perf_counters.snapshot(self.cluster.perf_dump(self.osd))
         kv_after = self._kv_stats() if w.get('kv_before') is not None else None
-        kv = delta(w['kv_before'], kv_after) if kv_after is not None else None
-        if kv is not None:
-            covered = float(kv.flushes)
-            seen_cycles = float(kv.compactions)
-        else:
-            covered = perf_counters.wal_bytes(w['before'], after) / flush_bytes
-            seen_cycles = perf_counters.l0_cycles(w['before'], after, flush_bytes, trigger)
-        need = steady_bytes(c, families, max_total_wal_size) if steady_limit is not None else 0
+        m = perf_counters.measure(
+            w['before'], after, seconds=elapsed, flush_bytes=flush_size(c),
+            min_flushes=st.min_flushes, bench_bytes=w['bytes'] if bench else None,
+            bench_seconds=w['bench_seconds'] if bench else None,
+            trigger=c.level0_file_num_compaction_trigger, min_cycles=cycles,
+            kv=delta(w['kv_before'], kv_after) if kv_after is not None else None,
+            reference_bytes=w.get('reference_bytes') if bench else None,
+            steady_bytes=steady_bytes(c, families, max_total_wal_size)
+            if steady_limit is not None else 0)
         if steady_limit is not None:
-            logged = perf_counters.logged_wal(w['before'], after, kv)
-            if (seen_cycles < cycles or logged < need) and elapsed < steady_limit:
+            if ((m.l0_cycles or 0.0) < cycles or (m.wal_cover is not None and m.wal_cover < 1)) \
+                    and elapsed < steady_limit:
                 # no compaction yet, or too few bytes for every column family
                 # to have gone through one: go on, up to the limit
                 step = min(st.extend_seconds, steady_limit - elapsed)
                 return None, min(self._drive(step), step)
-        else:
-            short = covered < st.min_flushes or (length is not None and seen_cycles < cycles)
-            if short and length is None and elapsed < st.duration * st.max_window_factor:
-                # too little written to see this config's write-amp: extend
-                return None, self._drive(st.extend_seconds)
-        return perf_counters.measure(w['before'], after, seconds=elapsed, flush_bytes=flush_bytes,
-                                     min_flushes=st.min_flushes,
-                                     bench_bytes=w['bytes'] if bench else None,
-                                     bench_seconds=w['bench_seconds'] if bench else None,
-                                     trigger=trigger, min_cycles=cycles, kv=kv,
-                                     reference_bytes=w.get('reference_bytes') if bench
-                                     else None, steady_bytes=need), 0
+        elif m.flushes < st.min_flushes and length is None \
+                and elapsed < st.duration * st.max_window_factor:
+            # too little written to see this config's write-amp: extend
+            return None, self._drive(st.extend_seconds)
+        return m, 0
 
 
 class Precondition:

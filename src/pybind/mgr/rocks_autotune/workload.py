@@ -23,15 +23,10 @@ import random
 import threading
 import time
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple
 
 from .cluster import NO_OSD, Cluster, ClientIo, ClusterError, PgInfo, PoolInfo
 from .placement import pg_of
-
-try:
-    from typing import Protocol
-except ImportError:  # Python < 3.8
-    from typing_extensions import Protocol  # type: ignore
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +82,6 @@ class KeyspaceWorkload(Workload, Protocol):
 
 
 class BenchWorkload:
-    kind = OSD_BENCH
     last_reference: Optional[int] = None  # no reference group
 
     def __init__(self, cluster: Cluster, osd: int, block_size: int = 4096,
@@ -100,14 +94,10 @@ class BenchWorkload:
         self.object_num = object_num
         self.chunk_seconds = chunk_seconds
 
-    def ops_for(self, seconds: float, iops_estimate: Optional[float]) -> int:
+    def drive(self, seconds: float, iops_estimate: Optional[float]) -> Tuple[int, float]:
         # first chunk of a trial: a guess that finishes quickly on any drive
         est = iops_estimate or 500.0
-        return int(min(BENCH_MAX_OPS, max(200, est * min(seconds, self.chunk_seconds))))
-
-    def drive(self, seconds: float, iops_estimate: Optional[float]) -> Tuple[int, float]:
-        """Write for about `seconds` (at most one chunk); bytes written and time taken."""
-        ops = self.ops_for(seconds, iops_estimate)
+        ops = int(min(BENCH_MAX_OPS, max(200, est * min(seconds, self.chunk_seconds))))
         r = self.cluster.bench(self.osd, ops * self.block_size, self.block_size,
                                self.object_size, self.object_num)
         return int(r['bytes_written']), float(r['elapsed_sec'])
@@ -250,8 +240,6 @@ class ClientRecord:
 
 
 class ClientWorkload:
-    kind = CLIENT
-
     def __init__(self, io: ClientIo, objects: Sequence[str], object_size: int,
                  block_size: int = 4096, threads: int = 16, chunk_seconds: float = 5.0,
                  seed: int = 0, clock: Clock = time.monotonic,
@@ -434,35 +422,18 @@ class ClientWorkload:
 
 
 class LazyClientWorkload:
-    """A ClientWorkload made on its first use (by `make`)."""
+    """A ClientWorkload made on its first use (by `make`): its members are the load's."""
     block_size = 4096
 
     def __init__(self, make: Callable[[], ClientWorkload]) -> None:
         self.make = make
         self.load: Optional[ClientWorkload] = None
 
-    def _load(self) -> ClientWorkload:
-        if self.load is None:
-            self.load = self.make()
-        return self.load
-
-    def drive(self, seconds: float, iops_estimate: Optional[float]) -> Tuple[int, float]:
-        return self._load().drive(seconds, iops_estimate)
-
     @property
     def last_reference(self) -> Optional[int]:
         return None if self.load is None else self.load.last_reference
 
-    def fill(self, start: int, seconds: float) -> Tuple[int, int, float]:
-        return self._load().fill(start, seconds)
-
-    def overwrite(self, start: int, seconds: float) -> Tuple[int, int, float]:
-        return self._load().overwrite(start, seconds)
-
-    @property
-    def object_count(self) -> int:
-        return self._load().object_count
-
-    @property
-    def block_count(self) -> int:
-        return self._load().block_count
+    def __getattr__(self, name: str) -> Any:
+        if self.load is None:
+            self.load = self.make()
+        return getattr(self.load, name)
