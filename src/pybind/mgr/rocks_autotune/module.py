@@ -10,11 +10,7 @@ import errno
 import json
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple, cast
-try:
-    from typing import Protocol
-except ImportError:  # Python < 3.8
-    from typing_extensions import Protocol  # type: ignore
+from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple, cast
 
 from mgr_module import HandleCommandResult, MgrModule, MgrStandbyModule, NotifyType, Option
 from orchestrator import OrchestratorClientMixin

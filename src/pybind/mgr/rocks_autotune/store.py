@@ -42,15 +42,10 @@ import copy
 import json
 from dataclasses import dataclass, field, fields
 from enum import Enum
-from typing import Any, Callable, Dict, List, Mapping, Optional, cast
+from typing import Any, Callable, Dict, List, Mapping, Optional, TypedDict, cast
 
 from .perf_counters import Measurement
 from .workload import ClientRecord
-
-try:
-    from typing import TypedDict
-except ImportError:  # pragma: no cover - Python < 3.8 (Pacific's el8 images)
-    from typing_extensions import TypedDict  # type: ignore
 
 HEAD_KEY = 'session'
 START_KEY = 'session.start'
