@@ -14,7 +14,8 @@ as run-bench's client check), after a 10-s warm-up:
   RocksDB did at least one compaction below L0 (any column family) and its
   WAL bytes exceed write_buffer_size x min_write_buffer_number_to_merge x
   level0_file_num_compaction_trigger x 12 (column families) of the config,
-  at most --steady-limit (900) s.
+  at most --steady-limit (900) s; with --steady-min, at least that long
+  (equal windows for strings whose L0 cycles differ in length).
 
 Per (config, window, OSD) one JSON line in qa/bench/results/wear-windows.jsonl,
 written as each window ends: seconds, the OSD's client bytes (osd.op_w_in_bytes
@@ -157,11 +158,11 @@ def loadavg() -> List[float]:
 
 
 def window(lab: Lab, osds: List[int], name: str, options: str, kind: str,
-           limit: float, wal_needed: int, deadline: float, common: Dict[str, Any]
-           ) -> List[Dict[str, Any]]:
+           limit: float, wal_needed: int, deadline: float, common: Dict[str, Any],
+           min_seconds: float = 0.0) -> List[Dict[str, Any]]:
     """One window over every OSD: `short` one fio run of `limit` s; `steady`
     fio chunks until every OSD compacted below L0 and its WAL passed
-    `wal_needed`, at most `limit` s (or `deadline`)."""
+    `wal_needed`, and `min_seconds` passed, at most `limit` s (or `deadline`)."""
     load0 = loadavg()
     t0 = time.time()
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')
@@ -176,7 +177,9 @@ def window(lab: Lab, osds: List[int], name: str, options: str, kind: str,
         if left < 5:
             cut = deadline - time.time() < 5 and limit - (time.time() - t0) >= 5
             break
-        r = fio_chunk(lab, min(60.0, left) if kind == 'steady' else left)
+        rest = min_seconds - (time.time() - t0)  # chunks end at min_seconds
+        r = fio_chunk(lab, left if kind == 'short'
+                      else min(60.0, left, rest if rest >= 5 else 60.0))
         writes += r['writes']
         secs += r['seconds']
         chunk_p99.append(round(r['p99_ns'] / 1000.0, 1))
@@ -194,8 +197,8 @@ def window(lab: Lab, osds: List[int], name: str, options: str, kind: str,
             d = rocksdb_stats.delta(before[o]['kv'], kv)
             ok.append(cf_totals(before[o]['kv'], kv)[1] >= 1 and d.wal_bytes > wal_needed)
         log(f'{name} steady {time.time() - t0:.0f} s: osds reached {ok}, load {loadavg()}')
-        if all(ok):
-            reached = True
+        reached = reached or all(ok)
+        if reached and time.time() - t0 >= min_seconds - 5:
             break
     if kind == 'steady' and reached is None:
         reached = False
@@ -265,7 +268,8 @@ def run(a: argparse.Namespace) -> None:
         fill = benchlib.fio_image(lab, POOL, a.image_mib << 20)
         log(f'image of {a.image_mib} MiB filled and overwritten once in {fill:.0f} s')
         common = {'lab': lab.dir, 'version': facts['version'], 'commit': facts['commit'],
-                  'osds': len(osds), 'image_mib': a.image_mib, 'image_fill_seconds': round(fill)}
+                  'osds': len(osds), 'image_mib': a.image_mib, 'image_fill_seconds': round(fill),
+                  'steady_min': a.steady_min}
         passes: Dict[str, int] = {}
         for name, (setting, options) in order:
             passes[name] = passes.get(name, 0) + 1
@@ -283,7 +287,7 @@ def run(a: argparse.Namespace) -> None:
                 rows = window(lab, osds, name, options, kind, limit, steady_wal(options),
                               deadline, dict(common, restart_seconds=restart,
                                              option_running=got, warmup=a.warmup,
-                                             config_pass=passes[name]))
+                                             config_pass=passes[name]), a.steady_min)
                 with open(a.out, 'a') as f:
                     for r in rows:
                         f.write(json.dumps(r) + '\n')
@@ -358,6 +362,8 @@ def main() -> None:
     ap.add_argument('--warmup', type=float, default=10.0)
     ap.add_argument('--short', type=float, default=60.0)
     ap.add_argument('--steady-limit', type=float, default=900.0)
+    ap.add_argument('--steady-min', type=float, default=0.0, metavar='SECONDS',
+                    help='a steady window runs at least this long, steady or not')
     ap.add_argument('--until', default='', help='HH:MM UTC: no window runs past it')
     a = ap.parse_args()
     if a.table:
