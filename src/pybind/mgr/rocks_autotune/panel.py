@@ -75,10 +75,7 @@ class Response:
     headers: Dict[str, str] = field(default_factory=dict)
 
     def all_headers(self) -> Dict[str, str]:
-        h = dict(SECURITY_HEADERS)
-        h['Content-Type'] = self.content_type
-        h.update(self.headers)
-        return h
+        return {**SECURITY_HEADERS, 'Content-Type': self.content_type, **self.headers}
 
 
 class BadQuery(ValueError):
