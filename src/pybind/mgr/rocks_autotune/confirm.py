@@ -54,6 +54,15 @@ def _trials(trials: List[Trial], r: int, name: str, steady: str = '') -> List[Tr
             if t.kind == 'confirm' and t.round == r and t.arm == name and t.steady == steady]
 
 
+def _verdict(rec: Dict[str, Any], rounds: Sequence[Round]
+             ) -> Tuple[List[str], List[paired_stats.ArmVerdict]]:
+    """paired_stats.verdict of the arms' objective over `rounds`, those out left out."""
+    return paired_stats.verdict(
+        rounds, [a['arm'] for a in rec['arms']], BASELINE, rec['objective'], rec['direction'],
+        rec['margin'], out={a['arm']: (a['out'][0], a['out'][1]) for a in rec['arms'] if a['out']},
+        level=float(rec['level']))
+
+
 class Confirmation:
     def __init__(self, state: SessionState, budget: float) -> None:
         self.s = state
@@ -88,10 +97,6 @@ class Confirmation:
         statistics read it (by figure)."""
         return next((t.measurement.to_dict() for t in _trials(self.s['trials'], r, name, steady)
                      if t.verdict == 'measured' and t.measurement), None)
-
-    def measured(self) -> int:
-        return sum(1 for t in self.s['trials']
-                   if t.kind == 'confirm' and t.verdict == 'measured')
 
     @property
     def level(self) -> float:
@@ -138,11 +143,7 @@ class Confirmation:
 
     def passing(self) -> List[str]:
         """The arms whose objective passed over the rounds, best first."""
-        rec = self.rec
-        ranked, _ = paired_stats.verdict(
-            self.rounds(), [a['arm'] for a in rec['arms']], BASELINE, rec['objective'],
-            rec['direction'], rec['margin'], out=self._out(), level=self.level)
-        return self._best_first(ranked)
+        return self._best_first(_verdict(self.rec, self.rounds())[0])
 
     @property
     def goal(self) -> str:
@@ -156,9 +157,6 @@ class Confirmation:
         if self.goal != WEAR:
             return ranked
         return [a['arm'] for a in self.rec['arms'] if a['arm'] in ranked]
-
-    def _out(self) -> Dict[str, Tuple[str, str]]:
-        return {a['arm']: (a['out'][0], a['out'][1]) for a in self.rec['arms'] if a['out']}
 
     def _steady_windows(self, arm: str, p: int) -> List[Window]:
         return measurement_plan.windows(self.measurement_plan,
@@ -281,9 +279,7 @@ class Confirmation:
         rec = self.rec
         arms = rec['arms']
         rounds = self.rounds()
-        ranked, results = paired_stats.verdict(
-            rounds, [a['arm'] for a in arms], BASELINE, rec['objective'],
-            rec['direction'], rec['margin'], out=self._out(), level=self.level)
+        ranked, results = _verdict(rec, rounds)
         shown = []
         for a, v in zip(arms, results):
             st: Optional[Dict[str, Any]] = None

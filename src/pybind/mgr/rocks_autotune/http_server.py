@@ -243,7 +243,7 @@ class PanelServer:
         self._wanted: Optional[Tuple[str, int]] = None  # what it was asked for
         self._server: Optional[_GatedServer] = None
         self._thread: Optional[threading.Thread] = None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # ensure stops under it
 
     def ensure(self, host: str, port: int) -> bool:
         """Serve on host:port (re-binding if it moved); True if it now listens there.
@@ -251,7 +251,7 @@ class PanelServer:
         with self._lock:
             if self._server is not None and self._wanted == (host, port):
                 return True
-            self._stop()
+            self.stop()
             server = _GatedServer((host, port), self.app, self.MAX_HEADER_BYTES,
                                   self.MAX_BODY_BYTES, self.MAX_CONNECTIONS, self.TIMEOUT)
             try:
@@ -270,13 +270,10 @@ class PanelServer:
 
     def stop(self) -> None:
         with self._lock:
-            self._stop()
-
-    def _stop(self) -> None:
-        server, thread = self._server, self._thread
-        self._server = self._thread = None
-        self.bound = self._wanted = None
-        if server is not None:
-            server.stop()
-        if thread is not None:
-            thread.join(10)
+            server, thread = self._server, self._thread
+            self._server = self._thread = None
+            self.bound = self._wanted = None
+            if server is not None:
+                server.stop()
+            if thread is not None:
+                thread.join(10)

@@ -75,10 +75,7 @@ class Response:
     headers: Dict[str, str] = field(default_factory=dict)
 
     def all_headers(self) -> Dict[str, str]:
-        h = dict(SECURITY_HEADERS)
-        h['Content-Type'] = self.content_type
-        h.update(self.headers)
-        return h
+        return {**SECURITY_HEADERS, 'Content-Type': self.content_type, **self.headers}
 
 
 class BadQuery(ValueError):
@@ -336,19 +333,6 @@ def metrics_text(snap: Snapshot) -> str:
     return '\n'.join(out) + '\n'
 
 
-def standby_page(active_uri: str) -> str:
-    """What a standby mgr says: where the active one serves the panel."""
-    if active_uri:
-        link = html.escape(active_uri)
-        body = (f'<p>This mgr is a standby. The rocks_autotune panel is served by the '
-                f'active mgr at <a href="{link}">{link}</a>.</p>')
-    else:
-        body = '<p>This mgr is a standby, and no active mgr serves the panel yet.</p>'
-    return ('<!DOCTYPE html><html><head><meta charset="utf-8">'
-            '<title>rocks_autotune (standby)</title></head><body>'
-            f'<h1>rocks_autotune</h1>{body}</body></html>')
-
-
 # ---------------------------------------------------------------- dispatch
 
 def static_files(root: str = STATIC_DIR) -> Dict[str, str]:
@@ -418,8 +402,7 @@ class Panel:
             return r
         try:
             query = parse_query(query_string)
-            allowed = self.ROUTES.get(path, ())
-            unknown = sorted(set(query) - set(allowed))
+            unknown = sorted(set(query) - set(self.ROUTES.get(path, ())))
             if unknown:
                 raise BadQuery(f'unknown query parameter(s) for {path}: {", ".join(unknown)}')
             if self.standby_uri is not None:
@@ -429,9 +412,17 @@ class Panel:
             return _error(400, str(e), json_api)
 
     def _standby(self, path: str, json_api: bool) -> Response:
+        """What a standby mgr says: where the active one serves the panel."""
         uri = self.standby_uri() if self.standby_uri else ''
         if path in ('/', '/index.html'):
-            return Response(200, standby_page(uri).encode(), STATIC_TYPES['.html'])
+            link = html.escape(uri)
+            body = (f'<p>This mgr is a standby. The rocks_autotune panel is served by the '
+                    f'active mgr at <a href="{link}">{link}</a>.</p>' if uri else
+                    '<p>This mgr is a standby, and no active mgr serves the panel yet.</p>')
+            return Response(200, ('<!DOCTYPE html><html><head><meta charset="utf-8">'
+                                  '<title>rocks_autotune (standby)</title></head><body>'
+                                  f'<h1>rocks_autotune</h1>{body}</body></html>').encode(),
+                            STATIC_TYPES['.html'])
         where = f'the active mgr serves {uri}' if uri else 'no active mgr serves the panel yet'
         r = _error(503, 'this mgr is a standby; ' + where, json_api, active=uri or None)
         if uri:

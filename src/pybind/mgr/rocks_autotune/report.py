@@ -59,7 +59,9 @@ def _detail_lines(st: Dict[str, Any]) -> List[str]:
                      f'(spread {b["kv_sync_lat_spread"]:.1%}), '
                      f'IOPS {_fmt(b["iops"], ".0f")} (spread {_fmt(b["iops_spread"], ".1%")}), '
                      f'write-amp {b["write_amp"]:.3f} (spread {b["write_amp_spread"]:.1%}; '
-                     + _write_amp_by(b) + ')')
+                     # what the write-amp counted (perf_counters.ROCKSDB, BLUEFS)
+                     + (f'RocksDB\'s bytes; BlueFS\'s {_fmt(b.get("bluefs_write_amp"), ".3f")})'
+                        if b.get('write_amp_by') == perf_counters.ROCKSDB else 'BlueFS\'s bytes)'))
     lines += [st[k] for k in ('noise_line', 'steady_cap_line') if st.get(k)]
     leader = st.get('leader')
     if leader and not st.get('confirmation'):
@@ -172,13 +174,6 @@ def arm_line(name: str, a: Mapping[str, Any]) -> str:
             + (f' ({a["why"]})' if a['why'] else '') + groups_text(a))
 
 
-def _write_amp_by(m: Dict[str, Any]) -> str:
-    """What a write-amp figure counted (perf_counters.ROCKSDB, BLUEFS)."""
-    if m.get('write_amp_by') == perf_counters.ROCKSDB:
-        return f'RocksDB\'s bytes; BlueFS\'s {_fmt(m.get("bluefs_write_amp"), ".3f")}'
-    return 'BlueFS\'s bytes'
-
-
 # write_amp: what the budget judges (RocksDB's bytes when the canary gave
 # them); bluefs_wa: BlueFS's bytes, the WAL's padding included
 HISTORY_COLUMNS = ['#', 'kind', 'round', 'verdict', 'mwbn', 'wbs', 'merge', 'l0', 'base',
@@ -234,9 +229,6 @@ def history_table(trials: List[Trial]) -> str:
 
 # a confirmed candidate's figures (iops_c, iops_r: the split design's C and R beside C/R)
 FIGURES = ('objective', 'kv_sync_lat', 'write_amp', 'iops_c', 'iops_r')
-# `best` of a session whose canary's config someone else changed
-STALE = ('measured against the options in effect when the session started, which '
-         'someone else has changed: applying this string would undo that')
 
 
 def reach(canary: int, osds: Mapping[int, OsdInfo]) -> Dict[str, Any]:
@@ -284,7 +276,9 @@ def best_summary(state: Dict[str, Any],
                 commands.append(config_set(who, ANNEX, ''))
         if changed:
             # the string embeds the base of the start: applying it undoes the change
-            commands.insert(0, f'# {STALE}; changed since: ' + '; '.join(changed))
+            commands.insert(0, '# measured against the options in effect when the session '
+                            'started, which someone else has changed: applying this string '
+                            'would undo that; changed since: ' + '; '.join(changed))
 
     def figures(a: Mapping[str, Any]) -> Dict[str, Any]:
         return {k: a[k]['ratio'] for k in FIGURES if k in a}
@@ -394,9 +388,8 @@ def plan_text(plan: Mapping[str, Any], undo: List[str]) -> str:
         annex = f', annex {label(b[ANNEX])}' if b.get(ANNEX, '').strip() else ''
         lines.append(f'  {i + 1:>3}. osd.{o["osd"]} (host {o["host"] or "-"}): gets '
                      f'{label(b[OPTIONS])}{annex} from the monitors now')
-    for o in plan['osds']:
-        if o['status'] == 'skipped':
-            lines.append(f'  skipped: osd.{o["osd"]}: {o["error"]}')
+    lines += [f'  skipped: osd.{o["osd"]}: {o["error"]}' for o in plan['osds']
+              if o['status'] == 'skipped']
     if apply:
         lines += ['an OSD that does not come back on the new options stops the rollout: its '
                   'osd.N mask is put back as it was and it is restarted onto the options it '

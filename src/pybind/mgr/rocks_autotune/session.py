@@ -274,8 +274,7 @@ class Session(Machine):
                 shown[i:i + 1] = [copy.deepcopy(t)]
         record = copy.deepcopy({k: v for k, v in self.s.items() if k != 'trials'})
         record['trials'] = list(shown)
-        return View(status=copy.deepcopy(self.status()), record=record, active=self.active,
-                    progress=self.progress())
+        return View(status=copy.deepcopy(self.status()), record=record, active=self.active)
 
     def note_internal_error(self, e: Exception) -> None:
         """A step raised past its own handling (a bug): say so in the message."""

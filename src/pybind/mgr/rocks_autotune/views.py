@@ -2,7 +2,7 @@
 the panel and the reports take: pure functions of the persisted state that
 compute no statistic (confirm.py's figures are read as saved)."""
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from .measurement_plan import SEQUENTIAL, SPLIT
 from .perf_counters import OBJECTIVE_NAMES
@@ -127,26 +127,20 @@ def steady_objective_text(st: Mapping[str, Any]) -> str:
 def answer_line(result: Mapping[str, Any]) -> str:
     """One line: what the confirmation recommends, with its figures; an
     answer of keep names the arms that restarted too slowly."""
-    slow = [f'{a["arm"]}: {a["why"]}' for a in result['arms']
-            if a['verdict'] == 'restart too slow']
-    line = _answer_line(result)
-    return line + (f' ({"; ".join(slow)})' if slow and line.startswith('keep') else '')
-
-
-def _answer_line(result: Mapping[str, Any]) -> str:
     arm = recommended_arm(result)
     name = OBJECTIVE_NAMES.get(result['objective'], result['objective'])
     design = design_text(result.get('measurement_plan'))
-    wear = result.get('goal') == 'wear'
-    guard = -float(result['margin'])
     if arm is None:
-        return 'keep your current options: ' + _keep_why(result, name, design)
+        slow = [f'{a["arm"]}: {a["why"]}' for a in result['arms']
+                if a['verdict'] == 'restart too slow']
+        return ('keep your current options: ' + _keep_why(result, name, design)
+                + (f' ({"; ".join(slow)})' if slow else ''))
     claim = (f'{name} {ratio_text(arm["objective"])} over {arm["objective"]["rounds"]} '
              f'rounds{design}')
     tail = f'{groups_text(arm)}{restart_text(arm, result)}'
     st = arm['steady']
     head = f'recommend trial {arm["trial"]} ({arm["arm"]}): '
-    if not wear:
+    if result.get('goal') != 'wear':
         return (f'{head}{claim} ({result["level"]:.0%} intervals), steady write-amp '
                 f'{steady_ratio(st)} the baseline\'s (its own steady windows, within the '
                 f'{result["budget"]:.2f}x budget{steady_objective_text(st)}){tail}')
@@ -156,7 +150,8 @@ def _answer_line(result: Mapping[str, Any]) -> str:
             + (f' (the model predicted {predicted:.2f}x)' if predicted else '')
             + (f', {bytes_text(saved)} fewer RocksDB bytes a day on the canary at its '
                'client rate' if saved else '')
-            + f'; {claim}, within the {guard:.0%} guard ({result["level"]:.0%} intervals){tail}')
+            + f'; {claim}, within the {-float(result["margin"]):.0%} guard '
+            f'({result["level"]:.0%} intervals){tail}')
 
 
 def _keep_why(result: Mapping[str, Any], name: str, design: str) -> str:
@@ -182,18 +177,12 @@ def _keep_why(result: Mapping[str, Any], name: str, design: str) -> str:
         return (f'{", ".join(a["arm"] for a in passed)} {verb} the {pct} {name} {rule}, but '
                 'none was found ' + (f'writing {want:.0%} fewer DB bytes per client byte' if wear
                                      else f'within the {result["budget"]:.2f}x write-amp budget')
-                + ' at steady state' + steady_reasons(passed))
+                + ' at steady state (' + '; '.join(
+                    f'{a["arm"]}: {a["verdict"]}, {a["why"]}' if a['verdict'] != 'passes'
+                    else f'{a["arm"]}: its steady check did not finish' for a in passed) + ')')
     return (f'no candidate\'s {name} {verb} the {pct} {rule} over {result["rounds_done"]} of '
             f'{result["rounds"]} rounds{design}'
             + seen_text(result.get('seen'), guard if wear else None))
-
-
-def steady_reasons(arms: Sequence[Mapping[str, Any]]) -> str:
-    """Why each arm whose objective passed was not recommended."""
-    return ' (' + '; '.join(f'{a["arm"]}: {a["verdict"]}, {a["why"]}'
-                            if a['verdict'] != 'passes' else
-                            f'{a["arm"]}: its steady check did not finish'
-                            for a in arms) + ')'
 
 
 def bytes_text(n: float) -> str:
@@ -386,7 +375,6 @@ class View:
     status: Dict[str, Any]  # the `status -f json` fields
     record: Dict[str, Any]  # the persisted state (trials, alerts, baseline)
     active: bool
-    progress: float
 
     # the status fields read most
     @property
