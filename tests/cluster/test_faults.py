@@ -121,7 +121,9 @@ def assert_restart_waits(lab: Lab, osd: int, seconds: float) -> None:
 
 def test_1_canary_killed_during_the_window(lab: Lab) -> None:
     before = own(lab, 0)
-    lab.ceph('rocks-autotune', 'start', '--osd', '0', '--trials', '2', '--duration', '8')
+    # 3 candidates: under load a poll can miss the first one's 8-s window, and
+    # the one killed must not be the last (the session must go on after it)
+    lab.ceph('rocks-autotune', 'start', '--osd', '0', '--trials', '3', '--duration', '8')
     wait_phase(lab, 'candidate', 'measure')
     os.kill(lab.pid('osd.0'), signal.SIGKILL)
     seen: Set[str] = set()

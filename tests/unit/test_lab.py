@@ -99,7 +99,7 @@ def test_a_bind_follows_a_checkout_made_again_at_the_same_path(
 
 def test_roots_lock_holds_off_another_ceph_lab(monkeypatch: pytest.MonkeyPatch,
                                                tmp_path: Any) -> None:
-    # CI's tiers run three at a time: a second ceph-lab must wait for the first
+    # CI's tiers run two at a time: a second ceph-lab must wait for the first
     # to finish installing or binding before it touches the root
     monkeypatch.setenv('CEPH_LAB_ROOTS', str(tmp_path / 'roots'))
     lab = load_lab(monkeypatch, str(tmp_path / 'lab'))
