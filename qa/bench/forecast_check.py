@@ -39,6 +39,7 @@ def poll(every: float) -> None:
 
 
 def table(rows: List[Dict[str, Any]]) -> str:
+    rows = [r for r in rows if r.get('started')]  # looks before the start: the lab's idle
     ended = [r['ended'] for r in rows if r.get('ended')]
     if not ended:
         return 'the session had not ended by the last look'
