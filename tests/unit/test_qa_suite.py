@@ -226,6 +226,29 @@ def test_every_workunit_script_is_in_the_suite() -> None:
             assert f'rocks_autotune/{f}' in named, f'{f} is not run by the suite'
 
 
+def test_every_script_runs_on_the_lab_the_suites_way() -> None:
+    """tox -e teuthology runs the suite's workunits (qa/teuthology/workunits.yaml,
+    in the suite's order) and thrash_canary.sh (thrash_canary.yaml) through
+    vstart_runner; the cluster tiers run demo.sh (their short session)."""
+    def scripts(name: str) -> List[str]:
+        with open(os.path.join(QA, 'teuthology', name)) as f:
+            return [t['local_workunit']['script'] for t in yaml.safe_load(f)['tasks']
+                    if 'local_workunit' in t]
+    suite = {}
+    for path, name, config in tasks():
+        if name == 'workunit':
+            suite[os.path.basename(path)] = [u for units in config['clients'].values()
+                                             for u in units]
+    assert scripts('workunits.yaml') == suite['workunits.yaml']
+    assert scripts('thrash_canary.yaml') == suite['thrash_canary.yaml']
+    with open(os.path.join(REPO, 'tests', 'cluster', 'conftest.py')) as f:
+        assert "'demo.sh'" in f.read()
+    ran = set(scripts('workunits.yaml') + scripts('thrash_canary.yaml'))
+    for f in os.listdir(os.path.join(WORKUNITS, 'rocks_autotune')):
+        if f.endswith('.sh') and f not in NOT_IN_SUITE:
+            assert f'rocks_autotune/{f}' in ran, f'{f} runs nowhere on the lab'
+
+
 @pytest.mark.parametrize('script', sorted(os.listdir(os.path.join(WORKUNITS, 'rocks_autotune'))))
 def test_workunit_is_valid_bash_on_the_ceph_cli(script: str) -> None:
     p = os.path.join(WORKUNITS, 'rocks_autotune', script)

@@ -73,12 +73,16 @@ def test_a_failure_or_a_test_that_did_not_run_fails_the_run(rv: Any) -> None:
 
 def test_the_thrasher_run_must_kill_the_canary_and_answer_a_restart(rv: Any) -> None:
     args = ['--config-mode', rv.THRASH_YAML]
-    quiet = feed(rv.Run('thrasher', args), ['Running task rocks_autotune...'])
+    quiet = feed(rv.Run('thrasher', args, kills=True), ['Running task rocks_autotune...'])
     assert len(quiet.problems([])) == 2
+    # the workunits' run need not kill, but must have answered a restart
+    quiet = feed(rv.Run('workunits', ['--config-mode', rv.WORKUNITS_YAML]),
+                 ['Running task rocks_autotune...'])
+    assert len(quiet.problems([])) == 1 and 'answered no restart' in quiet.problems([])[0]
     line = ("INFO:tasks.rocks_autotune:killing the canary osd.2 in trial 4 (measure)",
             'INFO:tasks.rocks_autotune:stopping the rocks_autotune admin '
             '(6 restart(s) answered)')
-    run = rv.Run('thrasher', args)
+    run = rv.Run('thrasher', args, kills=True)
     for text in line:
         run.read('2026-11-26 13:04:27,154.154 ' + text + '\n')
     run.rc = 0
@@ -101,9 +105,11 @@ def test_a_failed_tests_exception_line_is_kept_for_the_results(rv: Any) -> None:
     assert run.tests[name][0] == 'FAIL'
 
 
-def test_ci_leaves_to_the_thrasher_only_the_test_it_checks_too(rv: Any) -> None:
+def test_ci_leaves_to_the_config_mode_runs_only_the_tests_they_check_too(rv: Any) -> None:
     runs, expected = rv.default_runs()
-    assert set(rv.THRASHER_COVERS) <= set(rv.test_names())
-    assert set(expected) == set(rv.test_names()) - set(rv.THRASHER_COVERS)
+    assert set(rv.COVERED) <= set(rv.test_names())
+    assert set(expected) == set(rv.test_names()) - set(rv.COVERED)
     assert runs[0].args == [f'{MODULE}.{t}' for t in expected]
-    assert runs[1].config_mode
+    assert [(r.name, r.config_mode, r.kills) for r in runs[1:]] == [
+        ('thrasher', True, True), ('workunits', True, False)]
+    assert set(rv.COVERED.values()) == {r.name for r in runs[1:]}

@@ -1,7 +1,7 @@
 # Shared helpers of the rocks_autotune workunits.  Source it; do not run it.
 #
 # The workunits use only the `ceph` CLI (and python3 to read its JSON), so the
-# same scripts run on the local lab (qa/lab/ceph-lab, tox -e workunits) and
+# same scripts run on the local lab (qa/lab/ceph-lab, tox -e teuthology) and
 # under teuthology's `workunit` task.  They need CEPH_CONF (or the default
 # ceph.conf) and an admin keyring, a cluster that is HEALTH_OK with at least 3
 # OSDs holding replicated data, and the rocks_autotune module enabled.
