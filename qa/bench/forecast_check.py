@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """How well `status` forecasts a session's time (issue 42): poll a running
 session's `status -f json` once a minute, then compare each look's expected
-time left (`time.expected_seconds`) and upper bound (`time.left_seconds`)
-with the time the session really took.
+time left (`time.expected_seconds`: the search, and a finalist's rounds and
+steady windows weighed by the chance of one, `time.finalist_chance`), the
+search's alone (`time.keep_seconds`) and the upper bound
+(`time.left_seconds`) with the time the session really took.
 
     qa/bench/forecast_check.py --poll > forecast.jsonl   # until the session ends
     qa/bench/forecast_check.py --table forecast.jsonl
@@ -32,6 +34,9 @@ def poll(every: float) -> None:
                               'started': s.get('started'), 'ended': s.get('ended'),
                               'expected_left': t.get('expected_seconds'),
                               'max_left': t.get('left_seconds'),
+                              'keep_left': t.get('keep_seconds'),
+                              'finalist_left': t.get('finalist_seconds'),
+                              'chance': t.get('finalist_chance'),
                               'load': os.getloadavg()[0]}), flush=True)
             if s.get('state') in ENDED:
                 return
@@ -46,14 +51,19 @@ def table(rows: List[Dict[str, Any]]) -> str:
     start, end = rows[0]['started'], ended[-1]
     out = [f'session: {end - start:.0f} s',
            '| elapsed (s) | phase | expected left (s) | at most (s) | really left (s) '
-           '| forecast / real | load avg |', '|---|---|---|---|---|---|---|']
+           '| forecast / real | chance of a finalist | keep branch / real | load avg |',
+           '|---|---|---|---|---|---|---|---|---|']
     for r in rows:
         if r['state'] != 'running' or r.get('expected_left') is None:
             continue
         gone = r['t'] - start
+        chance = '' if r.get('chance') is None else f'{r["chance"]:.2f}'
+        keep = ('' if r.get('keep_left') is None
+                else f'{(gone + r["keep_left"]) / (end - start):.2f}')
         out.append(f'| {gone:.0f} | {r["phase"]} | {r["expected_left"]:.0f} | '
                    f'{r["max_left"]:.0f} | {end - r["t"]:.0f} | '
-                   f'{(gone + r["expected_left"]) / (end - start):.2f} | {r["load"]:.1f} |')
+                   f'{(gone + r["expected_left"]) / (end - start):.2f} | {chance} | {keep} | '
+                   f'{r["load"]:.1f} |')
     return '\n'.join(out)
 
 

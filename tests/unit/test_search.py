@@ -7,7 +7,7 @@ from typing import Any, Tuple
 import pytest
 
 from fake_cluster import FakeClock, FakeCluster
-from rocks_autotune import measurement_plan, session_start, views
+from rocks_autotune import measurement_plan, report, session_start, views
 from rocks_autotune.gate import Params
 from rocks_autotune.perf_counters import Measurement
 from rocks_autotune.rocksdb_options import parse_options
@@ -142,6 +142,48 @@ def test_the_confirmation_is_planned_on_the_plan_given_and_its_windows_counted()
     assert 0 < t['expected_seconds'] < t['left_seconds']
     assert t['steady_need'] is not None and t['expected_seconds'] >= 2 * min(
         t['steady_need'], sr.settings.steady_window_limit)
+
+
+def test_the_expected_time_weighs_the_rounds_by_the_chance_of_a_finalist() -> None:
+    # scenario bench, Tentacle's default under wear: no candidate feasible, the
+    # session ran the search alone, and a forecast counting the rounds and
+    # steady windows was 3.2-3.8x the time it took
+    sr, _ = search()
+    sr.params = replace(sr.params, trials=4)
+    canary = sr.s['canaries']['1']
+    record(sr, 'baseline', 'baseline', measured(1000))
+    record(sr, 'baseline', 'baseline', measured(1010))
+    sr.baseline_measured(1)
+    t = sr.time_said(canary, preconditioned=False)
+    # none measured: each of the 4 left feasible at 1/2
+    assert t['finalist_chance'] == pytest.approx(1 - 0.5 ** 4)
+    assert t['keep_seconds'] < t['expected_seconds'] < t['finalist_seconds']
+    assert t['expected_seconds'] == pytest.approx(
+        t['keep_seconds'] + t['finalist_chance'] * (t['finalist_seconds'] - t['keep_seconds']))
+    for k in range(3):
+        record(sr, 'candidate', 'infeasible', measured(900))
+    t = sr.time_said(canary, preconditioned=False)
+    assert t['finalist_chance'] == pytest.approx(1 / 5)  # none of 3: 1 / (3 + 2), one left
+    record(sr, 'candidate', 'infeasible', measured(900))
+    t = sr.time_said(canary, preconditioned=False)
+    # the search is over with nothing to confirm: nothing is expected
+    assert t['finalist_chance'] == 0.0 and t['expected_seconds'] == t['keep_seconds'] == 0.0
+    assert t['left_seconds'] > 0  # the bound still counts what a finalist would cost
+    lines = report.time_lines(dict(t, keep_seconds=600.0, finalist_seconds=2400.0,
+                                   finalist_chance=0.2, expected_seconds=960.0), 'running')
+    assert ('about 16 min expected, at most about' in lines[0]
+            and '(about 10 min if the search leaves nothing to confirm, 40 min with a '
+            'finalist: 20% likely by the candidates so far)' in lines[0]), lines
+
+
+def test_a_feasible_candidate_makes_a_finalist_certain() -> None:
+    sr, _ = search()
+    record(sr, 'baseline', 'baseline', measured(1000))
+    record(sr, 'baseline', 'baseline', measured(1010))
+    sr.baseline_measured(1)
+    record(sr, 'candidate', 'feasible', measured(1200))
+    t = sr.time_said(sr.s['canaries']['1'], preconditioned=False)
+    assert t['finalist_chance'] == 1.0 and t['expected_seconds'] == t['finalist_seconds']
 
 
 def test_the_time_said_counts_the_window_in_flight_off_what_is_left() -> None:

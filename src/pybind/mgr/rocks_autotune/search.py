@@ -351,11 +351,12 @@ class Search:
         # the preconditioning's rest of its limit (when it ends is the DB's to say)
         pending = (max(0.0, st.precondition_limit - pre_spent)
                    if preconditioned and not pre.get('done') else 0.0)
-        rest = pending + search * per_search + confirmation * (over + window)
-        left = rest + steadies * (over + limit)  # each steady window at its limit
-        # expected: one finalist's steady pairs (the first that passes ends
-        # the check), each window as long as the windows so far say
-        expected = rest + min(steadies, 2 * st.steady_pairs) * (
+        alone = pending + search * per_search  # the search: all a keep session runs
+        rounds = confirmation * (over + window)
+        left = alone + rounds + steadies * (over + limit)  # each steady window at its limit
+        # with a finalist: its steady pairs (the first that passes ends the
+        # check), each window as long as the windows so far say
+        finalist = alone + rounds + min(steadies, 2 * st.steady_pairs) * (
             over + min(limit, need or steady or limit))
         cur, w = s['current'], canary['window']
         if cur is not None and w is not None and cur.kind != 'recovery':
@@ -363,10 +364,28 @@ class Search:
             each = (over + (limit if cur.steady else window)
                     if cur.kind == 'confirm' else per_search)
             spent = min(each, max(0.0, self.clock() - float(w['start'])))
-            left -= spent
-            expected -= spent
+            left, finalist, alone = left - spent, finalist - spent, max(0.0, alone - spent)
+        chance = self.finalist_chance()
+        expected = alone + chance * max(0.0, finalist - alone)
         return {'steady_window': None if steady is None or math.isinf(steady) else steady,
                 'no_flush_seen': steady is not None and math.isinf(steady),
                 'steady_window_limit': limit, 'confirm_window': window,
                 'steady_windows_left': steadies, 'steady_need': need,
-                'left_seconds': max(0.0, left), 'expected_seconds': max(0.0, expected)}
+                'left_seconds': max(0.0, left), 'expected_seconds': max(0.0, expected),
+                'keep_seconds': None if s.get('confirm') else alone,
+                'finalist_seconds': max(0.0, finalist), 'finalist_chance': chance}
+
+    def finalist_chance(self) -> float:
+        """The chance the search leaves a finalist to confirm (a keep session
+        runs no rounds and no steady windows): 1 once the confirmation is
+        planned or a candidate is feasible; else that one of the candidates
+        left is, each at the rule of succession's rate over those measured
+        (none feasible of n: 1 / (n + 2))."""
+        s = self.s
+        if s.get('confirm') is not None:
+            return 1.0 if s['confirm'].get('arms') else 0.0
+        tried = [t for t in s['trials'] if t.kind == 'candidate']
+        if any(t.verdict == 'feasible' for t in tried):
+            return 1.0
+        left = max(0, self.params.trials - len(tried))
+        return 1.0 - (1.0 - 1.0 / (len(tried) + 2)) ** left
