@@ -172,8 +172,9 @@ def test_the_expected_time_weighs_the_rounds_by_the_chance_of_a_finalist() -> No
     lines = report.time_lines(dict(t, keep_seconds=600.0, finalist_seconds=2400.0,
                                    finalist_chance=0.2, expected_seconds=960.0), 'running')
     assert ('about 16 min expected, at most about' in lines[0]
-            and '(about 10 min if the search leaves nothing to confirm, 40 min with a '
-            'finalist: 20% likely by the candidates so far)' in lines[0]), lines
+            and '(about 10 min if the search leaves nothing to confirm, 40 min if a '
+            'finalist passes its rounds; a finalist is 20% likely by the candidates so far)'
+            in lines[0]), lines
 
 
 def test_a_feasible_candidate_makes_a_finalist_certain() -> None:
