@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """How well `status` forecasts a session's time (issue 42): poll a running
 session's `status -f json` once a minute, then compare each look's expected
-time left (`time.expected_seconds`: the search, and a finalist's rounds and
-steady windows weighed by the chance of one, `time.finalist_chance`), the
+time left (`time.expected_seconds`: the search, a finalist's rounds weighed
+by the chance of one, `time.finalist_chance`, and its steady windows by
+that and the chance its rounds pass it, `time.pass_chance`), the
 search's alone (`time.keep_seconds`) and the upper bound
 (`time.left_seconds`) with the time the session really took.
 
@@ -37,6 +38,7 @@ def poll(every: float) -> None:
                               'keep_left': t.get('keep_seconds'),
                               'finalist_left': t.get('finalist_seconds'),
                               'chance': t.get('finalist_chance'),
+                              'passes': t.get('pass_chance'),
                               'load': os.getloadavg()[0]}), flush=True)
             if s.get('state') in ENDED:
                 return

@@ -1,13 +1,14 @@
 """The search alone (search.py): which trial comes next, what the baseline
 runs settle, what is left, and the confirmation it plans, on a session's
 record with no cluster steps."""
+import math
 from dataclasses import replace
 from typing import Any, Tuple
 
 import pytest
 
 from fake_cluster import FakeClock, FakeCluster
-from rocks_autotune import measurement_plan, report, session_start, views
+from rocks_autotune import measurement_plan, power, report, session_start, views
 from rocks_autotune.gate import Params
 from rocks_autotune.perf_counters import Measurement
 from rocks_autotune.rocksdb_options import parse_options
@@ -170,21 +171,35 @@ def test_the_expected_time_weighs_the_rounds_by_the_chance_of_a_finalist() -> No
     assert t['finalist_chance'] == 0.0 and t['expected_seconds'] == t['keep_seconds'] == 0.0
     assert t['left_seconds'] > 0  # the bound still counts what a finalist would cost
     lines = report.time_lines(dict(t, keep_seconds=600.0, finalist_seconds=2400.0,
-                                   finalist_chance=0.2, expected_seconds=960.0), 'running')
+                                   finalist_chance=0.2, pass_chance=0.5,
+                                   expected_seconds=960.0), 'running')
     assert ('about 16 min expected, at most about' in lines[0]
             and '(about 10 min if the search leaves nothing to confirm, 40 min if a '
-            'finalist passes its rounds; a finalist is 20% likely by the candidates so far)'
-            in lines[0]), lines
+            'finalist passes its rounds; a finalist 20% likely, its rounds passing 50%, by '
+            'the windows so far)' in lines[0]), lines
 
 
-def test_a_feasible_candidate_makes_a_finalist_certain() -> None:
-    sr, _ = search()
-    record(sr, 'baseline', 'baseline', measured(1000))
-    record(sr, 'baseline', 'baseline', measured(1010))
-    sr.baseline_measured(1)
-    record(sr, 'candidate', 'feasible', measured(1200))
-    t = sr.time_said(sr.s['canaries']['1'], preconditioned=False)
-    assert t['finalist_chance'] == 1.0 and t['expected_seconds'] == t['finalist_seconds']
+def test_a_feasible_candidate_makes_a_finalist_certain_and_its_gain_its_passing() -> None:
+    # scenario bench, Pacific's pinned default under iops: the finalist's
+    # search window was 8% faster, its rounds dropped it, and the forecast
+    # had counted its steady windows whole
+    def said(iops: float) -> Any:
+        sr, _ = search(confirm_rounds=5)
+        record(sr, 'baseline', 'baseline', measured(1000))
+        record(sr, 'baseline', 'baseline', measured(1010))
+        sr.baseline_measured(1)
+        record(sr, 'candidate', 'feasible', measured(iops))
+        sr.s['trials'][-1].score = -math.log(iops / sr.s['baseline']['iops'])
+        return sr, sr.time_said(sr.s['canaries']['1'], preconditioned=False)
+    sr, fast = said(1200.0)
+    plan = sr.s['noise']['plan']
+    assert fast['finalist_chance'] == 1.0 and plan['rounds'] == 5
+    assert fast['pass_chance'] == pytest.approx(power.confirm_rate(
+        1200.0 / sr.s['baseline']['iops'] - 1.0, plan['sd'], plan['rounds'], plan['margin']))
+    _, even = said(1005.0)
+    assert even['pass_chance'] < 0.5 < fast['pass_chance']
+    # the rounds are expected whole, the steady windows at the pass chance
+    assert even['expected_seconds'] < fast['expected_seconds'] <= fast['finalist_seconds']
 
 
 def test_the_time_said_counts_the_window_in_flight_off_what_is_left() -> None:

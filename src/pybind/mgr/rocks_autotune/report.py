@@ -125,8 +125,8 @@ def time_lines(t: Optional[Mapping[str, Any]], state: str) -> List[str]:
     if t.get('keep_seconds') is not None and t.get('finalist_chance') is not None:
         left += (f' (about {t["keep_seconds"] / 60:.0f} min if the search leaves nothing to '
                  f'confirm, {t["finalist_seconds"] / 60:.0f} min if a finalist passes its '
-                 f'rounds; a finalist is {t["finalist_chance"]:.0%} likely by the candidates '
-                 'so far)')
+                 f'rounds; a finalist {t["finalist_chance"]:.0%} likely, its rounds passing '
+                 f'{t.get("pass_chance", 1.0):.0%}, by the windows so far)')
     return [f'time: {steady}; {window}; {left}']
 
 

@@ -354,10 +354,11 @@ class Search:
         alone = pending + search * per_search  # the search: all a keep session runs
         rounds = confirmation * (over + window)
         left = alone + rounds + steadies * (over + limit)  # each steady window at its limit
-        # with a finalist: its steady pairs (the first that passes ends the
-        # check), each window as long as the windows so far say
-        finalist = alone + rounds + min(steadies, 2 * st.steady_pairs) * (
+        # with a finalist that passes its rounds: its steady pairs (the first
+        # that passes ends the check), each as long as the windows so far say
+        steady_cost = min(steadies, 2 * st.steady_pairs) * (
             over + min(limit, need or steady or limit))
+        finalist = alone + rounds + steady_cost
         cur, w = s['current'], canary['window']
         if cur is not None and w is not None and cur.kind != 'recovery':
             # the measurement in flight is counted above whole: what it spent comes off
@@ -365,15 +366,16 @@ class Search:
                     if cur.kind == 'confirm' else per_search)
             spent = min(each, max(0.0, self.clock() - float(w['start'])))
             left, finalist, alone = left - spent, finalist - spent, max(0.0, alone - spent)
-        chance = self.finalist_chance()
-        expected = alone + chance * max(0.0, finalist - alone)
+        chance, passes = self.finalist_chance(), self.pass_chance()
+        expected = alone + chance * max(0.0, finalist - alone - (1.0 - passes) * steady_cost)
         return {'steady_window': None if steady is None or math.isinf(steady) else steady,
                 'no_flush_seen': steady is not None and math.isinf(steady),
                 'steady_window_limit': limit, 'confirm_window': window,
                 'steady_windows_left': steadies, 'steady_need': need,
                 'left_seconds': max(0.0, left), 'expected_seconds': max(0.0, expected),
                 'keep_seconds': None if s.get('confirm') else alone,
-                'finalist_seconds': max(0.0, finalist), 'finalist_chance': chance}
+                'finalist_seconds': max(0.0, finalist), 'finalist_chance': chance,
+                'pass_chance': passes}
 
     def finalist_chance(self) -> float:
         """The chance the search leaves a finalist to confirm (a keep session
@@ -389,3 +391,23 @@ class Search:
             return 1.0
         left = max(0, self.params.trials - len(tried))
         return 1.0 - (1.0 - 1.0 / (len(tried) + 2)) ** left
+
+    def pass_chance(self) -> float:
+        """The chance a finalist's rounds pass it on to its steady windows:
+        1 once one passed; before, the rounds' power (power.confirm_rate at
+        the planned noise, rounds and margin) at the gain its search window
+        showed, the best feasible one's (1 before the noise is planned)."""
+        s = self.s
+        conf = s.get('confirm')
+        if conf is not None and any(a.get('passed') for a in conf['arms']):
+            return 1.0
+        plan = (s.get('noise') or {}).get('plan')
+        ranked = [t.score for t in s['trials'] if t.kind == 'candidate'
+                  and t.verdict == 'feasible' and t.score is not None]
+        if conf is not None:
+            ranked = [t.score for t in s['trials'] if t.score is not None
+                      and t.index in {a['trial'] for a in conf['arms'] if not a['out']}]
+        if not plan or not ranked:
+            return 1.0
+        return power.confirm_rate(math.expm1(-min(ranked)), plan['sd'], plan['rounds'],
+                                  plan['margin'])
