@@ -210,12 +210,13 @@ class Session(Machine):
 
     def resume_after_failover(self) -> None:
         """A new mgr took over: a window in flight cannot be trusted; redo it
-        (one measured whose read probe was in flight keeps its measurement:
-        the probe starts again).  Deadlines start again on this mgr's clock
+        (but a steady one measured whose read probe was in flight: the probe
+        starts again).  Deadlines start again on this mgr's clock
         (restart.resume_after_failover)."""
         cur = self.s['current']
-        if self.s['phase'] in MEASURING and cur is not None and not all(
-                t.measurement is not None for t in slots(cur)):
+        if self.s['phase'] in MEASURING and cur is not None and not (
+                self.phases.probes_reads(cur)
+                and all(t.measurement is not None for t in slots(cur))):
             self._enter(P.APPLY, 'mgr restarted mid-trial: running the trial again')
             for t in slots(cur):
                 t.measurement = None  # taken in the window that is redone

@@ -396,11 +396,15 @@ class Phases(JobPhases):
             return self._read_probe(cur) or self._record(measured)
         return min(delays)
 
+    def probes_reads(self, cur: Trial) -> bool:
+        """The window `cur` ends with a read probe: a steady one, under the client load."""
+        return bool(cur.steady and self.settings.read_probe and self.params.workload == CLIENT)
+
     def _read_probe(self, cur: Trial) -> Optional[Move]:
         """After a steady window under the client load: a chunk of the read
         probe (read_probe s) of the window's next canary without one, one
         canary at a time; None once each has its probe (or none is run)."""
-        if not (cur.steady and self.settings.read_probe and self.params.workload == CLIENT):
+        if not self.probes_reads(cur):
             return None
         for c, t in zip(self.in_window(), slots(cur)):
             if t.read_probe is None:
