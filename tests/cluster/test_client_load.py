@@ -13,7 +13,7 @@ from conftest import Lab
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', 'src', 'pybind', 'mgr'))
 from rocks_autotune import placement, rocksdb_stats  # noqa: E402
-from rocks_autotune.rocksdb_options import parse_options  # noqa: E402
+from rocks_autotune.rocksdb_options import BLOG_SMALL, parse_options, render_options  # noqa: E402
 from rocks_autotune.space import SearchSpace  # noqa: E402
 
 NS = 'rocks_autotune'
@@ -185,3 +185,55 @@ def test_past_the_wal_limit_rocksdb_flushes_families_far_from_full(lab: Lab) -> 
     # 12; Pacific's dump, the default family only), each more than once
     assert flushes and all(n >= 2 for n in flushes.values()), seen
     assert any(n >= 1 for n in compacted.values()), seen
+
+
+@pytest.mark.full_only
+def test_steady_windows_carry_a_read_probe_of_the_canary(lab: Lab) -> None:
+    """Each steady window of the client load is followed by its canary's
+    read probe (read_probe s of 4 KiB reads of the objects it is primary of).
+    A steady check needs a finalist that passed its rounds: the demo's start
+    (the blog's small memtables, WAL cut to 64 MiB, so a steady window takes
+    minutes) under the wear objective, whose rounds pass one no slower than
+    the baseline by more than guard (0.5 here: any that writes).
+
+    Left out of CI (full_only): a search, five rounds and a steady pair take
+    30 to 60 minutes on the lab."""
+    osd, probe = 2, 5
+    lab.wait('active+clean', lab.active_clean, 300)
+    string = render_options(dict(parse_options(BLOG_SMALL), max_total_wal_size=str(64 << 20)))
+    opts = {'confirm_rounds': '5', 'guard': '0.5', 'steady_window_limit': '900',
+            'read_probe': str(probe), 'precondition_limit': '120'}
+    was = {e['name']: e['value'] for e in lab.own_config('mgr')}
+    before = own(lab, osd)
+    try:
+        for name, value in opts.items():
+            lab.ceph('config', 'set', 'mgr', f'mgr/rocks_autotune/{name}', value)
+        lab.ceph('config', 'set', f'osd.{osd}', 'bluestore_rocksdb_options', string)
+        lab.ceph('orch', 'daemon', 'restart', f'osd.{osd}')
+        lab.wait(f'osd.{osd} up', lambda: lab.osd(osd)['up'] == 1, 180)
+        lab.wait('active+clean', lab.active_clean, 300)
+        lab.ceph('rocks-autotune', 'start', '--osd', str(osd), '--objective', 'wear',
+                 '--trials', '3', '--duration', '10')
+        st = lab.wait_ended(4 * 3600)
+    finally:
+        for name in opts:
+            key = f'mgr/rocks_autotune/{name}'
+            lab.ceph('config', *(['set', 'mgr', key, was[key]] if key in was
+                                 else ['rm', 'mgr', key]))
+        lab.ceph('config', 'rm', f'osd.{osd}', 'bluestore_rocksdb_options')
+        lab.ceph('orch', 'daemon', 'restart', f'osd.{osd}')
+        lab.wait(f'osd.{osd} up', lambda: lab.osd(osd)['up'] == 1, 180)
+    print(lab.ceph('rocks-autotune', 'status', '--detail').stdout)  # for the transcript
+    assert st['state'] == 'done', (st['error'], st['message'])
+    steady = [t for t in lab.json('rocks-autotune', 'history')
+              if t['kind'] == 'confirm' and t.get('steady') and t['verdict'] == 'measured']
+    assert steady, f'no finalist reached the steady check: {st["message"]}'
+    for t in steady:
+        p = t['read_probe']
+        assert p is not None and p['reads'] > 0 and p['seconds'] >= probe, t
+        assert 0 < p['mean_ms'] <= p['p99_ms'] and p['iops'] > 0, p
+    # the answer gives them beside the write-amp
+    arms = [a for a in st['confirmation']['result']['arms'] if a.get('steady')]
+    assert arms and all(a['steady']['read_p99'] is not None for a in arms), arms
+    assert own(lab, osd) == before
+    lab.wait('active+clean', lab.active_clean, 300)

@@ -169,7 +169,12 @@ class FakeCluster:
         self.families: Dict[int, Dict[str, List[float]]] = {}
         self.wal_pos: Dict[int, float] = {}  # osd -> WAL bytes its families took in
         self.perf_on: Dict[int, bool] = {}  # opened its DB with rocksdb_perf
-        self.client_fails = ''  # client writes fail with this error
+        self.client_fails = ''  # client writes and reads fail with this error
+        # a 4 KiB read's latency (s) on an OSD running these options, and the
+        # reads each OSD served (a read goes to its PG's primary alone)
+        self.read_latency: Callable[[str], float] = lambda options: 0.002
+        self.reads: Dict[int, int] = {}
+        self.read_objects: Set[str] = set()
         self.remove_fails = ''  # client removes fail with this error
         # the client workload's objects, by (pool, namespace): name -> bytes written
         self.objects: Dict[Tuple[str, str], Dict[str, int]] = {}
@@ -616,6 +621,23 @@ class FakeIo:
         # the other writers' turn (a real write waits on the OSDs): else the
         # first thread started runs a whole chunk alone
         time.sleep(0)
+
+    def read(self, obj: str, length: int, offset: int) -> bytes:
+        """A read served by the object's PG's primary, in its options' read_latency."""
+        with self.lock:
+            c = self.c
+            c._tick()
+            if c.client_fails:
+                raise ClusterError(c.client_fails)
+            pool = next(p for p in c.pool_by_id.values() if p.name == self.where[0])
+            primary = c.pg_at[(pool.id, pg_of(obj, pool.pg_num, self.where[1]))].acting[0]
+            if not c.info[primary].up:
+                raise ClusterError(f'reading {obj}: osd.{primary} is down')
+            c.reads[primary] = c.reads.get(primary, 0) + 1
+            c.read_objects.add(obj)
+            c.clock.advance(c.read_latency(c.running[primary]))
+        time.sleep(0)
+        return bytes(length)
 
     def remove(self, obj: str) -> None:
         with self.lock:

@@ -190,6 +190,7 @@ class Recorded:
         self.clock = clock
         self.fail_on = fail_on
         self.writes: list = []
+        self.reads = []
         self.lock = threading.Lock()
 
     def write(self, obj: str, data: bytes, offset: int) -> None:
@@ -198,6 +199,18 @@ class Recorded:
                 raise ClusterError(f'writing {obj}: EIO')
             self.writes.append((obj, offset, len(data)))
             self.clock.advance(1.0)
+
+    def read(self, obj: str, length: int, offset: int) -> bytes:
+        """The n-th read takes read_seconds(n) on the clock."""
+        with self.lock:
+            if obj == self.fail_on:
+                raise ClusterError(f'reading {obj}: EIO')
+            self.clock.advance(self.read_seconds(len(self.reads)))
+            self.reads.append((obj, offset, length))
+        return bytes(length)
+
+    reads: list
+    read_seconds: Any = staticmethod(lambda n: 0.001)
 
 
 def test_fill_writes_each_object_end_to_end_and_goes_on_where_it_stopped() -> None:
@@ -502,3 +515,43 @@ def test_objects_left_at_the_end_are_named_and_tried_again_until_they_go() -> No
     assert c.removed > 0 and c.remove_error == ''
     assert h.cluster.objects[('rbd', NAMESPACE)] == {}
     assert f"{c.removed} removed at the end" in report.status_text(s.status(), detail=True)
+
+
+def test_the_read_probe_reads_c_alone_in_chunks_and_gives_the_p99() -> None:
+    clock = FakeClock()
+    io = Recorded(clock)
+    # 2 reads in 100 take 10 ms, the others 1 ms: the p99 is 10 ms
+    io.read_seconds = lambda n: 0.010 if n % 100 >= 98 else 0.001  # type: ignore[assignment]
+    load = ClientWorkload(io, ['c.0', 'c.1'], 1 << 20, threads=1, chunk_seconds=5.0,
+                          clock=clock, reference=['r.0'])  # type: ignore[arg-type]
+    # 12 s in chunks of at most 5: nothing until the last
+    got = [load.read_probe(12.0) for _ in range(3)]
+    assert got[:2] == [None, None]
+    p = got[2]
+    assert p is not None and p.reads == len(io.reads) and p.seconds == pytest.approx(12, abs=0.02)
+    assert p.iops == pytest.approx(p.reads / p.seconds)
+    assert p.p99_ms == pytest.approx(10.0) and p.mean_ms == pytest.approx(1.18, rel=0.01)
+    # 4 KiB at block offsets of C's objects, never R's
+    assert {o for o, _, _ in io.reads} == {'c.0', 'c.1'}
+    assert all(n == 4096 and off % 4096 == 0 and off < 1 << 20 for _, off, n in io.reads)
+    # the next call starts another probe
+    io.reads.clear()
+    assert load.read_probe(12.0) is None and 0 < len(io.reads) < p.reads
+    # of the objects given, if any: none reads nothing, at once
+    assert load.read_probe(1.0, ['c.1']) is not None
+    none = load.read_probe(12.0, [])
+    assert none == workload.ReadProbe(0, 0.0, 0.0, 0.0, 0.0)
+
+
+def test_a_read_that_fails_drops_the_probe() -> None:
+    clock = FakeClock()
+    io = Recorded(clock)
+    load = ClientWorkload(io, ['c.0'], 1 << 20, threads=2, chunk_seconds=5.0,
+                          clock=clock)  # type: ignore[arg-type]
+    assert load.read_probe(8.0) is None
+    io.fail_on = 'c.0'
+    with pytest.raises(ClusterError, match='reading c.0: EIO'):
+        load.read_probe(8.0)
+    io.fail_on = ''
+    # started again: 8 s more, not 3
+    assert load.read_probe(8.0) is None and load.read_probe(8.0) is not None

@@ -84,6 +84,9 @@ class CountingIo:
             self.by.add((obj, threading.current_thread().name))
         time.sleep(0.001)  # a write's wait: the other threads run meanwhile
 
+    def read(self, obj: str, length: int, offset: int) -> bytes:
+        return bytes(length)
+
     def remove(self, obj: str) -> None:
         pass
 

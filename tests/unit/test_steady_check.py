@@ -271,6 +271,42 @@ def test_the_steady_verdict_rules() -> None:
     assert steady_check.order(0, 'c1', 3) == steady_check.order(0, 'c1', 3)
 
 
+def test_reads_slower_past_the_read_guard_hold_a_finalist_and_equal_ones_pass() -> None:
+    def m(p99: float = 0.0, iops: float = 1000.0) -> Dict[str, Any]:
+        got = {'write_amp': 0.4, 'write_amp_by': 'rocksdb', 'window_short': False,
+               'l0_cycles': 1.0, 'wal_cover': 1.0}
+        if p99:
+            got['read_probe'] = {'reads': 20000, 'seconds': 20.0, 'iops': iops,
+                                 'mean_ms': p99 / 3, 'p99_ms': p99}
+        return got
+    judge = steady_check.judge
+    # 1.5x the baseline's p99 (median of 1.4, 1.5, 1.6) is over 1 + 0.25: held
+    slow = judge('c1', [(m(1.4, 700.0), m(1.0)), (m(1.6, 800.0), m(1.0)),
+                        (m(1.5, 750.0), m(1.0))], 3, 1.10, 600, read_guard=0.25)
+    assert slow.verdict == steady_check.READS_SLOWER == 'reads slower'
+    assert slow.read_p99 == pytest.approx(1.5) and slow.read_iops == pytest.approx(0.75)
+    assert slow.why == ('steady write-amp 1.00x the baseline\'s, within the 1.10x budget, but '
+                        'its 4 KiB reads\' p99 latency is 1.50x the baseline\'s (IOPS 0.75x; '
+                        'median over 3 steady pair(s)), over 1 + read_guard 0.25')
+    d = slow.to_dict()
+    assert d['read_p99'] == pytest.approx(1.5) and d['pairs'][0]['read_iops'] == 0.7
+    # as fast, or within the guard: recommended, its figures kept
+    for p99 in (1.0, 1.25):
+        ok = judge('c1', [(m(p99), m(1.0))], 1, 1.10, 600, read_guard=0.25)
+        assert ok.verdict == 'recommended' and ok.read_p99 == pytest.approx(p99)
+    # not probed (another workload, read_probe 0, a side that read nothing, an
+    # old record without read_guard): nothing held, nothing to show
+    nothing = dict(m(1.0), read_probe={'reads': 0, 'seconds': 0.0, 'iops': 0.0,
+                                       'mean_ms': 0.0, 'p99_ms': 0.0})
+    for pair in ((m(), m()), (m(9.0), m()), (m(9.0), nothing)):
+        v = judge('c1', [pair], 1, 1.10, 600, read_guard=0.25)
+        assert v.verdict == 'recommended' and v.read_p99 is None and v.read_iops is None
+    assert judge('c1', [(m(9.0), m(1.0))], 1, 1.10, 600).verdict == 'recommended'
+    # write-amp over budget says so, whatever the reads
+    assert judge('c1', [(dict(m(9.0), write_amp=0.6), m(1.0))], 1, 1.10, 600,
+                 read_guard=0.25).verdict == 'over budget'
+
+
 def test_a_duet_measures_each_steady_pair_in_one_window_on_both_canaries() -> None:
     # the harness's 60-s limit would cut both windows: a duet's canaries
     # write about half as fast each, and a steady window waits for a whole L0

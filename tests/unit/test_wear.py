@@ -223,6 +223,8 @@ def test_a_wear_session_from_a_small_memtable_string_saves_db_bytes() -> None:
     assert shown['objective']['ratio']['low'] >= 0.97
     assert h.message.startswith(f'done: recommend trial {arm["trial"]}')
     assert 'fewer RocksDB bytes a day' in h.message and 'guard' in h.message
+    # reads as fast as the baseline's (test_read_probe.py: slower ones)
+    assert 'read p99 1.00x, read IOPS 1.00x the baseline\'s' in h.message
     # `best` says the wear rule, not the IOPS one
     text = report.best_text(report.best_summary(s.s))
     assert '(the 3% guard)' in text and 'in the model\'s order' in text
@@ -235,6 +237,8 @@ def test_a_wear_session_from_a_small_memtable_string_saves_db_bytes() -> None:
     assert card[1].startswith('  RocksDB bytes per client byte at steady state: '), card
     assert 'fewer a day on osd.0' in card[1], card
     assert [line for line in card if 'within the 3% guard' in line], card
+    assert card[2] == ('  4 KiB reads at steady state: read p99 1.00x, read IOPS 1.00x the '
+                       'current options\''), card
     assert card[-2].startswith('next: ceph rocks-autotune apply --dry-run'), card
     assert len(card) <= 8 and report.status_text(st) == '\n'.join(card)
     assert 'noise: ' in report.status_text(st, detail=True)

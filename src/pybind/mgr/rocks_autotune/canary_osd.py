@@ -3,7 +3,8 @@
 A session's phases decide what comes next; a CanaryOsd does the work on its
 OSD and says how it went: the trial's config set at its mask (a candidate,
 or its originals), its gated restarts (restart.py), the window read there
-(window.py), the watch for someone else's config changes (canary.py), the
+(window.py) and its reads timed after a steady one, the watch for someone
+else's config changes (canary.py), the
 health look before a restart with its crashes named on the failed trials
 (crashes.py), and its restore at the end.  It never moves the session's
 phase: the session reads what it returns and moves.
@@ -23,13 +24,14 @@ from .cluster import Cluster, ClusterError
 from .confirm import BASELINE
 from .gate import Params, look
 from .measurement_plan import SPLIT
+from .placement import pg_of
 from .restart import Restarter, Result, Stage
 from .session_settings import Settings
 from .store import CanaryRecord, SessionState, Trial
 from .window import Precondition, Window, WindowSettings
 from .workload import (BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, CLIENT, NAMESPACE, OSD_BENCH,
-                       BenchWorkload, ClientWorkload, LazyClientWorkload, Workload,
-                       client_objects)
+                       BenchWorkload, ClientWorkload, LazyClientWorkload, ReadProbe, Workload,
+                       client_objects, pg_seed)
 
 log = logging.getLogger(__name__)
 
@@ -69,14 +71,14 @@ class CanaryOsd:
                                    single_copy_ok=params.allow_single_copy)
         workload: Optional[Workload] = None
         self.precondition: Optional[Precondition] = None
+        self.client: Optional[LazyClientWorkload] = None
         if params.workload == OSD_BENCH:
             workload = BenchWorkload(cluster, osd, object_size=settings.bench_object_size,
                                      object_num=settings.bench_object_num,
                                      chunk_seconds=settings.bench_chunk_seconds)
         elif params.workload == CLIENT:
-            client = LazyClientWorkload(lambda: self._client_workload())
-            workload = client
-            self.precondition = Precondition(cluster, osd, client,
+            workload = self.client = LazyClientWorkload(lambda: self._client_workload())
+            self.precondition = Precondition(cluster, osd, self.client,
                                              settings.precondition_limit, self.rec)
         self.window = Window(cluster, osd, workload, WindowSettings(
             warmup=settings.warmup, duration=params.duration,
@@ -100,6 +102,19 @@ class CanaryOsd:
                               st.client_object_size, threads=st.client_threads,
                               chunk_seconds=st.bench_chunk_seconds, seed=self.s['seed'],
                               clock=self.clock, reference=ref)
+
+    def read_probe(self, seconds: float) -> Optional[ReadProbe]:
+        """A chunk of the client load's read probe (ClientWorkload.read_probe)
+        of the objects of C whose PG's primary the canary is: a read goes to
+        the primary alone, so C's others would time other OSDs."""
+        c = self.s.get('client')
+        if self.client is None or c is None:
+            raise ValueError('a read probe without a client load')
+        pools = {p.id for p in self.cluster.pool_states().values() if p.name == c.pool}
+        led = {pg_seed(pg) for pg in self.cluster.pgs()
+               if pg.pool in pools and pg.acting[:1] == [self.osd]}
+        objects = [o for o in self.client.objects if pg_of(o, c.pg_num, NAMESPACE) in led]
+        return self.client.read_probe(seconds, objects)
 
     def remove_client_objects(self) -> None:
         """The client load's objects go with the session (ClientWorkload.remove_objects)."""

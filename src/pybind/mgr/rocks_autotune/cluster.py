@@ -262,10 +262,12 @@ class Cluster(Protocol):
 
 
 class ClientIo(Protocol):
-    """Writes and removes objects in one namespace of one pool, as a client;
-    ClusterError when the cluster refuses.  Thread-safe (librados is)."""
+    """Writes, reads and removes objects in one namespace of one pool, as a
+    client; ClusterError when the cluster refuses.  Thread-safe (librados is)."""
 
     def write(self, obj: str, data: bytes, offset: int) -> None: ...
+
+    def read(self, obj: str, length: int, offset: int) -> bytes: ...
 
     def remove(self, obj: str) -> None: ...
 
@@ -640,6 +642,9 @@ class RadosIo:
 
     def write(self, obj: str, data: bytes, offset: int) -> None:
         self._call(f'writing {obj}', self.ioctx.write, obj, data, offset)
+
+    def read(self, obj: str, length: int, offset: int) -> bytes:
+        return bytes(self._call(f'reading {obj}', self.ioctx.read, obj, length, offset))
 
     def remove(self, obj: str) -> None:
         import rados

@@ -25,11 +25,12 @@ BASELINE_TRIES = 2
 
 def plan(ranked: List[Tuple[Trial, float]], rounds: int, margin: float,
          workload: str, canaries: Dict[str, Any], steady_pairs: int = 1,
-         steady_limit: float = 3600.0, restart_limit: Optional[float] = None
-         ) -> Dict[str, Any]:
+         steady_limit: float = 3600.0, restart_limit: Optional[float] = None,
+         read_guard: Optional[float] = None) -> Dict[str, Any]:
     """The record of a confirmation of `ranked` ((search trial, posterior
     mean), best first), measured as `canaries` says, each passing arm checked
-    in `steady_pairs` pairs of steady windows of at most `steady_limit` s."""
+    in `steady_pairs` pairs of steady windows of at most `steady_limit` s
+    (and its reads, where probed, held to 1 + `read_guard` times the baseline's)."""
     measurement_plan.check(canaries)
     # the split design confirms on C/R, the figure its A/A noise is measured on
     objective, direction = perf_counters.objective(workload, canaries['design'])
@@ -43,7 +44,7 @@ def plan(ranked: List[Tuple[Trial, float]], rounds: int, margin: float,
         'sequential': True, 'level': power.look_level(rounds),
         'measurement_plan': canaries,
         'steady': {'pairs': steady_pairs, 'limit': steady_limit},
-        'restart_limit': restart_limit,
+        'restart_limit': restart_limit, 'read_guard': read_guard,
     }
 
 
@@ -94,9 +95,15 @@ class Confirmation:
 
     def _measured(self, r: int, name: str, steady: str = '') -> Optional[Dict[str, Any]]:
         """Arm `name`'s measurement in round (or steady pair) r, if any, as the
-        statistics read it (by figure)."""
-        return next((t.measurement.to_dict() for t in _trials(self.s['trials'], r, name, steady)
-                     if t.verdict == 'measured' and t.measurement), None)
+        statistics read it (by figure; a steady window's read probe under
+        `read_probe`)."""
+        for t in _trials(self.s['trials'], r, name, steady):
+            if t.verdict == 'measured' and t.measurement:
+                m = t.measurement.to_dict()
+                if t.read_probe is not None:
+                    m['read_probe'] = t.read_probe.to_dict()
+                return m
+        return None
 
     @property
     def level(self) -> float:
@@ -188,7 +195,8 @@ class Confirmation:
                 arm, steady_check.UNKNOWN, 'the baseline\'s steady window failed '
                 f'{BASELINE_TRIES} times: its write-amp at steady state is unknown')
         return steady_check.judge(arm, measured, self.steady['pairs'], self.budget,
-                                  self.steady['limit'], self.rec['objective'], self.goal)
+                                  self.steady['limit'], self.rec['objective'], self.goal,
+                                  self.rec.get('read_guard'))
 
     def _unchecked(self) -> List[str]:
         """The passing arms, best first, whose steady check is not over, up
@@ -309,6 +317,7 @@ class Confirmation:
             'objective': rec['objective'], 'direction': rec['direction'], 'goal': self.goal,
             'margin': rec['margin'], 'budget': self.budget, 'level': self.level,
             'wear_margin': rec.get('wear_margin'), 'restart_limit': rec.get('restart_limit'),
+            'read_guard': rec.get('read_guard'),
             'baseline_restart_seconds': median(restarts) if (
                 restarts := self.restarts_after(self.s.get('base_options'))) else None,
             'sequential': bool(rec.get('sequential')),

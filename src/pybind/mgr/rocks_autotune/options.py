@@ -177,6 +177,17 @@ OPTIONS: Tuple[Opt, ...] = (
         desc='pairs of steady windows (the baseline and the candidate, in a random '
              'order) in the steady check of each candidate whose objective passed; its '
              'write-amp ratio is the median over the pairs'),
+    Opt('read_probe', type='secs', default=20, min=0,
+        desc='after each steady window of the client workload, the canary\'s reads are '
+             'timed this long (4 KiB at random offsets of its objects): compression and '
+             'more L0 files can slow reads; 0: no probe'),
+    # coarse: the p99 of one or two probes a side, and no A/A pair says
+    # how much reads vary between windows of the same options
+    Opt('read_guard', type='float', default=0.25, min=0, max=5,
+        desc='a candidate whose read p99 latency over its steady windows is more than '
+             '1 + this times the baseline\'s (median over the pairs) is not '
+             'recommended; coarse on purpose: one or two steady pairs per candidate, and '
+             'no A/A noise measured for reads yet'),
     Opt('objective', type='str', default='iops', enum=('iops', 'wear'),
         desc='what a session optimizes (start --objective overrides it): iops, the '
              'client\'s IOPS, its write-amp within --budget; wear, the fewest RocksDB '

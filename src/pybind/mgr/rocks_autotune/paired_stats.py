@@ -160,6 +160,7 @@ class ArmVerdict:
     kv_sync_lat: Summary
     # over the rounds: passes | too few rounds | below margin | dropped | failed;
     # after the steady check (confirm.py): recommended | over budget | write-amp unknown
+    # | write-amp not lower | reads slower
     verdict: str
     why: str = ''
 

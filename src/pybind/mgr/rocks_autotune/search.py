@@ -277,7 +277,7 @@ class Search:
                                     design['rounds'], self.settings.rounds_margin(),
                                     self.params.workload, plan, self.settings.steady_pairs,
                                     self.settings.steady_window_limit,
-                                    self.settings.restart_limit)
+                                    self.settings.restart_limit, self.settings.read_guard)
         s['confirm']['design'] = design
         if self.settings.wear:
             # the arms in the model's order; each arm's predicted steady

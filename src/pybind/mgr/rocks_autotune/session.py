@@ -209,11 +209,16 @@ class Session(Machine):
             s['message'] = 'stopping after the trial in flight'
 
     def resume_after_failover(self) -> None:
-        """A new mgr took over: a window in flight cannot be trusted; redo it.
-        Deadlines start again on this mgr's clock (restart.resume_after_failover)."""
-        if self.s['phase'] in MEASURING and self.s['current'] is not None:
+        """A new mgr took over: a window in flight cannot be trusted; redo it
+        (but a steady one measured whose read probe was in flight: the probe
+        starts again).  Deadlines start again on this mgr's clock
+        (restart.resume_after_failover)."""
+        cur = self.s['current']
+        if self.s['phase'] in MEASURING and cur is not None and not (
+                self.phases.probes_reads(cur)
+                and all(t.measurement is not None for t in slots(cur))):
             self._enter(P.APPLY, 'mgr restarted mid-trial: running the trial again')
-            for t in slots(self.s['current']):
+            for t in slots(cur):
                 t.measurement = None  # taken in the window that is redone
             for c in self.canaries.values():
                 c.rec['window'] = None

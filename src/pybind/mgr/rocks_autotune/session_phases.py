@@ -5,7 +5,8 @@ A trial:  next -> apply -> restart -> wait_up -> warmup -> measure -> next
 Then the confirmation (confirm.py): the top candidates by the model and the
 baseline, round after round, each measurement a trial of kind `confirm`,
 then the steady check's windows (the same moves; its trials name the arm
-checked in `steady`):
+checked in `steady`; under the client load, measure ends with a read probe
+of each canary, which a failover redoes, not the window):
           confirm -> apply -> restart -> wait_up -> warmup -> measure -> confirm
 The end:  restore -> restore_wait -> end (done | stopped | aborted | failed)
 
@@ -36,6 +37,7 @@ from .search import Search
 from .session_settings import Settings
 from .space import Candidate, SearchSpace
 from .store import Ending, SessionState, Trial
+from .workload import CLIENT
 
 
 class Phase(str, Enum):
@@ -391,8 +393,28 @@ class Phases(JobPhases):
             delays.append(delay)
         measured = [(t, t.measurement) for t in slots(cur) if t.measurement is not None]
         if len(measured) == len(slots(cur)):
-            return self._record(measured)
+            return self._read_probe(cur) or self._record(measured)
         return min(delays)
+
+    def probes_reads(self, cur: Trial) -> bool:
+        """The window `cur` ends with a read probe: a steady one, under the client load."""
+        return bool(cur.steady and self.settings.read_probe and self.params.workload == CLIENT)
+
+    def _read_probe(self, cur: Trial) -> Optional[Move]:
+        """After a steady window under the client load: a chunk of the read
+        probe (read_probe s) of the window's next canary without one, one
+        canary at a time; None once each has its probe (or none is run)."""
+        if not self.probes_reads(cur):
+            return None
+        for c, t in zip(self.in_window(), slots(cur)):
+            if t.read_probe is None:
+                try:
+                    t.read_probe = c.read_probe(self.settings.read_probe)
+                except ClusterError as e:
+                    return self.load_failed(f'osd.{c.osd} failed during the read probe: {e}')
+                return Go(P.MEASURE, f'trial {cur.index}: timing reads on osd.{c.osd} '
+                          f'after its steady window ({self.settings.read_probe:.0f}s)')
+        return None
 
     def _record(self, measured: List[Tuple[Trial, Measurement]]) -> Go:
         """The window's trials, each with its measurement, recorded."""

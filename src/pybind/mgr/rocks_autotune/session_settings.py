@@ -44,6 +44,8 @@ class Settings:
     confirm_rounds: int = default('confirm_rounds')
     confirm_margin: float = default('confirm_margin')
     steady_pairs: int = default('steady_pairs')
+    read_probe: float = default('read_probe')
+    read_guard: float = default('read_guard')
     objective: str = default('objective')
     guard: float = default('guard')
     detect: float = default('detect')

@@ -3,7 +3,10 @@ state for the arms whose objective passed, the baseline and the arm each in
 a steady window (window.py), `pairs` fresh pairs per arm, each in an order
 drawn from the seed (doc/dev/session.rst, step 6 of the confirmation).  A
 pair's windows may differ in length: write-amp is a ratio of bytes, not a
-rate.  confirm.py keeps the record and the trials.
+rate.  Under the client load each window is followed by a read probe of
+its canary (workload.ReadProbe): an arm whose reads' p99 is over 1 +
+read_guard times the baseline's is held.  confirm.py keeps the record and
+the trials.
 """
 import math
 import random
@@ -16,6 +19,7 @@ from .perf_counters import median, write_amps
 
 RECOMMENDED, OVER_BUDGET, UNKNOWN = 'recommended', 'over budget', 'write-amp unknown'
 NOT_LOWER = 'write-amp not lower'  # the wear objective's: it did not save enough
+READS_SLOWER = 'reads slower'  # its read p99 over 1 + read_guard times the baseline's
 
 
 def order(seed: Any, arm: str, pair: int) -> List[str]:
@@ -67,6 +71,9 @@ class Pair:
     objective: Optional[float] = None
     # RocksDB bytes a day saved at the baseline window's client rate
     saved_per_day: Optional[float] = None
+    # the arm's read probe over the baseline's: p99 latency, IOPS (None: not both probed)
+    read_p99: Optional[float] = None
+    read_iops: Optional[float] = None
 
     def to_dict(self) -> Dict[str, Any]:
         return asdict(self)
@@ -84,18 +91,31 @@ class SteadyVerdict:
     @property
     def objective(self) -> Optional[float]:
         """The median over the pairs of the objective's ratio."""
-        got = [p.objective for p in self.pairs if p.objective is not None]
-        return median(got) if got else None
+        return self._median('objective')
 
     @property
     def saved_per_day(self) -> Optional[float]:
         """The median over the pairs of the RocksDB bytes a day saved."""
-        got = [p.saved_per_day for p in self.pairs if p.saved_per_day is not None]
+        return self._median('saved_per_day')
+
+    @property
+    def read_p99(self) -> Optional[float]:
+        """The median over the pairs probed of the read p99 ratio."""
+        return self._median('read_p99')
+
+    @property
+    def read_iops(self) -> Optional[float]:
+        """The median over the pairs probed of the read IOPS ratio."""
+        return self._median('read_iops')
+
+    def _median(self, key: str) -> Optional[float]:
+        got = [getattr(p, key) for p in self.pairs if getattr(p, key) is not None]
         return median(got) if got else None
 
     def to_dict(self) -> Dict[str, Any]:
         return {'verdict': self.verdict, 'why': self.why, 'ratio': self.ratio,
                 'objective': self.objective, 'saved_per_day': self.saved_per_day,
+                'read_p99': self.read_p99, 'read_iops': self.read_iops,
                 'upper_bound': self.upper_bound, 'pairs': [p.to_dict() for p in self.pairs],
                 'arm_seen': all(p.arm_seen for p in self.pairs) if self.pairs else None,
                 'baseline_seen': all(p.baseline_seen for p in self.pairs)
@@ -117,15 +137,28 @@ def pair_of(arm_m: Mapping[str, Any], base_m: Mapping[str, Any],
     if ratio is not None and seconds and client:
         saved = (float(b) - float(a)) * client / seconds * 86400.0
     return Pair(ratio, saw_compaction(arm_m), saw_compaction(base_m),
-                None if log is None else math.exp(log), saved)
+                None if log is None else math.exp(log), saved,
+                *(_read_ratio(arm_m, base_m, key) for key in ('p99_ms', 'iops')))
+
+
+def _read_ratio(arm_m: Mapping[str, Any], base_m: Mapping[str, Any],
+                key: str) -> Optional[float]:
+    """The arm's read probe's `key` over the baseline's (None: a side not
+    probed, or one that read nothing)."""
+    a, b = arm_m.get('read_probe') or {}, base_m.get('read_probe') or {}
+    if not (a.get('reads') and b.get('reads') and b.get(key)):
+        return None
+    return float(a[key]) / float(b[key])
 
 
 def judge(arm: str, measured: Sequence[Tuple[Mapping[str, Any], Mapping[str, Any]]],
           wanted: int, budget: float, limit: float, objective: str = '',
-          goal: str = 'iops') -> SteadyVerdict:
-    """The arm's steady verdict from its measured (arm's, baseline's) pairs:
-    '' while fewer than `wanted` are in (unless one says write-amp unknown);
-    recommended when the median ratio is at most `budget`."""
+          goal: str = 'iops', read_guard: Optional[float] = None) -> SteadyVerdict:
+    """The arm's steady verdict from its measured (arm's, baseline's) pairs
+    (each with its `read_probe`, if any): '' while fewer than `wanted` are in
+    (unless one says write-amp unknown); recommended when the median ratio
+    is at most `budget` and, if its reads were probed, their median p99
+    ratio at most 1 + `read_guard` (None: reads not judged)."""
     pairs = [pair_of(a, b, objective) for a, b in measured]
     blind = [(p, a) for p, (a, _) in zip(pairs, measured) if not p.arm_seen or p.ratio is None]
     if blind:
@@ -144,8 +177,17 @@ def judge(arm: str, measured: Sequence[Tuple[Mapping[str, Any], Mapping[str, Any
     asked = (f'at most {budget:.2f}x, the wear it must save' if goal == 'wear'
              else f'the {budget:.2f}x budget')
     if ratio <= budget:
-        return SteadyVerdict(arm, RECOMMENDED, f'steady write-amp {ratio:.2f}x the '
-                             f'baseline\'s, within {asked}' + bound, ratio, upper, pairs)
+        why = f'steady write-amp {ratio:.2f}x the baseline\'s, within {asked}' + bound
+        v = SteadyVerdict(arm, RECOMMENDED, why, ratio, upper, pairs)
+        reads = v.read_p99
+        if read_guard is not None and reads is not None and reads > 1 + read_guard:
+            v.verdict, v.why = READS_SLOWER, (
+                f'{why}, but its 4 KiB reads\' p99 latency is {reads:.2f}x the '
+                'baseline\'s (' + (f'IOPS {v.read_iops:.2f}x; ' if v.read_iops else '')
+                + f'median over {sum(1 for p in pairs if p.read_p99 is not None)} steady '
+                f'pair(s)), over '
+                f'1 + read_guard {read_guard:.2f}')
+        return v
     return SteadyVerdict(arm, NOT_LOWER if goal == 'wear' else OVER_BUDGET,
                          f'steady write-amp {ratio:.2f}x the baseline\'s, over {asked}'
                          + bound, ratio, upper, pairs)

@@ -45,7 +45,7 @@ from enum import Enum
 from typing import Any, Callable, Dict, List, Mapping, Optional, TypedDict, cast
 
 from .perf_counters import Measurement
-from .workload import ClientRecord
+from .workload import ClientRecord, ReadProbe
 
 HEAD_KEY = 'session'
 START_KEY = 'session.start'
@@ -81,6 +81,8 @@ class Trial:
     osd: Optional[int] = None  # the canary that ran it (None: recorded before it was kept)
     steady: str = ''  # a steady-check window: the arm checked (`round` is then the pair)
     restart_seconds: Optional[float] = None  # its canary's restart onto it (confirm.py)
+    # a steady window's read probe of its canary, after the window (client load)
+    read_probe: Optional[ReadProbe] = None
     # the window in flight on several canaries: a trial each, in restart
     # order (the first's fields on top); none otherwise
     slots: List['Trial'] = field(default_factory=list)
@@ -92,14 +94,16 @@ class Trial:
         out = {f.name: copy.copy(getattr(self, f.name)) for f in fields(self)
                if f.name != 'slots'}
         out['measurement'] = None if self.measurement is None else self.measurement.to_dict()
+        out['read_probe'] = None if self.read_probe is None else self.read_probe.to_dict()
         if self.slots:
             out['slots'] = [t.to_json() for t in self.slots]
         return out
 
     @classmethod
     def from_json(cls, saved: Dict[str, Any]) -> 'Trial':
-        m = saved.get('measurement')
+        m, probe = saved.get('measurement'), saved.get('read_probe')
         return cls(**dict(saved, measurement=None if m is None else Measurement.from_dict(m),
+                          read_probe=None if probe is None else ReadProbe.from_dict(probe),
                           slots=[cls.from_json(t) for t in saved.get('slots', [])]))
 
 

@@ -107,8 +107,18 @@ def steady_text(arm: Mapping[str, Any]) -> str:
         ratio += f' (the model predicted {arm["predicted"]:.2f}x)'
     return (f'; steady write-amp {ratio} over {len(st["pairs"])} pair(s) (its window '
             f'{seen[st.get("arm_seen")]}, the baseline\'s {seen[st.get("baseline_seen")]})'
-            + steady_objective_text(st)
+            + steady_objective_text(st) + f'; {reads_text(st)}'
             + (f': {st["verdict"]}' if st.get('verdict') else ': steady check in progress'))
+
+
+def reads_text(st: Mapping[str, Any], of: str = 'the baseline\'s') -> str:
+    """A steady check's reads: its read probes' p99 latency and IOPS over
+    the baseline's (medians over the pairs), or that none were probed."""
+    if st.get('read_p99') is None:
+        return 'reads not measured'
+    iops = st.get('read_iops')
+    return (f'read p99 {st["read_p99"]:.2f}x'
+            + (f', read IOPS {iops:.2f}x' if iops is not None else '') + f' {of}')
 
 
 def steady_ratio(st: Mapping[str, Any]) -> str:
@@ -143,13 +153,14 @@ def answer_line(result: Mapping[str, Any]) -> str:
     if result.get('goal') != 'wear':
         return (f'{head}{claim} ({result["level"]:.0%} intervals), steady write-amp '
                 f'{steady_ratio(st)} the baseline\'s (its own steady windows, within the '
-                f'{result["budget"]:.2f}x budget{steady_objective_text(st)}){tail}')
+                f'{result["budget"]:.2f}x budget{steady_objective_text(st)}), '
+                f'{reads_text(st)}{tail}')
     saved = st.get('saved_per_day')
     predicted = arm.get('predicted')
     return (f'{head}steady write-amp {steady_ratio(st)} the baseline\'s'
             + (f' (the model predicted {predicted:.2f}x)' if predicted else '')
             + (f', {bytes_text(saved)} fewer RocksDB bytes a day on the canary at its '
-               'client rate' if saved else '')
+               'client rate' if saved else '') + f', {reads_text(st)}'
             + f'; {claim}, within the {-float(result["margin"]):.0%} guard '
             f'({result["level"]:.0%} intervals){tail}')
 
@@ -324,6 +335,8 @@ def _summary_figures(osd: int, result: Mapping[str, Any], arm: Mapping[str, Any]
         lines.insert(0 if wear else 1, '  RocksDB bytes per client byte at steady state: '
                      f'{steady_ratio(steady)} the current options\''
                      + (f' ({bytes_text(saved)} fewer a day on osd.{osd})' if saved else ''))
+        lines.insert(1 if wear else 2, '  4 KiB reads at steady state: '
+                     + reads_text(steady, 'the current options\''))
     if arm.get('restart_seconds') is not None:
         lines.append(f'  osd.{osd} restarted on it in {arm["restart_seconds"]:.0f} s')
     return lines

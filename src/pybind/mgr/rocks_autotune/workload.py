@@ -15,7 +15,9 @@ many objects in PGs of the same pool whose up set leaves the canary out,
 with as many writes in flight, over the same seconds: what the machine does
 falls on both groups, what the canary's options do on C only
 (doc/bench/split-aa.md).  The driven ones run in chunks of
-a few seconds, so that a stop or abort is seen between chunks.
+a few seconds, so that a stop or abort is seen between chunks.  After a
+steady window the client load's read probe (`read_probe`) times 4 KiB reads
+of C's objects on the canary: what its options cost a reader.
 """
 import logging
 import math
@@ -208,6 +210,35 @@ def client_objects(prefix: str, count: int, pg_num: int, seeds: Sequence[int]) -
     return names
 
 
+@dataclass(frozen=True)
+class ReadProbe:
+    """A read probe's figures (ClientWorkload.read_probe): how many reads,
+    over how many seconds, their rate, mean and 99th percentile latency."""
+    reads: int
+    seconds: float
+    iops: float
+    mean_ms: float
+    p99_ms: float
+
+    @classmethod
+    def of(cls, latencies: Sequence[float], seconds: float) -> 'ReadProbe':
+        """The figures of reads that took `latencies` (s) over `seconds`."""
+        n = len(latencies)
+        if not n:
+            return cls(0, seconds, 0.0, 0.0, 0.0)
+        ordered = sorted(latencies)
+        p99 = ordered[math.ceil(0.99 * n) - 1]  # the nearest rank
+        return cls(n, seconds, n / seconds if seconds > 0 else 0.0,
+                   1000.0 * sum(ordered) / n, 1000.0 * p99)
+
+    def to_dict(self) -> Dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, saved: Dict[str, Any]) -> 'ReadProbe':
+        return cls(**saved)  # TypeError: not its fields
+
+
 @dataclass
 class ClientRecord:
     """The client load's part of a session (`client`), ClientWorkload's to
@@ -262,6 +293,9 @@ class ClientWorkload:
         # incompressible, as a client's data mostly is
         self.data = self.rng.randbytes(block_size)
         self.fill_data: Optional[bytes] = None
+        # the read probe in flight: its latencies and seconds so far (in
+        # memory: a new mgr starts the probe again)
+        self._probe: Tuple[List[float], float] = ([], 0.0)
 
     def drive(self, seconds: float, iops_estimate: Optional[float]) -> Tuple[int, float]:
         """Write for about `seconds` (at most one chunk), `threads` writes in
@@ -288,6 +322,41 @@ class ClientWorkload:
         self.last_reference = (sum(done[1::2]) * self.block_size
                                if self.reference else None)
         return sum(done[::len(groups)]) * self.block_size, self.clock() - start
+
+    def read_probe(self, seconds: float,
+                   objects: Optional[Sequence[str]] = None) -> Optional[ReadProbe]:
+        """A chunk (at most chunk_seconds) of a probe of `seconds` of reads:
+        `threads` readers, each reading a block at a random block offset of
+        `objects` (C's: all of them by default; never R's), each read timed
+        on the load's clock.  The probe once its seconds are read (the next
+        call starts another; no object: at once, of no read), None before.
+        ClusterError if a read failed (the probe is dropped)."""
+        chosen = self.objects if objects is None else list(objects)
+        latencies, took = self._probe
+        self._probe = ([], 0.0)
+        if not chosen:
+            return ReadProbe.of([], 0.0)
+        blocks = self.object_size // self.block_size
+        got: List[List[float]] = [[] for _ in range(self.threads)]
+        seeds = [self.rng.getrandbits(32) for _ in range(self.threads)]
+        start = self.clock()
+        deadline = start + max(0.1, min(seconds - took, self.chunk_seconds))
+
+        def reader(i: int, failed: Callable[[], bool]) -> None:
+            rng = random.Random(seeds[i])
+            while self.clock() < deadline and not failed():
+                obj, offset = rng.choice(chosen), rng.randrange(blocks) * self.block_size
+                began = self.clock()
+                self.io.read(obj, self.block_size, offset)
+                got[i].append(self.clock() - began)
+
+        self._run(reader, deadline)
+        latencies += [x for g in got for x in g]
+        took += self.clock() - start
+        if took < seconds:
+            self._probe = (latencies, took)
+            return None
+        return ReadProbe.of(latencies, took)
 
     @property
     def object_count(self) -> int:
@@ -375,10 +444,10 @@ class ClientWorkload:
             w.start()
         for w in workers:
             # librados waits for an OSD without end; a PG that stays inactive must
-            # not hold the session (the thread is left to its write)
+            # not hold the session (the thread is left to its write or read)
             w.join(max(0.0, deadline + HUNG_WRITE - self.clock()))
         if any(w.is_alive() for w in workers):
-            raise ClusterError(f'client writes did not complete within {HUNG_WRITE:.0f}s')
+            raise ClusterError(f'client I/O did not complete within {HUNG_WRITE:.0f}s')
         if errors:
             raise errors[0]
 
