@@ -16,7 +16,7 @@ from rocks_autotune.search import Search
 from rocks_autotune.session import Settings
 from rocks_autotune.space import MiB, Candidate, SearchSpace
 from rocks_autotune.window import steady_bytes
-from rocks_autotune.workload import OSD_BENCH
+from rocks_autotune.workload import CLIENT, OSD_BENCH
 
 
 def search(**settings: Any) -> Tuple[Search, FakeClock]:
@@ -200,6 +200,17 @@ def test_a_feasible_candidate_makes_a_finalist_certain_and_its_gain_its_passing(
     assert even['pass_chance'] < 0.5 < fast['pass_chance']
     # the rounds are expected whole, the steady windows at the pass chance
     assert even['expected_seconds'] < fast['expected_seconds'] <= fast['finalist_seconds']
+
+
+def test_the_time_said_counts_a_read_probe_after_each_steady_window_of_the_client_load() -> None:
+    sr, _ = search()
+    canary = sr.s['canaries']['1']
+    bench = sr.time_said(canary, preconditioned=False)['left_seconds']
+    sr.params = replace(sr.params, workload=CLIENT)
+    probed = sr.time_said(canary, preconditioned=False)['left_seconds']
+    sr.settings = replace(sr.settings, read_probe=0.0)
+    assert sr.time_said(canary, preconditioned=False)['left_seconds'] == pytest.approx(bench)
+    assert probed == pytest.approx(bench + sr.left()[2] * Settings().read_probe)
 
 
 def test_the_time_said_counts_the_window_in_flight_off_what_is_left() -> None:

@@ -18,6 +18,7 @@ from .session_settings import WEAR, Settings
 from .space import Candidate, SearchSpace
 from .store import CanaryRecord, SessionState, Trial
 from .window import fill_rate, steady_bytes, steady_length, steady_window, wal_rate
+from .workload import CLIENT
 
 log = logging.getLogger(__name__)
 
@@ -353,11 +354,13 @@ class Search:
                    if preconditioned and not pre.get('done') else 0.0)
         alone = pending + search * per_search  # the search: all a keep session runs
         rounds = confirmation * (over + window)
-        left = alone + rounds + steadies * (over + limit)  # each steady window at its limit
+        # each steady window is followed by its read probe under the client load
+        probe = st.read_probe if self.params.workload == CLIENT else 0.0
+        left = alone + rounds + steadies * (over + limit + probe)  # each window at its limit
         # with a finalist that passes its rounds: its steady pairs (the first
         # that passes ends the check), each as long as the windows so far say
         steady_cost = min(steadies, 2 * st.steady_pairs) * (
-            over + min(limit, need or steady or limit))
+            over + min(limit, need or steady or limit) + probe)
         finalist = alone + rounds + steady_cost
         cur, w = s['current'], canary['window']
         if cur is not None and w is not None and cur.kind != 'recovery':
