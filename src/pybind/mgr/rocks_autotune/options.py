@@ -181,8 +181,6 @@ OPTIONS: Tuple[Opt, ...] = (
         desc='after each steady window of the client workload, the canary\'s reads are '
              'timed this long (4 KiB at random offsets of its objects): compression and '
              'more L0 files can slow reads; 0: no probe'),
-    # coarse: the p99 of one or two probes a side, and no A/A pair says
-    # how much reads vary between windows of the same options
     Opt('read_guard', type='float', default=0.25, min=0, max=5,
         desc='a candidate whose read p99 latency over its steady windows is more than '
              '1 + this times the baseline\'s (median over the pairs) is not '
