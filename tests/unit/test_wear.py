@@ -115,6 +115,17 @@ def test_a_window_that_flushed_nothing_or_compression_unseen_says_nothing() -> N
     assert seen.compressed == {'lz4': pytest.approx(0.5)}
     assert wear_model.predict(cand(4, compression='lz4'), seen, ONE) < \
         wear_model.predict(cand(4), seen, ONE)
+    # a config turning compression off where only compressed windows
+    # flushed: its r = 1 is a lower bound, so no saving is predicted of it
+    lz4_only = wear_model.calibrate([window(cand(4, compression='lz4'), 0.8, ratio=0.5)], ONE)
+    lz4 = cand(4, compression='lz4')
+    assert lz4_only.flushed == ('lz4',)
+    assert not wear_model.predictable(cand(16), lz4, lz4_only)
+    assert wear_model.predictable(cand(16, compression='snappy'), lz4, lz4_only)
+    # from an uncompressed baseline both carry the same factor
+    assert wear_model.predictable(cand(16), cand(4), lz4_only)
+    assert wear_model.predictable(cand(16), lz4, seen)
+    assert wear_model.predictable(cand(16), lz4, cal)
     # no window at all: the priors, and every config predicted alike by its shape
     empty = wear_model.calibrate([], ONE)
     assert empty.windows == 0 and wear_model.predict(cand(4), empty, ONE) > 0
@@ -179,8 +190,8 @@ def test_wear_is_refused_with_a_workload_that_cannot_reach_steady_state() -> Non
     assert h.saved == [] and h.config_of(0) == before and h.cluster.restarts == []
 
 
-def _small_canary(h: Harness) -> None:
-    h.cluster.config_set('osd.0', 'bluestore_rocksdb_options', SMALL)
+def _small_canary(h: Harness, options: str = SMALL) -> None:
+    h.cluster.config_set('osd.0', 'bluestore_rocksdb_options', options)
     h.cluster.restart_osd(0)
     h.clock.advance(5)
     h.cluster.restarts.clear()
@@ -392,3 +403,43 @@ def test_the_model_orders_demo_run_6s_steady_windows_as_measured() -> None:
     for arm, w in steady.items():
         assert predicted[arm] == pytest.approx((w.wal + w.flush + w.compaction) / w.client,
                                                rel=0.1)
+
+
+def test_demo_run_8s_uncompressed_finalist_is_not_predicted_to_save() -> None:
+    # run 8's search windows: only the LZ4 blog string's flushed; its
+    # uncompressed finalist c1, predicted at 0.96x with r = 1, wrote 1.31x at
+    # steady state.  Now the search may not take it as a finalist.
+    import json
+    import os
+    root = os.path.join(os.path.dirname(__file__), '..', '..')
+    with open(os.path.join(root, 'qa', 'bench', 'results', 'demo-run8-history.json')) as f:
+        trials = json.load(f)
+    tentacle = parse_sharding('m(3) p(3,0-12) O(3,0-13)=block_cache={type=binned_lru} '
+                              'L=min_write_buffer_number_to_merge=32 '
+                              'P=min_write_buffer_number_to_merge=32')
+    cal = wear_model.calibrate(wear_model.windows_of(
+        [(t['candidate'], Measurement.from_dict(t['measurement']))
+         for t in trials if not t['steady'] and t['kind'] != 'confirm']), tentacle, 64 * MiB)
+    assert cal.flushed == ('lz4',)
+    c1 = Candidate.from_dict(trials[5]['candidate'])
+    blog = Candidate.from_dict(trials[0]['candidate'])
+    assert c1.compression == 'none' and not wear_model.predictable(c1, blog, cal)
+    assert wear_model.predictable(blog, blog, cal)
+
+
+def test_the_search_takes_no_finalist_the_model_cannot_bound() -> None:
+    h = Harness(objective='wear', client_space=64 << 20, client_object_size=1 << 20,
+                precondition_limit=60.0, client_threads=1, steady_window_limit=3600.0)
+    _small_canary(h, SMALL.replace('kNoCompression', 'kLZ4Compression'))
+    s = h.start(osd=0, workload='client', trials=1)
+    h.run(until=lambda s: s.s['baseline'] is not None)
+    assert s.search.space.base_candidate().compression == 'lz4'
+    m = s.s['trials'][0].measurement
+    fams = s.search.space.column_families
+    # only LZ4 windows flushed, at the small memtables' survival
+    lz4 = wear_model.calibrate([window(cand(4, compression='lz4'), 0.8, ratio=0.5)], fams)
+    verdict, _, told = s.search.judge(m, cand(16, trigger=2), lz4)
+    assert verdict == 'infeasible' and told >= 0.0
+    # the same shape compressed: bounded by r = 1, and predicted to save
+    verdict, _, told = s.search.judge(m, cand(16, trigger=2, compression='snappy'), lz4)
+    assert verdict == 'feasible' and told < 0.0

@@ -124,8 +124,9 @@ class Search:
               cal: Optional[wear_model.Calibration] = None) -> Tuple[str, float, float]:
         """A search window's (verdict, score, what the optimizer is told):
         perf_counters.judged's; under wear, the log of the predicted steady
-        write-amp ratio plus judged's penalty on IOPS below 1 - guard, feasible
-        when below the baseline's by confirm_margin, IOPS within the noise."""
+        write-amp ratio (at least 1 where the model cannot bound it) plus
+        judged's penalty on IOPS below 1 - guard, feasible when below the
+        baseline's by confirm_margin, IOPS within the noise."""
         if self.s['baseline'] is None:
             raise ValueError('a candidate was measured before the baseline')
         base = Baseline(**self.s['baseline'])
@@ -135,7 +136,10 @@ class Search:
                                         design)
         score = perf_counters.score(m, base, self.params.workload, design)
         floor = math.log1p(-self.settings.guard)
-        ratio = self.predicted_ratio(c, cal or self.wear_calibration())
+        cal = cal or self.wear_calibration()
+        ratio = self.predicted_ratio(c, cal)
+        if not wear_model.predictable(c, self.space.base_candidate(), cal):
+            ratio = max(ratio, 1.0)
         told = math.log(ratio) + perf_counters.INFEASIBLE_WEIGHT * max(0.0, floor + score)
         noise = float((self.s.get('noise') or {}).get('sd') or 0.0)
         ok = (-score >= floor - noise and ratio * (1.0 + self.settings.confirm_margin) <= 1.0

@@ -23,6 +23,13 @@ a window of it compacted: at one shape, demo run 6's uncompressed windows
 compacted 4.3-4.6 bytes per flushed byte and its LZ4 ones 0.4-3.8, and a
 pooled k ranked an uncompressed finalist at 0.79x the LZ4 baseline's bytes
 where its steady window wrote 1.25x (doc/bench/wear.md).
+
+No compression's factor is known before a window of it flushed beside an
+uncompressed one, so r = 1 until then: an upper bound for a compressing
+candidate, a lower one for a candidate that turns the baseline's
+compression off where only compressed windows flushed.  That candidate's
+saving is not predicted (`predictable`): demo runs 6 and 8 confirmed such finalists, whose steady
+windows then wrote 1.25x and 1.31x their LZ4 baseline's bytes.
 """
 import math
 from dataclasses import dataclass, field
@@ -61,6 +68,7 @@ class Calibration:
     compressed: Dict[str, float] = field(default_factory=dict)  # r by compression
     compaction: float = 1.0      # k, over every compacted window
     compaction_by: Dict[str, float] = field(default_factory=dict)  # k by compression
+    flushed: Tuple[str, ...] = ()  # the compressions of the windows that flushed
     db_used: float = 0.0
     max_total_wal_size: int = 0  # the running options' (0: RocksDB's own limit)
     windows: int = 0             # windows it was fitted on
@@ -144,6 +152,7 @@ def calibrate(windows: Sequence[Window], families: Sequence[ColumnFamily],
     # survival (one that flushed nothing says nothing of it)
     flushed = [w for w in counted if w.flush > 0]
     cal.flush_windows = len(flushed)
+    cal.flushed = tuple(sorted({w.candidate.compression for w in flushed}))
 
     def flush(w: Window) -> float:
         return shard_flush(w.candidate, families, max_total_wal_size)
@@ -175,6 +184,14 @@ def calibrate(windows: Sequence[Window], families: Sequence[ColumnFamily],
         cal.compaction_by = {comp: k([w for w in compacted if w.candidate.compression == comp])
                              for comp in sorted({w.candidate.compression for w in compacted})}
     return cal
+
+
+def predictable(c: Candidate, base: Candidate, cal: Calibration) -> bool:
+    """Whether the model bounds `c`'s bytes over `base`'s from above: not
+    when `c` turns `base`'s compression off and only compressed windows
+    flushed (their survival then holds the compression's factor)."""
+    return (c.compression != 'none' or base.compression == 'none'
+            or 'none' in cal.flushed or not cal.flushed)
 
 
 def predict(c: Candidate, cal: Calibration, families: Sequence[ColumnFamily]) -> float:
