@@ -24,6 +24,8 @@ def test_reads_the_tickers_and_every_column_family_of_a_real_answer() -> None:
     assert s.tickers.get(rocksdb_stats.WAL_BYTES) == 90664109
     assert s.tickers.get(rocksdb_stats.FLUSH_BYTES) == 0
     assert s.tickers.get(rocksdb_stats.COMPACT_WRITE_BYTES) == 524225
+    # a histogram's SUM: the bytes compressed (LZ4, Tentacle's default), before
+    assert s.tickers.get(rocksdb_stats.COMPRESSED_RAW) == 1691060
     # Tentacle's sharding: m, p, O, L, P and default (empty shards are listed too)
     assert {'default', 'p-0', 'O-0', 'O-1', 'O-2', 'L', 'P'} <= set(s.levels)
     assert s.levels['default'][0] == Level(files=3, size=int(14.28 * 1024), compactions=1)
@@ -57,6 +59,12 @@ def test_a_window_counts_the_busiest_families_compactions_below_l0() -> None:
     d = rocksdb_stats.delta(counts(_stats(2, 0)), counts(_stats(9, 2, other=3)))
     assert (d.busiest_cf, d.flushes, d.compactions) == ('O-0', 7, 2)
     assert (d.wal_bytes, d.flush_bytes, d.compaction_bytes) == (7000, 700, 1000)
+    # the bytes compressed: 0 unless both reads counted them
+    assert d.compressed_raw == 0
+    before, after = _stats(2, 0), _stats(9, 2)
+    before.tickers[rocksdb_stats.COMPRESSED_RAW] = 3000
+    after.tickers[rocksdb_stats.COMPRESSED_RAW] = 5500
+    assert rocksdb_stats.delta(counts(before), counts(after)).compressed_raw == 2500
     # another family's flushes do not make the busiest one's compaction
     d = rocksdb_stats.delta(counts(_stats(2, 0)), counts(_stats(3, 0, other=9)))
     assert (d.busiest_cf, d.compactions) == ('p-0', 0)

@@ -1,6 +1,7 @@
 """The wear objective: its model of steady-state write-amp (wear_model.py),
 its rules (start, the search, the rounds' guard, the steady check) and a
 whole session on the fake cluster that saves DB bytes at no cost to IOPS."""
+import dataclasses
 import math
 from typing import Any
 
@@ -126,6 +127,14 @@ def test_a_window_that_flushed_nothing_or_compression_unseen_says_nothing() -> N
     assert wear_model.predictable(cand(16), cand(4), lz4_only)
     assert wear_model.predictable(cand(16), lz4, seen)
     assert wear_model.predictable(cand(16), lz4, cal)
+    # RocksDB's own count of the bytes LZ4 compressed gives its factor with
+    # no uncompressed window: and then turning it off is predicted
+    raw = window(cand(4, compression='lz4'), 0.8, ratio=0.5)
+    raw = dataclasses.replace(raw, raw=(raw.flush + raw.compaction) / 0.5)
+    by_count = wear_model.calibrate([raw], ONE)
+    assert by_count.compressed == {'lz4': pytest.approx(0.5)} and by_count.counted == ('lz4',)
+    assert wear_model.survival(by_count, 4 * MiB) == pytest.approx(0.8)
+    assert wear_model.predictable(cand(16), lz4, by_count)
     # no window at all: the priors, and every config predicted alike by its shape
     empty = wear_model.calibrate([], ONE)
     assert empty.windows == 0 and wear_model.predict(cand(4), empty, ONE) > 0

@@ -95,6 +95,7 @@ class Measurement:
     busiest_cf: Optional[str] = None
     cf_flushes: Optional[int] = None
     compactions: Optional[int] = None
+    compressed_raw_bytes: Optional[int] = None  # before their compression
     write_amp_by: str = BLUEFS
     bluefs_write_amp: Optional[float] = None  # BlueFS's bytes per client byte
     # the split design's (None: no group R): C's IOPS (`iops` too), R's, C/R
@@ -144,7 +145,8 @@ def rocksdb_write_amp(wal: float, flush: float, compaction: float,
 # Measurement's fields from RocksDB's own figures (KvDelta's)
 _KV_FIELDS = {'rocksdb_wal_bytes': 'wal_bytes', 'flush_bytes': 'flush_bytes',
               'compaction_bytes': 'compaction_bytes', 'busiest_cf': 'busiest_cf',
-              'cf_flushes': 'flushes', 'compactions': 'compactions'}
+              'cf_flushes': 'flushes', 'compactions': 'compactions',
+              'compressed_raw_bytes': 'compressed_raw'}
 
 
 def measure(before: Dict[str, Any], after: Dict[str, Any], seconds: float,

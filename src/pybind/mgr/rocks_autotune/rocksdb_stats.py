@@ -16,9 +16,14 @@ FLUSH_BYTES = 'rocksdb.flush.write.bytes'
 COMPACT_WRITE_BYTES = 'rocksdb.compact.write.bytes'
 COMPACT_READ_BYTES = 'rocksdb.compact.read.bytes'
 WAL_BYTES = 'rocksdb.wal.bytes'
-TICKERS = (FLUSH_BYTES, COMPACT_WRITE_BYTES, COMPACT_READ_BYTES, WAL_BYTES)
+# a histogram of each block's size before its compression: its SUM, the bytes
+# a compressing config's flushes and compactions took in (blocks left
+# uncompressed are not in it)
+COMPRESSED_RAW = 'rocksdb.bytes.compressed'
+TICKERS = (FLUSH_BYTES, COMPACT_WRITE_BYTES, COMPACT_READ_BYTES, WAL_BYTES, COMPRESSED_RAW)
 
 _TICKER = re.compile(r'^(rocksdb\.[\w.]+) COUNT : (\d+)$')
+_HISTOGRAM = re.compile(r'^(rocksdb\.[\w.]+) P50 : .* SUM : (\d+)$')
 _CF = re.compile(r'^\*\* Compaction Stats \[(.+)\] \*\*$')
 _LEVEL = re.compile(r'^L(\d+)$')
 _UNITS = {'B': 1, 'KB': 1 << 10, 'MB': 1 << 20, 'GB': 1 << 30, 'TB': 1 << 40}
@@ -82,7 +87,7 @@ def parse(text: str) -> KvStats:
             if not isinstance(value, str):
                 continue
             line = value.strip()
-            m = _TICKER.match(line)
+            m = _TICKER.match(line) or _HISTOGRAM.match(line)
             if m:
                 stats.tickers[m.group(1)] = int(m.group(2))
                 continue
@@ -133,6 +138,7 @@ class KvDelta:
     busiest_cf: str
     flushes: int
     compactions: int
+    compressed_raw: int = 0  # the bytes compressed, before (COMPRESSED_RAW)
 
 
 def delta(before: Counts, after: Counts) -> KvDelta:
@@ -149,6 +155,7 @@ def delta(before: Counts, after: Counts) -> KvDelta:
         busiest = ''
     return KvDelta(wal_bytes=tick(WAL_BYTES), flush_bytes=tick(FLUSH_BYTES),
                    compaction_bytes=tick(COMPACT_WRITE_BYTES), busiest_cf=busiest,
+                   compressed_raw=tick(COMPRESSED_RAW) if COMPRESSED_RAW in before['t'] else 0,
                    flushes=flushes(busiest) if busiest else 0,
                    compactions=(int(after['c'][busiest][1])
                                 - int(before['c'].get(busiest, [0, 0])[1])) if busiest else 0)

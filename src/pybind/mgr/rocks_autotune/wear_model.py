@@ -16,20 +16,24 @@ Per client byte (leveled compaction, as Monkey and Dostoevsky cost it):
 
 Calibrated on the windows: w is the median WAL bytes per client byte; s(F)
 a line in log2(F) over the windows that flushed, never rising with F
-(PRIOR_SLOPE when they saw one flush size only); r a compression's flushed
-bytes over the uncompressed windows' at the line (1 until both were seen);
+(PRIOR_SLOPE when they saw one flush size only); r a compression's SST bytes
+over the bytes it compressed, as RocksDB counts them (COMPRESSED_RAW), else
+its flushed bytes over the uncompressed windows' at the line (1 until both
+were seen);
 k scales K to the windows that counted a compaction, per compression where
 a window of it compacted: at one shape, demo run 6's uncompressed windows
 compacted 4.3-4.6 bytes per flushed byte and its LZ4 ones 0.4-3.8, and a
 pooled k ranked an uncompressed finalist at 0.79x the LZ4 baseline's bytes
 where its steady window wrote 1.25x (doc/bench/wear.md).
 
-No compression's factor is known before a window of it flushed beside an
+Where RocksDB did not count a compression's bytes (a release without the
+histogram), its factor is not known before a window of it flushed beside an
 uncompressed one, so r = 1 until then: an upper bound for a compressing
 candidate, a lower one for a candidate that turns the baseline's
 compression off where only compressed windows flushed.  That candidate's
-saving is not predicted (`predictable`): demo runs 6 and 8 confirmed such finalists, whose steady
-windows then wrote 1.25x and 1.31x their LZ4 baseline's bytes.
+saving is not predicted (`predictable`): demo runs 6 and 8 confirmed such
+finalists, whose steady windows then wrote 1.25x and 1.31x their LZ4
+baseline's bytes.
 """
 import math
 from dataclasses import dataclass, field
@@ -58,6 +62,7 @@ class Window:
     compaction: float
     compactions: int
     db_used: float = 0.0  # BlueFS's DB bytes in use at its end (0: unknown)
+    raw: float = 0.0  # the bytes its flushes and compactions compressed, before (0: unknown)
 
 
 @dataclass
@@ -69,6 +74,7 @@ class Calibration:
     compaction: float = 1.0      # k, over every compacted window
     compaction_by: Dict[str, float] = field(default_factory=dict)  # k by compression
     flushed: Tuple[str, ...] = ()  # the compressions of the windows that flushed
+    counted: Tuple[str, ...] = ()  # those whose r RocksDB's own bytes gave
     db_used: float = 0.0
     max_total_wal_size: int = 0  # the running options' (0: RocksDB's own limit)
     windows: int = 0             # windows it was fitted on
@@ -137,6 +143,19 @@ def _line(points: Sequence[Tuple[float, float]]) -> Tuple[float, float]:
     return mean_y - b * mean_x, b
 
 
+def _counted_ratios(windows: Sequence[Window]) -> Dict[str, float]:
+    """r by compression from RocksDB's own bytes: SST bytes written over
+    the bytes compressed, pooled over the windows that counted them (blocks
+    left uncompressed, index and filters count in the written: at most 1)."""
+    out: Dict[str, float] = {}
+    for comp in sorted({w.candidate.compression for w in windows} - {'none'}):
+        ws = [w for w in windows if w.candidate.compression == comp and w.raw > 0]
+        if ws:
+            out[comp] = min(1.0, sum(w.flush + w.compaction for w in ws)
+                            / sum(w.raw for w in ws))
+    return out
+
+
 def calibrate(windows: Sequence[Window], families: Sequence[ColumnFamily],
               max_total_wal_size: int = 0) -> Calibration:
     """The model fitted to `windows` of configs run under `max_total_wal_size`
@@ -160,8 +179,9 @@ def calibrate(windows: Sequence[Window], families: Sequence[ColumnFamily],
     def x(w: Window) -> float:
         return math.log2(flush(w) / (1 << 20))
     if flushed:
-        # the line, then each compression's factor against the uncompressed
-        # windows' (if seen), then the line again on bytes corrected by it
+        # the line, then each compression's factor (RocksDB's count, else
+        # against the uncompressed windows' if seen), then the line again on
+        # bytes corrected by it
         cal.survive_at, cal.survive_slope = _line([(x(w), w.flush / w.wal) for w in flushed])
         seen = {comp: median(w.flush / w.wal / survival(cal, flush(w))
                              for w in flushed if w.candidate.compression == comp)
@@ -169,6 +189,10 @@ def calibrate(windows: Sequence[Window], families: Sequence[ColumnFamily],
         if 'none' in seen and len(seen) > 1:
             cal.compressed = {comp: min(1.0, r / seen['none'])
                               for comp, r in seen.items() if comp != 'none'}
+        ratios = _counted_ratios(counted)
+        cal.compressed.update(ratios)
+        cal.counted = tuple(sorted(ratios))
+        if cal.compressed:
             cal.survive_at, cal.survive_slope = _line(
                 [(x(w), w.flush / w.wal / cal.compressed.get(w.candidate.compression, 1.0))
                  for w in flushed])
@@ -191,7 +215,7 @@ def predictable(c: Candidate, base: Candidate, cal: Calibration) -> bool:
     when `c` turns `base`'s compression off and only compressed windows
     flushed (their survival then holds the compression's factor)."""
     return (c.compression != 'none' or base.compression == 'none'
-            or 'none' in cal.flushed or not cal.flushed)
+            or base.compression in cal.counted or 'none' in cal.flushed or not cal.flushed)
 
 
 def predict(c: Candidate, cal: Calibration, families: Sequence[ColumnFamily]) -> float:
@@ -215,5 +239,5 @@ def windows_of(trials: Sequence[Tuple[Dict[str, Any], Measurement]]) -> List[Win
     return [Window(Candidate.from_dict(c), float(m.client_bytes),
                    float(m.rocksdb_wal_bytes or 0), float(m.flush_bytes or 0),
                    float(m.compaction_bytes or 0), int(m.compactions or 0),
-                   float(m.db_used_bytes or 0))
+                   float(m.db_used_bytes or 0), float(m.compressed_raw_bytes or 0))
             for c, m in trials if m.write_amp_by == 'rocksdb']
