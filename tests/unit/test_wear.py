@@ -3,7 +3,7 @@ its rules (start, the search, the rounds' guard, the steady check) and a
 whole session on the fake cluster that saves DB bytes at no cost to IOPS."""
 import dataclasses
 import math
-from typing import Any
+from typing import Any, Dict, List, cast
 
 import pytest
 
@@ -388,26 +388,34 @@ def test_a_keep_with_no_finalist_under_wear_names_the_steady_window_limit() -> N
     assert 'steady_window_limit' in line and 'the 5% guard' in line
 
 
+TENTACLE = parse_sharding('m(3) p(3,0-12) O(3,0-13)=block_cache={type=binned_lru} '
+                          'L=min_write_buffer_number_to_merge=32 '
+                          'P=min_write_buffer_number_to_merge=32')
+
+
+def _demo_history(run: int) -> List[Dict[str, Any]]:
+    """Demo run `run`'s `history -f json` (doc/bench/demo.md)."""
+    import json
+    import os
+    with open(os.path.join(os.path.dirname(__file__), '..', '..', 'qa', 'bench', 'results',
+                           f'demo-run{run}-history.json')) as f:
+        return cast(List[Dict[str, Any]], json.load(f))
+
+
+def _windows(trials: List[Dict[str, Any]]) -> List[wear_model.Window]:
+    return wear_model.windows_of([(t['candidate'], Measurement.from_dict(t['measurement']))
+                                  for t in trials])
+
+
 def test_the_model_orders_demo_run_6s_steady_windows_as_measured() -> None:
     # calibrated as that session was, on its search and rounds' windows: the
     # uncompressed finalist wrote 1.25x the LZ4 blog string's bytes at steady
     # state, which a compaction scale pooled over both compressions put at 0.79x
-    import json
-    import os
-    root = os.path.join(os.path.dirname(__file__), '..', '..')
-    with open(os.path.join(root, 'qa', 'bench', 'results', 'demo-run6-history.json')) as f:
-        trials = json.load(f)
-    tentacle = parse_sharding('m(3) p(3,0-12) O(3,0-13)=block_cache={type=binned_lru} '
-                              'L=min_write_buffer_number_to_merge=32 '
-                              'P=min_write_buffer_number_to_merge=32')
-
-    def window_of(t: Any) -> Any:
-        return t['candidate'], Measurement.from_dict(t['measurement'])
-    cal = wear_model.calibrate(wear_model.windows_of(
-        [window_of(t) for t in trials if not t['steady']]), tentacle, 64 * MiB)
-    steady = {t['arm']: wear_model.windows_of([window_of(t)])[0]
-              for t in trials if t['steady']}
-    predicted = {arm: wear_model.predict(w.candidate, cal, tentacle) for arm, w in steady.items()}
+    trials = _demo_history(6)
+    cal = wear_model.calibrate(_windows([t for t in trials if not t['steady']]),
+                               TENTACLE, 64 * MiB)
+    steady = {t['arm']: _windows([t])[0] for t in trials if t['steady']}
+    predicted = {arm: wear_model.predict(w.candidate, cal, TENTACLE) for arm, w in steady.items()}
     assert predicted['c1'] > predicted['baseline']
     for arm, w in steady.items():
         assert predicted[arm] == pytest.approx((w.wal + w.flush + w.compaction) / w.client,
@@ -418,17 +426,9 @@ def test_demo_run_8s_uncompressed_finalist_is_not_predicted_to_save() -> None:
     # run 8's search windows: only the LZ4 blog string's flushed; its
     # uncompressed finalist c1, predicted at 0.96x with r = 1, wrote 1.31x at
     # steady state.  Now the search may not take it as a finalist.
-    import json
-    import os
-    root = os.path.join(os.path.dirname(__file__), '..', '..')
-    with open(os.path.join(root, 'qa', 'bench', 'results', 'demo-run8-history.json')) as f:
-        trials = json.load(f)
-    tentacle = parse_sharding('m(3) p(3,0-12) O(3,0-13)=block_cache={type=binned_lru} '
-                              'L=min_write_buffer_number_to_merge=32 '
-                              'P=min_write_buffer_number_to_merge=32')
-    cal = wear_model.calibrate(wear_model.windows_of(
-        [(t['candidate'], Measurement.from_dict(t['measurement']))
-         for t in trials if not t['steady'] and t['kind'] != 'confirm']), tentacle, 64 * MiB)
+    trials = _demo_history(8)
+    cal = wear_model.calibrate(_windows([t for t in trials if t['kind'] != 'confirm']),
+                               TENTACLE, 64 * MiB)
     assert cal.flushed == ('lz4',)
     c1 = Candidate.from_dict(trials[5]['candidate'])
     blog = Candidate.from_dict(trials[0]['candidate'])
