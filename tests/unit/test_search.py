@@ -229,6 +229,29 @@ def test_the_time_said_counts_the_window_in_flight_off_what_is_left() -> None:
         expected - 4.0)
 
 
+def test_a_steady_window_past_its_expected_length_still_leaves_the_others() -> None:
+    # demo run 9: during the finalist's steady window the expected time left
+    # read 0 s for 10 minutes, with the baseline's steady window still to run
+    sr, clock = search()
+    canary = sr.s['canaries']['1']
+    record(sr, 'baseline', 'baseline', measured(1000))
+    record(sr, 'baseline', 'baseline', measured(1010))
+    sr.baseline_measured(1)
+    record(sr, 'candidate', 'feasible', measured(1100))
+    sr.plan_confirmation(measurement_plan.sequential(1))
+    sr.s['current'] = replace(sr.s['trials'][0], kind='confirm', steady=True)
+    canary['window'] = {'start': clock()}
+    t0 = sr.time_said(canary, preconditioned=False)
+    assert t0['steady_need'] < t0['steady_window_limit']
+    clock.advance(10 * t0['steady_window_limit'])
+    t = sr.time_said(canary, preconditioned=False)
+    # the upper bound counted the window at its limit; the finalist's branch
+    # at its expected length, and no more comes off it: the other window of
+    # the pair is still to come
+    assert t0['left_seconds'] - t['left_seconds'] > t0['steady_window_limit']
+    assert t['finalist_seconds'] > t0['steady_need']
+
+
 def test_the_time_said_does_not_count_the_preconditioning_as_every_measurements_cost() -> None:
     # demo run 7: its first baseline took 309 s, 242 of them preconditioning;
     # as every measurement's cost it forecast 6,842 s left where 2,400 were

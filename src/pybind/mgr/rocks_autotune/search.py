@@ -363,16 +363,21 @@ class Search:
         left = alone + rounds + steadies * (over + limit + probe)  # each window at its limit
         # with a finalist that passes its rounds: its steady pairs (the first
         # that passes ends the check), each as long as the windows so far say
-        steady_cost = min(steadies, 2 * st.steady_pairs) * (
-            over + min(limit, need or steady or limit) + probe)
+        expect = min(limit, need or steady or limit)
+        steady_cost = min(steadies, 2 * st.steady_pairs) * (over + expect + probe)
         finalist = alone + rounds + steady_cost
         cur, w = s['current'], canary['window']
         if cur is not None and w is not None and cur.kind != 'recovery':
-            # the measurement in flight is counted above whole: what it spent comes off
-            each = (over + (limit if cur.steady else window)
-                    if cur.kind == 'confirm' else per_search)
-            spent = min(each, max(0.0, self.clock() - float(w['start'])))
-            left, finalist, alone = left - spent, finalist - spent, max(0.0, alone - spent)
+            # the measurement in flight is counted above whole: what it spent
+            # comes off, up to the length each branch counted it at (a steady
+            # window past its expected length still leaves the others)
+            ran = max(0.0, self.clock() - float(w['start']))
+            if cur.kind != 'confirm':
+                alone = max(0.0, alone - min(per_search, ran))
+            left -= min(over + (limit if cur.steady else window)
+                        if cur.kind == 'confirm' else per_search, ran)
+            finalist -= min(over + (expect if cur.steady else window)
+                            if cur.kind == 'confirm' else per_search, ran)
         chance, passes = self.finalist_chance(), self.pass_chance()
         expected = alone + chance * max(0.0, finalist - alone - (1.0 - passes) * steady_cost)
         return {'steady_window': None if steady is None or math.isinf(steady) else steady,
