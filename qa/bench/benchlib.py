@@ -1,5 +1,6 @@
-"""Shared code of the benches in qa/bench: the lab, measurement windows, and
-the pure parts (interleaving, medians, ratios, tables) the unit tests cover.
+"""Shared code of the benches in qa/bench: the lab, measurement windows, the
+pure parts (interleaving, medians, ratios, tables) the unit tests cover, and
+the ceph CLI and client load of the benches run inside a lab's release.
 
 Measurements reuse the tuner's own code: perf counter snapshots and
 deltas are rocks_autotune.perf_counters, the osd bench chunks are
@@ -22,10 +23,13 @@ sys.path.insert(0, os.path.join(REPO, 'src', 'pybind', 'mgr'))
 
 from rocks_autotune import paired_stats, perf_counters, rocksdb_options, rocksdb_stats  # noqa: E402
 from rocks_autotune.canary import STATS_OPTIONS  # noqa: E402
+from rocks_autotune.cluster import PgInfo, PoolInfo, RadosIo  # noqa: E402
 from rocks_autotune.perf_counters import Measurement  # noqa: E402
 from rocks_autotune.rocksdb_options import parse_options  # noqa: E402
 from rocks_autotune.space import SearchSpace  # noqa: E402
-from rocks_autotune.workload import BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, BenchWorkload  # noqa
+from rocks_autotune.workload import (BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE,  # noqa: E402
+                                     CLEANUP_SECONDS, NAMESPACE, BenchWorkload,
+                                     ClientWorkload, client_objects, client_pool)
 
 
 def repo_commit() -> str:
@@ -742,3 +746,158 @@ def make_pool(lab: 'Lab', pool: str) -> None:
         lab.ceph('osd', 'pool', 'set', pool, 'min_size', '2')
         lab.ceph('osd', 'pool', 'application', 'enable', pool, 'rbd')
     lab.wait('active+clean', lab.active_clean)
+
+
+# ---------------------------------------------------------------- inside a lab's release
+# The benches run by `ceph-lab exec` (lsm_timeline, client_aa, duet_aa, split_aa):
+# the ceph CLI and librados of the lab's own release, no Lab.
+
+
+def ceph(*args: str) -> str:
+    return subprocess.run(['ceph', *args], check=True, text=True, capture_output=True,
+                          timeout=300).stdout
+
+
+def ceph_json(*args: str) -> Any:
+    return json.loads(ceph(*args, '-f', 'json'))
+
+
+def wait_up(osd: int, since: int, timeout: float = 300) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        o = [x for x in ceph_json('osd', 'dump')['osds'] if x['osd'] == osd][0]
+        st = ceph_json('pg', 'stat')
+        s = st.get('pg_summary', st)
+        clean = sum(x['num'] for x in s.get('num_pg_by_state', [])
+                    if x['name'] == 'active+clean')
+        if o['up'] and o['up_from'] > since and clean == s.get('num_pgs'):
+            return
+        time.sleep(2)
+    raise SystemExit(f'osd.{osd} did not come back clean in {timeout:.0f}s')
+
+
+def restart(osd: int) -> None:
+    since = [x for x in ceph_json('osd', 'dump')['osds'] if x['osd'] == osd][0]['up_from']
+    ceph('orch', 'daemon', 'restart', f'osd.{osd}')
+    wait_up(osd, since)
+
+
+def cluster_layout() -> Any:
+    dump = ceph_json('osd', 'dump')
+    pools = {p['pool']: PoolInfo(id=p['pool'], name=p['pool_name'], size=p['size'],
+                                 min_size=p['min_size'], erasure=p.get('type') == 3,
+                                 pg_num=p['pg_num']) for p in dump['pools']}
+    brief = ceph_json('pg', 'dump', 'pgs_brief')
+    brief = brief.get('pg_stats', brief) if isinstance(brief, dict) else brief
+    pgs = [PgInfo(pgid=p['pgid'], pool=int(p['pgid'].split('.')[0]), acting=p['acting'],
+                  up=p['up']) for p in brief]
+    return pools, pgs
+
+
+class ClientLoad:
+    """The session's client load on one OSD, for a bench: RocksDB's statistics
+    options (and `options`) set at osd.N (and at each of `also`), the objects
+    a session would write (objects() says which); on exit the objects removed
+    (`removed`: how many) and the options too."""
+
+    def __init__(self, osd: int, prefix: str, space: int, object_size: int, threads: int,
+                 pool: str = '', seed: int = 0, options: Optional[Dict[str, str]] = None,
+                 also: Sequence[int] = ()) -> None:
+        self.osd = osd
+        self.osds = [osd] + [o for o in also if o != osd]
+        self.prefix = prefix
+        self.space = space
+        self.object_size = object_size
+        self.threads = threads
+        self.wanted_pool = pool
+        self.seed = seed
+        self.options = dict({n: 'true' for n in STATS_OPTIONS}, **(options or {}))
+        self.removed = 0
+
+    def __enter__(self) -> 'ClientLoad':
+        import rados
+        for osd in self.osds:
+            for name, value in self.options.items():
+                ceph('config', 'set', f'osd.{osd}', name, value)
+        pools, pgs = cluster_layout()
+        names = self.objects(pools, pgs)
+        self.rados = rados.Rados(conffile=os.environ.get('CEPH_CONF', ''))
+        self.rados.connect()
+        self.ioctx = self.rados.open_ioctx(self.pool.name)
+        self.ioctx.set_namespace(NAMESPACE)
+        self.load = ClientWorkload(RadosIo(self.ioctx, self.pool.name, NAMESPACE), names,
+                                   self.object_size, threads=self.threads, seed=self.seed)
+        return self
+
+    def objects(self, pools: Dict[int, PoolInfo], pgs: List[PgInfo]) -> List[str]:
+        """The objects a session would write (sets `pool` and `seeds`, the
+        PGs of it the objects are in): in the PGs of the pool osd.N serves."""
+        self.pool, self.seeds, _ = client_pool(pools, pgs, [self.osd], self.wanted_pool)
+        return client_objects(self.prefix, self.space // self.object_size,
+                              self.pool.pg_num, self.seeds)
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            self.removed = self.load.cleanup(CLEANUP_SECONDS)[0]
+        finally:
+            self.ioctx.close()
+            self.rados.shutdown()
+            for osd in self.osds:
+                for name in self.options:
+                    ceph('config', 'rm', f'osd.{osd}', name)
+
+
+def sample(osd: int) -> rocksdb_stats.KvStats:
+    return rocksdb_stats.parse(ceph('tell', f'osd.{osd}', 'dump_objectstore_kv_stats'))
+
+
+def perf(osd: int) -> Dict[str, Any]:
+    return ceph_json('tell', f'osd.{osd}', 'perf', 'dump')  # type: ignore[no-any-return]
+
+
+def counter(dump: Dict[str, Any], keys: Sequence[Tuple[str, str]]) -> Any:
+    for sec, name in keys:
+        if name in dump.get(sec, {}):
+            return dump[sec][name]
+    raise SystemExit(f'perf dump has none of {keys}')
+
+
+def fill_all(load: ClientWorkload) -> Dict[str, Any]:
+    """The session's first preconditioning pass, whole: every object end to end."""
+    t, filled, nbytes = time.time(), 0, 0
+    while filled < load.object_count:
+        filled, b, _ = load.fill(filled, 60.0)
+        nbytes += b
+    return {'filled': filled, 'fill_mib': nbytes >> 20, 'fill_seconds': round(time.time() - t, 1)}
+
+
+def overwrite_all(load: ClientWorkload) -> Dict[str, Any]:
+    """Its second pass, whole: every 4 KiB block overwritten once."""
+    t, done = time.time(), 0
+    while done < load.block_count:
+        done, _, _ = load.overwrite(done, 60.0)
+    return {'overwritten': done, 'overwrite_seconds': round(time.time() - t, 1),
+            'load': round(os.getloadavg()[0], 2)}
+
+
+def drive_until(load: ClientWorkload, end: float) -> Tuple[int, float]:
+    """The load, chunk after chunk, until `end` (time.time()): bytes written
+    and time spent writing."""
+    nbytes, secs = 0, 0.0
+    while time.time() < end:
+        b, s = load.drive(end - time.time(), None)
+        nbytes += b
+        secs += s
+    return nbytes, secs
+
+
+def write_once(load: ClientWorkload, fill: bool,
+               nbytes: int) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    """Before the first round: the session's two passes if `fill`, then
+    `nbytes` of the load; what each wrote (the passes' record, {} without)."""
+    passes = dict(fill_all(load), **overwrite_all(load)) if fill else {}
+    written, t = 0, time.time()
+    while written < nbytes:
+        written += load.drive(5.0, None)[0]
+    return passes, {'precondition_mib': written >> 20, 'seconds': round(time.time() - t),
+                    'load': round(os.getloadavg()[0], 2)}

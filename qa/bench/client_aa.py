@@ -44,17 +44,13 @@ import math
 import os
 import random
 import statistics
-import sys
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lsm_timeline import (ClientLoad, ceph_json, drive_until, restart, sample,  # noqa: E402
-                          write_once)
-
-from rocks_autotune import rocksdb_stats  # noqa: E402
-from rocks_autotune.canary import OPTIONS  # noqa: E402
-from rocks_autotune.workload import ClientWorkload  # noqa: E402
+from benchlib import ClientLoad, ceph_json, drive_until, restart, sample, write_once
+from rocks_autotune import rocksdb_stats
+from rocks_autotune.canary import OPTIONS
+from rocks_autotune.workload import ClientWorkload
 
 # BlueStore latencies a --trace reads at every slice (the names it may have
 # by release: Tentacle's txc_commit_lat is older releases' commit_lat)

@@ -78,20 +78,17 @@ import os
 import random
 import statistics
 import subprocess
-import sys
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lsm_timeline import (ClientLoad, ceph, ceph_json, drive_until, restart, sample,  # noqa: E402
-                          write_once)
-
-from rocks_autotune import rocksdb_stats  # noqa: E402
-from rocks_autotune.canary import OPTIONS  # noqa: E402
-from rocks_autotune.cluster import PgInfo, PoolInfo  # noqa: E402
-from rocks_autotune.perf_counters import rocksdb_write_amp  # noqa: E402
-from rocks_autotune.placement import pg_of  # noqa: E402
-from rocks_autotune.workload import NAMESPACE, ClientWorkload, client_objects  # noqa: E402
+from benchlib import (ClientLoad, ceph, ceph_json, counter, drive_until, perf, restart, sample,
+                      stat_cpu, write_once)
+from rocks_autotune import rocksdb_stats
+from rocks_autotune.canary import OPTIONS
+from rocks_autotune.cluster import PgInfo, PoolInfo
+from rocks_autotune.perf_counters import rocksdb_write_amp
+from rocks_autotune.placement import pg_of
+from rocks_autotune.workload import NAMESPACE, ClientWorkload, client_objects
 
 # figure -> (section, counter) of `perf dump`, time averages over the window, in ms;
 # BlueStore's "commit_lat" is txc_commit_lat on Tentacle (commit_lat before)
@@ -191,21 +188,7 @@ def pid_of(osd: int) -> int:
 
 
 def cpu_seconds(pid: int) -> float:
-    """utime + stime of the process (/proc/<pid>/stat fields 14 and 15)."""
-    with open(f'/proc/{pid}/stat') as f:
-        fields = f.read().rsplit(')', 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
-
-
-def perf(osd: int) -> Dict[str, Any]:
-    return ceph_json('tell', f'osd.{osd}', 'perf', 'dump')  # type: ignore[no-any-return]
-
-
-def counter(dump: Dict[str, Any], keys: Sequence[Tuple[str, str]]) -> Any:
-    for sec, name in keys:
-        if name in dump.get(sec, {}):
-            return dump[sec][name]
-    raise SystemExit(f'perf dump has none of {keys}')
+    return stat_cpu(f'/proc/{pid}/stat')[1]
 
 
 def n_of(before: Dict[str, Any], after: Dict[str, Any], key: Tuple[str, str]) -> int:
@@ -702,14 +685,10 @@ def main() -> None:
         precondition(cl.load, a)
         longest = 0.0
         for rnd in range(a.rounds):
-            if a.until and rnd:
-                hh, mm = (int(v) for v in a.until.split(':'))
-                now = time.gmtime()
-                if (hh * 60 + mm) * 60 - (now.tm_hour * 3600 + now.tm_min * 60 + now.tm_sec) \
-                        < longest:
-                    print(json.dumps({'stopped': f'round {rnd + 1} would end after {a.until}'}),
-                          flush=True)
-                    break
+            if a.until and rnd and too_late(a.until, longest):
+                print(json.dumps({'stopped': f'round {rnd + 1} would end after {a.until}'}),
+                      flush=True)
+                break
             t_round = time.time()
             designs = [SEQ, DUET]
             rng.shuffle(designs)

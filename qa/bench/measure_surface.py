@@ -25,7 +25,7 @@ from typing import Any, Dict, List
 import benchlib
 from benchlib import Lab, WindowSpec, log
 
-from rocks_autotune.optimizer import _skopt_dimension
+from rocks_autotune.optimizer import random_points
 from rocks_autotune.rocksdb_options import (NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT,
                                             parse_options)
 from rocks_autotune.space import SearchSpace
@@ -35,15 +35,13 @@ CANARY = 0
 
 def plan(n: int, seed: int) -> List[Dict[str, Any]]:
     """The points to measure, in order (references first, default every 8)."""
-    from skopt.space import Space
     base = parse_options(PACIFIC_DEFAULT)
     space = SearchSpace(base=base)
-    sk = Space([_skopt_dimension(d) for d in space.dimensions()])
     pts: List[Dict[str, Any]] = [
         {'name': 'default', 'options': PACIFIC_DEFAULT},
         {'name': 'new_tuning', 'options': NEW_TUNING},
         {'name': 'new_tuning_lz4', 'options': NEW_TUNING_LZ4}]
-    rnd = [x for x in sk.rvs(n_samples=50 * n, random_state=seed) if space.point_is_safe(x)][:n]
+    rnd = [x for x in random_points(space, 50 * n, seed) if space.point_is_safe(x)][:n]
     for i, x in enumerate(rnd):
         c = space.from_point(x)
         pts.append({'name': f'random{i:02d}', 'options': SearchSpace.render(base, c)})

@@ -32,8 +32,7 @@ import time
 from typing import Any, Dict, List, Optional
 
 import benchlib
-from benchlib import Lab, log, thread_cpu
-from benchlib import stat_cpu as _stat_cpu
+from benchlib import Lab, log, stat_cpu, thread_cpu
 
 MODULE_THREADS = ('rocks_autotune', 'm-fin-rocks_aut')
 ROLLOUT_HEADING = '\n## Rollout plan and gate at scale\n'  # qa/bench/rollout_scale.py's
@@ -54,7 +53,7 @@ class Sampler:
         self.pid = pid
         self.t0 = time.time()
         self.threads0 = thread_cpu(pid)
-        self.proc0 = _stat_cpu(f'/proc/{pid}/stat')[1]
+        self.proc0 = stat_cpu(f'/proc/{pid}/stat')[1]
         self.rss0 = rss_mib(pid)
         self.rss_peak = self.rss0
         self.last = dict(self.threads0)
@@ -68,7 +67,7 @@ class Sampler:
         secs = time.time() - self.t0
         mod = sum(cpu - self.threads0.get(tid, ('', 0.0))[1]
                   for tid, (comm, cpu) in self.last.items() if comm in MODULE_THREADS)
-        proc = _stat_cpu(f'/proc/{self.pid}/stat')[1] - self.proc0
+        proc = stat_cpu(f'/proc/{self.pid}/stat')[1] - self.proc0
         return {'seconds': secs, 'module_cpu_s': mod, 'module_core_pct': 100 * mod / secs,
                 'mgr_cpu_s': proc, 'mgr_core_pct': 100 * proc / secs,
                 'rss_start_mib': self.rss0, 'rss_peak_mib': self.rss_peak,

@@ -44,7 +44,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 import benchlib
-from rocks_autotune.optimizer import TrialOptimizer, _skopt_dimension
+from rocks_autotune.optimizer import TrialOptimizer, _skopt_dimension, random_points
 from rocks_autotune.rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT, \
     parse_options
 from rocks_autotune.perf_counters import INFEASIBLE_WEIGHT
@@ -107,10 +107,8 @@ class Surface:
         return s
 
     def best(self, extra: Sequence[Candidate], n: int = 20000) -> Tuple[float, Candidate]:
-        from skopt.space import Space
-        sk = Space([_skopt_dimension(d) for d in self.space.dimensions()])
         cands = list(extra) + [self.space.from_point(x)
-                               for x in sk.rvs(n_samples=n, random_state=12345)
+                               for x in random_points(self.space, n, 12345)
                                if self.space.point_is_safe(x)]
         X = np.array([self.features(c) for c in cands])
         iops = np.exp(self.models[0].predict(X))
@@ -149,12 +147,10 @@ def skopt_default(space: SearchSpace, default: Candidate) -> Proposer:
             return space.from_point(opt.ask())
 
         def tell(c: Candidate, y: float) -> None:
-            x = [min(max(v, d.low), d.high) if not d.is_categorical else v
-                 for d, v in zip(space.dimensions(), space.to_point(c))]
-            if x in opt.space and space.point_is_safe(x):
-                opt.tell(x, y)
-            else:  # the clamped default: learn from it as TrialOptimizer does
-                opt._tell([x], [y])
+            # the default clamped into the box, as TrialOptimizer does; tell
+            # checks the box only, so it learns from an unsafe default too
+            opt.tell([min(max(v, d.low), d.high) if not d.is_categorical else v
+                      for d, v in zip(space.dimensions(), space.to_point(c))], y)
         return ask, tell
     return make
 

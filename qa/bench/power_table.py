@@ -17,6 +17,7 @@ output; tests/unit/test_power.py checks it does.
 1 - guard): per noise and planned rounds, how often a candidate exactly as
 fast as the baseline passes a 3% and a 5% guard.
 """
+import argparse
 import os
 import sys
 from typing import List
@@ -67,5 +68,13 @@ def guard_table() -> List[str]:
     return out
 
 
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('--guard', action='store_true',
+                    help="the wear objective's guard table instead")
+    print('\n'.join(guard_table() if ap.parse_args().guard else table()))
+
+
 if __name__ == '__main__':
-    print('\n'.join(guard_table() if '--guard' in sys.argv[1:] else table()))
+    main()

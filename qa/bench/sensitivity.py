@@ -42,17 +42,14 @@ canary's option string, the pool) is removed at the end.
 import argparse
 import json
 import os
-import sys
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
 from benchlib import (BLOG_SMALL, CEPH_LAB, OPTION, Lab, aa_sd, baseline_measurements,
                       check_claim, claim_of, log)
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                '..', '..', 'src', 'pybind', 'mgr'))
-from rocks_autotune import paired_stats  # noqa: E402
-from rocks_autotune.rocksdb_options import (NEW_TUNING, NEW_TUNING_LZ4,  # noqa: E402
+from rocks_autotune import paired_stats
+from rocks_autotune.rocksdb_options import (NEW_TUNING, NEW_TUNING_LZ4,
                                             PACIFIC_DEFAULT, parse_options,
                                             render_options)
 

@@ -46,20 +46,15 @@ import math
 import os
 import random
 import statistics
-import sys
 import threading
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from duet_aa import counter, perf  # noqa: E402
-from lsm_timeline import (ClientLoad, ceph, ceph_json, drive_until, fill_all,  # noqa: E402
-                          overwrite_all, restart, sample)
-
-from rocks_autotune import rocksdb_stats  # noqa: E402
-from rocks_autotune.cluster import PgInfo, PoolInfo, RadosIo  # noqa: E402
-from rocks_autotune.workload import (NAMESPACE, ClientWorkload, client_objects,  # noqa: E402
-                                     client_pool)
+from benchlib import (ClientLoad, ceph, ceph_json, counter, drive_until, fill_all,
+                      overwrite_all, perf, restart, sample)
+from rocks_autotune import rocksdb_stats
+from rocks_autotune.cluster import PgInfo, PoolInfo, RadosIo
+from rocks_autotune.workload import NAMESPACE, ClientWorkload, client_objects, client_pool
 
 FIGURES = ('iops_c', 'iops_r', 'c_over_r')
 
@@ -117,7 +112,7 @@ DELAY = ('rocksdb', 'rocksdb_write_delay_time')
 
 def window(load: SplitLoad, warmup: float, seconds: float) -> Dict[str, Any]:
     """A warm-up, then one window of both groups; the canary's RocksDB read
-    over the window: what it wrote (lsm_timeline.sample, as duet_aa reads
+    over the window: what it wrote (benchlib.sample, as duet_aa reads
     it), the flushes of its busiest column family and the write-stall time."""
     drive_both(load, warmup)
     kv0, perf0 = sample(load.osd), perf(load.osd)
@@ -272,7 +267,7 @@ def main() -> None:
     ap.add_argument('--pg-num', type=int, default=32)
     ap.add_argument('--overwrite', action='store_true',
                     help='after the fill, overwrite every 4 KiB block of each group once '
-                         '(lsm_timeline.overwrite_all: the session\'s second pass)')
+                         '(benchlib.overwrite_all: the session\'s second pass)')
     ap.add_argument('--seed', type=int, default=0)
     ap.add_argument('--until', default='', help='UTC HH:MM: start no round after it')
     ap.add_argument('--b-config', action='append', default=[], metavar='NAME=VALUE',

@@ -716,7 +716,6 @@ def test_duet_tables_show_only_the_figures_a_run_recorded(capsys: Any, tmp_path:
 
 
 def test_drive_until_sums_the_chunks_up_to_the_end(monkeypatch: Any) -> None:
-    import lsm_timeline
     now = [100.0]
 
     class Load:
@@ -727,11 +726,11 @@ def test_drive_until_sums_the_chunks_up_to_the_end(monkeypatch: Any) -> None:
             took = min(seconds, 5.0)  # a chunk lasts at most 5 s
             now[0] += took
             return 4096 * int(took * 10), took
-    monkeypatch.setattr(lsm_timeline.time, 'time', lambda: now[0])
+    monkeypatch.setattr(benchlib.time, 'time', lambda: now[0])
     load = Load()
-    assert lsm_timeline.drive_until(load, 112.0) == (4096 * 120, 12.0)  # type: ignore[arg-type]
+    assert benchlib.drive_until(load, 112.0) == (4096 * 120, 12.0)  # type: ignore[arg-type]
     assert load.asked == [12.0, 7.0, 2.0]
-    assert lsm_timeline.drive_until(load, 90.0) == (0, 0.0)  # type: ignore[arg-type]
+    assert benchlib.drive_until(load, 90.0) == (0, 0.0)  # type: ignore[arg-type]
 
 
 def test_design_aa_pools_each_designs_pairs_and_names_a_session_that_ran_another(

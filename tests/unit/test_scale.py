@@ -8,8 +8,7 @@ a pool of 65,536 PGs: what it saves is the size it is at 1,000 OSDs (issue
 Then the fake itself: it must answer as the mon does, or the counts above
 would be of the wrong work.
 
-The figures by cluster size: qa/bench/rollout_scale.py, poll_cost.py rollout,
-poll_cost.py session.
+The figures by cluster size: qa/bench/rollout_scale.py.
 """
 import copy
 import errno
