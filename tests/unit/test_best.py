@@ -42,9 +42,9 @@ def session() -> Dict[str, Any]:
 def recommending(state: Dict[str, Any], options: str) -> Dict[str, Any]:
     """A copy of the state whose recommended candidate runs `options`."""
     state = copy.deepcopy(state)
-    for a in state['confirm']['arms']:
-        if a['arm'] == state['confirm']['result']['recommended']:
-            a['options'] = options
+    for a in state['confirm'].arms:
+        if a.arm == state['confirm'].result['recommended']:
+            a.options = options
     return state
 
 

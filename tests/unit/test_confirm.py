@@ -33,7 +33,7 @@ def in_confirmation(phase: str, round_: int, nth: int) -> Any:
         cur = s.s['current']
         return (s.s['phase'] == phase and cur is not None and cur.kind == 'confirm'
                 and cur.round == round_
-                and s.s['confirm']['orders'][round_].index(cur.arm) == nth)
+                and s.s['confirm'].orders[round_].index(cur.arm) == nth)
     return until
 
 
@@ -42,8 +42,8 @@ def test_rounds_in_fresh_random_orders_each_measurement_a_restart() -> None:
     before = h.config_of(0)
     h.run()
     assert s.s['state'] == 'done'
-    orders = s.s['confirm']['orders']
-    arms = [a['arm'] for a in s.s['confirm']['arms']]
+    orders = s.s['confirm'].orders
+    arms = [a.arm for a in s.s['confirm'].arms]
     assert arms == ['c1', 'c2'] and len(orders) == 5
     assert all(sorted(o) == ['baseline', 'c1', 'c2'] for o in orders)
     assert len({tuple(o) for o in orders}) > 1  # not one order reused
@@ -58,10 +58,10 @@ def test_rounds_in_fresh_random_orders_each_measurement_a_restart() -> None:
         else t['options'] for t in conf]
     # the candidates are the model's top 2 feasible search trials, not the current options
     base = s.space.base_candidate().to_dict()
-    for a in s.s['confirm']['arms']:
-        t = h.trials[a['trial']]
+    for a in s.s['confirm'].arms:
+        t = h.trials[a.trial]
         assert t['kind'] == 'candidate' and t['verdict'] == 'feasible'
-        assert t['candidate'] == a['candidate'] != base
+        assert t['candidate'] == a.candidate != base
     assert_restored(h, 0, before)
 
 
@@ -82,13 +82,13 @@ def test_a_failover_in_the_middle_of_the_confirmation_resumes_it() -> None:
         h.run()
         assert s.s['state'] == 'done'
         # the rounds drawn before are kept, and nothing is measured twice
-        assert s.s['confirm']['orders'][:3] == orders[:3]
+        assert s.s['confirm'].orders[:3] == orders[:3]
         assert measured(s)[:len(done)] == done
         assert sorted(measured(s)) == sorted(set(measured(s)))
         assert len(measured(s)) == 15
-        assert s.s['confirm']['orders'] == s0.s['confirm']['orders']
-        assert s.s['confirm']['result']['recommended'] == \
-            s0.s['confirm']['result']['recommended'] is not None
+        assert s.s['confirm'].orders == s0.s['confirm'].orders
+        assert s.s['confirm'].result['recommended'] == \
+            s0.s['confirm'].result['recommended'] is not None
         assert_restored(h, 0, before)
 
 
@@ -96,16 +96,16 @@ def test_a_candidate_that_breaks_the_canary_in_the_confirmation_is_out() -> None
     h, s = confirming(Harness())
     before = h.config_of(0)
     h.run(until=in_confirmation('apply', 1, 0))
-    c1 = s.s['confirm']['arms'][0]['options']
+    c1 = s.s['confirm'].arms[0].options
     h.cluster.broken = lambda options: options == c1
     h.run()
     assert s.s['state'] == 'done'
     failed = [t for t in h.trials if t['verdict'] == 'failed']
     assert len(failed) == 1 and failed[0]['arm'] == 'c1' and failed[0]['round'] == 1
-    assert all('c1' not in o for o in s.s['confirm']['orders'][2:])
-    arms = {a['arm']: a for a in s.s['confirm']['result']['arms']}
+    assert all('c1' not in o for o in s.s['confirm'].orders[2:])
+    arms = {a['arm']: a for a in s.s['confirm'].result['arms']}
     assert arms['c1']['verdict'] == 'failed' and 'failed in round 2' in arms['c1']['why']
-    assert s.s['confirm']['result']['recommended'] != 'c1'
+    assert s.s['confirm'].result['recommended'] != 'c1'
     assert_restored(h, 0, before)
 
 
@@ -164,7 +164,7 @@ def test_the_noise_is_measured_before_the_search_and_said_with_the_answer() -> N
     assert 'noise: IOPS sd ' in text and 'A/A pair(s)' in text
     assert f'planned at {noise["planned_sd"]:.3f} (its 80% upper confidence limit)' in text
     h.run()
-    result = s.s['confirm']['result']
+    result = s.s['confirm'].result
     seen = result['seen']
     per_arm = [[math.log(r) for r in a['objective']['ratio']['per_round']]
                for a in result['arms']]
@@ -211,17 +211,17 @@ def test_a_candidate_that_can_no_longer_pass_is_dropped_after_three_rounds() -> 
         h, s = confirming(Harness(seed=seed))
         nothing_helps(h, 0.05)
         h.run()
-        for a in s.s['confirm']['arms']:
-            if a['out']:
-                assert a['out'][0] == 'dropped'
-                n = int(a['out'][1].split('after round ')[1].split(':')[0])
+        for a in s.s['confirm'].arms:
+            if a.out:
+                assert a.out[0] == 'dropped'
+                n = int(a.out[1].split('after round ')[1].split(':')[0])
                 assert n >= 3  # never before three rounds
                 # measured in every round up to the drop, and never after it
-                assert [r for r, arm in measured(s) if arm == a['arm']] == list(range(n))
-                dropped.add(a['arm'])
+                assert [r for r, arm in measured(s) if arm == a.arm] == list(range(n))
+                dropped.add(a.arm)
         # all dropped: the confirmation ends early, without a last round of the baseline alone
-        if all(a['out'] for a in s.s['confirm']['arms']):
-            assert len(s.s['confirm']['orders']) < 5
+        if all(a.out for a in s.s['confirm'].arms):
+            assert len(s.s['confirm'].orders) < 5
     assert dropped
 
 
@@ -232,7 +232,7 @@ def test_stop_during_the_confirmation_answers_over_the_rounds_done() -> None:
     s.request_stop()
     h.run()
     assert s.s['state'] == 'stopped'
-    result = s.s['confirm']['result']
+    result = s.s['confirm'].result
     assert not result['complete'] and result['rounds_done'] == 4
     b = report.best_summary(s.s)
     assert b is not None and b['rounds_done'] == 4 and b['rounds'] == 6
@@ -248,10 +248,10 @@ def test_a_candidate_that_passes_at_a_look_is_done() -> None:
     h, s = confirming(Harness(), confirm_rounds=8)
     h.run()
     conf = s.s['confirm']
-    assert conf['sequential'] and conf['level'] == power.look_level(8) > 1 - 2 / 32
-    assert len(conf['orders']) == 6 and [a['passed'] for a in conf['arms']] == [6, 6]
-    result = conf['result']
-    assert result['complete'] and result['recommended'] and result['level'] == conf['level']
+    assert conf.sequential and conf.level == power.look_level(8) > 1 - 2 / 32
+    assert len(conf.orders) == 6 and [a.passed for a in conf.arms] == [6, 6]
+    result = conf.result
+    assert result['complete'] and result['recommended'] and result['level'] == conf.level
     assert all(a['objective']['rounds'] == 6 for a in result['arms'])
     assert s.status()['state'] == 'done'
 
@@ -268,7 +268,7 @@ def test_status_and_history_show_the_confirmation() -> None:
     assert 'steady write-amp' in text and 'short windows' in text
     hist = report.history_table(s.s['trials'])
     assert ' r1:base ' in hist and ' r5:c2 ' in hist and 'measured' in hist
-    best = s.s['confirm']['result']['recommended']
+    best = s.s['confirm'].result['recommended']
     assert f' s1:{best}:base ' in hist and f' s1:{best}:{best} ' in hist
     assert 'WAL_MiB' in hist and 'SST_MiB' in hist
 
@@ -296,7 +296,7 @@ def test_the_state_fits_the_store_at_the_largest_confirmation() -> None:
     kv: Dict[str, Optional[str]] = {}
     store = SessionStore(kv.get, kv.__setitem__)
     h.run(max_steps=100000)
-    assert s.s['state'] == 'done' and len(s.s['confirm']['arms']) == MAX_CONFIRM_CANDIDATES
+    assert s.s['state'] == 'done' and len(s.s['confirm'].arms) == MAX_CONFIRM_CANDIDATES
     store.save(s.s)  # StoreError past MAX_VALUE
     for key in (HEAD_KEY, CONFIRM_KEY):
         value = kv[key]
@@ -322,7 +322,7 @@ def test_a_session_that_meets_candidates_over_the_write_amp_budget_recommends_no
     searched = [t for t in h.trials if t['kind'] != 'confirm' and t.get('measurement')]
     over = [t for t in searched if true_wa(t['options']) > 1.05]
     assert over, 'the search met no candidate over the budget: the test shows nothing'
-    result = s.s['confirm']['result']
+    result = s.s['confirm'].result
     verdicts = {a['arm']: a for a in result['arms']}
     # write-amp is judged in the steady check, whose windows each saw a
     # compaction (the rounds' windows, the baseline runs' length, need not):
@@ -330,12 +330,12 @@ def test_a_session_that_meets_candidates_over_the_write_amp_budget_recommends_no
     checked = [v for v in verdicts.values() if v['steady']]
     assert checked and all(v['steady']['arm_seen'] and v['steady']['baseline_seen']
                            for v in checked)
-    for a in s.s['confirm']['arms']:
-        if true_wa(a['options']) > 1.05 and verdicts[a['arm']]['steady']:
-            assert verdicts[a['arm']]['verdict'] == 'over budget'
+    for a in s.s['confirm'].arms:
+        if true_wa(a.options) > 1.05 and verdicts[a.arm]['steady']:
+            assert verdicts[a.arm]['verdict'] == 'over budget'
     rec = result['recommended']
     assert rec is not None  # not by keeping: a candidate within the budget won
-    options = {a['arm']: a['options'] for a in s.s['confirm']['arms']}
+    options = {a.arm: a.options for a in s.s['confirm'].arms}
     assert true_wa(options[rec]) <= 1.05
     # what it passed over was faster than the baseline (the trap), in the search's windows
     baseline = max(t['measurement']['iops'] for t in searched if t['verdict'] == 'baseline')
@@ -345,7 +345,7 @@ def test_a_session_that_meets_candidates_over_the_write_amp_budget_recommends_no
 def test_each_measurement_says_which_canary_ran_it_as_the_plan_said() -> None:
     h, s = confirming(Harness())
     h.run()
-    assert s.s['confirm']['measurement_plan'] == {'design': 'sequential', 'osds': [0]}
+    assert s.s['confirm'].measurement_plan == {'design': 'sequential', 'osds': [0]}
     assert {t['osd'] for t in h.trials} == {0}
 
 

@@ -10,6 +10,7 @@ import pytest
 from fake_cluster import FakeClock, FakeCluster
 from rocks_autotune import report, store
 from rocks_autotune.canary import ANNEX, OPTIONS
+from rocks_autotune.confirm import Arm, ConfirmRecord, SteadyPlan
 from rocks_autotune.rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT
 from rocks_autotune.rollout import MOVES, Phase, Rollout, RolloutSettings
 from rocks_autotune.rollout_plan import (NothingToRevert, RolloutRefused, parse_osd_ids,
@@ -229,9 +230,10 @@ def _session(answer: str, **extra: Any) -> Dict[str, Any]:
     result = {'recommended': 'c1' if answer == 'recommend' else None, 'arms': [arm],
               'objective': 'iops', 'complete': True, 'rounds': 5, 'rounds_done': 5,
               'level': 0.9, 'margin': 0.03, 'budget': 1.1}
-    return dict({'id': 's1', 'state': 'done', 'params': {'osd': 2},
-                 'confirm': {'result': result, 'arms': [{'arm': 'c1', 'options': NEW}]}},
-                **extra)
+    conf = ConfirmRecord([Arm('c1', 4, {}, NEW, 1.7)], 5, 0.03, 'iops', 'higher', 0.9,
+                         {'design': 'sequential', 'osds': [2]}, SteadyPlan(1, 60.0),
+                         result=result)
+    return dict({'id': 's1', 'state': 'done', 'params': {'osd': 2}, 'confirm': conf}, **extra)
 
 
 def test_the_recommendation_is_the_last_sessions_answer_or_refused() -> None:

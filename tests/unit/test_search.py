@@ -9,6 +9,7 @@ import pytest
 
 from fake_cluster import FakeClock, FakeCluster
 from rocks_autotune import measurement_plan, power, report, session_start, views
+from rocks_autotune.confirm import SteadyPlan
 from rocks_autotune.gate import Params
 from rocks_autotune.perf_counters import Measurement
 from rocks_autotune.rocksdb_options import parse_options
@@ -127,13 +128,13 @@ def test_the_confirmation_is_planned_on_the_plan_given_and_its_windows_counted()
     sr.forget()  # rebuilt from the trials recorded here, as after a failover
     sr.plan_confirmation(measurement_plan.sequential(1))
     conf = sr.s['confirm']
-    assert conf['measurement_plan'] == measurement_plan.sequential(1)
+    assert conf.measurement_plan == measurement_plan.sequential(1)
     # the rounds' windows: the baseline runs' length (their measured 10 s)
-    assert conf['window'] == 10.0 and conf['design']['candidates'] >= 1
-    assert conf['steady'] == {'pairs': 1, 'limit': sr.settings.steady_window_limit}
+    assert conf.window == 10.0 and conf.design is not None and conf.design['candidates'] >= 1
+    assert conf.steady == SteadyPlan(1, sr.settings.steady_window_limit)
     search_left, confirmation_left, steady_left = sr.left()
     assert search_left == 0 and confirmation_left > 0
-    assert steady_left == 2 * len(conf['arms'])
+    assert steady_left == 2 * len(conf.arms)
     t = sr.time_said(sr.s['canaries']['1'], preconditioned=False)
     assert t['confirm_window'] == 10.0 and t['steady_windows_left'] == steady_left
     # the steady windows counted at the limit each, at most

@@ -174,7 +174,7 @@ def test_the_split_confirmation_judges_c_over_r_by_round_and_reports_c_and_r() -
                                                    design_why='test'))
     trial = Trial(index=3, kind='candidate', candidate={'x': 1}, options='o')
     rec = confirm.plan([(trial, 0.0)], 5, 0.03, 'client', plan)
-    assert (rec['objective'], rec['direction']) == ('c_over_r', 'higher')
+    assert (rec.objective, rec.direction) == ('c_over_r', 'higher')
     # the machine is twice as fast in even rounds (both groups alike); the
     # candidate's C is 20% up on the baseline's, its R 5% down (a shared host)
     ts = []
@@ -183,7 +183,7 @@ def test_the_split_confirmation_judges_c_over_r_by_round_and_reports_c_and_r() -
         for arm, (c, ref) in ((BASELINE, (100.0, 100.0)), ('c1', (120.0, 95.0))):
             ts.append(confirmed(r, arm, _m(c * speed, ref * speed)))
     state: Dict[str, Any] = {'confirm': rec, 'trials': ts, 'seed': 0, 'params': {'osd': 0}}
-    rec['orders'] = [[BASELINE, 'c1']] * 5
+    rec.orders = [[BASELINE, 'c1']] * 5
     conf = confirm.Confirmation(state, 1.5)
     # its objective passed: the steady check's pair comes next, under the
     # split load too (one window each, C's write-amp)
@@ -206,7 +206,7 @@ def test_the_split_confirmation_judges_c_over_r_by_round_and_reports_c_and_r() -
     assert "C/R reads C's effect minus R's" in line, line
     # a sequential plan judges IOPS and gives no groups
     seq = confirm.plan([(trial, 0.0)], 5, 0.03, 'client', measurement_plan.single(0, None))
-    assert seq['objective'] == 'iops' and seq['measurement_plan']['design'] == SEQUENTIAL
+    assert seq.objective == 'iops' and seq.measurement_plan['design'] == SEQUENTIAL
 
 
 def test_the_aa_noise_is_measured_on_the_figure_judged() -> None:

@@ -36,7 +36,7 @@ def confirm_trials(s: Session, steady: bool) -> List[Dict[str, Any]]:
 
 
 def arms(s: Session) -> Dict[str, Dict[str, Any]]:
-    return {a['arm']: a for a in s.s['confirm']['result']['arms']}
+    return {a['arm']: a for a in s.s['confirm'].result['arms']}
 
 
 def baseline_length(s: Session) -> float:
@@ -64,7 +64,7 @@ def test_a_candidate_20pc_better_within_budget_at_steady_state_is_recommended() 
     assert t['steady_need'] is not None and t['steady_need'] <= t['steady_window_limit']
     h.run()
     assert s.s['state'] == 'done'
-    result = s.s['confirm']['result']
+    result = s.s['confirm'].result
     best = result['recommended']
     assert best is not None
     a = arms(s)[best]
@@ -75,9 +75,9 @@ def test_a_candidate_20pc_better_within_budget_at_steady_state_is_recommended() 
     # the objective windows were the baseline runs' length, the steady ones
     # lasted until a compaction: longer
     rounds, steady = confirm_trials(s, False), confirm_trials(s, True)
-    assert s.s['confirm']['window'] == baseline_length(s)
+    assert s.s['confirm'].window == baseline_length(s)
     longest_round = max(t['measurement']['seconds'] for t in rounds)
-    assert longest_round < s.s['confirm']['window'] + h.settings.bench_chunk_seconds + 1
+    assert longest_round < s.s['confirm'].window + h.settings.bench_chunk_seconds + 1
     # most round windows saw no compaction (their write-amp is shown, not judged)
     assert sum(t['measurement']['window_short'] for t in rounds) > len(rounds) / 2
     # each steady window saw one and its WAL covered a whole cycle's, and the
@@ -110,7 +110,7 @@ def test_one_over_budget_at_steady_state_is_not_recommended_and_the_next_is_trie
     h, s = confirming()
     base = faster(h)
     h.run(until=lambda s: s.s.get('confirm') is not None)
-    c1, c2 = [a['options'] for a in s.s['confirm']['arms']]
+    c1, c2 = [a.options for a in s.s['confirm'].arms]
     # c1 the faster (checked first), but over the 1.10x budget at steady state
     h.cluster.model = lambda o: ((SLOW, WA) if o == base else (SLOW / 1.3, WA * 1.5) if o == c1
                                  else (SLOW / 1.2, WA))
@@ -120,7 +120,7 @@ def test_one_over_budget_at_steady_state_is_not_recommended_and_the_next_is_trie
     assert got['c1']['verdict'] == 'over budget' and 'over the 1.10x budget' in got['c1']['why']
     assert got['c1']['steady']['ratio'] == pytest.approx(1.5, rel=0.05)
     assert got['c2']['verdict'] == 'recommended'
-    assert s.s['confirm']['result']['recommended'] == 'c2'
+    assert s.s['confirm'].result['recommended'] == 'c2'
     # c1's pair, then c2's: each arm with a baseline window of its own
     steady = confirm_trials(s, True)
     assert [t['steady'] for t in steady] == ['c1', 'c1', 'c2', 'c2']
@@ -132,7 +132,7 @@ def test_a_steady_window_without_a_compaction_within_the_limit_is_write_amp_unkn
     base = faster(h)
     h.cluster.compacts = lambda o: o == base  # no candidate's L0 ever compacts
     h.run()
-    assert s.s['state'] == 'done' and s.s['confirm']['result']['recommended'] is None
+    assert s.s['state'] == 'done' and s.s['confirm'].result['recommended'] is None
     for a in arms(s).values():
         assert a['objective_verdict'] == 'passes'
         assert a['verdict'] == 'write-amp unknown'
@@ -159,7 +159,7 @@ def test_a_baseline_without_a_compaction_gives_an_upper_bound_judged_all_the_sam
     base = faster(h)
     h.cluster.compacts = lambda o: o != base
     h.run()
-    best = s.s['confirm']['result']['recommended']
+    best = s.s['confirm'].result['recommended']
     assert best is not None
     st = arms(s)[best]['steady']
     assert st['upper_bound'] and st['baseline_seen'] is False and st['arm_seen']
@@ -174,7 +174,7 @@ def test_the_rounds_windows_are_the_baseline_runs_length_whatever_the_limit(
     h, s = confirming(steady_window_limit=limit)
     faster(h)
     h.run()
-    window = s.s['confirm']['window']
+    window = s.s['confirm'].window
     # the search extended the baseline's 10-s windows to cover its flushes: 16 s
     assert window == baseline_length(s) > 10.0
     rounds = confirm_trials(s, False)
@@ -188,7 +188,7 @@ def test_a_keep_current_session_measures_no_steady_window() -> None:
     h.cluster.model = lambda o: (SLOW, WA)  # nothing helps
     h.cluster.noise = 0.05
     h.run()
-    assert s.s['state'] == 'done' and s.s['confirm']['result']['recommended'] is None
+    assert s.s['state'] == 'done' and s.s['confirm'].result['recommended'] is None
     assert not confirm_trials(s, True)
     assert not any(t.get('steady') for t in h.trials)
     assert all(a['steady'] is None for a in arms(s).values())
@@ -210,7 +210,7 @@ def test_a_failover_mid_steady_window_measures_it_again() -> None:
     steady = [(t['round'], t['arm'], t['steady']) for t in confirm_trials(s, True)]
     assert sorted(steady) == sorted(set(steady))  # none measured twice
     assert steady == [(t['round'], t['arm'], t['steady']) for t in confirm_trials(s0, True)]
-    assert s.s['confirm']['result']['recommended'] == s0.s['confirm']['result']['recommended']
+    assert s.s['confirm'].result['recommended'] == s0.s['confirm'].result['recommended']
 
 
 def test_the_steady_verdict_rules() -> None:
@@ -315,7 +315,7 @@ def test_a_duet_measures_each_steady_pair_in_one_window_on_both_canaries() -> No
     faster(h)
     s = h.start(osd=0, trials=3, duet=1, allow_single_copy=True)
     h.run()
-    assert s.s['state'] == 'done' and s.s['confirm']['result']['recommended'] == 'c1'
+    assert s.s['state'] == 'done' and s.s['confirm'].result['recommended'] == 'c1'
     steady = confirm_trials(s, True)
     # the baseline on one canary, the arm on the other, over the same start;
     # each window ends at its own compaction

@@ -231,17 +231,17 @@ def test_a_wear_session_from_a_small_memtable_string_saves_db_bytes() -> None:
         assert (t['verdict'] == 'feasible') == (ratio <= 1 / 1.03 and t['score'] <= -math.log(
             0.97) + s.s['noise']['sd'] and search.steady_judgeable(
                 Candidate.from_dict(t['candidate'])))
-    result = s.s['confirm']['result']
+    result = s.s['confirm'].result
     assert result['goal'] == 'wear' and result['margin'] == pytest.approx(-0.03)
     rec = result['recommended']
     assert rec is not None, h.message
-    arm = next(a for a in s.s['confirm']['arms'] if a['arm'] == rec)
+    arm = next(a for a in s.s['confirm'].arms if a.arm == rec)
     # what the fake's RocksDB truly writes with it: fewer DB bytes by the margin
-    assert model(arm['options'])[1] / model(SMALL)[1] <= 1 / 1.03
+    assert model(arm.options)[1] / model(SMALL)[1] <= 1 / 1.03
     shown = next(a for a in result['arms'] if a['arm'] == rec)
     assert shown['predicted'] is not None and shown['predicted'] < 1
     assert shown['objective']['ratio']['low'] >= 0.97
-    assert h.message.startswith(f'done: recommend trial {arm["trial"]}')
+    assert h.message.startswith(f'done: recommend trial {arm.trial}')
     assert 'fewer RocksDB bytes a day' in h.message and 'guard' in h.message
     # reads as fast as the baseline's (test_read_probe.py: slower ones)
     assert 'read p99 1.00x, read IOPS 1.00x the baseline\'s' in h.message
@@ -252,7 +252,7 @@ def test_a_wear_session_from_a_small_memtable_string_saves_db_bytes() -> None:
     st = h.status
     card = st['summary']
     print('\n'.join(card))  # the guide's example (`status`)
-    assert card[0] == (f'state: done: recommend trial {arm["trial"]} ({rec}) for osd.0 '
+    assert card[0] == (f'state: done: recommend trial {arm.trial} ({rec}) for osd.0 '
                        '(objective wear)'), card
     assert card[1].startswith('  RocksDB bytes per client byte at steady state: '), card
     assert 'fewer a day on osd.0' in card[1], card
@@ -342,7 +342,7 @@ def test_a_candidate_the_canary_restarts_slowly_after_is_not_recommended() -> No
     s = h.start(osd=0, trials=3)
     h.run(max_steps=50000)
     assert s.s['state'] == 'done'
-    result = s.s['confirm']['result']
+    result = s.s['confirm'].result
     assert result['recommended'] is None and result['restart_limit'] == 60.0
     assert result['baseline_restart_seconds'] < 60.0
     for a in result['arms']:

@@ -2,83 +2,142 @@
 baseline in a fresh random order each, then the steady check of the arms
 whose objective passed (doc/dev/session.rst, dev-session-confirmation).
 
-Its record is the session's state (`confirm`); each measurement is a trial
-of kind `confirm` with its `round` (0-based; a steady check's pair), `arm`
-(`baseline`, `c1`, ... in the model's order), `osd` and, in a steady check,
-`steady` (the arm checked).  Where it stands is read from those trials, so
-a new active mgr measures no (round, arm) twice.  This module says what
-comes next and what the rounds say; the session runs the measurements.
+Its record is the session's `confirm` (ConfirmRecord: others read it, only
+this module changes it); each measurement is a trial of kind `confirm` with
+its `round` (0-based; a steady check's pair), `arm` (`baseline`, `c1`, ...
+in the model's order), `osd` and, in a steady check, `steady` (the arm
+checked).  Where it stands is read from those trials, so a new active mgr
+measures no (round, arm) twice.  This module says what comes next and what
+the rounds say; the session runs the measurements.
 """
 import random
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from . import measurement_plan, paired_stats, perf_counters, power, steady_check
 from .measurement_plan import BASELINE, Window
 from .paired_stats import Round
 from .perf_counters import median
 from .session_settings import IOPS, WEAR
-from .store import SessionState, Trial
+
+if TYPE_CHECKING:  # the store keeps this module's record: it imports it
+    from .store import SessionState, Trial
 
 # a baseline that fails this many times in a round leaves the round without pairs
 BASELINE_TRIES = 2
 
 
-def plan(ranked: List[Tuple[Trial, float]], rounds: int, margin: float,
+@dataclass
+class Arm:
+    """A candidate confirmed: its search trial, the model's posterior mean of
+    it (and, wear, its predicted steady write-amp ratio), and whether it is
+    out (verdict, why) or passed at a look (after that round)."""
+    arm: str  # c1, c2, ... in the model's order
+    trial: int
+    candidate: Dict[str, Any]
+    options: str
+    mean: float
+    out: Optional[Tuple[str, str]] = None
+    passed: Optional[int] = None
+    predicted: Optional[float] = None
+
+
+@dataclass
+class SteadyPlan:
+    """Each passing arm's steady check: its pairs of windows, each at most `limit` s."""
+    pairs: int
+    limit: float
+
+
+@dataclass
+class ConfirmRecord:
+    """The session's confirmation (`confirm`): set up by plan, changed only
+    by Confirmation; JSON only in the store (to_json, from_json)."""
+    arms: List[Arm]
+    rounds: int
+    margin: float
+    objective: str
+    direction: str
+    # a look after every round from MIN_ROUNDS on, each at this level
+    level: float
+    measurement_plan: Dict[str, Any]  # which canary runs which arm
+    steady: SteadyPlan
+    restart_limit: Optional[float] = None
+    read_guard: Optional[float] = None  # reads held to 1 + read_guard times the baseline's
+    design: Optional[Dict[str, Any]] = None  # the finalists and rounds asked for (power.design)
+    goal: str = IOPS
+    wear_margin: Optional[float] = None
+    window: float = 0.0  # the rounds' window length
+    sequential: bool = True
+    orders: List[List[str]] = field(default_factory=list)  # each round's, as drawn
+    # the verdict so far (Confirmation.update) as the views show it
+    result: Optional[Dict[str, Any]] = None
+
+    def to_json(self) -> Dict[str, Any]:
+        """As stored and shown; shallow (the store dumps it, the views copy it)."""
+        return dict(vars(self), steady=asdict(self.steady), arms=[
+            dict(vars(a), out=None if a.out is None else list(a.out)) for a in self.arms])
+
+    @classmethod
+    def from_json(cls, saved: Dict[str, Any]) -> 'ConfirmRecord':
+        arms = [Arm(**dict(a, out=None if a['out'] is None else tuple(a['out'])))
+                for a in saved['arms']]
+        return cls(**dict(saved, arms=arms, steady=SteadyPlan(**saved['steady'])))
+
+
+def plan(ranked: List[Tuple['Trial', float]], rounds: int, margin: float,
          workload: str, canaries: Dict[str, Any], steady_pairs: int = 1,
          steady_limit: float = 3600.0, restart_limit: Optional[float] = None,
-         read_guard: Optional[float] = None) -> Dict[str, Any]:
+         read_guard: Optional[float] = None, design: Optional[Dict[str, Any]] = None,
+         window: float = 0.0, wear_margin: Optional[float] = None,
+         predicted: Sequence[Optional[float]] = ()) -> ConfirmRecord:
     """The record of a confirmation of `ranked` ((search trial, posterior
     mean), best first), measured as `canaries` says, each passing arm checked
     in `steady_pairs` pairs of steady windows of at most `steady_limit` s
-    (and its reads, where probed, held to 1 + `read_guard` times the baseline's)."""
+    (and its reads, where probed, held to 1 + `read_guard` times the baseline's).
+    With `wear_margin`, the goal is wear (`predicted`: each arm's ratio)."""
     measurement_plan.check(canaries)
     # the split design confirms on C/R, the figure its A/A noise is measured on
     objective, direction = perf_counters.objective(workload, canaries['design'])
-    return {
-        'arms': [{'arm': f'c{i}', 'trial': t.index, 'candidate': t.candidate,
-                  'options': t.options, 'mean': mean, 'out': None}
-                 for i, (t, mean) in enumerate(ranked, 1)],
-        'orders': [], 'rounds': rounds, 'margin': margin, 'objective': objective,
-        'direction': direction, 'result': None,
-        # a look after every round from MIN_ROUNDS on, each at this level
-        'sequential': True, 'level': power.look_level(rounds),
-        'measurement_plan': canaries,
-        'steady': {'pairs': steady_pairs, 'limit': steady_limit},
-        'restart_limit': restart_limit, 'read_guard': read_guard,
-    }
+    arms = [Arm(f'c{i}', t.index, t.candidate, t.options, mean,
+                predicted=predicted[i - 1] if predicted else None)
+            for i, (t, mean) in enumerate(ranked, 1)]
+    return ConfirmRecord(
+        arms, rounds, margin, objective, direction, power.look_level(rounds), canaries,
+        SteadyPlan(steady_pairs, steady_limit), restart_limit, read_guard, design,
+        IOPS if wear_margin is None else WEAR, wear_margin, window)
 
 
-def _trials(trials: List[Trial], r: int, name: str, steady: str = '') -> List[Trial]:
+def _trials(trials: List['Trial'], r: int, name: str, steady: str = '') -> List['Trial']:
     """Round r's trials of arm `name` (`steady`: pair r of that arm's
     steady check)."""
     return [t for t in trials
             if t.kind == 'confirm' and t.round == r and t.arm == name and t.steady == steady]
 
 
-def _verdict(rec: Dict[str, Any], rounds: Sequence[Round]
+def _verdict(rec: ConfirmRecord, rounds: Sequence[Round]
              ) -> Tuple[List[str], List[paired_stats.ArmVerdict]]:
     """paired_stats.verdict of the arms' objective over `rounds`, those out left out."""
     return paired_stats.verdict(
-        rounds, [a['arm'] for a in rec['arms']], BASELINE, rec['objective'], rec['direction'],
-        rec['margin'], out={a['arm']: (a['out'][0], a['out'][1]) for a in rec['arms'] if a['out']},
-        level=float(rec['level']))
+        rounds, [a.arm for a in rec.arms], BASELINE, rec.objective, rec.direction,
+        rec.margin, out={a.arm: a.out for a in rec.arms if a.out}, level=rec.level)
 
 
 class Confirmation:
-    def __init__(self, state: SessionState, budget: float) -> None:
+    def __init__(self, state: 'SessionState', budget: float) -> None:
         self.s = state
         self.budget = budget
 
     @property
-    def rec(self) -> Dict[str, Any]:
-        rec: Optional[Dict[str, Any]] = self.s.get('confirm')
+    def rec(self) -> ConfirmRecord:
+        rec = self.s.get('confirm')
         if rec is None:
             raise ValueError('no confirmation planned')
         return rec
 
-    def arm(self, name: str) -> Dict[str, Any]:
-        for a in self.rec['arms']:
-            if a['arm'] == name:
+    def arm(self, name: str) -> Arm:
+        for a in self.rec.arms:
+            if a.arm == name:
                 return a
         raise ValueError(f'no arm {name!r} in the confirmation')
 
@@ -91,7 +150,7 @@ class Confirmation:
 
     def _round_done(self, r: int) -> bool:
         """Every arm of round r measured (or failed out of it)."""
-        return all(self._done(r, a) for a in self.rec['orders'][r])
+        return all(self._done(r, a) for a in self.rec.orders[r])
 
     def _measured(self, r: int, name: str, steady: str = '') -> Optional[Dict[str, Any]]:
         """Arm `name`'s measurement in round (or steady pair) r, if any, as the
@@ -105,19 +164,9 @@ class Confirmation:
                 return m
         return None
 
-    @property
-    def level(self) -> float:
-        """The interval level of each look."""
-        return float(self.rec['level'])
-
     def active(self) -> List[str]:
         """The arms still measured: not out, not passed at a look."""
-        return [a['arm'] for a in self.rec['arms'] if not a['out'] and not a.get('passed')]
-
-    @property
-    def measurement_plan(self) -> Dict[str, Any]:
-        """Which canary runs which arm."""
-        return self.rec['measurement_plan']
+        return [a.arm for a in self.rec.arms if not a.out and not a.passed]
 
     def next(self) -> Optional[Tuple[int, Window, str]]:
         """(round or steady pair, the window to measure next, the arm whose
@@ -125,48 +174,36 @@ class Confirmation:
         drawing the next one's order on the way; None once it is over."""
         rec = self.rec
         while True:
-            r = len(rec['orders']) - 1
+            r = len(rec.orders) - 1
             if r >= 0:
-                for window in measurement_plan.windows(self.measurement_plan,
-                                                       rec['orders'][r], r):
+                for window in measurement_plan.windows(rec.measurement_plan, rec.orders[r], r):
                     if not all(self._done(r, slot.arm) for slot in window):
                         return r, window, ''
-                if len(rec['orders']) < rec['rounds']:
+                if len(rec.orders) < rec.rounds:
                     self._look(r)
                 self._drop_slow_restarts(r)
             active = self.active()
-            if len(rec['orders']) >= rec['rounds'] or not active:
+            if len(rec.orders) >= rec.rounds or not active:
                 return self._next_steady()
             order = [BASELINE] + active
             # a fresh order each round (drift within a round falls on every
             # arm alike), kept in the state, from the seed (replayable)
-            random.Random(f'{self.s["seed"]}/{len(rec["orders"])}').shuffle(order)
-            rec['orders'].append(order)
-
-    @property
-    def steady(self) -> Dict[str, Any]:
-        """The steady check's pairs and window limit."""
-        return self.rec['steady']
+            random.Random(f'{self.s["seed"]}/{len(rec.orders)}').shuffle(order)
+            rec.orders.append(order)
 
     def passing(self) -> List[str]:
         """The arms whose objective passed over the rounds, best first."""
         return self._best_first(_verdict(self.rec, self.rounds())[0])
 
-    @property
-    def goal(self) -> str:
-        """What the session optimizes: iops, or wear (its rounds hold IOPS to
-        the guard, and the steady check judges the gain)."""
-        return str(self.rec.get('goal') or IOPS)
-
     def _best_first(self, ranked: List[str]) -> List[str]:
         """Under the wear objective the arms whose IOPS held go to the steady
         check in the model's order (least predicted write-amp first)."""
-        if self.goal != WEAR:
+        if self.rec.goal != WEAR:
             return ranked
-        return [a['arm'] for a in self.rec['arms'] if a['arm'] in ranked]
+        return [a.arm for a in self.rec.arms if a.arm in ranked]
 
     def _steady_windows(self, arm: str, p: int) -> List[Window]:
-        return measurement_plan.windows(self.measurement_plan,
+        return measurement_plan.windows(self.rec.measurement_plan,
                                         steady_check.order(self.s['seed'], arm, p), p)
 
     def _steady_pairs(
@@ -176,7 +213,7 @@ class Confirmation:
         measured = []
         p = 0
         lost = False
-        while p < self.steady['pairs'] and all(
+        while p < self.rec.steady.pairs and all(
                 self._done(p, slot.arm, arm)
                 for window in self._steady_windows(arm, p) for slot in window):
             a, b = self._measured(p, arm, arm), self._measured(p, BASELINE, arm)
@@ -194,9 +231,9 @@ class Confirmation:
             return steady_check.SteadyVerdict(
                 arm, steady_check.UNKNOWN, 'the baseline\'s steady window failed '
                 f'{BASELINE_TRIES} times: its write-amp at steady state is unknown')
-        return steady_check.judge(arm, measured, self.steady['pairs'], self.budget,
-                                  self.steady['limit'], self.rec['objective'], self.goal,
-                                  self.rec.get('read_guard'))
+        rec = self.rec
+        return steady_check.judge(arm, measured, rec.steady.pairs, self.budget,
+                                  rec.steady.limit, rec.objective, rec.goal, rec.read_guard)
 
     def _unchecked(self) -> List[str]:
         """The passing arms, best first, whose steady check is not over, up
@@ -223,12 +260,12 @@ class Confirmation:
         """A measurement failed: a candidate that broke the canary is out."""
         if name != BASELINE:
             where = f'its steady window (pair {r + 1})' if steady else f'round {r + 1}'
-            self.arm(name)['out'] = ['failed', f'failed in {where}: {error}']
+            self.arm(name).out = ('failed', f'failed in {where}: {error}')
 
     def rounds(self) -> List[Dict[str, Optional[Dict[str, Any]]]]:
         """Per round drawn, each arm's measurement in it."""
         return [{name: self._measured(r, name) for name in order}
-                for r, order in enumerate(self.rec['orders'])]
+                for r, order in enumerate(self.rec.orders)]
 
     def _look(self, r: int) -> None:
         """After round r (not the last): an arm measured in DROP_AFTER rounds
@@ -237,26 +274,25 @@ class Confirmation:
         the look's level is done with the rounds (the steady check is next)."""
         rec = self.rec
         rounds = self.rounds()
-        for a in rec['arms']:
-            if a['out'] or a.get('passed'):
+        for a in rec.arms:
+            if a.out or a.passed:
                 continue
-            obj = paired_stats.paired(rounds, a['arm'], BASELINE, rec['objective'])
+            obj = paired_stats.paired(rounds, a.arm, BASELINE, rec.objective)
             why = len(obj) >= paired_stats.DROP_AFTER and paired_stats.futile(
-                obj, rec['rounds'] - (r + 1), rec['direction'], rec['margin'], self.level)
+                obj, rec.rounds - (r + 1), rec.direction, rec.margin, rec.level)
             if why:
-                a['out'] = ['dropped', f'dropped after round {r + 1}: {why}']
-            elif rec.get('sequential'):
-                summary = paired_stats.summary(rounds, a['arm'], BASELINE, rec['objective'],
-                                               self.level)
-                if paired_stats.judge(summary, rec['direction'], rec['margin'],
-                                      self.level)[0] == 'passes':
-                    a['passed'] = r + 1
+                a.out = ('dropped', f'dropped after round {r + 1}: {why}')
+            elif rec.sequential:
+                summary = paired_stats.summary(rounds, a.arm, BASELINE, rec.objective, rec.level)
+                if paired_stats.judge(summary, rec.direction, rec.margin,
+                                      rec.level)[0] == 'passes':
+                    a.passed = r + 1
 
     def restarts_after(self, options: Optional[str]) -> List[float]:
         """How long the canary took to come up each time it left `options`
         (their unflushed memtables are replayed from the WAL at start)."""
         out = []
-        last: Dict[Optional[int], Trial] = {}
+        last: Dict[Optional[int], 'Trial'] = {}
         for t in self.s['trials']:  # in the order they ran (Search.add_trial)
             before = last.get(t.osd)
             if before is not None and before.options == options \
@@ -268,42 +304,40 @@ class Confirmation:
     def _drop_slow_restarts(self, r: int) -> None:
         """After round r: an arm whose restarts after it took longer than
         restart_limit (median, over two or more) is out."""
-        limit = self.rec.get('restart_limit')
+        limit = self.rec.restart_limit
         if not limit:
             return
-        for a in self.rec['arms']:
-            took = self.restarts_after(a['options'])
-            if a['out'] or len(took) < 2 or median(took) <= limit:
+        for a in self.rec.arms:
+            took = self.restarts_after(a.options)
+            if a.out or len(took) < 2 or median(took) <= limit:
                 continue
             base = self.restarts_after(self.s.get('base_options'))
-            a['out'] = ['restart too slow', (
+            a.out = ('restart too slow', (
                 f'out after round {r + 1}: the canary took {median(took):.0f}s (median of '
                 f'{len(took)}) to restart after it, over restart_limit {limit:.0f}s'
-                + (f'; after the baseline {median(base):.0f}s' if base else ''))]
+                + (f'; after the baseline {median(base):.0f}s' if base else '')))
 
     def update(self, complete: bool = False) -> Dict[str, Any]:
         """The verdict so far, kept for the views: each arm's objective
         verdict, steady check and verdict (the steady check's once it has one)."""
         rec = self.rec
-        arms = rec['arms']
         rounds = self.rounds()
         ranked, results = _verdict(rec, rounds)
         shown = []
-        for a, v in zip(arms, results):
+        for a, v in zip(rec.arms, results):
             st: Optional[Dict[str, Any]] = None
             objective_verdict = v.verdict
             if v.verdict == 'passes':
-                sv = self.steady_verdict(a['arm'])
+                sv = self.steady_verdict(a.arm)
                 if sv.pairs or sv.verdict:
                     st = sv.to_dict()
                 if sv.verdict:
                     v.verdict, v.why = sv.verdict, sv.why
-            took = self.restarts_after(a['options'])
-            shown.append(dict(v.to_dict(), trial=a['trial'], mean=a['mean'],
-                              predicted=a.get('predicted'),
+            took = self.restarts_after(a.options)
+            shown.append(dict(v.to_dict(), trial=a.trial, mean=a.mean, predicted=a.predicted,
                               restart_seconds=median(took) if took else None,
                               objective_verdict=objective_verdict, steady=st,
-                              **self._groups(rounds, a['arm'])))
+                              **self._groups(rounds, a.arm)))
         verdicts = {x['arm']: x['verdict'] for x in shown}
         best = next((name for name in self._best_first(ranked)
                      if verdicts[name] == steady_check.RECOMMENDED), None)
@@ -311,67 +345,66 @@ class Confirmation:
             if best and arm['verdict'] == 'passes':
                 arm['why'] = (f'its objective passed; {best}, ranked before it, was '
                               'recommended, so it needed no steady window')
-        rec['result'] = {
-            'recommended': best, 'complete': complete, 'rounds': rec['rounds'],
-            'rounds_done': sum(1 for r in range(len(rec['orders'])) if self._round_done(r)),
-            'objective': rec['objective'], 'direction': rec['direction'], 'goal': self.goal,
-            'margin': rec['margin'], 'budget': self.budget, 'level': self.level,
-            'wear_margin': rec.get('wear_margin'), 'restart_limit': rec.get('restart_limit'),
-            'read_guard': rec.get('read_guard'),
+        rec.result = {
+            'recommended': best, 'complete': complete, 'rounds': rec.rounds,
+            'rounds_done': sum(1 for r in range(len(rec.orders)) if self._round_done(r)),
+            'objective': rec.objective, 'direction': rec.direction, 'goal': rec.goal,
+            'margin': rec.margin, 'budget': self.budget, 'level': rec.level,
+            'wear_margin': rec.wear_margin, 'restart_limit': rec.restart_limit,
+            'read_guard': rec.read_guard,
             'baseline_restart_seconds': median(restarts) if (
                 restarts := self.restarts_after(self.s.get('base_options'))) else None,
-            'sequential': bool(rec.get('sequential')),
-            'measurement_plan': self.measurement_plan,
-            'window': rec.get('window'), 'steady_pairs': self.steady['pairs'],
-            'steady_window_limit': self.steady['limit'],
-            # the options and candidate are the arm's (rec['arms']): not copied here
+            'sequential': rec.sequential, 'measurement_plan': rec.measurement_plan,
+            'window': rec.window, 'steady_pairs': rec.steady.pairs,
+            'steady_window_limit': rec.steady.limit,
+            # the options and candidate are the arm's (rec.arms): not copied here
             'arms': shown,
             'seen': self._seen(rounds),
         }
-        return rec['result']
+        return rec.result
 
     def _groups(self, rounds: Sequence[Round], arm: str) -> Dict[str, Any]:
         """Under the split design, C's and R's own IOPS ratios beside the C/R
         judged (on a shared host the candidate moves R's OSDs too)."""
-        if self.measurement_plan['design'] != measurement_plan.SPLIT:
+        if self.rec.measurement_plan['design'] != measurement_plan.SPLIT:
             return {}
-        return {key: paired_stats.summary(rounds, arm, BASELINE, key, self.level).to_dict()
+        return {key: paired_stats.summary(rounds, arm, BASELINE, key, self.rec.level).to_dict()
                 for key in ('iops_c', 'iops_r')}
 
     def _seen(self, rounds: Sequence[Round]) -> Optional[Dict[str, Any]]:
         """The noise the rounds showed (per-round log-ratios about each arm's
         mean, pooled) and the gain the planned rounds confirm 9 times in 10."""
         rec = self.rec
-        per_arm = [paired_stats.paired(rounds, a['arm'], BASELINE, rec['objective'])
-                   for a in rec['arms']]
-        noise = power.pooled_sd(per_arm)
+        noise = power.pooled_sd([paired_stats.paired(rounds, a.arm, BASELINE, rec.objective)
+                                 for a in rec.arms])
         if noise is None:
             return None
-        return dict(noise, rounds=rec['rounds'], power=power.POWER,
-                    detectable=power.detectable(noise['sd'], rec['rounds'], rec['margin']))
+        return dict(noise, rounds=rec.rounds, power=power.POWER,
+                    detectable=power.detectable(noise['sd'], rec.rounds, rec.margin))
 
     def planned(self) -> int:
         """Round measurements still to come, at most (drops make it fewer)."""
         rec = self.rec
         left = 0
-        r = len(rec['orders']) - 1
+        r = len(rec.orders) - 1
         if r >= 0:
-            left += sum(1 for a in rec['orders'][r] if not self._done(r, a))
+            left += sum(1 for a in rec.orders[r] if not self._done(r, a))
         if self.active():
-            left += (rec['rounds'] - len(rec['orders'])) * (len(self.active()) + 1)
+            left += (rec.rounds - len(rec.orders)) * (len(self.active()) + 1)
         return left
 
     def steady_planned(self) -> int:
         """Steady-window measurements still to come, at most: two a pair for
         every arm that may still need its check."""
-        n = len(self.rec['orders'])
+        rec = self.rec
+        n = len(rec.orders)
         # the last round in flight: its arms may still pass and need their check
-        if not self.active() or (n >= self.rec['rounds'] and self._round_done(n - 1)):
+        if not self.active() or (n >= rec.rounds and self._round_done(n - 1)):
             arms = self._unchecked()
         else:
-            arms = [a['arm'] for a in self.rec['arms'] if not a['out']]
+            arms = [a.arm for a in rec.arms if not a.out]
         left = 0
         for arm in arms:
-            for p in range(self.steady['pairs']):
+            for p in range(rec.steady.pairs):
                 left += sum(1 for name in (BASELINE, arm) if not self._done(p, name, arm))
         return left

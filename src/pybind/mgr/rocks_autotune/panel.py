@@ -321,7 +321,7 @@ METRICS: List[Tuple[str, str, Samples]] = [
 def metrics_text(snap: Snapshot) -> str:
     """Prometheus text exposition (format 0.0.4) of METRICS, `rocks_autotune_*`."""
     seen = Seen(snap.status, views.final_answer(snap.state) if snap.state is not None else None,
-                ((snap.state or {}).get('confirm') or {}).get('result') or {})
+                views.answer(snap.state or {}) or {})
     out = []
     idle = snap.status.get('state', 'idle') == 'idle'
     for name, help_, samples in METRICS[:1 if idle else None]:

@@ -276,7 +276,7 @@ def best_summary(state: Dict[str, Any],
     changed = list(state.get('config_changes') or [])
     if chosen is not None:
         for who in [f'osd.{osd}'] + (where['masks'] or []):
-            commands.append(config_set(who, OPTIONS, chosen['options']))
+            commands.append(config_set(who, OPTIONS, chosen.options))
             if state.get('annexed'):  # the annex is folded into the options string
                 commands.append(config_set(who, ANNEX, ''))
         if changed:
@@ -291,8 +291,8 @@ def best_summary(state: Dict[str, Any],
         'answer': 'recommend' if arm else 'keep current', 'keeps_current': arm is None,
         'summary': answer_line(result), 'complete': bool(result.get('complete')),
         'trial': arm['trial'] if arm else None, 'arm': arm['arm'] if arm else None,
-        'options': chosen['options'] if chosen else None,
-        'candidate': chosen['candidate'] if chosen else None,
+        'options': chosen.options if chosen else None,
+        'candidate': chosen.candidate if chosen else None,
         'objective': result['objective'], 'direction': result['direction'],
         'margin': result['margin'], 'budget': result['budget'], 'level': result['level'],
         'goal': result.get('goal', 'iops'),
@@ -302,7 +302,7 @@ def best_summary(state: Dict[str, Any],
                             why=a['why'], rounds=a['objective']['rounds'],
                             objective_verdict=a.get('objective_verdict', a['verdict']),
                             steady=a.get('steady'),
-                            options=arm_record(state, a['arm'])['options'])
+                            options=arm_record(state, a['arm']).options)
                        for a in result['arms']],
         'canary': osd, 'masks': where['masks'], 'device_class': where['device_class'],
         'osds': where['osds'], 'note': where['note'], 'commands': commands,

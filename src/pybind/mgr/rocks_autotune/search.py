@@ -14,7 +14,7 @@ from .confirm import Confirmation
 from .gate import Params
 from .perf_counters import Baseline, Measurement
 from .rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, parse_options
-from .session_settings import WEAR, Settings
+from .session_settings import Settings
 from .space import Candidate, SearchSpace
 from .store import CanaryRecord, SessionState, Trial
 from .window import fill_rate, steady_bytes, steady_length, steady_window, wal_rate
@@ -102,10 +102,8 @@ class Search:
     def confirmation(self) -> Confirmation:
         """The confirmation, its steady check holding write-amp within
         --budget, or (wear) below the baseline's by confirm_margin."""
-        rec = self.s.get('confirm') or {}
-        budget = (1.0 / (1.0 + float(rec['wear_margin'])) if rec.get('goal') == WEAR
-                  else self.params.budget)
-        return Confirmation(self.s, budget)
+        wear = self.s['confirm'].wear_margin
+        return Confirmation(self.s, self.params.budget if wear is None else 1.0 / (1.0 + wear))
 
     def wear_calibration(self) -> wear_model.Calibration:
         """The wear model fitted to every window so far."""
@@ -174,13 +172,13 @@ class Search:
         steady window)."""
         if cur.kind != 'confirm' or cur.steady:
             return None
-        return float(self.s['confirm']['window'])
+        return self.s['confirm'].window
 
     def steady_limit(self, cur: Trial) -> Optional[float]:
         """How long the steady window `cur` may last at most (None: not one)."""
         if cur.kind != 'confirm' or not cur.steady:
             return None
-        return max(self.params.duration, float(self.confirmation().steady['limit']))
+        return max(self.params.duration, self.s['confirm'].steady.limit)
 
     def objective_window(self) -> float:
         """The rounds' window length: the median of the baseline runs' (the
@@ -278,20 +276,16 @@ class Search:
         first: Dict[Candidate, Trial] = {}
         for t in feasible:
             first.setdefault(Candidate.from_dict(t.candidate), t)
-        s['confirm'] = confirm.plan([(first[c], mean) for c, mean in ranked],
-                                    design['rounds'], self.settings.rounds_margin(),
-                                    self.params.workload, plan, self.settings.steady_pairs,
-                                    self.settings.steady_window_limit,
-                                    self.settings.restart_limit, self.settings.read_guard)
-        s['confirm']['design'] = design
-        if self.settings.wear:
-            # the arms in the model's order; each arm's predicted steady
-            # write-amp ratio, beside what its steady windows will measure
-            cal = self.wear_calibration()
-            s['confirm'].update(goal=WEAR, wear_margin=self.settings.confirm_margin)
-            for a in s['confirm']['arms']:
-                a['predicted'] = self.predicted_ratio(Candidate.from_dict(a['candidate']), cal)
-        s['confirm']['window'] = self.objective_window()
+        st = self.settings
+        # wear: each arm's predicted steady write-amp ratio, beside what its
+        # steady windows will measure
+        cal = self.wear_calibration() if st.wear else None
+        s['confirm'] = confirm.plan(
+            [(first[c], mean) for c, mean in ranked], design['rounds'], st.rounds_margin(),
+            self.params.workload, plan, st.steady_pairs, st.steady_window_limit,
+            st.restart_limit, st.read_guard, design, self.objective_window(),
+            st.confirm_margin if cal else None,
+            [self.predicted_ratio(c, cal) for c, _ in ranked] if cal else ())
         self.confirmation().update()
 
     def left(self) -> Tuple[int, int, int]:
@@ -322,13 +316,13 @@ class Search:
             steady = max(steady, steady_length(
                 [(base_c, base)], self.params.duration, math.inf, self.space.column_families,
                 self.space.max_total_wal_size))
-        limit = max(self.params.duration, self.settings.steady_window_limit)
-        if s.get('confirm'):
-            limit = max(self.params.duration, float(self.confirmation().steady['limit']))
-        window = s['confirm']['window'] if s.get('confirm') else self.objective_window()
+        conf = s.get('confirm')
+        limit = max(self.params.duration, self.settings.steady_window_limit
+                    if conf is None else conf.steady.limit)
+        window = self.objective_window() if conf is None else conf.window
         need = None
-        if s.get('confirm'):
-            compared = [base_c.to_dict()] + [a['candidate'] for a in s['confirm']['arms']]
+        if conf is not None:
+            compared = [base_c.to_dict()] + [a.candidate for a in conf.arms]
             need = steady_length(
                 [(Candidate.from_dict(c), [m for t, m in windows if t.candidate == c])
                  for c in compared], self.params.duration, limit, self.space.column_families,
@@ -397,7 +391,7 @@ class Search:
         (none feasible of n: 1 / (n + 2))."""
         s = self.s
         if s.get('confirm') is not None:
-            return 1.0 if s['confirm'].get('arms') else 0.0
+            return 1.0 if s['confirm'].arms else 0.0
         tried = [t for t in s['trials'] if t.kind == 'candidate']
         if any(t.verdict == 'feasible' for t in tried):
             return 1.0
@@ -411,14 +405,14 @@ class Search:
         showed, the best feasible one's (1 before the noise is planned)."""
         s = self.s
         conf = s.get('confirm')
-        if conf is not None and any(a.get('passed') for a in conf['arms']):
+        if conf is not None and any(a.passed for a in conf.arms):
             return 1.0
         plan = (s.get('noise') or {}).get('plan')
         ranked = [t.score for t in s['trials'] if t.kind == 'candidate'
                   and t.verdict == 'feasible' and t.score is not None]
         if conf is not None:
             ranked = [t.score for t in s['trials'] if t.score is not None
-                      and t.index in {a['trial'] for a in conf['arms'] if not a['out']}]
+                      and t.index in {a.trial for a in conf.arms if not a.out}]
         if not plan or not ranked:
             return 1.0
         return power.confirm_rate(math.expm1(-min(ranked)), plan['sd'], plan['rounds'],

@@ -214,13 +214,13 @@ class Phases(JobPhases):
                   for k, slot in enumerate(window)]
         # a window of several canaries: its trials in `slots`, the first's on top
         s['current'] = replace(trials[0], slots=trials) if len(trials) > 1 else trials[0]
-        what = (f'steady check of {steady} (pair {r + 1}/{conf.steady["pairs"]}, a window '
+        what = (f'steady check of {steady} (pair {r + 1}/{conf.rec.steady.pairs}, a window '
                 'until a compaction and every column family\'s cycle of WAL bytes)' if steady
                 else
-                f'confirmation round {r + 1}/{s["confirm"]["rounds"]}')
+                f'confirmation round {r + 1}/{conf.rec.rounds}')
         return Go(P.APPLY, f'{what}: ' + ', '.join(
             ('the baseline' if t.arm == BASELINE else f'candidate {t.arm} '
-             f'(trial {conf.arm(t.arm)["trial"]})')
+             f'(trial {conf.arm(t.arm).trial})')
             + (f' on osd.{t.osd}' if len(trials) > 1 else '') for t in trials))
 
     def _confirm_trial(self, conf: Confirmation, r: int, slot: Slot, index: int,
@@ -230,7 +230,7 @@ class Phases(JobPhases):
             options = self.s['base_options']
         else:
             a = conf.arm(slot.arm)
-            candidate, options = a['candidate'], a['options']
+            candidate, options = a.candidate, a.options
         return Trial(index=index, kind='confirm', candidate=candidate, options=options,
                      round=r, arm=slot.arm, started=self.clock(), osd=slot.osd, steady=steady)
 

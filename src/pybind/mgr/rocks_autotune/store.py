@@ -44,6 +44,7 @@ from dataclasses import dataclass, field, fields
 from enum import Enum
 from typing import Any, Callable, Dict, List, Mapping, Optional, TypedDict, cast
 
+from .confirm import ConfirmRecord
 from .perf_counters import Measurement
 from .workload import ClientRecord, ReadProbe
 
@@ -240,7 +241,7 @@ class SessionState(StartRecord, _Head, total=False):
     """The persisted session (version STATE_VERSION); `final` once it ends."""
     final: str
     other_checks: List[str]  # others' health checks at the last look (gate.Health)
-    confirm: Dict[str, Any]  # the confirmation, once the search is done (confirm.plan)
+    confirm: ConfirmRecord  # the confirmation, once the search is done (confirm.plan)
     client: Optional[ClientRecord]
     # the noise the baseline's A/A pairs measured and the confirmation's plan
     # at it (power.aa_noise, power.plan); None with no pair
@@ -257,6 +258,8 @@ def as_json(state: Mapping[str, Any]) -> Dict[str, Any]:
                current=None if current is None else current.to_json())
     if 'trials' in state:
         out['trials'] = [t.to_json() for t in state['trials']]
+    if 'confirm' in state:
+        out['confirm'] = state['confirm'].to_json()
     return out
 
 
@@ -268,6 +271,8 @@ def from_json(saved: Dict[str, Any]) -> Dict[str, Any]:
                current=None if current is None else Trial.from_json(current))
     if 'trials' in saved:
         out['trials'] = [Trial.from_json(t) for t in saved['trials']]
+    if 'confirm' in saved:
+        out['confirm'] = ConfirmRecord.from_json(saved['confirm'])
     return out
 
 
@@ -348,8 +353,8 @@ class SessionStore(_Store):
                 self._trials[i:i + 1] = [copy.deepcopy(t)]
         # apart from the head, which a step rewrites: the confirmation is its
         # largest part and changes once a window
-        confirm = json.dumps({'id': state['id'],
-                              **({'confirm': state['confirm']} if 'confirm' in state else {})})
+        confirm = json.dumps({'id': state['id'], **(
+            {'confirm': state['confirm'].to_json()} if 'confirm' in state else {})})
         if confirm != self._confirm:
             self._write(CONFIRM_KEY, confirm)
             self._confirm = confirm
@@ -389,7 +394,7 @@ class SessionStore(_Store):
         if not isinstance(confirm, dict) or confirm.get('id') != state['id']:
             raise ValueError('session confirm record is missing or of another session')
         if 'confirm' in confirm:
-            state['confirm'] = confirm['confirm']
+            state['confirm'] = ConfirmRecord.from_json(confirm['confirm'])
         self._confirm = raw_confirm
         state['trials'] = [Trial.from_json(json.loads(t)) for t in trials]
         # as loaded: the next save writes only what changed since

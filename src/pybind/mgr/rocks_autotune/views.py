@@ -4,6 +4,7 @@ compute no statistic (confirm.py's figures are read as saved)."""
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+from .confirm import Arm, ConfirmRecord
 from .measurement_plan import SEQUENTIAL, SPLIT
 from .perf_counters import OBJECTIVE_NAMES
 from . import power
@@ -21,7 +22,8 @@ def best_trial(trials: List[Trial]) -> Optional[Trial]:
 
 def answer(s: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
     """The confirmation's verdict so far (None: not started)."""
-    return (s.get('confirm') or {}).get('result')
+    conf: Optional[ConfirmRecord] = s.get('confirm')
+    return None if conf is None else conf.result
 
 
 def recommended_arm(result: Optional[Mapping[str, Any]]) -> Optional[Dict[str, Any]]:
@@ -31,9 +33,9 @@ def recommended_arm(result: Optional[Mapping[str, Any]]) -> Optional[Dict[str, A
     return next((a for a in result['arms'] if a['arm'] == result['recommended']), None)
 
 
-def arm_record(s: Mapping[str, Any], name: str) -> Dict[str, Any]:
+def arm_record(s: Mapping[str, Any], name: str) -> Arm:
     """A confirmed candidate as planned: its search trial, candidate, options."""
-    return next(a for a in (s.get('confirm') or {}).get('arms', []) if a['arm'] == name)
+    return next(a for a in s['confirm'].arms if a.arm == name)
 
 
 def final_answer(s: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
@@ -366,7 +368,7 @@ def status_of(s: SessionState, osd: int, progress: float, health: List[str],
         'steady_cap': cap, 'steady_cap_line': steady_cap_line(cap) if cap else None,
         'design': session_design(s),
         'best': _json(recommended_trial(s)), 'leader': _json(best_trial(s['trials'])),
-        'confirmation': s.get('confirm'),
+        'confirmation': s['confirm'].to_json() if 'confirm' in s else None,
         'current': _json(s['current']), 'health': health,
         'other_checks': s.get('other_checks', []),
         'crashes': [i for t in s['trials'] for i in t.crashes],
