@@ -311,6 +311,9 @@ def test_preconditioning_writes_the_keyspace_until_the_busiest_family_has_a_lowe
     p = s.canary.rec['precondition']
     assert p['done'] and p['steady'] and p['bytes'] >= 4 << 20 and p['compactions'] >= 1
     assert p['shape']['O-0'][-1][0] == 1  # a level below L0 holds files
+    # RocksDB's own bytes over the run, kept for the wear model's levels
+    kv = p['kv_bytes']
+    assert kv['wal'] > 0 and kv['flush'] > 0 and kv['compaction'] > 0
     # every object written end to end first, then every block overwritten once
     assert p['filled'] == 4 and p['fill_bytes'] == 4 << 20
     assert p['overwritten'] == 1024

@@ -241,7 +241,8 @@ class Precondition:
         rec = self.s.get('precondition') or {
             'filled': 0, 'fill_bytes': 0, 'fill_seconds': 0.0, 'overwritten': 0,
             'bytes': 0, 'seconds': 0.0, 'done': False, 'steady': None, 'why': '',
-            'shape': None, 'busiest_cf': '', 'flushes': 0, 'compactions': 0}
+            'shape': None, 'busiest_cf': '', 'flushes': 0, 'compactions': 0,
+            'kv_bytes': None}
         rec['kv_start'] = None if kv is None else counts(kv)
         self.s['precondition'] = rec
 
@@ -266,9 +267,15 @@ class Precondition:
         if kv is not None and rec['kv_start'] is not None:
             d = delta(rec['kv_start'], counts(kv))
             shape = kv.shape()
+            # RocksDB's bytes over the whole run: the baseline's longest window
+            # before the search, what a calibration of the wear model's
+            # levels could use (doc/bench/scenarios.md, demo run 10)
             rec.update(shape={cf: levels for cf, levels in shape.items() if levels},
                        busiest_cf=d.busiest_cf, flushes=d.flushes,
-                       compactions=d.compactions)
+                       compactions=d.compactions,
+                       kv_bytes={'wal': d.wal_bytes, 'flush': d.flush_bytes,
+                                 'compaction': d.compaction_bytes,
+                                 'compressed_raw': d.compressed_raw})
             below = bool(d.busiest_cf) and any(n > 0 for n, _, _ in shape.get(d.busiest_cf, []))
         passes = rec['filled'] >= load.object_count and rec['overwritten'] >= load.block_count
         if passes and below is not False:
