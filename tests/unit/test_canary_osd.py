@@ -11,7 +11,7 @@ from rocks_autotune.canary_osd import CanaryOsd, runs_candidate
 from rocks_autotune.gate import Params
 from rocks_autotune.restart import Outcome
 from rocks_autotune.session import Settings
-from rocks_autotune.store import Trial
+from rocks_autotune.trial import Trial
 from rocks_autotune.workload import BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, OSD_BENCH
 
 CANDIDATE = 'max_write_buffer_number=4,write_buffer_size=67108864'

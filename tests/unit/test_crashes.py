@@ -3,7 +3,7 @@ from typing import Any, List
 
 from rocks_autotune import crashes
 from rocks_autotune.cluster import Crash
-from rocks_autotune.store import Trial
+from rocks_autotune.trial import Trial
 
 
 def trial(index: int, verdict: str, started: float) -> Trial:

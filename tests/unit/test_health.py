@@ -2,7 +2,7 @@
 from typing import Any, Dict
 
 from rocks_autotune import health
-from rocks_autotune.store import Trial
+from rocks_autotune.trial import Trial
 
 
 def session(**head: Any) -> Dict[str, Any]:

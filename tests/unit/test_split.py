@@ -13,7 +13,8 @@ from rocks_autotune import confirm, measurement_plan, perf_counters, placement, 
 from rocks_autotune.gate import StartRefused
 from rocks_autotune.measurement_plan import BASELINE, SEQUENTIAL, SPLIT
 from rocks_autotune.perf_counters import Measurement
-from rocks_autotune.store import HEAD_KEY, SessionStore, Trial
+from rocks_autotune.store import HEAD_KEY, SessionStore
+from rocks_autotune.trial import Trial
 from rocks_autotune.workload import (GROUP_PGS, MIN_REFERENCE_PGS, NAMESPACE, ClientRecord,
                                      ClientWorkload, client_objects, client_pool, pg_seed, sample,
                                      split_refusal, up_osds)
@@ -182,9 +183,8 @@ def test_the_split_confirmation_judges_c_over_r_by_round_and_reports_c_and_r() -
         speed = 2.0 if r % 2 == 0 else 1.0
         for arm, (c, ref) in ((BASELINE, (100.0, 100.0)), ('c1', (120.0, 95.0))):
             ts.append(confirmed(r, arm, _m(c * speed, ref * speed)))
-    state: Dict[str, Any] = {'confirm': rec, 'trials': ts, 'seed': 0, 'params': {'osd': 0}}
     rec.orders = [[BASELINE, 'c1']] * 5
-    conf = confirm.Confirmation(state, 1.5)
+    conf = confirm.Confirmation(rec, ts, 0, None, 1.5)
     # its objective passed: the steady check's pair comes next, under the
     # split load too (one window each, C's write-amp)
     nxt = conf.next()

@@ -27,7 +27,8 @@ from .measurement_plan import SPLIT
 from .placement import pg_of
 from .restart import Restarter, Result, Stage
 from .session_settings import Settings
-from .store import CanaryRecord, SessionState, Trial
+from .store import CanaryRecord, SessionState
+from .trial import Trial
 from .window import Precondition, Window, WindowSettings
 from .workload import (BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, CLIENT, NAMESPACE, OSD_BENCH,
                        BenchWorkload, ClientWorkload, LazyClientWorkload, ReadProbe, Workload,

@@ -12,7 +12,7 @@ the rounds say; the session runs the measurements.
 """
 import random
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import measurement_plan, paired_stats, perf_counters, power, steady_check
 from .measurement_plan import BASELINE, Window
@@ -20,8 +20,7 @@ from .paired_stats import Round
 from .perf_counters import median
 from .session_settings import IOPS, WEAR
 
-if TYPE_CHECKING:  # the store keeps this module's record: it imports it
-    from .store import SessionState, Trial
+from .trial import Trial
 
 # a baseline that fails this many times in a round leaves the round without pairs
 BASELINE_TRIES = 2
@@ -85,7 +84,7 @@ class ConfirmRecord:
         return cls(**dict(saved, arms=arms, steady=SteadyPlan(**saved['steady'])))
 
 
-def plan(ranked: List[Tuple['Trial', float]], rounds: int, margin: float,
+def plan(ranked: List[Tuple[Trial, float]], rounds: int, margin: float,
          workload: str, canaries: Dict[str, Any], steady_pairs: int = 1,
          steady_limit: float = 3600.0, restart_limit: Optional[float] = None,
          read_guard: Optional[float] = None, design: Optional[Dict[str, Any]] = None,
@@ -108,7 +107,7 @@ def plan(ranked: List[Tuple['Trial', float]], rounds: int, margin: float,
         IOPS if wear_margin is None else WEAR, wear_margin, window)
 
 
-def _trials(trials: List['Trial'], r: int, name: str, steady: str = '') -> List['Trial']:
+def _trials(trials: List[Trial], r: int, name: str, steady: str = '') -> List[Trial]:
     """Round r's trials of arm `name` (`steady`: pair r of that arm's
     steady check)."""
     return [t for t in trials
@@ -124,16 +123,16 @@ def _verdict(rec: ConfirmRecord, rounds: Sequence[Round]
 
 
 class Confirmation:
-    def __init__(self, state: 'SessionState', budget: float) -> None:
-        self.s = state
-        self.budget = budget
+    """The rounds and steady check of `rec` over the session's `trials`
+    (its orders shuffled by `seed`; `base_options` what the baseline runs)."""
 
-    @property
-    def rec(self) -> ConfirmRecord:
-        rec = self.s.get('confirm')
-        if rec is None:
-            raise ValueError('no confirmation planned')
-        return rec
+    def __init__(self, rec: ConfirmRecord, trials: List[Trial], seed: int,
+                 base_options: Optional[str], budget: float) -> None:
+        self.rec = rec
+        self.trials = trials
+        self.seed = seed
+        self.base_options = base_options
+        self.budget = budget
 
     def arm(self, name: str) -> Arm:
         for a in self.rec.arms:
@@ -142,7 +141,7 @@ class Confirmation:
         raise ValueError(f'no arm {name!r} in the confirmation')
 
     def _done(self, r: int, name: str, steady: str = '') -> bool:
-        ts = _trials(self.s['trials'], r, name, steady)
+        ts = _trials(self.trials, r, name, steady)
         if any(t.verdict == 'measured' for t in ts):
             return True
         failures = sum(1 for t in ts if t.verdict == 'failed')
@@ -156,7 +155,7 @@ class Confirmation:
         """Arm `name`'s measurement in round (or steady pair) r, if any, as the
         statistics read it (by figure; a steady window's read probe under
         `read_probe`)."""
-        for t in _trials(self.s['trials'], r, name, steady):
+        for t in _trials(self.trials, r, name, steady):
             if t.verdict == 'measured' and t.measurement:
                 m = t.measurement.to_dict()
                 if t.read_probe is not None:
@@ -188,7 +187,7 @@ class Confirmation:
             order = [BASELINE] + active
             # a fresh order each round (drift within a round falls on every
             # arm alike), kept in the state, from the seed (replayable)
-            random.Random(f'{self.s["seed"]}/{len(rec.orders)}').shuffle(order)
+            random.Random(f'{self.seed}/{len(rec.orders)}').shuffle(order)
             rec.orders.append(order)
 
     def passing(self) -> List[str]:
@@ -204,7 +203,7 @@ class Confirmation:
 
     def _steady_windows(self, arm: str, p: int) -> List[Window]:
         return measurement_plan.windows(self.rec.measurement_plan,
-                                        steady_check.order(self.s['seed'], arm, p), p)
+                                        steady_check.order(self.seed, arm, p), p)
 
     def _steady_pairs(
             self, arm: str) -> Tuple[List[Tuple[Dict[str, Any], Dict[str, Any]]], int, bool]:
@@ -292,8 +291,8 @@ class Confirmation:
         """How long the canary took to come up each time it left `options`
         (their unflushed memtables are replayed from the WAL at start)."""
         out = []
-        last: Dict[Optional[int], 'Trial'] = {}
-        for t in self.s['trials']:  # in the order they ran (Search.add_trial)
+        last: Dict[Optional[int], Trial] = {}
+        for t in self.trials:  # in the order they ran (Search.add_trial)
             before = last.get(t.osd)
             if before is not None and before.options == options \
                     and t.restart_seconds is not None:
@@ -311,7 +310,7 @@ class Confirmation:
             took = self.restarts_after(a.options)
             if a.out or len(took) < 2 or median(took) <= limit:
                 continue
-            base = self.restarts_after(self.s.get('base_options'))
+            base = self.restarts_after(self.base_options)
             a.out = ('restart too slow', (
                 f'out after round {r + 1}: the canary took {median(took):.0f}s (median of '
                 f'{len(took)}) to restart after it, over restart_limit {limit:.0f}s'
@@ -353,7 +352,7 @@ class Confirmation:
             'wear_margin': rec.wear_margin, 'restart_limit': rec.restart_limit,
             'read_guard': rec.read_guard,
             'baseline_restart_seconds': median(restarts) if (
-                restarts := self.restarts_after(self.s.get('base_options'))) else None,
+                restarts := self.restarts_after(self.base_options)) else None,
             'sequential': rec.sequential, 'measurement_plan': rec.measurement_plan,
             'window': rec.window, 'steady_pairs': rec.steady.pairs,
             'steady_window_limit': rec.steady.limit,

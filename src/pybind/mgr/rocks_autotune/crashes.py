@@ -5,7 +5,7 @@ import math
 from typing import List, Optional
 
 from .cluster import Crash
-from .store import Trial
+from .trial import Trial
 
 # a crash is stamped by its OSD host's clock, the trials by the mgr's
 CLOCK_SLACK = 30.0

@@ -18,7 +18,7 @@ from .rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT, parse_
 from .perf_counters import write_amps
 from .views import View
 from .space import SearchSpace
-from .store import Trial
+from .trial import Trial
 
 STATES = ('idle', 'running', 'stopping', 'restoring', 'done', 'stopped', 'aborted', 'failed')
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'static')

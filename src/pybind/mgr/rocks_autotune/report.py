@@ -12,7 +12,7 @@ from .health import by_status, osd_list
 from .views import (answer_line, arm_record, crashes_lines, final_answer, groups_text,
                     ratio_text, recommended_arm, steady_text)
 from .space import Candidate
-from .store import Trial
+from .trial import Trial
 from .workload import CLEANUP_RETRY, NAMESPACE
 
 MiB = 1 << 20

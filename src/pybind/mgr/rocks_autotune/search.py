@@ -16,7 +16,8 @@ from .perf_counters import Baseline, Measurement
 from .rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, parse_options
 from .session_settings import Settings
 from .space import Candidate, SearchSpace
-from .store import CanaryRecord, SessionState, Trial
+from .store import CanaryRecord, SessionState
+from .trial import Trial
 from .window import fill_rate, steady_bytes, steady_length, steady_window, wal_rate
 from .workload import CLIENT
 
@@ -102,8 +103,12 @@ class Search:
     def confirmation(self) -> Confirmation:
         """The confirmation, its steady check holding write-amp within
         --budget, or (wear) below the baseline's by confirm_margin."""
-        wear = self.s['confirm'].wear_margin
-        return Confirmation(self.s, self.params.budget if wear is None else 1.0 / (1.0 + wear))
+        s = self.s
+        if s.get('confirm') is None:
+            raise ValueError('no confirmation planned')
+        wear = s['confirm'].wear_margin
+        return Confirmation(s['confirm'], s['trials'], s['seed'], s.get('base_options'),
+                            self.params.budget if wear is None else 1.0 / (1.0 + wear))
 
     def wear_calibration(self) -> wear_model.Calibration:
         """The wear model fitted to every window so far."""

@@ -36,7 +36,8 @@ from .restart import Outcome, Result
 from .search import Search
 from .session_settings import Settings
 from .space import Candidate, SearchSpace
-from .store import Ending, SessionState, Trial
+from .store import Ending, SessionState
+from .trial import Trial
 from .workload import CLIENT
 
 

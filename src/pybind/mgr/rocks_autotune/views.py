@@ -9,7 +9,8 @@ from .measurement_plan import SEQUENTIAL, SPLIT
 from .perf_counters import OBJECTIVE_NAMES
 from . import power
 from .paired_stats import MIN_ROUNDS
-from .store import ENDED, SessionState, Trial
+from .store import ENDED, SessionState
+from .trial import Trial
 
 
 def best_trial(trials: List[Trial]) -> Optional[Trial]:

@@ -1,0 +1,56 @@
+"""A session's measurement window as it is kept: its own module, so that the
+modules which read trials (confirm.py) need not import the store that keeps
+them."""
+import copy
+from dataclasses import dataclass, field, fields
+from typing import Any, Dict, List, Optional
+
+from .perf_counters import Measurement
+from .workload import ReadProbe
+
+
+@dataclass
+class Trial:
+    """One measurement window of a session (`trials`, and `current` while in
+    flight): kept typed, JSON only in the store (to_json, from_json)."""
+    index: int
+    kind: str  # baseline | candidate | confirm; recovery while the canary is restored
+    candidate: Dict[str, Any]
+    options: str
+    verdict: str = ''  # baseline | feasible | infeasible | measured (confirm) | failed
+    measurement: Optional[Measurement] = None
+    score: Optional[float] = None
+    told: Optional[float] = None  # what the optimizer was told; None = failed
+    error: str = ''
+    started: float = 0.0
+    seconds: float = 0.0
+    crashes: List[str] = field(default_factory=list)  # a failed trial's crashes of the canary
+    round: Optional[int] = None  # a confirmation measurement's round (0-based) and arm
+    arm: str = ''
+    osd: Optional[int] = None  # the canary that ran it (None: recorded before it was kept)
+    steady: str = ''  # a steady-check window: the arm checked (`round` is then the pair)
+    restart_seconds: Optional[float] = None  # its canary's restart onto it (confirm.py)
+    # a steady window's read probe of its canary, after the window (client load)
+    read_probe: Optional[ReadProbe] = None
+    # the window in flight on several canaries: a trial each, in restart
+    # order (the first's fields on top); none otherwise
+    slots: List['Trial'] = field(default_factory=list)
+
+    def to_json(self) -> Dict[str, Any]:
+        """As stored and shown: `slots` only where there are some.  Field by
+        field, not asdict: its deep copy of every trial at each save made the
+        session's steps twice as slow."""
+        out = {f.name: copy.copy(getattr(self, f.name)) for f in fields(self)
+               if f.name != 'slots'}
+        out['measurement'] = None if self.measurement is None else self.measurement.to_dict()
+        out['read_probe'] = None if self.read_probe is None else self.read_probe.to_dict()
+        if self.slots:
+            out['slots'] = [t.to_json() for t in self.slots]
+        return out
+
+    @classmethod
+    def from_json(cls, saved: Dict[str, Any]) -> 'Trial':
+        m, probe = saved.get('measurement'), saved.get('read_probe')
+        return cls(**dict(saved, measurement=None if m is None else Measurement.from_dict(m),
+                          read_probe=None if probe is None else ReadProbe.from_dict(probe),
+                          slots=[cls.from_json(t) for t in saved.get('slots', [])]))
