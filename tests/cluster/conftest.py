@@ -10,13 +10,25 @@ import subprocess
 import time
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
 # a session's states once it is over
 ENDED = ('done', 'stopped', 'aborted', 'failed')
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
+MON_PORT = int(os.environ.get('CEPH_LAB_MON_PORT', '21100'))
+RELEASE = os.environ.get('CEPH_LAB_RELEASE', 'tentacle')
+# what an admin has on beside the module, in the same mgr (on Tentacle, the
+# same interpreter), on the lab's ports for them (its panels use MON_PORT +
+# 10 ..., the panel's rebind test MON_PORT + 20).  Pacific's lab leaves the
+# dashboard out (ceph-lab's LEFT_OUT_MODULES: with it, Debian 12's PyO3
+# cryptography breaks `restful` in Pacific's sub-interpreters).
+NEIGHBOURS = {'prometheus': MON_PORT + 23}
+if RELEASE != 'pacific':
+    NEIGHBOURS['dashboard'] = MON_PORT + 22
+# the page each answers an admin with
+NEIGHBOUR_PAGE = {'prometheus': '/metrics', 'dashboard': '/'}
 LAB_CMD = os.path.join(REPO, 'qa', 'lab', 'ceph-lab')
 DEMO_SH = os.path.join(REPO, 'qa', 'workunits', 'rocks_autotune', 'demo.sh')
 
@@ -278,16 +290,63 @@ class ShortSession:
     osd_state: List[str]
     health_checks: List[str]
     ceph_s: str
+    # NEIGHBOURS were on through it: `ceph mgr services` once they were up,
+    # and what each answered before the session and after it, and ours after
+    # it, by 'NAME before', 'NAME after', 'ours PATH': (status, body)
+    services: Dict[str, str]
+    pages: Dict[str, Tuple[int, bytes]]
+
+
+@contextlib.contextmanager
+def neighbours_on(lab: Lab) -> Iterator[Dict[str, str]]:
+    """NEIGHBOURS enabled in the lab's mgr, on their ports; `ceph mgr
+    services` once they and our panel are listed.  Disabled at the end, and
+    waited for our panel to be back (each enable and disable respawns the mgr)."""
+    for name, port in NEIGHBOURS.items():
+        lab.ceph('config', 'set', 'mgr', f'mgr/{name}/server_addr', '127.0.0.1', '--force')
+        lab.ceph('config', 'set', 'mgr', f'mgr/{name}/server_port', str(port), '--force')
+    if 'dashboard' in NEIGHBOURS:
+        lab.ceph('config', 'set', 'mgr', 'mgr/dashboard/ssl', 'false', '--force')
+
+    def services() -> Dict[str, str]:
+        return dict(lab.json('mgr', 'services'))
+    try:
+        for name in NEIGHBOURS:
+            lab.enable_module(name)
+        lab.wait_mgrs(f'{", ".join(NEIGHBOURS)} and rocks_autotune in `ceph mgr services`',
+                      lambda: set(NEIGHBOURS) | {'rocks_autotune'} <= set(services()), 180)
+        yield services()
+    finally:
+        for name in NEIGHBOURS:
+            lab.ceph('mgr', 'module', 'disable', name, check=False)
+        lab.wait_mgrs('only our panel in `ceph mgr services`',
+                      lambda: set(services()) & (set(NEIGHBOURS) | {'rocks_autotune'})
+                      == {'rocks_autotune'}, 180)
 
 
 @pytest.fixture(scope='session')
 def short_session(lab: Lab) -> ShortSession:
     """One short session (osd.1, 4 trials of 4 s) run by the demo's script, once
-    per lab: a real session takes minutes, and the tuner's end-to-end test and
-    the panel's browser test and the rollout's first test only read one that ran."""
-    osd = 1
+    per lab, with NEIGHBOURS on: a real session takes minutes, and the tuner's
+    end-to-end test, the panel's browser test, the rollout's first test and
+    the test of the module beside the neighbours only read one that ran."""
     if lab.status()['state'] not in ENDED + ('idle',):
         lab.wait('the session in flight to end', lambda: lab.status()['state'] in ENDED, 900)
+    with neighbours_on(lab) as services:
+        return run_short_session(lab, services)
+
+
+def run_short_session(lab: Lab, services: Dict[str, str]) -> ShortSession:
+    from test_panel import request  # (test_panel imports this file)
+
+    def pages(when: str) -> Dict[str, Tuple[int, bytes]]:
+        got: Dict[str, Tuple[int, bytes]] = {}
+        for name in NEIGHBOURS:
+            status, _, body = request(services[name], 'GET', NEIGHBOUR_PAGE[name])
+            got[f'{name} {when}'] = (status, body)
+        return got
+    osd = 1
+    seen_pages = pages('before')
     # an annex of the admin's own, which the session must leave as it was
     lab.ceph('config', 'set', f'osd.{osd}', 'bluestore_rocksdb_options_annex',
              'compaction_readahead_size=2097152')
@@ -310,6 +369,10 @@ def short_session(lab: Lab) -> ShortSession:
         time.sleep(1)
         ceph_s = lab.ceph('-s').stdout
     out, _ = demo.communicate(timeout=120)
+    seen_pages.update(pages('after'))
+    for path in ('/api/status', '/metrics'):
+        status_code, _, body = request(services['rocks_autotune'], 'GET', path)
+        seen_pages[f'ours {path}'] = (status_code, body)
     got = ShortSession(
         osd=osd, demo=subprocess.CompletedProcess(demo.args, demo.returncode, out),
         second_start=second, progress_seen=any(seen), status=status,
@@ -323,7 +386,7 @@ def short_session(lab: Lab) -> ShortSession:
         configured=lab.ceph('config', 'get', f'osd.{osd}',
                             'bluestore_rocksdb_options').stdout.strip(),
         osd_state=lab.osd(osd)['state'], health_checks=list(lab.json('health')['checks']),
-        ceph_s=ceph_s)
+        ceph_s=ceph_s, services=services, pages=seen_pages)
     lab.ceph('config', 'rm', f'osd.{osd}', 'bluestore_rocksdb_options_annex')
     return got
 

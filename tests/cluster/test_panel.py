@@ -16,11 +16,10 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from conftest import REPO, Lab, ShortSession
+from conftest import MON_PORT, REPO, Lab, ShortSession
 
 BROWSER = os.path.join(REPO, 'tests', 'cluster', 'browser')
 SCREENSHOT = os.path.join(REPO, 'build', 'panel', 'panel.png')
-MON_PORT = int(os.environ.get('CEPH_LAB_MON_PORT', '21100'))
 
 
 def services(lab: Lab) -> Dict[str, str]:

@@ -1,75 +1,34 @@
 """The module on the lab's release beside what an admin has on: prometheus and
-the dashboard in the same mgr (on Tentacle, the same interpreter), muted
-health checks, and the release's own defaults read from the cluster."""
-import os
+the dashboard in the same mgr (on Tentacle, the same interpreter: conftest's
+NEIGHBOURS, on through the short session), muted health checks, and the
+release's own defaults read from the cluster."""
+import json
 import re
-from typing import Any, Dict, Iterator
+from typing import Any, Dict
 
-import pytest
-
-from conftest import Lab
-from test_panel import get_json, panel_url, request, services
-
-MON_PORT = int(os.environ.get('CEPH_LAB_MON_PORT', '21100'))
-RELEASE = os.environ.get('CEPH_LAB_RELEASE', 'tentacle')
-# the lab's ports for the neighbours (its panels use MON_PORT + 10 ..., the
-# panel's rebind test MON_PORT + 20).  Pacific's lab leaves the dashboard out
-# (ceph-lab's LEFT_OUT_MODULES: with it, Debian 12's PyO3 cryptography breaks
-# `restful` in Pacific's sub-interpreters); on Tentacle every module shares
-# the main interpreter, the case this test is for.
-NEIGHBOURS = {'prometheus': MON_PORT + 23}
-if RELEASE != 'pacific':
-    NEIGHBOURS['dashboard'] = MON_PORT + 22
+from conftest import NEIGHBOURS, RELEASE, Lab, ShortSession
 
 
-def http_ok(url: str, path: str) -> bytes:
-    status, _, body = request(url, 'GET', path)
-    assert status == 200, (url, path, status, body[:300])
-    return body
-
-
-@pytest.fixture
-def neighbours(lab: Lab) -> Iterator[Dict[str, str]]:
-    for name, port in NEIGHBOURS.items():
-        lab.ceph('config', 'set', 'mgr', f'mgr/{name}/server_addr', '127.0.0.1', '--force')
-        lab.ceph('config', 'set', 'mgr', f'mgr/{name}/server_port', str(port), '--force')
-    if 'dashboard' in NEIGHBOURS:
-        lab.ceph('config', 'set', 'mgr', 'mgr/dashboard/ssl', 'false', '--force')
-    try:
-        for name in NEIGHBOURS:
-            lab.enable_module(name)
-        lab.wait_mgrs('dashboard and prometheus in `ceph mgr services`',
-                      lambda: set(NEIGHBOURS) <= set(services(lab)), 180)
-        yield services(lab)
-    finally:
-        for name in NEIGHBOURS:
-            lab.ceph('mgr', 'module', 'disable', name, check=False)
-
-
-def test_beside_prometheus_and_dashboard(lab: Lab, neighbours: Dict[str, str]) -> None:
+def test_beside_prometheus_and_dashboard(short_session: ShortSession) -> None:
+    """The short session ran with prometheus (and on Tentacle, in the same
+    interpreter, the dashboard) on in the mgr: theirs answered before it and
+    after, ours after it, and no module failed."""
+    s = short_session
     if RELEASE != 'pacific':
-        assert 'dashboard' in neighbours  # Tentacle: the shared interpreter
-    ours = panel_url(lab)
-    # theirs answer
-    metrics = http_ok(neighbours['prometheus'], '/metrics').decode()
-    assert 'ceph_health_status' in metrics
-    if 'dashboard' in NEIGHBOURS:
-        assert b'<html' in http_ok(neighbours['dashboard'], '/').lower()
-    # ours answers, and a short real session runs while they are on
-    before = {e['name']: e['value'] for e in lab.own_config('osd.2')}
-    lab.ceph('rocks-autotune', 'start', '--osd', '2', '--trials', '1', '--duration', '4')
-    st = lab.wait_ended(600)
-    assert st['state'] == 'done', st
-    assert get_json(ours, '/api/status')['state'] == 'done'
-    ours_metrics = http_ok(ours, '/metrics').decode()
-    assert 'rocks_autotune_state{state="done"} 1' in ours_metrics
-    assert {e['name']: e['value'] for e in lab.own_config('osd.2')} == before
-    # and theirs still do, with no module failed
-    assert 'ceph_health_status' in http_ok(neighbours['prometheus'], '/metrics').decode()
-    if 'dashboard' in NEIGHBOURS:
-        assert b'<html' in http_ok(neighbours['dashboard'], '/').lower()
-    checks = lab.json('health')['checks']
-    assert 'MGR_MODULE_ERROR' not in checks, checks
+        assert 'dashboard' in s.services  # Tentacle: the shared interpreter
+    assert set(NEIGHBOURS) | {'rocks_autotune'} <= set(s.services), s.services
+    for when in ('before', 'after'):
+        status, body = s.pages[f'prometheus {when}']
+        assert status == 200 and b'ceph_health_status' in body, (when, status, body[:300])
+        if 'dashboard' in NEIGHBOURS:
+            status, body = s.pages[f'dashboard {when}']
+            assert status == 200 and b'<html' in body.lower(), (when, status, body[:300])
+    assert s.status['state'] == 'done', s.status
+    status, body = s.pages['ours /api/status']
+    assert status == 200 and json.loads(body)['state'] == 'done', (status, body[:300])
+    status, body = s.pages['ours /metrics']
+    assert status == 200 and b'rocks_autotune_state{state="done"} 1' in body, body[:300]
+    assert 'MGR_MODULE_ERROR' not in s.health_checks, s.health_checks
 
 
 def test_a_muted_warning_does_not_block_start(lab: Lab) -> None:

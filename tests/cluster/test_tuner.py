@@ -107,7 +107,9 @@ def test_short_session_ends_done_and_restores_the_canary(short_session: ShortSes
 
 
 def test_abort_mid_trial_restores_the_canary(lab: Lab) -> None:
-    # under the wear objective: its model judges the real baseline windows
+    # under the wear objective: its model judges the real baseline windows.
+    # tox's Tentacle tier leaves it to qa/workunits/rocks_autotune/abort.sh
+    # (the same checks, on the teuthology tier's Tentacle lab); Pacific runs it
     before = own(lab, 2)
     lab.ceph('rocks-autotune', 'start', '--osd', '2', '--trials', '3', '--duration', '4',
              '--objective', 'wear')

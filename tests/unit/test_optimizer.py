@@ -53,7 +53,10 @@ def run(space: SearchSpace, seed: int, trials: int, n_initial_points: int,
     return asked, min(bowl(space, c) for c in asked)
 
 
-SEEDS = range(4)
+# two seeds: a guard that the GP leads the search, not a measure of how well
+# (qa/bench/optimizer_efficiency.py measures that, on the lab's surface);
+# each BO run is ~10 s of GP fits
+SEEDS = range(2)
 TRIALS = 25
 
 
@@ -81,13 +84,13 @@ def test_benchmark_finds_near_minimum(
         benchmark: Dict[str, List[Tuple[List[Candidate], float]]]) -> None:
     bo = [best for _, best in benchmark['bo']]
     rs = [best for _, best in benchmark['random']]
-    # Minimum is 0; "near" = within 10 % of the bowl's range, for most seeds.
-    # (Observed: 7 of 8 seeds within 3 %, the worst at 7.5 %.)
-    near = [b for b in bo if b <= 0.10 * BOWL_RANGE]
-    assert len(near) >= 3, (bo, BOWL_RANGE)
-    # and clearly better than random search with the same budget
-    assert statistics.median(bo) < 0.75 * statistics.median(rs), (bo, rs)
-    assert statistics.mean(bo) < statistics.mean(rs), (bo, rs)
+    # Minimum is 0; "near" = within 10 % of the bowl's range.
+    # (Observed: 7 of 8 seeds within 3 %, the worst at 7.5 %; seeds 0 and 1
+    # 0.8 % and 1.3 %, random search 1.7 % and 8.1 %.)
+    assert all(b <= 0.10 * BOWL_RANGE for b in bo), (bo, BOWL_RANGE)
+    # and clearly better than random search with the same budget (which is
+    # what a GP that leads nowhere asks: the same sampler, the same seed)
+    assert statistics.mean(bo) < 0.75 * statistics.mean(rs), (bo, rs)
 
 
 def test_asks_safe_in_tight_space() -> None:

@@ -4,7 +4,9 @@ module's real command method and its real MgrCluster over scale_mgr, a fake
 of the mgr's Python API.  A session's start at 10,000 OSDs on 500 hosts and
 a pool of 65,536 PGs: what it saves is the size it is at 1,000 OSDs (issue
 45).  A rollout's wait poll and a session's wait_up and measure polls at
-10,000 OSDs: what they read, serialise and copy is what changed (issue 45).
+2,000 OSDs: what they read, serialise and copy is what changed (issue 45;
+counted, so 2,000 OSDs, 50 values of OSD records, show an O(OSDs) poll as
+10,000 would, in a fifth of the time).
 Then the fake itself: it must answer as the mon does, or the counts above
 would be of the wrong work.
 
@@ -190,8 +192,9 @@ def rollout_heads(osds: int, hosts: int, down: int) -> Dict[str, int]:
 def test_the_rollout_head_does_not_grow_with_the_osds_nor_the_osds_down() -> None:
     # issue 45: every OSD id of the plan and every OSD down were in it: past
     # MAX_VALUE at ~8,100 OSDs, or 2,000 with 1,500 down, and the apply wedged
-    small, large = rollout_heads(2000, 100, 1500), rollout_heads(10000, 500, 1500)
-    # the same but for the ids' digits (osd.1234 and osd.123, 10000 OSDs and 2000)
+    # (2,000 more OSDs put 16 KiB more in it: a byte an OSD fails here)
+    small, large = rollout_heads(2000, 100, 1500), rollout_heads(4000, 200, 1500)
+    # the same but for the ids' digits (osd.1234 and osd.123)
     assert all(abs(large[k] - small[k]) < 128 and large[k] < 4 << 10 for k in small), \
         (small, large)
 
@@ -239,7 +242,7 @@ def test_a_wait_poll_costs_what_changed_not_the_osds(monkeypatch: Any) -> None:
     # issue 45: each poll serialised every OSD record to find the changed
     # chunk, deep-copied the record twice to publish it, and decoded three
     # maps of every OSD: 0.67 s of Python a poll at 10,000 OSDs
-    mod, mgr = at_a_wait_poll(10000, 500, pgs_per_osd=10)
+    mod, mgr = at_a_wait_poll(2000, 100, pgs_per_osd=10)
     copies: List[int] = []
     deepcopy = copy.deepcopy
     dumped = counted_dumps(monkeypatch)
@@ -284,35 +287,30 @@ def session_polls(mod: Any, n: int) -> None:
     assert mod.session.s['phase'] == phase, mod.session.s['message']
 
 
-def test_a_session_poll_costs_what_changed_not_the_osds(big: ScaleMgr, monkeypatch: Any) -> None:
+def test_a_session_poll_costs_what_changed_not_the_osds(monkeypatch: Any) -> None:
     # issue 45: each wait poll built an OsdInfo of every OSD to look at the
     # canary's, and each poll serialised every trial to find the changed one
     # and deep-copied the whole record to publish it
+    mgr = ScaleMgr(2000, 100, per_osd_config=False)
     copied: List[Any] = []
     built: List[int] = []
     deepcopy, osd_info = copy.deepcopy, cluster.OsdInfo
-    config = {name: dict(e) for name, e in big.config.items()}
     mod = None
-    try:
-        for phase in ('wait_up', 'measure'):
-            mod = at_a_session_poll(big, phase, mod)
-            with monkeypatch.context() as m:
-                dumped = counted_dumps(m)
-                m.setattr(copy, 'deepcopy', lambda x, *a: copied.append(x) or deepcopy(x, *a))
-                m.setattr(cluster, 'OsdInfo', lambda **kw: built.append(1) or osd_info(**kw))
-                big.reset_counts()
-                del copied[:], built[:]
-                session_polls(mod, 3)
-            # a poll saves the start record, the confirmation and the head: no trial
-            assert len(dumped) == 3 * 3 and max(dumped) < 8 << 10, (phase, dumped)
-            assert not any(isinstance(x, dict) and 'trials' in x for x in copied), phase
-            assert len(built) == (3 if phase == 'wait_up' else 0), phase  # the canary's
-            # the canary's state from the OSD map; a window's chunk reads no map
-            assert big.get_calls == ({'osd_map': 3} if phase == 'wait_up' else {}), phase
-    finally:
-        big.config = config
-        big.restart(7)
-        big.clock = None
+    for phase in ('wait_up', 'measure'):
+        mod = at_a_session_poll(mgr, phase, mod)
+        with monkeypatch.context() as m:
+            dumped = counted_dumps(m)
+            m.setattr(copy, 'deepcopy', lambda x, *a: copied.append(x) or deepcopy(x, *a))
+            m.setattr(cluster, 'OsdInfo', lambda **kw: built.append(1) or osd_info(**kw))
+            mgr.reset_counts()
+            del copied[:], built[:]
+            session_polls(mod, 3)
+        # a poll saves the start record, the confirmation and the head: no trial
+        assert len(dumped) == 3 * 3 and max(dumped) < 8 << 10, (phase, dumped)
+        assert not any(isinstance(x, dict) and 'trials' in x for x in copied), phase
+        assert len(built) == (3 if phase == 'wait_up' else 0), phase  # the canary's
+        # the canary's state from the OSD map; a window's chunk reads no map
+        assert mgr.get_calls == ({'osd_map': 3} if phase == 'wait_up' else {}), phase
 
 
 def test_the_restart_gate_reads_the_pools_from_the_osd_map(big: ScaleMgr) -> None:
