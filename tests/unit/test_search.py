@@ -130,7 +130,7 @@ def test_the_confirmation_is_planned_on_the_plan_given_and_its_windows_counted()
     conf = sr.s['confirm']
     assert conf.measurement_plan == measurement_plan.sequential(1)
     # the rounds' windows: the baseline runs' length (their measured 10 s)
-    assert conf.window == 10.0 and conf.design is not None and conf.design['candidates'] >= 1
+    assert conf.window == 10.0 and conf.design is not None and conf.design.candidates >= 1
     assert conf.steady == SteadyPlan(1, sr.settings.steady_window_limit)
     search_left, confirmation_left, steady_left = sr.left()
     assert search_left == 0 and confirmation_left > 0
@@ -193,10 +193,10 @@ def test_a_feasible_candidate_makes_a_finalist_certain_and_its_gain_its_passing(
         sr.s['trials'][-1].score = -math.log(iops / sr.s['baseline']['iops'])
         return sr, sr.time_said(sr.s['canaries']['1'], preconditioned=False)
     sr, fast = said(1200.0)
-    plan = sr.s['noise']['plan']
-    assert fast['finalist_chance'] == 1.0 and plan['rounds'] == 5
+    plan = sr.s['noise'].plan
+    assert fast['finalist_chance'] == 1.0 and plan.rounds == 5
     assert fast['pass_chance'] == pytest.approx(power.confirm_rate(
-        1200.0 / sr.s['baseline']['iops'] - 1.0, plan['sd'], plan['rounds'], plan['margin']))
+        1200.0 / sr.s['baseline']['iops'] - 1.0, plan.sd, plan.rounds, plan.margin))
     _, even = said(1005.0)
     assert even['pass_chance'] < 0.5 < fast['pass_chance']
     # the rounds are expected whole, the steady windows at the pass chance

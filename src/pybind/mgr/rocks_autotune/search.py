@@ -139,8 +139,9 @@ class Search:
         if not wear_model.predictable(c, self.space.base_candidate(), cal):
             ratio = max(ratio, 1.0)
         told = math.log(ratio) + perf_counters.INFEASIBLE_WEIGHT * max(0.0, floor + score)
-        noise = float((self.s.get('noise') or {}).get('sd') or 0.0)
-        ok = (-score >= floor - noise and ratio * (1.0 + self.settings.confirm_margin) <= 1.0
+        noise = self.s.get('noise')
+        ok = (-score >= floor - (noise.sd if noise else 0.0)
+              and ratio * (1.0 + self.settings.confirm_margin) <= 1.0
               and self.steady_judgeable(c))
         return ('feasible' if ok else 'infeasible'), score, told
 
@@ -230,24 +231,15 @@ class Search:
     def _plan_for_noise(self, runs: List[Measurement], osd: int) -> None:
         """The noise the baseline's A/A pairs measured, and what a
         confirmation can see at it."""
-        s = self.s
         st = self.settings
         # on the figure the confirmation will judge (C/R under the split design)
-        key = perf_counters.objective(self.params.workload, s['plan']['design'])[0]
-        noise = power.aa_noise([getattr(m, key) for m in runs])
-        if noise is None:
-            s['noise'] = None
-            return
-        design = power.design(noise['planned_sd'], st.confirm_candidates, st.confirm_rounds,
-                              st.rounds_margin(), st.rounds_detect(),
-                              options.MAX_CONFIRM_ROUNDS)
-        said = dict(noise, objective=key, window=median(m.seconds for m in runs),
-                    design=design, goal=st.objective,
-                    plan=power.plan(noise['planned_sd'], design['rounds'], st.rounds_margin(),
-                                    st.rounds_detect(), options.MAX_CONFIRM_ROUNDS,
-                                    design['candidates']))
-        s['noise'] = said
-        log.info('osd.%d: %s', osd, views.noise_line(said))
+        key = perf_counters.objective(self.params.workload, self.s['plan']['design'])[0]
+        noise = self.s['noise'] = power.noise(
+            [getattr(m, key) for m in runs], key, median(m.seconds for m in runs),
+            st.objective, st.confirm_candidates, st.confirm_rounds, st.rounds_margin(),
+            st.rounds_detect(), options.MAX_CONFIRM_ROUNDS)
+        if noise is not None:
+            log.info('osd.%d: %s', osd, views.noise_line(noise))
 
     def steady_cap(self, runs: List[Measurement]) -> Optional[Dict[str, Any]]:
         """The most WAL bytes a steady window can write (the baseline's WAL
@@ -267,12 +259,13 @@ class Search:
         feasible = [t for t in s['trials']
                     if t.kind == 'candidate' and t.verdict == 'feasible' and t.candidate != base]
         # the finalists and rounds the noise asks for (as asked with none measured)
-        design = (s.get('noise') or {}).get('design') or power.design(
+        noise = s.get('noise')
+        design = noise.design if noise else power.design(
             None, self.settings.confirm_candidates, self.settings.confirm_rounds,
             self.settings.rounds_margin(), self.settings.rounds_detect(),
             options.MAX_CONFIRM_ROUNDS)
         ranked = self.optimizer.rank([Candidate.from_dict(t.candidate) for t in feasible],
-                                     design['candidates'])
+                                     design.candidates)
         first: Dict[Candidate, Trial] = {}
         for t in feasible:
             first.setdefault(Candidate.from_dict(t.candidate), t)
@@ -281,7 +274,7 @@ class Search:
         # steady windows will measure
         cal = self.wear_calibration() if st.wear else None
         s['confirm'] = confirm.plan(
-            [(first[c], mean) for c, mean in ranked], design['rounds'], st.rounds_margin(),
+            [(first[c], mean) for c, mean in ranked], design.rounds, st.rounds_margin(),
             self.params.workload, plan, st.steady_pairs, st.steady_window_limit,
             st.restart_limit, st.read_guard, design, self.objective_window(),
             st.confirm_margin if cal else None,
@@ -407,13 +400,13 @@ class Search:
         conf = s.get('confirm')
         if conf is not None and any(a.passed for a in conf.arms):
             return 1.0
-        plan = (s.get('noise') or {}).get('plan')
+        noise = s.get('noise')
         ranked = [t.score for t in s['trials'] if t.kind == 'candidate'
                   and t.verdict == 'feasible' and t.score is not None]
         if conf is not None:
             ranked = [t.score for t in s['trials'] if t.score is not None
                       and t.index in {a.trial for a in conf.arms if not a.out}]
-        if not plan or not ranked:
+        if not noise or not ranked:
             return 1.0
-        return power.confirm_rate(math.expm1(-min(ranked)), plan['sd'], plan['rounds'],
-                                  plan['margin'])
+        p = noise.plan
+        return power.confirm_rate(math.expm1(-min(ranked)), p.sd, p.rounds, p.margin)

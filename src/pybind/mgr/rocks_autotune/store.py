@@ -46,6 +46,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, TypedDict, cast
 
 from .confirm import ConfirmRecord
 from .perf_counters import Measurement
+from .power import Noise
 from .workload import ClientRecord, ReadProbe
 
 HEAD_KEY = 'session'
@@ -244,8 +245,8 @@ class SessionState(StartRecord, _Head, total=False):
     confirm: ConfirmRecord  # the confirmation, once the search is done (confirm.plan)
     client: Optional[ClientRecord]
     # the noise the baseline's A/A pairs measured and the confirmation's plan
-    # at it (power.aa_noise, power.plan); None with no pair
-    noise: Optional[Dict[str, Any]]
+    # at it (power.noise); None with no pair
+    noise: Optional[Noise]
     # the most WAL bytes a steady window can write, and whether the search
     # keeps to it (Search.steady_cap); None without WAL counts
     steady_cap: Optional[Dict[str, Any]]
@@ -260,6 +261,8 @@ def as_json(state: Mapping[str, Any]) -> Dict[str, Any]:
         out['trials'] = [t.to_json() for t in state['trials']]
     if 'confirm' in state:
         out['confirm'] = state['confirm'].to_json()
+    if state.get('noise') is not None:
+        out['noise'] = state['noise'].to_json()
     return out
 
 
@@ -273,6 +276,8 @@ def from_json(saved: Dict[str, Any]) -> Dict[str, Any]:
         out['trials'] = [Trial.from_json(t) for t in saved['trials']]
     if 'confirm' in saved:
         out['confirm'] = ConfirmRecord.from_json(saved['confirm'])
+    if saved.get('noise') is not None:
+        out['noise'] = Noise.from_json(saved['noise'])
     return out
 
 
