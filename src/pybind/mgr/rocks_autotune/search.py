@@ -17,7 +17,7 @@ from .rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, parse_options
 from .session_settings import Settings
 from .space import Candidate, SearchSpace
 from .store import CanaryRecord, SessionState, Trial
-from .window import fill_rate, steady_bytes, steady_length, steady_window, wal_rate
+from .window import fill_rate, steady_bytes, steady_cap, steady_length, steady_window
 from .workload import CLIENT
 
 log = logging.getLogger(__name__)
@@ -44,19 +44,11 @@ class Search:
             # cores with the OSDs (threads made fits ~8x slower under load)
             os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
             os.environ.setdefault('OMP_NUM_THREADS', '1')
-            from .optimizer import TrialOptimizer, enough_safe_points, random_points
-            cap = self.s.get('steady_cap') or {}
-            if cap and cap.get('applied') is None:
-                # once, when the baseline is in: the same answer on replay
-                self.space.max_steady_bytes = 0
-                fams = self.space.column_families
-                cap['smallest'] = min(
-                    (steady_bytes(self.space.from_point(x), fams, self.space.max_total_wal_size)
-                     for x in random_points(self.space, 1000, self.s['seed'])
-                     if self.space.point_is_safe(x)), default=None)
-                self.space.max_steady_bytes = int(cap['bytes'])
-                cap['applied'] = enough_safe_points(self.space, self.s['seed'])
-            self.space.max_steady_bytes = int(cap['bytes']) if cap and cap['applied'] else 0
+            from .optimizer import TrialOptimizer
+            cap = self.s.get('steady_cap')
+            if cap and cap.applied is None:
+                cap.settle(self.space, self.s['seed'])
+            self.space.max_steady_bytes = cap.bytes if cap and cap.applied else 0
             warm = [self.space.base_candidate()] + [
                 self.space.candidate_from_options(parse_options(p))
                 for p in (self.release_default, NEW_TUNING, NEW_TUNING_LZ4)]
@@ -149,9 +141,9 @@ class Search:
         """Whether a steady window of `c` can reach steady state within
         steady_window_limit (steady_cap): under the wear objective one that
         cannot is no finalist, whether or not the space was capped."""
-        cap = self.s.get('steady_cap') or {}
-        return not cap.get('bytes') or steady_bytes(
-            c, self.space.column_families, self.space.max_total_wal_size) <= cap['bytes']
+        cap = self.s.get('steady_cap')
+        return not cap or steady_bytes(
+            c, self.space.column_families, self.space.max_total_wal_size) <= cap.bytes
 
     def rejudge(self) -> None:
         """Under the wear objective, every window judged again by the model
@@ -218,7 +210,8 @@ class Search:
         base = Baseline.of(runs, self.params.workload)
         s['baseline'] = base.to_dict()
         self._plan_for_noise(runs, osd)
-        s['steady_cap'] = self.steady_cap(runs)
+        s['steady_cap'] = steady_cap(
+            runs, max(self.params.duration, self.settings.steady_window_limit))
         # the optimizer's first point; the next ask() rebuilds it from the trials
         for t in s['trials']:
             if t.verdict == 'baseline' and t.measurement:
@@ -240,16 +233,6 @@ class Search:
             st.rounds_detect(), options.MAX_CONFIRM_ROUNDS)
         if noise is not None:
             log.info('osd.%d: %s', osd, views.noise_line(noise))
-
-    def steady_cap(self, runs: List[Measurement]) -> Optional[Dict[str, Any]]:
-        """The most WAL bytes a steady window can write (the baseline's WAL
-        rate for steady_window_limit), the space's max_steady_bytes unless it
-        leaves too little to search; None without WAL counts."""
-        rate = wal_rate(runs)
-        if not rate:
-            return None
-        limit = max(self.params.duration, self.settings.steady_window_limit)
-        return {'rate': rate, 'limit': limit, 'bytes': int(rate * limit), 'applied': None}
 
     def plan_confirmation(self, plan: Dict[str, Any]) -> None:
         """The top feasible candidates by the model's posterior mean (one per

@@ -47,6 +47,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, TypedDict, cast
 from .confirm import ConfirmRecord
 from .perf_counters import Measurement
 from .power import Noise
+from .window import SteadyCap
 from .workload import ClientRecord, ReadProbe
 
 HEAD_KEY = 'session'
@@ -248,8 +249,8 @@ class SessionState(StartRecord, _Head, total=False):
     # at it (power.noise); None with no pair
     noise: Optional[Noise]
     # the most WAL bytes a steady window can write, and whether the search
-    # keeps to it (Search.steady_cap); None without WAL counts
-    steady_cap: Optional[Dict[str, Any]]
+    # keeps to it (window.steady_cap); None without WAL counts
+    steady_cap: Optional[SteadyCap]
 
 
 def as_json(state: Mapping[str, Any]) -> Dict[str, Any]:
@@ -261,8 +262,9 @@ def as_json(state: Mapping[str, Any]) -> Dict[str, Any]:
         out['trials'] = [t.to_json() for t in state['trials']]
     if 'confirm' in state:
         out['confirm'] = state['confirm'].to_json()
-    if state.get('noise') is not None:
-        out['noise'] = state['noise'].to_json()
+    for key in ('noise', 'steady_cap'):
+        if state.get(key) is not None:
+            out[key] = state[key].to_json()
     return out
 
 
@@ -278,6 +280,8 @@ def from_json(saved: Dict[str, Any]) -> Dict[str, Any]:
         out['confirm'] = ConfirmRecord.from_json(saved['confirm'])
     if saved.get('noise') is not None:
         out['noise'] = Noise.from_json(saved['noise'])
+    if saved.get('steady_cap') is not None:
+        out['steady_cap'] = SteadyCap.from_json(saved['steady_cap'])
     return out
 
 

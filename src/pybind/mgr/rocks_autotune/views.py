@@ -10,6 +10,7 @@ from .perf_counters import OBJECTIVE_NAMES
 from . import power
 from .paired_stats import MIN_ROUNDS
 from .store import ENDED, SessionState, Trial
+from .window import SteadyCap
 
 
 def best_trial(trials: List[Trial]) -> Optional[Trial]:
@@ -262,14 +263,14 @@ def seen_text(seen: Optional[Mapping[str, Any]], guard: Optional[float] = None) 
                else ': one as fast as the baseline, less often'))
 
 
-def steady_cap_line(cap: Mapping[str, Any]) -> str:
+def steady_cap_line(cap: SteadyCap) -> str:
     """Which candidates the search proposes, by what a steady window can write."""
-    fits = (f'{cap["bytes"] / 2**20:.0f} MiB of WAL (the baseline\'s '
-            f'{cap["rate"] / 2**20:.2f} MiB/s for {cap["limit"]:.0f}s, steady_window_limit)')
-    if cap.get('applied') is False:
-        least = cap.get('smallest')
+    fits = (f'{cap.bytes / 2**20:.0f} MiB of WAL (the baseline\'s '
+            f'{cap.rate / 2**20:.2f} MiB/s for {cap.limit:.0f}s, steady_window_limit)')
+    if cap.applied is False:
+        least = cap.smallest
         at = (f'; the least of the space\'s candidates drawn takes {least / 2**20:.0f} MiB, '
-              f'{least / cap["rate"]:.0f}s at this rate' if least and cap['rate'] else '')
+              f'{least / cap.rate:.0f}s at this rate' if least and cap.rate else '')
         return (f'search: every candidate, though a steady window writes about {fits}: '
                 'too little for enough of the space; a candidate whose column families\' '
                 'L0 cycles take more ends "write-amp unknown" (raise steady_window_limit'
@@ -365,7 +366,7 @@ def status_of(s: SessionState, osd: int, progress: float, health: List[str],
         'confirm_done': len([t for t in s['trials'] if t.kind == 'confirm']),
         'progress': progress, 'baseline': s['baseline'],
         'noise': noise and noise.to_json(), 'noise_line': noise and noise_line(noise),
-        'steady_cap': cap, 'steady_cap_line': steady_cap_line(cap) if cap else None,
+        'steady_cap': cap and cap.to_json(), 'steady_cap_line': cap and steady_cap_line(cap),
         'design': session_design(s),
         'best': _json(recommended_trial(s)), 'leader': _json(best_trial(s['trials'])),
         'confirmation': s['confirm'].to_json() if 'confirm' in s else None,
