@@ -3,7 +3,7 @@
 steady_window_limit.
 
 Not a measurement: the search's own rule (SearchSpace.max_steady_bytes, set
-by Search.steady_cap to the baseline runs' WAL rate times
+by window.SteadyCap to the baseline runs' WAL rate times
 steady_window_limit) applied to the points the optimizer draws (skopt's
 random draws over the space's dimensions, as its constraint check draws
 them).  Per WAL rate and limit: the share of the safe points whose every

@@ -138,7 +138,7 @@ def test_when_nothing_helps_the_answer_is_keep_your_current_options() -> None:
     b = report.best_summary(s.s)
     assert b is not None and b['keeps_current'] and b['commands'] == []
     # every candidate the confirmation took (the design's count) is listed
-    assert b['options'] is None and len(b['candidates']) == s.s['noise']['design']['candidates']
+    assert b['options'] is None and len(b['candidates']) == s.s['noise'].design.candidates
     text = report.best_text(b)
     assert text.startswith('keep your current options') and 'c1 (trial' in text
     assert all(c['verdict'] in ('below margin', 'dropped') for c in b['candidates'])

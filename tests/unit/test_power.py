@@ -129,7 +129,7 @@ def test_false_recommend_rate_holds_at_the_lab_noise() -> None:
         base = [rng.gauss(0, sd / math.sqrt(2)) for _ in range(n)]
         arms = [[rng.gauss(0, sd / math.sqrt(2)) - b for b in base] for _ in range(k)]
         hits += any(Summary.of(xs).low > margin_log(MARGIN) for xs in arms)
-    bound = power.plan(sd, n, MARGIN, 0.10, 15, k)['false_recommend']
+    bound = power.plan(sd, n, MARGIN, 0.10, 15, k).false_recommend
     assert hits / sims <= bound + 0.01
     assert bound <= 0.05
 
@@ -168,9 +168,9 @@ def test_pooled_sd_of_the_confirmation_rounds() -> None:
 
 def test_plan_says_what_the_rounds_see_and_what_the_target_needs() -> None:
     p = power.plan(0.05, 5, MARGIN, 0.10, 15, 3)
-    assert p['detectable'] == power.detectable(0.05, 5, MARGIN)
-    assert p['rounds_for_detect'] == power.rounds_for(0.10, 0.05, MARGIN, 15)
-    assert p['power'] == power.POWER and 0 <= p['false_recommend'] <= 1
+    assert p.detectable == power.detectable(0.05, 5, MARGIN)
+    assert p.rounds_for_detect == power.rounds_for(0.10, 0.05, MARGIN, 15)
+    assert p.power == power.POWER and 0 <= p.false_recommend <= 1
 
 
 def test_the_guides_table_is_what_the_script_prints() -> None:
@@ -194,32 +194,32 @@ def test_the_guides_table_is_what_the_script_prints() -> None:
 
 
 def test_the_design_keeps_what_was_asked_when_it_sees_the_target() -> None:
-    asked = {'candidates': 3, 'rounds': 5, 'why': 'as asked'}
+    asked = power.Design(3, 5, 'as asked')
     assert power.design(None, 3, 5, MARGIN, 0.10, 15) == asked  # no noise measured
     assert power.design(0.02, 3, 5, MARGIN, 0.10, 15) == asked
     # one round of one candidate: nothing to trade
-    assert power.design(0.10, 1, 1, MARGIN, 0.10, 15)['why'] == 'as asked'
+    assert power.design(0.10, 1, 1, MARGIN, 0.10, 15).why == 'as asked'
 
 
 @pytest.mark.parametrize('sd', [0.04, 0.05, 0.07])
 def test_noise_trades_finalists_for_rounds_in_as_many_measurements(sd: float) -> None:
     d = power.design(sd, 3, 5, MARGIN, 0.10, 15)
-    assert d['candidates'] < 3 and d['rounds'] > 5
-    assert d['rounds'] * (d['candidates'] + 1) <= 5 * 4
-    seen = power.detectable(sd, d['rounds'], MARGIN)
+    assert d.candidates < 3 and d.rounds > 5
+    assert d.rounds * (d.candidates + 1) <= 5 * 4
+    seen = power.detectable(sd, d.rounds, MARGIN)
     assert seen is not None and seen < power.detectable(sd, 5, MARGIN)  # type: ignore
     if seen <= 0.10:
         # the most finalists that still see the target
-        k = d['candidates'] + 1
+        k = d.candidates + 1
         more = power.detectable(sd, min(15, 20 // (k + 1)), MARGIN)
         assert more is None or more > 0.10
     else:
-        assert d['candidates'] == 1 and d['rounds'] == 10
+        assert d.candidates == 1 and d.rounds == 10
 
 
 def test_at_the_lab_noise_one_finalist_takes_every_round() -> None:
     d = power.design(0.10, 3, 5, MARGIN, 0.10, 15)
-    assert d == {'candidates': 1, 'rounds': 10, 'why': d['why']} and 'no split' in d['why']
+    assert (d.candidates, d.rounds) == (1, 10) and 'no split' in d.why
     # capped by the most rounds a confirmation may have
     capped = power.design(0.10, 3, 10, MARGIN, 0.10, 15)
-    assert (capped['candidates'], capped['rounds']) == (1, 15)
+    assert (capped.candidates, capped.rounds) == (1, 15)

@@ -16,7 +16,7 @@ from rocks_autotune.rocksdb_options import parse_options
 from rocks_autotune.search import Search
 from rocks_autotune.session import Settings
 from rocks_autotune.space import MiB, Candidate, SearchSpace
-from rocks_autotune.window import steady_bytes
+from rocks_autotune.window import SteadyCap, steady_bytes
 from rocks_autotune.workload import CLIENT, OSD_BENCH
 
 
@@ -74,14 +74,14 @@ def test_the_search_proposes_only_what_a_steady_window_can_judge() -> None:
         record(sr, 'baseline', 'baseline', measured(1000, wal_bytes=10 * MiB))
     sr.baseline_measured(1)
     cap = sr.s['steady_cap']
-    assert cap == {'rate': 1.0 * MiB, 'limit': 300.0, 'bytes': 300 * MiB, 'applied': None}
+    assert cap == SteadyCap(rate=1.0 * MiB, limit=300.0, bytes=300 * MiB)
     for _ in range(2):
         trial = sr.next_trial(1)
         assert trial is not None and trial.kind == 'candidate'
         assert steady_bytes(Candidate.from_dict(trial.candidate)) <= 300 * MiB
         sr.s['trials'].append(replace(trial, verdict='feasible', measurement=measured(1100),
                                       seconds=15.0))
-    assert cap['applied'] is True
+    assert cap.applied is True
     # rebuilt from the record (a failover): the same limit
     sr.forget()
     sr.optimizer
@@ -99,14 +99,14 @@ def test_a_steady_window_too_short_for_any_candidate_leaves_the_search_as_it_was
     trial = sr.next_trial(1)
     assert trial is not None and trial.kind == 'candidate'
     cap = sr.s['steady_cap']
-    assert cap['bytes'] == MiB and cap['applied'] is False
+    assert cap.bytes == MiB and cap.applied is False
     assert sr.space.max_steady_bytes == 0
     # what it would take: the least of the optimizer's draws, at the runs' rate
-    assert cap['smallest'] > MiB
+    assert cap.smallest > MiB
     line = views.steady_cap_line(cap)
     assert 'search: every candidate, though a steady window writes about 1 MiB' in line
-    assert (f"the least of the space's candidates drawn takes {cap['smallest'] / MiB:.0f} MiB, "
-            f"{cap['smallest'] / (0.1 * MiB):.0f}s at this rate)") in line
+    assert (f"the least of the space's candidates drawn takes {cap.smallest / MiB:.0f} MiB, "
+            f"{cap.smallest / (0.1 * MiB):.0f}s at this rate)") in line
 
 
 def test_inject_options_are_appended_to_every_candidate() -> None:
@@ -130,7 +130,7 @@ def test_the_confirmation_is_planned_on_the_plan_given_and_its_windows_counted()
     conf = sr.s['confirm']
     assert conf.measurement_plan == measurement_plan.sequential(1)
     # the rounds' windows: the baseline runs' length (their measured 10 s)
-    assert conf.window == 10.0 and conf.design is not None and conf.design['candidates'] >= 1
+    assert conf.window == 10.0 and conf.design is not None and conf.design.candidates >= 1
     assert conf.steady == SteadyPlan(1, sr.settings.steady_window_limit)
     search_left, confirmation_left, steady_left = sr.left()
     assert search_left == 0 and confirmation_left > 0
@@ -193,10 +193,10 @@ def test_a_feasible_candidate_makes_a_finalist_certain_and_its_gain_its_passing(
         sr.s['trials'][-1].score = -math.log(iops / sr.s['baseline']['iops'])
         return sr, sr.time_said(sr.s['canaries']['1'], preconditioned=False)
     sr, fast = said(1200.0)
-    plan = sr.s['noise']['plan']
-    assert fast['finalist_chance'] == 1.0 and plan['rounds'] == 5
+    plan = sr.s['noise'].plan
+    assert fast['finalist_chance'] == 1.0 and plan.rounds == 5
     assert fast['pass_chance'] == pytest.approx(power.confirm_rate(
-        1200.0 / sr.s['baseline']['iops'] - 1.0, plan['sd'], plan['rounds'], plan['margin']))
+        1200.0 / sr.s['baseline']['iops'] - 1.0, plan.sd, plan.rounds, plan.margin))
     _, even = said(1005.0)
     assert even['pass_chance'] < 0.5 < fast['pass_chance']
     # the rounds are expected whole, the steady windows at the pass chance

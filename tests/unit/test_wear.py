@@ -229,7 +229,7 @@ def test_a_wear_session_from_a_small_memtable_string_saves_db_bytes() -> None:
         shortfall = max(0.0, math.log(0.97) + t['score'])
         assert t['told'] == pytest.approx(math.log(ratio) + 2.0 * shortfall)
         assert (t['verdict'] == 'feasible') == (ratio <= 1 / 1.03 and t['score'] <= -math.log(
-            0.97) + s.s['noise']['sd'] and search.steady_judgeable(
+            0.97) + s.s['noise'].sd and search.steady_judgeable(
                 Candidate.from_dict(t['candidate'])))
     result = s.s['confirm'].result
     assert result['goal'] == 'wear' and result['margin'] == pytest.approx(-0.03)

@@ -63,7 +63,7 @@ class ConfirmRecord:
     steady: SteadyPlan
     restart_limit: Optional[float] = None
     read_guard: Optional[float] = None  # reads held to 1 + read_guard times the baseline's
-    design: Optional[Dict[str, Any]] = None  # the finalists and rounds asked for (power.design)
+    design: Optional[power.Design] = None  # the finalists and rounds asked for
     goal: str = IOPS
     wear_margin: Optional[float] = None
     window: float = 0.0  # the rounds' window length
@@ -74,20 +74,23 @@ class ConfirmRecord:
 
     def to_json(self) -> Dict[str, Any]:
         """As stored and shown; shallow (the store dumps it, the views copy it)."""
-        return dict(vars(self), steady=asdict(self.steady), arms=[
+        design = None if self.design is None else asdict(self.design)
+        return dict(vars(self), steady=asdict(self.steady), design=design, arms=[
             dict(vars(a), out=None if a.out is None else list(a.out)) for a in self.arms])
 
     @classmethod
     def from_json(cls, saved: Dict[str, Any]) -> 'ConfirmRecord':
         arms = [Arm(**dict(a, out=None if a['out'] is None else tuple(a['out'])))
                 for a in saved['arms']]
-        return cls(**dict(saved, arms=arms, steady=SteadyPlan(**saved['steady'])))
+        d = saved['design']
+        return cls(**dict(saved, arms=arms, steady=SteadyPlan(**saved['steady']),
+                          design=None if d is None else power.Design(**d)))
 
 
 def plan(ranked: List[Tuple[Trial, float]], rounds: int, margin: float,
          workload: str, canaries: Dict[str, Any], steady_pairs: int = 1,
          steady_limit: float = 3600.0, restart_limit: Optional[float] = None,
-         read_guard: Optional[float] = None, design: Optional[Dict[str, Any]] = None,
+         read_guard: Optional[float] = None, design: Optional[power.Design] = None,
          window: float = 0.0, wear_margin: Optional[float] = None,
          predicted: Sequence[Optional[float]] = ()) -> ConfirmRecord:
     """The record of a confirmation of `ranked` ((search trial, posterior

@@ -7,10 +7,14 @@ look's low end is e + sd*L_n(z); a candidate truly better by e passes when
 max_n L_n(z) > (m - e) / sd, so one table of that maximum per planned rounds
 (normal rounds, seeded draws) serves every gain and noise.  A plan takes the
 A/A noise's upper confidence limit (`planned_sd`), not the estimate.
+
+The session's `noise` (Noise, with its Design and Plan) is this module's:
+built whole by `noise`, read by the others; JSON only in the store.
 """
 import bisect
 import math
 import random
+from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Any, Dict, Iterator, List, Optional, Sequence
 
@@ -154,25 +158,81 @@ def pooled_sd(arms: Sequence[Sequence[float]]) -> Optional[Dict[str, Any]]:
     return {'sd': math.sqrt(ss / df), 'df': df}
 
 
+@dataclass
+class Plan:
+    """What a confirmation of `rounds` can see at noise `sd` (plan)."""
+    sd: float
+    rounds: int
+    margin: float
+    power: float
+    detectable: Optional[float]  # the gain it confirms `power` of the time (None: none)
+    detect: float
+    rounds_for_detect: Optional[int]  # the rounds `detect` needs (None: over most_rounds)
+    most_rounds: int
+    false_recommend: float  # at most, the chance a finalist doing nothing passes
+
+
+@dataclass
+class Design:
+    """How many finalists over how many rounds, and why (design)."""
+    candidates: int
+    rounds: int
+    why: str
+
+
+@dataclass
+class Noise:
+    """The session's `noise`: the per-round sd of the baseline's A/A pairs
+    (aa_noise) on the figure judged, and the confirmation designed and
+    planned at it; JSON only in the store (to_json, from_json)."""
+    sd: float
+    pairs: int
+    per_pair: List[float]
+    planned_sd: float  # the sd the plan takes (planned_sd)
+    objective: str
+    window: float  # the baseline runs' median length (s)
+    design: Design
+    goal: str  # session_settings: iops | wear
+    plan: Plan
+
+    def to_json(self) -> Dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, saved: Dict[str, Any]) -> 'Noise':
+        return cls(**dict(saved, design=Design(**saved['design']), plan=Plan(**saved['plan'])))
+
+
+def noise(values: Sequence[Optional[float]], objective: str, window: float, goal: str,
+          candidates: int, rounds: int, margin: float, detect: float, most: int
+          ) -> Optional[Noise]:
+    """The noise of the baseline runs' `objective` (`values`, aa_noise) and
+    the confirmation designed and planned at it; None without a pair."""
+    aa = aa_noise(values)
+    if aa is None:
+        return None
+    d = design(aa['planned_sd'], candidates, rounds, margin, detect, most)
+    return Noise(**aa, objective=objective, window=window, design=d, goal=goal,
+                 plan=plan(aa['planned_sd'], d.rounds, margin, detect, most, d.candidates))
+
+
 def plan(sd: float, rounds: int, margin: float, detect: float, most: int,
-         candidates: int) -> Dict[str, Any]:
+         candidates: int) -> Plan:
     """What a confirmation of `rounds` can see at noise `sd`: the gain it
     confirms 9 times in 10, the rounds `detect` needs (None: over `most`),
     and at most the chance that one of `candidates` doing nothing passes."""
-    return {'sd': sd, 'rounds': rounds, 'margin': margin, 'power': POWER,
-            'detectable': detectable(sd, rounds, margin),
-            'detect': detect, 'rounds_for_detect': rounds_for(detect, sd, margin, most),
-            'most_rounds': most,
-            'false_recommend': min(1.0, candidates * confirm_rate(0.0, sd, rounds, margin))}
+    return Plan(sd, rounds, margin, POWER, detectable(sd, rounds, margin), detect,
+                rounds_for(detect, sd, margin, most), most,
+                min(1.0, candidates * confirm_rate(0.0, sd, rounds, margin)))
 
 
 def design(sd: Optional[float], candidates: int, rounds: int, margin: float, detect: float,
-           most: int) -> Dict[str, Any]:
+           most: int) -> Design:
     """How many finalists over how many rounds, in the measurements asked
     for: as asked if those rounds confirm `detect` at noise `sd` (or with no
     noise measured); else the most finalists whose rounds do; else one
     finalist over as many rounds as they allow (up to `most`)."""
-    asked = {'candidates': candidates, 'rounds': rounds, 'why': 'as asked'}
+    asked = Design(candidates, rounds, 'as asked')
     if sd is None:
         return asked
     d = detectable(sd, rounds, margin)
@@ -183,12 +243,10 @@ def design(sd: Optional[float], candidates: int, rounds: int, margin: float, det
         n = min(most, measurements // (k + 1))
         d = detectable(sd, n, margin)
         if d is not None and d <= detect:
-            return {'candidates': k, 'rounds': n,
-                    'why': f'{candidates} over {rounds} rounds cannot confirm {detect:+.0%}: '
-                           f'{k} over {n} rounds can, in as many measurements'}
+            return Design(k, n, f'{candidates} over {rounds} rounds cannot confirm '
+                                f'{detect:+.0%}: {k} over {n} rounds can, in as many measurements')
     n = min(most, measurements // 2)
     if candidates == 1 or n <= rounds:
         return asked
-    return {'candidates': 1, 'rounds': n,
-            'why': f'no split of {measurements} measurements confirms {detect:+.0%}: one '
-                   f'candidate over {n} rounds sees the smallest gain'}
+    return Design(1, n, f'no split of {measurements} measurements confirms {detect:+.0%}: '
+                        f'one candidate over {n} rounds sees the smallest gain')

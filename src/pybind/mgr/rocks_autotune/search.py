@@ -18,7 +18,7 @@ from .session_settings import Settings
 from .space import Candidate, SearchSpace
 from .store import CanaryRecord, SessionState
 from .trial import Trial
-from .window import fill_rate, steady_bytes, steady_length, steady_window, wal_rate
+from .window import fill_rate, steady_bytes, steady_cap, steady_length, steady_window
 from .workload import CLIENT
 
 log = logging.getLogger(__name__)
@@ -45,19 +45,11 @@ class Search:
             # cores with the OSDs (threads made fits ~8x slower under load)
             os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
             os.environ.setdefault('OMP_NUM_THREADS', '1')
-            from .optimizer import TrialOptimizer, enough_safe_points, random_points
-            cap = self.s.get('steady_cap') or {}
-            if cap and cap.get('applied') is None:
-                # once, when the baseline is in: the same answer on replay
-                self.space.max_steady_bytes = 0
-                fams = self.space.column_families
-                cap['smallest'] = min(
-                    (steady_bytes(self.space.from_point(x), fams, self.space.max_total_wal_size)
-                     for x in random_points(self.space, 1000, self.s['seed'])
-                     if self.space.point_is_safe(x)), default=None)
-                self.space.max_steady_bytes = int(cap['bytes'])
-                cap['applied'] = enough_safe_points(self.space, self.s['seed'])
-            self.space.max_steady_bytes = int(cap['bytes']) if cap and cap['applied'] else 0
+            from .optimizer import TrialOptimizer
+            cap = self.s.get('steady_cap')
+            if cap and cap.applied is None:
+                cap.settle(self.space, self.s['seed'])
+            self.space.max_steady_bytes = cap.bytes if cap and cap.applied else 0
             warm = [self.space.base_candidate()] + [
                 self.space.candidate_from_options(parse_options(p))
                 for p in (self.release_default, NEW_TUNING, NEW_TUNING_LZ4)]
@@ -144,8 +136,9 @@ class Search:
         if not wear_model.predictable(c, self.space.base_candidate(), cal):
             ratio = max(ratio, 1.0)
         told = math.log(ratio) + perf_counters.INFEASIBLE_WEIGHT * max(0.0, floor + score)
-        noise = float((self.s.get('noise') or {}).get('sd') or 0.0)
-        ok = (-score >= floor - noise and ratio * (1.0 + self.settings.confirm_margin) <= 1.0
+        noise = self.s.get('noise')
+        ok = (-score >= floor - (noise.sd if noise else 0.0)
+              and ratio * (1.0 + self.settings.confirm_margin) <= 1.0
               and self.steady_judgeable(c))
         return ('feasible' if ok else 'infeasible'), score, told
 
@@ -153,9 +146,9 @@ class Search:
         """Whether a steady window of `c` can reach steady state within
         steady_window_limit (steady_cap): under the wear objective one that
         cannot is no finalist, whether or not the space was capped."""
-        cap = self.s.get('steady_cap') or {}
-        return not cap.get('bytes') or steady_bytes(
-            c, self.space.column_families, self.space.max_total_wal_size) <= cap['bytes']
+        cap = self.s.get('steady_cap')
+        return not cap or steady_bytes(
+            c, self.space.column_families, self.space.max_total_wal_size) <= cap.bytes
 
     def rejudge(self) -> None:
         """Under the wear objective, every window judged again by the model
@@ -222,7 +215,8 @@ class Search:
         base = Baseline.of(runs, self.params.workload)
         s['baseline'] = base.to_dict()
         self._plan_for_noise(runs, osd)
-        s['steady_cap'] = self.steady_cap(runs)
+        s['steady_cap'] = steady_cap(
+            runs, max(self.params.duration, self.settings.steady_window_limit))
         # the optimizer's first point; the next ask() rebuilds it from the trials
         for t in s['trials']:
             if t.verdict == 'baseline' and t.measurement:
@@ -235,34 +229,15 @@ class Search:
     def _plan_for_noise(self, runs: List[Measurement], osd: int) -> None:
         """The noise the baseline's A/A pairs measured, and what a
         confirmation can see at it."""
-        s = self.s
         st = self.settings
         # on the figure the confirmation will judge (C/R under the split design)
-        key = perf_counters.objective(self.params.workload, s['plan']['design'])[0]
-        noise = power.aa_noise([getattr(m, key) for m in runs])
-        if noise is None:
-            s['noise'] = None
-            return
-        design = power.design(noise['planned_sd'], st.confirm_candidates, st.confirm_rounds,
-                              st.rounds_margin(), st.rounds_detect(),
-                              options.MAX_CONFIRM_ROUNDS)
-        said = dict(noise, objective=key, window=median(m.seconds for m in runs),
-                    design=design, goal=st.objective,
-                    plan=power.plan(noise['planned_sd'], design['rounds'], st.rounds_margin(),
-                                    st.rounds_detect(), options.MAX_CONFIRM_ROUNDS,
-                                    design['candidates']))
-        s['noise'] = said
-        log.info('osd.%d: %s', osd, views.noise_line(said))
-
-    def steady_cap(self, runs: List[Measurement]) -> Optional[Dict[str, Any]]:
-        """The most WAL bytes a steady window can write (the baseline's WAL
-        rate for steady_window_limit), the space's max_steady_bytes unless it
-        leaves too little to search; None without WAL counts."""
-        rate = wal_rate(runs)
-        if not rate:
-            return None
-        limit = max(self.params.duration, self.settings.steady_window_limit)
-        return {'rate': rate, 'limit': limit, 'bytes': int(rate * limit), 'applied': None}
+        key = perf_counters.objective(self.params.workload, self.s['plan']['design'])[0]
+        noise = self.s['noise'] = power.noise(
+            [getattr(m, key) for m in runs], key, median(m.seconds for m in runs),
+            st.objective, st.confirm_candidates, st.confirm_rounds, st.rounds_margin(),
+            st.rounds_detect(), options.MAX_CONFIRM_ROUNDS)
+        if noise is not None:
+            log.info('osd.%d: %s', osd, views.noise_line(noise))
 
     def plan_confirmation(self, plan: Dict[str, Any]) -> None:
         """The top feasible candidates by the model's posterior mean (one per
@@ -272,12 +247,13 @@ class Search:
         feasible = [t for t in s['trials']
                     if t.kind == 'candidate' and t.verdict == 'feasible' and t.candidate != base]
         # the finalists and rounds the noise asks for (as asked with none measured)
-        design = (s.get('noise') or {}).get('design') or power.design(
+        noise = s.get('noise')
+        design = noise.design if noise else power.design(
             None, self.settings.confirm_candidates, self.settings.confirm_rounds,
             self.settings.rounds_margin(), self.settings.rounds_detect(),
             options.MAX_CONFIRM_ROUNDS)
         ranked = self.optimizer.rank([Candidate.from_dict(t.candidate) for t in feasible],
-                                     design['candidates'])
+                                     design.candidates)
         first: Dict[Candidate, Trial] = {}
         for t in feasible:
             first.setdefault(Candidate.from_dict(t.candidate), t)
@@ -286,7 +262,7 @@ class Search:
         # steady windows will measure
         cal = self.wear_calibration() if st.wear else None
         s['confirm'] = confirm.plan(
-            [(first[c], mean) for c, mean in ranked], design['rounds'], st.rounds_margin(),
+            [(first[c], mean) for c, mean in ranked], design.rounds, st.rounds_margin(),
             self.params.workload, plan, st.steady_pairs, st.steady_window_limit,
             st.restart_limit, st.read_guard, design, self.objective_window(),
             st.confirm_margin if cal else None,
@@ -412,13 +388,13 @@ class Search:
         conf = s.get('confirm')
         if conf is not None and any(a.passed for a in conf.arms):
             return 1.0
-        plan = (s.get('noise') or {}).get('plan')
+        noise = s.get('noise')
         ranked = [t.score for t in s['trials'] if t.kind == 'candidate'
                   and t.verdict == 'feasible' and t.score is not None]
         if conf is not None:
             ranked = [t.score for t in s['trials'] if t.score is not None
                       and t.index in {a.trial for a in conf.arms if not a.out}]
-        if not plan or not ranked:
+        if not noise or not ranked:
             return 1.0
-        return power.confirm_rate(math.expm1(-min(ranked)), plan['sd'], plan['rounds'],
-                                  plan['margin'])
+        p = noise.plan
+        return power.confirm_rate(math.expm1(-min(ranked)), p.sd, p.rounds, p.margin)

@@ -44,7 +44,9 @@ from enum import Enum
 from typing import Any, Callable, Dict, List, Mapping, Optional, TypedDict, cast
 
 from .confirm import ConfirmRecord
+from .power import Noise
 from .trial import Trial
+from .window import SteadyCap
 from .workload import ClientRecord
 
 HEAD_KEY = 'session'
@@ -196,11 +198,11 @@ class SessionState(StartRecord, _Head, total=False):
     confirm: ConfirmRecord  # the confirmation, once the search is done (confirm.plan)
     client: Optional[ClientRecord]
     # the noise the baseline's A/A pairs measured and the confirmation's plan
-    # at it (power.aa_noise, power.plan); None with no pair
-    noise: Optional[Dict[str, Any]]
+    # at it (power.noise); None with no pair
+    noise: Optional[Noise]
     # the most WAL bytes a steady window can write, and whether the search
-    # keeps to it (Search.steady_cap); None without WAL counts
-    steady_cap: Optional[Dict[str, Any]]
+    # keeps to it (window.steady_cap); None without WAL counts
+    steady_cap: Optional[SteadyCap]
 
 
 def as_json(state: Mapping[str, Any]) -> Dict[str, Any]:
@@ -212,6 +214,9 @@ def as_json(state: Mapping[str, Any]) -> Dict[str, Any]:
         out['trials'] = [t.to_json() for t in state['trials']]
     if 'confirm' in state:
         out['confirm'] = state['confirm'].to_json()
+    for key in ('noise', 'steady_cap'):
+        if state.get(key) is not None:
+            out[key] = state[key].to_json()
     return out
 
 
@@ -225,6 +230,10 @@ def from_json(saved: Dict[str, Any]) -> Dict[str, Any]:
         out['trials'] = [Trial.from_json(t) for t in saved['trials']]
     if 'confirm' in saved:
         out['confirm'] = ConfirmRecord.from_json(saved['confirm'])
+    if saved.get('noise') is not None:
+        out['noise'] = Noise.from_json(saved['noise'])
+    if saved.get('steady_cap') is not None:
+        out['steady_cap'] = SteadyCap.from_json(saved['steady_cap'])
     return out
 
 

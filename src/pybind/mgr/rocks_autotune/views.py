@@ -11,6 +11,7 @@ from . import power
 from .paired_stats import MIN_ROUNDS
 from .store import ENDED, SessionState
 from .trial import Trial
+from .window import SteadyCap
 
 
 def best_trial(trials: List[Trial]) -> Optional[Trial]:
@@ -220,38 +221,37 @@ def gain_text(g: Optional[float]) -> str:
     return '-' if g is None else f'{g:+.0%}'
 
 
-def noise_line(n: Mapping[str, Any]) -> str:
+def noise_line(n: power.Noise) -> str:
     """The noise the baseline's A/A pairs measured, and what the planned rounds see at it."""
-    p = n['plan']
-    name = OBJECTIVE_NAMES.get(n['objective'], n['objective'])
-    line = (f'noise: {name} sd {n["sd"]:.3f} per round (log-ratio) over {n["pairs"]} A/A '
-            f'pair(s) of {n["window"]:.0f}-s windows, planned at {p["sd"]:.3f} (its '
+    p, d = n.plan, n.design
+    name = OBJECTIVE_NAMES.get(n.objective, n.objective)
+    line = (f'noise: {name} sd {n.sd:.3f} per round (log-ratio) over {n.pairs} A/A '
+            f'pair(s) of {n.window:.0f}-s windows, planned at {p.sd:.3f} (its '
             f'{power.PLAN_CONFIDENCE:.0%} upper confidence limit); ')
-    d = n.get('design')
-    if d is not None and d['why'] != 'as asked':
-        line += (f'the confirmation takes {d["candidates"]} candidate(s) over '
-                 f'{d["rounds"]} rounds ({d["why"]}); ')
-    if p['detectable'] is None:
-        line += f'{p["rounds"]} round(s) are too few to confirm any gain (it takes {MIN_ROUNDS})'
-    elif n.get('goal') == 'wear':
-        return line + _sees(p, -p['margin'], f'\'s {name}')
+    if d.why != 'as asked':
+        line += (f'the confirmation takes {d.candidates} candidate(s) over {d.rounds} '
+                 f'rounds ({d.why}); ')
+    if p.detectable is None:
+        line += f'{p.rounds} round(s) are too few to confirm any gain (it takes {MIN_ROUNDS})'
+    elif n.goal == 'wear':
+        return line + _sees(p.rounds, p.detectable, p.power, -p.margin, f'\'s {name}')
     else:
-        line += _sees(p)
-    need = p['rounds_for_detect']
-    line += (f'; {gain_text(p["detect"])} needs ' + (
-        f'{need} rounds' if need is not None else f'more than {p["most_rounds"]} rounds')
-             + ' (confirm_rounds, detect)')
+        line += _sees(p.rounds, p.detectable, p.power)
+    line += (f'; {gain_text(p.detect)} needs ' + (
+        f'{p.rounds_for_detect} rounds' if p.rounds_for_detect is not None
+        else f'more than {p.most_rounds} rounds') + ' (confirm_rounds, detect)')
     return line
 
 
-def _sees(p: Mapping[str, Any], guard: Optional[float] = None, of: str = '') -> str:
-    """What `p['rounds']` rounds confirm `p['power']` of the time: a gain, or
-    (under the wear objective's `guard`) a candidate that passes it."""
+def _sees(rounds: int, detectable: Optional[float], chance: float,
+          guard: Optional[float] = None, of: str = '') -> str:
+    """What `rounds` rounds confirm `chance` of the time: a gain, or (under
+    the wear objective's `guard`) a candidate that passes it."""
     if guard is None:
-        return (f'{p["rounds"]} rounds confirm a gain of {gain_text(p["detectable"])} '
-                f'{p["power"]:.0%} of the time')
-    return (f'{p["rounds"]} rounds pass a candidate at {gain_text(p["detectable"])} of the '
-            f'baseline{of} through the {guard:.0%} guard {p["power"]:.0%} of the time')
+        return (f'{rounds} rounds confirm a gain of {gain_text(detectable)} '
+                f'{chance:.0%} of the time')
+    return (f'{rounds} rounds pass a candidate at {gain_text(detectable)} of the '
+            f'baseline{of} through the {guard:.0%} guard {chance:.0%} of the time')
 
 
 def seen_text(seen: Optional[Mapping[str, Any]], guard: Optional[float] = None) -> str:
@@ -259,18 +259,19 @@ def seen_text(seen: Optional[Mapping[str, Any]], guard: Optional[float] = None) 
     if not seen or seen.get('detectable') is None:
         return ''
     return (f'; at the noise its rounds showed (sd {seen["sd"]:.3f} per round) its '
-            + _sees(seen, guard) + (': a smaller one goes unseen' if guard is None
-                                    else ': one as fast as the baseline, less often'))
+            + _sees(seen['rounds'], seen['detectable'], seen['power'], guard)
+            + (': a smaller one goes unseen' if guard is None
+               else ': one as fast as the baseline, less often'))
 
 
-def steady_cap_line(cap: Mapping[str, Any]) -> str:
+def steady_cap_line(cap: SteadyCap) -> str:
     """Which candidates the search proposes, by what a steady window can write."""
-    fits = (f'{cap["bytes"] / 2**20:.0f} MiB of WAL (the baseline\'s '
-            f'{cap["rate"] / 2**20:.2f} MiB/s for {cap["limit"]:.0f}s, steady_window_limit)')
-    if cap.get('applied') is False:
-        least = cap.get('smallest')
+    fits = (f'{cap.bytes / 2**20:.0f} MiB of WAL (the baseline\'s '
+            f'{cap.rate / 2**20:.2f} MiB/s for {cap.limit:.0f}s, steady_window_limit)')
+    if cap.applied is False:
+        least = cap.smallest
         at = (f'; the least of the space\'s candidates drawn takes {least / 2**20:.0f} MiB, '
-              f'{least / cap["rate"]:.0f}s at this rate' if least and cap['rate'] else '')
+              f'{least / cap.rate:.0f}s at this rate' if least and cap.rate else '')
         return (f'search: every candidate, though a steady window writes about {fits}: '
                 'too little for enough of the space; a candidate whose column families\' '
                 'L0 cycles take more ends "write-amp unknown" (raise steady_window_limit'
@@ -365,8 +366,8 @@ def status_of(s: SessionState, osd: int, progress: float, health: List[str],
         'baseline_runs_done': len([t for t in s['trials'] if t.verdict == 'baseline']),
         'confirm_done': len([t for t in s['trials'] if t.kind == 'confirm']),
         'progress': progress, 'baseline': s['baseline'],
-        'noise': noise, 'noise_line': noise_line(noise) if noise else None,
-        'steady_cap': cap, 'steady_cap_line': steady_cap_line(cap) if cap else None,
+        'noise': noise and noise.to_json(), 'noise_line': noise and noise_line(noise),
+        'steady_cap': cap and cap.to_json(), 'steady_cap_line': cap and steady_cap_line(cap),
         'design': session_design(s),
         'best': _json(recommended_trial(s)), 'leader': _json(best_trial(s['trials'])),
         'confirmation': s['confirm'].to_json() if 'confirm' in s else None,

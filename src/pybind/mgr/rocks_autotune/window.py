@@ -8,18 +8,20 @@ waits for every column family's cycle of WAL bytes: doc/dev/session.rst
 (the confirmation's steps 3 and 6) and doc/dev/design.rst (dev-design-steady).
 """
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from statistics import median
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from . import perf_counters
 from .cluster import Cluster, ClusterError
 from .perf_counters import Measurement
 from .rocksdb_options import ColumnFamily
-from .space import ONE_FAMILY, Candidate, cycle_bytes
-from .store import CanaryRecord
+from .space import ONE_FAMILY, Candidate, SearchSpace, cycle_bytes
 from .rocksdb_stats import KvStats, counts, delta
 from .workload import KeyspaceWorkload, Workload
+
+if TYPE_CHECKING:  # the store keeps this module's SteadyCap: it imports it
+    from .store import CanaryRecord
 
 
 @dataclass
@@ -93,6 +95,45 @@ def wal_rate(ms: Iterable[Measurement]) -> Optional[float]:
     return median(rates) if rates else None
 
 
+@dataclass
+class SteadyCap:
+    """The session's `steady_cap`: the most WAL bytes a steady window can
+    write (the baseline's WAL rate for steady_window_limit), and whether the
+    search keeps to it.  Made by steady_cap, changed only by settle; JSON
+    only in the store (to_json, from_json)."""
+    rate: float
+    limit: float
+    bytes: int
+    applied: Optional[bool] = None  # None until settled
+    smallest: Optional[int] = None  # the least a candidate drawn writes (settle)
+
+    def settle(self, space: SearchSpace, seed: int) -> None:
+        """Once, when the baseline is in (the same answer on replay): the
+        space's max_steady_bytes unless that leaves too little to search."""
+        # imported here: scipy on the serve thread only (search.Search.optimizer)
+        from .optimizer import enough_safe_points, random_points
+        space.max_steady_bytes = 0
+        self.smallest = min(
+            (steady_bytes(space.from_point(x), space.column_families, space.max_total_wal_size)
+             for x in random_points(space, 1000, seed) if space.point_is_safe(x)), default=None)
+        space.max_steady_bytes = self.bytes
+        self.applied = enough_safe_points(space, seed)
+
+    def to_json(self) -> Dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, saved: Dict[str, Any]) -> 'SteadyCap':
+        return cls(**saved)
+
+
+def steady_cap(runs: Iterable[Measurement], limit: float) -> Optional[SteadyCap]:
+    """What the baseline `runs` write in a steady window of at most `limit`
+    s; None without WAL counts."""
+    rate = wal_rate(runs)
+    return None if not rate else SteadyCap(rate, limit, int(rate * limit))
+
+
 def steady_length(configs: Iterable[Tuple[Candidate, List[Measurement]]],
                   duration: float, limit: float,
                   families: Sequence[ColumnFamily] = ONE_FAMILY,
@@ -126,7 +167,7 @@ def read_kv(cluster: Cluster, osd: int) -> Optional[KvStats]:
 
 class Window:
     def __init__(self, cluster: Cluster, osd: int, workload: Optional[Workload],
-                 settings: WindowSettings, state: CanaryRecord) -> None:
+                 settings: WindowSettings, state: 'CanaryRecord') -> None:
         self.cluster = cluster
         self.osd = osd
         self.workload = workload  # None: the canary's own client traffic (live)
@@ -227,7 +268,7 @@ class Precondition:
     L0; at most `limit` seconds; with no RocksDB figures, two passes."""
 
     def __init__(self, cluster: Cluster, osd: int, workload: KeyspaceWorkload,
-                 limit: float, state: CanaryRecord) -> None:
+                 limit: float, state: 'CanaryRecord') -> None:
         self.cluster = cluster
         self.osd = osd
         self.workload = workload
