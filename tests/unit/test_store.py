@@ -5,8 +5,9 @@ from typing import Any, Dict, Optional
 import pytest
 
 from rocks_autotune import session_start
-from rocks_autotune.store import (CONFIRM_KEY, HEAD_KEY, ORIGINALS_KEY, START_KEY, CanaryRecord,
-                                  SessionState, SessionStore, StoreError, as_json)
+from rocks_autotune.canary_record import CanaryRecord
+from rocks_autotune.store import (CONFIRM_KEY, HEAD_KEY, ORIGINALS_KEY, START_KEY, SessionState,
+                                  SessionStore, StoreError, as_json)
 from session_harness import Harness
 
 

@@ -10,7 +10,7 @@ health look before a restart with its crashes named on the failed trials
 phase: the session reads what it returns and moves.
 
 Its persisted part is its record under the session's `canaries`
-(store.CanaryRecord: how to restore it, the watch on its config, its restart,
+(canary_record.CanaryRecord: how to restore it, the watch on its config, its restart,
 its window, its DB's preconditioning), so the canaries of a plan do not share
 a field; what is the session's (the trials, the trial in flight, the client
 load's record, the alerts) it reads from the session's record.
@@ -27,7 +27,8 @@ from .measurement_plan import SPLIT
 from .placement import pg_of
 from .restart import Restarter, Result, Stage
 from .session_settings import Settings
-from .store import CanaryRecord, SessionState
+from .canary_record import CanaryRecord
+from .store import SessionState
 from .trial import Trial
 from .window import Precondition, Window, WindowSettings
 from .workload import (BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, CLIENT, NAMESPACE, OSD_BENCH,

@@ -23,7 +23,7 @@ from typing import Callable, List
 from .canary import OPTIONS
 from .cluster import Cluster, ClusterError, NoOrchestrator, OsdInfo
 from .gate import restart_blockers
-from .store import RestartRecord, RestartState
+from .canary_record import RestartRecord, RestartState
 from .health import osds_are
 
 

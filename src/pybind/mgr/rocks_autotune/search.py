@@ -16,7 +16,8 @@ from .perf_counters import Baseline, Measurement
 from .rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, parse_options
 from .session_settings import Settings
 from .space import Candidate, SearchSpace
-from .store import CanaryRecord, SessionState
+from .canary_record import CanaryRecord
+from .store import SessionState
 from .trial import Trial
 from .window import fill_rate, steady_bytes, steady_cap, steady_length, steady_window
 from .workload import CLIENT

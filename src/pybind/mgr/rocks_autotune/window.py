@@ -10,18 +10,16 @@ waits for every column family's cycle of WAL bytes: doc/dev/session.rst
 import math
 from dataclasses import asdict, dataclass
 from statistics import median
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from . import perf_counters
+from .canary_record import CanaryRecord
 from .cluster import Cluster, ClusterError
 from .perf_counters import Measurement
 from .rocksdb_options import ColumnFamily
 from .space import ONE_FAMILY, Candidate, SearchSpace, cycle_bytes
 from .rocksdb_stats import KvStats, counts, delta
 from .workload import KeyspaceWorkload, Workload
-
-if TYPE_CHECKING:  # the store keeps this module's SteadyCap: it imports it
-    from .store import CanaryRecord
 
 
 @dataclass
@@ -167,7 +165,7 @@ def read_kv(cluster: Cluster, osd: int) -> Optional[KvStats]:
 
 class Window:
     def __init__(self, cluster: Cluster, osd: int, workload: Optional[Workload],
-                 settings: WindowSettings, state: 'CanaryRecord') -> None:
+                 settings: WindowSettings, state: CanaryRecord) -> None:
         self.cluster = cluster
         self.osd = osd
         self.workload = workload  # None: the canary's own client traffic (live)
@@ -268,7 +266,7 @@ class Precondition:
     L0; at most `limit` seconds; with no RocksDB figures, two passes."""
 
     def __init__(self, cluster: Cluster, osd: int, workload: KeyspaceWorkload,
-                 limit: float, state: 'CanaryRecord') -> None:
+                 limit: float, state: CanaryRecord) -> None:
         self.cluster = cluster
         self.osd = osd
         self.workload = workload
