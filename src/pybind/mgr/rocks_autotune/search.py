@@ -111,18 +111,18 @@ class Search:
             self.space.column_families, self.space.max_total_wal_size)
 
     def predicted_ratio(self, c: Candidate, cal: wear_model.Calibration) -> float:
-        """Config `c`'s predicted steady write-amp over the current options'."""
-        fams = self.space.column_families
-        return (wear_model.predict(c, cal, fams)
-                / wear_model.predict(self.space.base_candidate(), cal, fams))
+        """Config `c`'s predicted steady write-amp over the current options'
+        (at least 1 where the model cannot bound it: wear_model.predictable)."""
+        fams, base = self.space.column_families, self.space.base_candidate()
+        ratio = wear_model.predict(c, cal, fams) / wear_model.predict(base, cal, fams)
+        return ratio if wear_model.predictable(c, base, cal) else max(ratio, 1.0)
 
     def judge(self, m: Measurement, c: Candidate,
               cal: Optional[wear_model.Calibration] = None) -> Tuple[str, float, float]:
         """A search window's (verdict, score, what the optimizer is told):
         perf_counters.judged's; under wear, the log of the predicted steady
-        write-amp ratio (at least 1 where the model cannot bound it) plus
-        judged's penalty on IOPS below 1 - guard, feasible when below the
-        baseline's by confirm_margin, IOPS within the noise."""
+        write-amp ratio plus judged's penalty on IOPS below 1 - guard, feasible
+        when below the baseline's by confirm_margin, IOPS within the noise."""
         if self.s['baseline'] is None:
             raise ValueError('a candidate was measured before the baseline')
         base = Baseline(**self.s['baseline'])
@@ -132,10 +132,7 @@ class Search:
                                         design)
         score = perf_counters.score(m, base, self.params.workload, design)
         floor = math.log1p(-self.settings.guard)
-        cal = cal or self.wear_calibration()
-        ratio = self.predicted_ratio(c, cal)
-        if not wear_model.predictable(c, self.space.base_candidate(), cal):
-            ratio = max(ratio, 1.0)
+        ratio = self.predicted_ratio(c, cal or self.wear_calibration())
         told = math.log(ratio) + perf_counters.INFEASIBLE_WEIGHT * max(0.0, floor + score)
         noise = self.s.get('noise')
         ok = (-score >= floor - (noise.sd if noise else 0.0)
@@ -348,12 +345,14 @@ class Search:
             # comes off, up to the length each branch counted it at (a steady
             # window past its expected length still leaves the others)
             ran = max(0.0, self.clock() - float(w['start']))
-            if cur.kind != 'confirm':
+            if cur.kind == 'confirm':
+                at_most = over + (limit if cur.steady else window)
+                expected_length = over + (expect if cur.steady else window)
+            else:
+                at_most = expected_length = per_search
                 alone = max(0.0, alone - min(per_search, ran))
-            left -= min(over + (limit if cur.steady else window)
-                        if cur.kind == 'confirm' else per_search, ran)
-            finalist -= min(over + (expect if cur.steady else window)
-                            if cur.kind == 'confirm' else per_search, ran)
+            left -= min(at_most, ran)
+            finalist -= min(expected_length, ran)
         chance, passes = self.finalist_chance(), self.pass_chance()
         expected = alone + chance * max(0.0, finalist - alone - (1.0 - passes) * steady_cost)
         return {'steady_window': None if steady is None or math.isinf(steady) else steady,
