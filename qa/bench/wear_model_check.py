@@ -124,8 +124,18 @@ def table(rows: Sequence[Dict[str, Any]], families: Sequence[ColumnFamily]) -> L
                    f'{_rounded(everything.compaction_by)}), compressed '
                    f'{_rounded(everything.compressed)}, '
                    f'{everything.flush_windows} flush / {everything.compaction_windows} '
-                   'compaction windows')
+                   f'compaction windows, which passed at most {_limits(rows, families):.2f} '
+                   'WAL limits')
     return out
+
+
+def _limits(rows: Sequence[Dict[str, Any]], families: Sequence[ColumnFamily]) -> float:
+    """The most WAL limits a short window's WAL passed (below 1, Tentacle's L
+    and P families, which flush only there, may not have flushed in any)."""
+    return max((float(r['rocksdb_wal_bytes']) / wear_model.wal_limit(
+        families, window(r).candidate,
+        int(parse_options(r['options']).get('max_total_wal_size', 0)))
+        for r in rows if r['window'] == 'short'), default=0.0)
 
 
 def _rounded(d: Dict[str, float]) -> Dict[str, float]:
@@ -139,18 +149,28 @@ def session(trials: Sequence[Dict[str, Any]], families: Sequence[ColumnFamily]) 
         return t['candidate'], Measurement.from_dict(t['measurement'])
     short = wear_model.windows_of([window_of(t) for t in trials
                                    if not t.get('steady') and t.get('measurement')])
-    cal = wear_model.calibrate(short, families, max(
-        (int(parse_options(t['options']).get('max_total_wal_size', 0)) for t in trials), default=0))
-    out = ['| window | arm | measured steady write-amp | predicted | error |',
-           '|---|---|---|---|---|']
+    wal_size = max((int(parse_options(t['options']).get('max_total_wal_size', 0))
+                    for t in trials), default=0)
+    cal = wear_model.calibrate(short, families, wal_size)
+
+    def limits(w: wear_model.Window) -> float:
+        # the WAL limits a window's WAL passed: below 1, the families that
+        # flush only there (Tentacle's L and P) may not have flushed in it
+        return w.wal / wear_model.wal_limit(families, w.candidate, wal_size)
+    out = ['| window | arm | measured steady write-amp | predicted | error '
+           '| compaction per byte, measured | predicted | WAL limits passed |',
+           '|---|---|---|---|---|---|---|---|']
     for t in trials:
         if t.get('steady'):
             w = wear_model.windows_of([window_of(t)])[0]
-            m, p = measured(w), wear_model.predict(w.candidate, cal, families)
-            out.append(f'| {t["index"]} | {t["arm"]} | {m:.3f} | {p:.3f} | {p / m - 1:+.0%} |')
+            m, p = measured(w), wear_model.parts(w.candidate, cal, families)
+            out.append(f'| {t["index"]} | {t["arm"]} | {m:.3f} | {p["write_amp"]:.3f} | '
+                       f'{p["write_amp"] / m - 1:+.0%} | {w.compaction / w.client:.3f} | '
+                       f'{p["compaction"]:.3f} | {limits(w):.1f} |')
     out.append(f'calibration on {cal.flush_windows} flush / {cal.compaction_windows} compaction '
                f'windows: compaction scale {cal.compaction:.2f} (by compression '
-               f'{_rounded(cal.compaction_by)}), compressed {_rounded(cal.compressed)}')
+               f'{_rounded(cal.compaction_by)}), compressed {_rounded(cal.compressed)}; '
+               f'its windows passed at most {max(map(limits, short), default=0):.2f} WAL limits')
     return out
 
 

@@ -324,6 +324,8 @@ def test_the_model_check_bench_compares_predictions_with_steady_windows() -> Non
     # one's flushed nothing)
     assert '| 3.30 | 3.30-3.30 | 3.30 | +0% |' in small
     assert any(line.startswith('2 configs: median absolute error') for line in lines)
+    # 300 MiB of WAL in a short window, under a 1 GiB limit
+    assert lines[-1].endswith('passed at most 0.29 WAL limits')
 
 
 def test_a_candidate_the_canary_restarts_slowly_after_is_not_recommended() -> None:
