@@ -164,6 +164,10 @@ class ConfirmRecord:
     orders: List[List[str]] = field(default_factory=list)  # each round's, as drawn
     result: Optional[Verdict] = None  # the verdict so far (Confirmation.update)
 
+    def arm(self, name: str) -> Arm:
+        """A confirmed candidate as planned: its search trial, candidate, options."""
+        return next(a for a in self.arms if a.arm == name)
+
     def to_json(self) -> Dict[str, Any]:
         """As stored and shown; shallow (the store dumps it, the views copy it)."""
         design = None if self.design is None else asdict(self.design)
@@ -230,12 +234,6 @@ class Confirmation:
         self.seed = seed
         self.base_options = base_options
         self.budget = budget
-
-    def arm(self, name: str) -> Arm:
-        for a in self.rec.arms:
-            if a.arm == name:
-                return a
-        raise ValueError(f'no arm {name!r} in the confirmation')
 
     def _done(self, r: int, name: str, steady: str = '') -> bool:
         ts = _trials(self.trials, r, name, steady)
@@ -356,7 +354,7 @@ class Confirmation:
         """A measurement failed: a candidate that broke the canary is out."""
         if name != BASELINE:
             where = f'its steady window (pair {r + 1})' if steady else f'round {r + 1}'
-            self.arm(name).out = ('failed', f'failed in {where}: {error}')
+            self.rec.arm(name).out = ('failed', f'failed in {where}: {error}')
 
     def rounds(self) -> List[Dict[str, Optional[Dict[str, Any]]]]:
         """Per round drawn, each arm's measurement in it."""

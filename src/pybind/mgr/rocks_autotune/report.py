@@ -11,7 +11,7 @@ from .confirm import FIGURES, ArmResult, ConfirmRecord, Verdict
 from . import perf_counters
 from .perf_counters import OBJECTIVE_NAMES
 from .health import by_status, osd_list
-from .views import (answer_line, arm_record, crashes_lines, final_answer, groups_text,
+from .views import (answer_line, crashes_lines, final_answer, groups_text,
                     ratio_text, steady_text)
 from .space import Candidate
 from .trial import Trial
@@ -268,7 +268,7 @@ def best_summary(state: Dict[str, Any],
         return None
     osd = state['params']['osd']
     arm = result.chosen
-    chosen = arm_record(state, arm.arm) if arm else None
+    chosen = state['confirm'].arm(arm.arm) if arm else None
     if where is None:
         where = {'masks': None, 'device_class': None, 'osds': None,
                  'note': "the OSD map was not read: the canary's commands only"}
@@ -303,7 +303,7 @@ def best_summary(state: Dict[str, Any],
         'candidates': [dict(figures(a), arm=a.arm, trial=a.trial, verdict=a.verdict,
                             why=a.why, rounds=a.objective.rounds,
                             objective_verdict=a.objective_verdict, steady=steady(a),
-                            options=arm_record(state, a.arm).options)
+                            options=state['confirm'].arm(a.arm).options)
                        for a in result.arms],
         'canary': osd, 'masks': where['masks'], 'device_class': where['device_class'],
         'osds': where['osds'], 'note': where['note'], 'commands': commands,

@@ -23,7 +23,6 @@ NAMES = (OPTIONS, ANNEX)
 RUNNING = 'running'
 # a session in one of these has not answered yet
 SESSION_ACTIVE = ('running', 'stopping', 'restoring')
-REVERT = 'ceph rocks-autotune revert'
 
 
 class RolloutRefused(Exception):
@@ -78,7 +77,7 @@ def recommendation(session: Optional[Mapping[str, Any]]) -> Tuple[str, str]:
             'the last session\'s string was measured against the options in effect when it '
             'started, which someone else has changed since (' +
             '; '.join(session['config_changes']) + '): rolling it out would undo that' + hint)
-    options = views.arm_record(session, arm.arm).options
+    options = session['confirm'].arm(arm.arm).options
     return str(options), (f'session {session["id"]} (canary osd.{session["params"]["osd"]}): '
                           + views.answer_line(result))
 

@@ -4,7 +4,7 @@ compute no statistic (confirm.py's figures are read as saved)."""
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from .confirm import Arm, ArmResult, ConfirmRecord, RoundsNoise, Verdict
+from .confirm import ArmResult, ConfirmRecord, RoundsNoise, Verdict
 from .measurement_plan import SEQUENTIAL, SPLIT
 from .perf_counters import OBJECTIVE_NAMES
 from . import power
@@ -28,11 +28,6 @@ def answer(s: Mapping[str, Any]) -> Optional[Verdict]:
     """The confirmation's verdict so far (None: not started)."""
     conf: Optional[ConfirmRecord] = s.get('confirm')
     return None if conf is None else conf.result
-
-
-def arm_record(s: Mapping[str, Any], name: str) -> Arm:
-    """A confirmed candidate as planned: its search trial, candidate, options."""
-    return next(a for a in s['confirm'].arms if a.arm == name)
 
 
 def final_answer(s: Mapping[str, Any]) -> Optional[Verdict]:
