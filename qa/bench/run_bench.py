@@ -70,6 +70,7 @@ import benchlib
 import module_cost
 from benchlib import Lab, WindowSpec, log
 from rocks_autotune import views
+from rocks_autotune.paired_stats import Ratios
 from rocks_autotune.perf_counters import OBJECTIVE_NAMES
 from rocks_autotune.rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4
 
@@ -286,7 +287,7 @@ def _fig(r: Optional[Dict[str, Any]]) -> str:
     """A ratio with its interval and rounds, as the session shows its own."""
     if not r or r.get('median') is None:
         return '–'
-    return f'{views.ratio_text({"ratio": r})}, {r["rounds"]} round(s)'
+    return f'{views.ratio_text(Ratios(**r))}, {r["rounds"]} round(s)'
 
 
 def tuned_what(claim: Optional[Dict[str, Any]], configs: Dict[str, str]) -> str:

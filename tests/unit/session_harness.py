@@ -8,12 +8,15 @@ rescue restores from, a state injected to test resumption) reads what was
 saved through the helpers under "a saved state", which alone know its shape.
 """
 import json
+import math
 from typing import Any, Dict, List, Optional, Tuple
 
 from fake_cluster import FakeClock, FakeCluster
-from rocks_autotune import panel, report, store
+from rocks_autotune import panel, report, store, views
 from rocks_autotune.canary import SAVED
+from rocks_autotune.confirm import ArmResult, Verdict
 from rocks_autotune.gate import Params
+from rocks_autotune.paired_stats import Summary
 from rocks_autotune.session import Session, Settings
 from rocks_autotune.views import View
 from rocks_autotune.workload import OSD_BENCH
@@ -52,6 +55,12 @@ def trials(s: Session) -> List[Dict[str, Any]]:
     return [t.to_json() for t in panel.Snapshot.of(view(s)).trials]
 
 
+def verdict(s: Session) -> Dict[str, Any]:
+    """The confirmation's verdict so far, as `status -f json` shows it."""
+    result: Dict[str, Any] = status(s)['confirmation']['result']
+    return result
+
+
 def phase(s: Session) -> str:
     return view(s).phase
 
@@ -66,6 +75,36 @@ def best_summary(s: Session) -> Optional[Dict[str, Any]]:
     """What `ceph rocks-autotune best -f json` answers (module.cmd_best: from
     the panel's snapshot), None where it answers 'no answer'."""
     return report.best_summary(panel.Snapshot.of(view(s)).state)
+
+
+def best_text(s: Session) -> str:
+    """What plain `ceph rocks-autotune best` answers once there is an answer."""
+    state = panel.Snapshot.of(view(s)).state
+    assert state is not None
+    b, result = report.best_summary(state), views.final_answer(state)
+    assert b is not None and result is not None
+    return report.best_text(b, result)
+
+
+def an_arm(arm: str = 'c1', trial: int = 1, verdict: str = 'passes', ratio: float = 1.0,
+           **fields: Any) -> ArmResult:
+    """An arm's result as a test sets it up: its figures `ratio` in each of 5 rounds."""
+    fig = Summary.of([math.log(ratio)] * 5).figure()
+    return ArmResult(**dict(dict(
+        arm=arm, verdict=verdict, why='', objective=fig, write_amp=fig, kv_sync_lat=fig,
+        trial=trial, mean=0.0, predicted=None, restart_seconds=None, objective_verdict=verdict,
+        steady=None), **fields))
+
+
+def a_verdict(*arms: ArmResult, **fields: Any) -> Verdict:
+    """A confirmation's verdict as a test sets it up: the fields it names, the
+    others a finished IOPS confirmation's."""
+    return Verdict(**dict(dict(
+        recommended=None, complete=True, rounds=5, rounds_done=5, objective='iops',
+        direction='higher', goal='iops', margin=0.03, budget=1.1, level=0.9, wear_margin=None,
+        restart_limit=None, read_guard=None, baseline_restart_seconds=None, sequential=True,
+        measurement_plan={'design': 'sequential', 'osds': [0]}, window=10.0, steady_pairs=1,
+        steady_window_limit=60.0, arms=list(arms), seen=None), **fields))
 
 
 # ------------------------------------------------ a saved state

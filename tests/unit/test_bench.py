@@ -143,9 +143,9 @@ def keeping(state: Dict[str, Any], verdicts: Dict[str, str]) -> Dict[str, Any]:
     from rocks_autotune import report
     state = copy.deepcopy(state)
     result = state['confirm'].result
-    result['recommended'] = None
-    for a in result['arms']:
-        a['verdict'] = verdicts.get(a['arm'], 'below margin')
+    result.recommended = None
+    for a in result.arms:
+        a.verdict = verdicts.get(a.arm, 'below margin')
     best = report.best_summary(state)
     assert best is not None
     return json.loads(json.dumps(best))

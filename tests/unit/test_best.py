@@ -14,6 +14,7 @@ import mgr_mock
 mgr_mock.install()
 from rocks_autotune import health, report, views  # noqa: E402
 from rocks_autotune.cluster import OsdInfo  # noqa: E402
+from rocks_autotune.paired_stats import Ratios  # noqa: E402
 from rocks_autotune.workload import OSD_BENCH  # noqa: E402
 
 # values an options string can carry (a canary's own options are whatever an
@@ -43,7 +44,7 @@ def recommending(state: Dict[str, Any], options: str) -> Dict[str, Any]:
     """A copy of the state whose recommended candidate runs `options`."""
     state = copy.deepcopy(state)
     for a in state['confirm'].arms:
-        if a.arm == state['confirm'].result['recommended']:
+        if a.arm == state['confirm'].result.recommended:
             a.options = options
     return state
 
@@ -81,7 +82,7 @@ def test_commands_survive_a_shell_whatever_the_value(session: Dict[str, Any], va
     assert ran == want
     assert [shlex.split(c) for c in b['commands']] == want
     # the plain text carries the same lines
-    text = report.best_text(b)
+    text = report.best_text(b, views.final_answer(state))
     for c in b['commands']:
         assert '  ' + c in text
 
@@ -98,7 +99,7 @@ def test_the_commands_reach_each_osd_of_the_canarys_device_class(
     assert b is not None
     assert [shlex.split(c)[3] for c in b['commands']] == ['osd.1', 'osd.0', 'osd.3']
     assert (b['masks'], b['osds'], b['canary']) == (['osd.0', 'osd.3'], [0, 1, 3], 1)
-    text = report.best_text(b)
+    text = report.best_text(b, views.final_answer(session['state']))
     assert 'then on the OSDs of class ssd (3 OSDs: osd.0-1, osd.3)' in text
     assert 'note: the commands set them at each OSD' in text
     assert report.reach(7, cluster)['osds'] == [7]
@@ -113,7 +114,7 @@ def test_a_canary_without_a_class_falls_back_to_osd_and_says_so(
     b = report.best_summary(session['state'], where)
     assert b is not None
     assert shlex.split(b['commands'][-1])[3] == 'osd'
-    text = report.best_text(b)
+    text = report.best_text(b, views.final_answer(session['state']))
     assert 'note: osd.1 has no device class' in text and 'every OSD (3 OSDs' in text
     gone = report.reach(9, cluster)  # a canary since removed from the map
     assert gone['masks'] == ['osd'] and 'osd.9 is not in the OSD map' in gone['note']
@@ -155,9 +156,7 @@ def test_best_reads_the_osd_map_when_asked() -> None:
 
 
 def test_a_ratio_without_its_interval_says_so_never_inf() -> None:
-    one_round = {'ratio': {'median': 1.04, 'low': None, 'high': None, 'rounds': 1}}
-    text = views.ratio_text(one_round)
+    text = views.ratio_text(Ratios(1.04, None, None, 1, [1.04], [1]))
     assert 'inf' not in text and text == '1.04x (not enough rounds for an interval yet)'
-    assert views.ratio_text({'ratio': {'median': 1.04, 'low': 0.98, 'high': 1.1}}) == \
-        '1.04x [0.98, 1.10]'
-    assert views.ratio_text({}) == '-'
+    assert views.ratio_text(Ratios(1.04, 0.98, 1.1, 5, [], [])) == '1.04x [0.98, 1.10]'
+    assert views.ratio_text(Ratios(None, None, None, 0, [], [])) == '-'

@@ -8,12 +8,13 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 import pytest
 
 from rocks_autotune import perf_counters, power, report, views
+from rocks_autotune.confirm import ConfirmRecord
 from rocks_autotune.perf_counters import Baseline, Measurement
 from rocks_autotune.options import MAX_CONFIRM_CANDIDATES, MAX_CONFIRM_ROUNDS, default
 from rocks_autotune.session import Session, Settings
 from rocks_autotune.store import CONFIRM_KEY, HEAD_KEY, MAX_VALUE, SessionStore
 from fake_cluster import model
-from session_harness import Harness, assert_restored, trials
+from session_harness import Harness, assert_restored, trials, verdict
 
 
 def confirming(h: Harness, trials: int = 3, **settings: Any) -> Tuple[Harness, Session]:
@@ -87,8 +88,8 @@ def test_a_failover_in_the_middle_of_the_confirmation_resumes_it() -> None:
         assert sorted(measured(s)) == sorted(set(measured(s)))
         assert len(measured(s)) == 15
         assert s.s['confirm'].orders == s0.s['confirm'].orders
-        assert s.s['confirm'].result['recommended'] == \
-            s0.s['confirm'].result['recommended'] is not None
+        assert verdict(s)['recommended'] == \
+            verdict(s0)['recommended'] is not None
         assert_restored(h, 0, before)
 
 
@@ -103,9 +104,9 @@ def test_a_candidate_that_breaks_the_canary_in_the_confirmation_is_out() -> None
     failed = [t for t in h.trials if t['verdict'] == 'failed']
     assert len(failed) == 1 and failed[0]['arm'] == 'c1' and failed[0]['round'] == 1
     assert all('c1' not in o for o in s.s['confirm'].orders[2:])
-    arms = {a['arm']: a for a in s.s['confirm'].result['arms']}
+    arms = {a['arm']: a for a in verdict(s)['arms']}
     assert arms['c1']['verdict'] == 'failed' and 'failed in round 2' in arms['c1']['why']
-    assert s.s['confirm'].result['recommended'] != 'c1'
+    assert verdict(s)['recommended'] != 'c1'
     assert_restored(h, 0, before)
 
 
@@ -139,7 +140,7 @@ def test_when_nothing_helps_the_answer_is_keep_your_current_options() -> None:
     assert b is not None and b['keeps_current'] and b['commands'] == []
     # every candidate the confirmation took (the design's count) is listed
     assert b['options'] is None and len(b['candidates']) == s.s['noise'].design.candidates
-    text = report.best_text(b)
+    text = report.best_text(b, views.final_answer(s.s))
     assert text.startswith('keep your current options') and 'c1 (trial' in text
     assert all(c['verdict'] in ('below margin', 'dropped') for c in b['candidates'])
 
@@ -164,12 +165,12 @@ def test_the_noise_is_measured_before_the_search_and_said_with_the_answer() -> N
     assert 'noise: IOPS sd ' in text and 'A/A pair(s)' in text
     assert f'planned at {noise["planned_sd"]:.3f} (its 80% upper confidence limit)' in text
     h.run()
-    result = s.s['confirm'].result
+    result = verdict(s)
     seen = result['seen']
     per_arm = [[math.log(r) for r in a['objective']['ratio']['per_round']]
                for a in result['arms']]
     pooled = power.pooled_sd(per_arm)
-    assert pooled is not None and seen['sd'] == pytest.approx(pooled['sd'])
+    assert pooled is not None and seen['sd'] == pytest.approx(pooled[0])
     # the design's power: its planned rounds (candidates dropped as futile
     # after 3 measured fewer)
     assert seen['rounds'] == 5 and seen['df'] == sum(len(xs) - 1 for xs in per_arm)
@@ -232,7 +233,7 @@ def test_stop_during_the_confirmation_answers_over_the_rounds_done() -> None:
     s.request_stop()
     h.run()
     assert s.s['state'] == 'stopped'
-    result = s.s['confirm'].result
+    result = verdict(s)
     assert not result['complete'] and result['rounds_done'] == 4
     b = report.best_summary(s.s)
     assert b is not None and b['rounds_done'] == 4 and b['rounds'] == 6
@@ -250,7 +251,7 @@ def test_a_candidate_that_passes_at_a_look_is_done() -> None:
     conf = s.s['confirm']
     assert conf.sequential and conf.level == power.look_level(8) > 1 - 2 / 32
     assert len(conf.orders) == 6 and [a.passed for a in conf.arms] == [6, 6]
-    result = conf.result
+    result = verdict(s)
     assert result['complete'] and result['recommended'] and result['level'] == conf.level
     assert all(a['objective']['rounds'] == 6 for a in result['arms'])
     assert s.status()['state'] == 'done'
@@ -268,9 +269,30 @@ def test_status_and_history_show_the_confirmation() -> None:
     assert 'steady write-amp' in text and 'short windows' in text
     hist = report.history_table(s.s['trials'])
     assert ' r1:base ' in hist and ' r5:c2 ' in hist and 'measured' in hist
-    best = s.s['confirm'].result['recommended']
+    best = verdict(s)['recommended']
     assert f' s1:{best}:base ' in hist and f' s1:{best}:{best} ' in hist
     assert 'WAL_MiB' in hist and 'SST_MiB' in hist
+    # the verdict's JSON in `status -f json`, key by key in its order (the
+    # panel, qa and scripts read it), and reloaded as saved, to the byte
+    result = st['confirmation']['result']
+    assert list(result) == [
+        'recommended', 'complete', 'rounds', 'rounds_done', 'objective', 'direction', 'goal',
+        'margin', 'budget', 'level', 'wear_margin', 'restart_limit', 'read_guard',
+        'baseline_restart_seconds', 'sequential', 'measurement_plan', 'window', 'steady_pairs',
+        'steady_window_limit', 'arms', 'seen']
+    arm = next(a for a in result['arms'] if a['arm'] == best)
+    assert list(arm) == ['arm', 'verdict', 'why', 'objective', 'write_amp', 'kv_sync_lat',
+                         'trial', 'mean', 'predicted', 'restart_seconds', 'objective_verdict',
+                         'steady']
+    assert list(arm['objective']) == ['rounds', 'median', 'low', 'high', 'ratio']
+    assert list(arm['objective']['ratio']) == ['median', 'low', 'high', 'rounds', 'per_round',
+                                               'at']
+    assert list(arm['steady']) == ['verdict', 'why', 'ratio', 'objective', 'saved_per_day',
+                                   'read_p99', 'read_iops', 'upper_bound', 'pairs', 'arm_seen',
+                                   'baseline_seen']
+    assert list(result['seen']) == ['sd', 'df', 'rounds', 'power', 'detectable']
+    saved = json.dumps(s.s['confirm'].to_json())
+    assert json.dumps(ConfirmRecord.from_json(json.loads(saved)).to_json()) == saved
 
 
 @pytest.mark.parametrize('workload,key', [('osd-bench', 'iops'), ('client', 'iops'),
@@ -322,7 +344,7 @@ def test_a_session_that_meets_candidates_over_the_write_amp_budget_recommends_no
     searched = [t for t in h.trials if t['kind'] != 'confirm' and t.get('measurement')]
     over = [t for t in searched if true_wa(t['options']) > 1.05]
     assert over, 'the search met no candidate over the budget: the test shows nothing'
-    result = s.s['confirm'].result
+    result = verdict(s)
     verdicts = {a['arm']: a for a in result['arms']}
     # write-amp is judged in the steady check, whose windows each saw a
     # compaction (the rounds' windows, the baseline runs' length, need not):

@@ -207,7 +207,7 @@ def test_an_arm_taken_out_keeps_its_figures_and_says_why() -> None:
     rec, (a,) = st.verdict(same, ['a'], B, 'iops', st.HIGHER, 0.03,
                            out={'a': ('failed', 'failed in round 4: osd.0 is down')})
     assert rec == [] and a.verdict == 'failed' and a.objective.rounds == 5
-    assert 'round 4' in a.to_dict()['why']
+    assert 'round 4' in a.why
 
 
 def test_a_candidate_is_dropped_only_once_it_cannot_pass() -> None:

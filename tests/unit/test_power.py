@@ -161,8 +161,8 @@ def test_a_plan_takes_the_aa_sds_upper_confidence_limit() -> None:
 
 def test_pooled_sd_of_the_confirmation_rounds() -> None:
     got = power.pooled_sd([[0.1, 0.3], [0.0, 0.2, 0.4], [0.5]])
-    assert got is not None and got['df'] == 3
-    assert got['sd'] == pytest.approx(math.sqrt((0.02 + 0.08) / 3))
+    assert got is not None and got[1] == 3
+    assert got[0] == pytest.approx(math.sqrt((0.02 + 0.08) / 3))
     assert power.pooled_sd([[0.1], []]) is None
 
 

@@ -15,7 +15,7 @@ from rocks_autotune.canary_osd import slots
 from rocks_autotune.placement import pg_of
 from rocks_autotune.session import Session
 from rocks_autotune.workload import NAMESPACE, ReadProbe
-from session_harness import Harness
+from session_harness import Harness, verdict
 from test_steady_check import confirming, faster
 from test_wear import SMALL, _small_canary
 
@@ -76,7 +76,7 @@ def test_a_finalist_whose_reads_are_slower_is_held_through_a_failover_mid_probe(
     led = {i for (pool, i), pg in h.cluster.pg_at.items() if pool == 1 and pg.acting[0] == 0}
     assert h.cluster.read_objects and {pg_of(o, 4, NAMESPACE)
                                        for o in h.cluster.read_objects} <= led
-    result = s.s['confirm'].result
+    result = verdict(s)
     assert result['recommended'] is None and result['read_guard'] == 0.25
     (arm,) = result['arms']
     assert arm['verdict'] == 'reads slower'

@@ -16,7 +16,9 @@ from rocks_autotune.rollout import MOVES, Phase, Rollout, RolloutSettings
 from rocks_autotune.rollout_plan import (NothingToRevert, RolloutRefused, parse_osd_ids,
                                          plan_apply, plan_revert, recommendation,
                                          undo_commands)
+from rocks_autotune.steady_check import SteadyVerdict
 from rocks_autotune.store import RolloutStore, StoreError
+from session_harness import a_verdict, an_arm
 
 NEW = NEW_TUNING
 # three hosts, listed by the tree out of id order; osd.6 and osd.7 are HDDs
@@ -223,13 +225,8 @@ def test_an_osd_list_that_does_not_parse_is_refused(text: str) -> None:
 
 
 def _session(answer: str, **extra: Any) -> Dict[str, Any]:
-    arm = {'arm': 'c1', 'trial': 4, 'verdict': 'recommended', 'why': '',
-           'objective': {'ratio': {'median': 1.7, 'low': 1.6, 'high': 1.8}, 'rounds': 5},
-           'write_amp': {'ratio': {'median': 0.9, 'low': 0.8, 'high': 1.0}, 'rounds': 5},
-           'steady': {'ratio': 0.9}}
-    result = {'recommended': 'c1' if answer == 'recommend' else None, 'arms': [arm],
-              'objective': 'iops', 'complete': True, 'rounds': 5, 'rounds_done': 5,
-              'level': 0.9, 'margin': 0.03, 'budget': 1.1}
+    arm = an_arm('c1', 4, 'recommended', 1.7, steady=SteadyVerdict('c1', 'recommended', ratio=0.9))
+    result = a_verdict(arm, recommended='c1' if answer == 'recommend' else None)
     conf = ConfirmRecord([Arm('c1', 4, {}, NEW, 1.7)], 5, 0.03, 'iops', 'higher', 0.9,
                          {'design': 'sequential', 'osds': [2]}, SteadyPlan(1, 60.0),
                          result=result)

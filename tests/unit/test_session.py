@@ -12,10 +12,10 @@ from rocks_autotune.rocksdb_options import NEW_TUNING, PACIFIC_DEFAULT
 from rocks_autotune.gate import Params, StartRefused, choose_canary
 from rocks_autotune.session import MOVES, Phase, Session
 from rocks_autotune.store import StoreError
-from session_harness import (Harness, assert_restored, best_summary, current, kept_reading,
-                             may_run_candidate, measuring, measuring_a_candidate, noout_is_ours,
-                             phase, rescue_originals, rewound, saved_originals, saved_phase,
-                             trials, view)
+from session_harness import (Harness, assert_restored, best_summary, best_text, current,
+                             kept_reading, may_run_candidate, measuring, measuring_a_candidate,
+                             noout_is_ours, phase, rescue_originals, rewound, saved_originals,
+                             saved_phase, trials, view)
 
 
 def test_full_session_searches_confirms_recommends_and_restores() -> None:
@@ -1052,7 +1052,7 @@ def test_best_warns_that_a_change_made_during_the_last_window_would_be_undone() 
     assert best['config_changed'] == [f"osd/class:ssd {ANNEX}: (not set) -> '{AN_ANNEX}'"]
     assert best['commands'][0].startswith('# measured against the options in effect')
     assert 'measured against the options in effect when the session started' in \
-        report.best_text(best)
+        best_text(s)
 
 
 def test_an_edit_at_the_canarys_own_mask_pauses_and_the_restore_leaves_it() -> None:

@@ -2,6 +2,7 @@
 canary's PGs (C) and, over the same window, as many objects in PGs of the
 same pool that leave it out (R); the confirmation and the A/A noise judge
 C/R, and the answers give C's own ratio and R's beside it."""
+import json
 import math
 import threading
 import time
@@ -19,7 +20,7 @@ from rocks_autotune.workload import (GROUP_PGS, MIN_REFERENCE_PGS, NAMESPACE, Cl
                                      ClientWorkload, client_objects, client_pool, pg_seed, sample,
                                      split_refusal, up_osds)
 from fake_cluster import FakeCluster
-from session_harness import Harness, best_summary, trials
+from session_harness import Harness, best_summary, best_text, trials
 
 # a size-2 pool over the fake's 3 OSDs: PG i is on osd.(i%3) and osd.(i+1)%3,
 # so osd.0 is out of PGs 1, 4, 7, 10 and 13
@@ -194,13 +195,17 @@ def test_the_split_confirmation_judges_c_over_r_by_round_and_reports_c_and_r() -
         ts.append(confirmed(0, arm, dict(_m(100.0, 100.0), wal_cover=1.0), steady='c1'))
     assert conf.next() is None
     result = conf.update(complete=True)
-    (arm,) = result['arms']
+    (arm,) = result.arms
     # per round, log of (120/95) over (100/100): the machine's factor cancels
-    assert arm['objective']['median'] == pytest.approx(math.log(120 / 95))
-    assert arm['objective']['low'] == pytest.approx(math.log(120 / 95))
-    assert arm['iops_c']['median'] == pytest.approx(math.log(1.2))
-    assert arm['iops_r']['ratio']['median'] == pytest.approx(0.95)
-    assert result['recommended'] == 'c1'
+    assert arm.objective.median == pytest.approx(math.log(120 / 95))
+    assert arm.objective.low == pytest.approx(math.log(120 / 95))
+    assert arm.iops_c is not None and arm.iops_c.median == pytest.approx(math.log(1.2))
+    assert arm.iops_r is not None and arm.iops_r.ratio.median == pytest.approx(0.95)
+    assert result.recommended == 'c1'
+    # C's and R's figures go with the verdict to the store and back
+    saved = json.dumps(result.to_json())
+    assert list(json.loads(saved)['arms'][0])[-2:] == ['iops_c', 'iops_r']
+    assert json.dumps(confirm.Verdict.from_json(json.loads(saved)).to_json()) == saved
     line = views.answer_line(result)
     assert "C's IOPS 1.20x" in line and "R's 0.95x" in line, line
     assert "C/R reads C's effect minus R's" in line, line
@@ -247,7 +252,7 @@ def test_auto_runs_split_where_the_pool_has_pgs_without_the_canary() -> None:
     b = best_summary(s)
     assert b is not None and b['measurement_plan']['design'] == SPLIT
     assert all('iops_c' in c and 'iops_r' in c for c in b['candidates']), b['candidates']
-    best = report.best_text(b)
+    best = best_text(s)
     assert f"measurement design: split (pool {SPLIT_POOL!r} has 5" in best, best
     assert "C's IOPS" in best and "R's" in best, best
     text = report.status_text(h.status, detail=True)

@@ -9,7 +9,7 @@ import pytest
 
 from rocks_autotune import report, steady_check
 from rocks_autotune.session import Session
-from session_harness import Harness, best_summary, status, trials
+from session_harness import Harness, best_summary, best_text, status, trials, verdict
 
 # the fake's canary at this kv_sync latency writes slowly enough that an L0
 # cycle of the current options takes ~30 s: longer than the 10-s windows
@@ -36,7 +36,7 @@ def confirm_trials(s: Session, steady: bool) -> List[Dict[str, Any]]:
 
 
 def arms(s: Session) -> Dict[str, Dict[str, Any]]:
-    return {a['arm']: a for a in s.s['confirm'].result['arms']}
+    return {a['arm']: a for a in verdict(s)['arms']}
 
 
 def baseline_length(s: Session) -> float:
@@ -64,7 +64,7 @@ def test_a_candidate_20pc_better_within_budget_at_steady_state_is_recommended() 
     assert t['steady_need'] is not None and t['steady_need'] <= t['steady_window_limit']
     h.run()
     assert s.s['state'] == 'done'
-    result = s.s['confirm'].result
+    result = verdict(s)
     best = result['recommended']
     assert best is not None
     a = arms(s)[best]
@@ -100,7 +100,7 @@ def test_a_candidate_20pc_better_within_budget_at_steady_state_is_recommended() 
     # the fake's candidate is 1.2x faster however long the window
     assert a['steady']['objective'] == pytest.approx(1.2, rel=0.05)
     assert 'its objective 1.2' in b['summary'] and 'not an interval' in b['summary']
-    text = report.best_text(b)
+    text = best_text(s)
     # each side's window reached steady state (a compaction, and a cycle's WAL bytes)
     assert 'short windows' in text and 'reached steady state' in text
     assert status(s)['time'] is None or status(s)['time']['steady_windows_left'] == 0
@@ -120,7 +120,7 @@ def test_one_over_budget_at_steady_state_is_not_recommended_and_the_next_is_trie
     assert got['c1']['verdict'] == 'over budget' and 'over the 1.10x budget' in got['c1']['why']
     assert got['c1']['steady']['ratio'] == pytest.approx(1.5, rel=0.05)
     assert got['c2']['verdict'] == 'recommended'
-    assert s.s['confirm'].result['recommended'] == 'c2'
+    assert verdict(s)['recommended'] == 'c2'
     # c1's pair, then c2's: each arm with a baseline window of its own
     steady = confirm_trials(s, True)
     assert [t['steady'] for t in steady] == ['c1', 'c1', 'c2', 'c2']
@@ -132,7 +132,7 @@ def test_a_steady_window_without_a_compaction_within_the_limit_is_write_amp_unkn
     base = faster(h)
     h.cluster.compacts = lambda o: o == base  # no candidate's L0 ever compacts
     h.run()
-    assert s.s['state'] == 'done' and s.s['confirm'].result['recommended'] is None
+    assert s.s['state'] == 'done' and verdict(s)['recommended'] is None
     for a in arms(s).values():
         assert a['objective_verdict'] == 'passes'
         assert a['verdict'] == 'write-amp unknown'
@@ -159,7 +159,7 @@ def test_a_baseline_without_a_compaction_gives_an_upper_bound_judged_all_the_sam
     base = faster(h)
     h.cluster.compacts = lambda o: o != base
     h.run()
-    best = s.s['confirm'].result['recommended']
+    best = verdict(s)['recommended']
     assert best is not None
     st = arms(s)[best]['steady']
     assert st['upper_bound'] and st['baseline_seen'] is False and st['arm_seen']
@@ -188,7 +188,7 @@ def test_a_keep_current_session_measures_no_steady_window() -> None:
     h.cluster.model = lambda o: (SLOW, WA)  # nothing helps
     h.cluster.noise = 0.05
     h.run()
-    assert s.s['state'] == 'done' and s.s['confirm'].result['recommended'] is None
+    assert s.s['state'] == 'done' and verdict(s)['recommended'] is None
     assert not confirm_trials(s, True)
     assert not any(t.get('steady') for t in h.trials)
     assert all(a['steady'] is None for a in arms(s).values())
@@ -210,7 +210,7 @@ def test_a_failover_mid_steady_window_measures_it_again() -> None:
     steady = [(t['round'], t['arm'], t['steady']) for t in confirm_trials(s, True)]
     assert sorted(steady) == sorted(set(steady))  # none measured twice
     assert steady == [(t['round'], t['arm'], t['steady']) for t in confirm_trials(s0, True)]
-    assert s.s['confirm'].result['recommended'] == s0.s['confirm'].result['recommended']
+    assert verdict(s)['recommended'] == verdict(s0)['recommended']
 
 
 def test_the_steady_verdict_rules() -> None:
@@ -262,8 +262,8 @@ def test_the_steady_verdict_rules() -> None:
                        (mo(0.4, 130.0), mo(0.4, 100.0))], 3, 1.10, 600, 'iops')
     assert got.objective == pytest.approx(1.1)
     assert [p.objective for p in got.pairs] == pytest.approx([1.1, 0.9, 1.3])
-    assert got.to_dict()['objective'] == pytest.approx(1.1)
-    assert ok.objective is None and ok.to_dict()['pairs'][0]['objective'] is None
+    assert got.to_json()['objective'] == pytest.approx(1.1)
+    assert ok.objective is None and ok.to_json()['pairs'][0]['objective'] is None
     assert judge('c1', [(mo(0.4, 90.0), m(0.4))], 1, 1.10, 600, 'iops').objective is None
     # the order within a pair: from the seed, both orders drawn
     orders = {tuple(steady_check.order(0, 'c1', p)) for p in range(8)}
@@ -288,7 +288,7 @@ def test_reads_slower_past_the_read_guard_hold_a_finalist_and_equal_ones_pass() 
     assert slow.why == ('steady write-amp 1.00x the baseline\'s, within the 1.10x budget, but '
                         'its 4 KiB reads\' p99 latency is 1.50x the baseline\'s (IOPS 0.75x; '
                         'median over 3 steady pair(s)), over 1 + read_guard 0.25')
-    d = slow.to_dict()
+    d = slow.to_json()
     assert d['read_p99'] == pytest.approx(1.5) and d['pairs'][0]['read_iops'] == 0.7
     # as fast, or within the guard: recommended, its figures kept
     for p99 in (1.0, 1.25):
@@ -315,7 +315,7 @@ def test_a_duet_measures_each_steady_pair_in_one_window_on_both_canaries() -> No
     faster(h)
     s = h.start(osd=0, trials=3, duet=1, allow_single_copy=True)
     h.run()
-    assert s.s['state'] == 'done' and s.s['confirm'].result['recommended'] == 'c1'
+    assert s.s['state'] == 'done' and verdict(s)['recommended'] == 'c1'
     steady = confirm_trials(s, True)
     # the baseline on one canary, the arm on the other, over the same start;
     # each window ends at its own compaction

@@ -8,13 +8,14 @@ from typing import Any, Dict, List, cast
 import pytest
 
 from rocks_autotune import paired_stats, report, steady_check, wear_model
+from rocks_autotune.confirm import RoundsNoise
 from rocks_autotune.gate import StartRefused
 from rocks_autotune.perf_counters import Measurement
 from rocks_autotune.rocksdb_options import ColumnFamily, parse_sharding
 from rocks_autotune.session_settings import Settings
 from rocks_autotune.space import Candidate
 from fake_cluster import model
-from session_harness import Harness, assert_restored
+from session_harness import Harness, a_verdict, an_arm, assert_restored, best_text, verdict
 
 MiB = 1 << 20
 ONE = (ColumnFamily('default'),)
@@ -231,7 +232,7 @@ def test_a_wear_session_from_a_small_memtable_string_saves_db_bytes() -> None:
         assert (t['verdict'] == 'feasible') == (ratio <= 1 / 1.03 and t['score'] <= -math.log(
             0.97) + s.s['noise'].sd and search.steady_judgeable(
                 Candidate.from_dict(t['candidate'])))
-    result = s.s['confirm'].result
+    result = verdict(s)
     assert result['goal'] == 'wear' and result['margin'] == pytest.approx(-0.03)
     rec = result['recommended']
     assert rec is not None, h.message
@@ -246,7 +247,7 @@ def test_a_wear_session_from_a_small_memtable_string_saves_db_bytes() -> None:
     # reads as fast as the baseline's (test_read_probe.py: slower ones)
     assert 'read p99 1.00x, read IOPS 1.00x the baseline\'s' in h.message
     # `best` says the wear rule, not the IOPS one
-    text = report.best_text(report.best_summary(s.s))
+    text = best_text(s)
     assert '(the 3% guard)' in text and 'in the model\'s order' in text
     # `status` once done: the answer in a few lines, the reasoning with --detail
     st = h.status
@@ -268,22 +269,20 @@ def test_a_wear_session_from_a_small_memtable_string_saves_db_bytes() -> None:
 def test_an_ended_session_s_card_says_keep_and_why_in_a_few_lines() -> None:
     from rocks_autotune import views
     st = {'state': 'done', 'osd': 3, 'objective': 'wear', 'started': 100.0, 'ended': 1900.0,
-          'message': 'done', 'confirmation': {'result': {
-              'goal': 'wear', 'margin': -0.03, 'objective': 'c_over_r', 'rounds': 7,
-              'rounds_done': 3, 'level': 0.9, 'recommended': None,
-              'measurement_plan': {'design': 'split', 'why': 'a long reason'},
-              'seen': {'sd': 0.047, 'rounds': 7, 'power': 0.9, 'detectable': 0.04},
-              'arms': [{'arm': 'c1', 'trial': 11, 'verdict': 'dropped', 'why': 'x',
-                        'objective_verdict': 'dropped'}]}}}
-    card = views.summary_lines(st)
+          'message': 'done'}
+    result = a_verdict(
+        an_arm('c1', 11, 'dropped', why='x'), goal='wear', margin=-0.03,
+        objective='c_over_r', rounds=7, rounds_done=3,
+        measurement_plan={'design': 'split', 'why': 'a long reason'},
+        seen=RoundsNoise(0.047, 6, 7, 0.9, 0.04))
+    card = views.summary_lines(st, result)
     assert card[0] == 'state: done: keep your current options on osd.3 (objective wear)'
     assert card[1].startswith('  why: no candidate') and 'a long reason' not in card[1]
     assert card[2] == 'took 30 min; osd.3 runs its own options again'
     assert card[3] == 'next: nothing to apply'
-    assert views.summary_lines(dict(st, state='running')) == []
+    assert views.summary_lines(dict(st, state='running'), result) == []
     # no confirmation: the state and why
-    ended = views.summary_lines(dict(st, state='aborted', confirmation=None,
-                                     message='aborted by the admin'))
+    ended = views.summary_lines(dict(st, state='aborted', message='aborted by the admin'), None)
     assert ended[0] == ('state: aborted, no answer on osd.3 (objective wear): aborted by '
                         'the admin')
 
@@ -344,7 +343,7 @@ def test_a_candidate_the_canary_restarts_slowly_after_is_not_recommended() -> No
     s = h.start(osd=0, trials=3)
     h.run(max_steps=50000)
     assert s.s['state'] == 'done'
-    result = s.s['confirm'].result
+    result = verdict(s)
     assert result['recommended'] is None and result['restart_limit'] == 60.0
     assert result['baseline_restart_seconds'] < 60.0
     for a in result['arms']:
@@ -375,7 +374,7 @@ def test_under_wear_a_candidate_no_steady_window_can_judge_is_no_finalist() -> N
 
 def test_a_keep_under_wear_says_what_the_guard_could_pass() -> None:
     from rocks_autotune import views
-    seen = {'sd': 0.047, 'rounds': 7, 'power': 0.9, 'detectable': 0.04}
+    seen = RoundsNoise(0.047, 6, 7, 0.9, 0.04)
     text = views.seen_text(seen, 0.03)
     assert 'pass a candidate at +4% of the baseline through the 3% guard 90%' in text
     assert 'confirm a gain' in views.seen_text(seen)
@@ -383,9 +382,8 @@ def test_a_keep_under_wear_says_what_the_guard_could_pass() -> None:
 
 def test_a_keep_with_no_finalist_under_wear_names_the_steady_window_limit() -> None:
     from rocks_autotune import views
-    result = {'goal': 'wear', 'margin': -0.05, 'wear_margin': 0.03, 'arms': [],
-              'objective': 'c_over_r', 'measurement_plan': None}
-    line = views.answer_line(result)
+    line = views.answer_line(a_verdict(goal='wear', margin=-0.05, wear_margin=0.03,
+                                       objective='c_over_r'))
     assert line.startswith('keep your current options: the search found no candidate')
     assert 'steady_window_limit' in line and 'the 5% guard' in line
 

@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import measurement_plan, paired_stats, perf_counters, power, steady_check
 from .measurement_plan import BASELINE, Window
-from .paired_stats import Round
+from .paired_stats import Figure, Round
 from .perf_counters import median
 from .session_settings import IOPS, WEAR
 
@@ -49,6 +49,99 @@ class SteadyPlan:
 
 
 @dataclass
+class RoundsNoise:
+    """The noise the rounds showed (per-round log-ratios about each arm's
+    mean, pooled: power.pooled_sd) and the gain the planned rounds confirm
+    `power` of the time at it."""
+    sd: float
+    df: int
+    rounds: int
+    power: float
+    detectable: Optional[float]
+
+
+# the figures an arm's result gives over the rounds; iops_c, iops_r: under
+# the split design only, C's and R's own IOPS beside the C/R judged (on a
+# shared host the candidate moves R's OSDs too)
+FIGURES = ('objective', 'kv_sync_lat', 'write_amp', 'iops_c', 'iops_r')
+GROUPS = ('iops_c', 'iops_r')
+
+
+@dataclass
+class ArmResult:
+    """An arm's verdict as shown: its figures over the rounds, the objective's
+    verdict, its steady check, and the verdict (the steady check's once it
+    has one)."""
+    arm: str
+    verdict: str
+    why: str
+    objective: Figure
+    write_amp: Figure
+    kv_sync_lat: Figure
+    trial: int
+    mean: float
+    predicted: Optional[float]
+    restart_seconds: Optional[float]  # the canary's, median over its restarts after the arm
+    objective_verdict: str
+    steady: Optional[steady_check.SteadyVerdict]
+    iops_c: Optional[Figure] = None
+    iops_r: Optional[Figure] = None
+
+    def to_json(self) -> Dict[str, Any]:
+        return {k: v.to_json() if isinstance(v, (Figure, steady_check.SteadyVerdict)) else v
+                for k, v in vars(self).items() if v is not None or k not in GROUPS}
+
+    @classmethod
+    def from_json(cls, saved: Dict[str, Any]) -> 'ArmResult':
+        st = saved['steady']
+        return cls(**dict(saved, **{k: Figure.from_json(saved[k]) for k in FIGURES if k in saved},
+                          steady=None if st is None else steady_check.SteadyVerdict.from_json(
+                              st, saved['arm'])))
+
+
+@dataclass
+class Verdict:
+    """The confirmation's verdict so far (Confirmation.update), with the
+    settings it was judged under; only this module makes it."""
+    recommended: Optional[str]  # the arm recommended (None: keep the current options)
+    complete: bool  # every round done
+    rounds: int
+    rounds_done: int
+    objective: str
+    direction: str
+    goal: str
+    margin: float
+    budget: float
+    level: float
+    wear_margin: Optional[float]
+    restart_limit: Optional[float]
+    read_guard: Optional[float]
+    baseline_restart_seconds: Optional[float]
+    sequential: bool
+    measurement_plan: Dict[str, Any]
+    window: float
+    steady_pairs: int
+    steady_window_limit: float
+    arms: List[ArmResult]  # the options and candidate are the arm's (ConfirmRecord.arms)
+    seen: Optional[RoundsNoise]
+
+    @property
+    def chosen(self) -> Optional[ArmResult]:
+        """The recommended arm's result, if any."""
+        return next((a for a in self.arms if a.arm == self.recommended), None)
+
+    def to_json(self) -> Dict[str, Any]:
+        return dict(vars(self), arms=[a.to_json() for a in self.arms],
+                    seen=None if self.seen is None else asdict(self.seen))
+
+    @classmethod
+    def from_json(cls, saved: Dict[str, Any]) -> 'Verdict':
+        seen = saved['seen']
+        return cls(**dict(saved, arms=[ArmResult.from_json(a) for a in saved['arms']],
+                          seen=None if seen is None else RoundsNoise(**seen)))
+
+
+@dataclass
 class ConfirmRecord:
     """The session's confirmation (`confirm`): set up by plan, changed only
     by Confirmation; JSON only in the store (to_json, from_json)."""
@@ -69,22 +162,27 @@ class ConfirmRecord:
     window: float = 0.0  # the rounds' window length
     sequential: bool = True
     orders: List[List[str]] = field(default_factory=list)  # each round's, as drawn
-    # the verdict so far (Confirmation.update) as the views show it
-    result: Optional[Dict[str, Any]] = None
+    result: Optional[Verdict] = None  # the verdict so far (Confirmation.update)
+
+    def arm(self, name: str) -> Arm:
+        """A confirmed candidate as planned: its search trial, candidate, options."""
+        return next(a for a in self.arms if a.arm == name)
 
     def to_json(self) -> Dict[str, Any]:
         """As stored and shown; shallow (the store dumps it, the views copy it)."""
         design = None if self.design is None else asdict(self.design)
         return dict(vars(self), steady=asdict(self.steady), design=design, arms=[
-            dict(vars(a), out=None if a.out is None else list(a.out)) for a in self.arms])
+            dict(vars(a), out=None if a.out is None else list(a.out)) for a in self.arms],
+            result=None if self.result is None else self.result.to_json())
 
     @classmethod
     def from_json(cls, saved: Dict[str, Any]) -> 'ConfirmRecord':
         arms = [Arm(**dict(a, out=None if a['out'] is None else tuple(a['out'])))
                 for a in saved['arms']]
-        d = saved['design']
+        d, result = saved['design'], saved['result']
         return cls(**dict(saved, arms=arms, steady=SteadyPlan(**saved['steady']),
-                          design=None if d is None else power.Design(**d)))
+                          design=None if d is None else power.Design(**d),
+                          result=None if result is None else Verdict.from_json(result)))
 
 
 def plan(ranked: List[Tuple[Trial, float]], rounds: int, margin: float,
@@ -136,12 +234,6 @@ class Confirmation:
         self.seed = seed
         self.base_options = base_options
         self.budget = budget
-
-    def arm(self, name: str) -> Arm:
-        for a in self.rec.arms:
-            if a.arm == name:
-                return a
-        raise ValueError(f'no arm {name!r} in the confirmation')
 
     def _done(self, r: int, name: str, steady: str = '') -> bool:
         ts = _trials(self.trials, r, name, steady)
@@ -262,7 +354,7 @@ class Confirmation:
         """A measurement failed: a candidate that broke the canary is out."""
         if name != BASELINE:
             where = f'its steady window (pair {r + 1})' if steady else f'round {r + 1}'
-            self.arm(name).out = ('failed', f'failed in {where}: {error}')
+            self.rec.arm(name).out = ('failed', f'failed in {where}: {error}')
 
     def rounds(self) -> List[Dict[str, Optional[Dict[str, Any]]]]:
         """Per round drawn, each arm's measurement in it."""
@@ -319,70 +411,62 @@ class Confirmation:
                 f'{len(took)}) to restart after it, over restart_limit {limit:.0f}s'
                 + (f'; after the baseline {median(base):.0f}s' if base else '')))
 
-    def update(self, complete: bool = False) -> Dict[str, Any]:
+    def update(self, complete: bool = False) -> Verdict:
         """The verdict so far, kept for the views: each arm's objective
         verdict, steady check and verdict (the steady check's once it has one)."""
         rec = self.rec
         rounds = self.rounds()
-        ranked, results = _verdict(rec, rounds)
-        shown = []
-        for a, v in zip(rec.arms, results):
-            st: Optional[Dict[str, Any]] = None
-            objective_verdict = v.verdict
+        ranked, verdicts = _verdict(rec, rounds)
+        arms = []
+        for a, v in zip(rec.arms, verdicts):
+            st = None
+            verdict, why = v.verdict, v.why
             if v.verdict == 'passes':
                 sv = self.steady_verdict(a.arm)
                 if sv.pairs or sv.verdict:
-                    st = sv.to_dict()
+                    st = sv
                 if sv.verdict:
-                    v.verdict, v.why = sv.verdict, sv.why
+                    verdict, why = sv.verdict, sv.why
             took = self.restarts_after(a.options)
-            shown.append(dict(v.to_dict(), trial=a.trial, mean=a.mean, predicted=a.predicted,
-                              restart_seconds=median(took) if took else None,
-                              objective_verdict=objective_verdict, steady=st,
-                              **self._groups(rounds, a.arm)))
-        verdicts = {x['arm']: x['verdict'] for x in shown}
+            arms.append(ArmResult(
+                a.arm, verdict, why, v.objective.figure(), v.write_amp.figure(),
+                v.kv_sync_lat.figure(), a.trial, a.mean, a.predicted,
+                median(took) if took else None, v.verdict, st, **self._groups(rounds, a.arm)))
+        verdict_of = {r.arm: r.verdict for r in arms}
         best = next((name for name in self._best_first(ranked)
-                     if verdicts[name] == steady_check.RECOMMENDED), None)
-        for arm in shown:
-            if best and arm['verdict'] == 'passes':
-                arm['why'] = (f'its objective passed; {best}, ranked before it, was '
-                              'recommended, so it needed no steady window')
-        rec.result = {
-            'recommended': best, 'complete': complete, 'rounds': rec.rounds,
-            'rounds_done': sum(1 for r in range(len(rec.orders)) if self._round_done(r)),
-            'objective': rec.objective, 'direction': rec.direction, 'goal': rec.goal,
-            'margin': rec.margin, 'budget': self.budget, 'level': rec.level,
-            'wear_margin': rec.wear_margin, 'restart_limit': rec.restart_limit,
-            'read_guard': rec.read_guard,
-            'baseline_restart_seconds': median(restarts) if (
-                restarts := self.restarts_after(self.base_options)) else None,
-            'sequential': rec.sequential, 'measurement_plan': rec.measurement_plan,
-            'window': rec.window, 'steady_pairs': rec.steady.pairs,
-            'steady_window_limit': rec.steady.limit,
-            # the options and candidate are the arm's (rec.arms): not copied here
-            'arms': shown,
-            'seen': self._seen(rounds),
-        }
+                     if verdict_of[name] == steady_check.RECOMMENDED), None)
+        for r in arms:
+            if best and r.verdict == 'passes':
+                r.why = (f'its objective passed; {best}, ranked before it, was '
+                         'recommended, so it needed no steady window')
+        base = self.restarts_after(self.base_options)
+        rec.result = Verdict(
+            best, complete, rec.rounds,
+            sum(1 for r in range(len(rec.orders)) if self._round_done(r)),
+            rec.objective, rec.direction, rec.goal, rec.margin, self.budget, rec.level,
+            rec.wear_margin, rec.restart_limit, rec.read_guard,
+            median(base) if base else None, rec.sequential, rec.measurement_plan, rec.window,
+            rec.steady.pairs, rec.steady.limit, arms, self._seen(rounds))
         return rec.result
 
-    def _groups(self, rounds: Sequence[Round], arm: str) -> Dict[str, Any]:
+    def _groups(self, rounds: Sequence[Round], arm: str) -> Dict[str, Figure]:
         """Under the split design, C's and R's own IOPS ratios beside the C/R
         judged (on a shared host the candidate moves R's OSDs too)."""
         if self.rec.measurement_plan['design'] != measurement_plan.SPLIT:
             return {}
-        return {key: paired_stats.summary(rounds, arm, BASELINE, key, self.rec.level).to_dict()
-                for key in ('iops_c', 'iops_r')}
+        return {key: paired_stats.summary(rounds, arm, BASELINE, key, self.rec.level).figure()
+                for key in GROUPS}
 
-    def _seen(self, rounds: Sequence[Round]) -> Optional[Dict[str, Any]]:
-        """The noise the rounds showed (per-round log-ratios about each arm's
-        mean, pooled) and the gain the planned rounds confirm 9 times in 10."""
+    def _seen(self, rounds: Sequence[Round]) -> Optional[RoundsNoise]:
+        """The noise the rounds showed and the gain the planned rounds confirm 9 times in 10."""
         rec = self.rec
-        noise = power.pooled_sd([paired_stats.paired(rounds, a.arm, BASELINE, rec.objective)
-                                 for a in rec.arms])
-        if noise is None:
+        pooled = power.pooled_sd([paired_stats.paired(rounds, a.arm, BASELINE, rec.objective)
+                                  for a in rec.arms])
+        if pooled is None:
             return None
-        return dict(noise, rounds=rec.rounds, power=power.POWER,
-                    detectable=power.detectable(noise['sd'], rec.rounds, rec.margin))
+        sd, df = pooled
+        return RoundsNoise(sd, df, rec.rounds, power.POWER,
+                           power.detectable(sd, rec.rounds, rec.margin))
 
     def planned(self) -> int:
         """Round measurements still to come, at most (drops make it fewer)."""

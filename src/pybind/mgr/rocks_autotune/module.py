@@ -494,7 +494,8 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         snap = self.panel_snapshot
         if snap.state is None:
             return self._no_session()
-        if views.final_answer(snap.state) is None:
+        result = views.final_answer(snap.state)
+        if result is None:
             return HandleCommandResult(-errno.ENOENT, '', (
                 'no answer yet: the best candidates are confirmed against the baseline '
                 'after the search' if snap.status.get('state') in ACTIVE else
@@ -503,11 +504,10 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         # where the commands go: read now, so OSDs added since the session count
         where = report.reach(int(snap.status['osd']), self.cluster.osds())
         out = report.best_summary(snap.state, where)
-        if out is None:  # the answer was there a moment ago
-            return self._no_session()
+        assert out is not None  # the same snapshot's final_answer, above
         if format in ('json', 'json-pretty'):
             return HandleCommandResult(0, json.dumps(out), '')
-        return HandleCommandResult(0, report.best_text(out), '')
+        return HandleCommandResult(0, report.best_text(out, result), '')
 
     # ------------------------------------------------------------ rollouts
 

@@ -7,7 +7,7 @@ scipy on the mgr's threads), checked against ``scipy.stats.wilcoxon``.
 """
 import itertools
 import math
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .perf_counters import median, write_amps
@@ -78,10 +78,9 @@ class Summary:
         return cls(rounds=len(xs), median=median(xs) if xs else None, low=low, high=high,
                    per_round=list(xs), at=list(at))
 
-    def to_dict(self) -> Dict[str, Any]:
-        """As the reports keep it: the bounds as logs, and as ratios."""
-        return {'rounds': self.rounds, 'median': self.median, 'low': self.low,
-                'high': self.high, 'ratio': self.ratios()}
+    def figure(self) -> 'Figure':
+        """As the verdict keeps it: the bounds as logs, and as ratios."""
+        return Figure(self.rounds, self.median, self.low, self.high, Ratios(**self.ratios()))
 
     def ratios(self) -> Dict[str, Any]:
         """The same as ratios (candidate / baseline), for the reports; None
@@ -91,6 +90,34 @@ class Summary:
         return {'median': r(self.median), 'low': r(self.low), 'high': r(self.high),
                 'rounds': self.rounds, 'per_round': [math.exp(v) for v in self.per_round],
                 'at': list(self.at)}
+
+
+@dataclass
+class Ratios:
+    """A Summary as ratios (candidate / baseline), as shown; None for an open end."""
+    median: Optional[float]
+    low: Optional[float]
+    high: Optional[float]
+    rounds: int
+    per_round: List[float]
+    at: List[int]
+
+
+@dataclass
+class Figure:
+    """A Summary as the verdict keeps it (confirm.ArmResult): logs and ratios."""
+    rounds: int
+    median: Optional[float]
+    low: float
+    high: float
+    ratio: Ratios
+
+    def to_json(self) -> Dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, saved: Dict[str, Any]) -> 'Figure':
+        return cls(**dict(saved, ratio=Ratios(**saved['ratio'])))
 
 
 def log_ratio(candidate: Any, baseline: Any) -> Optional[float]:
@@ -163,14 +190,6 @@ class ArmVerdict:
     # | write-amp not lower | reads slower
     verdict: str
     why: str = ''
-
-    def to_dict(self) -> Dict[str, Any]:
-        """Each figure as ratios (what is shown), its bounds also as logs;
-        the per-round values once (the session's head must stay small)."""
-        d: Dict[str, Any] = {'arm': self.arm, 'verdict': self.verdict, 'why': self.why}
-        for k in ('objective', 'write_amp', 'kv_sync_lat'):
-            d[k] = getattr(self, k).to_dict()
-        return d
 
 
 def judge(s_obj: Summary, direction: str, margin: float,

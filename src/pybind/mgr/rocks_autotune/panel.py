@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 from urllib.parse import parse_qsl
 
 from . import report, views
+from .confirm import ArmResult, RoundsNoise, Verdict
 from .rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT, parse_options
 from .perf_counters import write_amps
 from .views import View
@@ -209,11 +210,17 @@ class Seen:
     """What a metric reads: the status, the answer once it stands, and the
     confirmation's verdict so far."""
     status: Dict[str, Any]
-    answer: Optional[Dict[str, Any]]
-    confirmed: Dict[str, Any]
+    answer: Optional[Verdict]
+    confirmed: Optional[Verdict]
 
-    def arms(self) -> List[Dict[str, Any]]:
-        return self.confirmed.get('arms') or []
+    def arms(self) -> List[ArmResult]:
+        return self.confirmed.arms if self.confirmed else []
+
+    def chosen(self) -> Optional[ArmResult]:
+        return self.answer.chosen if self.answer else None
+
+    def noise(self) -> Optional[RoundsNoise]:
+        return self.confirmed.seen if self.confirmed else None
 
 
 # a metric's samples: (labels, value) pairs; a None value is left out, rather than a made-up 0
@@ -246,27 +253,27 @@ def _latency_s(m: Seen) -> Optional[float]:
 def _ratios(m: Seen) -> Iterable[Tuple[str, Optional[float]]]:
     for a in m.arms():
         for fig in ('objective', 'kv_sync_lat', 'write_amp'):
-            r = a[fig].get('ratio') or {}
+            r = getattr(a, fig).ratio
             for stat in ('median', 'low', 'high'):
-                yield (f'{{arm="{a["arm"]}",trial="{a["trial"]}",figure="{fig}",'
-                       f'stat="{stat}"}}', _num(r.get(stat)))
+                yield (f'{{arm="{a.arm}",trial="{a.trial}",figure="{fig}",'
+                       f'stat="{stat}"}}', _num(getattr(r, stat)))
 
 
 def _steady(key: str) -> Samples:
-    return lambda m: [(f'{{arm="{a["arm"]}",trial="{a["trial"]}"}}',
-                       _num((a.get('steady') or {}).get(key))) for a in m.arms()]
+    return lambda m: [(f'{{arm="{a.arm}",trial="{a.trial}"}}',
+                       _num(getattr(a.steady, key) if a.steady else None)) for a in m.arms()]
 
 
 def _compaction_seen(m: Seen) -> Iterable[Tuple[str, Optional[float]]]:
     for a in m.arms():
         for side in ('arm', 'baseline'):
-            seen = (a.get('steady') or {}).get(f'{side}_seen')
-            yield (f'{{arm="{a["arm"]}",trial="{a["trial"]}",side="{side}"}}',
+            seen = a.steady.seen(side) if a.steady else None
+            yield (f'{{arm="{a.arm}",trial="{a.trial}",side="{side}"}}',
                    None if seen is None else float(seen))
 
 
 def _design(m: Seen) -> Iterable[Tuple[str, Optional[float]]]:
-    plan = m.confirmed.get('measurement_plan')
+    plan = m.confirmed and m.confirmed.measurement_plan
     return [(f'{{design="{plan["design"]}"}}', 1.0)] if plan else []
 
 
@@ -288,10 +295,9 @@ METRICS: List[Tuple[str, str, Samples]] = [
     ('write_amp_budget', 'Highest write amplification a feasible trial may have',
      _one(lambda m: budget_write_amp(m.status))),
     ('recommends', '1 if the confirmation recommends a candidate, 0: keep the current options',
-     _one(lambda m: None if m.answer is None
-          else float(views.recommended_arm(m.answer) is not None))),
+     _one(lambda m: None if m.answer is None else float(m.chosen() is not None))),
     ('best_trial', 'Index of the search trial recommended',
-     _one(lambda m: (views.recommended_arm(m.answer) or {}).get('trial'))),
+     _one(lambda m: None if (a := m.chosen()) is None else a.trial)),
     ('noise_sd', 'Per-round sd of the objective\'s log-ratio over the baseline\'s A/A pairs',
      _at('status', 'noise', 'sd')),
     ('planned_detectable_gain_ratio',
@@ -299,9 +305,10 @@ METRICS: List[Tuple[str, str, Samples]] = [
      _at('status', 'noise', 'plan', 'detectable')),
     ('confirmation_noise_sd',
      'Per-round sd of the objective\'s log-ratio the confirmation rounds showed',
-     _at('confirmed', 'seen', 'sd')),
+     _one(lambda m: None if (n := m.noise()) is None else n.sd)),
     ('detectable_gain_ratio', 'The gain the confirmation\'s rounds confirm 9 times in 10 at '
-     'the noise they showed: a smaller one goes unseen', _at('confirmed', 'seen', 'detectable')),
+     'the noise they showed: a smaller one goes unseen',
+     _one(lambda m: None if (n := m.noise()) is None else n.detectable)),
     ('measurement_design', 'How the confirmation measures (measurement_plan.py): 1 for its '
      'design', _design),
     ('confirmed_ratio', 'A confirmed candidate\'s ratio to the baseline of the same round: '
@@ -321,7 +328,7 @@ METRICS: List[Tuple[str, str, Samples]] = [
 def metrics_text(snap: Snapshot) -> str:
     """Prometheus text exposition (format 0.0.4) of METRICS, `rocks_autotune_*`."""
     seen = Seen(snap.status, views.final_answer(snap.state) if snap.state is not None else None,
-                views.answer(snap.state or {}) or {})
+                views.answer(snap.state or {}))
     out = []
     idle = snap.status.get('state', 'idle') == 'idle'
     for name, help_, samples in METRICS[:1 if idle else None]:

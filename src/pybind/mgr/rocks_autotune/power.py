@@ -16,7 +16,7 @@ import math
 import random
 from dataclasses import asdict, dataclass
 from functools import lru_cache
-from typing import Any, Dict, Iterator, List, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from .paired_stats import LEVEL, MIN_ROUNDS, cut, log_ratio, margin_log, signed_rank_cdf
 
@@ -143,9 +143,10 @@ def planned_sd(sd: float, df: int) -> float:
     return sd * math.sqrt(df / float(chi2.ppf(1.0 - PLAN_CONFIDENCE, df)))
 
 
-def pooled_sd(arms: Sequence[Sequence[float]]) -> Optional[Dict[str, Any]]:
+def pooled_sd(arms: Sequence[Sequence[float]]) -> Optional[Tuple[float, int]]:
     """The noise the confirmation's rounds showed: each arm's log-ratios
-    about their own mean, pooled (None with no arm of 2 rounds)."""
+    about their own mean, pooled, and its degrees of freedom (None with no
+    arm of 2 rounds)."""
     ss, df = 0.0, 0
     for xs in arms:
         if len(xs) < 2:
@@ -155,7 +156,7 @@ def pooled_sd(arms: Sequence[Sequence[float]]) -> Optional[Dict[str, Any]]:
         df += len(xs) - 1
     if not df:
         return None
-    return {'sd': math.sqrt(ss / df), 'df': df}
+    return math.sqrt(ss / df), df
 
 
 @dataclass

@@ -2,15 +2,17 @@
 they read the figures the session computed and compute no statistic (the
 command thread must not import scipy/numpy)."""
 import shlex
+from dataclasses import asdict
 from typing import Any, Dict, List, Mapping, Optional
 
 from .canary import ANNEX, CLASS_MASK_NOTE, OPTIONS
 from .cluster import OsdInfo
+from .confirm import FIGURES, ArmResult, ConfirmRecord, Verdict
 from . import perf_counters
 from .perf_counters import OBJECTIVE_NAMES
 from .health import by_status, osd_list
-from .views import (answer_line, arm_record, crashes_lines, final_answer, groups_text,
-                    ratio_text, recommended_arm, steady_text)
+from .views import (answer_line, crashes_lines, final_answer, groups_text,
+                    ratio_text, steady_text)
 from .space import Candidate
 from .trial import Trial
 from .workload import CLEANUP_RETRY, NAMESPACE
@@ -152,31 +154,33 @@ def precondition_lines(p: Optional[Mapping[str, Any]]) -> List[str]:
     return out
 
 
-def confirmation_lines(rec: Optional[Mapping[str, Any]], state: str) -> List[str]:
-    """The confirmation in `status`: where it stands, each candidate's figures, the answer."""
-    if not rec:
+def confirmation_lines(saved: Optional[Dict[str, Any]], state: str) -> List[str]:
+    """The confirmation in `status` (`saved`: its record as the status shows
+    it): where it stands, each candidate's figures, the answer."""
+    if not saved:
         return []
-    result = rec.get('result') or {}
-    name = OBJECTIVE_NAMES.get(rec['objective'], rec['objective'])
-    lines = [f'confirmation: {len(rec["arms"])} candidate(s) by the model\'s posterior mean, '
-             f'and the baseline, in {rec["rounds"]} rounds of fresh random order; '
-             f'{result.get("rounds_done", 0)} done; objective {name}, margin '
-             f'{rec["margin"]:.0%}; then write-amp in steady windows, best first']
-    lines += [arm_line(name, a) for a in result.get('arms', [])]
-    if result and (result.get('complete') or state in ('stopped', 'aborted', 'failed')):
-        lines.append('answer: ' + answer_line(result))
+    rec = ConfirmRecord.from_json(saved)
+    result = rec.result
+    name = OBJECTIVE_NAMES.get(rec.objective, rec.objective)
+    lines = [f'confirmation: {len(rec.arms)} candidate(s) by the model\'s posterior mean, '
+             f'and the baseline, in {rec.rounds} rounds of fresh random order; '
+             f'{result.rounds_done if result else 0} done; objective {name}, margin '
+             f'{rec.margin:.0%}; then write-amp in steady windows, best first']
+    if result is not None:
+        lines += [arm_line(name, a) for a in result.arms]
+        if result.complete or state in ('stopped', 'aborted', 'failed'):
+            lines.append('answer: ' + answer_line(result))
     return lines
 
 
-def arm_line(name: str, a: Mapping[str, Any]) -> str:
+def arm_line(name: str, a: ArmResult) -> str:
     """A confirmed candidate's figures over the rounds, and its verdicts."""
-    def fig(k: str) -> str:
-        return ratio_text(a[k] or {})
-    return (f'  {a["arm"]} (trial {a["trial"]}): {name} {fig("objective")}, '
-            f'{a["objective"]["rounds"]} round(s): {a.get("objective_verdict", a["verdict"])}; '
-            f'kv_sync_lat {fig("kv_sync_lat")}, write-amp {fig("write_amp")} (short windows: '
-            f'shown, not judged){steady_text(a)}; verdict: {a["verdict"]}'
-            + (f' ({a["why"]})' if a['why'] else '') + groups_text(a))
+    return (f'  {a.arm} (trial {a.trial}): {name} {ratio_text(a.objective.ratio)}, '
+            f'{a.objective.rounds} round(s): {a.objective_verdict}; '
+            f'kv_sync_lat {ratio_text(a.kv_sync_lat.ratio)}, write-amp '
+            f'{ratio_text(a.write_amp.ratio)} (short windows: shown, not judged)'
+            f'{steady_text(a)}; verdict: {a.verdict}' + (f' ({a.why})' if a.why else '')
+            + groups_text(a))
 
 
 # write_amp: what the budget judges (RocksDB's bytes when the canary gave
@@ -232,10 +236,6 @@ def history_table(trials: List[Trial]) -> str:
     return '\n'.join(out)
 
 
-# a confirmed candidate's figures (iops_c, iops_r: the split design's C and R beside C/R)
-FIGURES = ('objective', 'kv_sync_lat', 'write_amp', 'iops_c', 'iops_r')
-
-
 def reach(canary: int, osds: Mapping[int, OsdInfo]) -> Dict[str, Any]:
     """Where the best options go after the canary (`osds`: Cluster.osds): the
     other OSDs of the device class they were measured on, each at its own mask
@@ -267,8 +267,8 @@ def best_summary(state: Dict[str, Any],
     if result is None:
         return None
     osd = state['params']['osd']
-    arm = recommended_arm(result)
-    chosen = arm_record(state, arm['arm']) if arm else None
+    arm = result.chosen
+    chosen = state['confirm'].arm(arm.arm) if arm else None
     if where is None:
         where = {'masks': None, 'device_class': None, 'osds': None,
                  'note': "the OSD map was not read: the canary's commands only"}
@@ -285,32 +285,35 @@ def best_summary(state: Dict[str, Any],
                             'started, which someone else has changed: applying this string '
                             'would undo that; changed since: ' + '; '.join(changed))
 
-    def figures(a: Mapping[str, Any]) -> Dict[str, Any]:
-        return {k: a[k]['ratio'] for k in FIGURES if k in a}
+    def figures(a: ArmResult) -> Dict[str, Any]:
+        return {k: asdict(f.ratio) for k in FIGURES if (f := getattr(a, k)) is not None}
+
+    def steady(a: ArmResult) -> Optional[Dict[str, Any]]:
+        return None if a.steady is None else a.steady.to_json()
     return {
         'answer': 'recommend' if arm else 'keep current', 'keeps_current': arm is None,
-        'summary': answer_line(result), 'complete': bool(result.get('complete')),
-        'trial': arm['trial'] if arm else None, 'arm': arm['arm'] if arm else None,
+        'summary': answer_line(result), 'complete': result.complete,
+        'trial': arm.trial if arm else None, 'arm': arm.arm if arm else None,
         'options': chosen.options if chosen else None,
         'candidate': chosen.candidate if chosen else None,
-        'objective': result['objective'], 'direction': result['direction'],
-        'margin': result['margin'], 'budget': result['budget'], 'level': result['level'],
-        'goal': result.get('goal', 'iops'),
-        'rounds': result['rounds'], 'rounds_done': result['rounds_done'],
-        'ratios': figures(arm) if arm else None, 'steady': arm.get('steady') if arm else None,
-        'candidates': [dict(figures(a), arm=a['arm'], trial=a['trial'], verdict=a['verdict'],
-                            why=a['why'], rounds=a['objective']['rounds'],
-                            objective_verdict=a.get('objective_verdict', a['verdict']),
-                            steady=a.get('steady'),
-                            options=arm_record(state, a['arm']).options)
-                       for a in result['arms']],
+        'objective': result.objective, 'direction': result.direction,
+        'margin': result.margin, 'budget': result.budget, 'level': result.level,
+        'goal': result.goal, 'rounds': result.rounds, 'rounds_done': result.rounds_done,
+        'ratios': figures(arm) if arm else None, 'steady': steady(arm) if arm else None,
+        'candidates': [dict(figures(a), arm=a.arm, trial=a.trial, verdict=a.verdict,
+                            why=a.why, rounds=a.objective.rounds,
+                            objective_verdict=a.objective_verdict, steady=steady(a),
+                            options=state['confirm'].arm(a.arm).options)
+                       for a in result.arms],
         'canary': osd, 'masks': where['masks'], 'device_class': where['device_class'],
         'osds': where['osds'], 'note': where['note'], 'commands': commands,
-        'config_changed': changed, 'seen': result.get('seen'),  # confirm.Confirmation._seen
-        'measurement_plan': result.get('measurement_plan')}
+        'config_changed': changed, 'seen': None if result.seen is None else asdict(result.seen),
+        'measurement_plan': result.measurement_plan}
 
 
-def best_text(b: Dict[str, Any]) -> str:
+def best_text(b: Dict[str, Any], result: Verdict) -> str:
+    """`best`: its JSON `b` in words, each candidate's line from `result`
+    (final_answer: the verdict `b` was made of)."""
     rule = (f'is recommended when its whole interval clears the {b["margin"]:.0%} margin '
             f'and then, measured in windows long enough to see a compaction (steady '
             f'windows), its write-amp stays within the {b["budget"]:.2f}x budget of the '
@@ -329,9 +332,7 @@ def best_text(b: Dict[str, Any]) -> str:
     if plan.get('why'):
         lines.append(f'measurement design: {plan["design"]} ({plan["why"]})')
     name = OBJECTIVE_NAMES.get(b['objective'], b['objective'])
-    lines += [arm_line(name, dict(c, **{k: {'ratio': c[k], 'rounds': c['rounds']}
-                                        for k in FIGURES if k in c}))
-              for c in b['candidates']]
+    lines += [arm_line(name, a) for a in result.arms]
     if b['keeps_current']:
         return '\n'.join(lines)
     lines.append(f'bluestore_rocksdb_options = {b["options"]}')

@@ -23,7 +23,6 @@ NAMES = (OPTIONS, ANNEX)
 RUNNING = 'running'
 # a session in one of these has not answered yet
 SESSION_ACTIVE = ('running', 'stopping', 'restoring')
-REVERT = 'ceph rocks-autotune revert'
 
 
 class RolloutRefused(Exception):
@@ -69,7 +68,7 @@ def recommendation(session: Optional[Mapping[str, Any]]) -> Tuple[str, str]:
     if result is None:
         raise RolloutRefused(f'the last session ({session["id"]}, {session["state"]}) ended '
                              'before its confirmation: it has no answer' + hint)
-    arm = views.recommended_arm(result)
+    arm = result.chosen
     if arm is None:
         raise RolloutRefused(f'the last session\'s answer is {views.answer_line(result)}: '
                              'there is nothing to apply' + hint)
@@ -78,7 +77,7 @@ def recommendation(session: Optional[Mapping[str, Any]]) -> Tuple[str, str]:
             'the last session\'s string was measured against the options in effect when it '
             'started, which someone else has changed since (' +
             '; '.join(session['config_changes']) + '): rolling it out would undo that' + hint)
-    options = views.arm_record(session, arm['arm']).options
+    options = session['confirm'].arm(arm.arm).options
     return str(options), (f'session {session["id"]} (canary osd.{session["params"]["osd"]}): '
                           + views.answer_line(result))
 

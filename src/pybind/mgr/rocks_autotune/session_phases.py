@@ -221,7 +221,7 @@ class Phases(JobPhases):
                 f'confirmation round {r + 1}/{conf.rec.rounds}')
         return Go(P.APPLY, f'{what}: ' + ', '.join(
             ('the baseline' if t.arm == BASELINE else f'candidate {t.arm} '
-             f'(trial {conf.arm(t.arm).trial})')
+             f'(trial {conf.rec.arm(t.arm).trial})')
             + (f' on osd.{t.osd}' if len(trials) > 1 else '') for t in trials))
 
     def _confirm_trial(self, conf: Confirmation, r: int, slot: Slot, index: int,
@@ -230,7 +230,7 @@ class Phases(JobPhases):
             candidate = self.space.base_candidate().to_dict()
             options = self.s['base_options']
         else:
-            a = conf.arm(slot.arm)
+            a = conf.rec.arm(slot.arm)
             candidate, options = a.candidate, a.options
         return Trial(index=index, kind='confirm', candidate=candidate, options=options,
                      round=r, arm=slot.arm, started=self.clock(), osd=slot.osd, steady=steady)

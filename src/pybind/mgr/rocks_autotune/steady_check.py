@@ -75,9 +75,6 @@ class Pair:
     read_p99: Optional[float] = None
     read_iops: Optional[float] = None
 
-    def to_dict(self) -> Dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass
 class SteadyVerdict:
@@ -112,14 +109,23 @@ class SteadyVerdict:
         got = [getattr(p, key) for p in self.pairs if getattr(p, key) is not None]
         return median(got) if got else None
 
-    def to_dict(self) -> Dict[str, Any]:
+    def seen(self, side: str) -> Optional[bool]:
+        """Whether every window of `side` (arm | baseline) reached steady state (None: no pair)."""
+        return all(getattr(p, f'{side}_seen') for p in self.pairs) if self.pairs else None
+
+    def to_json(self) -> Dict[str, Any]:
+        """As the verdict keeps it (confirm.ArmResult): the medians and
+        whether each side's windows all saw steady state beside the pairs."""
         return {'verdict': self.verdict, 'why': self.why, 'ratio': self.ratio,
                 'objective': self.objective, 'saved_per_day': self.saved_per_day,
                 'read_p99': self.read_p99, 'read_iops': self.read_iops,
-                'upper_bound': self.upper_bound, 'pairs': [p.to_dict() for p in self.pairs],
-                'arm_seen': all(p.arm_seen for p in self.pairs) if self.pairs else None,
-                'baseline_seen': all(p.baseline_seen for p in self.pairs)
-                if self.pairs else None}
+                'upper_bound': self.upper_bound, 'pairs': [asdict(p) for p in self.pairs],
+                'arm_seen': self.seen('arm'), 'baseline_seen': self.seen('baseline')}
+
+    @classmethod
+    def from_json(cls, saved: Dict[str, Any], arm: str) -> 'SteadyVerdict':
+        return cls(arm, saved['verdict'], saved['why'], saved['ratio'], saved['upper_bound'],
+                   [Pair(**p) for p in saved['pairs']])
 
 
 def pair_of(arm_m: Mapping[str, Any], base_m: Mapping[str, Any],

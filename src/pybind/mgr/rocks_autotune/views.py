@@ -4,11 +4,13 @@ compute no statistic (confirm.py's figures are read as saved)."""
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from .confirm import Arm, ConfirmRecord
+from .confirm import ArmResult, ConfirmRecord, RoundsNoise, Verdict
 from .measurement_plan import SEQUENTIAL, SPLIT
 from .perf_counters import OBJECTIVE_NAMES
 from . import power
-from .paired_stats import MIN_ROUNDS
+from .paired_stats import MIN_ROUNDS, Ratios
+from .session_settings import WEAR
+from .steady_check import SteadyVerdict
 from .store import ENDED, SessionState
 from .trial import Trial
 from .window import SteadyCap
@@ -22,47 +24,35 @@ def best_trial(trials: List[Trial]) -> Optional[Trial]:
     return min(ok, key=lambda st: st[0])[1] if ok else None
 
 
-def answer(s: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
+def answer(s: Mapping[str, Any]) -> Optional[Verdict]:
     """The confirmation's verdict so far (None: not started)."""
     conf: Optional[ConfirmRecord] = s.get('confirm')
     return None if conf is None else conf.result
 
 
-def recommended_arm(result: Optional[Mapping[str, Any]]) -> Optional[Dict[str, Any]]:
-    """The recommended candidate's figures in the verdict, if any."""
-    if not result or not result.get('recommended'):
-        return None
-    return next((a for a in result['arms'] if a['arm'] == result['recommended']), None)
-
-
-def arm_record(s: Mapping[str, Any], name: str) -> Arm:
-    """A confirmed candidate as planned: its search trial, candidate, options."""
-    return next(a for a in s['confirm'].arms if a.arm == name)
-
-
-def final_answer(s: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
+def final_answer(s: Mapping[str, Any]) -> Optional[Verdict]:
     """The confirmation's verdict once it stands: all its rounds done, or the
     session ended (stopped or aborted: over the rounds it completed)."""
     result = answer(s)
-    if result is None or not (result.get('complete') or s['state'] in ENDED):
+    if result is None or not (result.complete or s['state'] in ENDED):
         return None
     return result
 
 
 def recommended_trial(s: Mapping[str, Any]) -> Optional[Trial]:
     """The search trial the confirmation recommends, once its verdict stands."""
-    arm = recommended_arm(final_answer(s))
-    return next((t for t in s['trials'] if t.index == arm['trial']), None) if arm else None
+    result = final_answer(s)
+    arm = result.chosen if result else None
+    return next((t for t in s['trials'] if t.index == arm.trial), None) if arm else None
 
 
-def ratio_text(fig: Mapping[str, Any]) -> str:
+def ratio_text(r: Ratios) -> str:
     """A confirmed figure: median ratio to the baseline and its interval."""
-    r = fig.get('ratio') or {}
-    if r.get('median') is None:
+    if r.median is None:
         return '-'
-    if r.get('low') is None or r.get('high') is None:
-        return f'{r["median"]:.2f}x (not enough rounds for an interval yet)'
-    return f'{r["median"]:.2f}x [{r["low"]:.2f}, {r["high"]:.2f}]'
+    if r.low is None or r.high is None:
+        return f'{r.median:.2f}x (not enough rounds for an interval yet)'
+    return f'{r.median:.2f}x [{r.low:.2f}, {r.high:.2f}]'
 
 
 # doc/bench/split-ab-rocksdb.md: on one host a candidate moves R's OSDs too
@@ -92,112 +82,109 @@ def session_design(s: SessionState) -> Dict[str, Any]:
     return plan
 
 
-def groups_text(arm: Mapping[str, Any]) -> str:
+def groups_text(arm: ArmResult) -> str:
     """Under the split design, C's IOPS ratio and R's beside their C/R."""
-    if 'iops_c' not in arm:
+    if arm.iops_c is None or arm.iops_r is None:
         return ''
-    return (f'; C\'s IOPS {ratio_text(arm["iops_c"])}, R\'s {ratio_text(arm["iops_r"])}')
+    return f'; C\'s IOPS {ratio_text(arm.iops_c.ratio)}, R\'s {ratio_text(arm.iops_r.ratio)}'
 
 
-def steady_text(arm: Mapping[str, Any]) -> str:
+def steady_text(arm: ArmResult) -> str:
     """An arm's steady check ('' if none): its write-amp ratio at steady state, and
     whether each side's window got there (steady_check.saw_compaction)."""
-    st = arm.get('steady')
-    if not st:
+    st = arm.steady
+    if st is None:
         return ''
     seen = {True: 'reached steady state', False: 'not steady', None: 'not yet measured'}
-    ratio = '-' if st.get('ratio') is None else steady_ratio(st)
-    if arm.get('predicted') is not None:  # the wear model's, beside what was measured
-        ratio += f' (the model predicted {arm["predicted"]:.2f}x)'
-    return (f'; steady write-amp {ratio} over {len(st["pairs"])} pair(s) (its window '
-            f'{seen[st.get("arm_seen")]}, the baseline\'s {seen[st.get("baseline_seen")]})'
+    ratio = '-' if st.ratio is None else steady_ratio(st)
+    if arm.predicted is not None:  # the wear model's, beside what was measured
+        ratio += f' (the model predicted {arm.predicted:.2f}x)'
+    return (f'; steady write-amp {ratio} over {len(st.pairs)} pair(s) (its window '
+            f'{seen[st.seen("arm")]}, the baseline\'s {seen[st.seen("baseline")]})'
             + steady_objective_text(st) + f'; {reads_text(st)}'
-            + (f': {st["verdict"]}' if st.get('verdict') else ': steady check in progress'))
+            + (f': {st.verdict}' if st.verdict else ': steady check in progress'))
 
 
-def reads_text(st: Mapping[str, Any], of: str = 'the baseline\'s') -> str:
+def reads_text(st: SteadyVerdict, of: str = 'the baseline\'s') -> str:
     """A steady check's reads: its read probes' p99 latency and IOPS over
     the baseline's (medians over the pairs), or that none were probed."""
-    if st.get('read_p99') is None:
+    if st.read_p99 is None:
         return 'reads not measured'
-    iops = st.get('read_iops')
-    return (f'read p99 {st["read_p99"]:.2f}x'
+    iops = st.read_iops
+    return (f'read p99 {st.read_p99:.2f}x'
             + (f', read IOPS {iops:.2f}x' if iops is not None else '') + f' {of}')
 
 
-def steady_ratio(st: Mapping[str, Any]) -> str:
+def steady_ratio(st: SteadyVerdict) -> str:
     """A steady write-amp ratio; '<=' where the baseline's window saw no steady state."""
-    return f'{"<=" if st.get("upper_bound") else ""}{st["ratio"]:.2f}x'
+    return f'{"<=" if st.upper_bound else ""}{st.ratio:.2f}x'
 
 
-def steady_objective_text(st: Mapping[str, Any]) -> str:
+def steady_objective_text(st: SteadyVerdict) -> str:
     """The objective's ratio over the steady windows: beside the rounds' claim, not judged."""
-    if st.get('objective') is None:
+    if st.objective is None:
         return ''
-    return (f', its objective {st["objective"]:.2f}x the baseline\'s over the same '
-            f'windows ({len(st["pairs"])} pair(s): a look at the sign, not an interval)')
+    return (f', its objective {st.objective:.2f}x the baseline\'s over the same '
+            f'windows ({len(st.pairs)} pair(s): a look at the sign, not an interval)')
 
 
-def answer_line(result: Mapping[str, Any]) -> str:
+def answer_line(result: Verdict) -> str:
     """One line: what the confirmation recommends, with its figures; an
     answer of keep names the arms that restarted too slowly."""
-    arm = recommended_arm(result)
-    name = OBJECTIVE_NAMES.get(result['objective'], result['objective'])
-    design = design_text(result.get('measurement_plan'))
+    arm = result.chosen
+    name = OBJECTIVE_NAMES.get(result.objective, result.objective)
+    design = design_text(result.measurement_plan)
     if arm is None:
-        slow = [f'{a["arm"]}: {a["why"]}' for a in result['arms']
-                if a['verdict'] == 'restart too slow']
+        slow = [f'{a.arm}: {a.why}' for a in result.arms if a.verdict == 'restart too slow']
         return ('keep your current options: ' + _keep_why(result, name, design)
                 + (f' ({"; ".join(slow)})' if slow else ''))
-    claim = (f'{name} {ratio_text(arm["objective"])} over {arm["objective"]["rounds"]} '
-             f'rounds{design}')
+    claim = f'{name} {ratio_text(arm.objective.ratio)} over {arm.objective.rounds} rounds{design}'
     tail = f'{groups_text(arm)}{restart_text(arm, result)}'
-    st = arm['steady']
-    head = f'recommend trial {arm["trial"]} ({arm["arm"]}): '
-    if result.get('goal') != 'wear':
-        return (f'{head}{claim} ({result["level"]:.0%} intervals), steady write-amp '
+    st = arm.steady
+    assert st is not None  # recommended by its steady check
+    head = f'recommend trial {arm.trial} ({arm.arm}): '
+    if result.goal != WEAR:
+        return (f'{head}{claim} ({result.level:.0%} intervals), steady write-amp '
                 f'{steady_ratio(st)} the baseline\'s (its own steady windows, within the '
-                f'{result["budget"]:.2f}x budget{steady_objective_text(st)}), '
+                f'{result.budget:.2f}x budget{steady_objective_text(st)}), '
                 f'{reads_text(st)}{tail}')
-    saved = st.get('saved_per_day')
-    predicted = arm.get('predicted')
+    saved = st.saved_per_day
     return (f'{head}steady write-amp {steady_ratio(st)} the baseline\'s'
-            + (f' (the model predicted {predicted:.2f}x)' if predicted else '')
+            + (f' (the model predicted {arm.predicted:.2f}x)' if arm.predicted else '')
             + (f', {bytes_text(saved)} fewer RocksDB bytes a day on the canary at its '
                'client rate' if saved else '') + f', {reads_text(st)}'
-            + f'; {claim}, within the {-float(result["margin"]):.0%} guard '
-            f'({result["level"]:.0%} intervals){tail}')
+            + f'; {claim}, within the {-result.margin:.0%} guard '
+            f'({result.level:.0%} intervals){tail}')
 
 
-def _keep_why(result: Mapping[str, Any], name: str, design: str) -> str:
+def _keep_why(result: Verdict, name: str, design: str) -> str:
     """Why no candidate is recommended: none to confirm, too few rounds, none
     within the write-amp rule, or none past the objective's margin (wear: guard)."""
-    wear = result.get('goal') == 'wear'
-    guard = -float(result['margin'])
-    want = float(result.get('wear_margin') or 0.0)
-    if not result['arms']:
+    wear = result.goal == WEAR
+    guard = -result.margin
+    want = result.wear_margin or 0.0
+    if not result.arms:
         return (f'the search found no candidate predicted to write {want:.0%} fewer DB bytes '
                 f'per client byte, its {name} within the {guard:.0%} guard and its steady '
                 'window within steady_window_limit at the baseline\'s WAL rate (the search '
                 'line says what a window needs)' if wear
                 else 'the search found no feasible candidate to confirm')
-    if not wear and all(a['verdict'] == 'too few rounds' for a in result['arms']):
-        return (f'{result["rounds_done"]} of {result["rounds"]} rounds measured, too few for '
-                f'a {result["level"]:.0%} interval (it takes {MIN_ROUNDS})')
+    if not wear and all(a.verdict == 'too few rounds' for a in result.arms):
+        return (f'{result.rounds_done} of {result.rounds} rounds measured, too few for '
+                f'a {result.level:.0%} interval (it takes {MIN_ROUNDS})')
     verb, pct, rule = (('held', f'{guard:.0%}', 'guard') if wear
-                       else ('cleared', f'{result["margin"]:.0%}', 'margin'))
-    passed = [a for a in result['arms'] if a.get('objective_verdict') == 'passes']
+                       else ('cleared', f'{result.margin:.0%}', 'margin'))
+    passed = [a for a in result.arms if a.objective_verdict == 'passes']
     if passed:
         # its objective passed; its steady check said no, or did not finish (a stop)
-        return (f'{", ".join(a["arm"] for a in passed)} {verb} the {pct} {name} {rule}, but '
+        return (f'{", ".join(a.arm for a in passed)} {verb} the {pct} {name} {rule}, but '
                 'none was found ' + (f'writing {want:.0%} fewer DB bytes per client byte' if wear
-                                     else f'within the {result["budget"]:.2f}x write-amp budget')
+                                     else f'within the {result.budget:.2f}x write-amp budget')
                 + ' at steady state (' + '; '.join(
-                    f'{a["arm"]}: {a["verdict"]}, {a["why"]}' if a['verdict'] != 'passes'
-                    else f'{a["arm"]}: its steady check did not finish' for a in passed) + ')')
-    return (f'no candidate\'s {name} {verb} the {pct} {rule} over {result["rounds_done"]} of '
-            f'{result["rounds"]} rounds{design}'
-            + seen_text(result.get('seen'), guard if wear else None))
+                    f'{a.arm}: {a.verdict}, {a.why}' if a.verdict != 'passes'
+                    else f'{a.arm}: its steady check did not finish' for a in passed) + ')')
+    return (f'no candidate\'s {name} {verb} the {pct} {rule} over {result.rounds_done} of '
+            f'{result.rounds} rounds{design}' + seen_text(result.seen, guard if wear else None))
 
 
 def bytes_text(n: float) -> str:
@@ -207,12 +194,12 @@ def bytes_text(n: float) -> str:
     return f'{n / 2 ** 10:.1f} KiB'
 
 
-def restart_text(arm: Mapping[str, Any], result: Mapping[str, Any]) -> str:
+def restart_text(arm: ArmResult, result: Verdict) -> str:
     """How long the canary took to restart after the arm, beside the baseline."""
-    took = arm.get('restart_seconds')
+    took = arm.restart_seconds
     if took is None:
         return ''
-    base = result.get('baseline_restart_seconds')
+    base = result.baseline_restart_seconds
     return (f'; restarts after it {took:.0f}s'
             + (f' (after the baseline {base:.0f}s)' if base is not None else ''))
 
@@ -254,12 +241,12 @@ def _sees(rounds: int, detectable: Optional[float], chance: float,
             f'baseline{of} through the {guard:.0%} guard {chance:.0%} of the time')
 
 
-def seen_text(seen: Optional[Mapping[str, Any]], guard: Optional[float] = None) -> str:
+def seen_text(seen: Optional[RoundsNoise], guard: Optional[float] = None) -> str:
     """What the confirmation could not see at the noise its rounds showed."""
-    if not seen or seen.get('detectable') is None:
+    if seen is None or seen.detectable is None:
         return ''
-    return (f'; at the noise its rounds showed (sd {seen["sd"]:.3f} per round) its '
-            + _sees(seen['rounds'], seen['detectable'], seen['power'], guard)
+    return (f'; at the noise its rounds showed (sd {seen.sd:.3f} per round) its '
+            + _sees(seen.rounds, seen.detectable, seen.power, guard)
             + (': a smaller one goes unseen' if guard is None
                else ': one as fast as the baseline, less often'))
 
@@ -294,24 +281,23 @@ def crashes_lines(st: Mapping[str, Any]) -> List[str]:
             + '; '.join(f'ceph crash archive {i}' for i in st['crashes'])]
 
 
-def summary_lines(st: Mapping[str, Any]) -> List[str]:
-    """An ended session's answer in a few lines (`status`, the panel's first
-    card): the answer, the figures that decided, how long it took, what to run
-    next; the reasoning stays in `status --detail`, `history` and `best`.
-    [] while it runs."""
+def summary_lines(st: Mapping[str, Any], result: Optional[Verdict]) -> List[str]:
+    """An ended session's answer (`result`: its verdict) in a few lines
+    (`status`, the panel's first card): the answer, the figures that decided,
+    how long it took, what to run next; the reasoning stays in `status
+    --detail`, `history` and `best`.  [] while it runs."""
     if st['state'] not in ENDED:
         return []
-    result = (st.get('confirmation') or {}).get('result')
-    arm = recommended_arm(result)
+    arm = result.chosen if result else None
     on = f'osd.{st["osd"]} (objective {st.get("objective", "iops")})'
     if result is None:
         lines = [f'state: {st["state"]}, no answer on {on}: {st.get("error") or st["message"]}']
     elif arm is None:
-        name = OBJECTIVE_NAMES.get(result['objective'], result['objective'])
+        name = OBJECTIVE_NAMES.get(result.objective, result.objective)
         lines = [f'state: {st["state"]}: keep your current options on {on}',
                  '  why: ' + _keep_why(result, name, '')]
     else:
-        lines = [f'state: {st["state"]}: recommend trial {arm["trial"]} ({arm["arm"]}) for {on}']
+        lines = [f'state: {st["state"]}: recommend trial {arm.trial} ({arm.arm}) for {on}']
         lines += _summary_figures(st['osd'], result, arm)
     if result is not None and st.get('error'):
         lines.append(f'error: {st["error"]}')
@@ -325,24 +311,24 @@ def summary_lines(st: Mapping[str, Any]) -> List[str]:
     return lines
 
 
-def _summary_figures(osd: int, result: Mapping[str, Any], arm: Mapping[str, Any]) -> List[str]:
+def _summary_figures(osd: int, result: Verdict, arm: ArmResult) -> List[str]:
     """The recommended arm's objective and steady write-amp (the goal's first), its restart."""
-    name = OBJECTIVE_NAMES.get(result['objective'], result['objective'])
-    wear = result.get('goal') == 'wear'
-    steady = arm.get('steady') or {}
-    rule = (f'within the {-float(result["margin"]):.0%} guard' if wear
-            else f'clearing the {result["margin"]:+.0%} margin')
-    lines = [f'  {name}: {ratio_text(arm["objective"])} over {arm["objective"]["rounds"]} '
+    name = OBJECTIVE_NAMES.get(result.objective, result.objective)
+    wear = result.goal == WEAR
+    steady = arm.steady
+    rule = (f'within the {-result.margin:.0%} guard' if wear
+            else f'clearing the {result.margin:+.0%} margin')
+    lines = [f'  {name}: {ratio_text(arm.objective.ratio)} over {arm.objective.rounds} '
              f'rounds, {rule}']
-    if steady.get('ratio') is not None:
-        saved = steady.get('saved_per_day')
+    if steady is not None and steady.ratio is not None:
+        saved = steady.saved_per_day
         lines.insert(0 if wear else 1, '  RocksDB bytes per client byte at steady state: '
                      f'{steady_ratio(steady)} the current options\''
                      + (f' ({bytes_text(saved)} fewer a day on osd.{osd})' if saved else ''))
         lines.insert(1 if wear else 2, '  4 KiB reads at steady state: '
                      + reads_text(steady, 'the current options\''))
-    if arm.get('restart_seconds') is not None:
-        lines.append(f'  osd.{osd} restarted on it in {arm["restart_seconds"]:.0f} s')
+    if arm.restart_seconds is not None:
+        lines.append(f'  osd.{osd} restarted on it in {arm.restart_seconds:.0f} s')
     return lines
 
 
@@ -381,7 +367,7 @@ def status_of(s: SessionState, osd: int, progress: float, health: List[str],
         'precondition': {k: v for k, v in (s['canaries'][str(osd)].get('precondition')
                                            or {}).items() if k != 'kv_start'} or None,
     }
-    out['summary'] = summary_lines(out)
+    out['summary'] = summary_lines(out, answer(s))
     return out
 
 
