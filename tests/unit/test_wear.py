@@ -378,6 +378,14 @@ def test_a_keep_under_wear_says_what_the_guard_could_pass() -> None:
     text = views.seen_text(seen, 0.03)
     assert 'pass a candidate at +4% of the baseline through the 3% guard 90%' in text
     assert 'confirm a gain' in views.seen_text(seen)
+    # and how often one exactly as fast passes: demo run 12's rounds (sd
+    # 0.064, 5 rounds) pass it about 1 time in 6, a quiet 0.02 most times
+
+    def equal(sd: float) -> int:
+        t = views.seen_text(RoundsNoise(sd, 4, 5, 0.9, 0.1), 0.03)
+        return int(t.split('one as fast as the baseline ')[1].split('%')[0])
+    assert 5 <= equal(0.064) <= 30 < 50 < equal(0.02)
+    assert 'as fast as the baseline' not in views.seen_text(seen)
 
 
 def test_a_keep_with_no_finalist_under_wear_names_the_steady_window_limit() -> None:

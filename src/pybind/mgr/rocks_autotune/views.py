@@ -221,7 +221,7 @@ def noise_line(n: power.Noise) -> str:
     if p.detectable is None:
         line += f'{p.rounds} round(s) are too few to confirm any gain (it takes {MIN_ROUNDS})'
     elif n.goal == 'wear':
-        return line + _sees(p.rounds, p.detectable, p.power, -p.margin, f'\'s {name}')
+        return line + _sees(p.rounds, p.detectable, p.power, -p.margin, f'\'s {name}', p.sd)
     else:
         line += _sees(p.rounds, p.detectable, p.power)
     line += (f'; {gain_text(p.detect)} needs ' + (
@@ -231,14 +231,18 @@ def noise_line(n: power.Noise) -> str:
 
 
 def _sees(rounds: int, detectable: Optional[float], chance: float,
-          guard: Optional[float] = None, of: str = '') -> str:
+          guard: Optional[float] = None, of: str = '', sd: float = 0.0) -> str:
     """What `rounds` rounds confirm `chance` of the time: a gain, or (under
-    the wear objective's `guard`) a candidate that passes it."""
+    the wear objective's `guard`) a candidate that passes it, and how often
+    one exactly as fast as the baseline does at noise `sd` (what a wear
+    candidate usually is: the guard, not the bytes, then decides)."""
     if guard is None:
         return (f'{rounds} rounds confirm a gain of {gain_text(detectable)} '
                 f'{chance:.0%} of the time')
     return (f'{rounds} rounds pass a candidate at {gain_text(detectable)} of the '
-            f'baseline{of} through the {guard:.0%} guard {chance:.0%} of the time')
+            f'baseline{of} through the {guard:.0%} guard {chance:.0%} of the time, '
+            f'one as fast as the baseline '
+            f'{power.confirm_rate(0.0, sd, rounds, -guard):.0%} of the time')
 
 
 def seen_text(seen: Optional[RoundsNoise], guard: Optional[float] = None) -> str:
@@ -246,9 +250,8 @@ def seen_text(seen: Optional[RoundsNoise], guard: Optional[float] = None) -> str
     if seen is None or seen.detectable is None:
         return ''
     return (f'; at the noise its rounds showed (sd {seen.sd:.3f} per round) its '
-            + _sees(seen.rounds, seen.detectable, seen.power, guard)
-            + (': a smaller one goes unseen' if guard is None
-               else ': one as fast as the baseline, less often'))
+            + _sees(seen.rounds, seen.detectable, seen.power, guard, sd=seen.sd)
+            + (': a smaller one goes unseen' if guard is None else ''))
 
 
 def steady_cap_line(cap: SteadyCap) -> str:
