@@ -19,19 +19,19 @@ from rocks_autotune import rollout, session  # noqa: E402
 TAKEN = {'session': set(), 'rollout': set()}  # type: ignore[var-annotated]
 
 
-def _recording(machine: str, cls: type, phase_of: str) -> None:
+def _recording(machine: str, cls: type) -> None:
     enter = cls._enter  # type: ignore[attr-defined]
 
     def recorded(self, phase, *args, **kwargs):  # type: ignore[no-untyped-def]
-        old = getattr(self, phase_of)['phase']
+        old = self.head.phase
         enter(self, phase, *args, **kwargs)
         if phase.value != old:
             TAKEN[machine].add((old, phase.value))
     cls._enter = recorded  # type: ignore[attr-defined]
 
 
-_recording('session', session.Session, 's')
-_recording('rollout', rollout.Rollout, 'r')
+_recording('session', session.Session)
+_recording('rollout', rollout.Rollout)
 
 
 def untaken() -> dict:  # type: ignore[type-arg]

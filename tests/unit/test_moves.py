@@ -125,26 +125,26 @@ def test_an_osd_gone_at_its_restart_is_skipped() -> None:
     # rollout restart -> next: the OSD was purged after its options were set
     h = RolloutHarness()
     ro = h.apply(NEW_TUNING)
-    h.run(until=lambda ro: ro.r['phase'] == 'restart')
-    gone = ro.r['osds'][ro.r['current']]['osd']
+    h.run(until=lambda ro: ro.r.phase == 'restart')
+    gone = ro.r.osds[ro.r.current].osd
     h.cluster.purge(gone)
-    h.run(until=lambda ro: ro.r['phase'] != 'restart')
-    assert ro.r['phase'] == 'next'
-    o = [o for o in ro.r['osds'] if o['osd'] == gone][0]
-    assert o['status'] == 'skipped' and 'config is as before' in o['error']
+    h.run(until=lambda ro: ro.r.phase != 'restart')
+    assert ro.r.phase == 'next'
+    o = [o for o in ro.r.osds if o.osd == gone][0]
+    assert o.status == 'skipped' and 'config is as before' in o.error
 
 
 def test_repeated_errors_putting_an_osd_back_end_the_rollout() -> None:
     # rollout put_back -> end
     h = RolloutHarness()
     ro = h.apply(NEW_TUNING)
-    h.run(until=lambda ro: ro.r['phase'] == 'restart')
+    h.run(until=lambda ro: ro.r.phase == 'restart')
     h.cluster.restart_fails = True
-    h.run(until=lambda ro: ro.r['phase'] == 'put_back')
+    h.run(until=lambda ro: ro.r.phase == 'put_back')
     h.cluster.config_rm = fail  # type: ignore[method-assign]
     h.run()
-    assert ro.r['phase'] == 'end' and ro.r['state'] == 'failed'
-    assert 'giving up after repeated errors' in ro.r['message']
+    assert ro.r.phase == 'end' and ro.r.state == 'failed'
+    assert 'giving up after repeated errors' in ro.r.message
 
 
 def fail(*args: Any) -> None:

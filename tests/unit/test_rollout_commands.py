@@ -55,7 +55,7 @@ def test_apply_rolls_the_last_recommendation_out_and_revert_puts_it_back(mgr: An
     r, o, _ = out(mgr.cmd_apply())
     assert r == 0 and 'apply' in o and '3 OSDs to restart one at a time' in o
     mgr.publish()
-    assert ('update', f'rocks-autotune-apply-{mgr.rollout.r["id"]}') in events(mgr)
+    assert ('update', f'rocks-autotune-apply-{mgr.rollout.r.id}') in events(mgr)
     mgr_mock.drive(mgr, what='rollout')
     st = status(mgr)['rollout']
     assert st['state'] == 'done' and st['counts']['done'] == 3
@@ -113,7 +113,7 @@ def test_the_ceph_cli_reaches_apply_with_its_flags(mgr: Any) -> None:
     assert r == 0 and 'plan: apply to the OSDs of class ssd' in o
     r, o, _ = out(mgr._handle_command(None, {
         'prefix': 'rocks-autotune apply', 'osds': '2,0', 'options': NEW}))
-    assert r == 0 and mgr.rollout.r['sets'] == {'osd.2': {OPTIONS: NEW}, 'osd.0': {OPTIONS: NEW}}
+    assert r == 0 and mgr.rollout.r.sets == {'osd.2': {OPTIONS: NEW}, 'osd.0': {OPTIONS: NEW}}
 
 
 def test_a_session_and_a_rollout_never_run_side_by_side(mgr: Any) -> None:
@@ -137,7 +137,7 @@ def test_a_session_and_a_rollout_never_run_side_by_side(mgr: Any) -> None:
 def test_abort_stops_the_rollout_and_only_revert_may_follow(mgr: Any) -> None:
     assert out(mgr.cmd_apply(options=NEW, device_class='ssd'))[0] == 0
     clock = mgr.cluster.clock
-    while mgr.rollout.r['phase'] != 'wait':
+    while mgr.rollout.r.phase != 'wait':
         clock.advance(mgr.rollout.step())
     r, o, _ = out(mgr.cmd_abort())
     assert r == 0 and 'after the OSD in flight' in o
@@ -172,7 +172,7 @@ def test_a_failed_rollout_raises_a_health_check_naming_revert(mgr: Any) -> None:
 def test_the_rollout_survives_a_mgr_failover(mgr: Any) -> None:
     out(mgr.cmd_apply(options=NEW, device_class='ssd'))
     clock = mgr.cluster.clock
-    while not (mgr.rollout.r['phase'] == 'wait' and mgr.rollout.r['current'] == 1):
+    while not (mgr.rollout.r.phase == 'wait' and mgr.rollout.r.current == 1):
         clock.advance(mgr.rollout.step())
     other = mgr_mock.load_class(module.RocksAutotune)('rocks_autotune', None, None)
     other.cluster, other.clock = mgr.cluster, mgr.clock
@@ -180,7 +180,7 @@ def test_the_rollout_survives_a_mgr_failover(mgr: Any) -> None:
     other.load()
     assert other.rollout is not None and other.rollout.active and other.session is None
     mgr_mock.drive(other, what='rollout')
-    assert other.rollout.r['state'] == 'done'
+    assert other.rollout.r.state == 'done'
     assert [o for o, _ in mgr.cluster.restarts] == [0, 1, 2]
 
 
@@ -189,7 +189,7 @@ def test_a_rollout_head_of_another_version_is_refused_and_set_aside(mgr: Any) ->
     # the last one, 2, is unreadable, never read as today's
     out(mgr.cmd_apply(options=NEW, device_class='ssd'))
     clock = mgr.cluster.clock
-    while not (mgr.rollout.r['phase'] == 'wait' and mgr.rollout.r['current'] == 1):
+    while not (mgr.rollout.r.phase == 'wait' and mgr.rollout.r.current == 1):
         clock.advance(mgr.rollout.step())
     head = json.loads(mgr.mock_store['rollout'])
     mgr.mock_store['rollout'] = json.dumps(dict(head, version=2))
@@ -225,9 +225,9 @@ def test_the_serve_loop_runs_a_rollout_and_its_progress_event(mgr: Any) -> None:
     wait_for(lambda: not mgr.rollout.active)
     mgr.shutdown()
     t.join(5)
-    assert mgr.rollout.r['state'] == 'done'
+    assert mgr.rollout.r.state == 'done'
     assert mgr.cluster.running[1] == mgr.cluster.running[2] == NEW
-    assert events(mgr)[-1] == ('complete', f'rocks-autotune-apply-{mgr.rollout.r["id"]}')
+    assert events(mgr)[-1] == ('complete', f'rocks-autotune-apply-{mgr.rollout.r.id}')
 
 
 def test_the_panels_status_api_carries_the_rollout(mgr: Any) -> None:

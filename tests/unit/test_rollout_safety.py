@@ -39,13 +39,13 @@ def step_until(m: Any, until: Any, steps: int = 2000) -> None:
             return
         clock.advance(m.rollout.step())
         m.publish()
-    raise AssertionError(f'never got there: {m.rollout.r["phase"]} {m.rollout.r["message"]}')
+    raise AssertionError(f'never got there: {m.rollout.r.phase} {m.rollout.r.message}')
 
 
 def in_flight(osd: int, phase: str = 'wait') -> Any:
     def at(r: Dict[str, Any]) -> bool:
-        return r['phase'] == phase and r['current'] is not None and \
-            r['osds'][r['current']]['osd'] == osd
+        return r.phase == phase and r.current is not None and \
+            r.osds[r.current].osd == osd
     return at
 
 
@@ -81,7 +81,7 @@ def test_1_apply_is_refused_where_a_restart_leaves_a_single_copy_unless_allowed(
     assert r == 0 and 'single copy: --allow-single-copy: restarts of osd.0-2' in plan
     assert out(m.cmd_apply(options=NEW, device_class='ssd', allow_single_copy=True))[0] == 0
     mgr_mock.drive(m, what='rollout')
-    assert m.rollout.r['state'] == 'done' and restarted(m) == [0, 1, 2]
+    assert m.rollout.r.state == 'done' and restarted(m) == [0, 1, 2]
 
 
 def test_1_a_single_copy_pool_made_mid_rollout_holds_the_next_restart_back() -> None:
@@ -89,8 +89,8 @@ def test_1_a_single_copy_pool_made_mid_rollout_holds_the_next_restart_back() -> 
     assert out(m.cmd_apply(options=NEW, device_class='ssd'))[0] == 0
     step_until(m, in_flight(0))
     m.cluster.add_pool('thin', size=2, min_size=1)
-    step_until(m, lambda r: r['phase'] == 'restart' and r['paused_since'] is not None)
-    assert restarted(m) == [0] and "pool 'thin'" in m.rollout.r['message']
+    step_until(m, lambda r: r.phase == 'restart' and r.paused_since is not None)
+    assert restarted(m) == [0] and "pool 'thin'" in m.rollout.r.message
     assert 'ROCKS_AUTOTUNE_ROLLOUT_PAUSED' in m.mock_health
 
 
@@ -122,11 +122,11 @@ def test_2_an_abort_at_the_gate_puts_the_osds_mask_back() -> None:
     assert out(m.cmd_apply(options=NEW, device_class='ssd'))[0] == 0
     step_until(m, in_flight(0))
     m.cluster.ok_to_stop_answer = (False, 'held for the test')
-    step_until(m, lambda r: r['phase'] == 'restart' and r['paused_since'] is not None)
+    step_until(m, lambda r: r.phase == 'restart' and r.paused_since is not None)
     assert m.cluster.config[('osd.1', OPTIONS)] == NEW  # set just before its restart
     assert out(m.cmd_abort())[0] == 0
     mgr_mock.drive(m, what='rollout')
-    assert m.rollout.r['state'] == 'aborted'
+    assert m.rollout.r.state == 'aborted'
     assert m.cluster.config == {('osd.0', OPTIONS): NEW}  # osd.1 and osd.2 as before
 
 
@@ -139,18 +139,18 @@ def biggest_value(m: Any) -> int:
 def test_3_a_600_osd_rollout_saves_every_step_and_its_revert_too() -> None:
     m = make(n_osds=600, defaults=TENTACLE_DEFAULTS)
     assert out(m.cmd_apply(options=NEW, device_class='ssd'))[0] == 0
-    step_until(m, lambda r: len([o for o in r['osds'] if o['status'] == 'done']) == 3)
+    step_until(m, lambda r: len([o for o in r.osds if o.status == 'done']) == 3)
     assert 'ROCKS_AUTOTUNE_STATE_WRITE_FAILED' not in m.mock_health
     assert out(m.cmd_abort())[0] == 0
     other = failover(m)
     other.load()
     mgr_mock.drive(other, what='rollout')
-    assert other.rollout.r['state'] == 'aborted' and restarted(m) == [0, 1, 2]
+    assert other.rollout.r.state == 'aborted' and restarted(m) == [0, 1, 2]
     assert biggest_value(m) < 16 << 10  # far below the mon's 64 KiB
     r, o, _ = out(other.cmd_revert())
     assert r == 0, o
     mgr_mock.drive(other, what='rollout')
-    assert other.rollout.r['state'] == 'done' and m.cluster.config == {}
+    assert other.rollout.r.state == 'done' and m.cluster.config == {}
     assert biggest_value(m) < 16 << 10
 
 
@@ -159,14 +159,14 @@ def test_3_a_2000_osd_apply_is_saved_in_small_values() -> None:
     r, _, err = out(m.cmd_apply(options=NEW, device_class='ssd'))
     assert r == 0, err
     assert biggest_value(m) < 16 << 10
-    assert failover(m).rollout_store.load()['osds'][1999]['osd'] == 1999
+    assert failover(m).rollout_store.load().osds[1999].osd == 1999
 
 
 def test_3_an_apply_refused_at_its_first_save_leaves_the_last_rollout_revertable() -> None:
     m = make()
     assert out(m.cmd_apply(options=NEW, osds='0'))[0] == 0
     mgr_mock.drive(m, what='rollout')
-    first = m.rollout.r['id']
+    first = m.rollout.r.id
     # someone else's value at osd.1, longer than one value of the store holds:
     # the apply that would save it as osd.1's prior is refused before anything
     huge = 'max_write_buffer_number=4,' + 'x' * (70 << 10) + '=1'
@@ -174,7 +174,7 @@ def test_3_an_apply_refused_at_its_first_save_leaves_the_last_rollout_revertable
     saved = dict(m.mock_store)
     r, _, err = out(m.cmd_apply(options=NEW, osds='1'))
     assert r == -errno.EIO and 'over' in err
-    assert m.mock_store == saved and m.rollout.r['id'] == first
+    assert m.mock_store == saved and m.rollout.r.id == first
     assert m.cluster.config == {('osd.0', OPTIONS): NEW, ('osd.1', OPTIONS): huge}
     del m.cluster.config[('osd.1', OPTIONS)]
     other = failover(m)
@@ -209,7 +209,7 @@ def test_3_a_new_rollout_removes_the_last_ones_keys() -> None:
     for osds in ('0', '1'):
         assert out(m.cmd_apply(options=NEW, osds=osds))[0] == 0
         mgr_mock.drive(m, what='rollout')
-    rid = m.rollout.r['id']
+    rid = m.rollout.r.id
     keys = [k for k in m.mock_store if k.startswith('rollout.') and k != 'rollout.corrupt']
     assert keys and all(k.startswith(f'rollout.{rid}.') for k in keys)
 
@@ -232,12 +232,12 @@ def test_4_noup_set_mid_rollout_holds_the_restart_back_and_clears_no_noout() -> 
     step_until(m, in_flight(0))
     m.cluster.cluster_flags.add('noup')
     m.cluster.clock.advance(30)
-    step_until(m, lambda r: r['paused_since'] is not None)
-    assert restarted(m) == [0] and 'the cluster has noup set' in m.rollout.r['message']
+    step_until(m, lambda r: r.paused_since is not None)
+    assert restarted(m) == [0] and 'the cluster has noup set' in m.rollout.r.message
     assert not any(m.cluster.noout.values())
     m.cluster.cluster_flags.discard('noup')
     mgr_mock.drive(m, what='rollout')
-    assert m.rollout.r['state'] == 'done' and restarted(m) == [0, 1, 2]
+    assert m.rollout.r.state == 'done' and restarted(m) == [0, 1, 2]
 
 
 def test_4_others_health_checks_hold_an_apply_back_without_force() -> None:
@@ -247,7 +247,7 @@ def test_4_others_health_checks_hold_an_apply_back_without_force() -> None:
     assert r == -errno.EAGAIN and 'POOL_NEARFULL' in err and '--force' in err
     assert out(m.cmd_apply(options=NEW, device_class='ssd', force=True))[0] == 0
     mgr_mock.drive(m, what='rollout')
-    assert m.rollout.r['state'] == 'done'
+    assert m.rollout.r.state == 'done'
 
 
 # ------------------------------------------------------------ 5: an OSD purged
@@ -264,7 +264,7 @@ def test_5_an_osd_purged_mid_apply_is_skipped_and_revert_goes_through() -> None:
     assert ('osd.2', OPTIONS) not in m.cluster.config
     assert out(m.cmd_revert())[0] == 0
     mgr_mock.drive(m, what='rollout')
-    assert m.rollout.r['state'] == 'done' and m.cluster.config == {}
+    assert m.rollout.r.state == 'done' and m.cluster.config == {}
 
 
 def test_5_a_destroyed_osd_is_skipped() -> None:
@@ -272,9 +272,9 @@ def test_5_a_destroyed_osd_is_skipped() -> None:
     assert out(m.cmd_apply(options=NEW, device_class='ssd'))[0] == 0
     step_until(m, in_flight(0, 'wait'))
     m.cluster.info[2].destroyed = True  # `ceph osd destroy`: the id stays in the map
-    step_until(m, lambda r: r['osds'][2]['status'] not in ('pending', 'restarting'))
-    assert m.rollout.r['osds'][2]['status'] == 'skipped'
-    assert 'destroyed' in m.rollout.r['osds'][2]['error']
+    step_until(m, lambda r: r.osds[2].status not in ('pending', 'restarting'))
+    assert m.rollout.r.osds[2].status == 'skipped'
+    assert 'destroyed' in m.rollout.r.osds[2].error
     assert ('osd.2', OPTIONS) not in m.cluster.config
 
 
@@ -284,9 +284,9 @@ def test_5_an_osd_purged_during_its_own_restart_is_skipped() -> None:
     step_until(m, in_flight(1, 'wait'))
     m.cluster.purge(1)
     mgr_mock.drive(m, what='rollout')
-    assert m.rollout.r['state'] == 'done' and m.rollout.r['osds'][1]['status'] == 'skipped'
+    assert m.rollout.r.state == 'done' and m.rollout.r.osds[1].status == 'skipped'
     assert restarted(m) == [0, 1, 2] and ('osd.1', OPTIONS) not in m.cluster.config
-    assert not m.rollout.r['noout_ours'] and m.mock_health == {}
+    assert not m.rollout.r.noout_ours and m.mock_health == {}
 
 
 # ------------------------------------------------------------ 6: revert and others' config
@@ -337,7 +337,7 @@ def test_7_an_acknowledged_abort_survives_a_failover_before_the_next_step() -> N
     other = failover(m)
     other.load()
     mgr_mock.drive(other, what='rollout')
-    assert other.rollout.r['state'] == 'aborted' and restarted(m) == [0]
+    assert other.rollout.r.state == 'aborted' and restarted(m) == [0]
     assert m.cluster.config == {('osd.0', OPTIONS): NEW}
 
 
@@ -366,12 +366,12 @@ def test_7_a_restart_timeout_spanning_a_failover_runs_on_the_new_mgrs_clock(
     m = make()
     m.cluster.restart_delay = 20.0  # a slow boot
     assert out(m.cmd_apply(options=NEW, device_class='ssd'))[0] == 0
-    step_until(m, lambda r: r['phase'] == 'wait' and r['current'] == 0
+    step_until(m, lambda r: r.phase == 'wait' and r.current == 0
                and not m.cluster.info[0].up)
     other = failover(m, clock_offset=offset)
     other.load()
     mgr_mock.drive(other, what='rollout')
-    assert other.rollout.r['state'] == 'done' and restarted(m) == [0, 1, 2]
+    assert other.rollout.r.state == 'done' and restarted(m) == [0, 1, 2]
 
 
 # ------------------------------------------------------------ 8: a long foreign value
@@ -416,11 +416,11 @@ def test_4_the_crash_of_an_osd_the_apply_broke_holds_back_neither_it_nor_its_rev
     m.cluster.broken = lambda options: options == NEW and len(m.cluster.restarts) >= 1
     assert out(m.cmd_apply(options=NEW, device_class='ssd'))[0] == 0
     mgr_mock.drive(m, what='rollout')
-    assert m.rollout.r['state'] == 'failed' and 'RECENT_CRASH' in m.cluster.health()[1]
+    assert m.rollout.r.state == 'failed' and 'RECENT_CRASH' in m.cluster.health()[1]
     r, _, err = out(m.cmd_revert())  # no --force
     assert r == 0, err
     mgr_mock.drive(m, what='rollout')
-    assert m.rollout.r['state'] == 'done' and m.cluster.config == {}
+    assert m.rollout.r.state == 'done' and m.cluster.config == {}
     # someone else's crash is another matter
     m.cluster.crash('mon.a')
     r, _, err = out(m.cmd_apply(options=NEW, device_class='ssd'))

@@ -170,17 +170,17 @@ def rollout_heads(osds: int, hosts: int, down: int) -> Dict[str, int]:
     r = mod.cmd_apply(options=NEW_TUNING, device_class='ssd')
     assert r.retval == 0, r.stderr
     look('started')
-    while mod.rollout.r['osds'][0]['status'] != 'done':
+    while mod.rollout.r.osds[0].status != 'done':
         step(1)
     # not on the first host: the next OSD in flight (osd.<hosts>) is held at the gate
     for i in random.Random(1).sample([i for i in range(osds) if i % hosts], down):
         mgr.set_up(i, False)
     step(4)
-    assert mod.rollout.r['message'].startswith('paused before'), mod.rollout.r['message']
+    assert mod.rollout.r.message.startswith('paused before'), mod.rollout.r.message
     look('paused')
     assert mod.cmd_abort().retval == 0
     step(2)
-    assert mod.rollout.r['state'] == 'aborted', mod.rollout.r['message']
+    assert mod.rollout.r.state == 'aborted', mod.rollout.r.message
     look('aborted')
     r = mod.cmd_revert()
     assert r.retval == 0, r.stderr
@@ -205,10 +205,10 @@ def at_a_wait_poll(osds: int, hosts: int, **kw: Any) -> Tuple[Any, ScaleMgr]:
     mgr = ScaleMgr(osds, hosts, **kw)
     mod = scale_mgr.module_over(mgr)
     assert mod.cmd_apply(options=NEW_TUNING, device_class='ssd').retval == 0
-    while mod.rollout.r['phase'] != 'wait':
+    while mod.rollout.r.phase != 'wait':
         mod.clock.advance(mod.rollout.step())
         mod.publish()
-    mgr.set_up(mod.rollout.r['osds'][0]['osd'], False)  # restarting
+    mgr.set_up(mod.rollout.r.osds[0].osd, False)  # restarting
     mgr.warm()
     return mod, mgr
 
@@ -218,7 +218,7 @@ def wait_polls(mod: Any, n: int) -> None:
     for _ in range(n):
         mod.clock.advance(mod.rollout.step())
         mod.publish()
-    assert mod.rollout.r['phase'] == 'wait'
+    assert mod.rollout.r.phase == 'wait'
 
 
 def counted_dumps(m: Any) -> List[int]:

@@ -9,7 +9,10 @@ long as its fact.  What an active job is in goes with its end; how it
 ended (a failed restore, a rollout that stopped) stays for the admin to
 read until the next one starts.
 """
-from typing import Any, Dict, Iterable, List, Mapping, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+from .canary_record import RestartRecord
+from .rollout_record import RolloutRecord
 
 HEALTH_PREFIX = 'ROCKS_AUTOTUNE_'
 Checks = Dict[str, Dict[str, Any]]
@@ -83,7 +86,7 @@ def module_checks(load_error: str, settings_error: str, rollout_error: str) -> C
     return out
 
 
-def job_checks(kind: str, rec: Mapping[str, Any], active: bool, write_error: str) -> Checks:
+def job_checks(kind: str, rec: Any, active: bool, write_error: str) -> Checks:
     """A session's or a rollout's (`kind`) checks, from its record; `write_error`:
     why its last save failed."""
     out: Checks = {}
@@ -94,13 +97,14 @@ def job_checks(kind: str, rec: Mapping[str, Any], active: bool, write_error: str
     return out
 
 
-def _manual(out: Checks, rec: Mapping[str, Any], osd: int, owner: str) -> None:
+def _manual(out: Checks, manual: str, restart: Optional[RestartRecord], osd: int,
+            owner: str) -> None:
     """A restart no orchestrator could issue (restart.Restarter), while it
     waits for the admin's."""
     # 'wait_up': restart.Stage's (restart.py imports gate.py, which imports this)
-    if rec['manual'] and rec['restart'] is not None and rec['restart']['stage'] == 'wait_up':
+    if manual and restart is not None and restart['stage'] == 'wait_up':
         _add(out, 'MANUAL_RESTART', [
-            f'no orchestrator can restart it ({rec["manual"]}): restart osd.{osd} (e.g. '
+            f'no orchestrator can restart it ({manual}): restart osd.{osd} (e.g. '
             f'systemctl restart ceph-osd@{osd}); {owner} goes on when it is back up'], osd=osd)
 
 
@@ -112,7 +116,7 @@ def _session(out: Checks, s: Mapping[str, Any], active: bool) -> None:
         return
     for o, c in s['canaries'].items():
         if not c['restarted']:
-            _manual(out, c, int(o), 'the session')
+            _manual(out, c['manual'], c['restart'], int(o), 'the session')
     cur = s['current']
     if cur is not None and cur.kind == 'recovery':
         osds = ', '.join(f'osd.{osd if t.osd is None else t.osd}' for t in cur.slots or [cur])
@@ -136,23 +140,24 @@ def _session(out: Checks, s: Mapping[str, Any], active: bool) -> None:
         _add(out, 'PAUSED', p['reasons'] + [timeout])
 
 
-def _rollout(out: Checks, r: Mapping[str, Any], active: bool) -> None:
-    kind = r['kind']
+def _rollout(out: Checks, r: RolloutRecord, active: bool) -> None:
+    kind = r.kind
     if active:
-        if r['current'] is not None:
-            _manual(out, r, r['osds'][r['current']]['osd'], f'the {kind}')
-        p = r['pause']
-        if p is not None and p['on'] == 'put_back':
+        cur = None if r.current is None else r.osds[r.current]
+        if cur is not None:
+            _manual(out, r.manual, r.restart, cur.osd, f'the {kind}')
+        p = r.pause
+        if p is not None and p['on'] == 'put_back' and cur is not None:
             _add(out, 'ROLLOUT_PAUSED', p['reasons'] + [
-                r['osds'][r['current']]['error'], f'its prior options are set at '
+                cur.error, f'its prior options are set at '
                 f'osd.{p["osd"]}; it is restarted on them as soon as the gate allows'],
                 kind=kind, why=f'osd.{p["osd"]} waits to be put back on its prior options')
         elif p is not None:
             _add(out, 'ROLLOUT_PAUSED', p['reasons'] + [
                 f'the {kind} stops (the OSDs done stay as they are) if this lasts '
-                f'{r["settings"]["unhealthy_timeout"]:.0f}s'],
+                f'{r.settings.unhealthy_timeout:.0f}s'],
                 kind=kind, why='the cluster is not healthy')
-    elif r['state'] in ('failed', 'aborted') and r['changed']:
+    elif r.state in ('failed', 'aborted') and r.changed:
         _stopped(out, r)
 
 
@@ -161,29 +166,28 @@ def rolled(kind: str) -> str:
     return 'the new options' if kind == 'apply' else 'its options of before'
 
 
-def by_status(osds: Sequence[Mapping[str, Any]]) -> Dict[str, List[int]]:
-    """A rollout's OSD ids by their status, in restart order."""
+def by_status(osds: Iterable[Tuple[int, str]]) -> Dict[str, List[int]]:
+    """A rollout's OSD ids (osd, status) by their status, in restart order."""
     by: Dict[str, List[int]] = {}
-    for o in osds:
-        by.setdefault(o['status'], []).append(o['osd'])
+    for osd, status in osds:
+        by.setdefault(status, []).append(osd)
     return by
 
 
-def _stopped(out: Checks, r: Mapping[str, Any]) -> None:
+def _stopped(out: Checks, r: RolloutRecord) -> None:
     """A rollout that changed the config and stopped early: where each OSD is."""
-    by = by_status(r['osds'])
-    n, done, what = len(r['osds']), by.get('done', []), rolled(r['kind'])
-    detail = [r['error'] or r['message'], f'{len(done)} of {n} OSD(s) run {what}: '
-              + osd_list(done)]
-    for o in r['osds']:
-        if o['status'] == 'failed' and r['kind'] == 'apply':
-            detail.append(f'osd.{o["osd"]}: ' + (
-                'put back on its prior options' if o['put_back'] == 'done' else
+    by = by_status((o.osd, o.status) for o in r.osds)
+    n, done, what = len(r.osds), by.get('done', []), rolled(r.kind)
+    detail = [r.error or r.message, f'{len(done)} of {n} OSD(s) run {what}: ' + osd_list(done)]
+    for o in r.osds:
+        if o.status == 'failed' and r.kind == 'apply':
+            detail.append(f'osd.{o.osd}: ' + (
+                'put back on its prior options' if o.put_back == 'done' else
                 'its prior options are set at its own mask, but it is NOT known to run '
                 'them: check it'))
-    rest = [o for o in r['osds'] if o['status'] in ('pending', 'restarting')]
-    untouched = [o['osd'] for o in rest if not o['changed']]
-    held = [o['osd'] for o in rest if o['changed']]
+    rest = [o for o in r.osds if o.status in ('pending', 'restarting')]
+    untouched = [o.osd for o in rest if not o.changed]
+    held = [o.osd for o in rest if o.changed]
     if untouched:
         detail.append(f'not restarted: {osd_list(untouched)}; their config was not changed')
     if held:
@@ -194,7 +198,7 @@ def _stopped(out: Checks, r: Mapping[str, Any]) -> None:
                       'says why)')
     detail.append('`ceph rocks-autotune revert` ' + (
         'puts back the config this apply changed and restarts the OSDs that run its options'
-        if r['kind'] == 'apply' else 'again finishes the revert'))
-    _add(out, 'ROLLOUT_FAILED' if r['state'] == 'failed' else 'ROLLOUT_INCOMPLETE', detail,
-         what={'apply': 'rollout', 'revert': 'revert'}[r['kind']], target=r['target'],
+        if r.kind == 'apply' else 'again finishes the revert'))
+    _add(out, 'ROLLOUT_FAILED' if r.state == 'failed' else 'ROLLOUT_INCOMPLETE', detail,
+         what={'apply': 'rollout', 'revert': 'revert'}[r.kind], target=r.target,
          done=len(done), total=n)

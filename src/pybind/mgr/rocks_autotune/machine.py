@@ -27,7 +27,7 @@ import threading
 import time
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol, Set, Tuple, Union, cast
 
 from . import health
 from .cluster import ClusterError
@@ -67,6 +67,24 @@ Move = Union[float, Go, Pause]
 Handler = Callable[[float], Move]
 
 
+class Head(Protocol):
+    """The engine's fields of a job's record: what it reads and moves."""
+    state: str
+    phase: str
+    phase_started: float
+    message: str
+    pause: Optional[Dict[str, Any]]  # the Pause in effect: on, reasons, osd
+    paused_since: Optional[float]
+    cluster_errors: int
+
+
+class DictHead:
+    """Those of a record kept as a dict (the session's), as attributes."""
+
+    def __init__(self, record: Dict[str, Any]) -> None:
+        self.__dict__ = record
+
+
 class Phases:
     """A job's phases, on its record: each one's step, and the end of a pause
     that lasted too long."""
@@ -89,7 +107,8 @@ class Machine:
 
     def __init__(self, state: Any, save: Callable[[Any], None],
                  clock: Callable[[], float] = time.time) -> None:
-        self.state = state
+        self.state = state  # the record: the session's dict, the rollout's RolloutRecord
+        self.head: Head = cast(Head, DictHead(state)) if isinstance(state, dict) else state
         self._save = save
         self.clock = clock
         self.write_error = ''  # why the last save failed ('' it did not)
@@ -121,15 +140,15 @@ class Machine:
 
     @property
     def active(self) -> bool:
-        return self.state['state'] in self.ACTIVE
+        return self.head.state in self.ACTIVE
 
     def health_checks(self) -> Dict[str, Any]:
         return health.job_checks(self.kind, self.state, self.active, self.write_error)
 
     def resume_after_failover(self) -> None:
         """A new mgr took over: a pause is timed again on its own clock."""
-        if self.state['paused_since'] is not None:
-            self.state['paused_since'] = self.clock()
+        if self.head.paused_since is not None:
+            self.head.paused_since = self.clock()
 
     def request(self, what: str) -> None:
         with self._requests_lock:
@@ -139,7 +158,7 @@ class Machine:
         """Do one piece of work; return seconds until the next step."""
         if not self.active:
             return 60.0
-        st = self.state
+        st = self.head
         wait = max(self.settings.poll, 10.0)
         if self.write_error and not self._persist():
             return wait
@@ -156,19 +175,19 @@ class Machine:
                     raise ValueError(f'no step in phase {phase.value!r}')
                 move = handler(now)
             delay = self._make(move, now)
-            st['cluster_errors'] = 0
+            st.cluster_errors = 0
         except StoreError:
             # a save inside the step (before a change): nothing after it ran
             delay = 0.0
         except Exception as e:
             # a cluster call that failed, or a bug: retry a few times, then give up
             if not isinstance(e, ClusterError):
-                log.exception('%s step failed in phase %s', self.kind, st['phase'])
+                log.exception('%s step failed in phase %s', self.kind, st.phase)
             self._after_error()
-            st['cluster_errors'] += 1
-            st['message'] = f'step failed ({st["cluster_errors"]}x): {e}'
-            if st['cluster_errors'] >= MAX_CLUSTER_ERRORS:
-                st['cluster_errors'] = 0
+            st.cluster_errors += 1
+            st.message = f'step failed ({st.cluster_errors}x): {e}'
+            if st.cluster_errors >= MAX_CLUSTER_ERRORS:
+                st.cluster_errors = 0
                 self._make(self._give_up(f'giving up after repeated errors: {e}'), self.clock())
             delay = 5.0
         if not self._persist():
@@ -177,16 +196,16 @@ class Machine:
 
     def _make(self, move: Move, now: float) -> float:
         """Make the handler's move; the seconds until the next step."""
-        st = self.state
+        st = self.head
         if isinstance(move, Pause):
-            since = now if st['paused_since'] is None else float(st['paused_since'])
+            since = now if st.paused_since is None else float(st.paused_since)
             if move.timed and now - since > self.settings.unhealthy_timeout:
                 return self._make(self.phases.timed_out(move), now)
-            st['paused_since'] = since
-            st['pause'] = {'on': move.on, 'reasons': move.reasons, 'osd': move.osd}
-            st['message'] = f'{move.said}: ' + '; '.join(move.reasons)
+            st.paused_since = since
+            st.pause = {'on': move.on, 'reasons': move.reasons, 'osd': move.osd}
+            st.message = f'{move.said}: ' + '; '.join(move.reasons)
             return max(self.settings.poll, 5.0)
-        st['paused_since'] = st['pause'] = None
+        st.paused_since = st.pause = None
         if isinstance(move, Go):
             self._enter(move.phase, move.message)
             return move.delay
@@ -196,10 +215,10 @@ class Machine:
         old = self._phase()
         if phase != old and phase not in self.MOVES[old]:
             raise AssertionError(f'no move from {old.value} to {phase.value}')
-        self.state['phase'] = phase.value
-        self.state['phase_started'] = self.clock()
+        self.head.phase = phase.value
+        self.head.phase_started = self.clock()
         if message:
-            self.state['message'] = message
+            self.head.message = message
 
     def _persist(self) -> bool:
         """Save the record; on a failed write, keep why and say so."""
@@ -207,7 +226,7 @@ class Machine:
             self._save(self.state)
         except StoreError as e:
             self.write_error = str(e)
-            self.state['message'] = f'paused: cannot save the {self.kind} state: {e}'
+            self.head.message = f'paused: cannot save the {self.kind} state: {e}'
             return False
         self.write_error = ''
         return True

@@ -21,12 +21,12 @@ from .http_server import PanelServer, url
 from .cluster import ClusterError, MgrCluster
 from .gate import Params, StartRefused
 from .rollout import Rollout, RolloutSettings
+from .rollout_record import RolloutPlan, RolloutRecord
 from .rollout_plan import (NothingToRevert, RolloutRefused, parse_osd_ids, partial, plan_apply,
                            plan_revert, recommendation, undo_commands)
 from .options import OPTIONS
 from .session import ACTIVE, Session, Settings
-from .store import (HEAD_KEY, ROLLOUT_KEY, RolloutPlan, RolloutStore, SessionState,
-                    SessionStore, StoreError)
+from .store import HEAD_KEY, ROLLOUT_KEY, RolloutStore, SessionState, SessionStore, StoreError
 
 # a stop or abort asked of the session or rollout with this id: written before
 # the command is acknowledged, so a mgr that takes over after it still obeys
@@ -123,7 +123,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         # the last rollout's record, set by publish(); the commands read it only
         # once it has ended (apply and revert refuse while it runs), when no
         # step changes it again: it is not copied
-        self.rollout_record: Optional[Dict[str, Any]] = None
+        self.rollout_record: Optional[RolloutRecord] = None
         # what the panel and the read commands show, refreshed by publish()
         self.panel_snapshot = panel.Snapshot()
         self.http = PanelServer(panel.Panel(lambda: self.panel_snapshot), self.log)
@@ -205,9 +205,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
             state = self.rollout_store.load()
             if state is None:
                 return
-            Rollout.check_state(state)
-            self.rollout = Rollout(cast(Any, state), self.cluster, self.rollout_store.save,
-                                   self.clock)
+            self.rollout = Rollout(state, self.cluster, self.rollout_store.save, self.clock)
         except (ValueError, TypeError, KeyError, IndexError) as e:
             self.rollout_error = (
                 f'the saved rollout state is unreadable ({e}); the raw state is kept under '
@@ -222,8 +220,8 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                 self.rollout_error += f'; it could not be set aside ({e2})'
             return
         if self.rollout.active:
-            self.log.info('resuming %s %s', self.rollout.r['kind'], self.rollout.r['id'])
-            if saved_request(self.get_store(REQUEST_KEY)).get('id') == self.rollout.r['id']:
+            self.log.info('resuming %s %s', self.rollout.r.kind, self.rollout.r.id)
+            if saved_request(self.get_store(REQUEST_KEY)).get('id') == self.rollout.r.id:
                 self.rollout.request_abort()
             self.rollout.resume_after_failover()
 
@@ -265,7 +263,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
             same = v.active and last.reach is not None and last.status.get('id') == v.id
             where = last.reach if same else report.reach(v.osd, self.cluster.osds())
         snapshot = panel.Snapshot.of(v, self.load_error, where)
-        self.rollout_record = cast(Dict[str, Any], ro.r) if ro is not None else None
+        self.rollout_record = ro.r if ro is not None else None
         if ro is not None:
             # built anew but for the plan's masks, notes and checks, which no step changes
             snapshot.status['rollout'] = ro.status()
@@ -427,15 +425,15 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
             if ro is not None and ro.active:
                 if what != 'abort':
                     return HandleCommandResult(-errno.ENOENT, '', (
-                        f'no session is running; {_an(ro.r["kind"])} is: `ceph rocks-autotune '
+                        f'no session is running; {_an(ro.r.kind)} is: `ceph rocks-autotune '
                         'abort` stops it after the OSD in flight'))
-                refused = self._persist_request(ro.r['id'], what)
+                refused = self._persist_request(ro.r.id, what)
                 if refused:
                     return refused
                 ro.request_abort()
                 self.event.set()
                 return HandleCommandResult(0, (
-                    f'aborting the {ro.r["kind"]} after the OSD in flight; `ceph '
+                    f'aborting the {ro.r.kind} after the OSD in flight; `ceph '
                     'rocks-autotune revert` then undoes what was done'), '')
             return HandleCommandResult(-errno.ENOENT, '', 'no session is running')
         refused = self._persist_request(s.s['id'], what)
@@ -519,7 +517,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                     'rollout never runs beside one: let it end, or stop or abort it first')
         ro = self.rollout
         if ro is not None and ro.active:
-            return (f'{_an(ro.r["kind"])} is running ({ro.r["target"]}): wait for it to end, '
+            return (f'{_an(ro.r.kind)} is running ({ro.r.target}): wait for it to end, '
                     'or `ceph rocks-autotune abort` it')
         return None
 
@@ -550,16 +548,16 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                     undo = undo_commands(plan)
                     if format in ('json', 'json-pretty'):
                         return HandleCommandResult(0, json.dumps(
-                            dict(plan, undo=undo), indent=2 if format == 'json-pretty'
+                            dict(plan.to_json(), undo=undo), indent=2 if format == 'json-pretty'
                             else None), '')
                     return HandleCommandResult(0, report.plan_text(plan, undo), '')
                 # a revert starts whatever holds restarts back (an OSD the
                 # options broke may be down): it puts back what it can and
                 # its restarts wait at the gate, as `status` says
-                if plan['blockers'] and kind == 'apply':
+                if plan.blockers and kind == 'apply':
                     return HandleCommandResult(-errno.EAGAIN, '', (
                         f'not {verb}: the cluster is not ready for a restart: '
-                        + '; '.join(plan['blockers']) + ' (--force: others\' health checks '
+                        + '; '.join(plan.blockers) + ' (--force: others\' health checks '
                         'do not hold restarts back; what threatens data always does)'))
                 try:
                     settings = options.read(RolloutSettings, self.get_module_option)
@@ -574,14 +572,14 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                 if not dry_run:
                     self.step_lock.release()
         self.event.set()
-        n = len(plan['osds'])
+        n = len(plan.osds)
         return HandleCommandResult(0, (
-            f'{kind} {ro.r["id"]} started: {plan["target"]}, {n} OSD{"" if n == 1 else "s"} '
+            f'{kind} {ro.r.id} started: {plan.target}, {n} OSD{"" if n == 1 else "s"} '
             'to restart one at a time; `ceph rocks-autotune status` follows it, `ceph '
             'rocks-autotune abort` stops it after the OSD in flight'
-            + ''.join(f'; {note}' for note in (plan['notes'] if kind == 'revert' else []))
-            + (f'; its restarts wait for: {"; ".join(plan["blockers"])}'
-               if plan['blockers'] else '')), '')
+            + ''.join(f'; {note}' for note in (plan.notes if kind == 'revert' else []))
+            + (f'; its restarts wait for: {"; ".join(plan.blockers)}' if plan.blockers else '')
+        ), '')
 
     @CLIWriteCommand('rocks-autotune apply')
     def cmd_apply(self, device_class: Optional[str] = None, osds: Optional[str] = None,

@@ -13,6 +13,7 @@ from .perf_counters import OBJECTIVE_NAMES
 from .health import by_status, osd_list
 from .views import (answer_line, crashes_lines, final_answer, groups_text,
                     ratio_text, steady_text)
+from .rollout_record import RolloutPlan
 from .space import Candidate
 from .trial import Trial
 from .workload import CLEANUP_RETRY, NAMESPACE
@@ -355,7 +356,7 @@ def best_text(b: Dict[str, Any], result: Verdict) -> str:
 
 # ---------------------------------------------------------------- rollouts
 
-def plan_text(plan: Mapping[str, Any], undo: List[str]) -> str:
+def plan_text(plan: RolloutPlan, undo: List[str]) -> str:
     """`apply --dry-run` and `revert --dry-run`: what will be set where, the
     OSDs in their restart order with what each gets now, and how to undo it."""
     # long option strings are named once: A, B, ...
@@ -367,35 +368,34 @@ def plan_text(plan: Mapping[str, Any], undo: List[str]) -> str:
         if v not in labels:
             labels[v] = chr(ord('A') + len(labels)) if len(labels) < 26 else f'S{len(labels)}'
         return labels[v]
-    apply = plan['kind'] == 'apply'
+    apply = plan.kind == 'apply'
     if apply:
-        lines = [f'plan: apply to {plan["target"]}, one OSD at a time',
-                 f'options: {label(str(plan["options"]))}, from {plan["source"]}']
+        lines = [f'plan: apply to {plan.target}, one OSD at a time',
+                 f'options: {label(str(plan.options))}, from {plan.source}']
     else:
-        lines = [f'plan: revert apply {plan["of"]}: put back what it changed, then restart '
+        lines = [f'plan: revert apply {plan.of}: put back what it changed, then restart '
                  'the OSDs that may run its options, one at a time']
     lines.append('config (now -> then):')
-    for who, names in plan['sets'].items():  # in restart order
+    for who, names in plan.sets.items():  # in restart order
         for name, value in sorted(names.items()):
-            now = plan['priors'].get(who, {}).get(name)
+            now = plan.priors.get(who, {}).get(name)
             shown = '(not set)' if now is None else label(now)
             lines.append(f'  {who} {name}: ' + (f'{shown} (as now)' if now == value else
                          f'{shown} -> {"(not set)" if value is None else label(value)}'))
-    lines += [f'  note: {n}' for n in plan['notes']]
-    lines += ['checks:'] + [f'  {c}' for c in plan.get('checks', [])]
-    if plan.get('blockers'):
-        lines.append('  holding the first restart back now: ' + '; '.join(plan['blockers']))
-    osds = [o for o in plan['osds'] if o['status'] != 'skipped']
+    lines += [f'  note: {n}' for n in plan.notes]
+    lines += ['checks:'] + [f'  {c}' for c in plan.checks]
+    if plan.blockers:
+        lines.append('  holding the first restart back now: ' + '; '.join(plan.blockers))
+    osds = [o for o in plan.osds if o.status != 'skipped']
     lines.append(f'restarts ({len(osds)}, host by host in CRUSH order, each just after its '
                  'own mask is set; the next once it is up on the options set and PGs are '
                  'active+clean):' if osds else 'restarts: none')
     for i, o in enumerate(osds):
-        b = o['before']
+        b = o.before
         annex = f', annex {label(b[ANNEX])}' if b.get(ANNEX, '').strip() else ''
-        lines.append(f'  {i + 1:>3}. osd.{o["osd"]} (host {o["host"] or "-"}): gets '
+        lines.append(f'  {i + 1:>3}. osd.{o.osd} (host {o.host or "-"}): gets '
                      f'{label(b[OPTIONS])}{annex} from the monitors now')
-    lines += [f'  skipped: osd.{o["osd"]}: {o["error"]}' for o in plan['osds']
-              if o['status'] == 'skipped']
+    lines += [f'  skipped: osd.{o.osd}: {o.error}' for o in plan.osds if o.status == 'skipped']
     if apply:
         lines += ['an OSD that does not come back on the new options stops the rollout: its '
                   'osd.N mask is put back as it was and it is restarted onto the options it '
@@ -415,7 +415,7 @@ def rollout_lines(ro: Optional[Mapping[str, Any]]) -> List[str]:
     lines = [f'rollout: {what}: {ro["state"]} ({ro["phase"]}), {ro["counts"]["done"]}/'
              f'{len(ro["osds"])} OSD(s) done ({ro["progress"]:.0%})',
              f'  message: {ro["message"]}']
-    by = by_status(ro['osds'])
+    by = by_status((o['osd'], o['status']) for o in ro['osds'])
     lines.append('  ' + '; '.join(f'{s}: {osd_list(by.get(s, []))}'
                                   for s in ('done', 'restarting', 'pending', 'failed'))
                  + (f'; skipped: {osd_list(by["skipped"])}' if by.get('skipped') else ''))

@@ -17,15 +17,15 @@ check that says so, and that `revert` undoes what was done.
 import logging
 import time
 import uuid
-from dataclasses import asdict
-from typing import Any, Callable, Dict, Optional, Set
+from typing import Any, Callable, Dict, Optional, Set, cast
 
 from . import views
+from .canary_record import RestartState
 from .cluster import Cluster
 from .machine import Machine, Move
 from .restart import resume_after_failover
-from .rollout_phases import MOVES, P, Phase, RolloutPhases, RolloutSettings
-from .store import ROLLOUT_VERSION, RolloutPlan, RolloutState
+from .rollout_phases import MOVES, P, Phase, RolloutPhases
+from .rollout_record import ROLLOUT_VERSION, RolloutPlan, RolloutRecord, RolloutSettings
 
 log = logging.getLogger(__name__)
 
@@ -38,50 +38,27 @@ class Rollout(Machine):
     MOVES = MOVES
     ACTIVE = ACTIVE
 
-    def __init__(self, state: RolloutState, cluster: Cluster,
-                 save: Callable[[RolloutState], None],
+    def __init__(self, state: RolloutRecord, cluster: Cluster,
+                 save: Callable[[RolloutRecord], None],
                  clock: Callable[[], float] = time.time) -> None:
+        Phase(state.phase)  # ValueError: not a phase of this code's
         super().__init__(state, save, clock)
         self.r = state
         self.cluster = cluster
-        self.settings = RolloutSettings.from_dict(state['settings'])
+        self.settings = state.settings
         self.phases: RolloutPhases = RolloutPhases(state, cluster, self.settings, save, clock)
 
     @classmethod
     def begin(cls, plan: RolloutPlan, settings: RolloutSettings, cluster: Cluster,
-              save: Callable[[RolloutState], None],
+              save: Callable[[RolloutRecord], None],
               clock: Callable[[], float] = time.time) -> 'Rollout':
         """Persist a new rollout (StoreError: not saved, nothing changed)."""
         now = clock()
-        state = RolloutState(
-            version=ROLLOUT_VERSION, id=str(uuid.uuid4()), state='running',
-            phase=P.CHECK.value, message='starting', error='', abort=False, changed=False,
-            current=None, started=now, phase_started=now, ended=None, paused_since=None,
-            cluster_errors=0, settings=asdict(settings), restart=None, manual='',
-            noout_ours=False, running_dirty=False, pause=None, **plan)
+        state = RolloutRecord(**vars(plan), version=ROLLOUT_VERSION, id=str(uuid.uuid4()),
+                              phase=P.CHECK.value, started=now, phase_started=now,
+                              settings=settings)
         save(state)
         return cls(state, cluster, save, clock)
-
-    @staticmethod
-    def check_state(state: Any) -> None:
-        """Raise ValueError if a persisted rollout is not one this code wrote."""
-        if not isinstance(state, dict) or state.get('version') != ROLLOUT_VERSION:
-            raise ValueError('rollout state has an unknown format')
-        for key, typ in (('id', str), ('kind', str), ('state', str), ('phase', str),
-                         ('sets', dict), ('priors', dict), ('osds', list),
-                         ('settings', dict), ('changed', bool), ('noout_ours', bool),
-                         ('force', bool), ('allow_single_copy', bool),
-                         ('crash_osds', list)):
-            if not isinstance(state.get(key), typ):
-                raise ValueError(f'rollout state field {key!r} is missing or malformed')
-        Phase(state['phase'])
-        for o in state['osds']:
-            if not (isinstance(o.get('osd'), int) and isinstance(o.get('before'), dict)
-                    and isinstance(o.get('changed'), bool)):
-                raise ValueError('rollout state has a malformed OSD record')
-        cur = state.get('current')
-        if cur is not None and not (isinstance(cur, int) and 0 <= cur < len(state['osds'])):
-            raise ValueError('rollout state has no such OSD in flight')
 
     # ------------------------------------------------------------ commands
 
@@ -92,24 +69,24 @@ class Rollout(Machine):
 
     def resume_after_failover(self) -> None:
         """A new active mgr took over: deadlines start again on its own clock."""
-        resume_after_failover(self.r, self.clock())
+        resume_after_failover(cast(RestartState, vars(self.r)), self.clock())
         super().resume_after_failover()
 
     # ------------------------------------------------------------ the loop
 
     def _phase(self) -> Phase:
-        return Phase(self.r['phase'])
+        return Phase(self.r.phase)
 
     def _take(self, requests: Set[str]) -> None:
-        if 'abort' in requests and not self.r['abort']:
-            self.r['abort'] = True
-            self.r['message'] = 'aborting: stopping after the OSD in flight'
+        if 'abort' in requests and not self.r.abort:
+            self.r.abort = True
+            self.r.message = 'aborting: stopping after the OSD in flight'
 
     def _interrupt(self, now: float) -> Optional[Move]:
         r = self.r
-        if r['abort'] and self._phase() in (P.CHECK, P.NEXT):
+        if r.abort and self._phase() in (P.CHECK, P.NEXT):
             return self.phases.end('aborted',
-                                   'aborted' + ('' if r['changed'] else ': nothing was changed'))
+                                   'aborted' + ('' if r.changed else ': nothing was changed'))
         return None
 
     def _give_up(self, error: str) -> Move:
@@ -119,23 +96,22 @@ class Rollout(Machine):
 
     def progress_event(self) -> views.ProgressEvent:
         r = self.r
-        what = ('Rolling out RocksDB options to' if r['kind'] == 'apply' else
+        what = ('Rolling out RocksDB options to' if r.kind == 'apply' else
                 'Reverting the RocksDB options of')
-        done = len([o for o in r['osds'] if o['status'] in ('done', 'failed')])
+        done = len([o for o in r.osds if o.status in ('done', 'failed')])
         return views.ProgressEvent(
-            id=f'rocks-autotune-{r["kind"]}-{r["id"]}',
-            message=f'{what} {r["target"]} ({done}/{len(r["osds"])} OSDs)',
-            progress=self.progress(), refs=[('osd', o['osd']) for o in r['osds']],
-            failure=(f'rocks_autotune {r["message"]}' if r['state'] in ('failed', 'aborted')
-                     else None))
+            id=f'rocks-autotune-{r.kind}-{r.id}',
+            message=f'{what} {r.target} ({done}/{len(r.osds)} OSDs)',
+            progress=self.progress(), refs=[('osd', o.osd) for o in r.osds],
+            failure=f'rocks_autotune {r.message}' if r.state in ('failed', 'aborted') else None)
 
     def progress(self) -> float:
         """The share of OSDs on the options set (a failed one is not: it was put back)."""
-        osds = self.r['osds']
-        return len([o for o in osds if o['status'] == 'done']) / len(osds) if osds else 1.0
+        osds = self.r.osds
+        return len([o for o in osds if o.status == 'done']) / len(osds) if osds else 1.0
 
     def status(self) -> Dict[str, Any]:
         return views.rollout_status(self.r, self.progress(), sorted(self.health_checks()))
 
     def note_internal_error(self, e: Exception) -> None:
-        self.r['message'] = f'internal error: {e}'
+        self.r.message = f'internal error: {e}'

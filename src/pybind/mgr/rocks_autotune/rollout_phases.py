@@ -26,20 +26,19 @@ at every mask it touches, before anything changes.  Then, OSD by OSD:
 Every move is in MOVES; the handlers here are dispatched by the engine
 through `table()` and return their move (machine.py), which it makes.
 """
-from dataclasses import dataclass, fields
 from enum import Enum
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple, cast
 
 from .canary import OPTIONS
 from .cluster import Cluster, ClusterError
 from .gate import look
 from .health import rolled
 from .machine import Go, Handler, Move, Pause, Phases
-from .options import default
 from .restart import OsdGone, Outcome, Restarter, Stage
 from .rollout_plan import RUNNING, _some, own_crash, set_by_others, show
-from .store import RolloutOsd, RolloutState
+from .canary_record import RestartState
 from .health import osd_list
+from .rollout_record import RolloutOsd, RolloutRecord, RolloutSettings
 
 
 class Phase(str, Enum):
@@ -70,26 +69,12 @@ MOVES: Dict[Phase, Tuple[Phase, ...]] = {
 }
 
 
-@dataclass
-class RolloutSettings:
-    """The module options a rollout runs with (declared in options.py)."""
-    restart_timeout: float = default('restart_timeout')
-    manual_restart_timeout: float = default('manual_restart_timeout')
-    unhealthy_timeout: float = default('unhealthy_timeout')
-    poll: float = 2.0  # not an option: how often a step waiting on the cluster looks again
-
-    @classmethod
-    def from_dict(cls, d: Dict[str, Any]) -> 'RolloutSettings':
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: float(v) for k, v in d.items() if k in names})
-
-
 class RolloutPhases(Phases):
     """Each phase's step, and the OSD in flight and the end they share (a
     pause's too), on the rollout's record; each returns its move (machine.py)."""
 
-    def __init__(self, r: RolloutState, cluster: Cluster, settings: RolloutSettings,
-                 save: Callable[[RolloutState], None], clock: Callable[[], float]) -> None:
+    def __init__(self, r: RolloutRecord, cluster: Cluster, settings: RolloutSettings,
+                 save: Callable[[RolloutRecord], None], clock: Callable[[], float]) -> None:
         self.r = r
         self.cluster = cluster
         self.settings = settings
@@ -104,18 +89,19 @@ class RolloutPhases(Phases):
     # ------------------------------------------------------------ the OSD in flight
 
     def cur(self) -> RolloutOsd:
-        i = self.r['current']
+        i = self.r.current
         if i is None:
-            raise ValueError(f'no OSD in flight in phase {self.r["phase"]}')
-        return self.r['osds'][i]
+            raise ValueError(f'no OSD in flight in phase {self.r.phase}')
+        return self.r.osds[i]
 
     def restarter(self, osd: int) -> Restarter:
-        return Restarter(self.cluster, osd, self.r, lambda: self.save(self.r),
+        return Restarter(self.cluster, osd, cast(RestartState, vars(self.r)),
+                         lambda: self.save(self.r),
                          self.settings.restart_timeout, self.settings.manual_restart_timeout,
-                         single_copy_ok=self.r['allow_single_copy'])
+                         single_copy_ok=self.r.allow_single_copy)
 
     def what(self) -> str:
-        return rolled(self.r['kind'])
+        return rolled(self.r.kind)
 
     # ------------------------------------------------------------ the OSD's mask, the pause
 
@@ -129,19 +115,19 @@ class RolloutPhases(Phases):
 
     def unset(self, o: RolloutOsd) -> None:
         """An OSD not restarted after all: its own mask as it was before."""
-        if o['changed']:
-            who = f'osd.{o["osd"]}'
-            self.write({who: self.r['priors'][who]})
-            o['changed'] = False
+        if o.changed:
+            who = f'osd.{o.osd}'
+            self.write({who: self.r.priors[who]})
+            o.changed = False
 
     def timed_out(self, pause: Pause) -> Go:
         """The restart of the OSD in flight waited unhealthy_timeout: the rollout stops."""
         o = self.cur()
-        if Phase(self.r['phase']) == P.RESTART:
+        if Phase(self.r.phase) == P.RESTART:
             self.unset(o)  # never restarted: its mask as it was
-            o['status'] = 'pending'
+            o.status = 'pending'
         else:
-            o['status'] = 'done'  # up on the options set, others keep PGs unclean
+            o.status = 'done'  # up on the options set, others keep PGs unclean
         return self.end('failed', f'waited {self.settings.unhealthy_timeout:.0f}s for the '
                         'cluster: ' + '; '.join(pause.reasons))
 
@@ -149,31 +135,30 @@ class RolloutPhases(Phases):
 
     def end(self, final: str, message: str) -> Go:
         r = self.r
-        if final != 'done' and r['current'] is not None:
+        if final != 'done' and r.current is not None:
             o = self.cur()
-            rec = r['restart']
-            if o['status'] == 'restarting' and (Phase(r['phase']) == P.SET or (
-                    Phase(r['phase']) == P.RESTART and (rec is None
-                                                        or rec['stage'] == Stage.GATE.value))):
+            rec = r.restart
+            if o.status == 'restarting' and (Phase(r.phase) == P.SET or (
+                    Phase(r.phase) == P.RESTART
+                    and (rec is None or rec['stage'] == Stage.GATE.value))):
                 try:  # not restarted: nothing may hold options it has not started on
                     self.unset(o)
-                    o['status'] = 'pending'
+                    o.status = 'pending'
                 except ClusterError as e:
-                    message += (f'; the options set at osd.{o["osd"]} could not be put back '
+                    message += (f'; the options set at osd.{o.osd} could not be put back '
                                 f'({e}): it loads them at its next restart')
-        if r['current'] is not None and r['noout_ours']:
+        if r.current is not None and r.noout_ours:
             try:
-                self.restarter(self.cur()['osd']).clear_noout()
+                self.restarter(self.cur().osd).clear_noout()
             except ClusterError as e:
-                message += f'; noout on osd.{self.cur()["osd"]} could not be cleared: {e}'
-        if r['current'] is not None and r['osds'][r['current']]['status'] == 'restarting' \
-                and final != 'done':
-            r['osds'][r['current']]['error'] = message  # stopped in flight: may run either
-        r['state'] = final
-        r['error'] = message if final == 'failed' else ''
-        r['restart'] = None
-        r['ended'] = self.clock()
-        r['current'] = None
+                message += f'; noout on osd.{self.cur().osd} could not be cleared: {e}'
+        if r.current is not None and self.cur().status == 'restarting' and final != 'done':
+            self.cur().error = message  # stopped in flight: may run either
+        r.state = final
+        r.error = message if final == 'failed' else ''
+        r.restart = None
+        r.ended = self.clock()
+        r.current = None
         return Go(P.END, message)
 
     def check(self, now: float) -> Move:
@@ -181,7 +166,7 @@ class RolloutPhases(Phases):
         what it read (its priors).  One read of the config for every mask."""
         config = self.cluster.config_snapshot()
         moved = [f'{who} {name}: now {show(config.own(who, name))}, {show(prior)} when planned'
-                 for who, names in self.r['priors'].items()
+                 for who, names in self.r.priors.items()
                  for name, prior in sorted(names.items()) if config.own(who, name) != prior]
         if moved:
             return self.end('failed', 'the config changed since the plan was made ('
@@ -191,71 +176,71 @@ class RolloutPhases(Phases):
 
     def next_osd(self, now: float) -> Move:
         r = self.r
-        i = next((i for i, o in enumerate(r['osds']) if o['status'] == 'pending'), None)
+        i = next((i for i, o in enumerate(r.osds) if o.status == 'pending'), None)
         if i is None:
-            done = len([o for o in r['osds'] if o['status'] == 'done'])
-            skipped = [o for o in r['osds'] if o['status'] == 'skipped']
+            done = len([o for o in r.osds if o.status == 'done'])
+            skipped = [o for o in r.osds if o.status == 'skipped']
             return self.end('done', f'done: {done} OSD(s) restarted on {self.what()}' + (
-                       f'; skipped: {osd_list([o["osd"] for o in skipped])} (see each)'
+                       f'; skipped: {osd_list([o.osd for o in skipped])} (see each)'
                        if skipped else ''))
-        o = r['osds'][i]
-        o['status'] = 'restarting'
-        r['current'] = i
-        return Go(P.SET, f'osd.{o["osd"]} ({i + 1}/{len(r["osds"])}): setting '
+        o = r.osds[i]
+        o.status = 'restarting'
+        r.current = i
+        return Go(P.SET, f'osd.{o.osd} ({i + 1}/{len(r.osds)}): setting '
                   f'{self.what()} at its own mask')
 
     def skip(self, o: RolloutOsd, why: str) -> Go:
         """Leave this OSD as it is and go on with the next."""
-        o['status'] = 'skipped'
-        o['error'] = why
-        self.r['current'] = None
-        self.r['restart'] = None
-        return Go(P.NEXT, f'osd.{o["osd"]} skipped: {why}')
+        o.status = 'skipped'
+        o.error = why
+        self.r.current = None
+        self.r.restart = None
+        return Go(P.NEXT, f'osd.{o.osd} skipped: {why}')
 
     def set_mask(self, now: float) -> Move:
         """Its own mask, just before its restart (again after a failover: the
         same values)."""
         r = self.r
         o = self.cur()
-        who = f'osd.{o["osd"]}'
+        who = f'osd.{o.osd}'
         config = self.cluster.config_snapshot()
-        held = {name: config.own(who, name) for name in r['sets'][who]}
-        info = self.cluster.osds().get(o['osd'])
+        held = {name: config.own(who, name) for name in r.sets[who]}
+        info = self.cluster.osds().get(o.osd)
         if info is None or info.destroyed:
             self.unset(o)
             return self.skip(o, ('no longer in the OSD map' if info is None else 'destroyed')
-                             + f': its config is as before the {r["kind"]}, nothing to restart')
-        theirs = set_by_others(held, r['priors'][who], r['sets'][who])
+                             + f': its config is as before the {r.kind}, nothing to restart')
+        theirs = set_by_others(held, r.priors[who], r.sets[who])
         if theirs:
             name = theirs[0]
             return self.skip(o, f'{who} {name} is now {show(held[name])}, set by someone '
                              'else since the plan: left as it is, not restarted')
-        if not o['changed']:
+        if not o.changed:
             try:  # what it runs now: what a revert brings it back to
-                o['before'][RUNNING] = self.cluster.config_get_running(o['osd'], OPTIONS)
+                o.before[RUNNING] = self.cluster.config_get_running(o.osd, OPTIONS)
             except ClusterError:
-                o['before'][RUNNING] = ''
-            o['changed'] = r['changed'] = True
+                o.before[RUNNING] = ''
+            o.changed = r.changed = True
             self.save(r)  # a revert knows there is something to undo before it is so
-        self.write({who: r['sets'][who]})
-        if r['kind'] == 'apply':
-            wrong = [f'{who} gets {name} {show(got)}' for name, value in r['sets'][who].items()
+        self.write({who: r.sets[who]})
+        if r.kind == 'apply':
+            wrong = [f'{who} gets {name} {show(got)}' for name, value in r.sets[who].items()
                      if (got := self.cluster.config_get(who, name)) != value]
             if wrong:
                 self.unset(o)
-                o['status'] = 'failed'
-                o['error'] = '; '.join(wrong)
-                o['put_back'] = 'done'
+                o.status = 'failed'
+                o.error = '; '.join(wrong)
+                o.put_back = 'done'
                 return self.end('failed', f'after its options were set, {"; ".join(wrong)}: '
                                 'something beats its mask that the plan did not see; its config is '
                                 'put back as it was, and it was not restarted')
-        if r['kind'] == 'revert' and not info.up:
+        if r.kind == 'revert' and not info.up:
             # a down OSD (maybe the one the options broke) starts on what
             # was put back; restarting it is not the revert's to do
             return self.skip(o, 'down: its config is put back, not restarted; it starts on it '
                              'when it comes up')
-        self.restarter(o['osd']).begin(r['kind'], now, ran=o.get('back_to', ''))
-        return Go(P.RESTART, f'osd.{o["osd"]}: restarting on {self.what()}')
+        self.restarter(o.osd).begin(r.kind, now, ran=o.back_to)
+        return Go(P.RESTART, f'osd.{o.osd}: restarting on {self.what()}')
 
     def look(self, osd: int) -> List[str]:
         """The session's health policy, before each restart: what threatens
@@ -264,100 +249,100 @@ class RolloutPhases(Phases):
         admin's noout on the OSD about to restart."""
         r = self.r
         return look(self.cluster, osd,
-                    own_crash(r['crash_osds'], r['since'])).blockers(r['force'])
+                    own_crash(r.crash_osds, r.since)).blockers(r.force)
 
     def restart(self, now: float) -> Move:
         r = self.r
         o = self.cur()
-        restarter = self.restarter(o['osd'])
-        if r['abort'] and restarter.stage == Stage.GATE:
+        restarter = self.restarter(o.osd)
+        if r.abort and restarter.stage == Stage.GATE:
             # held at the gate: not in flight yet
             self.unset(o)
-            o['status'] = 'pending'
-            r['current'] = None
-            r['restart'] = None
-            return self.end('aborted', f'aborted before osd.{o["osd"]} was restarted')
-        blockers = self.look(o['osd']) if restarter.stage == Stage.GATE else []
+            o.status = 'pending'
+            r.current = None
+            r.restart = None
+            return self.end('aborted', f'aborted before osd.{o.osd} was restarted')
+        blockers = self.look(o.osd) if restarter.stage == Stage.GATE else []
         if not blockers:
             try:
                 res = restarter.step(now)
             except OsdGone as e:
                 self.unset(o)
-                return self.skip(o, f'{e}: its config is as before the {r["kind"]}')
+                return self.skip(o, f'{e}: its config is as before the {r.kind}')
             except ClusterError as e:
-                return self.osd_failed(f'restarting osd.{o["osd"]} failed: {e}')
+                return self.osd_failed(f'restarting osd.{o.osd} failed: {e}')
             if res.outcome.held:
                 blockers = res.reasons
         if blockers:
-            return Pause(blockers, f'paused before osd.{o["osd"]}')
-        return Go(P.WAIT, f'osd.{o["osd"]}: waiting for it to be up on {self.what()}',
+            return Pause(blockers, f'paused before osd.{o.osd}')
+        return Go(P.WAIT, f'osd.{o.osd}: waiting for it to be up on {self.what()}',
                   self.settings.poll)
 
     def wait(self, now: float) -> Move:
         r = self.r
         o = self.cur()
         try:
-            res = self.restarter(o['osd']).step(now)
+            res = self.restarter(o.osd).step(now)
         except OsdGone as e:
             self.unset(o)
-            r['noout_ours'] = False  # on an OSD that is no more
+            r.noout_ours = False  # on an OSD that is no more
             return self.skip(o, f'{e} (gone during its restart): its config is as before '
-                             f'the {r["kind"]}')
+                             f'the {r.kind}')
         if res.outcome == Outcome.UP:
-            o['status'] = 'done'
-            r['current'] = None
-            r['restart'] = None
-            return Go(P.NEXT, f'osd.{o["osd"]} is up on {self.what()}')
+            o.status = 'done'
+            r.current = None
+            r.restart = None
+            return Go(P.NEXT, f'osd.{o.osd} is up on {self.what()}')
         if res.outcome.held:
-            return Pause(res.reasons, f'paused before osd.{o["osd"]}')  # others keep PGs unclean
+            return Pause(res.reasons, f'paused before osd.{o.osd}')  # others keep PGs unclean
         if res.outcome == Outcome.WAITING:
             return self.settings.poll
-        timeout = self.restarter(o['osd']).timeout()
+        timeout = self.restarter(o.osd).timeout()
         if res.outcome == Outcome.NOT_CLEAN_IN_TIME:
-            o['status'] = 'done'  # it runs them: its PGs are not clean
+            o.status = 'done'  # it runs them: its PGs are not clean
             return self.end('failed', f'PGs did not become active+clean within {timeout:.0f}s of '
-                            f'restarting osd.{o["osd"]} (it runs {self.what()})')
-        return self.osd_failed(f'osd.{o["osd"]} did not come back up running '
+                            f'restarting osd.{o.osd} (it runs {self.what()})')
+        return self.osd_failed(f'osd.{o.osd} did not come back up running '
                                f'{self.what()} within {timeout:.0f}s')
 
     def osd_failed(self, error: str) -> Go:
         """The OSD in flight did not come back on the options set: apply puts it
         back on its own; a revert stops (there is nothing to go back to)."""
         o = self.cur()
-        o['status'] = 'failed'
-        o['error'] = error
-        if self.r['kind'] != 'apply':
+        o.status = 'failed'
+        o.error = error
+        if self.r.kind != 'apply':
             return self.end('failed', error)
-        return Go(P.PUT_BACK, f'{error}; putting osd.{o["osd"]} back on its prior options')
+        return Go(P.PUT_BACK, f'{error}; putting osd.{o.osd} back on its prior options')
 
     def put_back(self, now: float) -> Move:
         """Its own mask as it was before the apply (the plan's priors there),
         then its gated restart onto what it ran before."""
         o = self.cur()
         self.unset(o)
-        self.restarter(o['osd']).begin('put_back', now, ran=o['before'].get(RUNNING, ''))
-        return Go(P.PUT_BACK_WAIT, f'{o["error"]}; restarting osd.{o["osd"]} on its prior '
+        self.restarter(o.osd).begin('put_back', now, ran=o.before.get(RUNNING, ''))
+        return Go(P.PUT_BACK_WAIT, f'{o.error}; restarting osd.{o.osd} on its prior '
                   'options')
 
     def put_back_wait(self, now: float) -> Move:
         o = self.cur()
-        restarter = self.restarter(o['osd'])
+        restarter = self.restarter(o.osd)
         try:
             res = restarter.step(now)
         except ClusterError as e:
-            o['put_back'] = 'failed'
-            return self.end('failed', f'{o["error"]}; its prior options are set at osd.{o["osd"]}, '
+            o.put_back = 'failed'
+            return self.end('failed', f'{o.error}; its prior options are set at osd.{o.osd}, '
                             f'but restarting it failed: {e}')
         if res.outcome == Outcome.GATE_HELD:
             # never forced, as a session's restore
-            return Pause(res.reasons, f'{o["error"]}; osd.{o["osd"]} is restarted on its prior '
-                         'options when it is safe', 'put_back', o['osd'], timed=False)
+            return Pause(res.reasons, f'{o.error}; osd.{o.osd} is restarted on its prior '
+                         'options when it is safe', 'put_back', o.osd, timed=False)
         if res.outcome.runs_them:
-            o['put_back'] = 'done'
-            return self.end('failed', f'{o["error"]}; it is back on its prior options')
+            o.put_back = 'done'
+            return self.end('failed', f'{o.error}; it is back on its prior options')
         if res.outcome == Outcome.NOT_UP_IN_TIME:
-            o['put_back'] = 'failed'
-            return self.end('failed', f'{o["error"]}; it did not come back on its prior options '
+            o.put_back = 'failed'
+            return self.end('failed', f'{o.error}; it did not come back on its prior options '
                             f'either within {restarter.timeout():.0f}s (they are set at '
-                            f'osd.{o["osd"]})')
+                            f'osd.{o.osd})')
         return self.settings.poll

@@ -1,5 +1,5 @@
 """What `apply` and `revert` will do, worked out before anything changes: a
-plan (store.RolloutPlan) names the OSDs to restart in order (host by host,
+plan (rollout_record.RolloutPlan) names the OSDs to restart in order (host by host,
 CRUSH order), what each gets from the mons now, what is set at which mask
 (each OSD's own `osd.N`, never a class mask: an OSD reads
 bluestore_rocksdb_options before it gets those), and what those masks hold
@@ -15,8 +15,8 @@ from .canary import ANNEX, CLASS_MASK_NOTE, OPTIONS
 from .cluster import Cluster, ConfigSnapshot, Crash, OsdInfo, split_who
 from .gate import look, thin_pools_of
 from .rocksdb_options import OptionStringError, parse_options
-from .store import Masks, RolloutOsd, RolloutPlan
 from .health import osd_list
+from .rollout_record import Masks, RolloutOsd, RolloutPlan, RolloutRecord
 
 NAMES = (OPTIONS, ANNEX)
 # beside them in an OSD's `before`: the options its process runs ('' when it did not answer)
@@ -101,9 +101,9 @@ def _osd_record(config: ConfigSnapshot, osd: int, host: str, back_to: str = '',
                 status: str = 'pending', error: str = '') -> RolloutOsd:
     """An OSD of the plan and what the mon gives it now (what its process
     runs is asked just before its restart, not here: a command per OSD)."""
-    return RolloutOsd(osd=osd, host=host, status=status, error=error, put_back='',
+    return RolloutOsd(osd, host, status, error,
                       before={name: config.effective(osd, name) for name in NAMES},
-                      back_to=back_to, changed=False)
+                      back_to=back_to)
 
 
 def _priors(config: ConfigSnapshot, sets: Masks) -> Masks:
@@ -228,11 +228,11 @@ def plan_apply(cluster: Cluster, options: str, source: str,
     config = cluster.config_snapshot(defaults=NAMES)
     records = [_osd_record(config, osd, host) for osd, host in _order(cluster, targets)]
     values: Dict[str, Optional[str]] = {OPTIONS: options}
-    if any(r['before'][ANNEX].strip() for r in records):
+    if any(r.before[ANNEX].strip() for r in records):
         values[ANNEX] = ''  # appended by the OSD: it would override the options' keys
     for r in records:
-        _refuse_own_masks(config, r['osd'], list(values))
-    sets: Masks = {f'osd.{r["osd"]}': dict(values) for r in records}
+        _refuse_own_masks(config, r.osd, list(values))
+    sets: Masks = {f'osd.{r.osd}': dict(values) for r in records}
     checks, blockers = _checks(cluster, targets, targets, force, allow_single_copy, now)
     return RolloutPlan(kind='apply', options=options, source=source, target=target,
                        sets=sets, priors=_priors(config, sets), notes=notes, checks=checks,
@@ -241,34 +241,35 @@ def plan_apply(cluster: Cluster, options: str, source: str,
                        crash_osds=sorted(targets))
 
 
-def _to_put_back(last: Mapping[str, Any]) -> Tuple[Masks, Masks, List[Dict[str, Any]], str]:
+def _to_put_back(last: RolloutRecord) -> Tuple[Masks, Masks, List[Tuple[RolloutOsd, str]], str]:
     """revert's masks to put back, what the last rollout left there, its
-    OSDs still to put back, and the apply it undoes; NothingToRevert."""
-    if last['kind'] == 'apply':
-        if not last['changed']:
-            raise NothingToRevert(f'nothing to revert: the last apply ({last["id"]}, '
-                                  f'{last["state"]}) changed nothing')
-        back, applied = last['priors'], last['sets']
+    OSDs still to put back (with what each ran before the apply), and the
+    apply it undoes; NothingToRevert."""
+    if last.kind == 'apply':
+        if not last.changed:
+            raise NothingToRevert(f'nothing to revert: the last apply ({last.id}, '
+                                  f'{last.state}) changed nothing')
+        back, applied = last.priors, last.sets
         # its mask holds the apply's options, or it may run them (a failed OSD
         # whose restart onto its prior options did not come back)
-        todo = [dict(o, back_to=o['before'].get(RUNNING, '')) for o in last['osds']
-                if o.get('changed') or (o['status'] == 'failed' and o['put_back'] != 'done')]
-        of = str(last['id'])
+        todo = [(o, o.before.get(RUNNING, '')) for o in last.osds
+                if o.changed or (o.status == 'failed' and o.put_back != 'done')]
+        of = last.id
     else:
-        if last['state'] == 'done':
+        if last.state == 'done':
             raise NothingToRevert(f'nothing to revert: the last rollout was a revert (of '
-                                  f'{last["of"]}), and it is done')
-        back, applied = last['sets'], last['priors']
-        todo = [o for o in last['osds'] if o['status'] not in ('done', 'skipped')]
-        of = str(last['id'] if last['of'] is None else last['of'])
+                                  f'{last.of}), and it is done')
+        back, applied = last.sets, last.priors
+        todo = [(o, o.back_to) for o in last.osds if o.status not in ('done', 'skipped')]
+        of = last.id if last.of is None else last.of
     return back, applied, todo, of
 
 
 def _down_first(records: List[RolloutOsd], up: Mapping[int, Any]) -> List[str]:
     """Put the OSDs that are down first (their config is put back at once,
     with no restart), and say so."""
-    records.sort(key=lambda r: r['osd'] in up and up[r['osd']].up)
-    down = [r['osd'] for r in records if r['osd'] in up and not up[r['osd']].up]
+    records.sort(key=lambda r: r.osd in up and up[r.osd].up)
+    down = [r.osd for r in records if r.osd in up and not up[r.osd].up]
     if not down:
         return []
     one = len(down) == 1
@@ -277,7 +278,7 @@ def _down_first(records: List[RolloutOsd], up: Mapping[int, Any]) -> List[str]:
             + ('it' if one else 'them') + ' to be up']
 
 
-def plan_revert(cluster: Cluster, last: Optional[Mapping[str, Any]], force: bool = False,
+def plan_revert(cluster: Cluster, last: Optional[RolloutRecord], force: bool = False,
                 allow_single_copy: bool = False) -> RolloutPlan:
     """revert's plan from the last (ended) rollout; RolloutRefused when there
     is nothing to revert.  An OSD whose mask now holds what the apply did not
@@ -289,19 +290,18 @@ def plan_revert(cluster: Cluster, last: Optional[Mapping[str, Any]], force: bool
     sets: Masks = {}
     records: List[RolloutOsd] = []
     theirs: List[str] = []
-    for o in todo:
-        who = f'osd.{o["osd"]}'
+    for o, back_to in todo:
+        who = f'osd.{o.osd}'
         now = {name: config.own(who, name) for name in back[who]}
         moved = set_by_others(now, applied[who], back[who])
         if moved:
             error = (f'{who} {moved[0]} is now {show(now[moved[0]])}, which the apply did not '
                      'set: someone else set it since; left as it is, not restarted')
             theirs.append(error)
-            records.append(_osd_record(config, o['osd'], o['host'], status='skipped',
-                                       error=error))
+            records.append(_osd_record(config, o.osd, o.host, status='skipped', error=error))
             continue
         sets[who] = dict(back[who])
-        records.append(_osd_record(config, o['osd'], o['host'], o.get('back_to', '')))
+        records.append(_osd_record(config, o.osd, o.host, back_to))
     up = cluster.osds()
     notes = ([_some(theirs)] if theirs else []) + _down_first(records, up)
     if not sets:
@@ -310,9 +310,9 @@ def plan_revert(cluster: Cluster, last: Optional[Mapping[str, Any]], force: bool
         notes.append(f'nothing is left to put back of apply {of}: '
                      + ('the rest was set by someone else since' if theirs else
                         'every OSD it changed was put back as it ended'))
-    targets = [r['osd'] for r in records if r['status'] == 'pending' and r['osd'] in up]
-    since = float(last.get('since', 0.0))
-    crash_osds = list(last.get('crash_osds', []))
+    targets = [r.osd for r in records if r.status == 'pending' and r.osd in up]
+    crash_osds = list(last.crash_osds)
+    since = float(last.since)
     checks, blockers = _checks(cluster, targets, crash_osds, force, allow_single_copy, since)
     return RolloutPlan(kind='revert', options=None, source=f'what apply {of} changed',
                        target=f'the OSDs apply {of} changed', sets=sets,
@@ -329,18 +329,18 @@ def config_command(who: str, name: str, value: Optional[str]) -> str:
     return ' '.join(shlex.quote(a) for a in args)
 
 
-def undo_commands(plan: Mapping[str, Any]) -> List[str]:
+def undo_commands(plan: RolloutPlan) -> List[str]:
     """By hand, what `revert` does to the config: every prior put back."""
-    return [config_command(who, name, value) for who, names in sorted(plan['priors'].items())
+    return [config_command(who, name, value) for who, names in sorted(plan.priors.items())
             for name, value in sorted(names.items())]
 
 
-def partial(last: Optional[Mapping[str, Any]]) -> Optional[str]:
+def partial(last: Optional[RolloutRecord]) -> Optional[str]:
     """Why no new apply may start: the last rollout (its record) stopped part way."""
-    if last is None or last['state'] not in ('aborted', 'failed') or not last['changed']:
+    if last is None or last.state not in ('aborted', 'failed') or not last.changed:
         return None
-    if last['kind'] == 'apply':
-        return (f'the last apply ({last["id"]}, to {last["target"]}) ended '
-                f'{last["state"]} part way: `ceph rocks-autotune revert` it first')
-    return (f'the last revert (of apply {last["of"]}) ended {last["state"]} part way: '
+    if last.kind == 'apply':
+        return (f'the last apply ({last.id}, to {last.target}) ended '
+                f'{last.state} part way: `ceph rocks-autotune revert` it first')
+    return (f'the last revert (of apply {last.of}) ended {last.state} part way: '
             '`ceph rocks-autotune revert` again to finish it first')

@@ -40,12 +40,14 @@ record as after any unreadable head.
 """
 import copy
 import json
+from dataclasses import replace
 from enum import Enum
 from typing import Any, Callable, Dict, List, Mapping, Optional, TypedDict, cast
 
-from .canary_record import CanaryRecord, RestartState
+from .canary_record import CanaryRecord
 from .confirm import ConfirmRecord
 from .power import Noise
+from .rollout_record import ROLLOUT_VERSION, Masks, RolloutOsd, RolloutRecord
 from .trial import Trial
 from .window import SteadyCap
 from .workload import ClientRecord
@@ -352,7 +354,6 @@ class SessionStore(_Store):
 # ---------------------------------------------------------------- rollouts
 
 ROLLOUT_KEY = 'rollout'
-ROLLOUT_VERSION = 4
 # a rollout's own keys, beside the head (which names its id): written before
 # the head, so a save refused part way leaves the last rollout's record whole
 ROLLOUT_OSDS_KEY = 'rollout.{id}.osds.{n}'
@@ -364,85 +365,28 @@ ROLLOUT_CRASH_CHUNK = 2000  # ids of up to 9 digits: 22 KB
 # value keys, its error cut at MAX_ERROR), so a chunk stays under MAX_VALUE
 ROLLOUT_CHUNK = 40
 MAX_ERROR = 400
-# who (osd/class:ssd, osd.3) -> option -> value (None: none set there)
-Masks = Dict[str, Dict[str, Optional[str]]]
 
 
-class RolloutOsd(TypedDict):
-    """An OSD of a rollout, in restart order."""
-    osd: int
-    host: str
-    status: str  # pending | restarting | done | failed | skipped (gone, or not ours to change)
-    # before the rollout changed anything: what the mon gave it (options,
-    # annex), and what its process ran ('running')
-    before: Dict[str, str]
-    back_to: str  # revert: what it ran before the apply ('' unknown, or an apply)
-    error: str
-    put_back: str  # a failed OSD's return to its prior options: '' | done | failed
-    changed: bool  # its osd.N holds what the rollout set (written just before its restart)
-
-
-class RolloutPlan(TypedDict):
-    """What `apply` or `revert` will do (rollout_plan.py), as --dry-run shows it."""
-    kind: str  # apply | revert
-    options: Optional[str]  # apply: the options rolled out
-    source: str  # where they come from
-    target: str  # the OSDs, in words
-    sets: Masks  # what is set at each mask (None: removed), in restart order
-    priors: Masks  # what was there before, at every mask the rollout touches
-    notes: List[str]  # why the plan sets its values where it does
-    checks: List[str]  # the restart gate's checks, and what they say at planning
-    blockers: List[str]  # what holds its first restart back at planning
-    osds: List[RolloutOsd]
-    of: Optional[str]  # revert: the id of the rollout it undoes
-    force: bool  # others' health checks do not hold restarts back (--force)
-    allow_single_copy: bool  # restarts may leave PGs on one copy (--allow-single-copy)
-    since: float  # crashes of its OSDs from then on are its own (the apply's start)
-    crash_osds: List[int]  # those OSDs: the apply's (a revert's too), whose crashes it caused
-
-
-class RolloutState(RolloutPlan, RestartState):
-    """A persisted rollout (ROLLOUT_VERSION)."""
-    pause: Optional[Dict[str, Any]]  # the pause in effect (machine.Pause): on, reasons, osd
-    version: int
-    id: str
-    state: str  # running | done | aborted | failed
-    phase: str  # rollout.Phase
-    message: str
-    error: str
-    abort: bool  # abort asked: stop after the OSD in flight
-    changed: bool  # the config has been (or is being) changed
-    current: Optional[int]  # the OSD in flight: its index in osds
-    started: float
-    phase_started: float
-    ended: Optional[float]
-    paused_since: Optional[float]
-    cluster_errors: int
-    settings: Dict[str, float]  # rollout.RolloutSettings
-
-
-def _record(o: Mapping[str, Any], state: Mapping[str, Any],
+def _record(o: RolloutOsd, state: RolloutRecord,
             ref: Callable[[Optional[str]], Optional[int]]) -> Dict[str, Any]:
     """An OSD record as stored: its strings by reference, its masks' values beside it."""
-    who = f'osd.{o["osd"]}'
-    rec = dict(o, error=str(o['error'])[:MAX_ERROR],
-               before={k: ref(v) for k, v in o['before'].items()},
-               back_to=ref(o.get('back_to', '')))
-    for kind in ('sets', 'priors'):
-        if who in state[kind]:
-            rec[kind] = {n: ref(v) for n, v in state[kind][who].items()}
+    who = f'osd.{o.osd}'
+    rec = dict(o.to_json(), error=o.error[:MAX_ERROR],
+               before={k: ref(v) for k, v in o.before.items()}, back_to=ref(o.back_to))
+    for kind, masks in (('sets', state.sets), ('priors', state.priors)):
+        if who in masks:
+            rec[kind] = {n: ref(v) for n, v in masks[who].items()}
     return rec
 
 
-def _head(state: Mapping[str, Any],
-          ref: Callable[[Optional[str]], Optional[int]]) -> Dict[str, Any]:
+def _head(state: RolloutRecord, ref: Callable[[Optional[str]], Optional[int]]) -> Dict[str, Any]:
     """A rollout's head as stored: no OSD list, its strings by reference."""
-    head = {k: v for k, v in state.items() if k not in ('sets', 'priors', 'osds', 'crash_osds')}
-    head['options'] = ref(state.get('options'))
-    restart = state.get('restart')
+    head = {k: v for k, v in state.to_json().items()
+            if k not in ('sets', 'priors', 'osds', 'crash_osds')}
+    head['options'] = ref(state.options)
+    restart = state.restart
     if restart is not None:  # its strings may be anyone's, of any length
-        head['restart'] = dict(restart, expect=ref(restart['expect']),
-                               ran=ref(restart.get('ran', '')))
+        head['restart'] = dict(restart, expect=ref(restart['expect']), ran=ref(restart['ran']))
     return head
 
 
@@ -475,7 +419,7 @@ class RolloutStore(_Store):
         self._values: List[str] = []
         self._keys: List[str] = []  # the keys of the record the head names now
         # of rollout `_id`: each chunk's OSD records as last written (copies), crash_osds
-        self._saved: List[List[Dict[str, Any]]] = []
+        self._saved: List[List[RolloutOsd]] = []
         self._crash: List[int] = []
 
     def _write_changed(self, key: str, value: str) -> None:
@@ -483,11 +427,11 @@ class RolloutStore(_Store):
             self._write(key, value)
             self._written[key] = value
 
-    def save(self, state: Mapping[str, Any]) -> None:
+    def save(self, state: RolloutRecord) -> None:
         """Write what changed: new option strings, the chunks whose OSD records
         changed since they were written (a step changes the OSD in flight's:
         the others are compared, not serialised), then the head."""
-        rid = str(state['id'])
+        rid = state.id
         fresh = rid != self._id
         values = [] if fresh else list(self._values)
         seen = {v: i for i, v in enumerate(values)}
@@ -499,26 +443,26 @@ class RolloutStore(_Store):
                 seen[v] = len(values)
                 values.append(v)
             return seen[v]
-        osds = state['osds']
+        osds = state.osds
         if fresh:  # the plan's masks, which no step changes: checked once
-            masks = {f'osd.{o["osd"]}' for o in osds}
-            for kind in ('sets', 'priors'):
-                stray = set(state[kind]) - masks
+            masks = {f'osd.{o.osd}' for o in osds}
+            for kind, them in (('sets', state.sets), ('priors', state.priors)):
+                stray = set(them) - masks
                 if stray:  # the record keeps masks per OSD: anything else is a bug
                     raise StoreError(f'rollout {kind} names masks of no OSD of it: '
                                      f'{sorted(stray)}')
         saved = [] if fresh else self._saved
         writes: Dict[str, str] = {}
-        copies: Dict[int, List[Dict[str, Any]]] = {}  # what the changed chunks hold now
+        copies: Dict[int, List[RolloutOsd]] = {}  # what the changed chunks hold now
         for n, i in enumerate(range(0, len(osds), ROLLOUT_CHUNK)):
             part = osds[i:i + ROLLOUT_CHUNK]
             if n < len(saved) and saved[n] == part:
                 continue
-            copies[n] = [dict(o, before=dict(o['before'])) for o in part]
+            copies[n] = [replace(o, before=dict(o.before)) for o in part]
             writes[ROLLOUT_OSDS_KEY.format(id=rid, n=n)] = json.dumps(
                 {'id': rid, 'osds': [_record(o, state, ref) for o in part]})
         n_chunks = -(-len(osds) // ROLLOUT_CHUNK)
-        crash = state['crash_osds']
+        crash = state.crash_osds
         n_crash = -(-len(crash) // ROLLOUT_CRASH_CHUNK)
         if fresh or crash != self._crash:
             for n in range(n_crash):
@@ -571,8 +515,9 @@ class RolloutStore(_Store):
                 pass  # left over: harmless, and dropped with the next rollout's
             self._written.pop(key, None)
 
-    def load(self) -> Optional[Dict[str, Any]]:
-        """The saved rollout, None when there is none; ValueError when unreadable."""
+    def load(self) -> Optional[RolloutRecord]:
+        """The saved rollout, None when there is none; ValueError (TypeError)
+        when unreadable."""
         raw = self._get(ROLLOUT_KEY)
         if not raw:
             return None
@@ -611,11 +556,12 @@ class RolloutStore(_Store):
         if head.get('restart') is not None:
             state['restart'] = dict(head['restart'], expect=val(head['restart']['expect']),
                                     ran=val(head['restart']['ran']) or '')
+        record = RolloutRecord.from_json(state)
         # the next save compares every chunk with what is stored (as written)
         self._id, self._values, self._keys, self._saved = rid, values, keys, []
         self._crash = crash
         self._written[ROLLOUT_KEY] = raw
-        return state
+        return record
 
     def _chunk(self, key: str, rid: str, keys: List[str]) -> List[Any]:
         """What one chunk of rollout `rid` holds (ValueError: missing, or another's)."""

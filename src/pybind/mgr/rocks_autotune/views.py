@@ -9,6 +9,7 @@ from .measurement_plan import SEQUENTIAL, SPLIT
 from .perf_counters import OBJECTIVE_NAMES
 from . import power
 from .paired_stats import MIN_ROUNDS, Ratios
+from .rollout_record import RolloutRecord
 from .session_settings import WEAR
 from .steady_check import SteadyVerdict
 from .store import ENDED, SessionState
@@ -410,15 +411,14 @@ class ProgressEvent:
     failure: Optional[str] = None
 
 
-def rollout_status(r: Mapping[str, Any], progress: float, health: List[str]) -> Dict[str, Any]:
+def rollout_status(r: RolloutRecord, progress: float, health: List[str]) -> Dict[str, Any]:
     """A rollout's fields in `status -f json` (`rollout`), its OSDs in the plan's order."""
-    osds = [{k: o[k] for k in ('osd', 'host', 'status', 'error', 'put_back')}
-            for o in r['osds']]
-    current = r['osds'][r['current']]['osd'] if r.get('current') is not None else None
+    osds = [dict(osd=o.osd, host=o.host, status=o.status, error=o.error, put_back=o.put_back)
+            for o in r.osds]
     return dict(
-        {k: r[k] for k in ('id', 'kind', 'state', 'phase', 'message', 'error', 'target',
-                           'options', 'source', 'of', 'started', 'ended')}, current=current,
-        counts={s: len([o for o in osds if o['status'] == s]) for s in ROLLOUT_STATUSES},
-        progress=progress, osds=osds, sets=r['sets'], priors=r['priors'], notes=r['notes'],
-        checks=r.get('checks', []), force=r.get('force', False),
-        allow_single_copy=r.get('allow_single_copy', False), health=health)
+        id=r.id, kind=r.kind, state=r.state, phase=r.phase, message=r.message, error=r.error,
+        target=r.target, options=r.options, source=r.source, of=r.of, started=r.started,
+        ended=r.ended, current=None if r.current is None else r.osds[r.current].osd,
+        counts={s: len([o for o in r.osds if o.status == s]) for s in ROLLOUT_STATUSES},
+        progress=progress, osds=osds, sets=r.sets, priors=r.priors, notes=r.notes,
+        checks=r.checks, force=r.force, allow_single_copy=r.allow_single_copy, health=health)

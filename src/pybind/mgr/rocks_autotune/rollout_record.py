@@ -1,0 +1,127 @@
+"""A rollout's record (rollout.py: `apply`, `revert`): its plan, its OSDs in
+restart order, where it stands.  Typed, made by rollout_plan.py and
+rollout.Rollout.begin, changed by the rollout's code only (its restart in
+flight and noout through restart.Restarter, as a canary's; its pause and
+step counters by the engine, machine.py); JSON only in the store
+(RolloutStore: to_json, from_json).  A module of its own so that the store,
+the views and the health checks read it without importing the rollout."""
+from dataclasses import dataclass, field, fields
+from typing import Any, Dict, List, Optional
+
+from .canary_record import RestartRecord
+from .options import default
+
+ROLLOUT_VERSION = 4
+# who (osd/class:ssd, osd.3) -> option -> value (None: none set there)
+Masks = Dict[str, Dict[str, Optional[str]]]
+
+
+@dataclass
+class RolloutSettings:
+    """The module options a rollout runs with (declared in options.py)."""
+    restart_timeout: float = default('restart_timeout')
+    manual_restart_timeout: float = default('manual_restart_timeout')
+    unhealthy_timeout: float = default('unhealthy_timeout')
+    poll: float = 2.0  # not an option: how often a step waiting on the cluster looks again
+
+
+@dataclass
+class RolloutOsd:
+    """An OSD of a rollout, in restart order."""
+    osd: int
+    host: str
+    status: str = 'pending'  # | restarting | done | failed | skipped (gone, or not ours to change)
+    error: str = ''
+    put_back: str = ''  # a failed OSD's return to its prior options: '' | done | failed
+    # before the rollout changed anything: what the mon gave it (options,
+    # annex), and what its process ran (rollout_plan.RUNNING)
+    before: Dict[str, str] = field(default_factory=dict)
+    back_to: str = ''  # revert: what it ran before the apply ('' unknown, or an apply)
+    changed: bool = False  # its osd.N holds what the rollout set (written just before its restart)
+
+    def to_json(self) -> Dict[str, Any]:
+        return dict(vars(self))
+
+    @classmethod
+    def from_json(cls, saved: Dict[str, Any]) -> 'RolloutOsd':
+        o = cls(**saved)
+        if not (isinstance(o.osd, int) and isinstance(o.before, dict)
+                and isinstance(o.changed, bool)):
+            raise ValueError('rollout state has a malformed OSD record')
+        return o
+
+
+@dataclass
+class RolloutPlan:
+    """What `apply` or `revert` will do (rollout_plan.py), as --dry-run shows it."""
+    kind: str  # apply | revert
+    options: Optional[str]  # apply: the options rolled out
+    source: str  # where they come from
+    target: str  # the OSDs, in words
+    sets: Masks  # what is set at each mask (None: removed), in restart order
+    priors: Masks  # what was there before, at every mask the rollout touches
+    notes: List[str]  # why the plan sets its values where it does
+    checks: List[str]  # the restart gate's checks, and what they say at planning
+    blockers: List[str]  # what holds its first restart back at planning
+    osds: List[RolloutOsd]
+    of: Optional[str]  # revert: the id of the rollout it undoes
+    force: bool  # others' health checks do not hold restarts back (--force)
+    allow_single_copy: bool  # restarts may leave PGs on one copy (--allow-single-copy)
+    since: float  # crashes of its OSDs from then on are its own (the apply's start)
+    crash_osds: List[int]  # those OSDs: the apply's (a revert's too), whose crashes it caused
+
+    def to_json(self) -> Dict[str, Any]:
+        """As `--dry-run -f json` shows it; shallow."""
+        out = {f.name: getattr(self, f.name) for f in fields(RolloutPlan)}
+        return dict(out, osds=[o.to_json() for o in self.osds])
+
+
+@dataclass
+class RolloutRecord(RolloutPlan):
+    """A persisted rollout (ROLLOUT_VERSION): its plan and where it stands."""
+    version: int
+    id: str
+    state: str = 'running'  # | done | aborted | failed
+    phase: str = 'check'  # rollout.Phase
+    message: str = 'starting'
+    error: str = ''
+    abort: bool = False  # abort asked: stop after the OSD in flight
+    changed: bool = False  # the config has been (or is being) changed
+    current: Optional[int] = None  # the OSD in flight: its index in osds
+    started: float = 0.0
+    phase_started: float = 0.0
+    ended: Optional[float] = None
+    paused_since: Optional[float] = None
+    cluster_errors: int = 0
+    settings: RolloutSettings = field(default_factory=RolloutSettings)
+    # restart.Restarter's (canary_record.RestartState: it changes them through vars())
+    restart: Optional[RestartRecord] = None
+    manual: str = ''
+    noout_ours: bool = False
+    running_dirty: bool = False
+    pause: Optional[Dict[str, Any]] = None  # the pause in effect (machine.Pause): on, reasons, osd
+
+    def to_json(self) -> Dict[str, Any]:
+        """As the store keeps it (its head and OSD chunks), in the order it
+        always had: where it stands first, then the plan."""
+        plan = RolloutPlan.to_json(self)
+        own = {k: v for k, v in vars(self).items() if k not in plan}  # in field order
+        return dict(own, settings=dict(vars(self.settings)), **plan)
+
+    @classmethod
+    def from_json(cls, saved: Dict[str, Any]) -> 'RolloutRecord':
+        """ValueError (TypeError): not a record this code wrote (the store
+        checks its version)."""
+        for key, typ in (('id', str), ('kind', str), ('state', str), ('phase', str),
+                         ('sets', dict), ('priors', dict), ('osds', list),
+                         ('settings', dict), ('changed', bool), ('noout_ours', bool),
+                         ('force', bool), ('allow_single_copy', bool),
+                         ('crash_osds', list)):
+            if not isinstance(saved.get(key), typ):
+                raise ValueError(f'rollout state field {key!r} is missing or malformed')
+        r = cls(**dict(saved, settings=RolloutSettings(**saved['settings']),
+                       osds=[RolloutOsd.from_json(o) for o in saved['osds']]))
+        if r.current is not None and not (isinstance(r.current, int)
+                                          and 0 <= r.current < len(r.osds)):
+            raise ValueError('rollout state has no such OSD in flight')
+        return r
