@@ -222,17 +222,17 @@ def noise_line(n: power.Noise) -> str:
     if p.detectable is None:
         line += f'{p.rounds} round(s) are too few to confirm any gain (it takes {MIN_ROUNDS})'
     elif n.goal == 'wear':
-        return line + _sees(p.rounds, p.detectable, p.power, -p.margin, f'\'s {name}', p.sd)
+        return line + _sees(p.rounds, p.detectable, p.power, p.sd, -p.margin, f'\'s {name}')
     else:
-        line += _sees(p.rounds, p.detectable, p.power)
+        line += _sees(p.rounds, p.detectable, p.power, p.sd)
     line += (f'; {gain_text(p.detect)} needs ' + (
         f'{p.rounds_for_detect} rounds' if p.rounds_for_detect is not None
         else f'more than {p.most_rounds} rounds') + ' (confirm_rounds, detect)')
     return line
 
 
-def _sees(rounds: int, detectable: Optional[float], chance: float,
-          guard: Optional[float] = None, of: str = '', sd: float = 0.0) -> str:
+def _sees(rounds: int, detectable: Optional[float], chance: float, sd: float,
+          guard: Optional[float] = None, of: str = '') -> str:
     """What `rounds` rounds confirm `chance` of the time: a gain, or (under
     the wear objective's `guard`) a candidate that passes it, and how often
     one exactly as fast as the baseline does at noise `sd` (what a wear
@@ -251,7 +251,7 @@ def seen_text(seen: Optional[RoundsNoise], guard: Optional[float] = None) -> str
     if seen is None or seen.detectable is None:
         return ''
     return (f'; at the noise its rounds showed (sd {seen.sd:.3f} per round) its '
-            + _sees(seen.rounds, seen.detectable, seen.power, guard, sd=seen.sd)
+            + _sees(seen.rounds, seen.detectable, seen.power, seen.sd, guard)
             + (': a smaller one goes unseen' if guard is None else ''))
 
 
