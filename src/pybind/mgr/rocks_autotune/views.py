@@ -57,10 +57,8 @@ SHARED_HOST = ('R\'s OSDs share the canary\'s host: C/R reads C\'s effect minus 
                '(C\'s own ratio and R\'s are given beside it)')
 
 
-def design_text(plan: Optional[Mapping[str, Any]]) -> str:
+def design_text(plan: Mapping[str, Any]) -> str:
     """How the confirmation measured (measurement_plan.py)."""
-    if not plan:
-        return ''
     osds = ' and '.join(f'osd.{o}' for o in plan['osds'])
     if plan['design'] == SPLIT:
         return (f' (split, on {osds}: C/R, the IOPS of its PGs over those of '
