@@ -14,6 +14,7 @@ from .health import by_status, osd_list
 from .views import (answer_line, crashes_lines, final_answer, groups_text,
                     ratio_text, steady_text)
 from .rollout_record import RolloutPlan
+from .session_settings import WEAR
 from .space import Candidate
 from .trial import Trial
 from .workload import CLEANUP_RETRY, NAMESPACE
@@ -304,25 +305,24 @@ def best_summary(state: Dict[str, Any],
 
 
 def best_text(b: Dict[str, Any], result: Verdict) -> str:
-    """`best`: its JSON `b` in words, each candidate's line from `result` (the verdict of `b`)."""
-    rule = (f'is recommended when its whole interval clears the {b["margin"]:.0%} margin '
-            f'and then, measured in windows long enough to see a compaction (steady '
-            f'windows), its write-amp stays within the {b["budget"]:.2f}x budget of the '
-            f'baseline\'s; the first such candidate, best first, is recommended.')
-    if b.get('goal') == 'wear':
-        rule = (f'is recommended when the low end of its interval is at least '
-                f'{1 + b["margin"]:.2f}x the baseline\'s (the {-b["margin"]:.0%} guard) '
-                f'and then, in steady windows, its write-amp is at most {b["budget"]:.2f}x '
-                'the baseline\'s; the first such candidate, in the model\'s order, is '
-                'recommended.')
+    """`best`: its JSON `b` in words, with the rule and candidates of `result` (b's verdict)."""
+    m = result.margin
+    rule = (f'is recommended when the low end of its interval is at least {1 + m:.2f}x the '
+            f'baseline\'s (the {-m:.0%} guard) and then, in steady windows, its write-amp is '
+            f'at most {result.budget:.2f}x the baseline\'s; the first such candidate, in the '
+            'model\'s order, is recommended.' if result.goal == WEAR else
+            f'is recommended when its whole interval clears the {m:.0%} margin and then, '
+            f'measured in windows long enough to see a compaction (steady windows), its '
+            f'write-amp stays within the {result.budget:.2f}x budget of the baseline\'s; the '
+            'first such candidate, best first, is recommended.')
     lines = [b['summary'] + '.',
              f'Each figure: the median over the rounds of the candidate\'s ratio to the '
-             f'baseline measured in the same round [{b["level"]:.0%} interval]; a candidate '
+             f'baseline measured in the same round [{result.level:.0%} interval]; a candidate '
              + rule]
-    plan = b.get('measurement_plan') or {}
+    plan = result.measurement_plan
     if plan.get('why'):
         lines.append(f'measurement design: {plan["design"]} ({plan["why"]})')
-    name = OBJECTIVE_NAMES.get(b['objective'], b['objective'])
+    name = OBJECTIVE_NAMES.get(result.objective, result.objective)
     lines += [arm_line(name, a) for a in result.arms]
     if b['keeps_current']:
         return '\n'.join(lines)
