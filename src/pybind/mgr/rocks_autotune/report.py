@@ -1,7 +1,6 @@
 """Plain-text views of a session and a rollout for the CLI, and `best`'s summary:
 they read the figures the session computed and compute no statistic (the
 command thread must not import scipy/numpy)."""
-import shlex
 from dataclasses import asdict
 from typing import Any, Dict, List, Mapping, Optional
 
@@ -13,6 +12,7 @@ from .perf_counters import OBJECTIVE_NAMES
 from .health import by_status, osd_list
 from .views import (answer_line, crashes_lines, final_answer, groups_text,
                     ratio_text, steady_text)
+from .rollout_plan import config_command
 from .rollout_record import RolloutPlan
 from .session_settings import WEAR
 from .space import Candidate
@@ -248,11 +248,6 @@ def reach(canary: int, osds: Mapping[int, OsdInfo]) -> Dict[str, Any]:
             'note': f'osd.{canary} {why}: the options go to every OSD'}
 
 
-def config_set(who: str, name: str, value: str) -> str:
-    """A `ceph config set` command line, safe to paste into a shell whatever the value."""
-    return ' '.join(shlex.quote(a) for a in ('ceph', 'config', 'set', who, name, value))
-
-
 def best_summary(state: Dict[str, Any],
                  where: Optional[Dict[str, Any]] = None) -> Optional[Dict[str, Any]]:
     """`best -f json`: the confirmation's answer (its rounds' ratios, never the search's),
@@ -271,9 +266,9 @@ def best_summary(state: Dict[str, Any],
     changed = list(state.get('config_changes') or [])
     if chosen is not None:
         for who in [f'osd.{osd}'] + (where['masks'] or []):
-            commands.append(config_set(who, OPTIONS, chosen.options))
+            commands.append(config_command(who, OPTIONS, chosen.options))
             if state.get('annexed'):  # the annex is folded into the options string
-                commands.append(config_set(who, ANNEX, ''))
+                commands.append(config_command(who, ANNEX, ''))
         if changed:
             # the string embeds the base of the start: applying it undoes the change
             commands.insert(0, '# measured against the options in effect when the session '
