@@ -31,7 +31,7 @@ def answer(s: Mapping[str, Any]) -> Optional[Verdict]:
 
 
 def final_answer(s: Mapping[str, Any]) -> Optional[Verdict]:
-    """The confirmation's verdict once it stands: all rounds done, or over those done at the end."""
+    """The confirmation's verdict once it stands: all rounds done, or the session ended."""
     result = answer(s)
     return result if result is not None and (result.complete or s['state'] in ENDED) else None
 
@@ -331,7 +331,8 @@ def _json(t: Optional[Trial]) -> Optional[Dict[str, Any]]:
 def status_of(s: SessionState, osd: int, progress: float, health: List[str],
               release_default: str, max_memtable_bytes: int) -> Dict[str, Any]:
     """The `status -f json` fields: the answer is the confirmation's (`best`), the search's
-    leader only its progress; `other_checks`: others' health checks before the last restart."""
+    leader only its progress; `other_checks`: others' health checks at the last look before a
+    restart (they block only without --force)."""
     noise = s.get('noise')
     cap = s.get('steady_cap')
     out = {
