@@ -65,22 +65,17 @@ class Workload(Protocol):
 
 
 class KeyspaceWorkload(Workload, Protocol):
-    """A load over objects of its own, which it can write end to end first."""
+    """A load over objects of its own, which it can write end to end first
+    (ClientWorkload's members)."""
     @property
-    def object_count(self) -> int:
-        """How many objects the keyspace holds."""
+    def object_count(self) -> int: ...
 
     @property
-    def block_count(self) -> int:
-        """How many blocks (writes of the load's size) the keyspace holds."""
+    def block_count(self) -> int: ...
 
-    def fill(self, start: int, seconds: float) -> Tuple[int, int, float]:
-        """Fill objects from the `start`-th on for about `seconds`: how many are
-        filled from the first on, bytes written and time taken."""
+    def fill(self, start: int, seconds: float) -> Tuple[int, int, float]: ...
 
-    def overwrite(self, start: int, seconds: float) -> Tuple[int, int, float]:
-        """Overwrite blocks from the `start`-th on (of a fixed order) for about
-        `seconds`: how many are done, bytes written and time taken."""
+    def overwrite(self, start: int, seconds: float) -> Tuple[int, int, float]: ...
 
 
 class BenchWorkload:
@@ -286,6 +281,7 @@ class ClientWorkload:
         self.last_reference: Optional[int] = None
         self.object_size = object_size
         self.block_size = block_size
+        self.blocks = object_size // block_size  # an object's
         self.threads = threads
         self.chunk_seconds = chunk_seconds
         self.rng = random.Random(seed)
@@ -302,7 +298,6 @@ class ClientWorkload:
         flight on C (and as many on R, at once); C's bytes written and time
         taken (R's in `last_reference`).  ClusterError if a write failed."""
         length = max(0.1, min(seconds, self.chunk_seconds))
-        blocks = self.object_size // self.block_size
         groups = [self.objects] + ([self.reference] if self.reference else [])
         n = self.threads * len(groups)
         done = [0] * n
@@ -315,7 +310,7 @@ class ClientWorkload:
             objects = groups[i % len(groups)]  # C, R, C, R...: started in turn
             while self.clock() < deadline and not failed():
                 self.io.write(rng.choice(objects), self.data,
-                              rng.randrange(blocks) * self.block_size)
+                              rng.randrange(self.blocks) * self.block_size)
                 done[i] += 1
 
         self._run(writer, deadline, n)
@@ -336,7 +331,6 @@ class ClientWorkload:
         self._probe = ([], 0.0)
         if not chosen:
             return ReadProbe.of([], 0.0)
-        blocks = self.object_size // self.block_size
         got: List[List[float]] = [[] for _ in range(self.threads)]
         seeds = [self.rng.getrandbits(32) for _ in range(self.threads)]
         start = self.clock()
@@ -345,7 +339,7 @@ class ClientWorkload:
         def reader(i: int, failed: Callable[[], bool]) -> None:
             rng = random.Random(seeds[i])
             while self.clock() < deadline and not failed():
-                obj, offset = rng.choice(chosen), rng.randrange(blocks) * self.block_size
+                obj, offset = rng.choice(chosen), rng.randrange(self.blocks) * self.block_size
                 began = self.clock()
                 self.io.read(obj, self.block_size, offset)
                 got[i].append(self.clock() - began)
@@ -364,7 +358,7 @@ class ClientWorkload:
 
     @property
     def block_count(self) -> int:
-        return len(self.objects) * (self.object_size // self.block_size)
+        return len(self.objects) * self.blocks
 
     def fill(self, start: int, seconds: float) -> Tuple[int, int, float]:
         """Write whole objects from the `start`-th on, as an image's first
@@ -391,12 +385,12 @@ class ClientWorkload:
         random writes split them over time (what fio's random map does in
         one pass, where writes at random offsets would need several to reach
         most blocks).  ClusterError if a write failed."""
-        blocks = self.object_size // self.block_size
         order = scattered(self.block_count)
 
         def one(i: int) -> int:
             b = order(i)
-            self.io.write(self.objects[b // blocks], self.data, (b % blocks) * self.block_size)
+            self.io.write(self.objects[b // self.blocks], self.data,
+                          (b % self.blocks) * self.block_size)
             return self.block_size
 
         return self._each(one, start, self.block_count, seconds)
