@@ -460,11 +460,7 @@ class MgrReads(MgrBase):
                 for s in stats]
 
     def osdmap_flags(self) -> List[str]:
-        osd_map = self.mgr.get('osd_map')
-        flags = osd_map.get('flags_set')  # Quincy on; before, one comma-separated string
-        if not isinstance(flags, list):
-            flags = str(osd_map.get('flags', '')).split(',')
-        return sorted(str(f) for f in flags if f)
+        return sorted(str(f) for f in self.mgr.get('osd_map')['flags_set'])
 
     def crush_order(self) -> List[Tuple[int, str]]:
         parent, nodes = self._tree()
