@@ -422,15 +422,16 @@ class RolloutStore(_Store):
                                      f'{sorted(stray)}')
         saved = [] if fresh else self._saved
         writes: Dict[str, str] = {}
-        copies: Dict[int, List[RolloutOsd]] = {}  # what the changed chunks hold now
+        chunks: List[List[RolloutOsd]] = []  # what each chunk holds once written (copies)
         for n, i in enumerate(range(0, len(osds), ROLLOUT_CHUNK)):
             part = osds[i:i + ROLLOUT_CHUNK]
             if n < len(saved) and saved[n] == part:
+                chunks.append(saved[n])
                 continue
-            copies[n] = [replace(o, before=dict(o.before)) for o in part]
+            chunks.append([replace(o, before=dict(o.before)) for o in part])
             writes[ROLLOUT_OSDS_KEY.format(id=rid, n=n)] = json.dumps(
                 {'id': rid, 'osds': [_record(o, state, ref) for o in part]})
-        n_chunks = -(-len(osds) // ROLLOUT_CHUNK)
+        n_chunks = len(chunks)
         crash = state.crash_osds
         n_crash = -(-len(crash) // ROLLOUT_CRASH_CHUNK)
         if fresh or crash != self._crash:
@@ -451,10 +452,7 @@ class RolloutStore(_Store):
         keys += [ROLLOUT_OSDS_KEY.format(id=rid, n=i) for i in range(n_chunks)]
         keys += [ROLLOUT_CRASH_KEY.format(id=rid, n=i) for i in range(n_crash)]
         self._commit(rid, keys, writes, json.dumps(head))
-        self._values, self._crash = values, list(crash)
-        self._saved = saved[:n_chunks] + [[]] * (n_chunks - len(saved))
-        for n, recs in copies.items():
-            self._saved[n] = recs
+        self._values, self._crash, self._saved = values, list(crash), chunks
 
     def _commit(self, rid: str, keys: List[str], writes: Dict[str, str],
                 raw_head: str) -> None:
