@@ -222,11 +222,8 @@ class MgrBase:
     def __init__(self, mgr: Any) -> None:
         self.mgr = mgr
 
-    def _mon(self, **cmd: Any) -> Tuple[int, str, str]:
-        return self.mgr.mon_command(cmd)
-
     def _mon_ok(self, **cmd: Any) -> str:
-        r, out, err = self._mon(**cmd)
+        r, out, err = self.mgr.mon_command(cmd)
         if r != 0:
             raise ClusterError(f'{cmd["prefix"]} failed: {err or out} ({r})')
         return out
@@ -316,7 +313,7 @@ class MgrReads(MgrBase):
         return sum(n for state, n in summary.items() if 'active' not in state.split('+'))
 
     def ok_to_stop(self, osd: int) -> Tuple[bool, str]:
-        r, out, err = self._mon(prefix='osd ok-to-stop', ids=[str(osd)])
+        r, out, err = self.mgr.mon_command({'prefix': 'osd ok-to-stop', 'ids': [str(osd)]})
         return r == 0, (err or out).strip()
 
     def pools(self) -> Dict[int, PoolInfo]:
