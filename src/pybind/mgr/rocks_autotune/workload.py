@@ -1,23 +1,21 @@
-"""The load a measurement window runs under.
+"""The load a measurement window runs under, in chunks of a few seconds (a
+stop or abort is seen between chunks).
 
-`client` writes as a client does: 4 KiB writes at random offsets of
-thousands of objects (an RBD image's shape) through librados from the mgr,
-so every write goes through the PG layer (PG log, dup entries, onode
-updates) of a PG the canary serves.  The objects live in a namespace of one
-replicated pool (`NAMESPACE`, never a user's objects); they are only ones in
-PGs whose up set holds the canary, so every byte lands on it, and the
-session removes them when it ends; the default.  `osd-bench` drives `osd
-bench` on the canary: 4 KiB writes into 16 objects below the PG layer, a
-quick mode that makes no PG log and touches a few onodes.  `live` drives nothing: the window
-measures the canary's own client traffic.  Under the split design
-(measurement_plan.py) the client load also writes a reference group R, as
-many objects in PGs of the same pool whose up set leaves the canary out,
-with as many writes in flight, over the same seconds: what the machine does
-falls on both groups, what the canary's options do on C only
-(doc/bench/split-aa.md).  The driven ones run in chunks of
-a few seconds, so that a stop or abort is seen between chunks.  After a
-steady window the client load's read probe (`read_probe`) times 4 KiB reads
-of C's objects on the canary: what its options cost a reader.
+`client`, the default, writes as a client does: 4 KiB writes at random
+offsets of thousands of objects (an RBD image's shape) through librados from
+the mgr, each through the PG layer (PG log, dup entries, onode updates).
+Its objects are in a namespace of one replicated pool (`NAMESPACE`, never a
+user's objects), in PGs whose up set holds the canary, so every byte lands
+on it; the session removes them when it ends.  Under the split design
+(measurement_plan.py) it also writes a reference group R, as many objects
+in PGs of the same pool whose up set leaves the canary out, with as many
+writes in flight over the same seconds: what the machine does falls on both
+groups, what the canary's options do on C only (doc/bench/split-aa.md).
+After a steady window its read probe (`read_probe`) times 4 KiB reads of
+C's objects on the canary: what the options cost a reader.  `osd-bench`
+drives `osd bench` on the canary: 4 KiB writes into 16 objects below the PG
+layer, a quick mode that makes no PG log and touches a few onodes.  `live`
+drives nothing: the window measures the canary's own client traffic.
 """
 import logging
 import math
@@ -31,8 +29,6 @@ from .cluster import NO_OSD, Cluster, ClientIo, ClusterError, PgInfo, PoolInfo
 from .placement import pg_of
 
 log = logging.getLogger(__name__)
-
-Clock = Callable[[], float]
 
 # osd bench caps small writes at max_iops x osd_bench_duration (30 s); the
 # canary gets a high cap for the session and its original value back after.
@@ -268,7 +264,7 @@ class ClientRecord:
 class ClientWorkload:
     def __init__(self, io: ClientIo, objects: Sequence[str], object_size: int,
                  block_size: int = 4096, threads: int = 16, chunk_seconds: float = 5.0,
-                 seed: int = 0, clock: Clock = time.monotonic,
+                 seed: int = 0, clock: Callable[[], float] = time.monotonic,
                  reference: Sequence[str] = ()) -> None:
         if object_size < block_size:
             raise ValueError('objects smaller than a write')
