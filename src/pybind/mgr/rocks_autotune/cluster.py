@@ -91,9 +91,6 @@ class PgInfo:
     acting: List[int]  # the OSDs serving its I/O; NO_OSD where an EC shard has none
     up: List[int] = field(default_factory=list)  # where CRUSH maps it (acting once clean)
 
-    def has(self, osd: int) -> bool:
-        return osd in self.acting or osd in self.up
-
 
 # pg_pool_t::TYPE_ERASURE, as the osd map dumps a pool's type (1 is replicated)
 POOL_TYPE_ERASURE = 3
