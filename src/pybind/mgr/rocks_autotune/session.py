@@ -245,7 +245,7 @@ class Session(Machine):
 
     def _give_up(self, error: str) -> Move:
         if self.s['phase'] in ENDING:
-            return self.phases.out.fail(error)
+            return self.phases.fail(error)
         self.s['error'] = error
         return Go(P.RESTORE, error + '; restoring the canary')
 

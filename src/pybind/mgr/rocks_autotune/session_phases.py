@@ -93,10 +93,6 @@ MEASURING = (P.WARMUP.value, P.MEASURE.value)
 ENDING = (P.RESTORE.value, P.RESTORE_WAIT.value, P.END.value)
 
 
-def _osds(canaries: List[CanaryOsd]) -> str:
-    return ', '.join(f'osd.{c.osd}' for c in canaries)
-
-
 def standing_changes(canaries: Iterable[CanaryOsd]) -> List[str]:
     """The session's list of someone else's changes: its canaries', each once."""
     return list(dict.fromkeys(line for c in canaries for line in c.rec['config_changes']))
@@ -108,8 +104,6 @@ def next_to_restart(cluster: Cluster, canaries: List[CanaryOsd]) -> CanaryOsd:
     holds the others' while it is: a recovery or a restore after it
     died must start it first); else the first in restart order."""
     left = [c for c in canaries if not c.restarted]
-    if not left:
-        raise ValueError('no restart left')
     issued = [c for c in left if c.restart_issued()]
     if issued:
         return issued[0]
@@ -137,7 +131,6 @@ class Phases(JobPhases):
         self.settings = settings
         self.canaries = canaries
         self.clock = clock
-        self.out = Restore(s, cluster, self.osd, settings, canaries, clock)
 
     def table(self) -> Dict[Any, Handler]:
         return {P.PREPARE: self.prepare, P.NEXT: lambda now: self.next_trial(),
@@ -146,7 +139,7 @@ class Phases(JobPhases):
                 P.PRECONDITION: self.precondition, P.WARMUP: self.warmup,
                 P.MEASURE: self.measure, P.RECOVER: self.recover,
                 P.RECOVER_RESTART: self.recover_restart, P.RECOVER_WAIT: self.recover_wait,
-                P.RESTORE: self.out.restore, P.RESTORE_WAIT: self.out.restore_wait}
+                P.RESTORE: self.restore, P.RESTORE_WAIT: self.restore_wait}
 
     # ------------------------------------------------------------ the pause
 
@@ -156,9 +149,13 @@ class Phases(JobPhases):
         session aborts, restoring the canary."""
         why = ('config changed by someone else' if pause.on == 'config'
                else 'cluster stayed unhealthy')
-        self.s['error'] = f'{why}: ' + '; '.join(pause.reasons)
+        return self.abort(f'{why}: ' + '; '.join(pause.reasons), f'{why}; restoring the canary')
+
+    def abort(self, error: str, said: str = '') -> Go:
+        """The session ends failed, restoring its canaries."""
+        self.s['error'] = error
         self.s['abort'] = True
-        return Go(P.RESTORE, f'{why}; restoring the canary')
+        return Go(P.RESTORE, said or error)
 
     # ------------------------------------------------------------ the window in flight
 
@@ -206,10 +203,6 @@ class Phases(JobPhases):
             return Go(P.RESTORE, 'confirmation done: ' + views.answer_line(result)
                       + '; restoring the canary')
         r, window, steady = nxt
-        strangers = [slot.osd for slot in window if slot.osd not in self.canaries]
-        if strangers:
-            raise ValueError(f'the plan measures osd.{strangers[0]}, not a canary of this '
-                             'session')
         first = len(s['trials'])
         trials = [self._confirm_trial(conf, r, slot, first + k, steady)
                   for k, slot in enumerate(window)]
@@ -225,7 +218,7 @@ class Phases(JobPhases):
             + (f' on osd.{t.osd}' if len(trials) > 1 else '') for t in trials))
 
     def _confirm_trial(self, conf: Confirmation, r: int, slot: Slot, index: int,
-                       steady: str = '') -> Trial:
+                       steady: str) -> Trial:
         if slot.arm == BASELINE:
             candidate = self.space.base_candidate().to_dict()
             options = self.s['base_options']
@@ -234,11 +227,6 @@ class Phases(JobPhases):
             candidate, options = a.candidate, a.options
         return Trial(index=index, kind='confirm', candidate=candidate, options=options,
                      round=r, arm=slot.arm, started=self.clock(), osd=slot.osd, steady=steady)
-
-    def after_trial(self) -> Go:
-        """What comes after a trial (or its recovery): the search's next, or
-        the confirmation's."""
-        return Go(P.NEXT if self.s.get('confirm') is None else P.CONFIRM)
 
     # ------------------------------------------------------------ a trial's window
 
@@ -336,10 +324,8 @@ class Phases(JobPhases):
             return self.settings.poll
         timeout = canary.timeout()
         if r.outcome == Outcome.NOT_CLEAN_IN_TIME:
-            self.s['error'] = (f'PGs did not become active+clean within '
-                               f'{timeout:.0f}s of restarting osd.{canary.osd}')
-            self.s['abort'] = True
-            return Go(P.RESTORE, self.s['error'])
+            return self.abort(f'PGs did not become active+clean within {timeout:.0f}s of '
+                              f'restarting osd.{canary.osd}')
         return not_up(timeout)
 
     def precondition(self, now: float) -> Move:
@@ -419,7 +405,6 @@ class Phases(JobPhases):
 
     def _record(self, measured: List[Tuple[Trial, Measurement]]) -> Go:
         """The window's trials, each with its measurement, recorded."""
-        s = self.s
         cur = self.cur()
         key = perf_counters.OBJECTIVES[self.params.workload][0]
         for t, m in measured:
@@ -427,12 +412,10 @@ class Phases(JobPhases):
                 # only `live` can see none (osd bench always writes): with no
                 # traffic there is nothing to compare, now or in any later window
                 osd = self.osd if t.osd is None else t.osd
-                s['error'] = (f'osd.{osd} served no client write in a {m.seconds:.0f}s '
-                              f'window: the live workload measures the traffic the canary '
-                              f'has; start again while it has some, or use --workload '
-                              f'osd-bench')
-                s['abort'] = True
-                return Go(P.RESTORE, s['error'])
+                return self.abort(f'osd.{osd} served no client write in a {m.seconds:.0f}s '
+                                  'window: the live workload measures the traffic the canary '
+                                  'has; start again while it has some, or use --workload '
+                                  'osd-bench')
         seconds = self.clock() - cur.started
         trials = [(replace(t, seconds=seconds, slots=[]), m) for t, m in measured]
         told: Optional[float] = None
@@ -477,10 +460,9 @@ class Phases(JobPhases):
             return None
         if not any(p.full for p in self.cluster.pool_states().values() if p.name == c.pool):
             return None
-        self.s['error'] = (f'pool {c.pool!r} is full (its quota reached, or an OSD past the '
-                           'full ratio): the client load cannot write there')
-        self.s['abort'] = True
-        return Go(P.RESTORE, self.s['error'] + '; restoring the canary')
+        error = (f'pool {c.pool!r} is full (its quota reached, or an OSD past the full '
+                 'ratio): the client load cannot write there')
+        return self.abort(error, error + '; restoring the canary')
 
     def load_failed(self, error: str) -> Go:
         """The window's load failed: the session ends if its pool is full,
@@ -522,7 +504,7 @@ class Phases(JobPhases):
 
     def recover_restart(self, now: float) -> Move:
         canary = next_to_restart(self.cluster, self.in_window())
-        r = self.out.restart_back(now, canary)
+        r = self.restart_back(now, canary)
         if isinstance(r, Go):
             return r
         if r.outcome.held:
@@ -540,26 +522,12 @@ class Phases(JobPhases):
             s['current'] = None
             if self.settings.on_failure == 'stop':
                 s['state'] = 'stopping'
-            return self.after_trial()
-        return self.not_up_yet(canary, r, lambda timeout: self.out.fail(
+            return Go(P.NEXT if s.get('confirm') is None else P.CONFIRM)
+        return self.not_up_yet(canary, r, lambda timeout: self.fail(
             f'osd.{canary.osd} did not come back on its original options within '
             f'{timeout:.0f}s; its config is restored'))
 
-
-class Restore:
-    """The way out: every canary back on its originals, then the end (or a
-    failure where restoring cannot go on)."""
-
-    def __init__(self, s: SessionState, cluster: Cluster, osd: int, settings: Settings,
-                 canaries: Dict[int, CanaryOsd], clock: Callable[[], float]) -> None:
-        self.s = s
-        self.cluster = cluster
-        self.osd = osd
-        self.settings = settings
-        self.canaries = canaries
-        self.clock = clock
-
-    # ------------------------------------------------------------ the end
+    # ------------------------------------------------------------ the way out
 
     def outcome(self) -> Ending:
         """How a session that restores its canary ends: decided when the
@@ -633,8 +601,8 @@ class Restore:
         restarts = [c for c in self.canaries.values() if c.restore(now)]
         if not restarts:
             return self.finish()
-        return Go(P.RESTORE_WAIT, f'waiting to restart {_osds(restarts)} on its original '
-                  'options')
+        return Go(P.RESTORE_WAIT, 'waiting to restart ' + ', '.join(
+            f'osd.{c.osd}' for c in restarts) + ' on its original options')
 
     def restore_wait(self, now: float) -> Move:
         canary = next_to_restart(self.cluster, list(self.canaries.values()))
