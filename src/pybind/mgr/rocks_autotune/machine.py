@@ -25,6 +25,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol, Set, 
 from . import health
 from .cluster import ClusterError
 from .store import StoreError
+from .views import ProgressEvent
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +63,7 @@ Handler = Callable[[float], Move]
 
 class Head(Protocol):
     """The engine's fields of a job's record: what it reads and moves."""
+    id: str
     state: str
     phase: str
     phase_started: float
@@ -142,6 +144,10 @@ class Machine:
         """A new mgr took over: a pause is timed again on its own clock."""
         if self.head.paused_since is not None:
             self.head.paused_since = self.clock()
+
+    def progress_event(self) -> ProgressEvent:
+        """The job's progress event in `ceph -s`."""
+        raise NotImplementedError
 
     def note_internal_error(self, e: Exception) -> None:
         """A step raised past its own handling (a bug): say so in the message."""
