@@ -121,10 +121,9 @@ class CanaryOsd:
             ClientWorkload.remove_objects(c, self.cluster, self.settings.client_threads,
                                           self.settings.bench_chunk_seconds, self.clock())
 
-    def needs_precondition(self) -> bool:
-        """A driven client load whose DB is not yet written into a steady state."""
-        return self.precondition is not None and not (self.rec.get('precondition')
-                                                      or {}).get('done')
+    def precondition_due(self) -> Optional[Precondition]:
+        """The client load that writes its DB into a steady state, until it has."""
+        return None if (self.rec.get('precondition') or {}).get('done') else self.precondition
 
     # ------------------------------------------------------------ its config
 

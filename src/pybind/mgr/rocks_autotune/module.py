@@ -133,15 +133,11 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
             self.settings_error = str(e)
 
     def put_store(self, key: str, value: Optional[str]) -> None:
-        """set_store, as a write that says when it failed.
-
-        The mgr's set_store puts the value in its own cache, then only logs a
-        mon that refused it (over mon_config_key_max_entry_size, no quorum),
-        and its cache can briefly hold an older value from the mon's updates:
-        neither the call nor a read back tells whether the write took.  The
-        mon's answer does.  The mgr's cache catches up through its
-        subscription to the mgr/ keys.
-        """
+        """set_store, as a write that says when it failed: the mgr's set_store
+        puts the value in its own cache and only logs a mon that refused it
+        (over mon_config_key_max_entry_size, no quorum), and a read back may
+        see the cache; the mon's answer tells (the cache catches up through
+        the mgr's subscription to the mgr/ keys)."""
         full = f'mgr/{self.module_name}/{key}'
         cmd = ({'prefix': 'config-key set', 'key': full, 'val': value} if value is not None
                else {'prefix': 'config-key del', 'key': full})

@@ -63,7 +63,7 @@ class Phase(str, Enum):
 P = Phase
 # the allowed moves, each taken by a unit test (tests/unit/conftest.py).  An
 # abort (or repeated errors) goes to restore from any phase before it; the end
-# comes only through restore, or through _fail where putting the canary back
+# comes only through restore, or through fail() where putting the canary back
 # on its originals cannot go on (a recovery's restart failed or timed out)
 MOVES: Dict[Phase, Tuple[Phase, ...]] = {
     P.PREPARE: (P.NEXT, P.RESTORE),
@@ -99,10 +99,9 @@ def standing_changes(canaries: Iterable[CanaryOsd]) -> List[str]:
 
 
 def next_to_restart(cluster: Cluster, canaries: List[CanaryOsd]) -> CanaryOsd:
-    """Of `canaries` whose restart is not done, the one to step: one at a
-    time.  The restart in flight; else a canary that is down (the gate
-    holds the others' while it is: a recovery or a restore after it
-    died must start it first); else the first in restart order."""
+    """Of `canaries` whose restart is not done, the one to step: the restart
+    in flight; else one that is down (the gate holds the others' while it
+    is); else the first in restart order."""
     left = [c for c in canaries if not c.restarted]
     issued = [c for c in left if c.restart_issued()]
     if issued:
@@ -144,9 +143,8 @@ class Phases(JobPhases):
     # ------------------------------------------------------------ the pause
 
     def timed_out(self, pause: Pause) -> Go:
-        """A pause (the cluster unhealthy for reasons not the canary's, or
-        someone else's change to its config) lasted unhealthy_timeout: the
-        session aborts, restoring the canary."""
+        """A pause (the cluster unhealthy, or someone else's change to a
+        canary's config) lasted unhealthy_timeout: the session aborts."""
         why = ('config changed by someone else' if pause.on == 'config'
                else 'cluster stayed unhealthy')
         return self.abort(f'{why}: ' + '; '.join(pause.reasons), f'{why}; restoring the canary')
@@ -167,9 +165,8 @@ class Phases(JobPhases):
         return cur
 
     def in_window(self) -> List[CanaryOsd]:
-        """The canaries the window in flight runs on, in the order they
-        restart (a trial recorded before its OSD was kept ran on the
-        session's canary)."""
+        """The canaries of the window in flight, in restart order (a trial
+        without its OSD ran on the session's canary)."""
         return [self.canaries[self.osd if t.osd is None else t.osd]
                 for t in slots(self.cur())]
 
@@ -243,12 +240,9 @@ class Phases(JobPhases):
         window = self.in_window()
         if any([c.clear_stale_noout() for c in window]):
             return self.settings.poll
-        paused = self.config_pause()
-        if paused is not None:
-            return paused
-        full = self.pool_full()
-        if full is not None:
-            return full
+        held = self.config_pause() or self.pool_full()
+        if held is not None:
+            return held
         reasons = list(dict.fromkeys(r for c in window for r in c.look()))
         if reasons:
             return Pause(reasons)
@@ -295,10 +289,9 @@ class Phases(JobPhases):
             if not all(c.restarted for c in window):
                 return Go(P.RESTART, f'trial {cur.index}: restarting '
                           f'osd.{next_to_restart(self.cluster, window).osd}')
-            needs = [c.precondition for c in window if c.needs_precondition()]
+            needs = [p for c in window if (p := c.precondition_due()) is not None]
             for p in needs:
-                if p is not None:
-                    p.begin()
+                p.begin()
             if needs:
                 return Go(P.PRECONDITION, f'trial {cur.index}: writing the canary\'s DB '
                           'into a steady state before the first window')
@@ -314,10 +307,9 @@ class Phases(JobPhases):
 
     def not_up_yet(self, canary: CanaryOsd, r: Result,
                    not_up: Callable[[float], Go]) -> Move:
-        """A restart that has not come to UP: paused while another OSD keeps
-        PGs from clean (the canary runs: pause, not fail), polled while it
-        waits; PGs not clean in time abort the session; not up in time is
-        `not_up`'s (given the timeout): a failed trial, or a failed recovery."""
+        """A restart not yet UP: paused while another OSD keeps PGs from
+        clean, polled while it waits; PGs not clean in time abort the session;
+        not up in time is `not_up`'s (given the timeout)."""
         if r.outcome.held:
             return Pause(r.reasons)
         if r.outcome == Outcome.WAITING:
@@ -329,12 +321,10 @@ class Phases(JobPhases):
         return not_up(timeout)
 
     def precondition(self, now: float) -> Move:
-        needs = [c for c in self.in_window() if c.needs_precondition()]
+        needs = [(c, p) for c in self.in_window() if (p := c.precondition_due()) is not None]
         if not needs:  # done in a step that failed after it
             return self._begin_windows(now)
-        canary, load = needs[0], needs[0].precondition
-        if load is None:
-            raise ValueError('no load to precondition with')
+        canary, load = needs[0]
         try:
             done = load.step()
         except ClusterError as e:
@@ -474,12 +464,11 @@ class Phases(JobPhases):
         then every canary of the window restarted on its originals."""
         s = self.s
         cur = self.cur()
-        window = self.in_window()
         seconds = self.clock() - cur.started
         for t in slots(cur):
             self.search.add_trial(replace(t, slots=[], measurement=None, verdict='failed',
                                           error=error, told=None, seconds=seconds))
-        for c in window:
+        for c in self.in_window():
             c.rec['window'] = None
         # its error, for the health check while the recovery is in flight
         s['current'] = replace(cur, kind='recovery', error=error,
@@ -579,9 +568,8 @@ class Phases(JobPhases):
         return Go(P.END, delay=60.0)
 
     def restart_back(self, now: float, canary: CanaryOsd) -> Union[Result, Go]:
-        """A step of the restart onto the canary's originals (a recovery's
-        or the restore's); the move to the end once a failed restart ended
-        the session."""
+        """A step of the restart onto the canary's originals; the move to the
+        end if it failed."""
         try:
             return canary.restart(now)
         except ClusterError as e:
