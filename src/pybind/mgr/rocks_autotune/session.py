@@ -15,7 +15,6 @@ Each canary's original config is saved before the first change; every end
 goes through the restore, but `Phases.fail` where restoring cannot go on.
 """
 import copy
-import logging
 import time
 from dataclasses import asdict
 from typing import Any, Callable, Dict, List, Optional, Set
@@ -37,10 +36,6 @@ from .trial import Trial
 from .views import View
 from .workload import CLEANUP_RETRY
 
-__all__ = ['ACTIVE', 'MOVES', 'Phase', 'Session']
-
-log = logging.getLogger(__name__)
-
 ACTIVE = ('running', 'stopping', 'restoring')
 
 
@@ -61,10 +56,9 @@ class Session(Machine):
         self.osd: int = state['params']['osd']
         self.params = Params(**state['params'])
         self.release_default: str = state['release_default']
-        families = parse_sharding(state['sharding'])
         self.space = SearchSpace(compressions=settings.compressions,
                                  base=parse_options(state['base_options']),
-                                 column_families=families)
+                                 column_families=parse_sharding(state['sharding']))
         # the memtable cap; by default, what the release's own default may use
         default = SearchSpace.candidate_from_options(parse_options(self.release_default))
         self.space.max_memtable_bytes = settings.max_memtable_bytes or self.space.memtable_bytes(

@@ -365,8 +365,7 @@ class Phases(JobPhases):
                                             max_total_wal_size=self.space.max_total_wal_size)
             except ClusterError as e:
                 return self.load_failed(f'osd.{c.osd} failed during the measurement: {e}')
-            if m is not None:
-                trial.measurement = m
+            trial.measurement = m
             delays.append(delay)
         measured = [(t, t.measurement) for t in slots(cur) if t.measurement is not None]
         if len(measured) == len(slots(cur)):
