@@ -16,9 +16,6 @@ measurement_plan).  Their config is set together; they restart one at a
 time through the gate (restart -> wait_up, then restart again for the next),
 warm up and are measured over the same seconds; a failure of any fails the
 window and recovers them all; the restore puts back every canary.
-
-Every move is in MOVES; the handlers here are dispatched by the engine
-through `table()` and return their move (machine.py), which it makes.
 """
 from dataclasses import replace
 from enum import Enum
@@ -115,8 +112,8 @@ def next_to_restart(cluster: Cluster, canaries: List[CanaryOsd]) -> CanaryOsd:
 
 
 class Phases(JobPhases):
-    """Each phase's step, and the end of a pause that lasted too long, on the
-    session's record and parts."""
+    """Each phase's step (a handler returns its move, machine.py), and the end
+    of a pause that lasted too long, on the session's record and parts."""
 
     def __init__(self, s: SessionState, cluster: Cluster, params: Params, space: SearchSpace,
                  search: Search, settings: Settings, canaries: Dict[int, CanaryOsd],
