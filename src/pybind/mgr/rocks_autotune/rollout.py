@@ -51,7 +51,6 @@ class Rollout(Machine):
     # ------------------------------------------------------------ commands
 
     def request_abort(self) -> None:
-        """Stop after the OSD in flight (the module persists the request first)."""
         self.request('abort')
 
     def resume_after_failover(self) -> None:

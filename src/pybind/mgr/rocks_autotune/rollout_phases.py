@@ -8,20 +8,15 @@ at every mask it touches, before anything changes.  Then, OSD by OSD:
                          next      put_back -> put_back_wait -> end (failed)
                          (skipped)
 
-- check: the masks still hold what the plan read (else it ends, changing nothing);
-- next: the next pending OSD, in the plan's order; none left: the end (done);
-- set: that OSD's own mask, just before its restart, so that no OSD holds
-  options it has not been seen to start on: an OSD gone from the OSD map, or
-  whose mask someone else has set since the plan, is skipped and named;
-- restart: the health policy (gate.look, as a session's: what threatens
-  data always, others' checks without --force) and the gate
-  (gate.restart_blockers) hold the restart back, then it goes through
-  restart.Restarter: noout on the OSD while it restarts;
-- wait: up running the options the mon now has for it, PGs active+clean;
-- put_back (apply): an OSD that did not come back on the new options gets its
-  own prior options at osd.N, and a gated restart onto them; the rollout then
-  ends failed: the OSDs done stay on the new options, the others' config was
-  never touched.
+An OSD's own mask is set just before its restart, so that no OSD holds
+options it has not been seen to start on; an OSD gone from the OSD map, or
+whose mask someone else has set since the plan, is skipped and named.  The
+health policy (gate.look, as a session's) and the gate
+(gate.restart_blockers) hold each restart back; noout is on the OSD while it
+restarts.  An OSD that does not come back on the new options (apply) gets
+its own prior options at osd.N and a gated restart onto them; the rollout
+then ends failed: the OSDs done stay on the new options, the others' config
+was never touched.
 
 Each handler returns its move, which the engine (machine.py) makes.
 """
