@@ -89,7 +89,7 @@ def test_pools_and_the_pgs_an_osd_serves() -> None:
     # a profile that cannot be read counts as no shard to spare
     assert pools[3].erasure and pools[3].k == 4
     # the PGs osd.0 serves: in their up or acting set
-    assert [pg.pgid for pg in c.pgs() if pg.has(0)] == ['1.0', '1.2', '2.0', '3.0']
+    assert [pg.pgid for pg in c.pgs() if 0 in pg.acting + pg.up] == ['1.0', '1.2', '2.0', '3.0']
     assert c.pgs()[3] == PgInfo('2.0', 2, [0, 1, NO_OSD], [0, 1, NO_OSD])
 
 

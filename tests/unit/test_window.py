@@ -232,7 +232,7 @@ def test_a_window_and_a_baseline_counted_differently_compare_by_bluefs() -> None
     mixed = perf_counters.Baseline.of([counted, bluefs], 'osd-bench')
     assert mixed.write_amp_by == perf_counters.BLUEFS and mixed.write_amp == pytest.approx(2.0)
     assert perf_counters.write_amp_ratio(counted, mixed) == pytest.approx(1.0)
-    assert perf_counters.feasible(counted, mixed, 1.0)
+    assert perf_counters.judged(counted, mixed, 1.0, 'osd-bench')[0] == 'feasible'
     # an old record (BlueFS's bytes, no write_amp_by) against a new one
     old = {'write_amp': 2.2}
     assert perf_counters.write_amps(counted.to_dict(), old) == (pytest.approx(2.0), 2.2)

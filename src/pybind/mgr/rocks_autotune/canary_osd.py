@@ -1,21 +1,17 @@
-"""What a session does to one canary OSD, osd.N.
-
-A session's phases decide what comes next; a CanaryOsd does the work on its
-OSD and says how it went: the trial's config set at its mask (a candidate,
-or its originals), its gated restarts (restart.py), the window read there
-(window.py) and its reads timed after a steady one, the watch for someone
-else's config changes (canary.py), the
-health look before a restart with its crashes named on the failed trials
-(crashes.py), and its restore at the end.  It never moves the session's
-phase: the session reads what it returns and moves.
+"""What a session does to one canary OSD, osd.N: its config at its mask (a
+candidate's, or its originals), its gated restarts (restart.py), its window
+(window.py) and the reads timed after a steady one, the watch for someone
+else's config changes (canary.py), the health look before a restart with its
+crashes named on the failed trials (crashes.py), and its restore.  The
+session's phases read what it returns and move.
 
 Its persisted part is its record under the session's `canaries`
-(canary_record.CanaryRecord: how to restore it, the watch on its config, its restart,
-its window, its DB's preconditioning), so the canaries of a plan do not share
-a field; what is the session's (the trials, the trial in flight, the client
-load's record, the alerts) it reads from the session's record.
+(canary_record.CanaryRecord), so the canaries of a plan share no field; the
+session's own (the trials, the trial in flight, the client load) it reads
+from the session's record.
 """
 import logging
+from contextlib import suppress
 from typing import Callable, Dict, List, Optional, Set
 
 from . import crashes
@@ -125,10 +121,9 @@ class CanaryOsd:
             ClientWorkload.remove_objects(c, self.cluster, self.settings.client_threads,
                                           self.settings.bench_chunk_seconds, self.clock())
 
-    def needs_precondition(self) -> bool:
-        """A driven client load whose DB is not yet written into a steady state."""
-        return self.precondition is not None and not (self.rec.get('precondition')
-                                                      or {}).get('done')
+    def precondition_due(self) -> Optional[Precondition]:
+        """The client load that writes its DB into a steady state, until it has."""
+        return None if (self.rec.get('precondition') or {}).get('done') else self.precondition
 
     # ------------------------------------------------------------ its config
 
@@ -140,10 +135,9 @@ class CanaryOsd:
         self.config.collect_rocksdb_stats()
 
     def foreign(self) -> Set[str]:
-        """Look for someone else's config changes since the start (kept in
-        `config_changes`); the names at osd.N that someone else holds.  A
-        session that does not know what was there (rescued, or saved by an
-        older version) sees none."""
+        """Someone else's config changes since the start, kept in
+        `config_changes`; the names at osd.N they hold (none for a rescue,
+        which does not know what was there)."""
         rec = self.rec
         seen = rec.get('config_seen')
         if seen is None:
@@ -159,12 +153,8 @@ class CanaryOsd:
         """Its trial in the window in flight, if any (a trial recorded before
         its OSD was kept ran on the session's canary)."""
         cur = self.s['current']
-        if cur is None:
-            return None
-        for t in slots(cur):
-            if (self.s['params']['osd'] if t.osd is None else t.osd) == self.osd:
-                return t
-        return None
+        return None if cur is None else next((t for t in slots(cur) if (
+            self.s['params']['osd'] if t.osd is None else t.osd) == self.osd), None)
 
     def config_changes(self) -> List[str]:
         """Someone else's changes that stand now (the candidates embed the
@@ -188,11 +178,9 @@ class CanaryOsd:
         self.restarter.begin(purpose, now)
 
     def _originals(self, held: Set[str]) -> None:
-        """The canary's own config, as a baseline or a recovery runs it,
-        but for the names someone else holds, and for what `prepare` set for
-        the whole session (RocksDB's figures, which every window measures
-        with, the baseline's too; an osd bench session's bench limit): they
-        stay as they are until its end puts them back."""
+        """Its originals, as a baseline or a recovery runs them, but for the
+        names someone else holds and what `prepare` set: every window, the
+        baseline's too, runs with those until the session's end."""
         ours = set(STATS_OPTIONS) | ({BENCH_LIMIT_OPTION} if self.params.workload == OSD_BENCH
                                      else set())
         self.config.restore(self.rec['originals'], held | ours)
@@ -300,10 +288,8 @@ class CanaryOsd:
             restored = self.config.is_restored(rec['originals'], held)
         except ClusterError:
             restored = False
-        try:
+        with suppress(ClusterError):
             self.restarter.clear_noout()
-        except ClusterError:
-            pass
         detail = []
         if rec['running_dirty']:
             detail.append(f'osd.{self.osd} may still run a candidate: restart it to load '

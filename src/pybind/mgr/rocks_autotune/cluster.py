@@ -1,11 +1,10 @@
-"""What the tuner needs from a Ceph cluster, as one small interface: the
-session talks only to `Cluster`, which `MgrCluster` implements with the
-mgr's API and the unit tests with a fake."""
+"""What the tuner needs from a Ceph cluster: `Cluster` (MgrCluster), over the
+mgr's API; the unit tests put a fake with the same members in its place."""
 import json
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Dict, List, Optional, Protocol, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import rocksdb_stats
 from .rocksdb_stats import KvStats
@@ -92,9 +91,6 @@ class PgInfo:
     acting: List[int]  # the OSDs serving its I/O; NO_OSD where an EC shard has none
     up: List[int] = field(default_factory=list)  # where CRUSH maps it (acting once clean)
 
-    def has(self, osd: int) -> bool:
-        return osd in self.acting or osd in self.up
-
 
 # pg_pool_t::TYPE_ERASURE, as the osd map dumps a pool's type (1 is replicated)
 POOL_TYPE_ERASURE = 3
@@ -157,7 +153,8 @@ class ConfigSnapshot:
                 if e.name in names and e.matches(loc)]
 
     def entries(self, osd: int, names: Sequence[str]) -> ConfigEntries:
-        """The entries of these options that reach osd.N (Cluster.config_entries)."""
+        """The entries of these options that reach osd.N (global, osd, osd.N;
+        unmasked or with a mask that matches it)."""
         out: ConfigEntries = {}
         for _, e in self._reaching(osd, names):
             out.setdefault(e.who, {})[e.name] = e.value
@@ -177,105 +174,8 @@ def _norm_who(who: str) -> str:
     return '/'.join([section] + [f'{kind}:{value}' for kind, value in sorted(mask)])
 
 
-class Cluster(Protocol):
-    def osds(self) -> Dict[int, OsdInfo]: ...
-
-    def osd_states(self) -> Dict[int, OsdInfo]:
-        """osds() from the OSD map alone (no device class nor PG count)."""
-
-    def osd_state(self, osd: int) -> Optional[OsdInfo]:
-        """osd_states() of one OSD (None: not in the map)."""
-
-    def health(self) -> Tuple[str, List[str]]:
-        """Status and codes of the health checks raised, muted ones left out."""
-
-    def pgs_active_clean(self) -> bool:
-        """Every PG is active and clean (pg_state_clean)."""
-
-    def inactive_pgs(self) -> int: ...
-
-    def osd_flags(self) -> Dict[str, List[str]]:
-        """Who has noup/nodown/noin/noout set, and which: what OSD_FLAGS
-        reports, keyed 'osd.N', 'crush node NAME' or 'device class NAME'."""
-
-    def recent_crashes(self) -> List[Crash]:
-        """The crashes RECENT_CRASH counts (not archived, recent)."""
-
-    def ok_to_stop(self, osd: int) -> Tuple[bool, str]: ...
-
-    def pools(self) -> Dict[int, PoolInfo]: ...
-
-    def pool_states(self) -> Dict[int, PoolInfo]:
-        """pools() from the OSD map alone: layout and full flag, no room nor quotas."""
-
-    def pgs(self) -> List[PgInfo]:
-        """Every PG, with its up and acting OSDs (read once for all OSDs)."""
-
-    def osdmap_flags(self) -> List[str]: ...
-
-    def config_snapshot(self, defaults: Sequence[str] = ()) -> 'ConfigSnapshot':
-        """The whole config and every OSD's location, with the release's
-        defaults of the options named in `defaults`."""
-
-    def config_get_own(self, who: str, name: str) -> Optional[str]:
-        """The value set at exactly this `who` (section and mask), or None."""
-
-    def crush_order(self) -> List[Tuple[int, str]]:
-        """Every OSD as `ceph osd tree` lists them, with its host ('' when
-        none); OSDs not in the tree last."""
-
-    def config_entries(self, osd: int, names: Sequence[str]) -> ConfigEntries:
-        """The entries of these options that reach osd.N (global, osd, osd.N;
-        unmasked or with a mask that matches it)."""
-
-    def config_get(self, who: str, name: str) -> str:
-        """The value in effect for `who` (default included)."""
-
-    def config_get_running(self, osd: int, name: str) -> str:
-        """The value the OSD process runs with (`ceph tell`): the mon's view
-        differs until a restart, or for good under a local override."""
-
-    def config_set(self, who: str, name: str, value: str) -> None: ...
-
-    def option_default(self, name: str) -> str:
-        """The running release's default for a Ceph option (`ceph config help`)."""
-
-    def config_rm(self, who: str, name: str) -> None: ...
-
-    def set_noout(self, osd: int, on: bool) -> None: ...
-
-    def has_noout(self, osd: int) -> bool: ...
-
-    def restart_osd(self, osd: int) -> str:
-        """Restart through the orchestrator; NoOrchestrator when none is set."""
-
-    def perf_dump(self, osd: int) -> Dict[str, Any]: ...
-
-    def kv_stats(self, osd: int) -> KvStats:
-        """RocksDB's statistics and compaction tables (rocksdb_stats.py)."""
-
-    def bench(self, osd: int, count: int, size: int, object_size: int,
-              object_num: int) -> Dict[str, Any]: ...
-
-    def client_io(self, pool: str, namespace: str) -> 'ClientIo':
-        """A librados client of one pool's namespace (the client workload's)."""
-
-
-class ClientIo(Protocol):
-    """Writes, reads and removes objects in one namespace of one pool, as a
-    client; ClusterError when the cluster refuses.  Thread-safe (librados is)."""
-
-    def write(self, obj: str, data: bytes, offset: int) -> None: ...
-
-    def read(self, obj: str, length: int, offset: int) -> bytes: ...
-
-    def remove(self, obj: str) -> None: ...
-
-    def objects(self) -> List[str]: ...
-
-
 def _osd_state(o: Dict[str, Any]) -> OsdInfo:
-    """An OSD map entry's state (Cluster.osd_states)."""
+    """An OSD map entry's state (MgrCluster.osd_states)."""
     return OsdInfo(id=o['osd'], up=bool(o['up']), in_=bool(o['in']), up_from=o.get('up_from', 0),
                    device_class='', num_pgs=0, destroyed='destroyed' in o.get('state', []))
 
@@ -319,11 +219,8 @@ class MgrBase:
     def __init__(self, mgr: Any) -> None:
         self.mgr = mgr
 
-    def _mon(self, **cmd: Any) -> Tuple[int, str, str]:
-        return self.mgr.mon_command(cmd)
-
     def _mon_ok(self, **cmd: Any) -> str:
-        r, out, err = self._mon(**cmd)
+        r, out, err = self.mgr.mon_command(cmd)
         if r != 0:
             raise ClusterError(f'{cmd["prefix"]} failed: {err or out} ({r})')
         return out
@@ -384,13 +281,16 @@ class MgrReads(MgrBase):
         return osds
 
     def osd_states(self) -> Dict[int, OsdInfo]:
+        """osds() from the OSD map alone (no device class nor PG count)."""
         return {o['osd']: _osd_state(o) for o in self.mgr.get('osd_map')['osds']}
 
     def osd_state(self, osd: int) -> Optional[OsdInfo]:
+        """osd_states() of one OSD (None: not in the map)."""
         return next((_osd_state(o) for o in self.mgr.get('osd_map')['osds']
                      if o['osd'] == osd), None)
 
     def health(self) -> Tuple[str, List[str]]:
+        """Status and codes of the health checks raised, muted ones left out."""
         h = json.loads(self.mgr.get('health')['json'])
         checks = {code: c for code, c in h.get('checks', {}).items() if not c.get('muted')}
         # recomputed from the checks kept, so the two always agree
@@ -400,6 +300,7 @@ class MgrReads(MgrBase):
         return status, sorted(checks)
 
     def pgs_active_clean(self) -> bool:
+        """Every PG is active and clean (pg_state_clean)."""
         summary = self.mgr.get('pg_summary')['all']
         return sum(summary.values()) > 0 and all(
             pg_state_clean(state) for state, n in summary.items() if n)
@@ -409,7 +310,7 @@ class MgrReads(MgrBase):
         return sum(n for state, n in summary.items() if 'active' not in state.split('+'))
 
     def ok_to_stop(self, osd: int) -> Tuple[bool, str]:
-        r, out, err = self._mon(prefix='osd ok-to-stop', ids=[str(osd)])
+        r, out, err = self.mgr.mon_command({'prefix': 'osd ok-to-stop', 'ids': [str(osd)]})
         return r == 0, (err or out).strip()
 
     def pools(self) -> Dict[int, PoolInfo]:
@@ -433,6 +334,7 @@ class MgrReads(MgrBase):
         return out
 
     def pool_states(self) -> Dict[int, PoolInfo]:
+        """pools() from the OSD map alone: layout and full flag, no room nor quotas."""
         return self._pool_states(self.mgr.get('osd_map'))
 
     @staticmethod
@@ -454,19 +356,18 @@ class MgrReads(MgrBase):
         return out
 
     def pgs(self) -> List[PgInfo]:
+        """Every PG, with its up and acting OSDs (read once for all OSDs)."""
         stats = self.mgr.get('pg_stats')['pg_stats']
         return [PgInfo(pgid=s['pgid'], pool=int(s['pgid'].split('.')[0]),
                        acting=list(s.get('acting', [])), up=list(s.get('up', [])))
                 for s in stats]
 
     def osdmap_flags(self) -> List[str]:
-        osd_map = self.mgr.get('osd_map')
-        flags = osd_map.get('flags_set')  # Quincy on; before, one comma-separated string
-        if not isinstance(flags, list):
-            flags = str(osd_map.get('flags', '')).split(',')
-        return sorted(str(f) for f in flags if f)
+        return sorted(str(f) for f in self.mgr.get('osd_map')['flags_set'])
 
     def crush_order(self) -> List[Tuple[int, str]]:
+        """Every OSD as `ceph osd tree` lists them, with its host ('' when
+        none); OSDs not in the tree last."""
         parent, nodes = self._tree()
 
         def host(osd: int) -> str:
@@ -477,6 +378,8 @@ class MgrReads(MgrBase):
         return [(o, host(o)) for o in listed + sorted(set(self.osds()) - set(listed))]
 
     def osd_flags(self) -> Dict[str, List[str]]:
+        """Who has noup/nodown/noin/noout set, and which: what OSD_FLAGS
+        reports, keyed 'osd.N', 'crush node NAME' or 'device class NAME'."""
         osd_map = self.mgr.get('osd_map')
         flagged = {f"osd.{o['osd']}": sorted(OSD_FLAG_NAMES.intersection(o.get('state', [])))
                    for o in osd_map['osds']}
@@ -491,6 +394,7 @@ class MgrReads(MgrBase):
         return 'noout' in self.osd_flags().get(f'osd.{osd}', [])
 
     def recent_crashes(self) -> List[Crash]:
+        """The crashes RECENT_CRASH counts (not archived, recent)."""
         # `crash ls` is the crash module's command, not the mon's, and its
         # Python API differs by release; its store is the same on both
         dump = json.loads(self._mon_ok(prefix='config-key dump', key=CRASH_KEYS))
@@ -515,6 +419,7 @@ class MgrReads(MgrBase):
         return self._tell(osd, {'prefix': 'perf dump'})
 
     def kv_stats(self, osd: int) -> KvStats:
+        """RocksDB's statistics and compaction tables (rocksdb_stats.py)."""
         out, err = self._tell_text(osd, {'prefix': 'dump_objectstore_kv_stats'})
         try:
             return rocksdb_stats.parse(out)
@@ -532,6 +437,8 @@ class MgrConfig(MgrReads):
                 for e in json.loads(self._mon_ok(prefix='config dump', format='json'))]
 
     def config_snapshot(self, defaults: Sequence[str] = ()) -> ConfigSnapshot:
+        """The whole config and every OSD's location, with the release's
+        defaults of the options named in `defaults`."""
         return ConfigSnapshot(self._config_dump(), self._locations(),
                               {name: self.option_default(name) for name in defaults})
 
@@ -554,10 +461,13 @@ class MgrConfig(MgrReads):
         return self.config_snapshot().entries(osd, names)
 
     def config_get(self, who: str, name: str) -> str:
+        """The value in effect for `who` (default included)."""
         # plain output: the value and a newline (format=json prints nothing here)
         return self._mon_ok(prefix='config get', who=who, key=name).rstrip('\n')
 
     def config_get_running(self, osd: int, name: str) -> str:
+        """The value the OSD process runs with (`ceph tell`): the mon's view
+        differs until a restart, or for good under a local override."""
         # a short bound: this is polled while the canary starts
         answer = self._tell(osd, {'prefix': 'config get', 'var': name, 'format': 'json'},
                             timeout=10)
@@ -572,6 +482,7 @@ class MgrConfig(MgrReads):
         self._mon_ok(prefix='config rm', who=who, name=name)
 
     def option_default(self, name: str) -> str:
+        """The running release's default for a Ceph option (`ceph config help`)."""
         try:
             return str(json.loads(self._mon_ok(prefix='config help', key=name,
                                                format='json'))['default'])
@@ -586,6 +497,7 @@ class MgrActions(MgrBase):
         self._mon_ok(prefix='osd add-noout' if on else 'osd rm-noout', ids=[f'osd.{osd}'])
 
     def restart_osd(self, osd: int) -> str:
+        """Restart through the orchestrator; NoOrchestrator when none is set."""
         import orchestrator
         try:
             completion = self.mgr.daemon_action('restart', f'osd.{osd}')
@@ -610,6 +522,7 @@ class MgrActions(MgrBase):
                                 'format': 'json'}, timeout=300)
 
     def client_io(self, pool: str, namespace: str) -> 'RadosIo':
+        """A librados client of one pool's namespace (the client workload's)."""
         try:
             ioctx = self.mgr.rados.open_ioctx(pool)
         except Exception as e:  # rados.Error, and the handle's own connect
@@ -622,12 +535,17 @@ class MgrActions(MgrBase):
 
 
 class MgrCluster(MgrConfig, MgrActions):
-    """`Cluster` over the mgr's Python API (mon commands, tell, orchestrator)."""
+    """The cluster over the mgr's Python API (mon commands, tell, orchestrator)."""
+
+
+Cluster = MgrCluster
 
 
 class RadosIo:
-    """ClientIo over the mgr's librados handle, in synchronous calls: an
-    asynchronous completion would call into Python from librados' threads."""
+    """Writes, reads and removes objects in one namespace of one pool, as a
+    client; ClusterError when the cluster refuses.  Thread-safe (librados
+    is).  Synchronous calls: an asynchronous completion would call into
+    Python from librados' threads."""
 
     def __init__(self, ioctx: Any, pool: str, namespace: str) -> None:
         self.ioctx = ioctx
@@ -657,3 +575,6 @@ class RadosIo:
 
     def objects(self) -> List[str]:
         return self._call('listing', lambda: [o.key for o in self.ioctx.list_objects()])
+
+
+ClientIo = RadosIo

@@ -57,10 +57,7 @@ def at_most(lines: List[str], what: str) -> List[str]:
 
 @dataclass
 class Health:
-    """One look at the cluster before a restart (or the start): what
-    threatens data blocks, --force or not; others' unmuted checks block only
-    without --force, but for an admin's noout on the canary and the
-    session's own crashes."""
+    """What look() saw before a restart (or the start)."""
     status: str
     threats: List[str]
     others: List[str]  # check codes
@@ -90,8 +87,7 @@ def flag_threats(cluster: Cluster) -> List[str]:
 
 
 def data_threats(cluster: Cluster) -> List[str]:
-    """What threatens data, and so blocks a restart whatever else is said:
-    an OSD down, a PG that is not active+clean, noup or nodown set."""
+    """What blocks a restart, --force or not: an OSD down, PGs not active+clean, noup/nodown."""
     threats = osds_are([i.id for i in cluster.osd_states().values() if not i.up], 'down')
     if not cluster.pgs_active_clean():
         threats.append('not all PGs are active+clean')
@@ -100,8 +96,9 @@ def data_threats(cluster: Cluster) -> List[str]:
 
 def look(cluster: Cluster, osd: Optional[int],
          own_crash: Callable[[Crash], bool] = lambda crash: False) -> Health:
-    """The health policy's look; `osd` is the canary (None: not chosen yet),
-    `own_crash` says whether a crash is one of this session's failed trials."""
+    """The health policy: what threatens data blocks a restart, --force or not;
+    others' checks only without --force, but not an admin's noout on the
+    canary `osd` (None: not chosen yet) nor the job's own crashes (`own_crash`)."""
     status, checks = cluster.health()
     others = [c for c in checks if not c.startswith(HEALTH_PREFIX)]  # raised by others than us
     threats = data_threats(cluster)
@@ -123,10 +120,8 @@ def look(cluster: Cluster, osd: Optional[int],
 
 
 def restart_blockers(cluster: Cluster, osd: int, single_copy_ok: bool = False) -> List[str]:
-    """The safety gate of every restart: why restarting an OSD now could
-    hurt (empty: it may): ok-to-stop says no, another OSD down, a PG
-    inactive, noup/nodown, or a PG left on a single copy (unless
-    `single_copy_ok`).  An OSD down already may always restart."""
+    """The safety gate of every restart: why restarting `osd` now could hurt
+    (empty: it may).  An OSD down already may always restart."""
     osds = cluster.osd_states()
     me = osds.get(osd)
     if me is None or not me.up:
@@ -146,44 +141,36 @@ def restart_blockers(cluster: Cluster, osd: int, single_copy_ok: bool = False) -
     return reasons
 
 
-SINGLE_COPY_HELP = ('pick an OSD outside these pools with --osd, give them more redundancy '
-                    '(replicated: size 3; erasure-coded: m >= 2 and min_size > k), or pass '
-                    '--allow-single-copy to accept it')
-
-
 def thin_pools(cluster: Cluster, osd: int) -> List[str]:
     """The pools in which a restart of `osd` leaves a PG it serves with fewer
-    than two copies (empty: none does): thin_pools_of for one OSD."""
+    than two copies (empty: none does)."""
     return thin_pools_of(cluster, [osd])[osd]
 
 
 def thin_pools_of(cluster: Cluster, osds: Iterable[int]) -> Dict[int, List[str]]:
-    """thin_pools of each of these OSDs, from one read of the PGs and pools:
-    an erasure-coded PG needs k shards, so must keep one more, and a pool
-    whose min_size is k takes writes with no redundancy while one is down."""
+    """thin_pools of each of these OSDs, from one read of the PGs and pools."""
     wanted = set(osds)
     pools = cluster.pool_states()
     # osd -> pool -> copies each of its PGs keeps while the OSD restarts
     left: Dict[int, Dict[int, List[int]]] = {osd: {} for osd in wanted}
     # only a pool whose layout leaves no copy to spare can leave a clean PG
     # thin: without one, the PG stats (a large read) are not needed
-    layout_thin = {p.id for p in pools.values() if _spare(p, p.size - 1) < 1
-                   or (p.erasure and p.min_size <= p.k)}
+    layout_thin = {p.id for p in pools.values() if _thin(p, p.size - 1)}
     for pg in cluster.pgs() if layout_thin else []:
-        pool = pools.get(pg.pool)
-        if pool is None or pool.id not in layout_thin:
+        if pg.pool not in layout_thin:
             continue
         for osd in wanted.intersection(pg.acting + pg.up):
             copies = len({o for o in pg.acting if o not in (osd, NO_OSD)})
-            if _spare(pool, copies) < 1 or (pool.erasure and pool.min_size <= pool.k):
-                left[osd].setdefault(pool.id, []).append(copies)
+            if _thin(pools[pg.pool], copies):
+                left[osd].setdefault(pg.pool, []).append(copies)
     return {osd: [_thin_line(pools[pid], kept) for pid, kept in sorted(by_pool.items())]
             for osd, by_pool in left.items()}
 
 
-def _spare(p: PoolInfo, copies: int) -> int:
-    """The copies (shards) a PG of this pool can still lose, with `copies` left."""
-    return copies - p.k if p.erasure else copies - 1
+def _thin(p: PoolInfo, copies: int) -> bool:
+    """A PG of this pool with `copies` left can lose none more (an erasure-coded
+    one needs k shards), or (erasure-coded, min_size <= k) takes writes with none to spare."""
+    return copies - (p.k if p.erasure else 1) < 1 or (p.erasure and p.min_size <= p.k)
 
 
 def _thin_line(p: PoolInfo, kept: List[int]) -> str:
@@ -225,10 +212,11 @@ def choose_canary(cluster: Cluster, params: Params) -> Tuple[int, str]:
         return ''
 
     def refused(whys: List[str]) -> StartRefused:
-        # what to do about single copies, said once
-        hint = ('; ' + SINGLE_COPY_HELP) if any(thin.values()) and not params.allow_single_copy \
-            else ''
-        return StartRefused('; '.join(whys) + hint)
+        if any(thin.values()) and not params.allow_single_copy:  # what to do about it, once
+            whys.append('pick an OSD outside these pools with --osd, give them more redundancy '
+                        '(replicated: size 3; erasure-coded: m >= 2 and min_size > k), or pass '
+                        '--allow-single-copy to accept it')
+        return StartRefused('; '.join(whys))
 
     def allowed(o: int) -> str:
         return ('' if not thin.get(o) else

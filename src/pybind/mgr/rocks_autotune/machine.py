@@ -1,26 +1,19 @@
 """The step engine a tuning session and a rollout share.
 
-A job is a state machine over a persisted record: its phase is in the
-record, every move is checked against the job's table (MOVES), and the serve
-loop calls `step()`, which does one piece of work and says when to come back.
-The engine owns what is the same for both jobs: the commands' requests taken
-at the start of a step (the record is written by the step alone), one
-phase's handler per step, the record saved after every step (a failed write
-raises STATE_WRITE_FAILED and the job changes nothing until a write goes
-through), and failed steps counted: a cluster call that keeps failing, or a
-bug, ends the job through its own way out after MAX_CLUSTER_ERRORS in a row.
+A job is a state machine over a persisted record: the serve loop calls
+`step()`, which does one piece of work and says when to come back.  The
+engine owns what both jobs share: the commands' requests, taken at the start
+of a step (the step alone writes the record); one phase's handler per step;
+the record saved after every step (a failed write raises STATE_WRITE_FAILED
+and the job changes nothing until a write goes through); and failed steps
+counted: a cluster call that keeps failing, or a bug, ends the job its own
+way after MAX_CLUSTER_ERRORS in a row.
 
-A handler makes no move itself: it returns one, and the engine makes it
-(one per step, checked against MOVES): a float stays in the phase and says
-when to look again, a `Go` moves to another phase, a `Pause` waits in it.
-The engine owns the pause: the record keeps since when and why (its health
-check is read from that, health.py), a timed pause that outlasts
-unhealthy_timeout ends the way the job's `timed_out` says, and any other
-move ends the pause.
-
-What differs is the job's: its phases and their handlers, what an abort
-does before the phase's handler, what a request means, how a pause that
-lasted too long ends, and how it gives up.
+A handler makes no move itself: it returns one, and the engine makes it,
+checked against the job's table (MOVES): a float stays in the phase and says
+when to look again, a `Go` moves to another phase, a `Pause` waits in it (the
+record keeps since when and why, which health.py reads; a timed pause that
+outlasts unhealthy_timeout ends as the job's `timed_out` says).
 """
 import logging
 import threading
@@ -32,6 +25,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol, Set, 
 from . import health
 from .cluster import ClusterError
 from .store import StoreError
+from .views import ProgressEvent
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +63,7 @@ Handler = Callable[[float], Move]
 
 class Head(Protocol):
     """The engine's fields of a job's record: what it reads and moves."""
+    id: str
     state: str
     phase: str
     phase_started: float
@@ -149,6 +144,14 @@ class Machine:
         """A new mgr took over: a pause is timed again on its own clock."""
         if self.head.paused_since is not None:
             self.head.paused_since = self.clock()
+
+    def progress_event(self) -> ProgressEvent:
+        """The job's progress event in `ceph -s`."""
+        raise NotImplementedError
+
+    def note_internal_error(self, e: Exception) -> None:
+        """A step raised past its own handling (a bug): say so in the message."""
+        self.head.message = f'internal error: {e}'
 
     def request(self, what: str) -> None:
         with self._requests_lock:

@@ -10,7 +10,7 @@ import errno
 import json
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple, cast
+from typing import Any, Callable, Dict, List, Optional, Tuple, cast
 
 from mgr_module import HandleCommandResult, MgrModule, MgrStandbyModule, NotifyType, Option
 from orchestrator import OrchestratorClientMixin
@@ -20,6 +20,7 @@ from .compat import CLICommand, CLIReadCommand, CLIWriteCommand
 from .http_server import PanelServer, url
 from .cluster import ClusterError, MgrCluster
 from .gate import Params, StartRefused
+from .machine import Machine
 from .rollout import Rollout, RolloutSettings
 from .rollout_record import RolloutPlan, RolloutRecord
 from .rollout_plan import (NothingToRevert, RolloutRefused, parse_osd_ids, partial, plan_apply,
@@ -61,21 +62,7 @@ def _an(kind: str) -> str:
     return ('an ' if kind[:1] in 'aeiou' else 'a ') + kind
 
 
-class Job(Protocol):
-    """What the serve loop and publish() drive: a session or a rollout."""
-    @property
-    def active(self) -> bool: ...
-
-    def step(self) -> float: ...
-
-    def note_internal_error(self, e: Exception) -> None: ...
-
-    def health_checks(self) -> Dict[str, Any]: ...
-
-    def progress_event(self) -> views.ProgressEvent: ...
-
-
-def running(*jobs: Optional[Job]) -> Optional[Job]:
+def running(*jobs: Optional[Machine]) -> Optional[Machine]:
     """The job the serve loop steps: the session or the rollout that is
     active (start and apply refuse a second one)."""
     return next((j for j in jobs if j is not None and j.active), None)
@@ -146,15 +133,11 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
             self.settings_error = str(e)
 
     def put_store(self, key: str, value: Optional[str]) -> None:
-        """set_store, as a write that says when it failed.
-
-        The mgr's set_store puts the value in its own cache, then only logs a
-        mon that refused it (over mon_config_key_max_entry_size, no quorum),
-        and its cache can briefly hold an older value from the mon's updates:
-        neither the call nor a read back tells whether the write took.  The
-        mon's answer does.  The mgr's cache catches up through its
-        subscription to the mgr/ keys.
-        """
+        """set_store, as a write that says when it failed: the mgr's set_store
+        puts the value in its own cache and only logs a mon that refused it
+        (over mon_config_key_max_entry_size, no quorum), and a read back may
+        see the cache; the mon's answer tells (the cache catches up through
+        the mgr's subscription to the mgr/ keys)."""
         full = f'mgr/{self.module_name}/{key}'
         cmd = ({'prefix': 'config-key set', 'key': full, 'val': value} if value is not None
                else {'prefix': 'config-key del', 'key': full})
@@ -195,8 +178,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
             self.log.info('resuming session %s on osd.%d', state['id'], self.session.osd)
             req = saved_request(self.get_store(REQUEST_KEY))
             if req.get('id') == state['id']:
-                (self.session.request_abort if req.get('what') == 'abort'
-                 else self.session.request_stop)()
+                self.session.request('abort' if req.get('what') == 'abort' else 'stop')
             self.session.resume_after_failover()
 
     def load_rollout(self) -> None:
@@ -247,12 +229,11 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
     def publish(self) -> None:
         """Health checks, the progress event and the snapshot the reads serve."""
         checks = health.module_checks(self.load_error, self.settings_error, self.rollout_error)
-        if self.session is not None:
-            checks.update(self.session.health_checks())
-        ro = self.rollout
-        if ro is not None:
-            checks.update(ro.health_checks())
+        for job in (self.session, self.rollout):
+            if job is not None:
+                checks.update(job.health_checks())
         self.set_health_checks(checks)
+        ro = self.rollout
         v = self.session.view() if self.session is not None else None
         # the OSDs the best's commands reach, for the panel (`best` reads them
         # itself): three maps of every OSD, read once while the session's
@@ -273,7 +254,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         for slot, job in (('session', self.session), ('rollout', ro)):
             self._publish_progress(slot, job)
 
-    def _publish_progress(self, slot: str, job: Optional[Job]) -> None:
+    def _publish_progress(self, slot: str, job: Optional[Machine]) -> None:
         """A job's progress event in `ceph -s`: updated while it runs, then
         completed or failed once."""
         if job is not None and job.active:
@@ -404,46 +385,31 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         return HandleCommandResult(-errno.ENOENT, '',
                                    self.load_error or 'no tuning session has run yet')
 
-    def _persist_request(self, job_id: str, what: str) -> Optional[HandleCommandResult]:
-        """A stop or abort is saved before it is acknowledged: a mgr that takes
-        over before the next step still obeys it."""
+    def _request(self, what: str) -> Optional[HandleCommandResult]:
+        """Hand stop/abort to the session (or abort to the rollout), saved
+        before it is acknowledged (a mgr that takes over before the next step
+        still obeys it); the serve thread takes it at its next step.  None:
+        the session took it."""
+        if not self.wait_loaded():
+            return HandleCommandResult(-errno.EAGAIN, '', LOADING)
+        job = running(self.session, self.rollout)
+        if job is None:
+            return HandleCommandResult(-errno.ENOENT, '', 'no session is running')
+        if isinstance(job, Rollout) and what != 'abort':
+            return HandleCommandResult(-errno.ENOENT, '', (
+                f'no session is running; {_an(job.r.kind)} is: `ceph rocks-autotune '
+                'abort` stops it after the OSD in flight'))
         try:
-            self.put_store(REQUEST_KEY, json.dumps({'id': job_id, 'what': what}))
+            self.put_store(REQUEST_KEY, json.dumps({'id': job.head.id, 'what': what}))
         except StoreError as e:
             return HandleCommandResult(-errno.EIO, '', f'not taken: the request could not be '
                                        f'saved ({e}); nothing was changed: try again')
-        return None
-
-    def _request(self, what: str) -> Optional[HandleCommandResult]:
-        """Hand stop/abort to the session (or abort to the rollout), saved
-        first: the serve thread takes it at its next step."""
-        if not self.wait_loaded():
-            return HandleCommandResult(-errno.EAGAIN, '', LOADING)
-        s = self.session
-        if s is None or not s.active:
-            ro = self.rollout
-            if ro is not None and ro.active:
-                if what != 'abort':
-                    return HandleCommandResult(-errno.ENOENT, '', (
-                        f'no session is running; {_an(ro.r.kind)} is: `ceph rocks-autotune '
-                        'abort` stops it after the OSD in flight'))
-                refused = self._persist_request(ro.r.id, what)
-                if refused:
-                    return refused
-                ro.request_abort()
-                self.event.set()
-                return HandleCommandResult(0, (
-                    f'aborting the {ro.r.kind} after the OSD in flight; `ceph '
-                    'rocks-autotune revert` then undoes what was done'), '')
-            return HandleCommandResult(-errno.ENOENT, '', 'no session is running')
-        refused = self._persist_request(s.s['id'], what)
-        if refused:
-            return refused
-        if what == 'abort':
-            s.request_abort()
-        else:
-            s.request_stop()
+        job.request(what)
         self.event.set()
+        if isinstance(job, Rollout):
+            return HandleCommandResult(0, (
+                f'aborting the {job.r.kind} after the OSD in flight; `ceph '
+                'rocks-autotune revert` then undoes what was done'), '')
         return None
 
     @CLIWriteCommand('rocks-autotune stop')
@@ -595,10 +561,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         def make_plan() -> RolloutPlan:
             ids = parse_osd_ids(osds) if osds is not None else None
             session = self.panel_snapshot.state
-            if options is None:
-                opts, source = recommendation(session)
-            else:
-                opts, source = options, '--options'
+            opts, source = recommendation(session) if options is None else (options, '--options')
             canary = session['params']['osd'] if session is not None else None
             return plan_apply(self.cluster, opts, source, device_class, ids, canary,
                               force=force, allow_single_copy=allow_single_copy,

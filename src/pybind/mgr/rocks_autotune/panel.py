@@ -1,15 +1,13 @@
-"""The web panel's content: pure functions from a session snapshot to HTTP
-answers (no cherrypy, no mgr: http_server.py hands every request to
-`Panel.handle`).  Read-only: only GET is served and nothing here reaches the
-cluster.  A Snapshot is the module's copy of the state after a step, so a
-request never waits for a step nor sees a dict the serve thread changes."""
+"""The web panel's content: pure functions from a Snapshot (the module's copy
+after a step: a request never waits for one) to HTTP answers for
+http_server.py.  Read-only: GET only, and nothing here reaches the cluster."""
 import functools
 import html
 import json
 import math
-import os
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 from urllib.parse import parse_qsl
 
@@ -22,7 +20,7 @@ from .space import SearchSpace
 from .trial import Trial
 
 STATES = ('idle', 'running', 'stopping', 'restoring', 'done', 'stopped', 'aborted', 'failed')
-STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'static')
+STATIC_DIR = Path(__file__).absolute().parent / 'static'
 STATIC_TYPES = {'.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8',
                 '.html': 'text/html; charset=utf-8'}
 VERDICTS = ('baseline', 'feasible', 'infeasible', 'measured', 'failed')
@@ -118,10 +116,7 @@ def release_default(status: Mapping[str, Any]) -> str:
 def budget_write_amp(status: Mapping[str, Any]) -> Optional[float]:
     """The write-amp a feasible trial may not exceed: budget x the baseline's."""
     b = status.get('baseline')
-    p = status.get('params') or {}
-    if not b or b.get('write_amp') is None or p.get('budget') is None:
-        return None
-    return float(p['budget']) * float(b['write_amp'])
+    return status['params']['budget'] * b['write_amp'] if b else None
 
 
 def trial_rows(trials: List[Trial], default: str) -> List[Dict[str, Any]]:
@@ -146,41 +141,30 @@ def trial_rows(trials: List[Trial], default: str) -> List[Dict[str, Any]]:
 
 def best_view(snap: Snapshot) -> Optional[Dict[str, Any]]:
     """The confirmation's answer (`best -f json`), once it stands."""
-    if snap.state is None:
-        return None
-    out = report.best_summary(snap.state, snap.reach)
+    out = report.best_summary(snap.state or {}, snap.reach)
     if out is not None:
-        out['marker'] = marker(out.get('candidate') or {},
-                               markers(release_default(snap.status)))
+        out['marker'] = marker(out['candidate'] or {}, markers(release_default(snap.status)))
     return out
 
 
 def status_json(snap: Snapshot) -> Dict[str, Any]:
-    st = dict(snap.status)
-    st['best'] = best_view(snap)
-    st['budget_write_amp'] = budget_write_amp(st)
-    cur = st.get('current')
-    st['current'] = {'index': cur.get('index'), 'kind': cur.get('kind')} if cur else None
-    st['trials_planned'] = (st.get('params') or {}).get('trials')
-    return clean(st)
+    cur = snap.status.get('current')
+    return clean(dict(snap.status, best=best_view(snap),
+                      budget_write_amp=budget_write_amp(snap.status),
+                      current={'index': cur.get('index'), 'kind': cur.get('kind')} if cur else None,
+                      trials_planned=(snap.status.get('params') or {}).get('trials')))
 
 
 def trials_json(snap: Snapshot, query: Mapping[str, str]) -> Dict[str, Any]:
     """`/api/trials[?verdict=V][&since=N][&limit=N]`: N are trial ordinals (1-based)."""
-    rows = trial_rows(snap.trials, release_default(snap.status))
     verdict = query.get('verdict')
-    if verdict is not None:
-        if verdict not in VERDICTS:
-            raise BadQuery(f'verdict must be one of {", ".join(VERDICTS)}')
-        rows = [r for r in rows if r['verdict'] == verdict]
-    since = _int_param(query, 'since', 0)
-    rows = [r for r in rows if r['n'] > since]
-    limit = _int_param(query, 'limit', None)
-    if limit is not None:
-        rows = rows[:limit]
+    if verdict not in (None,) + VERDICTS:
+        raise BadQuery(f'verdict must be one of {", ".join(VERDICTS)}')
+    since, limit = _int_param(query, 'since') or 0, _int_param(query, 'limit')
     baseline = snap.status.get('baseline') or {}
-    for r in rows:
-        r['ratios'] = ratios(r['measurement'] or {}, baseline) if baseline else None
+    rows = [dict(r, ratios=ratios(r['measurement'] or {}, baseline) if baseline else None)
+            for r in trial_rows(snap.trials, release_default(snap.status))
+            if r['n'] > since and verdict in (None, r['verdict'])][:limit]
     return clean({'state': snap.status.get('state'), 'total': len(snap.trials),
                   'budget_write_amp': budget_write_amp(snap.status),
                   'baseline': snap.status.get('baseline'), 'trials': rows})
@@ -196,10 +180,10 @@ def ratios(m: Mapping[str, Any], baseline: Mapping[str, Any]) -> Dict[str, Optio
             'write_amp': wa / base_wa if wa is not None and base_wa else None}
 
 
-def _int_param(query: Mapping[str, str], name: str, default: Optional[int]) -> Optional[int]:
+def _int_param(query: Mapping[str, str], name: str) -> Optional[int]:
     raw = query.get(name)
     if raw is None:
-        return default
+        return None
     if not re.fullmatch(r'[0-9]{1,6}', raw):
         raise BadQuery(f'{name} must be a non-negative integer')
     return int(raw)
@@ -207,8 +191,7 @@ def _int_param(query: Mapping[str, str], name: str, default: Optional[int]) -> O
 
 @dataclass(frozen=True)
 class Seen:
-    """What a metric reads: the status, the answer once it stands, and the
-    confirmation's verdict so far."""
+    """What a metric reads: the status, and the confirmation's verdict once it stands and so far."""
     status: Dict[str, Any]
     answer: Optional[Verdict]
     confirmed: Optional[Verdict]
@@ -235,10 +218,10 @@ def _one(value: Callable[[Seen], Any]) -> Samples:
     return lambda m: [('', _num(value(m)))]
 
 
-def _at(field: str, *keys: str) -> Samples:
-    """One sample: the number at `keys` down the Seen's `field`."""
-    return _one(lambda m: functools.reduce(lambda v, k: (v or {}).get(k), keys,
-                                           getattr(m, field)))
+def _at(*keys: str) -> Samples:
+    """One sample: the number at `keys` down the status."""
+    return _one(lambda m: functools.reduce(lambda v, k: (v or {}).get(k), keys[1:],
+                                           m.status.get(keys[0])))
 
 
 def _state(m: Seen) -> Iterable[Tuple[str, Optional[float]]]:
@@ -251,12 +234,10 @@ def _latency_s(m: Seen) -> Optional[float]:
 
 
 def _ratios(m: Seen) -> Iterable[Tuple[str, Optional[float]]]:
-    for a in m.arms():
-        for fig in ('objective', 'kv_sync_lat', 'write_amp'):
-            r = getattr(a, fig).ratio
-            for stat in ('median', 'low', 'high'):
-                yield (f'{{arm="{a.arm}",trial="{a.trial}",figure="{fig}",'
-                       f'stat="{stat}"}}', _num(getattr(r, stat)))
+    return [(f'{{arm="{a.arm}",trial="{a.trial}",figure="{fig}",stat="{stat}"}}',
+             _num(getattr(getattr(a, fig).ratio, stat)))
+            for a in m.arms() for fig in ('objective', 'kv_sync_lat', 'write_amp')
+            for stat in ('median', 'low', 'high')]
 
 
 def _steady(key: str) -> Samples:
@@ -265,11 +246,9 @@ def _steady(key: str) -> Samples:
 
 
 def _compaction_seen(m: Seen) -> Iterable[Tuple[str, Optional[float]]]:
-    for a in m.arms():
-        for side in ('arm', 'baseline'):
-            seen = a.steady.seen(side) if a.steady else None
-            yield (f'{{arm="{a.arm}",trial="{a.trial}",side="{side}"}}',
-                   None if seen is None else float(seen))
+    return [(f'{{arm="{a.arm}",trial="{a.trial}",side="{side}"}}',
+             None if a.steady is None or (v := a.steady.seen(side)) is None else float(v))
+            for a in m.arms() for side in ('arm', 'baseline')]
 
 
 def _design(m: Seen) -> Iterable[Tuple[str, Optional[float]]]:
@@ -280,18 +259,16 @@ def _design(m: Seen) -> Iterable[Tuple[str, Optional[float]]]:
 # every gauge of /metrics, in the order served; an idle mgr serves the first only
 METRICS: List[Tuple[str, str, Samples]] = [
     ('state', 'The tuning session state (1 for the current one)', _state),
-    ('canary_osd', 'Id of the canary OSD', _at('status', 'osd')),
-    ('trials_done', 'Candidate trials measured or failed',
-     _one(lambda m: m.status.get('trials_done') or 0)),
-    ('trials_planned', 'Candidate trials the session runs', _at('status', 'params', 'trials')),
-    ('baseline_runs_done', 'Baseline runs measured',
-     _one(lambda m: m.status.get('baseline_runs_done') or 0)),
-    ('progress_ratio', 'Share of the session done (0-1)', _at('status', 'progress')),
+    ('canary_osd', 'Id of the canary OSD', _at('osd')),
+    ('trials_done', 'Candidate trials measured or failed', _at('trials_done')),
+    ('trials_planned', 'Candidate trials the session runs', _at('params', 'trials')),
+    ('baseline_runs_done', 'Baseline runs measured', _at('baseline_runs_done')),
+    ('progress_ratio', 'Share of the session done (0-1)', _at('progress')),
     ('baseline_kv_sync_latency_seconds', 'Average bluestore kv_sync latency of the baseline',
      _one(_latency_s)),
-    ('baseline_iops', 'Bench IOPS of the baseline', _at('status', 'baseline', 'iops')),
+    ('baseline_iops', 'Bench IOPS of the baseline', _at('baseline', 'iops')),
     ('baseline_write_amp', 'DB write amplification of the baseline (DB bytes per client byte)',
-     _at('status', 'baseline', 'write_amp')),
+     _at('baseline', 'write_amp')),
     ('write_amp_budget', 'Highest write amplification a feasible trial may have',
      _one(lambda m: budget_write_amp(m.status))),
     ('recommends', '1 if the confirmation recommends a candidate, 0: keep the current options',
@@ -299,10 +276,10 @@ METRICS: List[Tuple[str, str, Samples]] = [
     ('best_trial', 'Index of the search trial recommended',
      _one(lambda m: None if (a := m.chosen()) is None else a.trial)),
     ('noise_sd', 'Per-round sd of the objective\'s log-ratio over the baseline\'s A/A pairs',
-     _at('status', 'noise', 'sd')),
+     _at('noise', 'sd')),
     ('planned_detectable_gain_ratio',
      'The gain the planned confirmation rounds confirm 9 times in 10 at that noise',
-     _at('status', 'noise', 'plan', 'detectable')),
+     _at('noise', 'plan', 'detectable')),
     ('confirmation_noise_sd',
      'Per-round sd of the objective\'s log-ratio the confirmation rounds showed',
      _one(lambda m: None if (n := m.noise()) is None else n.sd)),
@@ -327,8 +304,7 @@ METRICS: List[Tuple[str, str, Samples]] = [
 
 def metrics_text(snap: Snapshot) -> str:
     """Prometheus text exposition (format 0.0.4) of METRICS, `rocks_autotune_*`."""
-    seen = Seen(snap.status, views.final_answer(snap.state) if snap.state is not None else None,
-                views.answer(snap.state or {}))
+    seen = Seen(snap.status, views.final_answer(snap.state or {}), views.answer(snap.state or {}))
     out = []
     idle = snap.status.get('state', 'idle') == 'idle'
     for name, help_, samples in METRICS[:1 if idle else None]:
@@ -342,25 +318,11 @@ def metrics_text(snap: Snapshot) -> str:
 
 # ---------------------------------------------------------------- dispatch
 
-def static_files(root: str = STATIC_DIR) -> Dict[str, str]:
-    """URL path -> file, for every file shipped under static/ (no path from the request)."""
-    files: Dict[str, str] = {}
-    for dirpath, _, names in os.walk(root):
-        for name in names:
-            full = os.path.join(dirpath, name)
-            rel = os.path.relpath(full, root).replace(os.sep, '/')
-            if os.path.splitext(name)[1] in STATIC_TYPES:
-                files['/static/' + rel] = full
-    return files
-
-
 def parse_query(qs: str) -> Dict[str, str]:
     """The query string as a dict; BadQuery for anything malformed or repeated."""
-    if not qs:
-        return {}
-    try:
+    try:  # no field at all is no query (Python < 3.10 reads it as a malformed one)
         pairs = parse_qsl(qs, keep_blank_values=True, strict_parsing=True,
-                          errors='strict', max_num_fields=20)
+                          errors='strict', max_num_fields=20) if qs else []
     except (ValueError, UnicodeDecodeError) as e:
         raise BadQuery(f'malformed query string: {e}')
     out: Dict[str, str] = {}
@@ -376,26 +338,28 @@ def _json(obj: Any, status: int = 200) -> Response:
                     'application/json; charset=utf-8')
 
 
-def _error(status: int, message: str, json_api: bool, **more: Any) -> Response:
-    if json_api:
-        return _json(dict({'error': message, 'status': status}, **more), status)
-    return Response(status, (message + '\n').encode())
+def _error(status: int, message: str, json_api: bool, headers: Optional[Dict[str, str]] = None,
+           **more: Any) -> Response:
+    r = (_json(dict({'error': message, 'status': status}, **more), status) if json_api
+         else Response(status, (message + '\n').encode()))
+    r.headers.update(headers or {})
+    return r
 
 
 class Panel:
     """Routes a request to a view.  `snapshot` is called once per request."""
 
-    # path -> query parameters it accepts
+    # path -> query parameters it accepts (the page and static files: none)
     ROUTES: Dict[str, Tuple[str, ...]] = {
-        '/': (), '/index.html': (), '/api/status': (),
-        '/api/trials': ('verdict', 'since', 'limit'), '/metrics': (),
-    }
+        '/api/status': (), '/api/trials': ('verdict', 'since', 'limit'), '/metrics': ()}
 
-    def __init__(self, snapshot: Callable[[], Snapshot], static_root: str = STATIC_DIR,
+    def __init__(self, snapshot: Callable[[], Snapshot],
                  standby_uri: Optional[Callable[[], str]] = None) -> None:
         self.snapshot = snapshot
-        self.static = static_files(static_root)
-        self.static_root = static_root
+        # URL path -> file: the page, and each file shipped under static/ (no path from a request)
+        self.static = {f'/static/{f.relative_to(STATIC_DIR).as_posix()}': f
+                       for f in STATIC_DIR.rglob('*') if f.suffix in STATIC_TYPES}
+        self.static['/'] = self.static['/index.html'] = STATIC_DIR / 'index.html'
         # set on a standby mgr: every answer points at the active one
         self.standby_uri = standby_uri
 
@@ -404,23 +368,21 @@ class Panel:
         if path not in self.ROUTES and path not in self.static:
             return _error(404, f'not found: {path}', json_api)
         if method != 'GET':
-            r = _error(405, f'{method} is not allowed: the panel is read-only', json_api)
-            r.headers['Allow'] = 'GET'
-            return r
+            return _error(405, f'{method} is not allowed: the panel is read-only', json_api,
+                          {'Allow': 'GET'})
         try:
             query = parse_query(query_string)
             unknown = sorted(set(query) - set(self.ROUTES.get(path, ())))
             if unknown:
                 raise BadQuery(f'unknown query parameter(s) for {path}: {", ".join(unknown)}')
             if self.standby_uri is not None:
-                return self._standby(path, json_api)
+                return self._standby(path, json_api, self.standby_uri())
             return self._get(path, query)
         except BadQuery as e:
             return _error(400, str(e), json_api)
 
-    def _standby(self, path: str, json_api: bool) -> Response:
-        """What a standby mgr says: where the active one serves the panel."""
-        uri = self.standby_uri() if self.standby_uri else ''
+    def _standby(self, path: str, json_api: bool, uri: str) -> Response:
+        """What a standby mgr says: where the active one (`uri`) serves the panel."""
         if path in ('/', '/index.html'):
             link = html.escape(uri)
             body = (f'<p>This mgr is a standby. The rocks_autotune panel is served by the '
@@ -431,17 +393,13 @@ class Panel:
                                   f'<h1>rocks_autotune</h1>{body}</body></html>').encode(),
                             STATIC_TYPES['.html'])
         where = f'the active mgr serves {uri}' if uri else 'no active mgr serves the panel yet'
-        r = _error(503, 'this mgr is a standby; ' + where, json_api, active=uri or None)
-        if uri:
-            r.headers['Link'] = f'<{uri}>; rel="alternate"'
-        return r
+        return _error(503, 'this mgr is a standby; ' + where, json_api,
+                      {'Link': f'<{uri}>; rel="alternate"'} if uri else None, active=uri or None)
 
     def _get(self, path: str, query: Mapping[str, str]) -> Response:
-        if path in self.static or path in ('/', '/index.html'):
-            f = self.static.get(path) or os.path.join(self.static_root, 'index.html')
-            with open(f, 'rb') as fh:
-                body = fh.read()
-            return Response(200, body, STATIC_TYPES[os.path.splitext(f)[1]])
+        if path in self.static:
+            f = self.static[path]
+            return Response(200, f.read_bytes(), STATIC_TYPES[f.suffix])
         snap = self.snapshot()
         if path == '/api/status':
             return _json(status_json(snap))

@@ -11,9 +11,9 @@ from .workload import CLIENT, LIVE, OSD_BENCH
 
 # (section, counter) pairs read from `perf dump`.  BlueFS's DB bytes are its
 # WAL's and SSTs'; `bytes_written_slow` is a share of them (spill-over)
-DB_BYTES = [('bluefs', 'bytes_written_wal'), ('bluefs', 'bytes_written_sst')]
 WAL_BYTES = ('bluefs', 'bytes_written_wal')
 SST_BYTES = ('bluefs', 'bytes_written_sst')
+DB_BYTES = [WAL_BYTES, SST_BYTES]
 SLOW_BYTES = ('bluefs', 'bytes_written_slow')
 DB_USED = ('bluefs', 'db_used_bytes')  # a gauge: the DB's size at a window's end
 # every SST file BlueFS wrote, a flush's or a compaction's (`rocksdb.compact`
@@ -297,10 +297,6 @@ def write_amp_ratio(m: Measurement, base: Baseline) -> float:
     return x / y if y else math.inf
 
 
-def feasible(m: Measurement, base: Baseline, budget: float) -> bool:
-    return write_amp_ratio(m, base) <= budget
-
-
 # the weight of the log of how far write-amp is over budget: the GP learns
 # where the infeasible region is without being told a cliff
 INFEASIBLE_WEIGHT = 2.0
@@ -311,7 +307,7 @@ def judged(m: Measurement, base: Baseline, budget: float, workload: str, design:
     """A search window's verdict (feasible: write-amp within `budget` times
     the baseline's), score() and what the optimizer is told: the score, plus
     INFEASIBLE_WEIGHT x the log of how far write-amp is over the budget."""
-    s = score(m, base, workload, design)
-    if feasible(m, base, budget):
+    s, ratio = score(m, base, workload, design), write_amp_ratio(m, base)
+    if ratio <= budget:
         return 'feasible', s, s
-    return 'infeasible', s, s + INFEASIBLE_WEIGHT * math.log(write_amp_ratio(m, base) / budget)
+    return 'infeasible', s, s + INFEASIBLE_WEIGHT * math.log(ratio / budget)

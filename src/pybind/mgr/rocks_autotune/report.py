@@ -1,7 +1,6 @@
 """Plain-text views of a session and a rollout for the CLI, and `best`'s summary:
 they read the figures the session computed and compute no statistic (the
 command thread must not import scipy/numpy)."""
-import shlex
 from dataclasses import asdict
 from typing import Any, Dict, List, Mapping, Optional
 
@@ -13,7 +12,9 @@ from .perf_counters import OBJECTIVE_NAMES
 from .health import by_status, osd_list
 from .views import (answer_line, crashes_lines, final_answer, groups_text,
                     ratio_text, steady_text)
+from .rollout_plan import config_command
 from .rollout_record import RolloutPlan
+from .session_settings import WEAR
 from .space import Candidate
 from .trial import Trial
 from .workload import CLEANUP_RETRY, NAMESPACE
@@ -26,9 +27,8 @@ def _fmt(v: Optional[float], spec: str) -> str:
 
 
 def status_text(st: Dict[str, Any], detail: bool = False) -> str:
-    """`status`: an ended session's answer in a few lines (st['summary']),
-    everything with `detail` (`--detail`: the ceph CLI keeps --verbose for
-    itself) or while it runs; then the last rollout."""
+    """`status`: an ended session's summary, or everything while it runs or with `detail`
+    (`--detail`: the ceph CLI keeps --verbose for itself); then the last rollout."""
     if st['state'] == 'idle':
         lines = ['state: idle (no session has run)'
                  + (f'\nerror: {st["error"]}' if st.get('error') else '')]
@@ -49,10 +49,9 @@ def _detail_lines(st: Dict[str, Any]) -> List[str]:
              f'message: {st["message"]}']
     if st.get('error'):
         lines.append(f'error: {st["error"]}')
-    if st.get('design'):
-        d = st['design']
-        lines.append(f'measurement design: {d["design"]} ({d["why"]})'
-                     + (f'; {d["note"]}' if d.get('note') else ''))
+    d = st['design']  # views.session_design
+    lines.append(f'measurement design: {d["design"]} ({d["why"]})'
+                 + (f'; {d["note"]}' if d['note'] else ''))
     lines += (client_lines(st.get('client')) + precondition_lines(st.get('precondition'))
               + time_lines(st.get('time'), st['state']))
     b = st.get('baseline')
@@ -156,8 +155,7 @@ def precondition_lines(p: Optional[Mapping[str, Any]]) -> List[str]:
 
 
 def confirmation_lines(saved: Optional[Dict[str, Any]], state: str) -> List[str]:
-    """The confirmation in `status` (`saved`: its record as the status shows
-    it): where it stands, each candidate's figures, the answer."""
+    """The confirmation in `status` (`saved`: its JSON): its progress, candidates, answer."""
     if not saved:
         return []
     rec = ConfirmRecord.from_json(saved)
@@ -230,17 +228,14 @@ def history_table(trials: List[Trial]) -> str:
                    'window: its write-amp is shown, never judged; a steady window, at '
                    'steady_window_limit, or before the WAL bytes of every column family\'s '
                    'L0 cycle: its write-amp at steady state is unknown)')
-    for t in trials:
-        if t.error:
-            out.append(f'trial {t.index}: {t.error}'
-                       + (f' (crash {", ".join(t.crashes)})' if t.crashes else ''))
+    out += [f'trial {t.index}: {t.error}'
+            + (f' (crash {", ".join(t.crashes)})' if t.crashes else '') for t in trials if t.error]
     return '\n'.join(out)
 
 
 def reach(canary: int, osds: Mapping[int, OsdInfo]) -> Dict[str, Any]:
-    """Where the best options go after the canary (`osds`: Cluster.osds): the
-    other OSDs of the device class they were measured on, each at its own mask
-    (CLASS_MASK_NOTE); with no class, every OSD (`osd`)."""
+    """Where the best options go after the canary: the other OSDs of its device class,
+    each at its own mask (CLASS_MASK_NOTE); with no class, every OSD (`osd`)."""
     info = osds.get(canary)
     cls = info.device_class if info is not None else ''
     if cls:
@@ -253,17 +248,11 @@ def reach(canary: int, osds: Mapping[int, OsdInfo]) -> Dict[str, Any]:
             'note': f'osd.{canary} {why}: the options go to every OSD'}
 
 
-def config_set(who: str, name: str, value: str) -> str:
-    """A `ceph config set` command line, safe to paste into a shell whatever the value."""
-    return ' '.join(shlex.quote(a) for a in ('ceph', 'config', 'set', who, name, value))
-
-
 def best_summary(state: Dict[str, Any],
                  where: Optional[Dict[str, Any]] = None) -> Optional[Dict[str, Any]]:
-    """`best -f json`: the confirmation's answer, None until it stands; its
-    figures are the rounds' (ratios to the baseline of the same round), never
-    the search's.  A recommendation comes with the commands that set it on the
-    canary, then at `where` (a `reach`; None: the OSD map was not read)."""
+    """`best -f json`: the confirmation's answer (its rounds' ratios, never the search's),
+    None until it stands; with the commands that set a recommendation on the canary,
+    then at `where` (a `reach`; None: the OSD map was not read)."""
     result = final_answer(state)
     if result is None:
         return None
@@ -277,9 +266,9 @@ def best_summary(state: Dict[str, Any],
     changed = list(state.get('config_changes') or [])
     if chosen is not None:
         for who in [f'osd.{osd}'] + (where['masks'] or []):
-            commands.append(config_set(who, OPTIONS, chosen.options))
+            commands.append(config_command(who, OPTIONS, chosen.options))
             if state.get('annexed'):  # the annex is folded into the options string
-                commands.append(config_set(who, ANNEX, ''))
+                commands.append(config_command(who, ANNEX, ''))
         if changed:
             # the string embeds the base of the start: applying it undoes the change
             commands.insert(0, '# measured against the options in effect when the session '
@@ -294,45 +283,41 @@ def best_summary(state: Dict[str, Any],
     return {
         'answer': 'recommend' if arm else 'keep current', 'keeps_current': arm is None,
         'summary': answer_line(result), 'complete': result.complete,
-        'trial': arm.trial if arm else None, 'arm': arm.arm if arm else None,
-        'options': chosen.options if chosen else None,
-        'candidate': chosen.candidate if chosen else None,
+        'trial': arm and arm.trial, 'arm': arm and arm.arm,
+        'options': chosen and chosen.options, 'candidate': chosen and chosen.candidate,
         'objective': result.objective, 'direction': result.direction,
         'margin': result.margin, 'budget': result.budget, 'level': result.level,
         'goal': result.goal, 'rounds': result.rounds, 'rounds_done': result.rounds_done,
-        'ratios': figures(arm) if arm else None, 'steady': steady(arm) if arm else None,
+        'ratios': arm and figures(arm), 'steady': arm and steady(arm),
         'candidates': [dict(figures(a), arm=a.arm, trial=a.trial, verdict=a.verdict,
                             why=a.why, rounds=a.objective.rounds,
                             objective_verdict=a.objective_verdict, steady=steady(a),
                             options=state['confirm'].arm(a.arm).options)
                        for a in result.arms],
-        'canary': osd, 'masks': where['masks'], 'device_class': where['device_class'],
-        'osds': where['osds'], 'note': where['note'], 'commands': commands,
+        'canary': osd, **where, 'commands': commands,
         'config_changed': changed, 'seen': None if result.seen is None else asdict(result.seen),
         'measurement_plan': result.measurement_plan}
 
 
 def best_text(b: Dict[str, Any], result: Verdict) -> str:
-    """`best`: its JSON `b` in words, each candidate's line from `result`
-    (final_answer: the verdict `b` was made of)."""
-    rule = (f'is recommended when its whole interval clears the {b["margin"]:.0%} margin '
-            f'and then, measured in windows long enough to see a compaction (steady '
-            f'windows), its write-amp stays within the {b["budget"]:.2f}x budget of the '
-            f'baseline\'s; the first such candidate, best first, is recommended.')
-    if b.get('goal') == 'wear':
-        rule = (f'is recommended when the low end of its interval is at least '
-                f'{1 + b["margin"]:.2f}x the baseline\'s (the {-b["margin"]:.0%} guard) '
-                f'and then, in steady windows, its write-amp is at most {b["budget"]:.2f}x '
-                'the baseline\'s; the first such candidate, in the model\'s order, is '
-                'recommended.')
+    """`best`: its JSON `b` in words, with the rule and candidates of `result` (b's verdict)."""
+    m = result.margin
+    rule = (f'is recommended when the low end of its interval is at least {1 + m:.2f}x the '
+            f'baseline\'s (the {-m:.0%} guard) and then, in steady windows, its write-amp is '
+            f'at most {result.budget:.2f}x the baseline\'s; the first such candidate, in the '
+            'model\'s order, is recommended.' if result.goal == WEAR else
+            f'is recommended when its whole interval clears the {m:.0%} margin and then, '
+            f'measured in windows long enough to see a compaction (steady windows), its '
+            f'write-amp stays within the {result.budget:.2f}x budget of the baseline\'s; the '
+            'first such candidate, best first, is recommended.')
     lines = [b['summary'] + '.',
              f'Each figure: the median over the rounds of the candidate\'s ratio to the '
-             f'baseline measured in the same round [{b["level"]:.0%} interval]; a candidate '
+             f'baseline measured in the same round [{result.level:.0%} interval]; a candidate '
              + rule]
-    plan = b.get('measurement_plan') or {}
+    plan = result.measurement_plan
     if plan.get('why'):
         lines.append(f'measurement design: {plan["design"]} ({plan["why"]})')
-    name = OBJECTIVE_NAMES.get(b['objective'], b['objective'])
+    name = OBJECTIVE_NAMES.get(result.objective, result.objective)
     lines += [arm_line(name, a) for a in result.arms]
     if b['keeps_current']:
         return '\n'.join(lines)
@@ -362,12 +347,13 @@ def plan_text(plan: RolloutPlan, undo: List[str]) -> str:
     # long option strings are named once: A, B, ...
     labels: Dict[str, str] = {}
 
-    def label(v: str) -> str:
+    def label(v: Optional[str]) -> str:
+        if v is None:
+            return '(not set)'
         if len(v) <= 40:
             return repr(v)
-        if v not in labels:
-            labels[v] = chr(ord('A') + len(labels)) if len(labels) < 26 else f'S{len(labels)}'
-        return labels[v]
+        n = len(labels)
+        return labels.setdefault(v, chr(ord('A') + n) if n < 26 else f'S{n}')
     apply = plan.kind == 'apply'
     if apply:
         lines = [f'plan: apply to {plan.target}, one OSD at a time',
@@ -379,9 +365,8 @@ def plan_text(plan: RolloutPlan, undo: List[str]) -> str:
     for who, names in plan.sets.items():  # in restart order
         for name, value in sorted(names.items()):
             now = plan.priors.get(who, {}).get(name)
-            shown = '(not set)' if now is None else label(now)
-            lines.append(f'  {who} {name}: ' + (f'{shown} (as now)' if now == value else
-                         f'{shown} -> {"(not set)" if value is None else label(value)}'))
+            lines.append(f'  {who} {name}: {label(now)} '
+                         + ('(as now)' if now == value else f'-> {label(value)}'))
     lines += [f'  note: {n}' for n in plan.notes]
     lines += ['checks:'] + [f'  {c}' for c in plan.checks]
     if plan.blockers:
@@ -419,13 +404,10 @@ def rollout_lines(ro: Optional[Mapping[str, Any]]) -> List[str]:
     lines.append('  ' + '; '.join(f'{s}: {osd_list(by.get(s, []))}'
                                   for s in ('done', 'restarting', 'pending', 'failed'))
                  + (f'; skipped: {osd_list(by["skipped"])}' if by.get('skipped') else ''))
-    for o in ro['osds']:
-        if o['status'] == 'skipped':
-            lines.append(f'  osd.{o["osd"]} skipped: {o["error"]}')
-        if o['status'] == 'failed':
-            lines.append(f'  osd.{o["osd"]} failed: {o["error"]}' + (
-                '; put back on its prior options' if o['put_back'] == 'done' else
-                '; NOT put back' if o['put_back'] == 'failed' else ''))
+    put_back = {'done': '; put back on its prior options', 'failed': '; NOT put back'}
+    lines += [f'  osd.{o["osd"]} {o["status"]}: {o["error"]}'
+              + (put_back.get(o['put_back'], '') if o['status'] == 'failed' else '')
+              for o in ro['osds'] if o['status'] in ('skipped', 'failed')]
     if ro['kind'] == 'apply' and ro['options']:
         lines.append(f'  options: {ro["options"]}')
     if ro.get('health'):

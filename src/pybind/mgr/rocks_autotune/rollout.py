@@ -1,20 +1,14 @@
 r"""A rollout: `apply` (options to a device class, or to named OSDs) and
-`revert` (what an apply changed, put back), one OSD at a time.  A persisted
-state machine driven by `step()`, as the session is (session.py).
-
-Its plan (rollout_plan.py) is saved with the values it will replace, at every
-mask it touches, before anything changes; then it goes OSD by OSD.  The
-phases, their table (MOVES), each phase's step, the OSD in flight and the
-end are in rollout_phases.py, on the rollout's record; they
-return their moves to the engine (machine.py).  Here: the
-rollout's life (its start, the abort, a failover) and what it shows.
+`revert` (what an apply changed, put back), one OSD at a time: a persisted
+state machine driven by `step()`, as the session is.  Its plan is
+rollout_plan.py's, its phases rollout_phases.py's; here its life (the start,
+the abort, a failover) and what it shows.
 
 `abort` is persisted by the module before it is acknowledged, and taken
 between OSDs (an OSD held at the gate is not in flight yet: its mask is put
-back): the rollout ends aborted.  A rollout that stops early raises a health
-check that says so, and that `revert` undoes what was done.
+back).  A rollout that stops early raises a health check that says so, and
+that `revert` undoes what was done.
 """
-import logging
 import time
 import uuid
 from typing import Any, Callable, Dict, Optional, Set, cast
@@ -27,16 +21,11 @@ from .restart import resume_after_failover
 from .rollout_phases import MOVES, P, Phase, RolloutPhases
 from .rollout_record import ROLLOUT_VERSION, RolloutPlan, RolloutRecord, RolloutSettings
 
-log = logging.getLogger(__name__)
-
-ACTIVE = ('running',)
-ENDED = ('done', 'aborted', 'failed')
-
 
 class Rollout(Machine):
     kind = 'rollout'
     MOVES = MOVES
-    ACTIVE = ACTIVE
+    ACTIVE = ('running',)
 
     def __init__(self, state: RolloutRecord, cluster: Cluster,
                  save: Callable[[RolloutRecord], None],
@@ -44,9 +33,8 @@ class Rollout(Machine):
         Phase(state.phase)  # ValueError: not a phase of this code's
         super().__init__(state, save, clock)
         self.r = state
-        self.cluster = cluster
         self.settings = state.settings
-        self.phases: RolloutPhases = RolloutPhases(state, cluster, self.settings, save, clock)
+        self.phases: RolloutPhases = RolloutPhases(state, cluster, save, clock)
 
     @classmethod
     def begin(cls, plan: RolloutPlan, settings: RolloutSettings, cluster: Cluster,
@@ -63,8 +51,6 @@ class Rollout(Machine):
     # ------------------------------------------------------------ commands
 
     def request_abort(self) -> None:
-        """Stop after the OSD in flight; seen at the next step.  The module
-        persists the request before it calls this (and again on a new mgr)."""
         self.request('abort')
 
     def resume_after_failover(self) -> None:

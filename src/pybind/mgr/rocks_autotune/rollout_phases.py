@@ -8,37 +8,30 @@ at every mask it touches, before anything changes.  Then, OSD by OSD:
                          next      put_back -> put_back_wait -> end (failed)
                          (skipped)
 
-- check: the masks still hold what the plan read (else it ends, changing nothing);
-- next: the next pending OSD, in the plan's order; none left: the end (done);
-- set: that OSD's own mask, just before its restart, so that no OSD holds
-  options it has not been seen to start on: an OSD gone from the OSD map, or
-  whose mask someone else has set since the plan, is skipped and named;
-- restart: the health policy (gate.look, as a session's: what threatens
-  data always, others' checks without --force) and the gate
-  (gate.restart_blockers) hold the restart back, then it goes through
-  restart.Restarter: noout on the OSD while it restarts;
-- wait: up running the options the mon now has for it, PGs active+clean;
-- put_back (apply): an OSD that did not come back on the new options gets its
-  own prior options at osd.N, and a gated restart onto them; the rollout then
-  ends failed: the OSDs done stay on the new options, the others' config was
-  never touched.
+An OSD's own mask is set just before its restart, so that no OSD holds
+options it has not been seen to start on; an OSD gone from the OSD map, or
+whose mask someone else has set since the plan, is skipped and named.  The
+health policy (gate.look, as a session's) and the gate
+(gate.restart_blockers) hold each restart back; noout is on the OSD while it
+restarts.  An OSD that does not come back on the new options (apply) gets
+its own prior options at osd.N and a gated restart onto them; the rollout
+then ends failed: the OSDs done stay on the new options, the others' config
+was never touched.
 
-Every move is in MOVES; the handlers here are dispatched by the engine
-through `table()` and return their move (machine.py), which it makes.
+Each handler returns its move, which the engine (machine.py) makes.
 """
 from enum import Enum
-from typing import Any, Callable, Dict, List, Optional, Tuple, cast
+from typing import Any, Callable, Dict, Optional, Tuple, cast
 
 from .canary import OPTIONS
+from .canary_record import RestartState
 from .cluster import Cluster, ClusterError
 from .gate import look
-from .health import rolled
+from .health import osd_list, rolled
 from .machine import Go, Handler, Move, Pause, Phases
 from .restart import OsdGone, Outcome, Restarter, Stage
 from .rollout_plan import RUNNING, _some, own_crash, set_by_others, show
-from .canary_record import RestartState
-from .health import osd_list
-from .rollout_record import RolloutOsd, RolloutRecord, RolloutSettings
+from .rollout_record import RolloutOsd, RolloutRecord
 
 
 class Phase(str, Enum):
@@ -70,14 +63,13 @@ MOVES: Dict[Phase, Tuple[Phase, ...]] = {
 
 
 class RolloutPhases(Phases):
-    """Each phase's step, and the OSD in flight and the end they share (a
-    pause's too), on the rollout's record; each returns its move (machine.py)."""
+    """Each phase's step, and the OSD in flight and the end they share."""
 
-    def __init__(self, r: RolloutRecord, cluster: Cluster, settings: RolloutSettings,
+    def __init__(self, r: RolloutRecord, cluster: Cluster,
                  save: Callable[[RolloutRecord], None], clock: Callable[[], float]) -> None:
         self.r = r
         self.cluster = cluster
-        self.settings = settings
+        self.settings = r.settings
         self.save = save
         self.clock = clock
 
@@ -105,19 +97,17 @@ class RolloutPhases(Phases):
 
     # ------------------------------------------------------------ the OSD's mask, the pause
 
-    def write(self, masks: Dict[str, Dict[str, Optional[str]]]) -> None:
-        for who, names in sorted(masks.items()):
-            for name, value in sorted(names.items()):
-                if value is not None:
-                    self.cluster.config_set(who, name, value)
-                elif self.cluster.config_get_own(who, name) is not None:
-                    self.cluster.config_rm(who, name)
+    def write(self, who: str, values: Dict[str, Optional[str]]) -> None:
+        for name, value in sorted(values.items()):
+            if value is not None:
+                self.cluster.config_set(who, name, value)
+            elif self.cluster.config_get_own(who, name) is not None:
+                self.cluster.config_rm(who, name)
 
     def unset(self, o: RolloutOsd) -> None:
         """An OSD not restarted after all: its own mask as it was before."""
         if o.changed:
-            who = f'osd.{o.osd}'
-            self.write({who: self.r.priors[who]})
+            self.write(f'osd.{o.osd}', self.r.priors[f'osd.{o.osd}'])
             o.changed = False
 
     def timed_out(self, pause: Pause) -> Go:
@@ -135,25 +125,24 @@ class RolloutPhases(Phases):
 
     def end(self, final: str, message: str) -> Go:
         r = self.r
-        if final != 'done' and r.current is not None:
+        if r.current is not None:  # none at 'done': each OSD ends in a step of its own
             o = self.cur()
             rec = r.restart
-            if o.status == 'restarting' and (Phase(r.phase) == P.SET or (
-                    Phase(r.phase) == P.RESTART
-                    and (rec is None or rec['stage'] == Stage.GATE.value))):
+            if o.status == 'restarting' and (r.phase == P.SET or r.phase == P.RESTART and (
+                    rec is None or rec['stage'] == Stage.GATE)):
                 try:  # not restarted: nothing may hold options it has not started on
                     self.unset(o)
                     o.status = 'pending'
                 except ClusterError as e:
                     message += (f'; the options set at osd.{o.osd} could not be put back '
                                 f'({e}): it loads them at its next restart')
-        if r.current is not None and r.noout_ours:
-            try:
-                self.restarter(self.cur().osd).clear_noout()
-            except ClusterError as e:
-                message += f'; noout on osd.{self.cur().osd} could not be cleared: {e}'
-        if r.current is not None and self.cur().status == 'restarting' and final != 'done':
-            self.cur().error = message  # stopped in flight: may run either
+            if r.noout_ours:
+                try:
+                    self.restarter(o.osd).clear_noout()
+                except ClusterError as e:
+                    message += f'; noout on osd.{o.osd} could not be cleared: {e}'
+            if o.status == 'restarting':
+                o.error = message  # stopped in flight: may run either
         r.state = final
         r.error = message if final == 'failed' else ''
         r.restart = None
@@ -162,8 +151,6 @@ class RolloutPhases(Phases):
         return Go(P.END, message)
 
     def check(self, now: float) -> Move:
-        """Nothing has changed yet: the plan holds if the masks still hold
-        what it read (its priors).  One read of the config for every mask."""
         config = self.cluster.config_snapshot()
         moved = [f'{who} {name}: now {show(config.own(who, name))}, {show(prior)} when planned'
                  for who, names in self.r.priors.items()
@@ -198,8 +185,7 @@ class RolloutPhases(Phases):
         return Go(P.NEXT, f'osd.{o.osd} skipped: {why}')
 
     def set_mask(self, now: float) -> Move:
-        """Its own mask, just before its restart (again after a failover: the
-        same values)."""
+        """Its own mask, just before its restart (after a failover again: the same values)."""
         r = self.r
         o = self.cur()
         who = f'osd.{o.osd}'
@@ -222,7 +208,7 @@ class RolloutPhases(Phases):
                 o.before[RUNNING] = ''
             o.changed = r.changed = True
             self.save(r)  # a revert knows there is something to undo before it is so
-        self.write({who: r.sets[who]})
+        self.write(who, r.sets[who])
         if r.kind == 'apply':
             wrong = [f'{who} gets {name} {show(got)}' for name, value in r.sets[who].items()
                      if (got := self.cluster.config_get(who, name)) != value]
@@ -242,15 +228,6 @@ class RolloutPhases(Phases):
         self.restarter(o.osd).begin(r.kind, now, ran=o.back_to)
         return Go(P.RESTART, f'osd.{o.osd}: restarting on {self.what()}')
 
-    def look(self, osd: int) -> List[str]:
-        """The session's health policy, before each restart: what threatens
-        data always holds it back, others' checks unless --force; the
-        rollout's own crashes (an OSD that did not start) do not, nor an
-        admin's noout on the OSD about to restart."""
-        r = self.r
-        return look(self.cluster, osd,
-                    own_crash(r.crash_osds, r.since)).blockers(r.force)
-
     def restart(self, now: float) -> Move:
         r = self.r
         o = self.cur()
@@ -262,7 +239,10 @@ class RolloutPhases(Phases):
             r.current = None
             r.restart = None
             return self.end('aborted', f'aborted before osd.{o.osd} was restarted')
-        blockers = self.look(o.osd) if restarter.stage == Stage.GATE else []
+        # the session's health policy; the rollout's own crashes (an OSD that
+        # did not start) do not hold it back, nor an admin's noout on the OSD
+        blockers = (look(self.cluster, o.osd, own_crash(r.crash_osds, r.since)).blockers(r.force)
+                    if restarter.stage == Stage.GATE else [])
         if not blockers:
             try:
                 res = restarter.step(now)
@@ -316,8 +296,6 @@ class RolloutPhases(Phases):
         return Go(P.PUT_BACK, f'{error}; putting osd.{o.osd} back on its prior options')
 
     def put_back(self, now: float) -> Move:
-        """Its own mask as it was before the apply (the plan's priors there),
-        then its gated restart onto what it ran before."""
         o = self.cur()
         self.unset(o)
         self.restarter(o.osd).begin('put_back', now, ran=o.before.get(RUNNING, ''))

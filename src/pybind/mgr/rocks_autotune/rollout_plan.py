@@ -1,10 +1,8 @@
-"""What `apply` and `revert` will do, worked out before anything changes: a
-plan (rollout_record.RolloutPlan) names the OSDs to restart in order (host by host,
-CRUSH order), what each gets from the mons now, what is set at which mask
-(each OSD's own `osd.N`, never a class mask: an OSD reads
-bluestore_rocksdb_options before it gets those), and what those masks hold
-now.  `--dry-run` prints it; rollout.Rollout carries it out.  Nothing here
-changes the cluster (doc/mgr/rocks_autotune.rst, dev-session-rollout).
+"""What `apply` and `revert` will do, worked out before anything changes: the
+OSDs to restart in order (host by host, CRUSH order), what each gets from the
+mons now, what is set at each OSD's own mask (never a class mask:
+canary.CLASS_MASK_NOTE), and what those masks hold now.  Nothing here changes
+the cluster (doc/mgr/rocks_autotune.rst, dev-session-rollout).
 """
 import re
 import shlex
@@ -15,14 +13,13 @@ from .canary import ANNEX, CLASS_MASK_NOTE, OPTIONS
 from .cluster import Cluster, ConfigSnapshot, Crash, OsdInfo, split_who
 from .gate import look, thin_pools_of
 from .rocksdb_options import OptionStringError, parse_options
-from .health import osd_list
+from .health import osd_list, osds_are
 from .rollout_record import Masks, RolloutOsd, RolloutPlan, RolloutRecord
+from .session import ACTIVE as SESSION_ACTIVE
 
 NAMES = (OPTIONS, ANNEX)
 # beside them in an OSD's `before`: the options its process runs ('' when it did not answer)
 RUNNING = 'running'
-# a session in one of these has not answered yet
-SESSION_ACTIVE = ('running', 'stopping', 'restoring')
 
 
 class RolloutRefused(Exception):
@@ -41,9 +38,7 @@ def parse_osd_ids(text: str) -> List[int]:
     """`--osds 1,2,5` as ids, in the order given; ASCII digits only (str.isdigit
     takes '²' and '١'), each OSD once."""
     ids: List[int] = []
-    for item in text.replace(' ', ',').split(','):
-        if not item:
-            continue
+    for item in filter(None, text.replace(' ', ',').split(',')):
         m = re.fullmatch(r'(?:osd\.)?([0-9]{1,9})', item)
         if not m:
             raise RolloutRefused(f'--osds takes OSD ids in ASCII digits separated by commas '
@@ -57,8 +52,7 @@ def parse_osd_ids(text: str) -> List[int]:
 
 
 def recommendation(session: Optional[Mapping[str, Any]]) -> Tuple[str, str]:
-    """The options the last session recommends and where they come from;
-    RolloutRefused when it recommends none."""
+    """The options the last session recommends, and where they come from."""
     hint = '; give the options to roll out with --options'
     if session is None:
         raise RolloutRefused('no tuning session has run, so there is no recommendation' + hint)
@@ -86,15 +80,13 @@ def _order(cluster: Cluster, targets: Sequence[int]) -> List[Tuple[int, str]]:
     """The targets in CRUSH order, host by host (a host in the order of its
     first OSD in the tree)."""
     wanted = set(targets)
-    hosts: Dict[str, List[int]] = {}
+    hosts: Dict[str, List[Tuple[int, str]]] = {}
     for osd, host in cluster.crush_order():
         if osd in wanted:
-            hosts.setdefault(host or f'osd.{osd}', []).append(osd)
+            hosts.setdefault(host or f'osd.{osd}', []).append((osd, host))
             wanted.discard(osd)
-    for osd in sorted(wanted):  # not in the tree at all
-        hosts.setdefault(f'osd.{osd}', []).append(osd)
-    return [(osd, '' if host.startswith('osd.') else host)
-            for host, osds in hosts.items() for osd in osds]
+    # then those not in the tree at all
+    return [o for osds in hosts.values() for o in osds] + [(osd, '') for osd in sorted(wanted)]
 
 
 def _osd_record(config: ConfigSnapshot, osd: int, host: str, back_to: str = '',
@@ -124,7 +116,6 @@ def _checks(cluster: Cluster, osds: Sequence[int], crash_osds: Sequence[int], fo
                              '(replicated: size 3; erasure-coded: m >= 2 and min_size > k), '
                              'or pass --allow-single-copy to accept it')
     health = look(cluster, None, own_crash(crash_osds, since))
-    blockers = health.blockers(force)
     checks = [
         'before each restart (the session\'s checks): no OSD down, PGs active+clean, no '
         'noup/nodown flag, ceph osd ok-to-stop; noout on the OSD while it restarts; '
@@ -136,7 +127,7 @@ def _checks(cluster: Cluster, osds: Sequence[int], crash_osds: Sequence[int], fo
                             ' leave PGs on one copy') if thin else
                            'no restart leaves a PG on a single copy'),
     ]
-    return checks, blockers
+    return checks, health.blockers(force)
 
 
 def own_crash(osds: Sequence[int], since: float) -> Callable[[Crash], bool]:
@@ -163,32 +154,28 @@ def _targets(osds: Mapping[int, OsdInfo], device_class: Optional[str],
              ) -> Tuple[List[int], str, List[str]]:
     """apply's OSDs (--osds, --device-class, or the canary's class), how the
     plan names them, and its notes; RolloutRefused when there are none."""
-    notes: List[str] = []
     if osd_ids is not None:
         unknown = [i for i in osd_ids if i not in osds]
         if unknown:
             raise RolloutRefused(', '.join(f'osd.{i}' for i in unknown[:10]) +
                                  (' does' if len(unknown) == 1 else ' do') + ' not exist')
-        targets = list(osd_ids)
-        target = osd_list(sorted(targets))
-    else:
-        if device_class is None:
-            if canary is None or canary not in osds:
-                raise RolloutRefused('give the OSDs to roll out to: --device-class CLASS or '
-                                     '--osds N,M (no session canary to take the class of)')
-            device_class = osds[canary].device_class
-            if not device_class:
-                raise RolloutRefused(f'the canary osd.{canary} has no device class: give '
-                                     '--device-class CLASS or --osds N,M')
-        classes = sorted({o.device_class for o in osds.values() if o.device_class})
-        targets = sorted(i for i, o in osds.items() if o.device_class == device_class)
-        if not targets:
-            raise RolloutRefused(f'no OSD has device class {device_class!r} (the classes: '
-                                 f'{", ".join(classes) or "none"})')
-        target = f'the OSDs of class {device_class}'
-        notes.append('the options go to ' + CLASS_MASK_NOTE.format(cls=device_class) +
-                     '. An OSD that joins the class later gets them from another apply')
-    return targets, target, notes
+        return list(osd_ids), osd_list(sorted(osd_ids)), []
+    if device_class is None:
+        if canary is None or canary not in osds:
+            raise RolloutRefused('give the OSDs to roll out to: --device-class CLASS or '
+                                 '--osds N,M (no session canary to take the class of)')
+        device_class = osds[canary].device_class
+        if not device_class:
+            raise RolloutRefused(f'the canary osd.{canary} has no device class: give '
+                                 '--device-class CLASS or --osds N,M')
+    classes = sorted({o.device_class for o in osds.values() if o.device_class})
+    targets = sorted(i for i, o in osds.items() if o.device_class == device_class)
+    if not targets:
+        raise RolloutRefused(f'no OSD has device class {device_class!r} (the classes: '
+                             f'{", ".join(classes) or "none"})')
+    return targets, f'the OSDs of class {device_class}', [
+        'the options go to ' + CLASS_MASK_NOTE.format(cls=device_class) +
+        '. An OSD that joins the class later gets them from another apply']
 
 
 def _refuse_own_masks(config: ConfigSnapshot, osd: int, names: List[str]) -> None:
@@ -221,10 +208,9 @@ def plan_apply(cluster: Cluster, options: str, source: str,
     targets, target, notes = _targets(osds, device_class, osd_ids, canary)
     down = [i for i in targets if not osds[i].up]
     if down:
-        raise RolloutRefused(osd_list(down) + ' ' +
-                             ('is' if len(down) == 1 else 'are') + ' down: bring '
-                             + ('it' if len(down) == 1 else 'them') +
-                             ' up, or name the OSDs to roll out to with --osds')
+        them = 'it' if len(down) == 1 else 'them'
+        raise RolloutRefused(osds_are(down, 'down')[0] + f': bring {them} up, or name the OSDs '
+                             'to roll out to with --osds')
     config = cluster.config_snapshot(defaults=NAMES)
     records = [_osd_record(config, osd, host) for osd, host in _order(cluster, targets)]
     values: Dict[str, Optional[str]] = {OPTIONS: options}
@@ -249,20 +235,16 @@ def _to_put_back(last: RolloutRecord) -> Tuple[Masks, Masks, List[Tuple[RolloutO
         if not last.changed:
             raise NothingToRevert(f'nothing to revert: the last apply ({last.id}, '
                                   f'{last.state}) changed nothing')
-        back, applied = last.priors, last.sets
         # its mask holds the apply's options, or it may run them (a failed OSD
         # whose restart onto its prior options did not come back)
         todo = [(o, o.before.get(RUNNING, '')) for o in last.osds
                 if o.changed or (o.status == 'failed' and o.put_back != 'done')]
-        of = last.id
-    else:
-        if last.state == 'done':
-            raise NothingToRevert(f'nothing to revert: the last rollout was a revert (of '
-                                  f'{last.of}), and it is done')
-        back, applied = last.sets, last.priors
-        todo = [(o, o.back_to) for o in last.osds if o.status not in ('done', 'skipped')]
-        of = last.id if last.of is None else last.of
-    return back, applied, todo, of
+        return last.priors, last.sets, todo, last.id
+    if last.state == 'done':
+        raise NothingToRevert(f'nothing to revert: the last rollout was a revert (of '
+                              f'{last.of}), and it is done')
+    todo = [(o, o.back_to) for o in last.osds if o.status not in ('done', 'skipped')]
+    return last.sets, last.priors, todo, last.id if last.of is None else last.of
 
 
 def _down_first(records: List[RolloutOsd], up: Mapping[int, Any]) -> List[str]:
@@ -273,9 +255,9 @@ def _down_first(records: List[RolloutOsd], up: Mapping[int, Any]) -> List[str]:
     if not down:
         return []
     one = len(down) == 1
-    return [f'{osd_list(down)} {"is" if one else "are"} down: {"its" if one else "their"} '
-            'config is put back first, with no restart; the other restarts wait for '
-            + ('it' if one else 'them') + ' to be up']
+    return [osds_are(down, 'down')[0] + f': {"its" if one else "their"} config is put back '
+            f'first, with no restart; the other restarts wait for {"it" if one else "them"} '
+            'to be up']
 
 
 def plan_revert(cluster: Cluster, last: Optional[RolloutRecord], force: bool = False,
@@ -322,17 +304,11 @@ def plan_revert(cluster: Cluster, last: Optional[RolloutRecord], force: bool = F
                        crash_osds=crash_osds)
 
 
-def config_command(who: str, name: str, value: Optional[str]) -> str:
-    """The `ceph config` line that sets a value, or removes it (None); shell-quoted."""
-    args = (['ceph', 'config', 'rm', who, name] if value is None
-            else ['ceph', 'config', 'set', who, name, value])
-    return ' '.join(shlex.quote(a) for a in args)
-
-
 def undo_commands(plan: RolloutPlan) -> List[str]:
-    """By hand, what `revert` does to the config: every prior put back."""
-    return [config_command(who, name, value) for who, names in sorted(plan.priors.items())
-            for name, value in sorted(names.items())]
+    """By hand, what `revert` does to the config: every prior put back, shell-quoted."""
+    return [shlex.join(['ceph', 'config', 'rm', who, name] if value is None
+                       else ['ceph', 'config', 'set', who, name, value])
+            for who, names in sorted(plan.priors.items()) for name, value in sorted(names.items())]
 
 
 def partial(last: Optional[RolloutRecord]) -> Optional[str]:

@@ -1,10 +1,7 @@
-"""A rollout's record (rollout.py: `apply`, `revert`): its plan, its OSDs in
-restart order, where it stands.  Typed, made by rollout_plan.py and
-rollout.Rollout.begin, changed by the rollout's code only (its restart in
-flight and noout through restart.Restarter, as a canary's; its pause and
-step counters by the engine, machine.py); JSON only in the store
-(RolloutStore: to_json, from_json).  A module of its own so that the store,
-the views and the health checks read it without importing the rollout."""
+"""A rollout's record: its plan, its OSDs in restart order, where it stands.
+Changed by the rollout's code only (restart.Restarter and the engine,
+machine.py, included); JSON only in the store.  A module of its own so that
+the store, the views and the health checks read it without the rollout."""
 from dataclasses import dataclass, field, fields
 from typing import Any, Dict, List, Optional
 

@@ -1,34 +1,20 @@
-"""The tuning session: a persisted state machine driven by `step()`.
+"""The tuning session: a persisted state machine driven by `step()` (machine.py).
 
-Each call to `step()` does one short piece of work (a config change, one
-bench chunk, one poll) and returns how long to wait before the next call, so
-the mgr's serve loop stays responsive and the unit tests run it against a
-fake cluster and a fake clock.  The whole state is a JSON-able dict, saved
-after every step (and before a restart is issued); a new active mgr rebuilds
-the session (and its optimizer, by replaying the recorded trials) from it.
+Each step does one short piece of work (a config change, one bench chunk,
+one poll) and says when to come back, so the serve loop stays responsive and
+the unit tests run it on a fake cluster and clock.  The whole state is a
+JSON-able dict, saved after every step (and before a restart is issued); a
+new active mgr rebuilds the session (and its optimizer, by replaying the
+recorded trials) from it.
 
-The phases, their table (MOVES) and each phase's step are in
-session_phases.py; they return their moves to the engine (machine.py).
-What is done to a canary OSD (its config, its gated restarts through
-restart.Restarter, its window, the watch on its config, its crashes, its
-restore) is its canary_osd.CanaryOsd's, on its record under `canaries`;
-the canaries are the measurement plan's (`plan`: one, the session's canary,
-or a duet's two, measurement_plan.py).  What is measured next, and what the
-measurements tell the optimizer, is search.Search's.  The end is the
-phases' too; the pause, the engine's.  Here: the session's life (start, rescue, the commands,
-a failover) and what it shows.  Each canary's original config is saved
-before the first change; every path that ends a session goes through
-`restore`, except `Phases.fail` when restoring itself cannot go on.
-
-The session also keeps what config reached each canary at its start
-(`config_seen`).  Before a trial's restart, a change someone else made since
-(at osd.N, or at a mask above it) pauses the session
-(ROCKS_AUTOTUNE_CONFIG_CHANGED) until it is reverted; `abort` ends it, and
-after unhealthy_timeout it ends failed.  The restore leaves someone else's
-value at osd.N in place, and says so.
+The phases and their steps are session_phases.py's; the work on each canary
+OSD (the measurement plan's: one, or a duet's two) canary_osd.py's; what is
+measured next, and what it tells the optimizer, search.py's.  Here: the
+session's life (start, rescue, the commands, a failover) and what it shows.
+Each canary's original config is saved before the first change; every end
+goes through the restore, but `Phases.fail` where restoring cannot go on.
 """
 import copy
-import logging
 import time
 from dataclasses import asdict
 from typing import Any, Callable, Dict, List, Optional, Set
@@ -50,10 +36,6 @@ from .trial import Trial
 from .views import View
 from .workload import CLEANUP_RETRY
 
-__all__ = ['ACTIVE', 'MOVES', 'Phase', 'Session']
-
-log = logging.getLogger(__name__)
-
 ACTIVE = ('running', 'stopping', 'restoring')
 
 
@@ -74,10 +56,9 @@ class Session(Machine):
         self.osd: int = state['params']['osd']
         self.params = Params(**state['params'])
         self.release_default: str = state['release_default']
-        families = parse_sharding(state['sharding'])
         self.space = SearchSpace(compressions=settings.compressions,
                                  base=parse_options(state['base_options']),
-                                 column_families=families)
+                                 column_families=parse_sharding(state['sharding']))
         # the memtable cap; by default, what the release's own default may use
         default = SearchSpace.candidate_from_options(parse_options(self.release_default))
         self.space.max_memtable_bytes = settings.max_memtable_bytes or self.space.memtable_bytes(
@@ -105,14 +86,10 @@ class Session(Machine):
     def start(cls, cluster: Cluster, params: Params, settings: Settings,
               save: Callable[[SessionState], None],
               clock: Callable[[], float] = time.time, duet: Optional[int] = None) -> 'Session':
-        """Validate, save the canaries' originals, and persist a new session;
-        `duet`: a second canary, with which the confirmation measures (the
-        plan measurement_plan.duet), else the session's canary alone.
-
-        Raises StartRefused (nothing changed, nothing saved) when the session
-        cannot start: everything the session will read of its start is
-        checked before the first save.
-        """
+        """A new session, persisted (its canaries' originals first) before any
+        change; `duet`: a second canary the confirmation measures with
+        (measurement_plan.duet).  StartRefused: it cannot start, nothing was
+        changed or saved."""
         state = session_start.first_state(cluster, params, settings, clock())
         osd = state['params']['osd']
         if duet is not None:
@@ -245,7 +222,7 @@ class Session(Machine):
 
     def _give_up(self, error: str) -> Move:
         if self.s['phase'] in ENDING:
-            return self.phases.out.fail(error)
+            return self.phases.fail(error)
         self.s['error'] = error
         return Go(P.RESTORE, error + '; restoring the canary')
 
@@ -281,10 +258,6 @@ class Session(Machine):
         record = copy.deepcopy({k: v for k, v in self.s.items() if k != 'trials'})
         record['trials'] = list(shown)
         return View(status=copy.deepcopy(self.status()), record=record, active=self.active)
-
-    def note_internal_error(self, e: Exception) -> None:
-        """A step raised past its own handling (a bug): say so in the message."""
-        self.s['message'] = f'internal error: {e}'
 
     def progress_event(self) -> views.ProgressEvent:
         s = self.s

@@ -16,9 +16,6 @@ measurement_plan).  Their config is set together; they restart one at a
 time through the gate (restart -> wait_up, then restart again for the next),
 warm up and are measured over the same seconds; a failure of any fails the
 window and recovers them all; the restore puts back every canary.
-
-Every move is in MOVES; the handlers here are dispatched by the engine
-through `table()` and return their move (machine.py), which it makes.
 """
 from dataclasses import replace
 from enum import Enum
@@ -63,7 +60,7 @@ class Phase(str, Enum):
 P = Phase
 # the allowed moves, each taken by a unit test (tests/unit/conftest.py).  An
 # abort (or repeated errors) goes to restore from any phase before it; the end
-# comes only through restore, or through _fail where putting the canary back
+# comes only through restore, or through fail() where putting the canary back
 # on its originals cannot go on (a recovery's restart failed or timed out)
 MOVES: Dict[Phase, Tuple[Phase, ...]] = {
     P.PREPARE: (P.NEXT, P.RESTORE),
@@ -93,23 +90,16 @@ MEASURING = (P.WARMUP.value, P.MEASURE.value)
 ENDING = (P.RESTORE.value, P.RESTORE_WAIT.value, P.END.value)
 
 
-def _osds(canaries: List[CanaryOsd]) -> str:
-    return ', '.join(f'osd.{c.osd}' for c in canaries)
-
-
 def standing_changes(canaries: Iterable[CanaryOsd]) -> List[str]:
     """The session's list of someone else's changes: its canaries', each once."""
     return list(dict.fromkeys(line for c in canaries for line in c.rec['config_changes']))
 
 
 def next_to_restart(cluster: Cluster, canaries: List[CanaryOsd]) -> CanaryOsd:
-    """Of `canaries` whose restart is not done, the one to step: one at a
-    time.  The restart in flight; else a canary that is down (the gate
-    holds the others' while it is: a recovery or a restore after it
-    died must start it first); else the first in restart order."""
+    """Of `canaries` whose restart is not done, the one to step: the restart
+    in flight; else one that is down (the gate holds the others' while it
+    is); else the first in restart order."""
     left = [c for c in canaries if not c.restarted]
-    if not left:
-        raise ValueError('no restart left')
     issued = [c for c in left if c.restart_issued()]
     if issued:
         return issued[0]
@@ -122,8 +112,8 @@ def next_to_restart(cluster: Cluster, canaries: List[CanaryOsd]) -> CanaryOsd:
 
 
 class Phases(JobPhases):
-    """Each phase's step, and the end of a pause that lasted too long, on the
-    session's record and parts."""
+    """Each phase's step (a handler returns its move, machine.py), and the end
+    of a pause that lasted too long, on the session's record and parts."""
 
     def __init__(self, s: SessionState, cluster: Cluster, params: Params, space: SearchSpace,
                  search: Search, settings: Settings, canaries: Dict[int, CanaryOsd],
@@ -137,7 +127,6 @@ class Phases(JobPhases):
         self.settings = settings
         self.canaries = canaries
         self.clock = clock
-        self.out = Restore(s, cluster, self.osd, settings, canaries, clock)
 
     def table(self) -> Dict[Any, Handler]:
         return {P.PREPARE: self.prepare, P.NEXT: lambda now: self.next_trial(),
@@ -146,19 +135,22 @@ class Phases(JobPhases):
                 P.PRECONDITION: self.precondition, P.WARMUP: self.warmup,
                 P.MEASURE: self.measure, P.RECOVER: self.recover,
                 P.RECOVER_RESTART: self.recover_restart, P.RECOVER_WAIT: self.recover_wait,
-                P.RESTORE: self.out.restore, P.RESTORE_WAIT: self.out.restore_wait}
+                P.RESTORE: self.restore, P.RESTORE_WAIT: self.restore_wait}
 
     # ------------------------------------------------------------ the pause
 
     def timed_out(self, pause: Pause) -> Go:
-        """A pause (the cluster unhealthy for reasons not the canary's, or
-        someone else's change to its config) lasted unhealthy_timeout: the
-        session aborts, restoring the canary."""
+        """A pause (the cluster unhealthy, or someone else's change to a
+        canary's config) lasted unhealthy_timeout: the session aborts."""
         why = ('config changed by someone else' if pause.on == 'config'
                else 'cluster stayed unhealthy')
-        self.s['error'] = f'{why}: ' + '; '.join(pause.reasons)
+        return self.abort(f'{why}: ' + '; '.join(pause.reasons), f'{why}; restoring the canary')
+
+    def abort(self, error: str, said: str = '') -> Go:
+        """The session ends failed, restoring its canaries."""
+        self.s['error'] = error
         self.s['abort'] = True
-        return Go(P.RESTORE, f'{why}; restoring the canary')
+        return Go(P.RESTORE, said or error)
 
     # ------------------------------------------------------------ the window in flight
 
@@ -170,9 +162,8 @@ class Phases(JobPhases):
         return cur
 
     def in_window(self) -> List[CanaryOsd]:
-        """The canaries the window in flight runs on, in the order they
-        restart (a trial recorded before its OSD was kept ran on the
-        session's canary)."""
+        """The canaries of the window in flight, in restart order (a trial
+        without its OSD ran on the session's canary)."""
         return [self.canaries[self.osd if t.osd is None else t.osd]
                 for t in slots(self.cur())]
 
@@ -206,10 +197,6 @@ class Phases(JobPhases):
             return Go(P.RESTORE, 'confirmation done: ' + views.answer_line(result)
                       + '; restoring the canary')
         r, window, steady = nxt
-        strangers = [slot.osd for slot in window if slot.osd not in self.canaries]
-        if strangers:
-            raise ValueError(f'the plan measures osd.{strangers[0]}, not a canary of this '
-                             'session')
         first = len(s['trials'])
         trials = [self._confirm_trial(conf, r, slot, first + k, steady)
                   for k, slot in enumerate(window)]
@@ -225,7 +212,7 @@ class Phases(JobPhases):
             + (f' on osd.{t.osd}' if len(trials) > 1 else '') for t in trials))
 
     def _confirm_trial(self, conf: Confirmation, r: int, slot: Slot, index: int,
-                       steady: str = '') -> Trial:
+                       steady: str) -> Trial:
         if slot.arm == BASELINE:
             candidate = self.space.base_candidate().to_dict()
             options = self.s['base_options']
@@ -234,11 +221,6 @@ class Phases(JobPhases):
             candidate, options = a.candidate, a.options
         return Trial(index=index, kind='confirm', candidate=candidate, options=options,
                      round=r, arm=slot.arm, started=self.clock(), osd=slot.osd, steady=steady)
-
-    def after_trial(self) -> Go:
-        """What comes after a trial (or its recovery): the search's next, or
-        the confirmation's."""
-        return Go(P.NEXT if self.s.get('confirm') is None else P.CONFIRM)
 
     # ------------------------------------------------------------ a trial's window
 
@@ -255,12 +237,9 @@ class Phases(JobPhases):
         window = self.in_window()
         if any([c.clear_stale_noout() for c in window]):
             return self.settings.poll
-        paused = self.config_pause()
-        if paused is not None:
-            return paused
-        full = self.pool_full()
-        if full is not None:
-            return full
+        held = self.config_pause() or self.pool_full()
+        if held is not None:
+            return held
         reasons = list(dict.fromkeys(r for c in window for r in c.look()))
         if reasons:
             return Pause(reasons)
@@ -307,10 +286,9 @@ class Phases(JobPhases):
             if not all(c.restarted for c in window):
                 return Go(P.RESTART, f'trial {cur.index}: restarting '
                           f'osd.{next_to_restart(self.cluster, window).osd}')
-            needs = [c.precondition for c in window if c.needs_precondition()]
+            needs = [p for c in window if (p := c.precondition_due()) is not None]
             for p in needs:
-                if p is not None:
-                    p.begin()
+                p.begin()
             if needs:
                 return Go(P.PRECONDITION, f'trial {cur.index}: writing the canary\'s DB '
                           'into a steady state before the first window')
@@ -326,29 +304,24 @@ class Phases(JobPhases):
 
     def not_up_yet(self, canary: CanaryOsd, r: Result,
                    not_up: Callable[[float], Go]) -> Move:
-        """A restart that has not come to UP: paused while another OSD keeps
-        PGs from clean (the canary runs: pause, not fail), polled while it
-        waits; PGs not clean in time abort the session; not up in time is
-        `not_up`'s (given the timeout): a failed trial, or a failed recovery."""
+        """A restart not yet UP: paused while another OSD keeps PGs from
+        clean, polled while it waits; PGs not clean in time abort the session;
+        not up in time is `not_up`'s (given the timeout)."""
         if r.outcome.held:
             return Pause(r.reasons)
         if r.outcome == Outcome.WAITING:
             return self.settings.poll
         timeout = canary.timeout()
         if r.outcome == Outcome.NOT_CLEAN_IN_TIME:
-            self.s['error'] = (f'PGs did not become active+clean within '
-                               f'{timeout:.0f}s of restarting osd.{canary.osd}')
-            self.s['abort'] = True
-            return Go(P.RESTORE, self.s['error'])
+            return self.abort(f'PGs did not become active+clean within {timeout:.0f}s of '
+                              f'restarting osd.{canary.osd}')
         return not_up(timeout)
 
     def precondition(self, now: float) -> Move:
-        needs = [c for c in self.in_window() if c.needs_precondition()]
+        needs = [(c, p) for c in self.in_window() if (p := c.precondition_due()) is not None]
         if not needs:  # done in a step that failed after it
             return self._begin_windows(now)
-        canary, load = needs[0], needs[0].precondition
-        if load is None:
-            raise ValueError('no load to precondition with')
+        canary, load = needs[0]
         try:
             done = load.step()
         except ClusterError as e:
@@ -389,8 +362,7 @@ class Phases(JobPhases):
                                             max_total_wal_size=self.space.max_total_wal_size)
             except ClusterError as e:
                 return self.load_failed(f'osd.{c.osd} failed during the measurement: {e}')
-            if m is not None:
-                trial.measurement = m
+            trial.measurement = m
             delays.append(delay)
         measured = [(t, t.measurement) for t in slots(cur) if t.measurement is not None]
         if len(measured) == len(slots(cur)):
@@ -419,7 +391,6 @@ class Phases(JobPhases):
 
     def _record(self, measured: List[Tuple[Trial, Measurement]]) -> Go:
         """The window's trials, each with its measurement, recorded."""
-        s = self.s
         cur = self.cur()
         key = perf_counters.OBJECTIVES[self.params.workload][0]
         for t, m in measured:
@@ -427,12 +398,10 @@ class Phases(JobPhases):
                 # only `live` can see none (osd bench always writes): with no
                 # traffic there is nothing to compare, now or in any later window
                 osd = self.osd if t.osd is None else t.osd
-                s['error'] = (f'osd.{osd} served no client write in a {m.seconds:.0f}s '
-                              f'window: the live workload measures the traffic the canary '
-                              f'has; start again while it has some, or use --workload '
-                              f'osd-bench')
-                s['abort'] = True
-                return Go(P.RESTORE, s['error'])
+                return self.abort(f'osd.{osd} served no client write in a {m.seconds:.0f}s '
+                                  'window: the live workload measures the traffic the canary '
+                                  'has; start again while it has some, or use --workload '
+                                  'osd-bench')
         seconds = self.clock() - cur.started
         trials = [(replace(t, seconds=seconds, slots=[]), m) for t, m in measured]
         told: Optional[float] = None
@@ -477,10 +446,9 @@ class Phases(JobPhases):
             return None
         if not any(p.full for p in self.cluster.pool_states().values() if p.name == c.pool):
             return None
-        self.s['error'] = (f'pool {c.pool!r} is full (its quota reached, or an OSD past the '
-                           'full ratio): the client load cannot write there')
-        self.s['abort'] = True
-        return Go(P.RESTORE, self.s['error'] + '; restoring the canary')
+        error = (f'pool {c.pool!r} is full (its quota reached, or an OSD past the full '
+                 'ratio): the client load cannot write there')
+        return self.abort(error, error + '; restoring the canary')
 
     def load_failed(self, error: str) -> Go:
         """The window's load failed: the session ends if its pool is full,
@@ -492,12 +460,11 @@ class Phases(JobPhases):
         then every canary of the window restarted on its originals."""
         s = self.s
         cur = self.cur()
-        window = self.in_window()
         seconds = self.clock() - cur.started
         for t in slots(cur):
             self.search.add_trial(replace(t, slots=[], measurement=None, verdict='failed',
                                           error=error, told=None, seconds=seconds))
-        for c in window:
+        for c in self.in_window():
             c.rec['window'] = None
         # its error, for the health check while the recovery is in flight
         s['current'] = replace(cur, kind='recovery', error=error,
@@ -522,7 +489,7 @@ class Phases(JobPhases):
 
     def recover_restart(self, now: float) -> Move:
         canary = next_to_restart(self.cluster, self.in_window())
-        r = self.out.restart_back(now, canary)
+        r = self.restart_back(now, canary)
         if isinstance(r, Go):
             return r
         if r.outcome.held:
@@ -540,26 +507,12 @@ class Phases(JobPhases):
             s['current'] = None
             if self.settings.on_failure == 'stop':
                 s['state'] = 'stopping'
-            return self.after_trial()
-        return self.not_up_yet(canary, r, lambda timeout: self.out.fail(
+            return Go(P.NEXT if s.get('confirm') is None else P.CONFIRM)
+        return self.not_up_yet(canary, r, lambda timeout: self.fail(
             f'osd.{canary.osd} did not come back on its original options within '
             f'{timeout:.0f}s; its config is restored'))
 
-
-class Restore:
-    """The way out: every canary back on its originals, then the end (or a
-    failure where restoring cannot go on)."""
-
-    def __init__(self, s: SessionState, cluster: Cluster, osd: int, settings: Settings,
-                 canaries: Dict[int, CanaryOsd], clock: Callable[[], float]) -> None:
-        self.s = s
-        self.cluster = cluster
-        self.osd = osd
-        self.settings = settings
-        self.canaries = canaries
-        self.clock = clock
-
-    # ------------------------------------------------------------ the end
+    # ------------------------------------------------------------ the way out
 
     def outcome(self) -> Ending:
         """How a session that restores its canary ends: decided when the
@@ -611,9 +564,8 @@ class Restore:
         return Go(P.END, delay=60.0)
 
     def restart_back(self, now: float, canary: CanaryOsd) -> Union[Result, Go]:
-        """A step of the restart onto the canary's originals (a recovery's
-        or the restore's); the move to the end once a failed restart ended
-        the session."""
+        """A step of the restart onto the canary's originals; the move to the
+        end if it failed."""
         try:
             return canary.restart(now)
         except ClusterError as e:
@@ -633,8 +585,8 @@ class Restore:
         restarts = [c for c in self.canaries.values() if c.restore(now)]
         if not restarts:
             return self.finish()
-        return Go(P.RESTORE_WAIT, f'waiting to restart {_osds(restarts)} on its original '
-                  'options')
+        return Go(P.RESTORE_WAIT, 'waiting to restart ' + ', '.join(
+            f'osd.{c.osd}' for c in restarts) + ' on its original options')
 
     def restore_wait(self, now: float) -> Move:
         canary = next_to_restart(self.cluster, list(self.canaries.values()))

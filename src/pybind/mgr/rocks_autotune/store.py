@@ -16,19 +16,8 @@
                          an unreadable head, it tells how to restore them,
                          and its absence that there is nothing to restore
 
-A rollout (rollout.py: `apply`, `revert`) is kept beside it, the last one
-only, ended or not:
-
-    rollout              its head: kind, state, phase, flags, pause, the
-                         restart in flight, what it sets at each mask and
-                         what was there before, and every option string
-                         these and the OSD records name (once each)
-    rollout.osds.N       the OSDs in restart order, ROLLOUT_CHUNK a value,
-                         each naming its rollout (a save cut short before
-                         the head is seen, not misread)
-    rollout.crash.N      the ids of the OSDs whose crashes it caused,
-                         ROLLOUT_CRASH_CHUNK a value
-
+The last rollout (rollout.py: `apply`, `revert`), ended or not, is kept
+beside it (RolloutStore).
 No value comes near mon_config_key_max_entry_size (64 KiB) at 500 trials,
 nor grows with the cluster's OSDs, hosts or PGs.
 Every write is checked (a store that refuses a value may only log it): a
@@ -40,6 +29,7 @@ record as after any unreadable head.
 """
 import copy
 import json
+from contextlib import suppress
 from dataclasses import replace
 from enum import Enum
 from typing import Any, Callable, Dict, List, Mapping, Optional, TypedDict, cast
@@ -160,35 +150,26 @@ class SessionState(StartRecord, _Head, total=False):
     steady_cap: Optional[SteadyCap]
 
 
+# the session's records that are objects, by key: stored by their to_json
+_RECORDS: Dict[str, Any] = {'client': ClientRecord, 'current': Trial, 'confirm': ConfirmRecord,
+                            'noise': Noise, 'steady_cap': SteadyCap}
+
+
 def as_json(state: Mapping[str, Any]) -> Dict[str, Any]:
     """A session's record as JSON holds it: its typed records by their to_json."""
-    client, current = state.get('client'), state.get('current')
-    out = dict(state, client=None if client is None else client.to_json(),
-               current=None if current is None else current.to_json())
+    out = dict(state, **{k: state[k].to_json() for k in _RECORDS if state.get(k) is not None})
     if 'trials' in state:
         out['trials'] = [t.to_json() for t in state['trials']]
-    if 'confirm' in state:
-        out['confirm'] = state['confirm'].to_json()
-    for key in ('noise', 'steady_cap'):
-        if state.get(key) is not None:
-            out[key] = state[key].to_json()
     return out
 
 
 def from_json(saved: Dict[str, Any]) -> Dict[str, Any]:
     """A session's record read from JSON, its typed records made (TypeError:
     malformed)."""
-    client, current = saved.get('client'), saved.get('current')
-    out = dict(saved, client=None if client is None else ClientRecord.from_json(client),
-               current=None if current is None else Trial.from_json(current))
+    out = dict(saved, **{k: c.from_json(saved[k]) for k, c in _RECORDS.items()
+                         if saved.get(k) is not None})
     if 'trials' in saved:
         out['trials'] = [Trial.from_json(t) for t in saved['trials']]
-    if 'confirm' in saved:
-        out['confirm'] = ConfirmRecord.from_json(saved['confirm'])
-    if saved.get('noise') is not None:
-        out['noise'] = Noise.from_json(saved['noise'])
-    if saved.get('steady_cap') is not None:
-        out['steady_cap'] = SteadyCap.from_json(saved['steady_cap'])
     return out
 
 
@@ -242,10 +223,8 @@ class SessionStore(_Store):
             self._save(state)
         except StoreError:
             for key in keys:
-                try:
+                with suppress(Exception):  # the mon refused the new keys, it may refuse these
                     self._put(key, before[key])
-                except Exception:  # the mon refused the new keys, it may refuse these
-                    pass
             (self._start_of, self._start, self._originals_of, self._trials,
              self._confirm) = cache
             raise
@@ -293,7 +272,7 @@ class SessionStore(_Store):
             raise ValueError('session head is not a record')
         if head.get('version') != STATE_VERSION:
             raise ValueError(f'session state has an unknown version {head.get("version")!r}')
-        start = self.load_start()
+        start = self._load_record(START_KEY)
         if start is None or start.get('id') != head.get('id'):
             raise ValueError('session start record is missing or of another session')
         trials = []
@@ -328,10 +307,6 @@ class SessionStore(_Store):
         if not isinstance(record, dict):
             raise ValueError(f'{key} is not a record')
         return record
-
-    def load_start(self) -> Optional[Dict[str, Any]]:
-        """The start record (None if absent); ValueError when unreadable."""
-        return self._load_record(START_KEY)
 
     def load_originals(self) -> Optional[StartRecord]:
         """The start record of a session that may have changed its canaries
@@ -433,16 +408,10 @@ class RolloutStore(_Store):
         the others are compared, not serialised), then the head."""
         rid = state.id
         fresh = rid != self._id
-        values = [] if fresh else list(self._values)
-        seen = {v: i for i, v in enumerate(values)}
+        seen: Dict[str, int] = {} if fresh else {v: i for i, v in enumerate(self._values)}
 
         def ref(v: Optional[str]) -> Optional[int]:
-            if v is None:
-                return None
-            if v not in seen:
-                seen[v] = len(values)
-                values.append(v)
-            return seen[v]
+            return None if v is None else seen.setdefault(v, len(seen))
         osds = state.osds
         if fresh:  # the plan's masks, which no step changes: checked once
             masks = {f'osd.{o.osd}' for o in osds}
@@ -453,15 +422,16 @@ class RolloutStore(_Store):
                                      f'{sorted(stray)}')
         saved = [] if fresh else self._saved
         writes: Dict[str, str] = {}
-        copies: Dict[int, List[RolloutOsd]] = {}  # what the changed chunks hold now
+        chunks: List[List[RolloutOsd]] = []  # what each chunk holds once written (copies)
         for n, i in enumerate(range(0, len(osds), ROLLOUT_CHUNK)):
             part = osds[i:i + ROLLOUT_CHUNK]
             if n < len(saved) and saved[n] == part:
+                chunks.append(saved[n])
                 continue
-            copies[n] = [replace(o, before=dict(o.before)) for o in part]
+            chunks.append([replace(o, before=dict(o.before)) for o in part])
             writes[ROLLOUT_OSDS_KEY.format(id=rid, n=n)] = json.dumps(
                 {'id': rid, 'osds': [_record(o, state, ref) for o in part]})
-        n_chunks = -(-len(osds) // ROLLOUT_CHUNK)
+        n_chunks = len(chunks)
         crash = state.crash_osds
         n_crash = -(-len(crash) // ROLLOUT_CRASH_CHUNK)
         if fresh or crash != self._crash:
@@ -470,6 +440,7 @@ class RolloutStore(_Store):
                     {'id': rid, 'osds': crash[n * ROLLOUT_CRASH_CHUNK:
                                               (n + 1) * ROLLOUT_CRASH_CHUNK]})
         head = _head(state, ref)
+        values = list(seen)  # every string referred to, by its number
         head.update(version=ROLLOUT_VERSION, n_chunks=n_chunks, n_values=len(values),
                     n_crash=n_crash)
         for v in values:
@@ -481,10 +452,7 @@ class RolloutStore(_Store):
         keys += [ROLLOUT_OSDS_KEY.format(id=rid, n=i) for i in range(n_chunks)]
         keys += [ROLLOUT_CRASH_KEY.format(id=rid, n=i) for i in range(n_crash)]
         self._commit(rid, keys, writes, json.dumps(head))
-        self._values, self._crash = values, list(crash)
-        self._saved = saved[:n_chunks] + [[]] * (n_chunks - len(saved))
-        for n, recs in copies.items():
-            self._saved[n] = recs
+        self._values, self._crash, self._saved = values, list(crash), chunks
 
     def _commit(self, rid: str, keys: List[str], writes: Dict[str, str],
                 raw_head: str) -> None:
@@ -500,19 +468,16 @@ class RolloutStore(_Store):
             if rid != self._id:  # refused at its first save: its keys go
                 for key in keys:
                     self._written.pop(key, None)
-                    try:
+                    with suppress(Exception):  # the mon refused the keys, it may refuse this
                         self._put(key, None)
-                    except Exception:
-                        pass  # the mon refused the keys, it may refuse this
             raise
         mine = set(keys)
         old = [k for k in self._keys if k not in mine]
         self._id, self._keys = rid, keys
         for key in old:  # the previous rollout's: the head no longer names them
-            try:
+            # one left over is harmless, and dropped with the next rollout's
+            with suppress(StoreError):
                 self._write(key, None)
-            except StoreError:
-                pass  # left over: harmless, and dropped with the next rollout's
             self._written.pop(key, None)
 
     def load(self) -> Optional[RolloutRecord]:
@@ -522,9 +487,7 @@ class RolloutStore(_Store):
         if not raw:
             return None
         head = json.loads(raw)
-        if not isinstance(head, dict):
-            raise ValueError('rollout state has an unknown format')
-        if head.get('version') != ROLLOUT_VERSION:
+        if not isinstance(head, dict) or head.get('version') != ROLLOUT_VERSION:
             raise ValueError('rollout state has an unknown format')
         rid = str(head.get('id'))
         keys = [ROLLOUT_VALUE_KEY.format(id=rid, n=i) for i in range(int(head.pop('n_values')))]

@@ -18,8 +18,7 @@ from .window import SteadyCap
 
 
 def best_trial(trials: List[Trial]) -> Optional[Trial]:
-    """The search's leader (its progress, not its answer): the feasible or baseline
-    window with the best score."""
+    """The search's leader (its progress, not its answer): the best feasible or baseline window."""
     ok = [(t.score, t) for t in trials
           if t.verdict in ('feasible', 'baseline') and t.score is not None]
     return min(ok, key=lambda st: st[0])[1] if ok else None
@@ -32,12 +31,9 @@ def answer(s: Mapping[str, Any]) -> Optional[Verdict]:
 
 
 def final_answer(s: Mapping[str, Any]) -> Optional[Verdict]:
-    """The confirmation's verdict once it stands: all its rounds done, or the
-    session ended (stopped or aborted: over the rounds it completed)."""
+    """The confirmation's verdict once it stands: all rounds done, or the session ended."""
     result = answer(s)
-    if result is None or not (result.complete or s['state'] in ENDED):
-        return None
-    return result
+    return result if result is not None and (result.complete or s['state'] in ENDED) else None
 
 
 def recommended_trial(s: Mapping[str, Any]) -> Optional[Trial]:
@@ -61,10 +57,8 @@ SHARED_HOST = ('R\'s OSDs share the canary\'s host: C/R reads C\'s effect minus 
                '(C\'s own ratio and R\'s are given beside it)')
 
 
-def design_text(plan: Optional[Mapping[str, Any]]) -> str:
+def design_text(plan: Mapping[str, Any]) -> str:
     """How the confirmation measured (measurement_plan.py)."""
-    if not plan:
-        return ''
     osds = ' and '.join(f'osd.{o}' for o in plan['osds'])
     if plan['design'] == SPLIT:
         return (f' (split, on {osds}: C/R, the IOPS of its PGs over those of '
@@ -91,8 +85,7 @@ def groups_text(arm: ArmResult) -> str:
 
 
 def steady_text(arm: ArmResult) -> str:
-    """An arm's steady check ('' if none): its write-amp ratio at steady state, and
-    whether each side's window got there (steady_check.saw_compaction)."""
+    """An arm's steady check ('' if none): its steady write-amp, and whether each side got there."""
     st = arm.steady
     if st is None:
         return ''
@@ -107,13 +100,11 @@ def steady_text(arm: ArmResult) -> str:
 
 
 def reads_text(st: SteadyVerdict, of: str = 'the baseline\'s') -> str:
-    """A steady check's reads: its read probes' p99 latency and IOPS over
-    the baseline's (medians over the pairs), or that none were probed."""
+    """A steady check's read probes: p99 latency and IOPS over `of` (medians over the pairs)."""
     if st.read_p99 is None:
         return 'reads not measured'
-    iops = st.read_iops
-    return (f'read p99 {st.read_p99:.2f}x'
-            + (f', read IOPS {iops:.2f}x' if iops is not None else '') + f' {of}')
+    iops = '' if st.read_iops is None else f', read IOPS {st.read_iops:.2f}x'
+    return f'read p99 {st.read_p99:.2f}x{iops} {of}'
 
 
 def steady_ratio(st: SteadyVerdict) -> str:
@@ -130,8 +121,7 @@ def steady_objective_text(st: SteadyVerdict) -> str:
 
 
 def answer_line(result: Verdict) -> str:
-    """One line: what the confirmation recommends, with its figures; an
-    answer of keep names the arms that restarted too slowly."""
+    """What the confirmation recommends, with its figures (a keep names arms slow to restart)."""
     arm = result.chosen
     name = OBJECTIVE_NAMES.get(result.objective, result.objective)
     design = design_text(result.measurement_plan)
@@ -233,10 +223,9 @@ def noise_line(n: power.Noise) -> str:
 
 def _sees(rounds: int, detectable: Optional[float], chance: float, sd: float,
           guard: Optional[float] = None, of: str = '') -> str:
-    """What `rounds` rounds confirm `chance` of the time: a gain, or (under
-    the wear objective's `guard`) a candidate that passes it, and how often
-    one exactly as fast as the baseline does at noise `sd` (what a wear
-    candidate usually is: the guard, not the bytes, then decides)."""
+    """What `rounds` rounds confirm `chance` of the time: a gain, or under the
+    wear `guard` a candidate that passes it, and how often one as fast as the
+    baseline does at noise `sd` (a wear candidate usually is: the guard decides)."""
     if guard is None:
         return (f'{rounds} rounds confirm a gain of {gain_text(detectable)} '
                 f'{chance:.0%} of the time')
@@ -286,10 +275,9 @@ def crashes_lines(st: Mapping[str, Any]) -> List[str]:
 
 
 def summary_lines(st: Mapping[str, Any], result: Optional[Verdict]) -> List[str]:
-    """An ended session's answer (`result`: its verdict) in a few lines
-    (`status`, the panel's first card): the answer, the figures that decided,
-    how long it took, what to run next; the reasoning stays in `status
-    --detail`, `history` and `best`.  [] while it runs."""
+    """An ended session's answer (`result`) in a few lines for `status` and
+    the panel's first card ([] while it runs); the reasoning stays in `status
+    --detail`, `history` and `best`."""
     if st['state'] not in ENDED:
         return []
     arm = result.chosen if result else None
@@ -342,9 +330,9 @@ def _json(t: Optional[Trial]) -> Optional[Dict[str, Any]]:
 
 def status_of(s: SessionState, osd: int, progress: float, health: List[str],
               release_default: str, max_memtable_bytes: int) -> Dict[str, Any]:
-    """The `status -f json` fields.  The answer is the confirmation's (`best`);
-    the search's leader is only its progress.  `other_checks`: others' health
-    checks at the last look before a restart (they block only without --force)."""
+    """The `status -f json` fields: the answer is the confirmation's (`best`), the search's
+    leader only its progress; `other_checks`: others' health checks at the last look before a
+    restart (they block only without --force)."""
     noise = s.get('noise')
     cap = s.get('steady_cap')
     out = {
@@ -377,8 +365,7 @@ def status_of(s: SessionState, osd: int, progress: float, health: List[str],
 
 @dataclass(frozen=True)
 class View:
-    """What the module, the panel and the reports read of a session: copies the
-    serve thread takes between steps."""
+    """What the module, the panel and the reports read of a session: copies taken between steps."""
     status: Dict[str, Any]  # the `status -f json` fields
     record: Dict[str, Any]  # the persisted state (trials, alerts, baseline)
     active: bool

@@ -1,23 +1,21 @@
-"""The load a measurement window runs under.
+"""The load a measurement window runs under, in chunks of a few seconds (a
+stop or abort is seen between chunks).
 
-`client` writes as a client does: 4 KiB writes at random offsets of
-thousands of objects (an RBD image's shape) through librados from the mgr,
-so every write goes through the PG layer (PG log, dup entries, onode
-updates) of a PG the canary serves.  The objects live in a namespace of one
-replicated pool (`NAMESPACE`, never a user's objects); they are only ones in
-PGs whose up set holds the canary, so every byte lands on it, and the
-session removes them when it ends; the default.  `osd-bench` drives `osd
-bench` on the canary: 4 KiB writes into 16 objects below the PG layer, a
-quick mode that makes no PG log and touches a few onodes.  `live` drives nothing: the window
-measures the canary's own client traffic.  Under the split design
-(measurement_plan.py) the client load also writes a reference group R, as
-many objects in PGs of the same pool whose up set leaves the canary out,
-with as many writes in flight, over the same seconds: what the machine does
-falls on both groups, what the canary's options do on C only
-(doc/bench/split-aa.md).  The driven ones run in chunks of
-a few seconds, so that a stop or abort is seen between chunks.  After a
-steady window the client load's read probe (`read_probe`) times 4 KiB reads
-of C's objects on the canary: what its options cost a reader.
+`client`, the default, writes as a client does: 4 KiB writes at random
+offsets of thousands of objects (an RBD image's shape) through librados from
+the mgr, each through the PG layer (PG log, dup entries, onode updates).
+Its objects are in a namespace of one replicated pool (`NAMESPACE`, never a
+user's objects), in PGs whose up set holds the canary, so every byte lands
+on it; the session removes them when it ends.  Under the split design
+(measurement_plan.py) it also writes a reference group R, as many objects
+in PGs of the same pool whose up set leaves the canary out, with as many
+writes in flight over the same seconds: what the machine does falls on both
+groups, what the canary's options do on C only (doc/bench/split-aa.md).
+After a steady window its read probe (`read_probe`) times 4 KiB reads of
+C's objects on the canary: what the options cost a reader.  `osd-bench`
+drives `osd bench` on the canary: 4 KiB writes into 16 objects below the PG
+layer, a quick mode that makes no PG log and touches a few onodes.  `live`
+drives nothing: the window measures the canary's own client traffic.
 """
 import logging
 import math
@@ -31,8 +29,6 @@ from .cluster import NO_OSD, Cluster, ClientIo, ClusterError, PgInfo, PoolInfo
 from .placement import pg_of
 
 log = logging.getLogger(__name__)
-
-Clock = Callable[[], float]
 
 # osd bench caps small writes at max_iops x osd_bench_duration (30 s); the
 # canary gets a high cap for the session and its original value back after.
@@ -65,22 +61,17 @@ class Workload(Protocol):
 
 
 class KeyspaceWorkload(Workload, Protocol):
-    """A load over objects of its own, which it can write end to end first."""
+    """A load over objects of its own, which it can write end to end first
+    (ClientWorkload's members)."""
     @property
-    def object_count(self) -> int:
-        """How many objects the keyspace holds."""
+    def object_count(self) -> int: ...
 
     @property
-    def block_count(self) -> int:
-        """How many blocks (writes of the load's size) the keyspace holds."""
+    def block_count(self) -> int: ...
 
-    def fill(self, start: int, seconds: float) -> Tuple[int, int, float]:
-        """Fill objects from the `start`-th on for about `seconds`: how many are
-        filled from the first on, bytes written and time taken."""
+    def fill(self, start: int, seconds: float) -> Tuple[int, int, float]: ...
 
-    def overwrite(self, start: int, seconds: float) -> Tuple[int, int, float]:
-        """Overwrite blocks from the `start`-th on (of a fixed order) for about
-        `seconds`: how many are done, bytes written and time taken."""
+    def overwrite(self, start: int, seconds: float) -> Tuple[int, int, float]: ...
 
 
 class BenchWorkload:
@@ -273,7 +264,7 @@ class ClientRecord:
 class ClientWorkload:
     def __init__(self, io: ClientIo, objects: Sequence[str], object_size: int,
                  block_size: int = 4096, threads: int = 16, chunk_seconds: float = 5.0,
-                 seed: int = 0, clock: Clock = time.monotonic,
+                 seed: int = 0, clock: Callable[[], float] = time.monotonic,
                  reference: Sequence[str] = ()) -> None:
         if object_size < block_size:
             raise ValueError('objects smaller than a write')
@@ -286,6 +277,7 @@ class ClientWorkload:
         self.last_reference: Optional[int] = None
         self.object_size = object_size
         self.block_size = block_size
+        self.blocks = object_size // block_size  # an object's
         self.threads = threads
         self.chunk_seconds = chunk_seconds
         self.rng = random.Random(seed)
@@ -302,7 +294,6 @@ class ClientWorkload:
         flight on C (and as many on R, at once); C's bytes written and time
         taken (R's in `last_reference`).  ClusterError if a write failed."""
         length = max(0.1, min(seconds, self.chunk_seconds))
-        blocks = self.object_size // self.block_size
         groups = [self.objects] + ([self.reference] if self.reference else [])
         n = self.threads * len(groups)
         done = [0] * n
@@ -315,7 +306,7 @@ class ClientWorkload:
             objects = groups[i % len(groups)]  # C, R, C, R...: started in turn
             while self.clock() < deadline and not failed():
                 self.io.write(rng.choice(objects), self.data,
-                              rng.randrange(blocks) * self.block_size)
+                              rng.randrange(self.blocks) * self.block_size)
                 done[i] += 1
 
         self._run(writer, deadline, n)
@@ -336,7 +327,6 @@ class ClientWorkload:
         self._probe = ([], 0.0)
         if not chosen:
             return ReadProbe.of([], 0.0)
-        blocks = self.object_size // self.block_size
         got: List[List[float]] = [[] for _ in range(self.threads)]
         seeds = [self.rng.getrandbits(32) for _ in range(self.threads)]
         start = self.clock()
@@ -345,7 +335,7 @@ class ClientWorkload:
         def reader(i: int, failed: Callable[[], bool]) -> None:
             rng = random.Random(seeds[i])
             while self.clock() < deadline and not failed():
-                obj, offset = rng.choice(chosen), rng.randrange(blocks) * self.block_size
+                obj, offset = rng.choice(chosen), rng.randrange(self.blocks) * self.block_size
                 began = self.clock()
                 self.io.read(obj, self.block_size, offset)
                 got[i].append(self.clock() - began)
@@ -364,7 +354,7 @@ class ClientWorkload:
 
     @property
     def block_count(self) -> int:
-        return len(self.objects) * (self.object_size // self.block_size)
+        return len(self.objects) * self.blocks
 
     def fill(self, start: int, seconds: float) -> Tuple[int, int, float]:
         """Write whole objects from the `start`-th on, as an image's first
@@ -391,12 +381,12 @@ class ClientWorkload:
         random writes split them over time (what fio's random map does in
         one pass, where writes at random offsets would need several to reach
         most blocks).  ClusterError if a write failed."""
-        blocks = self.object_size // self.block_size
         order = scattered(self.block_count)
 
         def one(i: int) -> int:
             b = order(i)
-            self.io.write(self.objects[b // blocks], self.data, (b % blocks) * self.block_size)
+            self.io.write(self.objects[b // self.blocks], self.data,
+                          (b % self.blocks) * self.block_size)
             return self.block_size
 
         return self._each(one, start, self.block_count, seconds)
