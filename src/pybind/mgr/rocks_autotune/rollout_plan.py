@@ -304,11 +304,16 @@ def plan_revert(cluster: Cluster, last: Optional[RolloutRecord], force: bool = F
                        crash_osds=crash_osds)
 
 
+def config_command(who: str, name: str, value: Optional[str]) -> str:
+    """The `ceph config` line that sets a value, or removes it (None); shell-quoted."""
+    return shlex.join(['ceph', 'config', 'rm', who, name] if value is None
+                      else ['ceph', 'config', 'set', who, name, value])
+
+
 def undo_commands(plan: RolloutPlan) -> List[str]:
-    """By hand, what `revert` does to the config: every prior put back, shell-quoted."""
-    return [shlex.join(['ceph', 'config', 'rm', who, name] if value is None
-                       else ['ceph', 'config', 'set', who, name, value])
-            for who, names in sorted(plan.priors.items()) for name, value in sorted(names.items())]
+    """By hand, what `revert` does to the config: every prior put back."""
+    return [config_command(who, name, value) for who, names in sorted(plan.priors.items())
+            for name, value in sorted(names.items())]
 
 
 def partial(last: Optional[RolloutRecord]) -> Optional[str]:
