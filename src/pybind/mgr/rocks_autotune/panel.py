@@ -320,7 +320,7 @@ def metrics_text(snap: Snapshot) -> str:
 
 def parse_query(qs: str) -> Dict[str, str]:
     """The query string as a dict; BadQuery for anything malformed or repeated."""
-    try:  # no field at all is no query (Python < 3.10 reads it as a malformed one)
+    try:  # no field at all is no query (older Pythons read it as malformed: bpo-45874)
         pairs = parse_qsl(qs, keep_blank_values=True, strict_parsing=True,
                           errors='strict', max_num_fields=20) if qs else []
     except (ValueError, UnicodeDecodeError) as e:
