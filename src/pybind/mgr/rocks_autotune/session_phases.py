@@ -66,8 +66,8 @@ MOVES: Dict[Phase, Tuple[Phase, ...]] = {
     P.APPLY: (P.RESTART, P.RESTORE),
     # recover: the canary did not start on the candidate
     P.RESTART: (P.WAIT_UP, P.RECOVER, P.RESTORE),
-    # restart: the window's next canary; recover: it did not come up on it in time
-    P.WAIT_UP: (P.RESTART, P.PRECONDITION, P.WARMUP, P.RECOVER, P.RESTORE),
+    # recover: the canary did not come up on it in time
+    P.WAIT_UP: (P.PRECONDITION, P.WARMUP, P.RECOVER, P.RESTORE),
     # recover: the load failed (the trial did)
     P.PRECONDITION: (P.WARMUP, P.RECOVER, P.RESTORE),
     # apply: the window is redone after a failover; recover: the trial failed
@@ -76,9 +76,8 @@ MOVES: Dict[Phase, Tuple[Phase, ...]] = {
     P.RECOVER: (P.RECOVER_RESTART, P.RESTORE),
     # end: the recovery's own restart failed
     P.RECOVER_RESTART: (P.RECOVER_WAIT, P.RESTORE, P.END),
-    # recover_restart: the window's next canary; next or confirm: recovered;
-    # end: not up on the originals in time
-    P.RECOVER_WAIT: (P.RECOVER_RESTART, P.NEXT, P.CONFIRM, P.RESTORE, P.END),
+    # next or confirm: recovered; end: not up on the originals in time
+    P.RECOVER_WAIT: (P.NEXT, P.CONFIRM, P.RESTORE, P.END),
     P.RESTORE: (P.RESTORE_WAIT, P.END),
     P.RESTORE_WAIT: (P.END,),
     P.END: (),
