@@ -139,10 +139,9 @@ def measuring(state: State) -> Optional[str]:
 
 
 def kept_reading(state: State) -> bool:
-    """The trial in flight keeps its window's reading, not yet recorded (a
-    window of several canaries: every slot's)."""
+    """The trial in flight keeps its window's reading, not yet recorded."""
     cur = state['current']
-    return cur is not None and all(t['measurement'] for t in cur.get('slots') or [cur])
+    return cur is not None and bool(cur['measurement'])
 
 
 def rewound(state: State, n: int) -> State:
@@ -205,14 +204,14 @@ class Harness:
     def config_of(self, osd: int) -> Dict[str, Optional[str]]:
         return {n: self.cluster.config_get_own(f'osd.{osd}', n) for n in SAVED}
 
-    def start(self, duet: Optional[int] = None, **params: Any) -> Session:
-        """A session on `osd`; `duet`: its second canary (measurement_plan.duet)."""
+    def start(self, **params: Any) -> Session:
+        """A session on `osd`."""
         # the session's mechanics under the quick load (the client load's own: test_client_load)
         params.setdefault('workload', OSD_BENCH)
         params.setdefault('trials', 3)
         params.setdefault('duration', 10.0)
         self.session = Session.start(self.cluster, Params(**params), self.settings, self.save,
-                                     self.clock, duet=duet)
+                                     self.clock)
         return self.session
 
     def run(self, until: Any = None, max_steps: int = 5000) -> Session:

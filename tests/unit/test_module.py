@@ -16,9 +16,7 @@ import mgr_mock
 mgr_mock.install()
 from rocks_autotune import module, optimizer, store  # noqa: E402
 from rocks_autotune.canary import SAVED  # noqa: E402
-from rocks_autotune.gate import Params  # noqa: E402
 from rocks_autotune.optimizer import TrialOptimizer  # noqa: E402
-from rocks_autotune.session import Session  # noqa: E402
 from rocks_autotune.workload import OSD_BENCH  # noqa: E402
 
 
@@ -212,40 +210,6 @@ def test_an_unreadable_state_still_restores_the_canary(mgr: Any) -> None:
 def own_config(mgr: Any, osd: int) -> Dict[str, Any]:
     """What the session saves of a canary and puts back: its own values at osd.N."""
     return {n: mgr.cluster.config_get_own(f'osd.{osd}', n) for n in SAVED}
-
-
-def rescued_and_restored(mgr: Any, before: Dict[int, Dict[str, Any]]) -> None:
-    """The head is unreadable: a new mgr restores every canary in `before`
-    from the start record, and the session ends failed with STATE_CORRUPT."""
-    mgr.mock_store['session'] = '{"version": 4, "state": '
-    other = failover(mgr)
-    mgr_mock.drive(other)
-    assert other.session.s['state'] == 'failed'
-    for osd, config in before.items():
-        assert own_config(other, osd) == config
-        assert mgr.cluster.running[osd] == mgr.cluster.defaults['bluestore_rocksdb_options']
-        assert not mgr.cluster.has_noout(osd) and mgr.cluster.osds()[osd].up
-    other.publish()
-    assert 'ROCKS_AUTOTUNE_STATE_CORRUPT' in other.mock_health
-
-
-def test_a_duet_whose_state_is_unreadable_mid_window_is_rescued_with_both_canaries(
-        mgr: Any) -> None:
-    # the start record held the first canary's originals only: the second
-    # was left on a candidate with no record of how to restore it
-    mgr.mock_options.update(confirm_candidates=1, confirm_rounds=2)
-    before = {o: own_config(mgr, o) for o in (0, 1)}
-    mgr.session = Session.start(mgr.cluster, Params(osd=0, trials=2, duration=5.0,
-                                                    workload=OSD_BENCH),
-                                mgr.settings(), mgr.store.save, mgr.clock, duet=1)
-    clock = mgr.cluster.clock
-    # round 0's window: the baseline on osd.0, the finalist on osd.1
-    while not (mgr.session.view().phase == 'measure'
-               and len(mgr.session.status()['current'].get('slots') or []) == 2):
-        clock.advance(mgr.session.step())
-    assert mgr.cluster.running[1] != mgr.cluster.defaults['bluestore_rocksdb_options']
-    assert own_config(mgr, 1) != before[1]
-    rescued_and_restored(mgr, before)
 
 
 def test_a_head_of_another_version_is_refused_and_the_canary_rescued(mgr: Any) -> None:

@@ -11,7 +11,6 @@ import pytest
 
 from fake_cluster import FakeCluster
 from rocks_autotune import report, store
-from rocks_autotune.canary_osd import slots
 from rocks_autotune.placement import pg_of
 from rocks_autotune.session import Session
 from rocks_autotune.workload import NAMESPACE, ReadProbe
@@ -43,7 +42,7 @@ def probing(s: Session) -> bool:
     """A steady window measured, its read probe in flight."""
     cur = s.s['current']
     return (s.s['phase'] == 'measure' and cur is not None and bool(cur.steady)
-            and all(t.measurement is not None for t in slots(cur)) and cur.read_probe is None
+            and cur.measurement is not None and cur.read_probe is None
             and s.canary.client is not None and s.canary.client.load._probe[0] != [])
 
 

@@ -189,7 +189,7 @@ def test_the_split_confirmation_judges_c_over_r_by_round_and_reports_c_and_r() -
     # its objective passed: the steady check's pair comes next, under the
     # split load too (one window each, C's write-amp)
     nxt = conf.next()
-    assert nxt is not None and nxt[2] == 'c1' and [s.arm for s in nxt[1]] in (['c1'], [BASELINE])
+    assert nxt is not None and nxt[2] == 'c1' and nxt[1].arm in ('c1', BASELINE)
     for arm in (BASELINE, 'c1'):
         # a steady window's: its WAL covered its families' cycle
         ts.append(confirmed(0, arm, dict(_m(100.0, 100.0), wal_cover=1.0), steady='c1'))
@@ -396,5 +396,5 @@ def test_the_split_plan_is_windowed_as_sequential() -> None:
                                                    ref_seeds=[1, 2, 3, 4]))
     measurement_plan.check(plan)
     assert plan['reference_pgs'] == 4
-    assert measurement_plan.windows(plan, [BASELINE, 'c1'], 0) == \
-        [[measurement_plan.Slot(3, BASELINE)], [measurement_plan.Slot(3, 'c1')]]
+    assert measurement_plan.windows(plan, [BASELINE, 'c1']) == \
+        [measurement_plan.Slot(3, BASELINE), measurement_plan.Slot(3, 'c1')]

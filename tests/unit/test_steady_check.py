@@ -305,22 +305,3 @@ def test_reads_slower_past_the_read_guard_hold_a_finalist_and_equal_ones_pass() 
     # write-amp over budget says so, whatever the reads
     assert judge('c1', [(dict(m(9.0), write_amp=0.6), m(1.0))], 1, 1.10, 600,
                  read_guard=0.25).verdict == 'over budget'
-
-
-def test_a_duet_measures_each_steady_pair_in_one_window_on_both_canaries() -> None:
-    # the harness's 60-s limit would cut both windows: a duet's canaries
-    # write about half as fast each, and a steady window waits for a whole L0
-    # cycle's WAL bytes (1 GiB for either config here: about 100 s)
-    h = Harness(confirm_candidates=1, confirm_rounds=5, steady_window_limit=200.0)
-    faster(h)
-    s = h.start(osd=0, trials=3, duet=1, allow_single_copy=True)
-    h.run()
-    assert s.s['state'] == 'done' and verdict(s)['recommended'] == 'c1'
-    steady = confirm_trials(s, True)
-    # the baseline on one canary, the arm on the other, over the same start;
-    # each window ends at its own compaction
-    assert sorted((t['arm'], t['osd']) for t in steady) in (
-        [('baseline', 0), ('c1', 1)], [('baseline', 1), ('c1', 0)])
-    assert steady[0]['started'] == steady[1]['started']
-    st = arms(s)['c1']['steady']
-    assert st['arm_seen'] and st['baseline_seen'] and not st['upper_bound']

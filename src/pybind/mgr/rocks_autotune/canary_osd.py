@@ -6,9 +6,9 @@ crashes named on the failed trials (crashes.py), and its restore.  The
 session's phases read what it returns and move.
 
 Its persisted part is its record under the session's `canaries`
-(canary_record.CanaryRecord), so the canaries of a plan share no field; the
-session's own (the trials, the trial in flight, the client load) it reads
-from the session's record.
+(canary_record.CanaryRecord, keyed by its OSD); the session's own (the
+trials, the trial in flight, the client load) it reads from the session's
+record.
 """
 import logging
 from contextlib import suppress
@@ -21,7 +21,7 @@ from .confirm import BASELINE
 from .gate import Params, look
 from .measurement_plan import SPLIT
 from .placement import pg_of
-from .restart import Restarter, Result, Stage
+from .restart import Restarter, Result
 from .session_settings import Settings
 from .canary_record import CanaryRecord
 from .store import SessionState
@@ -39,12 +39,6 @@ Clock = Callable[[], float]
 def runs_candidate(cur: Trial) -> bool:
     """The trial sets a candidate's options (else the canary's own run)."""
     return cur.kind == 'candidate' or (cur.kind == 'confirm' and cur.arm != BASELINE)
-
-
-def slots(cur: Trial) -> List[Trial]:
-    """The trials of the window in flight, one per canary in restart order:
-    a window of several canaries lists them in `slots`, else it is one."""
-    return cur.slots or [cur]
 
 
 def new_record(originals: Dict[str, Optional[str]], annexed: bool,
@@ -142,19 +136,12 @@ class CanaryOsd:
         seen = rec.get('config_seen')
         if seen is None:
             return set()
-        mine = self.slot()
+        mine = self.s['current']
         applied = [o for o in (rec.get('last_applied'), mine.options if mine is not None
                                and runs_candidate(mine) else None) if o is not None]
         rec['config_changes'], held = self.config.foreign(seen, ours(
             rec['originals'], applied, rec['annexed'], self.params.workload == OSD_BENCH))
         return held
-
-    def slot(self) -> Optional[Trial]:
-        """Its trial in the window in flight, if any (a trial recorded before
-        its OSD was kept ran on the session's canary)."""
-        cur = self.s['current']
-        return None if cur is None else next((t for t in slots(cur) if (
-            self.s['params']['osd'] if t.osd is None else t.osd) == self.osd), None)
 
     def config_changes(self) -> List[str]:
         """Someone else's changes that stand now (the candidates embed the
@@ -206,11 +193,6 @@ class CanaryOsd:
         """A step of the restart recorded last (ClusterError: it failed)."""
         return self.restarter.step(now)
 
-    @property
-    def restarted(self) -> bool:
-        """Its restart of the phase in flight is done: it runs what was set."""
-        return self.rec['restarted']
-
     def restart_done(self) -> None:
         self.rec['restarted'] = True
 
@@ -220,11 +202,6 @@ class CanaryOsd:
         not timed: an admin's, or a restart taken over by a new mgr)."""
         r = self.rec['restart']
         return None if r is None else r.get('up_seconds')
-
-    def restart_issued(self) -> bool:
-        """Its restart is past the gate and not done: the one in flight."""
-        r = self.rec['restart']
-        return not self.rec['restarted'] and r is not None and r['stage'] != Stage.GATE.value
 
     def timeout(self) -> float:
         return self.restarter.timeout()

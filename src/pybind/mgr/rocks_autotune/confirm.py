@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import measurement_plan, paired_stats, perf_counters, power, steady_check
-from .measurement_plan import BASELINE, Window
+from .measurement_plan import BASELINE, Slot
 from .paired_stats import Figure, Round
 from .perf_counters import median
 from .session_settings import IOPS, WEAR
@@ -262,7 +262,7 @@ class Confirmation:
         """The arms still measured: not out, not passed at a look."""
         return [a.arm for a in self.rec.arms if not a.out and not a.passed]
 
-    def next(self) -> Optional[Tuple[int, Window, str]]:
+    def next(self) -> Optional[Tuple[int, Slot, str]]:
         """(round or steady pair, the window to measure next, the arm whose
         steady check it is: '' for a round), closing a finished round and
         drawing the next one's order on the way; None once it is over."""
@@ -270,9 +270,9 @@ class Confirmation:
         while True:
             r = len(rec.orders) - 1
             if r >= 0:
-                for window in measurement_plan.windows(rec.measurement_plan, rec.orders[r], r):
-                    if not all(self._done(r, slot.arm) for slot in window):
-                        return r, window, ''
+                for slot in measurement_plan.windows(rec.measurement_plan, rec.orders[r]):
+                    if not self._done(r, slot.arm):
+                        return r, slot, ''
                 if len(rec.orders) < rec.rounds:
                     self._look(r)
                 self._drop_slow_restarts(r)
@@ -296,9 +296,9 @@ class Confirmation:
             return ranked
         return [a.arm for a in self.rec.arms if a.arm in ranked]
 
-    def _steady_windows(self, arm: str, p: int) -> List[Window]:
+    def _steady_windows(self, arm: str, p: int) -> List[Slot]:
         return measurement_plan.windows(self.rec.measurement_plan,
-                                        steady_check.order(self.seed, arm, p), p)
+                                        steady_check.order(self.seed, arm, p))
 
     def _steady_pairs(
             self, arm: str) -> Tuple[List[Tuple[Dict[str, Any], Dict[str, Any]]], int, bool]:
@@ -308,8 +308,7 @@ class Confirmation:
         p = 0
         lost = False
         while p < self.rec.steady.pairs and all(
-                self._done(p, slot.arm, arm)
-                for window in self._steady_windows(arm, p) for slot in window):
+                self._done(p, slot.arm, arm) for slot in self._steady_windows(arm, p)):
             a, b = self._measured(p, arm, arm), self._measured(p, BASELINE, arm)
             if a is not None and b is not None:
                 measured.append((a, b))
@@ -341,13 +340,13 @@ class Confirmation:
                 arms.append(arm)
         return arms
 
-    def _next_steady(self) -> Optional[Tuple[int, Window, str]]:
+    def _next_steady(self) -> Optional[Tuple[int, Slot, str]]:
         """The steady check's next window; None once it is over."""
         for arm in self._unchecked():
             _, p, _ = self._steady_pairs(arm)
-            for window in self._steady_windows(arm, p):
-                if not all(self._done(p, slot.arm, arm) for slot in window):
-                    return p, window, arm
+            for slot in self._steady_windows(arm, p):
+                if not self._done(p, slot.arm, arm):
+                    return p, slot, arm
         return None
 
     def failed(self, r: int, name: str, error: str, steady: str = '') -> None:

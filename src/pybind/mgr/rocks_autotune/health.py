@@ -114,13 +114,12 @@ def _session(out: Checks, s: Mapping[str, Any], active: bool) -> None:
         _add(out, 'RESTORE_FAILED', [s['error']] + s['restore_failed'], osd=osd)
     if not active:
         return
-    for o, c in s['canaries'].items():
-        if not c['restarted']:
-            _manual(out, c['manual'], c['restart'], int(o), 'the session')
+    c = s['canaries'][str(osd)]
+    if not c['restarted']:
+        _manual(out, c['manual'], c['restart'], osd, 'the session')
     cur = s['current']
     if cur is not None and cur.kind == 'recovery':
-        osds = ', '.join(f'osd.{osd if t.osd is None else t.osd}' for t in cur.slots or [cur])
-        _add(out, 'TRIAL_FAILED', [cur.error, f'restoring {osds} to its original options'],
+        _add(out, 'TRIAL_FAILED', [cur.error, f'restoring osd.{osd} to its original options'],
              index=cur.index, osd=osd)
     p = s['pause']
     if p is None:

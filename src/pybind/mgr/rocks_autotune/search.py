@@ -82,7 +82,7 @@ class Search:
 
     def add_trial(self, trial: Trial) -> None:
         """Record a trial once: a step retried after a later error records it
-        again (not always the last: several canaries record a trial each)."""
+        again."""
         trials = self.s['trials']
         # indexes rise with the list: look back only over those not below it
         for k in range(len(trials) - 1, -1, -1):

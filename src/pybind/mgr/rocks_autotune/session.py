@@ -7,11 +7,11 @@ JSON-able dict, saved after every step (and before a restart is issued); a
 new active mgr rebuilds the session (and its optimizer, by replaying the
 recorded trials) from it.
 
-The phases and their steps are session_phases.py's; the work on each canary
-OSD (the measurement plan's: one, or a duet's two) canary_osd.py's; what is
+The phases and their steps are session_phases.py's; the work on the canary
+OSD canary_osd.py's; what is
 measured next, and what it tells the optimizer, search.py's.  Here: the
 session's life (start, rescue, the commands, a failover) and what it shows.
-Each canary's original config is saved before the first change; every end
+The canary's original config is saved before the first change; every end
 goes through the restore, but `Phases.fail` where restoring cannot go on.
 """
 import copy
@@ -21,7 +21,7 @@ from typing import Any, Callable, Dict, List, Optional, Set
 
 from . import measurement_plan, session_start, views
 from .canary import OPTIONS, SAVED
-from .canary_osd import CanaryOsd, slots
+from .canary_osd import CanaryOsd
 from .cluster import Cluster
 from .gate import Params, StartRefused
 from .machine import Go, Machine, Move
@@ -63,16 +63,12 @@ class Session(Machine):
         default = SearchSpace.candidate_from_options(parse_options(self.release_default))
         self.space.max_memtable_bytes = settings.max_memtable_bytes or self.space.memtable_bytes(
             default.max_write_buffer_number, default.write_buffer_size)
-        # the canaries, by OSD, the session's own first: the plan's
-        self.canaries: Dict[int, CanaryOsd] = {
-            osd: CanaryOsd(cluster, osd, state, self.params, settings,
-                           lambda: self._save(self.s), clock)
-            for osd in sorted(map(int, state['canaries']), key=lambda o: o != self.osd)}
-        self.canary = self.canaries[self.osd]
+        self.canary = CanaryOsd(cluster, self.osd, state, self.params, settings,
+                                lambda: self._save(self.s), clock)
         self.search = Search(state, self.space, settings, self.params, self.release_default,
                              clock)
         self.phases: Phases = Phases(state, cluster, self.params, self.space, self.search,
-                                     settings, self.canaries, clock)
+                                     settings, self.canary, clock)
         self._shown: List[Trial] = []  # view(): the trials as last copied
 
     @property
@@ -85,15 +81,11 @@ class Session(Machine):
     @classmethod
     def start(cls, cluster: Cluster, params: Params, settings: Settings,
               save: Callable[[SessionState], None],
-              clock: Callable[[], float] = time.time, duet: Optional[int] = None) -> 'Session':
-        """A new session, persisted (its canaries' originals first) before any
-        change; `duet`: a second canary the confirmation measures with
-        (measurement_plan.duet).  StartRefused: it cannot start, nothing was
-        changed or saved."""
+              clock: Callable[[], float] = time.time) -> 'Session':
+        """A new session, persisted (its canary's originals first) before any
+        change.  StartRefused: it cannot start, nothing was changed or saved."""
         state = session_start.first_state(cluster, params, settings, clock())
         osd = state['params']['osd']
-        if duet is not None:
-            session_start.add_canary(cluster, state, duet)
         try:
             session = cls(state, cluster, save, clock)
             session.space.base_candidate()
@@ -123,10 +115,10 @@ class Session(Machine):
         if not isinstance(state['params'].get('osd'), int):
             raise ValueError('session state has no canary OSD')
         measurement_plan.check(state['plan'])
+        # one canary, the plan's, recorded (by its OSD) at the start
         if {str(o) for o in state['plan']['osds']} | {str(state['params']['osd'])} != set(
                 state['canaries']):
             raise ValueError('session state has no record of a canary it measures')
-        # a rescue restores the canaries the start record names: all of them
         if not set(state['canaries']) <= set(state['canaries_at_start']):
             raise ValueError('session state has a canary its start record does not name')
         for rec in [state] + list(state['canaries'].values()) + list(
@@ -193,16 +185,11 @@ class Session(Machine):
         (restart.resume_after_failover)."""
         cur = self.s['current']
         if self.s['phase'] in MEASURING and cur is not None and not (
-                self.phases.probes_reads(cur)
-                and all(t.measurement is not None for t in slots(cur))):
+                self.phases.probes_reads(cur) and cur.measurement is not None):
             self._enter(P.APPLY, 'mgr restarted mid-trial: running the trial again')
-            for t in slots(cur):
-                t.measurement = None  # taken in the window that is redone
-            for c in self.canaries.values():
-                c.rec['window'] = None
-        now = self.clock()
-        for c in self.canaries.values():
-            resume_after_failover(c.rec, now)
+            cur.measurement = None  # taken in the window that is redone
+            self.canary.rec['window'] = None
+        resume_after_failover(self.canary.rec, self.clock())
         super().resume_after_failover()
         self._persist()
 
@@ -227,7 +214,7 @@ class Session(Machine):
         return Go(P.RESTORE, error + '; restoring the canary')
 
     def _persist(self) -> bool:
-        self.s['config_changes'] = standing_changes(self.canaries.values())
+        self.s['config_changes'] = standing_changes(self.canary)
         return super()._persist()
 
     def tidy(self) -> None:
@@ -263,7 +250,7 @@ class Session(Machine):
         s = self.s
         return views.ProgressEvent(
             id=f'rocks-autotune-{s["id"]}', message=f'Tuning RocksDB on osd.{self.osd} '
-            f'({s["phase"]})', progress=self.progress(), refs=[('osd', o) for o in self.canaries],
+            f'({s["phase"]})', progress=self.progress(), refs=[('osd', self.osd)],
             failure=(f'rocks_autotune {s["message"]}'
                      if s['state'] in (Ending.FAILED, Ending.ABORTED) else None))
 

@@ -1,5 +1,5 @@
 """What a session starts with: the checks `start` makes before anything
-changes, the record it saves before the first change (each canary's
+changes, the record it saves before the first change (the canary's
 originals: how to restore it), and the record a rescue restores from when
 the saved state is unreadable but its start record is not.
 
@@ -113,25 +113,6 @@ def read_canary(cluster: Cluster, osd: int) -> Tuple[Canary, Dict[str, Any], str
     return canary, originals, base, bool(cluster.config_get(f'osd.{osd}', ANNEX).strip())
 
 
-def add_canary(cluster: Cluster, state: SessionState, osd: int) -> None:
-    """A second canary for a duet's confirmation (measurement_plan.duet):
-    its record, and how to restore it in the start record (saved before the
-    session changes it, for a rescue).  It must run the options the
-    session's canary started from, since the two are compared on them."""
-    if str(osd) in state['canaries']:
-        raise StartRefused(f'osd.{osd} is already a canary of this session')
-    canary, originals, base, annexed = read_canary(cluster, osd)
-    if base != state['base_options']:
-        raise StartRefused(f'osd.{osd} runs {base!r}, not the {state["base_options"]!r} of '
-                           f'osd.{state["params"]["osd"]}: a duet compares options on two '
-                           'canaries that start from the same')
-    check_running(cluster, osd)
-    state['canaries'][str(osd)] = new_record(originals, annexed, canary.entries())
-    state['canaries_at_start'][str(osd)] = canary_start(originals, annexed,
-                                                        cluster.has_noout(osd))
-    state['plan'] = measurement_plan.duet(state['params']['osd'], osd)
-
-
 def over_quota(pool: PoolInfo, space: int, objects: int) -> str:
     """Why `objects` objects of `space` bytes would not fit under the pool's
     quotas ('' when they would)."""
@@ -197,12 +178,11 @@ def check_running(cluster: Cluster, osd: int) -> None:
 
 def rescue_state(start: StartRecord, why: str, now: float) -> SessionState:
     """The record of a session whose state is unreadable but whose start
-    record is not: it restores every canary the start record names (config,
+    record is not: it restores the canary the start record names (config,
     the gated restart: it may run a candidate, the noout it may have set)
     and ends failed."""
     osd = start['params']['osd']
     at_start = canaries_at_start(start)
-    others = [int(o) for o in at_start if int(o) != osd]
     pool = start['client_pool']
     state: SessionState = {
         **start, 'version': STATE_VERSION, 'state': 'running', 'phase': 'restore',
@@ -213,8 +193,7 @@ def rescue_state(start: StartRecord, why: str, now: float) -> SessionState:
         # the client load's objects, if any, are in its namespace there: they go
         # too (the pool is all a rescue knows of them)
         'client': None if pool is None else ClientRecord(pool, 0, [], None),
-        # the plan names every canary (Session.check_state)
-        'plan': measurement_plan.duet(osd, *others) if others else measurement_plan.sequential(osd),
+        'plan': measurement_plan.sequential(osd),
         # what was there is lost with the state: restore as before (config
         # seen unknown; it may run a candidate, under the noout it set)
         'canaries': {o: new_record(c['originals'], c['annexed'], None,

@@ -2,18 +2,18 @@
 
     session              the head: the session's moving parts (phase, flags,
                          pause, the trial in flight) and how many trials
-    session.start        what it started with: every canary's originals,
-                         annex flag and noout (a duet's two), the parameters
+    session.start        what it started with: the canary's originals,
+                         annex flag and noout (by its OSD), the parameters
                          and settings, the base options; readable on its
                          own, so an unreadable head still tells how to
-                         restore each canary.  Written before the head that
-                         first names a canary, and again when it changes
+                         restore the canary.  Written before the head that
+                         first names it, and again when it changes
     session.trial.N      one trial each
     session.confirm      the confirmation (its plan, rounds and result),
                          naming its session; written when it changes
     session.originals    the start record again, while the session may have
-                         changed its canaries (removed when it ends): with
-                         an unreadable head, it tells how to restore them,
+                         changed its canary (removed when it ends): with
+                         an unreadable head, it tells how to restore it,
                          and its absence that there is nothing to restore
 
 The last rollout (rollout.py: `apply`, `revert`), ended or not, is kept
@@ -87,7 +87,7 @@ class StartRecord(TypedDict):
     started: float
     settings: Dict[str, Any]  # session.Settings
     noout_at_start: bool
-    # every canary's, by OSD id as a string (the session's own included)
+    # the canary's, by its OSD id as a string (a dict of one)
     canaries_at_start: Dict[str, CanaryStart]
     # the pool the client load writes its objects to (None: no client load):
     # a rescue removes them
@@ -104,7 +104,7 @@ def canary_start(originals: Dict[str, Optional[str]], annexed: bool,
 
 
 def canaries_at_start(start: Mapping[str, Any]) -> Dict[str, CanaryStart]:
-    """Every canary's part of a start record."""
+    """The canary's part of a start record (by OSD)."""
     saved: Optional[Dict[str, CanaryStart]] = start.get('canaries_at_start')
     # a rescue reads it alone: malformed is unreadable (ValueError), not a crash
     if not (isinstance(saved, dict) and all(isinstance(c, dict) for c in saved.values())):
@@ -129,10 +129,10 @@ class _Head(TypedDict):
     abort: bool
     paused_since: Optional[float]
     cluster_errors: int
-    # each canary's record by OSD id; the session's own is params.osd's
+    # the canary's record by its OSD id (params.osd's; a dict of one)
     canaries: Dict[str, CanaryRecord]
-    plan: Dict[str, Any]  # which canaries measure a confirmation (measurement_plan)
-    # someone else's changes that stand at any canary (each canary's, once)
+    plan: Dict[str, Any]  # how the canary measures a confirmation (measurement_plan)
+    # someone else's changes that stand at the canary (each once)
     config_changes: List[str]
 
 
@@ -208,8 +208,8 @@ class SessionStore(_Store):
         self._confirm = ''           # what the confirm key holds now
 
     def save(self, state: Mapping[str, Any]) -> None:
-        """Write what changed: the start record when new or changed (a
-        canary joined), changed trials, the head last.  A new session's
+        """Write what changed: the start record when new or changed,
+        changed trials, the head last.  A new session's
         first save that fails puts back the last session's keys: a refused
         start changes nothing stored."""
         if self._start_of == state['id']:
@@ -231,7 +231,7 @@ class SessionStore(_Store):
 
     def _save(self, state: Mapping[str, Any]) -> None:
         start = json.dumps({k: state.get(k) for k in START_FIELDS})
-        # before the head that names a new canary: a rescue restores it too
+        # before the head: a rescue restores from it
         changed = self._start_of != state['id'] or self._start != start
         if changed:
             self._write(START_KEY, start)
@@ -309,8 +309,8 @@ class SessionStore(_Store):
         return record
 
     def load_originals(self) -> Optional[StartRecord]:
-        """The start record of a session that may have changed its canaries
-        and has not ended (None: nothing to restore), every canary's part in
+        """The start record of a session that may have changed its canary
+        and has not ended (None: nothing to restore), the canary's part in
         `canaries_at_start`; ValueError when unreadable."""
         record = self._load_record(ORIGINALS_KEY)
         if record is None:

@@ -32,25 +32,17 @@ class Trial:
     restart_seconds: Optional[float] = None  # its canary's restart onto it (confirm.py)
     # a steady window's read probe of its canary, after the window (client load)
     read_probe: Optional[ReadProbe] = None
-    # the window in flight on several canaries: a trial each, in restart
-    # order (the first's fields on top); none otherwise
-    slots: List['Trial'] = field(default_factory=list)
 
     def to_json(self) -> Dict[str, Any]:
-        """As stored and shown: `slots` only where there are some.  Field by
-        field, not asdict: its deep copy of every trial at each save made the
-        session's steps twice as slow."""
-        out = {f.name: copy.copy(getattr(self, f.name)) for f in fields(self)
-               if f.name != 'slots'}
+        """As stored and shown.  Field by field, not asdict: its deep copy of
+        every trial at each save made the session's steps twice as slow."""
+        out = {f.name: copy.copy(getattr(self, f.name)) for f in fields(self)}
         out['measurement'] = None if self.measurement is None else self.measurement.to_dict()
         out['read_probe'] = None if self.read_probe is None else self.read_probe.to_dict()
-        if self.slots:
-            out['slots'] = [t.to_json() for t in self.slots]
         return out
 
     @classmethod
     def from_json(cls, saved: Dict[str, Any]) -> 'Trial':
         m, probe = saved.get('measurement'), saved.get('read_probe')
         return cls(**dict(saved, measurement=None if m is None else Measurement.from_dict(m),
-                          read_probe=None if probe is None else ReadProbe.from_dict(probe),
-                          slots=[cls.from_json(t) for t in saved.get('slots', [])]))
+                          read_probe=None if probe is None else ReadProbe.from_dict(probe)))

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from .confirm import ArmResult, ConfirmRecord, RoundsNoise, Verdict
-from .measurement_plan import SEQUENTIAL, SPLIT
+from .measurement_plan import SPLIT
 from .perf_counters import OBJECTIVE_NAMES
 from . import power
 from .paired_stats import MIN_ROUNDS, Ratios
@@ -59,13 +59,13 @@ SHARED_HOST = ('R\'s OSDs share the canary\'s host: C/R reads C\'s effect minus 
 
 def design_text(plan: Mapping[str, Any]) -> str:
     """How the confirmation measured (measurement_plan.py)."""
-    osds = ' and '.join(f'osd.{o}' for o in plan['osds'])
+    (osd,) = plan['osds']
+    osds = f'osd.{osd}'
     if plan['design'] == SPLIT:
         return (f' (split, on {osds}: C/R, the IOPS of its PGs over those of '
                 f'{plan.get("reference_pgs", "the")} PGs without it, over the same windows'
                 + ('; ' + SHARED_HOST if plan.get('shared_host') else '') + ')')
-    return (f' (sequential, on {osds})' if plan['design'] == SEQUENTIAL
-            else f' ({plan["design"]}, on {osds} at once)')
+    return f' (sequential, on {osds})'
 
 
 def session_design(s: SessionState) -> Dict[str, Any]:
