@@ -153,8 +153,8 @@ def fail(*args: Any) -> None:
 
 def moves_of_handlers(module: Any) -> Dict[str, Set[str]]:
     """Each phase's handler's possible moves, read from the source: the
-    `Go(P.X, ...)` it returns, and those of the phases' methods it calls,
-    through `self.` or `self.out.` (a handler makes no move itself); a
+    `Go(P.X, ...)` it returns, and those of the phases' methods it calls
+    through `self.` (a handler makes no move itself); a
     timed `Pause(...)` it returns may end in the moves of `timed_out`, which
     the engine makes once the pause lasted too long."""
     tree = ast.parse(inspect.getsource(module))
@@ -166,9 +166,8 @@ def moves_of_handlers(module: Any) -> Dict[str, Set[str]]:
             node = node.body
         if isinstance(node, ast.Call):
             node = node.func
-        if isinstance(node, ast.Attribute) and isinstance(node.value, (ast.Name, ast.Attribute)):
-            owner = ast.unparse(node.value)
-            return node.attr if owner in ('self', 'self.out') else None
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            return node.attr if node.value.id == 'self' else None
         return None
 
     def moves(name: str, seen: Set[str]) -> Set[str]:

@@ -127,6 +127,10 @@ class Machine:
     def _after_error(self) -> None:
         """A step failed: drop what it may have left half done in memory."""
 
+    def progress_event(self) -> ProgressEvent:
+        """The job's progress event in `ceph -s`."""
+        raise NotImplementedError
+
     def _give_up(self, error: str) -> Move:
         """Repeated failed steps: the move of the job's own way out."""
         raise NotImplementedError
@@ -144,10 +148,6 @@ class Machine:
         """A new mgr took over: a pause is timed again on its own clock."""
         if self.head.paused_since is not None:
             self.head.paused_since = self.clock()
-
-    def progress_event(self) -> ProgressEvent:
-        """The job's progress event in `ceph -s`."""
-        raise NotImplementedError
 
     def note_internal_error(self, e: Exception) -> None:
         """A step raised past its own handling (a bug): say so in the message."""

@@ -98,6 +98,3 @@ class Rollout(Machine):
 
     def status(self) -> Dict[str, Any]:
         return views.rollout_status(self.r, self.progress(), sorted(self.health_checks()))
-
-    def note_internal_error(self, e: Exception) -> None:
-        self.r.message = f'internal error: {e}'
