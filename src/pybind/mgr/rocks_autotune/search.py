@@ -84,14 +84,11 @@ class Search:
         """Record a trial once: a step retried after a later error records it
         again."""
         trials = self.s['trials']
-        # indexes rise with the list: look back only over those not below it
-        for k in range(len(trials) - 1, -1, -1):
-            if trials[k].index == trial.index:
-                trials[k] = trial
-                return
-            if trials[k].index < trial.index:
-                break
-        trials.append(trial)
+        # one trial in flight at a time: a retried one is the last recorded
+        if trials and trials[-1].index == trial.index:
+            trials[-1] = trial
+        else:
+            trials.append(trial)
 
     def confirmation(self) -> Confirmation:
         """The confirmation, its steady check holding write-amp within
