@@ -15,7 +15,7 @@ from .gate import look, thin_pools_of
 from .rocksdb_options import OptionStringError, parse_options
 from .health import osd_list, osds_are
 from .rollout_record import Masks, RolloutOsd, RolloutPlan, RolloutRecord
-from .session import ACTIVE as SESSION_ACTIVE
+from .store import ACTIVE as SESSION_ACTIVE
 
 NAMES = (OPTIONS, ANNEX)
 # beside them in an OSD's `before`: the options its process runs ('' when it did not answer)

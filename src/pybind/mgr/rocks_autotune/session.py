@@ -31,12 +31,10 @@ from .search import Search
 from .session_phases import ENDING, MEASURING, MOVES, P, Phase, Phases, standing_changes
 from .session_settings import Settings
 from .space import Candidate, SearchSpace
-from .store import STATE_VERSION, Ending, SessionState, StartRecord
+from .store import ACTIVE, STATE_VERSION, Ending, SessionState, StartRecord
 from .trial import Trial
 from .views import View
 from .workload import CLEANUP_RETRY
-
-ACTIVE = ('running', 'stopping', 'restoring')
 
 
 class Session(Machine):

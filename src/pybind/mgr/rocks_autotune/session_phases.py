@@ -91,7 +91,105 @@ def standing_changes(canary: CanaryOsd) -> List[str]:
     return list(dict.fromkeys(canary.rec['config_changes']))
 
 
-class Phases(JobPhases):
+class WayOut(JobPhases):
+    """The session's way out: its canary back on its originals, then the
+    end (or a failure where restoring cannot go on); Phases' too."""
+
+    s: SessionState
+    canary: CanaryOsd
+    settings: Settings
+    clock: Callable[[], float]
+
+    def outcome(self) -> Ending:
+        """How a session that restores its canary ends: decided when the
+        restore begins (its own failure ends it through `fail`)."""
+        s = self.s
+        if s['error']:
+            return Ending.FAILED
+        if s['abort']:
+            return Ending.ABORTED
+        return Ending.STOPPED if s['state'] == 'stopping' else Ending.DONE
+
+    def finish(self) -> Go:
+        s = self.s
+        self.canary.clear_noout()
+        self.canary.remove_client_objects()
+        end = self.end(Ending(s['final']) if s.get('final') else self.outcome())
+        s['config_changes'] = standing_changes(self.canary)
+        result = views.answer(s)
+        s['message'] = f'{s["state"]}: ' + (
+            views.answer_line(result) if result is not None
+            else 'no answer: the session ended before its confirmation')
+        if s.get('config_changes'):
+            s['message'] += ('; config changed by someone else during the session, left as '
+                             'they set them: ' + '; '.join(s['config_changes']))
+        return end
+
+    def fail(self, error: str) -> Go:
+        """End where restoring cannot go on; what is left, for the admin's health check."""
+        s = self.s
+        s['error'] = error
+        s['restore_failed'] = self.canary.restore_where_failed()
+        self.canary.remove_client_objects()  # never raises: a failure is kept in the record
+        end = self.end(Ending.FAILED)
+        s['message'] = f'failed: {error}'
+        return end
+
+    def end(self, ending: Ending) -> Go:
+        """The one place a session ends: the crashes since the last look
+        named, the ending set; the move to the end phase."""
+        s = self.s
+        self.canary.note_last_crashes()
+        s['state'] = ending.value
+        s['ended'] = self.clock()
+        return Go(P.END, delay=60.0)
+
+    def restart_back(self, now: float, canary: CanaryOsd) -> Union[Result, Go]:
+        """A step of the restart onto the canary's originals; the move to the
+        end if it failed."""
+        try:
+            return canary.restart(now)
+        except ClusterError as e:
+            return self.fail(f'config restored, but restarting osd.{canary.osd} failed: {e}; '
+                             f'restart it to load its original options')
+
+    # ------------------------------------------------------------ the restore
+
+    def restore(self, now: float) -> Move:
+        """The canary's originals' config; then, if its process may run
+        something else, the gated restart onto them."""
+        s = self.s
+        if s['state'] != 'restoring':
+            s['final'] = self.outcome().value
+        s['state'] = 'restoring'
+        s['current'] = None
+        if not self.canary.restore(now):
+            return self.finish()
+        return Go(P.RESTORE_WAIT, f'waiting to restart osd.{self.canary.osd} on its original '
+                  'options')
+
+    def restore_wait(self, now: float) -> Move:
+        canary = self.canary
+        r = self.restart_back(now, canary)
+        if isinstance(r, Go):
+            return r
+        if r.outcome == Outcome.GATE_HELD:
+            # never forced: the restart waits until it is safe
+            return Pause(r.reasons, f'config restored; osd.{canary.osd} is restarted onto it '
+                         'when it is safe', 'restore', canary.osd, timed=False)
+        # back on its own options: done once its PGs are clean, or at once if
+        # another OSD's trouble keeps them from it (not the session's to wait for)
+        if r.outcome.runs_them:
+            canary.clear_noout()
+            canary.restart_done()
+            return self.finish()
+        if r.outcome == Outcome.NOT_UP_IN_TIME:
+            return self.fail(f'osd.{canary.osd} did not come back on its original options '
+                             f'within {canary.timeout():.0f}s; its config is restored')
+        return self.settings.poll
+
+
+class Phases(WayOut):
     """Each phase's step (a handler returns its move, machine.py), and the end
     of a pause that lasted too long, on the session's record and parts."""
 
@@ -440,93 +538,3 @@ class Phases(JobPhases):
         return self.not_up_yet(canary, r, lambda timeout: self.fail(
             f'osd.{canary.osd} did not come back on its original options within '
             f'{timeout:.0f}s; its config is restored'))
-
-    # ------------------------------------------------------------ the way out
-
-    def outcome(self) -> Ending:
-        """How a session that restores its canary ends: decided when the
-        restore begins (its own failure ends it through `fail`)."""
-        s = self.s
-        if s['error']:
-            return Ending.FAILED
-        if s['abort']:
-            return Ending.ABORTED
-        return Ending.STOPPED if s['state'] == 'stopping' else Ending.DONE
-
-    def finish(self) -> Go:
-        s = self.s
-        self.canary.clear_noout()
-        self.canary.remove_client_objects()
-        end = self.end(Ending(s['final']) if s.get('final') else self.outcome())
-        s['config_changes'] = standing_changes(self.canary)
-        result = views.answer(s)
-        s['message'] = f'{s["state"]}: ' + (
-            views.answer_line(result) if result is not None
-            else 'no answer: the session ended before its confirmation')
-        if s.get('config_changes'):
-            s['message'] += ('; config changed by someone else during the session, left as '
-                             'they set them: ' + '; '.join(s['config_changes']))
-        return end
-
-    def fail(self, error: str) -> Go:
-        """End where restoring cannot go on; what is left, for the admin's health check."""
-        s = self.s
-        s['error'] = error
-        s['restore_failed'] = self.canary.restore_where_failed()
-        self.canary.remove_client_objects()  # never raises: a failure is kept in the record
-        end = self.end(Ending.FAILED)
-        s['message'] = f'failed: {error}'
-        return end
-
-    def end(self, ending: Ending) -> Go:
-        """The one place a session ends: the crashes since the last look
-        named, the ending set; the move to the end phase."""
-        s = self.s
-        self.canary.note_last_crashes()
-        s['state'] = ending.value
-        s['ended'] = self.clock()
-        return Go(P.END, delay=60.0)
-
-    def restart_back(self, now: float, canary: CanaryOsd) -> Union[Result, Go]:
-        """A step of the restart onto the canary's originals; the move to the
-        end if it failed."""
-        try:
-            return canary.restart(now)
-        except ClusterError as e:
-            return self.fail(f'config restored, but restarting osd.{canary.osd} failed: {e}; '
-                             f'restart it to load its original options')
-
-    # ------------------------------------------------------------ the restore
-
-    def restore(self, now: float) -> Move:
-        """The canary's originals' config; then, if its process may run
-        something else, the gated restart onto them."""
-        s = self.s
-        if s['state'] != 'restoring':
-            s['final'] = self.outcome().value
-        s['state'] = 'restoring'
-        s['current'] = None
-        if not self.canary.restore(now):
-            return self.finish()
-        return Go(P.RESTORE_WAIT, f'waiting to restart osd.{self.canary.osd} on its original '
-                  'options')
-
-    def restore_wait(self, now: float) -> Move:
-        canary = self.canary
-        r = self.restart_back(now, canary)
-        if isinstance(r, Go):
-            return r
-        if r.outcome == Outcome.GATE_HELD:
-            # never forced: the restart waits until it is safe
-            return Pause(r.reasons, f'config restored; osd.{canary.osd} is restarted onto it '
-                         'when it is safe', 'restore', canary.osd, timed=False)
-        # back on its own options: done once its PGs are clean, or at once if
-        # another OSD's trouble keeps them from it (not the session's to wait for)
-        if r.outcome.runs_them:
-            canary.clear_noout()
-            canary.restart_done()
-            return self.finish()
-        if r.outcome == Outcome.NOT_UP_IN_TIME:
-            return self.fail(f'osd.{canary.osd} did not come back on its original options '
-                             f'within {canary.timeout():.0f}s; its config is restored')
-        return self.settings.poll

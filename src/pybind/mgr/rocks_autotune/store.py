@@ -56,6 +56,7 @@ class Ending(str, Enum):
 
 
 ENDED = tuple(e.value for e in Ending)
+ACTIVE = ('running', 'stopping', 'restoring')  # a session's states while it steps
 TRIAL_KEY = 'session.trial.{}'
 CONFIRM_KEY = 'session.confirm'
 # well below mon_config_key_max_entry_size (64 KiB): a value this big is a bug
