@@ -749,7 +749,7 @@ def make_pool(lab: 'Lab', pool: str) -> None:
 
 
 # ---------------------------------------------------------------- inside a lab's release
-# The benches run by `ceph-lab exec` (lsm_timeline, client_aa, duet_aa, split_aa):
+# The benches run by `ceph-lab exec` (lsm_timeline, client_aa, split_aa):
 # the ceph CLI and librados of the lab's own release, no Lab.
 
 

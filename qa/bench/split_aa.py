@@ -2,7 +2,7 @@
 """A/A noise of a split client load: the canary's PGs against PGs without it.
 
 A bench, not a test (issue 24).  The duet and the reference OSD
-(duet_aa.py) take out what the machine does to both OSDs over a window, but
+(duet_aa.py, in git history at 543f784) take out what the machine does to both OSDs over a window, but
 only for the OSD's own figures, and those the mgr can read (BlueStore's
 latencies) stay noisy; the quiet one (CPU per write) it cannot read on
 another host.  The client's own figures are the objective the admin cares
@@ -112,7 +112,7 @@ DELAY = ('rocksdb', 'rocksdb_write_delay_time')
 
 def window(load: SplitLoad, warmup: float, seconds: float) -> Dict[str, Any]:
     """A warm-up, then one window of both groups; the canary's RocksDB read
-    over the window: what it wrote (benchlib.sample, as duet_aa reads
+    over the window: what it wrote (benchlib.sample, as the duet bench read
     it), the flushes of its busiest column family and the write-stall time."""
     drive_both(load, warmup)
     kv0, perf0 = sample(load.osd), perf(load.osd)

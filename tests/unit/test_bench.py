@@ -499,49 +499,6 @@ def _two_runs(tmp_path: Any, run: Dict[str, Any]) -> Any:
     return p
 
 
-def test_ab_duet_effect_is_b_over_a_and_crossover_cancels_the_osd_term() -> None:
-    import duet_aa
-    # osd.1 reads 1.1x osd.0 on every figure; arm B doubles a figure
-    rows = []
-    for rnd in range(4):
-        b_osd, a_osd = (1, 0) if rnd % 2 == 0 else (0, 1)
-        osd = {}
-        for o in (0, 1):
-            v = (1.1 if o == 1 else 1.0) * (2.0 if o == b_osd else 1.0)
-            osd[str(o)] = {m: v for m in duet_aa.PER_OSD}
-        rows.append({'design': duet_aa.DUET, 'round': rnd, 'x': 0, 'y': 1, 'first': 0,
-                     'a_osd': a_osd, 'b_osd': b_osd, 'osd': osd})
-    s = duet_aa.ab_summary(rows)['cpu_ms_per_write']
-    assert s['rounds'] == 4
-    assert s['effect'] == round(math.log(2.0), 4) and s['ratio'] == 2.0
-    assert s['osd_term'] == round(math.log(1.1), 4)
-    assert s['sd_within_assignment'] == 0.0  # the OSD term is all the spread
-    assert s['sd'] == round(statistics.stdev([math.log(2.2), math.log(2 / 1.1)] * 2), 4)
-    assert s['effect_b_on_osd.1'] == round(math.log(2.2), 4)
-
-
-def test_seq_over_the_reference_cancels_what_falls_on_both_osds_in_a_window() -> None:
-    import duet_aa
-    # each window's machine factor falls on the restarted OSD (1) and on the
-    # reference (0) alike; the A/A's own figure is otherwise the same
-    rows = []
-    for rnd, factors in enumerate([(1.0, 1.5), (2.0, 0.7), (0.9, 1.3)]):
-        for arm, f in zip(('A', "A'"), factors):
-            rows.append({'design': duet_aa.SEQ, 'round': rnd, 'arm': arm, 'seq_osd': 1,
-                         'ref': 0, 'iops': 100.0, 'load': 1.0,
-                         'osd': {'1': {m: 3.0 * f for m in duet_aa.PER_OSD},
-                                 '0': {m: 2.0 * f for m in duet_aa.PER_OSD}}})
-    raw = [v for _, v in duet_aa.log_ratios(rows, duet_aa.SEQ, 'kv_sync_lat_ms')]
-    pairs = [(1.0, 1.5), (2.0, 0.7), (0.9, 1.3)]
-    assert [round(v, 6) for v in raw] == [round(math.log(b / a), 6) for a, b in pairs]
-    ref = [v for _, v in duet_aa.log_ratios(rows, duet_aa.SEQ_REF, 'kv_sync_lat_ms')]
-    assert [round(v, 12) for v in ref] == [0.0, 0.0, 0.0]
-    assert duet_aa.summary(rows)[duet_aa.SEQ_REF]['metrics']['kv_sync_lat_ms']['sd'] == 0.0
-    # a run without a reference has no seq/ref figures
-    assert duet_aa.SEQ_REF not in duet_aa.summary(
-        [{k: v for k, v in r.items() if k != 'ref'} for r in rows])
-
-
 def _trace(rate: float, slow_first: float = 1.0) -> Dict[str, Any]:
     """A trace of 12 slices of 5 s at `rate` writes a second (the first two
     slower by `slow_first`: a restart's cold start); kv_sync 1 ms a sync."""
@@ -638,81 +595,6 @@ def test_split_coupling_says_c_over_r_adds_rs_effect_to_cs(capsys: Any, tmp_path
                         abs_tol=2e-4)
     assert '| ab.jsonl | iops_c | -0.6006 | 0.0527 | 0.494x-0.609x | 3 of 3 |' in out
     assert 'ab.jsonl: C/R -0.8232 = C -0.6006 minus R +0.2226; C/R over C in logs 1.37' in out
-
-
-def _dump(writes: int, memtable_s: float, sync_n: int, sync_s: float) -> Dict[str, Any]:
-    """A perf dump as Tentacle prints it, trimmed to what duet_aa.per_osd reads."""
-    def avg(n: int, s: float) -> Dict[str, Any]:
-        return {'avgcount': n, 'sum': s, 'avgtime': s / n if n else 0.0}
-    return {'bluestore': {k: avg(writes, 0.001 * writes)
-                          for k in ('kv_sync_lat', 'kv_commit_lat', 'txc_commit_lat')},
-            'osd': {'op_w': writes // 2, 'subop_w': writes - writes // 2,
-                    'op_w_process_latency': avg(writes // 2, 0.0),
-                    'subop_w_latency': avg(writes - writes // 2, 0.0)},
-            'rocksdb': {'submit_latency': avg(0, 0.0),
-                        'submit_sync_latency': avg(sync_n, sync_s),
-                        'rocksdb_write_memtable_time': avg(sync_n, memtable_s),
-                        'rocksdb_write_wal_time': avg(sync_n, 2 * memtable_s),
-                        'rocksdb_write_delay_time': avg(sync_n, 0.0),
-                        'rocksdb_write_pre_and_post_time': avg(sync_n, memtable_s / 2)}}
-
-
-def test_duet_per_osd_takes_rocksdbs_perf_context_per_write_and_submit_latency(
-        monkeypatch: Any) -> None:
-    import duet_aa
-    from rocks_autotune import rocksdb_stats
-    none = rocksdb_stats.KvDelta(wal_bytes=0, flush_bytes=0, compaction_bytes=0,
-                                 busiest_cf='', flushes=0, compactions=0)
-    monkeypatch.setattr(duet_aa.rocksdb_stats, 'counts', lambda kv: kv)
-    monkeypatch.setattr(duet_aa.rocksdb_stats, 'delta', lambda a, b: none)
-    before = {'perf': _dump(1000, 0.5, 100, 0.1), 'kv': None, 'cpu': 10.0, 'pid': 7}
-    after = {'perf': _dump(3000, 0.54, 300, 0.3), 'kv': None, 'cpu': 11.0, 'pid': 7}
-    o = duet_aa.per_osd(before, after, 1 << 20)
-    assert o['writes'] == 2000 and o['cpu_ms_per_write'] == pytest.approx(0.5)
-    # 40 ms of memtable inserts over 2,000 writes: 20 µs each; WAL twice that
-    assert o['memtable_us_per_write'] == pytest.approx(20.0)
-    assert o['wal_us_per_write'] == pytest.approx(40.0)
-    assert o['pre_post_us_per_write'] == pytest.approx(10.0)
-    assert o['delay_us_per_write'] == 0.0
-    assert o['perf_context_n'] == 200
-    # 200 synced submits in 0.2 s: 1 ms each; no unsynced submit: no figure
-    assert o['submit_sync_lat_ms'] == pytest.approx(1.0) and o['submit_sync_n'] == 200
-    assert o['submit_lat_ms'] is None and o['submit_n'] == 0
-
-
-def test_duet_tables_show_only_the_figures_a_run_recorded(capsys: Any, tmp_path: Any) -> None:
-    import duet_aa
-    head = {'placement': {'pool': 'rbd', 'size': 3, 'pg_num': 32, 'pgs_both_serve': 32,
-                          'pgs_of_pool': 32, 'primary_pgs_in_shared': {},
-                          'pgs_used': {'osd.0_primary': [1], 'osd.1_primary': [2]},
-                          'objects': 2, 'objects_by_primary': {}, 'acting_sets': []},
-            'x': 0, 'y': 1, 'a_options': '', 'b_options': 'write_buffer_size=1',
-            'warmup_s': 10, 'window_s': 20, 'date': 'd', 'version': 'v'}
-    old = [m for m in duet_aa.PER_OSD
-           if m not in duet_aa.PERF_CONTEXT and m not in duet_aa.SUBMITS]
-
-    def run(figures: List[str]) -> List[str]:
-        rows = []
-        for rnd in range(4):
-            b_osd, a_osd = (1, 0) if rnd % 2 == 0 else (0, 1)
-            osd = {str(o): dict({m: (1.1 if o == b_osd else 1.0) * (1 + 0.01 * rnd)
-                                 for m in figures}, flushes=0, compactions=0, wal_mib=1.0,
-                                flush_mib=0.0, compaction_mib=0.0) for o in (0, 1)}
-            rows.append({'design': duet_aa.DUET, 'round': rnd, 'x': 0, 'y': 1, 'first': 0,
-                         'a_osd': a_osd, 'b_osd': b_osd, 'osd': osd, 'iops': 100.0,
-                         'load': 1.0, 'load_start': 1.0, 'restart_s': [1.0, 1.0]})
-        p = tmp_path / 'run.jsonl'
-        p.write_text('\n'.join(json.dumps(r) for r in [head] + rows) + '\n')
-        duet_aa.table(str(p))
-        return capsys.readouterr().out.splitlines()  # type: ignore[no-any-return]
-
-    out = run(old)
-    assert not any('memtable_us_per_write' in line or '10-round' in line for line in out)
-    new = run(list(duet_aa.PER_OSD))
-    assert len(new) > len(out)
-    rows = [line for line in new if line.startswith('| memtable_us_per_write |')]
-    assert len(rows) == 2  # in the effect table and in the detection table
-    assert rows[1].split(' | ')[1] == f'{math.log(1.1):.4f}'
 
 
 def test_drive_until_sums_the_chunks_up_to_the_end(monkeypatch: Any) -> None:

@@ -9,7 +9,7 @@ slot's arm, then runs one warm-up and one window read there.
   PGs (doc/dev/session.rst, dev-session-split).
 
 (A duet, two canaries measured over the same windows, was measured and not
-taken: doc/bench/duet-ab-tiny.md.)
+taken: git show 543f784:doc/bench/duet-ab-tiny.md.)
 """
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence
