@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """A/A noise of a split client load: the canary's PGs against PGs without it.
 
-A bench, not a test (issue 24).  The duet and the reference OSD
-(duet_aa.py, in git history at 543f784) take out what the machine does to both OSDs over a window, but
+A bench, not a test (issue 24).  The duet and the reference OSD (duet_aa.py,
+in git history at 543f784) take out what the machine does to both OSDs over a
+window, but
 only for the OSD's own figures, and those the mgr can read (BlueStore's
 latencies) stay noisy; the quiet one (CPU per write) it cannot read on
 another host.  The client's own figures are the objective the admin cares
