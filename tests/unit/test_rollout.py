@@ -525,6 +525,31 @@ def test_abort_while_held_at_the_gate_restarts_nothing_more() -> None:
     assert statuses(ro)[0] == 'pending'
 
 
+def test_abort_at_the_gate_after_a_failover_clears_the_rollouts_own_noout() -> None:
+    # the mgr went away just before the restart call: noout (ours) is set,
+    # and the new mgr sends osd.3, still up on its old options, to the gate
+    h = Harness()
+    call = h.cluster.restart_osd
+
+    def gone(osd: int) -> str:
+        raise MgrGone()
+    h.cluster.restart_osd = gone  # type: ignore[method-assign]
+    h.apply()
+    with pytest.raises(MgrGone):
+        h.run()
+    h.cluster.restart_osd = call  # type: ignore[method-assign]
+    ro = h.failover()
+    assert ro.r.noout_ours and h.cluster.has_noout(3)
+    h.cluster.ok_to_stop_answer = (False, 'no')
+    h.clock.advance(ro.step())
+    assert ro.r.restart is not None and ro.r.restart['stage'] == 'gate'
+    ro.request_abort()
+    h.run()
+    assert ro.r.state == 'aborted' and h.restarted() == []
+    assert statuses(ro)[3] == 'pending' and h.cluster.config == {}
+    assert not any(h.cluster.noout.values()) and not ro.r.noout_ours
+
+
 def test_abort_before_the_config_is_set_changes_nothing() -> None:
     h = Harness()
     ro = h.apply()

@@ -233,11 +233,8 @@ class RolloutPhases(Phases):
         o = self.cur()
         restarter = self.restarter(o.osd)
         if r.abort and restarter.stage == Stage.GATE:
-            # held at the gate: not in flight yet
-            self.unset(o)
-            o.status = 'pending'
-            r.current = None
-            r.restart = None
+            # held at the gate: not in flight yet (the end puts its mask back
+            # and clears our noout, which a failover may have left set)
             return self.end('aborted', f'aborted before osd.{o.osd} was restarted')
         # the session's health policy; the rollout's own crashes (an OSD that
         # did not start) do not hold it back, nor an admin's noout on the OSD
