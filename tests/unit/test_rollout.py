@@ -318,6 +318,8 @@ def test_a_gate_that_stays_shut_stops_the_rollout_after_unhealthy_timeout() -> N
     assert ro.r.state == 'failed' and 'waited 120s for the cluster' in ro.r.error
     assert statuses(ro) == {3: 'done', 0: 'done', 1: 'pending', 4: 'pending', 2: 'pending',
                             5: 'pending'}
+    # osd.1's mask, set before the gate, is put back
+    assert h.cluster.config == {(f'osd.{i}', OPTIONS): NEW for i in (3, 0)}
     assert 'ROCKS_AUTOTUNE_ROLLOUT_FAILED' in ro.health_checks()
 
 
@@ -480,6 +482,30 @@ def test_a_failover_inside_the_restart_call(how_far: str) -> None:
     assert all(runs(h, i) == NEW for i in SSDS_IN_ORDER) and not any(h.cluster.noout.values())
 
 
+def test_a_timeout_past_the_gate_after_a_failover_leaves_the_osd_done() -> None:
+    # the restart call went through before the mgr went away; the new mgr
+    # finds osd.3 up on the new options while another OSD down keeps PGs
+    # unclean: the pause that times out is in the restart phase, past the gate
+    h = Harness()
+    call = h.cluster.restart_osd
+
+    def gone_after(osd: int) -> str:
+        call(osd)
+        raise MgrGone()
+    h.cluster.restart_osd = gone_after  # type: ignore[method-assign]
+    h.apply()
+    with pytest.raises(MgrGone):
+        h.run()
+    h.cluster.restart_osd = call  # type: ignore[method-assign]
+    h.clock.advance(h.cluster.restart_delay)
+    h.cluster.kill(6)
+    ro = h.failover()
+    h.run()
+    assert ro.r.state == 'failed' and 'waited 120s for the cluster' in ro.r.error
+    assert runs(h, 3) == NEW and statuses(ro)[3] == 'done'
+    assert h.cluster.config == {('osd.3', OPTIONS): NEW}  # its mask holds what it runs
+
+
 def test_a_failover_at_every_step_still_ends_the_same() -> None:
     h = Harness()
     broken_on(h, 4, NEW)
@@ -523,6 +549,31 @@ def test_abort_while_held_at_the_gate_restarts_nothing_more() -> None:
     h.run()
     assert ro.r.state == 'aborted' and h.restarted() == [3]
     assert statuses(ro)[0] == 'pending'
+
+
+def test_abort_at_the_gate_after_a_failover_clears_the_rollouts_own_noout() -> None:
+    # the mgr went away just before the restart call: noout (ours) is set,
+    # and the new mgr sends osd.3, still up on its old options, to the gate
+    h = Harness()
+    call = h.cluster.restart_osd
+
+    def gone(osd: int) -> str:
+        raise MgrGone()
+    h.cluster.restart_osd = gone  # type: ignore[method-assign]
+    h.apply()
+    with pytest.raises(MgrGone):
+        h.run()
+    h.cluster.restart_osd = call  # type: ignore[method-assign]
+    ro = h.failover()
+    assert ro.r.noout_ours and h.cluster.has_noout(3)
+    h.cluster.ok_to_stop_answer = (False, 'no')
+    h.clock.advance(ro.step())
+    assert ro.r.restart is not None and ro.r.restart['stage'] == 'gate'
+    ro.request_abort()
+    h.run()
+    assert ro.r.state == 'aborted' and h.restarted() == []
+    assert statuses(ro)[3] == 'pending' and h.cluster.config == {}
+    assert not any(h.cluster.noout.values()) and not ro.r.noout_ours
 
 
 def test_abort_before_the_config_is_set_changes_nothing() -> None:

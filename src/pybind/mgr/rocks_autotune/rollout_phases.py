@@ -113,11 +113,11 @@ class RolloutPhases(Phases):
     def timed_out(self, pause: Pause) -> Go:
         """The restart of the OSD in flight waited unhealthy_timeout: the rollout stops."""
         o = self.cur()
-        if Phase(self.r.phase) == P.RESTART:
-            self.unset(o)  # never restarted: its mask as it was
-            o.status = 'pending'
-        else:
-            o.status = 'done'  # up on the options set, others keep PGs unclean
+        # held at the gate: never restarted, the end puts its mask back
+        if self.restarter(o.osd).stage != Stage.GATE:
+            # up on the options set, others keep PGs unclean (in the restart
+            # phase too, when a failover found its restart already done)
+            o.status = 'done'
         return self.end('failed', f'waited {self.settings.unhealthy_timeout:.0f}s for the '
                         'cluster: ' + '; '.join(pause.reasons))
 
@@ -233,11 +233,8 @@ class RolloutPhases(Phases):
         o = self.cur()
         restarter = self.restarter(o.osd)
         if r.abort and restarter.stage == Stage.GATE:
-            # held at the gate: not in flight yet
-            self.unset(o)
-            o.status = 'pending'
-            r.current = None
-            r.restart = None
+            # held at the gate: not in flight yet (the end puts its mask back
+            # and clears our noout, which a failover may have left set)
             return self.end('aborted', f'aborted before osd.{o.osd} was restarted')
         # the session's health policy; the rollout's own crashes (an OSD that
         # did not start) do not hold it back, nor an admin's noout on the OSD
