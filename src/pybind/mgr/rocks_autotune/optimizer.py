@@ -135,28 +135,17 @@ class TrialOptimizer:
                 raise ValueError(f'score must be finite, got {score}; use tell_failed()')
         self._told.append(c)
         x = self._clamp(c)
-        xs: List[Point] = []
-        ys: List[float] = []
-        if x is None:
-            # a compression not searched: counted as told, not learned
-            return xs, ys, self.n_told
+        if x is None:  # a compression not searched: counted as told, not learned
+            return [], [], self.n_told
+        if score is None and not self._scores:
+            # no scale to be "worse than" yet: held until a real score
+            self._pending_failed.append(x)
+            return [], [], self.n_told
         if score is None:
-            if not self._scores:
-                # no scale to be "worse than" yet: held until a real score
-                self._pending_failed.append(x)
-                return xs, ys, self.n_told
-            xs.append(x)
-            ys.append(self._penalty())
-        else:
-            self._scores.append(score)
-            xs.append(x)
-            ys.append(score)
-            if self._pending_failed:
-                penalty = self._penalty()
-                xs.extend(self._pending_failed)
-                ys.extend([penalty] * len(self._pending_failed))
-                self._pending_failed = []
-        return xs, ys, self.n_told
+            return [x], [self._penalty()], self.n_told
+        self._scores.append(score)
+        xs, self._pending_failed = [x] + self._pending_failed, []
+        return xs, [score] + [self._penalty()] * (len(xs) - 1), self.n_told
 
     def _send(self, batch: Tuple[List[Point], List[float], int], fit: bool) -> None:
         xs, ys, n_told = batch
@@ -177,16 +166,11 @@ class TrialOptimizer:
     def _clamp(self, c: Candidate) -> Optional[Point]:
         """Point for the GP, clamped into the bounds (an option beyond a bound
         behaves more like the bound than like nothing); None if not placeable."""
-        x = self.space.to_point(c)
         out: Point = []
-        for d, v in zip(self._dims, x):
-            if d.is_categorical:
-                if v not in d.categories:
-                    return None
-                out.append(v)
-            else:
-                assert isinstance(v, int)
-                out.append(min(max(v, d.low), d.high))
+        for d, v in zip(self._dims, self.space.to_point(c)):
+            if d.is_categorical and v not in d.categories:
+                return None
+            out.append(v if d.is_categorical else min(max(int(v), d.low), d.high))
         return out
 
     def _rng(self, purpose: str, n_told: int) -> np.random.RandomState:
