@@ -51,10 +51,9 @@ class TrialOptimizer:
         self._scores: List[float] = []     # real scores only (not penalties)
         self._pending_failed: List[Point] = []
         self._dims = space.dimensions()
-        dims = [_skopt_dimension(d) for d in self._dims]
-        _check_safe_fraction(space, dims, seed)
+        _check_safe_fraction(space, seed)
         self._opt = skopt.Optimizer(
-            dims,
+            _skopt_dimensions(space),
             # skopt's Matern GP fits a white-noise level: repeats that
             # disagree are treated as noise, not forced through exactly
             base_estimator='GP',
@@ -183,7 +182,7 @@ class TrialOptimizer:
 def enough_safe_points(space: SearchSpace, seed: int) -> bool:
     """Whether the optimizer can search `space` (its check, without raising)."""
     try:
-        _check_safe_fraction(space, [_skopt_dimension(d) for d in space.dimensions()], seed)
+        _check_safe_fraction(space, seed)
     except ValueError:
         return False
     return True
@@ -192,18 +191,21 @@ def enough_safe_points(space: SearchSpace, seed: int) -> bool:
 def random_points(space: SearchSpace, n: int, seed: int) -> List[Any]:
     """`n` points drawn at random over the space's box, as the optimizer
     draws them (safe or not)."""
-    return list(Space([_skopt_dimension(d) for d in space.dimensions()]).rvs(
-        n_samples=n, random_state=seed))
+    return list(Space(_skopt_dimensions(space)).rvs(n_samples=n, random_state=seed))
 
 
-def _check_safe_fraction(space: SearchSpace, dims: List[Dimension], seed: int) -> None:
-    probe = Space(dims).rvs(n_samples=_PROBES, random_state=seed)
+def _check_safe_fraction(space: SearchSpace, seed: int) -> None:
+    probe = random_points(space, _PROBES, seed)
     n_safe = sum(space.point_is_safe(x) for x in probe)
     if n_safe < _MIN_SAFE_PROBES:
         raise ValueError(
             f'only {n_safe} of {_PROBES} random points of the search space are safe, '
             f'e.g. {space.from_point(probe[0])} is not: '
             f'{"; ".join(space.violations(space.from_point(probe[0])))}')
+
+
+def _skopt_dimensions(space: SearchSpace) -> List[Dimension]:
+    return [_skopt_dimension(d) for d in space.dimensions()]
 
 
 def _skopt_dimension(d: DimensionSpec) -> Dimension:
