@@ -188,13 +188,10 @@ class _GatedServer(wsgi.Server):
         if not got:  # the client closed
             conn.close()
             return
-        if conn.refused:
-            self._wait(conn)
-            return
         end = _HEAD_END.search(conn.head, scan_from)
         if end is not None and end.end() <= self.max_header:
             self._dispatch(conn)
-        elif len(conn.head) <= self.max_header:
+        elif len(conn.head) <= self.max_header:  # more to come (a refused one's head stays empty)
             self._wait(conn)
         else:
             self._refuse(conn)

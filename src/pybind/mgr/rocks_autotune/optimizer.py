@@ -51,10 +51,9 @@ class TrialOptimizer:
         self._scores: List[float] = []     # real scores only (not penalties)
         self._pending_failed: List[Point] = []
         self._dims = space.dimensions()
-        dims = [_skopt_dimension(d) for d in self._dims]
-        _check_safe_fraction(space, dims, seed)
+        _check_safe_fraction(space, seed)
         self._opt = skopt.Optimizer(
-            dims,
+            _skopt_dimensions(space),
             # skopt's Matern GP fits a white-noise level: repeats that
             # disagree are treated as noise, not forced through exactly
             base_estimator='GP',
@@ -135,28 +134,17 @@ class TrialOptimizer:
                 raise ValueError(f'score must be finite, got {score}; use tell_failed()')
         self._told.append(c)
         x = self._clamp(c)
-        xs: List[Point] = []
-        ys: List[float] = []
-        if x is None:
-            # a compression not searched: counted as told, not learned
-            return xs, ys, self.n_told
+        if x is None:  # a compression not searched: counted as told, not learned
+            return [], [], self.n_told
+        if score is None and not self._scores:
+            # no scale to be "worse than" yet: held until a real score
+            self._pending_failed.append(x)
+            return [], [], self.n_told
         if score is None:
-            if not self._scores:
-                # no scale to be "worse than" yet: held until a real score
-                self._pending_failed.append(x)
-                return xs, ys, self.n_told
-            xs.append(x)
-            ys.append(self._penalty())
-        else:
-            self._scores.append(score)
-            xs.append(x)
-            ys.append(score)
-            if self._pending_failed:
-                penalty = self._penalty()
-                xs.extend(self._pending_failed)
-                ys.extend([penalty] * len(self._pending_failed))
-                self._pending_failed = []
-        return xs, ys, self.n_told
+            return [x], [self._penalty()], self.n_told
+        self._scores.append(score)
+        xs, self._pending_failed = [x] + self._pending_failed, []
+        return xs, [score] + [self._penalty()] * (len(xs) - 1), self.n_told
 
     def _send(self, batch: Tuple[List[Point], List[float], int], fit: bool) -> None:
         xs, ys, n_told = batch
@@ -177,16 +165,11 @@ class TrialOptimizer:
     def _clamp(self, c: Candidate) -> Optional[Point]:
         """Point for the GP, clamped into the bounds (an option beyond a bound
         behaves more like the bound than like nothing); None if not placeable."""
-        x = self.space.to_point(c)
         out: Point = []
-        for d, v in zip(self._dims, x):
-            if d.is_categorical:
-                if v not in d.categories:
-                    return None
-                out.append(v)
-            else:
-                assert isinstance(v, int)
-                out.append(min(max(v, d.low), d.high))
+        for d, v in zip(self._dims, self.space.to_point(c)):
+            if d.is_categorical and v not in d.categories:
+                return None
+            out.append(v if d.is_categorical else min(max(int(v), d.low), d.high))
         return out
 
     def _rng(self, purpose: str, n_told: int) -> np.random.RandomState:
@@ -199,7 +182,7 @@ class TrialOptimizer:
 def enough_safe_points(space: SearchSpace, seed: int) -> bool:
     """Whether the optimizer can search `space` (its check, without raising)."""
     try:
-        _check_safe_fraction(space, [_skopt_dimension(d) for d in space.dimensions()], seed)
+        _check_safe_fraction(space, seed)
     except ValueError:
         return False
     return True
@@ -208,18 +191,21 @@ def enough_safe_points(space: SearchSpace, seed: int) -> bool:
 def random_points(space: SearchSpace, n: int, seed: int) -> List[Any]:
     """`n` points drawn at random over the space's box, as the optimizer
     draws them (safe or not)."""
-    return list(Space([_skopt_dimension(d) for d in space.dimensions()]).rvs(
-        n_samples=n, random_state=seed))
+    return list(Space(_skopt_dimensions(space)).rvs(n_samples=n, random_state=seed))
 
 
-def _check_safe_fraction(space: SearchSpace, dims: List[Dimension], seed: int) -> None:
-    probe = Space(dims).rvs(n_samples=_PROBES, random_state=seed)
+def _check_safe_fraction(space: SearchSpace, seed: int) -> None:
+    probe = random_points(space, _PROBES, seed)
     n_safe = sum(space.point_is_safe(x) for x in probe)
     if n_safe < _MIN_SAFE_PROBES:
         raise ValueError(
             f'only {n_safe} of {_PROBES} random points of the search space are safe, '
             f'e.g. {space.from_point(probe[0])} is not: '
             f'{"; ".join(space.violations(space.from_point(probe[0])))}')
+
+
+def _skopt_dimensions(space: SearchSpace) -> List[Dimension]:
+    return [_skopt_dimension(d) for d in space.dimensions()]
 
 
 def _skopt_dimension(d: DimensionSpec) -> Dimension:

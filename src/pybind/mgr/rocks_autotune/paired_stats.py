@@ -32,32 +32,20 @@ def signed_rank_cdf(n: int) -> List[float]:
 def cut(n: int, level: float = LEVEL) -> int:
     """How many Walsh averages the interval leaves out at each end (0: no
     interval: n rounds cannot reach the level)."""
-    alpha = (1.0 - level) / 2.0
-    cdf = signed_rank_cdf(n)
-    # the largest c with P(T+ <= c - 1) <= alpha
-    return sum(1 for p in cdf if p <= alpha + 1e-12)
+    # the largest c with P(T+ <= c - 1) <= alpha, one end's share of 1 - level
+    return sum(1 for p in signed_rank_cdf(n) if p <= (1.0 - level) / 2.0 + 1e-12)
 
 
-def min_rounds(level: float = LEVEL) -> int:
-    """The fewest rounds that give an interval at `level`."""
-    return next(n for n in range(1, 64) if cut(n, level))
-
-
-MIN_ROUNDS = min_rounds()  # 5 at 90%
-
-
-def walsh(xs: Sequence[float]) -> List[float]:
-    """The averages of every pair (i <= j), sorted."""
-    return sorted((xs[i] + xs[j]) / 2.0 for i in range(len(xs)) for j in range(i, len(xs)))
+MIN_ROUNDS = next(n for n in itertools.count(1) if cut(n))  # the fewest with an interval: 5
 
 
 def interval(xs: Sequence[float], level: float = LEVEL) -> Tuple[float, float]:
-    """The signed-rank interval of the centre of `xs`: (-inf, inf) when there
-    are too few values for the level."""
+    """The signed-rank interval of the centre of `xs`, between two of its Walsh
+    averages (of every pair i <= j): (-inf, inf) when too few for the level."""
     c = cut(len(xs), level)
     if c == 0:
         return -INF, INF
-    w = walsh(xs)
+    w = sorted((x + y) / 2.0 for i, x in enumerate(xs) for y in xs[i:])
     return w[c - 1], w[len(w) - c]
 
 
@@ -83,8 +71,7 @@ class Summary:
         return Figure(self.rounds, self.median, self.low, self.high, Ratios(**self.ratios()))
 
     def ratios(self) -> Dict[str, Any]:
-        """The same as ratios (candidate / baseline), for the reports; None
-        for an open end."""
+        """As ratios (candidate / baseline), for the reports; None for an open end."""
         def r(v: Optional[float]) -> Optional[float]:
             return None if v is None or not math.isfinite(v) else math.exp(v)
         return {'median': r(self.median), 'low': r(self.low), 'high': r(self.high),
@@ -134,21 +121,17 @@ def log_ratio(candidate: Any, baseline: Any) -> Optional[float]:
 Round = Mapping[str, Optional[Mapping[str, Any]]]  # arm -> its measurement in the round
 
 
-# write-amp counts only at steady state: a window marked short (it saw no
-# compaction, perf_counters.Measurement.window_short) says nothing about it
-STEADY_ONLY = ('write_amp',)
-
-
 def paired_at(rounds: Sequence[Round], arm: str, baseline: str,
               key: str) -> List[Tuple[int, float]]:
     """(round index, the arm's log-ratio of `key` to that round's baseline)
-    where both were measured (for write-amp, in windows not marked short)."""
+    where both were measured (for write-amp, in windows not marked short:
+    write-amp counts only at steady state, which a short window never saw)."""
     out = []
     for i, r in enumerate(rounds):
         a, b = r.get(arm), r.get(baseline)
         if a is None or b is None:
             continue
-        if key in STEADY_ONLY and (a.get('window_short') or b.get('window_short')):
+        if key == 'write_amp' and (a.get('window_short') or b.get('window_short')):
             continue
         v = log_ratio(*(write_amps(a, b) if key == 'write_amp' else (a.get(key), b.get(key))))
         if v is not None:
@@ -157,13 +140,11 @@ def paired_at(rounds: Sequence[Round], arm: str, baseline: str,
 
 
 def paired(rounds: Sequence[Round], arm: str, baseline: str, key: str) -> List[float]:
-    """The arm's log-ratios of `key` to the baseline of the same round."""
     return [v for _, v in paired_at(rounds, arm, baseline, key)]
 
 
 def summary(rounds: Sequence[Round], arm: str, baseline: str, key: str,
             level: float = LEVEL) -> 'Summary':
-    """The arm's `key` over the rounds, as log-ratios to the baseline of each round."""
     pa = paired_at(rounds, arm, baseline, key)
     return Summary.of([v for _, v in pa], level, at=[i + 1 for i, _ in pa])
 

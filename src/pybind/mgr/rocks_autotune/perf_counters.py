@@ -54,9 +54,7 @@ def _avg_ms(a: Dict[str, Any], b: Dict[str, Any], key: Tuple[str, str]) -> Optio
     """Average of a time-average counter over the window, in ms."""
     x, y = _counter(a, key), _counter(b, key)
     n = y['avgcount'] - x['avgcount']
-    if n <= 0:
-        return None
-    return (y['sum'] - x['sum']) / n * 1000.0
+    return (y['sum'] - x['sum']) / n * 1000.0 if n > 0 else None
 
 
 # What a write-amp figure counts: RocksDB's own bytes, what its options

@@ -7,9 +7,6 @@ look's low end is e + sd*L_n(z); a candidate truly better by e passes when
 max_n L_n(z) > (m - e) / sd, so one table of that maximum per planned rounds
 (normal rounds, seeded draws) serves every gain and noise.  A plan takes the
 A/A noise's upper confidence limit (`planned_sd`), not the estimate.
-
-The session's `noise` (Noise, with its Design and Plan) is this module's:
-built whole by `noise`, read by the others; JSON only in the store.
 """
 import bisect
 import math
@@ -28,23 +25,21 @@ SEED = 20261126
 
 
 def _draws(rounds: int) -> Iterator[List[float]]:
-    """SIMS sequences of `rounds` standard normal rounds, the same each time
-    (seeded; drawn again rather than kept: the mgr keeps only the tables)."""
+    """SIMS seeded sequences of `rounds` standard normal rounds (drawn again,
+    not kept: the mgr keeps only the tables)."""
     rng = random.Random(f'{SEED}/{rounds}')
     for _ in range(SIMS):
         yield [rng.gauss(0.0, 1.0) for _ in range(rounds)]
 
 
 def looks(rounds: int) -> range:
-    """The rounds after which a confirmation of `rounds` looks."""
-    return range(MIN_ROUNDS, rounds + 1)
+    return range(MIN_ROUNDS, rounds + 1)  # the rounds after which a confirmation looks
 
 
 @lru_cache(maxsize=None)
 def look_level(rounds: int) -> float:
-    """The interval level of every look of a confirmation of up to
-    `rounds` rounds: the narrowest whose chance of passing a candidate
-    exactly at the margin at any look stays within ALPHA."""
+    """The interval level of every look of up to `rounds` rounds: the narrowest
+    whose chance of passing a candidate exactly at the margin stays within ALPHA."""
     if rounds <= MIN_ROUNDS:
         return LEVEL
     cdfs = {n: signed_rank_cdf(n) for n in looks(rounds)}
@@ -60,15 +55,13 @@ def look_level(rounds: int) -> float:
     smallest.sort()
     # the largest p-value a look may pass at: at most ALPHA of the draws pass
     allowed = int(ALPHA * len(smallest))
-    a = max((p for i, p in enumerate(smallest)
-             if bisect.bisect_right(smallest, p) <= allowed), default=0.0)
+    a = max((p for p in smallest if bisect.bisect_right(smallest, p) <= allowed), default=0.0)
     return 1.0 - 2.0 * a
 
 
 @lru_cache(maxsize=None)
 def _lows(rounds: int) -> List[float]:
-    """Over the draws of `rounds` standard normal rounds, the largest low
-    end of the interval over the looks, sorted."""
+    """Per draw, the largest low end of the interval over the looks, sorted."""
     if rounds < MIN_ROUNDS:
         return []
     level = look_level(rounds)
@@ -100,31 +93,29 @@ def confirm_rate(gain: float, sd: float, rounds: int, margin: float) -> float:
     return 1.0 - bisect.bisect_right(lows, (m - e) / sd) / len(lows)
 
 
-def detectable(sd: float, rounds: int, margin: float, power: float = POWER) -> Optional[float]:
-    """The smallest gain (0.26: +26%) confirmed with `power` over `rounds`
-    at noise `sd`; None if the rounds are too few for an interval."""
+def detectable(sd: float, rounds: int, margin: float) -> Optional[float]:
+    """The smallest gain (0.26: +26%) confirmed with POWER over `rounds` at
+    noise `sd`; None if the rounds are too few for an interval."""
     if rounds < MIN_ROUNDS:
         return None
     lows = _lows(rounds)
-    # the (1 - power) quantile of L: a gain e passes with `power` when e + sd * q > m
-    q = lows[min(len(lows) - 1, int((1.0 - power) * len(lows)))]
+    # the (1 - POWER) quantile of L: a gain e passes with POWER when e + sd * q > m
+    q = lows[min(len(lows) - 1, int((1.0 - POWER) * len(lows)))]
     return math.expm1(margin_log(margin) - sd * q)
 
 
-def rounds_for(gain: float, sd: float, margin: float, most: int,
-               power: float = POWER) -> Optional[int]:
-    """The fewest rounds (at most `most`) that confirm `gain` with `power`; None if more."""
+def rounds_for(gain: float, sd: float, margin: float, most: int) -> Optional[int]:
+    """The fewest rounds (at most `most`) that confirm `gain` with POWER; None if more."""
     for n in range(MIN_ROUNDS, most + 1):
-        d = detectable(sd, n, margin, power)
+        d = detectable(sd, n, margin)
         if d is not None and d <= gain:
             return n
     return None
 
 
 def aa_noise(values: Sequence[Optional[float]]) -> Optional[Dict[str, Any]]:
-    """The per-round noise of A/A pairs: `values` are one figure of the
-    baseline runs in the order they ran, paired (1st, 2nd), (3rd, 4th), ...
-    None without a pair."""
+    """The per-round noise of A/A pairs of one figure of the baseline runs, in
+    the order they ran: (1st, 2nd), (3rd, 4th), ...  None without a pair."""
     logs = [r for a, b in zip(values[0::2], values[1::2])
             for r in [log_ratio(b, a)] if r is not None]
     if not logs:
@@ -144,18 +135,13 @@ def planned_sd(sd: float, df: int) -> float:
 
 
 def pooled_sd(arms: Sequence[Sequence[float]]) -> Optional[Tuple[float, int]]:
-    """The noise the confirmation's rounds showed: each arm's log-ratios
-    about their own mean, pooled, and its degrees of freedom (None with no
-    arm of 2 rounds)."""
-    ss, df = 0.0, 0
-    for xs in arms:
-        if len(xs) < 2:
-            continue
-        mean = sum(xs) / len(xs)
-        ss += sum((x - mean) ** 2 for x in xs)
-        df += len(xs) - 1
+    """The noise the confirmation's rounds showed (each arm's log-ratios about
+    their mean, pooled) and its degrees of freedom; None with no arm of 2 rounds."""
+    full = [xs for xs in arms if len(xs) >= 2]
+    df = sum(len(xs) - 1 for xs in full)
     if not df:
         return None
+    ss = sum(sum((x - mean) ** 2 for x in xs) for xs in full for mean in [sum(xs) / len(xs)])
     return math.sqrt(ss / df), df
 
 
@@ -183,9 +169,8 @@ class Design:
 
 @dataclass
 class Noise:
-    """The session's `noise`: the per-round sd of the baseline's A/A pairs
-    (aa_noise) on the figure judged, and the confirmation designed and
-    planned at it; JSON only in the store (to_json, from_json)."""
+    """The session's `noise` (aa_noise of the figure judged) and the
+    confirmation designed and planned at it; JSON only in the store."""
     sd: float
     pairs: int
     per_pair: List[float]
@@ -207,8 +192,7 @@ class Noise:
 def noise(values: Sequence[Optional[float]], objective: str, window: float, goal: str,
           candidates: int, rounds: int, margin: float, detect: float, most: int
           ) -> Optional[Noise]:
-    """The noise of the baseline runs' `objective` (`values`, aa_noise) and
-    the confirmation designed and planned at it; None without a pair."""
+    """Noise of the baseline runs' `values`; None without a pair."""
     aa = aa_noise(values)
     if aa is None:
         return None

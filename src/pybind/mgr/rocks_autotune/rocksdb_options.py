@@ -27,9 +27,7 @@ def parse_options(s: str) -> Dict[str, str]:
     """Parse a ``bluestore_rocksdb_options`` string into an ordered dict."""
     if not isinstance(s, str):
         raise OptionStringError(f'option string must be str, not {type(s).__name__}')
-    if len(s.encode('utf-8')) > MAX_OPTIONS_BYTES:
-        raise OptionStringError(
-            f'option string is longer than {MAX_OPTIONS_BYTES} bytes')
+    _check_length(s)
     m = _CONTROL.search(s)
     if m:
         raise OptionStringError(
@@ -45,8 +43,7 @@ def parse_options(s: str) -> Dict[str, str]:
         if not key:
             raise OptionStringError(f'option {item!r} has an empty name')
         if not _KEY.fullmatch(key):
-            raise OptionStringError(
-                f'option name {key!r} is not made of [A-Za-z0-9_.]')
+            raise OptionStringError(f'option name {key!r} is not made of [A-Za-z0-9_.]')
         if not value:
             raise OptionStringError(f'option {key!r} has an empty value')
         if key in opts:
@@ -71,7 +68,10 @@ def render_options(opts: Mapping[str, str]) -> str:
             raise OptionStringError(
                 f'option {key!r} value {value!r} holds a separator or control character')
         items.append(f'{key}={value}')
-    s = ','.join(items)
+    return _check_length(','.join(items))
+
+
+def _check_length(s: str) -> str:
     if len(s.encode('utf-8')) > MAX_OPTIONS_BYTES:
         raise OptionStringError(f'option string is longer than {MAX_OPTIONS_BYTES} bytes')
     return s
@@ -165,10 +165,9 @@ class ColumnFamily:
     memtable: Dict[str, int] = field(default_factory=dict)
 
 
-MEMTABLE_KEYS = ('max_write_buffer_number', 'min_write_buffer_number_to_merge',
-                 'write_buffer_size')
 _CF_DEF = re.compile(r'([A-Za-z]+)(?:\(([0-9]+)(?:,[0-9]*-?[0-9]*)?\))?(?:=(.*))?')
-_CF_OPT = re.compile(r'(?:^|[,;])\s*(' + '|'.join(MEMTABLE_KEYS) + r')\s*=\s*([^,;{}]+)')
+_CF_OPT = re.compile(r'(?:^|[,;])\s*(max_write_buffer_number|min_write_buffer_number_to_merge'
+                     r'|write_buffer_size)\s*=\s*([^,;{}]+)')
 
 
 def parse_sharding(s: str) -> List[ColumnFamily]:

@@ -43,11 +43,6 @@ class KvStats:
     # column family -> level number -> Level (levels that hold nothing are left out)
     levels: Dict[str, Dict[int, Level]] = field(default_factory=dict)
 
-    def compactions_below_l0(self, cf: str) -> int:
-        """Compactions out of L0 or deeper in one column family (each lands
-        at a level below L0)."""
-        return sum(lv.compactions for n, lv in self.levels.get(cf, {}).items() if n > 0)
-
     def shape(self) -> Dict[str, List[Tuple[int, int, int]]]:
         """Per column family, (level, files, bytes) of the levels that hold data."""
         return {cf: [(n, lv.files, lv.size) for n, lv in sorted(ls.items()) if lv.files]
@@ -117,13 +112,14 @@ def parse(text: str) -> KvStats:
 
 # What a window keeps of a read, in the session's head (which the mgr's store
 # bounds): the tickers it compares and, per column family, [flushes,
-# compactions below L0]
+# compactions out of L0 or deeper (each lands below L0)]
 Counts = Dict[str, Any]
 
 
 def counts(s: KvStats) -> Counts:
     return {'t': {k: s.tickers[k] for k in TICKERS if k in s.tickers},
-            'c': {cf: [ls[0].compactions if 0 in ls else 0, s.compactions_below_l0(cf)]
+            'c': {cf: [ls[0].compactions if 0 in ls else 0,
+                       sum(lv.compactions for n, lv in ls.items() if n > 0)]
                   for cf, ls in sorted(s.levels.items())}}
 
 
@@ -146,16 +142,16 @@ def delta(before: Counts, after: Counts) -> KvDelta:
     def tick(name: str) -> int:
         return int(after['t'].get(name, 0)) - int(before['t'].get(name, 0))
 
-    def flushes(cf: str) -> int:
-        # the L0 row counts flushes; its byte column is in 0.1 GB steps, too coarse
-        return int(after['c'][cf][0]) - int(before['c'].get(cf, [0, 0])[0])
+    def grew(cf: str, i: int) -> int:
+        # 0: flushes, as the L0 row counts them (its bytes are in 0.1 GB steps, too
+        # coarse); 1: compactions below L0
+        return int(after['c'][cf][i]) - int(before['c'].get(cf, [0, 0])[i])
 
-    busiest = max(sorted(after['c']), key=flushes, default='')
-    if busiest and flushes(busiest) <= 0:
+    busiest = max(sorted(after['c']), key=lambda cf: grew(cf, 0), default='')
+    if busiest and grew(busiest, 0) <= 0:
         busiest = ''
     return KvDelta(wal_bytes=tick(WAL_BYTES), flush_bytes=tick(FLUSH_BYTES),
                    compaction_bytes=tick(COMPACT_WRITE_BYTES), busiest_cf=busiest,
                    compressed_raw=tick(COMPRESSED_RAW) if COMPRESSED_RAW in before['t'] else 0,
-                   flushes=flushes(busiest) if busiest else 0,
-                   compactions=(int(after['c'][busiest][1])
-                                - int(before['c'].get(busiest, [0, 0])[1])) if busiest else 0)
+                   flushes=grew(busiest, 0) if busiest else 0,
+                   compactions=grew(busiest, 1) if busiest else 0)

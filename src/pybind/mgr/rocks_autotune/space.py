@@ -1,7 +1,7 @@
 """The search space over BlueStore's RocksDB options and its safety rules,
 in plain Python (optimizer.py maps ``SearchSpace.dimensions()`` to skopt's)."""
 import re
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, astuple, dataclass, fields
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .rocksdb_options import (COMPRESSIONS, ColumnFamily, OptionStringError,
@@ -39,7 +39,6 @@ class Candidate:
                 raise ValueError(f'{f.name} must be positive, not {v}')
 
     def to_dict(self) -> Dict[str, Any]:
-        """JSON-ready dict (the inverse of ``from_dict``)."""
         return asdict(self)
 
     @classmethod
@@ -47,12 +46,10 @@ class Candidate:
         """Rebuild from ``to_dict`` output; ValueError on anything else."""
         if not isinstance(d, dict):
             raise ValueError(f'candidate must be a dict, not {type(d).__name__}')
-        want = set(TUNED_KEYS)
-        got = set(d)
+        want, got = set(TUNED_KEYS), set(d)
         if got != want:
-            missing = sorted(want - got)
-            extra = sorted(str(k) for k in got - want)
-            raise ValueError(f'candidate keys wrong: missing {missing}, unexpected {extra}')
+            raise ValueError(f'candidate keys wrong: missing {sorted(want - got)}, '
+                             f'unexpected {sorted(str(k) for k in got - want)}')
         return cls(**d)
 
     def to_options(self) -> Dict[str, str]:
@@ -147,8 +144,7 @@ class SearchSpace:
         ``base``: the canary's running options; ``column_families``: its sharding;
         ``max_steady_bytes``: the most WAL a steady window can write (0: no
         limit): a candidate whose L0 cycle takes more is never proposed."""
-        unknown = [c for c in compressions if c not in COMPRESSIONS]
-        if unknown or not compressions:
+        if not compressions or not set(compressions) <= set(COMPRESSIONS):
             raise ValueError(f'compressions must be a non-empty subset of '
                              f'{list(COMPRESSIONS)}, got {list(compressions)}')
         # canonical order: the optimizer's draws (and replay) depend on it
@@ -168,8 +164,7 @@ class SearchSpace:
             DimensionSpec('compression', categories=self.compressions),)
 
     def dimensions(self) -> List[DimensionSpec]:
-        """One spec per Candidate field, in field order."""
-        return list(self._dims)
+        return list(self._dims)  # one per Candidate field, in field order
 
     def to_point(self, c: Candidate) -> Point:
         """Candidate -> point in search units (sizes rounded to whole MiB)."""
@@ -183,21 +178,15 @@ class SearchSpace:
         """Point (possibly numpy scalars from skopt) -> Candidate."""
         if len(x) != len(self._dims):
             raise ValueError(f'point has {len(x)} values, space has {len(self._dims)}')
-        kw: Dict[str, Any] = {}
-        for d, v in zip(self._dims, x):
-            kw[d.name] = str(v) if d.is_categorical else int(v) * d.unit
+        kw: Dict[str, Any] = {d.name: str(v) if d.is_categorical else int(v) * d.unit
+                              for d, v in zip(self._dims, x)}
         return Candidate(**kw)
 
     def contains(self, c: Candidate) -> bool:
         """True if ``c`` lies on the search grid, within bounds (says nothing about safety)."""
-        for d in self._dims:
-            v = getattr(c, d.name)
-            if d.is_categorical:
-                if v not in d.categories:
-                    return False
-            elif v % d.unit or not d.low <= v // d.unit <= d.high:
-                return False
-        return True
+        return all(v in d.categories if d.is_categorical
+                   else v % d.unit == 0 and d.low <= v // d.unit <= d.high
+                   for d, v in zip(self._dims, astuple(c)))
 
     def violations(self, c: Candidate) -> List[str]:
         """Why ``c`` (within the bounds or not) is unsafe to run, or could not
@@ -286,21 +275,18 @@ class SearchSpace:
     @staticmethod
     def candidate_from_options(opts: Mapping[str, str]) -> Candidate:
         """The tuned fields of a parsed option dict, RocksDB defaults for absent keys."""
-        def get(key: str) -> str:
-            return opts.get(key, ROCKSDB_DEFAULTS[key])
-
-        kw: Dict[str, Any] = {}
-        for key in TUNED_KEYS:
+        def parse(key: str) -> Any:
+            v = opts.get(key, ROCKSDB_DEFAULTS[key])
             if key == 'compression':
-                kw[key] = compression_from_rocksdb(get(key).strip())
-            elif key == 'max_bytes_for_level_multiplier':
-                kw[key] = _parse_multiplier(get(key))
-            elif key in ('write_buffer_size', 'max_bytes_for_level_base'):
-                kw[key] = parse_size(get(key))
-            else:
-                kw[key] = _parse_count(key, get(key))
+                return compression_from_rocksdb(v.strip())
+            if key == 'max_bytes_for_level_multiplier':
+                return _parse_multiplier(v)
+            if key in ('write_buffer_size', 'max_bytes_for_level_base'):
+                return parse_size(v)
+            return _parse_count(key, v)
+
         try:
-            return Candidate(**kw)
+            return Candidate(**{key: parse(key) for key in TUNED_KEYS})
         except ValueError as e:  # e.g. write_buffer_size=0
             raise OptionStringError(str(e)) from None
 
@@ -343,18 +329,17 @@ def _memtable_bytes(families: Sequence[ColumnFamily], n_buffers: int, buffer_siz
                * cf.memtable.get('write_buffer_size', buffer_size) for cf in families)
 
 
-def _wal_limit(families: Sequence[ColumnFamily], n_buffers: int, buffer_size: int,
-               max_total_wal_size: int) -> int:
+def wal_limit(families: Sequence[ColumnFamily], c: Candidate, max_total_wal_size: int) -> int:
     """Live WAL bytes past which RocksDB flushes the families holding the
     oldest WAL: max_total_wal_size, or when 0, 4 x all memtables' bytes."""
-    return (max_total_wal_size if max_total_wal_size > 0
-            else 4 * _memtable_bytes(families, n_buffers, buffer_size))
-
-
-def wal_limit(families: Sequence[ColumnFamily], c: Candidate, max_total_wal_size: int) -> int:
-    """_wal_limit of config `c`."""
     return _wal_limit(families, c.max_write_buffer_number, c.write_buffer_size,
                       max_total_wal_size)
+
+
+def _wal_limit(families: Sequence[ColumnFamily], n_buffers: int, buffer_size: int,
+               max_total_wal_size: int) -> int:
+    return (max_total_wal_size if max_total_wal_size > 0
+            else 4 * _memtable_bytes(families, n_buffers, buffer_size))
 
 
 def cycle_bytes(families: Sequence[ColumnFamily], c: Candidate, max_total_wal_size: int) -> int:

@@ -19,21 +19,10 @@ a line in log2(F) over the windows that flushed, never rising with F
 (PRIOR_SLOPE when they saw one flush size only); r a compression's SST bytes
 over the bytes it compressed, as RocksDB counts them (COMPRESSED_RAW), else
 its flushed bytes over the uncompressed windows' at the line (1 until both
-were seen);
-k scales K to the windows that counted a compaction, per compression where
-a window of it compacted: at one shape, demo run 6's uncompressed windows
-compacted 4.3-4.6 bytes per flushed byte and its LZ4 ones 0.4-3.8, and a
-pooled k ranked an uncompressed finalist at 0.79x the LZ4 baseline's bytes
-where its steady window wrote 1.25x (doc/bench/wear.md).
-
-Where RocksDB did not count a compression's bytes (a release without the
-histogram), its factor is not known before a window of it flushed beside an
-uncompressed one, so r = 1 until then: an upper bound for a compressing
-candidate, a lower one for a candidate that turns the baseline's
-compression off where only compressed windows flushed.  That candidate's
-saving is not predicted (`predictable`): demo runs 6 and 8 confirmed such
-finalists, whose steady windows then wrote 1.25x and 1.31x their LZ4
-baseline's bytes.
+were seen: an upper bound for a compressing candidate, a lower one for one
+that turns compression off, whose saving is then not `predictable`); k
+scales K per compression, as one pooled k misranked an uncompressed
+finalist (doc/bench/wear.md).
 """
 import math
 from dataclasses import dataclass, field
@@ -93,20 +82,13 @@ def tuned_families(families: Sequence[ColumnFamily]) -> List[ColumnFamily]:
     return [cf for cf in families if own not in cf.memtable] or list(families)
 
 
-def tuned_capacity(c: Candidate, families: Sequence[ColumnFamily],
-                   max_total_wal_size: int) -> int:
-    """The bytes the tuned families' memtables take in before each flushed
-    once, at most the WAL limit's."""
-    return min(flush_capacity(tuned_families(families), c),
-               wal_limit(families, c, max_total_wal_size))
-
-
 def shard_flush(c: Candidate, families: Sequence[ColumnFamily],
                 max_total_wal_size: int = 0) -> float:
-    """F: the bytes a shard's memtables take in before a flush, averaged
-    over the shards of the families that take the candidate's merge count."""
-    return (tuned_capacity(c, families, max_total_wal_size)
-            / shard_count(tuned_families(families)))
+    """F: the bytes a shard's memtables take in before a flush (at most the
+    WAL limit's), averaged over the shards of the tuned families."""
+    tuned = tuned_families(families)
+    return (min(flush_capacity(tuned, c), wal_limit(families, c, max_total_wal_size))
+            / shard_count(tuned))
 
 
 def survival(cal: Calibration, flush: float) -> float:
