@@ -18,7 +18,7 @@ from rocks_autotune.gate import Params, StartRefused
 from rocks_autotune.workload import (NAMESPACE, ClientRecord, ClientWorkload, client_objects,
                                      client_pool)
 from rocks_autotune.session import Session
-from rocks_autotune.store import START_FIELDS
+from rocks_autotune.store import StartRecord
 from session_harness import Harness, assert_restored
 
 
@@ -280,7 +280,7 @@ def test_status_names_the_keyspace_and_what_became_of_it() -> None:
     text = report.status_text(s.status(), detail=True)
     assert 'client load: 8 objects in pool rbd, namespace rocks_autotune, in 4 of its ' \
            '4 PGs the canary is in' in text and 'removed' not in text
-    # status -f json shows what is known, as the head keeps it (store.as_json)
+    # status -f json shows what is known, as the head keeps it (SessionState.head_json)
     assert set(s.status()['client']) == {'pool', 'pg_num', 'seeds', 'count', 'removed',
                                          'design', 'design_why'}
     h.run()
@@ -451,8 +451,8 @@ def test_a_rescued_session_removes_the_client_objects_its_lost_head_recorded() -
     s = h.start(osd=0, workload='client', trials=2)
     h.run(until=lambda s: s.s['phase'] == 'measure')
     assert h.cluster.objects[('rbd', NAMESPACE)]
-    start = {k: s.s[k] for k in START_FIELDS}
-    assert start['client_pool'] == 'rbd'
+    start = StartRecord.from_json(s.s.start_json())
+    assert start.client_pool == 'rbd'
     h.session = Session.rescue(start, 'unreadable', h.cluster, h.settings, h.save, h.clock)
     h.run()
     r = h.session.s

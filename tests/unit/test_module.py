@@ -14,7 +14,7 @@ import pytest
 import mgr_mock
 
 mgr_mock.install()
-from rocks_autotune import module, optimizer, store  # noqa: E402
+from rocks_autotune import module, optimizer  # noqa: E402
 from rocks_autotune.canary import SAVED  # noqa: E402
 from rocks_autotune.optimizer import TrialOptimizer  # noqa: E402
 from rocks_autotune.workload import OSD_BENCH  # noqa: E402
@@ -159,7 +159,7 @@ def test_a_long_session_survives_a_failover_whole(mgr: Any, monkeypatch: Any) ->
     clock = mgr.cluster.clock
     while len(mgr.session.s['trials']) < 60:
         clock.advance(mgr.session.step())
-    assert len(json.dumps(store.as_json(mgr.session.s))) > 64 << 10
+    assert len(json.dumps(mgr.session.s.to_json())) > 64 << 10
     assert all(len(v) < 64 << 10 for v in mgr.mock_store.values())
     other = failover(mgr)
     assert other.session.s['trials'] == mgr.session.s['trials']

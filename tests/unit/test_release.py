@@ -20,7 +20,7 @@ from rocks_autotune.space import GiB, MiB, SearchSpace
 from rocks_autotune.workload import OSD_BENCH
 
 mgr_mock.install()
-from rocks_autotune import module, store  # noqa: E402
+from rocks_autotune import module  # noqa: E402
 
 
 def families(release_defaults: Dict[str, str]) -> Any:
@@ -78,7 +78,7 @@ def _session(defaults: Dict[str, str], trials: int = 6) -> Session:
     settings = Settings(warmup=2.0, restart_timeout=30.0, bench_chunk_seconds=2.0)
     saved: List[str] = []
     s = Session.start(cluster, Params(osd=0, trials=trials, duration=10.0, workload=OSD_BENCH),
-                      settings, lambda st: saved.append(json.dumps(store.as_json(st))), clock)
+                      settings, lambda st: saved.append(json.dumps(st.to_json())), clock)
     for _ in range(5000):
         if not s.active:
             break
