@@ -269,9 +269,9 @@ def at_a_session_poll(mgr: ScaleMgr, phase: str, mod: Any = None) -> Any:
     for _ in range(200):
         mod.clock.advance(s.step())
         mod.publish()
-        if s.s['trials'] and s.s['phase'] == phase:
+        if s.s.trials and s.s.phase == phase:
             break
-    assert s.s['phase'] == phase, (s.s['phase'], s.s['message'], s.s['error'])
+    assert s.s.phase == phase, (s.s.phase, s.s.message, s.s.error)
     if phase == 'wait_up':
         mgr.set_up(7, False)  # restarting
     mgr.warm()
@@ -280,11 +280,11 @@ def at_a_session_poll(mgr: ScaleMgr, phase: str, mod: Any = None) -> Any:
 
 def session_polls(mod: Any, n: int) -> None:
     """What the serve loop does at each: the step, then publish."""
-    phase = mod.session.s['phase']
+    phase = mod.session.s.phase
     for _ in range(n):
         mod.clock.advance(mod.session.step())
         mod.publish()
-    assert mod.session.s['phase'] == phase, mod.session.s['message']
+    assert mod.session.s.phase == phase, mod.session.s.message
 
 
 def test_a_session_poll_costs_what_changed_not_the_osds(monkeypatch: Any) -> None:

@@ -942,7 +942,7 @@ def test_a_candidate_that_crashes_the_canary_does_not_stall_the_session() -> Non
     assert h.status['crashes'] == [c.id for c in crashes]
     assert h.status['other_checks'] == []
     assert f'ceph crash archive {crashes[0].id}' in report.status_text(h.status)
-    assert crashes[0].id in report.history_table(s.s['trials'])
+    assert crashes[0].id in report.history_table(s.s.trials)
     assert_restored(h, 0, before)
 
 

@@ -192,20 +192,6 @@ class SessionState(StartRecord):
         del rec['version']
         return cls(**rec)
 
-    # transitional (issue 44): the readers still reading it by key
-    def __getitem__(self, key: str) -> Any:
-        return getattr(self, key)
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        setattr(self, key, value)
-
-    def __contains__(self, key: str) -> bool:
-        return getattr(self, key, None) is not None
-
-    def get(self, key: str, default: Any = None) -> Any:
-        value = getattr(self, key, None)
-        return default if value is None else value
-
 
 Get = Callable[[str], Optional[str]]
 Put = Callable[[str, Optional[str]], None]
