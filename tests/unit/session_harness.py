@@ -34,7 +34,7 @@ FAST = dict(warmup=2.0, restart_timeout=30.0, manual_restart_timeout=60.0,
 # ------------------------------------------------ the session as the module serves it
 # The tests read a session as the module serves it: `status -f json`
 # (Session.status), its View, `history -f json` and `best`, never through the
-# persisted dict, whose shape is the session's own.  A test about the
+# persisted record, whose shape is the session's own.  A test about the
 # persisted state itself (what a failover reloads, a corrupted record, a
 # state injected to test resumption) reads what was saved (Harness.persisted)
 # through the helpers under "a saved state".
