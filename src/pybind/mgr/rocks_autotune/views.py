@@ -31,10 +31,11 @@ def answer(s: SessionState) -> Optional[Verdict]:
 
 def final_answer(s: Union[SessionState, Mapping[str, Any]]) -> Optional[Verdict]:
     """The confirmation's verdict once it stands: all rounds done, or the session ended."""
-    if not isinstance(s, SessionState):  # rollout_plan.recommendation's: the fields, by name
-        s = SessionState(**s)
-    result = answer(s)
-    return result if result is not None and (result.complete or s.state in ENDED) else None
+    # rollout_plan.recommendation's is the record's fields by name (issue 44)
+    conf, state = ((s.confirm, s.state) if isinstance(s, SessionState)
+                   else (s['confirm'], s['state']))
+    result = None if conf is None else conf.result
+    return result if result is not None and (result.complete or state in ENDED) else None
 
 
 def recommended_trial(s: SessionState) -> Optional[Trial]:
