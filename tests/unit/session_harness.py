@@ -34,7 +34,7 @@ FAST = dict(warmup=2.0, restart_timeout=30.0, manual_restart_timeout=60.0,
 # ------------------------------------------------ the session as the module serves it
 # The tests read a session as the module serves it: `status -f json`
 # (Session.status), its View, `history -f json` and `best`, never through the
-# persisted dict, whose shape is the session's own.  A test about the
+# persisted record, whose shape is the session's own.  A test about the
 # persisted state itself (what a failover reloads, a corrupted record, a
 # state injected to test resumption) reads what was saved (Harness.persisted)
 # through the helpers under "a saved state".
@@ -192,7 +192,7 @@ class Harness:
         self.session: Optional[Session] = None
 
     def save(self, state: Dict[str, Any]) -> None:
-        self.saved.append(json.dumps(store.as_json(state)))
+        self.saved.append(json.dumps(state.to_json()))
 
     def persisted(self, i: int = -1) -> Dict[str, Any]:
         """The persisted state itself, as saved (the last: what a new mgr
@@ -225,7 +225,7 @@ class Harness:
 
     def reload(self) -> Session:
         """What a new active mgr does: rebuild from the last saved state."""
-        state = store.from_json(self.persisted())
+        state = store.SessionState.from_json(self.persisted())
         Session.check_state(state)
         self.session = Session(state, self.cluster, self.save, self.clock)
         self.session.resume_after_failover()

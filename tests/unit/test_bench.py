@@ -142,7 +142,7 @@ def keeping(state: Dict[str, Any], verdicts: Dict[str, str]) -> Dict[str, Any]:
     nothing, its arms' verdicts as given (the others: below margin)."""
     from rocks_autotune import report
     state = copy.deepcopy(state)
-    result = state['confirm'].result
+    result = state.confirm.result
     result.recommended = None
     for a in result.arms:
         a.verdict = verdicts.get(a.arm, 'below margin')

@@ -1,6 +1,7 @@
 """`best`: the commands that apply the best options, where they reach, and that
 they survive being pasted into a shell."""
 import copy
+from dataclasses import replace
 import json
 import os
 import shlex
@@ -15,6 +16,7 @@ mgr_mock.install()
 from rocks_autotune import health, report, views  # noqa: E402
 from rocks_autotune.cluster import OsdInfo  # noqa: E402
 from rocks_autotune.paired_stats import Ratios  # noqa: E402
+from rocks_autotune.store import SessionState  # noqa: E402
 from rocks_autotune.workload import OSD_BENCH  # noqa: E402
 
 # values an options string can carry (a canary's own options are whatever an
@@ -40,11 +42,12 @@ def session() -> Dict[str, Any]:
     return {'state': snap.state}
 
 
-def recommending(state: Dict[str, Any], options: str) -> Dict[str, Any]:
+def recommending(state: SessionState, options: str) -> SessionState:
     """A copy of the state whose recommended candidate runs `options`."""
     state = copy.deepcopy(state)
-    for a in state['confirm'].arms:
-        if a.arm == state['confirm'].result.recommended:
+    assert state.confirm is not None and state.confirm.result is not None
+    for a in state.confirm.arms:
+        if a.arm == state.confirm.result.recommended:
             a.options = options
     return state
 
@@ -68,7 +71,7 @@ def test_commands_survive_a_shell_whatever_the_value(session: Dict[str, Any], va
                                                      annexed: bool, tmp_path: Any) -> None:
     canary_file = os.path.join(str(tmp_path), 'pwned')
     value = value.format(canary_file=canary_file)
-    state = dict(recommending(session['state'], value), annexed=annexed)
+    state = replace(recommending(session['state'], value), annexed=annexed)
     where = report.reach(1, osds({0: 'ssd', 1: 'ssd', 2: 'hdd'}))
     b = report.best_summary(state, where)
     assert b is not None

@@ -79,13 +79,13 @@ def test_someone_elses_change_is_seen_and_the_restore_leaves_it_in_place() -> No
     c, cluster, clock, _ = canary()
     c.rec['config_seen'] = c.config.entries()
     cur = trial('candidate', CANDIDATE)
-    c.s['current'] = cur
+    c.s.current = cur
     c.set_up(cur, clock())
     assert c.config_changes() == []  # its own candidate is not someone else's
     cluster.config_set('osd.1', 'rocksdb_perf', 'false')
     changes = c.config_changes()
     assert len(changes) == 1 and 'osd.1 rocksdb_perf' in changes[0]
-    c.s['current'] = None
+    c.s.current = None
     assert not c.restore(clock())  # never restarted on the candidate: no restart to wait for
     assert cluster.config_get_own('osd.1', 'rocksdb_perf') == 'false'
     assert Canary(cluster, 1).is_restored(c.rec['originals'], {'rocksdb_perf'})
@@ -125,11 +125,11 @@ def test_a_stale_noout_of_ours_is_cleared_and_an_admins_is_left() -> None:
 def test_the_look_names_a_failed_trials_crash_on_it_and_does_not_block_on_it() -> None:
     c, cluster, clock, _ = canary()
     failed = replace(trial('candidate', CANDIDATE), verdict='failed')
-    c.s['trials'] = [failed]
+    c.s.trials = [failed]
     cluster.crash('osd.1', delay=0)
     clock.advance(1)
     assert c.look() == []
-    assert len(c.s['trials'][0].crashes) == 1
+    assert len(c.s.trials[0].crashes) == 1
     cluster.crash('osd.2', delay=0)
     clock.advance(1)
     assert c.look() != []  # another OSD's crash is the cluster's, not the trial's

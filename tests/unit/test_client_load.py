@@ -18,7 +18,7 @@ from rocks_autotune.gate import Params, StartRefused
 from rocks_autotune.workload import (NAMESPACE, ClientRecord, ClientWorkload, client_objects,
                                      client_pool)
 from rocks_autotune.session import Session
-from rocks_autotune.store import START_FIELDS
+from rocks_autotune.store import StartRecord
 from session_harness import Harness, assert_restored
 
 
@@ -30,20 +30,20 @@ def test_a_client_session_writes_only_in_the_canarys_pgs_and_removes_it_all() ->
 
     def look(s: Any) -> bool:
         # every option the session sets, and the objects, while it measures
-        if s.s['phase'] == 'measure':
+        if s.s.phase == 'measure':
             seen.update(h.config_of(0))
             seen['objects'] = dict(h.cluster.objects.get(('rbd', NAMESPACE), {}))
         return False
     s = h.start(osd=0, workload='client')
     h.run(until=look)
-    assert s.s['state'] == 'done'
+    assert s.s.state == 'done'
     assert all(seen[n] == 'true' for n in STATS_OPTIONS)
-    c = s.s['client']
+    c = s.s.client
     # rbd: the fake's 4 PGs all hold osd.0; `other`'s 8 never do
     assert (c.pool, c.pg_num, c.seeds, c.count) == ('rbd', 4, [0, 1, 2, 3], 64)
     written = seen['objects']
     assert 10 < len(written) <= 64
-    assert all(name.startswith(s.s['id'][:8] + '.') for name in written)
+    assert all(name.startswith(s.s.id[:8] + '.') for name in written)
     # gone at the end, and the count of what went kept
     assert h.cluster.objects[('rbd', NAMESPACE)] == {}
     assert c.removed >= len(written)
@@ -120,7 +120,7 @@ def test_start_refuses_a_keyspace_that_would_take_osds_past_nearfull() -> None:
     assert h.saved == [] and h.config_of(0) == before
     for pool in h.cluster.pool_by_id.values():
         pool.room = 8 << 20
-    assert h.start(osd=0, workload='client').s['state'] == 'running'
+    assert h.start(osd=0, workload='client').s.state == 'running'
 
 
 def test_start_refuses_a_keyspace_over_the_pools_quota() -> None:
@@ -140,7 +140,7 @@ def test_start_refuses_a_keyspace_over_the_pools_quota() -> None:
         assert h.saved == [] and h.config_of(0) == before
         rbd.quota_bytes = rbd.quota_objects = None
     rbd.quota_objects = 8
-    assert h.start(osd=0, workload='client').s['state'] == 'running'
+    assert h.start(osd=0, workload='client').s.state == 'running'
 
 
 def test_a_failing_client_write_fails_the_trial_and_the_session_restores() -> None:
@@ -148,7 +148,7 @@ def test_a_failing_client_write_fails_the_trial_and_the_session_restores() -> No
                 on_failure='stop', precondition_limit=60.0)
     before = h.config_of(0)
     h.start(osd=0, workload='client')
-    h.run(until=lambda s: s.s['phase'] == 'measure')
+    h.run(until=lambda s: s.s.phase == 'measure')
     h.cluster.client_fails = 'pool full'
     h.run()
     failed = [t for t in h.trials if t['verdict'] == 'failed']
@@ -161,7 +161,7 @@ def test_without_rocksdbs_figures_a_window_counts_from_bluefs() -> None:
     h.cluster.kv_stats_off = True
     s = h.start(osd=0, workload='client', trials=1)
     h.run()
-    assert s.s['state'] == 'done'
+    assert s.s.state == 'done'
     m = h.trials[0]['measurement']
     assert m['compactions'] is None and m['flushes'] > 0
 
@@ -280,12 +280,12 @@ def test_status_names_the_keyspace_and_what_became_of_it() -> None:
     text = report.status_text(s.status(), detail=True)
     assert 'client load: 8 objects in pool rbd, namespace rocks_autotune, in 4 of its ' \
            '4 PGs the canary is in' in text and 'removed' not in text
-    # status -f json shows what is known, as the head keeps it (store.as_json)
+    # status -f json shows what is known, as the head keeps it (SessionState.head_json)
     assert set(s.status()['client']) == {'pool', 'pg_num', 'seeds', 'count', 'removed',
                                          'design', 'design_why'}
     h.run()
-    assert ClientRecord.from_json(json.loads(h.saved[-1])['client']) == s.s['client']
-    assert (f'; {s.s["client"].removed} removed at the end'
+    assert ClientRecord.from_json(json.loads(h.saved[-1])['client']) == s.s.client
+    assert (f'; {s.s.client.removed} removed at the end'
             in report.status_text(s.status(), detail=True))
 
 
@@ -302,8 +302,8 @@ def test_preconditioning_writes_the_keyspace_until_the_busiest_family_has_a_lowe
     h.cluster.running[0] = SMALL
     s = h.start(osd=0, workload='client', trials=1)
     phases = []
-    h.run(until=lambda s: phases.append(s.s['phase']) or False)
-    assert s.s['state'] == 'done'
+    h.run(until=lambda s: phases.append(s.s.phase) or False)
+    assert s.s.state == 'done'
     # once, before the first baseline window, and never again
     first = phases.index('precondition')
     assert 'measure' not in phases[:first] and phases.count('precondition') > 1
@@ -332,7 +332,7 @@ def test_preconditioning_stops_at_its_limit_and_says_the_db_was_not_steady() -> 
     assert p['done'] and p['steady'] is False and 18 <= p['seconds'] <= 25
     assert 'not steady after 20s of load (precondition_limit)' in p['why']
     assert 'preconditioning (done, not steady)' in report.status_text(s.status(), detail=True)
-    assert s.s['state'] == 'done'
+    assert s.s.state == 'done'
 
 
 def test_a_bench_session_does_not_precondition() -> None:
@@ -357,7 +357,7 @@ def test_status_says_how_long_a_steady_window_takes_and_what_is_left() -> None:
     assert not p['done']
     assert s.time_said()['left_seconds'] == pytest.approx(
         t['left_seconds'] - p['seconds'] - p['fill_seconds'])
-    h.run(until=lambda s: s.s['baseline'] is not None)
+    h.run(until=lambda s: s.s.baseline is not None)
     t = s.time_said()
     # SMALL compacts at 2 flushes: the baseline's windows counted its flush rate
     base = [x['measurement'] for x in h.trials if x['verdict'] == 'baseline']
@@ -373,11 +373,11 @@ def test_status_says_how_long_a_steady_window_takes_and_what_is_left() -> None:
            f'{t["steady_window"]:.0f}s here' in text
     assert re.search(r'at most about \d+ min left', text)
     left = t['left_seconds']
-    n = len(s.s['trials'])
-    h.run(until=lambda s: len(s.s['trials']) == n + 1)
+    n = len(s.s.trials)
+    h.run(until=lambda s: len(s.s.trials) == n + 1)
     assert s.time_said()['left_seconds'] < left
     # a window in flight: what it has run comes off, second for second
-    h.run(until=lambda s: s.s['phase'] == 'measure')
+    h.run(until=lambda s: s.s.phase == 'measure')
     before = s.time_said()['left_seconds']
     h.clock.advance(4.0)
     assert s.time_said()['left_seconds'] == pytest.approx(before - 4.0)
@@ -393,7 +393,7 @@ def test_a_steady_window_said_is_never_shorter_than_the_window() -> None:
     h.cluster.config_set('osd.0', 'bluestore_rocksdb_options', tiny)
     h.cluster.running[0] = tiny
     s = h.start(osd=0, workload='client', trials=2, duration=12.0)
-    h.run(until=lambda s: s.s['baseline'] is not None)
+    h.run(until=lambda s: s.s.baseline is not None)
     base = [x['measurement'] for x in h.trials if x['verdict'] == 'baseline']
     rate = sum(m['cf_flushes'] for m in base) / sum(m['seconds'] for m in base)
     assert 1.25 / rate < 12.0 / 2
@@ -406,7 +406,7 @@ def test_with_no_flush_in_any_window_the_status_says_windows_will_be_short() -> 
     h = Harness(client_space=4 << 20, client_object_size=1 << 20,
                 precondition_limit=20.0, steady_window_limit=30.0)
     s = h.start(osd=0, workload='client', trials=2)
-    h.run(until=lambda s: s.s['baseline'] is not None)
+    h.run(until=lambda s: s.s.baseline is not None)
     t = s.time_said()
     base = [x['measurement']['seconds'] for x in h.trials if x['verdict'] == 'baseline']
     assert t['no_flush_seen'] and t['steady_window'] is None
@@ -420,7 +420,7 @@ def test_with_no_flush_in_any_window_the_status_says_windows_will_be_short() -> 
 def test_a_session_that_fails_to_restore_still_removes_its_objects() -> None:
     h = Harness(client_space=8 << 20, client_object_size=1 << 20, precondition_limit=20.0)
     s = h.start(osd=0, workload='client', trials=2)
-    h.run(until=lambda s: s.s['phase'] == 'measure')
+    h.run(until=lambda s: s.s.phase == 'measure')
     assert h.cluster.objects[('rbd', NAMESPACE)]
 
     def refused(who: str, name: str) -> None:
@@ -428,8 +428,8 @@ def test_a_session_that_fails_to_restore_still_removes_its_objects() -> None:
     h.cluster.config_rm = refused  # type: ignore[method-assign]  # the restore cannot go on
     s.request_abort()
     h.run()
-    assert s.s['state'] == 'failed' and 'ROCKS_AUTOTUNE_RESTORE_FAILED' in s.health_checks()
-    assert h.cluster.objects[('rbd', NAMESPACE)] == {} and s.s['client'].removed > 0
+    assert s.s.state == 'failed' and 'ROCKS_AUTOTUNE_RESTORE_FAILED' in s.health_checks()
+    assert h.cluster.objects[('rbd', NAMESPACE)] == {} and s.s.client.removed > 0
 
 
 def test_the_default_workload_is_the_client_load_and_bench_is_named_osd_bench() -> None:
@@ -449,14 +449,14 @@ def test_a_rescued_session_removes_the_client_objects_its_lost_head_recorded() -
     h = Harness(client_space=8 << 20, client_object_size=1 << 20, precondition_limit=20.0)
     before = h.config_of(0)
     s = h.start(osd=0, workload='client', trials=2)
-    h.run(until=lambda s: s.s['phase'] == 'measure')
+    h.run(until=lambda s: s.s.phase == 'measure')
     assert h.cluster.objects[('rbd', NAMESPACE)]
-    start = {k: s.s[k] for k in START_FIELDS}
-    assert start['client_pool'] == 'rbd'
+    start = StartRecord.from_json(s.s.start_json())
+    assert start.client_pool == 'rbd'
     h.session = Session.rescue(start, 'unreadable', h.cluster, h.settings, h.save, h.clock)
     h.run()
     r = h.session.s
-    assert r['state'] == 'failed' and r['client'].removed > 0
+    assert r.state == 'failed' and r.client.removed > 0
     shown = h.session.status()['client']
     assert set(shown) == {'pool', 'pg_num', 'seeds', 'count', 'removed', 'tried', 'left',
                           'remove_error'}
@@ -464,7 +464,7 @@ def test_a_rescued_session_removes_the_client_objects_its_lost_head_recorded() -
     assert_restored(h, 0, before)
     text = report.status_text(h.session.status(), detail=True)
     assert (f"client load: the lost session's objects in pool rbd, namespace {NAMESPACE}; "
-            f"{r['client'].removed} removed at the end") in text
+            f"{r.client.removed} removed at the end") in text
 
 
 def test_a_pool_that_becomes_full_ends_the_session_and_its_objects_go() -> None:
@@ -473,39 +473,39 @@ def test_a_pool_that_becomes_full_ends_the_session_and_its_objects_go() -> None:
     h = Harness(client_space=8 << 20, client_object_size=1 << 20, precondition_limit=20.0)
     before = h.config_of(0)
     s = h.start(osd=0, workload='client', trials=2)
-    h.run(until=lambda s: s.s['phase'] == 'measure')
+    h.run(until=lambda s: s.s.phase == 'measure')
     h.cluster.pool_by_id[1].full = True  # its quota reached: the writes fail (hang) there
     h.cluster.client_fails = 'writing x in rbd/rocks_autotune: [errno 122] Disk quota exceeded'
     s.step()
-    assert s.s['phase'] == 'restore' and "pool 'rbd' is full" in s.s['message']
+    assert s.s.phase == 'restore' and "pool 'rbd' is full" in s.s.message
     h.run()
-    assert s.s['state'] == 'failed' and "pool 'rbd' is full" in s.s['error']
+    assert s.s.state == 'failed' and "pool 'rbd' is full" in s.s.error
     assert [t['verdict'] for t in h.trials if t['kind'] == 'candidate'] == []
-    assert h.cluster.objects[('rbd', NAMESPACE)] == {} and s.s['client'].removed > 0
+    assert h.cluster.objects[('rbd', NAMESPACE)] == {} and s.s.client.removed > 0
     assert_restored(h, 0, before)
 
 
 def test_a_full_pool_seen_before_a_trial_ends_the_session_before_it() -> None:
     h = Harness(client_space=8 << 20, client_object_size=1 << 20, precondition_limit=20.0)
     s = h.start(osd=0, workload='client', trials=2)
-    h.run(until=lambda s: s.s['phase'] == 'apply' and s.s['trials'])
-    trials = len(s.s['trials'])
+    h.run(until=lambda s: s.s.phase == 'apply' and s.s.trials)
+    trials = len(s.s.trials)
     h.cluster.pool_by_id[1].full = True
     s.step()
-    assert s.s['phase'] == 'restore' and "pool 'rbd' is full" in s.s['message']
+    assert s.s.phase == 'restore' and "pool 'rbd' is full" in s.s.message
     h.run()
-    assert s.s['state'] == 'failed' and len(s.s['trials']) == trials
+    assert s.s.state == 'failed' and len(s.s.trials) == trials
 
 
 def test_objects_left_at_the_end_are_named_and_tried_again_until_they_go() -> None:
     h = Harness(client_space=8 << 20, client_object_size=1 << 20, precondition_limit=20.0)
     s = h.start(osd=0, workload='client', trials=2)
-    h.run(until=lambda s: s.s['phase'] == 'measure')
+    h.run(until=lambda s: s.s.phase == 'measure')
     h.cluster.remove_fails = 'PG 1.0 is inactive'
     s.request_abort()
     h.run()
-    c = s.s['client']
-    assert s.s['state'] == 'aborted' and c.removed is None
+    c = s.s.client
+    assert s.s.state == 'aborted' and c.removed is None
     assert 'PG 1.0 is inactive' in c.remove_error and h.cluster.objects[('rbd', NAMESPACE)]
     text = report.status_text(s.status(), detail=True)
     assert 'not all removed (PG 1.0 is inactive): tried again every 5 min' in text, text

@@ -31,10 +31,10 @@ def measured(s: Session) -> List[Tuple[int, str]]:
 def in_confirmation(phase: str, round_: int, nth: int) -> Any:
     """A step's `until`: the nth measurement of a round, in `phase`."""
     def until(s: Session) -> bool:
-        cur = s.s['current']
-        return (s.s['phase'] == phase and cur is not None and cur.kind == 'confirm'
+        cur = s.s.current
+        return (s.s.phase == phase and cur is not None and cur.kind == 'confirm'
                 and cur.round == round_
-                and s.s['confirm'].orders[round_].index(cur.arm) == nth)
+                and s.s.confirm.orders[round_].index(cur.arm) == nth)
     return until
 
 
@@ -42,9 +42,9 @@ def test_rounds_in_fresh_random_orders_each_measurement_a_restart() -> None:
     h, s = confirming(Harness())
     before = h.config_of(0)
     h.run()
-    assert s.s['state'] == 'done'
-    orders = s.s['confirm'].orders
-    arms = [a.arm for a in s.s['confirm'].arms]
+    assert s.s.state == 'done'
+    orders = s.s.confirm.orders
+    arms = [a.arm for a in s.s.confirm.arms]
     assert arms == ['c1', 'c2'] and len(orders) == 5
     assert all(sorted(o) == ['baseline', 'c1', 'c2'] for o in orders)
     assert len({tuple(o) for o in orders}) > 1  # not one order reused
@@ -59,7 +59,7 @@ def test_rounds_in_fresh_random_orders_each_measurement_a_restart() -> None:
         else t['options'] for t in conf]
     # the candidates are the model's top 2 feasible search trials, not the current options
     base = s.space.base_candidate().to_dict()
-    for a in s.s['confirm'].arms:
+    for a in s.s.confirm.arms:
         t = h.trials[a.trial]
         assert t['kind'] == 'candidate' and t['verdict'] == 'feasible'
         assert t['candidate'] == a.candidate != base
@@ -79,15 +79,15 @@ def test_a_failover_in_the_middle_of_the_confirmation_resumes_it() -> None:
         h.session = None
         s = h.reload()  # a new active mgr, from the last saved state
         if phase == 'measure':
-            assert s.s['phase'] == 'apply'  # the window in flight is redone
+            assert s.s.phase == 'apply'  # the window in flight is redone
         h.run()
-        assert s.s['state'] == 'done'
+        assert s.s.state == 'done'
         # the rounds drawn before are kept, and nothing is measured twice
-        assert s.s['confirm'].orders[:3] == orders[:3]
+        assert s.s.confirm.orders[:3] == orders[:3]
         assert measured(s)[:len(done)] == done
         assert sorted(measured(s)) == sorted(set(measured(s)))
         assert len(measured(s)) == 15
-        assert s.s['confirm'].orders == s0.s['confirm'].orders
+        assert s.s.confirm.orders == s0.s.confirm.orders
         assert verdict(s)['recommended'] == \
             verdict(s0)['recommended'] is not None
         assert_restored(h, 0, before)
@@ -97,13 +97,13 @@ def test_a_candidate_that_breaks_the_canary_in_the_confirmation_is_out() -> None
     h, s = confirming(Harness())
     before = h.config_of(0)
     h.run(until=in_confirmation('apply', 1, 0))
-    c1 = s.s['confirm'].arms[0].options
+    c1 = s.s.confirm.arms[0].options
     h.cluster.broken = lambda options: options == c1
     h.run()
-    assert s.s['state'] == 'done'
+    assert s.s.state == 'done'
     failed = [t for t in h.trials if t['verdict'] == 'failed']
     assert len(failed) == 1 and failed[0]['arm'] == 'c1' and failed[0]['round'] == 1
-    assert all('c1' not in o for o in s.s['confirm'].orders[2:])
+    assert all('c1' not in o for o in s.s.confirm.orders[2:])
     arms = {a['arm']: a for a in verdict(s)['arms']}
     assert arms['c1']['verdict'] == 'failed' and 'failed in round 2' in arms['c1']['why']
     assert verdict(s)['recommended'] != 'c1'
@@ -112,11 +112,11 @@ def test_a_candidate_that_breaks_the_canary_in_the_confirmation_is_out() -> None
 
 def test_the_baseline_of_a_round_is_measured_again_after_a_failure() -> None:
     h, s = confirming(Harness())
-    h.run(until=lambda s: s.s['phase'] == 'measure' and s.s['current'].kind == 'confirm'
-          and s.s['current'].arm == 'baseline' and s.s['current'].round == 0)
+    h.run(until=lambda s: s.s.phase == 'measure' and s.s.current.kind == 'confirm'
+          and s.s.current.arm == 'baseline' and s.s.current.round == 0)
     h.cluster.kill(0)
     h.run()
-    assert s.s['state'] == 'done'
+    assert s.s.state == 'done'
     base0 = [t['verdict'] for t in h.trials if t['kind'] == 'confirm'
              and t['round'] == 0 and t['arm'] == 'baseline' and not t.get('steady')]
     assert base0 == ['failed', 'measured']
@@ -133,13 +133,13 @@ def test_when_nothing_helps_the_answer_is_keep_your_current_options() -> None:
     h, s = confirming(Harness())
     nothing_helps(h, 0.05)
     h.run()
-    assert s.s['state'] == 'done' and s.best() is None
+    assert s.s.state == 'done' and s.best() is None
     assert 'keep your current options: no candidate\'s IOPS cleared the 3% margin' \
-        in s.s['message'], s.s['message']
+        in s.s.message, s.s.message
     b = report.best_summary(s.s)
     assert b is not None and b['keeps_current'] and b['commands'] == []
     # every candidate the confirmation took (the design's count) is listed
-    assert b['options'] is None and len(b['candidates']) == s.s['noise'].design.candidates
+    assert b['options'] is None and len(b['candidates']) == s.s.noise.design.candidates
     text = report.best_text(b, views.final_answer(s.s))
     assert text.startswith('keep your current options') and 'c1 (trial' in text
     assert all(c['verdict'] in ('below margin', 'dropped') for c in b['candidates'])
@@ -212,7 +212,7 @@ def test_a_candidate_that_can_no_longer_pass_is_dropped_after_three_rounds() -> 
         h, s = confirming(Harness(seed=seed))
         nothing_helps(h, 0.05)
         h.run()
-        for a in s.s['confirm'].arms:
+        for a in s.s.confirm.arms:
             if a.out:
                 assert a.out[0] == 'dropped'
                 n = int(a.out[1].split('after round ')[1].split(':')[0])
@@ -221,8 +221,8 @@ def test_a_candidate_that_can_no_longer_pass_is_dropped_after_three_rounds() -> 
                 assert [r for r, arm in measured(s) if arm == a.arm] == list(range(n))
                 dropped.add(a.arm)
         # all dropped: the confirmation ends early, without a last round of the baseline alone
-        if all(a.out for a in s.s['confirm'].arms):
-            assert len(s.s['confirm'].orders) < 5
+        if all(a.out for a in s.s.confirm.arms):
+            assert len(s.s.confirm.orders) < 5
     assert dropped
 
 
@@ -232,7 +232,7 @@ def test_stop_during_the_confirmation_answers_over_the_rounds_done() -> None:
     h.run(until=in_confirmation('measure', 4, 0))
     s.request_stop()
     h.run()
-    assert s.s['state'] == 'stopped'
+    assert s.s.state == 'stopped'
     result = verdict(s)
     assert not result['complete'] and result['rounds_done'] == 4
     b = report.best_summary(s.s)
@@ -248,7 +248,7 @@ def test_a_candidate_that_passes_at_a_look_is_done() -> None:
     # 5 rounds' best p-value, 1/32, is too large), and the confirmation ends there
     h, s = confirming(Harness(), confirm_rounds=8)
     h.run()
-    conf = s.s['confirm']
+    conf = s.s.confirm
     assert conf.sequential and conf.level == power.look_level(8) > 1 - 2 / 32
     assert len(conf.orders) == 6 and [a.passed for a in conf.arms] == [6, 6]
     result = verdict(s)
@@ -267,7 +267,7 @@ def test_status_and_history_show_the_confirmation() -> None:
     # the 15 rounds' measurements, and the recommended arm's steady pair
     assert st['confirm_done'] == 17
     assert 'steady write-amp' in text and 'short windows' in text
-    hist = report.history_table(s.s['trials'])
+    hist = report.history_table(s.s.trials)
     assert ' r1:base ' in hist and ' r5:c2 ' in hist and 'measured' in hist
     best = verdict(s)['recommended']
     assert f' s1:{best}:base ' in hist and f' s1:{best}:{best} ' in hist
@@ -291,7 +291,7 @@ def test_status_and_history_show_the_confirmation() -> None:
                                    'read_p99', 'read_iops', 'upper_bound', 'pairs', 'arm_seen',
                                    'baseline_seen']
     assert list(result['seen']) == ['sd', 'df', 'rounds', 'power', 'detectable']
-    saved = json.dumps(s.s['confirm'].to_json())
+    saved = json.dumps(s.s.confirm.to_json())
     assert json.dumps(ConfirmRecord.from_json(json.loads(saved)).to_json()) == saved
 
 
@@ -318,7 +318,7 @@ def test_the_state_fits_the_store_at_the_largest_confirmation() -> None:
     kv: Dict[str, Optional[str]] = {}
     store = SessionStore(kv.get, kv.__setitem__)
     h.run(max_steps=100000)
-    assert s.s['state'] == 'done' and len(s.s['confirm'].arms) == MAX_CONFIRM_CANDIDATES
+    assert s.s.state == 'done' and len(s.s.confirm.arms) == MAX_CONFIRM_CANDIDATES
     store.save(s.s)  # StoreError past MAX_VALUE
     for key in (HEAD_KEY, CONFIRM_KEY):
         value = kv[key]
@@ -337,7 +337,7 @@ def test_a_session_that_meets_candidates_over_the_write_amp_budget_recommends_no
     h = Harness(seed=seed, confirm_candidates=3, confirm_rounds=5, steady_window_limit=3600.0)
     s = h.start(osd=0, trials=8, budget=1.05)
     h.run(max_steps=50000)
-    base = model(s.s['base_options'])[1]
+    base = model(s.s.base_options)[1]
 
     def true_wa(options: str) -> float:
         return model(options)[1] / base
@@ -352,12 +352,12 @@ def test_a_session_that_meets_candidates_over_the_write_amp_budget_recommends_no
     checked = [v for v in verdicts.values() if v['steady']]
     assert checked and all(v['steady']['arm_seen'] and v['steady']['baseline_seen']
                            for v in checked)
-    for a in s.s['confirm'].arms:
+    for a in s.s.confirm.arms:
         if true_wa(a.options) > 1.05 and verdicts[a.arm]['steady']:
             assert verdicts[a.arm]['verdict'] == 'over budget'
     rec = result['recommended']
     assert rec is not None  # not by keeping: a candidate within the budget won
-    options = {a.arm: a.options for a in s.s['confirm'].arms}
+    options = {a.arm: a.options for a in s.s.confirm.arms}
     assert true_wa(options[rec]) <= 1.05
     # what it passed over was faster than the baseline (the trap), in the search's windows
     baseline = max(t['measurement']['iops'] for t in searched if t['verdict'] == 'baseline')
@@ -367,7 +367,7 @@ def test_a_session_that_meets_candidates_over_the_write_amp_budget_recommends_no
 def test_each_measurement_says_which_canary_ran_it_as_the_plan_said() -> None:
     h, s = confirming(Harness())
     h.run()
-    assert s.s['confirm'].measurement_plan == {'design': 'sequential', 'osds': [0]}
+    assert s.s.confirm.measurement_plan == {'design': 'sequential', 'osds': [0]}
     assert {t['osd'] for t in h.trials} == {0}
 
 

@@ -1,15 +1,22 @@
 """The health checks, computed from a job's record: what the mgr is given."""
-from typing import Any, Dict
+from dataclasses import replace
+from typing import Any
 
-from rocks_autotune import health
+from fake_cluster import FakeClock, FakeCluster
+from rocks_autotune import health, session_start
+from rocks_autotune.gate import Params
+from rocks_autotune.session_settings import Settings
+from rocks_autotune.store import SessionState
 from rocks_autotune.trial import Trial
+from rocks_autotune.workload import OSD_BENCH
 
 
-def session(**head: Any) -> Dict[str, Any]:
-    """A session's record, as far as its checks read it."""
-    return dict({'params': {'osd': 1}, 'settings': {'unhealthy_timeout': 600.0}, 'error': '',
-                 'canaries': {'1': {'restarted': True, 'manual': '', 'restart': None}},
-                 'current': None, 'pause': None, 'restore_failed': None}, **head)
+def session(**head: Any) -> SessionState:
+    """A session's record on osd.1, with the fields its checks read as given."""
+    s = session_start.first_state(FakeCluster(FakeClock()), Params(osd=1, workload=OSD_BENCH),
+                                  Settings(unhealthy_timeout=600.0), 0.0)
+    s.canaries['1'].update(restarted=True, manual='', restart=None)
+    return replace(s, **head)
 
 
 def test_a_sessions_facts_give_its_checks_in_the_tables_words() -> None:

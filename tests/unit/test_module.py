@@ -14,7 +14,7 @@ import pytest
 import mgr_mock
 
 mgr_mock.install()
-from rocks_autotune import module, optimizer, store  # noqa: E402
+from rocks_autotune import module, optimizer  # noqa: E402
 from rocks_autotune.canary import SAVED  # noqa: E402
 from rocks_autotune.optimizer import TrialOptimizer  # noqa: E402
 from rocks_autotune.workload import OSD_BENCH  # noqa: E402
@@ -129,7 +129,7 @@ def test_resume_from_store_after_failover(mgr: Any) -> None:
     other.load()
     assert other.session is not None and other.session.active
     mgr_mock.drive(other)
-    assert other.session.s['state'] == 'done'
+    assert other.session.s.state == 'done'
 
 
 def failover(mgr: Any) -> Any:
@@ -157,13 +157,13 @@ def test_a_long_session_survives_a_failover_whole(mgr: Any, monkeypatch: Any) ->
     mgr.mock_options.update(baseline_runs=10)  # the most there may be
     mgr.cmd_start(workload=OSD_BENCH, osd=0, trials=50, duration=2)
     clock = mgr.cluster.clock
-    while len(mgr.session.s['trials']) < 60:
+    while len(mgr.session.s.trials) < 60:
         clock.advance(mgr.session.step())
-    assert len(json.dumps(store.as_json(mgr.session.s))) > 64 << 10
+    assert len(json.dumps(mgr.session.s.to_json())) > 64 << 10
     assert all(len(v) < 64 << 10 for v in mgr.mock_store.values())
     other = failover(mgr)
-    assert other.session.s['trials'] == mgr.session.s['trials']
-    assert other.session.s['phase'] == mgr.session.s['phase']
+    assert other.session.s.trials == mgr.session.s.trials
+    assert other.session.s.phase == mgr.session.s.phase
 
 
 def test_a_failed_state_write_pauses_the_session_and_says_so(mgr: Any) -> None:
@@ -179,15 +179,15 @@ def test_a_failed_state_write_pauses_the_session_and_says_so(mgr: Any) -> None:
     assert len(mgr.cluster.restarts) == restarts
     mgr.mock_store_fails = False
     mgr_mock.drive(mgr)
-    assert mgr.session.s['state'] == 'done' and 'ROCKS_AUTOTUNE_STATE_WRITE_FAILED' not in \
+    assert mgr.session.s.state == 'done' and 'ROCKS_AUTOTUNE_STATE_WRITE_FAILED' not in \
         mgr.mock_health
 
 
 def run_to_candidate_window(mgr: Any) -> None:
     mgr.cmd_start(workload=OSD_BENCH, osd=0, trials=2, duration=5)
     clock = mgr.cluster.clock
-    while not (mgr.session.s['phase'] == 'measure'
-               and mgr.session.s['current'].kind == 'candidate'):
+    while not (mgr.session.s.phase == 'measure'
+               and mgr.session.s.current.kind == 'candidate'):
         clock.advance(mgr.session.step())
     assert canary_options(mgr, 0)[0] is not None  # the canary runs a candidate
 
@@ -201,7 +201,7 @@ def test_an_unreadable_state_still_restores_the_canary(mgr: Any) -> None:
     mgr_mock.drive(other)
     assert canary_options(other, 0) == (None, mgr.cluster.defaults['bluestore_rocksdb_options'])
     assert not mgr.cluster.has_noout(0)
-    assert other.session.s['state'] == 'failed'
+    assert other.session.s.state == 'failed'
     other.publish()
     assert 'ROCKS_AUTOTUNE_STATE_CORRUPT' in other.mock_health
     assert 'session.corrupt' in other.mock_store
@@ -222,7 +222,7 @@ def test_a_head_of_another_version_is_refused_and_the_canary_rescued(mgr: Any) -
     mgr.mock_store['session'] = json.dumps(dict(head, version=6))
     other = failover(mgr)
     mgr_mock.drive(other)
-    assert other.session.s['state'] == 'failed'
+    assert other.session.s.state == 'failed'
     assert own_config(other, 0) == before[0] and not mgr.cluster.has_noout(0)
     assert mgr.cluster.running[0] == mgr.cluster.defaults['bluestore_rocksdb_options']
     assert json.loads(other.mock_store['session.corrupt'])['version'] == 6
@@ -236,7 +236,7 @@ def test_an_invalid_option_does_not_break_a_running_session(mgr: Any) -> None:
     other = failover(mgr)
     assert other.session is not None and other.session.active
     mgr_mock.drive(other)
-    assert other.session.s['state'] == 'done'
+    assert other.session.s.state == 'done'
     assert canary_options(other, 0)[0] is None
     other.publish()
     assert 'ROCKS_AUTOTUNE_BAD_OPTION' in other.mock_health
@@ -301,7 +301,7 @@ def test_commands_answer_while_a_step_runs(mgr: Any) -> None:
     wait_for(lambda: not mgr.session.active)
     mgr.shutdown()
     t.join(5)
-    assert mgr.session.s['state'] == 'aborted'
+    assert mgr.session.s.state == 'aborted'
 
 
 def test_the_serve_loop_outlives_publish_errors(mgr: Any) -> None:
@@ -312,7 +312,7 @@ def test_the_serve_loop_outlives_publish_errors(mgr: Any) -> None:
     assert t.is_alive()
     mgr.shutdown()
     t.join(5)
-    assert mgr.session.s['state'] == 'done'
+    assert mgr.session.s.state == 'done'
 
 
 def test_an_aborted_session_fails_its_progress_event(mgr: Any) -> None:
@@ -320,7 +320,7 @@ def test_an_aborted_session_fails_its_progress_event(mgr: Any) -> None:
     mgr.publish()
     mgr.cmd_abort()
     mgr_mock.drive(mgr)
-    assert mgr.session.s['state'] == 'aborted'
+    assert mgr.session.s.state == 'aborted'
     assert [(m, f) for m, f, _, _ in mgr.mock_remote][-1] == ('progress', 'fail')
 
 

@@ -17,7 +17,7 @@ Until = Any
 
 
 def phase(name: str) -> Until:
-    return lambda s: s.s['phase'] == name
+    return lambda s: s.s.phase == name
 
 
 def client_session(**settings: Any) -> Harness:
@@ -33,7 +33,7 @@ def test_a_client_load_that_fails_in_the_preconditioning_fails_the_trial() -> No
     h.run(until=phase('precondition'))
     h.cluster.client_fails = 'pool full'
     s.step()
-    assert s.s['phase'] == 'recover' and 'pool full' in s.s['message']
+    assert s.s.phase == 'recover' and 'pool full' in s.s.message
     h.cluster.client_fails = ''
     h.run()
     assert [t['verdict'] for t in h.trials] == ['failed']
@@ -48,9 +48,9 @@ def test_abort_in_the_preconditioning_restores_the_canary() -> None:
     h.run(until=phase('precondition'))
     s.request_abort()
     s.step()
-    assert s.s['phase'] == 'restore'
+    assert s.s.phase == 'restore'
     h.run()
-    assert s.s['state'] == 'aborted' and s.s['client'].removed is not None
+    assert s.s.state == 'aborted' and s.s.client.removed is not None
     assert_restored(h, 0, before)
 
 
@@ -59,12 +59,12 @@ def test_abort_while_the_canary_comes_up_restores_it() -> None:
     h = Harness()
     before = h.config_of(0)
     s = h.start(osd=0)
-    h.run(until=lambda s: s.s['phase'] == 'wait_up' and s.s['current'].kind == 'candidate')
+    h.run(until=lambda s: s.s.phase == 'wait_up' and s.s.current.kind == 'candidate')
     s.request_abort()
     s.step()
-    assert s.s['phase'] == 'restore'
+    assert s.s.phase == 'restore'
     h.run()
-    assert s.s['state'] == 'aborted'
+    assert s.s.state == 'aborted'
     assert_restored(h, 0, before)
 
 
@@ -74,10 +74,10 @@ def test_a_restart_onto_a_candidate_that_fails_fails_the_trial() -> None:
     h = Harness(on_failure='stop')
     before = h.config_of(0)
     s = h.start(osd=0)
-    h.run(until=lambda s: s.s['phase'] == 'restart' and s.s['current'].kind == 'candidate')
+    h.run(until=lambda s: s.s.phase == 'restart' and s.s.current.kind == 'candidate')
     h.cluster.restart_fails = True
     s.step()
-    assert s.s['phase'] == 'recover' and 'restart on the candidate failed' in s.s['message']
+    assert s.s.phase == 'recover' and 'restart on the candidate failed' in s.s.message
     h.cluster.restart_fails = False
     h.run()
     assert h.trials[-1]['verdict'] == 'failed'
@@ -89,13 +89,13 @@ def test_a_failing_restart_back_onto_the_originals_ends_the_session_failed() -> 
     # restored and the alert says to restart the OSD
     h = Harness()
     s = h.start(osd=0)
-    h.run(until=lambda s: s.s['phase'] == 'restart' and s.s['current'].kind == 'candidate')
+    h.run(until=lambda s: s.s.phase == 'restart' and s.s.current.kind == 'candidate')
     h.cluster.restart_fails = True
     s.step()  # the candidate's restart: the trial fails
-    h.run(until=lambda s: s.s['phase'] == 'recover_restart' or not s.active)
+    h.run(until=lambda s: s.s.phase == 'recover_restart' or not s.active)
     s.step()  # the recovery's
-    assert s.s['phase'] == 'end' and s.s['state'] == 'failed'
-    assert 'restart it to load its original options' in s.s['error']
+    assert s.s.phase == 'end' and s.s.state == 'failed'
+    assert 'restart it to load its original options' in s.s.error
     assert h.config_of(0)['bluestore_rocksdb_options'] is None
     assert 'ROCKS_AUTOTUNE_RESTORE_FAILED' in s.health_checks()
 
@@ -106,18 +106,18 @@ def test_abort_during_a_recovery_restores_the_canary() -> None:
         h = Harness()
         before = h.config_of(0)
         s = h.start(osd=0)
-        h.run(until=lambda s: s.s['phase'] == 'restart'
-              and s.s['current'].kind == 'candidate')
+        h.run(until=lambda s: s.s.phase == 'restart'
+              and s.s.current.kind == 'candidate')
         h.cluster.restart_fails = True
         s.step()  # the candidate's restart: the trial fails
         h.cluster.restart_fails = False
-        h.run(until=lambda s: s.s['phase'] == where)
-        assert s.s['current'].kind == 'recovery'
+        h.run(until=lambda s: s.s.phase == where)
+        assert s.s.current.kind == 'recovery'
         s.request_abort()
         s.step()
-        assert s.s['phase'] == 'restore', where
+        assert s.s.phase == 'restore', where
         h.run()
-        assert s.s['state'] == 'aborted', where
+        assert s.s.state == 'aborted', where
         assert_restored(h, 0, before)
 
 

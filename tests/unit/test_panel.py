@@ -30,7 +30,7 @@ make_mgr = mgr_mock.make_module
 
 def run_to_end(m: Any) -> Any:
     mgr_mock.drive(m)
-    assert m.session.s['state'] == 'done'
+    assert m.session.s.state == 'done'
     return m
 
 
@@ -254,7 +254,7 @@ def test_status_and_best_say_what_the_confirmation_could_see(done: panel.Snapsho
 def test_non_finite_values_are_valid_json(done: panel.Snapshot) -> None:
     snap = panel.Snapshot(dict(done.status), copy.deepcopy(done.state))
     assert snap.state is not None
-    snap.state['trials'][3].measurement.write_amp = float('inf')
+    snap.state.trials[3].measurement.write_amp = float('inf')
     rows = get_json(app(snap), '/api/trials')['trials']
     assert rows[3]['measurement']['write_amp'] is None
     assert 'inf' not in app(snap).handle('GET', '/metrics').body.decode().lower()
@@ -357,7 +357,7 @@ def test_no_secret_ever_leaves(done: panel.Snapshot, key: str) -> None:
     # even if one got into the state, say in a message, an error or a stray field
     status['message'] = f'ceph auth get-key client.admin gave {key}'
     status['keyring'] = f'[client.admin]\n\tkey = {key}\n'
-    state['trials'][2].error = f'osd said key={key}'
+    state.trials[2].error = f'osd said key={key}'
     status['params']['auth_key'] = key
     p = app(panel.Snapshot(status, state))
     for path in ROUTES:

@@ -40,8 +40,8 @@ def steady_trials(h: Harness) -> List[Dict[str, Any]]:
 
 def probing(s: Session) -> bool:
     """A steady window measured, its read probe in flight."""
-    cur = s.s['current']
-    return (s.s['phase'] == 'measure' and cur is not None and bool(cur.steady)
+    cur = s.s.current
+    return (s.s.phase == 'measure' and cur is not None and bool(cur.steady)
             and cur.measurement is not None and cur.read_probe is None
             and s.canary.client is not None and s.canary.client.load._probe[0] != [])
 
@@ -50,16 +50,16 @@ def test_a_finalist_whose_reads_are_slower_is_held_through_a_failover_mid_probe(
     h, s = wear_session()
     slower_reads(h.cluster, 1.5)
     h.run(until=probing, max_steps=50000)
-    cur = s.s['current']
+    cur = s.s.current
     assert cur is not None
     measured, index = cur.measurement, cur.index
     h.session = None
     s = h.reload()
     # a new mgr keeps the window measured; its probe starts again
-    assert s.s['phase'] == 'measure' and s.s['current'] is not None
-    assert s.s['current'].measurement == measured and s.s['current'].read_probe is None
+    assert s.s.phase == 'measure' and s.s.current is not None
+    assert s.s.current.measurement == measured and s.s.current.read_probe is None
     h.run(max_steps=50000)
-    assert s.s['state'] == 'done'
+    assert s.s.state == 'done'
     steady = steady_trials(h)
     assert sorted((t['round'], t['arm']) for t in steady) == [(0, 'baseline'), (0, 'c1')]
     assert index in [t['index'] for t in steady]
@@ -91,7 +91,7 @@ def test_other_workloads_hold_nothing_and_the_answer_says_reads_were_not_measure
     h, s = confirming()
     faster(h)
     h.run()
-    assert s.s['state'] == 'done' and s.best() is not None, h.message
+    assert s.s.state == 'done' and s.best() is not None, h.message
     assert steady_trials(h) and all(t['read_probe'] is None for t in h.trials)
     assert h.cluster.reads == {}
     assert 'reads not measured' in h.message
@@ -102,9 +102,9 @@ def test_a_read_that_fails_fails_the_steady_window() -> None:
     h, s = wear_session(on_failure='stop')
     h.run(until=probing, max_steps=50000)
     h.cluster.client_fails = 'osd.0: EIO'
-    h.run(until=lambda s: s.s['phase'] != 'measure')
-    assert s.s['phase'] == 'recover' and 'failed during the read probe: osd.0: EIO' in \
-        s.s['message']
+    h.run(until=lambda s: s.s.phase != 'measure')
+    assert s.s.phase == 'recover' and 'failed during the read probe: osd.0: EIO' in \
+        s.s.message
     h.cluster.client_fails = ''
     h.run(max_steps=50000)
     assert [t['verdict'] for t in steady_trials(h)] == ['failed']

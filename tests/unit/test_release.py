@@ -20,7 +20,7 @@ from rocks_autotune.space import GiB, MiB, SearchSpace
 from rocks_autotune.workload import OSD_BENCH
 
 mgr_mock.install()
-from rocks_autotune import module, store  # noqa: E402
+from rocks_autotune import module  # noqa: E402
 
 
 def families(release_defaults: Dict[str, str]) -> Any:
@@ -78,22 +78,22 @@ def _session(defaults: Dict[str, str], trials: int = 6) -> Session:
     settings = Settings(warmup=2.0, restart_timeout=30.0, bench_chunk_seconds=2.0)
     saved: List[str] = []
     s = Session.start(cluster, Params(osd=0, trials=trials, duration=10.0, workload=OSD_BENCH),
-                      settings, lambda st: saved.append(json.dumps(store.as_json(st))), clock)
+                      settings, lambda st: saved.append(json.dumps(st.to_json())), clock)
     for _ in range(5000):
         if not s.active:
             break
         clock.advance(s.step())
-    assert s.s['state'] == 'done', s.s['message']
+    assert s.s.state == 'done', s.s.message
     return s
 
 
 def test_a_tentacle_session_starts_from_tentacles_default() -> None:
     s = _session(TENTACLE_DEFAULTS)
-    assert s.s['release_default'] == TENTACLE_DEFAULTS['bluestore_rocksdb_options']
-    assert s.s['sharding'] == TENTACLE_DEFAULTS['bluestore_rocksdb_cfs']
+    assert s.s.release_default == TENTACLE_DEFAULTS['bluestore_rocksdb_options']
+    assert s.s.sharding == TENTACLE_DEFAULTS['bluestore_rocksdb_cfs']
     # the cap by default: what the release's default may use
     assert s.space.max_memtable_bytes == 12 * GiB
-    for t in s.s['trials']:
+    for t in s.s.trials:
         if t.kind == 'candidate':
             # L and P merge 32: every candidate keeps more memtables than that
             assert t.candidate['max_write_buffer_number'] > 32, t.candidate
@@ -150,10 +150,10 @@ def test_commands_are_registered_and_dispatched_by_this_release() -> None:
 def test_the_panel_marks_the_releases_own_default() -> None:
     from rocks_autotune import panel
     s = _session(TENTACLE_DEFAULTS, trials=2)
-    rows = panel.trial_rows(s.s['trials'], panel.release_default(s.status()))
+    rows = panel.trial_rows(s.s.trials, panel.release_default(s.status()))
     assert rows[0]['kind'] == 'baseline' and rows[0]['marker'] == 'default'
     # the same trials read against Pacific's default: no longer "the default"
-    assert panel.trial_rows(s.s['trials'], DEFAULTS['bluestore_rocksdb_options'])[0][
+    assert panel.trial_rows(s.s.trials, DEFAULTS['bluestore_rocksdb_options'])[0][
         'marker'] == ''
 
 

@@ -345,7 +345,7 @@ def session_in_a_window(m: Any, osd: int) -> Any:
     """A short session on osd, stepped into its first measurement window; the clock."""
     assert out(m.cmd_start(workload=OSD_BENCH, osd=osd, trials=3, duration=5))[0] == 0
     clock = m.cluster.clock
-    while m.session.s['phase'] != 'measure':
+    while m.session.s.phase != 'measure':
         clock.advance(m.session.step())
     return clock
 
@@ -357,7 +357,7 @@ def test_7_an_acknowledged_session_abort_survives_a_failover() -> None:
     other = failover(m)
     other.load()
     mgr_mock.drive(other)
-    assert other.session.s['state'] == 'aborted'
+    assert other.session.s.state == 'aborted'
 
 
 @pytest.mark.parametrize('offset', [3600.0, -3600.0])
@@ -390,7 +390,7 @@ def test_8_someone_elses_long_value_does_not_wedge_a_session() -> None:
     assert biggest_value(m) < 16 << 10
     assert out(m.cmd_abort())[0] == 0
     mgr_mock.drive(m)
-    assert m.session.s['state'] == 'aborted'
+    assert m.session.s.state == 'aborted'
     assert m.cluster.config_get_own('osd.0', OPTIONS) is None
 
 

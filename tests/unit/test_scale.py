@@ -34,7 +34,7 @@ from rocks_autotune.gate import Params  # noqa: E402
 from rocks_autotune.measurement_plan import SPLIT  # noqa: E402
 from rocks_autotune.rocksdb_options import NEW_TUNING, PACIFIC_DEFAULT  # noqa: E402
 from rocks_autotune.session_settings import Settings  # noqa: E402
-from rocks_autotune.store import SessionStore  # noqa: E402
+from rocks_autotune.store import SessionState, SessionStore  # noqa: E402
 from rocks_autotune.workload import GROUP_PGS, pg_seed  # noqa: E402
 from rocks_autotune import store  # noqa: E402
 from rocks_autotune.store import MAX_VALUE, ROLLOUT_KEY  # noqa: E402
@@ -94,11 +94,11 @@ def big() -> ScaleMgr:
     return ScaleMgr(10000, 500, pg_num=65536, per_osd_config=False)
 
 
-def saved_start(mgr: ScaleMgr) -> Tuple[Dict[str, Any], Dict[str, int]]:
+def saved_start(mgr: ScaleMgr) -> Tuple[SessionState, Dict[str, int]]:
     """A client session's first record on `mgr`'s cluster, and the bytes of
     each value its first save writes (the store refuses one over MAX_VALUE)."""
-    st: Dict[str, Any] = dict(session_start.first_state(
-        MgrCluster(mgr), Params(osd=7, workload='client'), Settings(), 100.0))
+    st = session_start.first_state(MgrCluster(mgr), Params(osd=7, workload='client'),
+                                   Settings(), 100.0)
     kv: Dict[str, str] = {}
     SessionStore(kv.get, lambda k, v: kv.__setitem__(k, str(v))).save(st)
     return st, {k: len(v) for k, v in kv.items()}
@@ -112,7 +112,7 @@ def test_a_start_at_10000_osds_saves_what_it_saves_at_1000(big: ScaleMgr) -> Non
     (_, at_small), (st, at_big) = saved_start(small), saved_start(big)
     assert max(at_big.values()) <= RECORD and max(at_small.values()) <= RECORD
     assert at_big['session'] <= at_small['session'] + 512, (at_small, at_big)
-    c = st['client']
+    c = st.client
     assert c.design == SPLIT and "has 65517 of its 65536 PGs without osd.7" in c.design_why
     # C is every PG of the canary's (it has fewer than GROUP_PGS); R a sample
     # of the others, spread over hundreds of OSDs, none the canary
@@ -269,9 +269,9 @@ def at_a_session_poll(mgr: ScaleMgr, phase: str, mod: Any = None) -> Any:
     for _ in range(200):
         mod.clock.advance(s.step())
         mod.publish()
-        if s.s['trials'] and s.s['phase'] == phase:
+        if s.s.trials and s.s.phase == phase:
             break
-    assert s.s['phase'] == phase, (s.s['phase'], s.s['message'], s.s['error'])
+    assert s.s.phase == phase, (s.s.phase, s.s.message, s.s.error)
     if phase == 'wait_up':
         mgr.set_up(7, False)  # restarting
     mgr.warm()
@@ -280,11 +280,11 @@ def at_a_session_poll(mgr: ScaleMgr, phase: str, mod: Any = None) -> Any:
 
 def session_polls(mod: Any, n: int) -> None:
     """What the serve loop does at each: the step, then publish."""
-    phase = mod.session.s['phase']
+    phase = mod.session.s.phase
     for _ in range(n):
         mod.clock.advance(mod.session.step())
         mod.publish()
-    assert mod.session.s['phase'] == phase, mod.session.s['message']
+    assert mod.session.s.phase == phase, mod.session.s.message
 
 
 def test_a_session_poll_costs_what_changed_not_the_osds(monkeypatch: Any) -> None:

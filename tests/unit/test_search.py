@@ -28,8 +28,8 @@ def search(**settings: Any) -> Tuple[Search, FakeClock]:
                          **settings))
     state = session_start.first_state(cluster, params, st, clock())
     space = SearchSpace(compressions=st.compressions,
-                        base=parse_options(state['base_options']))
-    return Search(state, space, st, params, state['release_default'], clock), clock
+                        base=parse_options(state.base_options))
+    return Search(state, space, st, params, state.release_default, clock), clock
 
 
 def measured(iops: float, write_amp: float = 2.0, wal_bytes: int = 10 ** 9) -> Measurement:
@@ -42,7 +42,7 @@ def measured(iops: float, write_amp: float = 2.0, wal_bytes: int = 10 ** 9) -> M
 def record(sr: Search, kind: str, verdict: str, m: Measurement) -> None:
     trial = sr.next_trial(1)
     assert trial is not None and trial.kind == kind and trial.osd == 1
-    sr.s['trials'].append(replace(trial, verdict=verdict, measurement=m, seconds=15.0))
+    sr.s.trials.append(replace(trial, verdict=verdict, measurement=m, seconds=15.0))
 
 
 def test_the_baseline_runs_come_first_then_the_optimizers_candidates_then_none() -> None:
@@ -51,18 +51,18 @@ def test_the_baseline_runs_come_first_then_the_optimizers_candidates_then_none()
     assert sr.left() == (2 + 2, 2 * (1 + 1), 2 * 1)
     first = sr.next_trial(1)
     assert first is not None and first.kind == 'baseline'
-    assert first.options == sr.s['base_options'] and first.candidate == \
+    assert first.options == sr.s.base_options and first.candidate == \
         sr.space.base_candidate().to_dict()
     record(sr, 'baseline', 'baseline', measured(1000))
-    assert sr.s['baseline'] is None  # not all runs in: nothing settled
+    assert sr.s.baseline is None  # not all runs in: nothing settled
     sr.baseline_measured(1)
-    assert sr.s['baseline'] is None
+    assert sr.s.baseline is None
     record(sr, 'baseline', 'baseline', measured(1010))
     sr.baseline_measured(1)
     # all in: the baseline, and both runs scored against their median (as told)
-    assert sr.s['baseline'] is not None
-    assert all(t.score is not None and t.score == t.told for t in sr.s['trials'])
-    assert 'noise' in sr.s
+    assert sr.s.baseline is not None
+    assert all(t.score is not None and t.score == t.told for t in sr.s.trials)
+    assert sr.s.noise is not None
     record(sr, 'candidate', 'feasible', measured(1100))
     record(sr, 'candidate', 'feasible', measured(1200))
     assert sr.next_trial(1) is None and sr.left()[0] == 0
@@ -73,14 +73,14 @@ def test_the_search_proposes_only_what_a_steady_window_can_judge() -> None:
     for _ in range(2):  # 10 MiB of WAL in each 10-s window: 1 MiB/s
         record(sr, 'baseline', 'baseline', measured(1000, wal_bytes=10 * MiB))
     sr.baseline_measured(1)
-    cap = sr.s['steady_cap']
+    cap = sr.s.steady_cap
     assert cap == SteadyCap(rate=1.0 * MiB, limit=300.0, bytes=300 * MiB)
     for _ in range(2):
         trial = sr.next_trial(1)
         assert trial is not None and trial.kind == 'candidate'
         assert steady_bytes(Candidate.from_dict(trial.candidate)) <= 300 * MiB
-        sr.s['trials'].append(replace(trial, verdict='feasible', measurement=measured(1100),
-                                      seconds=15.0))
+        sr.s.trials.append(replace(trial, verdict='feasible', measurement=measured(1100),
+                                   seconds=15.0))
     assert cap.applied is True
     # rebuilt from the record (a failover): the same limit
     sr.forget()
@@ -98,7 +98,7 @@ def test_a_steady_window_too_short_for_any_candidate_leaves_the_search_as_it_was
     sr.baseline_measured(1)
     trial = sr.next_trial(1)
     assert trial is not None and trial.kind == 'candidate'
-    cap = sr.s['steady_cap']
+    cap = sr.s.steady_cap
     assert cap.bytes == MiB and cap.applied is False
     assert sr.space.max_steady_bytes == 0
     # what it would take: the least of the optimizer's draws, at the runs' rate
@@ -127,7 +127,7 @@ def test_the_confirmation_is_planned_on_the_plan_given_and_its_windows_counted()
         record(sr, 'candidate', 'feasible', measured(iops))
     sr.forget()  # rebuilt from the trials recorded here, as after a failover
     sr.plan_confirmation(measurement_plan.sequential(1))
-    conf = sr.s['confirm']
+    conf = sr.s.confirm
     assert conf.measurement_plan == measurement_plan.sequential(1)
     # the rounds' windows: the baseline runs' length (their measured 10 s)
     assert conf.window == 10.0 and conf.design is not None and conf.design.candidates >= 1
@@ -135,7 +135,7 @@ def test_the_confirmation_is_planned_on_the_plan_given_and_its_windows_counted()
     search_left, confirmation_left, steady_left = sr.left()
     assert search_left == 0 and confirmation_left > 0
     assert steady_left == 2 * len(conf.arms)
-    t = sr.time_said(sr.s['canaries']['1'], preconditioned=False)
+    t = sr.time_said(sr.s.canaries['1'], preconditioned=False)
     assert t['confirm_window'] == 10.0 and t['steady_windows_left'] == steady_left
     # the steady windows counted at the limit each, at most
     assert t['left_seconds'] >= steady_left * sr.settings.steady_window_limit
@@ -152,7 +152,7 @@ def test_the_expected_time_weighs_the_rounds_by_the_chance_of_a_finalist() -> No
     # steady windows was 3.2-3.8x the time it took
     sr, _ = search()
     sr.params = replace(sr.params, trials=4)
-    canary = sr.s['canaries']['1']
+    canary = sr.s.canaries['1']
     record(sr, 'baseline', 'baseline', measured(1000))
     record(sr, 'baseline', 'baseline', measured(1010))
     sr.baseline_measured(1)
@@ -190,13 +190,13 @@ def test_a_feasible_candidate_makes_a_finalist_certain_and_its_gain_its_passing(
         record(sr, 'baseline', 'baseline', measured(1010))
         sr.baseline_measured(1)
         record(sr, 'candidate', 'feasible', measured(iops))
-        sr.s['trials'][-1].score = -math.log(iops / sr.s['baseline']['iops'])
-        return sr, sr.time_said(sr.s['canaries']['1'], preconditioned=False)
+        sr.s.trials[-1].score = -math.log(iops / sr.s.baseline['iops'])
+        return sr, sr.time_said(sr.s.canaries['1'], preconditioned=False)
     sr, fast = said(1200.0)
-    plan = sr.s['noise'].plan
+    plan = sr.s.noise.plan
     assert fast['finalist_chance'] == 1.0 and plan.rounds == 5
     assert fast['pass_chance'] == pytest.approx(power.confirm_rate(
-        1200.0 / sr.s['baseline']['iops'] - 1.0, plan.sd, plan.rounds, plan.margin))
+        1200.0 / sr.s.baseline['iops'] - 1.0, plan.sd, plan.rounds, plan.margin))
     _, even = said(1005.0)
     assert even['pass_chance'] < 0.5 < fast['pass_chance']
     # the rounds are expected whole, the steady windows at the pass chance
@@ -205,7 +205,7 @@ def test_a_feasible_candidate_makes_a_finalist_certain_and_its_gain_its_passing(
 
 def test_the_time_said_counts_a_read_probe_after_each_steady_window_of_the_client_load() -> None:
     sr, _ = search()
-    canary = sr.s['canaries']['1']
+    canary = sr.s.canaries['1']
     bench = sr.time_said(canary, preconditioned=False)['left_seconds']
     sr.params = replace(sr.params, workload=CLIENT)
     probed = sr.time_said(canary, preconditioned=False)['left_seconds']
@@ -216,12 +216,12 @@ def test_the_time_said_counts_a_read_probe_after_each_steady_window_of_the_clien
 
 def test_the_time_said_counts_the_window_in_flight_off_what_is_left() -> None:
     sr, clock = search()
-    canary = sr.s['canaries']['1']
+    canary = sr.s.canaries['1']
     before = sr.time_said(canary, preconditioned=False)['left_seconds']
     expected = sr.time_said(canary, preconditioned=False)['expected_seconds']
     trial = sr.next_trial(1)
     assert trial is not None
-    sr.s['current'] = trial
+    sr.s.current = trial
     canary['window'] = {'start': clock()}
     clock.advance(4.0)
     assert sr.time_said(canary, preconditioned=False)['left_seconds'] == pytest.approx(
@@ -234,13 +234,13 @@ def test_a_steady_window_past_its_expected_length_still_leaves_the_others() -> N
     # demo run 9: during the finalist's steady window the expected time left
     # read 0 s for 10 minutes, with the baseline's steady window still to run
     sr, clock = search()
-    canary = sr.s['canaries']['1']
+    canary = sr.s.canaries['1']
     record(sr, 'baseline', 'baseline', measured(1000))
     record(sr, 'baseline', 'baseline', measured(1010))
     sr.baseline_measured(1)
     record(sr, 'candidate', 'feasible', measured(1100))
     sr.plan_confirmation(measurement_plan.sequential(1))
-    sr.s['current'] = replace(sr.s['trials'][0], kind='confirm', steady=True)
+    sr.s.current = replace(sr.s.trials[0], kind='confirm', steady=True)
     canary['window'] = {'start': clock()}
     t0 = sr.time_said(canary, preconditioned=False)
     assert t0['steady_need'] < t0['steady_window_limit']
@@ -257,9 +257,9 @@ def test_the_time_said_does_not_count_the_preconditioning_as_every_measurements_
     # demo run 7: its first baseline took 309 s, 242 of them preconditioning;
     # as every measurement's cost it forecast 6,842 s left where 2,400 were
     sr, _ = search()
-    canary = sr.s['canaries']['1']
+    canary = sr.s.canaries['1']
     record(sr, 'baseline', 'baseline', measured(1000))
-    sr.s['trials'][0].seconds = 15.0 + 240.0
+    sr.s.trials[0].seconds = 15.0 + 240.0
     canary['precondition'] = {'done': True, 'seconds': 234.0, 'fill_seconds': 6.0}
     pre = sr.time_said(canary, preconditioned=True)
     plain = sr.time_said(canary, preconditioned=False)

@@ -270,7 +270,7 @@ def test_replayed_optimizer_asks_what_the_original_would() -> None:
     h.run(until=lambda s: len(trials(s)) == 7 and phase(s) == 'apply')
     nxt = h.current['candidate']
     state = rewound(h.persisted(), 7)  # injected: the state as it was before the 8th trial
-    fresh = Session(store.from_json(state), h.cluster, h.save, h.clock)
+    fresh = Session(store.SessionState.from_json(state), h.cluster, h.save, h.clock)
     assert fresh.optimizer.ask().to_dict() == nxt
 
 
@@ -440,7 +440,7 @@ def test_corrupted_state_is_rejected(mutate: Any) -> None:
     mutate(state)
     # as the module loads it: the records made (TypeError: not their fields), then checked
     with pytest.raises((ValueError, TypeError)):
-        Session.check_state(store.from_json(state))
+        Session.check_state(store.SessionState.from_json(state))
 
 
 def test_injected_options_reach_the_candidate_and_a_rejecting_osd_fails_the_trial() -> None:
@@ -755,10 +755,10 @@ def test_a_failed_save_before_noout_still_sets_noout_for_the_restart() -> None:
     failed: List[bool] = []
 
     def save(state: Dict[str, Any]) -> None:
-        if not failed and noout_is_ours(state):
+        if not failed and noout_is_ours(state.to_json()):
             failed.append(True)
             raise StoreError('config-key set timed out')
-        h.saved.append(json.dumps(store.as_json(state)))
+        h.saved.append(json.dumps(state.to_json()))
     h.save = save  # type: ignore[method-assign]
     h.start(osd=0, trials=1)
     noout: List[bool] = []
@@ -942,7 +942,7 @@ def test_a_candidate_that_crashes_the_canary_does_not_stall_the_session() -> Non
     assert h.status['crashes'] == [c.id for c in crashes]
     assert h.status['other_checks'] == []
     assert f'ceph crash archive {crashes[0].id}' in report.status_text(h.status)
-    assert crashes[0].id in report.history_table(s.s['trials'])
+    assert crashes[0].id in report.history_table(s.s.trials)
     assert_restored(h, 0, before)
 
 

@@ -1,14 +1,12 @@
 """What a session starts with (session_start.py), alone: the record start
 saves, and the record a rescue restores from."""
-from typing import Any
-
 import pytest
 
 from rocks_autotune import session_start
 from rocks_autotune.canary import Canary
 from rocks_autotune.gate import Params, StartRefused
 from rocks_autotune.session import Session, Settings
-from rocks_autotune.store import START_FIELDS
+from rocks_autotune.store import StartRecord
 from rocks_autotune.workload import OSD_BENCH
 from fake_cluster import FakeClock, FakeCluster
 
@@ -18,57 +16,54 @@ def test_the_first_record_holds_the_canarys_originals_and_passes_the_check() -> 
     config = dict(c.config)
     params = Params(osd=None, trials=2, duration=5.0, workload=OSD_BENCH)
     st = session_start.first_state(c, params, Settings(), 100.0)
-    osd = st['params']['osd']
-    assert params.osd == osd and st['started'] == st['phase_started'] == 100.0
-    assert st['originals'] == Canary(c, osd).snapshot()
-    assert set(START_FIELDS) <= set(st)
+    osd = st.osd
+    assert params.osd == osd and st.started == st.phase_started == 100.0
+    assert st.originals == Canary(c, osd).snapshot()
     Session.check_state(st)
     assert c.config == config  # it read the cluster, and changed nothing
 
 
 def test_a_rescue_restores_from_the_start_record_and_ends_failed() -> None:
     c = FakeCluster(FakeClock())
-    st: Any = session_start.first_state(c, Params(osd=1, trials=2, duration=5.0,
-                                                  workload=OSD_BENCH), Settings(), 100.0)
-    start = {k: st[k] for k in START_FIELDS}
-    r = session_start.rescue_state(start, 'unreadable', 200.0)
+    st = session_start.first_state(c, Params(osd=1, trials=2, duration=5.0,
+                                             workload=OSD_BENCH), Settings(), 100.0)
+    r = session_start.rescue_state(StartRecord.from_json(st.start_json()), 'unreadable', 200.0)
     Session.check_state(r)
-    canary = r['canaries']['1']
-    assert r['phase'] == 'restore' and r['abort'] and canary['running_dirty']
-    assert r['originals'] == canary['originals'] == st['originals']
-    assert r['error'] == 'unreadable'
+    canary = r.canaries['1']
+    assert r.phase == 'restore' and r.abort and canary['running_dirty']
+    assert r.originals == canary['originals'] == st.originals
+    assert r.error == 'unreadable'
 
 
 def test_a_rescue_whose_start_record_has_unreadable_settings_restores_with_the_modules(
 ) -> None:
     c = FakeClock()
     cluster = FakeCluster(c)
-    st: Any = session_start.first_state(cluster, Params(osd=1, trials=2, duration=5.0,
-                                                        workload=OSD_BENCH), Settings(), 100.0)
-    start = {k: st[k] for k in START_FIELDS}
-    start['settings'] = {'poll': 'often'}
+    st = session_start.first_state(cluster, Params(osd=1, trials=2, duration=5.0,
+                                                   workload=OSD_BENCH), Settings(), 100.0)
+    start = StartRecord.from_json(dict(st.start_json(), settings={'poll': 'often'}))
     ours = Settings(poll=7.0)
     s = Session.rescue(start, 'unreadable', cluster, ours, lambda state: None, c)
-    assert s.settings == ours and s.s['phase'] == 'restore'
-    start['settings'] = None
+    assert s.settings == ours and s.s.phase == 'restore'
+    start = StartRecord.from_json(dict(st.start_json(), settings=None))
     assert Session.rescue(start, 'unreadable', cluster, ours, lambda state: None,
                           c).settings == ours
 
 
 def test_a_rescue_restores_the_canary_the_start_record_names() -> None:
     c = FakeCluster(FakeClock())
-    st: Any = session_start.first_state(c, Params(osd=0, trials=2, duration=5.0,
-                                                  workload=OSD_BENCH), Settings(), 100.0)
-    start = {k: st[k] for k in START_FIELDS}
-    r = session_start.rescue_state(start, 'unreadable', 200.0)
+    st = session_start.first_state(c, Params(osd=0, trials=2, duration=5.0,
+                                             workload=OSD_BENCH), Settings(), 100.0)
+    start = st.start_json()
+    r = session_start.rescue_state(StartRecord.from_json(start), 'unreadable', 200.0)
     Session.check_state(r)
-    assert {o: rec['originals'] for o, rec in r['canaries'].items()} == {
+    assert {o: rec['originals'] for o, rec in r.canaries.items()} == {
         '0': Canary(c, 0).snapshot()}
-    assert {o: (rec['noout_ours'], rec['running_dirty']) for o, rec in r['canaries'].items()} == {
+    assert {o: (rec['noout_ours'], rec['running_dirty']) for o, rec in r.canaries.items()} == {
         '0': (True, True)}
     start['canaries_at_start'] = [start['canaries_at_start']['0']]
     with pytest.raises(ValueError, match='canaries_at_start is missing or malformed'):
-        session_start.rescue_state(start, 'unreadable', 200.0)
+        StartRecord.from_json(start)
 
 
 def test_a_canary_not_running_what_the_monitors_give_it_is_refused() -> None:

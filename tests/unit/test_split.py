@@ -218,7 +218,7 @@ def test_the_aa_noise_is_measured_on_the_figure_judged() -> None:
     h = split_harness()
     s = h.start(osd=0, allow_single_copy=True, workload='client', trials=1)
     h.run()
-    assert s.s['state'] == 'done', s.s['error']
+    assert s.s.state == 'done', s.s.error
     st = h.status
     base = [t['measurement'] for t in trials(s) if t['kind'] == 'baseline']
     assert st['noise']['objective'] == 'c_over_r'
@@ -232,12 +232,12 @@ def test_auto_runs_split_where_the_pool_has_pgs_without_the_canary() -> None:
     h = split_harness()
     before = h.config_of(0)
     s = h.start(osd=0, allow_single_copy=True, workload='client', trials=1)
-    c = s.s['client']
+    c = s.s.client
     assert c.design == SPLIT and c.ref_seeds == WITHOUT_0 and c.ref_osds == 2
     # the fake's OSDs each have a host of their own
     assert c.shared_host is False
     h.run()
-    assert s.s['state'] == 'done', s.s['error']
+    assert s.s.state == 'done', s.s.error
     st = h.status
     assert st['design']['design'] == SPLIT and st['design']['note'] == ''
     assert "has 5 of its 16 PGs without osd.0" in st['design']['why']
@@ -247,7 +247,7 @@ def test_auto_runs_split_where_the_pool_has_pgs_without_the_canary() -> None:
         assert m['iops_c'] > 0 and m['iops_r'] > 0 and m['c_over_r'] > 0, t
     # R's writes reached osd.1 and osd.2, never the canary (the fake's writes
     # go to the object's PG): C's bytes are all the canary's client took
-    prefix = s.s['id'][:8]
+    prefix = s.s.id[:8]
     assert c.removed > 0 and h.cluster.objects[(SPLIT_POOL, NAMESPACE)] == {}
     b = best_summary(s)
     assert b is not None and b['measurement_plan']['design'] == SPLIT
@@ -280,8 +280,8 @@ def test_a_split_sessions_candidates_are_scored_on_c_over_r() -> None:
     h = split_harness()
     s = h.start(osd=0, allow_single_copy=True, workload='client', trials=2)
     h.run()
-    assert s.s['state'] == 'done', s.s['error']
-    base = s.s['baseline']
+    assert s.s.state == 'done', s.s.error
+    base = s.s.baseline
     scored = [t for t in trials(s) if t['kind'] == 'candidate' and t.get('score') is not None]
     assert scored and base['c_over_r'] > 0
     for t in scored:
@@ -294,13 +294,13 @@ def test_the_split_load_writes_r_only_where_the_canary_is_not() -> None:
     seen: Dict[str, int] = {}
 
     def look(s: Any) -> bool:
-        if s.s['phase'] == 'measure':
+        if s.s.phase == 'measure':
             seen.update(h.cluster.objects.get((SPLIT_POOL, NAMESPACE), {}))
             return True
         return False
     s = h.start(osd=0, allow_single_copy=True, workload='client', trials=1)
     h.run(until=look)
-    prefix = s.s['id'][:8]
+    prefix = s.s.id[:8]
     r = [n for n in seen if n.startswith(prefix + 'r.')]
     c = [n for n in seen if n.startswith(prefix + '.')]
     assert r and c
@@ -319,18 +319,18 @@ def test_a_pool_of_7300_pgs_on_12_osds_keeps_the_head_small_all_session() -> Non
                          if k == HEAD_KEY else None)
     h.save = store.save  # type: ignore[method-assign]
     s = h.start(osd=0, workload='client', trials=1)
-    c = s.s['client']
+    c = s.s.client
     assert (len(c.seeds), len(c.ref_seeds)) == (GROUP_PGS, GROUP_PGS)
     pgs = {pg_seed(pg): pg.up for pg in h.cluster.pgs() if pg.pool == 2}
     assert all(0 in pgs[p] for p in c.seeds) and not any(0 in pgs[p] for p in c.ref_seeds)
     assert c.ref_osds == 11 and 'has 5475 of its 7300 PGs without osd.0' in c.design_why
     seen: Dict[str, int] = {}
     h.run(until=lambda s: bool(seen.update(h.cluster.objects.get(('big', NAMESPACE), {})))
-          or s.s['phase'] == 'measure')
+          or s.s.phase == 'measure')
     h.run()
-    assert s.s['state'] == 'done', s.s['error']
+    assert s.s.state == 'done', s.s.error
     # the sampled PGs hold every object of their group, the count asked for
-    prefix = s.s['id'][:8]
+    prefix = s.s.id[:8]
     for group, seeds in (('.', c.seeds), ('r.', c.ref_seeds)):
         names = [n for n in seen if n.startswith(prefix + group)]
         assert len(names) == c.count and {placement.pg_of(n, 7300, NAMESPACE)
@@ -342,7 +342,7 @@ def test_r_on_the_canarys_host_is_said() -> None:
     h = split_harness()
     h.cluster.place({'node-a': [0, 1], 'node-b': [2]})
     s = h.start(osd=0, allow_single_copy=True, workload='client', trials=1)
-    assert s.s['client'].shared_host is True
+    assert s.s.client.shared_host is True
     assert "C/R reads C's effect minus R's" in h.status['design']['note']
 
 
@@ -357,22 +357,22 @@ def test_the_design_falls_back_to_sequential_and_says_why(design: str, pool: str
     h = split_harness(measurement_design=design, client_pool=pool)
     s = h.start(osd=0, allow_single_copy=True, workload=workload)
     assert h.status['design']['design'] == want and why in h.status['design']['why']
-    assert measurement_plan.single(0, s.s.get('client'))['design'] == want
+    assert measurement_plan.single(0, s.s.client)['design'] == want
 
 
 def test_a_split_with_too_little_room_falls_back_under_auto() -> None:
     h = split_harness()
     h.cluster.pool_by_id[2].room = 20 << 20  # one keyspace of 16 MiB, not two
     s = h.start(osd=0, allow_single_copy=True, workload='client')
-    assert s.s['client'].design == SEQUENTIAL
-    assert 'does not take two keyspaces' in s.s['client'].design_why
+    assert s.s.client.design == SEQUENTIAL
+    assert 'does not take two keyspaces' in s.s.client.design_why
     # a quota that takes one keyspace, not two, as well
     h = split_harness()
     h.cluster.pool_by_id[2].quota_bytes = 20 << 20
     s = h.start(osd=0, allow_single_copy=True, workload='client')
-    assert s.s['client'].design == SEQUENTIAL
+    assert s.s.client.design == SEQUENTIAL
     assert ('its quota leaves 0.02 GiB (ceph osd pool get-quota): not two keyspaces'
-            in s.s['client'].design_why)
+            in s.s.client.design_why)
 
 
 @pytest.mark.parametrize('pool,workload,room,message', [

@@ -48,22 +48,22 @@ def baseline_length(s: Session) -> float:
 
 def in_steady(phase: str) -> Callable[[Session], bool]:
     def until(s: Session) -> bool:
-        cur = s.s['current']
-        return s.s['phase'] == phase and cur is not None and bool(cur.steady)
+        cur = s.s.current
+        return s.s.phase == phase and cur is not None and bool(cur.steady)
     return until
 
 
 def test_a_candidate_20pc_better_within_budget_at_steady_state_is_recommended() -> None:
     h, s = confirming()
     faster(h)
-    h.run(until=lambda s: s.s.get('confirm') is not None)
+    h.run(until=lambda s: s.s.confirm is not None)
     # the time said counts the steady windows, at most one pair per finalist
     t = status(s)['time']
     assert t['steady_windows_left'] == 4
     assert 'steady window(s)' in report.status_text(status(s), detail=True)
     assert t['steady_need'] is not None and t['steady_need'] <= t['steady_window_limit']
     h.run()
-    assert s.s['state'] == 'done'
+    assert s.s.state == 'done'
     result = verdict(s)
     best = result['recommended']
     assert best is not None
@@ -75,9 +75,9 @@ def test_a_candidate_20pc_better_within_budget_at_steady_state_is_recommended() 
     # the objective windows were the baseline runs' length, the steady ones
     # lasted until a compaction: longer
     rounds, steady = confirm_trials(s, False), confirm_trials(s, True)
-    assert s.s['confirm'].window == baseline_length(s)
+    assert s.s.confirm.window == baseline_length(s)
     longest_round = max(t['measurement']['seconds'] for t in rounds)
-    assert longest_round < s.s['confirm'].window + h.settings.bench_chunk_seconds + 1
+    assert longest_round < s.s.confirm.window + h.settings.bench_chunk_seconds + 1
     # most round windows saw no compaction (their write-amp is shown, not judged)
     assert sum(t['measurement']['window_short'] for t in rounds) > len(rounds) / 2
     # each steady window saw one and its WAL covered a whole cycle's, and the
@@ -109,8 +109,8 @@ def test_a_candidate_20pc_better_within_budget_at_steady_state_is_recommended() 
 def test_one_over_budget_at_steady_state_is_not_recommended_and_the_next_is_tried() -> None:
     h, s = confirming()
     base = faster(h)
-    h.run(until=lambda s: s.s.get('confirm') is not None)
-    c1, c2 = [a.options for a in s.s['confirm'].arms]
+    h.run(until=lambda s: s.s.confirm is not None)
+    c1, c2 = [a.options for a in s.s.confirm.arms]
     # c1 the faster (checked first), but over the 1.10x budget at steady state
     h.cluster.model = lambda o: ((SLOW, WA) if o == base else (SLOW / 1.3, WA * 1.5) if o == c1
                                  else (SLOW / 1.2, WA))
@@ -132,7 +132,7 @@ def test_a_steady_window_without_a_compaction_within_the_limit_is_write_amp_unkn
     base = faster(h)
     h.cluster.compacts = lambda o: o == base  # no candidate's L0 ever compacts
     h.run()
-    assert s.s['state'] == 'done' and verdict(s)['recommended'] is None
+    assert s.s.state == 'done' and verdict(s)['recommended'] is None
     for a in arms(s).values():
         assert a['objective_verdict'] == 'passes'
         assert a['verdict'] == 'write-amp unknown'
@@ -146,7 +146,7 @@ def test_a_steady_window_without_a_compaction_within_the_limit_is_write_amp_unkn
         if t['arm'] != 'baseline':
             assert 30.0 <= t['measurement']['seconds'] <= 30.0 + h.settings.bench_chunk_seconds
             assert t['measurement']['window_short'] and t['measurement']['l0_cycles'] == 0
-    assert 'write-amp unknown' in s.s['message'] or 'unknown' in s.s['message']
+    assert 'write-amp unknown' in s.s.message or 'unknown' in s.s.message
     b = best_summary(s)
     assert b is not None and b['keeps_current']
 
@@ -174,7 +174,7 @@ def test_the_rounds_windows_are_the_baseline_runs_length_whatever_the_limit(
     h, s = confirming(steady_window_limit=limit)
     faster(h)
     h.run()
-    window = s.s['confirm'].window
+    window = s.s.confirm.window
     # the search extended the baseline's 10-s windows to cover its flushes: 16 s
     assert window == baseline_length(s) > 10.0
     rounds = confirm_trials(s, False)
@@ -188,7 +188,7 @@ def test_a_keep_current_session_measures_no_steady_window() -> None:
     h.cluster.model = lambda o: (SLOW, WA)  # nothing helps
     h.cluster.noise = 0.05
     h.run()
-    assert s.s['state'] == 'done' and verdict(s)['recommended'] is None
+    assert s.s.state == 'done' and verdict(s)['recommended'] is None
     assert not confirm_trials(s, True)
     assert not any(t.get('steady') for t in h.trials)
     assert all(a['steady'] is None for a in arms(s).values())
@@ -201,12 +201,12 @@ def test_a_failover_mid_steady_window_measures_it_again() -> None:
     h, s = confirming()
     faster(h)
     h.run(until=in_steady('measure'))
-    cur = s.s['current']
+    cur = s.s.current
     h.session = None
     s = h.reload()
-    assert s.s['phase'] == 'apply' and s.s['current'].steady == cur.steady
+    assert s.s.phase == 'apply' and s.s.current.steady == cur.steady
     h.run()
-    assert s.s['state'] == 'done'
+    assert s.s.state == 'done'
     steady = [(t['round'], t['arm'], t['steady']) for t in confirm_trials(s, True)]
     assert sorted(steady) == sorted(set(steady))  # none measured twice
     assert steady == [(t['round'], t['arm'], t['steady']) for t in confirm_trials(s0, True)]

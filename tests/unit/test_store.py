@@ -1,5 +1,6 @@
 """The session's persistence: small values, checked writes, one version."""
 import json
+from dataclasses import fields
 from typing import Any, Dict, Optional
 
 import pytest
@@ -7,7 +8,7 @@ import pytest
 from rocks_autotune import session_start
 from rocks_autotune.canary_record import CanaryRecord
 from rocks_autotune.store import (CONFIRM_KEY, HEAD_KEY, ORIGINALS_KEY, START_KEY, SessionState,
-                                  SessionStore, StoreError, as_json)
+                                  SessionStore, StoreError)
 from session_harness import Harness
 
 
@@ -40,17 +41,17 @@ def stored_session(**settings: Any) -> Any:
 def test_round_trip_and_the_originals_key_lives_as_long_as_the_session() -> None:
     kv, store, h = stored_session()
     s = h.start(osd=0, trials=1)
-    assert json.loads(kv.d[ORIGINALS_KEY])['originals'] == s.s['originals']
-    h.run(until=lambda s: len(s.s['trials']) == 2)
+    assert json.loads(kv.d[ORIGINALS_KEY])['originals'] == s.s.originals
+    h.run(until=lambda s: len(s.s.trials) == 2)
     loaded = SessionStore(kv.get, kv.put).load()
-    assert loaded is not None and loaded['trials'] == s.s['trials']
-    assert as_json(loaded) == json.loads(json.dumps(as_json(s.s)))
+    assert loaded is not None and loaded.trials == s.s.trials
+    assert loaded.to_json() == json.loads(json.dumps(s.s.to_json()))
     h.run()
     assert ORIGINALS_KEY not in kv.d  # ended: nothing is left to restore
     done = SessionStore(kv.get, kv.put).load()
-    assert done is not None and done['state'] == 'done'
+    assert done is not None and done.state == 'done'
     # the confirmation in a key of its own, out of the head a step rewrites
-    assert done['confirm'] == s.s['confirm'] is not None
+    assert done.confirm == s.s.confirm is not None
     assert 'confirm' not in json.loads(kv.d[HEAD_KEY])
     # one of another session is no confirmation of this one
     kv.d[CONFIRM_KEY] = json.dumps({'id': 'another', 'confirm': None})
@@ -62,7 +63,7 @@ def test_a_start_record_unchanged_is_not_written_again() -> None:
     kv, store, h = stored_session()
     s = h.start(osd=0, trials=2)
     for key in (START_KEY, ORIGINALS_KEY):
-        assert json.loads(kv.d[key])['canaries_at_start'] == s.s['canaries_at_start']
+        assert json.loads(kv.d[key])['canaries_at_start'] == s.s.start_json()['canaries_at_start']
     writes = []
     put = store._put
     store._put = lambda key, value: (writes.append(key), put(key, value))  # type: ignore
@@ -86,12 +87,12 @@ def test_a_start_refused_at_its_first_save_changes_nothing_stored() -> None:
         refuse(key, value)
     store._put = put  # type: ignore[method-assign]
     state = session_start.first_state(h.cluster, h.session.params, h.settings, 500.0)
-    state['id'] = 'refused-start'
+    state.id = 'refused-start'
     with pytest.raises(StoreError, match='writing session '):
         store.save(state)
     assert kv.d == before
     last = SessionStore(kv.get, kv.put).load()
-    assert last is not None and last['state'] == 'done'
+    assert last is not None and last.state == 'done'
     # and the store goes on as it was: the last session saves only its head
     writes = []
     store._put = lambda key, value: (writes.append(key), refuse(key, value))  # type: ignore
@@ -109,17 +110,41 @@ def test_an_oversized_value_is_refused_not_dropped() -> None:
 def test_the_typed_records_match_what_is_written() -> None:
     h = Harness()
     s = h.start(osd=0, trials=1)
-    keys = set(SessionState.__annotations__)
-    # the end; the first health look; the confirmation, after the search; the
-    # client load's preconditioning; the noise and the steady windows' WAL
-    # bound, once the baseline is measured
+    # the end; the first health look; the noise and the steady windows' WAL
+    # bound, once the baseline is measured: not in the head until set
+    unset = {'final', 'other_checks', 'noise', 'steady_cap'}
+    keys = set(json.loads(h.saved[-1]))
     canary = set(CanaryRecord.__annotations__)
-    assert set(s.s) == keys - {'final', 'other_checks', 'confirm', 'noise', 'steady_cap'}
+    assert set(s.s.to_json()) == keys
+    assert keys | unset | {'confirm'} == {f.name for f in fields(SessionState)} | {'version'}
     assert set(s.canary.rec) == canary - {'precondition'}
     h.run()
-    assert set(s.s) == keys and set(s.canary.rec) == canary - {'precondition'}
+    assert set(json.loads(h.saved[-1])) == keys | unset | {'confirm'}
+    assert set(s.canary.rec) == canary - {'precondition'}
     h = Harness(client_space=8 << 20, client_object_size=1 << 20, steady_window_limit=10.0,
                 precondition_limit=10.0)
     s = h.start(osd=0, trials=1, workload='client')
     h.run()
-    assert set(s.s) == keys and set(s.canary.rec) == canary
+    assert set(s.canary.rec) == canary
+
+
+def test_a_record_of_todays_shape_reads_back_as_it_was_written() -> None:
+    # the JSON a session of before the head was typed (issue 44) saved, key for key
+    kv, store, h = stored_session()
+    s = h.start(osd=0, trials=1)
+    h.run(until=lambda s: s.s.noise is not None)
+    head = json.loads(kv.d[HEAD_KEY])
+    assert {k for k, v in head.items() if v is None} >= {'current', 'ended', 'pause'}
+    assert set(head) == {
+        'version', 'state', 'phase', 'current', 'baseline', 'ended', 'phase_started', 'message',
+        'error', 'abort', 'paused_since', 'pause', 'restore_failed', 'cluster_errors',
+        'config_changes', 'client', 'canaries', 'plan', 'other_checks', 'noise', 'steady_cap',
+        'id', 'n_trials'}
+    assert list(json.loads(kv.d[START_KEY])) == [
+        'id', 'params', 'reason', 'originals', 'base_options', 'annexed', 'release_default',
+        'sharding', 'seed', 'started', 'settings', 'noout_at_start', 'canaries_at_start',
+        'client_pool']
+    assert json.loads(kv.d[START_KEY])['canaries_at_start'] == {'0': {
+        'originals': s.s.originals, 'annexed': False, 'noout_at_start': False}}
+    loaded = SessionStore(kv.get, kv.put).load()
+    assert loaded is not None and loaded.to_json() == json.loads(json.dumps(s.s.to_json()))

@@ -217,7 +217,7 @@ def test_a_wear_session_from_a_small_memtable_string_saves_db_bytes() -> None:
     before = h.config_of(0)
     s = h.start(osd=0, workload='client', trials=4)
     h.run(max_steps=50000)
-    assert s.s['state'] == 'done'
+    assert s.s.state == 'done'
     # the search told the optimizer the model's ratio plus any IOPS shortfall
     search = s.search
     # as the last search window left it (the rounds' windows came after)
@@ -230,13 +230,13 @@ def test_a_wear_session_from_a_small_memtable_string_saves_db_bytes() -> None:
         shortfall = max(0.0, math.log(0.97) + t['score'])
         assert t['told'] == pytest.approx(math.log(ratio) + 2.0 * shortfall)
         assert (t['verdict'] == 'feasible') == (ratio <= 1 / 1.03 and t['score'] <= -math.log(
-            0.97) + s.s['noise'].sd and search.steady_judgeable(
+            0.97) + s.s.noise.sd and search.steady_judgeable(
                 Candidate.from_dict(t['candidate'])))
     result = verdict(s)
     assert result['goal'] == 'wear' and result['margin'] == pytest.approx(-0.03)
     rec = result['recommended']
     assert rec is not None, h.message
-    arm = next(a for a in s.s['confirm'].arms if a.arm == rec)
+    arm = next(a for a in s.s.confirm.arms if a.arm == rec)
     # what the fake's RocksDB truly writes with it: fewer DB bytes by the margin
     assert model(arm.options)[1] / model(SMALL)[1] <= 1 / 1.03
     shown = next(a for a in result['arms'] if a['arm'] == rec)
@@ -337,12 +337,12 @@ def test_a_candidate_the_canary_restarts_slowly_after_is_not_recommended() -> No
     def slow_after_candidates(osd: int) -> None:
         left = h.cluster.running.get(osd)
         start(osd)
-        if left != s.s['base_options'] and h.cluster.up_at.get(osd) is not None:
+        if left != s.s.base_options and h.cluster.up_at.get(osd) is not None:
             h.cluster.up_at[osd] = h.clock.now + 200.0
     h.cluster._start = slow_after_candidates  # type: ignore[method-assign]
     s = h.start(osd=0, trials=3)
     h.run(max_steps=50000)
-    assert s.s['state'] == 'done'
+    assert s.s.state == 'done'
     result = verdict(s)
     assert result['recommended'] is None and result['restart_limit'] == 60.0
     assert result['baseline_restart_seconds'] < 60.0
@@ -352,7 +352,7 @@ def test_a_candidate_the_canary_restarts_slowly_after_is_not_recommended() -> No
     # the trials say how long each restart onto them took
     assert "over restart_limit 60s" in h.message, h.message
     timed = [t for t in h.trials if t.get('restart_seconds') is not None]
-    assert len(timed) >= len(s.s['trials']) - 1
+    assert len(timed) >= len(s.s.trials) - 1
 
 
 def test_under_wear_a_candidate_no_steady_window_can_judge_is_no_finalist() -> None:
@@ -360,8 +360,8 @@ def test_under_wear_a_candidate_no_steady_window_can_judge_is_no_finalist() -> N
                 precondition_limit=60.0, client_threads=1, steady_window_limit=3600.0)
     _small_canary(h)
     s = h.start(osd=0, workload='client', trials=1)
-    h.run(until=lambda s: s.s['baseline'] is not None)
-    cap = s.s['steady_cap']
+    h.run(until=lambda s: s.s.baseline is not None)
+    cap = s.s.steady_cap
     small = cand(4, trigger=2)
     huge = Candidate(max_write_buffer_number=64, write_buffer_size=256 * MiB,
                      min_write_buffer_number_to_merge=32,
@@ -449,9 +449,9 @@ def test_the_search_takes_no_finalist_the_model_cannot_bound() -> None:
                 precondition_limit=60.0, client_threads=1, steady_window_limit=3600.0)
     _small_canary(h, SMALL.replace('kNoCompression', 'kLZ4Compression'))
     s = h.start(osd=0, workload='client', trials=1)
-    h.run(until=lambda s: s.s['baseline'] is not None)
+    h.run(until=lambda s: s.s.baseline is not None)
     assert s.search.space.base_candidate().compression == 'lz4'
-    m = s.s['trials'][0].measurement
+    m = s.s.trials[0].measurement
     fams = s.search.space.column_families
     # only LZ4 windows flushed, at the small memtables' survival
     lz4 = wear_model.calibrate([window(cand(4, compression='lz4'), 0.8, ratio=0.5)], fams)

@@ -55,7 +55,7 @@ class CanaryOsd:
     def __init__(self, cluster: Cluster, osd: int, state: SessionState, params: Params,
                  settings: Settings, save: Callable[[], None], clock: Clock) -> None:
         self.cluster, self.osd, self.s = cluster, osd, state
-        self.rec: CanaryRecord = state['canaries'][str(osd)]
+        self.rec: CanaryRecord = state.canaries[str(osd)]
         self.params, self.settings, self.clock = params, settings, clock
         self.config = Canary(cluster, osd)
         self.restarter = Restarter(cluster, osd, self.rec, save,
@@ -82,24 +82,24 @@ class CanaryOsd:
     def _client_workload(self) -> ClientWorkload:
         """The client load, built on its first chunk (its names are hashed, its
         pool opened: not on the path that loads a session)."""
-        c = self.s.get('client')
+        c = self.s.client
         if c is None or c.count is None:  # a rescue's runs no load
             raise ValueError('a client session without its client record')
         st = self.settings
-        names = client_objects(f'{self.s["id"][:8]}', c.count, c.pg_num, c.seeds)
+        names = client_objects(f'{self.s.id[:8]}', c.count, c.pg_num, c.seeds)
         # the split design's group R (session_start.design_of), as many objects
-        ref = client_objects(f'{self.s["id"][:8]}r', c.count, c.pg_num,
+        ref = client_objects(f'{self.s.id[:8]}r', c.count, c.pg_num,
                              c.ref_seeds or []) if c.design == SPLIT else []
         return ClientWorkload(self.cluster.client_io(c.pool, NAMESPACE), names,
                               st.client_object_size, threads=st.client_threads,
-                              chunk_seconds=st.bench_chunk_seconds, seed=self.s['seed'],
+                              chunk_seconds=st.bench_chunk_seconds, seed=self.s.seed,
                               clock=self.clock, reference=ref)
 
     def read_probe(self, seconds: float) -> Optional[ReadProbe]:
         """A chunk of the client load's read probe (ClientWorkload.read_probe)
         of the objects of C whose PG's primary the canary is: a read goes to
         the primary alone, so C's others would time other OSDs."""
-        c = self.s.get('client')
+        c = self.s.client
         if self.client is None or c is None:
             raise ValueError('a read probe without a client load')
         pools = {p.id for p in self.cluster.pool_states().values() if p.name == c.pool}
@@ -110,7 +110,7 @@ class CanaryOsd:
 
     def remove_client_objects(self) -> None:
         """The client load's objects go with the session (ClientWorkload.remove_objects)."""
-        c = self.s.get('client')
+        c = self.s.client
         if c is not None and c.removed is None:
             ClientWorkload.remove_objects(c, self.cluster, self.settings.client_threads,
                                           self.settings.bench_chunk_seconds, self.clock())
@@ -136,7 +136,7 @@ class CanaryOsd:
         seen = rec.get('config_seen')
         if seen is None:
             return set()
-        mine = self.s['current']
+        mine = self.s.current
         applied = [o for o in (rec.get('last_applied'), mine.options if mine is not None
                                and runs_candidate(mine) else None) if o is not None]
         rec['config_changes'], held = self.config.foreign(seen, ours(
@@ -217,19 +217,19 @@ class CanaryOsd:
         canary's crashes it caused (for the admin to archive)."""
         s = self.s
         health = look(self.cluster, self.osd, lambda c: crashes.failed_trial_of(
-            s['trials'], s['current'], self.osd, c) is not None)
-        s['other_checks'] = health.others
-        crashes.note(s['trials'], s['current'], self.osd, health.own_crashes)
+            s.trials, s.current, self.osd, c) is not None)
+        s.other_checks = health.others
+        crashes.note(s.trials, s.current, self.osd, health.own_crashes)
         return health.blockers(self.params.force)
 
     def note_last_crashes(self) -> None:
         """At the end: the crashes reported since the last look (no look
         follows the last trial).  A report posted after the end (ceph-crash
         may take minutes) is not named."""
-        if not any(t.verdict == 'failed' for t in self.s['trials']):
+        if not any(t.verdict == 'failed' for t in self.s.trials):
             return
         try:
-            crashes.note(self.s['trials'], self.s['current'], self.osd,
+            crashes.note(self.s.trials, self.s.current, self.osd,
                          self.cluster.recent_crashes())
         except Exception as e:  # best effort: nothing may keep a session from ending
             log.warning('cannot read crash reports at the end of the session: %s', e)

@@ -9,10 +9,13 @@ long as its fact.  What an active job is in goes with its end; how it
 ended (a failed restore, a rollout that stopped) stays for the admin to
 read until the next one starts.
 """
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from .canary_record import RestartRecord
 from .rollout_record import RolloutRecord
+
+if TYPE_CHECKING:  # the store imports gate, which imports this
+    from .store import SessionState
 
 HEALTH_PREFIX = 'ROCKS_AUTOTUNE_'
 Checks = Dict[str, Dict[str, Any]]
@@ -108,24 +111,24 @@ def _manual(out: Checks, manual: str, restart: Optional[RestartRecord], osd: int
             f'systemctl restart ceph-osd@{osd}); {owner} goes on when it is back up'], osd=osd)
 
 
-def _session(out: Checks, s: Mapping[str, Any], active: bool) -> None:
-    osd = s['params']['osd']
-    if s['restore_failed'] is not None:
-        _add(out, 'RESTORE_FAILED', [s['error']] + s['restore_failed'], osd=osd)
+def _session(out: Checks, s: 'SessionState', active: bool) -> None:
+    osd = s.osd
+    if s.restore_failed is not None:
+        _add(out, 'RESTORE_FAILED', [s.error] + s.restore_failed, osd=osd)
     if not active:
         return
-    c = s['canaries'][str(osd)]
+    c = s.canaries[str(osd)]
     if not c['restarted']:
         _manual(out, c['manual'], c['restart'], osd, 'the session')
-    cur = s['current']
+    cur = s.current
     if cur is not None and cur.kind == 'recovery':
         _add(out, 'TRIAL_FAILED', [cur.error, f'restoring osd.{osd} to its original options'],
              index=cur.index, osd=osd)
-    p = s['pause']
+    p = s.pause
     if p is None:
         return
     timeout = (f'the session aborts and restores osd.{osd} if this lasts '
-               f'{s["settings"]["unhealthy_timeout"]:.0f}s')
+               f'{s.settings["unhealthy_timeout"]:.0f}s')
     if p['on'] == 'config':
         _add(out, 'CONFIG_CHANGED', p['reasons'] + [
             'every trial is built on the options in effect when the session started',

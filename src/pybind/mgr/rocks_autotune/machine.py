@@ -20,7 +20,7 @@ import threading
 import time
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol, Set, Tuple, Union, cast
+from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol, Set, Tuple, Union
 
 from . import health
 from .cluster import ClusterError
@@ -73,13 +73,6 @@ class Head(Protocol):
     cluster_errors: int
 
 
-class DictHead:
-    """Those of a record kept as a dict (the session's), as attributes."""
-
-    def __init__(self, record: Dict[str, Any]) -> None:
-        self.__dict__ = record
-
-
 class Phases:
     """A job's phases, on its record: each one's step, and the end of a pause
     that lasted too long."""
@@ -102,8 +95,8 @@ class Machine:
 
     def __init__(self, state: Any, save: Callable[[Any], None],
                  clock: Callable[[], float] = time.time) -> None:
-        self.state = state  # the record: the session's dict, the rollout's RolloutRecord
-        self.head: Head = cast(Head, DictHead(state)) if isinstance(state, dict) else state
+        self.state = state  # the record: the session's SessionState, the rollout's RolloutRecord
+        self.head: Head = state
         self._save = save
         self.clock = clock
         self.write_error = ''  # why the last save failed ('' it did not)

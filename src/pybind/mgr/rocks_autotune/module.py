@@ -10,7 +10,7 @@ import errno
 import json
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple, cast
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from mgr_module import HandleCommandResult, MgrModule, MgrStandbyModule, NotifyType, Option
 from orchestrator import OrchestratorClientMixin
@@ -27,7 +27,7 @@ from .rollout_plan import (NothingToRevert, RolloutRefused, parse_osd_ids, parti
                            plan_revert, recommendation, undo_commands)
 from .options import OPTIONS
 from .session import ACTIVE, Session, Settings
-from .store import HEAD_KEY, ROLLOUT_KEY, RolloutStore, SessionState, SessionStore, StoreError
+from .store import HEAD_KEY, ROLLOUT_KEY, RolloutStore, SessionStore, StoreError
 
 # a stop or abort asked of the session or rollout with this id: written before
 # the command is acknowledged, so a mgr that takes over after it still obeys
@@ -168,16 +168,15 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
             if state is None:
                 return
             Session.check_state(state)
-            self.session = Session(cast(SessionState, state), self.cluster, self.store.save,
-                                   self.clock)
+            self.session = Session(state, self.cluster, self.store.save, self.clock)
         except (ValueError, TypeError, KeyError) as e:
             # a rescue restores with the session's saved settings, else these
             self._rescue(str(e), Settings() if self.settings_error else self.settings())
             return
         if self.session.active:
-            self.log.info('resuming session %s on osd.%d', state['id'], self.session.osd)
+            self.log.info('resuming session %s on osd.%d', state.id, self.session.osd)
             req = saved_request(self.get_store(REQUEST_KEY))
-            if req.get('id') == state['id']:
+            if req.get('id') == state.id:
                 self.session.request('abort' if req.get('what') == 'abort' else 'stop')
             self.session.resume_after_failover()
 
@@ -561,8 +560,11 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         def make_plan() -> RolloutPlan:
             ids = parse_osd_ids(osds) if osds is not None else None
             session = self.panel_snapshot.state
-            opts, source = recommendation(session) if options is None else (options, '--options')
-            canary = session['params']['osd'] if session is not None else None
+            # rollout_plan reads the record's fields by name (vars: issue 44)
+            opts, source = (recommendation(None if session is None else dict(
+                vars(session), params=dataclasses.asdict(session.params)))
+                            if options is None else (options, '--options'))
+            canary = None if session is None else session.osd
             return plan_apply(self.cluster, opts, source, device_class, ids, canary,
                               force=force, allow_single_copy=allow_single_copy,
                               now=self.clock())

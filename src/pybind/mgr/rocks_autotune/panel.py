@@ -17,6 +17,7 @@ from .rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT, parse_
 from .perf_counters import write_amps
 from .views import View
 from .space import SearchSpace
+from .store import SessionState
 from .trial import Trial
 
 STATES = ('idle', 'running', 'stopping', 'restoring', 'done', 'stopped', 'aborted', 'failed')
@@ -49,7 +50,7 @@ SECURITY_HEADERS = {
 class Snapshot:
     """What the panel shows: the session's status() and a copy of its state."""
     status: Dict[str, Any] = field(default_factory=lambda: {'state': 'idle'})
-    state: Optional[Dict[str, Any]] = None
+    state: Optional[SessionState] = None
     reach: Optional[Dict[str, Any]] = None  # report.reach: where the best's commands go
 
     @classmethod
@@ -63,7 +64,7 @@ class Snapshot:
 
     @property
     def trials(self) -> List[Trial]:
-        return list((self.state or {}).get('trials') or [])
+        return [] if self.state is None else list(self.state.trials)
 
 
 @dataclass
@@ -141,7 +142,7 @@ def trial_rows(trials: List[Trial], default: str) -> List[Dict[str, Any]]:
 
 def best_view(snap: Snapshot) -> Optional[Dict[str, Any]]:
     """The confirmation's answer (`best -f json`), once it stands."""
-    out = report.best_summary(snap.state or {}, snap.reach)
+    out = None if snap.state is None else report.best_summary(snap.state, snap.reach)
     if out is not None:
         out['marker'] = marker(out['candidate'] or {}, markers(release_default(snap.status)))
     return out
@@ -304,7 +305,9 @@ METRICS: List[Tuple[str, str, Samples]] = [
 
 def metrics_text(snap: Snapshot) -> str:
     """Prometheus text exposition (format 0.0.4) of METRICS, `rocks_autotune_*`."""
-    seen = Seen(snap.status, views.final_answer(snap.state or {}), views.answer(snap.state or {}))
+    st = snap.state
+    seen = Seen(snap.status, None if st is None else views.final_answer(st),
+                None if st is None else views.answer(st))
     out = []
     idle = snap.status.get('state', 'idle') == 'idle'
     for name, help_, samples in METRICS[:1 if idle else None]:

@@ -16,6 +16,7 @@ from .rollout_plan import config_command
 from .rollout_record import RolloutPlan
 from .session_settings import WEAR
 from .space import Candidate
+from .store import SessionState
 from .trial import Trial
 from .workload import CLEANUP_RETRY, NAMESPACE
 
@@ -248,7 +249,7 @@ def reach(canary: int, osds: Mapping[int, OsdInfo]) -> Dict[str, Any]:
             'note': f'osd.{canary} {why}: the options go to every OSD'}
 
 
-def best_summary(state: Dict[str, Any],
+def best_summary(state: SessionState,
                  where: Optional[Dict[str, Any]] = None) -> Optional[Dict[str, Any]]:
     """`best -f json`: the confirmation's answer (its rounds' ratios, never the search's),
     None until it stands; with the commands that set a recommendation on the canary,
@@ -256,18 +257,19 @@ def best_summary(state: Dict[str, Any],
     result = final_answer(state)
     if result is None:
         return None
-    osd = state['params']['osd']
+    osd, conf = state.osd, state.confirm
+    assert conf is not None  # it has an answer
     arm = result.chosen
-    chosen = state['confirm'].arm(arm.arm) if arm else None
+    chosen = conf.arm(arm.arm) if arm else None
     if where is None:
         where = {'masks': None, 'device_class': None, 'osds': None,
                  'note': "the OSD map was not read: the canary's commands only"}
     commands = []
-    changed = list(state.get('config_changes') or [])
+    changed = list(state.config_changes)
     if chosen is not None:
         for who in [f'osd.{osd}'] + (where['masks'] or []):
             commands.append(config_command(who, OPTIONS, chosen.options))
-            if state.get('annexed'):  # the annex is folded into the options string
+            if state.annexed:  # the annex is folded into the options string
                 commands.append(config_command(who, ANNEX, ''))
         if changed:
             # the string embeds the base of the start: applying it undoes the change
@@ -292,7 +294,7 @@ def best_summary(state: Dict[str, Any],
         'candidates': [dict(figures(a), arm=a.arm, trial=a.trial, verdict=a.verdict,
                             why=a.why, rounds=a.objective.rounds,
                             objective_verdict=a.objective_verdict, steady=steady(a),
-                            options=state['confirm'].arm(a.arm).options)
+                            options=conf.arm(a.arm).options)
                        for a in result.arms],
         'canary': osd, **where, 'commands': commands,
         'config_changed': changed, 'seen': None if result.seen is None else asdict(result.seen),

@@ -47,17 +47,17 @@ class Search:
             os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
             os.environ.setdefault('OMP_NUM_THREADS', '1')
             from .optimizer import TrialOptimizer
-            cap = self.s.get('steady_cap')
+            cap = self.s.steady_cap
             if cap and cap.applied is None:
-                cap.settle(self.space, self.s['seed'])
+                cap.settle(self.space, self.s.seed)
             self.space.max_steady_bytes = cap.bytes if cap and cap.applied else 0
             warm = [self.space.base_candidate()] + [
                 self.space.candidate_from_options(parse_options(p))
                 for p in (self.release_default, NEW_TUNING, NEW_TUNING_LZ4)]
-            opt = TrialOptimizer(self.space, seed=self.s['seed'], warm_start=warm)
+            opt = TrialOptimizer(self.space, seed=self.s.seed, warm_start=warm)
             # a failed baseline run says nothing about the options themselves
             opt.replay([(Candidate.from_dict(t.candidate), t.told)
-                        for t in self.s['trials']
+                        for t in self.s.trials
                         if t.kind == 'candidate' or t.told is not None])
             self._optimizer = opt
         return self._optimizer
@@ -83,7 +83,7 @@ class Search:
     def add_trial(self, trial: Trial) -> None:
         """Record a trial once: a step retried after a later error records it
         again."""
-        trials = self.s['trials']
+        trials = self.s.trials
         # one trial in flight at a time: a retried one is the last recorded
         if trials and trials[-1].index == trial.index:
             trials[-1] = trial
@@ -94,17 +94,17 @@ class Search:
         """The confirmation, its steady check holding write-amp within
         --budget, or (wear) below the baseline's by confirm_margin."""
         s = self.s
-        if s.get('confirm') is None:
+        if s.confirm is None:
             raise ValueError('no confirmation planned')
-        wear = s['confirm'].wear_margin
-        return Confirmation(s['confirm'], s['trials'], s['seed'], s.get('base_options'),
+        wear = s.confirm.wear_margin
+        return Confirmation(s.confirm, s.trials, s.seed, s.base_options,
                             self.params.budget if wear is None else 1.0 / (1.0 + wear))
 
     def wear_calibration(self) -> wear_model.Calibration:
         """The wear model fitted to every window so far."""
         return wear_model.calibrate(
             wear_model.windows_of([(t.candidate, t.measurement)
-                                   for t in self.s['trials'] if t.measurement]),
+                                   for t in self.s.trials if t.measurement]),
             self.space.column_families, self.space.max_total_wal_size)
 
     def predicted_ratio(self, c: Candidate, cal: wear_model.Calibration) -> float:
@@ -120,10 +120,10 @@ class Search:
         perf_counters.judged's; under wear, the log of the predicted steady
         write-amp ratio plus judged's penalty on IOPS below 1 - guard, feasible
         when below the baseline's by confirm_margin, IOPS within the noise."""
-        if self.s['baseline'] is None:
+        if self.s.baseline is None:
             raise ValueError('a candidate was measured before the baseline')
-        base = Baseline(**self.s['baseline'])
-        design = self.s['plan']['design']
+        base = Baseline(**self.s.baseline)
+        design = self.s.plan['design']
         if not self.settings.wear:
             return perf_counters.judged(m, base, self.params.budget, self.params.workload,
                                         design)
@@ -131,7 +131,7 @@ class Search:
         floor = math.log1p(-self.settings.guard)
         ratio = self.predicted_ratio(c, cal or self.wear_calibration())
         told = math.log(ratio) + perf_counters.INFEASIBLE_WEIGHT * max(0.0, floor + score)
-        noise = self.s.get('noise')
+        noise = self.s.noise
         ok = (-score >= floor - (noise.sd if noise else 0.0)
               and ratio * (1.0 + self.settings.confirm_margin) <= 1.0
               and self.steady_judgeable(c))
@@ -141,17 +141,17 @@ class Search:
         """Whether a steady window of `c` can reach steady state within
         steady_window_limit (steady_cap): under the wear objective one that
         cannot is no finalist, whether or not the space was capped."""
-        cap = self.s.get('steady_cap')
+        cap = self.s.steady_cap
         return not cap or steady_bytes(
             c, self.space.column_families, self.space.max_total_wal_size) <= cap.bytes
 
     def rejudge(self) -> None:
         """Under the wear objective, every window judged again by the model
         as now calibrated; the optimizer is rebuilt at its next use."""
-        if not self.settings.wear or self.s['baseline'] is None:
+        if not self.settings.wear or self.s.baseline is None:
             return
         cal = self.wear_calibration()
-        for t in self.s['trials']:
+        for t in self.s.trials:
             if t.verdict not in ('baseline', 'feasible', 'infeasible') or not t.measurement:
                 continue
             verdict, score, t.told = self.judge(t.measurement, Candidate.from_dict(t.candidate),
@@ -163,20 +163,22 @@ class Search:
     def window_length(self, cur: Trial) -> Optional[float]:
         """The confirmation round `cur`'s window length (None for a search or
         steady window)."""
-        if cur.kind != 'confirm' or cur.steady:
+        conf = self.s.confirm
+        if cur.kind != 'confirm' or cur.steady or conf is None:
             return None
-        return self.s['confirm'].window
+        return conf.window
 
     def steady_limit(self, cur: Trial) -> Optional[float]:
         """How long the steady window `cur` may last at most (None: not one)."""
-        if cur.kind != 'confirm' or not cur.steady:
+        conf = self.s.confirm
+        if cur.kind != 'confirm' or not cur.steady or conf is None:
             return None
-        return max(self.params.duration, self.s['confirm'].steady.limit)
+        return max(self.params.duration, conf.steady.limit)
 
     def objective_window(self) -> float:
         """The rounds' window length: the median of the baseline runs' (the
         length the noise was measured on), at least --duration."""
-        runs = [t.measurement.seconds for t in self.s['trials']
+        runs = [t.measurement.seconds for t in self.s.trials
                 if t.verdict == 'baseline' and t.measurement]
         return max(self.params.duration, median(runs)) if runs else self.params.duration
 
@@ -184,18 +186,18 @@ class Search:
         """The search's next trial on `osd`: a baseline run, or the
         optimizer's candidate; None once the search is done."""
         s = self.s
-        done = [t for t in s['trials'] if t.verdict == 'baseline']
-        cands = [t for t in s['trials'] if t.kind == 'candidate']
+        done = [t for t in s.trials if t.verdict == 'baseline']
+        cands = [t for t in s.trials if t.kind == 'candidate']
         if len(done) < self.settings.baseline_runs:
             c = self.space.base_candidate()
-            return Trial(index=len(s['trials']), kind='baseline', candidate=c.to_dict(),
-                         options=s['base_options'], osd=osd)
+            return Trial(index=len(s.trials), kind='baseline', candidate=c.to_dict(),
+                         options=s.base_options, osd=osd)
         if len(cands) < self.params.trials:
             c = self.optimizer.ask()
             options = self.space.render(self.space.base, c)
             if self.settings.inject_options:
                 options += ',' + self.settings.inject_options
-            return Trial(index=len(s['trials']), kind='candidate', candidate=c.to_dict(),
+            return Trial(index=len(s.trials), kind='candidate', candidate=c.to_dict(),
                          options=options, osd=osd)
         return None
 
@@ -203,21 +205,21 @@ class Search:
         """A baseline run was recorded: once all are in, the baseline, the
         noise, and the runs scored against their own median."""
         s = self.s
-        runs = [t.measurement for t in s['trials']
+        runs = [t.measurement for t in s.trials
                 if t.kind == 'baseline' and t.verdict == 'baseline' and t.measurement]
         if len(runs) < self.settings.baseline_runs:
             return
         base = Baseline.of(runs, self.params.workload)
-        s['baseline'] = base.to_dict()
+        s.baseline = base.to_dict()
         self._plan_for_noise(runs, osd)
-        s['steady_cap'] = steady_cap(
+        s.steady_cap = steady_cap(
             runs, max(self.params.duration, self.settings.steady_window_limit))
         # the optimizer's first point; the next ask() rebuilds it from the trials
-        for t in s['trials']:
+        for t in s.trials:
             if t.verdict == 'baseline' and t.measurement:
                 t.score = t.told = perf_counters.score(
                     t.measurement, base, self.params.workload,
-                    s['plan']['design'])
+                    s.plan['design'])
         self._optimizer = None
         self.rejudge()
 
@@ -226,8 +228,8 @@ class Search:
         confirmation can see at it."""
         st = self.settings
         # on the figure the confirmation will judge (C/R under the split design)
-        key = perf_counters.objective(self.params.workload, self.s['plan']['design'])[0]
-        noise = self.s['noise'] = power.noise(
+        key = perf_counters.objective(self.params.workload, self.s.plan['design'])[0]
+        noise = self.s.noise = power.noise(
             [getattr(m, key) for m in runs], key, median(m.seconds for m in runs),
             st.objective, st.confirm_candidates, st.confirm_rounds, st.rounds_margin(),
             st.rounds_detect(), options.MAX_CONFIRM_ROUNDS)
@@ -239,10 +241,10 @@ class Search:
         config, not the current options: the baseline), measured as `plan` says."""
         s = self.s
         base = self.space.base_candidate().to_dict()
-        feasible = [t for t in s['trials']
+        feasible = [t for t in s.trials
                     if t.kind == 'candidate' and t.verdict == 'feasible' and t.candidate != base]
         # the finalists and rounds the noise asks for (as asked with none measured)
-        noise = s.get('noise')
+        noise = s.noise
         design = noise.design if noise else power.design(
             None, self.settings.confirm_candidates, self.settings.confirm_rounds,
             self.settings.rounds_margin(), self.settings.rounds_detect(),
@@ -256,7 +258,7 @@ class Search:
         # wear: each arm's predicted steady write-amp ratio, beside what its
         # steady windows will measure
         cal = self.wear_calibration() if st.wear else None
-        s['confirm'] = confirm.plan(
+        s.confirm = confirm.plan(
             [(first[c], mean) for c, mean in ranked], design.rounds, st.rounds_margin(),
             self.params.workload, plan, st.steady_pairs, st.steady_window_limit,
             st.restart_limit, st.read_guard, design, self.objective_window(),
@@ -269,8 +271,8 @@ class Search:
         at most: k + 1 a round, two a steady pair per finalist."""
         s = self.s
         st = self.settings
-        if s.get('confirm') is None:
-            return (max(0, st.baseline_runs + self.params.trials - len(s['trials'])),
+        if s.confirm is None:
+            return (max(0, st.baseline_runs + self.params.trials - len(s.trials)),
                     st.confirm_rounds * (st.confirm_candidates + 1),
                     2 * st.steady_pairs * st.confirm_candidates)
         conf = self.confirmation()
@@ -292,7 +294,7 @@ class Search:
             steady = max(steady, steady_length(
                 [(base_c, base)], self.params.duration, math.inf, self.space.column_families,
                 self.space.max_total_wal_size))
-        conf = s.get('confirm')
+        conf = s.confirm
         limit = max(self.params.duration, self.settings.steady_window_limit
                     if conf is None else conf.steady.limit)
         window = self.objective_window() if conf is None else conf.window
@@ -311,7 +313,7 @@ class Search:
         expected (`preconditioned`: a driven load preconditions the DB first)."""
         s = self.s
         st = self.settings
-        done = [(t, t.measurement) for t in s['trials'] if t.measurement and t.seconds]
+        done = [(t, t.measurement) for t in s.trials if t.measurement and t.seconds]
         steady, limit, window, need = self._window_lengths(done)
         pre = canary.get('precondition') or {}
         pre_spent = pre.get('seconds', 0.0) + pre.get('fill_seconds', 0.0)
@@ -336,7 +338,7 @@ class Search:
         expect = min(limit, need or steady or limit)
         steady_cost = min(steadies, 2 * st.steady_pairs) * (over + expect + probe)
         finalist = alone + rounds + steady_cost
-        cur, w = s['current'], canary['window']
+        cur, w = s.current, canary['window']
         if cur is not None and w is not None and cur.kind != 'recovery':
             # the measurement in flight is counted above whole: what it spent
             # comes off, up to the length each branch counted it at (a steady
@@ -357,7 +359,7 @@ class Search:
                 'steady_window_limit': limit, 'confirm_window': window,
                 'steady_windows_left': steadies, 'steady_need': need,
                 'left_seconds': max(0.0, left), 'expected_seconds': max(0.0, expected),
-                'keep_seconds': None if s.get('confirm') else alone,
+                'keep_seconds': None if s.confirm else alone,
                 'finalist_seconds': max(0.0, finalist), 'finalist_chance': chance,
                 'pass_chance': passes}
 
@@ -368,9 +370,9 @@ class Search:
         left is, each at the rule of succession's rate over those measured
         (none feasible of n: 1 / (n + 2))."""
         s = self.s
-        if s.get('confirm') is not None:
-            return 1.0 if s['confirm'].arms else 0.0
-        tried = [t for t in s['trials'] if t.kind == 'candidate']
+        if s.confirm is not None:
+            return 1.0 if s.confirm.arms else 0.0
+        tried = [t for t in s.trials if t.kind == 'candidate']
         if any(t.verdict == 'feasible' for t in tried):
             return 1.0
         left = max(0, self.params.trials - len(tried))
@@ -382,14 +384,14 @@ class Search:
         the planned noise, rounds and margin) at the gain its search window
         showed, the best feasible one's (1 before the noise is planned)."""
         s = self.s
-        conf = s.get('confirm')
+        conf = s.confirm
         if conf is not None and any(a.passed for a in conf.arms):
             return 1.0
-        noise = s.get('noise')
-        ranked = [t.score for t in s['trials'] if t.kind == 'candidate'
+        noise = s.noise
+        ranked = [t.score for t in s.trials if t.kind == 'candidate'
                   and t.verdict == 'feasible' and t.score is not None]
         if conf is not None:
-            ranked = [t.score for t in s['trials'] if t.score is not None
+            ranked = [t.score for t in s.trials if t.score is not None
                       and t.index in {a.trial for a in conf.arms if not a.out}]
         if not noise or not ranked:
             return 1.0

@@ -3,7 +3,7 @@
 Each step does one short piece of work (a config change, one bench chunk,
 one poll) and says when to come back, so the serve loop stays responsive and
 the unit tests run it on a fake cluster and clock.  The whole state is a
-JSON-able dict, saved after every step (and before a restart is issued); a
+record (store.SessionState), saved after every step (and before a restart is issued); a
 new active mgr rebuilds the session (and its optimizer, by replaying the
 recorded trials) from it.
 
@@ -16,7 +16,7 @@ goes through the restore, but `Phases.fail` where restoring cannot go on.
 """
 import copy
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any, Callable, Dict, List, Optional, Set
 
 from . import measurement_plan, session_start, views
@@ -31,7 +31,7 @@ from .search import Search
 from .session_phases import ENDING, MEASURING, MOVES, P, Phase, Phases, standing_changes
 from .session_settings import Settings
 from .space import Candidate, SearchSpace
-from .store import ACTIVE, STATE_VERSION, Ending, SessionState, StartRecord
+from .store import ACTIVE, Ending, SessionState, StartRecord
 from .trial import Trial
 from .views import View
 from .workload import CLEANUP_RETRY
@@ -50,13 +50,13 @@ class Session(Machine):
         self.cluster = cluster
         # the settings the session started with: a failover (or an option
         # changed since) does not change them mid-session
-        self.settings = settings = Settings.from_dict(state['settings'])
-        self.osd: int = state['params']['osd']
-        self.params = Params(**state['params'])
-        self.release_default: str = state['release_default']
+        self.settings = settings = Settings.from_dict(state.settings)
+        self.params = state.params
+        self.osd = state.osd
+        self.release_default = state.release_default
         self.space = SearchSpace(compressions=settings.compressions,
-                                 base=parse_options(state['base_options']),
-                                 column_families=parse_sharding(state['sharding']))
+                                 base=parse_options(state.base_options),
+                                 column_families=parse_sharding(state.sharding))
         # the memtable cap; by default, what the release's own default may use
         default = SearchSpace.candidate_from_options(parse_options(self.release_default))
         self.space.max_memtable_bytes = settings.max_memtable_bytes or self.space.memtable_bytes(
@@ -83,7 +83,7 @@ class Session(Machine):
         """A new session, persisted (its canary's originals first) before any
         change.  StartRefused: it cannot start, nothing was changed or saved."""
         state = session_start.first_state(cluster, params, settings, clock())
-        osd = state['params']['osd']
+        osd = state.osd
         try:
             session = cls(state, cluster, save, clock)
             session.space.base_candidate()
@@ -99,33 +99,30 @@ class Session(Machine):
         return session
 
     @staticmethod
-    def check_state(state: Any) -> None:
+    def check_state(state: SessionState) -> None:
         """Raise ValueError if a persisted session is not one this code wrote."""
-        if not isinstance(state, dict) or state.get('version') != STATE_VERSION:
-            raise ValueError('session state has an unknown format')
-        for key, typ in (('state', str), ('phase', str), ('params', dict), ('originals', dict),
+        for key, typ in (('state', str), ('phase', str), ('originals', dict),
                          ('base_options', str), ('trials', list), ('seed', int),
                          ('canaries', dict), ('plan', dict),
                          ('canaries_at_start', dict), ('settings', dict),
                          ('release_default', str), ('sharding', str)):
-            if not isinstance(state.get(key), typ):
+            if not isinstance(getattr(state, key), typ):
                 raise ValueError(f'session state field {key!r} is missing or malformed')
-        if not isinstance(state['params'].get('osd'), int):
+        osd = state.params.osd
+        if not isinstance(osd, int):
             raise ValueError('session state has no canary OSD')
-        measurement_plan.check(state['plan'])
+        measurement_plan.check(state.plan)
         # one canary, the plan's, recorded (by its OSD) at the start
-        if {str(o) for o in state['plan']['osds']} | {str(state['params']['osd'])} != set(
-                state['canaries']):
+        if {str(o) for o in state.plan['osds']} | {str(osd)} != set(state.canaries):
             raise ValueError('session state has no record of a canary it measures')
-        if not set(state['canaries']) <= set(state['canaries_at_start']):
+        if not set(state.canaries) <= set(state.canaries_at_start):
             raise ValueError('session state has a canary its start record does not name')
-        for rec in [state] + list(state['canaries'].values()) + list(
-                state['canaries_at_start'].values()):
-            if not isinstance(rec, dict) or not isinstance(rec.get('originals'), dict) or set(
-                    rec['originals']) != set(SAVED) or not all(
-                    v is None or isinstance(v, str) for v in rec['originals'].values()):
+        for originals in [state.originals] + [c['originals'] for c in state.canaries.values()] + [
+                c.originals for c in state.canaries_at_start.values()]:
+            if not isinstance(originals, dict) or set(originals) != set(SAVED) or not all(
+                    v is None or isinstance(v, str) for v in originals.values()):
                 raise ValueError('session state has malformed saved originals')
-        for rec in state['canaries'].values():
+        for rec in state.canaries.values():
             for key in ('noout_ours', 'running_dirty', 'restarted'):
                 if not isinstance(rec.get(key), bool):
                     raise ValueError(f'session state field {key!r} is missing or malformed')
@@ -133,13 +130,13 @@ class Session(Machine):
             if seen is not None and not (isinstance(seen, dict) and all(
                     isinstance(v, dict) for v in seen.values())):
                 raise ValueError('session state field \'config_seen\' is malformed')
-        for rec in state['canaries_at_start'].values():
-            if not isinstance(rec.get('noout_at_start'), bool):
+        for c in state.canaries_at_start.values():
+            if not isinstance(c.noout_at_start, bool):
                 raise ValueError('session state field \'noout_at_start\' is missing or malformed')
-        for t in state['trials']:
+        for t in state.trials:
             Candidate.from_dict(t.candidate)
-        Phase(state['phase'])
-        Settings.from_dict(state['settings'])
+        Phase(state.phase)
+        Settings.from_dict(state.settings)
 
     @classmethod
     def rescue(cls, start: StartRecord, why: str, cluster: Cluster, settings: Settings,
@@ -150,10 +147,10 @@ class Session(Machine):
         candidate, the noout it may have set) and end failed."""
         state = session_start.rescue_state(start, why, clock())
         try:
-            Settings.from_dict(state['settings'])
+            Settings.from_dict(state.settings)
         except (ValueError, KeyError, AttributeError):
             # restoring needs few settings: the module's own do
-            state['settings'] = asdict(settings)
+            state.settings = asdict(settings)
         cls.check_state(state)
         return cls(state, cluster, save, clock)
 
@@ -170,19 +167,19 @@ class Session(Machine):
     def _take(self, requests: Set[str]) -> None:
         s = self.s
         if 'abort' in requests and self.active:
-            s['abort'] = True
-            s['message'] = 'aborting: restoring the canary'
-        elif 'stop' in requests and s['state'] == 'running':
-            s['state'] = 'stopping'
-            s['message'] = 'stopping after the trial in flight'
+            s.abort = True
+            s.message = 'aborting: restoring the canary'
+        elif 'stop' in requests and s.state == 'running':
+            s.state = 'stopping'
+            s.message = 'stopping after the trial in flight'
 
     def resume_after_failover(self) -> None:
         """A new mgr took over: a window in flight cannot be trusted; redo it
         (but a steady one measured whose read probe was in flight: the probe
         starts again).  Deadlines start again on this mgr's clock
         (restart.resume_after_failover)."""
-        cur = self.s['current']
-        if self.s['phase'] in MEASURING and cur is not None and not (
+        cur = self.s.current
+        if self.s.phase in MEASURING and cur is not None and not (
                 self.phases.probes_reads(cur) and cur.measurement is not None):
             self._enter(P.APPLY, 'mgr restarted mid-trial: running the trial again')
             cur.measurement = None  # taken in the window that is redone
@@ -194,10 +191,10 @@ class Session(Machine):
     # ------------------------------------------------------------ the loop
 
     def _phase(self) -> Phase:
-        return Phase(self.s['phase'])
+        return Phase(self.s.phase)
 
     def _interrupt(self, now: float) -> Optional[Move]:
-        if self.s['abort'] and self.s['phase'] not in ENDING:
+        if self.s.abort and self.s.phase not in ENDING:
             return Go(P.RESTORE)
         return None
 
@@ -206,19 +203,19 @@ class Session(Machine):
         self.search.forget()
 
     def _give_up(self, error: str) -> Move:
-        if self.s['phase'] in ENDING:
+        if self.s.phase in ENDING:
             return self.phases.fail(error)
-        self.s['error'] = error
+        self.s.error = error
         return Go(P.RESTORE, error + '; restoring the canary')
 
     def _persist(self) -> bool:
-        self.s['config_changes'] = standing_changes(self.canary)
+        self.s.config_changes = standing_changes(self.canary)
         return super()._persist()
 
     def tidy(self) -> None:
         """An ended session whose client objects are not all removed (its pool
         was full or unhealthy at the end): another try, CLEANUP_RETRY apart."""
-        c = self.s.get('client')
+        c = self.s.client
         if self.active or not c or c.removed is not None \
                 or self.clock() - (c.tried or 0) < CLEANUP_RETRY:
             return
@@ -235,26 +232,26 @@ class Session(Machine):
         """Copies for the other threads: the record's head, and each trial
         once it differs from its last copy (a step seldom changes one), not
         every trial at every publish."""
-        trials, shown = self.s['trials'], self._shown
+        trials, shown = self.s.trials, self._shown
         del shown[len(trials):]
         for i, t in enumerate(trials):
             if i >= len(shown) or shown[i] != t:
                 shown[i:i + 1] = [copy.deepcopy(t)]
-        record = copy.deepcopy({k: v for k, v in self.s.items() if k != 'trials'})
-        record['trials'] = list(shown)
+        record = copy.deepcopy(replace(self.s, trials=[]))
+        record.trials = list(shown)
         return View(status=copy.deepcopy(self.status()), record=record, active=self.active)
 
     def progress_event(self) -> views.ProgressEvent:
         s = self.s
         return views.ProgressEvent(
-            id=f'rocks-autotune-{s["id"]}', message=f'Tuning RocksDB on osd.{self.osd} '
-            f'({s["phase"]})', progress=self.progress(), refs=[('osd', self.osd)],
-            failure=(f'rocks_autotune {s["message"]}'
-                     if s['state'] in (Ending.FAILED, Ending.ABORTED) else None))
+            id=f'rocks-autotune-{s.id}', message=f'Tuning RocksDB on osd.{self.osd} '
+            f'({s.phase})', progress=self.progress(), refs=[('osd', self.osd)],
+            failure=(f'rocks_autotune {s.message}'
+                     if s.state in (Ending.FAILED, Ending.ABORTED) else None))
 
     def progress(self) -> float:
         """Measurements done over those planned."""
-        done = len(self.s['trials'])
+        done = len(self.s.trials)
         return min(1.0, done / max(1, done + sum(self.search.left())))
 
     def time_said(self) -> Dict[str, Any]:

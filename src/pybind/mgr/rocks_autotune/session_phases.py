@@ -104,35 +104,35 @@ class WayOut(JobPhases):
         """How a session that restores its canary ends: decided when the
         restore begins (its own failure ends it through `fail`)."""
         s = self.s
-        if s['error']:
+        if s.error:
             return Ending.FAILED
-        if s['abort']:
+        if s.abort:
             return Ending.ABORTED
-        return Ending.STOPPED if s['state'] == 'stopping' else Ending.DONE
+        return Ending.STOPPED if s.state == 'stopping' else Ending.DONE
 
     def finish(self) -> Go:
         s = self.s
         self.canary.clear_noout()
         self.canary.remove_client_objects()
-        end = self.end(Ending(s['final']) if s.get('final') else self.outcome())
-        s['config_changes'] = standing_changes(self.canary)
+        end = self.end(Ending(s.final) if s.final else self.outcome())
+        s.config_changes = standing_changes(self.canary)
         result = views.answer(s)
-        s['message'] = f'{s["state"]}: ' + (
+        s.message = f'{s.state}: ' + (
             views.answer_line(result) if result is not None
             else 'no answer: the session ended before its confirmation')
-        if s.get('config_changes'):
-            s['message'] += ('; config changed by someone else during the session, left as '
-                             'they set them: ' + '; '.join(s['config_changes']))
+        if s.config_changes:
+            s.message += ('; config changed by someone else during the session, left as '
+                          'they set them: ' + '; '.join(s.config_changes))
         return end
 
     def fail(self, error: str) -> Go:
         """End where restoring cannot go on; what is left, for the admin's health check."""
         s = self.s
-        s['error'] = error
-        s['restore_failed'] = self.canary.restore_where_failed()
+        s.error = error
+        s.restore_failed = self.canary.restore_where_failed()
         self.canary.remove_client_objects()  # never raises: a failure is kept in the record
         end = self.end(Ending.FAILED)
-        s['message'] = f'failed: {error}'
+        s.message = f'failed: {error}'
         return end
 
     def end(self, ending: Ending) -> Go:
@@ -140,8 +140,8 @@ class WayOut(JobPhases):
         named, the ending set; the move to the end phase."""
         s = self.s
         self.canary.note_last_crashes()
-        s['state'] = ending.value
-        s['ended'] = self.clock()
+        s.state = ending.value
+        s.ended = self.clock()
         return Go(P.END, delay=60.0)
 
     def restart_back(self, now: float, canary: CanaryOsd) -> Union[Result, Go]:
@@ -159,10 +159,10 @@ class WayOut(JobPhases):
         """The canary's originals' config; then, if its process may run
         something else, the gated restart onto them."""
         s = self.s
-        if s['state'] != 'restoring':
-            s['final'] = self.outcome().value
-        s['state'] = 'restoring'
-        s['current'] = None
+        if s.state != 'restoring':
+            s.final = self.outcome().value
+        s.state = 'restoring'
+        s.current = None
         if not self.canary.restore(now):
             return self.finish()
         return Go(P.RESTORE_WAIT, f'waiting to restart osd.{self.canary.osd} on its original '
@@ -199,7 +199,7 @@ class Phases(WayOut):
         self.s = s
         self.cluster = cluster
         self.params = params
-        self.osd: int = s['params']['osd']
+        self.osd = s.osd
         self.space = space
         self.search = search
         self.settings = settings
@@ -226,17 +226,17 @@ class Phases(WayOut):
 
     def abort(self, error: str, said: str = '') -> Go:
         """The session ends failed, restoring its canary."""
-        self.s['error'] = error
-        self.s['abort'] = True
+        self.s.error = error
+        self.s.abort = True
         return Go(P.RESTORE, said or error)
 
     # ------------------------------------------------------------ the window in flight
 
     def cur(self) -> Trial:
         """The trial in flight: every trial phase has one."""
-        cur = self.s['current']
+        cur = self.s.current
         if cur is None:
-            raise ValueError(f'no trial in flight in phase {self.s["phase"]}')
+            raise ValueError(f'no trial in flight in phase {self.s.phase}')
         return cur
 
     # ------------------------------------------------------------ what comes next
@@ -247,19 +247,19 @@ class Phases(WayOut):
 
     def next_trial(self) -> Move:
         s = self.s
-        if s['state'] == 'stopping':
+        if s.state == 'stopping':
             return Go(P.RESTORE, 'stopped by request; restoring the canary')
         trial = self.search.next_trial(self.osd)
         if trial is None:
-            self.search.plan_confirmation(s['plan'])
+            self.search.plan_confirmation(s.plan)
             return Go(P.CONFIRM, 'search done: confirming its best candidates')
         trial.started = self.clock()
-        s['current'] = trial
+        s.current = trial
         return Go(P.APPLY, f'trial {trial.index}: {trial.kind}')
 
     def next_confirmation(self) -> Move:
         s = self.s
-        if s['state'] == 'stopping':
+        if s.state == 'stopping':
             return Go(P.RESTORE, 'stopped by request; restoring the canary')
         conf = self.search.confirmation()
         nxt = conf.next()
@@ -268,7 +268,7 @@ class Phases(WayOut):
             return Go(P.RESTORE, 'confirmation done: ' + views.answer_line(result)
                       + '; restoring the canary')
         r, slot, steady = nxt
-        s['current'] = t = self._confirm_trial(conf, r, slot, len(s['trials']), steady)
+        s.current = t = self._confirm_trial(conf, r, slot, len(s.trials), steady)
         what = (f'steady check of {steady} (pair {r + 1}/{conf.rec.steady.pairs}, a window '
                 'until a compaction and every column family\'s cycle of WAL bytes)' if steady
                 else
@@ -281,7 +281,7 @@ class Phases(WayOut):
                        steady: str) -> Trial:
         if slot.arm == BASELINE:
             candidate = self.space.base_candidate().to_dict()
-            options = self.s['base_options']
+            options = self.s.base_options
         else:
             a = conf.rec.arm(slot.arm)
             candidate, options = a.candidate, a.options
@@ -323,7 +323,7 @@ class Phases(WayOut):
             if runs_candidate(cur):
                 # an OSD that will not start on the candidate fails the restart
                 return self.trial_failed(f'restart on the candidate failed: {e}')
-            self.s['error'] = f'restart failed: {e}'
+            self.s.error = f'restart failed: {e}'
             return Go(P.RESTORE, f'restart failed: {e}')
         if r.outcome.held:
             return Pause(r.reasons)
@@ -389,7 +389,7 @@ class Phases(WayOut):
     def warmup(self, now: float) -> Move:
         # the warm-up is timed from the phase's start
         try:
-            done, delay = self.canary.window.warmup(now, self.s['phase_started'])
+            done, delay = self.canary.window.warmup(now, self.s.phase_started)
         except ClusterError as e:
             return self.load_failed(f'osd.{self.canary.osd} failed during warm-up: {e}')
         if done:
@@ -466,7 +466,7 @@ class Phases(WayOut):
 
     def _window_done(self) -> None:
         self.canary.rec['window'] = None
-        self.s['current'] = None
+        self.s.current = None
 
     # -- a failed trial's recovery: the canary back on its originals.  It
     # does not wait for health (a canary may be down), only for the restart
@@ -477,7 +477,7 @@ class Phases(WayOut):
         """The client load's pool marked full (its quota reached, or an OSD
         past the full ratio): its writes would wait there for good, so the
         session ends (its objects go with it: deletes pass a full pool)."""
-        c = self.s.get('client')
+        c = self.s.client
         if not c:
             return None
         if not any(p.full for p in self.cluster.pool_states().values() if p.name == c.pool):
@@ -500,7 +500,7 @@ class Phases(WayOut):
                                       told=None, seconds=self.clock() - cur.started))
         self.canary.rec['window'] = None
         # its error, for the health check while the recovery is in flight
-        s['current'] = replace(cur, kind='recovery', error=error)
+        s.current = replace(cur, kind='recovery', error=error)
         if cur.kind == 'confirm':
             conf = self.search.confirmation()
             assert cur.round is not None  # a confirmation's trial has its round
@@ -531,10 +531,10 @@ class Phases(WayOut):
         canary = self.canary
         r = self._wait_step(now)
         if r.outcome == Outcome.UP:
-            s['current'] = None
+            s.current = None
             if self.settings.on_failure == 'stop':
-                s['state'] = 'stopping'
-            return Go(P.NEXT if s.get('confirm') is None else P.CONFIRM)
+                s.state = 'stopping'
+            return Go(P.NEXT if s.confirm is None else P.CONFIRM)
         return self.not_up_yet(canary, r, lambda timeout: self.fail(
             f'osd.{canary.osd} did not come back on its original options within '
             f'{timeout:.0f}s; its config is restored'))

@@ -7,7 +7,7 @@ Everything here reads the cluster and changes nothing; a check that fails
 raises StartRefused with what to do about it.
 """
 import uuid
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any, Dict, Optional, Sequence, Tuple
 
 from . import measurement_plan
@@ -19,7 +19,7 @@ from .measurement_plan import SEQUENTIAL, SPLIT
 from .rocksdb_options import parse_options, parse_sharding
 from .session_settings import Settings
 from .space import SearchSpace
-from .store import STATE_VERSION, SessionState, StartRecord, canaries_at_start, canary_start
+from .store import CanaryStart, SessionState, StartRecord
 from .workload import CLIENT, ClientRecord, client_pool, sample, split_refusal, up_osds
 
 
@@ -52,22 +52,15 @@ def first_state(cluster: Cluster, params: Params, settings: Settings,
     client = client_record(cluster, osd, settings) if params.workload == CLIENT else None
     params.osd = osd
     noout = cluster.has_noout(osd)
-    state: SessionState = {
-        'version': STATE_VERSION, 'id': str(uuid.uuid4()), 'state': 'running',
-        'phase': 'prepare', 'params': asdict(params), 'reason': reason,
-        'originals': originals, 'base_options': base, 'annexed': annexed,
-        'release_default': release_default, 'sharding': sharding,
-        'seed': settings.seed, 'trials': [], 'current': None, 'baseline': None,
-        'started': now, 'ended': None, 'phase_started': now, 'message': 'starting',
-        'error': '', 'abort': False, 'noout_at_start': noout,
-        'settings': asdict(settings), 'paused_since': None, 'pause': None, 'restore_failed': None,
-        'cluster_errors': 0, 'config_changes': [], 'client': client,
-        'client_pool': client.pool if client else None,
-        'canaries': {str(osd): new_record(originals, annexed, canary.entries())},
-        'canaries_at_start': {str(osd): canary_start(originals, annexed, noout)},
-        'plan': measurement_plan.single(osd, client),
-    }
-    return state
+    return SessionState(
+        id=str(uuid.uuid4()), params=replace(params), reason=reason, originals=originals,
+        base_options=base, annexed=annexed, release_default=release_default, sharding=sharding,
+        seed=settings.seed, started=now, settings=asdict(settings), noout_at_start=noout,
+        canaries_at_start={str(osd): CanaryStart(originals, annexed, noout)},
+        client_pool=client.pool if client else None, state='running', phase='prepare',
+        phase_started=now, message='starting',
+        canaries={str(osd): new_record(originals, annexed, canary.entries())},
+        plan=measurement_plan.single(osd, client), client=client)
 
 
 def client_record(cluster: Cluster, osd: int, settings: Settings) -> ClientRecord:
@@ -181,22 +174,16 @@ def rescue_state(start: StartRecord, why: str, now: float) -> SessionState:
     record is not: it restores the canary the start record names (config,
     the gated restart: it may run a candidate, the noout it may have set)
     and ends failed."""
-    osd = start['params']['osd']
-    at_start = canaries_at_start(start)
-    pool = start['client_pool']
-    state: SessionState = {
-        **start, 'version': STATE_VERSION, 'state': 'running', 'phase': 'restore',
-        'trials': [], 'current': None, 'baseline': None, 'ended': None,
-        'phase_started': now, 'message': 'restoring the canary: ' + why, 'error': why,
-        'abort': True, 'paused_since': None, 'pause': None, 'restore_failed': None,
-        'cluster_errors': 0, 'config_changes': [], 'canaries_at_start': at_start,
+    pool = start.client_pool
+    return SessionState(
+        **vars(start), state='running', phase='restore', phase_started=now,
+        message='restoring the canary: ' + why, error=why, abort=True,
         # the client load's objects, if any, are in its namespace there: they go
         # too (the pool is all a rescue knows of them)
-        'client': None if pool is None else ClientRecord(pool, 0, [], None),
-        'plan': measurement_plan.sequential(osd),
+        client=None if pool is None else ClientRecord(pool, 0, [], None),
+        plan=measurement_plan.sequential(start.osd),
         # what was there is lost with the state: restore as before (config
         # seen unknown; it may run a candidate, under the noout it set)
-        'canaries': {o: new_record(c['originals'], c['annexed'], None,
-                                   noout_ours=not c['noout_at_start'], running_dirty=True)
-                     for o, c in at_start.items()}}
-    return state
+        canaries={o: new_record(c.originals, c.annexed, None, noout_ours=not c.noout_at_start,
+                                running_dirty=True)
+                  for o, c in start.canaries_at_start.items()})

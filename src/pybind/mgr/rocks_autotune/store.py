@@ -30,12 +30,13 @@ record as after any unreadable head.
 import copy
 import json
 from contextlib import suppress
-from dataclasses import replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from enum import Enum
-from typing import Any, Callable, Dict, List, Mapping, Optional, TypedDict, cast
+from typing import Any, Callable, Dict, List, Optional, cast
 
 from .canary_record import CanaryRecord
 from .confirm import ConfirmRecord
+from .gate import Params
 from .power import Noise
 from .rollout_record import ROLLOUT_VERSION, Masks, RolloutOsd, RolloutRecord
 from .trial import Trial
@@ -64,7 +65,8 @@ MAX_VALUE = 48 << 10
 STATE_VERSION = 8
 
 
-class CanaryStart(TypedDict):
+@dataclass
+class CanaryStart:
     """How to put one canary back as it was before the session changed it:
     what a rescue restores it from."""
     originals: Dict[str, Optional[str]]  # canary.Originals
@@ -72,12 +74,13 @@ class CanaryStart(TypedDict):
     noout_at_start: bool  # an admin's noout: not ours to clear
 
 
-class StartRecord(TypedDict):
-    """What a session started with (START_FIELDS).  The session's own
-    canary's originals, annex flag and noout are in its own fields too, as
-    they were when it had only one."""
+@dataclass
+class StartRecord:
+    """What a session started with: its START_KEY (and ORIGINALS_KEY), a
+    rescue's whole record.  The session's own canary's originals, annex flag
+    and noout are in its own fields too, as they were when it had only one."""
     id: str
-    params: Dict[str, Any]  # gate.Params
+    params: Params
     reason: str
     originals: Dict[str, Optional[str]]  # canary.Originals
     base_options: str
@@ -86,7 +89,7 @@ class StartRecord(TypedDict):
     sharding: str
     seed: int
     started: float
-    settings: Dict[str, Any]  # session.Settings
+    settings: Dict[str, Any]  # session.Settings (a rescue reads it leniently)
     noout_at_start: bool
     # the canary's, by its OSD id as a string (a dict of one)
     canaries_at_start: Dict[str, CanaryStart]
@@ -94,84 +97,100 @@ class StartRecord(TypedDict):
     # a rescue removes them
     client_pool: Optional[str]
 
+    @property
+    def osd(self) -> int:
+        """The canary's id: params.osd, chosen before the record is made."""
+        return cast(int, self.params.osd)
 
-# everything else but the trials and the confirmation is the head's
-START_FIELDS = tuple(StartRecord.__annotations__)
+    def start_json(self) -> Dict[str, Any]:
+        """The start record as JSON holds it (a session's too: its start fields)."""
+        return dict({f.name: getattr(self, f.name) for f in fields(StartRecord)},
+                    params=asdict(self.params),
+                    canaries_at_start={o: asdict(c) for o, c in self.canaries_at_start.items()})
 
+    @staticmethod
+    def _made(saved: Dict[str, Any]) -> Dict[str, Any]:
+        """The start fields of `saved` that are records, made (TypeError: malformed)."""
+        at = saved['canaries_at_start']
+        # a rescue reads it alone: malformed is unreadable (ValueError), not a crash
+        if not (isinstance(at, dict) and all(isinstance(c, dict) for c in at.values())):
+            raise ValueError('the start record\'s canaries_at_start is missing or malformed')
+        return dict(params=Params(**saved['params']),
+                    canaries_at_start={o: CanaryStart(**c) for o, c in at.items()})
 
-def canary_start(originals: Dict[str, Optional[str]], annexed: bool,
-                 noout_at_start: bool) -> CanaryStart:
-    return {'originals': originals, 'annexed': annexed, 'noout_at_start': noout_at_start}
-
-
-def canaries_at_start(start: Mapping[str, Any]) -> Dict[str, CanaryStart]:
-    """The canary's part of a start record (by OSD)."""
-    saved: Optional[Dict[str, CanaryStart]] = start.get('canaries_at_start')
-    # a rescue reads it alone: malformed is unreadable (ValueError), not a crash
-    if not (isinstance(saved, dict) and all(isinstance(c, dict) for c in saved.values())):
-        raise ValueError('the start record\'s canaries_at_start is missing or malformed')
-    return saved
-
-
-class _Head(TypedDict):
-    pause: Optional[Dict[str, Any]]  # the pause in effect (machine.Pause): on, reasons, osd
-    # a restore that could not go on: what it left, a line each
-    restore_failed: Optional[List[str]]
-    version: int
-    state: str  # running | stopping | restoring | done | stopped | aborted | failed
-    phase: str  # session.Phase
-    trials: List[Trial]
-    current: Optional[Trial]  # the trial in flight
-    baseline: Optional[Dict[str, Any]]  # perf_counters.Baseline
-    ended: Optional[float]
-    phase_started: float
-    message: str
-    error: str
-    abort: bool
-    paused_since: Optional[float]
-    cluster_errors: int
-    # the canary's record by its OSD id (params.osd's; a dict of one)
-    canaries: Dict[str, CanaryRecord]
-    plan: Dict[str, Any]  # how the canary measures a confirmation (measurement_plan)
-    # someone else's changes that stand at the canary (each once)
-    config_changes: List[str]
+    @classmethod
+    def from_json(cls, saved: Dict[str, Any]) -> 'StartRecord':
+        return cls(**dict(saved, **cls._made(saved)))
 
 
-class SessionState(StartRecord, _Head, total=False):
-    """The persisted session (version STATE_VERSION); `final` once it ends."""
-    final: str
-    other_checks: List[str]  # others' health checks at the last look (gate.Health)
-    confirm: ConfirmRecord  # the confirmation, once the search is done (confirm.plan)
-    client: Optional[ClientRecord]
-    # the noise the baseline's A/A pairs measured and the confirmation's plan
-    # at it (power.noise); None with no pair
-    noise: Optional[Noise]
-    # the most WAL bytes a steady window can write, and whether the search
-    # keeps to it (window.steady_cap); None without WAL counts
-    steady_cap: Optional[SteadyCap]
-
-
+# the head's fields JSON leaves out while they are None, as before they were set
+_UNSET = ('final', 'other_checks', 'noise', 'steady_cap')
 # the session's records that are objects, by key: stored by their to_json
 _RECORDS: Dict[str, Any] = {'client': ClientRecord, 'current': Trial, 'confirm': ConfirmRecord,
                             'noise': Noise, 'steady_cap': SteadyCap}
 
 
-def as_json(state: Mapping[str, Any]) -> Dict[str, Any]:
-    """A session's record as JSON holds it: its typed records by their to_json."""
-    out = dict(state, **{k: state[k].to_json() for k in _RECORDS if state.get(k) is not None})
-    if 'trials' in state:
-        out['trials'] = [t.to_json() for t in state['trials']]
-    return out
+@dataclass
+class SessionState(StartRecord):
+    """The persisted session (version STATE_VERSION): its start record and
+    its head (HEAD_KEY), the trials and the confirmation."""
+    state: str  # running | stopping | restoring | done | stopped | aborted | failed
+    phase: str  # session.Phase
+    phase_started: float
+    message: str
+    # the canary's record by its OSD id (params.osd's; a dict of one)
+    canaries: Dict[str, CanaryRecord]
+    plan: Dict[str, Any]  # how the canary measures a confirmation (measurement_plan)
+    client: Optional[ClientRecord]
+    trials: List[Trial] = field(default_factory=list)
+    current: Optional[Trial] = None  # the trial in flight
+    baseline: Optional[Dict[str, Any]] = None  # perf_counters.Baseline
+    ended: Optional[float] = None
+    error: str = ''
+    abort: bool = False
+    paused_since: Optional[float] = None
+    pause: Optional[Dict[str, Any]] = None  # the pause in effect (machine.Pause): on, reasons, osd
+    # a restore that could not go on: what it left, a line each
+    restore_failed: Optional[List[str]] = None
+    cluster_errors: int = 0
+    # someone else's changes that stand at the canary (each once)
+    config_changes: List[str] = field(default_factory=list)
+    final: Optional[str] = None  # the ending a restore was begun for (Ending)
+    other_checks: Optional[List[str]] = None  # others' health checks at the last look (gate.Health)
+    confirm: Optional[ConfirmRecord] = None  # the confirmation, once the search is done
+    # the noise the baseline's A/A pairs measured and the confirmation's plan
+    # at it (power.noise); None with no pair
+    noise: Optional[Noise] = None
+    # the most WAL bytes a steady window can write, and whether the search
+    # keeps to it (window.steady_cap); None without WAL counts
+    steady_cap: Optional[SteadyCap] = None
 
+    def head_json(self) -> Dict[str, Any]:
+        """The head as JSON holds it: neither the start record, the trials nor
+        the confirmation."""
+        start = {f.name for f in fields(StartRecord)} | {'trials', 'confirm'}
+        head = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in start}
+        head.update({k: head[k].to_json() for k in _RECORDS if head.get(k) is not None})
+        return {'version': STATE_VERSION,
+                **{k: v for k, v in head.items() if v is not None or k not in _UNSET}}
 
-def from_json(saved: Dict[str, Any]) -> Dict[str, Any]:
-    """A session's record read from JSON, its typed records made (TypeError:
-    malformed)."""
-    out = dict(saved, **{k: c.from_json(saved[k]) for k, c in _RECORDS.items()
-                         if saved.get(k) is not None})
-    if 'trials' in saved:
-        out['trials'] = [Trial.from_json(t) for t in saved['trials']]
-    return out
+    def to_json(self) -> Dict[str, Any]:
+        """The whole record as JSON holds it (the store spreads it over its keys)."""
+        return dict(self.start_json(), **self.head_json(),
+                    trials=[t.to_json() for t in self.trials],
+                    **({} if self.confirm is None else {'confirm': self.confirm.to_json()}))
+
+    @classmethod
+    def from_json(cls, saved: Dict[str, Any]) -> 'SessionState':
+        """A record read from JSON (ValueError, TypeError, KeyError: not one this
+        code wrote; Session.check_state checks what it holds)."""
+        if saved.get('version') != STATE_VERSION:
+            raise ValueError(f'session state has an unknown version {saved.get("version")!r}')
+        rec = dict(saved, **cls._made(saved), trials=[Trial.from_json(t) for t in saved['trials']],
+                   **{k: c.from_json(saved[k]) for k, c in _RECORDS.items()
+                      if saved.get(k) is not None})
+        del rec['version']
+        return cls(**rec)
 
 
 Get = Callable[[str], Optional[str]]
@@ -208,12 +227,12 @@ class SessionStore(_Store):
         self._trials: List[Trial] = []  # what each trial key holds now (copies)
         self._confirm = ''           # what the confirm key holds now
 
-    def save(self, state: Mapping[str, Any]) -> None:
+    def save(self, state: SessionState) -> None:
         """Write what changed: the start record when new or changed,
         changed trials, the head last.  A new session's
         first save that fails puts back the last session's keys: a refused
         start changes nothing stored."""
-        if self._start_of == state['id']:
+        if self._start_of == state.id:
             self._save(state)
             return
         keys = (START_KEY, ORIGINALS_KEY, CONFIRM_KEY, HEAD_KEY)
@@ -230,17 +249,17 @@ class SessionStore(_Store):
              self._confirm) = cache
             raise
 
-    def _save(self, state: Mapping[str, Any]) -> None:
-        start = json.dumps({k: state.get(k) for k in START_FIELDS})
+    def _save(self, state: SessionState) -> None:
+        start = json.dumps(state.start_json())
         # before the head: a rescue restores from it
-        changed = self._start_of != state['id'] or self._start != start
+        changed = self._start_of != state.id or self._start != start
         if changed:
             self._write(START_KEY, start)
-            self._start_of, self._start = state['id'], start
-        if state['state'] not in ENDED and (changed or self._originals_of != state['id']):
+            self._start_of, self._start = state.id, start
+        if state.state not in ENDED and (changed or self._originals_of != state.id):
             self._write(ORIGINALS_KEY, start)
-            self._originals_of = state['id']
-        trials = state['trials']
+            self._originals_of = state.id
+        trials = state.trials
         for i, t in enumerate(trials):
             # compared, not serialised: a step seldom changes a trial (one is
             # added, a crash named on one, the wear objective's rejudge)
@@ -249,55 +268,45 @@ class SessionStore(_Store):
                 self._trials[i:i + 1] = [copy.deepcopy(t)]
         # apart from the head, which a step rewrites: the confirmation is its
         # largest part and changes once a window
-        confirm = json.dumps({'id': state['id'], **(
-            {'confirm': state['confirm'].to_json()} if 'confirm' in state else {})})
+        confirm = json.dumps({'id': state.id, **(
+            {} if state.confirm is None else {'confirm': state.confirm.to_json()})})
         if confirm != self._confirm:
             self._write(CONFIRM_KEY, confirm)
             self._confirm = confirm
-        head = as_json({k: v for k, v in state.items()
-                        if k not in START_FIELDS and k not in ('trials', 'confirm')})
-        head.update(version=STATE_VERSION, id=state['id'], n_trials=len(trials))
-        self._write(HEAD_KEY, json.dumps(head))
-        if state['state'] in ENDED and self._originals_of:
+        self._write(HEAD_KEY, json.dumps(dict(state.head_json(), id=state.id,
+                                              n_trials=len(trials))))
+        if state.state in ENDED and self._originals_of:
             # the head says it ended: nothing is left to restore
             self._write(ORIGINALS_KEY, None)
             self._originals_of = ''
 
-    def load(self) -> Optional[Dict[str, Any]]:
-        """The saved session, None when there is none; ValueError when unreadable."""
-        raw = self._get(HEAD_KEY)
-        if not raw:
+    def load(self) -> Optional[SessionState]:
+        """The saved session, None when there is none; ValueError (TypeError,
+        KeyError) when unreadable."""
+        head = self._load_record(HEAD_KEY)
+        if head is None:
             return None
-        head = json.loads(raw)
-        if not isinstance(head, dict):
-            raise ValueError('session head is not a record')
-        if head.get('version') != STATE_VERSION:
-            raise ValueError(f'session state has an unknown version {head.get("version")!r}')
         start = self._load_record(START_KEY)
         if start is None or start.get('id') != head.get('id'):
             raise ValueError('session start record is missing or of another session')
         trials = []
-        for i in range(int(head['n_trials'])):
+        for i in range(int(head.pop('n_trials'))):
             raw_trial = self._get(TRIAL_KEY.format(i))
             if raw_trial is None:
                 raise ValueError(f'session trial {i} is missing')
-            trials.append(raw_trial)
-        state = from_json(dict(head, **start))
-        canaries_at_start(state)
-        del state['n_trials']
+            trials.append(json.loads(raw_trial))
         raw_confirm = self._get(CONFIRM_KEY) or '{}'
         confirm = json.loads(raw_confirm)
-        if not isinstance(confirm, dict) or confirm.get('id') != state['id']:
+        if not isinstance(confirm, dict) or confirm.get('id') != start['id']:
             raise ValueError('session confirm record is missing or of another session')
-        if 'confirm' in confirm:
-            state['confirm'] = ConfirmRecord.from_json(confirm['confirm'])
-        self._confirm = raw_confirm
-        state['trials'] = [Trial.from_json(json.loads(t)) for t in trials]
+        state = SessionState.from_json(dict(head, **start, trials=trials, confirm=confirm.get(
+            'confirm')))
         # as loaded: the next save writes only what changed since
-        self._start_of = state['id']
-        self._start = json.dumps({k: start.get(k) for k in START_FIELDS})
-        self._originals_of = '' if state['state'] in ENDED else state['id']
-        self._trials = copy.deepcopy(state['trials'])
+        self._confirm = raw_confirm
+        self._start_of = state.id
+        self._start = json.dumps(state.start_json())
+        self._originals_of = '' if state.state in ENDED else state.id
+        self._trials = copy.deepcopy(state.trials)
         return state
 
     def _load_record(self, key: str) -> Optional[Dict[str, Any]]:
@@ -311,15 +320,10 @@ class SessionStore(_Store):
 
     def load_originals(self) -> Optional[StartRecord]:
         """The start record of a session that may have changed its canary
-        and has not ended (None: nothing to restore), the canary's part in
-        `canaries_at_start`; ValueError when unreadable."""
+        and has not ended (None: nothing to restore); ValueError (TypeError)
+        when unreadable."""
         record = self._load_record(ORIGINALS_KEY)
-        if record is None:
-            return None
-        if set(record) != set(START_FIELDS):
-            raise ValueError(f'{ORIGINALS_KEY} does not hold a start record')
-        canaries_at_start(record)
-        return cast(StartRecord, record)
+        return None if record is None else StartRecord.from_json(record)
 
     def keep_corrupt(self, raw: str) -> None:
         """Set an unreadable head aside (where the admin can read it) and drop it."""

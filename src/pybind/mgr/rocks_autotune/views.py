@@ -1,10 +1,10 @@
 """What is read of a session (status, leader, answer) and the View the module,
 the panel and the reports take: pure functions of the persisted state that
 compute no statistic (confirm.py's figures are read as saved)."""
-from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from dataclasses import asdict, dataclass
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
-from .confirm import ArmResult, ConfirmRecord, RoundsNoise, Verdict
+from .confirm import ArmResult, RoundsNoise, Verdict
 from .measurement_plan import SPLIT
 from .perf_counters import OBJECTIVE_NAMES
 from . import power
@@ -24,23 +24,25 @@ def best_trial(trials: List[Trial]) -> Optional[Trial]:
     return min(ok, key=lambda st: st[0])[1] if ok else None
 
 
-def answer(s: Mapping[str, Any]) -> Optional[Verdict]:
+def answer(s: SessionState) -> Optional[Verdict]:
     """The confirmation's verdict so far (None: not started)."""
-    conf: Optional[ConfirmRecord] = s.get('confirm')
-    return None if conf is None else conf.result
+    return None if s.confirm is None else s.confirm.result
 
 
-def final_answer(s: Mapping[str, Any]) -> Optional[Verdict]:
+def final_answer(s: Union[SessionState, Mapping[str, Any]]) -> Optional[Verdict]:
     """The confirmation's verdict once it stands: all rounds done, or the session ended."""
-    result = answer(s)
-    return result if result is not None and (result.complete or s['state'] in ENDED) else None
+    # rollout_plan.recommendation's is the record's fields by name (issue 44)
+    conf, state = ((s.confirm, s.state) if isinstance(s, SessionState)
+                   else (s['confirm'], s['state']))
+    result = None if conf is None else conf.result
+    return result if result is not None and (result.complete or state in ENDED) else None
 
 
-def recommended_trial(s: Mapping[str, Any]) -> Optional[Trial]:
+def recommended_trial(s: SessionState) -> Optional[Trial]:
     """The search trial the confirmation recommends, once its verdict stands."""
     result = final_answer(s)
     arm = result.chosen if result else None
-    return next((t for t in s['trials'] if t.index == arm.trial), None) if arm else None
+    return next((t for t in s.trials if t.index == arm.trial), None) if arm else None
 
 
 def ratio_text(r: Ratios) -> str:
@@ -70,9 +72,9 @@ def design_text(plan: Mapping[str, Any]) -> str:
 
 def session_design(s: SessionState) -> Dict[str, Any]:
     """The session's measurement design (session_start.design_of) and why, for `status`."""
-    plan = dict(s['plan'])
-    plan.setdefault('why', f'the {s["params"]["workload"]} workload writes no client '
-                    'groups to split' if s.get('client') is None else '')
+    plan = dict(s.plan)
+    plan.setdefault('why', f'the {s.params.workload} workload writes no client '
+                    'groups to split' if s.client is None else '')
     plan['note'] = SHARED_HOST if plan.get('shared_host') else ''
     return plan
 
@@ -333,30 +335,29 @@ def status_of(s: SessionState, osd: int, progress: float, health: List[str],
     """The `status -f json` fields: the answer is the confirmation's (`best`), the search's
     leader only its progress; `other_checks`: others' health checks at the last look before a
     restart (they block only without --force)."""
-    noise = s.get('noise')
-    cap = s.get('steady_cap')
+    noise, cap, trials = s.noise, s.steady_cap, s.trials
     out = {
-        'state': s['state'], 'phase': s['phase'], 'id': s['id'], 'osd': osd,
-        'reason': s['reason'], 'message': s['message'], 'error': s['error'],
-        'params': s['params'], 'started': s['started'], 'ended': s['ended'],
-        'objective': (s.get('settings') or {}).get('objective', 'iops'),
-        'trials_done': len([t for t in s['trials'] if t.kind == 'candidate']),
-        'baseline_runs_done': len([t for t in s['trials'] if t.verdict == 'baseline']),
-        'confirm_done': len([t for t in s['trials'] if t.kind == 'confirm']),
-        'progress': progress, 'baseline': s['baseline'],
+        'state': s.state, 'phase': s.phase, 'id': s.id, 'osd': osd,
+        'reason': s.reason, 'message': s.message, 'error': s.error,
+        'params': asdict(s.params), 'started': s.started, 'ended': s.ended,
+        'objective': s.settings.get('objective', 'iops'),
+        'trials_done': len([t for t in trials if t.kind == 'candidate']),
+        'baseline_runs_done': len([t for t in trials if t.verdict == 'baseline']),
+        'confirm_done': len([t for t in trials if t.kind == 'confirm']),
+        'progress': progress, 'baseline': s.baseline,
         'noise': noise and noise.to_json(), 'noise_line': noise and noise_line(noise),
         'steady_cap': cap and cap.to_json(), 'steady_cap_line': cap and steady_cap_line(cap),
         'design': session_design(s),
-        'best': _json(recommended_trial(s)), 'leader': _json(best_trial(s['trials'])),
-        'confirmation': s['confirm'].to_json() if 'confirm' in s else None,
-        'current': _json(s['current']), 'health': health,
-        'other_checks': s.get('other_checks', []),
-        'crashes': [i for t in s['trials'] for i in t.crashes],
-        'release_default': release_default, 'sharding': s.get('sharding', ''),
+        'best': _json(recommended_trial(s)), 'leader': _json(best_trial(trials)),
+        'confirmation': None if s.confirm is None else s.confirm.to_json(),
+        'current': _json(s.current), 'health': health,
+        'other_checks': s.other_checks or [],
+        'crashes': [i for t in trials for i in t.crashes],
+        'release_default': release_default, 'sharding': s.sharding,
         'max_memtable_bytes': max_memtable_bytes,
-        'config_changes': s.get('config_changes') or [],
-        'client': s['client'].to_json() if s['client'] is not None else None,
-        'precondition': {k: v for k, v in (s['canaries'][str(osd)].get('precondition')
+        'config_changes': s.config_changes,
+        'client': None if s.client is None else s.client.to_json(),
+        'precondition': {k: v for k, v in (s.canaries[str(osd)].get('precondition')
                                            or {}).items() if k != 'kv_start'} or None,
     }
     out['summary'] = summary_lines(out, answer(s))
@@ -367,7 +368,7 @@ def status_of(s: SessionState, osd: int, progress: float, health: List[str],
 class View:
     """What the module, the panel and the reports read of a session: copies taken between steps."""
     status: Dict[str, Any]  # the `status -f json` fields
-    record: Dict[str, Any]  # the persisted state (trials, alerts, baseline)
+    record: SessionState  # a copy of the persisted state
     active: bool
 
     # the status fields read most
