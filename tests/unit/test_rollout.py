@@ -3,21 +3,25 @@
 RolloutStore as the module does."""
 import json
 import shlex
+from dataclasses import replace
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import pytest
 
 from fake_cluster import FakeClock, FakeCluster
-from rocks_autotune import report, store
+from rocks_autotune import report, session_start, store
 from rocks_autotune.canary import ANNEX, OPTIONS
 from rocks_autotune.confirm import Arm, ConfirmRecord, SteadyPlan
+from rocks_autotune.gate import Params
 from rocks_autotune.rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT
 from rocks_autotune.rollout import MOVES, Phase, Rollout, RolloutSettings
 from rocks_autotune.rollout_plan import (NothingToRevert, RolloutRefused, parse_osd_ids,
                                          plan_apply, plan_revert, recommendation,
                                          undo_commands)
+from rocks_autotune.session_settings import Settings
 from rocks_autotune.steady_check import SteadyVerdict
-from rocks_autotune.store import RolloutStore, StoreError
+from rocks_autotune.store import RolloutStore, SessionState, StoreError
+from rocks_autotune.workload import OSD_BENCH
 from session_harness import a_verdict, an_arm
 
 NEW = NEW_TUNING
@@ -224,13 +228,15 @@ def test_an_osd_list_that_does_not_parse_is_refused(text: str) -> None:
         parse_osd_ids(text)
 
 
-def _session(answer: str, **extra: Any) -> Dict[str, Any]:
+def _session(answer: str, **extra: Any) -> SessionState:
     arm = an_arm('c1', 4, 'recommended', 1.7, steady=SteadyVerdict('c1', 'recommended', ratio=0.9))
     result = a_verdict(arm, recommended='c1' if answer == 'recommend' else None)
     conf = ConfirmRecord([Arm('c1', 4, {}, NEW, 1.7)], 5, 0.03, 'iops', 'higher', 0.9,
                          {'design': 'sequential', 'osds': [2]}, SteadyPlan(1, 60.0),
                          result=result)
-    return dict({'id': 's1', 'state': 'done', 'params': {'osd': 2}, 'confirm': conf}, **extra)
+    s = session_start.first_state(FakeCluster(FakeClock()), Params(osd=2, workload=OSD_BENCH),
+                                  Settings(), 0.0)
+    return replace(s, **dict({'id': 's1', 'state': 'done', 'confirm': conf}, **extra))
 
 
 def test_the_recommendation_is_the_last_sessions_answer_or_refused() -> None:
@@ -240,7 +246,7 @@ def test_the_recommendation_is_the_last_sessions_answer_or_refused() -> None:
             (None, 'no tuning session has run'),
             (_session('keep'), 'keep your current options: .*nothing to apply'),
             (_session('recommend', state='running'), 'still running'),
-            (dict(_session('recommend'), confirm=None, state='aborted'), 'has no answer'),
+            (_session('recommend', confirm=None, state='aborted'), 'has no answer'),
             (_session('recommend', config_changes=['osd x']), 'would undo that')]:
         with pytest.raises(RolloutRefused, match=message):
             recommendation(session)

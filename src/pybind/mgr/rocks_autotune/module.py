@@ -560,10 +560,8 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         def make_plan() -> RolloutPlan:
             ids = parse_osd_ids(osds) if osds is not None else None
             session = self.panel_snapshot.state
-            # rollout_plan reads the record's fields by name (vars: issue 44)
-            opts, source = (recommendation(None if session is None else dict(
-                vars(session), params=dataclasses.asdict(session.params)))
-                            if options is None else (options, '--options'))
+            opts, source = (recommendation(session) if options is None
+                            else (options, '--options'))
             canary = None if session is None else session.osd
             return plan_apply(self.cluster, opts, source, device_class, ids, canary,
                               force=force, allow_single_copy=allow_single_copy,

@@ -15,7 +15,7 @@ from .gate import look, thin_pools_of
 from .rocksdb_options import OptionStringError, parse_options
 from .health import osd_list, osds_are
 from .rollout_record import Masks, RolloutOsd, RolloutPlan, RolloutRecord
-from .store import ACTIVE as SESSION_ACTIVE
+from .store import ACTIVE as SESSION_ACTIVE, SessionState
 
 NAMES = (OPTIONS, ANNEX)
 # beside them in an OSD's `before`: the options its process runs ('' when it did not answer)
@@ -51,28 +51,28 @@ def parse_osd_ids(text: str) -> List[int]:
     return ids
 
 
-def recommendation(session: Optional[Mapping[str, Any]]) -> Tuple[str, str]:
+def recommendation(session: Optional[SessionState]) -> Tuple[str, str]:
     """The options the last session recommends, and where they come from."""
     hint = '; give the options to roll out with --options'
     if session is None:
         raise RolloutRefused('no tuning session has run, so there is no recommendation' + hint)
-    if session['state'] in SESSION_ACTIVE:
-        raise RolloutRefused(f'the tuning session {session["id"]} is still {session["state"]}')
+    if session.state in SESSION_ACTIVE:
+        raise RolloutRefused(f'the tuning session {session.id} is still {session.state}')
     result = views.final_answer(session)
-    if result is None:
-        raise RolloutRefused(f'the last session ({session["id"]}, {session["state"]}) ended '
+    if result is None or session.confirm is None:
+        raise RolloutRefused(f'the last session ({session.id}, {session.state}) ended '
                              'before its confirmation: it has no answer' + hint)
     arm = result.chosen
     if arm is None:
         raise RolloutRefused(f'the last session\'s answer is {views.answer_line(result)}: '
                              'there is nothing to apply' + hint)
-    if session.get('config_changes'):
+    if session.config_changes:
         raise RolloutRefused(
             'the last session\'s string was measured against the options in effect when it '
             'started, which someone else has changed since (' +
-            '; '.join(session['config_changes']) + '): rolling it out would undo that' + hint)
-    options = session['confirm'].arm(arm.arm).options
-    return str(options), (f'session {session["id"]} (canary osd.{session["params"]["osd"]}): '
+            '; '.join(session.config_changes) + '): rolling it out would undo that' + hint)
+    options = session.confirm.arm(arm.arm).options
+    return str(options), (f'session {session.id} (canary osd.{session.osd}): '
                           + views.answer_line(result))
 
 

@@ -2,7 +2,7 @@
 the panel and the reports take: pure functions of the persisted state that
 compute no statistic (confirm.py's figures are read as saved)."""
 from dataclasses import asdict, dataclass
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from .confirm import ArmResult, RoundsNoise, Verdict
 from .measurement_plan import SPLIT
@@ -29,13 +29,10 @@ def answer(s: SessionState) -> Optional[Verdict]:
     return None if s.confirm is None else s.confirm.result
 
 
-def final_answer(s: Union[SessionState, Mapping[str, Any]]) -> Optional[Verdict]:
+def final_answer(s: SessionState) -> Optional[Verdict]:
     """The confirmation's verdict once it stands: all rounds done, or the session ended."""
-    # rollout_plan.recommendation's is the record's fields by name (issue 44)
-    conf, state = ((s.confirm, s.state) if isinstance(s, SessionState)
-                   else (s['confirm'], s['state']))
-    result = None if conf is None else conf.result
-    return result if result is not None and (result.complete or state in ENDED) else None
+    result = None if s.confirm is None else s.confirm.result
+    return result if result is not None and (result.complete or s.state in ENDED) else None
 
 
 def recommended_trial(s: SessionState) -> Optional[Trial]:
