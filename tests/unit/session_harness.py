@@ -15,7 +15,7 @@ from fake_cluster import FakeClock, FakeCluster
 from rocks_autotune import panel, report, store, views
 from rocks_autotune.canary import SAVED
 from rocks_autotune.confirm import ArmResult, Verdict
-from rocks_autotune.gate import Params
+from rocks_autotune.session_settings import Params
 from rocks_autotune.paired_stats import Summary
 from rocks_autotune.session import Session, Settings
 from rocks_autotune.views import View

@@ -8,7 +8,7 @@ from fake_cluster import FakeClock, FakeCluster
 from rocks_autotune import session_start
 from rocks_autotune.canary import OPTIONS, SAVED, STATS_OPTIONS, Canary
 from rocks_autotune.canary_osd import CanaryOsd, runs_candidate
-from rocks_autotune.gate import Params
+from rocks_autotune.session_settings import Params
 from rocks_autotune.restart import Outcome
 from rocks_autotune.session import Settings
 from rocks_autotune.trial import Trial

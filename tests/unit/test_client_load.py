@@ -14,7 +14,7 @@ from fake_cluster import FakeClock, FakeCluster, FakeIo
 from rocks_autotune import placement, report, workload
 from rocks_autotune.canary import STATS_OPTIONS
 from rocks_autotune.cluster import ClusterError, PgInfo, PoolInfo
-from rocks_autotune.gate import Params, StartRefused
+from rocks_autotune.session_settings import Params, StartRefused
 from rocks_autotune.workload import (NAMESPACE, ClientRecord, ClientWorkload, client_objects,
                                      client_pool)
 from rocks_autotune.session import Session

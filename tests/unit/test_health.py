@@ -4,8 +4,7 @@ from typing import Any
 
 from fake_cluster import FakeClock, FakeCluster
 from rocks_autotune import health, session_start
-from rocks_autotune.gate import Params
-from rocks_autotune.session_settings import Settings
+from rocks_autotune.session_settings import Params, Settings
 from rocks_autotune.store import SessionState
 from rocks_autotune.trial import Trial
 from rocks_autotune.workload import OSD_BENCH

@@ -14,7 +14,7 @@ from fake_cluster import DEFAULTS, TENTACLE_DEFAULTS, FakeClock, FakeCluster
 from rocks_autotune.cluster import MgrCluster
 from rocks_autotune.rocksdb_options import (NEW_TUNING, OptionStringError, parse_options,
                                             parse_sharding)
-from rocks_autotune.gate import Params
+from rocks_autotune.session_settings import Params
 from rocks_autotune.session import Session, Settings
 from rocks_autotune.space import GiB, MiB, SearchSpace
 from rocks_autotune.workload import OSD_BENCH

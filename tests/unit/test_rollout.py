@@ -12,13 +12,12 @@ from fake_cluster import FakeClock, FakeCluster
 from rocks_autotune import report, session_start, store
 from rocks_autotune.canary import ANNEX, OPTIONS
 from rocks_autotune.confirm import Arm, ConfirmRecord, SteadyPlan
-from rocks_autotune.gate import Params
+from rocks_autotune.session_settings import Params, Settings
 from rocks_autotune.rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT
 from rocks_autotune.rollout import MOVES, Phase, Rollout, RolloutSettings
 from rocks_autotune.rollout_plan import (NothingToRevert, RolloutRefused, parse_osd_ids,
                                          plan_apply, plan_revert, recommendation,
                                          undo_commands)
-from rocks_autotune.session_settings import Settings
 from rocks_autotune.steady_check import SteadyVerdict
 from rocks_autotune.store import RolloutStore, SessionState, StoreError
 from rocks_autotune.workload import OSD_BENCH

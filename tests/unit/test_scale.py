@@ -30,10 +30,9 @@ mgr_mock.install()
 from rocks_autotune import cluster, gate, session_start  # noqa: E402
 from rocks_autotune.canary import ANNEX, OPTIONS  # noqa: E402
 from rocks_autotune.cluster import MgrCluster  # noqa: E402
-from rocks_autotune.gate import Params  # noqa: E402
+from rocks_autotune.session_settings import Params, Settings  # noqa: E402
 from rocks_autotune.measurement_plan import SPLIT  # noqa: E402
 from rocks_autotune.rocksdb_options import NEW_TUNING, PACIFIC_DEFAULT  # noqa: E402
-from rocks_autotune.session_settings import Settings  # noqa: E402
 from rocks_autotune.store import SessionState, SessionStore  # noqa: E402
 from rocks_autotune.workload import GROUP_PGS, pg_seed  # noqa: E402
 from rocks_autotune import store  # noqa: E402

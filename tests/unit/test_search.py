@@ -10,7 +10,7 @@ import pytest
 from fake_cluster import FakeClock, FakeCluster
 from rocks_autotune import measurement_plan, power, report, session_start, views
 from rocks_autotune.confirm import SteadyPlan
-from rocks_autotune.gate import Params
+from rocks_autotune.session_settings import Params
 from rocks_autotune.perf_counters import Measurement
 from rocks_autotune.rocksdb_options import parse_options
 from rocks_autotune.search import Search

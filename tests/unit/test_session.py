@@ -9,7 +9,8 @@ from fake_cluster import DEFAULTS, FakeClock, FakeCluster
 from rocks_autotune import report, store
 from rocks_autotune.canary import ANNEX, OPTIONS
 from rocks_autotune.rocksdb_options import NEW_TUNING, PACIFIC_DEFAULT
-from rocks_autotune.gate import Params, StartRefused, choose_canary
+from rocks_autotune.gate import choose_canary
+from rocks_autotune.session_settings import Params, StartRefused
 from rocks_autotune.session import MOVES, Phase, Session
 from rocks_autotune.store import StoreError
 from session_harness import (Harness, assert_restored, best_summary, best_text, current,

@@ -4,7 +4,7 @@ import pytest
 
 from rocks_autotune import session_start
 from rocks_autotune.canary import Canary
-from rocks_autotune.gate import Params, StartRefused
+from rocks_autotune.session_settings import Params, StartRefused
 from rocks_autotune.session import Session, Settings
 from rocks_autotune.store import StartRecord
 from rocks_autotune.workload import OSD_BENCH

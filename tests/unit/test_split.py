@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 import pytest
 
 from rocks_autotune import confirm, measurement_plan, perf_counters, placement, report, views
-from rocks_autotune.gate import StartRefused
+from rocks_autotune.session_settings import StartRefused
 from rocks_autotune.measurement_plan import BASELINE, SEQUENTIAL, SPLIT
 from rocks_autotune.perf_counters import Measurement
 from rocks_autotune.store import HEAD_KEY, SessionStore

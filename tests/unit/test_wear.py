@@ -9,10 +9,9 @@ import pytest
 
 from rocks_autotune import paired_stats, report, steady_check, wear_model
 from rocks_autotune.confirm import RoundsNoise
-from rocks_autotune.gate import StartRefused
+from rocks_autotune.session_settings import Settings, StartRefused
 from rocks_autotune.perf_counters import Measurement
 from rocks_autotune.rocksdb_options import ColumnFamily, parse_sharding
-from rocks_autotune.session_settings import Settings
 from rocks_autotune.space import Candidate
 from fake_cluster import model
 from session_harness import Harness, a_verdict, an_arm, assert_restored, best_text, verdict

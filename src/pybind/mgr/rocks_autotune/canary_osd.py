@@ -18,11 +18,11 @@ from . import crashes
 from .canary import STATS_OPTIONS, Canary, ours
 from .cluster import Cluster, ClusterError
 from .confirm import BASELINE
-from .gate import Params, look
+from .gate import look
+from .session_settings import Params, Settings
 from .measurement_plan import SPLIT
 from .placement import pg_of
 from .restart import Restarter, Result
-from .session_settings import Settings
 from .canary_record import CanaryRecord
 from .store import SessionState
 from .trial import Trial

@@ -1,46 +1,12 @@
-"""Before anything changes: the start's parameters, the canary's choice, the
+"""Before anything changes: the canary's choice, the
 one health policy (at start and before every trial), and the one safety gate
 every restart goes through.  Nothing here changes the cluster."""
-import math
 from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 from .cluster import NO_OSD, Cluster, ClusterError, Crash, PoolInfo
 from .health import HEALTH_PREFIX, osds_are
-from .workload import DEFAULT_WORKLOAD, RENAMED, WORKLOADS
-
-
-class StartRefused(Exception):
-    """`start` cannot go ahead; the message says why.  Nothing was changed."""
-
-
-@dataclass
-class Params:
-    """What `ceph rocks-autotune start` asks for."""
-    osd: Optional[int] = None
-    trials: int = 12
-    budget: float = 1.10
-    workload: str = DEFAULT_WORKLOAD
-    duration: float = 30.0
-    force: bool = False
-    allow_single_copy: bool = False
-
-    def validate(self) -> None:
-        if self.osd is not None and self.osd < 0:
-            raise StartRefused(f'--osd must be a non-negative OSD id, not {self.osd}')
-        if not 1 <= self.trials <= 500:
-            raise StartRefused(f'--trials must be between 1 and 500, not {self.trials}')
-        if not (math.isfinite(self.budget) and 1.0 <= self.budget <= 10.0):
-            raise StartRefused(f'--budget must be between 1.0 and 10.0 (a multiple of the '
-                               f'baseline write amplification), not {self.budget}')
-        if self.workload not in WORKLOADS:
-            raise StartRefused(f'--workload must be one of {", ".join(WORKLOADS)}, '
-                               f'not {self.workload!r}' + (
-                                   f' (now named {RENAMED[self.workload]})'
-                                   if self.workload in RENAMED else ''))
-        if not (math.isfinite(self.duration) and 2 <= self.duration <= 3600):
-            raise StartRefused(f'--duration must be between 2 and 3600 seconds, '
-                               f'not {self.duration}')
+from .session_settings import Params, StartRefused
 
 
 # the most lines of one kind (an OSD down, an OSD skipped) a reason names:

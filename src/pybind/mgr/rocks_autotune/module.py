@@ -19,7 +19,7 @@ from . import health, options, panel, report, views
 from .compat import CLICommand, CLIReadCommand, CLIWriteCommand
 from .http_server import PanelServer, url
 from .cluster import ClusterError, MgrCluster
-from .gate import Params, StartRefused
+from .session_settings import Params, StartRefused
 from .machine import Machine
 from .rollout import Rollout, RolloutSettings
 from .rollout_record import RolloutPlan, RolloutRecord

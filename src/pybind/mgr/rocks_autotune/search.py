@@ -11,10 +11,9 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import confirm, options, perf_counters, power, views, wear_model
 from .confirm import Confirmation
-from .gate import Params
+from .session_settings import Params, Settings
 from .perf_counters import Baseline, Measurement
 from .rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, parse_options
-from .session_settings import Settings
 from .space import Candidate, SearchSpace
 from .canary_record import CanaryRecord
 from .store import SessionState

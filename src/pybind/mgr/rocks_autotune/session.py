@@ -23,13 +23,12 @@ from . import measurement_plan, session_start, views
 from .canary import OPTIONS, SAVED
 from .canary_osd import CanaryOsd
 from .cluster import Cluster
-from .gate import Params, StartRefused
+from .session_settings import Params, Settings, StartRefused
 from .machine import Go, Machine, Move
 from .restart import resume_after_failover
 from .rocksdb_options import parse_options, parse_sharding
 from .search import Search
 from .session_phases import ENDING, MEASURING, MOVES, P, Phase, Phases, standing_changes
-from .session_settings import Settings
 from .space import Candidate, SearchSpace
 from .store import ACTIVE, Ending, SessionState, StartRecord
 from .trial import Trial

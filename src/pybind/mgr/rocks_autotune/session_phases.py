@@ -22,13 +22,12 @@ from . import perf_counters, views
 from .canary_osd import CanaryOsd, runs_candidate
 from .cluster import Cluster, ClusterError
 from .confirm import BASELINE, Confirmation
-from .gate import Params
+from .session_settings import Params, Settings
 from .machine import Go, Handler, Move, Pause, Phases as JobPhases
 from .measurement_plan import Slot
 from .perf_counters import Measurement
 from .restart import Outcome, Result
 from .search import Search
-from .session_settings import Settings
 from .space import Candidate, SearchSpace
 from .store import Ending, SessionState
 from .trial import Trial

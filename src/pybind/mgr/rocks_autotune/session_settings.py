@@ -1,11 +1,13 @@
-"""The settings a tuning session runs with, kept in its record at its start."""
+"""What a tuning session is started with (Params, the command's arguments)
+and runs with (Settings), kept in its record at its start."""
 import math
 from dataclasses import dataclass, fields
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 from . import options
 from .options import default
 from .rocksdb_options import COMPRESSIONS
+from .workload import DEFAULT_WORKLOAD, RENAMED, WORKLOADS
 
 # what a session optimizes (options.py, `objective`)
 IOPS, WEAR = 'iops', 'wear'
@@ -95,3 +97,36 @@ class Settings:
         except TypeError as e:
             raise ValueError(f'saved settings are malformed: {e}')
         return st
+
+
+class StartRefused(Exception):
+    """`start` cannot go ahead; the message says why.  Nothing was changed."""
+
+
+@dataclass
+class Params:
+    """What `ceph rocks-autotune start` asks for."""
+    osd: Optional[int] = None
+    trials: int = 12
+    budget: float = 1.10
+    workload: str = DEFAULT_WORKLOAD
+    duration: float = 30.0
+    force: bool = False
+    allow_single_copy: bool = False
+
+    def validate(self) -> None:
+        if self.osd is not None and self.osd < 0:
+            raise StartRefused(f'--osd must be a non-negative OSD id, not {self.osd}')
+        if not 1 <= self.trials <= 500:
+            raise StartRefused(f'--trials must be between 1 and 500, not {self.trials}')
+        if not (math.isfinite(self.budget) and 1.0 <= self.budget <= 10.0):
+            raise StartRefused(f'--budget must be between 1.0 and 10.0 (a multiple of the '
+                               f'baseline write amplification), not {self.budget}')
+        if self.workload not in WORKLOADS:
+            raise StartRefused(f'--workload must be one of {", ".join(WORKLOADS)}, '
+                               f'not {self.workload!r}' + (
+                                   f' (now named {RENAMED[self.workload]})'
+                                   if self.workload in RENAMED else ''))
+        if not (math.isfinite(self.duration) and 2 <= self.duration <= 3600):
+            raise StartRefused(f'--duration must be between 2 and 3600 seconds, '
+                               f'not {self.duration}')

@@ -14,10 +14,10 @@ from . import measurement_plan
 from .canary import ANNEX, CFS, OPTIONS, Canary
 from .canary_osd import new_record
 from .cluster import Cluster, ClusterError, PgInfo, PoolInfo
-from .gate import Params, StartRefused, choose_canary
+from .gate import choose_canary
+from .session_settings import Params, Settings, StartRefused
 from .measurement_plan import SEQUENTIAL, SPLIT
 from .rocksdb_options import parse_options, parse_sharding
-from .session_settings import Settings
 from .space import SearchSpace
 from .store import CanaryStart, SessionState, StartRecord
 from .workload import CLIENT, ClientRecord, client_pool, sample, split_refusal, up_osds

@@ -36,7 +36,7 @@ from typing import Any, Callable, Dict, List, Optional, cast
 
 from .canary_record import CanaryRecord
 from .confirm import ConfirmRecord
-from .gate import Params
+from .session_settings import Params
 from .power import Noise
 from .rollout_record import ROLLOUT_VERSION, Masks, RolloutOsd, RolloutRecord
 from .trial import Trial
