@@ -460,12 +460,9 @@ class MgrGone(BaseException):
     """The active mgr went away (mgr fail) in the middle of a call: no handler runs."""
 
 
-@pytest.mark.parametrize('how_far', ['stopped', 'restarted', 'not_begun'])
-def test_a_failover_inside_the_restart_call(how_far: str) -> None:
-    # fault case 17 on the lab: the mgr failed while its orchestrator backend
-    # restarted osd.3, which was stopped and never started; the new mgr must
-    # finish what the call began, without a second restart of one that did
-    h = Harness()
+def apply_until_the_mgr_goes_in_a_restart(h: Harness, how_far: str) -> None:
+    """Apply, the mgr going away inside the first restart call once the
+    backend has `how_far` (stopped the OSD, restarted it, or not begun)."""
     call = h.cluster.restart_osd
 
     def gone_midway(osd: int) -> str:
@@ -479,6 +476,15 @@ def test_a_failover_inside_the_restart_call(how_far: str) -> None:
     with pytest.raises(MgrGone):
         h.run()
     h.cluster.restart_osd = call  # type: ignore[method-assign]
+
+
+@pytest.mark.parametrize('how_far', ['stopped', 'restarted', 'not_begun'])
+def test_a_failover_inside_the_restart_call(how_far: str) -> None:
+    # fault case 17 on the lab: the mgr failed while its orchestrator backend
+    # restarted osd.3, which was stopped and never started; the new mgr must
+    # finish what the call began, without a second restart of one that did
+    h = Harness()
+    apply_until_the_mgr_goes_in_a_restart(h, how_far)
     assert json.loads(h.kv.d['rollout'])['restart']['stage'] == 'issuing'
     ro = h.failover()
     h.run()
@@ -492,16 +498,7 @@ def test_a_timeout_past_the_gate_after_a_failover_leaves_the_osd_done() -> None:
     # finds osd.3 up on the new options while another OSD down keeps PGs
     # unclean: the pause that times out is in the restart phase, past the gate
     h = Harness()
-    call = h.cluster.restart_osd
-
-    def gone_after(osd: int) -> str:
-        call(osd)
-        raise MgrGone()
-    h.cluster.restart_osd = gone_after  # type: ignore[method-assign]
-    h.apply()
-    with pytest.raises(MgrGone):
-        h.run()
-    h.cluster.restart_osd = call  # type: ignore[method-assign]
+    apply_until_the_mgr_goes_in_a_restart(h, 'restarted')
     h.clock.advance(h.cluster.restart_delay)
     h.cluster.kill(6)
     ro = h.failover()
@@ -560,15 +557,7 @@ def test_abort_at_the_gate_after_a_failover_clears_the_rollouts_own_noout() -> N
     # the mgr went away just before the restart call: noout (ours) is set,
     # and the new mgr sends osd.3, still up on its old options, to the gate
     h = Harness()
-    call = h.cluster.restart_osd
-
-    def gone(osd: int) -> str:
-        raise MgrGone()
-    h.cluster.restart_osd = gone  # type: ignore[method-assign]
-    h.apply()
-    with pytest.raises(MgrGone):
-        h.run()
-    h.cluster.restart_osd = call  # type: ignore[method-assign]
+    apply_until_the_mgr_goes_in_a_restart(h, 'not_begun')
     ro = h.failover()
     assert ro.r.noout_ours and h.cluster.has_noout(3)
     h.cluster.ok_to_stop_answer = (False, 'no')
