@@ -4,6 +4,7 @@ from typing import Any
 
 from fake_cluster import FakeClock, FakeCluster
 from rocks_autotune import health, session_start
+from rocks_autotune.pause_record import PauseRecord
 from rocks_autotune.session_settings import Params, Settings
 from rocks_autotune.store import SessionState
 from rocks_autotune.trial import Trial
@@ -20,7 +21,7 @@ def session(**head: Any) -> SessionState:
 
 def test_a_sessions_facts_give_its_checks_in_the_tables_words() -> None:
     s = session(current=Trial(index=3, kind='recovery', candidate={}, options='', error='boom'),
-                pause={'on': 'health', 'reasons': ['osd.2 is down'], 'osd': None},
+                pause=PauseRecord('health', ['osd.2 is down'], None, 0.0),
                 canaries={'1': {'restarted': False, 'manual': 'no backend',
                                 'restart': {'stage': 'wait_up'}}})
     checks = health.job_checks('session', s, True, '')
@@ -45,10 +46,10 @@ def test_a_failed_restore_stays_after_the_end_and_a_failed_write_says_so() -> No
 
 
 def test_a_config_change_and_a_held_restore_are_their_own_checks() -> None:
-    changed = session(pause={'on': 'config', 'reasons': ['osd.1 x: 1 -> 2'], 'osd': None})
+    changed = session(pause=PauseRecord('config', ['osd.1 x: 1 -> 2'], None, 0.0))
     assert list(health.job_checks('session', changed, True, '')) == [
         'ROCKS_AUTOTUNE_CONFIG_CHANGED']
-    held = session(pause={'on': 'restore', 'reasons': ['not ok-to-stop'], 'osd': 4})
+    held = session(pause=PauseRecord('restore', ['not ok-to-stop'], 4, 0.0))
     assert health.job_checks('session', held, True, '')[
         'ROCKS_AUTOTUNE_RESTORE_PENDING']['summary'] == (
         'rocks_autotune: osd.4 waits to be restarted onto its original options')

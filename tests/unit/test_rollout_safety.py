@@ -89,7 +89,7 @@ def test_1_a_single_copy_pool_made_mid_rollout_holds_the_next_restart_back() -> 
     assert out(m.cmd_apply(options=NEW, device_class='ssd'))[0] == 0
     step_until(m, in_flight(0))
     m.cluster.add_pool('thin', size=2, min_size=1)
-    step_until(m, lambda r: r.phase == 'restart' and r.paused_since is not None)
+    step_until(m, lambda r: r.phase == 'restart' and r.pause is not None)
     assert restarted(m) == [0] and "pool 'thin'" in m.rollout.r.message
     assert 'ROCKS_AUTOTUNE_ROLLOUT_PAUSED' in m.mock_health
 
@@ -122,7 +122,7 @@ def test_2_an_abort_at_the_gate_puts_the_osds_mask_back() -> None:
     assert out(m.cmd_apply(options=NEW, device_class='ssd'))[0] == 0
     step_until(m, in_flight(0))
     m.cluster.ok_to_stop_answer = (False, 'held for the test')
-    step_until(m, lambda r: r.phase == 'restart' and r.paused_since is not None)
+    step_until(m, lambda r: r.phase == 'restart' and r.pause is not None)
     assert m.cluster.config[('osd.1', OPTIONS)] == NEW  # set just before its restart
     assert out(m.cmd_abort())[0] == 0
     mgr_mock.drive(m, what='rollout')
@@ -232,7 +232,7 @@ def test_4_noup_set_mid_rollout_holds_the_restart_back_and_clears_no_noout() -> 
     step_until(m, in_flight(0))
     m.cluster.cluster_flags.add('noup')
     m.cluster.clock.advance(30)
-    step_until(m, lambda r: r.paused_since is not None)
+    step_until(m, lambda r: r.pause is not None)
     assert restarted(m) == [0] and 'the cluster has noup set' in m.rollout.r.message
     assert not any(m.cluster.noout.values())
     m.cluster.cluster_flags.discard('noup')

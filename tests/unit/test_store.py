@@ -116,7 +116,9 @@ def test_the_typed_records_match_what_is_written() -> None:
     keys = set(json.loads(h.saved[-1]))
     canary = set(CanaryRecord.__annotations__)
     assert set(s.s.to_json()) == keys
-    assert keys | unset | {'confirm'} == {f.name for f in fields(SessionState)} | {'version'}
+    # the pause's start is kept apart from it: the head's paused_since
+    assert keys | unset | {'confirm'} == {f.name for f in fields(SessionState)} | {
+        'version', 'paused_since'}
     assert set(s.canary.rec) == canary - {'precondition'}
     h.run()
     assert set(json.loads(h.saved[-1])) == keys | unset | {'confirm'}
@@ -148,3 +150,18 @@ def test_a_record_of_todays_shape_reads_back_as_it_was_written() -> None:
         'originals': s.s.originals, 'annexed': False, 'noout_at_start': False}}
     loaded = SessionStore(kv.get, kv.put).load()
     assert loaded is not None and loaded.to_json() == json.loads(json.dumps(s.s.to_json()))
+
+
+def test_a_pause_is_stored_in_todays_shape_and_reads_back() -> None:
+    # a typed record in memory (pause_record.PauseRecord), the JSON of before
+    kv, store, h = stored_session()
+    h.start(osd=0, trials=3)
+    h.run(until=lambda s: len(s.s.trials) == 2)
+    h.cluster.extra_health = ['MON_DOWN']
+    s = h.run(until=lambda s: s.s.pause is not None)
+    head = json.loads(kv.d[HEAD_KEY])
+    assert head['pause'] == {'on': 'health', 'osd': None, 'reasons': [
+        'cluster health is HEALTH_WARN (MON_DOWN) and --force was not given']}
+    assert s.s.pause is not None and head['paused_since'] == s.s.pause.since
+    loaded = SessionStore(kv.get, kv.put).load()
+    assert loaded is not None and loaded.pause == s.s.pause

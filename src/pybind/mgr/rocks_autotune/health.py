@@ -129,17 +129,17 @@ def _session(out: Checks, s: 'SessionState', active: bool) -> None:
         return
     timeout = (f'the session aborts and restores osd.{osd} if this lasts '
                f'{s.settings["unhealthy_timeout"]:.0f}s')
-    if p['on'] == 'config':
-        _add(out, 'CONFIG_CHANGED', p['reasons'] + [
+    if p.on == 'config':
+        _add(out, 'CONFIG_CHANGED', p.reasons + [
             'every trial is built on the options in effect when the session started',
             'revert the change to go on, or end the session with `ceph rocks-autotune abort` '
             '(its restore leaves the change in place); ' + timeout], osd=osd)
-    elif p['on'] == 'restore':
-        _add(out, 'RESTORE_PENDING', p['reasons'] + [
+    elif p.on == 'restore':
+        _add(out, 'RESTORE_PENDING', p.reasons + [
             'its config is restored and noout is set; it may still run a candidate, and is '
-            'restarted as soon as ok-to-stop says yes and no other OSD is down'], osd=p['osd'])
+            'restarted as soon as ok-to-stop says yes and no other OSD is down'], osd=p.osd)
     else:
-        _add(out, 'PAUSED', p['reasons'] + [timeout])
+        _add(out, 'PAUSED', p.reasons + [timeout])
 
 
 def _rollout(out: Checks, r: RolloutRecord, active: bool) -> None:
@@ -149,13 +149,13 @@ def _rollout(out: Checks, r: RolloutRecord, active: bool) -> None:
         if cur is not None:
             _manual(out, r.manual, r.restart, cur.osd, f'the {kind}')
         p = r.pause
-        if p is not None and p['on'] == 'put_back' and cur is not None:
-            _add(out, 'ROLLOUT_PAUSED', p['reasons'] + [
+        if p is not None and p.on == 'put_back' and cur is not None:
+            _add(out, 'ROLLOUT_PAUSED', p.reasons + [
                 cur.error, f'its prior options are set at '
-                f'osd.{p["osd"]}; it is restarted on them as soon as the gate allows'],
-                kind=kind, why=f'osd.{p["osd"]} waits to be put back on its prior options')
+                f'osd.{p.osd}; it is restarted on them as soon as the gate allows'],
+                kind=kind, why=f'osd.{p.osd} waits to be put back on its prior options')
         elif p is not None:
-            _add(out, 'ROLLOUT_PAUSED', p['reasons'] + [
+            _add(out, 'ROLLOUT_PAUSED', p.reasons + [
                 f'the {kind} stops (the OSDs done stay as they are) if this lasts '
                 f'{r.settings.unhealthy_timeout:.0f}s'],
                 kind=kind, why='the cluster is not healthy')

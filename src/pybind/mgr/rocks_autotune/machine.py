@@ -12,18 +12,20 @@ way after MAX_CLUSTER_ERRORS in a row.
 A handler makes no move itself: it returns one, and the engine makes it,
 checked against the job's table (MOVES): a float stays in the phase and says
 when to look again, a `Go` moves to another phase, a `Pause` waits in it (the
-record keeps since when and why, which health.py reads; a timed pause that
-outlasts unhealthy_timeout ends as the job's `timed_out` says).
+record keeps since when and why, a PauseRecord, which health.py reads; a
+timed pause that outlasts unhealthy_timeout ends as the job's `timed_out`
+says).
 """
 import logging
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol, Set, Tuple, Union
 
 from . import health
 from .cluster import ClusterError
+from .pause_record import PauseRecord
 from .store import StoreError
 from .views import ProgressEvent
 
@@ -68,8 +70,7 @@ class Head(Protocol):
     phase: str
     phase_started: float
     message: str
-    pause: Optional[Dict[str, Any]]  # the Pause in effect: on, reasons, osd
-    paused_since: Optional[float]
+    pause: Optional[PauseRecord]
     cluster_errors: int
 
 
@@ -95,7 +96,7 @@ class Machine:
 
     def __init__(self, state: Any, save: Callable[[Any], None],
                  clock: Callable[[], float] = time.time) -> None:
-        self.state = state  # the record: the session's SessionState, the rollout's RolloutRecord
+        # the record: the session's SessionState, the rollout's RolloutRecord
         self.head: Head = state
         self._save = save
         self.clock = clock
@@ -135,12 +136,12 @@ class Machine:
         return self.head.state in self.ACTIVE
 
     def health_checks(self) -> Dict[str, Any]:
-        return health.job_checks(self.kind, self.state, self.active, self.write_error)
+        return health.job_checks(self.kind, self.head, self.active, self.write_error)
 
     def resume_after_failover(self) -> None:
         """A new mgr took over: a pause is timed again on its own clock."""
-        if self.head.paused_since is not None:
-            self.head.paused_since = self.clock()
+        if self.head.pause is not None:
+            self.head.pause = replace(self.head.pause, since=self.clock())
 
     def note_internal_error(self, e: Exception) -> None:
         """A step raised past its own handling (a bug): say so in the message."""
@@ -194,14 +195,13 @@ class Machine:
         """Make the handler's move; the seconds until the next step."""
         st = self.head
         if isinstance(move, Pause):
-            since = now if st.paused_since is None else float(st.paused_since)
+            since = now if st.pause is None else st.pause.since
             if move.timed and now - since > self.settings.unhealthy_timeout:
                 return self._make(self.phases.timed_out(move), now)
-            st.paused_since = since
-            st.pause = {'on': move.on, 'reasons': move.reasons, 'osd': move.osd}
+            st.pause = PauseRecord(move.on, move.reasons, move.osd, since)
             st.message = f'{move.said}: ' + '; '.join(move.reasons)
             return max(self.settings.poll, 5.0)
-        st.paused_since = st.pause = None
+        st.pause = None
         if isinstance(move, Go):
             self._enter(move.phase, move.message)
             return move.delay
@@ -219,7 +219,7 @@ class Machine:
     def _persist(self) -> bool:
         """Save the record; on a failed write, keep why and say so."""
         try:
-            self._save(self.state)
+            self._save(self.head)
         except StoreError as e:
             self.write_error = str(e)
             self.head.message = f'paused: cannot save the {self.kind} state: {e}'

@@ -7,6 +7,7 @@ from typing import Any, Dict, List, Optional
 
 from .canary_record import RestartRecord
 from .options import default
+from .pause_record import PauseRecord, pause_from_json, pause_to_json
 
 ROLLOUT_VERSION = 4
 # who (osd/class:ssd, osd.3) -> option -> value (None: none set there)
@@ -88,7 +89,7 @@ class RolloutRecord(RolloutPlan):
     started: float = 0.0
     phase_started: float = 0.0
     ended: Optional[float] = None
-    paused_since: Optional[float] = None
+    pause: Optional[PauseRecord] = None  # the pause in effect (machine.Pause)
     cluster_errors: int = 0
     settings: RolloutSettings = field(default_factory=RolloutSettings)
     # restart.Restarter's (canary_record.RestartState: it changes them through vars())
@@ -96,13 +97,13 @@ class RolloutRecord(RolloutPlan):
     manual: str = ''
     noout_ours: bool = False
     running_dirty: bool = False
-    pause: Optional[Dict[str, Any]] = None  # the pause in effect (machine.Pause): on, reasons, osd
 
     def to_json(self) -> Dict[str, Any]:
         """As the store keeps it (its head and OSD chunks), in the order it
         always had: where it stands first, then the plan."""
         plan = RolloutPlan.to_json(self)
-        own = {k: v for k, v in vars(self).items() if k not in plan}  # in field order
+        own = pause_to_json({k: v for k, v in vars(self).items() if k not in plan})
+        own['pause'] = own.pop('pause')  # last, where it was before it was typed
         return dict(own, settings=dict(vars(self.settings)), **plan)
 
     @classmethod
@@ -116,7 +117,7 @@ class RolloutRecord(RolloutPlan):
                          ('crash_osds', list)):
             if not isinstance(saved.get(key), typ):
                 raise ValueError(f'rollout state field {key!r} is missing or malformed')
-        r = cls(**dict(saved, settings=RolloutSettings(**saved['settings']),
+        r = cls(**dict(pause_from_json(saved), settings=RolloutSettings(**saved['settings']),
                        osds=[RolloutOsd.from_json(o) for o in saved['osds']]))
         if r.current is not None and not (isinstance(r.current, int)
                                           and 0 <= r.current < len(r.osds)):

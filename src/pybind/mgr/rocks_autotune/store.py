@@ -36,6 +36,7 @@ from typing import Any, Callable, Dict, List, Optional, cast
 
 from .canary_record import CanaryRecord
 from .confirm import ConfirmRecord
+from .pause_record import PauseRecord, pause_from_json, pause_to_json
 from .session_settings import Params
 from .power import Noise
 from .rollout_record import ROLLOUT_VERSION, Masks, RolloutOsd, RolloutRecord
@@ -148,8 +149,7 @@ class SessionState(StartRecord):
     ended: Optional[float] = None
     error: str = ''
     abort: bool = False
-    paused_since: Optional[float] = None
-    pause: Optional[Dict[str, Any]] = None  # the pause in effect (machine.Pause): on, reasons, osd
+    pause: Optional[PauseRecord] = None  # the pause in effect (machine.Pause)
     # a restore that could not go on: what it left, a line each
     restore_failed: Optional[List[str]] = None
     cluster_errors: int = 0
@@ -171,8 +171,8 @@ class SessionState(StartRecord):
         start = {f.name for f in fields(StartRecord)} | {'trials', 'confirm'}
         head = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in start}
         head.update({k: head[k].to_json() for k in _RECORDS if head.get(k) is not None})
-        return {'version': STATE_VERSION,
-                **{k: v for k, v in head.items() if v is not None or k not in _UNSET}}
+        return {'version': STATE_VERSION, **{k: v for k, v in pause_to_json(head).items()
+                                             if v is not None or k not in _UNSET}}
 
     def to_json(self) -> Dict[str, Any]:
         """The whole record as JSON holds it (the store spreads it over its keys)."""
@@ -186,7 +186,8 @@ class SessionState(StartRecord):
         code wrote; Session.check_state checks what it holds)."""
         if saved.get('version') != STATE_VERSION:
             raise ValueError(f'session state has an unknown version {saved.get("version")!r}')
-        rec = dict(saved, **cls._made(saved), trials=[Trial.from_json(t) for t in saved['trials']],
+        rec = dict(pause_from_json(saved), **cls._made(saved),
+                   trials=[Trial.from_json(t) for t in saved['trials']],
                    **{k: c.from_json(saved[k]) for k, c in _RECORDS.items()
                       if saved.get(k) is not None})
         del rec['version']
