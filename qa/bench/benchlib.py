@@ -1,6 +1,6 @@
 """Shared code of the benches in qa/bench: the lab, measurement windows, the
 pure parts (interleaving, medians, ratios, tables) the unit tests cover, and
-the ceph CLI and client load of the benches run inside a lab's release.
+the ceph CLI and client-load passes of the bench run inside a lab's release.
 
 Measurements reuse the tuner's own code: perf counter snapshots and
 deltas are rocks_autotune.perf_counters, the osd bench chunks are
@@ -23,13 +23,11 @@ sys.path.insert(0, os.path.join(REPO, 'src', 'pybind', 'mgr'))
 
 from rocks_autotune import paired_stats, perf_counters, rocksdb_options, rocksdb_stats  # noqa: E402
 from rocks_autotune.canary import STATS_OPTIONS  # noqa: E402
-from rocks_autotune.cluster import PgInfo, PoolInfo, RadosIo  # noqa: E402
 from rocks_autotune.perf_counters import Measurement  # noqa: E402
 from rocks_autotune.rocksdb_options import parse_options  # noqa: E402
 from rocks_autotune.space import SearchSpace  # noqa: E402
 from rocks_autotune.workload import (BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE,  # noqa: E402
-                                     CLEANUP_SECONDS, NAMESPACE, BenchWorkload,
-                                     ClientWorkload, client_objects, client_pool)
+                                     BenchWorkload, ClientWorkload)
 
 
 def repo_commit() -> str:
@@ -749,7 +747,7 @@ def make_pool(lab: 'Lab', pool: str) -> None:
 
 
 # ---------------------------------------------------------------- inside a lab's release
-# The benches run by `ceph-lab exec` (lsm_timeline, client_aa, split_aa):
+# The bench run by `ceph-lab exec` (split_aa):
 # the ceph CLI and librados of the lab's own release, no Lab.
 
 
@@ -780,71 +778,6 @@ def restart(osd: int) -> None:
     since = [x for x in ceph_json('osd', 'dump')['osds'] if x['osd'] == osd][0]['up_from']
     ceph('orch', 'daemon', 'restart', f'osd.{osd}')
     wait_up(osd, since)
-
-
-def cluster_layout() -> Any:
-    dump = ceph_json('osd', 'dump')
-    pools = {p['pool']: PoolInfo(id=p['pool'], name=p['pool_name'], size=p['size'],
-                                 min_size=p['min_size'], erasure=p.get('type') == 3,
-                                 pg_num=p['pg_num']) for p in dump['pools']}
-    brief = ceph_json('pg', 'dump', 'pgs_brief')
-    brief = brief.get('pg_stats', brief) if isinstance(brief, dict) else brief
-    pgs = [PgInfo(pgid=p['pgid'], pool=int(p['pgid'].split('.')[0]), acting=p['acting'],
-                  up=p['up']) for p in brief]
-    return pools, pgs
-
-
-class ClientLoad:
-    """The session's client load on one OSD, for a bench: RocksDB's statistics
-    options (and `options`) set at osd.N (and at each of `also`), the objects
-    a session would write (objects() says which); on exit the objects removed
-    (`removed`: how many) and the options too."""
-
-    def __init__(self, osd: int, prefix: str, space: int, object_size: int, threads: int,
-                 pool: str = '', seed: int = 0, options: Optional[Dict[str, str]] = None,
-                 also: Sequence[int] = ()) -> None:
-        self.osd = osd
-        self.osds = [osd] + [o for o in also if o != osd]
-        self.prefix = prefix
-        self.space = space
-        self.object_size = object_size
-        self.threads = threads
-        self.wanted_pool = pool
-        self.seed = seed
-        self.options = dict({n: 'true' for n in STATS_OPTIONS}, **(options or {}))
-        self.removed = 0
-
-    def __enter__(self) -> 'ClientLoad':
-        import rados
-        for osd in self.osds:
-            for name, value in self.options.items():
-                ceph('config', 'set', f'osd.{osd}', name, value)
-        pools, pgs = cluster_layout()
-        names = self.objects(pools, pgs)
-        self.rados = rados.Rados(conffile=os.environ.get('CEPH_CONF', ''))
-        self.rados.connect()
-        self.ioctx = self.rados.open_ioctx(self.pool.name)
-        self.ioctx.set_namespace(NAMESPACE)
-        self.load = ClientWorkload(RadosIo(self.ioctx, self.pool.name, NAMESPACE), names,
-                                   self.object_size, threads=self.threads, seed=self.seed)
-        return self
-
-    def objects(self, pools: Dict[int, PoolInfo], pgs: List[PgInfo]) -> List[str]:
-        """The objects a session would write (sets `pool` and `seeds`, the
-        PGs of it the objects are in): in the PGs of the pool osd.N serves."""
-        self.pool, self.seeds, _ = client_pool(pools, pgs, [self.osd], self.wanted_pool)
-        return client_objects(self.prefix, self.space // self.object_size,
-                              self.pool.pg_num, self.seeds)
-
-    def __exit__(self, *exc: Any) -> None:
-        try:
-            self.removed = self.load.cleanup(CLEANUP_SECONDS)[0]
-        finally:
-            self.ioctx.close()
-            self.rados.shutdown()
-            for osd in self.osds:
-                for name in self.options:
-                    ceph('config', 'rm', f'osd.{osd}', name)
 
 
 def sample(osd: int) -> rocksdb_stats.KvStats:
@@ -889,15 +822,3 @@ def drive_until(load: ClientWorkload, end: float) -> Tuple[int, float]:
         nbytes += b
         secs += s
     return nbytes, secs
-
-
-def write_once(load: ClientWorkload, fill: bool,
-               nbytes: int) -> Tuple[Dict[str, Any], Dict[str, Any]]:
-    """Before the first round: the session's two passes if `fill`, then
-    `nbytes` of the load; what each wrote (the passes' record, {} without)."""
-    passes = dict(fill_all(load), **overwrite_all(load)) if fill else {}
-    written, t = 0, time.time()
-    while written < nbytes:
-        written += load.drive(5.0, None)[0]
-    return passes, {'precondition_mib': written >> 20, 'seconds': round(time.time() - t),
-                    'load': round(os.getloadavg()[0], 2)}

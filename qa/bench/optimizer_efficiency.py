@@ -44,7 +44,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 import benchlib
-from rocks_autotune.optimizer import TrialOptimizer, _skopt_dimension, random_points
+from rocks_autotune.optimizer import TrialOptimizer, random_points, skopt_dimensions
 from rocks_autotune.rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT, \
     parse_options
 from rocks_autotune.perf_counters import INFEASIBLE_WEIGHT
@@ -138,7 +138,7 @@ def project(space: SearchSpace, default: Candidate, warm_start: bool = True) -> 
 
 def skopt_default(space: SearchSpace, default: Candidate) -> Proposer:
     import skopt
-    dims = [_skopt_dimension(d) for d in space.dimensions()]
+    dims = skopt_dimensions(space)
 
     def make(seed: int) -> Tuple[Callable[[], Candidate], Callable[[Candidate, float], None]]:
         opt = skopt.Optimizer(dims, random_state=seed, space_constraint=space.point_is_safe)
@@ -157,7 +157,7 @@ def skopt_default(space: SearchSpace, default: Candidate) -> Proposer:
 
 def random_search(space: SearchSpace, default: Candidate) -> Proposer:
     from skopt.space import Space
-    sk = Space([_skopt_dimension(d) for d in space.dimensions()])
+    sk = Space(skopt_dimensions(space))
 
     def make(seed: int) -> Tuple[Callable[[], Candidate], Callable[[Candidate, float], None]]:
         rng = np.random.RandomState(seed)

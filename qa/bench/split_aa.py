@@ -51,19 +51,45 @@ import threading
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-from benchlib import (ClientLoad, ceph, ceph_json, counter, drive_until, fill_all,
-                      overwrite_all, perf, restart, sample)
+from benchlib import (ceph, ceph_json, counter, drive_until, fill_all, overwrite_all, perf,
+                      restart, sample)
 from rocks_autotune import rocksdb_stats
+from rocks_autotune.canary import STATS_OPTIONS
 from rocks_autotune.cluster import PgInfo, PoolInfo, RadosIo
-from rocks_autotune.workload import NAMESPACE, ClientWorkload, client_objects, client_pool
+from rocks_autotune.workload import (CLEANUP_SECONDS, NAMESPACE, ClientWorkload, client_objects,
+                                     client_pool)
 
 FIGURES = ('iops_c', 'iops_r', 'c_over_r')
 
 
-class SplitLoad(ClientLoad):
-    """Half the objects in PGs of the pool that osd serves (C), half in PGs
+def cluster_layout() -> Tuple[Dict[int, PoolInfo], List[PgInfo]]:
+    dump = ceph_json('osd', 'dump')
+    pools = {p['pool']: PoolInfo(id=p['pool'], name=p['pool_name'], size=p['size'],
+                                 min_size=p['min_size'], erasure=p.get('type') == 3,
+                                 pg_num=p['pg_num']) for p in dump['pools']}
+    brief = ceph_json('pg', 'dump', 'pgs_brief')
+    brief = brief.get('pg_stats', brief) if isinstance(brief, dict) else brief
+    pgs = [PgInfo(pgid=p['pgid'], pool=int(p['pgid'].split('.')[0]), acting=p['acting'],
+                  up=p['up']) for p in brief]
+    return pools, pgs
+
+
+class SplitLoad:
+    """The session's client load at osd.N, split as its split design splits
+    it: half the objects in PGs of the pool that osd serves (C), half in PGs
     it does not (R); `c` and `r` drive each group with `threads` writes in
-    flight."""
+    flight.  RocksDB's statistics are on at osd.N meanwhile; on exit the
+    objects and those options are removed."""
+
+    def __init__(self, osd: int, prefix: str, space: int, object_size: int, threads: int,
+                 pool: str, seed: int) -> None:
+        self.osd = osd
+        self.prefix = prefix
+        self.space = space
+        self.object_size = object_size
+        self.threads = threads
+        self.wanted_pool = pool
+        self.seed = seed
 
     def objects(self, pools: Dict[int, PoolInfo], pgs: List[PgInfo]) -> List[str]:
         # the module's choice of the two groups (its split design's)
@@ -82,13 +108,32 @@ class SplitLoad(ClientLoad):
         return self.c_names + self.r_names
 
     def __enter__(self) -> 'SplitLoad':
-        super().__enter__()
+        import rados
+        for name in STATS_OPTIONS:
+            ceph('config', 'set', f'osd.{self.osd}', name, 'true')
+        names = self.objects(*cluster_layout())
+        self.rados = rados.Rados(conffile=os.environ.get('CEPH_CONF', ''))
+        self.rados.connect()
+        self.ioctx = self.rados.open_ioctx(self.pool.name)
+        self.ioctx.set_namespace(NAMESPACE)
         io = RadosIo(self.ioctx, self.pool.name, NAMESPACE)
+        # the whole keyspace, to remove it on exit
+        self.load = ClientWorkload(io, names, self.object_size, threads=self.threads,
+                                   seed=self.seed)
         self.c = ClientWorkload(io, self.c_names, self.object_size, threads=self.threads,
                                 seed=self.seed)
         self.r = ClientWorkload(io, self.r_names, self.object_size, threads=self.threads,
                                 seed=self.seed + 1)
         return self
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            self.load.cleanup(CLEANUP_SECONDS)
+        finally:
+            self.ioctx.close()
+            self.rados.shutdown()
+            for name in STATS_OPTIONS:
+                ceph('config', 'rm', f'osd.{self.osd}', name)
 
 
 def drive_both(load: SplitLoad, seconds: float) -> Dict[str, Tuple[int, float]]:

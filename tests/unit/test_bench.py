@@ -499,45 +499,6 @@ def _two_runs(tmp_path: Any, run: Dict[str, Any]) -> Any:
     return p
 
 
-def _trace(rate: float, slow_first: float = 1.0) -> Dict[str, Any]:
-    """A trace of 12 slices of 5 s at `rate` writes a second (the first two
-    slower by `slow_first`: a restart's cold start); kv_sync 1 ms a sync."""
-    import client_aa
-    sl = [{'t': 0.0, 'bytes': 0, 'secs': 0.0, 'c': {k: [0.0, 0] for k in client_aa.TRACED}}]
-    n = 0
-    for i in range(1, 13):
-        w = int(rate * 5 * (slow_first if i <= 2 else 1.0))
-        n += w
-        sl.append({'t': 5.0 * i, 'bytes': 4096 * w, 'secs': 5.0,
-                   'c': {k: [n * 0.001, n] for k in client_aa.TRACED}})
-    return {'trace': sl, 'load': 1.0}
-
-
-def test_a_trace_gives_the_figures_of_any_window_in_it() -> None:
-    import client_aa
-    t = _trace(100.0, slow_first=0.5)
-    assert client_aa.traced(t, 10, 20)['iops'] == pytest.approx(100.0)
-    assert client_aa.traced(t, 0, 20)['iops'] == pytest.approx(75.0)  # the cold start in it
-    assert client_aa.traced(t, 10, 20)['kv_sync_lat'] == pytest.approx(1.0)
-    assert client_aa.traced(t, 70, 20) == {}  # past the trace
-
-
-def test_the_grid_shows_noise_that_only_the_warm_up_takes_out(
-        tmp_path: Any, capsys: Any) -> None:
-    import client_aa
-    # the arms differ only in how slow their first 10 s are: a restart's noise
-    rows = [dict(_trace(100.0, slow), round=r, arm=arm)
-            for r, slows in enumerate([(0.5, 0.9), (0.8, 0.4), (0.6, 0.7)])
-            for arm, slow in zip(('A', "A'"), slows)]
-    p = tmp_path / 'trace.jsonl'
-    p.write_text('\n'.join(json.dumps(r) for r in rows))
-    client_aa.grid(str(p))
-    table = {tuple(line.split('|')[1:3]): line.split('|')[3].strip()
-             for line in capsys.readouterr().out.splitlines() if line.startswith('| ')}
-    assert float(table[(' 0 ', ' 20 ')]) > 0.1
-    assert float(table[(' 10 ', ' 20 ')]) == 0.0
-
-
 def test_a_split_load_takes_out_what_falls_on_both_groups() -> None:
     import split_aa
     rows = []

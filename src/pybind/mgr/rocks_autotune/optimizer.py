@@ -53,7 +53,7 @@ class TrialOptimizer:
         self._dims = space.dimensions()
         _check_safe_fraction(space, seed)
         self._opt = skopt.Optimizer(
-            _skopt_dimensions(space),
+            skopt_dimensions(space),
             # skopt's Matern GP fits a white-noise level: repeats that
             # disagree are treated as noise, not forced through exactly
             base_estimator='GP',
@@ -191,7 +191,7 @@ def enough_safe_points(space: SearchSpace, seed: int) -> bool:
 def random_points(space: SearchSpace, n: int, seed: int) -> List[Any]:
     """`n` points drawn at random over the space's box, as the optimizer
     draws them (safe or not)."""
-    return list(Space(_skopt_dimensions(space)).rvs(n_samples=n, random_state=seed))
+    return list(Space(skopt_dimensions(space)).rvs(n_samples=n, random_state=seed))
 
 
 def _check_safe_fraction(space: SearchSpace, seed: int) -> None:
@@ -204,7 +204,8 @@ def _check_safe_fraction(space: SearchSpace, seed: int) -> None:
             f'{"; ".join(space.violations(space.from_point(probe[0])))}')
 
 
-def _skopt_dimensions(space: SearchSpace) -> List[Dimension]:
+def skopt_dimensions(space: SearchSpace) -> List[Dimension]:
+    """The space as skopt's dimensions (qa/bench's other optimizers search it too)."""
     return [_skopt_dimension(d) for d in space.dimensions()]
 
 
