@@ -48,11 +48,11 @@ def test_a_candidate_is_set_at_its_own_mask_and_restarted_onto_through_the_gate(
     cur = trial('candidate', CANDIDATE)
     c.set_up(cur, clock())
     assert cluster.config_get_own('osd.1', OPTIONS) == CANDIDATE
-    assert c.rec['last_applied'] == CANDIDATE and c.rec['restart']['purpose'] == 'candidate'
+    assert c.rec.last_applied == CANDIDATE and c.rec.restart.purpose == 'candidate'
     assert up(c, clock) == Outcome.UP
     assert cluster.restarts == [(1, CANDIDATE)] and [o for o, _ in cluster.restart_gate] == [1]
     # the process may run the candidate from here on; our noout is gone with the restart
-    assert c.rec['running_dirty'] and not c.rec['noout_ours'] and not cluster.has_noout(1)
+    assert c.rec.running_dirty and not c.rec.noout_ours and not cluster.has_noout(1)
 
 
 def test_a_baseline_runs_the_originals_with_the_bench_limit_and_rocksdbs_figures_on() -> None:
@@ -71,13 +71,13 @@ def test_a_baseline_runs_the_originals_with_the_bench_limit_and_rocksdbs_figures
     # RocksDB's figures stay on: never off for a moment between two windows
     # (a look then saw rocksdb_perf gone and the other two still set)
     assert not set(removed) & set(STATS_OPTIONS), removed
-    assert c.rec['restart']['purpose'] == 'baseline' and c.rec['last_applied'] is None
-    assert up(c, clock) == Outcome.UP and not c.rec['running_dirty']
+    assert c.rec.restart.purpose == 'baseline' and c.rec.last_applied is None
+    assert up(c, clock) == Outcome.UP and not c.rec.running_dirty
 
 
 def test_someone_elses_change_is_seen_and_the_restore_leaves_it_in_place() -> None:
     c, cluster, clock, _ = canary()
-    c.rec['config_seen'] = c.config.entries()
+    c.rec.config_seen = c.config.entries()
     cur = trial('candidate', CANDIDATE)
     c.s.current = cur
     c.set_up(cur, clock())
@@ -88,7 +88,7 @@ def test_someone_elses_change_is_seen_and_the_restore_leaves_it_in_place() -> No
     c.s.current = None
     assert not c.restore(clock())  # never restarted on the candidate: no restart to wait for
     assert cluster.config_get_own('osd.1', 'rocksdb_perf') == 'false'
-    assert Canary(cluster, 1).is_restored(c.rec['originals'], {'rocksdb_perf'})
+    assert Canary(cluster, 1).is_restored(c.rec.originals, {'rocksdb_perf'})
 
 
 def test_the_restore_of_a_canary_that_ran_a_candidate_waits_for_its_gated_restart() -> None:
@@ -96,11 +96,11 @@ def test_the_restore_of_a_canary_that_ran_a_candidate_waits_for_its_gated_restar
     c.set_up(trial('candidate', CANDIDATE), clock())
     assert up(c, clock) == Outcome.UP
     assert c.restore(clock())
-    assert cluster.has_noout(1) and c.rec['noout_ours'] and c.rec['restart']['purpose'] == 'restore'
+    assert cluster.has_noout(1) and c.rec.noout_ours and c.rec.restart.purpose == 'restore'
     assert up(c, clock) == Outcome.UP
-    assert not c.rec['running_dirty'] and not cluster.has_noout(1)
+    assert not c.rec.running_dirty and not cluster.has_noout(1)
     assert cluster.restarts[-1] == (1, cluster.config_get('osd.1', OPTIONS)) != (1, CANDIDATE)
-    assert {n: cluster.config_get_own('osd.1', n) for n in SAVED} == c.rec['originals']
+    assert {n: cluster.config_get_own('osd.1', n) for n in SAVED} == c.rec.originals
 
 
 def test_where_restoring_cannot_go_on_the_lines_say_what_is_left() -> None:
@@ -111,15 +111,15 @@ def test_where_restoring_cannot_go_on_the_lines_say_what_is_left() -> None:
     assert lines[0] == 'osd.1 may still run a candidate: restart it to load the restored options'
     assert len(lines) == 1 + len(SAVED)
     assert not any('NOT restored' in line for line in lines)
-    assert Canary(cluster, 1).is_restored(c.rec['originals'])
+    assert Canary(cluster, 1).is_restored(c.rec.originals)
 
 
 def test_a_stale_noout_of_ours_is_cleared_and_an_admins_is_left() -> None:
     c, cluster, clock, _ = canary()
     cluster.set_noout(1, True)
     assert not c.clear_stale_noout() and cluster.has_noout(1)  # the admin's
-    c.rec['noout_ours'] = True
-    assert c.clear_stale_noout() and not cluster.has_noout(1) and not c.rec['noout_ours']
+    c.rec.noout_ours = True
+    assert c.clear_stale_noout() and not cluster.has_noout(1) and not c.rec.noout_ours
 
 
 def test_the_look_names_a_failed_trials_crash_on_it_and_does_not_block_on_it() -> None:

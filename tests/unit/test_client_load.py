@@ -268,10 +268,11 @@ def test_preconditioning_that_runs_out_of_time_while_filling_says_so() -> None:
     h = Harness(client_space=256 << 20, client_object_size=65536, precondition_limit=1.0)
     s = h.start(osd=0, workload='client', trials=1)
     h.run()
-    p = s.canary.rec['precondition']
-    assert p['done'] and p['steady'] is False and p['bytes'] == 0
+    p = s.canary.rec.precondition
+    assert p is not None
+    assert p.done and p.steady is False and p.bytes == 0
     assert re.search(r'not steady after 1s of load \(precondition_limit\): \d+ of 4096 '
-                     r'objects filled', p['why'])
+                     r'objects filled', p.why)
 
 
 def test_status_names_the_keyspace_and_what_became_of_it() -> None:
@@ -308,15 +309,16 @@ def test_preconditioning_writes_the_keyspace_until_the_busiest_family_has_a_lowe
     first = phases.index('precondition')
     assert 'measure' not in phases[:first] and phases.count('precondition') > 1
     assert all(p != 'precondition' for p in phases[phases.index('measure'):])
-    p = s.canary.rec['precondition']
-    assert p['done'] and p['steady'] and p['bytes'] >= 4 << 20 and p['compactions'] >= 1
-    assert p['shape']['O-0'][-1][0] == 1  # a level below L0 holds files
+    p = s.canary.rec.precondition
+    assert p is not None
+    assert p.done and p.steady and p.bytes >= 4 << 20 and p.compactions >= 1
+    assert p.shape['O-0'][-1][0] == 1  # a level below L0 holds files
     # RocksDB's own bytes over the run, kept for the wear model's levels
-    kv = p['kv_bytes']
+    kv = p.kv_bytes
     assert kv['wal'] > 0 and kv['flush'] > 0 and kv['compaction'] > 0
     # every object written end to end first, then every block overwritten once
-    assert p['filled'] == 4 and p['fill_bytes'] == 4 << 20
-    assert p['overwritten'] == 1024
+    assert p.filled == 4 and p.fill_bytes == 4 << 20
+    assert p.overwritten == 1024
     text = report.status_text(s.status(), detail=True)
     assert re.search(r'preconditioning \(done\): 4 objects filled \(4 MiB in \d+s\), then '
                      r'\d+ MiB written in 4 KiB writes in \d+s \(1024 blocks overwritten once\); '
@@ -328,9 +330,10 @@ def test_preconditioning_stops_at_its_limit_and_says_the_db_was_not_steady() -> 
     h = Harness(client_space=4 << 20, client_object_size=1 << 20, precondition_limit=20.0)
     s = h.start(osd=0, workload='client', trials=1)
     h.run()
-    p = s.canary.rec['precondition']
-    assert p['done'] and p['steady'] is False and 18 <= p['seconds'] <= 25
-    assert 'not steady after 20s of load (precondition_limit)' in p['why']
+    p = s.canary.rec.precondition
+    assert p is not None
+    assert p.done and p.steady is False and 18 <= p.seconds <= 25
+    assert 'not steady after 20s of load (precondition_limit)' in p.why
     assert 'preconditioning (done, not steady)' in report.status_text(s.status(), detail=True)
     assert s.s.state == 'done'
 
@@ -339,7 +342,7 @@ def test_a_bench_session_does_not_precondition() -> None:
     h = Harness()
     s = h.start(osd=0, trials=1)
     h.run()
-    assert 'precondition' not in s.canary.rec
+    assert s.canary.rec.precondition is None
 
 
 def test_status_says_how_long_a_steady_window_takes_and_what_is_left() -> None:
@@ -352,11 +355,13 @@ def test_status_says_how_long_a_steady_window_takes_and_what_is_left() -> None:
     assert t['steady_window'] is None and not t['no_flush_seen']
     assert t['left_seconds'] >= 600  # the preconditioning, at most
     # what it spent comes off what it may still take
-    h.run(until=lambda s: (s.canary.rec.get('precondition') or {}).get('seconds', 0) > 0)
-    p = s.canary.rec['precondition']
-    assert not p['done']
+    h.run(until=lambda s: s.canary.rec.precondition is not None
+          and s.canary.rec.precondition.seconds > 0)
+    p = s.canary.rec.precondition
+    assert p is not None
+    assert not p.done
     assert s.time_said()['left_seconds'] == pytest.approx(
-        t['left_seconds'] - p['seconds'] - p['fill_seconds'])
+        t['left_seconds'] - p.seconds - p.fill_seconds)
     h.run(until=lambda s: s.s.baseline is not None)
     t = s.time_said()
     # SMALL compacts at 2 flushes: the baseline's windows counted its flush rate

@@ -4,6 +4,7 @@ from typing import Any
 
 from fake_cluster import FakeClock, FakeCluster
 from rocks_autotune import health, session_start
+from rocks_autotune.canary_record import CanaryRecord, RestartRecord
 from rocks_autotune.pause_record import PauseRecord
 from rocks_autotune.session_settings import Params, Settings
 from rocks_autotune.store import SessionState
@@ -15,15 +16,15 @@ def session(**head: Any) -> SessionState:
     """A session's record on osd.1, with the fields its checks read as given."""
     s = session_start.first_state(FakeCluster(FakeClock()), Params(osd=1, workload=OSD_BENCH),
                                   Settings(unhealthy_timeout=600.0), 0.0)
-    s.canaries['1'].update(restarted=True, manual='', restart=None)
     return replace(s, **head)
 
 
 def test_a_sessions_facts_give_its_checks_in_the_tables_words() -> None:
     s = session(current=Trial(index=3, kind='recovery', candidate={}, options='', error='boom'),
                 pause=PauseRecord('health', ['osd.2 is down'], None, 0.0),
-                canaries={'1': {'restarted': False, 'manual': 'no backend',
-                                'restart': {'stage': 'wait_up'}}})
+                canaries={'1': CanaryRecord({}, False, None, restarted=False, manual='no backend',
+                                            restart=RestartRecord('candidate', 'wait_up', 0.0,
+                                                                  None, '', ''))})
     checks = health.job_checks('session', s, True, '')
     assert checks['ROCKS_AUTOTUNE_TRIAL_FAILED'] == {
         'severity': 'warning', 'summary': 'rocks_autotune: trial 3 failed on osd.1',

@@ -1,17 +1,16 @@
 """The restart path's one reading of a restart: each outcome from the
 cluster's state, against the fake cluster."""
-from typing import Any, Dict
-
 from fake_cluster import FakeClock, FakeCluster
+from rocks_autotune.canary_record import CanaryRecord
 from rocks_autotune.restart import Outcome, Restarter
 
 
-def restarter(cluster: FakeCluster, state: Dict[str, Any], timeout: float = 60.0) -> Restarter:
+def restarter(cluster: FakeCluster, state: CanaryRecord, timeout: float = 60.0) -> Restarter:
     return Restarter(cluster, 0, state, lambda: None, timeout, timeout)
 
 
-def fresh() -> Dict[str, Any]:
-    return {'restart': None, 'noout_ours': False, 'running_dirty': False, 'manual': ''}
+def fresh() -> CanaryRecord:
+    return CanaryRecord({}, False, None)
 
 
 def test_outcomes_say_whether_the_cluster_holds_it_and_whether_it_runs_the_options() -> None:

@@ -450,7 +450,7 @@ def test_a_failover_mid_rollout_restarts_no_osd_twice() -> None:
     h.apply()
     h.run(until=h.ssd_in_flight(1, 'wait'))
     ro = h.failover()
-    assert ro.r.osds[2].status == 'restarting' and ro.r.restart['stage'] == 'wait_up'
+    assert ro.r.osds[2].status == 'restarting' and ro.r.restart.stage == 'wait_up'
     h.run()
     assert ro.r.state == 'done' and h.restarted() == SSDS_IN_ORDER
     assert all(runs(h, i) == NEW for i in SSDS_IN_ORDER) and not any(h.cluster.noout.values())
@@ -562,7 +562,7 @@ def test_abort_at_the_gate_after_a_failover_clears_the_rollouts_own_noout() -> N
     assert ro.r.noout_ours and h.cluster.has_noout(3)
     h.cluster.ok_to_stop_answer = (False, 'no')
     h.clock.advance(ro.step())
-    assert ro.r.restart is not None and ro.r.restart['stage'] == 'gate'
+    assert ro.r.restart is not None and ro.r.restart.stage == 'gate'
     ro.request_abort()
     h.run()
     assert ro.r.state == 'aborted' and h.restarted() == []

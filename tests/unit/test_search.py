@@ -9,6 +9,7 @@ import pytest
 
 from fake_cluster import FakeClock, FakeCluster
 from rocks_autotune import measurement_plan, power, report, session_start, views
+from rocks_autotune.canary_record import PreconditionRecord, WindowRecord
 from rocks_autotune.confirm import SteadyPlan
 from rocks_autotune.session_settings import Params
 from rocks_autotune.perf_counters import Measurement
@@ -222,7 +223,7 @@ def test_the_time_said_counts_the_window_in_flight_off_what_is_left() -> None:
     trial = sr.next_trial(1)
     assert trial is not None
     sr.s.current = trial
-    canary['window'] = {'start': clock()}
+    canary.window = WindowRecord(clock())
     clock.advance(4.0)
     assert sr.time_said(canary, preconditioned=False)['left_seconds'] == pytest.approx(
         before - 4.0)
@@ -241,7 +242,7 @@ def test_a_steady_window_past_its_expected_length_still_leaves_the_others() -> N
     record(sr, 'candidate', 'feasible', measured(1100))
     sr.plan_confirmation(measurement_plan.sequential(1))
     sr.s.current = replace(sr.s.trials[0], kind='confirm', steady=True)
-    canary['window'] = {'start': clock()}
+    canary.window = WindowRecord(clock())
     t0 = sr.time_said(canary, preconditioned=False)
     assert t0['steady_need'] < t0['steady_window_limit']
     clock.advance(10 * t0['steady_window_limit'])
@@ -260,7 +261,7 @@ def test_the_time_said_does_not_count_the_preconditioning_as_every_measurements_
     canary = sr.s.canaries['1']
     record(sr, 'baseline', 'baseline', measured(1000))
     sr.s.trials[0].seconds = 15.0 + 240.0
-    canary['precondition'] = {'done': True, 'seconds': 234.0, 'fill_seconds': 6.0}
+    canary.precondition = PreconditionRecord(done=True, seconds=234.0, fill_seconds=6.0)
     pre = sr.time_said(canary, preconditioned=True)
     plain = sr.time_said(canary, preconditioned=False)
     # each of the 3 search measurements left: 15 s, not 255 s

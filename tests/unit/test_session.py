@@ -791,13 +791,14 @@ def test_inactive_pgs_hold_the_restore_restart_back() -> None:
 def test_a_bench_window_whose_time_passed_before_its_first_chunk_still_runs_the_bench() -> None:
     # seen on a loaded lab with warmup 0: the first measure step came after the
     # window's duration, no bench ran, and the trial had no kv_sync latency
+    from rocks_autotune.canary_record import CanaryRecord
     from rocks_autotune.window import Window, WindowSettings
     from rocks_autotune.workload import BenchWorkload
     from rocks_autotune.space import SearchSpace
     from rocks_autotune.rocksdb_options import parse_options
     clock = FakeClock()
     cluster = FakeCluster(clock)
-    state: Any = {'window': None, 'iops_estimate': None}
+    state = CanaryRecord({}, False, None)
     window = Window(cluster, 0, BenchWorkload(cluster, 0, chunk_seconds=1), WindowSettings(
         warmup=0, duration=2, min_flushes=0, max_window_factor=1, extend_seconds=1), state)
     c = SearchSpace.candidate_from_options(parse_options(cluster.defaults[

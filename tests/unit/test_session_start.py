@@ -30,8 +30,8 @@ def test_a_rescue_restores_from_the_start_record_and_ends_failed() -> None:
     r = session_start.rescue_state(StartRecord.from_json(st.start_json()), 'unreadable', 200.0)
     Session.check_state(r)
     canary = r.canaries['1']
-    assert r.phase == 'restore' and r.abort and canary['running_dirty']
-    assert r.originals == canary['originals'] == st.originals
+    assert r.phase == 'restore' and r.abort and canary.running_dirty
+    assert r.originals == canary.originals == st.originals
     assert r.error == 'unreadable'
 
 
@@ -57,9 +57,9 @@ def test_a_rescue_restores_the_canary_the_start_record_names() -> None:
     start = st.start_json()
     r = session_start.rescue_state(StartRecord.from_json(start), 'unreadable', 200.0)
     Session.check_state(r)
-    assert {o: rec['originals'] for o, rec in r.canaries.items()} == {
+    assert {o: rec.originals for o, rec in r.canaries.items()} == {
         '0': Canary(c, 0).snapshot()}
-    assert {o: (rec['noout_ours'], rec['running_dirty']) for o, rec in r.canaries.items()} == {
+    assert {o: (rec.noout_ours, rec.running_dirty) for o, rec in r.canaries.items()} == {
         '0': (True, True)}
     start['canaries_at_start'] = [start['canaries_at_start']['0']]
     with pytest.raises(ValueError, match='canaries_at_start is missing or malformed'):

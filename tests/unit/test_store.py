@@ -114,20 +114,20 @@ def test_the_typed_records_match_what_is_written() -> None:
     # bound, once the baseline is measured: not in the head until set
     unset = {'final', 'other_checks', 'noise', 'steady_cap'}
     keys = set(json.loads(h.saved[-1]))
-    canary = set(CanaryRecord.__annotations__)
+    canary = {f.name for f in fields(CanaryRecord)}
     assert set(s.s.to_json()) == keys
     # the pause's start is kept apart from it: the head's paused_since
     assert keys | unset | {'confirm'} == {f.name for f in fields(SessionState)} | {
         'version', 'paused_since'}
-    assert set(s.canary.rec) == canary - {'precondition'}
+    assert set(s.canary.rec.to_json()) == canary - {'precondition'}
     h.run()
     assert set(json.loads(h.saved[-1])) == keys | unset | {'confirm'}
-    assert set(s.canary.rec) == canary - {'precondition'}
+    assert set(s.canary.rec.to_json()) == canary - {'precondition'}
     h = Harness(client_space=8 << 20, client_object_size=1 << 20, steady_window_limit=10.0,
                 precondition_limit=10.0)
     s = h.start(osd=0, trials=1, workload='client')
     h.run()
-    assert set(s.canary.rec) == canary
+    assert set(s.canary.rec.to_json()) == canary
 
 
 def test_a_record_of_todays_shape_reads_back_as_it_was_written() -> None:
@@ -165,3 +165,36 @@ def test_a_pause_is_stored_in_todays_shape_and_reads_back() -> None:
     assert s.s.pause is not None and head['paused_since'] == s.s.pause.since
     loaded = SessionStore(kv.get, kv.put).load()
     assert loaded is not None and loaded.pause == s.s.pause
+
+
+def test_a_canary_record_of_todays_shape_reads_back_as_it_was_written() -> None:
+    # its JSON when it was a dict (issue 44), key for key in order, at every
+    # step of a session with a client load: restart, window, preconditioning
+    h = Harness(client_space=8 << 20, client_object_size=1 << 20, steady_window_limit=10.0,
+                precondition_limit=10.0)
+    s = h.start(osd=0, trials=1, workload='client')
+    restart = ['purpose', 'stage', 'since', 'up_from', 'expect', 'ran']
+    window = ['start', 'bytes', 'bench_seconds', 'before']
+    seen = set()
+    while s.active:
+        h.clock.advance(s.step())
+        rec = json.loads(h.saved[-1])['canaries']['0']
+        assert CanaryRecord.from_json(rec).to_json() == rec
+        assert list(rec) == [
+            'originals', 'annexed', 'config_seen', 'config_changes', 'last_applied', 'restart',
+            'manual', 'noout_ours', 'running_dirty', 'restarted', 'window',
+            'iops_estimate'] + ['precondition'] * ('precondition' in rec)
+        if rec['restart'] is not None:
+            assert list(rec['restart']) in (restart, restart + ['issued'],
+                                            restart + ['issued', 'up_seconds'])
+        if rec['window'] is not None:  # the warm-up's, then the window's
+            assert list(rec['window']) in (window, window + ['kv_before'])
+        if 'precondition' in rec:
+            assert list(rec['precondition']) == [
+                'filled', 'fill_bytes', 'fill_seconds', 'overwritten', 'bytes', 'seconds',
+                'done', 'steady', 'why', 'shape', 'busiest_cf', 'flushes', 'compactions',
+                'kv_bytes', 'kv_start']
+        seen |= {k for k in ('restart', 'window', 'precondition') if rec.get(k)}
+        seen |= {k for k in ('up_seconds', 'kv_before') for part in (rec['restart'], rec['window'])
+                 if part and k in part}
+    assert seen == {'restart', 'window', 'precondition', 'up_seconds', 'kv_before'}

@@ -10,6 +10,7 @@ import pytest
 
 from fake_cluster import TENTACLE_DEFAULTS, FakeClock, FakeCluster
 from rocks_autotune import perf_counters, steady_check, window
+from rocks_autotune.canary_record import CanaryRecord
 from rocks_autotune.perf_counters import Measurement
 from rocks_autotune.rocksdb_stats import KvDelta
 from rocks_autotune.rocksdb_options import PACIFIC_DEFAULT, parse_options, parse_sharding
@@ -34,7 +35,7 @@ def run_window(options: str, length: Optional[float], duration: float = 5.0,
     cluster.config_set('osd.0', 'bluestore_rocksdb_options', options)
     cluster.restart_osd(0)
     clock.advance(cluster.restart_delay)
-    state: Any = {'window': None, 'iops_estimate': None}
+    state = CanaryRecord({}, False, None)
     w = Window(cluster, 0, BenchWorkload(cluster, 0, chunk_seconds=1.0), WindowSettings(
         warmup=1.0, duration=duration, min_flushes=0.0, max_window_factor=factor,
         extend_seconds=1.0), state)
@@ -308,7 +309,7 @@ def sharded_window(options: str, shares: Dict[str, float], limit: float,
         cluster.config_set('osd.0', name, value)
     cluster.restart_osd(0)
     clock.advance(cluster.restart_delay)
-    state: Any = {'window': None, 'iops_estimate': None}
+    state = CanaryRecord({}, False, None)
     w = Window(cluster, 0, BenchWorkload(cluster, 0, chunk_seconds=1.0), WindowSettings(
         warmup=1.0, duration=duration, min_flushes=0.0, max_window_factor=40.0,
         extend_seconds=1.0), state)
@@ -321,7 +322,7 @@ def sharded_window(options: str, shares: Dict[str, float], limit: float,
         if done:
             break
         clock.advance(delay)
-    assert state['window']['kv_before'] is not None  # counted by RocksDB
+    assert state.window is not None and state.window.kv_before is not None  # counted by RocksDB
     for _ in range(100000):
         m, delay = w.measure(clock(), c, steady_limit=limit, families=families,
                              max_total_wal_size=SearchSpace(

@@ -12,7 +12,7 @@ record.
 """
 import logging
 from contextlib import suppress
-from typing import Callable, Dict, List, Optional, Set
+from typing import Callable, List, Optional, Set
 
 from . import crashes
 from .canary import STATS_OPTIONS, Canary, ours
@@ -39,16 +39,6 @@ Clock = Callable[[], float]
 def runs_candidate(cur: Trial) -> bool:
     """The trial sets a candidate's options (else the canary's own run)."""
     return cur.kind == 'candidate' or (cur.kind == 'confirm' and cur.arm != BASELINE)
-
-
-def new_record(originals: Dict[str, Optional[str]], annexed: bool,
-               config_seen: Optional[Dict[str, Dict[str, str]]],
-               noout_ours: bool = False, running_dirty: bool = False) -> CanaryRecord:
-    """A canary's record before the session changes it."""
-    return {'originals': originals, 'annexed': annexed, 'config_seen': config_seen,
-            'config_changes': [], 'last_applied': None, 'restart': None, 'manual': '',
-            'noout_ours': noout_ours, 'running_dirty': running_dirty, 'restarted': True,
-            'window': None, 'iops_estimate': None}
 
 
 class CanaryOsd:
@@ -117,7 +107,8 @@ class CanaryOsd:
 
     def precondition_due(self) -> Optional[Precondition]:
         """The client load that writes its DB into a steady state, until it has."""
-        return None if (self.rec.get('precondition') or {}).get('done') else self.precondition
+        pre = self.rec.precondition
+        return None if pre is not None and pre.done else self.precondition
 
     # ------------------------------------------------------------ its config
 
@@ -133,35 +124,35 @@ class CanaryOsd:
         `config_changes`; the names at osd.N they hold (none for a rescue,
         which does not know what was there)."""
         rec = self.rec
-        seen = rec.get('config_seen')
+        seen = rec.config_seen
         if seen is None:
             return set()
         mine = self.s.current
-        applied = [o for o in (rec.get('last_applied'), mine.options if mine is not None
+        applied = [o for o in (rec.last_applied, mine.options if mine is not None
                                and runs_candidate(mine) else None) if o is not None]
-        rec['config_changes'], held = self.config.foreign(seen, ours(
-            rec['originals'], applied, rec['annexed'], self.params.workload == OSD_BENCH))
+        rec.config_changes, held = self.config.foreign(seen, ours(
+            rec.originals, applied, rec.annexed, self.params.workload == OSD_BENCH))
         return held
 
     def config_changes(self) -> List[str]:
         """Someone else's changes that stand now (the candidates embed the
         base of the start: a trial's restart waits on them)."""
         self.foreign()
-        return self.rec['config_changes']
+        return self.rec.config_changes
 
     def set_up(self, trial: Trial, now: float) -> None:
         """Its trial's config at the mask (a candidate's, or the originals),
         and its restart recorded with its purpose: whether the process may
         load a candidate."""
         if runs_candidate(trial):
-            self.rec['last_applied'] = trial.options
-            self.config.apply(trial.options, self.rec['annexed'])
+            self.rec.last_applied = trial.options
+            self.config.apply(trial.options, self.rec.annexed)
         else:
             self._originals(set())
         self._begin('candidate' if runs_candidate(trial) else 'baseline', now)
 
     def _begin(self, purpose: str, now: float) -> None:
-        self.rec['restarted'] = False
+        self.rec.restarted = False
         self.restarter.begin(purpose, now)
 
     def _originals(self, held: Set[str]) -> None:
@@ -170,7 +161,7 @@ class CanaryOsd:
         baseline's too, runs with those until the session's end."""
         ours = set(STATS_OPTIONS) | ({BENCH_LIMIT_OPTION} if self.params.workload == OSD_BENCH
                                      else set())
-        self.config.restore(self.rec['originals'], held | ours)
+        self.config.restore(self.rec.originals, held | ours)
 
     def recover(self, now: float) -> None:
         """A failed trial's recovery: the originals (leaving someone else's
@@ -184,7 +175,7 @@ class CanaryOsd:
         """Our noout, left by a step a failed-over mgr did not finish, is
         cleared: only a restart needs it, and our own flag must not read as
         an unhealthy cluster."""
-        if self.rec['noout_ours'] and self.cluster.has_noout(self.osd):
+        if self.rec.noout_ours and self.cluster.has_noout(self.osd):
             self.restarter.clear_noout()
             return True
         return False
@@ -194,14 +185,14 @@ class CanaryOsd:
         return self.restarter.step(now)
 
     def restart_done(self) -> None:
-        self.rec['restarted'] = True
+        self.rec.restarted = True
 
     @property
     def up_seconds(self) -> Optional[float]:
         """How long its last restart took to come up on what was set (None:
         not timed: an admin's, or a restart taken over by a new mgr)."""
-        r = self.rec['restart']
-        return None if r is None else r.get('up_seconds')
+        r = self.rec.restart
+        return None if r is None else r.up_seconds
 
     def timeout(self) -> float:
         return self.restarter.timeout()
@@ -242,12 +233,12 @@ class CanaryOsd:
         something else), noout set for it."""
         rec = self.rec
         held = self.foreign()
-        self.config.restore(rec['originals'], held)
+        self.config.restore(rec.originals, held)
         if held:
             log.warning('osd.%d: left as someone else set them: %s', self.osd, ', '.join(held))
-        rec['window'] = None
-        if not rec['running_dirty']:
-            rec['restarted'] = True
+        rec.window = None
+        if not rec.running_dirty:
+            rec.restarted = True
             return False
         # the canary keeps noout while it waits for its restart
         self.restarter.set_noout()
@@ -261,17 +252,17 @@ class CanaryOsd:
         held: Set[str] = set()
         try:
             held = self.foreign()
-            self.config.restore(rec['originals'], held)
-            restored = self.config.is_restored(rec['originals'], held)
+            self.config.restore(rec.originals, held)
+            restored = self.config.is_restored(rec.originals, held)
         except ClusterError:
             restored = False
         with suppress(ClusterError):
             self.restarter.clear_noout()
         detail = []
-        if rec['running_dirty']:
+        if rec.running_dirty:
             detail.append(f'osd.{self.osd} may still run a candidate: restart it to load '
                           'the restored options')
-        for name, value in rec['originals'].items():
+        for name, value in rec.originals.items():
             detail.append(f'original osd.{self.osd} {name}: '
                           + ('(not set)' if value is None else value)
                           + (' (left: someone else has set it since)' if name in held

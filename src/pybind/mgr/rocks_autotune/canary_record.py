@@ -1,36 +1,99 @@
 """A canary's part of a session, and a restart in flight: the records the
-store keeps and the window, restart and canary code fill.  A module of its
+store keeps and the window, restart and canary code fill, each changed by
+its one owner; JSON only in the store (to_json, from_json).  A module of its
 own so that those need not import the store (which imports them)."""
-from typing import Any, Dict, List, Optional, TypedDict
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Protocol
 
 
-class _Restart(TypedDict):
-    """A restart in flight (restart.py)."""
-    purpose: str  # candidate | baseline | recovery | restore
+@dataclass
+class RestartRecord:
+    """A restart in flight (restart.Restarter's)."""
+    purpose: str  # candidate | baseline | recovery | restore | put_back
     stage: str  # restart.Stage
     since: float
     up_from: Optional[int]
     expect: str  # the options the process must report
     ran: str  # or, going back, those it ran before ('' none): restart.Restarter.begin
-
-
-class RestartRecord(_Restart, total=False):
-    issued: float  # when the restart call was made
+    issued: Optional[float] = None  # when the restart call was made
     # from the restart call to the process up on what was set: what the
     # options it left cost it (their WAL is replayed at start)
-    up_seconds: float
+    up_seconds: Optional[float] = None
+
+    def to_json(self) -> Dict[str, Any]:
+        """Without the clocks not yet read, as they always were."""
+        return {k: v for k, v in vars(self).items()
+                if v is not None or k not in ('issued', 'up_seconds')}
+
+    @classmethod
+    def from_json(cls, saved: Dict[str, Any]) -> 'RestartRecord':
+        return cls(**saved)
 
 
-class RestartState(TypedDict):
+class RestartState(Protocol):
     """What restart.Restarter keeps in its owner's record (a session's
-    canary's, a rollout's)."""
+    canary's, a rollout's): fields of that record, changed by it alone."""
     restart: Optional[RestartRecord]
     manual: str  # why no orchestrator restarts the OSD, the admin does ('' one does)
     noout_ours: bool  # the noout on the OSD being restarted is ours
     running_dirty: bool  # the process may run a candidate
 
 
-class _Canary(RestartState):
+@dataclass
+class WindowRecord:
+    """A window's running totals (window.Window's)."""
+    start: float
+    bytes: int = 0  # the workload's
+    bench_seconds: float = 0.0
+    # the counters at its start: None in the warm-up, which has no kv_before either
+    before: Optional[Dict[str, Any]] = None
+    kv_before: Optional[Dict[str, Any]] = None  # RocksDB's (None: it gave none)
+    reference_bytes: Optional[int] = None  # a split load's group R's, once it wrote
+
+    def to_json(self) -> Dict[str, Any]:
+        out = dict(vars(self))
+        if self.before is None:
+            del out['kv_before']
+        if self.reference_bytes is None:
+            del out['reference_bytes']
+        return out
+
+    @classmethod
+    def from_json(cls, saved: Dict[str, Any]) -> 'WindowRecord':
+        return cls(**saved)
+
+
+@dataclass
+class PreconditionRecord:
+    """The client load's preconditioning of the canary's DB (window.Precondition's)."""
+    filled: int = 0  # objects written whole
+    fill_bytes: int = 0
+    fill_seconds: float = 0.0
+    overwritten: int = 0  # blocks overwritten
+    bytes: int = 0
+    seconds: float = 0.0
+    done: bool = False
+    steady: Optional[bool] = None  # files below L0 in the busiest family (None: unknown)
+    why: str = ''  # why it is done without a steady DB
+    shape: Optional[Dict[str, Any]] = None  # RocksDB's levels by column family
+    busiest_cf: str = ''
+    flushes: int = 0
+    compactions: int = 0
+    kv_bytes: Optional[Dict[str, int]] = None  # RocksDB's bytes over the run
+    kv_start: Optional[Dict[str, Any]] = None  # RocksDB's counts at its (re)start
+
+    def to_json(self) -> Dict[str, Any]:
+        return dict(vars(self))
+
+    @classmethod
+    def from_json(cls, saved: Dict[str, Any]) -> 'PreconditionRecord':
+        return cls(**saved)
+
+
+@dataclass
+class CanaryRecord:
+    """One canary's part of a session (canary_osd.CanaryOsd), under
+    `canaries` by its OSD id as a string (JSON's keys)."""
     # how to restore it, saved before its first change (the session's own
     # canary's are in the start record too, for a rescue)
     originals: Dict[str, Optional[str]]  # canary.Originals
@@ -38,15 +101,41 @@ class _Canary(RestartState):
     # the watched config that reached it at the start (canary.entries), None
     # when unknown (a rescued session); someone else's changes since
     config_seen: Optional[Dict[str, Dict[str, str]]]
-    config_changes: List[str]
-    last_applied: Optional[str]  # the last candidate string set at osd.N
-    restarted: bool  # its restart of the phase in flight is done (up, or none needed)
-    window: Optional[Dict[str, Any]]  # window.Window's running totals
-    iops_estimate: Optional[float]
+    config_changes: List[str] = field(default_factory=list)
+    last_applied: Optional[str] = None  # the last candidate string set at osd.N
+    # RestartState's
+    restart: Optional[RestartRecord] = None
+    manual: str = ''
+    noout_ours: bool = False
+    running_dirty: bool = False
+    restarted: bool = True  # its restart of the phase in flight is done (up, or none needed)
+    window: Optional[WindowRecord] = None
+    iops_estimate: Optional[float] = None
+    # not in its JSON until begun
+    precondition: Optional[PreconditionRecord] = None
+
+    def to_json(self) -> Dict[str, Any]:
+        out = dict(vars(self), **{k: getattr(self, k).to_json() for k in _PARTS
+                                  if getattr(self, k) is not None})
+        if self.precondition is None:
+            del out['precondition']
+        return out
+
+    @classmethod
+    def from_json(cls, saved: Dict[str, Any]) -> 'CanaryRecord':
+        """ValueError (TypeError): not a record this code wrote."""
+        rec = cls(**dict(saved, **{k: c.from_json(saved[k]) for k, c in _PARTS.items()
+                                   if saved.get(k) is not None}))
+        for key in ('noout_ours', 'running_dirty', 'restarted'):
+            if not isinstance(getattr(rec, key), bool):
+                raise ValueError(f'session state field {key!r} is missing or malformed')
+        seen = rec.config_seen
+        if seen is not None and not (isinstance(seen, dict) and all(
+                isinstance(v, dict) for v in seen.values())):
+            raise ValueError('session state field \'config_seen\' is malformed')
+        return rec
 
 
-class CanaryRecord(_Canary, total=False):
-    """One canary's part of a session (canary_osd.CanaryOsd), under
-    `canaries` by its OSD id as a string (JSON's keys)."""
-    # the client load's preconditioning of its DB (window.Precondition)
-    precondition: Dict[str, Any]
+# a canary record's parts that are records, by field: stored by their to_json
+_PARTS: Dict[str, Any] = {'restart': RestartRecord, 'window': WindowRecord,
+                          'precondition': PreconditionRecord}

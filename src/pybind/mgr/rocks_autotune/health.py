@@ -105,7 +105,7 @@ def _manual(out: Checks, manual: str, restart: Optional[RestartRecord], osd: int
     """A restart no orchestrator could issue (restart.Restarter), while it
     waits for the admin's."""
     # 'wait_up': restart.Stage's (restart.py imports gate.py, which imports this)
-    if manual and restart is not None and restart['stage'] == 'wait_up':
+    if manual and restart is not None and restart.stage == 'wait_up':
         _add(out, 'MANUAL_RESTART', [
             f'no orchestrator can restart it ({manual}): restart osd.{osd} (e.g. '
             f'systemctl restart ceph-osd@{osd}); {owner} goes on when it is back up'], osd=osd)
@@ -118,8 +118,8 @@ def _session(out: Checks, s: 'SessionState', active: bool) -> None:
     if not active:
         return
     c = s.canaries[str(osd)]
-    if not c['restarted']:
-        _manual(out, c['manual'], c['restart'], osd, 'the session')
+    if not c.restarted:
+        _manual(out, c.manual, c.restart, osd, 'the session')
     cur = s.current
     if cur is not None and cur.kind == 'recovery':
         _add(out, 'TRIAL_FAILED', [cur.error, f'restoring osd.{osd} to its original options'],

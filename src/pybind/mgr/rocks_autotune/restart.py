@@ -77,12 +77,12 @@ def resume_after_failover(state: RestartState, now: float) -> None:
     again from this mgr's clock.  Two mgrs' clocks are never compared (one an
     hour ahead would call a booting OSD failed and restart it again); the
     price is at most one timeout more."""
-    if state['restart'] is not None:
-        state['restart']['since'] = now
+    if state.restart is not None:
+        state.restart.since = now
 
 
 class Restarter:
-    """Drives the restart of `osd` recorded in `state['restart']` one poll at
+    """Drives the restart of `osd` recorded in `state.restart` one poll at
     a time.  `single_copy_ok`: the admin accepted restarts that leave PGs on
     a single copy (--allow-single-copy)."""
 
@@ -99,40 +99,40 @@ class Restarter:
 
     def timeout(self) -> float:
         """How long a restart may take: an admin restarting by hand gets longer."""
-        return self.manual_restart_timeout if self.s['manual'] else self.restart_timeout
+        return self.manual_restart_timeout if self.s.manual else self.restart_timeout
 
     def begin(self, purpose: str, now: float, ran: str = '') -> None:
         """Record a restart onto what the mon now has for the OSD.  `ran`: the
         options it ran before, when going back to them: it may run those
         instead (an entry at a class mask, which the mon answers, does not
         reach BlueStore at start: canary.CLASS_MASK_NOTE)."""
-        self.s['restart'] = {
-            'purpose': purpose, 'stage': Stage.GATE.value, 'since': now, 'up_from': None,
-            'expect': self.cluster.config_get(f'osd.{self.osd}', OPTIONS), 'ran': ran}
+        self.s.restart = RestartRecord(
+            purpose=purpose, stage=Stage.GATE.value, since=now, up_from=None,
+            expect=self.cluster.config_get(f'osd.{self.osd}', OPTIONS), ran=ran)
 
     def _rec(self) -> RestartRecord:
-        r = self.s['restart']
+        r = self.s.restart
         if r is None:
             raise ValueError('no restart in flight')
         return r
 
     @property
     def stage(self) -> Stage:
-        return Stage(self._rec()['stage'])
+        return Stage(self._rec().stage)
 
     def set_noout(self) -> None:
         """Our own noout, recorded (and saved) before it is set."""
         if self.cluster.has_noout(self.osd):
             return  # ours already, or the admin's (which then stays)
-        self.s['noout_ours'] = True
+        self.s.noout_ours = True
         self._save()
         self.cluster.set_noout(self.osd, True)
 
     def clear_noout(self) -> None:
         """Only the noout we set: an admin's own stays."""
-        if self.s['noout_ours']:
+        if self.s.noout_ours:
             self.cluster.set_noout(self.osd, False)
-            self.s['noout_ours'] = False
+            self.s.noout_ours = False
 
     def step(self, now: float) -> Result:
         r = self._rec()
@@ -140,27 +140,27 @@ class Restarter:
             # the mgr went away in the restart call (seen on the lab: the OSD
             # stopped and never started); the OSD tells how far it got
             info = self._info()
-            if info.up_from != r['up_from']:
-                r['stage'], r['since'] = Stage.WAIT_UP.value, now  # it did restart
+            if info.up_from != r.up_from:
+                r.stage, r.since = Stage.WAIT_UP.value, now  # it did restart
             elif not info.up:
-                if now - r['since'] < self.timeout():
+                if now - r.since < self.timeout():
                     # stopped by that call: it may be starting, give it the time a restart has
                     return Result(Outcome.WAITING)
                 return self._issue(now)  # stopped and never started: start it
             else:
-                r['stage'] = Stage.GATE.value  # not restarted: ask the gate again
+                r.stage = Stage.GATE.value  # not restarted: ask the gate again
         if self.stage == Stage.GATE:
             blockers = restart_blockers(self.cluster, self.osd, self.single_copy_ok
-                                        or r['purpose'] in WAY_BACK)
+                                        or r.purpose in WAY_BACK)
             if blockers:
                 return Result(Outcome.GATE_HELD, blockers)
             up_from = self._info().up_from
             self.set_noout()
-            r['up_from'] = up_from
-            r['stage'], r['since'] = Stage.ISSUING.value, now
-            if r['purpose'] == 'candidate':
+            r.up_from = up_from
+            r.stage, r.since = Stage.ISSUING.value, now
+            if r.purpose == 'candidate':
                 # from here on the process may load the candidate: say so first
-                self.s['running_dirty'] = True
+                self.s.running_dirty = True
             self._save()
             return self._issue(now)
         return self._after_issue(now)
@@ -171,24 +171,24 @@ class Restarter:
         r = self._rec()
         try:
             self.cluster.restart_osd(self.osd)
-            self.s['manual'] = ''
+            self.s.manual = ''
         except NoOrchestrator as e:
-            self.s['manual'] = str(e) or 'none is set'  # the admin restarts it
-        r['stage'], r['since'] = Stage.WAIT_UP.value, now
-        r['issued'] = now
+            self.s.manual = str(e) or 'none is set'  # the admin restarts it
+        r.stage, r.since = Stage.WAIT_UP.value, now
+        r.issued = now
         return Result(Outcome.WAITING)
 
     def _after_issue(self, now: float) -> Result:
         r = self._rec()
-        late = now - r['since'] > self.timeout()
+        late = now - r.since > self.timeout()
         info = self._info()
         if self.stage == Stage.WAIT_UP:
             if not self._runs_what_was_set(info):
                 return Result(Outcome.NOT_UP_IN_TIME if late else Outcome.WAITING)
-            self.s['running_dirty'] = r['purpose'] == 'candidate'
-            if 'issued' in r:
-                r['up_seconds'] = now - r['issued']
-            r['stage'], r['since'] = Stage.WAIT_CLEAN.value, now
+            self.s.running_dirty = r.purpose == 'candidate'
+            if r.issued is not None:
+                r.up_seconds = now - r.issued
+            r.stage, r.since = Stage.WAIT_CLEAN.value, now
             late = False
         if self.cluster.pgs_active_clean():
             self.clear_noout()
@@ -211,10 +211,10 @@ class Restarter:
     def _runs_what_was_set(self, info: OsdInfo) -> bool:
         """Up since the restart, and the process reports the options set."""
         r = self._rec()
-        if not info.up or info.up_from <= (r['up_from'] or 0):
+        if not info.up or info.up_from <= (r.up_from or 0):
             return False
         try:
             running = self.cluster.config_get_running(self.osd, OPTIONS)
-            return running == r['expect'] or (bool(r['ran']) and running == r['ran'])
+            return running == r.expect or (bool(r.ran) and running == r.ran)
         except ClusterError:  # just started, or died again: not running yet
             return False

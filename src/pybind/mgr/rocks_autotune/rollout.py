@@ -11,10 +11,9 @@ that `revert` undoes what was done.
 """
 import time
 import uuid
-from typing import Any, Callable, Dict, Optional, Set, cast
+from typing import Any, Callable, Dict, Optional, Set
 
 from . import views
-from .canary_record import RestartState
 from .cluster import Cluster
 from .machine import Machine, Move
 from .restart import resume_after_failover
@@ -55,7 +54,7 @@ class Rollout(Machine):
 
     def resume_after_failover(self) -> None:
         """A new active mgr took over: deadlines start again on its own clock."""
-        resume_after_failover(cast(RestartState, vars(self.r)), self.clock())
+        resume_after_failover(self.r, self.clock())
         super().resume_after_failover()
 
     # ------------------------------------------------------------ the loop

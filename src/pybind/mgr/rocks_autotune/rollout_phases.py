@@ -21,10 +21,9 @@ was never touched.
 Each handler returns its move, which the engine (machine.py) makes.
 """
 from enum import Enum
-from typing import Any, Callable, Dict, Optional, Tuple, cast
+from typing import Any, Callable, Dict, Optional, Tuple
 
 from .canary import OPTIONS
-from .canary_record import RestartState
 from .cluster import Cluster, ClusterError
 from .gate import look
 from .health import osd_list, rolled
@@ -87,8 +86,7 @@ class RolloutPhases(Phases):
         return self.r.osds[i]
 
     def restarter(self, osd: int) -> Restarter:
-        return Restarter(self.cluster, osd, cast(RestartState, vars(self.r)),
-                         lambda: self.save(self.r),
+        return Restarter(self.cluster, osd, self.r, lambda: self.save(self.r),
                          self.settings.restart_timeout, self.settings.manual_restart_timeout,
                          single_copy_ok=self.r.allow_single_copy)
 
@@ -129,7 +127,7 @@ class RolloutPhases(Phases):
             o = self.cur()
             rec = r.restart
             if o.status == 'restarting' and (r.phase == P.SET or r.phase == P.RESTART and (
-                    rec is None or rec['stage'] == Stage.GATE)):
+                    rec is None or rec.stage == Stage.GATE)):
                 try:  # not restarted: nothing may hold options it has not started on
                     self.unset(o)
                     o.status = 'pending'

@@ -92,7 +92,7 @@ class RolloutRecord(RolloutPlan):
     pause: Optional[PauseRecord] = None  # the pause in effect (machine.Pause)
     cluster_errors: int = 0
     settings: RolloutSettings = field(default_factory=RolloutSettings)
-    # restart.Restarter's (canary_record.RestartState: it changes them through vars())
+    # restart.Restarter's (canary_record.RestartState)
     restart: Optional[RestartRecord] = None
     manual: str = ''
     noout_ours: bool = False
@@ -104,7 +104,8 @@ class RolloutRecord(RolloutPlan):
         plan = RolloutPlan.to_json(self)
         own = pause_to_json({k: v for k, v in vars(self).items() if k not in plan})
         own['pause'] = own.pop('pause')  # last, where it was before it was typed
-        return dict(own, settings=dict(vars(self.settings)), **plan)
+        return dict(own, settings=dict(vars(self.settings)), **plan,
+                    restart=None if self.restart is None else self.restart.to_json())
 
     @classmethod
     def from_json(cls, saved: Dict[str, Any]) -> 'RolloutRecord':
@@ -118,7 +119,9 @@ class RolloutRecord(RolloutPlan):
             if not isinstance(saved.get(key), typ):
                 raise ValueError(f'rollout state field {key!r} is missing or malformed')
         r = cls(**dict(pause_from_json(saved), settings=RolloutSettings(**saved['settings']),
-                       osds=[RolloutOsd.from_json(o) for o in saved['osds']]))
+                       osds=[RolloutOsd.from_json(o) for o in saved['osds']],
+                       restart=None if saved.get('restart') is None
+                       else RestartRecord.from_json(saved['restart'])))
         if r.current is not None and not (isinstance(r.current, int)
                                           and 0 <= r.current < len(r.osds)):
             raise ValueError('rollout state has no such OSD in flight')

@@ -314,11 +314,11 @@ class Search:
         st = self.settings
         done = [(t, t.measurement) for t in s.trials if t.measurement and t.seconds]
         steady, limit, window, need = self._window_lengths(done)
-        pre = canary.get('precondition') or {}
-        pre_spent = pre.get('seconds', 0.0) + pre.get('fill_seconds', 0.0)
+        pre = canary.precondition
+        pre_spent = 0.0 if pre is None else pre.seconds + pre.fill_seconds
         # a measurement's cost beside its window: restart, warm-up, the steps
         # (the first one's preconditioning is not a cost the others pay)
-        first = pre_spent if preconditioned and pre.get('done') else 0.0
+        first = pre_spent if preconditioned and pre is not None and pre.done else 0.0
         over = median([t.seconds - m.seconds - (first if k == 0 else 0.0)
                        for k, (t, m) in enumerate(done)]) if done else st.warmup + 60.0
         per_search = over + (median([m.seconds for _, m in done]) if done
@@ -326,7 +326,7 @@ class Search:
         search, confirmation, steadies = self.left()
         # the preconditioning's rest of its limit (when it ends is the DB's to say)
         pending = (max(0.0, st.precondition_limit - pre_spent)
-                   if preconditioned and not pre.get('done') else 0.0)
+                   if preconditioned and not (pre is not None and pre.done) else 0.0)
         alone = pending + search * per_search  # the search: all a keep session runs
         rounds = confirmation * (over + window)
         # each steady window is followed by its read probe under the client load
@@ -337,12 +337,12 @@ class Search:
         expect = min(limit, need or steady or limit)
         steady_cost = min(steadies, 2 * st.steady_pairs) * (over + expect + probe)
         finalist = alone + rounds + steady_cost
-        cur, w = s.current, canary['window']
+        cur, w = s.current, canary.window
         if cur is not None and w is not None and cur.kind != 'recovery':
             # the measurement in flight is counted above whole: what it spent
             # comes off, up to the length each branch counted it at (a steady
             # window past its expected length still leaves the others)
-            ran = max(0.0, self.clock() - float(w['start']))
+            ran = max(0.0, self.clock() - float(w.start))
             if cur.kind == 'confirm':
                 at_most = over + (limit if cur.steady else window)
                 expected_length = over + (expect if cur.steady else window)

@@ -116,19 +116,11 @@ class Session(Machine):
             raise ValueError('session state has no record of a canary it measures')
         if not set(state.canaries) <= set(state.canaries_at_start):
             raise ValueError('session state has a canary its start record does not name')
-        for originals in [state.originals] + [c['originals'] for c in state.canaries.values()] + [
+        for originals in [state.originals] + [c.originals for c in state.canaries.values()] + [
                 c.originals for c in state.canaries_at_start.values()]:
             if not isinstance(originals, dict) or set(originals) != set(SAVED) or not all(
                     v is None or isinstance(v, str) for v in originals.values()):
                 raise ValueError('session state has malformed saved originals')
-        for rec in state.canaries.values():
-            for key in ('noout_ours', 'running_dirty', 'restarted'):
-                if not isinstance(rec.get(key), bool):
-                    raise ValueError(f'session state field {key!r} is missing or malformed')
-            seen = rec.get('config_seen')
-            if seen is not None and not (isinstance(seen, dict) and all(
-                    isinstance(v, dict) for v in seen.values())):
-                raise ValueError('session state field \'config_seen\' is malformed')
         for c in state.canaries_at_start.values():
             if not isinstance(c.noout_at_start, bool):
                 raise ValueError('session state field \'noout_at_start\' is missing or malformed')
@@ -182,7 +174,7 @@ class Session(Machine):
                 self.phases.probes_reads(cur) and cur.measurement is not None):
             self._enter(P.APPLY, 'mgr restarted mid-trial: running the trial again')
             cur.measurement = None  # taken in the window that is redone
-            self.canary.rec['window'] = None
+            self.canary.rec.window = None
         resume_after_failover(self.canary.rec, self.clock())
         super().resume_after_failover()
         self._persist()

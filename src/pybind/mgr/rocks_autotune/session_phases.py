@@ -87,7 +87,7 @@ ENDING = (P.RESTORE.value, P.RESTORE_WAIT.value, P.END.value)
 
 def standing_changes(canary: CanaryOsd) -> List[str]:
     """The session's list of someone else's changes: its canary's, each once."""
-    return list(dict.fromkeys(canary.rec['config_changes']))
+    return list(dict.fromkeys(canary.rec.config_changes))
 
 
 class WayOut(JobPhases):
@@ -464,7 +464,7 @@ class Phases(WayOut):
         return Go(P.NEXT)
 
     def _window_done(self) -> None:
-        self.canary.rec['window'] = None
+        self.canary.rec.window = None
         self.s.current = None
 
     # -- a failed trial's recovery: the canary back on its originals.  It
@@ -497,7 +497,7 @@ class Phases(WayOut):
         cur = self.cur()
         self.search.add_trial(replace(cur, measurement=None, verdict='failed', error=error,
                                       told=None, seconds=self.clock() - cur.started))
-        self.canary.rec['window'] = None
+        self.canary.rec.window = None
         # its error, for the health check while the recovery is in flight
         s.current = replace(cur, kind='recovery', error=error)
         if cur.kind == 'confirm':

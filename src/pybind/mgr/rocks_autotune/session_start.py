@@ -12,7 +12,7 @@ from typing import Any, Dict, Optional, Sequence, Tuple
 
 from . import measurement_plan
 from .canary import ANNEX, CFS, OPTIONS, Canary
-from .canary_osd import new_record
+from .canary_record import CanaryRecord
 from .cluster import Cluster, ClusterError, PgInfo, PoolInfo
 from .gate import choose_canary
 from .session_settings import Params, Settings, StartRefused
@@ -59,7 +59,7 @@ def first_state(cluster: Cluster, params: Params, settings: Settings,
         canaries_at_start={str(osd): CanaryStart(originals, annexed, noout)},
         client_pool=client.pool if client else None, state='running', phase='prepare',
         phase_started=now, message='starting',
-        canaries={str(osd): new_record(originals, annexed, canary.entries())},
+        canaries={str(osd): CanaryRecord(originals, annexed, canary.entries())},
         plan=measurement_plan.single(osd, client), client=client)
 
 
@@ -184,6 +184,6 @@ def rescue_state(start: StartRecord, why: str, now: float) -> SessionState:
         plan=measurement_plan.sequential(start.osd),
         # what was there is lost with the state: restore as before (config
         # seen unknown; it may run a candidate, under the noout it set)
-        canaries={o: new_record(c.originals, c.annexed, None, noout_ours=not c.noout_at_start,
-                                running_dirty=True)
+        canaries={o: CanaryRecord(c.originals, c.annexed, None, noout_ours=not c.noout_at_start,
+                                  running_dirty=True)
                   for o, c in start.canaries_at_start.items()})

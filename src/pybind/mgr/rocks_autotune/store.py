@@ -170,7 +170,8 @@ class SessionState(StartRecord):
         the confirmation."""
         start = {f.name for f in fields(StartRecord)} | {'trials', 'confirm'}
         head = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in start}
-        head.update({k: head[k].to_json() for k in _RECORDS if head.get(k) is not None})
+        head.update({k: head[k].to_json() for k in _RECORDS if head.get(k) is not None},
+                    canaries={o: c.to_json() for o, c in self.canaries.items()})
         return {'version': STATE_VERSION, **{k: v for k, v in pause_to_json(head).items()
                                              if v is not None or k not in _UNSET}}
 
@@ -186,8 +187,12 @@ class SessionState(StartRecord):
         code wrote; Session.check_state checks what it holds)."""
         if saved.get('version') != STATE_VERSION:
             raise ValueError(f'session state has an unknown version {saved.get("version")!r}')
+        canaries = saved['canaries']
+        if not (isinstance(canaries, dict) and all(isinstance(c, dict) for c in canaries.values())):
+            raise ValueError('session state field \'canaries\' is missing or malformed')
         rec = dict(pause_from_json(saved), **cls._made(saved),
                    trials=[Trial.from_json(t) for t in saved['trials']],
+                   canaries={o: CanaryRecord.from_json(c) for o, c in canaries.items()},
                    **{k: c.from_json(saved[k]) for k, c in _RECORDS.items()
                       if saved.get(k) is not None})
         del rec['version']
@@ -367,7 +372,7 @@ def _head(state: RolloutRecord, ref: Callable[[Optional[str]], Optional[int]]) -
     head['options'] = ref(state.options)
     restart = state.restart
     if restart is not None:  # its strings may be anyone's, of any length
-        head['restart'] = dict(restart, expect=ref(restart['expect']), ran=ref(restart['ran']))
+        head['restart'] = dict(head['restart'], expect=ref(restart.expect), ran=ref(restart.ran))
     return head
 
 

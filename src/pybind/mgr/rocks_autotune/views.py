@@ -333,6 +333,7 @@ def status_of(s: SessionState, osd: int, progress: float, health: List[str],
     leader only its progress; `other_checks`: others' health checks at the last look before a
     restart (they block only without --force)."""
     noise, cap, trials = s.noise, s.steady_cap, s.trials
+    pre = s.canaries[str(osd)].precondition
     out = {
         'state': s.state, 'phase': s.phase, 'id': s.id, 'osd': osd,
         'reason': s.reason, 'message': s.message, 'error': s.error,
@@ -354,8 +355,8 @@ def status_of(s: SessionState, osd: int, progress: float, health: List[str],
         'max_memtable_bytes': max_memtable_bytes,
         'config_changes': s.config_changes,
         'client': None if s.client is None else s.client.to_json(),
-        'precondition': {k: v for k, v in (s.canaries[str(osd)].get('precondition')
-                                           or {}).items() if k != 'kv_start'} or None,
+        'precondition': None if pre is None else {
+            k: v for k, v in pre.to_json().items() if k != 'kv_start'},
     }
     out['summary'] = summary_lines(out, answer(s))
     return out

@@ -13,7 +13,7 @@ from statistics import median
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from . import perf_counters
-from .canary_record import CanaryRecord
+from .canary_record import CanaryRecord, PreconditionRecord, WindowRecord
 from .cluster import Cluster, ClusterError
 from .perf_counters import Measurement
 from .rocksdb_options import ColumnFamily
@@ -172,29 +172,29 @@ class Window:
         self.settings = settings
         self.s = state
 
-    def _window(self) -> Dict[str, Any]:
-        w = self.s['window']
+    def _window(self) -> WindowRecord:
+        w = self.s.window
         if w is None:
             raise ValueError('no window open')
         return w
 
     def begin(self, now: float) -> None:
         """The canary is up on the trial's options: the warm-up starts."""
-        self.s['window'] = {'start': now, 'bytes': 0, 'bench_seconds': 0.0, 'before': None}
+        self.s.window = WindowRecord(now)
 
     def _drive(self, seconds: float) -> float:
         """Run the workload for about `seconds`; return the delay before the next step."""
         if self.workload is None:
             return max(0.0, seconds)
         w = self._window()
-        nbytes, secs = self.workload.drive(seconds, self.s['iops_estimate'])
+        nbytes, secs = self.workload.drive(seconds, self.s.iops_estimate)
         if secs > 0:
-            self.s['iops_estimate'] = nbytes / self.workload.block_size / secs
-        w['bytes'] += nbytes
-        w['bench_seconds'] += secs
+            self.s.iops_estimate = nbytes / self.workload.block_size / secs
+        w.bytes += nbytes
+        w.bench_seconds += secs
         ref = self.workload.last_reference
         if ref is not None:  # a split load's group R, over the same seconds
-            w['reference_bytes'] = w.get('reference_bytes', 0) + ref
+            w.reference_bytes = (w.reference_bytes or 0) + ref
         return 0
 
     def _kv_stats(self) -> Optional[Dict[str, Any]]:
@@ -207,9 +207,9 @@ class Window:
         """(warm-up over and the window open, delay before the next call)."""
         left = self.settings.warmup - (now - since)
         if left <= 0:
-            self.s['window'] = {'start': now, 'bytes': 0, 'bench_seconds': 0.0,
-                                'before': perf_counters.snapshot(self.cluster.perf_dump(self.osd)),
-                                'kv_before': self._kv_stats()}
+            self.s.window = WindowRecord(
+                now, before=perf_counters.snapshot(self.cluster.perf_dump(self.osd)),
+                kv_before=self._kv_stats())
             return True, 0
         return False, min(self._drive(left), left)
 
@@ -223,25 +223,28 @@ class Window:
         compacted below L0 and the WAL covers steady_bytes; short if not."""
         st = self.settings
         w = self._window()
+        if w.before is None:
+            raise ValueError('the window is in its warm-up')
         cycles = 0.0 if length is None and steady_limit is None else 1.0
-        elapsed = now - w['start']
+        elapsed = now - w.start
         bench = self.workload is not None
         until = length if length is not None else st.duration
         if elapsed < until:
             return None, min(self._drive(until - elapsed), until - elapsed)
-        if bench and not w['bench_seconds']:
+        if bench and not w.bench_seconds:
             # the window's time went by before its first chunk (a slow step,
             # a busy mgr): a bench window with no bench measures nothing
             return None, self._drive(st.duration)
         after = perf_counters.snapshot(self.cluster.perf_dump(self.osd))
-        kv_after = self._kv_stats() if w.get('kv_before') is not None else None
+        kv_after = self._kv_stats() if w.kv_before is not None else None
         m = perf_counters.measure(
-            w['before'], after, seconds=elapsed, flush_bytes=flush_size(c),
-            min_flushes=st.min_flushes, bench_bytes=w['bytes'] if bench else None,
-            bench_seconds=w['bench_seconds'] if bench else None,
+            w.before, after, seconds=elapsed, flush_bytes=flush_size(c),
+            min_flushes=st.min_flushes, bench_bytes=w.bytes if bench else None,
+            bench_seconds=w.bench_seconds if bench else None,
             trigger=c.level0_file_num_compaction_trigger, min_cycles=cycles,
-            kv=delta(w['kv_before'], kv_after) if kv_after is not None else None,
-            reference_bytes=w.get('reference_bytes') if bench else None,
+            kv=delta(w.kv_before, kv_after) if w.kv_before is not None and kv_after is not None
+            else None,
+            reference_bytes=w.reference_bytes if bench else None,
             steady_bytes=steady_bytes(c, families, max_total_wal_size)
             if steady_limit is not None else 0)
         if steady_limit is not None:
@@ -277,57 +280,53 @@ class Precondition:
         """Start, or go on after the canary restarted (what was written stays
         written; RocksDB's counts start again with its process)."""
         kv = read_kv(self.cluster, self.osd)
-        rec = self.s.get('precondition') or {
-            'filled': 0, 'fill_bytes': 0, 'fill_seconds': 0.0, 'overwritten': 0,
-            'bytes': 0, 'seconds': 0.0, 'done': False, 'steady': None, 'why': '',
-            'shape': None, 'busiest_cf': '', 'flushes': 0, 'compactions': 0,
-            'kv_bytes': None}
-        rec['kv_start'] = None if kv is None else counts(kv)
-        self.s['precondition'] = rec
+        rec = self.s.precondition or PreconditionRecord()
+        rec.kv_start = None if kv is None else counts(kv)
+        self.s.precondition = rec
 
     def step(self) -> bool:
         """One chunk of load; True once the DB is preconditioned (or the limit hit)."""
-        rec = self.s['precondition']
+        rec = self.s.precondition
+        if rec is None:
+            raise ValueError('no preconditioning begun')
         load = self.workload
-        left = self.limit - rec['seconds'] - rec['fill_seconds']
-        if rec['filled'] < load.object_count:
-            rec['filled'], nbytes, secs = load.fill(rec['filled'], left)
-            rec['fill_bytes'] += nbytes
-            rec['fill_seconds'] += secs
+        left = self.limit - rec.seconds - rec.fill_seconds
+        if rec.filled < load.object_count:
+            rec.filled, nbytes, secs = load.fill(rec.filled, left)
+            rec.fill_bytes += nbytes
+            rec.fill_seconds += secs
         else:
-            if rec['overwritten'] < load.block_count:
-                rec['overwritten'], nbytes, secs = load.overwrite(rec['overwritten'], left)
+            if rec.overwritten < load.block_count:
+                rec.overwritten, nbytes, secs = load.overwrite(rec.overwritten, left)
             else:
                 nbytes, secs = load.drive(left, None)
-            rec['bytes'] += nbytes
-            rec['seconds'] += secs
+            rec.bytes += nbytes
+            rec.seconds += secs
         kv = read_kv(self.cluster, self.osd)
         below = None
-        if kv is not None and rec['kv_start'] is not None:
-            d = delta(rec['kv_start'], counts(kv))
+        if kv is not None and rec.kv_start is not None:
+            d = delta(rec.kv_start, counts(kv))
             shape = kv.shape()
             # RocksDB's bytes over the whole run: the baseline's longest window
             # before the search, what a calibration of the wear model's
             # levels could use (doc/bench/scenarios.md, demo run 10)
-            rec.update(shape={cf: levels for cf, levels in shape.items() if levels},
-                       busiest_cf=d.busiest_cf, flushes=d.flushes,
-                       compactions=d.compactions,
-                       kv_bytes={'wal': d.wal_bytes, 'flush': d.flush_bytes,
-                                 'compaction': d.compaction_bytes,
-                                 'compressed_raw': d.compressed_raw})
+            rec.shape = {cf: levels for cf, levels in shape.items() if levels}
+            rec.busiest_cf, rec.flushes, rec.compactions = d.busiest_cf, d.flushes, d.compactions
+            rec.kv_bytes = {'wal': d.wal_bytes, 'flush': d.flush_bytes,
+                            'compaction': d.compaction_bytes, 'compressed_raw': d.compressed_raw}
             below = bool(d.busiest_cf) and any(n > 0 for n, _, _ in shape.get(d.busiest_cf, []))
-        passes = rec['filled'] >= load.object_count and rec['overwritten'] >= load.block_count
+        passes = rec.filled >= load.object_count and rec.overwritten >= load.block_count
         if passes and below is not False:
-            rec.update(done=True, steady=below)
+            rec.done, rec.steady = True, below
             if below is None:
-                rec['why'] = 'the canary gave no RocksDB figures: its LSM shape is unknown'
-        elif rec['seconds'] + rec['fill_seconds'] >= self.limit:
-            rec.update(done=True, steady=False, why=(
-                f'not steady after {self.limit:.0f}s of load (precondition_limit): '
-                + (f'{rec["filled"]} of {load.object_count} objects filled'
-                   if rec['filled'] < load.object_count else
-                   f'{rec["overwritten"]} of {load.block_count} blocks overwritten'
-                   if rec['overwritten'] < load.block_count else
-                   'no column family flushed' if not rec['busiest_cf'] else
-                   f'{rec["busiest_cf"]} holds nothing below L0 yet')))
-        return bool(rec['done'])
+                rec.why = 'the canary gave no RocksDB figures: its LSM shape is unknown'
+        elif rec.seconds + rec.fill_seconds >= self.limit:
+            rec.done, rec.steady = True, False
+            rec.why = (f'not steady after {self.limit:.0f}s of load (precondition_limit): '
+                       + (f'{rec.filled} of {load.object_count} objects filled'
+                          if rec.filled < load.object_count else
+                          f'{rec.overwritten} of {load.block_count} blocks overwritten'
+                          if rec.overwritten < load.block_count else
+                          'no column family flushed' if not rec.busiest_cf else
+                          f'{rec.busiest_cf} holds nothing below L0 yet'))
+        return rec.done
