@@ -9,7 +9,8 @@ from typing import Any, Dict, List, Optional, Protocol
 @dataclass
 class RestartRecord:
     """A restart in flight (restart.Restarter's)."""
-    purpose: str  # candidate | baseline | recovery | restore | put_back
+    # a canary's: candidate | baseline | recovery | restore; a rollout's: apply | revert | put_back
+    purpose: str
     stage: str  # restart.Stage
     since: float
     up_from: Optional[int]
@@ -32,7 +33,8 @@ class RestartRecord:
 
 class RestartState(Protocol):
     """What restart.Restarter keeps in its owner's record (a session's
-    canary's, a rollout's): fields of that record, changed by it alone."""
+    canary's, a rollout's): fields of that record, which it sets and its
+    owner reads (a rollout clears them as its OSD in flight moves on)."""
     restart: Optional[RestartRecord]
     manual: str  # why no orchestrator restarts the OSD, the admin does ('' one does)
     noout_ours: bool  # the noout on the OSD being restarted is ours
