@@ -14,7 +14,12 @@ a fake of the mgr's Python API with N OSDs on N/20 hosts, one size-3 pool of
 about 100 PGs per OSD, and a config dump with an entry at every osd.N (as
 Quincy and later OSDs set osd_mclock_max_capacity_iops_*).  The gate is
 gate.restart_blockers(cluster, 0) plus gate.data_threats(cluster),
-what the rollout runs before each restart.
+what the rollout runs before each restart.  Then a rollout itself (`apply`,
+not a dry run) over the same fake: its first save, then its first OSDs
+stepped one at a time as the serve loop steps and publishes (each restart
+done at once by the fake): each OSD's calls, its writes to the mgr's KV
+store and the largest value written (the mon refuses a config-key value
+over 64 KiB), and the size of its status.
 
 Each size runs in a process of its own, so its peak RSS (ru_maxrss) is its
 own: first the command alone (calls, process time, RSS), then again under
@@ -54,6 +59,7 @@ CEPH_MGR = '/usr/share/ceph/mgr'
 DOC = os.path.join(REPO, 'doc', 'bench', 'module-cost.md')
 HEADING = '## Rollout plan and gate at scale'
 GATE_OSD = 0
+STEPPED = 3  # a rollout's first OSDs, restarted one at a time; the last is shown
 
 
 def log(msg: str) -> None:
@@ -136,15 +142,57 @@ def measure(osds: int, hosts: int, src: str, unit: str, fake: str, traced: bool)
         else:
             row['answer'] = [list(x) for x in out]
         emit(row)
-    if not traced:
+    if traced:
+        for what, run in (('apply', apply), ('gate', gate)):
+            mod = scale_mgr.module_over(mgr)
+            tracemalloc.start()
+            run(mod)
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            emit({'what': f'{what}-traced', 'peak_mib': peak / 2 ** 20,
+                  'load': os.getloadavg()[0]})
+    rollout(scale_mgr.module_over(mgr), mgr, NEW_TUNING)
+
+
+def rollout(mod: Any, mgr: Any, options: str) -> None:
+    """The apply itself (its first save), then its first STEPPED OSDs one at a
+    time, as the serve loop steps and publishes: each OSD's calls, and what
+    it writes to the mgr's KV store (each value the mon's config-key limit bounds)."""
+    writes: List[int] = []
+    put = mod.rollout_store._put
+
+    def counted(key: str, value: Optional[str]) -> None:
+        writes.append(len(value or ''))
+        put(key, value)
+    mod.rollout_store._put = counted
+    mgr.reset_counts()
+    t = time.process_time()
+    out = mod.cmd_apply(options=options, device_class='ssd')
+    emit(dict(mgr.counts(), what='start', retval=out.retval, stderr=out.stderr[:300],
+              process_s=time.process_time() - t, kv_writes=len(writes),
+              kv_max=max(writes, default=0), load=os.getloadavg()[0]))
+    if out.retval:
         return
-    for what, run in (('apply', apply), ('gate', gate)):
-        mod = scale_mgr.module_over(mgr)
-        tracemalloc.start()
-        run(mod)
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-        emit({'what': f'{what}-traced', 'peak_mib': peak / 2 ** 20, 'load': os.getloadavg()[0]})
+    for k in range(STEPPED):
+        mgr.reset_counts()
+        del writes[:]
+        t, steps = time.process_time(), 0
+        r = mod.rollout.r
+        while r.osds[k].status != 'done' and r.state == 'running' and steps < 50:
+            mod.clock.advance(mod.rollout.step())
+            mod.publish()
+            steps += 1
+        emit(dict(mgr.counts(), what=f'osd-{k}', osd=r.osds[k].osd, status=r.osds[k].status,
+                  message=r.message[:300], steps=steps, process_s=time.process_time() - t,
+                  kv_writes=len(writes), kv_max=max(writes, default=0),
+                  load=os.getloadavg()[0]))
+    t = time.process_time()
+    status = json.dumps(mod.rollout.status())
+    text = mod.cmd_status().stdout
+    emit({'what': 'status', 'json_bytes': len(status), 'text_bytes': len(text),
+          'process_s': time.process_time() - t,
+          'kv_max': max(len(v) for v in mod.mock_store.values()),
+          'kv_keys': len(mod.mock_store), 'load': os.getloadavg()[0]})
 
 
 # ------------------------------------------------------------ the table (parent)
@@ -183,6 +231,39 @@ def _cut(res: Dict[str, Any], timeout: float) -> str:
 
 def _peak(traced: Optional[Dict[str, Any]], cut: str) -> str:
     return f'{traced["peak_mib"]:.0f}' if traced else 'not measured' + cut
+
+
+ROLLOUT_INTRO = ('A rollout (`cmd_apply(options=NEW_TUNING, device_class=\'ssd\')`, not a dry '
+                 'run), stepped and published as the serve loop does, each restart done at '
+                 f'once by the fake: the apply\'s first save, then OSD number {STEPPED} in '
+                 'restart order, from its `next` step to up on the options (what each OSD '
+                 'costs; the first also has the `check` step). KV: what the rollout store '
+                 'writes to the mgr\'s KV store (config-key set; the mon\'s limit for a value is '
+                 '64 KiB); status: `status -f json`\'s `rollout` and the plain `status` text '
+                 'after those OSDs.')
+ROLLOUT_COLUMNS = ('apply: KV writes, largest KiB | OSD steps | mon commands | by prefix | tells | '
+                   'mgr.get | by name | JSON handed out MiB | KV writes | largest KiB | process s '
+                   '| of it in the fake s | status JSON MiB, text bytes | KV keys, largest KiB '
+                   '| load |')
+
+
+def _rollout_cells(res: Dict[str, Any], cut: str) -> str:
+    """A size's rollout row after its leading cells."""
+    st, o, s = res.get('start'), res.get(f'osd-{STEPPED - 1}'), res.get('status')
+    if st is None or st.get('retval'):
+        why = st['stderr'][:80] if st else f'not measured{cut}'
+        return f' {why} |' + ' |' * 14
+    head = f' {st["kv_writes"]}, {st["kv_max"] / 1024:.1f} |'
+    if o is None:
+        return head + f' not measured{cut} |' + ' |' * 13
+    return head + (
+        f' {o["steps"]} ({o["status"]}) | {sum(o["mon"].values())} | {_top(o["mon"])} | '
+        f'{sum(o["tell"].values())} | {sum(o["get"].values())} | {_top(o["get"])} | '
+        f'{_mib(o["bytes"])} | {o["kv_writes"]} | {o["kv_max"] / 1024:.1f} | '
+        f'{o["process_s"]:.2f} | {o["fake_seconds"]:.2f} | ' +
+        (f'{s["json_bytes"] / 2 ** 20:.1f}, {s["text_bytes"]} | '
+         f'{s["kv_keys"]}, {s["kv_max"] / 1024:.1f} |' if s else ' | |') +
+        f' {o["load"]:.1f} |')
 
 
 def compare(runs: List[Dict[str, Any]], command: str, fake: str, timeout: float) -> str:
@@ -231,7 +312,13 @@ def compare(runs: List[Dict[str, Any]], command: str, fake: str, timeout: float)
                     f'{sum(g["tell"].values())} | {sum(g["get"].values())} | '
                     f'{g["process_s"]:.3f} | {_peak(res.get("gate-traced"), cut)} | '
                     f'{g["load"]:.1f} |')
-    text = '\n'.join(lines + gate) + '\n'
+    roll = ['', ROLLOUT_INTRO, '', '| OSDs | commit | ' + ROLLOUT_COLUMNS,
+            '|---|---|' + '---|' * ROLLOUT_COLUMNS.count('|')]
+    for i, n in enumerate(sizes):
+        for run in runs:
+            res = run['results'][i]
+            roll.append(f'| {n} | {run["commit"]} |' + _rollout_cells(res, _cut(res, timeout)))
+    text = '\n'.join(lines + gate + roll) + '\n'
     for run in runs:
         text += '\n' + render(run['results'], command, run['commit'], timeout,
                               f'### In detail at {run["commit"]}', header=False)
@@ -257,6 +344,8 @@ def render(results: List[Dict[str, Any]], command: str, commit: str, timeout: fl
             '| OSDs | mon commands | by prefix | tells | mgr.get | by name | '
             'JSON handed out MiB | process s | tracemalloc peak MiB | load |',
             '|---|---|---|---|---|---|---|---|---|---|']
+    roll = ['', ROLLOUT_INTRO, '', '| OSDs | ' + ROLLOUT_COLUMNS,
+            '|---|' + '---|' * ROLLOUT_COLUMNS.count('|')]
     for res in results:
         fake = res.get('fake', {})
         n, h = res['osds'], res['hosts']
@@ -274,6 +363,7 @@ def render(results: List[Dict[str, Any]], command: str, commit: str, timeout: fl
                 f'{a["process_s"]:.2f} | {a["fake_seconds"]:.2f} | '
                 f'{_peak(at, cut)} | '
                 f'{fake["rss_mib"]:.0f} / {a["rss_mib"]:.0f} | {a["load"]:.1f} |')
+        roll.append(f'| {n} |' + _rollout_cells(res, cut))
         g = res.get('gate')
         if g is None:
             gate.append(f'| {n} | not measured{cut} |' + ' |' * 7 + f' {os.getloadavg()[0]:.1f} |')
@@ -284,7 +374,7 @@ def render(results: List[Dict[str, Any]], command: str, commit: str, timeout: fl
                 f'{sum(g["tell"].values())} | {sum(g["get"].values())} | {_top(g["get"])} | '
                 f'{_mib(g["bytes"])} | {g["process_s"]:.3f} | '
                 f'{_peak(gt, cut)} | {g["load"]:.1f} |')
-    return '\n'.join(lines + gate) + '\n'
+    return '\n'.join(lines + gate + roll) + '\n'
 
 
 def write_doc(path: str, text: str) -> None:

@@ -17,13 +17,14 @@ A real cluster is never idle: PGs scrub and trim snapshots, warnings stand
 for weeks, some are muted, flags are set on OSDs, CRUSH nodes or the whole
 cluster, and daemons crash (reports posted late, archived by the admin).
 """
+import contextlib
 import dataclasses
 import functools
 import math
 import random
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, ContextManager, Dict, List, Optional, Sequence, Set, Tuple
 
 from rocks_autotune.cluster import (ClusterError, ConfigEntries, ConfigEntry, ConfigSnapshot,
                                     Crash, MgrCluster, NoOrchestrator, OsdInfo, PgInfo,
@@ -364,6 +365,9 @@ class FakeCluster:
     def osdmap_flags(self) -> List[str]:
         return sorted(self.cluster_flags)
 
+    def one_view(self) -> ContextManager[None]:
+        return contextlib.nullcontext()  # nothing here is costly to read twice
+
     def config_snapshot(self, defaults: Sequence[str] = ()) -> ConfigSnapshot:
         self.config_reads += 1
         entries = []
@@ -372,7 +376,8 @@ class FakeCluster:
             entries.append(ConfigEntry(section, name, value, mask))
         locations = {i: {'class': info.device_class, 'host': self.hosts[i], 'root': 'default'}
                      for i, info in self.info.items()}
-        return ConfigSnapshot(entries, locations, {n: self.defaults[n] for n in defaults})
+        return ConfigSnapshot(entries, lambda: locations,
+                              {n: self.defaults[n] for n in defaults})
 
     def _rank(self, who: str, osd: int) -> Optional[Tuple[int, int]]:
         """How an entry at `who` ranks for osd.N (None: it does not apply).

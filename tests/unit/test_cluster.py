@@ -2,6 +2,7 @@
 crash reports), over a stub of the mgr: the shapes are those of Pacific and
 Tentacle, which agree on them."""
 import json
+import threading
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -96,6 +97,25 @@ def _report(crash_id: str, entity: str, stamp: str, **extra: Any) -> str:
 
 def _stamp(t: float, sep: str = 'T') -> str:
     return time.strftime(f'%Y-%m-%d{sep}%H:%M:%S', time.gmtime(t)) + '.250000Z'
+
+
+def test_one_view_reads_each_map_once_for_its_own_thread() -> None:
+    reads: List[str] = []
+
+    class Counted(StubMgr):
+        def get(self, what: str) -> Dict[str, Any]:
+            reads.append(what)
+            return super().get(what)
+    c = MgrCluster(Counted(osd_map={'osds': [], 'flags_set': ['noup']}))
+    with c.one_view():
+        assert c.osdmap_flags() == ['noup'] and c.osd_states() == {}
+        with c.one_view():  # the outer one's
+            assert c.osd_flags() == {}
+        other = threading.Thread(target=c.osd_states)  # not another thread's
+        other.start()
+        other.join()
+    c.osd_states()
+    assert reads == ['osd_map'] * 3
 
 
 def test_recent_crashes_are_the_ones_recent_crash_counts() -> None:

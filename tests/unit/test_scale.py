@@ -18,7 +18,7 @@ import json
 import re
 import random
 import time
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 
@@ -196,6 +196,65 @@ def test_the_rollout_head_does_not_grow_with_the_osds_nor_the_osds_down() -> Non
     # the same but for the ids' digits (osd.1234 and osd.123)
     assert all(abs(large[k] - small[k]) < 128 and large[k] < 4 << 10 for k in small), \
         (small, large)
+
+
+def osd_restarts(mod: Any, mgr: ScaleMgr, k: int,
+                 writes: List[int]) -> Tuple[Dict[str, int], Dict[str, int]]:
+    """The rollout's OSD number k+1 (the OSDs before it done), from its `next`
+    step to up on the options, as the serve loop steps and publishes: its mon
+    commands and mgr.get calls, by name, and (into `writes`) its KV values."""
+    r = mod.rollout.r
+    while r.phase != 'next' or any(o.status not in ('done', 'skipped') for o in r.osds[:k]):
+        mod.clock.advance(mod.rollout.step())
+        mod.publish()
+    mgr.reset_counts()
+    del writes[:]
+    while r.osds[k].status != 'done':
+        assert r.state == 'running', r.message
+        mod.clock.advance(mod.rollout.step())
+        mod.publish()
+    return dict(mgr.mon_calls), dict(mgr.get_calls)
+
+
+def test_each_restart_of_a_10000_osd_rollout_costs_what_it_costs_at_any_size() -> None:
+    # a step's mon commands, OSD map reads and KV writes do not grow with the
+    # OSDs (their bytes do: the maps and the config dump are of every OSD);
+    # the set step read every OSD's class, PG count and CRUSH location for
+    # one OSD's mask (7 maps), the gate and the health policy the OSD map 7
+    # times, and a revert's set step dumped the config twice
+    mgr = ScaleMgr(10000, 500, pg_num=8192, per_osd_config=False)
+    mod = scale_mgr.module_over(mgr)
+    writes: List[int] = []
+    put = mod.rollout_store._put
+
+    def counted(key: str, value: Optional[str]) -> None:
+        writes.append(len(value or ''))
+        put(key, value)
+    mod.rollout_store._put = counted
+    assert mod.cmd_apply(options=NEW_TUNING, device_class='ssd').retval == 0
+    # the first save: the OSD records 40 a value, the crash ids 2,000 a value
+    assert len(writes) <= 10000 // store.ROLLOUT_CHUNK + 10000 // store.ROLLOUT_CRASH_CHUNK + 4
+    assert max(writes) < 16 << 10, max(writes)
+    for kind in ('apply', 'revert'):
+        mon, got = osd_restarts(mod, mgr, 0, writes)
+        assert mon.pop('config dump') == 1 and mon.pop('config get', 0) <= 2, (kind, mon)
+        assert sum(mon.values()) <= 4, (kind, mon)  # set or rm, ok-to-stop, noout on, off
+        assert got.get('osd_map', 0) <= 6 and set(got) <= {'osd_map', 'pg_summary', 'health'}, \
+            (kind, got)
+        # the head at each step, the OSD's chunk of 40 records when it changes
+        assert len(writes) <= 12 and max(writes) < 16 << 10, (kind, writes)
+        if kind == 'apply':
+            assert mod.cmd_abort().retval == 0
+            mod.clock.advance(mod.rollout.step())
+            assert mod.rollout.r.state == 'aborted', mod.rollout.r.message
+            assert mod.cmd_revert().retval == 0
+    # the restart gate and the health policy: the OSD map once each
+    mgr.reset_counts()
+    assert gate.restart_blockers(mod.cluster, 7) == []
+    assert gate.look(mod.cluster, 7).blockers(False) == []
+    assert mgr.get_calls == {'osd_map': 2, 'pg_summary': 2, 'health': 1}
+    # what `status` says of 10,000 OSDs: one line of each kind, OSD ranges folded
+    assert len(mod.cmd_status().stdout) < 2 << 10
 
 
 def at_a_wait_poll(osds: int, hosts: int, **kw: Any) -> Tuple[Any, ScaleMgr]:

@@ -54,10 +54,11 @@ def flag_threats(cluster: Cluster) -> List[str]:
 
 def data_threats(cluster: Cluster) -> List[str]:
     """What blocks a restart, --force or not: an OSD down, PGs not active+clean, noup/nodown."""
-    threats = osds_are([i.id for i in cluster.osd_states().values() if not i.up], 'down')
-    if not cluster.pgs_active_clean():
-        threats.append('not all PGs are active+clean')
-    return threats + flag_threats(cluster)
+    with cluster.one_view():  # the OSD map, which each check reads, read once
+        threats = osds_are([i.id for i in cluster.osd_states().values() if not i.up], 'down')
+        if not cluster.pgs_active_clean():
+            threats.append('not all PGs are active+clean')
+        return threats + flag_threats(cluster)
 
 
 def look(cluster: Cluster, osd: Optional[int],
@@ -65,14 +66,15 @@ def look(cluster: Cluster, osd: Optional[int],
     """The health policy: what threatens data blocks a restart, --force or not;
     others' checks only without --force, but not an admin's noout on the
     canary `osd` (None: not chosen yet) nor the job's own crashes (`own_crash`)."""
-    status, checks = cluster.health()
-    others = [c for c in checks if not c.startswith(HEALTH_PREFIX)]  # raised by others than us
-    threats = data_threats(cluster)
-    if 'OSD_FLAGS' in others and osd is not None and \
-            cluster.osd_flags() == {f'osd.{osd}': ['noout']}:
-        # an admin's noout on the canary (the session's own is cleared before
-        # this look) asks for what the session wants anyway
-        others.remove('OSD_FLAGS')
+    with cluster.one_view():  # the OSD map, which each check reads, read once
+        status, checks = cluster.health()
+        others = [c for c in checks if not c.startswith(HEALTH_PREFIX)]  # raised by others
+        threats = data_threats(cluster)
+        if 'OSD_FLAGS' in others and osd is not None and \
+                cluster.osd_flags() == {f'osd.{osd}': ['noout']}:
+            # an admin's noout on the canary (the session's own is cleared
+            # before this look) asks for what the session wants anyway
+            others.remove('OSD_FLAGS')
     own: List[Crash] = []
     if 'RECENT_CRASH' in others:
         try:
@@ -88,6 +90,11 @@ def look(cluster: Cluster, osd: Optional[int],
 def restart_blockers(cluster: Cluster, osd: int, single_copy_ok: bool = False) -> List[str]:
     """The safety gate of every restart: why restarting `osd` now could hurt
     (empty: it may).  An OSD down already may always restart."""
+    with cluster.one_view():  # the OSD map, which each check reads, read once
+        return _restart_blockers(cluster, osd, single_copy_ok)
+
+
+def _restart_blockers(cluster: Cluster, osd: int, single_copy_ok: bool) -> List[str]:
     osds = cluster.osd_states()
     me = osds.get(osd)
     if me is None or not me.up:

@@ -95,11 +95,15 @@ class RolloutPhases(Phases):
 
     # ------------------------------------------------------------ the OSD's mask, the pause
 
-    def write(self, who: str, values: Dict[str, Optional[str]]) -> None:
+    def write(self, who: str, values: Dict[str, Optional[str]],
+              held: Optional[Dict[str, Optional[str]]] = None) -> None:
+        """`held`: what the mask holds, just read (else a value to remove is
+        looked up: a config dump, of every OSD's entries)."""
         for name, value in sorted(values.items()):
             if value is not None:
                 self.cluster.config_set(who, name, value)
-            elif self.cluster.config_get_own(who, name) is not None:
+            elif (held[name] if held is not None
+                  else self.cluster.config_get_own(who, name)) is not None:
                 self.cluster.config_rm(who, name)
 
     def unset(self, o: RolloutOsd) -> None:
@@ -189,7 +193,7 @@ class RolloutPhases(Phases):
         who = f'osd.{o.osd}'
         config = self.cluster.config_snapshot()
         held = {name: config.own(who, name) for name in r.sets[who]}
-        info = self.cluster.osds().get(o.osd)
+        info = self.cluster.osd_state(o.osd)
         if info is None or info.destroyed:
             self.unset(o)
             return self.skip(o, ('no longer in the OSD map' if info is None else 'destroyed')
@@ -206,7 +210,7 @@ class RolloutPhases(Phases):
                 o.before[RUNNING] = ''
             o.changed = r.changed = True
             self.save(r)  # a revert knows there is something to undo before it is so
-        self.write(who, r.sets[who])
+        self.write(who, r.sets[who], held)
         if r.kind == 'apply':
             wrong = [f'{who} gets {name} {show(got)}' for name, value in r.sets[who].items()
                      if (got := self.cluster.config_get(who, name)) != value]

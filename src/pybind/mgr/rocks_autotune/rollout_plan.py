@@ -204,27 +204,28 @@ def plan_apply(cluster: Cluster, options: str, source: str,
         raise RolloutRefused(f'cannot use the options string {options!r}: {e}')
     if device_class is not None and osd_ids is not None:
         raise RolloutRefused('give --device-class or --osds, not both')
-    osds = cluster.osds()
-    targets, target, notes = _targets(osds, device_class, osd_ids, canary)
-    down = [i for i in targets if not osds[i].up]
-    if down:
-        them = 'it' if len(down) == 1 else 'them'
-        raise RolloutRefused(osds_are(down, 'down')[0] + f': bring {them} up, or name the OSDs '
-                             'to roll out to with --osds')
-    config = cluster.config_snapshot(defaults=NAMES)
-    records = [_osd_record(config, osd, host) for osd, host in _order(cluster, targets)]
-    values: Dict[str, Optional[str]] = {OPTIONS: options}
-    if any(r.before[ANNEX].strip() for r in records):
-        values[ANNEX] = ''  # appended by the OSD: it would override the options' keys
-    for r in records:
-        _refuse_own_masks(config, r.osd, list(values))
-    sets: Masks = {f'osd.{r.osd}': dict(values) for r in records}
-    checks, blockers = _checks(cluster, targets, targets, force, allow_single_copy, now)
-    return RolloutPlan(kind='apply', options=options, source=source, target=target,
-                       sets=sets, priors=_priors(config, sets), notes=notes, checks=checks,
-                       blockers=blockers, osds=records, of=None, force=force,
-                       allow_single_copy=allow_single_copy, since=now,
-                       crash_osds=sorted(targets))
+    with cluster.one_view():  # reads only: each of the maps read once
+        osds = cluster.osds()
+        targets, target, notes = _targets(osds, device_class, osd_ids, canary)
+        down = [i for i in targets if not osds[i].up]
+        if down:
+            them = 'it' if len(down) == 1 else 'them'
+            raise RolloutRefused(osds_are(down, 'down')[0] + f': bring {them} up, or name the OSDs '
+                                 'to roll out to with --osds')
+        config = cluster.config_snapshot(defaults=NAMES)
+        records = [_osd_record(config, osd, host) for osd, host in _order(cluster, targets)]
+        values: Dict[str, Optional[str]] = {OPTIONS: options}
+        if any(r.before[ANNEX].strip() for r in records):
+            values[ANNEX] = ''  # appended by the OSD: it would override the options' keys
+        for r in records:
+            _refuse_own_masks(config, r.osd, list(values))
+        sets: Masks = {f'osd.{r.osd}': dict(values) for r in records}
+        checks, blockers = _checks(cluster, targets, targets, force, allow_single_copy, now)
+        return RolloutPlan(kind='apply', options=options, source=source, target=target,
+                           sets=sets, priors=_priors(config, sets), notes=notes, checks=checks,
+                           blockers=blockers, osds=records, of=None, force=force,
+                           allow_single_copy=allow_single_copy, since=now,
+                           crash_osds=sorted(targets))
 
 
 def _to_put_back(last: RolloutRecord) -> Tuple[Masks, Masks, List[Tuple[RolloutOsd, str]], str]:
@@ -267,41 +268,42 @@ def plan_revert(cluster: Cluster, last: Optional[RolloutRecord], force: bool = F
     set is left as it is and named; one gone from the map is not restarted."""
     if last is None:
         raise NothingToRevert('nothing to revert: no rollout has run')
-    back, applied, todo, of = _to_put_back(last)
-    config = cluster.config_snapshot(defaults=NAMES)
-    sets: Masks = {}
-    records: List[RolloutOsd] = []
-    theirs: List[str] = []
-    for o, back_to in todo:
-        who = f'osd.{o.osd}'
-        now = {name: config.own(who, name) for name in back[who]}
-        moved = set_by_others(now, applied[who], back[who])
-        if moved:
-            error = (f'{who} {moved[0]} is now {show(now[moved[0]])}, which the apply did not '
-                     'set: someone else set it since; left as it is, not restarted')
-            theirs.append(error)
-            records.append(_osd_record(config, o.osd, o.host, status='skipped', error=error))
-            continue
-        sets[who] = dict(back[who])
-        records.append(_osd_record(config, o.osd, o.host, back_to))
-    up = cluster.osds()
-    notes = ([_some(theirs)] if theirs else []) + _down_first(records, up)
-    if not sets:
-        # a rollout stopped part way left no mask of its own to put back: an
-        # empty revert ends it (refusing would leave no command that clears it)
-        notes.append(f'nothing is left to put back of apply {of}: '
-                     + ('the rest was set by someone else since' if theirs else
-                        'every OSD it changed was put back as it ended'))
-    targets = [r.osd for r in records if r.status == 'pending' and r.osd in up]
-    crash_osds = list(last.crash_osds)
-    since = float(last.since)
-    checks, blockers = _checks(cluster, targets, crash_osds, force, allow_single_copy, since)
-    return RolloutPlan(kind='revert', options=None, source=f'what apply {of} changed',
-                       target=f'the OSDs apply {of} changed', sets=sets,
-                       priors=_priors(config, sets), notes=notes, checks=checks,
-                       blockers=blockers, osds=records, of=of, force=force,
-                       allow_single_copy=allow_single_copy, since=since,
-                       crash_osds=crash_osds)
+    with cluster.one_view():  # reads only: each of the maps read once
+        back, applied, todo, of = _to_put_back(last)
+        config = cluster.config_snapshot(defaults=NAMES)
+        sets: Masks = {}
+        records: List[RolloutOsd] = []
+        theirs: List[str] = []
+        for o, back_to in todo:
+            who = f'osd.{o.osd}'
+            now = {name: config.own(who, name) for name in back[who]}
+            moved = set_by_others(now, applied[who], back[who])
+            if moved:
+                error = (f'{who} {moved[0]} is now {show(now[moved[0]])}, which the apply did not '
+                         'set: someone else set it since; left as it is, not restarted')
+                theirs.append(error)
+                records.append(_osd_record(config, o.osd, o.host, status='skipped', error=error))
+                continue
+            sets[who] = dict(back[who])
+            records.append(_osd_record(config, o.osd, o.host, back_to))
+        up = cluster.osds()
+        notes = ([_some(theirs)] if theirs else []) + _down_first(records, up)
+        if not sets:
+            # a rollout stopped part way left no mask of its own to put back: an
+            # empty revert ends it (refusing would leave no command that clears it)
+            notes.append(f'nothing is left to put back of apply {of}: '
+                         + ('the rest was set by someone else since' if theirs else
+                            'every OSD it changed was put back as it ended'))
+        targets = [r.osd for r in records if r.status == 'pending' and r.osd in up]
+        crash_osds = list(last.crash_osds)
+        since = float(last.since)
+        checks, blockers = _checks(cluster, targets, crash_osds, force, allow_single_copy, since)
+        return RolloutPlan(kind='revert', options=None, source=f'what apply {of} changed',
+                           target=f'the OSDs apply {of} changed', sets=sets,
+                           priors=_priors(config, sets), notes=notes, checks=checks,
+                           blockers=blockers, osds=records, of=of, force=force,
+                           allow_single_copy=allow_single_copy, since=since,
+                           crash_osds=crash_osds)
 
 
 def config_command(who: str, name: str, value: Optional[str]) -> str:
