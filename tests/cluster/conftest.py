@@ -146,8 +146,9 @@ class Lab:
     def standbys(self) -> int:
         return len(self.json('mgr', 'dump')['standbys'])
 
-    def status(self) -> Dict[str, Any]:
-        return self.json('rocks-autotune', 'status')
+    def status(self, osds: bool = False) -> Dict[str, Any]:
+        """`status -f json`; `osds`: with every OSD of the last rollout (--osds)."""
+        return self.json('rocks-autotune', 'status', *(['--osds'] if osds else []))
 
     def wait_ended(self, timeout: float = 900,
                    each: Optional[Callable[[], None]] = None) -> Dict[str, Any]:

@@ -746,7 +746,7 @@ def test_16_a_class_level_annex_mid_session_pauses_and_stays(lab: Lab) -> None:
 
 
 def rollout(lab: Lab) -> Dict[str, Any]:
-    return lab.status().get('rollout') or {}
+    return lab.status(osds=True).get('rollout') or {}
 
 
 def one_memtable_more(options: str) -> str:

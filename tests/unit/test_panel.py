@@ -321,28 +321,32 @@ def js_function(name: str) -> str:
 
 
 def test_status_carries_the_rollout_the_page_draws() -> None:
-    """/api/status has the last rollout with each OSD's status as it goes,
-    pending -> restarting -> done one OSD at a time, and every field the
-    page's renderRollout reads; the page has every element it fills."""
+    """/api/status has the last rollout's OSD counts as it goes, the OSD in
+    flight named, pending -> restarting -> done one OSD at a time, and every
+    field the page's renderRollout reads; the page has every element it fills."""
     m = make_mgr()
     assert m.cmd_apply(device_class='ssd', options=NEW_TUNING).retval == 0
     p = app_of(m)
-    seen: List[List[str]] = []
+    seen: List[Tuple[int, int, int, List[int]]] = []
     while True:
         ro = get_json(p, '/api/status')['rollout']
-        statuses = [o['status'] for o in ro['osds']]
-        if not seen or statuses != seen[-1]:
-            seen.append(statuses)
+        c = ro['counts']
+        now = (c['pending'], c['restarting'], c['done'], [o['osd'] for o in ro['notable']])
+        if not seen or now != seen[-1]:
+            seen.append(now)
+        if ro['notable']:
+            flight = ro['notable'][0]
         if not m.rollout.active:
             break
         m.cluster.clock.advance(m.rollout.step())
         m.publish()
-    P, R, D = 'pending', 'restarting', 'done'
-    assert seen == [[P, P, P], [R, P, P], [D, P, P], [D, R, P], [D, D, P], [D, D, R], [D, D, D]]
-    assert ro['state'] == 'done' and ro['counts'] == {P: 0, R: 0, D: 3, 'failed': 0, 'skipped': 0}
+    assert seen == [(3, 0, 0, []), (2, 1, 0, [0]), (2, 0, 1, []), (1, 1, 1, [1]), (1, 0, 2, []),
+                    (0, 1, 2, [2]), (0, 0, 3, [])]
+    assert ro['state'] == 'done' and ro['total'] == 3 and ro['notable_more'] == 0
+    assert ro['counts'] == {'pending': 0, 'restarting': 0, 'done': 3, 'failed': 0, 'skipped': 0}
     code = js_function('renderRollout')
-    for obj, fields in (('ro', ro), ('o', ro['osds'][0]), ('c', ro['counts'])):
-        read = set(re.findall(r'\b' + obj + r'\.(\w+)', code)) - {'length', 'forEach'}
+    for obj, fields in (('ro', ro), ('o', flight), ('c', ro['counts'])):
+        read = set(re.findall(r'\b' + obj + r'\.(\w+)', code)) - {'length'}
         assert read and read <= set(fields), (obj, read - set(fields))
     html = p.handle('GET', '/').body.decode()
     for element in re.findall(r"\$\('([\w-]+)'\)", code):

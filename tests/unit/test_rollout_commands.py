@@ -26,8 +26,8 @@ def out(r: Any) -> Tuple[int, str, str]:
     return r.retval, r.stdout, r.stderr
 
 
-def status(m: Any) -> Dict[str, Any]:
-    return json.loads(out(m.cmd_status(format='json'))[1])
+def status(m: Any, osds: bool = False) -> Dict[str, Any]:
+    return json.loads(out(m.cmd_status(format='json', osds=osds))[1])
 
 
 def events(m: Any) -> List[Tuple[str, str]]:
@@ -150,7 +150,7 @@ def test_abort_stops_the_rollout_and_only_revert_may_follow(mgr: Any) -> None:
     assert events(mgr)[-1][0] == 'fail'
     text = out(mgr.cmd_status())[1]
     assert 'rollout: apply to the OSDs of class ssd: aborted' in text
-    assert 'done: osd.0; restarting: none; pending: osd.1-2; failed: none' in text
+    assert '  OSDs: 1 done, 0 restarting, 2 pending, 0 failed\n' in text
     r, _, err = out(mgr.cmd_apply(options=NEW, device_class='ssd'))
     assert r == -errno.EBUSY and 'revert` it first' in err
     assert out(mgr.cmd_revert())[0] == 0
@@ -165,7 +165,10 @@ def test_a_failed_rollout_raises_a_health_check_naming_revert(mgr: Any) -> None:
     check = mgr.mock_health['ROCKS_AUTOTUNE_ROLLOUT_FAILED']
     assert 'stopped: an OSD failed (0/3 done)' in check['summary']
     assert any('`ceph rocks-autotune revert`' in d for d in check['detail'])
-    assert status(mgr)['rollout']['osds'][0]['put_back'] == 'done'
+    ro = status(mgr)['rollout']
+    assert [(o['osd'], o['status'], o['put_back'])
+            for o in ro['notable']] == [(0, 'failed', 'done')]
+    assert 'osd.0 failed: ' in out(mgr.cmd_status())[1] and 'osds' not in ro
     assert mgr.cluster.running[0] == PACIFIC_DEFAULT
 
 
@@ -237,7 +240,12 @@ def test_the_panels_status_api_carries_the_rollout(mgr: Any) -> None:
     r = panel.Panel(lambda: mgr.panel_snapshot).handle('GET', '/api/status')
     ro = json.loads(r.body)['rollout']
     assert r.status == 200 and ro['kind'] == 'apply' and ro['state'] == 'running'
-    assert [(o['osd'], o['status']) for o in ro['osds']] == [(0, 'pending'), (2, 'pending')]
+    assert (ro['total'], ro['counts']['pending'], ro['notable']) == (2, 2, [])
+    # every OSD in restart order on request, not in the status the panel polls
+    assert 'osds' not in ro and 'sets' not in ro
+    every = status(mgr, osds=True)['rollout']
+    assert [(o['osd'], o['status']) for o in every['osds']] == [(0, 'pending'), (2, 'pending')]
+    assert list(every['sets']) == ['osd.0', 'osd.2']
 
 
 def test_revert_is_not_refused_while_an_osd_is_down_and_apply_is(mgr: Any) -> None:

@@ -63,7 +63,7 @@ def restarted(m: Any) -> List[int]:
 
 
 def rollout(m: Any) -> Dict[str, Any]:
-    return json.loads(out(m.cmd_status(format='json'))[1])['rollout']
+    return json.loads(out(m.cmd_status(format='json', osds=True))[1])['rollout']
 
 
 # ------------------------------------------------------------ 1: single copy

@@ -27,7 +27,7 @@ import scale_mgr
 from scale_mgr import CallBudgetExceeded, ScaleMgr
 
 mgr_mock.install()
-from rocks_autotune import cluster, gate, session_start  # noqa: E402
+from rocks_autotune import cluster, gate, panel, session_start, views  # noqa: E402
 from rocks_autotune.canary import ANNEX, OPTIONS  # noqa: E402
 from rocks_autotune.cluster import MgrCluster  # noqa: E402
 from rocks_autotune.session_settings import Params, Settings  # noqa: E402
@@ -244,6 +244,7 @@ def test_each_restart_of_a_10000_osd_rollout_costs_what_it_costs_at_any_size() -
         # the head at each step, the OSD's chunk of 40 records when it changes
         assert len(writes) <= 12 and max(writes) < 16 << 10, (kind, writes)
         if kind == 'apply':
+            what_a_user_sees(mod)
             assert mod.cmd_abort().retval == 0
             mod.clock.advance(mod.rollout.step())
             assert mod.rollout.r.state == 'aborted', mod.rollout.r.message
@@ -255,6 +256,41 @@ def test_each_restart_of_a_10000_osd_rollout_costs_what_it_costs_at_any_size() -
     assert mgr.get_calls == {'osd_map': 2, 'pg_summary': 2, 'health': 1}
     # what `status` says of 10,000 OSDs: one line of each kind, OSD ranges folded
     assert len(mod.cmd_status().stdout) < 2 << 10
+
+
+def what_a_user_sees(mod: Any) -> None:
+    """A 10,000-OSD apply, its first OSD done: its status (text, `-f json`,
+    /api/status) and its progress event are bounded in the OSDs, even with
+    thousands skipped (they held every OSD and its masks: 5.3 MiB of JSON at
+    each publish, a 10,000-row table on the panel, 10,000 refs an update);
+    every OSD is `status --osds`."""
+    r = mod.rollout.r
+    pending = [o for o in r.osds if o.status == 'pending']
+    assert len(pending) == len(r.osds) - 1
+    refs = [a[1]['refs'] for m, f, a, _ in mod.mock_remote if (m, f) == ('progress', 'update')]
+    assert refs and max(len(x) for x in refs) <= views.SHOWN
+    try:
+        for o in pending[1::2]:  # as if their osd.N had been set by someone else
+            o.status, o.error = 'skipped', (f'osd.{o.osd} bluestore_rocksdb_options is now '
+                                            "'x', set by someone else since the plan")
+        mod.publish()
+        st = mod.cmd_status(format='json').stdout
+        api = panel.Panel(lambda: mod.panel_snapshot).handle('GET', '/api/status').body
+        assert len(st) < 64 << 10 and len(api) < 64 << 10, (len(st), len(api))
+        ro = json.loads(st)['rollout']
+        skipped = len(pending) // 2
+        assert (ro['total'], ro['counts']['skipped'], ro['counts']['done']) == (10000, skipped, 1)
+        assert len(ro['notable']) == views.SHOWN and ro['notable_more'] == skipped - views.SHOWN
+        text = mod.cmd_status().stdout
+        assert len(text) < 8 << 10 and f'and {skipped - views.SHOWN} more' in text, text
+        every = json.loads(mod.cmd_status(format='json', osds=True).stdout)['rollout']
+        assert [o['osd'] for o in every['osds']] == [o.osd for o in r.osds]
+        assert len(every['sets']) == 10000
+        assert len(mod.cmd_status(osds=True).stdout.splitlines()) > 10000
+    finally:
+        for o in pending:
+            o.status, o.error = 'pending', ''
+        mod.publish()
 
 
 def at_a_wait_poll(osds: int, hosts: int, **kw: Any) -> Tuple[Any, ScaleMgr]:

@@ -86,7 +86,8 @@ roll() {
     osd_sample >>"$log"
     ceph rocks-autotune status
     [ "$state" = done ] || ra_die "the $name ended $state, not done"
-    order=$(ro "' '.join(str(o['osd']) for o in j['osds'])")
+    order=$(ceph rocks-autotune status --osds -f json \
+            | ra_py "' '.join(str(o['osd']) for o in j['rollout']['osds'])")
     check_restarts "$log" "$t0" $order || ra_die "$name: not one restart each, one at a time"
     ra_log "$name done in $(( $(date +%s) - t0 ))s"
 }

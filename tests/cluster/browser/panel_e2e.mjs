@@ -79,7 +79,7 @@ try {
       convergence: chart('convergence', { best: '#1f77b4', feasible: '#2ca02c', infeasible: '#d62728', baseline: '#7f7f7f' }),
       tradeoff: chart('tradeoff', { budget: '#d62728', feasible: '#2ca02c', baseline: '#7f7f7f', default: '#9467bd', new_tuning: '#ff7f0e' }),
       uplot: typeof window.uPlot === 'function',
-      // the last rollout: its section, and each OSD's row in restart order
+      // the last rollout: its section, and the rows of its OSDs in flight, failed or skipped
       rollout_hidden: document.getElementById('rollout-section').hidden,
       rollout_rows: Array.from(document.querySelectorAll('#rollout tbody tr'))
         .map((r) => ({ osd: Number(r.dataset.osd), status: r.dataset.status })),

@@ -245,7 +245,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         snapshot = panel.Snapshot.of(v, self.load_error, where)
         self.rollout_record = ro.r if ro is not None else None
         if ro is not None:
-            # built anew but for the plan's masks, notes and checks, which no step changes
+            # bounded in the OSDs (views.SHOWN); built anew but for the plan's notes and checks
             snapshot.status['rollout'] = ro.status()
         if self.rollout_error:
             snapshot.status['rollout_error'] = self.rollout_error
@@ -425,11 +425,17 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
             0, 'aborting: the canary is being restored', '')
 
     @CLIReadCommand('rocks-autotune status')
-    def cmd_status(self, format: str = 'plain', detail: bool = False) -> HandleCommandResult:
-        """The session's state (once ended, its answer; --detail: all) and the last rollout"""
+    def cmd_status(self, format: str = 'plain', detail: bool = False,
+                   osds: bool = False) -> HandleCommandResult:
+        """The session's state (once ended, its answer; --detail: all) and the last rollout
+        (--osds: each of its OSDs)"""
         if not self.wait_loaded():  # an empty status would read as no session at all
             return HandleCommandResult(-errno.EAGAIN, '', LOADING)
         status = dict(self.panel_snapshot.status)
+        ro = self.rollout
+        if osds and ro is not None and 'rollout' in status:
+            # not published (O(OSDs)): read as it stands, the OSD list no step resizes
+            status['rollout'] = ro.status(every=True)
         if self.load_error:  # before the first publish too
             status['error'] = self.load_error
         if format in ('json', 'json-pretty'):

@@ -9,7 +9,7 @@ from .cluster import OsdInfo
 from .confirm import FIGURES, ArmResult, ConfirmRecord, Verdict
 from . import perf_counters
 from .perf_counters import OBJECTIVE_NAMES
-from .health import by_status, osd_list
+from .health import osd_list
 from .views import (answer_line, crashes_lines, final_answer, groups_text,
                     ratio_text, steady_text)
 from .rollout_plan import config_command
@@ -393,25 +393,36 @@ def plan_text(plan: RolloutPlan, undo: List[str]) -> str:
     return '\n'.join(lines + [f'{name} = {v}' for v, name in labels.items()])
 
 
+def rollout_osd_text(o: Mapping[str, Any], where: str = '') -> str:
+    """One of a rollout's OSDs (`where`: its host): its status, and why if it says."""
+    back = {'done': '; put back on its prior options', 'failed': '; NOT put back'}
+    return (f'osd.{o["osd"]}{where} {o["status"]}' + (f': {o["error"]}' if o['error'] else '')
+            + (back.get(o['put_back'], '') if o['status'] == 'failed' else ''))
+
+
 def rollout_lines(ro: Optional[Mapping[str, Any]]) -> List[str]:
-    """The last rollout in `status`."""
+    """The last rollout in `status`: its OSDs counted by status, those in
+    flight, failed or skipped named (views.SHOWN); `status --osds`: every one."""
     if not ro:
         return []
     what = (f'apply to {ro["target"]}' if ro['kind'] == 'apply'
             else f'revert of apply {ro["of"]}')
-    lines = [f'rollout: {what}: {ro["state"]} ({ro["phase"]}), {ro["counts"]["done"]}/'
-             f'{len(ro["osds"])} OSD(s) done ({ro["progress"]:.0%})',
-             f'  message: {ro["message"]}']
-    by = by_status((o['osd'], o['status']) for o in ro['osds'])
-    lines.append('  ' + '; '.join(f'{s}: {osd_list(by.get(s, []))}'
-                                  for s in ('done', 'restarting', 'pending', 'failed'))
-                 + (f'; skipped: {osd_list(by["skipped"])}' if by.get('skipped') else ''))
-    put_back = {'done': '; put back on its prior options', 'failed': '; NOT put back'}
-    lines += [f'  osd.{o["osd"]} {o["status"]}: {o["error"]}'
-              + (put_back.get(o['put_back'], '') if o['status'] == 'failed' else '')
-              for o in ro['osds'] if o['status'] in ('skipped', 'failed')]
+    c = ro['counts']
+    lines = [f'rollout: {what}: {ro["state"]} ({ro["phase"]}), {c["done"]}/'
+             f'{ro["total"]} OSD(s) done ({ro["progress"]:.0%})',
+             f'  message: {ro["message"]}',
+             f'  OSDs: {c["done"]} done, {c["restarting"]} restarting, {c["pending"]} pending, '
+             f'{c["failed"]} failed' + (f', {c["skipped"]} skipped' if c['skipped'] else '')]
+    lines += [f'  {rollout_osd_text(o)}' for o in ro['notable']]
+    if ro['notable_more']:
+        lines.append(f'  and {ro["notable_more"]} more in flight, failed or skipped '
+                     '(ceph rocks-autotune status --osds)')
     if ro['kind'] == 'apply' and ro['options']:
         lines.append(f'  options: {ro["options"]}')
     if ro.get('health'):
         lines.append('  health: ' + ', '.join(ro['health']))
+    if 'osds' in ro:
+        lines.append('  every OSD, in restart order:')
+        lines += [f'  {i:>5}. ' + rollout_osd_text(o, f' (host {o["host"] or "-"})')
+                  for i, o in enumerate(ro['osds'], 1)]
     return lines

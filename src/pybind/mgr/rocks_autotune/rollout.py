@@ -87,7 +87,9 @@ class Rollout(Machine):
         return views.ProgressEvent(
             id=f'rocks-autotune-{r.kind}-{r.id}',
             message=f'{what} {r.target} ({done}/{len(r.osds)} OSDs)',
-            progress=self.progress(), refs=[('osd', o.osd) for o in r.osds],
+            # Ceph's own events name an object or two: a big rollout names none
+            progress=self.progress(),
+            refs=[('osd', o.osd) for o in r.osds] if len(r.osds) <= views.SHOWN else [],
             failure=f'rocks_autotune {r.message}' if r.state in ('failed', 'aborted') else None)
 
     def progress(self) -> float:
@@ -95,5 +97,5 @@ class Rollout(Machine):
         osds = self.r.osds
         return len([o for o in osds if o.status == 'done']) / len(osds) if osds else 1.0
 
-    def status(self) -> Dict[str, Any]:
-        return views.rollout_status(self.r, self.progress(), sorted(self.health_checks()))
+    def status(self, every: bool = False) -> Dict[str, Any]:
+        return views.rollout_status(self.r, self.progress(), sorted(self.health_checks()), every)

@@ -1,6 +1,7 @@
 """What is read of a session (status, leader, answer) and the View the module,
 the panel and the reports take: pure functions of the persisted state that
 compute no statistic (confirm.py's figures are read as saved)."""
+from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
@@ -9,7 +10,7 @@ from .measurement_plan import SPLIT
 from .perf_counters import OBJECTIVE_NAMES
 from . import power
 from .paired_stats import MIN_ROUNDS, Ratios
-from .rollout_record import RolloutRecord
+from .rollout_record import RolloutOsd, RolloutRecord
 from .session_settings import WEAR
 from .steady_check import SteadyVerdict
 from .store import ENDED, SessionState
@@ -385,6 +386,10 @@ class View:
 
 
 ROLLOUT_STATUSES = ('pending', 'restarting', 'done', 'failed', 'skipped')
+# what a rollout's status names of its OSDs (those in flight, failed or
+# skipped) and its progress event's refs: at most this many, whatever the
+# OSD count, as Ceph's own modules summarise (`status --osds`: every one)
+SHOWN = 20
 
 
 @dataclass
@@ -397,14 +402,27 @@ class ProgressEvent:
     failure: Optional[str] = None
 
 
-def rollout_status(r: RolloutRecord, progress: float, health: List[str]) -> Dict[str, Any]:
-    """A rollout's fields in `status -f json` (`rollout`), its OSDs in the plan's order."""
-    osds = [dict(osd=o.osd, host=o.host, status=o.status, error=o.error, put_back=o.put_back)
-            for o in r.osds]
-    return dict(
+def rollout_osd(o: RolloutOsd) -> Dict[str, Any]:
+    return dict(osd=o.osd, host=o.host, status=o.status, error=o.error, put_back=o.put_back)
+
+
+def rollout_status(r: RolloutRecord, progress: float, health: List[str],
+                   every: bool = False) -> Dict[str, Any]:
+    """A rollout's fields in `status -f json` (`rollout`), bounded in its OSD
+    count: `counts` by status, and in `notable` the OSDs in flight, failed or
+    skipped (the first SHOWN in restart order; `notable_more`: how many more).
+    `every` (`status --osds`): also `osds`, every OSD in restart order, and the
+    plan's masks (`sets`, `priors`)."""
+    n = Counter(o.status for o in r.osds)
+    notable = [o for o in r.osds if o.status in ('restarting', 'failed', 'skipped')]
+    out: Dict[str, Any] = dict(
         id=r.id, kind=r.kind, state=r.state, phase=r.phase, message=r.message, error=r.error,
         target=r.target, options=r.options, source=r.source, of=r.of, started=r.started,
         ended=r.ended, current=None if r.current is None else r.osds[r.current].osd,
-        counts={s: len([o for o in r.osds if o.status == s]) for s in ROLLOUT_STATUSES},
-        progress=progress, osds=osds, sets=r.sets, priors=r.priors, notes=r.notes,
-        checks=r.checks, force=r.force, allow_single_copy=r.allow_single_copy, health=health)
+        total=len(r.osds), counts={s: n[s] for s in ROLLOUT_STATUSES},
+        progress=progress, notable=[rollout_osd(o) for o in notable[:SHOWN]],
+        notable_more=max(0, len(notable) - SHOWN), notes=r.notes, checks=r.checks,
+        force=r.force, allow_single_copy=r.allow_single_copy, health=health)
+    if every:
+        out.update(osds=[rollout_osd(o) for o in r.osds], sets=r.sets, priors=r.priors)
+    return out

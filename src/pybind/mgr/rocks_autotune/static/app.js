@@ -86,8 +86,9 @@
 
   // ------------------------------------------------------------ rollout
 
-  // the last apply or revert (status `rollout`): what it does, and each OSD's
-  // status in its restart order
+  // the last apply or revert (status `rollout`): what it does, its OSDs'
+  // counts by status, and those in flight, failed or skipped (a few: every
+  // OSD is `ceph rocks-autotune status --osds`)
   function renderRollout(st) {
     const ro = st.rollout;
     $('rollout-section').hidden = !ro;
@@ -108,23 +109,26 @@
     const c = ro.counts;
     $('rollout-text').textContent = c.done + ' done, ' + c.restarting + ' restarting, ' + c.pending
       + ' pending, ' + c.failed + ' failed' + (c.skipped ? ', ' + c.skipped + ' skipped' : '')
-      + ', of ' + ro.osds.length + ' OSD(s) (' + pct(ro.progress) + ')';
+      + ', of ' + ro.total + ' OSD(s) (' + pct(ro.progress) + ')';
     const table = $('rollout');
+    table.hidden = !ro.notable.length;
     const head = el('tr');
-    for (const h of ['#', 'OSD', 'host', 'status', 'note']) head.append(el('th', h));
+    for (const h of ['OSD', 'host', 'status', 'note']) head.append(el('th', h));
     table.tHead.replaceChildren(head);
     const body = table.tBodies[0];
     body.replaceChildren();
-    ro.osds.forEach((o, i) => {
+    for (const o of ro.notable) {
       const tr = el('tr', null, o.status);
       tr.dataset.osd = o.osd;
       tr.dataset.status = o.status;
       const back = o.put_back === 'done' ? 'put back on its prior options'
         : o.put_back === 'failed' ? 'NOT put back on its prior options' : '';
-      tr.append(el('td', i + 1), el('td', 'osd.' + o.osd), el('td', o.host || '-'),
+      tr.append(el('td', 'osd.' + o.osd), el('td', o.host || '-'),
         el('td', o.status, 'status'), el('td', [o.error, back].filter((x) => x).join('; ')));
       body.append(tr);
-    });
+    }
+    $('rollout-more').textContent = ro.notable_more
+      ? 'and ' + ro.notable_more + ' more in flight, failed or skipped: ceph rocks-autotune status --osds' : '';
   }
 
   // ------------------------------------------------------------ the answer
