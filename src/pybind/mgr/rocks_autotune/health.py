@@ -196,7 +196,7 @@ def _stopped(out: Checks, r: RolloutRecord) -> None:
         detail.append(f'not restarted: {osd_list(held)}; their config says {what}, '
                       'which they load at their next restart')
     if by.get('skipped'):
-        detail.append(f'skipped: {osd_list(by["skipped"])} (`ceph rocks-autotune status` '
+        detail.append(f'skipped: {osd_list(by["skipped"])} (`ceph rocks-autotune status --osds` '
                       'says why)')
     detail.append('`ceph rocks-autotune revert` ' + (
         'puts back the config this apply changed and restarts the OSDs that run its options'
