@@ -278,3 +278,5 @@ def test_a_demo_over_its_target_says_why(monkeypatch: pytest.MonkeyPatch, tmp_pa
     assert 'load averaged 20.0 on 2 cores' in busy and 'other work' in busy
     quiet = lab.over_target([('lab', 300.0), ('session', 2100.0)], [12.6])
     assert quiet is not None and 'other work' not in quiet and 'more rounds' in quiet
+    large = lab.over_target([('lab', 41.0), ('session', 2759.0)], [15.8], str(4 << 30))
+    assert large is not None and 'other work' not in large and 'client_space 4096 MiB' in large
