@@ -259,8 +259,12 @@ class Baseline:
                    write_amp_by=by, bluefs_write_amp=median(bluefs),
                    c_over_r=median(crs) if crs else None)
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_json(self) -> Dict[str, Any]:
         return asdict(self)
+
+    @classmethod
+    def from_json(cls, saved: Dict[str, Any]) -> 'Baseline':
+        return cls(**saved)
 
 
 def score(m: Measurement, base: Baseline, workload: str, design: str = '') -> float:
@@ -291,7 +295,7 @@ def write_amps(a: Mapping[str, Any], b: Mapping[str, Any]) -> Tuple[Any, Any]:
 
 def write_amp_ratio(m: Measurement, base: Baseline) -> float:
     """The window's write-amp over the baseline's, counted the same way."""
-    x, y = write_amps(m.to_dict(), base.to_dict())
+    x, y = write_amps(m.to_dict(), base.to_json())
     return x / y if y else math.inf
 
 
