@@ -13,7 +13,7 @@ from . import confirm, options, perf_counters, power, views, wear_model
 from .confirm import Confirmation
 from .session_settings import Params, Settings
 from .measurement_plan import MeasurementPlan
-from .perf_counters import Measurement
+from .perf_counters import Baseline, Measurement
 from .rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, parse_options
 from .space import Candidate, SearchSpace
 from .canary_record import CanaryRecord
@@ -209,7 +209,7 @@ class Search:
                 if t.kind == 'baseline' and t.verdict == 'baseline' and t.measurement]
         if len(runs) < self.settings.baseline_runs:
             return
-        base = perf_counters.Baseline.of(runs, self.params.workload)
+        base = Baseline.of(runs, self.params.workload)
         s.baseline = base
         self._plan_for_noise(runs, osd)
         s.steady_cap = steady_cap(
