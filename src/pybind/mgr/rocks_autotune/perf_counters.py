@@ -1,11 +1,12 @@
 """Perf counter snapshots and what a measurement window made of them: deltas
 between two `perf dump`s of the canary (what accumulated before is moot)."""
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from statistics import median  # the stdlib's (ValueError when empty)
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from .measurement_plan import SPLIT
+from .record import Record
 from .rocksdb_stats import KvDelta
 from .workload import CLIENT, LIVE, OSD_BENCH
 
@@ -221,7 +222,7 @@ def objective(workload: str, design: str = '') -> Tuple[str, str]:
 
 
 @dataclass
-class Baseline:
+class Baseline(Record):
     kv_sync_lat_ms: float
     iops: Optional[float]
     write_amp: float
@@ -258,13 +259,6 @@ class Baseline:
                    op_w_lat_spread=spread(ops) if ops else None,
                    write_amp_by=by, bluefs_write_amp=median(bluefs),
                    c_over_r=median(crs) if crs else None)
-
-    def to_json(self) -> Dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, saved: Dict[str, Any]) -> 'Baseline':
-        return cls(**saved)
 
 
 def score(m: Measurement, base: Baseline, workload: str, design: str = '') -> float:
