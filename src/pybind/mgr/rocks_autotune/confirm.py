@@ -257,7 +257,7 @@ class Confirmation:
             if t.verdict == 'measured' and t.measurement:
                 m = t.measurement.to_dict()
                 if t.read_probe is not None:
-                    m['read_probe'] = t.read_probe.to_dict()
+                    m['read_probe'] = t.read_probe.to_json()
                 return m
         return None
 

@@ -369,19 +369,19 @@ class View:
     record: SessionState  # a copy of the persisted state
     active: bool
 
-    # the status fields read most
+    # the record's fields read most
     @property
-    def id(self) -> str: return str(self.status['id'])
+    def id(self) -> str: return self.record.id
     @property
-    def osd(self) -> int: return int(self.status['osd'])
+    def osd(self) -> int: return self.record.osd
     @property
-    def state(self) -> str: return str(self.status['state'])
+    def state(self) -> str: return self.record.state
     @property
-    def phase(self) -> str: return str(self.status['phase'])
+    def phase(self) -> str: return self.record.phase
     @property
-    def message(self) -> str: return str(self.status['message'])
+    def message(self) -> str: return self.record.message
     @property
-    def reason(self) -> str: return str(self.status['reason'])
+    def reason(self) -> str: return self.record.reason
 
 
 ROLLOUT_STATUSES = ('pending', 'restarting', 'done', 'failed', 'skipped')

@@ -203,7 +203,7 @@ def client_objects(prefix: str, count: int, pg_num: int, seeds: Sequence[int]) -
 
 
 @dataclass(frozen=True)
-class ReadProbe:
+class ReadProbe(Record):
     """A read probe's figures (ClientWorkload.read_probe): how many reads,
     over how many seconds, their rate, mean and 99th percentile latency."""
     reads: int
@@ -222,13 +222,6 @@ class ReadProbe:
         p99 = ordered[math.ceil(0.99 * n) - 1]  # the nearest rank
         return cls(n, seconds, n / seconds if seconds > 0 else 0.0,
                    1000.0 * sum(ordered) / n, 1000.0 * p99)
-
-    def to_dict(self) -> Dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, saved: Dict[str, Any]) -> 'ReadProbe':
-        return cls(**saved)  # TypeError: not its fields
 
 
 @dataclass
