@@ -15,6 +15,7 @@ from fake_cluster import FakeClock, FakeCluster
 from rocks_autotune import panel, report, store, views
 from rocks_autotune.canary import SAVED
 from rocks_autotune.confirm import ArmResult, Verdict
+from rocks_autotune.measurement_plan import SEQUENTIAL, MeasurementPlan
 from rocks_autotune.session_settings import Params
 from rocks_autotune.paired_stats import Summary
 from rocks_autotune.session import Session, Settings
@@ -103,7 +104,7 @@ def a_verdict(*arms: ArmResult, **fields: Any) -> Verdict:
         recommended=None, complete=True, rounds=5, rounds_done=5, objective='iops',
         direction='higher', goal='iops', margin=0.03, budget=1.1, level=0.9, wear_margin=None,
         restart_limit=None, read_guard=None, baseline_restart_seconds=None, sequential=True,
-        measurement_plan={'design': 'sequential', 'osds': [0]}, window=10.0, steady_pairs=1,
+        measurement_plan=MeasurementPlan(SEQUENTIAL, 0), window=10.0, steady_pairs=1,
         steady_window_limit=60.0, arms=list(arms), seen=None), **fields))
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from rocks_autotune import perf_counters, power, report, views
 from rocks_autotune.confirm import ConfirmRecord
+from rocks_autotune.measurement_plan import SEQUENTIAL, MeasurementPlan
 from rocks_autotune.perf_counters import Baseline, Measurement
 from rocks_autotune.options import MAX_CONFIRM_CANDIDATES, MAX_CONFIRM_ROUNDS, default
 from rocks_autotune.session import Session, Settings
@@ -367,7 +368,7 @@ def test_a_session_that_meets_candidates_over_the_write_amp_budget_recommends_no
 def test_each_measurement_says_which_canary_ran_it_as_the_plan_said() -> None:
     h, s = confirming(Harness())
     h.run()
-    assert s.s.confirm.measurement_plan == {'design': 'sequential', 'osds': [0]}
+    assert s.s.confirm.measurement_plan == MeasurementPlan(SEQUENTIAL, 0)
     assert {t['osd'] for t in h.trials} == {0}
 
 

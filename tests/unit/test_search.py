@@ -8,9 +8,10 @@ from typing import Any, Tuple
 import pytest
 
 from fake_cluster import FakeClock, FakeCluster
-from rocks_autotune import measurement_plan, power, report, session_start, views
+from rocks_autotune import power, report, session_start, views
 from rocks_autotune.canary_record import PreconditionRecord, WindowRecord
 from rocks_autotune.confirm import SteadyPlan
+from rocks_autotune.measurement_plan import SEQUENTIAL, MeasurementPlan
 from rocks_autotune.session_settings import Params
 from rocks_autotune.perf_counters import Measurement
 from rocks_autotune.rocksdb_options import parse_options
@@ -127,9 +128,9 @@ def test_the_confirmation_is_planned_on_the_plan_given_and_its_windows_counted()
     for iops in (1100, 1200):
         record(sr, 'candidate', 'feasible', measured(iops))
     sr.forget()  # rebuilt from the trials recorded here, as after a failover
-    sr.plan_confirmation(measurement_plan.sequential(1))
+    sr.plan_confirmation(MeasurementPlan(SEQUENTIAL, 1))
     conf = sr.s.confirm
-    assert conf.measurement_plan == measurement_plan.sequential(1)
+    assert conf.measurement_plan == MeasurementPlan(SEQUENTIAL, 1)
     # the rounds' windows: the baseline runs' length (their measured 10 s)
     assert conf.window == 10.0 and conf.design is not None and conf.design.candidates >= 1
     assert conf.steady == SteadyPlan(1, sr.settings.steady_window_limit)
@@ -191,13 +192,13 @@ def test_a_feasible_candidate_makes_a_finalist_certain_and_its_gain_its_passing(
         record(sr, 'baseline', 'baseline', measured(1010))
         sr.baseline_measured(1)
         record(sr, 'candidate', 'feasible', measured(iops))
-        sr.s.trials[-1].score = -math.log(iops / sr.s.baseline['iops'])
+        sr.s.trials[-1].score = -math.log(iops / sr.s.baseline.iops)
         return sr, sr.time_said(sr.s.canaries['1'], preconditioned=False)
     sr, fast = said(1200.0)
     plan = sr.s.noise.plan
     assert fast['finalist_chance'] == 1.0 and plan.rounds == 5
     assert fast['pass_chance'] == pytest.approx(power.confirm_rate(
-        1200.0 / sr.s.baseline['iops'] - 1.0, plan.sd, plan.rounds, plan.margin))
+        1200.0 / sr.s.baseline.iops - 1.0, plan.sd, plan.rounds, plan.margin))
     _, even = said(1005.0)
     assert even['pass_chance'] < 0.5 < fast['pass_chance']
     # the rounds are expected whole, the steady windows at the pass chance
@@ -240,7 +241,7 @@ def test_a_steady_window_past_its_expected_length_still_leaves_the_others() -> N
     record(sr, 'baseline', 'baseline', measured(1010))
     sr.baseline_measured(1)
     record(sr, 'candidate', 'feasible', measured(1100))
-    sr.plan_confirmation(measurement_plan.sequential(1))
+    sr.plan_confirmation(MeasurementPlan(SEQUENTIAL, 1))
     sr.s.current = replace(sr.s.trials[0], kind='confirm', steady=True)
     canary.window = WindowRecord(clock())
     t0 = sr.time_said(canary, preconditioned=False)

@@ -211,7 +211,7 @@ def test_the_split_confirmation_judges_c_over_r_by_round_and_reports_c_and_r() -
     assert "C/R reads C's effect minus R's" in line, line
     # a sequential plan judges IOPS and gives no groups
     seq = confirm.plan([(trial, 0.0)], 5, 0.03, 'client', measurement_plan.single(0, None))
-    assert seq.objective == 'iops' and seq.measurement_plan['design'] == SEQUENTIAL
+    assert seq.objective == 'iops' and seq.measurement_plan.design == SEQUENTIAL
 
 
 def test_the_aa_noise_is_measured_on_the_figure_judged() -> None:
@@ -271,7 +271,7 @@ def test_the_search_scores_a_split_window_on_c_over_r() -> None:
     assert perf_counters.score(faster, base, 'client', SPLIT) == pytest.approx(0.0)
     assert perf_counters.score(faster, base, 'client') == pytest.approx(-math.log(1.5))
     # a baseline saved before the split design has no C/R: no score, not C's
-    old = perf_counters.Baseline(**{k: v for k, v in base.to_dict().items() if k != 'c_over_r'})
+    old = perf_counters.Baseline(**{k: v for k, v in base.to_json().items() if k != 'c_over_r'})
     with pytest.raises(ValueError, match='C/R'):
         perf_counters.score(faster, old, 'client', SPLIT)
 
@@ -281,11 +281,11 @@ def test_a_split_sessions_candidates_are_scored_on_c_over_r() -> None:
     s = h.start(osd=0, allow_single_copy=True, workload='client', trials=2)
     h.run()
     assert s.s.state == 'done', s.s.error
-    base = s.s.baseline
+    base = s.s.baseline.c_over_r
     scored = [t for t in trials(s) if t['kind'] == 'candidate' and t.get('score') is not None]
-    assert scored and base['c_over_r'] > 0
+    assert scored and base > 0
     for t in scored:
-        want = -math.log(t['measurement']['c_over_r'] / base['c_over_r'])
+        want = -math.log(t['measurement']['c_over_r'] / base)
         assert t['score'] == pytest.approx(want), t
 
 
@@ -357,7 +357,7 @@ def test_the_design_falls_back_to_sequential_and_says_why(design: str, pool: str
     h = split_harness(measurement_design=design, client_pool=pool)
     s = h.start(osd=0, allow_single_copy=True, workload=workload)
     assert h.status['design']['design'] == want and why in h.status['design']['why']
-    assert measurement_plan.single(0, s.s.client)['design'] == want
+    assert measurement_plan.single(0, s.s.client).design == want
 
 
 def test_a_split_with_too_little_room_falls_back_under_auto() -> None:
@@ -394,7 +394,6 @@ def test_split_asked_for_where_it_cannot_run_is_refused_and_changes_nothing(
 def test_the_split_plan_is_windowed_as_sequential() -> None:
     plan = measurement_plan.single(3, ClientRecord(SPLIT_POOL, 16, [], 1, design=SPLIT,
                                                    ref_seeds=[1, 2, 3, 4]))
-    measurement_plan.check(plan)
-    assert plan['reference_pgs'] == 4
-    assert measurement_plan.windows(plan, [BASELINE, 'c1']) == \
+    assert plan.reference_pgs == 4
+    assert plan.windows([BASELINE, 'c1']) == \
         [measurement_plan.Slot(3, BASELINE), measurement_plan.Slot(3, 'c1')]

@@ -7,6 +7,7 @@ import pytest
 
 from rocks_autotune import session_start
 from rocks_autotune.canary_record import CanaryRecord
+from rocks_autotune.session_settings import Settings
 from rocks_autotune.store import (CONFIRM_KEY, HEAD_KEY, ORIGINALS_KEY, START_KEY, SessionState,
                                   SessionStore, StoreError)
 from session_harness import Harness
@@ -148,6 +149,15 @@ def test_a_record_of_todays_shape_reads_back_as_it_was_written() -> None:
         'client_pool']
     assert json.loads(kv.d[START_KEY])['canaries_at_start'] == {'0': {
         'originals': s.s.originals, 'annexed': False, 'noout_at_start': False}}
+    # the plan, the baseline and the settings as they were as dicts (issue 44)
+    assert list(head['plan'].items()) == [('design', 'sequential'), ('osds', [0])]
+    assert list(head['baseline']) == [
+        'kv_sync_lat_ms', 'iops', 'write_amp', 'runs', 'kv_sync_lat_spread', 'iops_spread',
+        'write_amp_spread', 'op_w_lat_ms', 'op_w_lat_spread', 'write_amp_by',
+        'bluefs_write_amp', 'c_over_r']
+    settings = json.loads(kv.d[START_KEY])['settings']
+    assert list(settings) == [f.name for f in fields(Settings)]
+    assert settings['compressions'] == list(Settings().compressions)
     loaded = SessionStore(kv.get, kv.put).load()
     assert loaded is not None and loaded.to_json() == json.loads(json.dumps(s.s.to_json()))
 

@@ -9,6 +9,7 @@ import pytest
 
 from rocks_autotune import paired_stats, report, steady_check, wear_model
 from rocks_autotune.confirm import RoundsNoise
+from rocks_autotune.measurement_plan import SPLIT, MeasurementPlan
 from rocks_autotune.session_settings import Settings, StartRefused
 from rocks_autotune.perf_counters import Measurement
 from rocks_autotune.rocksdb_options import ColumnFamily, parse_sharding
@@ -272,7 +273,7 @@ def test_an_ended_session_s_card_says_keep_and_why_in_a_few_lines() -> None:
     result = a_verdict(
         an_arm('c1', 11, 'dropped', why='x'), goal='wear', margin=-0.03,
         objective='c_over_r', rounds=7, rounds_done=3,
-        measurement_plan={'design': 'split', 'why': 'a long reason'},
+        measurement_plan=MeasurementPlan(SPLIT, 3, 'a long reason', 14, False),
         seen=RoundsNoise(0.047, 6, 7, 0.9, 0.04))
     card = views.summary_lines(st, result)
     assert card[0] == 'state: done: keep your current options on osd.3 (objective wear)'

@@ -5,9 +5,11 @@ own so that those need not import the store (which imports them)."""
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Protocol
 
+from .record import Record
+
 
 @dataclass
-class RestartRecord:
+class RestartRecord(Record):
     """A restart in flight (restart.Restarter's)."""
     # a canary's: candidate | baseline | recovery | restore; a rollout's: apply | revert | put_back
     purpose: str
@@ -26,10 +28,6 @@ class RestartRecord:
         return {k: v for k, v in vars(self).items()
                 if v is not None or k not in ('issued', 'up_seconds')}
 
-    @classmethod
-    def from_json(cls, saved: Dict[str, Any]) -> 'RestartRecord':
-        return cls(**saved)
-
 
 class RestartState(Protocol):
     """What restart.Restarter keeps in its owner's record (a session's
@@ -42,7 +40,7 @@ class RestartState(Protocol):
 
 
 @dataclass
-class WindowRecord:
+class WindowRecord(Record):
     """A window's running totals (window.Window's)."""
     start: float
     bytes: int = 0  # the workload's
@@ -60,13 +58,9 @@ class WindowRecord:
             del out['reference_bytes']
         return out
 
-    @classmethod
-    def from_json(cls, saved: Dict[str, Any]) -> 'WindowRecord':
-        return cls(**saved)
-
 
 @dataclass
-class PreconditionRecord:
+class PreconditionRecord(Record):
     """The client load's preconditioning of the canary's DB (window.Precondition's)."""
     filled: int = 0  # objects written whole
     fill_bytes: int = 0
@@ -83,13 +77,6 @@ class PreconditionRecord:
     compactions: int = 0
     kv_bytes: Optional[Dict[str, int]] = None  # RocksDB's bytes over the run
     kv_start: Optional[Dict[str, Any]] = None  # RocksDB's counts at its (re)start
-
-    def to_json(self) -> Dict[str, Any]:
-        return dict(vars(self))
-
-    @classmethod
-    def from_json(cls, saved: Dict[str, Any]) -> 'PreconditionRecord':
-        return cls(**saved)
 
 
 @dataclass

@@ -14,8 +14,8 @@ import random
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from . import measurement_plan, paired_stats, perf_counters, power, steady_check
-from .measurement_plan import BASELINE, Slot
+from . import paired_stats, perf_counters, power, steady_check
+from .measurement_plan import BASELINE, SPLIT, MeasurementPlan, Slot
 from .paired_stats import Figure, Round
 from .perf_counters import median
 from .session_settings import IOPS, WEAR
@@ -118,7 +118,7 @@ class Verdict:
     read_guard: Optional[float]
     baseline_restart_seconds: Optional[float]
     sequential: bool
-    measurement_plan: Dict[str, Any]
+    measurement_plan: MeasurementPlan
     window: float
     steady_pairs: int
     steady_window_limit: float
@@ -131,13 +131,15 @@ class Verdict:
         return next((a for a in self.arms if a.arm == self.recommended), None)
 
     def to_json(self) -> Dict[str, Any]:
-        return dict(vars(self), arms=[a.to_json() for a in self.arms],
+        return dict(vars(self), measurement_plan=self.measurement_plan.to_json(),
+                    arms=[a.to_json() for a in self.arms],
                     seen=None if self.seen is None else asdict(self.seen))
 
     @classmethod
     def from_json(cls, saved: Dict[str, Any]) -> 'Verdict':
         seen = saved['seen']
         return cls(**dict(saved, arms=[ArmResult.from_json(a) for a in saved['arms']],
+                          measurement_plan=MeasurementPlan.from_json(saved['measurement_plan']),
                           seen=None if seen is None else RoundsNoise(**seen)))
 
 
@@ -152,7 +154,7 @@ class ConfirmRecord:
     direction: str
     # a look after every round from MIN_ROUNDS on, each at this level
     level: float
-    measurement_plan: Dict[str, Any]  # which canary runs which arm
+    measurement_plan: MeasurementPlan  # which canary runs which arm
     steady: SteadyPlan
     restart_limit: Optional[float] = None
     read_guard: Optional[float] = None  # reads held to 1 + read_guard times the baseline's
@@ -173,6 +175,7 @@ class ConfirmRecord:
         design = None if self.design is None else asdict(self.design)
         return dict(vars(self), steady=asdict(self.steady), design=design, arms=[
             dict(vars(a), out=None if a.out is None else list(a.out)) for a in self.arms],
+            measurement_plan=self.measurement_plan.to_json(),
             result=None if self.result is None else self.result.to_json())
 
     @classmethod
@@ -181,12 +184,13 @@ class ConfirmRecord:
                 for a in saved['arms']]
         d, result = saved['design'], saved['result']
         return cls(**dict(saved, arms=arms, steady=SteadyPlan(**saved['steady']),
+                          measurement_plan=MeasurementPlan.from_json(saved['measurement_plan']),
                           design=None if d is None else power.Design(**d),
                           result=None if result is None else Verdict.from_json(result)))
 
 
 def plan(ranked: List[Tuple[Trial, float]], rounds: int, margin: float,
-         workload: str, canaries: Dict[str, Any], steady_pairs: int = 1,
+         workload: str, canaries: MeasurementPlan, steady_pairs: int = 1,
          steady_limit: float = 3600.0, restart_limit: Optional[float] = None,
          read_guard: Optional[float] = None, design: Optional[power.Design] = None,
          window: float = 0.0, wear_margin: Optional[float] = None,
@@ -196,9 +200,8 @@ def plan(ranked: List[Tuple[Trial, float]], rounds: int, margin: float,
     in `steady_pairs` pairs of steady windows of at most `steady_limit` s
     (and its reads, where probed, held to 1 + `read_guard` times the baseline's).
     With `wear_margin`, the goal is wear (`predicted`: each arm's ratio)."""
-    measurement_plan.check(canaries)
     # the split design confirms on C/R, the figure its A/A noise is measured on
-    objective, direction = perf_counters.objective(workload, canaries['design'])
+    objective, direction = perf_counters.objective(workload, canaries.design)
     arms = [Arm(f'c{i}', t.index, t.candidate, t.options, mean,
                 predicted=predicted[i - 1] if predicted else None)
             for i, (t, mean) in enumerate(ranked, 1)]
@@ -254,7 +257,7 @@ class Confirmation:
             if t.verdict == 'measured' and t.measurement:
                 m = t.measurement.to_dict()
                 if t.read_probe is not None:
-                    m['read_probe'] = t.read_probe.to_dict()
+                    m['read_probe'] = t.read_probe.to_json()
                 return m
         return None
 
@@ -270,7 +273,7 @@ class Confirmation:
         while True:
             r = len(rec.orders) - 1
             if r >= 0:
-                for slot in measurement_plan.windows(rec.measurement_plan, rec.orders[r]):
+                for slot in rec.measurement_plan.windows(rec.orders[r]):
                     if not self._done(r, slot.arm):
                         return r, slot, ''
                 if len(rec.orders) < rec.rounds:
@@ -297,8 +300,7 @@ class Confirmation:
         return [a.arm for a in self.rec.arms if a.arm in ranked]
 
     def _steady_windows(self, arm: str, p: int) -> List[Slot]:
-        return measurement_plan.windows(self.rec.measurement_plan,
-                                        steady_check.order(self.seed, arm, p))
+        return self.rec.measurement_plan.windows(steady_check.order(self.seed, arm, p))
 
     def _steady_pairs(
             self, arm: str) -> Tuple[List[Tuple[Dict[str, Any], Dict[str, Any]]], int, bool]:
@@ -451,7 +453,7 @@ class Confirmation:
     def _groups(self, rounds: Sequence[Round], arm: str) -> Dict[str, Figure]:
         """Under the split design, C's and R's own IOPS ratios beside the C/R
         judged (on a shared host the candidate moves R's OSDs too)."""
-        if self.rec.measurement_plan['design'] != measurement_plan.SPLIT:
+        if self.rec.measurement_plan.design != SPLIT:
             return {}
         return {key: paired_stats.summary(rounds, arm, BASELINE, key, self.rec.level).figure()
                 for key in GROUPS}

@@ -128,7 +128,7 @@ def _session(out: Checks, s: 'SessionState', active: bool) -> None:
     if p is None:
         return
     timeout = (f'the session aborts and restores osd.{osd} if this lasts '
-               f'{s.settings["unhealthy_timeout"]:.0f}s')
+               f'{s.settings.unhealthy_timeout:.0f}s')
     if p.on == 'config':
         _add(out, 'CONFIG_CHANGED', p.reasons + [
             'every trial is built on the options in effect when the session started',

@@ -28,37 +28,43 @@ class Slot:
     arm: str
 
 
-def sequential(osd: int) -> Dict[str, Any]:
-    """The plan of one canary."""
-    return {'design': SEQUENTIAL, 'osds': [osd]}
+@dataclass(frozen=True)
+class MeasurementPlan:
+    """How a session's canary measures: its `plan`, its confirmation's
+    `measurement_plan`; JSON only in the store (to_json, from_json)."""
+    design: str  # DESIGNS
+    osd: int  # the canary (JSON: `osds`, a list of one)
+    why: Optional[str] = None  # why this design, for the answers
+    # a split's: group R's PGs, and whether R's OSDs share the canary's host
+    reference_pgs: Optional[int] = None
+    shared_host: Optional[bool] = None
+
+    def __post_init__(self) -> None:
+        if self.design not in DESIGNS or type(self.osd) is not int:  # not a bool either
+            raise ValueError(f'not a measurement plan: {self!r}')
+
+    def windows(self, order: Sequence[str]) -> List[Slot]:
+        """A round's windows, in the order they run, for the arms of `order`
+        (the baseline and the finalists still measured, in the round's order)."""
+        return [Slot(self.osd, arm) for arm in order]
+
+    def to_json(self) -> Dict[str, Any]:
+        """As stored: what is unset left out."""
+        out = {k: v for k, v in vars(self).items() if v is not None}
+        return dict(design=out.pop('design'), osds=[out.pop('osd')], **out)
+
+    @classmethod
+    def from_json(cls, saved: Dict[str, Any]) -> 'MeasurementPlan':
+        """ValueError (TypeError, KeyError): not a plan this module makes."""
+        (osd,) = saved['osds']
+        return cls(**{k: v for k, v in saved.items() if k != 'osds'}, osd=osd)
 
 
-def single(osd: int, c: Optional[ClientRecord]) -> Dict[str, Any]:
+def single(osd: int, c: Optional[ClientRecord]) -> MeasurementPlan:
     """The plan of one canary: split when its client load has a group R
     (the session's `client` record says so), else sequential; why, and for
     a split whether R's OSDs share the canary's host, for the answers."""
-    plan: Dict[str, Any] = {'design': SEQUENTIAL, 'osds': [osd]}
-    if c is not None and c.design_why:
-        plan['why'] = c.design_why
+    why = (c.design_why or None) if c else None
     if c is not None and c.design == SPLIT:
-        plan.update(design=SPLIT, reference_pgs=len(c.ref_seeds or []),
-                    shared_host=bool(c.shared_host))
-    return plan
-
-
-def check(plan: Any) -> None:
-    """ValueError unless `plan` is a plan record this module makes."""
-    if not isinstance(plan, dict) or plan.get('design') not in DESIGNS:
-        raise ValueError(f'not a measurement plan: {plan!r}')
-    osds = plan.get('osds')
-    if not (isinstance(osds, list) and len(osds) == 1 and isinstance(osds[0], int)
-            and not isinstance(osds[0], bool)):
-        raise ValueError(f'a {plan["design"]} plan needs 1 OSD id, not {osds!r}')
-
-
-def windows(plan: Dict[str, Any], order: Sequence[str]) -> List[Slot]:
-    """A round's windows, in the order they run, for the arms of `order`
-    (the baseline and the finalists still measured, in the round's order)."""
-    check(plan)
-    (osd,) = plan['osds']
-    return [Slot(osd, arm) for arm in order]
+        return MeasurementPlan(SPLIT, osd, why, len(c.ref_seeds or []), bool(c.shared_host))
+    return MeasurementPlan(SEQUENTIAL, osd, why)

@@ -467,11 +467,11 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         if result is None:
             return HandleCommandResult(-errno.ENOENT, '', (
                 'no answer yet: the best candidates are confirmed against the baseline '
-                'after the search' if snap.status.get('state') in ACTIVE else
+                'after the search' if snap.state.state in ACTIVE else
                 'no answer: the session ended before its confirmation')
-                + f' ({snap.status.get("message")})')
+                + f' ({snap.state.message})')
         # where the commands go: read now, so OSDs added since the session count
-        where = report.reach(int(snap.status['osd']), self.cluster.osds())
+        where = report.reach(snap.state.osd, self.cluster.osds())
         out = report.best_summary(snap.state, where)
         assert out is not None  # the same snapshot's final_answer, above
         if format in ('json', 'json-pretty'):

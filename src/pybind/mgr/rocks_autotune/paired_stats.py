@@ -7,10 +7,11 @@ scipy on the mgr's threads), checked against ``scipy.stats.wilcoxon``.
 """
 import itertools
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .perf_counters import median, write_amps
+from .record import Record
 
 LEVEL = 0.90
 # the rounds a candidate needs before it may be dropped as futile
@@ -91,16 +92,13 @@ class Ratios:
 
 
 @dataclass
-class Figure:
+class Figure(Record):
     """A Summary as the verdict keeps it (confirm.ArmResult): logs and ratios."""
     rounds: int
     median: Optional[float]
     low: float
     high: float
     ratio: Ratios
-
-    def to_json(self) -> Dict[str, Any]:
-        return asdict(self)
 
     @classmethod
     def from_json(cls, saved: Dict[str, Any]) -> 'Figure':

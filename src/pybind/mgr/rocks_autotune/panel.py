@@ -253,8 +253,8 @@ def _compaction_seen(m: Seen) -> Iterable[Tuple[str, Optional[float]]]:
 
 
 def _design(m: Seen) -> Iterable[Tuple[str, Optional[float]]]:
-    plan = m.confirmed and m.confirmed.measurement_plan
-    return [(f'{{design="{plan["design"]}"}}', 1.0)] if plan else []
+    c = m.confirmed
+    return [(f'{{design="{c.measurement_plan.design}"}}', 1.0)] if c else []
 
 
 # every gauge of /metrics, in the order served; an idle mgr serves the first only

@@ -1,11 +1,12 @@
 """Perf counter snapshots and what a measurement window made of them: deltas
 between two `perf dump`s of the canary (what accumulated before is moot)."""
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from statistics import median  # the stdlib's (ValueError when empty)
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from .measurement_plan import SPLIT
+from .record import Record
 from .rocksdb_stats import KvDelta
 from .workload import CLIENT, LIVE, OSD_BENCH
 
@@ -221,7 +222,7 @@ def objective(workload: str, design: str = '') -> Tuple[str, str]:
 
 
 @dataclass
-class Baseline:
+class Baseline(Record):
     kv_sync_lat_ms: float
     iops: Optional[float]
     write_amp: float
@@ -259,9 +260,6 @@ class Baseline:
                    write_amp_by=by, bluefs_write_amp=median(bluefs),
                    c_over_r=median(crs) if crs else None)
 
-    def to_dict(self) -> Dict[str, Any]:
-        return asdict(self)
-
 
 def score(m: Measurement, base: Baseline, workload: str, design: str = '') -> float:
     """Lower is better: the log ratio of the objective() to the baseline's
@@ -291,7 +289,7 @@ def write_amps(a: Mapping[str, Any], b: Mapping[str, Any]) -> Tuple[Any, Any]:
 
 def write_amp_ratio(m: Measurement, base: Baseline) -> float:
     """The window's write-amp over the baseline's, counted the same way."""
-    x, y = write_amps(m.to_dict(), base.to_dict())
+    x, y = write_amps(m.to_dict(), base.to_json())
     return x / y if y else math.inf
 
 

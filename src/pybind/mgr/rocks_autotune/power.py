@@ -11,11 +11,12 @@ A/A noise's upper confidence limit (`planned_sd`), not the estimate.
 import bisect
 import math
 import random
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from .paired_stats import LEVEL, MIN_ROUNDS, cut, log_ratio, margin_log, signed_rank_cdf
+from .record import Record
 
 POWER = 0.90  # what "can confirm" means: 9 times in 10
 ALPHA = (1.0 - LEVEL) / 2.0  # one side of the 90% interval: a candidate at the margin passes <= 5%
@@ -168,7 +169,7 @@ class Design:
 
 
 @dataclass
-class Noise:
+class Noise(Record):
     """The session's `noise` (aa_noise of the figure judged) and the
     confirmation designed and planned at it; JSON only in the store."""
     sd: float
@@ -180,9 +181,6 @@ class Noise:
     design: Design
     goal: str  # session_settings: iops | wear
     plan: Plan
-
-    def to_json(self) -> Dict[str, Any]:
-        return asdict(self)
 
     @classmethod
     def from_json(cls, saved: Dict[str, Any]) -> 'Noise':

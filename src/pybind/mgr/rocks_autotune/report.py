@@ -298,7 +298,7 @@ def best_summary(state: SessionState,
                        for a in result.arms],
         'canary': osd, **where, 'commands': commands,
         'config_changed': changed, 'seen': None if result.seen is None else asdict(result.seen),
-        'measurement_plan': result.measurement_plan}
+        'measurement_plan': result.measurement_plan.to_json()}
 
 
 def best_text(b: Dict[str, Any], result: Verdict) -> str:
@@ -317,8 +317,8 @@ def best_text(b: Dict[str, Any], result: Verdict) -> str:
              f'baseline measured in the same round [{result.level:.0%} interval]; a candidate '
              + rule]
     plan = result.measurement_plan
-    if plan.get('why'):
-        lines.append(f'measurement design: {plan["design"]} ({plan["why"]})')
+    if plan.why:
+        lines.append(f'measurement design: {plan.design} ({plan.why})')
     name = OBJECTIVE_NAMES.get(result.objective, result.objective)
     lines += [arm_line(name, a) for a in result.arms]
     if b['keeps_current']:

@@ -12,6 +12,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from . import confirm, options, perf_counters, power, views, wear_model
 from .confirm import Confirmation
 from .session_settings import Params, Settings
+from .measurement_plan import MeasurementPlan
 from .perf_counters import Baseline, Measurement
 from .rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, parse_options
 from .space import Candidate, SearchSpace
@@ -121,8 +122,8 @@ class Search:
         when below the baseline's by confirm_margin, IOPS within the noise."""
         if self.s.baseline is None:
             raise ValueError('a candidate was measured before the baseline')
-        base = Baseline(**self.s.baseline)
-        design = self.s.plan['design']
+        base = self.s.baseline
+        design = self.s.plan.design
         if not self.settings.wear:
             return perf_counters.judged(m, base, self.params.budget, self.params.workload,
                                         design)
@@ -209,7 +210,7 @@ class Search:
         if len(runs) < self.settings.baseline_runs:
             return
         base = Baseline.of(runs, self.params.workload)
-        s.baseline = base.to_dict()
+        s.baseline = base
         self._plan_for_noise(runs, osd)
         s.steady_cap = steady_cap(
             runs, max(self.params.duration, self.settings.steady_window_limit))
@@ -218,7 +219,7 @@ class Search:
             if t.verdict == 'baseline' and t.measurement:
                 t.score = t.told = perf_counters.score(
                     t.measurement, base, self.params.workload,
-                    s.plan['design'])
+                    s.plan.design)
         self._optimizer = None
         self.rejudge()
 
@@ -227,7 +228,7 @@ class Search:
         confirmation can see at it."""
         st = self.settings
         # on the figure the confirmation will judge (C/R under the split design)
-        key = perf_counters.objective(self.params.workload, self.s.plan['design'])[0]
+        key = perf_counters.objective(self.params.workload, self.s.plan.design)[0]
         noise = self.s.noise = power.noise(
             [getattr(m, key) for m in runs], key, median(m.seconds for m in runs),
             st.objective, st.confirm_candidates, st.confirm_rounds, st.rounds_margin(),
@@ -235,7 +236,7 @@ class Search:
         if noise is not None:
             log.info('osd.%d: %s', osd, views.noise_line(noise))
 
-    def plan_confirmation(self, plan: Dict[str, Any]) -> None:
+    def plan_confirmation(self, plan: MeasurementPlan) -> None:
         """The top feasible candidates by the model's posterior mean (one per
         config, not the current options: the baseline), measured as `plan` says."""
         s = self.s

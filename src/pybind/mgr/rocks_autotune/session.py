@@ -16,15 +16,16 @@ goes through the restore, but `Phases.fail` where restoring cannot go on.
 """
 import copy
 import time
-from dataclasses import asdict, replace
+from dataclasses import replace
 from typing import Any, Callable, Dict, List, Optional, Set
 
-from . import measurement_plan, session_start, views
+from . import session_start, views
 from .canary import OPTIONS, SAVED
 from .canary_osd import CanaryOsd
 from .cluster import Cluster
 from .session_settings import Params, Settings, StartRefused
 from .machine import Go, Machine, Move
+from .measurement_plan import MeasurementPlan
 from .restart import resume_after_failover
 from .rocksdb_options import parse_options, parse_sharding
 from .search import Search
@@ -49,7 +50,7 @@ class Session(Machine):
         self.cluster = cluster
         # the settings the session started with: a failover (or an option
         # changed since) does not change them mid-session
-        self.settings = settings = Settings.from_dict(state.settings)
+        self.settings = settings = state.settings
         self.params = state.params
         self.osd = state.osd
         self.release_default = state.release_default
@@ -100,19 +101,17 @@ class Session(Machine):
     @staticmethod
     def check_state(state: SessionState) -> None:
         """Raise ValueError if a persisted session is not one this code wrote."""
+        # (the other records are made by from_json: malformed, they raise there)
         for key, typ in (('state', str), ('phase', str), ('originals', dict),
-                         ('base_options', str), ('trials', list), ('seed', int),
-                         ('canaries', dict), ('plan', dict),
-                         ('canaries_at_start', dict), ('settings', dict),
-                         ('release_default', str), ('sharding', str)):
+                         ('base_options', str), ('seed', int), ('plan', MeasurementPlan),
+                         ('settings', Settings), ('release_default', str), ('sharding', str)):
             if not isinstance(getattr(state, key), typ):
                 raise ValueError(f'session state field {key!r} is missing or malformed')
         osd = state.params.osd
         if not isinstance(osd, int):
             raise ValueError('session state has no canary OSD')
-        measurement_plan.check(state.plan)
         # one canary, the plan's, recorded (by its OSD) at the start
-        if {str(o) for o in state.plan['osds']} | {str(osd)} != set(state.canaries):
+        if {str(state.plan.osd), str(osd)} != set(state.canaries):
             raise ValueError('session state has no record of a canary it measures')
         if not set(state.canaries) <= set(state.canaries_at_start):
             raise ValueError('session state has a canary its start record does not name')
@@ -127,7 +126,6 @@ class Session(Machine):
         for t in state.trials:
             Candidate.from_dict(t.candidate)
         Phase(state.phase)
-        Settings.from_dict(state.settings)
 
     @classmethod
     def rescue(cls, start: StartRecord, why: str, cluster: Cluster, settings: Settings,
@@ -136,12 +134,9 @@ class Session(Machine):
         """A session whose state is unreadable but whose start record is not:
         restore the canary (config, the gated restart: it may run a
         candidate, the noout it may have set) and end failed."""
-        state = session_start.rescue_state(start, why, clock())
-        try:
-            Settings.from_dict(state.settings)
-        except (ValueError, KeyError, AttributeError):
-            # restoring needs few settings: the module's own do
-            state.settings = asdict(settings)
+        # unreadable settings: restoring needs few, the module's own do
+        state = session_start.rescue_state(replace(start, settings=start.settings or settings),
+                                           why, clock())
         cls.check_state(state)
         return cls(state, cluster, save, clock)
 

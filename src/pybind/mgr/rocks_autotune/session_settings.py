@@ -86,7 +86,7 @@ class Settings:
                              f'{MAX_CLIENT_OBJECTS} objects')
 
     @classmethod
-    def from_dict(cls, d: Dict[str, Any]) -> 'Settings':
+    def from_dict(cls, d: Any) -> 'Settings':
         """The settings a session saved at its start; ValueError when malformed."""
         names = {f.name for f in fields(cls)}
         try:
@@ -94,7 +94,7 @@ class Settings:
                                       for k, v in d.items() if k in names}
             st = cls(**kwargs)
             st.validate()  # a value of the wrong type raises TypeError there
-        except TypeError as e:
+        except (TypeError, AttributeError) as e:  # AttributeError: not a dict
             raise ValueError(f'saved settings are malformed: {e}')
         return st
 

@@ -7,7 +7,7 @@ Everything here reads the cluster and changes nothing; a check that fails
 raises StartRefused with what to do about it.
 """
 import uuid
-from dataclasses import asdict, replace
+from dataclasses import replace
 from typing import Any, Dict, Optional, Sequence, Tuple
 
 from . import measurement_plan
@@ -16,7 +16,7 @@ from .canary_record import CanaryRecord
 from .cluster import Cluster, ClusterError, PgInfo, PoolInfo
 from .gate import choose_canary
 from .session_settings import Params, Settings, StartRefused
-from .measurement_plan import SEQUENTIAL, SPLIT
+from .measurement_plan import SEQUENTIAL, SPLIT, MeasurementPlan
 from .rocksdb_options import parse_options, parse_sharding
 from .space import SearchSpace
 from .store import CanaryStart, SessionState, StartRecord
@@ -55,7 +55,7 @@ def first_state(cluster: Cluster, params: Params, settings: Settings,
     return SessionState(
         id=str(uuid.uuid4()), params=replace(params), reason=reason, originals=originals,
         base_options=base, annexed=annexed, release_default=release_default, sharding=sharding,
-        seed=settings.seed, started=now, settings=asdict(settings), noout_at_start=noout,
+        seed=settings.seed, started=now, settings=replace(settings), noout_at_start=noout,
         canaries_at_start={str(osd): CanaryStart(originals, annexed, noout)},
         client_pool=client.pool if client else None, state='running', phase='prepare',
         phase_started=now, message='starting',
@@ -181,7 +181,7 @@ def rescue_state(start: StartRecord, why: str, now: float) -> SessionState:
         # the client load's objects, if any, are in its namespace there: they go
         # too (the pool is all a rescue knows of them)
         client=None if pool is None else ClientRecord(pool, 0, [], None),
-        plan=measurement_plan.sequential(start.osd),
+        plan=MeasurementPlan(SEQUENTIAL, start.osd),
         # what was there is lost with the state: restore as before (config
         # seen unknown; it may run a candidate, under the noout it set)
         canaries={o: CanaryRecord(c.originals, c.annexed, None, noout_ours=not c.noout_at_start,

@@ -36,8 +36,10 @@ from typing import Any, Callable, Dict, List, Optional, cast
 
 from .canary_record import CanaryRecord
 from .confirm import ConfirmRecord
+from .measurement_plan import MeasurementPlan
 from .pause_record import PauseRecord, pause_from_json, pause_to_json
-from .session_settings import Params
+from .session_settings import Params, Settings
+from .perf_counters import Baseline
 from .power import Noise
 from .rollout_record import ROLLOUT_VERSION, Masks, RolloutOsd, RolloutRecord
 from .trial import Trial
@@ -90,7 +92,7 @@ class StartRecord:
     sharding: str
     seed: int
     started: float
-    settings: Dict[str, Any]  # session.Settings (a rescue reads it leniently)
+    settings: Optional[Settings]  # None: unreadable (a rescue runs on the module's)
     noout_at_start: bool
     # the canary's, by its OSD id as a string (a dict of one)
     canaries_at_start: Dict[str, CanaryStart]
@@ -106,7 +108,8 @@ class StartRecord:
     def start_json(self) -> Dict[str, Any]:
         """The start record as JSON holds it (a session's too: its start fields)."""
         return dict({f.name: getattr(self, f.name) for f in fields(StartRecord)},
-                    params=asdict(self.params),
+                    params=asdict(self.params), settings=self.settings and dict(
+                        asdict(self.settings), compressions=list(self.settings.compressions)),
                     canaries_at_start={o: asdict(c) for o, c in self.canaries_at_start.items()})
 
     @staticmethod
@@ -116,7 +119,11 @@ class StartRecord:
         # a rescue reads it alone: malformed is unreadable (ValueError), not a crash
         if not (isinstance(at, dict) and all(isinstance(c, dict) for c in at.values())):
             raise ValueError('the start record\'s canaries_at_start is missing or malformed')
-        return dict(params=Params(**saved['params']),
+        try:
+            settings: Optional[Settings] = Settings.from_dict(saved['settings'])
+        except ValueError:  # a rescue runs on the module's, a session is unreadable
+            settings = None
+        return dict(params=Params(**saved['params']), settings=settings,
                     canaries_at_start={o: CanaryStart(**c) for o, c in at.items()})
 
     @classmethod
@@ -128,24 +135,26 @@ class StartRecord:
 _UNSET = ('final', 'other_checks', 'noise', 'steady_cap')
 # the session's records that are objects, by key: stored by their to_json
 _RECORDS: Dict[str, Any] = {'client': ClientRecord, 'current': Trial, 'confirm': ConfirmRecord,
-                            'noise': Noise, 'steady_cap': SteadyCap}
+                            'noise': Noise, 'steady_cap': SteadyCap, 'plan': MeasurementPlan,
+                            'baseline': Baseline}
 
 
 @dataclass
 class SessionState(StartRecord):
     """The persisted session (version STATE_VERSION): its start record and
     its head (HEAD_KEY), the trials and the confirmation."""
+    settings: Settings  # (Session.check_state: not None)
     state: str  # running | stopping | restoring | done | stopped | aborted | failed
     phase: str  # session.Phase
     phase_started: float
     message: str
     # the canary's record by its OSD id (params.osd's; a dict of one)
     canaries: Dict[str, CanaryRecord]
-    plan: Dict[str, Any]  # how the canary measures a confirmation (measurement_plan)
+    plan: MeasurementPlan  # how the canary measures a confirmation
     client: Optional[ClientRecord]
     trials: List[Trial] = field(default_factory=list)
     current: Optional[Trial] = None  # the trial in flight
-    baseline: Optional[Dict[str, Any]] = None  # perf_counters.Baseline
+    baseline: Optional[Baseline] = None
     ended: Optional[float] = None
     error: str = ''
     abort: bool = False

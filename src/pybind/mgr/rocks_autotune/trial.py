@@ -38,11 +38,11 @@ class Trial:
         every trial at each save made the session's steps twice as slow."""
         out = {f.name: copy.copy(getattr(self, f.name)) for f in fields(self)}
         out['measurement'] = None if self.measurement is None else self.measurement.to_dict()
-        out['read_probe'] = None if self.read_probe is None else self.read_probe.to_dict()
+        out['read_probe'] = None if self.read_probe is None else self.read_probe.to_json()
         return out
 
     @classmethod
     def from_json(cls, saved: Dict[str, Any]) -> 'Trial':
         m, probe = saved.get('measurement'), saved.get('read_probe')
         return cls(**dict(saved, measurement=None if m is None else Measurement.from_dict(m),
-                          read_probe=None if probe is None else ReadProbe.from_dict(probe)))
+                          read_probe=None if probe is None else ReadProbe.from_json(probe)))

@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from .confirm import ArmResult, RoundsNoise, Verdict
-from .measurement_plan import SPLIT
+from .measurement_plan import SPLIT, MeasurementPlan
 from .perf_counters import OBJECTIVE_NAMES
 from . import power
 from .paired_stats import MIN_ROUNDS, Ratios
@@ -57,23 +57,22 @@ SHARED_HOST = ('R\'s OSDs share the canary\'s host: C/R reads C\'s effect minus 
                '(C\'s own ratio and R\'s are given beside it)')
 
 
-def design_text(plan: Mapping[str, Any]) -> str:
-    """How the confirmation measured (measurement_plan.py)."""
-    (osd,) = plan['osds']
-    osds = f'osd.{osd}'
-    if plan['design'] == SPLIT:
+def design_text(plan: MeasurementPlan) -> str:
+    """How the confirmation measured."""
+    osds = f'osd.{plan.osd}'
+    if plan.design == SPLIT:
         return (f' (split, on {osds}: C/R, the IOPS of its PGs over those of '
-                f'{plan.get("reference_pgs", "the")} PGs without it, over the same windows'
-                + ('; ' + SHARED_HOST if plan.get('shared_host') else '') + ')')
+                f'{plan.reference_pgs} PGs without it, over the same windows'
+                + ('; ' + SHARED_HOST if plan.shared_host else '') + ')')
     return f' (sequential, on {osds})'
 
 
 def session_design(s: SessionState) -> Dict[str, Any]:
     """The session's measurement design (session_start.design_of) and why, for `status`."""
-    plan = dict(s.plan)
+    plan = s.plan.to_json()
     plan.setdefault('why', f'the {s.params.workload} workload writes no client '
                     'groups to split' if s.client is None else '')
-    plan['note'] = SHARED_HOST if plan.get('shared_host') else ''
+    plan['note'] = SHARED_HOST if s.plan.shared_host else ''
     return plan
 
 
@@ -339,11 +338,11 @@ def status_of(s: SessionState, osd: int, progress: float, health: List[str],
         'state': s.state, 'phase': s.phase, 'id': s.id, 'osd': osd,
         'reason': s.reason, 'message': s.message, 'error': s.error,
         'params': asdict(s.params), 'started': s.started, 'ended': s.ended,
-        'objective': s.settings.get('objective', 'iops'),
+        'objective': s.settings.objective,
         'trials_done': len([t for t in trials if t.kind == 'candidate']),
         'baseline_runs_done': len([t for t in trials if t.verdict == 'baseline']),
         'confirm_done': len([t for t in trials if t.kind == 'confirm']),
-        'progress': progress, 'baseline': s.baseline,
+        'progress': progress, 'baseline': s.baseline and s.baseline.to_json(),
         'noise': noise and noise.to_json(), 'noise_line': noise and noise_line(noise),
         'steady_cap': cap and cap.to_json(), 'steady_cap_line': cap and steady_cap_line(cap),
         'design': session_design(s),
@@ -370,19 +369,19 @@ class View:
     record: SessionState  # a copy of the persisted state
     active: bool
 
-    # the status fields read most
+    # the record's fields read most
     @property
-    def id(self) -> str: return str(self.status['id'])
+    def id(self) -> str: return self.record.id
     @property
-    def osd(self) -> int: return int(self.status['osd'])
+    def osd(self) -> int: return self.record.osd
     @property
-    def state(self) -> str: return str(self.status['state'])
+    def state(self) -> str: return self.record.state
     @property
-    def phase(self) -> str: return str(self.status['phase'])
+    def phase(self) -> str: return self.record.phase
     @property
-    def message(self) -> str: return str(self.status['message'])
+    def message(self) -> str: return self.record.message
     @property
-    def reason(self) -> str: return str(self.status['reason'])
+    def reason(self) -> str: return self.record.reason
 
 
 ROLLOUT_STATUSES = ('pending', 'restarting', 'done', 'failed', 'skipped')

@@ -8,7 +8,7 @@ waits for every column family's cycle of WAL bytes: doc/dev/session.rst
 (the confirmation's steps 3 and 6) and doc/dev/design.rst (dev-design-steady).
 """
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from statistics import median
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -16,6 +16,7 @@ from . import perf_counters
 from .canary_record import CanaryRecord, PreconditionRecord, WindowRecord
 from .cluster import Cluster, ClusterError
 from .perf_counters import Measurement
+from .record import Record
 from .rocksdb_options import ColumnFamily
 from .space import ONE_FAMILY, Candidate, SearchSpace, cycle_bytes
 from .rocksdb_stats import KvStats, counts, delta
@@ -94,7 +95,7 @@ def wal_rate(ms: Iterable[Measurement]) -> Optional[float]:
 
 
 @dataclass
-class SteadyCap:
+class SteadyCap(Record):
     """The session's `steady_cap`: the most WAL bytes a steady window can
     write (the baseline's WAL rate for steady_window_limit), and whether the
     search keeps to it.  Made by steady_cap, changed only by settle; JSON
@@ -116,13 +117,6 @@ class SteadyCap:
              for x in random_points(space, 1000, seed) if space.point_is_safe(x)), default=None)
         space.max_steady_bytes = self.bytes
         self.applied = enough_safe_points(space, seed)
-
-    def to_json(self) -> Dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, saved: Dict[str, Any]) -> 'SteadyCap':
-        return cls(**saved)
 
 
 def steady_cap(runs: Iterable[Measurement], limit: float) -> Optional[SteadyCap]:

@@ -27,6 +27,7 @@ from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tupl
 
 from .cluster import NO_OSD, Cluster, ClientIo, ClusterError, PgInfo, PoolInfo
 from .placement import pg_of
+from .record import Record
 
 log = logging.getLogger(__name__)
 
@@ -202,7 +203,7 @@ def client_objects(prefix: str, count: int, pg_num: int, seeds: Sequence[int]) -
 
 
 @dataclass(frozen=True)
-class ReadProbe:
+class ReadProbe(Record):
     """A read probe's figures (ClientWorkload.read_probe): how many reads,
     over how many seconds, their rate, mean and 99th percentile latency."""
     reads: int
@@ -222,16 +223,9 @@ class ReadProbe:
         return cls(n, seconds, n / seconds if seconds > 0 else 0.0,
                    1000.0 * sum(ordered) / n, 1000.0 * p99)
 
-    def to_dict(self) -> Dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, saved: Dict[str, Any]) -> 'ReadProbe':
-        return cls(**saved)  # TypeError: not its fields
-
 
 @dataclass
-class ClientRecord:
+class ClientRecord(Record):
     """The client load's part of a session (`client`), ClientWorkload's to
     write: where its objects are (a rescue's knows the pool alone; a split's
     group R: session_start.design_of), and what became of them at the end."""
@@ -255,10 +249,6 @@ class ClientRecord:
     def to_json(self) -> Dict[str, Any]:
         """As stored and shown: what is unknown (None) left out, but the count and removed."""
         return {k: v for k, v in asdict(self).items() if v is not None or k in ('count', 'removed')}
-
-    @classmethod
-    def from_json(cls, saved: Dict[str, Any]) -> 'ClientRecord':
-        return cls(**saved)  # TypeError: not its fields
 
 
 class ClientWorkload:
