@@ -185,7 +185,6 @@ def _norm_who(who: str) -> str:
 
 
 def _osd_state(o: Dict[str, Any]) -> OsdInfo:
-    """An OSD map entry's state (MgrCluster.osd_states)."""
     return OsdInfo(id=o['osd'], up=bool(o['up']), in_=bool(o['in']), up_from=o.get('up_from', 0),
                    device_class='', num_pgs=0, destroyed='destroyed' in o.get('state', []))
 
@@ -330,7 +329,6 @@ class MgrCluster:
         return status, sorted(checks)
 
     def pgs_active_clean(self) -> bool:
-        """Every PG is active and clean (pg_state_clean)."""
         summary = self._get('pg_summary')['all']
         return sum(summary.values()) > 0 and all(
             pg_state_clean(state) for state, n in summary.items() if n)

@@ -248,24 +248,21 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         if self.rollout_error:
             snapshot.status['rollout_error'] = self.rollout_error
         self.panel_snapshot = snapshot
+        # each job's progress event in `ceph -s`: updated while it runs, then
+        # completed or failed once
         for slot, job in (('session', self.session), ('rollout', ro)):
-            self._publish_progress(slot, job)
-
-    def _publish_progress(self, slot: str, job: Optional[Machine]) -> None:
-        """A job's progress event in `ceph -s`: updated while it runs, then
-        completed or failed once."""
-        if job is not None and job.active:
-            ev = job.progress_event()
-            self.progress_ids[slot] = ev.id
-            self.remote('progress', 'update', ev.id, ev_msg=ev.message,
-                        ev_progress=ev.progress, refs=ev.refs, add_to_ceph_s=True)
-        elif self.progress_ids.get(slot):
-            ev_id = self.progress_ids.pop(slot)
-            failure = job.progress_event().failure if job is not None else None
-            if failure:
-                self.remote('progress', 'fail', ev_id, failure)
-            else:
-                self.remote('progress', 'complete', ev_id)
+            if job is not None and job.active:
+                ev = job.progress_event()
+                self.progress_ids[slot] = ev.id
+                self.remote('progress', 'update', ev.id, ev_msg=ev.message,
+                            ev_progress=ev.progress, refs=ev.refs, add_to_ceph_s=True)
+            elif self.progress_ids.get(slot):
+                ev_id = self.progress_ids.pop(slot)
+                failure = job.progress_event().failure if job is not None else None
+                if failure:
+                    self.remote('progress', 'fail', ev_id, failure)
+                else:
+                    self.remote('progress', 'complete', ev_id)
 
     def _publish(self) -> None:
         """publish(), never raising: the serve loop must outlive the progress module."""
