@@ -15,7 +15,6 @@ NAMED = 5
 
 
 def at_most(lines: List[str], what: str) -> List[str]:
-    """The first NAMED lines, then how many more of `what` there are."""
     if len(lines) <= NAMED:
         return lines
     return lines[:NAMED] + [f'{len(lines) - NAMED} more {what} likewise']
@@ -30,7 +29,6 @@ class Health:
     own_crashes: List[Crash]  # the session's, excused or not (others' crashes beside them)
 
     def blockers(self, force: bool) -> List[str]:
-        """Why a restart must wait (empty: it may go ahead)."""
         if self.others and not force:
             return self.threats + [f'cluster health is {self.status} '
                                    f'({", ".join(self.others)}) and --force was not given']
@@ -91,27 +89,23 @@ def restart_blockers(cluster: Cluster, osd: int, single_copy_ok: bool = False) -
     """The safety gate of every restart: why restarting `osd` now could hurt
     (empty: it may).  An OSD down already may always restart."""
     with cluster.one_view():  # the OSD map, which each check reads, read once
-        return _restart_blockers(cluster, osd, single_copy_ok)
-
-
-def _restart_blockers(cluster: Cluster, osd: int, single_copy_ok: bool) -> List[str]:
-    osds = cluster.osd_states()
-    me = osds.get(osd)
-    if me is None or not me.up:
-        return []
-    reasons = osds_are([i.id for i in osds.values() if i.id != osd and not i.up], 'down')
-    inactive = cluster.inactive_pgs()
-    if inactive:
-        reasons.append(f'{inactive} PG(s) are inactive')
-    reasons += flag_threats(cluster)
-    if not single_copy_ok:
-        thin = thin_pools(cluster, osd)
-        if thin:
-            reasons.append(f'restarting osd.{osd} leaves ' + '; '.join(thin))
-    ok, why = cluster.ok_to_stop(osd)
-    if not ok:
-        reasons.append(f'ceph osd ok-to-stop osd.{osd} says no: {why}')
-    return reasons
+        osds = cluster.osd_states()
+        me = osds.get(osd)
+        if me is None or not me.up:
+            return []
+        reasons = osds_are([i.id for i in osds.values() if i.id != osd and not i.up], 'down')
+        inactive = cluster.inactive_pgs()
+        if inactive:
+            reasons.append(f'{inactive} PG(s) are inactive')
+        reasons += flag_threats(cluster)
+        if not single_copy_ok:
+            thin = thin_pools(cluster, osd)
+            if thin:
+                reasons.append(f'restarting osd.{osd} leaves ' + '; '.join(thin))
+        ok, why = cluster.ok_to_stop(osd)
+        if not ok:
+            reasons.append(f'ceph osd ok-to-stop osd.{osd} says no: {why}')
+        return reasons
 
 
 def thin_pools(cluster: Cluster, osd: int) -> List[str]:
@@ -121,7 +115,7 @@ def thin_pools(cluster: Cluster, osd: int) -> List[str]:
 
 
 def thin_pools_of(cluster: Cluster, osds: Iterable[int]) -> Dict[int, List[str]]:
-    """thin_pools of each of these OSDs, from one read of the PGs and pools."""
+    """thin_pools of each OSD, from one read of the PGs and pools."""
     wanted = set(osds)
     pools = cluster.pool_states()
     # osd -> pool -> copies each of its PGs keeps while the OSD restarts

@@ -34,6 +34,7 @@ from .store import HEAD_KEY, ROLLOUT_KEY, RolloutStore, SessionStore, StoreError
 REQUEST_KEY = 'request'
 LOADING = ('the module is loading the state the previous active mgr saved (a failover); '
            'try again in a moment')
+BUSY = 'the module is busy with a step; try again in a moment'
 # The panel's port: none of Ceph's (dashboard 8080/8443/7000, prometheus 9283,
 # restful 8003, cephadm's 8765 and 9464, iscsi 5000/9287, the monitoring
 # stack 3000/9093-9095/9100, ceph-exporter 9926).
@@ -58,8 +59,11 @@ def panel_address(mod: Any) -> Tuple[str, int, str]:
 
 
 def _an(kind: str) -> str:
-    """'an apply', 'a revert'."""
     return ('an ' if kind[:1] in 'aeiou' else 'a ') + kind
+
+
+def _error(code: int, message: str) -> HandleCommandResult:
+    return HandleCommandResult(-code, '', message)
 
 
 def running(*jobs: Optional[Machine]) -> Optional[Machine]:
@@ -83,7 +87,10 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
     # for the standby class with the AttributeError of a missing NOTIFY_TYPES
     # still pending, fails, and never runs RocksAutotuneStandby.
     NOTIFY_TYPES: List[NotifyType] = []
-    LOAD_WAIT = 10.0  # seconds a command waits for the saved state to be loaded
+    # seconds a command waits for the saved state to be loaded: one that comes
+    # in as the module starts (a failover, a respawn) is answered once serve()
+    # has loaded it, or refused (EAGAIN)
+    LOAD_WAIT = 10.0
     MODULE_OPTIONS = [Option(o.name, **o.option_kwargs()) for o in OPTIONS] + PANEL_OPTIONS
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -149,36 +156,27 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         """Pick up a session and a rollout a previous active mgr left, if any,
         with a stop or abort asked of them; then commands may change things."""
         try:
-            self._load()
+            self.load_rollout()
+            self.check_options()
+            try:
+                state = self.store.load()
+                if state is None:
+                    return
+                Session.check_state(state)
+                self.session = Session(state, self.cluster, self.store.save, self.clock)
+            except (ValueError, TypeError, KeyError) as e:
+                # a rescue restores with the session's saved settings, else these
+                self._rescue(str(e), Settings() if self.settings_error else self.settings())
+                return
+            if self.session.active:
+                self.log.info('resuming session %s on osd.%d', state.id, self.session.osd)
+                req = saved_request(self.get_store(REQUEST_KEY))
+                if req.get('id') == state.id:
+                    self.session.request('abort' if req.get('what') == 'abort' else 'stop')
+                self.session.resume_after_failover()
         finally:
             self._publish()  # what the commands read (the last rollout's record)
             self.loaded.set()
-
-    def wait_loaded(self) -> bool:
-        """Whether the saved state is loaded, waiting a little for it: a
-        command that comes in as the module starts (a failover, a respawn)
-        is answered once serve() has loaded it, or refused (EAGAIN)."""
-        return self.loaded.wait(self.LOAD_WAIT)
-
-    def _load(self) -> None:
-        self.load_rollout()
-        self.check_options()
-        try:
-            state = self.store.load()
-            if state is None:
-                return
-            Session.check_state(state)
-            self.session = Session(state, self.cluster, self.store.save, self.clock)
-        except (ValueError, TypeError, KeyError) as e:
-            # a rescue restores with the session's saved settings, else these
-            self._rescue(str(e), Settings() if self.settings_error else self.settings())
-            return
-        if self.session.active:
-            self.log.info('resuming session %s on osd.%d', state.id, self.session.osd)
-            req = saved_request(self.get_store(REQUEST_KEY))
-            if req.get('id') == state.id:
-                self.session.request('abort' if req.get('what') == 'abort' else 'stop')
-            self.session.resume_after_failover()
 
     def load_rollout(self) -> None:
         """The last rollout; one in flight goes on where it was (its restart too)."""
@@ -250,24 +248,21 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         if self.rollout_error:
             snapshot.status['rollout_error'] = self.rollout_error
         self.panel_snapshot = snapshot
+        # each job's progress event in `ceph -s`: updated while it runs, then
+        # completed or failed once
         for slot, job in (('session', self.session), ('rollout', ro)):
-            self._publish_progress(slot, job)
-
-    def _publish_progress(self, slot: str, job: Optional[Machine]) -> None:
-        """A job's progress event in `ceph -s`: updated while it runs, then
-        completed or failed once."""
-        if job is not None and job.active:
-            ev = job.progress_event()
-            self.progress_ids[slot] = ev.id
-            self.remote('progress', 'update', ev.id, ev_msg=ev.message,
-                        ev_progress=ev.progress, refs=ev.refs, add_to_ceph_s=True)
-        elif self.progress_ids.get(slot):
-            ev_id = self.progress_ids.pop(slot)
-            failure = job.progress_event().failure if job is not None else None
-            if failure:
-                self.remote('progress', 'fail', ev_id, failure)
-            else:
-                self.remote('progress', 'complete', ev_id)
+            if job is not None and job.active:
+                ev = job.progress_event()
+                self.progress_ids[slot] = ev.id
+                self.remote('progress', 'update', ev.id, ev_msg=ev.message,
+                            ev_progress=ev.progress, refs=ev.refs, add_to_ceph_s=True)
+            elif self.progress_ids.get(slot):
+                ev_id = self.progress_ids.pop(slot)
+                failure = job.progress_event().failure if job is not None else None
+                if failure:
+                    self.remote('progress', 'fail', ev_id, failure)
+                else:
+                    self.remote('progress', 'complete', ev_id)
 
     def _publish(self) -> None:
         """publish(), never raising: the serve loop must outlive the progress module."""
@@ -294,7 +289,6 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
     def serve(self) -> None:
         with self.step_lock:
             self.load()
-            self._publish()
         while self.run:
             self.serve_panel()  # also retries a bind that failed
             delay = float(self.get_module_option('sleep_interval') or 60)
@@ -336,26 +330,24 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         --allow-single-copy: accept a canary whose every restart leaves PGs with
         fewer than two copies (replicated size 2; erasure-coded m = 1 or min_size = k)
         """
-        if not self.wait_loaded():
-            return HandleCommandResult(-errno.EAGAIN, '', f'not started: {LOADING}')
+        if not self.loaded.wait(self.LOAD_WAIT):
+            return _error(errno.EAGAIN, f'not started: {LOADING}')
         params = Params(osd=osd, trials=trials, budget=budget, workload=workload,
                         duration=float(duration), force=force,
                         allow_single_copy=allow_single_copy)
         # two starts at once: the second waits for the first, then sees its session
         with self.start_lock:
             if self.rollout is not None and self.rollout.active:
-                return HandleCommandResult(-errno.EBUSY, '', f'not started: {self._busy()}; a '
-                                           'session never runs beside a rollout')
+                return _error(errno.EBUSY, f'not started: {self._busy()}; a session never '
+                              'runs beside a rollout')
             if self.session is not None and self.session.active:
                 # the snapshot: the session itself belongs to the serve thread
                 st = self.panel_snapshot.status
-                return HandleCommandResult(-errno.EBUSY, '',
-                                           f'a session is already {st.get("state")} on '
-                                           f'osd.{st.get("osd")}; stop or abort it first')
+                return _error(errno.EBUSY, f'a session is already {st.get("state")} on '
+                              f'osd.{st.get("osd")}; stop or abort it first')
             # a step in flight (the previous session's last): answer, do not wait
             if not self.step_lock.acquire(timeout=0.5):
-                return HandleCommandResult(-errno.EBUSY, '', 'the module is busy with a step; '
-                                           'try again in a moment')
+                return _error(errno.EBUSY, BUSY)
             try:
                 try:
                     settings = self.settings()
@@ -363,14 +355,14 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                         settings = dataclasses.replace(settings, objective=objective)
                         settings.validate()
                 except ValueError as e:
-                    return HandleCommandResult(-errno.EINVAL, '', f'not started: {e}')
+                    return _error(errno.EINVAL, f'not started: {e}')
                 try:
                     session = Session.start(self.cluster, params, settings, self.store.save,
                                             self.clock)
                 except StartRefused as e:
-                    return HandleCommandResult(-errno.EINVAL, '', f'not started: {e}')
+                    return _error(errno.EINVAL, f'not started: {e}')
                 except (ClusterError, ValueError, StoreError) as e:
-                    return HandleCommandResult(-errno.EIO, '', f'not started: {e}')
+                    return _error(errno.EIO, f'not started: {e}')
                 self.session = session
                 self.load_error = ''
                 self._publish()
@@ -381,28 +373,27 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         return HandleCommandResult(0, f'started session {v.id} on osd.{v.osd}\n{v.reason}', '')
 
     def _no_session(self) -> HandleCommandResult:
-        return HandleCommandResult(-errno.ENOENT, '',
-                                   self.load_error or 'no tuning session has run yet')
+        return _error(errno.ENOENT, self.load_error or 'no tuning session has run yet')
 
     def _request(self, what: str) -> Optional[HandleCommandResult]:
         """Hand stop/abort to the session (or abort to the rollout), saved
         before it is acknowledged (a mgr that takes over before the next step
         still obeys it); the serve thread takes it at its next step.  None:
         the session took it."""
-        if not self.wait_loaded():
-            return HandleCommandResult(-errno.EAGAIN, '', LOADING)
+        if not self.loaded.wait(self.LOAD_WAIT):
+            return _error(errno.EAGAIN, LOADING)
         job = running(self.session, self.rollout)
         if job is None:
-            return HandleCommandResult(-errno.ENOENT, '', 'no session is running')
+            return _error(errno.ENOENT, 'no session is running')
         if isinstance(job, Rollout) and what != 'abort':
-            return HandleCommandResult(-errno.ENOENT, '', (
+            return _error(errno.ENOENT, (
                 f'no session is running; {_an(job.r.kind)} is: `ceph rocks-autotune '
                 'abort` stops it after the OSD in flight'))
         try:
             self.put_store(REQUEST_KEY, json.dumps({'id': job.head.id, 'what': what}))
         except StoreError as e:
-            return HandleCommandResult(-errno.EIO, '', f'not taken: the request could not be '
-                                       f'saved ({e}); nothing was changed: try again')
+            return _error(errno.EIO, f'not taken: the request could not be saved ({e}); '
+                          'nothing was changed: try again')
         job.request(what)
         self.event.set()
         if isinstance(job, Rollout):
@@ -429,8 +420,9 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                    osds: bool = False) -> HandleCommandResult:
         """The session's state (once ended, its answer; --detail: all) and the last rollout
         (--osds: each of its OSDs)"""
-        if not self.wait_loaded():  # an empty status would read as no session at all
-            return HandleCommandResult(-errno.EAGAIN, '', LOADING)
+        # an empty status would read as no session at all
+        if not self.loaded.wait(self.LOAD_WAIT):
+            return _error(errno.EAGAIN, LOADING)
         status = dict(self.panel_snapshot.status)
         ro = self.rollout
         if osds and ro is not None and 'rollout' in status:
@@ -446,8 +438,8 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
     @CLIReadCommand('rocks-autotune history')
     def cmd_history(self, format: str = 'plain') -> HandleCommandResult:
         """Every trial: options, latency, IOPS, write-amp, verdict"""
-        if not self.wait_loaded():
-            return HandleCommandResult(-errno.EAGAIN, '', LOADING)
+        if not self.loaded.wait(self.LOAD_WAIT):
+            return _error(errno.EAGAIN, LOADING)
         snap = self.panel_snapshot
         if snap.state is None:
             return self._no_session()
@@ -458,14 +450,14 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
     @CLIReadCommand('rocks-autotune best')
     def cmd_best(self, format: str = 'plain') -> HandleCommandResult:
         """The confirmed answer: options to apply, or keep the current ones"""
-        if not self.wait_loaded():
-            return HandleCommandResult(-errno.EAGAIN, '', LOADING)
+        if not self.loaded.wait(self.LOAD_WAIT):
+            return _error(errno.EAGAIN, LOADING)
         snap = self.panel_snapshot
         if snap.state is None:
             return self._no_session()
         result = views.final_answer(snap.state)
         if result is None:
-            return HandleCommandResult(-errno.ENOENT, '', (
+            return _error(errno.ENOENT, (
                 'no answer yet: the best candidates are confirmed against the baseline '
                 'after the search' if snap.state.state in ACTIVE else
                 'no answer: the session ended before its confirmation')
@@ -496,25 +488,24 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                          dry_run: bool, format: str) -> HandleCommandResult:
         """apply and revert: refuse, show the plan (--dry-run), or start it."""
         verb = {'apply': 'applied', 'revert': 'reverted'}[kind]
-        if not self.wait_loaded():
-            return HandleCommandResult(-errno.EAGAIN, '', f'not {verb}: {LOADING}')
+        if not self.loaded.wait(self.LOAD_WAIT):
+            return _error(errno.EAGAIN, f'not {verb}: {LOADING}')
         with self.start_lock:
             busy = self._busy() or (partial(self.rollout_record) if kind == 'apply' else None)
             if busy:
-                return HandleCommandResult(-errno.EBUSY, '', f'not {verb}: {busy}')
+                return _error(errno.EBUSY, f'not {verb}: {busy}')
             # a step in flight (a session's or a rollout's last): answer, do not wait
             if not dry_run and not self.step_lock.acquire(timeout=0.5):
-                return HandleCommandResult(-errno.EBUSY, '', 'the module is busy with a step; '
-                                           'try again in a moment')
+                return _error(errno.EBUSY, BUSY)
             try:
                 try:
                     plan = make_plan()
                 except NothingToRevert as e:
-                    return HandleCommandResult(-errno.ENOENT, '', str(e))
+                    return _error(errno.ENOENT, str(e))
                 except RolloutRefused as e:
-                    return HandleCommandResult(-errno.EINVAL, '', f'not {verb}: {e}')
+                    return _error(errno.EINVAL, f'not {verb}: {e}')
                 except ClusterError as e:
-                    return HandleCommandResult(-errno.EIO, '', f'not {verb}: {e}')
+                    return _error(errno.EIO, f'not {verb}: {e}')
                 if dry_run:
                     undo = undo_commands(plan)
                     if format in ('json', 'json-pretty'):
@@ -526,7 +517,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                 # options broke may be down): it puts back what it can and
                 # its restarts wait at the gate, as `status` says
                 if plan.blockers and kind == 'apply':
-                    return HandleCommandResult(-errno.EAGAIN, '', (
+                    return _error(errno.EAGAIN, (
                         f'not {verb}: the cluster is not ready for a restart: '
                         + '; '.join(plan.blockers) + ' (--force: others\' health checks '
                         'do not hold restarts back; what threatens data always does)'))
@@ -535,7 +526,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                     ro = Rollout.begin(plan, settings, self.cluster, self.rollout_store.save,
                                        self.clock)
                 except StoreError as e:
-                    return HandleCommandResult(-errno.EIO, '', f'not {verb}: {e}')
+                    return _error(errno.EIO, f'not {verb}: {e}')
                 self.rollout = ro
                 self.rollout_error = ''
                 self._publish()

@@ -32,7 +32,6 @@ class Opt:
         return self.name if self.setting is None else self.setting
 
     def option_kwargs(self) -> Dict[str, Any]:
-        """Keyword arguments of mgr_module.Option for this one."""
         kw: Dict[str, Any] = {'type': self.type, 'default': self.default, 'desc': self.desc}
         kw.update({k: getattr(self, k) for k in ('min', 'max') if getattr(self, k) is not None})
         if self.enum is not None:
@@ -214,7 +213,6 @@ BY_FIELD: Dict[str, Opt] = {o.field: o for o in OPTIONS if o.field}
 
 
 def default(field: str) -> Any:
-    """The settings field's default: its option's."""
     o = BY_FIELD[field]
     return o.value(o.default)
 

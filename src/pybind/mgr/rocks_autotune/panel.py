@@ -140,17 +140,13 @@ def trial_rows(trials: List[Trial], default: str) -> List[Dict[str, Any]]:
     return rows
 
 
-def best_view(snap: Snapshot) -> Optional[Dict[str, Any]]:
-    """The confirmation's answer (`best -f json`), once it stands."""
-    out = None if snap.state is None else report.best_summary(snap.state, snap.reach)
-    if out is not None:
-        out['marker'] = marker(out['candidate'] or {}, markers(release_default(snap.status)))
-    return out
-
-
 def status_json(snap: Snapshot) -> Dict[str, Any]:
+    # the confirmation's answer (`best -f json`), once it stands
+    best = None if snap.state is None else report.best_summary(snap.state, snap.reach)
+    if best is not None:
+        best['marker'] = marker(best['candidate'] or {}, markers(release_default(snap.status)))
     cur = snap.status.get('current')
-    return clean(dict(snap.status, best=best_view(snap),
+    return clean(dict(snap.status, best=best,
                       budget_write_amp=budget_write_amp(snap.status),
                       current={'index': cur.get('index'), 'kind': cur.get('kind')} if cur else None,
                       trials_planned=(snap.status.get('params') or {}).get('trials')))

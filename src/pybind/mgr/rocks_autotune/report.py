@@ -12,7 +12,7 @@ from .perf_counters import OBJECTIVE_NAMES
 from .health import osd_list
 from .views import (answer_line, crashes_lines, final_answer, groups_text,
                     ratio_text, steady_text)
-from .rollout_plan import config_command
+from .rollout_plan import config_command, show
 from .rollout_record import RolloutPlan
 from .session_settings import WEAR
 from .space import Candidate
@@ -350,10 +350,8 @@ def plan_text(plan: RolloutPlan, undo: List[str]) -> str:
     labels: Dict[str, str] = {}
 
     def label(v: Optional[str]) -> str:
-        if v is None:
-            return '(not set)'
-        if len(v) <= 40:
-            return repr(v)
+        if v is None or len(v) <= 40:
+            return show(v)
         n = len(labels)
         return labels.setdefault(v, chr(ord('A') + n) if n < 26 else f'S{n}')
     apply = plan.kind == 'apply'

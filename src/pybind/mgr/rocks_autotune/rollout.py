@@ -47,8 +47,6 @@ class Rollout(Machine):
         save(state)
         return cls(state, cluster, save, clock)
 
-    # ------------------------------------------------------------ commands
-
     def request_abort(self) -> None:
         self.request('abort')
 
@@ -56,8 +54,6 @@ class Rollout(Machine):
         """A new active mgr took over: deadlines start again on its own clock."""
         resume_after_failover(self.r, self.clock())
         super().resume_after_failover()
-
-    # ------------------------------------------------------------ the loop
 
     def _phase(self) -> Phase:
         return Phase(self.r.phase)
@@ -76,8 +72,6 @@ class Rollout(Machine):
 
     def _give_up(self, error: str) -> Move:
         return self.phases.end('failed', error)
-
-    # ------------------------------------------------------------ views
 
     def progress_event(self) -> views.ProgressEvent:
         r = self.r

@@ -179,7 +179,6 @@ class RolloutPhases(Phases):
                   f'{self.what()} at its own mask')
 
     def skip(self, o: RolloutOsd, why: str) -> Go:
-        """Leave this OSD as it is and go on with the next."""
         o.status = 'skipped'
         o.error = why
         self.r.current = None
