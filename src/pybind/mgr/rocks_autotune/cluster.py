@@ -185,6 +185,7 @@ def _norm_who(who: str) -> str:
 
 
 def _osd_state(o: Dict[str, Any]) -> OsdInfo:
+    """An OSD map entry's state (MgrCluster.osd_states)."""
     return OsdInfo(id=o['osd'], up=bool(o['up']), in_=bool(o['in']), up_from=o.get('up_from', 0),
                    device_class='', num_pgs=0, destroyed='destroyed' in o.get('state', []))
 
@@ -221,8 +222,9 @@ def _mask(entry: Dict[str, Any]) -> List[Tuple[str, str]]:
     return mask
 
 
-class MgrCluster:
-    """The cluster over the mgr's Python API (mon commands, tell, orchestrator)."""
+class MgrBase:
+    """The mgr's Python API as MgrCluster's parts use it: mon commands, tell,
+    the CRUSH tree."""
 
     def __init__(self, mgr: Any) -> None:
         self.mgr = mgr
@@ -259,6 +261,7 @@ class MgrCluster:
         return out
 
     def _tell(self, osd: int, cmd: Dict[str, Any], timeout: float = 60) -> Any:
+        """A command to the OSD; its JSON answer."""
         out, err = self._tell_text(osd, cmd, timeout)
         try:
             return json.loads(out)
@@ -268,6 +271,7 @@ class MgrCluster:
                                f'{(err or out)[:200]!r}')
 
     def _tell_text(self, osd: int, cmd: Dict[str, Any], timeout: float = 60) -> Tuple[str, str]:
+        """A command to the OSD; its output and error text."""
         from mgr_module import CommandResult
         result = CommandResult('')
         self.mgr.send_command(result, 'osd', str(osd), json.dumps(cmd), '')
@@ -297,7 +301,9 @@ class MgrCluster:
             node = parent.get(node['id'])
         return out
 
-    # ------------------------------------------------------------ what the cluster is
+
+class MgrReads(MgrBase):
+    """What the cluster is: OSDs, PGs, pools, health, flags, crashes, counters."""
 
     def osds(self) -> Dict[int, OsdInfo]:
         osds = self.osd_states()
@@ -329,6 +335,7 @@ class MgrCluster:
         return status, sorted(checks)
 
     def pgs_active_clean(self) -> bool:
+        """Every PG is active and clean (pg_state_clean)."""
         summary = self._get('pg_summary')['all']
         return sum(summary.values()) > 0 and all(
             pg_state_clean(state) for state, n in summary.items() if n)
@@ -454,7 +461,10 @@ class MgrCluster:
         except ValueError as e:
             raise ClusterError(f'osd.{osd} dump_objectstore_kv_stats: {e} {err[:200]!r}')
 
-    # ------------------------------------------------------------ the config database
+
+class MgrConfig(MgrReads):
+    """The config database: what is set where (masks matched against the
+    OSDs' classes and CRUSH locations), and what an OSD runs."""
 
     def _config_dump(self) -> List[ConfigEntry]:
         return [ConfigEntry(section=str(e.get('section')), name=str(e.get('name')),
@@ -514,7 +524,9 @@ class MgrCluster:
         except (ValueError, KeyError, TypeError) as e:
             raise ClusterError(f'config help {name} gave no default: {e}')
 
-    # ------------------------------------------------------------ what the module does
+
+class MgrActions(MgrBase):
+    """What the module does to the cluster: noout, restarts, bench, client I/O."""
 
     def set_noout(self, osd: int, on: bool) -> None:
         self._mon_ok(prefix='osd add-noout' if on else 'osd rm-noout', ids=[f'osd.{osd}'])
@@ -555,6 +567,10 @@ class MgrCluster:
         # a delete, which frees space, goes through
         ioctx.set_osdmap_full_try()
         return RadosIo(ioctx, pool, namespace)
+
+
+class MgrCluster(MgrConfig, MgrActions):
+    """The cluster over the mgr's Python API (mon commands, tell, orchestrator)."""
 
 
 Cluster = MgrCluster
