@@ -69,9 +69,7 @@ GROUPS = ('iops_c', 'iops_r')
 
 @dataclass
 class ArmResult:
-    """An arm's verdict as shown: its figures over the rounds, the objective's
-    verdict, its steady check, and the verdict (the steady check's once it
-    has one)."""
+    """An arm's verdict as shown (Confirmation.update)."""
     arm: str
     verdict: str
     why: str
@@ -127,7 +125,6 @@ class Verdict:
 
     @property
     def chosen(self) -> Optional[ArmResult]:
-        """The recommended arm's result, if any."""
         return next((a for a in self.arms if a.arm == self.recommended), None)
 
     def to_json(self) -> Dict[str, Any]:
@@ -167,7 +164,6 @@ class ConfirmRecord:
     result: Optional[Verdict] = None  # the verdict so far (Confirmation.update)
 
     def arm(self, name: str) -> Arm:
-        """A confirmed candidate as planned: its search trial, candidate, options."""
         return next(a for a in self.arms if a.arm == name)
 
     def to_json(self) -> Dict[str, Any]:
@@ -212,15 +208,13 @@ def plan(ranked: List[Tuple[Trial, float]], rounds: int, margin: float,
 
 
 def _trials(trials: List[Trial], r: int, name: str, steady: str = '') -> List[Trial]:
-    """Round r's trials of arm `name` (`steady`: pair r of that arm's
-    steady check)."""
+    """Round r's trials of arm `name` (`steady`: pair r of that arm's steady check)."""
     return [t for t in trials
             if t.kind == 'confirm' and t.round == r and t.arm == name and t.steady == steady]
 
 
 def _verdict(rec: ConfirmRecord, rounds: Sequence[Round]
              ) -> Tuple[List[str], List[paired_stats.ArmVerdict]]:
-    """paired_stats.verdict of the arms' objective over `rounds`, those out left out."""
     return paired_stats.verdict(
         rounds, [a.arm for a in rec.arms], BASELINE, rec.objective, rec.direction,
         rec.margin, out={a.arm: a.out for a in rec.arms if a.out}, level=rec.level)
@@ -242,11 +236,9 @@ class Confirmation:
         ts = _trials(self.trials, r, name, steady)
         if any(t.verdict == 'measured' for t in ts):
             return True
-        failures = sum(1 for t in ts if t.verdict == 'failed')
-        return failures >= (BASELINE_TRIES if name == BASELINE else 1)
+        return sum(t.verdict == 'failed' for t in ts) >= (BASELINE_TRIES if name == BASELINE else 1)
 
     def _round_done(self, r: int) -> bool:
-        """Every arm of round r measured (or failed out of it)."""
         return all(self._done(r, a) for a in self.rec.orders[r])
 
     def _measured(self, r: int, name: str, steady: str = '') -> Optional[Dict[str, Any]]:
@@ -320,7 +312,6 @@ class Confirmation:
         return measured, p, lost
 
     def steady_verdict(self, arm: str) -> steady_check.SteadyVerdict:
-        """The arm's steady check so far."""
         measured, _, lost = self._steady_pairs(arm)
         if lost:
             return steady_check.SteadyVerdict(
@@ -343,7 +334,6 @@ class Confirmation:
         return arms
 
     def _next_steady(self) -> Optional[Tuple[int, Slot, str]]:
-        """The steady check's next window; None once it is over."""
         for arm in self._unchecked():
             _, p, _ = self._steady_pairs(arm)
             for slot in self._steady_windows(arm, p):
@@ -451,15 +441,12 @@ class Confirmation:
         return rec.result
 
     def _groups(self, rounds: Sequence[Round], arm: str) -> Dict[str, Figure]:
-        """Under the split design, C's and R's own IOPS ratios beside the C/R
-        judged (on a shared host the candidate moves R's OSDs too)."""
         if self.rec.measurement_plan.design != SPLIT:
             return {}
         return {key: paired_stats.summary(rounds, arm, BASELINE, key, self.rec.level).figure()
                 for key in GROUPS}
 
     def _seen(self, rounds: Sequence[Round]) -> Optional[RoundsNoise]:
-        """The noise the rounds showed and the gain the planned rounds confirm 9 times in 10."""
         rec = self.rec
         pooled = power.pooled_sd([paired_stats.paired(rounds, a.arm, BASELINE, rec.objective)
                                   for a in rec.arms])
@@ -490,8 +477,5 @@ class Confirmation:
             arms = self._unchecked()
         else:
             arms = [a.arm for a in rec.arms if not a.out]
-        left = 0
-        for arm in arms:
-            for p in range(rec.steady.pairs):
-                left += sum(1 for name in (BASELINE, arm) if not self._done(p, name, arm))
-        return left
+        return sum(not self._done(p, name, arm)
+                   for arm in arms for p in range(rec.steady.pairs) for name in (BASELINE, arm))

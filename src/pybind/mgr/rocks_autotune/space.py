@@ -2,7 +2,7 @@
 in plain Python (optimizer.py maps ``SearchSpace.dimensions()`` to skopt's)."""
 import re
 from dataclasses import asdict, astuple, dataclass, fields
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 from .rocksdb_options import (COMPRESSIONS, ColumnFamily, OptionStringError,
                               compression_from_rocksdb, parse_size, render_options)
@@ -168,19 +168,15 @@ class SearchSpace:
 
     def to_point(self, c: Candidate) -> Point:
         """Candidate -> point in search units (sizes rounded to whole MiB)."""
-        return [
-            getattr(c, d.name) if d.is_categorical
-            else (getattr(c, d.name) + d.unit // 2) // d.unit
-            for d in self._dims
-        ]
+        return [getattr(c, d.name) if d.is_categorical
+                else (getattr(c, d.name) + d.unit // 2) // d.unit for d in self._dims]
 
     def from_point(self, x: Sequence[Any]) -> Candidate:
         """Point (possibly numpy scalars from skopt) -> Candidate."""
         if len(x) != len(self._dims):
             raise ValueError(f'point has {len(x)} values, space has {len(self._dims)}')
-        kw: Dict[str, Any] = {d.name: str(v) if d.is_categorical else int(v) * d.unit
-                              for d, v in zip(self._dims, x)}
-        return Candidate(**kw)
+        return Candidate(**{d.name: str(v) if d.is_categorical else int(v) * d.unit
+                            for d, v in zip(self._dims, x)})
 
     def contains(self, c: Candidate) -> bool:
         """True if ``c`` lies on the search grid, within bounds (says nothing about safety)."""
@@ -193,12 +189,10 @@ class SearchSpace:
         be judged; empty if neither."""
         n, size = c.max_write_buffer_number, c.write_buffer_size
         merge, l0 = c.min_write_buffer_number_to_merge, c.level0_file_num_compaction_trigger
-        broken = self._broken_rules(n, size, merge, l0, c.compression)
 
         def families() -> str:  # only when the rule is broken
-            return ', '.join(
-                f'{cf.name} ({self._merge_count(cf, merge)})' for cf in self.column_families
-                if self._merge_count(cf, merge) >= self._buffer_count(cf, n))
+            return ', '.join(f'{cf.name} ({_merges(cf, merge)})' for cf in self.column_families
+                             if _merges(cf, merge) >= _buffers(cf, n))
         msgs = (
             # RocksDB could never gather enough memtables to flush (writes
             # stall), or it lowers a family's own merge count behind our back.
@@ -223,46 +217,35 @@ class SearchSpace:
             # Its write-amp could never be seen at steady state in time: it
             # could never be recommended, so it is not worth a restart.
             lambda: (f'an L0 cycle of every column family takes '
-                     f'{_human(self._cycle(n, size, merge, l0))} of WAL, '
-                     f'over the {_human(self.max_steady_bytes)} a steady window can write '
-                     f'(steady_window_limit): its write-amp could not be judged'),
+                     f'{_human(cycle_bytes(self.column_families, c, self.max_total_wal_size))} '
+                     f'of WAL, over the {_human(self.max_steady_bytes)} a steady window can '
+                     f'write (steady_window_limit): its write-amp could not be judged'),
         )
-        return [msg() for bad, msg in zip(broken, msgs) if bad]
+        return [msg() for bad, msg in zip(self._broken_rules(c), msgs) if bad]
 
     def point_is_safe(self, x: Sequence[Any]) -> bool:
         """``not violations(from_point(x))`` without building a Candidate: the
         optimizer's constraint runs it on thousands of points a trial."""
         d = self._dims
-        return not any(self._broken_rules(int(x[0]) * d[0].unit, int(x[1]) * d[1].unit,
-                                          int(x[2]) * d[2].unit, int(x[3]) * d[3].unit,
-                                          str(x[6])))
+        return not any(self._broken_rules(_Tuned(
+            int(x[0]) * d[0].unit, int(x[1]) * d[1].unit, int(x[2]) * d[2].unit,
+            int(x[3]) * d[3].unit, str(x[6]))))
 
-    def _broken_rules(self, n_buffers: int, buffer_size: int, merge: int,
-                      l0_trigger: int, compression: str) -> Tuple[bool, ...]:
+    def _broken_rules(self, c: 'Tuned') -> Tuple[bool, ...]:
         """The safety rules, one bool per rule (True = broken), in message order."""
+        n, size = c.max_write_buffer_number, c.write_buffer_size
+        merge = c.min_write_buffer_number_to_merge
         return (
-            any(self._merge_count(cf, merge) >= self._buffer_count(cf, n_buffers)
-                for cf in self.column_families),
-            self.memtable_bytes(n_buffers, buffer_size) > self.max_memtable_bytes,
-            l0_trigger >= self.l0_slowdown,
+            any(_merges(cf, merge) >= _buffers(cf, n) for cf in self.column_families),
+            self.memtable_bytes(n, size) > self.max_memtable_bytes,
+            c.level0_file_num_compaction_trigger >= self.l0_slowdown,
             self.l0_slowdown >= self.l0_stop,
             # 0 = no fixed WAL limit to compare with
-            0 < self.max_total_wal_size < buffer_size * merge,
-            compression not in self.compressions,
-            0 < self.max_steady_bytes < self._cycle(n_buffers, buffer_size, merge, l0_trigger),
+            0 < self.max_total_wal_size < size * merge,
+            c.compression not in self.compressions,
+            0 < self.max_steady_bytes < cycle_bytes(self.column_families, c,
+                                                    self.max_total_wal_size),
         )
-
-    def _cycle(self, n_buffers: int, buffer_size: int, merge: int, l0_trigger: int) -> int:
-        return _cycle_bytes(self.column_families, n_buffers, buffer_size, merge, l0_trigger,
-                            self.max_total_wal_size)
-
-    @staticmethod
-    def _buffer_count(cf: ColumnFamily, n_buffers: int) -> int:
-        return cf.memtable.get('max_write_buffer_number', n_buffers)
-
-    @staticmethod
-    def _merge_count(cf: ColumnFamily, merge: int) -> int:
-        return cf.memtable.get('min_write_buffer_number_to_merge', merge)
 
     def memtable_bytes(self, n_buffers: int, buffer_size: int) -> int:
         """The most memory the memtables of every column family may hold."""
@@ -301,60 +284,57 @@ class SearchSpace:
     def render(base: Mapping[str, str], c: Candidate) -> str:
         """``base`` with only the tuned keys replaced (in place) or appended;
         every other option keeps its position and text."""
-        out = dict(base)
-        out.update(c.to_options())
-        return render_options(out)
+        return render_options({**base, **c.to_options()})
 
 
-def flush_capacity(families: Sequence[ColumnFamily], c: Candidate) -> int:
+class _Tuned(NamedTuple):
+    """The fields of a point the safety rules read, without Candidate's checks."""
+    max_write_buffer_number: int
+    write_buffer_size: int
+    min_write_buffer_number_to_merge: int
+    level0_file_num_compaction_trigger: int
+    compression: str
+
+
+Tuned = Union[Candidate, _Tuned]
+
+
+def _buffers(cf: ColumnFamily, n_buffers: int) -> int:
+    return cf.memtable.get('max_write_buffer_number', n_buffers)
+
+
+def _merges(cf: ColumnFamily, merge: int) -> int:
+    return cf.memtable.get('min_write_buffer_number_to_merge', merge)
+
+
+def flush_capacity(families: Sequence[ColumnFamily], c: Tuned) -> int:
     """Bytes `c`'s memtables take in before every family flushed once: per
     family, shards x write_buffer_size x merge count (its own options beating
     `c`'s), the merge count below its max_write_buffer_number as RocksDB
     runs it (a baseline may hold 2 buffers beside a family's merge of 32)."""
-    return _capacity(families, c.max_write_buffer_number, c.write_buffer_size,
-                     c.min_write_buffer_number_to_merge)
-
-
-def _capacity(families: Sequence[ColumnFamily], n_buffers: int, buffer_size: int,
-              merge: int) -> int:
-    """flush_capacity from the tuned values themselves (the search's rule)."""
-    return sum(cf.shards * cf.memtable.get('write_buffer_size', buffer_size)
-               * max(1, min(SearchSpace._merge_count(cf, merge),
-                            SearchSpace._buffer_count(cf, n_buffers) - 1))
+    return sum(cf.shards * cf.memtable.get('write_buffer_size', c.write_buffer_size)
+               * max(1, min(_merges(cf, c.min_write_buffer_number_to_merge),
+                            _buffers(cf, c.max_write_buffer_number) - 1))
                for cf in families)
 
 
 def _memtable_bytes(families: Sequence[ColumnFamily], n_buffers: int, buffer_size: int) -> int:
-    return sum(cf.shards * SearchSpace._buffer_count(cf, n_buffers)
+    return sum(cf.shards * _buffers(cf, n_buffers)
                * cf.memtable.get('write_buffer_size', buffer_size) for cf in families)
 
 
-def wal_limit(families: Sequence[ColumnFamily], c: Candidate, max_total_wal_size: int) -> int:
+def wal_limit(families: Sequence[ColumnFamily], c: Tuned, max_total_wal_size: int) -> int:
     """Live WAL bytes past which RocksDB flushes the families holding the
     oldest WAL: max_total_wal_size, or when 0, 4 x all memtables' bytes."""
-    return _wal_limit(families, c.max_write_buffer_number, c.write_buffer_size,
-                      max_total_wal_size)
-
-
-def _wal_limit(families: Sequence[ColumnFamily], n_buffers: int, buffer_size: int,
-               max_total_wal_size: int) -> int:
     return (max_total_wal_size if max_total_wal_size > 0
-            else 4 * _memtable_bytes(families, n_buffers, buffer_size))
+            else 4 * _memtable_bytes(families, c.max_write_buffer_number, c.write_buffer_size))
 
 
-def cycle_bytes(families: Sequence[ColumnFamily], c: Candidate, max_total_wal_size: int) -> int:
+def cycle_bytes(families: Sequence[ColumnFamily], c: Tuned, max_total_wal_size: int) -> int:
     """WAL bytes written by the time every family went through an L0 cycle
     under `c`: the L0 trigger times flush_capacity, or the WAL limit if less."""
-    return _cycle_bytes(families, c.max_write_buffer_number, c.write_buffer_size,
-                        c.min_write_buffer_number_to_merge,
-                        c.level0_file_num_compaction_trigger, max_total_wal_size)
-
-
-def _cycle_bytes(families: Sequence[ColumnFamily], n_buffers: int, buffer_size: int,
-                 merge: int, l0_trigger: int, max_total_wal_size: int) -> int:
-    """cycle_bytes from the tuned values themselves (the search's rule)."""
-    return l0_trigger * min(_capacity(families, n_buffers, buffer_size, merge),
-                            _wal_limit(families, n_buffers, buffer_size, max_total_wal_size))
+    return c.level0_file_num_compaction_trigger * min(
+        flush_capacity(families, c), wal_limit(families, c, max_total_wal_size))
 
 
 def _human(n: int) -> str:

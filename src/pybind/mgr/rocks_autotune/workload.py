@@ -22,7 +22,7 @@ import math
 import random
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple
 
 from .cluster import NO_OSD, Cluster, ClientIo, ClusterError, PgInfo, PoolInfo
@@ -75,18 +75,15 @@ class KeyspaceWorkload(Workload, Protocol):
     def overwrite(self, start: int, seconds: float) -> Tuple[int, int, float]: ...
 
 
+@dataclass
 class BenchWorkload:
-    last_reference: Optional[int] = None  # no reference group
-
-    def __init__(self, cluster: Cluster, osd: int, block_size: int = 4096,
-                 object_size: int = 4 << 20, object_num: int = 16,
-                 chunk_seconds: float = 5.0) -> None:
-        self.cluster = cluster
-        self.osd = osd
-        self.block_size = block_size
-        self.object_size = object_size
-        self.object_num = object_num
-        self.chunk_seconds = chunk_seconds
+    cluster: Cluster
+    osd: int
+    block_size: int = 4096
+    object_size: int = 4 << 20
+    object_num: int = 16
+    chunk_seconds: float = 5.0
+    last_reference: Optional[int] = field(default=None, init=False)  # no reference group
 
     def drive(self, seconds: float, iops_estimate: Optional[float]) -> Tuple[int, float]:
         # first chunk of a trial: a guess that finishes quickly on any drive
@@ -263,7 +260,6 @@ class ClientWorkload:
         # the split design's group R (none: C alone), written only by `drive`:
         # the keyspace (fill, overwrite) is C's, the canary's DB to precondition
         self.reference = list(reference)
-        # R's bytes of the last chunk `drive` ran (None: no group R)
         self.last_reference: Optional[int] = None
         self.object_size = object_size
         self.block_size = block_size
