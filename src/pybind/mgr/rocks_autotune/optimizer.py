@@ -11,7 +11,7 @@ import skopt
 from sklearn.base import clone
 from skopt.space import Categorical, Dimension, Integer, Space
 
-from .space import Candidate, DimensionSpec, Point, SearchSpace
+from .space import Candidate, Point, SearchSpace
 
 # Random (constrained) proposals after the warm starts before the GP drives:
 # few, as trials are expensive; on the unit tests' synthetic benchmark 3 did
@@ -39,7 +39,6 @@ class TrialOptimizer:
                  warm_start: Sequence[Candidate] = (),
                  n_initial_points: int = DEFAULT_INITIAL_POINTS,
                  acq_points: int = DEFAULT_ACQ_POINTS) -> None:
-        """``n_initial_points``: random proposals after the safe warm starts."""
         if n_initial_points < 0:
             raise ValueError(f'n_initial_points must be >= 0, got {n_initial_points}')
         self.space = space
@@ -102,18 +101,13 @@ class TrialOptimizer:
         counts once, one the GP cannot place (a compression not searched) not
         at all.  A fresh fit of the search's GP, which exists however few
         points were told and is the same after a replay."""
-        unique: List[Candidate] = []
-        points: List[Point] = []
-        for c in candidates:
-            x = self._clamp(c)
-            if c not in unique and x is not None:
-                unique.append(c)
-                points.append(x)
-        if not unique or k <= 0 or not self._opt.Xi:
+        placed = {c: x for c in candidates if (x := self._clamp(c)) is not None}
+        if not placed or k <= 0 or not self._opt.Xi:
             return []
         model = clone(self._opt.base_estimator_)
         model.fit(self._opt.space.transform(self._opt.Xi), self._opt.yi)
-        means = model.predict(self._opt.space.transform(points))
+        means = model.predict(self._opt.space.transform(list(placed.values())))
+        unique = list(placed)
         order = sorted(range(len(unique)), key=lambda i: (float(means[i]), i))
         return [(unique[i], float(means[i])) for i in order[:k]]
 
@@ -206,10 +200,5 @@ def _check_safe_fraction(space: SearchSpace, seed: int) -> None:
 
 def skopt_dimensions(space: SearchSpace) -> List[Dimension]:
     """The space as skopt's dimensions (qa/bench's other optimizers search it too)."""
-    return [_skopt_dimension(d) for d in space.dimensions()]
-
-
-def _skopt_dimension(d: DimensionSpec) -> Dimension:
-    if d.is_categorical:
-        return Categorical(list(d.categories), name=d.name)
-    return Integer(d.low, d.high, prior=d.prior, name=d.name)
+    return [Categorical(list(d.categories), name=d.name) if d.is_categorical
+            else Integer(d.low, d.high, prior=d.prior, name=d.name) for d in space.dimensions()]

@@ -17,7 +17,6 @@ LEVEL = 0.90
 # the rounds a candidate needs before it may be dropped as futile
 DROP_AFTER = 3
 HIGHER, LOWER = 'higher', 'lower'  # which way the objective is better
-INF = math.inf
 
 
 def signed_rank_cdf(n: int) -> List[float]:
@@ -45,7 +44,7 @@ def interval(xs: Sequence[float], level: float = LEVEL) -> Tuple[float, float]:
     averages (of every pair i <= j): (-inf, inf) when too few for the level."""
     c = cut(len(xs), level)
     if c == 0:
-        return -INF, INF
+        return -math.inf, math.inf
     w = sorted((x + y) / 2.0 for i, x in enumerate(xs) for y in xs[i:])
     return w[c - 1], w[len(w) - c]
 
@@ -186,7 +185,7 @@ def futile(objective: Sequence[float], rounds_left: int, direction: str, margin:
            level: float = LEVEL) -> str:
     """Why a candidate's objective can no longer clear the margin whatever
     its remaining rounds give ('' if it still can)."""
-    best_obj = INF if direction == HIGHER else -INF
+    best_obj = math.inf if direction == HIGHER else -math.inf
     obj = Summary.of(list(objective) + [best_obj] * rounds_left, level)
     if not clears(obj, direction, margin):
         return f'cannot clear the {margin:.0%} margin whatever its remaining rounds give'
@@ -205,12 +204,9 @@ def verdict(rounds: Sequence[Round], arms: Sequence[str], baseline: str, objecti
     results = []
     for arm in arms:
         s_obj = summary(rounds, arm, baseline, objective, level)
-        s_wa = summary(rounds, arm, baseline, 'write_amp', level)
-        s_kv = summary(rounds, arm, baseline, 'kv_sync_lat_ms', level)
-        v, why = judge(s_obj, direction, margin, level)
-        if arm in out:
-            v, why = out[arm]
-        results.append(ArmVerdict(arm, s_obj, s_wa, s_kv, v, why))
+        v, why = out[arm] if arm in out else judge(s_obj, direction, margin, level)
+        results.append(ArmVerdict(arm, s_obj, summary(rounds, arm, baseline, 'write_amp', level),
+                                  summary(rounds, arm, baseline, 'kv_sync_lat_ms', level), v, why))
     sign = 1.0 if direction == HIGHER else -1.0
     passing = sorted((r for r in results if r.verdict == 'passes'),
                      key=lambda r: (sign * (r.objective.median or 0.0),

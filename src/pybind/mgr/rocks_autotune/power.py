@@ -62,9 +62,8 @@ def look_level(rounds: int) -> float:
 
 @lru_cache(maxsize=None)
 def _lows(rounds: int) -> List[float]:
-    """Per draw, the largest low end of the interval over the looks, sorted."""
-    if rounds < MIN_ROUNDS:
-        return []
+    """Per draw, the largest low end of the interval over the looks, sorted
+    (`rounds` at least MIN_ROUNDS: its callers' check)."""
     level = look_level(rounds)
     cuts = {n: cut(n, level) for n in looks(rounds)}
     out = []
@@ -148,7 +147,6 @@ def pooled_sd(arms: Sequence[Sequence[float]]) -> Optional[Tuple[float, int]]:
 
 @dataclass
 class Plan:
-    """What a confirmation of `rounds` can see at noise `sd` (plan)."""
     sd: float
     rounds: int
     margin: float
@@ -162,7 +160,6 @@ class Plan:
 
 @dataclass
 class Design:
-    """How many finalists over how many rounds, and why (design)."""
     candidates: int
     rounds: int
     why: str
