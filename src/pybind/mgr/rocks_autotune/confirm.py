@@ -298,9 +298,7 @@ class Confirmation:
             self, arm: str) -> Tuple[List[Tuple[Dict[str, Any], Dict[str, Any]]], int, bool]:
         """(the arm's measured steady pairs, the pairs done, whether a
         pair's baseline failed for good)."""
-        measured = []
-        p = 0
-        lost = False
+        measured, p, lost = [], 0, False
         while p < self.rec.steady.pairs and all(
                 self._done(p, slot.arm, arm) for slot in self._steady_windows(arm, p)):
             a, b = self._measured(p, arm, arm), self._measured(p, BASELINE, arm)

@@ -52,7 +52,6 @@ def _delta(a: Dict[str, Any], b: Dict[str, Any], key: Tuple[str, str]) -> float:
 
 
 def _avg_ms(a: Dict[str, Any], b: Dict[str, Any], key: Tuple[str, str]) -> Optional[float]:
-    """Average of a time-average counter over the window, in ms."""
     x, y = _counter(a, key), _counter(b, key)
     n = y['avgcount'] - x['avgcount']
     return (y['sum'] - x['sum']) / n * 1000.0 if n > 0 else None
@@ -301,8 +300,7 @@ INFEASIBLE_WEIGHT = 2.0
 def judged(m: Measurement, base: Baseline, budget: float, workload: str, design: str = ''
            ) -> Tuple[str, float, float]:
     """A search window's verdict (feasible: write-amp within `budget` times
-    the baseline's), score() and what the optimizer is told: the score, plus
-    INFEASIBLE_WEIGHT x the log of how far write-amp is over the budget."""
+    the baseline's), its score() and what the optimizer is told."""
     s, ratio = score(m, base, workload, design), write_amp_ratio(m, base)
     if ratio <= budget:
         return 'feasible', s, s

@@ -24,7 +24,6 @@ _CONTROL = re.compile(r'[\x00-\x08\x0b-\x1f\x7f]')
 
 
 def parse_options(s: str) -> Dict[str, str]:
-    """Parse a ``bluestore_rocksdb_options`` string into an ordered dict."""
     if not isinstance(s, str):
         raise OptionStringError(f'option string must be str, not {type(s).__name__}')
     _check_length(s)

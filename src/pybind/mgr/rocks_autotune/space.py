@@ -175,8 +175,9 @@ class SearchSpace:
         """Point (possibly numpy scalars from skopt) -> Candidate."""
         if len(x) != len(self._dims):
             raise ValueError(f'point has {len(x)} values, space has {len(self._dims)}')
-        return Candidate(**{d.name: str(v) if d.is_categorical else int(v) * d.unit
-                            for d, v in zip(self._dims, x)})
+        kw: Dict[str, Any] = {d.name: str(v) if d.is_categorical else int(v) * d.unit
+                              for d, v in zip(self._dims, x)}
+        return Candidate(**kw)
 
     def contains(self, c: Candidate) -> bool:
         """True if ``c`` lies on the search grid, within bounds (says nothing about safety)."""
@@ -189,6 +190,7 @@ class SearchSpace:
         be judged; empty if neither."""
         n, size = c.max_write_buffer_number, c.write_buffer_size
         merge, l0 = c.min_write_buffer_number_to_merge, c.level0_file_num_compaction_trigger
+        shards = sum(cf.shards for cf in self.column_families)
 
         def families() -> str:  # only when the rule is broken
             return ', '.join(f'{cf.name} ({_merges(cf, merge)})' for cf in self.column_families
@@ -200,7 +202,8 @@ class SearchSpace:
                      f'max_write_buffer_number ({n}) in every column family: '
                      f'not in {families()}'),
             lambda: (f'memtables may use {_human(self.memtable_bytes(n, size))} '
-                     f'({self._families_text()}, up to {n} x {_human(size)} each), '
+                     f'({shards} column famil{"y" if shards == 1 else "ies"}, '
+                     f'up to {n} x {_human(size)} each), '
                      f'over the {_human(self.max_memtable_bytes)} cap'),
             # Writes would be throttled before L0 compaction even starts.
             lambda: (f'level0_file_num_compaction_trigger ({l0}) must be below '
@@ -250,10 +253,6 @@ class SearchSpace:
     def memtable_bytes(self, n_buffers: int, buffer_size: int) -> int:
         """The most memory the memtables of every column family may hold."""
         return _memtable_bytes(self.column_families, n_buffers, buffer_size)
-
-    def _families_text(self) -> str:
-        n = sum(cf.shards for cf in self.column_families)
-        return f'{n} column famil{"y" if n == 1 else "ies"}'
 
     @staticmethod
     def candidate_from_options(opts: Mapping[str, str]) -> Candidate:

@@ -105,11 +105,10 @@ def client_pool(pools: Dict[int, PoolInfo], pgs: Sequence[PgInfo], osds: Sequenc
     for pg in pgs:
         if all(o in pg.up for o in osds):
             served.setdefault(pg.pool, []).append(pg_seed(pg))
-    by_name = {p.name: p for p in pools.values()}
     if wanted:
-        if wanted not in by_name:
+        chosen = [p for p in pools.values() if p.name == wanted]
+        if not chosen:
             raise ValueError(f'no pool named {wanted!r}')
-        chosen = [by_name[wanted]]
     else:
         chosen = sorted((p for p in pools.values() if not p.erasure and served.get(p.id)),
                         key=lambda p: (-len(served[p.id]), p.id))
@@ -135,7 +134,6 @@ def pg_seed(pg: PgInfo) -> int:
 
 
 def up_osds(pgs: Sequence[PgInfo], pool: int, seeds: Sequence[int]) -> List[int]:
-    """The OSDs the up sets of these PGs of `pool` hold."""
     wanted = set(seeds)
     return sorted({o for pg in pgs if pg.pool == pool and pg_seed(pg) in wanted
                    for o in pg.up if o != NO_OSD})
