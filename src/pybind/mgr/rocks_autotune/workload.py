@@ -277,26 +277,23 @@ class ClientWorkload:
         """Write for about `seconds` (at most one chunk), `threads` writes in
         flight on C (and as many on R, at once); C's bytes written and time
         taken (R's in `last_reference`).  ClusterError if a write failed."""
-        length = max(0.1, min(seconds, self.chunk_seconds))
         groups = [self.objects] + ([self.reference] if self.reference else [])
         n = self.threads * len(groups)
         done = [0] * n
         seeds = [self.rng.getrandbits(32) for _ in range(n)]
-        start = self.clock()
-        deadline = start + length
 
-        def writer(i: int, failed: Callable[[], bool]) -> None:
+        def writer(i: int, going: Callable[[], bool]) -> None:
             rng = random.Random(seeds[i])
             objects = groups[i % len(groups)]  # C, R, C, R...: started in turn
-            while self.clock() < deadline and not failed():
+            while going():
                 self.io.write(rng.choice(objects), self.data,
                               rng.randrange(self.blocks) * self.block_size)
                 done[i] += 1
 
-        self._run(writer, deadline, n)
+        took = self._run(writer, seconds, n)
         self.last_reference = (sum(done[1::2]) * self.block_size
                                if self.reference else None)
-        return sum(done[::len(groups)]) * self.block_size, self.clock() - start
+        return sum(done[::len(groups)]) * self.block_size, took
 
     def read_probe(self, seconds: float,
                    objects: Optional[Sequence[str]] = None) -> Optional[ReadProbe]:
@@ -313,20 +310,17 @@ class ClientWorkload:
             return ReadProbe.of([], 0.0)
         got: List[List[float]] = [[] for _ in range(self.threads)]
         seeds = [self.rng.getrandbits(32) for _ in range(self.threads)]
-        start = self.clock()
-        deadline = start + max(0.1, min(seconds - took, self.chunk_seconds))
 
-        def reader(i: int, failed: Callable[[], bool]) -> None:
+        def reader(i: int, going: Callable[[], bool]) -> None:
             rng = random.Random(seeds[i])
-            while self.clock() < deadline and not failed():
+            while going():
                 obj, offset = rng.choice(chosen), rng.randrange(self.blocks) * self.block_size
                 began = self.clock()
                 self.io.read(obj, self.block_size, offset)
                 got[i].append(self.clock() - began)
 
-        self._run(reader, deadline)
+        took += self._run(reader, seconds - took)
         latencies += [x for g in got for x in g]
-        took += self.clock() - start
         if took < seconds:
             self._probe = (latencies, took)
             return None
@@ -380,15 +374,12 @@ class ClientWorkload:
         """`one(i)` for i from `start` to `count`, `threads` at a time,
         starting new ones for about `seconds` (at most one chunk); each
         started is finished: the next i, bytes written, time taken."""
-        length = max(0.1, min(seconds, self.chunk_seconds))
         lock = threading.Lock()
         claimed = [start]
         written = [0] * self.threads
-        began = self.clock()
-        deadline = began + length
 
-        def worker(t: int, failed: Callable[[], bool]) -> None:
-            while self.clock() < deadline and not failed():
+        def worker(t: int, going: Callable[[], bool]) -> None:
+            while going():
                 with lock:
                     i = claimed[0]
                     if i >= count:
@@ -396,18 +387,22 @@ class ClientWorkload:
                     claimed[0] += 1
                 written[t] += one(i)
 
-        self._run(worker, deadline)
-        return claimed[0], sum(written), self.clock() - began
+        took = self._run(worker, seconds)
+        return claimed[0], sum(written), took
 
-    def _run(self, work: Callable[[int, Callable[[], bool]], None], deadline: float,
-             threads: int = 0) -> None:
-        """`work(i, failed)` in `threads` threads (0: the load's) until each
-        returns; the first ClusterError raised, once all are done."""
+    def _run(self, work: Callable[[int, Callable[[], bool]], None], seconds: float,
+             threads: int = 0) -> float:
+        """`work(i, going)` in `threads` threads (0: the load's) until each
+        returns, `going()` true for about `seconds` (at most one chunk) while
+        none failed: the time taken, or the first ClusterError raised, once
+        all are done."""
         errors: List[ClusterError] = []
+        start = self.clock()
+        deadline = start + max(0.1, min(seconds, self.chunk_seconds))
 
         def worker(i: int) -> None:
             try:
-                work(i, lambda: bool(errors))
+                work(i, lambda: self.clock() < deadline and not errors)
             except ClusterError as e:
                 errors.append(e)
 
@@ -424,6 +419,7 @@ class ClientWorkload:
             raise ClusterError(f'client I/O did not complete within {HUNG_WRITE:.0f}s')
         if errors:
             raise errors[0]
+        return self.clock() - start
 
     def cleanup(self, seconds: float) -> Tuple[int, int]:
         """Remove the namespace's objects, `threads` at a time, starting new
