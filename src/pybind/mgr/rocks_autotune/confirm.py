@@ -280,10 +280,6 @@ class Confirmation:
             random.Random(f'{self.seed}/{len(rec.orders)}').shuffle(order)
             rec.orders.append(order)
 
-    def passing(self) -> List[str]:
-        """The arms whose objective passed over the rounds, best first."""
-        return self._best_first(_verdict(self.rec, self.rounds())[0])
-
     def _best_first(self, ranked: List[str]) -> List[str]:
         """Under the wear objective the arms whose IOPS held go to the steady
         check in the model's order (least predicted write-amp first)."""
@@ -320,10 +316,10 @@ class Confirmation:
                                   rec.steady.limit, rec.objective, rec.goal, rec.read_guard)
 
     def _unchecked(self) -> List[str]:
-        """The passing arms, best first, whose steady check is not over, up
-        to the first recommended."""
+        """The arms whose objective passed over the rounds, best first, whose
+        steady check is not over, up to the first recommended."""
         arms = []
-        for arm in self.passing():
+        for arm in self._best_first(_verdict(self.rec, self.rounds())[0]):
             v = self.steady_verdict(arm)
             if v.verdict == steady_check.RECOMMENDED:
                 break
