@@ -99,11 +99,10 @@ def survival(cal: Calibration, flush: float) -> float:
 def shape(c: Candidate, flush: float, db_used: float, shards: int = 1) -> float:
     """K: compaction bytes per flushed byte at steady state, each of `shards`
     families holding its share of `db_used` (0: unknown, L1 = the base)."""
-    trigger = c.level0_file_num_compaction_trigger
     base = c.max_bytes_for_level_base
     share = db_used / max(1, shards)
     l1 = min(base, share) if share > 0 else base
-    k = 1.0 + l1 / (trigger * max(flush, 1.0))
+    k = 1.0 + l1 / (c.level0_file_num_compaction_trigger * max(flush, 1.0))
     if share > base and c.max_bytes_for_level_multiplier > 1:
         levels = math.ceil(math.log(share / base, c.max_bytes_for_level_multiplier))
         k += levels * (c.max_bytes_for_level_multiplier + 1) / 2.0
