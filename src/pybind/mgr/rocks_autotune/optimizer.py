@@ -192,10 +192,9 @@ def _check_safe_fraction(space: SearchSpace, seed: int) -> None:
     probe = random_points(space, _PROBES, seed)
     n_safe = sum(space.point_is_safe(x) for x in probe)
     if n_safe < _MIN_SAFE_PROBES:
-        raise ValueError(
-            f'only {n_safe} of {_PROBES} random points of the search space are safe, '
-            f'e.g. {space.from_point(probe[0])} is not: '
-            f'{"; ".join(space.violations(space.from_point(probe[0])))}')
+        bad = space.from_point(probe[0])
+        raise ValueError(f'only {n_safe} of {_PROBES} random points of the search space are safe, '
+                         f'e.g. {bad} is not: {"; ".join(space.violations(bad))}')
 
 
 def skopt_dimensions(space: SearchSpace) -> List[Dimension]:
