@@ -94,17 +94,6 @@ def status_once_it_answers(lab: Lab) -> Dict[str, Any]:
     return got[0]
 
 
-@pytest.fixture(scope='module', autouse=True)
-def short_precondition(lab: Lab) -> Iterator[None]:
-    """2 s of the client load's preconditioning, not the lab's 10: no case
-    here reads it, and on the lab every session's first trial spent the 10 s
-    in full (a session overwrites 16 MiB in about 3 s, and no column family
-    flushes within 10); test_client_load checks preconditioning at 10 s."""
-    set_opt(lab, 'precondition_limit', '2')
-    yield
-    set_opt(lab, 'precondition_limit', '10')
-
-
 @pytest.fixture(autouse=True)
 def no_session_left(lab: Lab) -> Iterator[None]:
     """A case that fails with its session in flight would fail the cases
