@@ -250,13 +250,14 @@ def lab() -> Iterator[Lab]:
     with own_lab('--mgrs', os.environ.get('CEPH_LAB_MGRS', '1')) as lab:
         # short trials, two baseline runs (one A/A pair) and a one-round
         # confirmation of one candidate, the client load's keyspace 16 objects
-        # and its preconditioning 10 s: the tests check behaviour, not figures
-        # (a test that needs more sets them)
+        # and its preconditioning 2 s (every session spent 10 s in full: no
+        # column family flushes that soon): the tests check behaviour, not
+        # figures (a test that needs more sets them)
         for name, value in (('warmup', '2'), ('bench_chunk_seconds', '2'), ('baseline_runs', '2'),
                             ('max_window_factor', '1.5'), ('restart_timeout', '120'),
                             ('confirm_candidates', '1'), ('confirm_rounds', '1'),
                             ('steady_window_limit', '10'), ('client_space', str(16 << 20)),
-                            ('client_object_size', str(1 << 20)), ('precondition_limit', '10')):
+                            ('client_object_size', str(1 << 20)), ('precondition_limit', '2')):
             lab.ceph('config', 'set', 'mgr', f'mgr/rocks_autotune/{name}', value)
         lab.wait('HEALTH_OK', lambda: lab.json('health')['status'] == 'HEALTH_OK', 120)
         # the faults tier's failover cases need the standby

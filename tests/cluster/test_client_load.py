@@ -53,8 +53,13 @@ def test_a_client_session_writes_in_the_canarys_pgs_and_leaves_nothing(lab: Lab)
     space = int(lab.ceph('config', 'get', 'mgr', 'mgr/rocks_autotune/client_space').stdout)
     size = int(lab.ceph('config', 'get', 'mgr', 'mgr/rocks_autotune/client_object_size').stdout)
     objects = space // size
-    # the default workload
-    lab.ceph('rocks-autotune', 'start', '--osd', '0', '--trials', '1', '--duration', '4')
+    # the default workload, preconditioned up to 10 s (the lab's 2 s cut the
+    # overwrite pass short: this session goes through it)
+    lab.ceph('config', 'set', 'mgr', 'mgr/rocks_autotune/precondition_limit', '10')
+    try:
+        lab.ceph('rocks-autotune', 'start', '--osd', '0', '--trials', '1', '--duration', '4')
+    finally:
+        lab.ceph('config', 'set', 'mgr', 'mgr/rocks_autotune/precondition_limit', '2')
     lab.wait('a window of the client load', lambda: lab.status()['phase'] == 'measure', 600)
     written = in_namespace(lab)
     # preconditioning wrote every object end to end before the first window

@@ -295,6 +295,7 @@ def test_an_osd_that_does_not_come_back_stops_the_apply(lab: Lab) -> None:
         [('failed', 'done')] + [('pending', '')] * (len(osds) - 1), ro['osds']
     for o in osds:
         assert running(lab, o) == old[o], f'osd.{o} does not run its old options'
+    assert not [o for o in lab.json('osd', 'dump')['osds'] if 'noout' in o['state']]
     health = lab.json('health', 'detail')['checks']
     shown(lab, 'health', 'detail')
     check = health.get('ROCKS_AUTOTUNE_ROLLOUT_FAILED')
