@@ -33,24 +33,23 @@ MARGIN = 0.03
 TARGET = 0.10
 
 
+def _csv(header: List[str], rows: List[List[str]]) -> List[str]:
+    return (['.. csv-table::', '   :header: ' + ', '.join(header), '']
+            + ['   ' + ', '.join(r) for r in rows])
+
+
 def table() -> List[str]:
-    """The RST list-tables, one line each."""
-    out = ['.. list-table::', '   :header-rows: 1', '',
-           '   * - sd per round']
-    out += [f'     - {n} rounds' for n in ROUNDS]
-    out += [f'     - rounds for {TARGET:+.0%}']
+    """The two RST tables, one line each: gains by noise, levels by rounds."""
+    rows = []
     for sd in NOISE:
-        out.append(f'   * - {sd:.2f}')
-        for n in ROUNDS:
-            d = power.detectable(sd, n, MARGIN)
-            out.append(f'     - {"-" if d is None else format(d, "+.0%")}')
+        gains = [power.detectable(sd, n, MARGIN) for n in ROUNDS]
         need = power.rounds_for(TARGET, sd, MARGIN, MAX_CONFIRM_ROUNDS)
-        out.append(f'     - {need if need is not None else f"over {MAX_CONFIRM_ROUNDS}"}')
-    out += ['', '.. list-table::', '   :header-rows: 1', '', '   * - planned rounds',
-            '     - each look\'s interval']
-    for n in ROUNDS:
-        out += [f'   * - {n}', f'     - {power.look_level(n):.2%}']
-    return out
+        rows.append([f'{sd:.2f}'] + ['-' if d is None else format(d, '+.0%') for d in gains]
+                    + [str(need) if need is not None else f'over {MAX_CONFIRM_ROUNDS}'])
+    return (_csv(['sd per round'] + [f'{n} rounds' for n in ROUNDS]
+                 + [f'rounds for {TARGET:+.0%}'], rows)
+            + [''] + _csv(['planned rounds', 'each look\'s interval'],
+                          [[str(n), f'{power.look_level(n):.2%}'] for n in ROUNDS]))
 
 
 GUARDS = (0.03, 0.05)
@@ -59,13 +58,10 @@ GUARDS = (0.03, 0.05)
 def guard_table() -> List[str]:
     """The wear objective's rounds: how often a candidate as fast as the
     baseline passes the guard, by noise and planned rounds."""
-    out = ['.. list-table::', '   :header-rows: 1', '', '   * - sd per round']
-    out += [f'     - {n} rounds, guard {g:.0%}' for g in GUARDS for n in (5, 10, 15)]
-    for sd in NOISE:
-        out.append(f'   * - {sd:.2f}')
-        out += [f'     - {power.confirm_rate(0.0, sd, n, -g):.0%}'
-                for g in GUARDS for n in (5, 10, 15)]
-    return out
+    return _csv(['sd per round'] + [f'{n} rounds guard {g:.0%}' for g in GUARDS
+                                    for n in (5, 10, 15)],
+                [[f'{sd:.2f}'] + [f'{power.confirm_rate(0.0, sd, n, -g):.0%}'
+                                  for g in GUARDS for n in (5, 10, 15)] for sd in NOISE])
 
 
 def main() -> None:
