@@ -131,7 +131,7 @@ def pair_logs(runs: Sequence[Dict[str, Any]], fig: str) -> List[float]:
     """A figure's log ratio in each A/A pair (2nd run over 1st), paired as
     the session pairs its objective (power.aa_noise)."""
     noise = power.aa_noise([r.get(fig) for r in runs])
-    return list(noise['per_pair']) if noise else []
+    return list(noise.per_pair) if noise else []
 
 
 def attach_runs(sessions: List[Dict[str, Any]], dumps: List[Any]) -> None:

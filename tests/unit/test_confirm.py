@@ -156,7 +156,7 @@ def test_the_noise_is_measured_before_the_search_and_said_with_the_answer() -> N
     runs = [t['measurement']['iops'] for t in h.trials if t['verdict'] == 'baseline']
     assert len(runs) == s.settings.baseline_runs == 4
     aa = power.aa_noise(runs)
-    assert aa is not None and noise['pairs'] == 2 and noise['sd'] == aa['sd'] > 0
+    assert aa is not None and noise['pairs'] == 2 and noise['sd'] == aa.sd > 0
     plan = noise['plan']
     assert plan['rounds'] == 5 and plan['detect'] == 0.10
     # planned at the sd's upper confidence limit, not at the estimate

@@ -137,20 +137,21 @@ def test_false_recommend_rate_holds_at_the_lab_noise() -> None:
 def test_aa_noise_pairs_the_runs_in_order() -> None:
     runs: List[object] = [100.0, 110.0, 200.0, 180.0, 999.0]  # the odd last run pairs with none
     got = power.aa_noise(runs)  # type: ignore[arg-type]
-    assert got is not None and got['pairs'] == 2
+    assert got is not None and got.pairs == 2
     logs = [math.log(1.1), math.log(0.9)]
-    assert got['per_pair'] == pytest.approx(logs)
-    assert got['sd'] == pytest.approx(math.sqrt(sum(x * x for x in logs) / 2))
+    assert got.per_pair == pytest.approx(logs)
+    assert got.sd == pytest.approx(math.sqrt(sum(x * x for x in logs) / 2))
     # a run without the figure leaves its pair out
-    assert power.aa_noise([100.0, None, 100.0, 105.0])['pairs'] == 1  # type: ignore
+    one = power.aa_noise([100.0, None, 100.0, 105.0])
+    assert one is not None and one.pairs == 1
     assert power.aa_noise([100.0]) is None
 
 
 def test_a_plan_takes_the_aa_sds_upper_confidence_limit() -> None:
     # two pairs say little: the demo's 0.034 over 2 pairs, its rounds 0.072
     got = power.aa_noise([100.0, 103.5, 100.0, 96.6])
-    assert got is not None and got['pairs'] == 2
-    assert got['planned_sd'] / got['sd'] == pytest.approx(2.117, abs=0.001)
+    assert got is not None and got.pairs == 2
+    assert got.planned_sd / got.sd == pytest.approx(2.117, abs=0.001)
     assert power.planned_sd(0.05, 60) / 0.05 == pytest.approx(1.08, abs=0.01)
     # at PLAN_CONFIDENCE, the limit is above the true sd that often
     rng = random.Random(7)

@@ -113,7 +113,16 @@ def rounds_for(gain: float, sd: float, margin: float, most: int) -> Optional[int
     return None
 
 
-def aa_noise(values: Sequence[Optional[float]]) -> Optional[Dict[str, Any]]:
+@dataclass
+class AaNoise:
+    """The per-round noise of A/A pairs of one figure (aa_noise)."""
+    sd: float
+    pairs: int
+    per_pair: List[float]
+    planned_sd: float  # the sd a plan takes (planned_sd)
+
+
+def aa_noise(values: Sequence[Optional[float]]) -> Optional[AaNoise]:
     """The per-round noise of A/A pairs of one figure of the baseline runs, in
     the order they ran: (1st, 2nd), (3rd, 4th), ...  None without a pair."""
     logs = [r for a, b in zip(values[0::2], values[1::2])
@@ -121,8 +130,7 @@ def aa_noise(values: Sequence[Optional[float]]) -> Optional[Dict[str, Any]]:
     if not logs:
         return None
     sd = math.sqrt(sum(r * r for r in logs) / len(logs))
-    return {'sd': sd, 'pairs': len(logs), 'per_pair': logs,
-            'planned_sd': planned_sd(sd, len(logs))}
+    return AaNoise(sd, len(logs), logs, planned_sd(sd, len(logs)))
 
 
 def planned_sd(sd: float, df: int) -> float:
@@ -166,13 +174,9 @@ class Design:
 
 
 @dataclass
-class Noise(Record):
+class Noise(AaNoise, Record):
     """The session's `noise` (aa_noise of the figure judged) and the
     confirmation designed and planned at it; JSON only in the store."""
-    sd: float
-    pairs: int
-    per_pair: List[float]
-    planned_sd: float  # the sd the plan takes (planned_sd)
     objective: str
     window: float  # the baseline runs' median length (s)
     design: Design
@@ -191,9 +195,9 @@ def noise(values: Sequence[Optional[float]], objective: str, window: float, goal
     aa = aa_noise(values)
     if aa is None:
         return None
-    d = design(aa['planned_sd'], candidates, rounds, margin, detect, most)
-    return Noise(**aa, objective=objective, window=window, design=d, goal=goal,
-                 plan=plan(aa['planned_sd'], d.rounds, margin, detect, most, d.candidates))
+    d = design(aa.planned_sd, candidates, rounds, margin, detect, most)
+    return Noise(**vars(aa), objective=objective, window=window, design=d, goal=goal,
+                 plan=plan(aa.planned_sd, d.rounds, margin, detect, most, d.candidates))
 
 
 def plan(sd: float, rounds: int, margin: float, detect: float, most: int,
