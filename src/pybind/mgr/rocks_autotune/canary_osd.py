@@ -5,10 +5,9 @@ else's config changes (canary.py), the health look before a restart, and its
 restore.  The session's phases read what it returns, write the session's
 record and move.
 
-It holds its own record, under the session's `canaries`
-(canary_record.CanaryRecord, keyed by its OSD), and of the session's only
-what its load reads (SessionLoad); the trial in flight comes with the call
-that needs it.
+It holds its own record (canary_record.CanaryRecord, under the session's
+`canaries` by its OSD) and, of the session's, what its load reads
+(SessionLoad); the trial in flight comes with the call that needs it.
 """
 import logging
 from contextlib import suppress

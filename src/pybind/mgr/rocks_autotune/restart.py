@@ -89,12 +89,8 @@ class Restarter:
     def __init__(self, cluster: Cluster, osd: int, state: RestartState,
                  save: Callable[[], None], restart_timeout: float,
                  manual_restart_timeout: float, single_copy_ok: bool = False) -> None:
-        self.cluster = cluster
-        self.osd = osd
-        self.s = state
-        self._save = save
-        self.restart_timeout = restart_timeout
-        self.manual_restart_timeout = manual_restart_timeout
+        self.cluster, self.osd, self.s, self._save = cluster, osd, state, save
+        self.restart_timeout, self.manual_restart_timeout = restart_timeout, manual_restart_timeout
         self.single_copy_ok = single_copy_ok
 
     def timeout(self) -> float:

@@ -212,15 +212,9 @@ class Phases(WayOut):
     def __init__(self, s: SessionState, cluster: Cluster, params: Params, space: SearchSpace,
                  search: Search, settings: Settings, canary: CanaryOsd,
                  clock: Callable[[], float]) -> None:
-        self.s = s
-        self.cluster = cluster
-        self.params = params
-        self.osd = s.osd
-        self.space = space
-        self.search = search
-        self.settings = settings
-        self.canary = canary
-        self.clock = clock
+        self.s, self.cluster, self.params, self.osd = s, cluster, params, s.osd
+        self.space, self.search, self.settings = space, search, settings
+        self.canary, self.clock = canary, clock
 
     def table(self) -> Dict[Any, Handler]:
         return {P.PREPARE: self.prepare, P.NEXT: lambda now: self.next_trial(),
