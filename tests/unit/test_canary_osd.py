@@ -1,13 +1,12 @@
 """One canary's part of a session (canary_osd.py), alone on the fake
 cluster: what is set at osd.N for a trial, its gated restart, the watch for
 someone else's change, the health look and its crashes, and the restore."""
-from dataclasses import replace
 from typing import Any, List, Tuple
 
 from fake_cluster import FakeClock, FakeCluster
 from rocks_autotune import session_start
 from rocks_autotune.canary import OPTIONS, SAVED, STATS_OPTIONS, Canary
-from rocks_autotune.canary_osd import CanaryOsd, runs_candidate
+from rocks_autotune.canary_osd import CanaryOsd, SessionLoad, runs_candidate
 from rocks_autotune.session_settings import Params
 from rocks_autotune.restart import Outcome
 from rocks_autotune.session import Settings
@@ -25,7 +24,8 @@ def canary(**params: Any) -> Tuple[CanaryOsd, FakeCluster, FakeClock, List[int]]
     settings = Settings(restart_timeout=30.0)
     state = session_start.first_state(cluster, p, settings, clock())
     saves: List[int] = []
-    c = CanaryOsd(cluster, 1, state, p, settings, lambda: saves.append(1), clock)
+    c = CanaryOsd(cluster, 1, state.canaries['1'], SessionLoad(state.client, state.id, state.seed),
+                  p, settings, lambda: saves.append(1), clock)
     return c, cluster, clock, saves
 
 
@@ -79,13 +79,11 @@ def test_someone_elses_change_is_seen_and_the_restore_leaves_it_in_place() -> No
     c, cluster, clock, _ = canary()
     c.rec.config_seen = c.config.entries()
     cur = trial('candidate', CANDIDATE)
-    c.s.current = cur
     c.set_up(cur, clock())
-    assert c.config_changes() == []  # its own candidate is not someone else's
+    assert c.config_changes(cur) == []  # its own candidate is not someone else's
     cluster.config_set('osd.1', 'rocksdb_perf', 'false')
-    changes = c.config_changes()
+    changes = c.config_changes(cur)
     assert len(changes) == 1 and 'osd.1 rocksdb_perf' in changes[0]
-    c.s.current = None
     assert not c.restore(clock())  # never restarted on the candidate: no restart to wait for
     assert cluster.config_get_own('osd.1', 'rocksdb_perf') == 'false'
     assert Canary(cluster, 1).is_restored(c.rec.originals, {'rocksdb_perf'})
@@ -122,14 +120,16 @@ def test_a_stale_noout_of_ours_is_cleared_and_an_admins_is_left() -> None:
     assert c.clear_stale_noout() and not cluster.has_noout(1) and not c.rec.noout_ours
 
 
-def test_the_look_names_a_failed_trials_crash_on_it_and_does_not_block_on_it() -> None:
+def test_the_look_returns_its_own_crashes_and_does_not_block_on_them() -> None:
     c, cluster, clock, _ = canary()
-    failed = replace(trial('candidate', CANDIDATE), verdict='failed')
-    c.s.trials = [failed]
-    cluster.crash('osd.1', delay=0)
+    mine = cluster.crash('osd.1', delay=0)
     clock.advance(1)
-    assert c.look() == []
-    assert len(c.s.trials[0].crashes) == 1
+    health = c.look(lambda crash: crash.entity == 'osd.1')
+    assert health.own_crashes == [mine] and health.others == []
+    assert health.blockers(force=False) == []
     cluster.crash('osd.2', delay=0)
     clock.advance(1)
-    assert c.look() != []  # another OSD's crash is the cluster's, not the trial's
+    # another OSD's crash is the cluster's, not the trial's
+    health = c.look(lambda crash: crash.entity == 'osd.1')
+    assert health.own_crashes == [mine] and health.others == ['RECENT_CRASH']
+    assert health.blockers(force=False) != []

@@ -1,8 +1,11 @@
 """The restart path's one reading of a restart: each outcome from the
-cluster's state, against the fake cluster."""
+cluster's state, against the fake cluster; its reads counted on scale_mgr."""
+import mgr_mock
 from fake_cluster import FakeClock, FakeCluster
 from rocks_autotune.canary_record import CanaryRecord
+from rocks_autotune.cluster import MgrCluster
 from rocks_autotune.restart import Outcome, Restarter
+from scale_mgr import ScaleMgr
 
 
 def restarter(cluster: FakeCluster, state: CanaryRecord, timeout: float = 60.0) -> Restarter:
@@ -64,3 +67,22 @@ def test_up_with_pgs_unclean_is_others_doing_or_not_clean_in_time() -> None:
     c.info[1].in_ = True
     clock.advance(31)
     assert r.step(clock()).outcome == Outcome.NOT_CLEAN_IN_TIME
+
+
+def test_a_step_reads_the_osd_map_once() -> None:
+    # at 10,000 OSDs a read of it decodes 11 MB of JSON: the gate's step read
+    # it three times (the gate, the OSD's up_from, its noout), a poll up with
+    # PGs unclean twice (the OSD, the others)
+    mgr_mock.install()
+    mgr = ScaleMgr(40, 4)
+    r = Restarter(MgrCluster(mgr), 7, fresh(), lambda: None, 60.0, 60.0)
+    r.begin('candidate', 0.0)
+    mgr.reset_counts()
+    assert r.step(0.0).outcome == Outcome.WAITING  # through the gate, restarted
+    rec = r.s.restart
+    assert rec is not None and rec.issued == 0.0 and r.s.manual == '' and r.s.noout_ours
+    assert mgr.get_calls['osd_map'] == 1
+    mgr.set_up(20, False)  # another OSD down: PGs unclean
+    mgr.reset_counts()
+    assert r.step(1.0).outcome == Outcome.OTHERS_UNCLEAN
+    assert mgr.get_calls['osd_map'] == 1

@@ -1,35 +1,33 @@
 """What a session does to one canary OSD, osd.N: its config at its mask (a
 candidate's, or its originals), its gated restarts (restart.py), its window
 (window.py) and the reads timed after a steady one, the watch for someone
-else's config changes (canary.py), the health look before a restart with its
-crashes named on the failed trials (crashes.py), and its restore.  The
-session's phases read what it returns and move.
+else's config changes (canary.py), the health look before a restart, and its
+restore.  The session's phases read what it returns, write the session's
+record and move.
 
-Its persisted part is its record under the session's `canaries`
-(canary_record.CanaryRecord, keyed by its OSD); the session's own (the
-trials, the trial in flight, the client load) it reads from the session's
-record.
+It holds its own record (canary_record.CanaryRecord, under the session's
+`canaries` by its OSD) and, of the session's, what its load reads
+(SessionLoad); the trial in flight comes with the call that needs it.
 """
 import logging
 from contextlib import suppress
+from dataclasses import dataclass
 from typing import Callable, List, Optional, Set
 
-from . import crashes
 from .canary import STATS_OPTIONS, Canary, ours
-from .cluster import Cluster, ClusterError
+from .cluster import Crash, Cluster, ClusterError
 from .confirm import BASELINE
-from .gate import look
+from .gate import Health, look
 from .session_settings import Params, Settings
 from .measurement_plan import SPLIT
 from .placement import pg_of
 from .restart import Restarter, Result
 from .canary_record import CanaryRecord
-from .store import SessionState
 from .trial import Trial
 from .window import Precondition, Window, WindowSettings
 from .workload import (BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, CLIENT, NAMESPACE, OSD_BENCH,
-                       BenchWorkload, ClientWorkload, LazyClientWorkload, ReadProbe, Workload,
-                       client_objects, pg_seed)
+                       BenchWorkload, ClientRecord, ClientWorkload, LazyClientWorkload, ReadProbe,
+                       Workload, client_objects, pg_seed)
 
 log = logging.getLogger(__name__)
 
@@ -41,11 +39,20 @@ def runs_candidate(cur: Trial) -> bool:
     return cur.kind == 'candidate' or (cur.kind == 'confirm' and cur.arm != BASELINE)
 
 
+@dataclass(frozen=True)
+class SessionLoad:
+    """What a canary reads of its session's record for the client load: its
+    record (None: none runs), the session's id and seed (names, random stream)."""
+    client: Optional[ClientRecord]
+    id: str
+    seed: int
+
+
 class CanaryOsd:
-    def __init__(self, cluster: Cluster, osd: int, state: SessionState, params: Params,
-                 settings: Settings, save: Callable[[], None], clock: Clock) -> None:
-        self.cluster, self.osd, self.s = cluster, osd, state
-        self.rec: CanaryRecord = state.canaries[str(osd)]
+    def __init__(self, cluster: Cluster, osd: int, rec: CanaryRecord, load: SessionLoad,
+                 params: Params, settings: Settings, save: Callable[[], None],
+                 clock: Clock) -> None:
+        self.cluster, self.osd, self.rec, self.load = cluster, osd, rec, load
         self.params, self.settings, self.clock = params, settings, clock
         self.config = Canary(cluster, osd)
         self.restarter = Restarter(cluster, osd, self.rec, save,
@@ -72,24 +79,24 @@ class CanaryOsd:
     def _client_workload(self) -> ClientWorkload:
         """The client load, built on its first chunk (its names are hashed, its
         pool opened: not on the path that loads a session)."""
-        c = self.s.client
+        c, sid = self.load.client, self.load.id[:8]
         if c is None or c.count is None:  # a rescue's runs no load
             raise ValueError('a client session without its client record')
         st = self.settings
-        names = client_objects(f'{self.s.id[:8]}', c.count, c.pg_num, c.seeds)
+        names = client_objects(sid, c.count, c.pg_num, c.seeds)
         # the split design's group R (session_start.design_of), as many objects
-        ref = client_objects(f'{self.s.id[:8]}r', c.count, c.pg_num,
+        ref = client_objects(f'{sid}r', c.count, c.pg_num,
                              c.ref_seeds or []) if c.design == SPLIT else []
         return ClientWorkload(self.cluster.client_io(c.pool, NAMESPACE), names,
                               st.client_object_size, threads=st.client_threads,
-                              chunk_seconds=st.bench_chunk_seconds, seed=self.s.seed,
+                              chunk_seconds=st.bench_chunk_seconds, seed=self.load.seed,
                               clock=self.clock, reference=ref)
 
     def read_probe(self, seconds: float) -> Optional[ReadProbe]:
         """A chunk of the client load's read probe (ClientWorkload.read_probe)
         of the objects of C whose PG's primary the canary is: a read goes to
         the primary alone, so C's others would time other OSDs."""
-        c = self.s.client
+        c = self.load.client
         if self.client is None or c is None:
             raise ValueError('a read probe without a client load')
         pools = {p.id for p in self.cluster.pool_states().values() if p.name == c.pool}
@@ -97,13 +104,6 @@ class CanaryOsd:
                if pg.pool in pools and pg.acting[:1] == [self.osd]}
         objects = [o for o in self.client.objects if pg_of(o, c.pg_num, NAMESPACE) in led]
         return self.client.read_probe(seconds, objects)
-
-    def remove_client_objects(self) -> None:
-        """The client load's objects go with the session (ClientWorkload.remove_objects)."""
-        c = self.s.client
-        if c is not None and c.removed is None:
-            ClientWorkload.remove_objects(c, self.cluster, self.settings.client_threads,
-                                          self.settings.bench_chunk_seconds, self.clock())
 
     def precondition_due(self) -> Optional[Precondition]:
         """The client load that writes its DB into a steady state, until it has."""
@@ -119,25 +119,25 @@ class CanaryOsd:
             self.config.set_bench_limit(BENCH_LIMIT_VALUE)
         self.config.collect_rocksdb_stats()
 
-    def foreign(self) -> Set[str]:
+    def foreign(self, mine: Optional[Trial] = None) -> Set[str]:
         """Someone else's config changes since the start, kept in
         `config_changes`; the names at osd.N they hold (none for a rescue,
-        which does not know what was there)."""
+        which does not know what was there).  `mine`: the trial in flight,
+        whose candidate may be set there (none in a recovery or a restore)."""
         rec = self.rec
         seen = rec.config_seen
         if seen is None:
             return set()
-        mine = self.s.current
         applied = [o for o in (rec.last_applied, mine.options if mine is not None
                                and runs_candidate(mine) else None) if o is not None]
         rec.config_changes, held = self.config.foreign(seen, ours(
             rec.originals, applied, rec.annexed, self.params.workload == OSD_BENCH))
         return held
 
-    def config_changes(self) -> List[str]:
+    def config_changes(self, mine: Optional[Trial]) -> List[str]:
         """Someone else's changes that stand now (the candidates embed the
         base of the start: a trial's restart waits on them)."""
-        self.foreign()
+        self.foreign(mine)
         return self.rec.config_changes
 
     def set_up(self, trial: Trial, now: float) -> None:
@@ -202,28 +202,10 @@ class CanaryOsd:
 
     # ------------------------------------------------------------ its health
 
-    def look(self) -> List[str]:
-        """The health policy before a trial's restart: what blocks it.  Notes
-        for the status the others' checks, and on each failed trial the
-        canary's crashes it caused (for the admin to archive)."""
-        s = self.s
-        health = look(self.cluster, self.osd, lambda c: crashes.failed_trial_of(
-            s.trials, s.current, self.osd, c) is not None)
-        s.other_checks = health.others
-        crashes.note(s.trials, s.current, self.osd, health.own_crashes)
-        return health.blockers(self.params.force)
-
-    def note_last_crashes(self) -> None:
-        """At the end: the crashes reported since the last look (no look
-        follows the last trial).  A report posted after the end (ceph-crash
-        may take minutes) is not named."""
-        if not any(t.verdict == 'failed' for t in self.s.trials):
-            return
-        try:
-            crashes.note(self.s.trials, self.s.current, self.osd,
-                         self.cluster.recent_crashes())
-        except Exception as e:  # best effort: nothing may keep a session from ending
-            log.warning('cannot read crash reports at the end of the session: %s', e)
+    def look(self, own_crash: Callable[[Crash], bool]) -> Health:
+        """The health policy before a trial's restart (gate.look): what blocks
+        it, the others' checks, its crashes a failed trial caused (`own_crash`)."""
+        return look(self.cluster, self.osd, own_crash)
 
     # ------------------------------------------------------------ its restore
 

@@ -89,12 +89,8 @@ class Restarter:
     def __init__(self, cluster: Cluster, osd: int, state: RestartState,
                  save: Callable[[], None], restart_timeout: float,
                  manual_restart_timeout: float, single_copy_ok: bool = False) -> None:
-        self.cluster = cluster
-        self.osd = osd
-        self.s = state
-        self._save = save
-        self.restart_timeout = restart_timeout
-        self.manual_restart_timeout = manual_restart_timeout
+        self.cluster, self.osd, self.s, self._save = cluster, osd, state, save
+        self.restart_timeout, self.manual_restart_timeout = restart_timeout, manual_restart_timeout
         self.single_copy_ok = single_copy_ok
 
     def timeout(self) -> float:
@@ -135,35 +131,38 @@ class Restarter:
             self.s.noout_ours = False
 
     def step(self, now: float) -> Result:
-        r = self._rec()
-        if self.stage == Stage.ISSUING:
-            # the mgr went away in the restart call (seen on the lab: the OSD
-            # stopped and never started); the OSD tells how far it got
-            info = self._info()
-            if info.up_from != r.up_from:
-                r.stage, r.since = Stage.WAIT_UP.value, now  # it did restart
-            elif not info.up:
-                if now - r.since < self.timeout():
-                    # stopped by that call: it may be starting, give it the time a restart has
-                    return Result(Outcome.WAITING)
-                return self._issue(now)  # stopped and never started: start it
-            else:
-                r.stage = Stage.GATE.value  # not restarted: ask the gate again
-        if self.stage == Stage.GATE:
-            blockers = restart_blockers(self.cluster, self.osd, self.single_copy_ok
-                                        or r.purpose in WAY_BACK)
-            if blockers:
-                return Result(Outcome.GATE_HELD, blockers)
-            up_from = self._info().up_from
-            self.set_noout()
-            r.up_from = up_from
-            r.stage, r.since = Stage.ISSUING.value, now
-            if r.purpose == 'candidate':
-                # from here on the process may load the candidate: say so first
-                self.s.running_dirty = True
-            self._save()
-            return self._issue(now)
-        return self._after_issue(now)
+        # one moment's reads (the gate's, the OSD's up_from and noout, the other
+        # OSDs'): one OSD map, decoded once; no read follows an action
+        with self.cluster.one_view():
+            r = self._rec()
+            if self.stage == Stage.ISSUING:
+                # the mgr went away in the restart call (seen on the lab: the OSD
+                # stopped and never started); the OSD tells how far it got
+                info = self._info()
+                if info.up_from != r.up_from:
+                    r.stage, r.since = Stage.WAIT_UP.value, now  # it did restart
+                elif not info.up:
+                    if now - r.since < self.timeout():
+                        # stopped by that call: it may be starting: the time a restart has
+                        return Result(Outcome.WAITING)
+                    return self._issue(now)  # stopped and never started: start it
+                else:
+                    r.stage = Stage.GATE.value  # not restarted: ask the gate again
+            if self.stage == Stage.GATE:
+                blockers = restart_blockers(self.cluster, self.osd, self.single_copy_ok
+                                            or r.purpose in WAY_BACK)
+                if blockers:
+                    return Result(Outcome.GATE_HELD, blockers)
+                up_from = self._info().up_from
+                self.set_noout()
+                r.up_from = up_from
+                r.stage, r.since = Stage.ISSUING.value, now
+                if r.purpose == 'candidate':
+                    # from here on the process may load the candidate: say so first
+                    self.s.running_dirty = True
+                self._save()
+                return self._issue(now)
+            return self._after_issue(now)
 
     def _issue(self, now: float) -> Result:
         """The restart call; ClusterError propagates (the caller knows what a

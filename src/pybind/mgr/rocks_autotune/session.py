@@ -21,7 +21,7 @@ from typing import Any, Callable, Dict, List, Optional, Set
 
 from . import session_start, views
 from .canary import OPTIONS, SAVED
-from .canary_osd import CanaryOsd
+from .canary_osd import CanaryOsd, SessionLoad
 from .cluster import Cluster
 from .session_settings import Params, Settings, StartRefused
 from .machine import Go, Machine, Move
@@ -61,8 +61,9 @@ class Session(Machine):
         default = SearchSpace.candidate_from_options(parse_options(self.release_default))
         self.space.max_memtable_bytes = settings.max_memtable_bytes or self.space.memtable_bytes(
             default.max_write_buffer_number, default.write_buffer_size)
-        self.canary = CanaryOsd(cluster, self.osd, state, self.params, settings,
-                                lambda: self._save(self.s), clock)
+        self.canary = CanaryOsd(cluster, self.osd, state.canaries[str(self.osd)],
+                                SessionLoad(state.client, state.id, state.seed), self.params,
+                                settings, lambda: self._save(self.s), clock)
         self.search = Search(state, self.space, settings, self.params, self.release_default,
                              clock)
         self.phases: Phases = Phases(state, cluster, self.params, self.space, self.search,
@@ -205,7 +206,7 @@ class Session(Machine):
         if self.active or not c or c.removed is not None \
                 or self.clock() - (c.tried or 0) < CLEANUP_RETRY:
             return
-        self.canary.remove_client_objects()
+        self.phases.remove_client_objects()
         self._persist()
 
     # ------------------------------------------------------------ views

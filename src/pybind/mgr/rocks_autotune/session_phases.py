@@ -14,11 +14,12 @@ A phase works on the session's one canary (canary_osd.py): its config set,
 its gated restart, its window; a failure fails the window and recovers it;
 the restore puts it back.
 """
+import logging
 from dataclasses import replace
 from enum import Enum
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
-from . import perf_counters, views
+from . import crashes, perf_counters, views
 from .canary_osd import CanaryOsd, runs_candidate
 from .cluster import Cluster, ClusterError
 from .confirm import BASELINE, Confirmation
@@ -31,7 +32,9 @@ from .search import Search
 from .space import Candidate, SearchSpace
 from .store import Ending, SessionState
 from .trial import Trial
-from .workload import CLIENT
+from .workload import CLIENT, ClientWorkload
+
+log = logging.getLogger(__name__)
 
 
 class Phase(str, Enum):
@@ -95,6 +98,7 @@ class WayOut(JobPhases):
     end (or a failure where restoring cannot go on); Phases' too."""
 
     s: SessionState
+    cluster: Cluster
     canary: CanaryOsd
     settings: Settings
     clock: Callable[[], float]
@@ -112,7 +116,7 @@ class WayOut(JobPhases):
     def finish(self) -> Go:
         s = self.s
         self.canary.clear_noout()
-        self.canary.remove_client_objects()
+        self.remove_client_objects()
         end = self.end(Ending(s.final) if s.final else self.outcome())
         s.config_changes = standing_changes(self.canary)
         result = views.answer(s)
@@ -129,19 +133,32 @@ class WayOut(JobPhases):
         s = self.s
         s.error = error
         s.restore_failed = self.canary.restore_where_failed()
-        self.canary.remove_client_objects()  # never raises: a failure is kept in the record
+        self.remove_client_objects()  # never raises: a failure is kept in the record
         end = self.end(Ending.FAILED)
         s.message = f'failed: {error}'
         return end
 
     def end(self, ending: Ending) -> Go:
-        """The one place a session ends: the crashes since the last look
-        named, the ending set; the move to the end phase."""
+        """The one place a session ends: the canary's crashes reported since
+        the last look (none follows the last trial) named on the failed
+        trials, the ending set; the move to the end phase.  A report posted
+        after the end (ceph-crash may take minutes) is not named."""
         s = self.s
-        self.canary.note_last_crashes()
+        if any(t.verdict == 'failed' for t in s.trials):
+            try:
+                crashes.note(s.trials, s.current, self.canary.osd, self.cluster.recent_crashes())
+            except Exception as e:  # best effort: nothing may keep a session from ending
+                log.warning('cannot read crash reports at the end of the session: %s', e)
         s.state = ending.value
         s.ended = self.clock()
         return Go(P.END, delay=60.0)
+
+    def remove_client_objects(self) -> None:
+        """The client load's objects go with the session (ClientWorkload.remove_objects)."""
+        c = self.s.client
+        if c is not None and c.removed is None:
+            ClientWorkload.remove_objects(c, self.cluster, self.settings.client_threads,
+                                          self.settings.bench_chunk_seconds, self.clock())
 
     def restart_back(self, now: float, canary: CanaryOsd) -> Union[Result, Go]:
         """A step of the restart onto the canary's originals; the move to the
@@ -195,15 +212,9 @@ class Phases(WayOut):
     def __init__(self, s: SessionState, cluster: Cluster, params: Params, space: SearchSpace,
                  search: Search, settings: Settings, canary: CanaryOsd,
                  clock: Callable[[], float]) -> None:
-        self.s = s
-        self.cluster = cluster
-        self.params = params
-        self.osd = s.osd
-        self.space = space
-        self.search = search
-        self.settings = settings
-        self.canary = canary
-        self.clock = clock
+        self.s, self.cluster, self.params, self.osd = s, cluster, params, s.osd
+        self.space, self.search, self.settings = space, search, settings
+        self.canary, self.clock = canary, clock
 
     def table(self) -> Dict[Any, Handler]:
         return {P.PREPARE: self.prepare, P.NEXT: lambda now: self.next_trial(),
@@ -292,7 +303,7 @@ class Phases(WayOut):
     def config_pause(self) -> Optional[Pause]:
         """Before a trial's restart: paused while someone else's change stands
         at its canary; None to go on."""
-        changes = list(dict.fromkeys(self.canary.config_changes()))
+        changes = list(dict.fromkeys(self.canary.config_changes(self.s.current)))
         return Pause(changes, 'paused: config changed by someone else',
                      'config') if changes else None
 
@@ -303,7 +314,14 @@ class Phases(WayOut):
         held = self.config_pause() or self.pool_full()
         if held is not None:
             return held
-        reasons = list(dict.fromkeys(canary.look()))
+        # the health look: for the status, the others' checks; on each failed
+        # trial, the canary's crashes it caused (for the admin to archive)
+        s, osd = self.s, canary.osd
+        health = canary.look(lambda c: crashes.failed_trial_of(
+            s.trials, s.current, osd, c) is not None)
+        s.other_checks = health.others
+        crashes.note(s.trials, s.current, osd, health.own_crashes)
+        reasons = list(dict.fromkeys(health.blockers(self.params.force)))
         if reasons:
             return Pause(reasons)
         canary.set_up(self.cur(), now)
