@@ -239,7 +239,7 @@ def test_each_restart_of_a_10000_osd_rollout_costs_what_it_costs_at_any_size() -
         mon, got = osd_restarts(mod, mgr, 0, writes)
         assert mon.pop('config dump') == 1 and mon.pop('config get', 0) <= 2, (kind, mon)
         assert sum(mon.values()) <= 4, (kind, mon)  # set or rm, ok-to-stop, noout on, off
-        assert got.get('osd_map', 0) <= 6 and set(got) <= {'osd_map', 'pg_summary', 'health'}, \
+        assert got.get('osd_map', 0) <= 4 and set(got) <= {'osd_map', 'pg_summary', 'health'}, \
             (kind, got)
         # the head at each step, the OSD's chunk of 40 records when it changes
         assert len(writes) <= 12 and max(writes) < 16 << 10, (kind, writes)
