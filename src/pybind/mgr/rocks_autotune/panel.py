@@ -170,12 +170,10 @@ def trials_json(snap: Snapshot, query: Mapping[str, str]) -> Dict[str, Any]:
 
 def ratios(m: Optional[Measurement], base: Baseline) -> Dict[str, Optional[float]]:
     """A measurement's figures over the baseline's medians (None where either lacks one)."""
-    if m is None:
-        return dict.fromkeys(('iops', 'kv_sync_lat', 'write_amp'))
-    wa, base_wa = write_amps(m.to_dict(), base.to_json())
-    return {'iops': m.iops / base.iops if m.iops and base.iops else None,
-            'kv_sync_lat': m.kv_sync_lat_ms / base.kv_sync_lat_ms
-            if m.kv_sync_lat_ms and base.kv_sync_lat_ms else None,
+    wa, base_wa = write_amps(m.to_dict() if m else {}, base.to_json())
+    iops, lat = (m.iops, m.kv_sync_lat_ms) if m else (None, None)
+    return {'iops': iops / base.iops if iops and base.iops else None,
+            'kv_sync_lat': lat / base.kv_sync_lat_ms if lat and base.kv_sync_lat_ms else None,
             'write_amp': wa / base_wa if wa is not None and base_wa else None}
 
 
@@ -190,8 +188,7 @@ def _int_param(query: Mapping[str, str], name: str) -> Optional[int]:
 
 @dataclass(frozen=True)
 class Seen:
-    """What a metric reads: the status, the session's record (None: idle), and the
-    confirmation's verdict once it stands and so far."""
+    """What a metric reads: the status, the record (None: idle), its verdict standing and so far."""
     status: Dict[str, Any]
     state: Optional[SessionState]
     answer: Optional[Verdict]

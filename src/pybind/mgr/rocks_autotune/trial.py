@@ -37,11 +37,10 @@ class Trial:
     def to_json(self) -> Dict[str, Any]:
         """As stored and shown.  Field by field, not asdict: its deep copy of
         every trial at each save made the session's steps twice as slow."""
-        out = {f.name: copy.copy(getattr(self, f.name)) for f in fields(self)}
-        out['candidate'] = self.candidate.to_dict()
-        out['measurement'] = None if self.measurement is None else self.measurement.to_dict()
-        out['read_probe'] = None if self.read_probe is None else self.read_probe.to_json()
-        return out
+        return dict({f.name: copy.copy(getattr(self, f.name)) for f in fields(self)},
+                    candidate=self.candidate.to_dict(),
+                    measurement=None if self.measurement is None else self.measurement.to_dict(),
+                    read_probe=None if self.read_probe is None else self.read_probe.to_json())
 
     @classmethod
     def from_json(cls, saved: Dict[str, Any]) -> 'Trial':
