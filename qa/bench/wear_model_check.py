@@ -35,7 +35,7 @@ from rocks_autotune import wear_model  # noqa: E402
 from rocks_autotune.perf_counters import Measurement  # noqa: E402
 from rocks_autotune.rocksdb_options import (ColumnFamily, parse_options,  # noqa: E402
                                             parse_sharding)
-from rocks_autotune.space import SearchSpace  # noqa: E402
+from rocks_autotune.space import Candidate, SearchSpace  # noqa: E402
 
 # Tentacle's bluestore_rocksdb_cfs, the lab's sharding
 SHARDING = ('m(3) p(3,0-12) O(3,0-13)=block_cache={type=binned_lru} '
@@ -145,8 +145,8 @@ def _rounded(d: Dict[str, float]) -> Dict[str, float]:
 def session(trials: Sequence[Dict[str, Any]], families: Sequence[ColumnFamily]) -> List[str]:
     """A session's steady-check windows against the model calibrated, as the
     session was, on its other windows (`ceph rocks-autotune history -f json`)."""
-    def window_of(t: Dict[str, Any]) -> Tuple[Dict[str, Any], Measurement]:
-        return t['candidate'], Measurement.from_dict(t['measurement'])
+    def window_of(t: Dict[str, Any]) -> Tuple[Candidate, Measurement]:
+        return Candidate.from_dict(t['candidate']), Measurement.from_dict(t['measurement'])
     short = wear_model.windows_of([window_of(t) for t in trials
                                    if not t.get('steady') and t.get('measurement')])
     wal_size = max((int(parse_options(t['options']).get('max_total_wal_size', 0))

@@ -63,7 +63,7 @@ def test_rounds_in_fresh_random_orders_each_measurement_a_restart() -> None:
     for a in s.s.confirm.arms:
         t = h.trials[a.trial]
         assert t['kind'] == 'candidate' and t['verdict'] == 'feasible'
-        assert t['candidate'] == a.candidate != base
+        assert t['candidate'] == a.candidate.to_dict() != base
     assert_restored(h, 0, before)
 
 

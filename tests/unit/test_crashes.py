@@ -3,12 +3,13 @@ from typing import Any, List
 
 from rocks_autotune import crashes
 from rocks_autotune.cluster import Crash
+from rocks_autotune.space import SearchSpace
 from rocks_autotune.trial import Trial
 
 
 def trial(index: int, verdict: str, started: float) -> Trial:
-    return Trial(index=index, kind='candidate', candidate={}, options='', verdict=verdict,
-                 started=started)
+    return Trial(index=index, kind='candidate', candidate=SearchSpace.candidate_from_options({}),
+                 options='', verdict=verdict, started=started)
 
 
 def trials(*verdicts_and_starts: Any) -> List[Trial]:

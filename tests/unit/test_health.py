@@ -7,6 +7,7 @@ from rocks_autotune import health, session_start
 from rocks_autotune.canary_record import CanaryRecord, RestartRecord
 from rocks_autotune.pause_record import PauseRecord
 from rocks_autotune.session_settings import Params, Settings
+from rocks_autotune.space import SearchSpace
 from rocks_autotune.store import SessionState
 from rocks_autotune.trial import Trial
 from rocks_autotune.workload import OSD_BENCH
@@ -20,7 +21,8 @@ def session(**head: Any) -> SessionState:
 
 
 def test_a_sessions_facts_give_its_checks_in_the_tables_words() -> None:
-    s = session(current=Trial(index=3, kind='recovery', candidate={}, options='', error='boom'),
+    c = SearchSpace.candidate_from_options({})
+    s = session(current=Trial(index=3, kind='recovery', candidate=c, options='', error='boom'),
                 pause=PauseRecord('health', ['osd.2 is down'], None, 0.0),
                 canaries={'1': CanaryRecord({}, False, None, restarted=False, manual='no backend',
                                             restart=RestartRecord('candidate', 'wait_up', 0.0,

@@ -13,6 +13,7 @@ from fake_cluster import FakeCluster
 from rocks_autotune import report, store
 from rocks_autotune.placement import pg_of
 from rocks_autotune.session import Session
+from rocks_autotune.space import SearchSpace
 from rocks_autotune.workload import NAMESPACE, ReadProbe
 from session_harness import Harness, verdict
 from test_steady_check import confirming, faster
@@ -112,7 +113,8 @@ def test_a_read_that_fails_fails_the_steady_window() -> None:
 
 def test_a_trial_keeps_its_read_probe_through_the_store() -> None:
     p = ReadProbe(reads=120, seconds=20.0, iops=6.0, mean_ms=1.5, p99_ms=4.0)
-    t = store.Trial(index=3, kind='confirm', candidate={}, options='', steady='c1',
+    c = SearchSpace.candidate_from_options({})
+    t = store.Trial(index=3, kind='confirm', candidate=c, options='', steady='c1',
                     read_probe=p)
     saved = json.loads(json.dumps(t.to_json()))
     assert saved['read_probe'] == {'reads': 120, 'seconds': 20.0, 'iops': 6.0,
@@ -121,4 +123,4 @@ def test_a_trial_keeps_its_read_probe_through_the_store() -> None:
     # a trial recorded before the probe (or without one)
     del saved['read_probe']
     assert store.Trial.from_json(saved).read_probe is None
-    assert store.Trial.from_json(store.Trial(1, 'baseline', {}, '').to_json()).read_probe is None
+    assert store.Trial.from_json(store.Trial(1, 'baseline', c, '').to_json()).read_probe is None

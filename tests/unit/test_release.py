@@ -96,7 +96,7 @@ def test_a_tentacle_session_starts_from_tentacles_default() -> None:
     for t in s.s.trials:
         if t.kind == 'candidate':
             # L and P merge 32: every candidate keeps more memtables than that
-            assert t.candidate['max_write_buffer_number'] > 32, t.candidate
+            assert t.candidate.max_write_buffer_number > 32, t.candidate
     # the warm start holds Tentacle's default (the canary's options too), not Pacific's
     tentacle, pacific = (SearchSpace.candidate_from_options(parse_options(
         d['bluestore_rocksdb_options'])) for d in (TENTACLE_DEFAULTS, DEFAULTS))
@@ -150,7 +150,7 @@ def test_commands_are_registered_and_dispatched_by_this_release() -> None:
 def test_the_panel_marks_the_releases_own_default() -> None:
     from rocks_autotune import panel
     s = _session(TENTACLE_DEFAULTS, trials=2)
-    rows = panel.trial_rows(s.s.trials, panel.release_default(s.status()))
+    rows = panel.trial_rows(s.s.trials, panel.release_default(s.s))
     assert rows[0]['kind'] == 'baseline' and rows[0]['marker'] == 'default'
     # the same trials read against Pacific's default: no longer "the default"
     assert panel.trial_rows(s.s.trials, DEFAULTS['bluestore_rocksdb_options'])[0][

@@ -17,7 +17,7 @@ from rocks_autotune.perf_counters import Measurement
 from rocks_autotune.rocksdb_options import parse_options
 from rocks_autotune.search import Search
 from rocks_autotune.session import Settings
-from rocks_autotune.space import MiB, Candidate, SearchSpace
+from rocks_autotune.space import MiB, SearchSpace
 from rocks_autotune.window import SteadyCap, steady_bytes
 from rocks_autotune.workload import CLIENT, OSD_BENCH
 
@@ -53,8 +53,7 @@ def test_the_baseline_runs_come_first_then_the_optimizers_candidates_then_none()
     assert sr.left() == (2 + 2, 2 * (1 + 1), 2 * 1)
     first = sr.next_trial(1)
     assert first is not None and first.kind == 'baseline'
-    assert first.options == sr.s.base_options and first.candidate == \
-        sr.space.base_candidate().to_dict()
+    assert first.options == sr.s.base_options and first.candidate == sr.space.base_candidate()
     record(sr, 'baseline', 'baseline', measured(1000))
     assert sr.s.baseline is None  # not all runs in: nothing settled
     sr.baseline_measured(1)
@@ -80,7 +79,7 @@ def test_the_search_proposes_only_what_a_steady_window_can_judge() -> None:
     for _ in range(2):
         trial = sr.next_trial(1)
         assert trial is not None and trial.kind == 'candidate'
-        assert steady_bytes(Candidate.from_dict(trial.candidate)) <= 300 * MiB
+        assert steady_bytes(trial.candidate) <= 300 * MiB
         sr.s.trials.append(replace(trial, verdict='feasible', measurement=measured(1100),
                                    seconds=15.0))
     assert cap.applied is True

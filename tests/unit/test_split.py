@@ -14,6 +14,7 @@ from rocks_autotune import confirm, measurement_plan, perf_counters, placement, 
 from rocks_autotune.session_settings import StartRefused
 from rocks_autotune.measurement_plan import BASELINE, SEQUENTIAL, SPLIT
 from rocks_autotune.perf_counters import Measurement
+from rocks_autotune.space import SearchSpace
 from rocks_autotune.store import HEAD_KEY, SessionStore
 from rocks_autotune.trial import Trial
 from rocks_autotune.workload import (GROUP_PGS, MIN_REFERENCE_PGS, NAMESPACE, ClientRecord,
@@ -164,8 +165,11 @@ def _m(c: float, r: float) -> Dict[str, Any]:
             'window_short': False, 'kv_sync_lat_ms': 1.0}
 
 
+DEFAULT = SearchSpace.candidate_from_options({})
+
+
 def confirmed(r: int, arm: str, m: Dict[str, Any], steady: str = '') -> Trial:
-    return Trial(index=0, kind='confirm', candidate={}, options='', verdict='measured',
+    return Trial(index=0, kind='confirm', candidate=DEFAULT, options='', verdict='measured',
                  measurement=Measurement.from_dict({**_REST, **m}), round=r, arm=arm,
                  steady=steady)
 
@@ -174,7 +178,7 @@ def test_the_split_confirmation_judges_c_over_r_by_round_and_reports_c_and_r() -
     plan = measurement_plan.single(0, ClientRecord(SPLIT_POOL, 16, [], 1, design=SPLIT,
                                                    ref_seeds=WITHOUT_0, shared_host=True,
                                                    design_why='test'))
-    trial = Trial(index=3, kind='candidate', candidate={'x': 1}, options='o')
+    trial = Trial(index=3, kind='candidate', candidate=DEFAULT, options='o')
     rec = confirm.plan([(trial, 0.0)], 5, 0.03, 'client', plan)
     assert (rec.objective, rec.direction) == ('c_over_r', 'higher')
     # the machine is twice as fast in even rounds (both groups alike); the

@@ -222,7 +222,8 @@ def test_a_wear_session_from_a_small_memtable_string_saves_db_bytes() -> None:
     search = s.search
     # as the last search window left it (the rounds' windows came after)
     cal = wear_model.calibrate(wear_model.windows_of(
-        [(t['candidate'], Measurement.from_dict(t['measurement'])) for t in h.trials
+        [(Candidate.from_dict(t['candidate']), Measurement.from_dict(t['measurement']))
+         for t in h.trials
          if t['kind'] != 'confirm' and t['measurement']]), search.space.column_families)
     assert cal.windows >= 6
     for t in [t for t in h.trials if t['kind'] == 'candidate']:
@@ -411,8 +412,8 @@ def _demo_history(run: int) -> List[Dict[str, Any]]:
 
 
 def _windows(trials: List[Dict[str, Any]]) -> List[wear_model.Window]:
-    return wear_model.windows_of([(t['candidate'], Measurement.from_dict(t['measurement']))
-                                  for t in trials])
+    return wear_model.windows_of([(Candidate.from_dict(t['candidate']),
+                                   Measurement.from_dict(t['measurement'])) for t in trials])
 
 
 def test_the_model_orders_demo_run_6s_steady_windows_as_measured() -> None:

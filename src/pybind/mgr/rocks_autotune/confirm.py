@@ -18,6 +18,7 @@ from . import paired_stats, perf_counters, power, steady_check
 from .measurement_plan import BASELINE, SPLIT, MeasurementPlan, Slot
 from .paired_stats import Figure, Round
 from .perf_counters import median
+from .space import Candidate
 from .session_settings import IOPS, WEAR
 
 from .trial import Trial
@@ -33,7 +34,7 @@ class Arm:
     out (verdict, why) or passed at a look (after that round)."""
     arm: str  # c1, c2, ... in the model's order
     trial: int
-    candidate: Dict[str, Any]
+    candidate: Candidate
     options: str
     mean: float
     out: Optional[Tuple[str, str]] = None
@@ -170,13 +171,15 @@ class ConfirmRecord:
         """As stored and shown; shallow (the store dumps it, the views copy it)."""
         design = None if self.design is None else asdict(self.design)
         return dict(vars(self), steady=asdict(self.steady), design=design, arms=[
-            dict(vars(a), out=None if a.out is None else list(a.out)) for a in self.arms],
+            dict(vars(a), candidate=a.candidate.to_dict(),
+                 out=None if a.out is None else list(a.out)) for a in self.arms],
             measurement_plan=self.measurement_plan.to_json(),
             result=None if self.result is None else self.result.to_json())
 
     @classmethod
     def from_json(cls, saved: Dict[str, Any]) -> 'ConfirmRecord':
-        arms = [Arm(**dict(a, out=None if a['out'] is None else tuple(a['out'])))
+        arms = [Arm(**dict(a, candidate=Candidate.from_dict(a['candidate']),
+                           out=None if a['out'] is None else tuple(a['out'])))
                 for a in saved['arms']]
         d, result = saved['design'], saved['result']
         return cls(**dict(saved, arms=arms, steady=SteadyPlan(**saved['steady']),

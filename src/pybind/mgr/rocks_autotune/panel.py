@@ -14,9 +14,9 @@ from urllib.parse import parse_qsl
 from . import report, views
 from .confirm import ArmResult, RoundsNoise, Verdict
 from .rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT, parse_options
-from .perf_counters import write_amps
+from .perf_counters import Baseline, Measurement, write_amps
 from .views import View
-from .space import SearchSpace
+from .space import Candidate, SearchSpace
 from .store import SessionState
 from .trial import Trial
 
@@ -95,29 +95,28 @@ def clean(obj: Any) -> Any:
     return obj
 
 
-Markers = List[Tuple[str, Dict[str, Any]]]
+Markers = List[Tuple[str, Candidate]]
 
 
 def markers(release_default: str) -> Markers:
     """The tuned values of the release's default and the seed's options, parsed once."""
-    return [(name, SearchSpace.candidate_from_options(parse_options(opts)).to_dict())
+    return [(name, SearchSpace.candidate_from_options(parse_options(opts)))
             for name, opts in (('default', release_default),) + SEED_MARKERS]
 
 
-def marker(candidate: Mapping[str, Any], refs: Markers) -> str:
+def marker(candidate: Candidate, refs: Markers) -> str:
     """'default' / 'new_tuning' / 'new_tuning_lz4' if a trial ran those tuned values."""
-    return next((name for name, c in refs if dict(candidate) == c), '')
+    return next((name for name, c in refs if candidate == c), '')
 
 
-def release_default(status: Mapping[str, Any]) -> str:
+def release_default(state: Optional[SessionState]) -> str:
     """The default options of the release the session ran on (it read them at start)."""
-    return str(status.get('release_default') or PACIFIC_DEFAULT)
+    return (state.release_default if state else '') or PACIFIC_DEFAULT
 
 
-def budget_write_amp(status: Mapping[str, Any]) -> Optional[float]:
+def budget_write_amp(state: Optional[SessionState]) -> Optional[float]:
     """The write-amp a feasible trial may not exceed: budget x the baseline's."""
-    b = status.get('baseline')
-    return status['params']['budget'] * b['write_amp'] if b else None
+    return state.params.budget * state.baseline.write_amp if state and state.baseline else None
 
 
 def trial_rows(trials: List[Trial], default: str) -> List[Dict[str, Any]]:
@@ -131,7 +130,7 @@ def trial_rows(trials: List[Trial], default: str) -> List[Dict[str, Any]]:
             best = t.score if best is None else min(best, t.score)
         rows.append({
             'n': n, 'index': t.index, 'kind': t.kind, 'verdict': t.verdict,
-            'candidate': t.candidate, 'options': t.options,
+            'candidate': t.candidate.to_dict(), 'options': t.options,
             'measurement': t.measurement and t.measurement.to_dict(), 'score': t.score,
             'told': t.told, 'error': t.error, 'crashes': t.crashes,
             'seconds': t.seconds, 'round': t.round, 'arm': t.arm, 'started': t.started,
@@ -142,14 +141,15 @@ def trial_rows(trials: List[Trial], default: str) -> List[Dict[str, Any]]:
 
 def status_json(snap: Snapshot) -> Dict[str, Any]:
     # the confirmation's answer (`best -f json`), once it stands
-    best = None if snap.state is None else report.best_summary(snap.state, snap.reach)
-    if best is not None:
-        best['marker'] = marker(best['candidate'] or {}, markers(release_default(snap.status)))
-    cur = snap.status.get('current')
-    return clean(dict(snap.status, best=best,
-                      budget_write_amp=budget_write_amp(snap.status),
-                      current={'index': cur.get('index'), 'kind': cur.get('kind')} if cur else None,
-                      trials_planned=(snap.status.get('params') or {}).get('trials')))
+    st = snap.state
+    best = None if st is None else report.best_summary(st, snap.reach)
+    if st is not None and best is not None:
+        rec = views.recommended_trial(st)
+        best['marker'] = '' if rec is None else marker(rec.candidate, markers(release_default(st)))
+    cur = st.current if st else None
+    return clean(dict(snap.status, best=best, budget_write_amp=budget_write_amp(st),
+                      current=cur and {'index': cur.index, 'kind': cur.kind},
+                      trials_planned=st.params.trials if st else None))
 
 
 def trials_json(snap: Snapshot, query: Mapping[str, str]) -> Dict[str, Any]:
@@ -158,22 +158,22 @@ def trials_json(snap: Snapshot, query: Mapping[str, str]) -> Dict[str, Any]:
     if verdict not in (None,) + VERDICTS:
         raise BadQuery(f'verdict must be one of {", ".join(VERDICTS)}')
     since, limit = _int_param(query, 'since') or 0, _int_param(query, 'limit')
-    baseline = snap.status.get('baseline') or {}
-    rows = [dict(r, ratios=ratios(r['measurement'] or {}, baseline) if baseline else None)
-            for r in trial_rows(snap.trials, release_default(snap.status))
-            if r['n'] > since and verdict in (None, r['verdict'])][:limit]
-    return clean({'state': snap.status.get('state'), 'total': len(snap.trials),
-                  'budget_write_amp': budget_write_amp(snap.status),
-                  'baseline': snap.status.get('baseline'), 'trials': rows})
+    st, trials = snap.state, snap.trials
+    base = st.baseline if st else None
+    rows = [dict(r, ratios=base and ratios(t.measurement, base))
+            for n, (t, r) in enumerate(zip(trials, trial_rows(trials, release_default(st))), 1)
+            if n > since and verdict in (None, t.verdict)][:limit]
+    return clean({'state': snap.status.get('state'), 'total': len(trials),
+                  'budget_write_amp': budget_write_amp(st),
+                  'baseline': base and base.to_json(), 'trials': rows})
 
 
-def ratios(m: Mapping[str, Any], baseline: Mapping[str, Any]) -> Dict[str, Optional[float]]:
+def ratios(m: Optional[Measurement], base: Baseline) -> Dict[str, Optional[float]]:
     """A measurement's figures over the baseline's medians (None where either lacks one)."""
-    wa, base_wa = write_amps(m, baseline)
-    return {'iops': m['iops'] / baseline['iops']
-            if m.get('iops') and baseline.get('iops') else None,
-            'kv_sync_lat': m['kv_sync_lat_ms'] / baseline['kv_sync_lat_ms']
-            if m.get('kv_sync_lat_ms') and baseline.get('kv_sync_lat_ms') else None,
+    wa, base_wa = write_amps(m.to_dict() if m else {}, base.to_json())
+    iops, lat = (m.iops, m.kv_sync_lat_ms) if m else (None, None)
+    return {'iops': iops / base.iops if iops and base.iops else None,
+            'kv_sync_lat': lat / base.kv_sync_lat_ms if lat and base.kv_sync_lat_ms else None,
             'write_amp': wa / base_wa if wa is not None and base_wa else None}
 
 
@@ -188,8 +188,9 @@ def _int_param(query: Mapping[str, str], name: str) -> Optional[int]:
 
 @dataclass(frozen=True)
 class Seen:
-    """What a metric reads: the status, and the confirmation's verdict once it stands and so far."""
+    """What a metric reads: the status, the record (None: idle), its verdict standing and so far."""
     status: Dict[str, Any]
+    state: Optional[SessionState]
     answer: Optional[Verdict]
     confirmed: Optional[Verdict]
 
@@ -226,8 +227,8 @@ def _state(m: Seen) -> Iterable[Tuple[str, Optional[float]]]:
 
 
 def _latency_s(m: Seen) -> Optional[float]:
-    lat = _num((m.status.get('baseline') or {}).get('kv_sync_lat_ms'))
-    return None if lat is None else lat / 1000.0
+    b = m.state.baseline if m.state else None
+    return None if b is None else b.kv_sync_lat_ms / 1000.0
 
 
 def _ratios(m: Seen) -> Iterable[Tuple[str, Optional[float]]]:
@@ -267,7 +268,7 @@ METRICS: List[Tuple[str, str, Samples]] = [
     ('baseline_write_amp', 'DB write amplification of the baseline (DB bytes per client byte)',
      _at('baseline', 'write_amp')),
     ('write_amp_budget', 'Highest write amplification a feasible trial may have',
-     _one(lambda m: budget_write_amp(m.status))),
+     _one(lambda m: budget_write_amp(m.state))),
     ('recommends', '1 if the confirmation recommends a candidate, 0: keep the current options',
      _one(lambda m: None if m.answer is None else float(m.chosen() is not None))),
     ('best_trial', 'Index of the search trial recommended',
@@ -302,7 +303,7 @@ METRICS: List[Tuple[str, str, Samples]] = [
 def metrics_text(snap: Snapshot) -> str:
     """Prometheus text exposition (format 0.0.4) of METRICS, `rocks_autotune_*`."""
     st = snap.state
-    seen = Seen(snap.status, None if st is None else views.final_answer(st),
+    seen = Seen(snap.status, st, None if st is None else views.final_answer(st),
                 None if st is None else views.answer(st))
     out = []
     idle = snap.status.get('state', 'idle') == 'idle'

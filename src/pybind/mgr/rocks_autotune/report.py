@@ -15,7 +15,6 @@ from .views import (answer_line, crashes_lines, final_answer, groups_text,
 from .rollout_plan import config_command, show
 from .rollout_record import RolloutPlan
 from .session_settings import WEAR
-from .space import Candidate
 from .store import SessionState
 from .trial import Trial
 from .workload import CLEANUP_RETRY, NAMESPACE
@@ -195,7 +194,7 @@ def _mib(v: Any) -> str:
 
 
 def history_row(t: Trial) -> List[str]:
-    c = Candidate.from_dict(t.candidate)
+    c = t.candidate
     m = t.measurement.to_dict() if t.measurement else {}
     # a confirmation measurement: its round (1-based) and arm; a steady
     # window: its pair (1-based), the arm checked and the arm it ran
@@ -286,7 +285,7 @@ def best_summary(state: SessionState,
         'answer': 'recommend' if arm else 'keep current', 'keeps_current': arm is None,
         'summary': answer_line(result), 'complete': result.complete,
         'trial': arm and arm.trial, 'arm': arm and arm.arm,
-        'options': chosen and chosen.options, 'candidate': chosen and chosen.candidate,
+        'options': chosen and chosen.options, 'candidate': chosen and chosen.candidate.to_dict(),
         'objective': result.objective, 'direction': result.direction,
         'margin': result.margin, 'budget': result.budget, 'level': result.level,
         'goal': result.goal, 'rounds': result.rounds, 'rounds_done': result.rounds_done,

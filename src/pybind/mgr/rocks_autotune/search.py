@@ -56,8 +56,7 @@ class Search:
                 for p in (self.release_default, NEW_TUNING, NEW_TUNING_LZ4)]
             opt = TrialOptimizer(self.space, seed=self.s.seed, warm_start=warm)
             # a failed baseline run says nothing about the options themselves
-            opt.replay([(Candidate.from_dict(t.candidate), t.told)
-                        for t in self.s.trials
+            opt.replay([(t.candidate, t.told) for t in self.s.trials
                         if t.kind == 'candidate' or t.told is not None])
             self._optimizer = opt
         return self._optimizer
@@ -154,8 +153,7 @@ class Search:
         for t in self.s.trials:
             if t.verdict not in ('baseline', 'feasible', 'infeasible') or not t.measurement:
                 continue
-            verdict, score, t.told = self.judge(t.measurement, Candidate.from_dict(t.candidate),
-                                                cal)
+            verdict, score, t.told = self.judge(t.measurement, t.candidate, cal)
             if t.verdict != 'baseline':
                 t.verdict, t.score = verdict, score
         self._optimizer = None
@@ -190,14 +188,14 @@ class Search:
         cands = [t for t in s.trials if t.kind == 'candidate']
         if len(done) < self.settings.baseline_runs:
             c = self.space.base_candidate()
-            return Trial(index=len(s.trials), kind='baseline', candidate=c.to_dict(),
+            return Trial(index=len(s.trials), kind='baseline', candidate=c,
                          options=s.base_options, osd=osd)
         if len(cands) < self.params.trials:
             c = self.optimizer.ask()
             options = self.space.render(self.space.base, c)
             if self.settings.inject_options:
                 options += ',' + self.settings.inject_options
-            return Trial(index=len(s.trials), kind='candidate', candidate=c.to_dict(),
+            return Trial(index=len(s.trials), kind='candidate', candidate=c,
                          options=options, osd=osd)
         return None
 
@@ -240,7 +238,7 @@ class Search:
         """The top feasible candidates by the model's posterior mean (one per
         config, not the current options: the baseline), measured as `plan` says."""
         s = self.s
-        base = self.space.base_candidate().to_dict()
+        base = self.space.base_candidate()
         feasible = [t for t in s.trials
                     if t.kind == 'candidate' and t.verdict == 'feasible' and t.candidate != base]
         # the finalists and rounds the noise asks for (as asked with none measured)
@@ -249,11 +247,10 @@ class Search:
             None, self.settings.confirm_candidates, self.settings.confirm_rounds,
             self.settings.rounds_margin(), self.settings.rounds_detect(),
             options.MAX_CONFIRM_ROUNDS)
-        ranked = self.optimizer.rank([Candidate.from_dict(t.candidate) for t in feasible],
-                                     design.candidates)
+        ranked = self.optimizer.rank([t.candidate for t in feasible], design.candidates)
         first: Dict[Candidate, Trial] = {}
         for t in feasible:
-            first.setdefault(Candidate.from_dict(t.candidate), t)
+            first.setdefault(t.candidate, t)
         st = self.settings
         # wear: each arm's predicted steady write-amp ratio, beside what its
         # steady windows will measure
@@ -285,7 +282,7 @@ class Search:
         the rounds' window; the finalists' steady window, None before them)."""
         s = self.s
         base = [m for t, m in windows if t.verdict == 'baseline']
-        rate = fill_rate([(Candidate.from_dict(t.candidate), [m]) for t, m in windows])
+        rate = fill_rate([(t.candidate, [m]) for t, m in windows])
         base_c = self.space.base_candidate()
         steady = (steady_window(base_c, base, rate, self.space.max_total_wal_size) if base
                   else None)
@@ -300,9 +297,9 @@ class Search:
         window = self.objective_window() if conf is None else conf.window
         need = None
         if conf is not None:
-            compared = [base_c.to_dict()] + [a.candidate for a in conf.arms]
+            compared = [base_c] + [a.candidate for a in conf.arms]
             need = steady_length(
-                [(Candidate.from_dict(c), [m for t, m in windows if t.candidate == c])
+                [(c, [m for t, m in windows if t.candidate == c])
                  for c in compared], self.params.duration, limit, self.space.column_families,
                 self.space.max_total_wal_size)
         return steady, limit, window, need

@@ -30,7 +30,7 @@ from .restart import resume_after_failover
 from .rocksdb_options import parse_options, parse_sharding
 from .search import Search
 from .session_phases import ENDING, MEASURING, MOVES, P, Phase, Phases, standing_changes
-from .space import Candidate, SearchSpace
+from .space import SearchSpace
 from .store import ACTIVE, Ending, SessionState, StartRecord
 from .trial import Trial
 from .views import View
@@ -124,8 +124,6 @@ class Session(Machine):
         for c in state.canaries_at_start.values():
             if not isinstance(c.noout_at_start, bool):
                 raise ValueError('session state field \'noout_at_start\' is missing or malformed')
-        for t in state.trials:
-            Candidate.from_dict(t.candidate)
         Phase(state.phase)
 
     @classmethod

@@ -29,7 +29,7 @@ from .measurement_plan import Slot
 from .perf_counters import Measurement
 from .restart import Outcome, Result
 from .search import Search
-from .space import Candidate, SearchSpace
+from .space import SearchSpace
 from .store import Ending, SessionState
 from .trial import Trial
 from .workload import CLIENT, ClientWorkload
@@ -290,7 +290,7 @@ class Phases(WayOut):
     def _confirm_trial(self, conf: Confirmation, r: int, slot: Slot, index: int,
                        steady: str) -> Trial:
         if slot.arm == BASELINE:
-            candidate = self.space.base_candidate().to_dict()
+            candidate = self.space.base_candidate()
             options = self.s.base_options
         else:
             a = conf.rec.arm(slot.arm)
@@ -419,7 +419,7 @@ class Phases(WayOut):
         if cur.measurement is None:
             c = self.canary
             try:
-                m, delay = c.window.measure(now, Candidate.from_dict(cur.candidate),
+                m, delay = c.window.measure(now, cur.candidate,
                                             length=self.search.window_length(cur),
                                             steady_limit=self.search.steady_limit(cur),
                                             families=self.space.column_families,
@@ -471,14 +471,13 @@ class Phases(WayOut):
             self.search.add_trial(trial)
             self.search.baseline_measured(self.osd)
         else:
-            trial.verdict, trial.score, told = self.search.judge(
-                m, Candidate.from_dict(cur.candidate))
+            trial.verdict, trial.score, told = self.search.judge(m, cur.candidate)
             trial.told = told
             self.search.add_trial(trial)
             self.search.rejudge()
         self._window_done()
         if cur.kind == 'candidate':
-            self.search.tell(Candidate.from_dict(cur.candidate), told)
+            self.search.tell(cur.candidate, told)
         return Go(P.NEXT)
 
     def _window_done(self) -> None:
@@ -524,7 +523,7 @@ class Phases(WayOut):
             conf.failed(cur.round, cur.arm, error, cur.steady)
             conf.update()
         if cur.kind == 'candidate':
-            self.search.tell(Candidate.from_dict(cur.candidate), None)
+            self.search.tell(cur.candidate, None)
         return Go(P.RECOVER, f'trial {cur.index} failed: {error}; restoring the canary')
 
     def recover(self, now: float) -> Move:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Dict, List, Optional
 
 from .perf_counters import Measurement
+from .space import Candidate
 from .workload import ReadProbe
 
 
@@ -15,7 +16,7 @@ class Trial:
     flight): kept typed, JSON only in the store (to_json, from_json)."""
     index: int
     kind: str  # baseline | candidate | confirm; recovery while the canary is restored
-    candidate: Dict[str, Any]
+    candidate: Candidate  # the tuned options it ran (a baseline: the current ones)
     options: str
     verdict: str = ''  # baseline | feasible | infeasible | measured (confirm) | failed
     measurement: Optional[Measurement] = None
@@ -36,13 +37,14 @@ class Trial:
     def to_json(self) -> Dict[str, Any]:
         """As stored and shown.  Field by field, not asdict: its deep copy of
         every trial at each save made the session's steps twice as slow."""
-        out = {f.name: copy.copy(getattr(self, f.name)) for f in fields(self)}
-        out['measurement'] = None if self.measurement is None else self.measurement.to_dict()
-        out['read_probe'] = None if self.read_probe is None else self.read_probe.to_json()
-        return out
+        return dict({f.name: copy.copy(getattr(self, f.name)) for f in fields(self)},
+                    candidate=self.candidate.to_dict(),
+                    measurement=None if self.measurement is None else self.measurement.to_dict(),
+                    read_probe=None if self.read_probe is None else self.read_probe.to_json())
 
     @classmethod
     def from_json(cls, saved: Dict[str, Any]) -> 'Trial':
         m, probe = saved.get('measurement'), saved.get('read_probe')
-        return cls(**dict(saved, measurement=None if m is None else Measurement.from_dict(m),
+        return cls(**dict(saved, candidate=Candidate.from_dict(saved.get('candidate')),
+                          measurement=None if m is None else Measurement.from_dict(m),
                           read_probe=None if probe is None else ReadProbe.from_json(probe)))

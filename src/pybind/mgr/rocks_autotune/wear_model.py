@@ -27,7 +27,7 @@ finalist (doc/bench/wear.md).
 import math
 from dataclasses import dataclass, field
 from statistics import median
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 from .perf_counters import Measurement
 from .rocksdb_options import ColumnFamily
@@ -214,10 +214,10 @@ def parts(c: Candidate, cal: Calibration, families: Sequence[ColumnFamily]) -> D
             'write_amp': cal.wal + flushed * (1.0 + k)}
 
 
-def windows_of(trials: Sequence[Tuple[Dict[str, Any], Measurement]]) -> List[Window]:
+def windows_of(trials: Sequence[Tuple[Candidate, Measurement]]) -> List[Window]:
     """The model's windows from a session's recorded trials, (candidate,
     measurement) each (those that counted RocksDB's own bytes)."""
-    return [Window(Candidate.from_dict(c), float(m.client_bytes),
+    return [Window(c, float(m.client_bytes),
                    float(m.rocksdb_wal_bytes or 0), float(m.flush_bytes or 0),
                    float(m.compaction_bytes or 0), int(m.compactions or 0),
                    float(m.db_used_bytes or 0), float(m.compressed_raw_bytes or 0))
