@@ -87,6 +87,13 @@ def best_text(s: Session) -> str:
     return report.best_text(b, result)
 
 
+def status_text(s: Session, detail: bool = False) -> str:
+    """What plain `ceph rocks-autotune status` (--detail) answers (module.cmd_status:
+    the panel's snapshot of the session's view)."""
+    snap = panel.Snapshot.of(view(s))
+    return report.status_text(snap.state, snap.status, detail)
+
+
 def an_arm(arm: str = 'c1', trial: int = 1, verdict: str = 'passes', ratio: float = 1.0,
            **fields: Any) -> ArmResult:
     """An arm's result as a test sets it up: its figures `ratio` in each of 5 rounds."""

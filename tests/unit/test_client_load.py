@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from fake_cluster import FakeClock, FakeCluster, FakeIo
-from rocks_autotune import placement, report, workload
+from rocks_autotune import placement, workload
 from rocks_autotune.canary import STATS_OPTIONS
 from rocks_autotune.cluster import ClusterError, PgInfo, PoolInfo
 from rocks_autotune.session_settings import Params, StartRefused
@@ -19,7 +19,7 @@ from rocks_autotune.workload import (NAMESPACE, ClientRecord, ClientWorkload, cl
                                      client_pool)
 from rocks_autotune.session import Session
 from rocks_autotune.store import StartRecord
-from session_harness import Harness, assert_restored
+from session_harness import Harness, assert_restored, status_text
 
 
 def test_a_client_session_writes_only_in_the_canarys_pgs_and_removes_it_all() -> None:
@@ -278,7 +278,7 @@ def test_preconditioning_that_runs_out_of_time_while_filling_says_so() -> None:
 def test_status_names_the_keyspace_and_what_became_of_it() -> None:
     h = Harness(client_space=8 << 20, client_object_size=1 << 20, precondition_limit=60.0)
     s = h.start(osd=0, workload='client', trials=1)
-    text = report.status_text(s.status(), detail=True)
+    text = status_text(s, detail=True)
     assert 'client load: 8 objects in pool rbd, namespace rocks_autotune, in 4 of its ' \
            '4 PGs the canary is in' in text and 'removed' not in text
     # status -f json shows what is known, as the head keeps it (SessionState.head_json)
@@ -287,7 +287,7 @@ def test_status_names_the_keyspace_and_what_became_of_it() -> None:
     h.run()
     assert ClientRecord.from_json(json.loads(h.saved[-1])['client']) == s.s.client
     assert (f'; {s.s.client.removed} removed at the end'
-            in report.status_text(s.status(), detail=True))
+            in status_text(s, detail=True))
 
 
 # small memtables, so that the fake's RocksDB flushes and compacts under the
@@ -319,7 +319,7 @@ def test_preconditioning_writes_the_keyspace_until_the_busiest_family_has_a_lowe
     # every object written end to end first, then every block overwritten once
     assert p.filled == 4 and p.fill_bytes == 4 << 20
     assert p.overwritten == 1024
-    text = report.status_text(s.status(), detail=True)
+    text = status_text(s, detail=True)
     assert re.search(r'preconditioning \(done\): 4 objects filled \(4 MiB in \d+s\), then '
                      r'\d+ MiB written in 4 KiB writes in \d+s \(1024 blocks overwritten once\); '
                      r'O-0 flushed most \(\d+ flushes, \d+ compactions below L0\)', text)
@@ -334,7 +334,7 @@ def test_preconditioning_stops_at_its_limit_and_says_the_db_was_not_steady() -> 
     assert p is not None
     assert p.done and p.steady is False and 18 <= p.seconds <= 25
     assert 'not steady after 20s of load (precondition_limit)' in p.why
-    assert 'preconditioning (done, not steady)' in report.status_text(s.status(), detail=True)
+    assert 'preconditioning (done, not steady)' in status_text(s, detail=True)
     assert s.s.state == 'done'
 
 
@@ -373,7 +373,7 @@ def test_status_says_how_long_a_steady_window_takes_and_what_is_left() -> None:
     assert t['confirm_window'] == pytest.approx(
         max(10.0, statistics.median(m['seconds'] for m in base)))
     assert t['steady_window_limit'] == 300.0 and t['steady_windows_left'] == 2
-    text = report.status_text(s.status(), detail=True)
+    text = status_text(s, detail=True)
     assert f'a steady-state window of the current options takes about ' \
            f'{t["steady_window"]:.0f}s here' in text
     assert re.search(r'at most about \d+ min left', text)
@@ -404,7 +404,7 @@ def test_a_steady_window_said_is_never_shorter_than_the_window() -> None:
     assert 1.25 / rate < 12.0 / 2
     assert s.time_said()['steady_window'] == pytest.approx(12.0)
     assert 'a steady-state window of the current options takes about 12s here' in \
-        report.status_text(s.status(), detail=True)
+        status_text(s, detail=True)
 
 
 def test_with_no_flush_in_any_window_the_status_says_windows_will_be_short() -> None:
@@ -417,7 +417,7 @@ def test_with_no_flush_in_any_window_the_status_says_windows_will_be_short() -> 
     assert t['no_flush_seen'] and t['steady_window'] is None
     assert t['confirm_window'] == pytest.approx(max(10.0, statistics.median(base)))
     assert t['confirm_window'] < 30.0
-    text = report.status_text(s.status(), detail=True)
+    text = status_text(s, detail=True)
     assert 'saw a flush' in text and 'judged on the objective alone' in text
     assert 'at most 2 steady window(s) of up to 30s each' in text
 
@@ -467,7 +467,7 @@ def test_a_rescued_session_removes_the_client_objects_its_lost_head_recorded() -
                           'remove_error'}
     assert h.cluster.objects[('rbd', NAMESPACE)] == {}
     assert_restored(h, 0, before)
-    text = report.status_text(h.session.status(), detail=True)
+    text = status_text(h.session, detail=True)
     assert (f"client load: the lost session's objects in pool rbd, namespace {NAMESPACE}; "
             f"{r.client.removed} removed at the end") in text
 
@@ -512,7 +512,7 @@ def test_objects_left_at_the_end_are_named_and_tried_again_until_they_go() -> No
     c = s.s.client
     assert s.s.state == 'aborted' and c.removed is None
     assert 'PG 1.0 is inactive' in c.remove_error and h.cluster.objects[('rbd', NAMESPACE)]
-    text = report.status_text(s.status(), detail=True)
+    text = status_text(s, detail=True)
     assert 'not all removed (PG 1.0 is inactive): tried again every 5 min' in text, text
     tried = c.tried
     s.tidy()  # the end's own try was just now: not yet
@@ -522,7 +522,7 @@ def test_objects_left_at_the_end_are_named_and_tried_again_until_they_go() -> No
     s.tidy()
     assert c.removed > 0 and c.remove_error == ''
     assert h.cluster.objects[('rbd', NAMESPACE)] == {}
-    assert f"{c.removed} removed at the end" in report.status_text(s.status(), detail=True)
+    assert f"{c.removed} removed at the end" in status_text(s, detail=True)
 
 
 def test_the_read_probe_reads_c_alone_in_chunks_and_gives_the_p99() -> None:

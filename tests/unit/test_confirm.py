@@ -15,7 +15,7 @@ from rocks_autotune.options import MAX_CONFIRM_CANDIDATES, MAX_CONFIRM_ROUNDS, d
 from rocks_autotune.session import Session, Settings
 from rocks_autotune.store import CONFIRM_KEY, HEAD_KEY, MAX_VALUE, SessionStore
 from fake_cluster import model
-from session_harness import Harness, assert_restored, trials, verdict
+from session_harness import Harness, assert_restored, status_text, trials, verdict
 
 
 def confirming(h: Harness, trials: int = 3, **settings: Any) -> Tuple[Harness, Session]:
@@ -162,7 +162,7 @@ def test_the_noise_is_measured_before_the_search_and_said_with_the_answer() -> N
     # planned at the sd's upper confidence limit, not at the estimate
     assert noise['planned_sd'] == power.planned_sd(noise['sd'], 2) > noise['sd']
     assert plan['detectable'] == power.detectable(noise['planned_sd'], 5, 0.03)
-    text = report.status_text(st, detail=True)
+    text = status_text(s, detail=True)
     assert 'noise: IOPS sd ' in text and 'A/A pair(s)' in text
     assert f'planned at {noise["planned_sd"]:.3f} (its 80% upper confidence limit)' in text
     h.run()
@@ -194,7 +194,7 @@ def test_noise_the_asked_rounds_cannot_see_through_takes_fewer_finalists_more_ro
     conf = st['confirmation']
     assert len(conf['arms']) == 1 and conf['rounds'] == 7 and conf['design'] == design
     assert ('the confirmation takes 1 candidate(s) over 7 rounds'
-            in report.status_text(st, detail=True))
+            in status_text(s, detail=True))
     h.run()
     assert s.status()['state'] == 'done'
     assert max(t['round'] for t in h.trials if t['kind'] == 'confirm') <= 6
@@ -262,7 +262,7 @@ def test_status_and_history_show_the_confirmation() -> None:
     h, s = confirming(Harness())
     h.run()
     st = s.status()
-    text = report.status_text(st, detail=True)
+    text = status_text(s, detail=True)
     assert 'confirmation: 2 candidate(s)' in text and 'answer: recommend trial' in text
     assert '  c1 (trial ' in text and '[' in text
     # the 15 rounds' measurements, and the recommended arm's steady pair

@@ -15,7 +15,7 @@ from rocks_autotune.placement import pg_of
 from rocks_autotune.session import Session
 from rocks_autotune.space import SearchSpace
 from rocks_autotune.workload import NAMESPACE, ReadProbe
-from session_harness import Harness, verdict
+from session_harness import Harness, status_text, verdict
 from test_steady_check import confirming, faster
 from test_wear import SMALL, _small_canary
 
@@ -83,8 +83,8 @@ def test_a_finalist_whose_reads_are_slower_is_held_through_a_failover_mid_probe(
     assert arm['steady']['read_p99'] == pytest.approx(1.5)
     assert 'p99 latency is 1.50x the baseline\'s (IOPS 0.67x' in arm['why']
     assert 'over 1 + read_guard 0.25' in h.message and h.message.startswith('done: keep')
-    assert 'read p99 1.50x, read IOPS 0.67x the baseline\'s' in report.status_text(
-        h.status, detail=True)
+    assert 'read p99 1.50x, read IOPS 0.67x the baseline\'s' in status_text(
+        s, detail=True)
     json.dumps(report.best_summary(s.s))  # `best -f json` carries them
 
 

@@ -16,7 +16,7 @@ from rocks_autotune.store import StoreError
 from session_harness import (Harness, assert_restored, best_summary, best_text, current,
                              kept_reading, may_run_candidate, measuring, measuring_a_candidate,
                              noout_is_ours, phase, rescue_originals, rewound, saved_originals,
-                             saved_phase, trials, view)
+                             saved_phase, status_text, trials, view)
 
 
 def test_full_session_searches_confirms_recommends_and_restores() -> None:
@@ -943,7 +943,7 @@ def test_a_candidate_that_crashes_the_canary_does_not_stall_the_session() -> Non
     assert [t['crashes'] for t in failed] == [[c.id] for c in crashes]
     assert h.status['crashes'] == [c.id for c in crashes]
     assert h.status['other_checks'] == []
-    assert f'ceph crash archive {crashes[0].id}' in report.status_text(h.status)
+    assert f'ceph crash archive {crashes[0].id}' in status_text(s)
     assert crashes[0].id in report.history_table(s.s.trials)
     assert_restored(h, 0, before)
 

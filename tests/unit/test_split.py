@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 import pytest
 
-from rocks_autotune import confirm, measurement_plan, perf_counters, placement, report, views
+from rocks_autotune import confirm, measurement_plan, perf_counters, placement, views
 from rocks_autotune.session_settings import StartRefused
 from rocks_autotune.measurement_plan import BASELINE, SEQUENTIAL, SPLIT
 from rocks_autotune.perf_counters import Measurement
@@ -21,7 +21,7 @@ from rocks_autotune.workload import (GROUP_PGS, MIN_REFERENCE_PGS, NAMESPACE, Cl
                                      ClientWorkload, client_objects, client_pool, pg_seed, sample,
                                      split_refusal, up_osds)
 from fake_cluster import FakeCluster
-from session_harness import Harness, best_summary, best_text, trials
+from session_harness import Harness, best_summary, best_text, status_text, trials
 
 # a size-2 pool over the fake's 3 OSDs: PG i is on osd.(i%3) and osd.(i+1)%3,
 # so osd.0 is out of PGs 1, 4, 7, 10 and 13
@@ -259,7 +259,7 @@ def test_auto_runs_split_where_the_pool_has_pgs_without_the_canary() -> None:
     best = best_text(s)
     assert f"measurement design: split (pool {SPLIT_POOL!r} has 5" in best, best
     assert "C's IOPS" in best and "R's" in best, best
-    text = report.status_text(h.status, detail=True)
+    text = status_text(s, detail=True)
     assert f'measurement design: split (pool {SPLIT_POOL!r} has 5' in text, text
     assert 'and as many in 5 without it (group R, on 2 OSDs)' in text, text
     assert prefix and h.config_of(0) == before

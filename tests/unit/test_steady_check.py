@@ -7,9 +7,10 @@ from typing import Any, Callable, Dict, List, Tuple
 
 import pytest
 
-from rocks_autotune import report, steady_check
+from rocks_autotune import steady_check
 from rocks_autotune.session import Session
-from session_harness import Harness, best_summary, best_text, status, trials, verdict
+from session_harness import (Harness, best_summary, best_text, status, status_text, trials,
+                             verdict)
 
 # the fake's canary at this kv_sync latency writes slowly enough that an L0
 # cycle of the current options takes ~30 s: longer than the 10-s windows
@@ -60,7 +61,7 @@ def test_a_candidate_20pc_better_within_budget_at_steady_state_is_recommended() 
     # the time said counts the steady windows, at most one pair per finalist
     t = status(s)['time']
     assert t['steady_windows_left'] == 4
-    assert 'steady window(s)' in report.status_text(status(s), detail=True)
+    assert 'steady window(s)' in status_text(s, detail=True)
     assert t['steady_need'] is not None and t['steady_need'] <= t['steady_window_limit']
     h.run()
     assert s.s.state == 'done'

@@ -7,7 +7,7 @@ from typing import Any, Dict, List, cast
 
 import pytest
 
-from rocks_autotune import paired_stats, report, steady_check, wear_model
+from rocks_autotune import paired_stats, steady_check, wear_model
 from rocks_autotune.confirm import RoundsNoise
 from rocks_autotune.measurement_plan import SPLIT, MeasurementPlan
 from rocks_autotune.session_settings import Settings, StartRefused
@@ -15,7 +15,8 @@ from rocks_autotune.perf_counters import Measurement
 from rocks_autotune.rocksdb_options import ColumnFamily, parse_sharding
 from rocks_autotune.space import Candidate
 from fake_cluster import model
-from session_harness import Harness, a_verdict, an_arm, assert_restored, best_text, verdict
+from session_harness import (Harness, a_verdict, an_arm, assert_restored, best_text,
+                             status_text, verdict)
 
 MiB = 1 << 20
 ONE = (ColumnFamily('default'),)
@@ -262,15 +263,17 @@ def test_a_wear_session_from_a_small_memtable_string_saves_db_bytes() -> None:
     assert card[2] == ('  4 KiB reads at steady state: read p99 1.00x, read IOPS 1.00x the '
                        'current options\''), card
     assert card[-2].startswith('next: ceph rocks-autotune apply --dry-run'), card
-    assert len(card) <= 8 and report.status_text(st) == '\n'.join(card)
-    assert 'noise: ' in report.status_text(st, detail=True)
+    assert len(card) <= 8 and status_text(s) == '\n'.join(card)
+    assert 'noise: ' in status_text(s, detail=True)
     assert_restored(h, 0, before)
 
 
 def test_an_ended_session_s_card_says_keep_and_why_in_a_few_lines() -> None:
     from rocks_autotune import views
-    st = {'state': 'done', 'osd': 3, 'objective': 'wear', 'started': 100.0, 'ended': 1900.0,
-          'message': 'done'}
+    rec = Harness().start(osd=0).s  # a session's record, made to have ended on osd.3
+    st = dataclasses.replace(rec, params=dataclasses.replace(rec.params, osd=3),
+                             settings=dataclasses.replace(rec.settings, objective='wear'),
+                             state='done', started=100.0, ended=1900.0, message='done')
     result = a_verdict(
         an_arm('c1', 11, 'dropped', why='x'), goal='wear', margin=-0.03,
         objective='c_over_r', rounds=7, rounds_done=3,
@@ -281,9 +284,10 @@ def test_an_ended_session_s_card_says_keep_and_why_in_a_few_lines() -> None:
     assert card[1].startswith('  why: no candidate') and 'a long reason' not in card[1]
     assert card[2] == 'took 30 min; osd.3 runs its own options again'
     assert card[3] == 'next: nothing to apply'
-    assert views.summary_lines(dict(st, state='running'), result) == []
+    assert views.summary_lines(dataclasses.replace(st, state='running'), result) == []
     # no confirmation: the state and why
-    ended = views.summary_lines(dict(st, state='aborted', message='aborted by the admin'), None)
+    ended = views.summary_lines(
+        dataclasses.replace(st, state='aborted', message='aborted by the admin'), None)
     assert ended[0] == ('state: aborted, no answer on osd.3 (objective wear): aborted by '
                         'the admin')
 

@@ -423,7 +423,8 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         # an empty status would read as no session at all
         if not self.loaded.wait(self.LOAD_WAIT):
             return _error(errno.EAGAIN, LOADING)
-        status = dict(self.panel_snapshot.status)
+        snap = self.panel_snapshot
+        status = dict(snap.status)
         ro = self.rollout
         if osds and ro is not None and 'rollout' in status:
             # not published (O(OSDs)): read as it stands, the OSD list no step resizes
@@ -433,7 +434,8 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         if format in ('json', 'json-pretty'):
             return HandleCommandResult(0, json.dumps(status, indent=2 if format ==
                                                      'json-pretty' else None), '')
-        return HandleCommandResult(0, report.status_text(status, detail), '')
+        return HandleCommandResult(
+            0, report.status_text(snap.state, status, detail, self.load_error), '')
 
     @CLIReadCommand('rocks-autotune history')
     def cmd_history(self, format: str = 'plain') -> HandleCommandResult:

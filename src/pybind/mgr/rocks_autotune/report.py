@@ -8,16 +8,18 @@ from .canary import ANNEX, CLASS_MASK_NOTE, OPTIONS
 from .cluster import OsdInfo
 from .confirm import FIGURES, ArmResult, ConfirmRecord, Verdict
 from . import perf_counters
-from .perf_counters import OBJECTIVE_NAMES
+from .canary_record import PreconditionRecord
+from .perf_counters import OBJECTIVE_NAMES, Baseline
 from .health import osd_list
-from .views import (answer_line, crashes_lines, final_answer, groups_text,
-                    ratio_text, steady_text)
+from .views import (Done, answer, answer_line, best_trial, crashes_lines, design_note,
+                    design_why, final_answer, groups_text, noise_line, precondition,
+                    ratio_text, steady_cap_line, steady_text, summary_lines)
 from .rollout_plan import config_command, show
 from .rollout_record import RolloutPlan
 from .session_settings import WEAR
 from .store import SessionState
 from .trial import Trial
-from .workload import CLEANUP_RETRY, NAMESPACE
+from .workload import CLEANUP_RETRY, NAMESPACE, ClientRecord
 
 MiB = 1 << 20
 
@@ -26,76 +28,82 @@ def _fmt(v: Optional[float], spec: str) -> str:
     return '-' if v is None else format(v, spec)
 
 
-def status_text(st: Dict[str, Any], detail: bool = False) -> str:
-    """`status`: an ended session's summary, or everything while it runs or with `detail`
-    (`--detail`: the ceph CLI keeps --verbose for itself); then the last rollout."""
-    if st['state'] == 'idle':
-        lines = ['state: idle (no session has run)'
-                 + (f'\nerror: {st["error"]}' if st.get('error') else '')]
+def status_text(s: Optional[SessionState], st: Mapping[str, Any], detail: bool = False,
+                error: str = '') -> str:
+    """`status`: session `s`'s summary once ended, or everything while it runs or with
+    `detail` (`--detail`: the ceph CLI keeps --verbose for itself); then the last rollout.
+    `st`: its `status -f json`, read for what the serve thread computed (progress, health,
+    time, rollout); `error`: the module's (its store unreadable), before the session's."""
+    if s is None:
+        lines = ['state: idle (no session has run)' + (f'\nerror: {error}' if error else '')]
     else:
-        lines = st['summary'] if st.get('summary') and not detail else _detail_lines(st)
+        summary = summary_lines(s, answer(s))
+        lines = summary if summary and not detail else _detail_lines(s, st, error or s.error)
     return '\n'.join(lines + rollout_lines(st.get('rollout')))
 
 
-def _detail_lines(st: Dict[str, Any]) -> List[str]:
-    p = st['params']
-    lines = [f'state: {st["state"]} ({st["phase"]})',
-             f'canary: osd.{st["osd"]} ({st["reason"]})',
-             f'params: objective={st.get("objective", "iops")} trials={p["trials"]} '
-             f'budget={p["budget"]} workload={p["workload"]} duration={p["duration"]:.0f}s',
-             f'progress: {st["baseline_runs_done"]} baseline run(s), '
-             f'{st["trials_done"]}/{p["trials"]} trials, {st.get("confirm_done", 0)} '
-             f'confirmation measurement(s) ({st["progress"]:.0%})',
-             f'message: {st["message"]}']
-    if st.get('error'):
-        lines.append(f'error: {st["error"]}')
-    d = st['design']  # views.session_design
-    lines.append(f'measurement design: {d["design"]} ({d["why"]})'
-                 + (f'; {d["note"]}' if d['note'] else ''))
-    lines += (client_lines(st.get('client')) + precondition_lines(st.get('precondition'))
-              + time_lines(st.get('time'), st['state']))
-    b = st.get('baseline')
-    if b:
-        lines.append(f'baseline ({b["runs"]} runs, median; spread = (max-min)/median): '
-                     f'kv_sync_lat {b["kv_sync_lat_ms"]:.3f} ms '
-                     f'(spread {b["kv_sync_lat_spread"]:.1%}), '
-                     f'IOPS {_fmt(b["iops"], ".0f")} (spread {_fmt(b["iops_spread"], ".1%")}), '
-                     f'write-amp {b["write_amp"]:.3f} (spread {b["write_amp_spread"]:.1%}; '
-                     # what the write-amp counted (perf_counters.ROCKSDB, BLUEFS)
-                     + (f'RocksDB\'s bytes; BlueFS\'s {_fmt(b.get("bluefs_write_amp"), ".3f")})'
-                        if b.get('write_amp_by') == perf_counters.ROCKSDB else 'BlueFS\'s bytes)'))
-    lines += [st[k] for k in ('noise_line', 'steady_cap_line') if st.get(k)]
-    leader = st.get('leader')
-    if leader and not st.get('confirmation'):
-        lines.append(f'search leader: trial {leader["index"]} ({leader["kind"]}; its single '
+def _detail_lines(s: SessionState, st: Mapping[str, Any], error: str) -> List[str]:
+    p, done = s.params, Done.of(s.trials)
+    lines = [f'state: {s.state} ({s.phase})',
+             f'canary: osd.{s.osd} ({s.reason})',
+             f'params: objective={s.settings.objective} trials={p.trials} '
+             f'budget={p.budget} workload={p.workload} duration={p.duration:.0f}s',
+             f'progress: {done.baseline} baseline run(s), {done.search}/{p.trials} trials, '
+             f'{done.confirm} confirmation measurement(s) ({st["progress"]:.0%})',
+             f'message: {s.message}']
+    if error:
+        lines.append(f'error: {error}')
+    note = design_note(s)
+    lines.append(f'measurement design: {s.plan.design} ({design_why(s)})'
+                 + (f'; {note}' if note else ''))
+    lines += (client_lines(s.client) + precondition_lines(precondition(s))
+              + time_lines(st.get('time'), s.state) + baseline_lines(s.baseline))
+    lines += [noise_line(s.noise)] if s.noise else []
+    lines += [steady_cap_line(s.steady_cap)] if s.steady_cap else []
+    leader = best_trial(s.trials)
+    if leader and s.confirm is None:
+        lines.append(f'search leader: trial {leader.index} ({leader.kind}; its single '
                      'window, to be confirmed)')
-    lines += confirmation_lines(st.get('confirmation'), st['state'])
-    if st.get('health'):
+    lines += confirmation_lines(s.confirm, s.state)
+    if st['health']:
         lines.append('health: ' + ', '.join(st['health']))
-    if st.get('other_checks'):
-        lines.append('other health checks: ' + ', '.join(st['other_checks'])
-                     + (' (not blocking: --force)' if p.get('force')
+    if s.other_checks:
+        lines.append('other health checks: ' + ', '.join(s.other_checks)
+                     + (' (not blocking: --force)' if p.force
                         else ' (trials wait for them: no --force)'))
-    return lines + crashes_lines(st)
+    return lines + crashes_lines(s)
 
 
-def client_lines(c: Optional[Mapping[str, Any]]) -> List[str]:
-    """The client workload's keyspace, and what became of it."""
-    if not c:
+def baseline_lines(b: Optional[Baseline]) -> List[str]:
+    """The baseline's medians, and how far its runs spread."""
+    if b is None:
         return []
-    if c['count'] is None:  # a rescue's: only the pool is known
-        line = (f'client load: the lost session\'s objects in pool {c["pool"]}, namespace '
+    # what the write-amp counted (perf_counters.ROCKSDB, BLUEFS)
+    by = (f'RocksDB\'s bytes; BlueFS\'s {_fmt(b.bluefs_write_amp, ".3f")})'
+          if b.write_amp_by == perf_counters.ROCKSDB else 'BlueFS\'s bytes)')
+    return [f'baseline ({b.runs} runs, median; spread = (max-min)/median): '
+            f'kv_sync_lat {b.kv_sync_lat_ms:.3f} ms (spread {b.kv_sync_lat_spread:.1%}), '
+            f'IOPS {_fmt(b.iops, ".0f")} (spread {_fmt(b.iops_spread, ".1%")}), '
+            f'write-amp {b.write_amp:.3f} (spread {b.write_amp_spread:.1%}; {by}']
+
+
+def client_lines(c: Optional[ClientRecord]) -> List[str]:
+    """The client workload's keyspace, and what became of it."""
+    if c is None:
+        return []
+    if c.count is None:  # a rescue's: only the pool is known
+        line = (f'client load: the lost session\'s objects in pool {c.pool}, namespace '
                 f'{NAMESPACE}')
     else:
-        line = (f'client load: {c["count"]} objects in pool {c["pool"]}, namespace {NAMESPACE}, '
-                f'in {len(c["seeds"])} of its {c["pg_num"]} PGs the canary is in')
-    if c.get('ref_seeds'):
-        line += (f', and as many in {len(c["ref_seeds"])} without it (group R, on '
-                 f'{c["ref_osds"]} OSDs)')
-    if c.get('removed') is not None:
-        line += f'; {c["removed"]} removed at the end'
-    elif c.get('remove_error'):
-        line += (f'; not all removed ({c["remove_error"]}): tried again every '
+        line = (f'client load: {c.count} objects in pool {c.pool}, namespace {NAMESPACE}, '
+                f'in {len(c.seeds)} of its {c.pg_num} PGs the canary is in')
+    if c.ref_seeds:
+        line += (f', and as many in {len(c.ref_seeds)} without it (group R, on '
+                 f'{c.ref_osds} OSDs)')
+    if c.removed is not None:
+        line += f'; {c.removed} removed at the end'
+    elif c.remove_error:
+        line += (f'; not all removed ({c.remove_error}): tried again every '
                  f'{CLEANUP_RETRY // 60:.0f} min')
     return [line]
 
@@ -132,33 +140,29 @@ def time_lines(t: Optional[Mapping[str, Any]], state: str) -> List[str]:
     return [f'time: {steady}; {window}; {left}']
 
 
-def precondition_lines(p: Optional[Mapping[str, Any]]) -> List[str]:
+def precondition_lines(p: Optional[PreconditionRecord]) -> List[str]:
     """What the preconditioning wrote, and the LSM it left (per column family, L<n>:files/size)."""
-    if not p:
+    if p is None:
         return []
-    state = ('done' if p.get('steady') else 'done, not steady' if p.get('done')
-             else 'in progress')
-    fill = (f'{p["filled"]} objects filled ({p["fill_bytes"] / 2**20:.0f} MiB in '
-            f'{p["fill_seconds"]:.0f}s), then ' if p.get('filled') else '')
-    line = (f'preconditioning ({state}): {fill}{p["bytes"] / 2**20:.0f} MiB written in 4 KiB '
-            f'writes in {p["seconds"]:.0f}s ({p.get("overwritten", 0)} blocks overwritten '
-            f'once); ' + (
-                f'{p["busiest_cf"]} flushed most ({p.get("flushes", 0)} flushes, '
-                f'{p.get("compactions", 0)} compactions below L0)' if p.get('busiest_cf')
-                else 'no flush yet'))
-    out = [line + (f'; {p["why"]}' if p.get('why') else '')]
-    if p.get('shape'):
+    state = 'done' if p.steady else 'done, not steady' if p.done else 'in progress'
+    fill = (f'{p.filled} objects filled ({p.fill_bytes / 2**20:.0f} MiB in '
+            f'{p.fill_seconds:.0f}s), then ' if p.filled else '')
+    line = (f'preconditioning ({state}): {fill}{p.bytes / 2**20:.0f} MiB written in 4 KiB '
+            f'writes in {p.seconds:.0f}s ({p.overwritten} blocks overwritten once); ' + (
+                f'{p.busiest_cf} flushed most ({p.flushes} flushes, {p.compactions} '
+                'compactions below L0)' if p.busiest_cf else 'no flush yet'))
+    out = [line + (f'; {p.why}' if p.why else '')]
+    if p.shape:
         out.append('LSM: ' + '; '.join(
             f'{cf} ' + ' '.join(f'L{n}:{files}/{size / 2**20:.1f}MiB' for n, files, size in levels)
-            for cf, levels in sorted(p['shape'].items())))
+            for cf, levels in sorted(p.shape.items())))
     return out
 
 
-def confirmation_lines(saved: Optional[Dict[str, Any]], state: str) -> List[str]:
-    """The confirmation in `status` (`saved`: its JSON): its progress, candidates, answer."""
-    if not saved:
+def confirmation_lines(rec: Optional[ConfirmRecord], state: str) -> List[str]:
+    """The confirmation in `status`: its progress, candidates, answer."""
+    if rec is None:
         return []
-    rec = ConfirmRecord.from_json(saved)
     result = rec.result
     name = OBJECTIVE_NAMES.get(rec.objective, rec.objective)
     lines = [f'confirmation: {len(rec.arms)} candidate(s) by the model\'s posterior mean, '

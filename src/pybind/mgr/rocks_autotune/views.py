@@ -3,8 +3,9 @@ the panel and the reports take: pure functions of the persisted state that
 compute no statistic (confirm.py's figures are read as saved)."""
 from collections import Counter
 from dataclasses import asdict, dataclass
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
+from .canary_record import PreconditionRecord
 from .confirm import ArmResult, RoundsNoise, Verdict
 from .measurement_plan import SPLIT, MeasurementPlan
 from .perf_counters import OBJECTIVE_NAMES
@@ -67,13 +68,21 @@ def design_text(plan: MeasurementPlan) -> str:
     return f' (sequential, on {osds})'
 
 
+def design_why(s: SessionState) -> str:
+    """Why the session measures as it does (session_start.design_of)."""
+    if s.plan.why is not None:
+        return s.plan.why
+    return (f'the {s.params.workload} workload writes no client groups to split'
+            if s.client is None else '')
+
+
+def design_note(s: SessionState) -> str:
+    return SHARED_HOST if s.plan.shared_host else ''
+
+
 def session_design(s: SessionState) -> Dict[str, Any]:
-    """The session's measurement design (session_start.design_of) and why, for `status`."""
-    plan = s.plan.to_json()
-    plan.setdefault('why', f'the {s.params.workload} workload writes no client '
-                    'groups to split' if s.client is None else '')
-    plan['note'] = SHARED_HOST if s.plan.shared_host else ''
-    return plan
+    """The session's measurement design and why, for `status -f json`."""
+    return dict(s.plan.to_json(), why=design_why(s), note=design_note(s))
 
 
 def groups_text(arm: ArmResult) -> str:
@@ -265,37 +274,43 @@ def took_text(seconds: float) -> str:
             else f'{minutes // 60} h {minutes % 60:02d} min')
 
 
-def crashes_lines(st: Mapping[str, Any]) -> List[str]:
+def crashes(s: SessionState) -> List[str]:
+    """The canary's crashes in failed trials."""
+    return [i for t in s.trials for i in t.crashes]
+
+
+def crashes_lines(s: SessionState) -> List[str]:
     """The canary's crashes in failed trials, to read and archive."""
-    if not st.get('crashes'):
+    ids = crashes(s)
+    if not ids:
         return []
-    return [f'osd.{st["osd"]} crashed in failed trials (read each, then archive it): '
-            + '; '.join(f'ceph crash archive {i}' for i in st['crashes'])]
+    return [f'osd.{s.osd} crashed in failed trials (read each, then archive it): '
+            + '; '.join(f'ceph crash archive {i}' for i in ids)]
 
 
-def summary_lines(st: Mapping[str, Any], result: Optional[Verdict]) -> List[str]:
+def summary_lines(s: SessionState, result: Optional[Verdict]) -> List[str]:
     """An ended session's answer (`result`) in a few lines for `status` and
     the panel's first card ([] while it runs); the reasoning stays in `status
     --detail`, `history` and `best`."""
-    if st['state'] not in ENDED:
+    if s.state not in ENDED:
         return []
     arm = result.chosen if result else None
-    on = f'osd.{st["osd"]} (objective {st.get("objective", "iops")})'
+    on = f'osd.{s.osd} (objective {s.settings.objective})'
     if result is None:
-        lines = [f'state: {st["state"]}, no answer on {on}: {st.get("error") or st["message"]}']
+        lines = [f'state: {s.state}, no answer on {on}: {s.error or s.message}']
     elif arm is None:
         name = OBJECTIVE_NAMES.get(result.objective, result.objective)
-        lines = [f'state: {st["state"]}: keep your current options on {on}',
+        lines = [f'state: {s.state}: keep your current options on {on}',
                  '  why: ' + _keep_why(result, name, '')]
     else:
-        lines = [f'state: {st["state"]}: recommend trial {arm.trial} ({arm.arm}) for {on}']
-        lines += _summary_figures(st['osd'], result, arm)
-    if result is not None and st.get('error'):
-        lines.append(f'error: {st["error"]}')
-    if st.get('started') and st.get('ended'):
-        lines.append(f'took {took_text(st["ended"] - st["started"])}; osd.{st["osd"]} '
+        lines = [f'state: {s.state}: recommend trial {arm.trial} ({arm.arm}) for {on}']
+        lines += _summary_figures(s.osd, result, arm)
+    if result is not None and s.error:
+        lines.append(f'error: {s.error}')
+    if s.started and s.ended:
+        lines.append(f'took {took_text(s.ended - s.started)}; osd.{s.osd} '
                      'runs its own options again')
-    lines += crashes_lines(st)
+    lines += crashes_lines(s)
     lines.append('next: ceph rocks-autotune apply --dry-run (the rollout plan), or best '
                  '(the commands)' if arm else 'next: nothing to apply')
     lines.append('more: ceph rocks-autotune status --detail, history, best')
@@ -323,6 +338,25 @@ def _summary_figures(osd: int, result: Verdict, arm: ArmResult) -> List[str]:
     return lines
 
 
+@dataclass(frozen=True)
+class Done:
+    """The measurements done, by kind."""
+    baseline: int  # baseline runs
+    search: int  # search trials (candidates)
+    confirm: int  # confirmation measurements
+
+    @classmethod
+    def of(cls, trials: List[Trial]) -> 'Done':
+        return cls(baseline=len([t for t in trials if t.verdict == 'baseline']),
+                   search=len([t for t in trials if t.kind == 'candidate']),
+                   confirm=len([t for t in trials if t.kind == 'confirm']))
+
+
+def precondition(s: SessionState) -> Optional[PreconditionRecord]:
+    """The canary's preconditioning (None: none begun)."""
+    return s.canaries[str(s.osd)].precondition
+
+
 def _json(t: Optional[Trial]) -> Optional[Dict[str, Any]]:
     return None if t is None else t.to_json()
 
@@ -332,16 +366,15 @@ def status_of(s: SessionState, osd: int, progress: float, health: List[str],
     """The `status -f json` fields: the answer is the confirmation's (`best`), the search's
     leader only its progress; `other_checks`: others' health checks at the last look before a
     restart (they block only without --force)."""
-    noise, cap, trials = s.noise, s.steady_cap, s.trials
-    pre = s.canaries[str(osd)].precondition
-    out = {
+    noise, cap, trials, done = s.noise, s.steady_cap, s.trials, Done.of(s.trials)
+    pre = precondition(s)
+    return {
         'state': s.state, 'phase': s.phase, 'id': s.id, 'osd': osd,
         'reason': s.reason, 'message': s.message, 'error': s.error,
         'params': asdict(s.params), 'started': s.started, 'ended': s.ended,
         'objective': s.settings.objective,
-        'trials_done': len([t for t in trials if t.kind == 'candidate']),
-        'baseline_runs_done': len([t for t in trials if t.verdict == 'baseline']),
-        'confirm_done': len([t for t in trials if t.kind == 'confirm']),
+        'trials_done': done.search, 'baseline_runs_done': done.baseline,
+        'confirm_done': done.confirm,
         'progress': progress, 'baseline': s.baseline and s.baseline.to_json(),
         'noise': noise and noise.to_json(), 'noise_line': noise and noise_line(noise),
         'steady_cap': cap and cap.to_json(), 'steady_cap_line': cap and steady_cap_line(cap),
@@ -350,16 +383,15 @@ def status_of(s: SessionState, osd: int, progress: float, health: List[str],
         'confirmation': None if s.confirm is None else s.confirm.to_json(),
         'current': _json(s.current), 'health': health,
         'other_checks': s.other_checks or [],
-        'crashes': [i for t in trials for i in t.crashes],
+        'crashes': crashes(s),
         'release_default': release_default, 'sharding': s.sharding,
         'max_memtable_bytes': max_memtable_bytes,
         'config_changes': s.config_changes,
         'client': None if s.client is None else s.client.to_json(),
         'precondition': None if pre is None else {
             k: v for k, v in pre.to_json().items() if k != 'kv_start'},
+        'summary': summary_lines(s, answer(s)),
     }
-    out['summary'] = summary_lines(out, answer(s))
-    return out
 
 
 @dataclass(frozen=True)
