@@ -82,9 +82,8 @@ def best_text(s: Session) -> str:
     """What plain `ceph rocks-autotune best` answers once there is an answer."""
     state = panel.Snapshot.of(view(s)).state
     assert state is not None
-    b, result = report.best_summary(state), views.final_answer(state)
-    assert b is not None and result is not None
-    return report.best_text(b, result)
+    assert views.final_answer(state) is not None
+    return report.best_text(state)
 
 
 def status_text(s: Session, detail: bool = False) -> str:

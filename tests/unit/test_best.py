@@ -85,7 +85,7 @@ def test_commands_survive_a_shell_whatever_the_value(session: Dict[str, Any], va
     assert ran == want
     assert [shlex.split(c) for c in b['commands']] == want
     # the plain text carries the same lines
-    text = report.best_text(b, views.final_answer(state))
+    text = report.best_text(state, where)
     for c in b['commands']:
         assert '  ' + c in text
 
@@ -102,7 +102,7 @@ def test_the_commands_reach_each_osd_of_the_canarys_device_class(
     assert b is not None
     assert [shlex.split(c)[3] for c in b['commands']] == ['osd.1', 'osd.0', 'osd.3']
     assert (b['masks'], b['osds'], b['canary']) == (['osd.0', 'osd.3'], [0, 1, 3], 1)
-    text = report.best_text(b, views.final_answer(session['state']))
+    text = report.best_text(session['state'], where)
     assert 'then on the OSDs of class ssd (3 OSDs: osd.0-1, osd.3)' in text
     assert 'note: the commands set them at each OSD' in text
     assert report.reach(7, cluster)['osds'] == [7]
@@ -117,7 +117,7 @@ def test_a_canary_without_a_class_falls_back_to_osd_and_says_so(
     b = report.best_summary(session['state'], where)
     assert b is not None
     assert shlex.split(b['commands'][-1])[3] == 'osd'
-    text = report.best_text(b, views.final_answer(session['state']))
+    text = report.best_text(session['state'], where)
     assert 'note: osd.1 has no device class' in text and 'every OSD (3 OSDs' in text
     gone = report.reach(9, cluster)  # a canary since removed from the map
     assert gone['masks'] == ['osd'] and 'osd.9 is not in the OSD map' in gone['note']

@@ -141,7 +141,7 @@ def test_when_nothing_helps_the_answer_is_keep_your_current_options() -> None:
     assert b is not None and b['keeps_current'] and b['commands'] == []
     # every candidate the confirmation took (the design's count) is listed
     assert b['options'] is None and len(b['candidates']) == s.s.noise.design.candidates
-    text = report.best_text(b, views.final_answer(s.s))
+    text = report.best_text(s.s)
     assert text.startswith('keep your current options') and 'c1 (trial' in text
     assert all(c['verdict'] in ('below margin', 'dropped') for c in b['candidates'])
 

@@ -457,8 +457,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         snap = self.panel_snapshot
         if snap.state is None:
             return self._no_session()
-        result = views.final_answer(snap.state)
-        if result is None:
+        if views.final_answer(snap.state) is None:
             return _error(errno.ENOENT, (
                 'no answer yet: the best candidates are confirmed against the baseline '
                 'after the search' if snap.state.state in ACTIVE else
@@ -466,11 +465,9 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                 + f' ({snap.state.message})')
         # where the commands go: read now, so OSDs added since the session count
         where = report.reach(snap.state.osd, self.cluster.osds())
-        out = report.best_summary(snap.state, where)
-        assert out is not None  # the same snapshot's final_answer, above
         if format in ('json', 'json-pretty'):
-            return HandleCommandResult(0, json.dumps(out), '')
-        return HandleCommandResult(0, report.best_text(out, result), '')
+            return HandleCommandResult(0, json.dumps(report.best_summary(snap.state, where)), '')
+        return HandleCommandResult(0, report.best_text(snap.state, where), '')
 
     # ------------------------------------------------------------ rollouts
 

@@ -6,14 +6,14 @@ from typing import Any, Dict, List, Mapping, Optional
 
 from .canary import ANNEX, CLASS_MASK_NOTE, OPTIONS
 from .cluster import OsdInfo
-from .confirm import FIGURES, ArmResult, ConfirmRecord, Verdict
+from .confirm import FIGURES, ArmResult, ConfirmRecord
 from . import perf_counters
 from .canary_record import PreconditionRecord
-from .perf_counters import OBJECTIVE_NAMES, Baseline
+from .perf_counters import OBJECTIVE_NAMES
 from .health import osd_list
-from .views import (Done, answer, answer_line, best_trial, crashes_lines, design_note,
-                    design_why, final_answer, groups_text, noise_line, precondition,
-                    ratio_text, steady_cap_line, steady_text, summary_lines)
+from .views import (SHARED_HOST, answer, answer_line, best_trial, crashes_lines, design_why,
+                    done, final_answer, groups_text, noise_line, ratio_text, steady_cap_line,
+                    steady_text, summary_lines)
 from .rollout_plan import config_command, show
 from .rollout_record import RolloutPlan
 from .session_settings import WEAR
@@ -32,8 +32,8 @@ def status_text(s: Optional[SessionState], st: Mapping[str, Any], detail: bool =
                 error: str = '') -> str:
     """`status`: session `s`'s summary once ended, or everything while it runs or with
     `detail` (`--detail`: the ceph CLI keeps --verbose for itself); then the last rollout.
-    `st`: its `status -f json`, read for what the serve thread computed (progress, health,
-    time, rollout); `error`: the module's (its store unreadable), before the session's."""
+    `st`: its `status -f json`, for what only the serve thread computes (progress, health,
+    time, rollout); `error`: the module's, before the session's."""
     if s is None:
         lines = ['state: idle (no session has run)' + (f'\nerror: {error}' if error else '')]
     else:
@@ -43,21 +43,29 @@ def status_text(s: Optional[SessionState], st: Mapping[str, Any], detail: bool =
 
 
 def _detail_lines(s: SessionState, st: Mapping[str, Any], error: str) -> List[str]:
-    p, done = s.params, Done.of(s.trials)
+    p, (base, search, confirm) = s.params, done(s.trials)
     lines = [f'state: {s.state} ({s.phase})',
              f'canary: osd.{s.osd} ({s.reason})',
              f'params: objective={s.settings.objective} trials={p.trials} '
              f'budget={p.budget} workload={p.workload} duration={p.duration:.0f}s',
-             f'progress: {done.baseline} baseline run(s), {done.search}/{p.trials} trials, '
-             f'{done.confirm} confirmation measurement(s) ({st["progress"]:.0%})',
+             f'progress: {base} baseline run(s), {search}/{p.trials} trials, '
+             f'{confirm} confirmation measurement(s) ({st["progress"]:.0%})',
              f'message: {s.message}']
     if error:
         lines.append(f'error: {error}')
-    note = design_note(s)
     lines.append(f'measurement design: {s.plan.design} ({design_why(s)})'
-                 + (f'; {note}' if note else ''))
-    lines += (client_lines(s.client) + precondition_lines(precondition(s))
-              + time_lines(st.get('time'), s.state) + baseline_lines(s.baseline))
+                 + (f'; {SHARED_HOST}' if s.plan.shared_host else ''))
+    lines += (client_lines(s.client) + precondition_lines(s.canaries[str(s.osd)].precondition)
+              + time_lines(st.get('time'), s.state))
+    b = s.baseline
+    if b is not None:
+        # what the write-amp counted (perf_counters.ROCKSDB, BLUEFS)
+        by = (f'RocksDB\'s bytes; BlueFS\'s {_fmt(b.bluefs_write_amp, ".3f")})'
+              if b.write_amp_by == perf_counters.ROCKSDB else 'BlueFS\'s bytes)')
+        lines.append(f'baseline ({b.runs} runs, median; spread = (max-min)/median): '
+                     f'kv_sync_lat {b.kv_sync_lat_ms:.3f} ms (spread {b.kv_sync_lat_spread:.1%}), '
+                     f'IOPS {_fmt(b.iops, ".0f")} (spread {_fmt(b.iops_spread, ".1%")}), '
+                     f'write-amp {b.write_amp:.3f} (spread {b.write_amp_spread:.1%}; {by}')
     lines += [noise_line(s.noise)] if s.noise else []
     lines += [steady_cap_line(s.steady_cap)] if s.steady_cap else []
     leader = best_trial(s.trials)
@@ -72,19 +80,6 @@ def _detail_lines(s: SessionState, st: Mapping[str, Any], error: str) -> List[st
                      + (' (not blocking: --force)' if p.force
                         else ' (trials wait for them: no --force)'))
     return lines + crashes_lines(s)
-
-
-def baseline_lines(b: Optional[Baseline]) -> List[str]:
-    """The baseline's medians, and how far its runs spread."""
-    if b is None:
-        return []
-    # what the write-amp counted (perf_counters.ROCKSDB, BLUEFS)
-    by = (f'RocksDB\'s bytes; BlueFS\'s {_fmt(b.bluefs_write_amp, ".3f")})'
-          if b.write_amp_by == perf_counters.ROCKSDB else 'BlueFS\'s bytes)')
-    return [f'baseline ({b.runs} runs, median; spread = (max-min)/median): '
-            f'kv_sync_lat {b.kv_sync_lat_ms:.3f} ms (spread {b.kv_sync_lat_spread:.1%}), '
-            f'IOPS {_fmt(b.iops, ".0f")} (spread {_fmt(b.iops_spread, ".1%")}), '
-            f'write-amp {b.write_amp:.3f} (spread {b.write_amp_spread:.1%}; {by}']
 
 
 def client_lines(c: Optional[ClientRecord]) -> List[str]:
@@ -199,20 +194,22 @@ def _mib(v: Any) -> str:
 
 def history_row(t: Trial) -> List[str]:
     c = t.candidate
-    m = t.measurement.to_dict() if t.measurement else {}
+    m = t.measurement
+    lat, iops, wa, bluefs_wa, wal, sst, flushes = (
+        [m.kv_sync_lat_ms, m.iops, m.write_amp, perf_counters.bluefs_write_amp(m.to_dict()),
+         m.wal_bytes, m.sst_bytes, m.flushes] if m else [None] * 7)
     # a confirmation measurement: its round (1-based) and arm; a steady
     # window: its pair (1-based), the arm checked and the arm it ran
     arm = 'base' if t.arm == 'baseline' else t.arm
     where = ('-' if t.round is None else
              f's{t.round + 1}:{t.steady}:{arm}' if t.steady else f'r{t.round + 1}:{arm}')
-    return [str(t.index), t.kind, where, t.verdict + ('*' if m.get('window_short') else ''),
+    return [str(t.index), t.kind, where, t.verdict + ('*' if m and m.window_short else ''),
             str(c.max_write_buffer_number), f'{c.write_buffer_size // MiB}M',
             str(c.min_write_buffer_number_to_merge), str(c.level0_file_num_compaction_trigger),
             f'{c.max_bytes_for_level_base // MiB}M', str(c.max_bytes_for_level_multiplier),
-            c.compression, _fmt(m.get('kv_sync_lat_ms'), '.3f'), _fmt(m.get('iops'), '.0f'),
-            _fmt(m.get('write_amp'), '.3f'), _fmt(perf_counters.bluefs_write_amp(m), '.3f'),
-            _mib(m.get('wal_bytes')), _mib(m.get('sst_bytes')),
-            _fmt(m.get('flushes'), '.1f'), f'{t.seconds:.0f}', _fmt(t.score, '+.3f')]
+            c.compression, _fmt(lat, '.3f'), _fmt(iops, '.0f'), _fmt(wa, '.3f'),
+            _fmt(bluefs_wa, '.3f'), _mib(wal), _mib(sst), _fmt(flushes, '.1f'),
+            f'{t.seconds:.0f}', _fmt(t.score, '+.3f')]
 
 
 def history_table(trials: List[Trial]) -> str:
@@ -252,6 +249,26 @@ def reach(canary: int, osds: Mapping[int, OsdInfo]) -> Dict[str, Any]:
             'note': f'osd.{canary} {why}: the options go to every OSD'}
 
 
+# where the commands go when the OSD map was not read: the canary alone
+UNREAD: Dict[str, Any] = {'masks': None, 'device_class': None, 'osds': None,
+                          'note': "the OSD map was not read: the canary's commands only"}
+
+
+def commands(state: SessionState, options: str, masks: Optional[List[str]]) -> List[str]:
+    """The commands that set `options` on the canary, then at `masks` (a `reach`'s)."""
+    out = []
+    for who in [f'osd.{state.osd}'] + (masks or []):
+        out.append(config_command(who, OPTIONS, options))
+        if state.annexed:  # the annex is folded into the options string
+            out.append(config_command(who, ANNEX, ''))
+    if state.config_changes:
+        # the string embeds the base of the start: applying it undoes the change
+        out.insert(0, '# measured against the options in effect when the session '
+                   'started, which someone else has changed: applying this string '
+                   'would undo that; changed since: ' + '; '.join(state.config_changes))
+    return out
+
+
 def best_summary(state: SessionState,
                  where: Optional[Dict[str, Any]] = None) -> Optional[Dict[str, Any]]:
     """`best -f json`: the confirmation's answer (its rounds' ratios, never the search's),
@@ -260,25 +277,11 @@ def best_summary(state: SessionState,
     result = final_answer(state)
     if result is None:
         return None
-    osd, conf = state.osd, state.confirm
+    conf = state.confirm
     assert conf is not None  # it has an answer
     arm = result.chosen
     chosen = conf.arm(arm.arm) if arm else None
-    if where is None:
-        where = {'masks': None, 'device_class': None, 'osds': None,
-                 'note': "the OSD map was not read: the canary's commands only"}
-    commands = []
-    changed = list(state.config_changes)
-    if chosen is not None:
-        for who in [f'osd.{osd}'] + (where['masks'] or []):
-            commands.append(config_command(who, OPTIONS, chosen.options))
-            if state.annexed:  # the annex is folded into the options string
-                commands.append(config_command(who, ANNEX, ''))
-        if changed:
-            # the string embeds the base of the start: applying it undoes the change
-            commands.insert(0, '# measured against the options in effect when the session '
-                            'started, which someone else has changed: applying this string '
-                            'would undo that; changed since: ' + '; '.join(changed))
+    where = where or UNREAD
 
     def figures(a: ArmResult) -> Dict[str, Any]:
         return {k: asdict(f.ratio) for k in FIGURES if (f := getattr(a, k)) is not None}
@@ -299,13 +302,18 @@ def best_summary(state: SessionState,
                             objective_verdict=a.objective_verdict, steady=steady(a),
                             options=conf.arm(a.arm).options)
                        for a in result.arms],
-        'canary': osd, **where, 'commands': commands,
-        'config_changed': changed, 'seen': None if result.seen is None else asdict(result.seen),
+        'canary': state.osd, **where,
+        'commands': [] if chosen is None else commands(state, chosen.options, where['masks']),
+        'config_changed': list(state.config_changes),
+        'seen': None if result.seen is None else asdict(result.seen),
         'measurement_plan': result.measurement_plan.to_json()}
 
 
-def best_text(b: Dict[str, Any], result: Verdict) -> str:
-    """`best`: its JSON `b` in words, with the rule and candidates of `result` (b's verdict)."""
+def best_text(state: SessionState, where: Optional[Dict[str, Any]] = None) -> str:
+    """`best`: `best_summary(state, where)` in words, with the confirmation's rule and
+    candidates (its answer must stand)."""
+    result = final_answer(state)
+    assert result is not None and state.confirm is not None
     m = result.margin
     rule = (f'is recommended when the low end of its interval is at least {1 + m:.2f}x the '
             f'baseline\'s (the {-m:.0%} guard) and then, in steady windows, its write-amp is '
@@ -315,7 +323,7 @@ def best_text(b: Dict[str, Any], result: Verdict) -> str:
             f'measured in windows long enough to see a compaction (steady windows), its '
             f'write-amp stays within the {result.budget:.2f}x budget of the baseline\'s; the '
             'first such candidate, best first, is recommended.')
-    lines = [b['summary'] + '.',
+    lines = [answer_line(result) + '.',
              f'Each figure: the median over the rounds of the candidate\'s ratio to the '
              f'baseline measured in the same round [{result.level:.0%} interval]; a candidate '
              + rule]
@@ -324,21 +332,23 @@ def best_text(b: Dict[str, Any], result: Verdict) -> str:
         lines.append(f'measurement design: {plan.design} ({plan.why})')
     name = OBJECTIVE_NAMES.get(result.objective, result.objective)
     lines += [arm_line(name, a) for a in result.arms]
-    if b['keeps_current']:
+    if result.chosen is None:
         return '\n'.join(lines)
-    lines.append(f'bluestore_rocksdb_options = {b["options"]}')
-    if b['note']:
-        lines.append(f'note: {b["note"]}')
-    n = len(b['osds'] or [])
-    target = f'the OSDs of class {b["device_class"]}' if b['device_class'] else 'every OSD'
-    lines.append(f'to apply on the canary (osd.{b["canary"]}); it takes effect on restart:'
-                 if b['masks'] is None else
-                 f'to apply on the canary (osd.{b["canary"]}) only, then on {target} '
-                 f'({n} OSD{"" if n == 1 else "s"}: {osd_list(b["osds"])}); each takes '
+    options = state.confirm.arm(result.chosen.arm).options
+    osd, w = state.osd, where or UNREAD
+    cls, osds, masks = w['device_class'], w['osds'] or [], w['masks']
+    lines.append(f'bluestore_rocksdb_options = {options}')
+    lines += [f'note: {w["note"]}'] if w['note'] else []
+    target = f'the OSDs of class {cls}' if cls else 'every OSD'
+    n = len(osds)
+    lines.append(f'to apply on the canary (osd.{osd}); it takes effect on restart:'
+                 if masks is None else
+                 f'to apply on the canary (osd.{osd}) only, then on {target} '
+                 f'({n} OSD{"" if n == 1 else "s"}: {osd_list(osds)}); each takes '
                  'effect on restart:')
-    lines += ['  ' + c for c in b['commands']]
-    if b['device_class']:
-        lines.append(f'or let the module roll it out to the OSDs of class {b["device_class"]}, '
+    lines += ['  ' + c for c in commands(state, options, masks)]
+    if cls:
+        lines.append(f'or let the module roll it out to the OSDs of class {cls}, '
                      'one OSD at a time through the restart gate: ceph rocks-autotune apply '
                      '--dry-run (the plan), then ceph rocks-autotune apply')
     return '\n'.join(lines)

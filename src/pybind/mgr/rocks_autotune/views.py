@@ -5,7 +5,6 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
-from .canary_record import PreconditionRecord
 from .confirm import ArmResult, RoundsNoise, Verdict
 from .measurement_plan import SPLIT, MeasurementPlan
 from .perf_counters import OBJECTIVE_NAMES
@@ -70,19 +69,14 @@ def design_text(plan: MeasurementPlan) -> str:
 
 def design_why(s: SessionState) -> str:
     """Why the session measures as it does (session_start.design_of)."""
-    if s.plan.why is not None:
-        return s.plan.why
-    return (f'the {s.params.workload} workload writes no client groups to split'
-            if s.client is None else '')
-
-
-def design_note(s: SessionState) -> str:
-    return SHARED_HOST if s.plan.shared_host else ''
+    no_split = f'the {s.params.workload} workload writes no client groups to split'
+    return s.plan.why if s.plan.why is not None else no_split if s.client is None else ''
 
 
 def session_design(s: SessionState) -> Dict[str, Any]:
     """The session's measurement design and why, for `status -f json`."""
-    return dict(s.plan.to_json(), why=design_why(s), note=design_note(s))
+    return dict(s.plan.to_json(), why=design_why(s),
+                note=SHARED_HOST if s.plan.shared_host else '')
 
 
 def groups_text(arm: ArmResult) -> str:
@@ -274,14 +268,9 @@ def took_text(seconds: float) -> str:
             else f'{minutes // 60} h {minutes % 60:02d} min')
 
 
-def crashes(s: SessionState) -> List[str]:
-    """The canary's crashes in failed trials."""
-    return [i for t in s.trials for i in t.crashes]
-
-
 def crashes_lines(s: SessionState) -> List[str]:
     """The canary's crashes in failed trials, to read and archive."""
-    ids = crashes(s)
+    ids = [i for t in s.trials for i in t.crashes]
     if not ids:
         return []
     return [f'osd.{s.osd} crashed in failed trials (read each, then archive it): '
@@ -338,23 +327,10 @@ def _summary_figures(osd: int, result: Verdict, arm: ArmResult) -> List[str]:
     return lines
 
 
-@dataclass(frozen=True)
-class Done:
-    """The measurements done, by kind."""
-    baseline: int  # baseline runs
-    search: int  # search trials (candidates)
-    confirm: int  # confirmation measurements
-
-    @classmethod
-    def of(cls, trials: List[Trial]) -> 'Done':
-        return cls(baseline=len([t for t in trials if t.verdict == 'baseline']),
-                   search=len([t for t in trials if t.kind == 'candidate']),
-                   confirm=len([t for t in trials if t.kind == 'confirm']))
-
-
-def precondition(s: SessionState) -> Optional[PreconditionRecord]:
-    """The canary's preconditioning (None: none begun)."""
-    return s.canaries[str(s.osd)].precondition
+def done(trials: List[Trial]) -> Tuple[int, int, int]:
+    """The baseline runs, search trials and confirmation measurements done."""
+    return (sum(t.verdict == 'baseline' for t in trials),
+            sum(t.kind == 'candidate' for t in trials), sum(t.kind == 'confirm' for t in trials))
 
 
 def _json(t: Optional[Trial]) -> Optional[Dict[str, Any]]:
@@ -366,15 +342,15 @@ def status_of(s: SessionState, osd: int, progress: float, health: List[str],
     """The `status -f json` fields: the answer is the confirmation's (`best`), the search's
     leader only its progress; `other_checks`: others' health checks at the last look before a
     restart (they block only without --force)."""
-    noise, cap, trials, done = s.noise, s.steady_cap, s.trials, Done.of(s.trials)
-    pre = precondition(s)
+    noise, cap, trials = s.noise, s.steady_cap, s.trials
+    base, search, confirm = done(trials)
+    pre = s.canaries[str(osd)].precondition
     return {
         'state': s.state, 'phase': s.phase, 'id': s.id, 'osd': osd,
         'reason': s.reason, 'message': s.message, 'error': s.error,
         'params': asdict(s.params), 'started': s.started, 'ended': s.ended,
         'objective': s.settings.objective,
-        'trials_done': done.search, 'baseline_runs_done': done.baseline,
-        'confirm_done': done.confirm,
+        'trials_done': search, 'baseline_runs_done': base, 'confirm_done': confirm,
         'progress': progress, 'baseline': s.baseline and s.baseline.to_json(),
         'noise': noise and noise.to_json(), 'noise_line': noise and noise_line(noise),
         'steady_cap': cap and cap.to_json(), 'steady_cap_line': cap and steady_cap_line(cap),
@@ -383,7 +359,7 @@ def status_of(s: SessionState, osd: int, progress: float, health: List[str],
         'confirmation': None if s.confirm is None else s.confirm.to_json(),
         'current': _json(s.current), 'health': health,
         'other_checks': s.other_checks or [],
-        'crashes': crashes(s),
+        'crashes': [i for t in trials for i in t.crashes],
         'release_default': release_default, 'sharding': s.sharding,
         'max_memtable_bytes': max_memtable_bytes,
         'config_changes': s.config_changes,
