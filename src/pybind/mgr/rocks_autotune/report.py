@@ -30,10 +30,10 @@ def _fmt(v: Optional[float], spec: str) -> str:
 
 def status_text(s: Optional[SessionState], st: Mapping[str, Any], detail: bool = False,
                 error: str = '') -> str:
-    """`status`: session `s`'s summary once ended, or everything while it runs or with
-    `detail` (`--detail`: the ceph CLI keeps --verbose for itself); then the last rollout.
-    `st`: its `status -f json`, for what only the serve thread computes (progress, health,
-    time, rollout); `error`: the module's, before the session's."""
+    """`status`: `s`'s summary once ended, else (or `--detail`: the ceph CLI keeps
+    --verbose) all of it; then the last rollout.  `st`: its `status -f json`, read for
+    what only the serve thread computes (progress, health, time, rollout); `error`: the
+    module's, before the session's."""
     if s is None:
         lines = ['state: idle (no session has run)' + (f'\nerror: {error}' if error else '')]
     else:
