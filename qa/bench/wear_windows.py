@@ -50,6 +50,7 @@ The run in qa/bench/results/wear-windows-space.jsonl (the blog string, then SPAC
 import argparse
 import datetime
 import json
+import math
 import os
 import statistics
 import sys
@@ -340,6 +341,60 @@ def table(path: str) -> str:
     return '\n'.join(out)
 
 
+def t_interval(ratios: List[float]) -> str:
+    """The geometric mean of `ratios` and its 95% t interval (log scale)."""
+    from scipy import stats  # here only, as benchlib.aa_sd
+    logs = [math.log(x) for x in ratios]
+    n, m = len(logs), statistics.mean(logs)
+    h = stats.t.ppf(0.975, n - 1) * statistics.stdev(logs) / math.sqrt(n)
+    return f'{math.exp(m):.3f}x [{math.exp(m - h):.3f}, {math.exp(m + h):.3f}] (df {n - 1})'
+
+
+def pairs(path: str) -> str:
+    """The second config over the first, pass by pass (each OSD's write-amp
+    over its own, fio's IOPS), then over the passes; the first config
+    against itself across passes (its A/A-like spread)."""
+    rows = [json.loads(x) for x in open(path) if x.strip()]
+    a, b = list(dict.fromkeys(r['config'] for r in rows))[:2]
+
+    def get(c: str, p: int, w: str) -> List[Dict[str, Any]]:
+        return sorted((r for r in rows if r['config'] == c and r['config_pass'] == p
+                       and r['window'] == w), key=lambda r: r['osd'])
+    out = [f'| pass | steady write-amp {b}/{a}, per OSD | steady IOPS | short write-amp '
+           f'| short IOPS | steady seconds {a} / {b} | load avg, 1 min, over the pair |',
+           '|---|---|---|---|---|---|---|']
+    medians, iops = [], []
+    for p in sorted({r['config_pass'] for r in rows if r['config'] == b}):
+        sa, sb = get(a, p, 'steady'), get(b, p, 'steady')
+        ha, hb = get(a, p, 'short'), get(b, p, 'short')
+        if not (sa and sb and ha and hb):
+            continue
+        wr = [y['write_amp'] / x['write_amp'] for x, y in zip(sa, sb)]
+        hr = [y['write_amp'] / x['write_amp'] for x, y in zip(ha, hb)]
+        loads = [v for r in (ha[0], sa[0], hb[0], sb[0])
+                 for v in (r['load_avg_start'][0], r['load_avg_end'][0])]
+        medians.append(statistics.median(wr))
+        iops.append(sb[0]['fio_iops'] / sa[0]['fio_iops'])
+        out.append(f'| {p} | {", ".join(f"{x:.3f}" for x in wr)} | {iops[-1]:.3f} '
+                   f'| {", ".join(f"{x:.3f}" for x in hr)} '
+                   f'| {hb[0]["fio_iops"] / ha[0]["fio_iops"]:.3f} '
+                   f'| {sa[0]["seconds"]:.0f} / {sb[0]["seconds"]:.0f} '
+                   f'| {min(loads):.1f}-{max(loads):.1f} |')
+    if len(medians) >= 2:
+        out += ['', f'steady write-amp over the passes\' medians: {t_interval(medians)}; '
+                f'steady IOPS: {t_interval(iops)}']
+    own = [get(a, p, 'steady') for p in sorted({r['config_pass'] for r in rows
+                                                if r['config'] == a})]
+    own = [x for x in own if x]
+    if len(own) >= 2:
+        io = [x[0]['fio_iops'] for x in own]
+        wa = [x[i]['write_amp'] / own[0][i]['write_amp'] for x in own[1:]
+              for i in range(min(len(x), len(own[0])))]
+        out.append(f'{a} against itself, steady: IOPS max/min {max(io) / min(io):.2f}; '
+                   f'write-amp per OSD over its first pass\' {min(wa):.3f}-{max(wa):.3f}')
+    return '\n'.join(out)
+
+
 def named_config(text: str) -> Tuple[str, str]:
     name, sep, options = text.partition('=')
     if not sep or not name or not options:
@@ -352,6 +407,8 @@ def main() -> None:
     ap.add_argument('--up', action='store_true', help='bring the lab up fresh first')
     ap.add_argument('--keep-lab', action='store_true', help='leave the lab up at the end')
     ap.add_argument('--table', metavar='FILE', help='no lab: print the markdown table of FILE')
+    ap.add_argument('--pairs', metavar='FILE', help='no lab: the second config over the '
+                    'first in FILE, pass by pass')
     ap.add_argument('--out', default=OUT, help='JSONL appended to (default %(default)s)')
     ap.add_argument('--configs', default='', help='only these, comma-separated, in order '
                     '(space: every SPACE_CONFIGS one)')
@@ -366,8 +423,8 @@ def main() -> None:
                     help='a steady window runs at least this long, steady or not')
     ap.add_argument('--until', default='', help='HH:MM UTC: no window runs past it')
     a = ap.parse_args()
-    if a.table:
-        print(table(a.table))
+    if a.table or a.pairs:
+        print(table(a.table) if a.table else pairs(a.pairs))
         return
     run(a)
 
