@@ -2,6 +2,7 @@
 """What the module costs the ceph-mgr: CPU and memory from /proc, optimizer time.
 
     qa/bench/module_cost.py [--idle 60] [--no-lab] [--out doc/bench/module-cost.md]
+                            [--json qa/bench/results/module-cost.json]
 
 * Idle, on the bench lab (/var/tmp/rat-bench-lab, which must be up, e.g.
   during or after qa/bench/measure_surface.py --keep-lab): CPU of the mgr
@@ -17,6 +18,7 @@
   trials already told: time of tell() (GP fit + acquisition, what the
   session pays once per trial) and of the ask() after it, n = 10, 50, 100.
 
+`--json` gets the figures as measured (idle, sessions, optimizer).
 `--out` is rewritten, except its "Rollout plan and gate at scale" section (from
 qa/bench/rollout_scale.py --append), which is kept, at the end.
 """
@@ -221,6 +223,8 @@ def main() -> None:
     ap.add_argument('--reuse-idle', action='store_true',
                     help='take the idle figures from --idle-json instead of measuring')
     ap.add_argument('--out', default=os.path.join(benchlib.DOC, 'module-cost.md'))
+    ap.add_argument('--json', default=os.path.join(benchlib.RESULTS, 'module-cost.json'),
+                    help='write the figures here')
     a = ap.parse_args()
     idle: Optional[Dict[str, Any]] = None
     if a.reuse_idle:
@@ -234,8 +238,14 @@ def main() -> None:
         with open(a.idle_json, 'w') as f:
             json.dump(idle, f, indent=1)
     opt = optimizer_times([10, 50, 100])
-    text = render(idle, session_costs(), opt,
-                  'qa/bench/module_cost.py ' + ' '.join(sys.argv[1:]))
+    command = 'qa/bench/module_cost.py ' + ' '.join(sys.argv[1:])
+    sessions = session_costs()
+    text = render(idle, sessions, opt, command)
+    with open(a.json, 'w') as f:
+        json.dump({'command': command,
+                   'date': datetime.datetime.now().isoformat(timespec='seconds'),
+                   'load_avg': os.getloadavg()[0], 'cores': os.cpu_count(), 'idle': idle,
+                   'sessions': sessions, 'optimizer': opt}, f, indent=1)
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
     kept = ''
     if os.path.exists(a.out):
