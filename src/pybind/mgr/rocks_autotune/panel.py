@@ -170,7 +170,7 @@ def trials_json(snap: Snapshot, query: Mapping[str, str]) -> Dict[str, Any]:
 
 def ratios(m: Optional[Measurement], base: Baseline) -> Dict[str, Optional[float]]:
     """A measurement's figures over the baseline's medians (None where either lacks one)."""
-    wa, base_wa = write_amps(m.to_dict() if m else {}, base.to_json())
+    wa, base_wa = write_amps(m, base) if m else (None, None)
     iops, lat = (m.iops, m.kv_sync_lat_ms) if m else (None, None)
     return {'iops': iops / base.iops if iops and base.iops else None,
             'kv_sync_lat': lat / base.kv_sync_lat_ms if lat and base.kv_sync_lat_ms else None,

@@ -196,7 +196,7 @@ def history_row(t: Trial) -> List[str]:
     c = t.candidate
     m = t.measurement
     lat, iops, wa, bluefs_wa, wal, sst, flushes = (
-        [m.kv_sync_lat_ms, m.iops, m.write_amp, perf_counters.bluefs_write_amp(m.to_dict()),
+        [m.kv_sync_lat_ms, m.iops, m.write_amp, perf_counters.bluefs_write_amp(m),
          m.wal_bytes, m.sst_bytes, m.flushes] if m else [None] * 7)
     # a confirmation measurement: its round (1-based) and arm; a steady
     # window: its pair (1-based), the arm checked and the arm it ran
