@@ -128,14 +128,11 @@ def trial_rows(trials: List[Trial], default: str) -> List[Dict[str, Any]]:
     for n, t in enumerate(trials, 1):
         if t.verdict in ('feasible', 'baseline') and t.score is not None:
             best = t.score if best is None else min(best, t.score)
-        rows.append({
-            'n': n, 'index': t.index, 'kind': t.kind, 'verdict': t.verdict,
-            'candidate': t.candidate.to_dict(), 'options': t.options,
-            'measurement': t.measurement and t.measurement.to_dict(), 'score': t.score,
-            'told': t.told, 'error': t.error, 'crashes': t.crashes,
-            'seconds': t.seconds, 'round': t.round, 'arm': t.arm, 'started': t.started,
-            'marker': marker(t.candidate, refs), 'best_so_far': best,
-        })
+        saved = t.to_json()  # the fields a row shows, in this order
+        rows.append(dict({'n': n}, **{k: saved[k] for k in (
+            'index', 'kind', 'verdict', 'candidate', 'options', 'measurement', 'score', 'told',
+            'error', 'crashes', 'seconds', 'round', 'arm', 'started')},
+            marker=marker(t.candidate, refs), best_so_far=best))
     return rows
 
 

@@ -80,25 +80,15 @@ class SteadyVerdict:
     upper_bound: bool = False      # a baseline not steady: the ratio is at most this
     pairs: List[Pair] = field(default_factory=list)
 
+    # the medians over the pairs (the read ratios: over those probed) of their figures
     @property
-    def objective(self) -> Optional[float]:
-        """The median over the pairs of the objective's ratio."""
-        return self._median('objective')
-
+    def objective(self) -> Optional[float]: return self._median('objective')
     @property
-    def saved_per_day(self) -> Optional[float]:
-        """The median over the pairs of the RocksDB bytes a day saved."""
-        return self._median('saved_per_day')
-
+    def saved_per_day(self) -> Optional[float]: return self._median('saved_per_day')
     @property
-    def read_p99(self) -> Optional[float]:
-        """The median over the pairs probed of the read p99 ratio."""
-        return self._median('read_p99')
-
+    def read_p99(self) -> Optional[float]: return self._median('read_p99')
     @property
-    def read_iops(self) -> Optional[float]:
-        """The median over the pairs probed of the read IOPS ratio."""
-        return self._median('read_iops')
+    def read_iops(self) -> Optional[float]: return self._median('read_iops')
 
     def _median(self, key: str) -> Optional[float]:
         got = [getattr(p, key) for p in self.pairs if getattr(p, key) is not None]
