@@ -92,7 +92,7 @@ def status_text(s: Session, detail: bool = False) -> str:
     """What plain `ceph rocks-autotune status` (--detail) answers (module.cmd_status:
     the panel's snapshot of the session's view)."""
     snap = panel.Snapshot.of(view(s))
-    return report.status_text(snap.state, snap.status, detail)
+    return report.status_text(snap.state, snap.status, detail, time=snap.time)
 
 
 def measurement(**figures: Any) -> Measurement:

@@ -424,7 +424,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
             return HandleCommandResult(0, json.dumps(status, indent=2 if format ==
                                                      'json-pretty' else None), '')
         return HandleCommandResult(
-            0, report.status_text(snap.state, status, detail, self.load_error), '')
+            0, report.status_text(snap.state, status, detail, self.load_error, snap.time), '')
 
     @CLIReadCommand('rocks-autotune history')
     def cmd_history(self, format: str = 'plain') -> HandleCommandResult:

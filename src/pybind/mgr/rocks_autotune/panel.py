@@ -15,7 +15,7 @@ from . import report, views
 from .confirm import ArmResult, RoundsNoise, Verdict
 from .rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT, parse_options
 from .perf_counters import Baseline, Measurement, write_amps
-from .views import View
+from .views import TimeSaid, View
 from .space import Candidate, SearchSpace
 from .store import SessionState
 from .trial import Trial
@@ -52,6 +52,7 @@ class Snapshot:
     status: Dict[str, Any] = field(default_factory=lambda: {'state': 'idle'})
     state: Optional[SessionState] = None
     reach: Optional[Dict[str, Any]] = None  # report.reach: where the best's commands go
+    time: Optional[TimeSaid] = None  # the status's `time`
 
     @classmethod
     def of(cls, view: Optional[View], load_error: str = '',
@@ -60,7 +61,8 @@ class Snapshot:
         status: Dict[str, Any] = {'state': 'idle'} if view is None else dict(view.status)
         if load_error:
             status['error'] = load_error
-        return cls(status, None if view is None else view.record, reach)
+        return cls(status, None if view is None else view.record, reach,
+                   None if view is None else view.time)
 
     @property
     def trials(self) -> List[Trial]:
