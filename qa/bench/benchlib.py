@@ -15,7 +15,7 @@ import statistics
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -270,6 +270,13 @@ def claim_of(best: Optional[Mapping[str, Any]]) -> Optional[Dict[str, Any]]:
     return out
 
 
+def as_measurement(w: Mapping[str, Any]) -> Measurement:
+    """A window row as the session's statistics read it (paired_stats): its
+    figures, those it lacks None (or their default)."""
+    return Measurement(**{f.name: w.get(f.name, None if f.default is MISSING else f.default)
+                          for f in fields(Measurement)})
+
+
 def bench_ratio(windows: List[Dict[str, Any]], config: str, base: str,
                 key: str, workload: str = 'osd_bench') -> Dict[str, Any]:
     """`config` over `base` in the `workload` windows, paired by round: the
@@ -277,10 +284,10 @@ def bench_ratio(windows: List[Dict[str, Any]], config: str, base: str,
     (rocks_autotune.paired_stats: the median of the log-ratios, the
     signed-rank interval, open below its 5 rounds; write-amp only where
     neither window was short)."""
-    rounds: Dict[int, Dict[str, Any]] = {}
+    rounds: Dict[int, Dict[str, Optional[Measurement]]] = {}
     for w in windows:
         if w['workload'] == workload:
-            rounds.setdefault(w['rep'], {})[w['config']] = w
+            rounds.setdefault(w['rep'], {})[w['config']] = as_measurement(w)
     pairs = paired_stats.paired_at([rounds[r] for r in sorted(rounds)], config, base, key)
     reps = sorted(rounds)
     s = paired_stats.Summary.of([v for _, v in pairs], at=[reps[i] + 1 for i, _ in pairs])

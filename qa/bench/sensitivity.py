@@ -45,8 +45,8 @@ import os
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-from benchlib import (BLOG_SMALL, CEPH_LAB, OPTION, Lab, aa_sd, baseline_measurements,
-                      check_claim, claim_of, log)
+from benchlib import (BLOG_SMALL, CEPH_LAB, OPTION, Lab, aa_sd, as_measurement,
+                      baseline_measurements, check_claim, claim_of, log)
 
 from rocks_autotune import paired_stats
 from rocks_autotune.rocksdb_options import (NEW_TUNING, NEW_TUNING_LZ4,
@@ -154,7 +154,7 @@ def bench_figures(lines: List[Dict[str, Any]]) -> Dict[str, Any]:
     """B/A per figure, paired by round as the session pairs its rounds
     (paired_stats.summary): median and 90% interval."""
     rows = [r for r in lines if 'arm' in r]
-    rounds = [{r['arm']: r for r in rows if r['round'] == rnd}
+    rounds = [{r['arm']: as_measurement(r) for r in rows if r['round'] == rnd}
               for rnd in sorted({r['round'] for r in rows})]
     return {fig: paired_stats.summary(rounds, 'B', 'A', fig).ratios()
             for fig in ('c_over_r', 'iops_c', 'iops_r')}

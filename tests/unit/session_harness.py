@@ -9,6 +9,7 @@ saved through the helpers under "a saved state", which alone know its shape.
 """
 import json
 import math
+from dataclasses import MISSING, fields
 from typing import Any, Dict, List, Optional, Tuple
 
 from fake_cluster import FakeClock, FakeCluster
@@ -18,6 +19,7 @@ from rocks_autotune.confirm import ArmResult, Verdict
 from rocks_autotune.measurement_plan import SEQUENTIAL, MeasurementPlan
 from rocks_autotune.session_settings import Params
 from rocks_autotune.paired_stats import Summary
+from rocks_autotune.perf_counters import Measurement
 from rocks_autotune.session import Session, Settings
 from rocks_autotune.views import View
 from rocks_autotune.workload import OSD_BENCH
@@ -90,7 +92,14 @@ def status_text(s: Session, detail: bool = False) -> str:
     """What plain `ceph rocks-autotune status` (--detail) answers (module.cmd_status:
     the panel's snapshot of the session's view)."""
     snap = panel.Snapshot.of(view(s))
-    return report.status_text(snap.state, snap.status, detail)
+    return report.status_text(snap.state, snap.status, detail, time=snap.time)
+
+
+def measurement(**figures: Any) -> Measurement:
+    """A window's measurement with `figures`, the others None (those with a
+    default, it): what a test of the statistics gives them."""
+    return Measurement(**dict({f.name: None for f in fields(Measurement)
+                               if f.default is MISSING}, **figures))
 
 
 def an_arm(arm: str = 'c1', trial: int = 1, verdict: str = 'passes', ratio: float = 1.0,

@@ -352,40 +352,40 @@ def test_status_says_how_long_a_steady_window_takes_and_what_is_left() -> None:
     h.cluster.running[0] = SMALL
     s = h.start(osd=0, workload='client', trials=2)
     t = s.time_said()
-    assert t['steady_window'] is None and not t['no_flush_seen']
-    assert t['left_seconds'] >= 600  # the preconditioning, at most
+    assert t.steady_window is None and not t.no_flush_seen
+    assert t.left_seconds >= 600  # the preconditioning, at most
     # what it spent comes off what it may still take
     h.run(until=lambda s: s.canary.rec.precondition is not None
           and s.canary.rec.precondition.seconds > 0)
     p = s.canary.rec.precondition
     assert p is not None
     assert not p.done
-    assert s.time_said()['left_seconds'] == pytest.approx(
-        t['left_seconds'] - p.seconds - p.fill_seconds)
+    assert s.time_said().left_seconds == pytest.approx(
+        t.left_seconds - p.seconds - p.fill_seconds)
     h.run(until=lambda s: s.s.baseline is not None)
     t = s.time_said()
     # SMALL compacts at 2 flushes: the baseline's windows counted its flush rate
     base = [x['measurement'] for x in h.trials if x['verdict'] == 'baseline']
     rate = sum(m['cf_flushes'] for m in base) / sum(m['seconds'] for m in base)
-    assert t['steady_window'] == pytest.approx(1.25 * 2 / rate)
+    assert t.steady_window == pytest.approx(1.25 * 2 / rate)
     # the confirmation rounds' windows: the baseline runs' length (their
     # noise's), whatever a steady window takes; the steady check's at most the limit
-    assert t['confirm_window'] == pytest.approx(
+    assert t.confirm_window == pytest.approx(
         max(10.0, statistics.median(m['seconds'] for m in base)))
-    assert t['steady_window_limit'] == 300.0 and t['steady_windows_left'] == 2
+    assert t.steady_window_limit == 300.0 and t.steady_windows_left == 2
     text = status_text(s, detail=True)
     assert f'a steady-state window of the current options takes about ' \
-           f'{t["steady_window"]:.0f}s here' in text
+           f'{t.steady_window:.0f}s here' in text
     assert re.search(r'at most about \d+ min left', text)
-    left = t['left_seconds']
+    left = t.left_seconds
     n = len(s.s.trials)
     h.run(until=lambda s: len(s.s.trials) == n + 1)
-    assert s.time_said()['left_seconds'] < left
+    assert s.time_said().left_seconds < left
     # a window in flight: what it has run comes off, second for second
     h.run(until=lambda s: s.s.phase == 'measure')
-    before = s.time_said()['left_seconds']
+    before = s.time_said().left_seconds
     h.clock.advance(4.0)
-    assert s.time_said()['left_seconds'] == pytest.approx(before - 4.0)
+    assert s.time_said().left_seconds == pytest.approx(before - 4.0)
 
 
 def test_a_steady_window_said_is_never_shorter_than_the_window() -> None:
@@ -402,7 +402,7 @@ def test_a_steady_window_said_is_never_shorter_than_the_window() -> None:
     base = [x['measurement'] for x in h.trials if x['verdict'] == 'baseline']
     rate = sum(m['cf_flushes'] for m in base) / sum(m['seconds'] for m in base)
     assert 1.25 / rate < 12.0 / 2
-    assert s.time_said()['steady_window'] == pytest.approx(12.0)
+    assert s.time_said().steady_window == pytest.approx(12.0)
     assert 'a steady-state window of the current options takes about 12s here' in \
         status_text(s, detail=True)
 
@@ -414,9 +414,9 @@ def test_with_no_flush_in_any_window_the_status_says_windows_will_be_short() -> 
     h.run(until=lambda s: s.s.baseline is not None)
     t = s.time_said()
     base = [x['measurement']['seconds'] for x in h.trials if x['verdict'] == 'baseline']
-    assert t['no_flush_seen'] and t['steady_window'] is None
-    assert t['confirm_window'] == pytest.approx(max(10.0, statistics.median(base)))
-    assert t['confirm_window'] < 30.0
+    assert t.no_flush_seen and t.steady_window is None
+    assert t.confirm_window == pytest.approx(max(10.0, statistics.median(base)))
+    assert t.confirm_window < 30.0
     text = status_text(s, detail=True)
     assert 'saw a flush' in text and 'judged on the objective alone' in text
     assert 'at most 2 steady window(s) of up to 30s each' in text

@@ -10,12 +10,12 @@ import pytest
 from rocks_autotune import perf_counters, power, report, views
 from rocks_autotune.confirm import ConfirmRecord
 from rocks_autotune.measurement_plan import SEQUENTIAL, MeasurementPlan
-from rocks_autotune.perf_counters import Baseline, Measurement
+from rocks_autotune.perf_counters import Baseline
 from rocks_autotune.options import MAX_CONFIRM_CANDIDATES, MAX_CONFIRM_ROUNDS, default
 from rocks_autotune.session import Session, Settings
 from rocks_autotune.store import CONFIRM_KEY, HEAD_KEY, MAX_VALUE, SessionStore
 from fake_cluster import model
-from session_harness import Harness, assert_restored, status_text, trials, verdict
+from session_harness import Harness, assert_restored, measurement, status_text, trials, verdict
 
 
 def confirming(h: Harness, trials: int = 3, **settings: Any) -> Tuple[Harness, Session]:
@@ -299,18 +299,18 @@ def test_status_and_history_show_the_confirmation() -> None:
 @pytest.mark.parametrize('workload,key', [('osd-bench', 'iops'), ('client', 'iops'),
                                           ('live', 'op_w_lat_ms')])
 def test_the_score_is_the_objective_the_client_gets(workload: str, key: str) -> None:
-    m: Dict[str, Any] = {k: None for k in Measurement.__dataclass_fields__}
-    m.update(seconds=30.0, client_bytes=1, db_bytes=1, wal_bytes=1, write_amp=1.0,
-             kv_sync_lat_ms=1.0, kv_syncs=1, flushes=1.0, window_short=False)
-    base = Baseline.of([Measurement.from_dict(dict(m, **{key: 100.0}))], workload)
+    m: Dict[str, Any] = dict(seconds=30.0, client_bytes=1, db_bytes=1, wal_bytes=1,
+                             write_amp=1.0, kv_sync_lat_ms=1.0, kv_syncs=1, flushes=1.0,
+                             window_short=False)
+    base = Baseline.of([measurement(**m, **{key: 100.0})], workload)
     better = 110.0 if key == 'iops' else 90.0
     # kv_sync latency doubled: a diagnostic, not part of the score
-    s = perf_counters.score(Measurement.from_dict(dict(m, kv_sync_lat_ms=2.0, **{key: better})),
+    s = perf_counters.score(measurement(**dict(m, kv_sync_lat_ms=2.0, **{key: better})),
                             base, workload)
     assert s < 0
     assert s == pytest.approx(-abs(math.log(better / 100.0)))
     with pytest.raises(ValueError, match='no'):
-        perf_counters.score(Measurement.from_dict(m), base, workload)
+        perf_counters.score(measurement(**m), base, workload)
 
 
 def test_the_state_fits_the_store_at_the_largest_confirmation() -> None:

@@ -10,6 +10,7 @@ import pytest
 from scipy import stats as sps
 
 from rocks_autotune import paired_stats as st
+from session_harness import measurement
 
 B = 'baseline'
 
@@ -46,16 +47,23 @@ def test_five_rounds_give_their_range_and_four_give_no_interval() -> None:
 
 
 def _round(rng: random.Random, effects: Dict[str, float], sigma: float,
-           wa: Optional[Dict[str, float]] = None) -> Dict[str, Dict[str, float]]:
+           wa: Optional[Dict[str, float]] = None) -> st.Round:
     """One round: a drift shared by every arm (what pairing cancels), and each
     measurement's own noise."""
     drift = rng.gauss(0, 0.3)
     out = {}
     for arm, effect in dict(effects, **{B: 0.0}).items():
-        out[arm] = {'iops': 1000 * math.exp(drift + effect + rng.gauss(0, sigma)),
-                    'kv_sync_lat_ms': math.exp(rng.gauss(0, sigma)),
-                    'write_amp': 0.5 * (wa or {}).get(arm, 1.0) * math.exp(rng.gauss(0, 0.02))}
+        out[arm] = measurement(
+            iops=1000 * math.exp(drift + effect + rng.gauss(0, sigma)),
+            kv_sync_lat_ms=math.exp(rng.gauss(0, sigma)),
+            write_amp=0.5 * (wa or {}).get(arm, 1.0) * math.exp(rng.gauss(0, 0.02)))
     return out
+
+
+def typed(rounds: List[Dict[str, Any]]) -> List[st.Round]:
+    """Rounds of figures as the statistics take them: each a Measurement."""
+    return [{arm: None if m is None else measurement(**m) for arm, m in r.items()}
+            for r in rounds]
 
 
 def test_the_interval_covers_a_known_effect() -> None:
@@ -114,11 +122,11 @@ def test_power_a_15_percent_gain_under_modest_noise_is_mostly_found() -> None:
 
 
 def test_the_best_median_among_the_passing_wins_and_latency_is_lower_better() -> None:
-    rounds = [{B: {'lat': 1.0, 'write_amp': 1.0},
-               'a': {'lat': 0.90 + 0.01 * i, 'write_amp': 1.0},
-               'b': {'lat': 0.80 + 0.01 * i, 'write_amp': 1.0},
-               'c': {'lat': 1.20, 'write_amp': 1.0}} for i in range(5)]
-    rec, arms = st.verdict(rounds, ['a', 'b', 'c'], B, 'lat', st.LOWER, 0.03)
+    rounds = typed([{B: {'op_w_lat_ms': 1.0, 'write_amp': 1.0},
+                     'a': {'op_w_lat_ms': 0.90 + 0.01 * i, 'write_amp': 1.0},
+                     'b': {'op_w_lat_ms': 0.80 + 0.01 * i, 'write_amp': 1.0},
+                     'c': {'op_w_lat_ms': 1.20, 'write_amp': 1.0}} for i in range(5)])
+    rec, arms = st.verdict(rounds, ['a', 'b', 'c'], B, 'op_w_lat_ms', st.LOWER, 0.03)
     # the passing best first, by the median
     assert rec == ['b', 'a']
     assert [a.verdict for a in arms] == ['passes', 'passes', 'below margin']
@@ -127,20 +135,20 @@ def test_the_best_median_among_the_passing_wins_and_latency_is_lower_better() ->
 def test_write_amp_in_the_rounds_is_shown_but_decides_nothing() -> None:
     # the rounds' windows are short of a compaction: write-amp is judged in
     # the steady check (steady_check.py), not here, however high it reads
-    rounds = [{B: {'iops': 100.0, 'write_amp': 1.0},
-               'a': {'iops': 150.0, 'write_amp': 1.5}} for i in range(5)]
+    rounds = typed([{B: {'iops': 100.0, 'write_amp': 1.0},
+                     'a': {'iops': 150.0, 'write_amp': 1.5}} for i in range(5)])
     rec, (a,) = st.verdict(rounds, ['a'], B, 'iops', st.HIGHER, 0.03)
     assert rec == ['a'] and a.verdict == 'passes'
     assert a.write_amp.median == pytest.approx(math.log(1.5))
 
 
 def test_a_short_window_feeds_the_objective_but_never_the_write_amp_figure() -> None:
-    def rounds(short_in: Any) -> List[Dict[str, Any]]:
+    def rounds(short_in: Any) -> List[st.Round]:
         # round 3's candidate window saw no compaction: its write-amp (1.3x)
         # is not a steady state's, and is left out of the figure shown
-        return [{B: {'iops': 100.0, 'write_amp': 1.0, 'window_short': short_in(i, B)},
-                 'a': {'iops': 150.0, 'write_amp': 1.3 if i == 3 else 1.0,
-                       'window_short': short_in(i, 'a')}} for i in range(6)]
+        return typed([{B: {'iops': 100.0, 'write_amp': 1.0, 'window_short': short_in(i, B)},
+                       'a': {'iops': 150.0, 'write_amp': 1.3 if i == 3 else 1.0,
+                             'window_short': short_in(i, 'a')}} for i in range(6)])
     rec, (a,) = st.verdict(rounds(lambda i, arm: i == 3 and arm == 'a'), ['a'], B, 'iops',
                            st.HIGHER, 0.03)
     assert a.objective.rounds == 6 and a.write_amp.rounds == 5
@@ -153,9 +161,8 @@ def test_a_short_window_feeds_the_objective_but_never_the_write_amp_figure() -> 
 
 def test_write_amp_pairs_by_rocksdbs_bytes_and_falls_back_to_bluefs_in_a_mixed_round(
         ) -> None:
-    def m(wa: float, bluefs: float, by: str = 'rocksdb') -> Dict[str, Any]:
-        return {'iops': 100.0, 'write_amp': wa, 'bluefs_write_amp': bluefs,
-                'write_amp_by': by}
+    def m(wa: float, bluefs: float, by: str = 'rocksdb') -> Any:
+        return measurement(iops=100.0, write_amp=wa, bluefs_write_amp=bluefs, write_amp_by=by)
     # RocksDB's bytes 1.2x, BlueFS's (padding included) 1.5x: the verdict's is 1.2x
     both = [{B: m(1.0, 2.0), 'a': m(1.2, 3.0)}]
     assert st.paired(both, 'a', B, 'write_amp') == [pytest.approx(math.log(1.2))]
@@ -165,25 +172,27 @@ def test_write_amp_pairs_by_rocksdbs_bytes_and_falls_back_to_bluefs_in_a_mixed_r
 
 
 def test_ties_and_degenerate_rounds() -> None:
-    same = [{B: {'iops': 100.0, 'write_amp': 1.0}, 'a': {'iops': 110.0, 'write_amp': 1.0}}] * 5
+    same = typed([{B: {'iops': 100.0, 'write_amp': 1.0},
+                   'a': {'iops': 110.0, 'write_amp': 1.0}}] * 5)
     rec, (a,) = st.verdict(same, ['a'], B, 'iops', st.HIGHER, 0.03)
     # identical rounds: a zero-width interval, which clears the margin
     assert a.objective.low == a.objective.high == pytest.approx(math.log(1.1))
     assert rec == ['a']
-    nothing = [{B: {'iops': 100.0, 'write_amp': 1.0}, 'a': {'iops': 100.0, 'write_amp': 1.0}}] * 7
+    nothing = typed([{B: {'iops': 100.0, 'write_amp': 1.0},
+                      'a': {'iops': 100.0, 'write_amp': 1.0}}] * 7)
     assert st.verdict(nothing, ['a'], B, 'iops', st.HIGHER, 0.0)[0] == []
     # four rounds cannot reach 90%, however good
     rec, (a,) = st.verdict(same[:4], ['a'], B, 'iops', st.HIGHER, 0.03)
     assert rec == [] and a.verdict == 'too few rounds'
     assert math.isinf(a.objective.low) and a.objective.ratios()['low'] is None
     # rounds without a usable pair are left out: no baseline, no figure, zero, inf
-    bad: List[Dict[str, Any]] = [
+    bad = typed([
         {'a': {'iops': 110.0, 'write_amp': 1.0}},
         {B: None, 'a': {'iops': 110.0, 'write_amp': 1.0}},
         {B: {'iops': 100.0, 'write_amp': 1.0}, 'a': {'iops': None, 'write_amp': 1.0}},
         {B: {'iops': 0.0, 'write_amp': 1.0}, 'a': {'iops': 110.0, 'write_amp': 1.0}},
         {B: {'iops': 100.0, 'write_amp': math.inf}, 'a': {'iops': 110.0, 'write_amp': 1.0}},
-    ]
+    ])
     assert st.paired(bad, 'a', B, 'iops') == [pytest.approx(math.log(1.1))]
     assert st.paired(bad, 'a', B, 'write_amp') == [0.0, 0.0]
     rec, (a,) = st.verdict(bad + same[:4], ['a'], B, 'iops', st.HIGHER, 0.03)
@@ -194,7 +203,8 @@ def test_ties_and_degenerate_rounds() -> None:
 
 
 def test_an_arm_taken_out_keeps_its_figures_and_says_why() -> None:
-    same = [{B: {'iops': 100.0, 'write_amp': 1.0}, 'a': {'iops': 110.0, 'write_amp': 1.0}}] * 5
+    same = typed([{B: {'iops': 100.0, 'write_amp': 1.0},
+                   'a': {'iops': 110.0, 'write_amp': 1.0}}] * 5)
     rec, (a,) = st.verdict(same, ['a'], B, 'iops', st.HIGHER, 0.03,
                            out={'a': ('failed', 'failed in round 4: osd.0 is down')})
     assert rec == [] and a.verdict == 'failed' and a.objective.rounds == 5

@@ -137,14 +137,14 @@ def test_the_confirmation_is_planned_on_the_plan_given_and_its_windows_counted()
     assert search_left == 0 and confirmation_left > 0
     assert steady_left == 2 * len(conf.arms)
     t = sr.time_said(sr.s.canaries['1'], preconditioned=False)
-    assert t['confirm_window'] == 10.0 and t['steady_windows_left'] == steady_left
+    assert t.confirm_window == 10.0 and t.steady_windows_left == steady_left
     # the steady windows counted at the limit each, at most
-    assert t['left_seconds'] >= steady_left * sr.settings.steady_window_limit
+    assert t.left_seconds >= steady_left * sr.settings.steady_window_limit
     # expected: one finalist's steady pair, each window as long as the
     # windows so far say it needs, not the limit
-    assert 0 < t['expected_seconds'] < t['left_seconds']
-    assert t['steady_need'] is not None and t['expected_seconds'] >= 2 * min(
-        t['steady_need'], sr.settings.steady_window_limit)
+    assert 0 < t.expected_seconds < t.left_seconds
+    assert t.steady_need is not None and t.expected_seconds >= 2 * min(
+        t.steady_need, sr.settings.steady_window_limit)
 
 
 def test_the_expected_time_weighs_the_rounds_by_the_chance_of_a_finalist() -> None:
@@ -159,22 +159,22 @@ def test_the_expected_time_weighs_the_rounds_by_the_chance_of_a_finalist() -> No
     sr.baseline_measured(1)
     t = sr.time_said(canary, preconditioned=False)
     # none measured: each of the 4 left feasible at 1/2
-    assert t['finalist_chance'] == pytest.approx(1 - 0.5 ** 4)
-    assert t['keep_seconds'] < t['expected_seconds'] < t['finalist_seconds']
-    assert t['expected_seconds'] == pytest.approx(
-        t['keep_seconds'] + t['finalist_chance'] * (t['finalist_seconds'] - t['keep_seconds']))
+    assert t.finalist_chance == pytest.approx(1 - 0.5 ** 4)
+    assert t.keep_seconds < t.expected_seconds < t.finalist_seconds
+    assert t.expected_seconds == pytest.approx(
+        t.keep_seconds + t.finalist_chance * (t.finalist_seconds - t.keep_seconds))
     for k in range(3):
         record(sr, 'candidate', 'infeasible', measured(900))
     t = sr.time_said(canary, preconditioned=False)
-    assert t['finalist_chance'] == pytest.approx(1 / 5)  # none of 3: 1 / (3 + 2), one left
+    assert t.finalist_chance == pytest.approx(1 / 5)  # none of 3: 1 / (3 + 2), one left
     record(sr, 'candidate', 'infeasible', measured(900))
     t = sr.time_said(canary, preconditioned=False)
     # the search is over with nothing to confirm: nothing is expected
-    assert t['finalist_chance'] == 0.0 and t['expected_seconds'] == t['keep_seconds'] == 0.0
-    assert t['left_seconds'] > 0  # the bound still counts what a finalist would cost
-    lines = report.time_lines(dict(t, keep_seconds=600.0, finalist_seconds=2400.0,
-                                   finalist_chance=0.2, pass_chance=0.5,
-                                   expected_seconds=960.0), 'running')
+    assert t.finalist_chance == 0.0 and t.expected_seconds == t.keep_seconds == 0.0
+    assert t.left_seconds > 0  # the bound still counts what a finalist would cost
+    lines = report.time_lines(replace(t, keep_seconds=600.0, finalist_seconds=2400.0,
+                                      finalist_chance=0.2, pass_chance=0.5,
+                                      expected_seconds=960.0), 'running')
     assert ('about 16 min expected, at most about' in lines[0]
             and '(about 10 min if the search leaves nothing to confirm, 40 min if a '
             'finalist passes its rounds; a finalist 20% likely, its rounds passing 50%, by '
@@ -195,39 +195,39 @@ def test_a_feasible_candidate_makes_a_finalist_certain_and_its_gain_its_passing(
         return sr, sr.time_said(sr.s.canaries['1'], preconditioned=False)
     sr, fast = said(1200.0)
     plan = sr.s.noise.plan
-    assert fast['finalist_chance'] == 1.0 and plan.rounds == 5
-    assert fast['pass_chance'] == pytest.approx(power.confirm_rate(
+    assert fast.finalist_chance == 1.0 and plan.rounds == 5
+    assert fast.pass_chance == pytest.approx(power.confirm_rate(
         1200.0 / sr.s.baseline.iops - 1.0, plan.sd, plan.rounds, plan.margin))
     _, even = said(1005.0)
-    assert even['pass_chance'] < 0.5 < fast['pass_chance']
+    assert even.pass_chance < 0.5 < fast.pass_chance
     # the rounds are expected whole, the steady windows at the pass chance
-    assert even['expected_seconds'] < fast['expected_seconds'] <= fast['finalist_seconds']
+    assert even.expected_seconds < fast.expected_seconds <= fast.finalist_seconds
 
 
 def test_the_time_said_counts_a_read_probe_after_each_steady_window_of_the_client_load() -> None:
     sr, _ = search()
     canary = sr.s.canaries['1']
-    bench = sr.time_said(canary, preconditioned=False)['left_seconds']
+    bench = sr.time_said(canary, preconditioned=False).left_seconds
     sr.params = replace(sr.params, workload=CLIENT)
-    probed = sr.time_said(canary, preconditioned=False)['left_seconds']
+    probed = sr.time_said(canary, preconditioned=False).left_seconds
     sr.settings = replace(sr.settings, read_probe=0.0)
-    assert sr.time_said(canary, preconditioned=False)['left_seconds'] == pytest.approx(bench)
+    assert sr.time_said(canary, preconditioned=False).left_seconds == pytest.approx(bench)
     assert probed == pytest.approx(bench + sr.left()[2] * Settings().read_probe)
 
 
 def test_the_time_said_counts_the_window_in_flight_off_what_is_left() -> None:
     sr, clock = search()
     canary = sr.s.canaries['1']
-    before = sr.time_said(canary, preconditioned=False)['left_seconds']
-    expected = sr.time_said(canary, preconditioned=False)['expected_seconds']
+    before = sr.time_said(canary, preconditioned=False).left_seconds
+    expected = sr.time_said(canary, preconditioned=False).expected_seconds
     trial = sr.next_trial(1)
     assert trial is not None
     sr.s.current = trial
     canary.window = WindowRecord(clock())
     clock.advance(4.0)
-    assert sr.time_said(canary, preconditioned=False)['left_seconds'] == pytest.approx(
+    assert sr.time_said(canary, preconditioned=False).left_seconds == pytest.approx(
         before - 4.0)
-    assert sr.time_said(canary, preconditioned=False)['expected_seconds'] == pytest.approx(
+    assert sr.time_said(canary, preconditioned=False).expected_seconds == pytest.approx(
         expected - 4.0)
 
 
@@ -244,14 +244,14 @@ def test_a_steady_window_past_its_expected_length_still_leaves_the_others() -> N
     sr.s.current = replace(sr.s.trials[0], kind='confirm', steady=True)
     canary.window = WindowRecord(clock())
     t0 = sr.time_said(canary, preconditioned=False)
-    assert t0['steady_need'] < t0['steady_window_limit']
-    clock.advance(10 * t0['steady_window_limit'])
+    assert t0.steady_need < t0.steady_window_limit
+    clock.advance(10 * t0.steady_window_limit)
     t = sr.time_said(canary, preconditioned=False)
     # the upper bound counted the window at its limit; the finalist's branch
     # at its expected length, and no more comes off it: the other window of
     # the pair is still to come
-    assert t0['left_seconds'] - t['left_seconds'] > t0['steady_window_limit']
-    assert t['finalist_seconds'] > t0['steady_need']
+    assert t0.left_seconds - t.left_seconds > t0.steady_window_limit
+    assert t.finalist_seconds > t0.steady_need
 
 
 def test_the_time_said_does_not_count_the_preconditioning_as_every_measurements_cost() -> None:
@@ -265,4 +265,4 @@ def test_the_time_said_does_not_count_the_preconditioning_as_every_measurements_
     pre = sr.time_said(canary, preconditioned=True)
     plain = sr.time_said(canary, preconditioned=False)
     # each of the 3 search measurements left: 15 s, not 255 s
-    assert plain['expected_seconds'] - pre['expected_seconds'] >= 3 * 240.0
+    assert plain.expected_seconds - pre.expected_seconds >= 3 * 240.0

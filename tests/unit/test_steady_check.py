@@ -9,8 +9,9 @@ import pytest
 
 from rocks_autotune import steady_check
 from rocks_autotune.session import Session
-from session_harness import (Harness, best_summary, best_text, status, status_text, trials,
-                             verdict)
+from rocks_autotune.workload import ReadProbe
+from session_harness import (Harness, best_summary, best_text, measurement, status, status_text,
+                             trials, verdict)
 
 # the fake's canary at this kv_sync latency writes slowly enough that an L0
 # cycle of the current options takes ~30 s: longer than the 10-s windows
@@ -215,9 +216,9 @@ def test_a_failover_mid_steady_window_measures_it_again() -> None:
 
 
 def test_the_steady_verdict_rules() -> None:
-    def m(wa: float, short: bool = False, cover: Any = 1.0) -> Dict[str, Any]:
-        return {'write_amp': wa, 'write_amp_by': 'rocksdb', 'window_short': short,
-                'l0_cycles': 0.0 if short else 1.0, 'wal_cover': cover}
+    def m(wa: float, short: bool = False, cover: Any = 1.0, **more: Any) -> Any:
+        return measurement(write_amp=wa, write_amp_by='rocksdb', window_short=short,
+                           l0_cycles=0.0 if short else 1.0, wal_cover=cover, **more), None
     judge = steady_check.judge
     ok = judge('c1', [(m(0.42), m(0.4))], 1, 1.10, 600)
     assert ok.verdict == 'recommended' and ok.ratio == pytest.approx(1.05)
@@ -246,19 +247,16 @@ def test_the_steady_verdict_rules() -> None:
     assert three.verdict == 'recommended' and three.ratio == pytest.approx(1.05)
     # a window short of min_flushes that saw a compaction saw one; without
     # a count, the short mark says
-    assert steady_check.saw_compaction({'window_short': True, 'l0_cycles': 1.0,
-                                        'wal_cover': 1.0})
-    assert not steady_check.saw_compaction({'window_short': False, 'l0_cycles': 0.0,
-                                            'wal_cover': 1.0})
-    assert not steady_check.saw_compaction({'window_short': True, 'l0_cycles': None,
-                                            'wal_cover': 1.0})
-    assert not steady_check.saw_compaction({'window_short': True, 'l0_cycles': 1.0,
-                                            'wal_cover': 0.99})
+    saw = steady_check.saw_compaction
+    assert saw(measurement(window_short=True, l0_cycles=1.0, wal_cover=1.0))
+    assert not saw(measurement(window_short=False, l0_cycles=0.0, wal_cover=1.0))
+    assert not saw(measurement(window_short=True, l0_cycles=None, wal_cover=1.0))
+    assert not saw(measurement(window_short=True, l0_cycles=1.0, wal_cover=0.99))
 
     # the objective's ratio over the same windows, when the rounds' key is
     # given (the median over the pairs); none without it
-    def mo(wa: float, iops: float) -> Dict[str, Any]:
-        return dict(m(wa), iops=iops)
+    def mo(wa: float, iops: float) -> Any:
+        return m(wa, iops=iops)
     got = judge('c1', [(mo(0.42, 110.0), mo(0.4, 100.0)), (mo(0.4, 90.0), mo(0.4, 100.0)),
                        (mo(0.4, 130.0), mo(0.4, 100.0))], 3, 1.10, 600, 'iops')
     assert got.objective == pytest.approx(1.1)
@@ -273,13 +271,10 @@ def test_the_steady_verdict_rules() -> None:
 
 
 def test_reads_slower_past_the_read_guard_hold_a_finalist_and_equal_ones_pass() -> None:
-    def m(p99: float = 0.0, iops: float = 1000.0) -> Dict[str, Any]:
-        got = {'write_amp': 0.4, 'write_amp_by': 'rocksdb', 'window_short': False,
-               'l0_cycles': 1.0, 'wal_cover': 1.0}
-        if p99:
-            got['read_probe'] = {'reads': 20000, 'seconds': 20.0, 'iops': iops,
-                                 'mean_ms': p99 / 3, 'p99_ms': p99}
-        return got
+    def m(p99: float = 0.0, iops: float = 1000.0, wa: float = 0.4) -> Any:
+        return (measurement(write_amp=wa, write_amp_by='rocksdb', window_short=False,
+                            l0_cycles=1.0, wal_cover=1.0),
+                ReadProbe(20000, 20.0, iops, p99 / 3, p99) if p99 else None)
     judge = steady_check.judge
     # 1.5x the baseline's p99 (median of 1.4, 1.5, 1.6) is over 1 + 0.25: held
     slow = judge('c1', [(m(1.4, 700.0), m(1.0)), (m(1.6, 800.0), m(1.0)),
@@ -297,12 +292,11 @@ def test_reads_slower_past_the_read_guard_hold_a_finalist_and_equal_ones_pass() 
         assert ok.verdict == 'recommended' and ok.read_p99 == pytest.approx(p99)
     # not probed (another workload, read_probe 0, a side that read nothing, an
     # old record without read_guard): nothing held, nothing to show
-    nothing = dict(m(1.0), read_probe={'reads': 0, 'seconds': 0.0, 'iops': 0.0,
-                                       'mean_ms': 0.0, 'p99_ms': 0.0})
+    nothing = (m(1.0)[0], ReadProbe(0, 0.0, 0.0, 0.0, 0.0))
     for pair in ((m(), m()), (m(9.0), m()), (m(9.0), nothing)):
         v = judge('c1', [pair], 1, 1.10, 600, read_guard=0.25)
         assert v.verdict == 'recommended' and v.read_p99 is None and v.read_iops is None
     assert judge('c1', [(m(9.0), m(1.0))], 1, 1.10, 600).verdict == 'recommended'
     # write-amp over budget says so, whatever the reads
-    assert judge('c1', [(dict(m(9.0), write_amp=0.6), m(1.0))], 1, 1.10, 600,
+    assert judge('c1', [(m(9.0, wa=0.6), m(1.0))], 1, 1.10, 600,
                  read_guard=0.25).verdict == 'over budget'

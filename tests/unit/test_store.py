@@ -8,8 +8,8 @@ import pytest
 from rocks_autotune import session_start
 from rocks_autotune.canary_record import CanaryRecord
 from rocks_autotune.session_settings import Settings
-from rocks_autotune.store import (CONFIRM_KEY, HEAD_KEY, ORIGINALS_KEY, START_KEY, SessionState,
-                                  SessionStore, StoreError)
+from rocks_autotune.store import (CONFIRM_KEY, HEAD_KEY, ORIGINALS_KEY, START_KEY, Request,
+                                  SessionState, SessionStore, StoreError)
 from session_harness import Harness
 
 
@@ -208,3 +208,11 @@ def test_a_canary_record_of_todays_shape_reads_back_as_it_was_written() -> None:
         seen |= {k for k in ('up_seconds', 'kv_before') for part in (rec['restart'], rec['window'])
                  if part and k in part}
     assert seen == {'restart', 'window', 'precondition', 'up_seconds', 'kv_before'}
+
+
+def test_a_request_is_stored_in_todays_shape_and_an_unreadable_one_names_no_job() -> None:
+    raw = Request('s1', 'abort').to_json()
+    assert json.loads(raw) == {'id': 's1', 'what': 'abort'}
+    assert Request.from_json(raw) == Request('s1', 'abort')
+    for bad in (None, '', 'not json', '[1]', '{"id": "s1", "who": 1}'):
+        assert Request.from_json(bad).id == ''

@@ -16,7 +16,7 @@ from rocks_autotune.rocksdb_options import ColumnFamily, parse_sharding
 from rocks_autotune.space import Candidate
 from fake_cluster import model
 from session_harness import (Harness, a_verdict, an_arm, assert_restored, best_text,
-                             status_text, verdict)
+                             measurement, status_text, verdict)
 
 MiB = 1 << 20
 ONE = (ColumnFamily('default'),)
@@ -181,15 +181,16 @@ def test_wear_asks_the_rounds_for_the_guard_and_the_steady_check_for_the_gain() 
     with pytest.raises(ValueError, match='guard must be between 0 and 0.5'):
         Settings(guard=0.9).validate()
     # the steady check: recommended at most 1 / (1 + margin) of the baseline's
-    base = {'write_amp': 2.0, 'write_amp_by': 'rocksdb', 'seconds': 100.0,
-            'client_bytes': 100 * MiB, 'l0_cycles': 1.0, 'wal_cover': 1.0}
-    saves = dict(base, write_amp=1.0)
+    figures = dict(write_amp_by='rocksdb', seconds=100.0, client_bytes=100 * MiB,
+                   l0_cycles=1.0, wal_cover=1.0)
+    base = measurement(write_amp=2.0, **figures), None
+    saves = measurement(write_amp=1.0, **figures), None
     v = steady_check.judge('c1', [(saves, base)], 1, 1 / 1.03, 600.0, goal='wear')
     assert v.verdict == steady_check.RECOMMENDED and v.ratio == pytest.approx(0.5)
     # 1 MiB/s of client writes, one DB byte per client byte saved: 84.4 GiB a day
     assert v.saved_per_day == pytest.approx(MiB * 86400.0)
-    same = steady_check.judge('c1', [(dict(base, write_amp=1.99), base)], 1, 1 / 1.03,
-                              600.0, goal='wear')
+    same = steady_check.judge('c1', [((measurement(write_amp=1.99, **figures), None), base)],
+                              1, 1 / 1.03, 600.0, goal='wear')
     assert same.verdict == steady_check.NOT_LOWER and 'the wear it must save' in same.why
 
 

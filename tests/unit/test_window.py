@@ -17,6 +17,7 @@ from rocks_autotune.rocksdb_options import PACIFIC_DEFAULT, parse_options, parse
 from rocks_autotune.space import MiB, SearchSpace, flush_capacity
 from rocks_autotune.window import Window, WindowSettings, steady_length
 from rocks_autotune.workload import BenchWorkload
+from session_harness import measurement
 
 # small memtables flushed in pairs, L0 compacts at 2 files: a cycle every 32 MiB of WAL
 SMALL = SearchSpace.render(parse_options(PACIFIC_DEFAULT), dataclasses.replace(
@@ -235,8 +236,8 @@ def test_a_window_and_a_baseline_counted_differently_compare_by_bluefs() -> None
     assert perf_counters.write_amp_ratio(counted, mixed) == pytest.approx(1.0)
     assert perf_counters.judged(counted, mixed, 1.0, 'osd-bench')[0] == 'feasible'
     # an old record (BlueFS's bytes, no write_amp_by) against a new one
-    old = {'write_amp': 2.2}
-    assert perf_counters.write_amps(counted.to_dict(), old) == (pytest.approx(2.0), 2.2)
+    old = measurement(write_amp=2.2)
+    assert perf_counters.write_amps(counted, old) == (pytest.approx(2.0), 2.2)
 
 
 # The lab's Tentacle sharding: 12 column families, L and P merging 32
@@ -287,9 +288,9 @@ def test_the_labs_write_amp_trap_is_not_steady() -> None:
                    busiest_cf='O-1', flushes=53, compactions=53))
     assert base.write_amp == pytest.approx(1.97, abs=0.01) and base.wal_cover > 20
     assert not base.window_short
-    assert not steady_check.saw_compaction(c1.to_dict())
-    assert steady_check.saw_compaction(base.to_dict())
-    v = steady_check.judge('c1', [(c1.to_dict(), base.to_dict())], 1, 1.10, 127)
+    assert not steady_check.saw_compaction(c1)
+    assert steady_check.saw_compaction(base)
+    v = steady_check.judge('c1', [((c1, None), (base, None))], 1, 1.10, 127)
     assert v.verdict == steady_check.UNKNOWN and v.ratio is None
     assert '(a compaction, but 14% of the WAL bytes' in v.why
 
@@ -352,8 +353,8 @@ def test_a_window_whose_only_cycle_is_one_familys_goes_on_to_the_limit_unknown()
     assert 300.0 <= m.seconds <= 301.0
     assert fams['P'][2] == fams['L'][2] == 0
     assert m.wal_cover is not None and m.wal_cover < 1 and m.window_short
-    assert not steady_check.saw_compaction(m.to_dict())
-    v = steady_check.judge('c1', [(m.to_dict(), m.to_dict())], 1, 1.10, 300.0)
+    assert not steady_check.saw_compaction(m)
+    v = steady_check.judge('c1', [((m, None), (m, None))], 1, 1.10, 300.0)
     assert v.verdict == steady_check.UNKNOWN
 
 
@@ -374,7 +375,7 @@ def test_a_window_in_which_every_family_went_through_a_cycle_is_steady() -> None
     assert all(f[3] >= 1 for f in cluster.families[0].values())  # every family compacted
     assert m.wal_cover is not None and 1 <= m.wal_cover < 1.05 and not m.window_short
     assert m.seconds < 200  # 168 MiB at 1.34 MB/s: about 131 s
-    assert steady_check.saw_compaction(m.to_dict())
+    assert steady_check.saw_compaction(m)
 
 
 def test_a_steady_window_waits_for_the_wal_limit_not_every_familys_memtables() -> None:
@@ -394,7 +395,7 @@ def test_a_steady_window_waits_for_the_wal_limit_not_every_familys_memtables() -
     assert all(f[3] >= 1 for f in fams.values())  # every family went through a cycle
     assert m.wal_cover is not None and 1 <= m.wal_cover < 1.05 and not m.window_short
     assert m.seconds < 450  # 512 MiB at 1.34 MB/s: about 400 s (1152 MiB: 900 s)
-    assert steady_check.saw_compaction(m.to_dict())
+    assert steady_check.saw_compaction(m)
 
 
 def test_the_slow_baseline_is_steady_within_its_first_window() -> None:
@@ -402,4 +403,4 @@ def test_the_slow_baseline_is_steady_within_its_first_window() -> None:
     # 768 KiB of WAL covers every family's cycle: done at --duration
     assert 20.0 <= m.seconds <= 21.0
     assert m.wal_cover is not None and m.wal_cover > 20 and not m.window_short
-    assert steady_check.saw_compaction(m.to_dict())
+    assert steady_check.saw_compaction(m)

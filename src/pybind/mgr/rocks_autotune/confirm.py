@@ -244,16 +244,12 @@ class Confirmation:
     def _round_done(self, r: int) -> bool:
         return all(self._done(r, a) for a in self.rec.orders[r])
 
-    def _measured(self, r: int, name: str, steady: str = '') -> Optional[Dict[str, Any]]:
-        """Arm `name`'s measurement in round (or steady pair) r, if any, as the
-        statistics read it (by figure; a steady window's read probe under
-        `read_probe`)."""
+    def _measured(self, r: int, name: str, steady: str = '') -> Optional[steady_check.Window]:
+        """Arm `name`'s measurement in round (or steady pair) r, if any, with
+        its read probe (a steady window's, under the client load)."""
         for t in _trials(self.trials, r, name, steady):
             if t.verdict == 'measured' and t.measurement:
-                m = t.measurement.to_dict()
-                if t.read_probe is not None:
-                    m['read_probe'] = t.read_probe.to_json()
-                return m
+                return t.measurement, t.read_probe
         return None
 
     def active(self) -> List[str]:
@@ -293,8 +289,8 @@ class Confirmation:
     def _steady_windows(self, arm: str, p: int) -> List[Slot]:
         return self.rec.measurement_plan.windows(steady_check.order(self.seed, arm, p))
 
-    def _steady_pairs(
-            self, arm: str) -> Tuple[List[Tuple[Dict[str, Any], Dict[str, Any]]], int, bool]:
+    def _steady_pairs(self, arm: str) -> Tuple[List[Tuple[steady_check.Window,
+                                                          steady_check.Window]], int, bool]:
         """(the arm's measured steady pairs, the pairs done, whether a
         pair's baseline failed for good)."""
         measured, p, lost = [], 0, False
@@ -344,9 +340,9 @@ class Confirmation:
             where = f'its steady window (pair {r + 1})' if steady else f'round {r + 1}'
             self.rec.arm(name).out = ('failed', f'failed in {where}: {error}')
 
-    def rounds(self) -> List[Dict[str, Optional[Dict[str, Any]]]]:
+    def rounds(self) -> List[Round]:
         """Per round drawn, each arm's measurement in it."""
-        return [{name: self._measured(r, name) for name in order}
+        return [{name: (w := self._measured(r, name)) and w[0] for name in order}
                 for r, order in enumerate(self.rec.orders)]
 
     def _look(self, r: int) -> None:

@@ -9,13 +9,11 @@ long as its fact.  What an active job is in goes with its end; how it
 ended (a failed restore, a rollout that stopped) stays for the admin to
 read until the next one starts.
 """
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from .canary_record import RestartRecord
 from .rollout_record import RolloutRecord
-
-if TYPE_CHECKING:  # the store imports gate, which imports this
-    from .store import SessionState
+from .store import SessionState
 
 HEALTH_PREFIX = 'ROCKS_AUTOTUNE_'
 Checks = Dict[str, Dict[str, Any]]
@@ -111,7 +109,7 @@ def _manual(out: Checks, manual: str, restart: Optional[RestartRecord], osd: int
             f'systemctl restart ceph-osd@{osd}); {owner} goes on when it is back up'], osd=osd)
 
 
-def _session(out: Checks, s: 'SessionState', active: bool) -> None:
+def _session(out: Checks, s: SessionState, active: bool) -> None:
     osd = s.osd
     if s.restore_failed is not None:
         _add(out, 'RESTORE_FAILED', [s.error] + s.restore_failed, osd=osd)

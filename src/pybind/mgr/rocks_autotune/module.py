@@ -27,11 +27,9 @@ from .rollout_plan import (NothingToRevert, RolloutRefused, parse_osd_ids, parti
                            plan_revert, recommendation, undo_commands)
 from .options import OPTIONS
 from .session import ACTIVE, Session, Settings
-from .store import HEAD_KEY, ROLLOUT_KEY, RolloutStore, SessionStore, StoreError
+from .store import (HEAD_KEY, REQUEST_KEY, ROLLOUT_KEY, Request, RolloutStore, SessionStore,
+                    StoreError)
 
-# a stop or abort asked of the session or rollout with this id: written before
-# the command is acknowledged, so a mgr that takes over after it still obeys
-REQUEST_KEY = 'request'
 LOADING = ('the module is loading the state the previous active mgr saved (a failover); '
            'try again in a moment')
 BUSY = 'the module is busy with a step; try again in a moment'
@@ -70,15 +68,6 @@ def running(*jobs: Optional[Machine]) -> Optional[Machine]:
     """The job the serve loop steps: the session or the rollout that is
     active (start and apply refuse a second one)."""
     return next((j for j in jobs if j is not None and j.active), None)
-
-
-def saved_request(raw: Optional[str]) -> Dict[str, Any]:
-    """The stop or abort a command persisted for a job (empty: none, or unreadable)."""
-    try:
-        req = json.loads(raw or '{}')
-        return req if isinstance(req, dict) else {}
-    except ValueError:
-        return {}
 
 
 class RocksAutotune(MgrModule, OrchestratorClientMixin):
@@ -170,9 +159,9 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                 return
             if self.session.active:
                 self.log.info('resuming session %s on osd.%d', state.id, self.session.osd)
-                req = saved_request(self.get_store(REQUEST_KEY))
-                if req.get('id') == state.id:
-                    self.session.request('abort' if req.get('what') == 'abort' else 'stop')
+                req = Request.from_json(self.get_store(REQUEST_KEY))
+                if req.id == state.id:
+                    self.session.request('abort' if req.what == 'abort' else 'stop')
                 self.session.resume_after_failover()
         finally:
             self._publish()  # what the commands read (the last rollout's record)
@@ -200,7 +189,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
             return
         if self.rollout.active:
             self.log.info('resuming %s %s', self.rollout.r.kind, self.rollout.r.id)
-            if saved_request(self.get_store(REQUEST_KEY)).get('id') == self.rollout.r.id:
+            if Request.from_json(self.get_store(REQUEST_KEY)).id == self.rollout.r.id:
                 self.rollout.request_abort()
             self.rollout.resume_after_failover()
 
@@ -390,7 +379,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                 f'no session is running; {_an(job.r.kind)} is: `ceph rocks-autotune '
                 'abort` stops it after the OSD in flight'))
         try:
-            self.put_store(REQUEST_KEY, json.dumps({'id': job.head.id, 'what': what}))
+            self.put_store(REQUEST_KEY, Request(job.head.id, what).to_json())
         except StoreError as e:
             return _error(errno.EIO, f'not taken: the request could not be saved ({e}); '
                           'nothing was changed: try again')
@@ -435,7 +424,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
             return HandleCommandResult(0, json.dumps(status, indent=2 if format ==
                                                      'json-pretty' else None), '')
         return HandleCommandResult(
-            0, report.status_text(snap.state, status, detail, self.load_error), '')
+            0, report.status_text(snap.state, status, detail, self.load_error, snap.time), '')
 
     @CLIReadCommand('rocks-autotune history')
     def cmd_history(self, format: str = 'plain') -> HandleCommandResult:

@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from .perf_counters import median, write_amps
+from .perf_counters import Measurement, median, write_amps
 from .record import Record
 
 LEVEL = 0.90
@@ -115,7 +115,7 @@ def log_ratio(candidate: Any, baseline: Any) -> Optional[float]:
     return math.log(c / b)
 
 
-Round = Mapping[str, Optional[Mapping[str, Any]]]  # arm -> its measurement in the round
+Round = Mapping[str, Optional[Measurement]]  # arm -> its measurement in the round
 
 
 def paired_at(rounds: Sequence[Round], arm: str, baseline: str,
@@ -126,11 +126,10 @@ def paired_at(rounds: Sequence[Round], arm: str, baseline: str,
     out = []
     for i, r in enumerate(rounds):
         a, b = r.get(arm), r.get(baseline)
-        if a is None or b is None:
+        if a is None or b is None or key == 'write_amp' and (a.window_short or b.window_short):
             continue
-        if key == 'write_amp' and (a.get('window_short') or b.get('window_short')):
-            continue
-        v = log_ratio(*(write_amps(a, b) if key == 'write_amp' else (a.get(key), b.get(key))))
+        v = log_ratio(*(write_amps(a, b) if key == 'write_amp'
+                        else (getattr(a, key), getattr(b, key))))
         if v is not None:
             out.append((i, v))
     return out

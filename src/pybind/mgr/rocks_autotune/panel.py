@@ -15,7 +15,7 @@ from . import report, views
 from .confirm import ArmResult, RoundsNoise, Verdict
 from .rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT, parse_options
 from .perf_counters import Baseline, Measurement, write_amps
-from .views import View
+from .views import TimeSaid, View
 from .space import Candidate, SearchSpace
 from .store import SessionState
 from .trial import Trial
@@ -52,6 +52,7 @@ class Snapshot:
     status: Dict[str, Any] = field(default_factory=lambda: {'state': 'idle'})
     state: Optional[SessionState] = None
     reach: Optional[Dict[str, Any]] = None  # report.reach: where the best's commands go
+    time: Optional[TimeSaid] = None  # the status's `time`
 
     @classmethod
     def of(cls, view: Optional[View], load_error: str = '',
@@ -60,7 +61,8 @@ class Snapshot:
         status: Dict[str, Any] = {'state': 'idle'} if view is None else dict(view.status)
         if load_error:
             status['error'] = load_error
-        return cls(status, None if view is None else view.record, reach)
+        return cls(status, None if view is None else view.record, reach,
+                   None if view is None else view.time)
 
     @property
     def trials(self) -> List[Trial]:
@@ -128,14 +130,11 @@ def trial_rows(trials: List[Trial], default: str) -> List[Dict[str, Any]]:
     for n, t in enumerate(trials, 1):
         if t.verdict in ('feasible', 'baseline') and t.score is not None:
             best = t.score if best is None else min(best, t.score)
-        rows.append({
-            'n': n, 'index': t.index, 'kind': t.kind, 'verdict': t.verdict,
-            'candidate': t.candidate.to_dict(), 'options': t.options,
-            'measurement': t.measurement and t.measurement.to_dict(), 'score': t.score,
-            'told': t.told, 'error': t.error, 'crashes': t.crashes,
-            'seconds': t.seconds, 'round': t.round, 'arm': t.arm, 'started': t.started,
-            'marker': marker(t.candidate, refs), 'best_so_far': best,
-        })
+        saved = t.to_json()  # the fields a row shows, in this order
+        rows.append(dict({'n': n}, **{k: saved[k] for k in (
+            'index', 'kind', 'verdict', 'candidate', 'options', 'measurement', 'score', 'told',
+            'error', 'crashes', 'seconds', 'round', 'arm', 'started')},
+            marker=marker(t.candidate, refs), best_so_far=best))
     return rows
 
 
@@ -170,7 +169,7 @@ def trials_json(snap: Snapshot, query: Mapping[str, str]) -> Dict[str, Any]:
 
 def ratios(m: Optional[Measurement], base: Baseline) -> Dict[str, Optional[float]]:
     """A measurement's figures over the baseline's medians (None where either lacks one)."""
-    wa, base_wa = write_amps(m.to_dict() if m else {}, base.to_json())
+    wa, base_wa = write_amps(m, base) if m else (None, None)
     iops, lat = (m.iops, m.kv_sync_lat_ms) if m else (None, None)
     return {'iops': iops / base.iops if iops and base.iops else None,
             'kv_sync_lat': lat / base.kv_sync_lat_ms if lat and base.kv_sync_lat_ms else None,

@@ -3,7 +3,7 @@ between two `perf dump`s of the canary (what accumulated before is moot)."""
 import math
 from dataclasses import dataclass, fields
 from statistics import median  # the stdlib's (ValueError when empty)
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from .measurement_plan import SPLIT
 from .record import Record
@@ -248,7 +248,7 @@ class Baseline(Record):
         iops = [m.iops for m in ms if m.iops is not None]
         ops = [m.op_w_lat_ms for m in ms if m.op_w_lat_ms is not None]
         crs = [m.c_over_r for m in ms if m.c_over_r is not None]
-        bluefs = [bluefs_write_amp(m.to_dict()) for m in ms]
+        bluefs = [w for w in map(bluefs_write_amp, ms) if w is not None]
         by = ROCKSDB if all(m.write_amp_by == ROCKSDB for m in ms) else BLUEFS
         was = [m.write_amp for m in ms] if by == ROCKSDB else bluefs
         return cls(kv_sync_lat_ms=median(lats), iops=median(iops) if iops else None,
@@ -272,24 +272,26 @@ def score(m: Measurement, base: Baseline, workload: str, design: str = '') -> fl
     return -r if better == 'higher' else r
 
 
-def bluefs_write_amp(m: Mapping[str, Any]) -> Any:
+Figures = Union[Measurement, Baseline]
+
+
+def bluefs_write_amp(m: Figures) -> Optional[float]:
     """A measurement's (or baseline's) write-amp by BlueFS's bytes."""
-    return m.get('write_amp') if m.get('write_amp_by', BLUEFS) == BLUEFS \
-        else m.get('bluefs_write_amp')
+    return m.write_amp if m.write_amp_by == BLUEFS else m.bluefs_write_amp
 
 
-def write_amps(a: Mapping[str, Any], b: Mapping[str, Any]) -> Tuple[Any, Any]:
+def write_amps(a: Figures, b: Figures) -> Tuple[Optional[float], Optional[float]]:
     """Two write-amps counted the same way, to compare: RocksDB's own bytes
-    when both have them, else BlueFS's (Measurement or Baseline dicts)."""
-    if a.get('write_amp_by', BLUEFS) == b.get('write_amp_by', BLUEFS):
-        return a.get('write_amp'), b.get('write_amp')
+    when both have them, else BlueFS's."""
+    if a.write_amp_by == b.write_amp_by:
+        return a.write_amp, b.write_amp
     return bluefs_write_amp(a), bluefs_write_amp(b)
 
 
 def write_amp_ratio(m: Measurement, base: Baseline) -> float:
     """The window's write-amp over the baseline's, counted the same way."""
-    x, y = write_amps(m.to_dict(), base.to_json())
-    return x / y if y else math.inf
+    x, y = write_amps(m, base)
+    return x / y if x is not None and y else math.inf
 
 
 # the weight of the log of how far write-amp is over budget: the GP learns

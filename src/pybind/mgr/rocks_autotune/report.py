@@ -11,9 +11,9 @@ from . import perf_counters
 from .canary_record import PreconditionRecord
 from .perf_counters import OBJECTIVE_NAMES
 from .health import osd_list
-from .views import (SHARED_HOST, answer, answer_line, best_trial, crashes_lines, design_why,
-                    done, final_answer, groups_text, noise_line, ratio_text, steady_cap_line,
-                    steady_text, summary_lines)
+from .views import (SHARED_HOST, TimeSaid, answer, answer_line, best_trial, crashes_lines,
+                    design_why, done, final_answer, groups_text, noise_line, ratio_text,
+                    steady_cap_line, steady_text, summary_lines)
 from .rollout_plan import config_command, show
 from .rollout_record import RolloutPlan
 from .session_settings import WEAR
@@ -29,20 +29,21 @@ def _fmt(v: Optional[float], spec: str) -> str:
 
 
 def status_text(s: Optional[SessionState], st: Mapping[str, Any], detail: bool = False,
-                error: str = '') -> str:
+                error: str = '', time: Optional[TimeSaid] = None) -> str:
     """`status`: `s`'s summary once ended, else (or `--detail`: the ceph CLI keeps
     --verbose) all of it; then the last rollout.  `st`: its `status -f json`, read for
-    what only the serve thread computes (progress, health, time, rollout); `error`: the
-    module's, before the session's."""
+    what only the serve thread computes (progress, health, rollout), as `time`; `error`:
+    the module's, before the session's."""
     if s is None:
         lines = ['state: idle (no session has run)' + (f'\nerror: {error}' if error else '')]
     else:
         summary = summary_lines(s, answer(s))
-        lines = summary if summary and not detail else _detail_lines(s, st, error or s.error)
+        lines = summary if summary and not detail else _detail_lines(s, st, error or s.error, time)
     return '\n'.join(lines + rollout_lines(st.get('rollout')))
 
 
-def _detail_lines(s: SessionState, st: Mapping[str, Any], error: str) -> List[str]:
+def _detail_lines(s: SessionState, st: Mapping[str, Any], error: str,
+                  time: Optional[TimeSaid]) -> List[str]:
     p, (base, search, confirm) = s.params, done(s.trials)
     lines = [f'state: {s.state} ({s.phase})',
              f'canary: osd.{s.osd} ({s.reason})',
@@ -56,7 +57,7 @@ def _detail_lines(s: SessionState, st: Mapping[str, Any], error: str) -> List[st
     lines.append(f'measurement design: {s.plan.design} ({design_why(s)})'
                  + (f'; {SHARED_HOST}' if s.plan.shared_host else ''))
     lines += (client_lines(s.client) + precondition_lines(s.canaries[str(s.osd)].precondition)
-              + time_lines(st.get('time'), s.state))
+              + time_lines(time, s.state))
     b = s.baseline
     if b is not None:
         # what the write-amp counted (perf_counters.ROCKSDB, BLUEFS)
@@ -103,35 +104,34 @@ def client_lines(c: Optional[ClientRecord]) -> List[str]:
     return [line]
 
 
-def time_lines(t: Optional[Mapping[str, Any]], state: str) -> List[str]:
+def time_lines(t: Optional[TimeSaid], state: str) -> List[str]:
     """Time said: a steady-state window here, the confirmation's windows, what is left."""
     if not t or state not in ('running', 'stopping'):
         return []
-    if t.get('steady_window') is not None:
+    if t.steady_window is not None:
         steady = (f'a steady-state window of the current options takes about '
-                  f'{t["steady_window"]:.0f}s here (its busiest column family\'s L0 '
+                  f'{t.steady_window:.0f}s here (its busiest column family\'s L0 '
                   'compaction and the WAL of every family\'s, at the rates the windows so '
                   'far counted, and --duration at least)')
-    elif t.get('no_flush_seen'):
+    elif t.no_flush_seen:
         steady = ('no window so far saw a flush: a steady-state window of the '
                   'current options is longer than they were')
     else:
         steady = 'a steady-state window: not known before the baseline\'s windows'
-    window = (f'confirmation rounds\' windows last {t["confirm_window"]:.0f}s (the baseline '
+    window = (f'confirmation rounds\' windows last {t.confirm_window:.0f}s (the baseline '
               'runs\'), judged on the objective alone')
-    if t.get('steady_windows_left'):
-        window += (f'; then at most {t["steady_windows_left"]} steady window(s) of up to '
-                   f'{t["steady_window_limit"]:.0f}s each (steady_window_limit) for write-amp'
-                   + (f', about {t["steady_need"]:.0f}s each by the windows so far'
-                      if t.get('steady_need') else ''))
-    left = f'at most about {t["left_seconds"] / 60:.0f} min left'
-    if t.get('expected_seconds') is not None:
-        left = f'about {t["expected_seconds"] / 60:.0f} min expected, {left}'
-    if t.get('keep_seconds') is not None and t.get('finalist_chance') is not None:
-        left += (f' (about {t["keep_seconds"] / 60:.0f} min if the search leaves nothing to '
-                 f'confirm, {t["finalist_seconds"] / 60:.0f} min if a finalist passes its '
-                 f'rounds; a finalist {t["finalist_chance"]:.0%} likely, its rounds passing '
-                 f'{t.get("pass_chance", 1.0):.0%}, by the windows so far)')
+    if t.steady_windows_left:
+        window += (f'; then at most {t.steady_windows_left} steady window(s) of up to '
+                   f'{t.steady_window_limit:.0f}s each (steady_window_limit) for write-amp'
+                   + (f', about {t.steady_need:.0f}s each by the windows so far'
+                      if t.steady_need else ''))
+    left = (f'about {t.expected_seconds / 60:.0f} min expected, at most about '
+            f'{t.left_seconds / 60:.0f} min left')
+    if t.keep_seconds is not None:
+        left += (f' (about {t.keep_seconds / 60:.0f} min if the search leaves nothing to '
+                 f'confirm, {t.finalist_seconds / 60:.0f} min if a finalist passes its '
+                 f'rounds; a finalist {t.finalist_chance:.0%} likely, its rounds passing '
+                 f'{t.pass_chance:.0%}, by the windows so far)')
     return [f'time: {steady}; {window}; {left}']
 
 
@@ -196,7 +196,7 @@ def history_row(t: Trial) -> List[str]:
     c = t.candidate
     m = t.measurement
     lat, iops, wa, bluefs_wa, wal, sst, flushes = (
-        [m.kv_sync_lat_ms, m.iops, m.write_amp, perf_counters.bluefs_write_amp(m.to_dict()),
+        [m.kv_sync_lat_ms, m.iops, m.write_amp, perf_counters.bluefs_write_amp(m),
          m.wal_bytes, m.sst_bytes, m.flushes] if m else [None] * 7)
     # a confirmation measurement: its round (1-based) and arm; a steady
     # window: its pair (1-based), the arm checked and the arm it ran

@@ -19,6 +19,7 @@ from .space import Candidate, SearchSpace
 from .canary_record import CanaryRecord
 from .store import SessionState
 from .trial import Trial
+from .views import TimeSaid
 from .window import fill_rate, steady_bytes, steady_cap, steady_length, steady_window
 from .workload import CLIENT
 
@@ -304,7 +305,7 @@ class Search:
                 self.space.max_total_wal_size)
         return steady, limit, window, need
 
-    def time_said(self, canary: CanaryRecord, preconditioned: bool) -> Dict[str, Any]:
+    def time_said(self, canary: CanaryRecord, preconditioned: bool) -> TimeSaid:
         """How long a steady window of the current options and the rounds'
         windows last, and what the rest of the session costs at most and as
         expected (`preconditioned`: a driven load preconditions the DB first)."""
@@ -351,14 +352,10 @@ class Search:
             finalist -= min(expected_length, ran)
         chance, passes = self.finalist_chance(), self.pass_chance()
         expected = alone + chance * max(0.0, finalist - alone - (1.0 - passes) * steady_cost)
-        return {'steady_window': None if steady is None or math.isinf(steady) else steady,
-                'no_flush_seen': steady is not None and math.isinf(steady),
-                'steady_window_limit': limit, 'confirm_window': window,
-                'steady_windows_left': steadies, 'steady_need': need,
-                'left_seconds': max(0.0, left), 'expected_seconds': max(0.0, expected),
-                'keep_seconds': None if s.confirm else alone,
-                'finalist_seconds': max(0.0, finalist), 'finalist_chance': chance,
-                'pass_chance': passes}
+        return TimeSaid(None if steady is None or math.isinf(steady) else steady,
+                        steady is not None and math.isinf(steady), limit, window, steadies,
+                        need, max(0.0, left), max(0.0, expected),
+                        None if s.confirm else alone, max(0.0, finalist), chance, passes)
 
     def finalist_chance(self) -> float:
         """The chance the search leaves a finalist to confirm (a keep session

@@ -16,7 +16,7 @@ goes through the restore, but `Phases.fail` where restoring cannot go on.
 """
 import copy
 import time
-from dataclasses import replace
+from dataclasses import asdict, replace
 from typing import Any, Callable, Dict, List, Optional, Set
 
 from . import session_start, views
@@ -224,7 +224,8 @@ class Session(Machine):
                 shown[i:i + 1] = [copy.deepcopy(t)]
         record = copy.deepcopy(replace(self.s, trials=[]))
         record.trials = list(shown)
-        return View(status=copy.deepcopy(self.status()), record=record, active=self.active)
+        said = self.time_said()
+        return View(copy.deepcopy(self.status(said)), record, self.active, said)
 
     def progress_event(self) -> views.ProgressEvent:
         s = self.s
@@ -239,10 +240,11 @@ class Session(Machine):
         done = len(self.s.trials)
         return min(1.0, done / max(1, done + sum(self.search.left())))
 
-    def time_said(self) -> Dict[str, Any]:
+    def time_said(self) -> views.TimeSaid:
         return self.search.time_said(self.canary.rec, self.canary.precondition is not None)
 
-    def status(self) -> Dict[str, Any]:
+    def status(self, said: Optional[views.TimeSaid] = None) -> Dict[str, Any]:
         return dict(views.status_of(self.s, self.osd, self.progress(),
                                     sorted(self.health_checks()), self.release_default,
-                                    self.space.max_memtable_bytes), time=self.time_said())
+                                    self.space.max_memtable_bytes),
+                    time=asdict(said or self.time_said()))

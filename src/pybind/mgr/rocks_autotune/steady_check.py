@@ -11,15 +11,18 @@ the trials.
 import math
 import random
 from dataclasses import asdict, dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .measurement_plan import BASELINE
 from .paired_stats import log_ratio
-from .perf_counters import median, write_amps
+from .perf_counters import Measurement, median, write_amps
+from .workload import ReadProbe
 
 RECOMMENDED, OVER_BUDGET, UNKNOWN = 'recommended', 'over budget', 'write-amp unknown'
 NOT_LOWER = 'write-amp not lower'  # the wear objective's: it did not save enough
 READS_SLOWER = 'reads slower'  # its read p99 over 1 + read_guard times the baseline's
+# a steady window: its measurement and its canary's read probe after it (client load)
+Window = Tuple[Measurement, Optional[ReadProbe]]
 
 
 def order(seed: Any, arm: str, pair: int) -> List[str]:
@@ -30,34 +33,26 @@ def order(seed: Any, arm: str, pair: int) -> List[str]:
     return out
 
 
-def _count(m: Mapping[str, Any], key: str) -> Optional[float]:
-    v = m.get(key)
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
-
-
-def _compacted(m: Mapping[str, Any]) -> bool:
+def _compacted(m: Measurement) -> bool:
     """The window saw its busiest family's compaction below L0 (counted, or
     without a count, not marked short)."""
-    cycles = _count(m, 'l0_cycles')
-    return cycles >= 1 if cycles is not None else not m.get('window_short')
+    return m.l0_cycles >= 1 if m.l0_cycles is not None else not m.window_short
 
 
-def saw_compaction(m: Mapping[str, Any]) -> bool:
+def saw_compaction(m: Measurement) -> bool:
     """The steady window reached steady state: a compaction below L0 and
     `wal_cover` >= 1.  Not `window_short`, which also counts min_flushes
     (one flush onto a nearly full L0 ends a whole cycle)."""
-    cover = _count(m, 'wal_cover')
-    return _compacted(m) and cover is not None and cover >= 1
+    return _compacted(m) and m.wal_cover is not None and m.wal_cover >= 1
 
 
-def not_steady_why(m: Mapping[str, Any]) -> str:
+def not_steady_why(m: Measurement) -> str:
     """What a window that saw no steady state lacked."""
-    cover = _count(m, 'wal_cover')
     if not _compacted(m):
         return 'no compaction below L0'
-    if cover is None:
+    if m.wal_cover is None:
         return 'its WAL bytes were not checked against its column families\' memtables'
-    return (f'a compaction, but {cover:.0%} of the WAL bytes its column families\' '
+    return (f'a compaction, but {m.wal_cover:.0%} of the WAL bytes its column families\' '
             'memtables take in through an L0 cycle')
 
 
@@ -85,25 +80,15 @@ class SteadyVerdict:
     upper_bound: bool = False      # a baseline not steady: the ratio is at most this
     pairs: List[Pair] = field(default_factory=list)
 
+    # the medians over the pairs (the read ratios: over those probed) of their figures
     @property
-    def objective(self) -> Optional[float]:
-        """The median over the pairs of the objective's ratio."""
-        return self._median('objective')
-
+    def objective(self) -> Optional[float]: return self._median('objective')
     @property
-    def saved_per_day(self) -> Optional[float]:
-        """The median over the pairs of the RocksDB bytes a day saved."""
-        return self._median('saved_per_day')
-
+    def saved_per_day(self) -> Optional[float]: return self._median('saved_per_day')
     @property
-    def read_p99(self) -> Optional[float]:
-        """The median over the pairs probed of the read p99 ratio."""
-        return self._median('read_p99')
-
+    def read_p99(self) -> Optional[float]: return self._median('read_p99')
     @property
-    def read_iops(self) -> Optional[float]:
-        """The median over the pairs probed of the read IOPS ratio."""
-        return self._median('read_iops')
+    def read_iops(self) -> Optional[float]: return self._median('read_iops')
 
     def _median(self, key: str) -> Optional[float]:
         got = [getattr(p, key) for p in self.pairs if getattr(p, key) is not None]
@@ -128,45 +113,38 @@ class SteadyVerdict:
                    [Pair(**p) for p in saved['pairs']])
 
 
-def pair_of(arm_m: Mapping[str, Any], base_m: Mapping[str, Any],
-            objective: str = '') -> Pair:
-    """A pair's figures; `objective`: the measurement's key the rounds judged
-    (its ratio taken as the rounds take theirs, paired_stats.log_ratio)."""
+def pair_of(arm: Window, base: Window, objective: str = '') -> Pair:
+    """A pair's figures; `objective`: the measurement's figure the rounds
+    judged (its ratio taken as the rounds take theirs, paired_stats.log_ratio)."""
+    (arm_m, arm_probe), (base_m, base_probe) = arm, base
     a, b = write_amps(arm_m, base_m)
-    try:
-        ratio: Optional[float] = float(a) / float(b) if a and b else None
-    except (TypeError, ValueError):
-        ratio = None
-    log = log_ratio(arm_m.get(objective), base_m.get(objective)) if objective else None
+    log = log_ratio(getattr(arm_m, objective), getattr(base_m, objective)) if objective else None
     saved = None
-    seconds, client = _count(base_m, 'seconds'), _count(base_m, 'client_bytes')
-    if ratio is not None and seconds and client:
-        saved = (float(b) - float(a)) * client / seconds * 86400.0
-    return Pair(ratio, saw_compaction(arm_m), saw_compaction(base_m),
+    if a and b and base_m.seconds and base_m.client_bytes:
+        saved = (b - a) * base_m.client_bytes / base_m.seconds * 86400.0
+    return Pair(a / b if a and b else None, saw_compaction(arm_m), saw_compaction(base_m),
                 None if log is None else math.exp(log), saved,
-                *(_read_ratio(arm_m, base_m, key) for key in ('p99_ms', 'iops')))
+                *(_read_ratio(arm_probe, base_probe, key) for key in ('p99_ms', 'iops')))
 
 
-def _read_ratio(arm_m: Mapping[str, Any], base_m: Mapping[str, Any],
-                key: str) -> Optional[float]:
+def _read_ratio(a: Optional[ReadProbe], b: Optional[ReadProbe], key: str) -> Optional[float]:
     """The arm's read probe's `key` over the baseline's (None: a side not
     probed, or one that read nothing)."""
-    a, b = arm_m.get('read_probe') or {}, base_m.get('read_probe') or {}
-    if not (a.get('reads') and b.get('reads') and b.get(key)):
+    if not (a and b and a.reads and b.reads and getattr(b, key)):
         return None
-    return float(a[key]) / float(b[key])
+    return float(getattr(a, key)) / float(getattr(b, key))
 
 
-def judge(arm: str, measured: Sequence[Tuple[Mapping[str, Any], Mapping[str, Any]]],
+def judge(arm: str, measured: Sequence[Tuple[Window, Window]],
           wanted: int, budget: float, limit: float, objective: str = '',
           goal: str = 'iops', read_guard: Optional[float] = None) -> SteadyVerdict:
     """The arm's steady verdict from its measured (arm's, baseline's) pairs
-    (each with its `read_probe`, if any): '' while fewer than `wanted` are in
+    (each window with its read probe, if any): '' while fewer than `wanted` are in
     (unless one says write-amp unknown); recommended when the median ratio
     is at most `budget` and, if its reads were probed, their median p99
     ratio at most 1 + `read_guard` (None: reads not judged)."""
     pairs = [pair_of(a, b, objective) for a, b in measured]
-    blind = [(p, a) for p, (a, _) in zip(pairs, measured) if not p.arm_seen or p.ratio is None]
+    blind = [(p, a[0]) for p, (a, _) in zip(pairs, measured) if not p.arm_seen or p.ratio is None]
     if blind:
         unseen = [a for p, a in blind if not p.arm_seen]
         return SteadyVerdict(arm, UNKNOWN, (

@@ -49,6 +49,9 @@ from .workload import ClientRecord
 HEAD_KEY = 'session'
 START_KEY = 'session.start'
 ORIGINALS_KEY = 'session.originals'
+# a stop or abort asked of the session or rollout with this id: written before
+# the command is acknowledged, so a mgr that takes over after it still obeys
+REQUEST_KEY = 'request'
 
 
 class Ending(str, Enum):
@@ -206,6 +209,22 @@ class SessionState(StartRecord):
                       if saved.get(k) is not None})
         del rec['version']
         return cls(**rec)
+
+
+@dataclass
+class Request:
+    """A stop or abort a command persisted for job `id` (REQUEST_KEY)."""
+    id: str = ''  # '': none, or unreadable
+    what: str = 'stop'  # stop | abort
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, raw: Optional[str]) -> 'Request':
+        with suppress(ValueError, TypeError):
+            return cls(**json.loads(raw or ''))
+        return cls()
 
 
 Get = Callable[[str], Optional[str]]

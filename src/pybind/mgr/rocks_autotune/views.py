@@ -368,12 +368,30 @@ def status_of(s: SessionState, osd: int, progress: float, health: List[str],
     }
 
 
+@dataclass
+class TimeSaid:
+    """What a running session's windows and the rest of it take, in seconds (Search.time_said)."""
+    steady_window: Optional[float]  # one of the current options (None: not known)
+    no_flush_seen: bool  # no window so far saw a flush: longer than they were
+    steady_window_limit: float
+    confirm_window: float  # a round's window: the baseline runs'
+    steady_windows_left: int  # at most
+    steady_need: Optional[float]  # a finalist's, by the windows so far
+    left_seconds: float  # at most
+    expected_seconds: float
+    keep_seconds: Optional[float]  # if the search leaves nothing to confirm (None: planned)
+    finalist_seconds: float  # if a finalist passes its rounds
+    finalist_chance: float  # that the search leaves one
+    pass_chance: float  # that a finalist's rounds pass it
+
+
 @dataclass(frozen=True)
 class View:
     """What the module, the panel and the reports read of a session: copies taken between steps."""
     status: Dict[str, Any]  # the `status -f json` fields
     record: SessionState  # a copy of the persisted state
     active: bool
+    time: Optional[TimeSaid] = None  # status's `time`
 
     # the record's fields read most
     @property
