@@ -175,7 +175,7 @@ def test_a_failed_rollout_raises_a_health_check_naming_revert(mgr: Any) -> None:
 def test_the_rollout_survives_a_mgr_failover(mgr: Any) -> None:
     out(mgr.cmd_apply(options=NEW, device_class='ssd'))
     clock = mgr.cluster.clock
-    while not (mgr.rollout.r.phase == 'wait' and mgr.rollout.r.current == 1):
+    while not (mgr.rollout.r.phase == 'wait' and [f.i for f in mgr.rollout.r.batch] == [1]):
         clock.advance(mgr.rollout.step())
     other = mgr_mock.load_class(module.RocksAutotune)('rocks_autotune', None, None)
     other.cluster, other.clock = mgr.cluster, mgr.clock
@@ -192,7 +192,7 @@ def test_a_rollout_head_of_another_version_is_refused_and_set_aside(mgr: Any) ->
     # the last one, 2, is unreadable, never read as today's
     out(mgr.cmd_apply(options=NEW, device_class='ssd'))
     clock = mgr.cluster.clock
-    while not (mgr.rollout.r.phase == 'wait' and mgr.rollout.r.current == 1):
+    while not (mgr.rollout.r.phase == 'wait' and [f.i for f in mgr.rollout.r.batch] == [1]):
         clock.advance(mgr.rollout.step())
     head = json.loads(mgr.mock_store['rollout'])
     mgr.mock_store['rollout'] = json.dumps(dict(head, version=2))
