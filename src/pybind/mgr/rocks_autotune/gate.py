@@ -92,18 +92,18 @@ def restart_blockers(cluster: Cluster, osd: int, single_copy_ok: bool = False,
     may always restart."""
     with cluster.one_view():  # the OSD map, which each check reads, read once
         osds = cluster.osd_states()
-        batch = [i for i in (osd, *together) if i in osds and osds[i].up]
-        if not batch:
+        batch = [osd, *together]
+        if not any(i in osds and osds[i].up for i in batch):
             return []
         who = f'osd.{osd}' if not together else osd_list([osd, *together]) + ' together'
-        reasons = osds_are([i.id for i in osds.values()
-                            if i.id not in (osd, *together) and not i.up], 'down')
+        reasons = osds_are([i.id for i in osds.values() if i.id not in batch and not i.up],
+                           'down')
         inactive = cluster.inactive_pgs()
         if inactive:
             reasons.append(f'{inactive} PG(s) are inactive')
         reasons += flag_threats(cluster)
         if not single_copy_ok:
-            thin = next(filter(None, thin_pools_of(cluster, batch, set(batch)).values()), [])
+            thin = next(filter(None, thin_pools_of(cluster, batch, batch).values()), [])
             if thin:
                 reasons.append(f'restarting {who} leaves ' + '; '.join(thin))
         ok, why = cluster.ok_to_stop(*batch)

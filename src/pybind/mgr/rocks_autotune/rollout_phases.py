@@ -186,7 +186,8 @@ class RolloutPhases(Phases):
         batch = [i]
         if r.max_parallel > 1:
             may = set(self.cluster.ok_to_stop_max(r.osds[i].osd, r.max_parallel))
-            batch += [j for j in pending[1:] if r.osds[j].osd in may][:r.max_parallel - 1]
+            if r.osds[i].osd in may:  # an answer of others is none of its
+                batch += [j for j in pending[1:] if r.osds[j].osd in may][:r.max_parallel - 1]
         r.batch = [InFlight(j) for j in batch]
         for j in batch:
             r.osds[j].status = 'restarting'
