@@ -309,30 +309,31 @@ class RolloutPhases(Phases):
         said = ''
         up: List[int] = []
         held: Dict[int, List[str]] = {}  # up on the options set; others keep PGs unclean
-        for f in self.flying():
-            o = self.osd(f)
-            x = self.restarter(f)
-            try:
-                res = x.step(now)
-            except OsdGone as e:
-                self.unset(o)
-                f.noout_ours = False  # on an OSD that is no more
-                said = self.skip(f, f'{e} (gone during its restart): its config is as before '
-                                 f'the {r.kind}')
-                continue
-            if res.outcome == Outcome.UP:
-                o.status = 'done'
-                up.append(o.osd)
-            elif res.outcome.held:
-                held[f.i] = res.reasons
-            elif res.outcome == Outcome.NOT_CLEAN_IN_TIME:
-                o.status = 'done'  # it runs them: its PGs are not clean
-                return self.end('failed', f'PGs did not become active+clean within '
-                                f'{x.timeout():.0f}s of restarting osd.{o.osd} (it runs '
-                                f'{self.what()})')
-            elif res.outcome == Outcome.NOT_UP_IN_TIME:
-                self.fail(f, f'osd.{o.osd} did not come back up running {self.what()} '
-                          f'within {x.timeout():.0f}s')
+        with self.cluster.one_view():  # the batch judged on one OSD map
+            for f in self.flying():
+                o = self.osd(f)
+                x = self.restarter(f)
+                try:
+                    res = x.step(now)
+                except OsdGone as e:
+                    self.unset(o)
+                    f.noout_ours = False  # on an OSD that is no more
+                    said = self.skip(f, f'{e} (gone during its restart): its config is as '
+                                     f'before the {r.kind}')
+                    continue
+                if res.outcome == Outcome.UP:
+                    o.status = 'done'
+                    up.append(o.osd)
+                elif res.outcome.held:
+                    held[f.i] = res.reasons
+                elif res.outcome == Outcome.NOT_CLEAN_IN_TIME:
+                    o.status = 'done'  # it runs them: its PGs are not clean
+                    return self.end('failed', f'PGs did not become active+clean within '
+                                    f'{x.timeout():.0f}s of restarting osd.{o.osd} (it runs '
+                                    f'{self.what()})')
+                elif res.outcome == Outcome.NOT_UP_IN_TIME:
+                    self.fail(f, f'osd.{o.osd} did not come back up running {self.what()} '
+                              f'within {x.timeout():.0f}s')
         if up:
             said = f'{osd_list(up)} {"is" if len(up) == 1 else "are"} up on {self.what()}'
         left = self.flying()
