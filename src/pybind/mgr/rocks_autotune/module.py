@@ -23,8 +23,8 @@ from .session_settings import Params, StartRefused
 from .machine import Machine
 from .rollout import Rollout, RolloutSettings
 from .rollout_record import RolloutPlan, RolloutRecord
-from .rollout_plan import (NothingToRevert, RolloutRefused, at_a_time, parse_osd_ids, partial,
-                           plan_apply, plan_revert, recommendation, undo_commands)
+from .rollout_plan import (NothingToRevert, RolloutRefused, at_a_time, in_flight, parse_osd_ids,
+                           partial, plan_apply, plan_revert, recommendation, undo_commands)
 from .options import OPTIONS
 from .session import ACTIVE, Session, Settings
 from .store import HEAD_KEY, ROLLOUT_KEY, RolloutStore, SessionStore, StoreError
@@ -388,7 +388,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         if isinstance(job, Rollout) and what != 'abort':
             return _error(errno.ENOENT, (
                 f'no session is running; {_an(job.r.kind)} is: `ceph rocks-autotune '
-                'abort` stops it after the OSD in flight'))
+                f'abort` stops it after {in_flight(job.r.max_parallel)}'))
         try:
             self.put_store(REQUEST_KEY, json.dumps({'id': job.head.id, 'what': what}))
         except StoreError as e:
@@ -398,7 +398,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         self.event.set()
         if isinstance(job, Rollout):
             return HandleCommandResult(0, (
-                f'aborting the {job.r.kind} after the OSD in flight; `ceph '
+                f'aborting the {job.r.kind} after {in_flight(job.r.max_parallel)}; `ceph '
                 'rocks-autotune revert` then undoes what was done'), '')
         return None
 
@@ -537,8 +537,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         return HandleCommandResult(0, (
             f'{kind} {ro.r.id} started: {plan.target}, {n} OSD{"" if n == 1 else "s"} '
             f'to restart {at_a_time(plan.max_parallel)}; `ceph rocks-autotune status` follows '
-            'it, `ceph rocks-autotune abort` stops it after the OSD'
-            + ('' if plan.max_parallel == 1 else 's') + ' in flight'
+            f'it, `ceph rocks-autotune abort` stops it after {in_flight(plan.max_parallel)}'
             + ''.join(f'; {note}' for note in (plan.notes if kind == 'revert' else []))
             + (f'; its restarts wait for: {"; ".join(plan.blockers)}' if plan.blockers else '')
         ), '')

@@ -12,7 +12,7 @@ moves up_from but not the options, so it is not taken for a restart; nor is a
 restart whose process a local ceph.conf keeps on other options.
 
 The record of a restart in flight lives in its owner's persisted state
-(`restart`: the session's canary's, or the rollout's for the OSD in flight), so a new
+(`restart`: the session's canary's, or a rollout's for each OSD in flight), so a new
 active mgr carries on with it.  `running_dirty` (the process may run a
 candidate) is persisted before a candidate's restart is issued.
 """

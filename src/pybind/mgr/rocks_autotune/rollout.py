@@ -20,6 +20,7 @@ from .health import osd_list
 from .machine import Machine, Move
 from .restart import resume_after_failover
 from .rollout_phases import MOVES, P, Phase, RolloutPhases
+from .rollout_plan import in_flight
 from .rollout_record import ROLLOUT_VERSION, RolloutPlan, RolloutRecord, RolloutSettings
 
 
@@ -64,8 +65,7 @@ class Rollout(Machine):
     def _take(self, requests: Set[str]) -> None:
         if 'abort' in requests and not self.r.abort:
             self.r.abort = True
-            self.r.message = 'aborting: stopping after the OSD' + (
-                '' if self.r.max_parallel == 1 else 's') + ' in flight'
+            self.r.message = f'aborting: stopping after {in_flight(self.r.max_parallel)}'
 
     def _interrupt(self, now: float) -> Optional[Move]:
         r = self.r

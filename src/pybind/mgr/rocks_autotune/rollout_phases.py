@@ -267,8 +267,8 @@ class RolloutPhases(Phases):
         batch = self.flying()
         restarters = [self.restarter(f) for f in batch]
         names = self.names(batch)
-        # the gate is passed once, for the whole batch: one of it past the
-        # gate (a failover in the restart calls) means the batch was let through
+        # the gate is passed once, for the whole batch (after a failover in its
+        # restart calls, one still at the gate is gated again, with the batch)
         gated = all(x.stage == Stage.GATE for x in restarters)
         if gated:
             if r.abort:

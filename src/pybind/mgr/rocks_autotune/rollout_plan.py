@@ -48,6 +48,11 @@ def at_a_time(n: int) -> str:
             f'up to {n} at a time, as ceph osd ok-to-stop --max allows')
 
 
+def in_flight(n: int) -> str:
+    """What an abort lets finish, in words."""
+    return 'the OSD in flight' if n == 1 else 'the OSDs in flight'
+
+
 def parse_osd_ids(text: str) -> List[int]:
     """`--osds 1,2,5` as ids, in the order given; ASCII digits only (str.isdigit
     takes '²' and '١'), each OSD once."""
