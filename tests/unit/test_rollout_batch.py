@@ -9,6 +9,7 @@ import pytest
 
 from rocks_autotune import report
 from rocks_autotune.canary import OPTIONS
+from rocks_autotune.cluster import ClusterError
 from rocks_autotune.rocksdb_options import PACIFIC_DEFAULT
 from rocks_autotune.rollout import Rollout
 from rocks_autotune.rollout_plan import RolloutRefused, plan_apply, plan_revert, undo_commands
@@ -271,3 +272,23 @@ def test_the_plan_says_how_it_restarts_and_refuses_a_bad_max_parallel() -> None:
     for bad in (0, -1, 101):
         with pytest.raises(RolloutRefused, match='--max-parallel takes'):
             plan_apply(h.cluster, NEW, '--options', canary=0, max_parallel=bad)
+
+
+def test_a_restart_call_that_fails_in_a_batch_fails_that_osd_only() -> None:
+    h = harness()
+    call = h.cluster.restart_osd
+    fails = [0]
+
+    def once(osd: int) -> str:
+        if osd in fails:
+            fails.remove(osd)
+            raise ClusterError('orchestrator could not restart')
+        return call(osd)
+    h.cluster.restart_osd = once  # type: ignore[method-assign]
+    ro = h.apply(max_parallel=2)
+    h.run()
+    assert ro.r.state == 'failed' and statuses(ro)[3] == 'done' and statuses(ro)[0] == 'failed'
+    assert ro.r.osds[1].put_back == 'done' and runs(h, 3) == NEW
+    assert runs(h, 0) == PACIFIC_DEFAULT and h.cluster.config_get_own('osd.0', OPTIONS) is None
+    assert ro.r.error == ('restarting osd.0 failed: orchestrator could not restart; it is '
+                          'back on its prior options')

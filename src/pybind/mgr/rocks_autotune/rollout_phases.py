@@ -267,10 +267,7 @@ class RolloutPhases(Phases):
         batch = self.flying()
         restarters = [self.restarter(f) for f in batch]
         names = self.names(batch)
-        # the gate is passed once, for the whole batch (after a failover in its
-        # restart calls, one still at the gate is gated again, with the batch)
-        gated = all(x.stage == Stage.GATE for x in restarters)
-        if gated:
+        if all(x.stage == Stage.GATE for x in restarters):
             if r.abort:
                 # held at the gate: not in flight yet (the end puts the masks back
                 # and clears our noout, which a failover may have left set)
@@ -283,11 +280,14 @@ class RolloutPhases(Phases):
             if blockers:
                 return Pause(blockers, f'paused before {names}')
         said = ''
+        passed = False  # the batch's gate, asked once for all of it (after a failover
+        # in its restart calls, of those still at the gate, with the batch)
         with self.cluster.one_view():  # the gate's reads, and each one's before its restart
-            for n, (f, x) in enumerate(zip(batch, restarters)):
+            for f, x in zip(batch, restarters):
                 o = self.osd(f)
+                at_gate = x.stage == Stage.GATE
                 try:
-                    res = x.start(now) if n and gated else x.step(now)
+                    res = x.start(now) if at_gate and passed else x.step(now)
                 except OsdGone as e:
                     self.unset(o)
                     said = self.skip(f, f'{e}: its config is as before the {r.kind}')
@@ -297,6 +297,7 @@ class RolloutPhases(Phases):
                     continue
                 if res.outcome.held:
                     return Pause(res.reasons, f'paused before {names}')
+                passed = passed or at_gate
         if self.flying():
             return Go(P.WAIT, f'{self.names(self.flying())}: waiting for '
                       f'{"it" if len(self.flying()) == 1 else "them"} to be up on {self.what()}',
