@@ -537,10 +537,11 @@ class RolloutStore(_Store):
                  for osd in self._chunk(ROLLOUT_CRASH_KEY.format(id=rid, n=i), rid, keys)]
         state = dict(head, sets=sets, priors=priors, osds=osds, crash_osds=crash,
                      options=val(head['options']))
-        state['batch'] = [f if not isinstance(f, dict) or f.get('restart') is None else
-                          dict(f, restart=dict(f['restart'], expect=val(f['restart']['expect']),
-                                               ran=val(f['restart']['ran']) or ''))
-                          for f in head.get('batch') or []]
+
+        def restart(rec: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+            return None if rec is None else dict(rec, expect=val(rec['expect']),
+                                                 ran=val(rec['ran']) or '')
+        state['batch'] = [dict(f, restart=restart(f.get('restart'))) for f in head['batch']]
         record = RolloutRecord.from_json(state)
         # the next save compares every chunk with what is stored (as written)
         self._id, self._values, self._keys, self._saved = rid, values, keys, []
