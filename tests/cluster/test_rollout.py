@@ -1,4 +1,5 @@
-"""apply and revert on the lab: every OSD of the class, one at a time.
+"""apply and revert on the lab: every OSD of the class, one at a time, then
+in batches (--max-parallel 2) as the mgr's `ceph osd ok-to-stop --max` allows.
 
 After a short session on osd.0, `apply` rolls an options string out to every
 OSD of the canary's device class and `revert` puts back what it changed.
@@ -26,7 +27,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from conftest import REPO, Lab, ShortSession
 from test_panel import BROWSER, panel_url
-from timeline import LEGEND, Row, one_at_a_time, restarts_of, table, watcher_figures
+from timeline import LEGEND, Row, in_batches, one_at_a_time, restarts_of, table, watcher_figures
 
 OPTIONS = 'bluestore_rocksdb_options'
 ANNEX = 'bluestore_rocksdb_options_annex'
@@ -91,10 +92,12 @@ def rocksdb_entries(lab: Lab) -> List[Dict[str, Any]]:
     return [e for e in lab.json('config', 'dump') if e['name'] in (OPTIONS, ANNEX)]
 
 
-def follow(lab: Lab, rid: str, progress: str,
-           timeout: float = 900) -> Tuple[Dict[str, Any], Dict[int, Row], bool]:
+def follow(lab: Lab, rid: str, progress: str, timeout: float = 900,
+           flights: Optional[List[List[int]]] = None
+           ) -> Tuple[Dict[str, Any], Dict[int, Row], bool]:
     """Poll `status` until rollout `rid` ends: when each OSD was first seen
-    restarting and done, and whether `ceph -s` showed its progress event."""
+    restarting and done, and whether `ceph -s` showed its progress event;
+    into `flights` (--max-parallel), each batch seen in flight, in order."""
     rows: Dict[int, Row] = {}
     seen_event = False
     mid_status = False
@@ -103,6 +106,8 @@ def follow(lab: Lab, rid: str, progress: str,
         ro = lab.status(osds=True)['rollout']
         now = time.time()
         assert ro['id'] == rid, ro
+        if flights is not None and ro['in_flight'] and ro['in_flight'] not in flights[-1:]:
+            flights.append(ro['in_flight'])
         for o in ro['osds']:
             row = rows.setdefault(o['osd'], Row(o['osd']))
             if o['status'] != 'pending' and row.restarting is None:
@@ -121,10 +126,12 @@ def follow(lab: Lab, rid: str, progress: str,
 
 
 def check_rollout(lab: Lab, kind: str, t0: float, ro: Dict[str, Any], rows: Dict[int, Row],
-                  restarted: Optional[List[int]] = None) -> List[Row]:
+                  restarted: Optional[List[int]] = None,
+                  batches: Optional[List[List[int]]] = None) -> List[Row]:
     """The OSDs `restarted` (by default every OSD of the rollout) restarted
-    once each, one at a time in the rollout's order, with at most one OSD down
-    in any sample; no other OSD restarted; the timeline reported."""
+    once each, one at a time in the rollout's order (or `batches`, each
+    down only once the one before is back up), with at most one OSD down (a
+    batch's) in any sample; no other OSD restarted; the timeline reported."""
     t1 = time.time()
     lab.wait('the watcher to sample past the end', lambda: bool(lab.samples(t1 + 2, 1e12)), 30)
     # from just before the command: the first sample gives each OSD's up_from
@@ -143,9 +150,11 @@ def check_rollout(lab: Lab, kind: str, t0: float, ro: Dict[str, Any], rows: Dict
     save(TIMELINE, RUN['report'] + [f'from: {COMMAND}'])
     print('\n' + '\n'.join(lines))
     assert figures['osd_samples'] >= (t1 - t0) / 4, f'the watcher missed the OSD map: {figures}'
-    assert figures['most_osds_down'] <= 1, f'more than one OSD down at once: {figures}'
+    most = max(map(len, batches or [[0]]))
+    assert figures['most_osds_down'] <= most, f'more than {most} OSD(s) down at once: {figures}'
     want = [o['osd'] for o in ro['osds']] if restarted is None else restarted
-    bad = one_at_a_time([r for r in ordered if r.osd in want])
+    bad = (one_at_a_time([r for r in ordered if r.osd in want]) if batches is None
+           else in_batches([r for r in ordered if r.osd in want], batches))
     assert not bad, bad
     for other in up_froms(lab):
         if other not in want:
@@ -266,6 +275,74 @@ def test_apply_then_revert_one_osd_at_a_time(lab: Lab) -> None:
             lab.wait('the rollout to end',
                      lambda: lab.status()['rollout']['state'] in ROLLOUT_ENDED, 600)
         # the lab had no RocksDB options set (the first test checks)
+        for e in rocksdb_entries(lab):
+            lab.ceph('config', 'rm', e['section'] + (f'/{e["mask"]}' if e['mask'] else ''),
+                     e['name'])
+
+
+def mgr_batches(lab: Lab, order: List[int], most: int) -> List[List[int]]:
+    """The batches `--max-parallel most` makes of the OSDs `order`, from the
+    mgr's own answers now, all PGs active+clean as at the start of each
+    batch: the next OSD, and those `ceph osd ok-to-stop <it> --max <most>`
+    names of the OSDs after it, at most `most` in all."""
+    pending, out = list(order), []
+    while pending:
+        p = lab.ceph('osd', 'ok-to-stop', str(pending[0]), '--max', str(most), '-f', 'json',
+                     check=False)
+        print(f'ceph osd ok-to-stop {pending[0]} --max {most}: {p.returncode} '
+              f'{p.stdout.strip()} {p.stderr.strip()}')
+        named = set(json.loads(p.stdout)['osds']) if p.returncode == 0 else set()
+        batch = [pending[0]] + ([o for o in pending[1:] if o in named][:most - 1]
+                                if pending[0] in named else [])
+        out.append(batch)
+        pending = [o for o in pending if o not in batch]
+    return out
+
+
+def test_apply_then_revert_in_batches_as_ok_to_stop_max_allows(lab: Lab) -> None:
+    """--max-parallel 2: each batch is what the mgr answers `ceph osd
+    ok-to-stop <osd> --max 2` (on the lab's one host and size-3 pools, two
+    OSDs that share a PG may not stop together: most likely one a batch,
+    whatever it says is what is checked), never more than two down at once;
+    the options and the config as one at a time leaves them."""
+    options = RUN['options']
+    osds = class_osds(lab, device_class(lab, CANARY))
+    lab.wait('active+clean', lab.active_clean, 300)
+    before = lab.json('config', 'dump')
+    old = {o: running(lab, o) for o in osds}
+    try:
+        for kind, args, progress in (
+                ('apply', apply_args(lab, options), 'Rolling out RocksDB options to'),
+                ('revert', ['rocks-autotune', 'revert'], 'Reverting the RocksDB options of')):
+            args += ['--max-parallel', '2']
+            plan = json.loads(lab.ceph(*args, '--dry-run', '-f', 'json').stdout)
+            assert plan['max_parallel'] == 2 and sorted(o['osd'] for o in plan['osds']) == osds
+            assert 'up to 2 at a time, as ceph osd ok-to-stop --max allows' in \
+                shown(lab, *args, '--dry-run').stdout
+            expected = mgr_batches(lab, [o['osd'] for o in plan['osds']], 2)
+            ups = up_froms(lab)
+            t0 = time.time()
+            r = shown(lab, *args)
+            assert 'up to 2 at a time' in r.stdout, r.stdout
+            flights: List[List[int]] = []
+            ro, rows, _ = follow(lab, r.stdout.split()[1], progress, flights=flights)
+            shown(lab, 'rocks-autotune', 'status')
+            print(f'{kind}: ok-to-stop --max 2 allowed {expected}; in flight: {flights}')
+            assert ro['state'] == 'done', ro
+            assert flights == expected, (flights, expected)
+            check_rollout(lab, f'{kind} --max-parallel 2', t0, ro, rows, batches=expected)
+            now = up_froms(lab)
+            for o in osds:
+                assert now[o] != ups[o], f'osd.{o}: up_from did not move'
+                assert running(lab, o) == (options if kind == 'apply' else old[o]), o
+            assert not [o for o in lab.json('osd', 'dump')['osds'] if 'noout' in o['state']]
+        assert lab.json('config', 'dump') == before
+    finally:
+        st: Optional[Dict[str, Any]] = lab.status().get('rollout')
+        if st is not None and st['state'] == 'running':
+            lab.ceph('rocks-autotune', 'abort')
+            lab.wait('the rollout to end',
+                     lambda: lab.status()['rollout']['state'] in ROLLOUT_ENDED, 600)
         for e in rocksdb_entries(lab):
             lab.ceph('config', 'rm', e['section'] + (f'/{e["mask"]}' if e['mask'] else ''),
                      e['name'])

@@ -105,16 +105,27 @@ def watcher_figures(samples: Sequence[Sample]) -> Dict[str, Any]:
 def one_at_a_time(rows: Sequence[Row]) -> List[str]:
     """What breaks "one OSD at a time, in the plan's order, each restarted
     once": an empty list when nothing does."""
-    bad: List[str] = []
-    for r in rows:
-        if len(r.restarts) != 1:
-            bad.append(f'osd.{r.osd} restarted {len(r.restarts)} times')
-    for a, b in zip(rows, rows[1:]):
-        if len(a.restarts) == 1 and len(b.restarts) == 1:
-            nb = b.restarts[0]
-            start = nb.down if nb.down is not None else nb.up
-            if start < a.restarts[0].up:
-                bad.append(f'osd.{b.osd} went down before osd.{a.osd} was back up')
+    return in_batches(rows, [[r.osd] for r in rows])
+
+
+def in_batches(rows: Sequence[Row], batches: Sequence[Sequence[int]]) -> List[str]:
+    """What breaks "batch by batch, in order, each OSD restarted once, none
+    of a batch down before the batch before it is back up" (--max-parallel):
+    an empty list when nothing does."""
+    by = {r.osd: r for r in rows}
+    bad = [f'osd.{r.osd} restarted {len(r.restarts)} times' for r in rows
+           if len(r.restarts) != 1]
+    for a, b in zip(batches, batches[1:]):
+        back = [by[o] for o in a if len(by[o].restarts) == 1]
+        if not back:
+            continue
+        last = max(back, key=lambda r: r.restarts[0].up)
+        for o in b:
+            if len(by[o].restarts) == 1:
+                nb = by[o].restarts[0]
+                start = nb.down if nb.down is not None else nb.up
+                if start < last.restarts[0].up:
+                    bad.append(f'osd.{o} went down before osd.{last.osd} was back up')
     return bad
 
 

@@ -147,6 +147,9 @@ class FakeCluster:
         self.restarts: List[Tuple[int, str]] = []  # (osd, options it came up with)
         # None: computed (no, while another OSD is down); a tuple: forced
         self.ok_to_stop_answer: Optional[Tuple[bool, str]] = None
+        # ok-to-stop --max: None computed (as the mgr's), a list forced; and each question
+        self.ok_to_stop_max_answer: Optional[List[int]] = None
+        self.ok_to_stop_max_asked: List[Tuple[int, int]] = []
         # (osd, what ok-to-stop said for it when the restart was issued)
         self.restart_gate: List[Tuple[int, bool]] = []
         self.before_restart: Callable[[int], None] = lambda osd: None
@@ -343,14 +346,34 @@ class FakeCluster:
         return [c for at, c in self.crash_log
                 if at <= self.clock.now and c.id not in self.archived]
 
-    def ok_to_stop(self, osd: int) -> Tuple[bool, str]:
+    def ok_to_stop(self, osd: int, *together: int) -> Tuple[bool, str]:
+        """No, while another OSD is down; and (PGs of size 3 on three hosts)
+        for OSDs of more than one host together."""
         self._tick()
         if self.ok_to_stop_answer is not None:
             return self.ok_to_stop_answer
-        down = [i for i, info in self.info.items() if i != osd and not info.up]
-        if down and self.info[osd].up:
+        stopping = {osd, *together}
+        down = [i for i, info in self.info.items() if i not in stopping and not info.up]
+        if down and any(self.info[i].up for i in stopping):
             return False, f'{len(down)} PGs are already too degraded, would become inactive'
+        if len({self.hosts[i] for i in stopping}) > 1:
+            return False, 'PGs would become inactive: OSDs of more than one host'
         return True, ''
+
+    def ok_to_stop_max(self, osd: int, most: int) -> List[int]:
+        """As the mgr's (DaemonServer::_maximize_ok_to_stop_set): `osd` if it
+        may stop, then the up OSDs beside it in the CRUSH tree, by id, that
+        may stop with it, up to `most`; any class, in the rollout or not."""
+        self.ok_to_stop_max_asked.append((osd, most))
+        if self.ok_to_stop_max_answer is not None:
+            return list(self.ok_to_stop_max_answer)
+        if not self.ok_to_stop(osd)[0]:
+            return []
+        out = [osd]
+        for i in sorted(self.info):
+            if len(out) < most and i != osd and self.info[i].up and self.ok_to_stop(*out, i)[0]:
+                out.append(i)
+        return out
 
     def pools(self) -> Dict[int, PoolInfo]:
         return {k: PoolInfo(**vars(v)) for k, v in self.pool_by_id.items()}

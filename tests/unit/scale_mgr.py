@@ -47,7 +47,7 @@ import os
 import random
 import time
 from collections import Counter
-from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple, TypeVar
 
 from rocks_autotune.rocksdb_options import PACIFIC_DEFAULT
 
@@ -195,6 +195,10 @@ class ScaleMgr:
             else:
                 acting = rng.sample(range(osds), min(size, osds))
             self.pgs.append(acting)
+        self.pgs_of: List[List[int]] = [[] for _ in range(osds)]  # OSD -> its PGs' indices
+        for n, acting in enumerate(self.pgs):
+            for o in set(acting):
+                self.pgs_of[o].append(n)
         self.num_pgs = [0] * osds
         for acting in self.pgs:
             for o in acting:
@@ -676,7 +680,7 @@ class ScaleMgr:
             except KeyError as e:
                 return -errno.ENOENT, '', f'unrecognized osd {e.args[0]}'
             if prefix == 'osd ok-to-stop':
-                return self._ok_to_stop(ids)
+                return self._ok_to_stop(ids, int(cmd.get('max', 1)))
             for i in ids:
                 (self.osd_flags[i].add if prefix == 'osd add-noout'
                  else self.osd_flags[i].discard)('noout')
@@ -730,19 +734,27 @@ class ScaleMgr:
         self._cache.pop('config dump', None)
         return 0, '', ''
 
-    def _ok_to_stop(self, ids: List[int]) -> Tuple[int, str, str]:
-        """Ok when every PG of these OSDs keeps min_size copies up without them."""
-        stopping = set(ids)
-        min_size = self.size - 1
-        bad = 0
-        ok = 0
-        for acting in self.pgs:
-            if stopping.intersection(acting):
-                left = sum(1 for o in acting if self.up[o] and o not in stopping)
-                if left < min_size:
-                    bad += 1
-                else:
-                    ok += 1
+    def _ok_to_stop(self, ids: List[int], most: int = 1) -> Tuple[int, str, str]:
+        """Ok when every PG of these OSDs keeps min_size copies up without them;
+        with `most` (--max) over their count, as the mgr: grown from the
+        lowest id with up OSDs of its host, then of the others, by id, while
+        that stays ok, up to `most`."""
+        bad, ok = self._offline(set(ids))
+        if not bad and most > len(ids):
+            ids = sorted(ids)
+            h = self.host_of[ids[0]]
+            for level in (self.host_osds[h], range(self.n)):
+                failed = 0
+                for i in level:
+                    if len(ids) < most and self.up[i] and i not in ids:
+                        more = self._offline(set(ids + [i]))
+                        if more[0]:
+                            failed += 1
+                        else:
+                            ids.append(i)
+                            ok = more[1]
+                if failed or len(ids) >= most:
+                    break
         names = ','.join(f'osd.{i}' for i in ids)
         if bad:
             return -errno.EBUSY, '', (f'unsafe to stop osd(s) at this time ({bad} PGs are or '
@@ -752,6 +764,17 @@ class ScaleMgr:
             f'{names} are ok to stop without reducing availability or risking data, provided '
             'there are no other concurrent failures or interventions.\n'
             f'{ok} PGs are likely to be degraded (but remain available) as a result.')
+
+    def _offline(self, stopping: Set[int]) -> Tuple[int, int]:
+        """The PGs of these OSDs that would go below min_size, and the others."""
+        min_size = self.size - 1
+        bad = ok = 0
+        for n in {n for o in stopping for n in self.pgs_of[o]}:
+            if sum(1 for o in self.pgs[n] if self.up[o] and o not in stopping) < min_size:
+                bad += 1
+            else:
+                ok += 1
+        return bad, ok
 
     # ------------------------------------------------------------ tells
 

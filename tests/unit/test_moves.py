@@ -126,7 +126,7 @@ def test_an_osd_gone_at_its_restart_is_skipped() -> None:
     h = RolloutHarness()
     ro = h.apply(NEW_TUNING)
     h.run(until=lambda ro: ro.r.phase == 'restart')
-    gone = ro.r.osds[ro.r.current].osd
+    gone = ro.r.osds[ro.r.batch[0].i].osd
     h.cluster.purge(gone)
     h.run(until=lambda ro: ro.r.phase != 'restart')
     assert ro.r.phase == 'next'

@@ -99,7 +99,7 @@ class Harness:
 
     def ssd_in_flight(self, osd: int, phase: str = 'wait') -> Callable[[Rollout], bool]:
         def at(ro: Rollout) -> bool:
-            cur = ro.r.current
+            cur = ro.r.batch[0].i if ro.r.batch else None
             return ro.r.phase == phase and cur is not None and \
                 ro.r.osds[cur].osd == osd
         return at
@@ -450,7 +450,7 @@ def test_a_failover_mid_rollout_restarts_no_osd_twice() -> None:
     h.apply()
     h.run(until=h.ssd_in_flight(1, 'wait'))
     ro = h.failover()
-    assert ro.r.osds[2].status == 'restarting' and ro.r.restart.stage == 'wait_up'
+    assert ro.r.osds[2].status == 'restarting' and ro.r.batch[0].restart.stage == 'wait_up'
     h.run()
     assert ro.r.state == 'done' and h.restarted() == SSDS_IN_ORDER
     assert all(runs(h, i) == NEW for i in SSDS_IN_ORDER) and not any(h.cluster.noout.values())
@@ -485,7 +485,7 @@ def test_a_failover_inside_the_restart_call(how_far: str) -> None:
     # finish what the call began, without a second restart of one that did
     h = Harness()
     apply_until_the_mgr_goes_in_a_restart(h, how_far)
-    assert json.loads(h.kv.d['rollout'])['restart']['stage'] == 'issuing'
+    assert json.loads(h.kv.d['rollout'])['batch'][0]['restart']['stage'] == 'issuing'
     ro = h.failover()
     h.run()
     assert ro.r.state == 'done' and ro.health_checks() == {}
@@ -559,15 +559,15 @@ def test_abort_at_the_gate_after_a_failover_clears_the_rollouts_own_noout() -> N
     h = Harness()
     apply_until_the_mgr_goes_in_a_restart(h, 'not_begun')
     ro = h.failover()
-    assert ro.r.noout_ours and h.cluster.has_noout(3)
+    assert ro.r.batch[0].noout_ours and h.cluster.has_noout(3)
     h.cluster.ok_to_stop_answer = (False, 'no')
     h.clock.advance(ro.step())
-    assert ro.r.restart is not None and ro.r.restart.stage == 'gate'
+    assert ro.r.batch[0].restart is not None and ro.r.batch[0].restart.stage == 'gate'
     ro.request_abort()
     h.run()
     assert ro.r.state == 'aborted' and h.restarted() == []
     assert statuses(ro)[3] == 'pending' and h.cluster.config == {}
-    assert not any(h.cluster.noout.values()) and not ro.r.noout_ours
+    assert not any(h.cluster.noout.values()) and not ro.r.batch
 
 
 def test_abort_before_the_config_is_set_changes_nothing() -> None:
@@ -757,7 +757,7 @@ def test_a_saved_rollout_reloads_to_the_same_bytes() -> None:
             assert loaded is not None
             RolloutStore(again.get, again.put).save(loaded)
             assert again.d == h.kv.d
-            seen += loaded.restart is not None
+            seen += any(f.restart is not None for f in loaded.batch)
             if not ro.active:
                 break
             h.clock.advance(ro.step())
@@ -769,7 +769,7 @@ def test_a_corrupt_rollout_state_is_rejected() -> None:
     h.apply()
     good = h.kv.d['rollout']
     for mutate in (lambda s: s.update(version=9), lambda s: s.update(phase='nowhere'),
-                   lambda s: s.update(current=17), lambda s: s.pop('kind'),
+                   lambda s: s.update(batch=[{'i': 17}]), lambda s: s.pop('kind'),
                    lambda s: s.update(changed='yes')):
         state = json.loads(good)
         mutate(state)

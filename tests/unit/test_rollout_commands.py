@@ -175,7 +175,7 @@ def test_a_failed_rollout_raises_a_health_check_naming_revert(mgr: Any) -> None:
 def test_the_rollout_survives_a_mgr_failover(mgr: Any) -> None:
     out(mgr.cmd_apply(options=NEW, device_class='ssd'))
     clock = mgr.cluster.clock
-    while not (mgr.rollout.r.phase == 'wait' and mgr.rollout.r.current == 1):
+    while not (mgr.rollout.r.phase == 'wait' and [f.i for f in mgr.rollout.r.batch] == [1]):
         clock.advance(mgr.rollout.step())
     other = mgr_mock.load_class(module.RocksAutotune)('rocks_autotune', None, None)
     other.cluster, other.clock = mgr.cluster, mgr.clock
@@ -192,7 +192,7 @@ def test_a_rollout_head_of_another_version_is_refused_and_set_aside(mgr: Any) ->
     # the last one, 2, is unreadable, never read as today's
     out(mgr.cmd_apply(options=NEW, device_class='ssd'))
     clock = mgr.cluster.clock
-    while not (mgr.rollout.r.phase == 'wait' and mgr.rollout.r.current == 1):
+    while not (mgr.rollout.r.phase == 'wait' and [f.i for f in mgr.rollout.r.batch] == [1]):
         clock.advance(mgr.rollout.step())
     head = json.loads(mgr.mock_store['rollout'])
     mgr.mock_store['rollout'] = json.dumps(dict(head, version=2))
@@ -263,3 +263,26 @@ def test_revert_is_not_refused_while_an_osd_is_down_and_apply_is(mgr: Any) -> No
         mgr.cluster.clock.advance(mgr.rollout.step())
     assert ('osd.1', OPTIONS) not in mgr.cluster.config and mgr.rollout.active
     assert mgr.cluster.config != config
+
+
+def test_max_parallel_a_bad_value_is_refused_and_a_good_one_is_shown(mgr: Any) -> None:
+    store, config = dict(mgr.mock_store), dict(mgr.cluster.config)
+    for bad in (0, -3, 101):
+        for cmd in (mgr.cmd_apply, mgr.cmd_revert):
+            kw = dict(options=NEW, device_class='ssd') if cmd == mgr.cmd_apply else {}
+            r, _, err = out(cmd(max_parallel=bad, **kw))
+            assert r == -errno.EINVAL and '--max-parallel takes' in err and str(bad) in err, err
+    assert mgr.mock_store == store and mgr.cluster.config == config and mgr.rollout is None
+    plan = json.loads(out(mgr.cmd_apply(options=NEW, device_class='ssd', dry_run=True,
+                                        max_parallel=3, format='json'))[1])
+    assert plan['max_parallel'] == 3
+    assert 'max_parallel' not in json.loads(out(mgr.cmd_apply(
+        options=NEW, device_class='ssd', dry_run=True, format='json'))[1])
+    r, o, _ = out(mgr.cmd_apply(options=NEW, device_class='ssd', max_parallel=3))
+    assert r == 0 and ('3 OSDs to restart up to 3 at a time, as ceph osd ok-to-stop --max '
+                       'allows; ') in o and 'stops it after the OSDs in flight' in o, o
+    mgr_mock.drive(mgr, what='rollout')
+    # the fake's three OSDs are on three hosts: ok-to-stop --max lets one stop at a time
+    assert mgr.rollout.r.state == 'done' and mgr.cluster.ok_to_stop_max_asked == [
+        (0, 3), (1, 3), (2, 3)]
+    assert status(mgr)['rollout']['max_parallel'] == 3

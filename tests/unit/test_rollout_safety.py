@@ -44,8 +44,7 @@ def step_until(m: Any, until: Any, steps: int = 2000) -> None:
 
 def in_flight(osd: int, phase: str = 'wait') -> Any:
     def at(r: Dict[str, Any]) -> bool:
-        return r.phase == phase and r.current is not None and \
-            r.osds[r.current].osd == osd
+        return r.phase == phase and [r.osds[f.i].osd for f in r.batch] == [osd]
     return at
 
 
@@ -286,7 +285,7 @@ def test_5_an_osd_purged_during_its_own_restart_is_skipped() -> None:
     mgr_mock.drive(m, what='rollout')
     assert m.rollout.r.state == 'done' and m.rollout.r.osds[1].status == 'skipped'
     assert restarted(m) == [0, 1, 2] and ('osd.1', OPTIONS) not in m.cluster.config
-    assert not m.rollout.r.noout_ours and m.mock_health == {}
+    assert not m.rollout.r.batch and m.mock_health == {}
 
 
 # ------------------------------------------------------------ 6: revert and others' config
@@ -366,7 +365,7 @@ def test_7_a_restart_timeout_spanning_a_failover_runs_on_the_new_mgrs_clock(
     m = make()
     m.cluster.restart_delay = 20.0  # a slow boot
     assert out(m.cmd_apply(options=NEW, device_class='ssd'))[0] == 0
-    step_until(m, lambda r: r.phase == 'wait' and r.current == 0
+    step_until(m, lambda r: r.phase == 'wait' and [f.i for f in r.batch] == [0]
                and not m.cluster.info[0].up)
     other = failover(m, clock_offset=offset)
     other.load()

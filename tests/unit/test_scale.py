@@ -538,3 +538,39 @@ def test_every_call_is_counted_and_the_budget_stops_a_loop() -> None:
         for i in range(6):
             c.config_get(f'osd.{i}', OPTIONS)
     assert mgr.mon_total == 6
+
+
+def test_a_batch_of_20_costs_per_osd_what_one_restart_does_and_the_maps_once() -> None:
+    # --max-parallel 20 at 10,000 OSDs on 500 hosts (20 a host, no PG on two of
+    # a host): ok-to-stop --max 20 names the first OSD's host, one batch a host.
+    # At the docs' 30-60 s a restart (45 s, doc/bench/module-cost.md), one at a
+    # time is 10,000 x 45 s = 5.2 days; a batch waits for its slowest OSD and
+    # its PGs, about one restart's time: 500 batches x 45 s = 6.3 hours
+    mgr = ScaleMgr(10000, 500, pg_num=8192, per_osd_config=False)
+    mod = scale_mgr.module_over(mgr)
+    assert mod.cmd_apply(options=NEW_TUNING, device_class='ssd', max_parallel=20).retval == 0
+    r = mod.rollout.r
+    while r.phase != 'set':
+        mod.clock.advance(mod.rollout.step())
+    first = [r.osds[f.i].osd for f in r.batch]
+    assert len(first) == 20 and {mgr.host_of[i] for i in first} == {mgr.host_of[first[0]]}
+    mgr.reset_counts()
+    heads: List[int] = []
+    while r.phase != 'next':
+        assert r.state == 'running', r.message
+        mod.clock.advance(mod.rollout.step())
+        mod.publish()
+        heads.append(len(mod.rollout_store._written['rollout']))
+    assert all(r.osds[i].status == 'done' for i in range(20))
+    # the head keeps a restart record of each OSD in flight: 5 KiB at 20 (21 KiB
+    # at MAX_PARALLEL, 100), under the store's 48 KiB a value
+    assert max(heads) < 8 << 10, heads
+    mon = dict(mgr.mon_calls)
+    # each OSD's own: its mask set, config get twice (the mask's answer, the
+    # restart's expectation), noout on and off; the batch's: one config dump,
+    # one ok-to-stop (the gate's, of the 20 together; --max was asked at next)
+    assert mon.pop('config dump') == 1 and mon.pop('osd ok-to-stop') == 1, mon
+    assert sum(mon.values()) <= 5 * 20, mon
+    # the OSD map once a step (the set step, the health policy, the gate, each
+    # wait poll): not once an OSD
+    assert mgr.get_calls.get('osd_map', 0) <= 8, dict(mgr.get_calls)

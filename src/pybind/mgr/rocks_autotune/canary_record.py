@@ -32,7 +32,7 @@ class RestartRecord(Record):
 class RestartState(Protocol):
     """What restart.Restarter keeps in its owner's record (a session's
     canary's, a rollout's): fields of that record, which it sets and its
-    owner reads (a rollout clears them as its OSD in flight moves on)."""
+    owner reads (a rollout keeps one for each OSD of its batch in flight)."""
     restart: Optional[RestartRecord]
     manual: str  # why no orchestrator restarts the OSD, the admin does ('' one does)
     noout_ours: bool  # the noout on the OSD being restarted is ours

@@ -344,9 +344,24 @@ class MgrReads(MgrBase):
         summary = self._get('pg_summary')['all']
         return sum(n for state, n in summary.items() if 'active' not in state.split('+'))
 
-    def ok_to_stop(self, osd: int) -> Tuple[bool, str]:
-        r, out, err = self.mgr.mon_command({'prefix': 'osd ok-to-stop', 'ids': [str(osd)]})
+    def ok_to_stop(self, osd: int, *together: int) -> Tuple[bool, str]:
+        """May `osd` (and those stopping `together` with it) stop now?"""
+        r, out, err = self.mgr.mon_command({'prefix': 'osd ok-to-stop',
+                                            'ids': [str(i) for i in (osd, *together)]})
         return r == 0, (err or out).strip()
+
+    def ok_to_stop_max(self, osd: int, most: int) -> List[int]:
+        """The OSDs that may stop together with `osd`, up to `most` of them (the
+        mgr adds up ones near it in the CRUSH tree, as cephadm's upgrade asks);
+        empty when `osd` may not stop."""
+        r, out, _ = self.mgr.mon_command({'prefix': 'osd ok-to-stop', 'ids': [str(osd)],
+                                          'max': most, 'format': 'json'})
+        if r != 0:
+            return []
+        try:
+            return [int(i) for i in json.loads(out)['osds']]
+        except (ValueError, KeyError, TypeError):
+            return []
 
     def pools(self) -> Dict[int, PoolInfo]:
         osd_map = self._get('osd_map')

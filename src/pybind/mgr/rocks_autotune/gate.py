@@ -2,10 +2,10 @@
 one health policy (at start and before every trial), and the one safety gate
 every restart goes through.  Nothing here changes the cluster."""
 from dataclasses import dataclass
-from typing import Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Callable, Collection, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from .cluster import NO_OSD, Cluster, ClusterError, Crash, PoolInfo
-from .health import HEALTH_PREFIX, osds_are
+from .health import HEALTH_PREFIX, osd_list, osds_are
 from .session_settings import Params, StartRefused
 
 
@@ -85,26 +85,30 @@ def look(cluster: Cluster, osd: Optional[int],
     return Health(status, threats, others, own)
 
 
-def restart_blockers(cluster: Cluster, osd: int, single_copy_ok: bool = False) -> List[str]:
-    """The safety gate of every restart: why restarting `osd` now could hurt
-    (empty: it may).  An OSD down already may always restart."""
+def restart_blockers(cluster: Cluster, osd: int, single_copy_ok: bool = False,
+                     together: Sequence[int] = ()) -> List[str]:
+    """The safety gate of every restart: why restarting `osd` now (with those
+    of its batch, `together`) could hurt (empty: it may).  An OSD down already
+    may always restart."""
     with cluster.one_view():  # the OSD map, which each check reads, read once
         osds = cluster.osd_states()
-        me = osds.get(osd)
-        if me is None or not me.up:
+        batch = [osd, *together]
+        if not any(i in osds and osds[i].up for i in batch):
             return []
-        reasons = osds_are([i.id for i in osds.values() if i.id != osd and not i.up], 'down')
+        who = f'osd.{osd}' if not together else osd_list([osd, *together]) + ' together'
+        reasons = osds_are([i.id for i in osds.values() if i.id not in batch and not i.up],
+                           'down')
         inactive = cluster.inactive_pgs()
         if inactive:
             reasons.append(f'{inactive} PG(s) are inactive')
         reasons += flag_threats(cluster)
         if not single_copy_ok:
-            thin = thin_pools(cluster, osd)
+            thin = next(filter(None, thin_pools_of(cluster, batch, batch).values()), [])
             if thin:
-                reasons.append(f'restarting osd.{osd} leaves ' + '; '.join(thin))
-        ok, why = cluster.ok_to_stop(osd)
+                reasons.append(f'restarting {who} leaves ' + '; '.join(thin))
+        ok, why = cluster.ok_to_stop(*batch)
         if not ok:
-            reasons.append(f'ceph osd ok-to-stop osd.{osd} says no: {why}')
+            reasons.append(f'ceph osd ok-to-stop {who} says no: {why}')
         return reasons
 
 
@@ -114,8 +118,10 @@ def thin_pools(cluster: Cluster, osd: int) -> List[str]:
     return thin_pools_of(cluster, [osd])[osd]
 
 
-def thin_pools_of(cluster: Cluster, osds: Iterable[int]) -> Dict[int, List[str]]:
-    """thin_pools of each OSD, from one read of the PGs and pools."""
+def thin_pools_of(cluster: Cluster, osds: Iterable[int],
+                  together: Collection[int] = ()) -> Dict[int, List[str]]:
+    """thin_pools of each OSD, from one read of the PGs and pools; `together`:
+    OSDs restarted with each (a batch), whose copies are gone with its own."""
     wanted = set(osds)
     pools = cluster.pool_states()
     # osd -> pool -> copies each of its PGs keeps while the OSD restarts
@@ -127,7 +133,7 @@ def thin_pools_of(cluster: Cluster, osds: Iterable[int]) -> Dict[int, List[str]]
         if pg.pool not in layout_thin:
             continue
         for osd in wanted.intersection(pg.acting + pg.up):
-            copies = len({o for o in pg.acting if o not in (osd, NO_OSD)})
+            copies = len({o for o in pg.acting if o not in (osd, NO_OSD) and o not in together})
             if _thin(pools[pg.pool], copies):
                 left[osd].setdefault(pg.pool, []).append(copies)
     return {osd: [_thin_line(pools[pid], kept) for pid, kept in sorted(by_pool.items())]

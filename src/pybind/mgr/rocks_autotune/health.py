@@ -104,9 +104,14 @@ def _manual(out: Checks, manual: str, restart: Optional[RestartRecord], osd: int
     waits for the admin's."""
     # 'wait_up': restart.Stage's (restart.py imports gate.py, which imports this)
     if manual and restart is not None and restart.stage == 'wait_up':
-        _add(out, 'MANUAL_RESTART', [
-            f'no orchestrator can restart it ({manual}): restart osd.{osd} (e.g. '
-            f'systemctl restart ceph-osd@{osd}); {owner} goes on when it is back up'], osd=osd)
+        line = (f'no orchestrator can restart it ({manual}): restart osd.{osd} (e.g. '
+                f'systemctl restart ceph-osd@{osd}); {owner} goes on when it is back up')
+        held = out.get(HEALTH_PREFIX + 'MANUAL_RESTART')
+        if held is not None:  # another of a rollout's batch
+            held['detail'].append(line)
+            held['count'] += 1
+            return
+        _add(out, 'MANUAL_RESTART', [line], osd=osd)
 
 
 def _session(out: Checks, s: SessionState, active: bool) -> None:
@@ -143,10 +148,11 @@ def _session(out: Checks, s: SessionState, active: bool) -> None:
 def _rollout(out: Checks, r: RolloutRecord, active: bool) -> None:
     kind = r.kind
     if active:
-        cur = None if r.current is None else r.osds[r.current]
-        if cur is not None:
-            _manual(out, r.manual, r.restart, cur.osd, f'the {kind}')
+        for f in r.batch:
+            _manual(out, f.manual, f.restart, r.osds[f.i].osd, f'the {kind}')
         p = r.pause
+        cur = None if p is None else next(
+            (r.osds[f.i] for f in r.batch if r.osds[f.i].osd == p.osd), None)
         if p is not None and p.on == 'put_back' and cur is not None:
             _add(out, 'ROLLOUT_PAUSED', p.reasons + [
                 cur.error, f'its prior options are set at '

@@ -23,8 +23,8 @@ from .session_settings import Params, StartRefused
 from .machine import Machine
 from .rollout import Rollout, RolloutSettings
 from .rollout_record import RolloutPlan, RolloutRecord
-from .rollout_plan import (NothingToRevert, RolloutRefused, parse_osd_ids, partial, plan_apply,
-                           plan_revert, recommendation, undo_commands)
+from .rollout_plan import (NothingToRevert, RolloutRefused, at_a_time, in_flight, parse_osd_ids,
+                           partial, plan_apply, plan_revert, recommendation, undo_commands)
 from .options import OPTIONS
 from .session import ACTIVE, Session, Settings
 from .store import (HEAD_KEY, REQUEST_KEY, ROLLOUT_KEY, Request, RolloutStore, SessionStore,
@@ -377,7 +377,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         if isinstance(job, Rollout) and what != 'abort':
             return _error(errno.ENOENT, (
                 f'no session is running; {_an(job.r.kind)} is: `ceph rocks-autotune '
-                'abort` stops it after the OSD in flight'))
+                f'abort` stops it after {in_flight(job.r.max_parallel)}'))
         try:
             self.put_store(REQUEST_KEY, Request(job.head.id, what).to_json())
         except StoreError as e:
@@ -387,7 +387,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         self.event.set()
         if isinstance(job, Rollout):
             return HandleCommandResult(0, (
-                f'aborting the {job.r.kind} after the OSD in flight; `ceph '
+                f'aborting the {job.r.kind} after {in_flight(job.r.max_parallel)}; `ceph '
                 'rocks-autotune revert` then undoes what was done'), '')
         return None
 
@@ -525,8 +525,8 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         n = len(plan.osds)
         return HandleCommandResult(0, (
             f'{kind} {ro.r.id} started: {plan.target}, {n} OSD{"" if n == 1 else "s"} '
-            'to restart one at a time; `ceph rocks-autotune status` follows it, `ceph '
-            'rocks-autotune abort` stops it after the OSD in flight'
+            f'to restart {at_a_time(plan.max_parallel)}; `ceph rocks-autotune status` follows '
+            f'it, `ceph rocks-autotune abort` stops it after {in_flight(plan.max_parallel)}'
             + ''.join(f'; {note}' for note in (plan.notes if kind == 'revert' else []))
             + (f'; its restarts wait for: {"; ".join(plan.blockers)}' if plan.blockers else '')
         ), '')
@@ -535,12 +535,13 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
     def cmd_apply(self, device_class: Optional[str] = None, osds: Optional[str] = None,
                   options: Optional[str] = None, dry_run: bool = False,
                   force: bool = False, allow_single_copy: bool = False,
-                  format: str = 'plain') -> HandleCommandResult:
+                  max_parallel: int = 1, format: str = 'plain') -> HandleCommandResult:
         """Set RocksDB options on the OSDs of a device class (default: the last canary's)
         or --osds N,M, each at its own mask osd.N just before its restart, one at a time;
         the last session's recommendation unless --options is given. --dry-run: show the
         plan and its checks. --force: others' health checks do not hold restarts back.
-        --allow-single-copy: accept restarts that leave PGs on one copy
+        --allow-single-copy: accept restarts that leave PGs on one copy. --max-parallel N:
+        restart up to N OSDs together, as `ceph osd ok-to-stop --max N` allows
         """
         def make_plan() -> RolloutPlan:
             ids = parse_osd_ids(osds) if osds is not None else None
@@ -550,20 +551,22 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
             canary = None if session is None else session.osd
             return plan_apply(self.cluster, opts, source, device_class, ids, canary,
                               force=force, allow_single_copy=allow_single_copy,
-                              now=self.clock())
+                              now=self.clock(), max_parallel=max_parallel)
         return self._rollout_command('apply', make_plan, dry_run, format)
 
     @CLIWriteCommand('rocks-autotune revert')
     def cmd_revert(self, dry_run: bool = False, force: bool = False,
-                   allow_single_copy: bool = False,
+                   allow_single_copy: bool = False, max_parallel: int = 1,
                    format: str = 'plain') -> HandleCommandResult:
         """Put back what the last apply changed (values and absences, at each OSD's mask;
         what someone else set since stays) and restart the OSDs that run its options, one
-        at a time. --dry-run: show the plan. --force, --allow-single-copy: as apply's
+        at a time. --dry-run: show the plan. --force, --allow-single-copy, --max-parallel:
+        as apply's
         """
         return self._rollout_command(
             'revert', lambda: plan_revert(self.cluster, self.rollout_record, force=force,
-                                          allow_single_copy=allow_single_copy),
+                                          allow_single_copy=allow_single_copy,
+                                          max_parallel=max_parallel),
             dry_run, format)
 
 

@@ -14,7 +14,7 @@ from .health import osd_list
 from .views import (SHARED_HOST, TimeSaid, answer, answer_line, best_trial, crashes_lines,
                     design_why, done, final_answer, groups_text, noise_line, ratio_text,
                     steady_cap_line, steady_text, summary_lines)
-from .rollout_plan import config_command, show
+from .rollout_plan import at_a_time, config_command, show
 from .rollout_record import RolloutPlan
 from .session_settings import WEAR
 from .store import SessionState
@@ -368,12 +368,14 @@ def plan_text(plan: RolloutPlan, undo: List[str]) -> str:
         n = len(labels)
         return labels.setdefault(v, chr(ord('A') + n) if n < 26 else f'S{n}')
     apply = plan.kind == 'apply'
+    pace = at_a_time(plan.max_parallel)
     if apply:
-        lines = [f'plan: apply to {plan.target}, one OSD at a time',
+        lines = [f'plan: apply to {plan.target}, '
+                 + ('one OSD at a time' if plan.max_parallel == 1 else pace),
                  f'options: {label(str(plan.options))}, from {plan.source}']
     else:
         lines = [f'plan: revert apply {plan.of}: put back what it changed, then restart '
-                 'the OSDs that may run its options, one at a time']
+                 f'the OSDs that may run its options, {pace}']
     lines.append('config (now -> then):')
     for who, names in plan.sets.items():  # in restart order
         for name, value in sorted(names.items()):
@@ -385,9 +387,14 @@ def plan_text(plan: RolloutPlan, undo: List[str]) -> str:
     if plan.blockers:
         lines.append('  holding the first restart back now: ' + '; '.join(plan.blockers))
     osds = [o for o in plan.osds if o.status != 'skipped']
-    lines.append(f'restarts ({len(osds)}, host by host in CRUSH order, each just after its '
-                 'own mask is set; the next once it is up on the options set and PGs are '
-                 'active+clean):' if osds else 'restarts: none')
+    lines.append((f'restarts ({len(osds)}, host by host in CRUSH order, each just after its '
+                  'own mask is set; the next once it is up on the options set and PGs are '
+                  'active+clean):' if plan.max_parallel == 1 else
+                  f'restarts ({len(osds)}, host by host in CRUSH order, in batches of up to '
+                  f'{plan.max_parallel} from the next pending OSD and those ok-to-stop --max '
+                  'lets stop with it, each just after its own mask is set; the next batch once '
+                  'all are up on the options set and PGs are active+clean):')
+                 if osds else 'restarts: none')
     for i, o in enumerate(osds):
         b = o.before
         annex = f', annex {label(b[ANNEX])}' if b.get(ANNEX, '').strip() else ''
@@ -424,6 +431,9 @@ def rollout_lines(ro: Optional[Mapping[str, Any]]) -> List[str]:
              f'  message: {ro["message"]}',
              f'  OSDs: {c["done"]} done, {c["restarting"]} restarting, {c["pending"]} pending, '
              f'{c["failed"]} failed' + (f', {c["skipped"]} skipped' if c['skipped'] else '')]
+    if ro.get('max_parallel'):
+        lines.append(f'  up to {ro["max_parallel"]} OSDs at a time; in flight: '
+                     + (', '.join(f'osd.{i}' for i in ro['in_flight']) or 'none'))
     lines += [f'  {rollout_osd_text(o)}' for o in ro['notable']]
     if ro['notable_more']:
         lines.append(f'  and {ro["notable_more"]} more in flight, failed or skipped '

@@ -12,13 +12,13 @@ moves up_from but not the options, so it is not taken for a restart; nor is a
 restart whose process a local ceph.conf keeps on other options.
 
 The record of a restart in flight lives in its owner's persisted state
-(`restart`: the session's canary's, or the rollout's for the OSD in flight), so a new
+(`restart`: the session's canary's, or a rollout's for each OSD in flight), so a new
 active mgr carries on with it.  `running_dirty` (the process may run a
 candidate) is persisted before a candidate's restart is issued.
 """
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Callable, List
+from typing import Callable, List, Sequence
 
 from .canary import OPTIONS
 from .cluster import Cluster, ClusterError, NoOrchestrator, OsdInfo
@@ -84,14 +84,18 @@ def resume_after_failover(state: RestartState, now: float) -> None:
 class Restarter:
     """Drives the restart of `osd` recorded in `state.restart` one poll at
     a time.  `single_copy_ok`: the admin accepted restarts that leave PGs on
-    a single copy (--allow-single-copy)."""
+    a single copy (--allow-single-copy).  `together`: the other OSDs of its
+    batch (a rollout's), restarted with it: the gate is theirs together, and
+    while one of them is down its PGs are not expected clean."""
 
     def __init__(self, cluster: Cluster, osd: int, state: RestartState,
                  save: Callable[[], None], restart_timeout: float,
-                 manual_restart_timeout: float, single_copy_ok: bool = False) -> None:
+                 manual_restart_timeout: float, single_copy_ok: bool = False,
+                 together: Sequence[int] = ()) -> None:
         self.cluster, self.osd, self.s, self._save = cluster, osd, state, save
         self.restart_timeout, self.manual_restart_timeout = restart_timeout, manual_restart_timeout
         self.single_copy_ok = single_copy_ok
+        self.together = together
 
     def timeout(self) -> float:
         """How long a restart may take: an admin restarting by hand gets longer."""
@@ -150,19 +154,24 @@ class Restarter:
                     r.stage = Stage.GATE.value  # not restarted: ask the gate again
             if self.stage == Stage.GATE:
                 blockers = restart_blockers(self.cluster, self.osd, self.single_copy_ok
-                                            or r.purpose in WAY_BACK)
+                                            or r.purpose in WAY_BACK, self.together)
                 if blockers:
                     return Result(Outcome.GATE_HELD, blockers)
-                up_from = self._info().up_from
-                self.set_noout()
-                r.up_from = up_from
-                r.stage, r.since = Stage.ISSUING.value, now
-                if r.purpose == 'candidate':
-                    # from here on the process may load the candidate: say so first
-                    self.s.running_dirty = True
-                self._save()
-                return self._issue(now)
+                return self.start(now)
             return self._after_issue(now)
+
+    def start(self, now: float) -> Result:
+        """Past the gate (this step's, or its batch's): noout, then the restart."""
+        r = self._rec()
+        up_from = self._info().up_from
+        self.set_noout()
+        r.up_from = up_from
+        r.stage, r.since = Stage.ISSUING.value, now
+        if r.purpose == 'candidate':
+            # from here on the process may load the candidate: say so first
+            self.s.running_dirty = True
+        self._save()
+        return self._issue(now)
 
     def _issue(self, now: float) -> Result:
         """The restart call; ClusterError propagates (the caller knows what a
@@ -193,6 +202,9 @@ class Restarter:
             self.clear_noout()
             return Result(Outcome.UP)
         osds = [i for i in self.cluster.osd_states().values() if i.id != self.osd]
+        if any(not i.up for i in osds if i.id in self.together):
+            r.since = now  # its PGs' time to be clean starts once its batch is up
+            return Result(Outcome.WAITING)
         others = (osds_are([i.id for i in osds if not i.up], 'down')
                   + osds_are([i.id for i in osds if i.up and not i.in_], 'out'))
         if others:

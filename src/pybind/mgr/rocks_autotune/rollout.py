@@ -1,12 +1,13 @@
 r"""A rollout: `apply` (options to a device class, or to named OSDs) and
-`revert` (what an apply changed, put back), one OSD at a time: a persisted
+`revert` (what an apply changed, put back), one OSD at a time or (with
+--max-parallel N) in batches that ok-to-stop allows: a persisted
 state machine driven by `step()`, as the session is.  Its plan is
 rollout_plan.py's, its phases rollout_phases.py's; here its life (the start,
 the abort, a failover) and what it shows.
 
 `abort` is persisted by the module before it is acknowledged, and taken
-between OSDs (an OSD held at the gate is not in flight yet: its mask is put
-back).  A rollout that stops early raises a health check that says so, and
+between batches (a batch held at the gate is not in flight yet: its masks are
+put back).  A rollout that stops early raises a health check that says so, and
 that `revert` undoes what was done.
 """
 import time
@@ -15,9 +16,11 @@ from typing import Any, Callable, Dict, Optional, Set
 
 from . import views
 from .cluster import Cluster
+from .health import osd_list
 from .machine import Machine, Move
 from .restart import resume_after_failover
 from .rollout_phases import MOVES, P, Phase, RolloutPhases
+from .rollout_plan import in_flight
 from .rollout_record import ROLLOUT_VERSION, RolloutPlan, RolloutRecord, RolloutSettings
 
 
@@ -52,7 +55,8 @@ class Rollout(Machine):
 
     def resume_after_failover(self) -> None:
         """A new active mgr took over: deadlines start again on its own clock."""
-        resume_after_failover(self.r, self.clock())
+        for f in self.r.batch:
+            resume_after_failover(f, self.clock())
         super().resume_after_failover()
 
     def _phase(self) -> Phase:
@@ -61,7 +65,7 @@ class Rollout(Machine):
     def _take(self, requests: Set[str]) -> None:
         if 'abort' in requests and not self.r.abort:
             self.r.abort = True
-            self.r.message = 'aborting: stopping after the OSD in flight'
+            self.r.message = f'aborting: stopping after {in_flight(self.r.max_parallel)}'
 
     def _interrupt(self, now: float) -> Optional[Move]:
         r = self.r
@@ -78,9 +82,11 @@ class Rollout(Machine):
         what = ('Rolling out RocksDB options to' if r.kind == 'apply' else
                 'Reverting the RocksDB options of')
         done = len([o for o in r.osds if o.status in ('done', 'failed')])
+        flying = [r.osds[f.i].osd for f in r.batch if r.osds[f.i].status == 'restarting']
         return views.ProgressEvent(
             id=f'rocks-autotune-{r.kind}-{r.id}',
-            message=f'{what} {r.target} ({done}/{len(r.osds)} OSDs)',
+            message=f'{what} {r.target} ({done}/{len(r.osds)} OSDs'
+            + (f'; in flight: {osd_list(flying)})' if r.max_parallel > 1 and flying else ')'),
             # Ceph's own events name an object or two: a big rollout names none
             progress=self.progress(),
             refs=[('osd', o.osd) for o in r.osds] if len(r.osds) <= views.SHOWN else [],

@@ -14,7 +14,7 @@ from .cluster import Cluster, ConfigSnapshot, Crash, OsdInfo, split_who
 from .gate import look, thin_pools_of
 from .rocksdb_options import OptionStringError, parse_options
 from .health import osd_list, osds_are
-from .rollout_record import Masks, RolloutOsd, RolloutPlan, RolloutRecord
+from .rollout_record import MAX_PARALLEL, Masks, RolloutOsd, RolloutPlan, RolloutRecord
 from .store import ACTIVE as SESSION_ACTIVE, SessionState
 
 NAMES = (OPTIONS, ANNEX)
@@ -32,6 +32,25 @@ class NothingToRevert(RolloutRefused):
 
 def show(value: Optional[str]) -> str:
     return '(not set)' if value is None else repr(value)
+
+
+def _max_parallel(n: int) -> int:
+    """--max-parallel, checked (RolloutRefused)."""
+    if not 1 <= n <= MAX_PARALLEL:
+        raise RolloutRefused(f'--max-parallel takes the most OSDs restarted together, from 1 '
+                             f'(one at a time, the default) to {MAX_PARALLEL}, not {n}')
+    return n
+
+
+def at_a_time(n: int) -> str:
+    """How a rollout restarts its OSDs, in words."""
+    return ('one at a time' if n == 1 else
+            f'up to {n} at a time, as ceph osd ok-to-stop --max allows')
+
+
+def in_flight(n: int) -> str:
+    """What an abort lets finish, in words."""
+    return 'the OSD in flight' if n == 1 else 'the OSDs in flight'
 
 
 def parse_osd_ids(text: str) -> List[int]:
@@ -194,9 +213,11 @@ def _refuse_own_masks(config: ConfigSnapshot, osd: int, names: List[str]) -> Non
 def plan_apply(cluster: Cluster, options: str, source: str,
                device_class: Optional[str] = None, osd_ids: Optional[Sequence[int]] = None,
                canary: Optional[int] = None, force: bool = False,
-               allow_single_copy: bool = False, now: float = 0.0) -> RolloutPlan:
+               allow_single_copy: bool = False, now: float = 0.0,
+               max_parallel: int = 1) -> RolloutPlan:
     """apply's plan, read in a fixed number of calls whatever the OSD count;
     RolloutRefused (bad input, nothing to do).  `canary`: the default class's."""
+    _max_parallel(max_parallel)
     try:
         if not parse_options(options):
             raise OptionStringError('it holds no option')
@@ -225,7 +246,7 @@ def plan_apply(cluster: Cluster, options: str, source: str,
                            sets=sets, priors=_priors(config, sets), notes=notes, checks=checks,
                            blockers=blockers, osds=records, of=None, force=force,
                            allow_single_copy=allow_single_copy, since=now,
-                           crash_osds=sorted(targets))
+                           crash_osds=sorted(targets), max_parallel=max_parallel)
 
 
 def _to_put_back(last: RolloutRecord) -> Tuple[Masks, Masks, List[Tuple[RolloutOsd, str]], str]:
@@ -262,10 +283,11 @@ def _down_first(records: List[RolloutOsd], up: Mapping[int, Any]) -> List[str]:
 
 
 def plan_revert(cluster: Cluster, last: Optional[RolloutRecord], force: bool = False,
-                allow_single_copy: bool = False) -> RolloutPlan:
+                allow_single_copy: bool = False, max_parallel: int = 1) -> RolloutPlan:
     """revert's plan from the last (ended) rollout; RolloutRefused when there
     is nothing to revert.  An OSD whose mask now holds what the apply did not
     set is left as it is and named; one gone from the map is not restarted."""
+    _max_parallel(max_parallel)
     if last is None:
         raise NothingToRevert('nothing to revert: no rollout has run')
     with cluster.one_view():  # reads only: each of the maps read once
@@ -303,7 +325,7 @@ def plan_revert(cluster: Cluster, last: Optional[RolloutRecord], force: bool = F
                            priors=_priors(config, sets), notes=notes, checks=checks,
                            blockers=blockers, osds=records, of=of, force=force,
                            allow_single_copy=allow_single_copy, since=since,
-                           crash_osds=crash_osds)
+                           crash_osds=crash_osds, max_parallel=max_parallel)
 
 
 def config_command(who: str, name: str, value: Optional[str]) -> str:

@@ -8,8 +8,12 @@ from typing import Any, Dict, List, Optional
 from .canary_record import RestartRecord
 from .options import default
 from .pause_record import PauseRecord, pause_from_json, pause_to_json
+from .record import Record
 
-ROLLOUT_VERSION = 4
+ROLLOUT_VERSION = 5
+# the most OSDs a batch restarts together (--max-parallel): the head keeps a
+# record of each, and must stay small
+MAX_PARALLEL = 100
 # who (osd/class:ssd, osd.3) -> option -> value (None: none set there)
 Masks = Dict[str, Dict[str, Optional[str]]]
 
@@ -67,11 +71,37 @@ class RolloutPlan:
     allow_single_copy: bool  # restarts may leave PGs on one copy (--allow-single-copy)
     since: float  # crashes of its OSDs from then on are its own (the apply's start)
     crash_osds: List[int]  # those OSDs: the apply's (a revert's too), whose crashes it caused
+    max_parallel: int  # the most OSDs restarted together (--max-parallel)
 
     def to_json(self) -> Dict[str, Any]:
-        """As `--dry-run -f json` shows it; shallow."""
+        """As `--dry-run -f json` shows it; shallow (max_parallel only when
+        over 1: one at a time, the plan reads as it always did)."""
         out = {f.name: getattr(self, f.name) for f in fields(RolloutPlan)}
+        if self.max_parallel == 1:
+            del out['max_parallel']
         return dict(out, osds=[o.to_json() for o in self.osds])
+
+
+@dataclass
+class InFlight(Record):
+    """An OSD of the batch in flight: its index in `osds`, and its restart
+    (restart.Restarter's RestartState: a record of its own for each)."""
+    i: int
+    restart: Optional[RestartRecord] = None
+    manual: str = ''
+    noout_ours: bool = False
+    running_dirty: bool = False  # never a rollout's (a candidate's): the protocol's
+
+    def to_json(self) -> Dict[str, Any]:
+        return dict(vars(self), restart=None if self.restart is None else self.restart.to_json())
+
+    @classmethod
+    def from_json(cls, saved: Dict[str, Any]) -> 'InFlight':
+        f = cls(**dict(saved, restart=None if saved.get('restart') is None
+                       else RestartRecord.from_json(saved['restart'])))
+        if not (isinstance(f.i, int) and isinstance(f.noout_ours, bool)):
+            raise ValueError('rollout state has a malformed OSD in flight')
+        return f
 
 
 @dataclass
@@ -83,29 +113,24 @@ class RolloutRecord(RolloutPlan):
     phase: str = 'check'  # rollout.Phase
     message: str = 'starting'
     error: str = ''
-    abort: bool = False  # abort asked: stop after the OSD in flight
+    abort: bool = False  # abort asked: stop after the OSDs in flight
     changed: bool = False  # the config has been (or is being) changed
-    current: Optional[int] = None  # the OSD in flight: its index in osds
+    batch: List[InFlight] = field(default_factory=list)  # the OSDs in flight, in restart order
     started: float = 0.0
     phase_started: float = 0.0
     ended: Optional[float] = None
     pause: Optional[PauseRecord] = None  # the pause in effect (machine.Pause)
     cluster_errors: int = 0
     settings: RolloutSettings = field(default_factory=RolloutSettings)
-    # restart.Restarter's (canary_record.RestartState)
-    restart: Optional[RestartRecord] = None
-    manual: str = ''
-    noout_ours: bool = False
-    running_dirty: bool = False
 
     def to_json(self) -> Dict[str, Any]:
         """As the store keeps it (its head and OSD chunks), in the order it
         always had: where it stands first, then the plan."""
-        plan = RolloutPlan.to_json(self)
+        plan = dict(RolloutPlan.to_json(self), max_parallel=self.max_parallel)
         own = pause_to_json({k: v for k, v in vars(self).items() if k not in plan})
         own['pause'] = own.pop('pause')  # last, where it was before it was typed
-        return dict(own, settings=dict(vars(self.settings)), **plan,
-                    restart=None if self.restart is None else self.restart.to_json())
+        return dict(own, settings=dict(vars(self.settings)),
+                    batch=[f.to_json() for f in self.batch], **plan)
 
     @classmethod
     def from_json(cls, saved: Dict[str, Any]) -> 'RolloutRecord':
@@ -113,16 +138,14 @@ class RolloutRecord(RolloutPlan):
         checks its version)."""
         for key, typ in (('id', str), ('kind', str), ('state', str), ('phase', str),
                          ('sets', dict), ('priors', dict), ('osds', list),
-                         ('settings', dict), ('changed', bool), ('noout_ours', bool),
+                         ('settings', dict), ('changed', bool),
                          ('force', bool), ('allow_single_copy', bool),
-                         ('crash_osds', list)):
+                         ('crash_osds', list), ('max_parallel', int), ('batch', list)):
             if not isinstance(saved.get(key), typ):
                 raise ValueError(f'rollout state field {key!r} is missing or malformed')
         r = cls(**dict(pause_from_json(saved), settings=RolloutSettings(**saved['settings']),
                        osds=[RolloutOsd.from_json(o) for o in saved['osds']],
-                       restart=None if saved.get('restart') is None
-                       else RestartRecord.from_json(saved['restart'])))
-        if r.current is not None and not (isinstance(r.current, int)
-                                          and 0 <= r.current < len(r.osds)):
+                       batch=[InFlight.from_json(f) for f in saved['batch']]))
+        if not all(0 <= f.i < len(r.osds) for f in r.batch):
             raise ValueError('rollout state has no such OSD in flight')
         return r

@@ -398,9 +398,10 @@ def _head(state: RolloutRecord, ref: Callable[[Optional[str]], Optional[int]]) -
     head = {k: v for k, v in state.to_json().items()
             if k not in ('sets', 'priors', 'osds', 'crash_osds')}
     head['options'] = ref(state.options)
-    restart = state.restart
-    if restart is not None:  # its strings may be anyone's, of any length
-        head['restart'] = dict(head['restart'], expect=ref(restart.expect), ran=ref(restart.ran))
+    for f, saved in zip(state.batch, head['batch']):
+        if f.restart is not None:  # its strings may be anyone's, of any length
+            saved['restart'] = dict(saved['restart'], expect=ref(f.restart.expect),
+                                    ran=ref(f.restart.ran))
     return head
 
 
@@ -408,7 +409,7 @@ class RolloutStore(_Store):
     """The last rollout in the mgr's KV store; every write checked, as the session's.
 
         rollout                     the head: the moving parts (state, phase,
-                                    flags, pause, the restart in flight),
+                                    flags, pause, the restarts in flight),
                                     n_chunks, n_values, n_crash, and its id
         rollout.<id>.osds.<n>       ROLLOUT_CHUNK OSD records, in restart order,
                                     each with what the rollout sets at its osd.N
@@ -555,9 +556,11 @@ class RolloutStore(_Store):
                  for osd in self._chunk(ROLLOUT_CRASH_KEY.format(id=rid, n=i), rid, keys)]
         state = dict(head, sets=sets, priors=priors, osds=osds, crash_osds=crash,
                      options=val(head['options']))
-        if head.get('restart') is not None:
-            state['restart'] = dict(head['restart'], expect=val(head['restart']['expect']),
-                                    ran=val(head['restart']['ran']) or '')
+
+        def restart(rec: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+            return None if rec is None else dict(rec, expect=val(rec['expect']),
+                                                 ran=val(rec['ran']) or '')
+        state['batch'] = [dict(f, restart=restart(f.get('restart'))) for f in head['batch']]
         record = RolloutRecord.from_json(state)
         # the next save compares every chunk with what is stored (as written)
         self._id, self._values, self._keys, self._saved = rid, values, keys, []

@@ -435,17 +435,22 @@ def rollout_status(r: RolloutRecord, progress: float, health: List[str],
     count: `counts` by status, and in `notable` the OSDs in flight, failed or
     skipped (the first SHOWN in restart order; `notable_more`: how many more).
     `every` (`status --osds`): also `osds`, every OSD in restart order, and the
-    plan's masks (`sets`, `priors`)."""
+    plan's masks (`sets`, `priors`).  `current`: the first OSD of the batch in
+    flight; with --max-parallel over 1, `max_parallel` and `in_flight`, the
+    batch's OSDs still restarting."""
     n = Counter(o.status for o in r.osds)
     notable = [o for o in r.osds if o.status in ('restarting', 'failed', 'skipped')]
     out: Dict[str, Any] = dict(
         id=r.id, kind=r.kind, state=r.state, phase=r.phase, message=r.message, error=r.error,
         target=r.target, options=r.options, source=r.source, of=r.of, started=r.started,
-        ended=r.ended, current=None if r.current is None else r.osds[r.current].osd,
+        ended=r.ended, current=r.osds[r.batch[0].i].osd if r.batch else None,
         total=len(r.osds), counts={s: n[s] for s in ROLLOUT_STATUSES},
         progress=progress, notable=[rollout_osd(o) for o in notable[:SHOWN]],
         notable_more=max(0, len(notable) - SHOWN), notes=r.notes, checks=r.checks,
         force=r.force, allow_single_copy=r.allow_single_copy, health=health)
+    if r.max_parallel > 1:
+        out.update(max_parallel=r.max_parallel, in_flight=[
+            r.osds[f.i].osd for f in r.batch if r.osds[f.i].status == 'restarting'])
     if every:
         out.update(osds=[rollout_osd(o) for o in r.osds], sets=r.sets, priors=r.priors)
     return out
