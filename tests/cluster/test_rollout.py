@@ -192,7 +192,8 @@ def test_dry_run_changes_nothing(lab: Lab) -> None:
     before, ups = lab.json('config', 'dump'), up_froms(lab)
     last = lab.status().get('rollout')
     plan = json.loads(lab.ceph(*apply_args(lab, options), '--dry-run', '-f', 'json').stdout)
-    text = shown(lab, *apply_args(lab, options), '--dry-run').stdout
+    brief = shown(lab, *apply_args(lab, options), '--dry-run').stdout
+    text = shown(lab, *apply_args(lab, options), '--dry-run', '--detail').stdout
     osds = class_osds(lab, device_class(lab, CANARY))
     assert plan['options'] == options and list(plan['sets']) == [f'osd.{i}' for i in osds]
     assert [o['osd'] for o in plan['osds']] == osds
@@ -201,6 +202,8 @@ def test_dry_run_changes_nothing(lab: Lab) -> None:
     assert plan['undo'] == [f'ceph config rm osd.{i} {OPTIONS}' for i in osds], plan['undo']
     assert f'osd.{osds[0]} {OPTIONS}: (not set) -> A' in text, text
     assert 'undo: ceph rocks-autotune revert' in text
+    assert brief.startswith('plan: apply A to ') and '\n  undo: ceph rocks-autotune revert\n' \
+        in brief and len(brief.splitlines()) <= 12, brief
     assert lab.json('config', 'dump') == before
     assert up_froms(lab) == ups
     assert lab.status().get('rollout') == last  # no rollout started

@@ -11,6 +11,7 @@ import pytest
 from fake_cluster import FakeClock, FakeCluster
 from rocks_autotune import report, session_start, store
 from rocks_autotune.canary import ANNEX, OPTIONS
+from rocks_autotune.health import osd_list
 from rocks_autotune.confirm import Arm, ConfirmRecord, SteadyPlan
 from rocks_autotune.session_settings import Params, Settings
 from rocks_autotune.rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT
@@ -171,6 +172,32 @@ def test_dry_run_text_shows_masks_order_what_each_gets_now_and_the_undo() -> Non
     assert '  ' + shlex.join(['ceph', 'config', 'rm', 'osd.3', OPTIONS]) in lines
     assert h.cluster.restarts == [] and h.cluster.config == {
         ('osd/class:ssd', OPTIONS): NEW_TUNING_LZ4}
+
+
+def test_dry_run_brief_says_what_where_what_each_runs_now_and_the_undo_in_a_few_lines() -> None:
+    h = Harness()
+    h.cluster.config_set('osd.3', OPTIONS, NEW_TUNING_LZ4)
+    plan = plan_apply(h.cluster, NEW, 'session x (canary osd.0): recommend trial 3', canary=0)
+    lines = report.plan_brief(plan).splitlines()
+    n = len(SSDS_IN_ORDER)
+    assert lines[0] == (f'plan: apply A to the OSDs of class ssd ({n} OSDs: '
+                        f'{osd_list(SSDS_IN_ORDER)}), one at a time, host by host; each OSD '
+                        'gets it at its own mask osd.N just before its restart')
+    assert lines[1] == '  A: from session x (canary osd.0)'
+    # what each gets from the monitors now: its own mask's, else the release default (C)
+    assert lines[2] == f'  now: osd.3 gets B, {osd_list(set(SSDS_IN_ORDER) - {3})} get C'
+    assert lines[3:5] == ['  nothing holds the first restart back now',
+                          '  undo: ceph rocks-autotune revert']
+    assert lines[-3:-1] == [f'A = {NEW}', f'B = {NEW_TUNING_LZ4}'] and len(lines) == 9
+    assert lines[-1].startswith('C = ') and lines[-4].startswith('more: ')
+    h.apply()
+    h.run()
+    h.cluster.kill(1)
+    revert = plan_revert(h.cluster, h.ro.r, allow_single_copy=True)  # type: ignore[union-attr]
+    text = report.plan_brief(revert)
+    assert text.startswith(f'plan: revert apply {revert.of}: put back what it changed at '), text
+    assert '  note: osd.1 is down' in text and 'single copy' in text
+    assert 'more: ceph rocks-autotune revert --dry-run --detail' in text
 
 
 def test_an_osds_own_value_is_saved_and_other_masks_are_left_alone() -> None:

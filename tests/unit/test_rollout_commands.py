@@ -42,7 +42,10 @@ def test_apply_rolls_the_last_recommendation_out_and_revert_puts_it_back(mgr: An
     assert 'then ceph rocks-autotune apply' in out(mgr.cmd_best())[1]
     store, config = dict(mgr.mock_store), dict(mgr.cluster.config)
     r, plan, _ = out(mgr.cmd_apply(dry_run=True))
-    assert r == 0 and 'plan: apply to the OSDs of class ssd' in plan
+    assert r == 0 and plan.startswith('plan: apply A to the OSDs of class ssd (3 OSDs: osd.0-2)')
+    assert f'\n  A: from session {status(mgr)["id"]} (canary osd.1)\n' in plan
+    assert '\n  undo: ceph rocks-autotune revert\n' in plan and len(plan.splitlines()) == 8
+    r, plan, _ = out(mgr.cmd_apply(dry_run=True, detail=True))
     assert f'from session {status(mgr)["id"]} (canary osd.1): recommend trial' in plan
     assert 'osd.0 bluestore_rocksdb_options' in plan and 'not osd/class:ssd' in plan
     plan_json = json.loads(out(mgr.cmd_apply(dry_run=True, format='json'))[1])
@@ -110,7 +113,11 @@ def test_the_ceph_cli_reaches_apply_with_its_flags(mgr: Any) -> None:
     r, o, _ = out(mgr._handle_command(None, {
         'prefix': 'rocks-autotune apply', 'device_class': 'ssd', 'options': NEW,
         'dry_run': True}))
-    assert r == 0 and 'plan: apply to the OSDs of class ssd' in o
+    assert r == 0 and 'plan: apply A to the OSDs of class ssd' in o
+    r, o, _ = out(mgr._handle_command(None, {
+        'prefix': 'rocks-autotune apply', 'device_class': 'ssd', 'options': NEW,
+        'dry_run': True, 'detail': True}))
+    assert r == 0 and 'config (now -> then):' in o
     r, o, _ = out(mgr._handle_command(None, {
         'prefix': 'rocks-autotune apply', 'osds': '2,0', 'options': NEW}))
     assert r == 0 and mgr.rollout.r.sets == {'osd.2': {OPTIONS: NEW}, 'osd.0': {OPTIONS: NEW}}

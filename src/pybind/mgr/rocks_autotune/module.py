@@ -473,7 +473,8 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         return None
 
     def _rollout_command(self, kind: str, make_plan: Callable[[], RolloutPlan],
-                         dry_run: bool, format: str) -> HandleCommandResult:
+                         dry_run: bool, format: str, detail: bool = False
+                         ) -> HandleCommandResult:
         """apply and revert: refuse, show the plan (--dry-run), or start it."""
         verb = {'apply': 'applied', 'revert': 'reverted'}[kind]
         if not self.loaded.wait(self.LOAD_WAIT):
@@ -500,7 +501,8 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                         return HandleCommandResult(0, json.dumps(
                             dict(plan.to_json(), undo=undo), indent=2 if format == 'json-pretty'
                             else None), '')
-                    return HandleCommandResult(0, report.plan_text(plan, undo), '')
+                    return HandleCommandResult(0, report.plan_text(plan, undo) if detail
+                                               else report.plan_brief(plan), '')
                 # a revert starts whatever holds restarts back (an OSD the
                 # options broke may be down): it puts back what it can and
                 # its restarts wait at the gate, as `status` says
@@ -535,13 +537,15 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
     def cmd_apply(self, device_class: Optional[str] = None, osds: Optional[str] = None,
                   options: Optional[str] = None, dry_run: bool = False,
                   force: bool = False, allow_single_copy: bool = False,
-                  max_parallel: int = 1, format: str = 'plain') -> HandleCommandResult:
+                  max_parallel: int = 1, detail: bool = False,
+                  format: str = 'plain') -> HandleCommandResult:
         """Set RocksDB options on the OSDs of a device class (default: the last canary's)
         or --osds N,M, each at its own mask osd.N just before its restart, one at a time;
         the last session's recommendation unless --options is given. --dry-run: show the
-        plan and its checks. --force: others' health checks do not hold restarts back.
-        --allow-single-copy: accept restarts that leave PGs on one copy. --max-parallel N:
-        restart up to N OSDs together, as `ceph osd ok-to-stop --max N` allows
+        plan (--detail: every mask, check and command). --force: others' health checks do
+        not hold restarts back. --allow-single-copy: accept restarts that leave PGs on one
+        copy. --max-parallel N: restart up to N OSDs together, as `ceph osd ok-to-stop --max
+        N` allows
         """
         def make_plan() -> RolloutPlan:
             ids = parse_osd_ids(osds) if osds is not None else None
@@ -552,22 +556,22 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
             return plan_apply(self.cluster, opts, source, device_class, ids, canary,
                               force=force, allow_single_copy=allow_single_copy,
                               now=self.clock(), max_parallel=max_parallel)
-        return self._rollout_command('apply', make_plan, dry_run, format)
+        return self._rollout_command('apply', make_plan, dry_run, format, detail)
 
     @CLIWriteCommand('rocks-autotune revert')
     def cmd_revert(self, dry_run: bool = False, force: bool = False,
                    allow_single_copy: bool = False, max_parallel: int = 1,
-                   format: str = 'plain') -> HandleCommandResult:
+                   detail: bool = False, format: str = 'plain') -> HandleCommandResult:
         """Put back what the last apply changed (values and absences, at each OSD's mask;
         what someone else set since stays) and restart the OSDs that run its options, one
-        at a time. --dry-run: show the plan. --force, --allow-single-copy, --max-parallel:
-        as apply's
+        at a time. --dry-run: show the plan (--detail: all of it). --force,
+        --allow-single-copy, --max-parallel: as apply's
         """
         return self._rollout_command(
             'revert', lambda: plan_revert(self.cluster, self.rollout_record, force=force,
                                           allow_single_copy=allow_single_copy,
                                           max_parallel=max_parallel),
-            dry_run, format)
+            dry_run, format, detail)
 
 
 class RocksAutotuneStandby(MgrStandbyModule):

@@ -356,17 +356,59 @@ def best_text(state: SessionState, where: Optional[Dict[str, Any]] = None) -> st
 
 # ---------------------------------------------------------------- rollouts
 
-def plan_text(plan: RolloutPlan, undo: List[str]) -> str:
-    """`apply --dry-run` and `revert --dry-run`: what will be set where, the
-    OSDs in their restart order with what each gets now, and how to undo it."""
-    # long option strings are named once: A, B, ...
-    labels: Dict[str, str] = {}
+class Labels(Dict[str, str]):
+    """Long option strings named once (A, B, ...), spelled out at the end."""
 
-    def label(v: Optional[str]) -> str:
+    def __call__(self, v: Optional[str]) -> str:
         if v is None or len(v) <= 40:
             return show(v)
-        n = len(labels)
-        return labels.setdefault(v, chr(ord('A') + n) if n < 26 else f'S{n}')
+        n = len(self)
+        return self.setdefault(v, chr(ord('A') + n) if n < 26 else f'S{n}')
+
+    def lines(self) -> List[str]:
+        return [f'{name} = {v}' for v, name in self.items()]
+
+
+def plan_brief(plan: RolloutPlan) -> str:
+    """`apply --dry-run` and `revert --dry-run`: the plan in a few lines (what,
+    where, what the OSDs get now, what holds it back, how to undo it);
+    --detail gives every mask, check and command."""
+    label = Labels()
+    osds = [o for o in plan.osds if o.status != 'skipped']
+    n = len(osds)
+    them = f'{n} OSD{"" if n == 1 else "s"}: {osd_list(o.osd for o in osds)}'
+    pace = at_a_time(plan.max_parallel)
+    if plan.kind == 'apply':
+        lines = [f'plan: apply {label(plan.options)} to {plan.target} ({them}), {pace}, '
+                 'host by host; each OSD gets it at its own mask osd.N just before its restart',
+                 f'  {label(plan.options)}: from {plan.source.split(": ", 1)[0]}']
+    else:
+        lines = [f'plan: revert apply {plan.of}: put back what it changed at '
+                 f'{len(plan.sets)} mask(s), then restart {them}, {pace}']
+    now: Dict[str, List[int]] = {}
+    for o in osds:
+        now.setdefault(label(o.before[OPTIONS]), []).append(o.osd)
+    if now:
+        lines.append('  now: ' + ', '.join(f'{osd_list(ids)} {"gets" if len(ids) == 1 else "get"}'
+                                           f' {what}' for what, ids in now.items()))
+    lines += [f'  skipped: osd.{o.osd}: {o.error}' for o in plan.osds if o.status == 'skipped']
+    lines += [f'  note: {note}' for note in plan.notes if plan.kind == 'revert']
+    lines.append('  holding the first restart back now: ' + '; '.join(plan.blockers)
+                 if plan.blockers else '  nothing holds the first restart back now')
+    lines += [f'  {plan.checks[-1]}'] if plan.allow_single_copy else []  # a waiver: said
+    if plan.kind == 'apply':
+        lines.append('  undo: ceph rocks-autotune revert')
+    args = ' ...' if plan.kind == 'apply' else ''
+    lines.append(f'more: ceph rocks-autotune {plan.kind}{args} --dry-run --detail (every mask '
+                 'now and then, the checks, the commands by hand), or -f json')
+    return '\n'.join(lines + label.lines())
+
+
+def plan_text(plan: RolloutPlan, undo: List[str]) -> str:
+    """`apply --dry-run --detail` and `revert --dry-run --detail`: what will be
+    set where, the OSDs in their restart order with what each gets now, and
+    how to undo it."""
+    label = Labels()
     apply = plan.kind == 'apply'
     pace = at_a_time(plan.max_parallel)
     if apply:
@@ -408,7 +450,7 @@ def plan_text(plan: RolloutPlan, undo: List[str]) -> str:
                   'undo: ceph rocks-autotune revert (puts back, at every mask above, the value '
                   'or absence saved before the first change, and restarts the OSDs that run '
                   'the new options); by hand:'] + [f'  {c}' for c in undo]
-    return '\n'.join(lines + [f'{name} = {v}' for v, name in labels.items()])
+    return '\n'.join(lines + label.lines())
 
 
 def rollout_osd_text(o: Mapping[str, Any], where: str = '') -> str:
