@@ -158,13 +158,7 @@ def rollout(mod: Any, mgr: Any, options: str) -> None:
     """The apply itself (its first save), then its first STEPPED OSDs one at a
     time, as the serve loop steps and publishes: each OSD's calls, and what
     it writes to the mgr's KV store (each value the mon's config-key limit bounds)."""
-    writes: List[int] = []
-    put = mod.rollout_store._put
-
-    def counted(key: str, value: Optional[str]) -> None:
-        writes.append(len(value or ''))
-        put(key, value)
-    mod.rollout_store._put = counted
+    writes: List[int] = mod.mock_store_writes  # the mock mon's (mgr_mock)
     mgr.reset_counts()
     t = time.process_time()
     out = mod.cmd_apply(options=options, device_class='ssd')

@@ -37,6 +37,7 @@ class BaseMgrModule:
         self.mock_health: Dict[str, Any] = {}
         self.mock_remote: list = []
         self.mock_store_fails = False  # every write fails, as when the mons lost quorum
+        self.mock_store_writes: List[int] = []  # each value the mock mon took, its length (del: 0)
         self.mock_remote_fails = False
 
     def _ceph_get_version(self) -> str:
@@ -78,11 +79,13 @@ class BaseMgrModule:
             result.complete(-errno.ETIMEDOUT, '', 'mock mon: no quorum')
         elif cmd['prefix'] == 'config-key del':
             self.mock_store.pop(key, None)
+            self.mock_store_writes.append(0)
             result.complete(0, '', '')
         elif len(cmd['val']) > MON_CONFIG_KEY_MAX_ENTRY_SIZE:
             result.complete(-errno.EFBIG, '', 'error: entry size limited to 65536 bytes.')
         else:
             self.mock_store[key] = cmd['val']
+            self.mock_store_writes.append(len(cmd['val']))
             result.complete(0, '', '')
 
     def _ceph_set_health_checks(self, checks: Dict[str, Any]) -> None:

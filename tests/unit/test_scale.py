@@ -18,7 +18,7 @@ import json
 import re
 import random
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Tuple
 
 import pytest
 
@@ -224,13 +224,7 @@ def test_each_restart_of_a_10000_osd_rollout_costs_what_it_costs_at_any_size() -
     # times, and a revert's set step dumped the config twice
     mgr = ScaleMgr(10000, 500, pg_num=8192, per_osd_config=False)
     mod = scale_mgr.module_over(mgr)
-    writes: List[int] = []
-    put = mod.rollout_store._put
-
-    def counted(key: str, value: Optional[str]) -> None:
-        writes.append(len(value or ''))
-        put(key, value)
-    mod.rollout_store._put = counted
+    writes: List[int] = mod.mock_store_writes
     assert mod.cmd_apply(options=NEW_TUNING, device_class='ssd').retval == 0
     # the first save: the OSD records 40 a value, the crash ids 2,000 a value
     assert len(writes) <= 10000 // store.ROLLOUT_CHUNK + 10000 // store.ROLLOUT_CRASH_CHUNK + 4
