@@ -267,6 +267,12 @@ def test_the_demos_module_options_take_an_experiments_overrides(
     set_ = {a[3]: a[4] for a in calls if a[:3] == ('config', 'set', 'mgr')}
     assert set_ == {f'mgr/rocks_autotune/{k}': v
                     for k, v in dict(lab.DEMO_OPTIONS, confirm_rounds='10').items()}
+    # every OSD runs the start string, set at its own mask, restarted onto it
+    blog = {a[2]: a[4] for a in calls[:len(calls) // 2] if a[:2] == ('config', 'set')
+            and a[2].startswith('osd.')}
+    assert blog == {f'osd.{i}': lab.demo_string() for i in range(lab.DEMO_OSDS)}
+    assert [a[3] for a in calls if a[:3] == ('orch', 'daemon', 'restart')] == [
+        f'osd.{i}' for i in range(lab.DEMO_OSDS)] * 2
 
 
 def test_a_demo_over_its_target_says_why(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
