@@ -153,7 +153,7 @@ def fail(*args: Any) -> None:
 
 def moves_of_handlers(module: Any) -> Dict[str, Set[str]]:
     """Each phase's handler's possible moves, read from the source: the
-    `Go(P.X, ...)` it returns, and those of the phases' methods it calls
+    `Go(P.X, ...)` it returns (an `End(...)`: P.END), and those of the phases' methods it calls
     through `self.` (a handler makes no move itself); a
     timed `Pause(...)` it returns may end in the moves of `timed_out`, which
     the engine makes once the pause lasted too long."""
@@ -178,6 +178,9 @@ def moves_of_handlers(module: Any) -> Dict[str, Set[str]]:
                     and node.func.id == 'Go':
                 out |= {a.attr for a in ast.walk(node.args[0])  # P.X, or a choice of them
                         if isinstance(a, ast.Attribute) and ast.unparse(a.value) == 'P'}
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                    and node.func.id == 'End':
+                out.add('END')  # the engine moves an ended job to its END phase
             callee = called(node)
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
                     and node.func.id == 'Pause' and not any(

@@ -11,7 +11,8 @@ way after MAX_CLUSTER_ERRORS in a row.
 
 A handler makes no move itself: it returns one, and the engine makes it,
 checked against the job's table (MOVES): a float stays in the phase and says
-when to look again, a `Go` moves to another phase, a `Pause` waits in it (the
+when to look again, a `Go` moves to another phase, an `End` ends the job (its
+state, its time, its END phase: set here only), a `Pause` waits in it (the
 record keeps since when and why, a PauseRecord, which health.py reads; a
 timed pause that outlasts unhealthy_timeout ends as the job's `timed_out`
 says).
@@ -58,8 +59,18 @@ class Pause:
     timed: bool = True
 
 
+@dataclass(frozen=True)
+class End:
+    """The job ends as `ending` (its record's final state; the job's cleanup
+    done): the engine sets the state and the time, moves to the END phase
+    and lets the job say it (`Phases.ended`)."""
+    ending: str
+    message: str = ''
+    delay: float = 0.0
+
+
 # what a handler returns: seconds until the next step in the same phase, or a move
-Move = Union[float, Go, Pause]
+Move = Union[float, Go, Pause, End]
 Handler = Callable[[float], Move]
 
 
@@ -72,6 +83,7 @@ class Head(Protocol):
     message: str
     pause: Optional[PauseRecord]
     cluster_errors: int
+    ended: Optional[float]
 
 
 class Phases:
@@ -86,10 +98,14 @@ class Phases:
         """A timed pause lasted unhealthy_timeout: the move that ends it."""
         raise NotImplementedError
 
+    def ended(self, end: End) -> None:
+        """The job has ended as `end` says (its state set): what it says then."""
+
 
 class Machine:
     kind = ''                                     # 'session', 'rollout': health and logs
     MOVES: Mapping[Any, Tuple[Any, ...]] = {}     # phase -> the phases it may move to
+    END: Enum                                     # the phase of an ended job
     ACTIVE: Tuple[str, ...] = ()                  # the record's states in which it steps
     settings: Any                                 # the job's: poll, unhealthy_timeout
     phases: Phases
@@ -204,6 +220,12 @@ class Machine:
         st.pause = None
         if isinstance(move, Go):
             self._enter(move.phase, move.message)
+            return move.delay
+        if isinstance(move, End):
+            self._enter(self.END, move.message)
+            st.state = move.ending
+            st.ended = self.clock()
+            self.phases.ended(move)
             return move.delay
         return move
 

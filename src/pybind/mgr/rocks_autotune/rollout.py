@@ -27,6 +27,7 @@ from .rollout_record import ROLLOUT_VERSION, RolloutPlan, RolloutRecord, Rollout
 class Rollout(Machine):
     kind = 'rollout'
     MOVES = MOVES
+    END = Phase.END
     ACTIVE = ('running',)
 
     def __init__(self, state: RolloutRecord, cluster: Cluster,

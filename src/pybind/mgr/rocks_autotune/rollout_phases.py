@@ -25,13 +25,13 @@ the others' config was never touched.
 Each handler returns its move, which the engine (machine.py) makes.
 """
 from enum import Enum
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from .canary import OPTIONS
 from .cluster import Cluster, ClusterError
 from .gate import look
 from .health import osd_list, rolled
-from .machine import Go, Handler, Move, Pause, Phases
+from .machine import End, Go, Handler, Move, Pause, Phases
 from .restart import OsdGone, Outcome, Restarter, Stage
 from .rollout_plan import RUNNING, _some, at_a_time, own_crash, set_by_others, show
 from .rollout_record import InFlight, RolloutOsd, RolloutRecord
@@ -121,7 +121,7 @@ class RolloutPhases(Phases):
             self.write(f'osd.{o.osd}', self.r.priors[f'osd.{o.osd}'])
             o.changed = False
 
-    def timed_out(self, pause: Pause) -> Go:
+    def timed_out(self, pause: Pause) -> End:
         """The batch in flight waited unhealthy_timeout: the rollout stops."""
         for f in self.flying():
             # held at the gate: never restarted, the end puts its mask back
@@ -134,7 +134,7 @@ class RolloutPhases(Phases):
 
     # ------------------------------------------------------------ the end
 
-    def end(self, final: str, message: str) -> Go:
+    def end(self, final: str, message: str) -> End:
         r = self.r
         for f in r.batch:  # none at 'done': each batch ends in a step of its own
             o = self.osd(f)
@@ -154,11 +154,9 @@ class RolloutPhases(Phases):
                     message += f'; noout on osd.{o.osd} could not be cleared: {e}'
         for f in self.flying():
             self.osd(f).error = message  # stopped in flight: may run either
-        r.state = final
         r.error = message if final == 'failed' else ''
         r.batch = []
-        r.ended = self.clock()
-        return Go(P.END, message)
+        return End(final, message)
 
     def check(self, now: float) -> Move:
         config = self.cluster.config_snapshot()
@@ -353,7 +351,7 @@ class RolloutPhases(Phases):
         o.status = 'failed'
         o.error = error
 
-    def settled(self, said: str) -> Optional[Go]:
+    def settled(self, said: str) -> Optional[Union[Go, End]]:
         """Once none of the batch is in flight: its failed OSDs put back (apply;
         a revert stops: there is nothing to go back to), else the next batch."""
         r = self.r

@@ -40,6 +40,7 @@ from .workload import CLEANUP_RETRY
 class Session(Machine):
     kind = 'session'
     MOVES = MOVES
+    END = P.END
     ACTIVE = ACTIVE
 
     def __init__(self, state: SessionState, cluster: Cluster,

@@ -24,7 +24,7 @@ from .canary_osd import CanaryOsd, runs_candidate
 from .cluster import Cluster, ClusterError
 from .confirm import BASELINE, Confirmation
 from .session_settings import Params, Settings
-from .machine import Go, Handler, Move, Pause, Phases as JobPhases
+from .machine import End, Go, Handler, Move, Pause, Phases as JobPhases
 from .measurement_plan import Slot
 from .perf_counters import Measurement
 from .restart import Outcome, Result
@@ -113,12 +113,39 @@ class WayOut(JobPhases):
             return Ending.ABORTED
         return Ending.STOPPED if s.state == 'stopping' else Ending.DONE
 
-    def finish(self) -> Go:
-        s = self.s
+    def finish(self) -> End:
         self.canary.clear_noout()
         self.remove_client_objects()
-        end = self.end(Ending(s.final) if s.final else self.outcome())
-        s.config_changes = standing_changes(self.canary)
+        self.s.config_changes = standing_changes(self.canary)
+        return self.end(Ending(self.s.final) if self.s.final else self.outcome())
+
+    def fail(self, error: str) -> End:
+        """End where restoring cannot go on; what is left, for the admin's health check."""
+        s = self.s
+        s.error = error
+        s.restore_failed = self.canary.restore_where_failed()
+        self.remove_client_objects()  # never raises: a failure is kept in the record
+        return self.end(Ending.FAILED, f'failed: {error}')
+
+    def end(self, ending: Ending, message: str = '') -> End:
+        """The one way a session ends: the canary's crashes reported since
+        the last look (none follows the last trial) named on the failed
+        trials; the move that ends it.  A report posted after the end
+        (ceph-crash may take minutes) is not named."""
+        s = self.s
+        if any(t.verdict == 'failed' for t in s.trials):
+            try:
+                crashes.note(s.trials, s.current, self.canary.osd, self.cluster.recent_crashes())
+            except Exception as e:  # best effort: nothing may keep a session from ending
+                log.warning('cannot read crash reports at the end of the session: %s', e)
+        return End(ending.value, message, delay=60.0)
+
+    def ended(self, end: End) -> None:
+        """An end that says nothing of its own (a restore that went through)
+        says the answer, now that the state is the ending."""
+        s = self.s
+        if end.message:
+            return
         result = views.answer(s)
         s.message = f'{s.state}: ' + (
             views.answer_line(result) if result is not None
@@ -126,32 +153,6 @@ class WayOut(JobPhases):
         if s.config_changes:
             s.message += ('; config changed by someone else during the session, left as '
                           'they set them: ' + '; '.join(s.config_changes))
-        return end
-
-    def fail(self, error: str) -> Go:
-        """End where restoring cannot go on; what is left, for the admin's health check."""
-        s = self.s
-        s.error = error
-        s.restore_failed = self.canary.restore_where_failed()
-        self.remove_client_objects()  # never raises: a failure is kept in the record
-        end = self.end(Ending.FAILED)
-        s.message = f'failed: {error}'
-        return end
-
-    def end(self, ending: Ending) -> Go:
-        """The one place a session ends: the canary's crashes reported since
-        the last look (none follows the last trial) named on the failed
-        trials, the ending set; the move to the end phase.  A report posted
-        after the end (ceph-crash may take minutes) is not named."""
-        s = self.s
-        if any(t.verdict == 'failed' for t in s.trials):
-            try:
-                crashes.note(s.trials, s.current, self.canary.osd, self.cluster.recent_crashes())
-            except Exception as e:  # best effort: nothing may keep a session from ending
-                log.warning('cannot read crash reports at the end of the session: %s', e)
-        s.state = ending.value
-        s.ended = self.clock()
-        return Go(P.END, delay=60.0)
 
     def remove_client_objects(self) -> None:
         """The client load's objects go with the session (ClientWorkload.remove_objects)."""
@@ -160,7 +161,7 @@ class WayOut(JobPhases):
             ClientWorkload.remove_objects(c, self.cluster, self.settings.client_threads,
                                           self.settings.bench_chunk_seconds, self.clock())
 
-    def restart_back(self, now: float, canary: CanaryOsd) -> Union[Result, Go]:
+    def restart_back(self, now: float, canary: CanaryOsd) -> Union[Result, End]:
         """A step of the restart onto the canary's originals; the move to the
         end if it failed."""
         try:
@@ -187,7 +188,7 @@ class WayOut(JobPhases):
     def restore_wait(self, now: float) -> Move:
         canary = self.canary
         r = self.restart_back(now, canary)
-        if isinstance(r, Go):
+        if isinstance(r, End):
             return r
         if r.outcome == Outcome.GATE_HELD:
             # never forced: the restart waits until it is safe
@@ -376,7 +377,7 @@ class Phases(WayOut):
         return Go(P.WARMUP, f'trial {self.cur().index}: warming up')
 
     def not_up_yet(self, canary: CanaryOsd, r: Result,
-                   not_up: Callable[[float], Go]) -> Move:
+                   not_up: Callable[[float], Move]) -> Move:
         """A restart not yet UP: paused while another OSD keeps PGs from
         clean, polled while it waits; PGs not clean in time abort the session;
         not up in time is `not_up`'s (given the timeout)."""
@@ -535,7 +536,7 @@ class Phases(WayOut):
     def recover_restart(self, now: float) -> Move:
         canary = self.canary
         r = self.restart_back(now, canary)
-        if isinstance(r, Go):
+        if isinstance(r, End):
             return r
         if r.outcome.held:
             return Pause(r.reasons)
