@@ -295,7 +295,7 @@ METRICS: List[Tuple[str, str, Samples]] = [
      _steady('objective')),
     ('steady_compaction_seen', 'Whether each side\'s steady window reached steady state (a '
      'compaction and its column families\' cycle of WAL bytes; 0 on the baseline: the ratio '
-     'is an upper bound; on the arm: unknown)', _compaction_seen),
+     'is no steady figure; on the arm: unknown)', _compaction_seen),
 ]
 
 

@@ -110,8 +110,8 @@ def reads_text(st: SteadyVerdict, of: str = 'the baseline\'s') -> str:
 
 
 def steady_ratio(st: SteadyVerdict) -> str:
-    """A steady write-amp ratio; '<=' where the baseline's window saw no steady state."""
-    return f'{"<=" if st.upper_bound else ""}{st.ratio:.2f}x'
+    """A steady write-amp ratio; '~' where the baseline's window saw no steady state."""
+    return f'{"~" if st.upper_bound else ""}{st.ratio:.2f}x'
 
 
 def steady_objective_text(st: SteadyVerdict) -> str:

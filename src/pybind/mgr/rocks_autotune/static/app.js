@@ -200,7 +200,7 @@
       const st = a.steady;
       const seen = (v) => (v === true ? 'reached steady state' : v === false ? 'not steady' : 'not yet');
       tr.append(el('td', a.objective.rounds), el('td', a.objective_verdict || a.verdict),
-        el('td', st ? (st.ratio === null ? '-' : (st.upper_bound ? '<=' : '') + st.ratio.toFixed(2) + 'x')
+        el('td', st ? (st.ratio === null ? '-' : (st.upper_bound ? '~' : '') + st.ratio.toFixed(2) + 'x')
           + ' (its window ' + seen(st.arm_seen) + ', the baseline\'s ' + seen(st.baseline_seen) + ')'
           + (st.objective == null ? '' : '; objective ' + st.objective.toFixed(2) + 'x over the same windows') : '-'),
         el('td', a.verdict + (a.why ? ': ' + a.why : '')));
