@@ -379,9 +379,10 @@ def plan_brief(plan: RolloutPlan) -> str:
     them = f'{n} OSD{"" if n == 1 else "s"}: {osd_list(o.osd for o in osds)}'
     pace = at_a_time(plan.max_parallel)
     if plan.kind == 'apply':
-        lines = [f'plan: apply {label(plan.options)} to {plan.target} ({them}), {pace}, '
-                 'host by host; each OSD gets it at its own mask osd.N just before its restart',
-                 f'  {label(plan.options)}: from {plan.source.split(": ", 1)[0]}']
+        new = label(plan.options)
+        lines = [f'plan: apply {new} to {plan.target} ({them}), {pace}, host by host; each '
+                 'OSD gets it at its own mask osd.N just before its restart',
+                 f'  {new}: from {plan.source.split(": ", 1)[0]}']
     else:
         lines = [f'plan: revert apply {plan.of}: put back what it changed at '
                  f'{len(plan.sets)} mask(s), then restart {them}, {pace}']

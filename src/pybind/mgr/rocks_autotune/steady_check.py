@@ -157,7 +157,7 @@ def judge(arm: str, measured: Sequence[Tuple[Window, Window]],
     upper = not all(p.baseline_seen for p in pairs)
     # no bound either way: the baseline's write-amp there is low, but the
     # arm's window saw its L0 cycle, not its deeper levels' compactions (a
-    # client check on all OSDs read 0.81x where such a ratio said 0.64x)
+    # client check on all OSDs read 0.81x where such a ratio said 0.67x)
     bound = (' (no bound: the baseline\'s window was not steady within '
              f'steady_window_limit {limit:.0f}s, so its write-amp there is low; the arm\'s '
              'window saw its L0 cycle, not its deeper levels\')'
