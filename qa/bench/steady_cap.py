@@ -7,7 +7,8 @@ by window.SteadyCap to the baseline runs' WAL rate times
 steady_window_limit) applied to the points the optimizer draws (skopt's
 random draws over the space's dimensions, as its constraint check draws
 them).  Per WAL rate and limit: the share of the safe points whose every
-column family's L0 cycle (window.steady_bytes) fits, and whether the search
+column family's L0 cycle after a first compaction (window.steady_window_bytes)
+fits, and whether the search
 keeps to them (enough of them for the optimizer; else it searches as
 before and every candidate over the bound ends "write-amp unknown").  The
 options and sharding are the canary's (Tentacle's defaults by default, as
@@ -26,7 +27,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 from rocks_autotune.optimizer import enough_safe_points, random_points  # noqa: E402
 from rocks_autotune.rocksdb_options import parse_options, parse_sharding  # noqa: E402
 from rocks_autotune.space import MiB, SearchSpace  # noqa: E402
-from rocks_autotune.window import steady_bytes  # noqa: E402
+from rocks_autotune.window import steady_window_bytes  # noqa: E402
 
 TENTACLE = ('compression=kLZ4Compression,max_write_buffer_number=64,'
             'min_write_buffer_number_to_merge=6,compaction_style=kCompactionStyleLevel,'
@@ -48,8 +49,8 @@ def table(options: str, cfs: str, max_memtable_bytes: int, rates: Sequence[float
     safe = [space.from_point(x) for x in random_points(space, draws, seed)
             if space.point_is_safe(x)]
     wal = space.max_total_wal_size
-    need = sorted(steady_bytes(c, space.column_families, wal) for c in safe)
-    base = steady_bytes(space.base_candidate(), space.column_families, wal)
+    need = sorted(steady_window_bytes(c, space.column_families, wal) for c in safe)
+    base = steady_window_bytes(space.base_candidate(), space.column_families, wal)
     out = [f'{len(safe)} safe points of {draws} drawn; WAL through every column family\'s '
            f'L0 cycle: smallest {need[0] / MiB:.0f} MiB, median {need[len(need) // 2] / MiB:.0f} '
            f'MiB, base options {base / MiB:.0f} MiB',

@@ -29,7 +29,7 @@ from rocks_autotune.workload import OSD_BENCH
 # the mechanics' tests: two baseline runs (one A/A pair), a one-round confirmation
 FAST = dict(warmup=2.0, restart_timeout=30.0, manual_restart_timeout=60.0,
             unhealthy_timeout=60.0, bench_chunk_seconds=2.0, baseline_runs=2,
-            confirm_candidates=1, confirm_rounds=1, steady_window_limit=60.0,
+            confirm_candidates=1, confirm_rounds=1, steady_window_limit=120.0,
             # the fake's writes are instant: more threads only cost their starts
             client_threads=2)
 

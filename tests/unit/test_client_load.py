@@ -364,10 +364,11 @@ def test_status_says_how_long_a_steady_window_takes_and_what_is_left() -> None:
         t.left_seconds - p.seconds - p.fill_seconds)
     h.run(until=lambda s: s.s.baseline is not None)
     t = s.time_said()
-    # SMALL compacts at 2 flushes: the baseline's windows counted its flush rate
+    # SMALL compacts at 2 flushes: the baseline's windows counted its flush
+    # rate; a steady window runs to a first compaction, then counts a cycle
     base = [x['measurement'] for x in h.trials if x['verdict'] == 'baseline']
     rate = sum(m['cf_flushes'] for m in base) / sum(m['seconds'] for m in base)
-    assert t.steady_window == pytest.approx(1.25 * 2 / rate)
+    assert t.steady_window == pytest.approx(2 * 1.25 * 2 / rate)
     # the confirmation rounds' windows: the baseline runs' length (their
     # noise's), whatever a steady window takes; the steady check's at most the limit
     assert t.confirm_window == pytest.approx(

@@ -195,8 +195,10 @@ def test_the_split_confirmation_judges_c_over_r_by_round_and_reports_c_and_r() -
     nxt = conf.next()
     assert nxt is not None and nxt[2] == 'c1' and nxt[1].arm in ('c1', BASELINE)
     for arm in (BASELINE, 'c1'):
-        # a steady window's: its WAL covered its families' cycle
-        ts.append(confirmed(0, arm, dict(_m(100.0, 100.0), wal_cover=1.0), steady='c1'))
+        # a steady window's: counted from the end of a compaction, its WAL
+        # covered its families' cycle
+        ts.append(confirmed(0, arm, dict(_m(100.0, 100.0), wal_cover=1.0, settled=30.0),
+                            steady='c1'))
     assert conf.next() is None
     result = conf.update(complete=True)
     (arm,) = result.arms

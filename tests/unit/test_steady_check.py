@@ -216,9 +216,11 @@ def test_a_failover_mid_steady_window_measures_it_again() -> None:
 
 
 def test_the_steady_verdict_rules() -> None:
-    def m(wa: float, short: bool = False, cover: Any = 1.0, **more: Any) -> Any:
+    def m(wa: float, short: bool = False, cover: Any = 1.0, settled: Any = 30.0,
+          **more: Any) -> Any:
         return measurement(write_amp=wa, write_amp_by='rocksdb', window_short=short,
-                           l0_cycles=0.0 if short else 1.0, wal_cover=cover, **more), None
+                           l0_cycles=0.0 if short else 1.0, wal_cover=cover,
+                           settled=settled, **more), None
     judge = steady_check.judge
     ok = judge('c1', [(m(0.42), m(0.4))], 1, 1.10, 600)
     assert ok.verdict == 'recommended' and ok.ratio == pytest.approx(1.05)
@@ -226,9 +228,13 @@ def test_the_steady_verdict_rules() -> None:
     over = judge('c1', [(m(0.5), m(0.4))], 1, 1.10, 600)
     assert over.verdict == 'over budget' and over.ratio == pytest.approx(1.25)
     # the arm saw no compaction: unknown, whatever its ratio
-    blind = judge('c1', [(m(0.1, short=True), m(0.4))], 1, 1.10, 600)
+    blind = judge('c1', [(m(0.1, short=True, settled=None), m(0.4))], 1, 1.10, 600)
     assert blind.verdict == 'write-amp unknown' and 'steady_window_limit 600s' in blind.why
     assert '(no compaction below L0)' in blind.why
+    # its one compaction was the first, which took in L0 files the options
+    # before it wrote (and the replayed WAL's flush): unknown too
+    first = judge('c1', [(m(0.1, settled=None), m(0.4))], 1, 1.10, 600)
+    assert first.verdict == 'write-amp unknown' and 'after the first' in first.why
     # a compaction, but fewer WAL bytes than its families' memtables take in
     # through a cycle: unknown too, and the why says how far it got
     few = judge('c1', [(m(0.1, cover=0.14), m(0.4))], 1, 1.10, 600)
@@ -247,11 +253,15 @@ def test_the_steady_verdict_rules() -> None:
     assert three.verdict == 'recommended' and three.ratio == pytest.approx(1.05)
     # a window short of min_flushes that saw a compaction saw one; without
     # a count, the short mark says
-    saw = steady_check.saw_compaction
-    assert saw(measurement(window_short=True, l0_cycles=1.0, wal_cover=1.0))
-    assert not saw(measurement(window_short=False, l0_cycles=0.0, wal_cover=1.0))
-    assert not saw(measurement(window_short=True, l0_cycles=None, wal_cover=1.0))
-    assert not saw(measurement(window_short=True, l0_cycles=1.0, wal_cover=0.99))
+
+    def saw(**m: Any) -> bool:
+        return steady_check.saw_compaction(measurement(settled=30.0, **m))
+    assert saw(window_short=True, l0_cycles=1.0, wal_cover=1.0)
+    assert not saw(window_short=False, l0_cycles=0.0, wal_cover=1.0)
+    assert not saw(window_short=True, l0_cycles=None, wal_cover=1.0)
+    assert not saw(window_short=True, l0_cycles=1.0, wal_cover=0.99)
+    # not counted from the end of a first compaction: not steady
+    assert not steady_check.saw_compaction(measurement(l0_cycles=1.0, wal_cover=1.0))
 
     # the objective's ratio over the same windows, when the rounds' key is
     # given (the median over the pairs); none without it
@@ -273,7 +283,7 @@ def test_the_steady_verdict_rules() -> None:
 def test_reads_slower_past_the_read_guard_hold_a_finalist_and_equal_ones_pass() -> None:
     def m(p99: float = 0.0, iops: float = 1000.0, wa: float = 0.4) -> Any:
         return (measurement(write_amp=wa, write_amp_by='rocksdb', window_short=False,
-                            l0_cycles=1.0, wal_cover=1.0),
+                            l0_cycles=1.0, wal_cover=1.0, settled=30.0),
                 ReadProbe(20000, 20.0, iops, p99 / 3, p99) if p99 else None)
     judge = steady_check.judge
     # 1.5x the baseline's p99 (median of 1.4, 1.5, 1.6) is over 1 + 0.25: held

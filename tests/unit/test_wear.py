@@ -182,7 +182,7 @@ def test_wear_asks_the_rounds_for_the_guard_and_the_steady_check_for_the_gain() 
         Settings(guard=0.9).validate()
     # the steady check: recommended at most 1 / (1 + margin) of the baseline's
     figures = dict(write_amp_by='rocksdb', seconds=100.0, client_bytes=100 * MiB,
-                   l0_cycles=1.0, wal_cover=1.0)
+                   l0_cycles=1.0, wal_cover=1.0, settled=30.0)
     base = measurement(write_amp=2.0, **figures), None
     saves = measurement(write_amp=1.0, **figures), None
     v = steady_check.judge('c1', [(saves, base)], 1, 1 / 1.03, 600.0, goal='wear')

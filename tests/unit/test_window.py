@@ -136,7 +136,8 @@ def test_with_rocksdbs_counts_the_length_is_the_slowest_configs_trigger_at_its_f
     both = [(small, [counted_wal(small, 3, 30.0)]),
             (default, [counted_wal(default, 2, 90.0), counted_wal(default, 1, 90.0)])]
     need = window.CYCLE_MARGIN * default.level0_file_num_compaction_trigger * 60.0
-    assert steady_length(both, 5.0, 3600.0) == pytest.approx(need)
+    # to its first compaction (a cycle at most), then the cycle it counts
+    assert steady_length(both, 5.0, 3600.0) == pytest.approx(2 * need)
     assert steady_length(both, 5.0, 100.0) == 100.0
     # no flush counted anywhere: no rate, so the limit
     assert steady_length([(small, [counted_wal(small, 0, 30.0)]),
@@ -157,7 +158,7 @@ def test_a_config_whose_windows_counted_no_flush_is_timed_by_the_loads_fill_rate
     need = (window.CYCLE_MARGIN * default.level0_file_num_compaction_trigger
             * window.flush_size(default) / rate)
     assert window.steady_window(default, [counted(0, 30.0)], rate) == pytest.approx(need)
-    assert steady_length(configs, 5.0, 1e9) == pytest.approx(need)
+    assert steady_length(configs, 5.0, 1e9) == pytest.approx(2 * need)
     assert steady_length(configs, 5.0, 600.0) == 600.0
     # with 3 flushes of its own, a config's own rate counts, not the load's
     assert window.steady_window(small, [counted(6, 60.0)], rate / 100) == pytest.approx(
@@ -288,6 +289,7 @@ def test_the_labs_write_amp_trap_is_not_steady() -> None:
                    busiest_cf='O-1', flushes=53, compactions=53))
     assert base.write_amp == pytest.approx(1.97, abs=0.01) and base.wal_cover > 20
     assert not base.window_short
+    c1.settled = base.settled = 10.0  # each counted from the end of a first compaction
     assert not steady_check.saw_compaction(c1)
     assert steady_check.saw_compaction(base)
     v = steady_check.judge('c1', [((c1, None), (base, None))], 1, 1.10, 127)
@@ -348,9 +350,10 @@ def test_a_window_whose_only_cycle_is_one_familys_goes_on_to_the_limit_unknown()
     # O-1 went through a cycle about where the lab's window ended...
     assert m.busiest_cf == 'O-1' and m.compactions is not None and m.compactions >= 1
     assert fams['O-1'][3] >= 1
-    # ...but the window went on to the limit: P and L (128 MiB a flush) never
-    # flushed, its WAL short of the 1152 MiB a cycle of every family needs
-    assert 300.0 <= m.seconds <= 301.0
+    # ...but the window went on to the limit, counting from there: P and L
+    # (128 MiB a flush) never flushed, its WAL short of the 1152 MiB a cycle
+    # of every family needs
+    assert m.settled is not None and 300.0 <= m.settled + m.seconds <= 301.0
     assert fams['P'][2] == fams['L'][2] == 0
     assert m.wal_cover is not None and m.wal_cover < 1 and m.window_short
     assert not steady_check.saw_compaction(m)
@@ -396,6 +399,27 @@ def test_a_steady_window_waits_for_the_wal_limit_not_every_familys_memtables() -
     assert m.wal_cover is not None and 1 <= m.wal_cover < 1.05 and not m.window_short
     assert m.seconds < 450  # 512 MiB at 1.34 MB/s: about 400 s (1152 MiB: 900 s)
     assert steady_check.saw_compaction(m)
+
+
+def test_a_steady_window_counts_from_the_end_of_its_first_compaction() -> None:
+    """The first compaction below L0 after the restart takes in L0 files
+    this config did not write (the options' before it, the flush of the WAL
+    replayed at start): the window counts from its end, until the busiest
+    family compacted again, within the limit from the warm-up's end."""
+    opts = SearchSpace.render(parse_options(PACIFIC_DEFAULT), dataclasses.replace(
+        C1, write_buffer_size=1 * MiB, min_write_buffer_number_to_merge=2,
+        max_write_buffer_number=40))
+    m, cluster = sharded_window(opts, LAB_SHARES, limit=3600.0)
+    fams = cluster.families[0]
+    assert m.settled is not None and m.settled > 0
+    # the busiest family's first compaction came before the count, and one
+    # more (at least) in it
+    assert m.busiest_cf is not None and m.compactions is not None and m.compactions >= 1
+    assert fams[m.busiest_cf][3] >= m.compactions + 1
+    assert steady_check.saw_compaction(m)
+    # a limit that ends the window before its counted cycle: not steady
+    short, _ = sharded_window(opts, LAB_SHARES, limit=m.settled + 1.0)
+    assert short.settled is not None and not steady_check.saw_compaction(short)
 
 
 def test_the_slow_baseline_is_steady_within_its_first_window() -> None:

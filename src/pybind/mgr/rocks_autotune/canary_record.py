@@ -49,13 +49,16 @@ class WindowRecord(Record):
     before: Optional[Dict[str, Any]] = None
     kv_before: Optional[Dict[str, Any]] = None  # RocksDB's (None: it gave none)
     reference_bytes: Optional[int] = None  # a split load's group R's, once it wrote
+    # a steady window: the seconds it ran before it counted (Window.measure)
+    settled: Optional[float] = None
 
     def to_json(self) -> Dict[str, Any]:
         out = dict(vars(self))
         if self.before is None:
             del out['kv_before']
-        if self.reference_bytes is None:
-            del out['reference_bytes']
+        for k in ('reference_bytes', 'settled'):
+            if out[k] is None:
+                del out[k]
         return out
 
 

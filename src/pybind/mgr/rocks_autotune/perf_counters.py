@@ -105,6 +105,9 @@ class Measurement:
     wal_cover: Optional[float] = None
     slow_bytes: Optional[int] = None  # of db_bytes, those on the slow device
     db_used_bytes: Optional[int] = None  # BlueFS's DB bytes in use at the window's end
+    # a steady window's seconds before it counted: to the end of its busiest
+    # family's first compaction (window.Window.measure; None: not one, or none came)
+    settled: Optional[float] = None
 
     def to_dict(self) -> Dict[str, Any]:
         # its fields are scalars: no deep copy (every save converts every trial)

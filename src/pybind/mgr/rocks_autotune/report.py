@@ -110,9 +110,9 @@ def time_lines(t: Optional[TimeSaid], state: str) -> List[str]:
         return []
     if t.steady_window is not None:
         steady = (f'a steady-state window of the current options takes about '
-                  f'{t.steady_window:.0f}s here (its busiest column family\'s L0 '
-                  'compaction and the WAL of every family\'s, at the rates the windows so '
-                  'far counted, and --duration at least)')
+                  f'{t.steady_window:.0f}s here (to its busiest column family\'s first '
+                  'L0 compaction, then another and the WAL of every family\'s, at the rates '
+                  'the windows so far counted, and --duration at least)')
     elif t.no_flush_seen:
         steady = ('no window so far saw a flush: a steady-state window of the '
                   'current options is longer than they were')

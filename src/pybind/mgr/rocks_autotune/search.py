@@ -20,7 +20,7 @@ from .canary_record import CanaryRecord
 from .store import SessionState
 from .trial import Trial
 from .views import TimeSaid
-from .window import fill_rate, steady_bytes, steady_cap, steady_length, steady_window
+from .window import fill_rate, steady_cap, steady_length, steady_window, steady_window_bytes
 from .workload import CLIENT
 
 log = logging.getLogger(__name__)
@@ -142,7 +142,7 @@ class Search:
         steady_window_limit (steady_cap): under the wear objective one that
         cannot is no finalist, whether or not the space was capped."""
         cap = self.s.steady_cap
-        return not cap or steady_bytes(
+        return not cap or steady_window_bytes(
             c, self.space.column_families, self.space.max_total_wal_size) <= cap.bytes
 
     def rejudge(self) -> None:

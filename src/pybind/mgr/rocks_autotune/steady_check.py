@@ -40,16 +40,21 @@ def _compacted(m: Measurement) -> bool:
 
 
 def saw_compaction(m: Measurement) -> bool:
-    """The steady window reached steady state: a compaction below L0 and
-    `wal_cover` >= 1.  Not `window_short`, which also counts min_flushes
-    (one flush onto a nearly full L0 ends a whole cycle)."""
-    return _compacted(m) and m.wal_cover is not None and m.wal_cover >= 1
+    """The steady window reached steady state: counted from the end of a
+    compaction below L0 (`settled`) to the end of another, and `wal_cover`
+    >= 1.  Not `window_short`, which also counts min_flushes (one flush onto
+    a nearly full L0 ends a whole cycle)."""
+    return (m.settled is not None and _compacted(m) and m.wal_cover is not None
+            and m.wal_cover >= 1)
 
 
 def not_steady_why(m: Measurement) -> str:
     """What a window that saw no steady state lacked."""
+    if m.settled is None:
+        return ('no compaction below L0 after the first (which took in L0 files the '
+                'options before wrote)' if _compacted(m) else 'no compaction below L0')
     if not _compacted(m):
-        return 'no compaction below L0'
+        return 'no compaction below L0 after the first'
     if m.wal_cover is None:
         return 'its WAL bytes were not checked against its column families\' memtables'
     return (f'a compaction, but {m.wal_cover:.0%} of the WAL bytes its column families\' '

@@ -18,7 +18,7 @@ from .cluster import Cluster, ClusterError
 from .perf_counters import Measurement
 from .record import Record
 from .rocksdb_options import ColumnFamily
-from .space import ONE_FAMILY, Candidate, SearchSpace, cycle_bytes
+from .space import ONE_FAMILY, STEADY_CYCLES, Candidate, SearchSpace, cycle_bytes
 from .rocksdb_stats import KvStats, counts, delta
 from .workload import KeyspaceWorkload, Workload
 
@@ -43,8 +43,15 @@ OWN_RATE_FLUSHES = 3
 def steady_bytes(c: Candidate, families: Sequence[ColumnFamily] = ONE_FAMILY,
                  max_total_wal_size: int = 0) -> int:
     """WAL bytes a window of `c` wrote at least if every family went
-    through an L0 cycle (space.cycle_bytes)."""
+    through an L0 cycle (space.cycle_bytes): what a steady window counts."""
     return cycle_bytes(families, c, max_total_wal_size)
+
+
+def steady_window_bytes(c: Candidate, families: Sequence[ColumnFamily] = ONE_FAMILY,
+                        max_total_wal_size: int = 0) -> int:
+    """WAL bytes a steady window of `c` writes at most: to its first
+    compaction, then what it counts (STEADY_CYCLES)."""
+    return STEADY_CYCLES * steady_bytes(c, families, max_total_wal_size)
 
 
 def flush_size(c: Candidate) -> int:
@@ -113,7 +120,8 @@ class SteadyCap(Record):
         from .optimizer import enough_safe_points, random_points
         space.max_steady_bytes = 0
         self.smallest = min(
-            (steady_bytes(space.from_point(x), space.column_families, space.max_total_wal_size)
+            (steady_window_bytes(space.from_point(x), space.column_families,
+                                 space.max_total_wal_size)
              for x in random_points(space, 1000, seed) if space.point_is_safe(x)), default=None)
         space.max_steady_bytes = self.bytes
         self.applied = enough_safe_points(space, seed)
@@ -131,20 +139,20 @@ def steady_length(configs: Iterable[Tuple[Candidate, List[Measurement]]],
                   families: Sequence[ColumnFamily] = ONE_FAMILY,
                   max_total_wal_size: int = 0) -> float:
     """Seconds a steady window of the configs compared needs by their windows
-    so far: the longest any needs for an L0 compaction (steady_window) and
-    its steady_bytes at its WAL rate, within [duration, limit]."""
+    so far: the longest any needs to its first L0 compaction (a cycle at
+    most, steady_window) and then the cycle it counts and its steady_bytes
+    at its WAL rate, within [duration, limit]."""
     configs = list(configs)
     rate = fill_rate(configs)
     need = duration
     for c, ms in configs:
         logged = wal_rate(ms)
-        if logged:
-            need = max(need, steady_bytes(c, families, max_total_wal_size) / logged)
-        steady = steady_window(c, ms, rate, max_total_wal_size)
-        if steady is not None:
-            need = max(need, steady)
-        elif logged:
-            need = max(need, flush_size(c) * c.level0_file_num_compaction_trigger / logged)
+        cycle = steady_window(c, ms, rate, max_total_wal_size)
+        if cycle is None and logged:
+            cycle = flush_size(c) * c.level0_file_num_compaction_trigger / logged
+        counted = max(cycle or 0.0, steady_bytes(c, families, max_total_wal_size) / logged
+                      if logged else 0.0)
+        need = max(need, (cycle or 0.0) + counted)
     return min(need, max(duration, limit))
 
 
@@ -221,6 +229,7 @@ class Window:
             raise ValueError('the window is in its warm-up')
         cycles = 0.0 if length is None and steady_limit is None else 1.0
         elapsed = now - w.start
+        opened = elapsed + (w.settled or 0.0)  # since the warm-up, for the limit
         bench = self.workload is not None
         until = length if length is not None else st.duration
         if elapsed < until:
@@ -242,12 +251,23 @@ class Window:
             steady_bytes=steady_bytes(c, families, max_total_wal_size)
             if steady_limit is not None else 0)
         if steady_limit is not None:
+            if w.settled is None and (m.l0_cycles or 0.0) >= cycles and opened < steady_limit:
+                # the busiest family's first compaction below L0 since the
+                # restart took in L0 files this config did not write (the last
+                # options' and the flush of the WAL replayed at start): the
+                # window counts from its end, a whole cycle of this config's
+                w.settled = elapsed
+                w.start, w.before, w.kv_before = now, after, kv_after
+                w.bytes, w.bench_seconds = 0, 0.0
+                w.reference_bytes = None if w.reference_bytes is None else 0
+                return None, 0
             if ((m.l0_cycles or 0.0) < cycles or (m.wal_cover is not None and m.wal_cover < 1)) \
-                    and elapsed < steady_limit:
+                    and opened < steady_limit:
                 # no compaction yet, or too few bytes for every column family
                 # to have gone through one: go on, up to the limit
-                step = min(st.extend_seconds, steady_limit - elapsed)
+                step = min(st.extend_seconds, steady_limit - opened)
                 return None, min(self._drive(step), step)
+            m.settled = w.settled
         elif m.flushes < st.min_flushes and length is None \
                 and elapsed < st.duration * st.max_window_factor:
             # too little written to see this config's write-amp: extend
