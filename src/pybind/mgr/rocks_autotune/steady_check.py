@@ -160,13 +160,11 @@ def judge(arm: str, measured: Sequence[Tuple[Window, Window]],
         return SteadyVerdict(arm, '', pairs=pairs)
     ratio = median([p.ratio for p in pairs if p.ratio is not None])
     upper = not all(p.baseline_seen for p in pairs)
-    # no bound either way: the baseline's write-amp there is low, but the
-    # arm's window saw its L0 cycle, not its deeper levels' compactions (a
-    # client check on all OSDs read 0.81x where such a ratio said 0.67x)
+    # no bound either way: a baseline window with no compaction counted is
+    # low, one whose only compaction was its first may be high
     bound = (' (no bound: the baseline\'s window was not steady within '
-             f'steady_window_limit {limit:.0f}s, so its write-amp there is low; the arm\'s '
-             'window saw its L0 cycle, not its deeper levels\')'
-             if upper else '')
+             f'steady_window_limit {limit:.0f}s, so its write-amp there is not its '
+             'steady one)' if upper else '')
     asked = (f'at most {budget:.2f}x, the wear it must save' if goal == 'wear'
              else f'the {budget:.2f}x budget')
     if ratio <= budget:
