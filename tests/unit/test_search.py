@@ -18,7 +18,7 @@ from rocks_autotune.rocksdb_options import parse_options
 from rocks_autotune.search import Search
 from rocks_autotune.session import Settings
 from rocks_autotune.space import MiB, SearchSpace
-from rocks_autotune.window import SteadyCap, steady_bytes
+from rocks_autotune.window import SteadyCap, steady_window_bytes
 from rocks_autotune.workload import CLIENT, OSD_BENCH
 
 
@@ -79,7 +79,7 @@ def test_the_search_proposes_only_what_a_steady_window_can_judge() -> None:
     for _ in range(2):
         trial = sr.next_trial(1)
         assert trial is not None and trial.kind == 'candidate'
-        assert steady_bytes(trial.candidate) <= 300 * MiB
+        assert steady_window_bytes(trial.candidate) <= 300 * MiB
         sr.s.trials.append(replace(trial, verdict='feasible', measurement=measured(1100),
                                    seconds=15.0))
     assert cap.applied is True
@@ -88,8 +88,9 @@ def test_the_search_proposes_only_what_a_steady_window_can_judge() -> None:
     sr.optimizer
     assert sr.space.max_steady_bytes == 300 * MiB
     assert views.steady_cap_line(cap).startswith(
-        'search: only candidates whose write-amp a steady window can judge (every column '
-        "family's L0 cycle within 300 MiB of WAL (the baseline's 1.00 MiB/s for 300s")
+        'search: only candidates whose write-amp a steady window can judge (a first '
+        "compaction, then every column family's L0 cycle, within 300 MiB of WAL (the "
+        "baseline's 1.00 MiB/s for 300s")
 
 
 def test_a_steady_window_too_short_for_any_candidate_leaves_the_search_as_it_was() -> None:

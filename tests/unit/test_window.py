@@ -10,7 +10,7 @@ import pytest
 
 from fake_cluster import TENTACLE_DEFAULTS, FakeClock, FakeCluster
 from rocks_autotune import perf_counters, steady_check, window
-from rocks_autotune.canary_record import CanaryRecord
+from rocks_autotune.canary_record import CanaryRecord, WindowRecord
 from rocks_autotune.perf_counters import Measurement
 from rocks_autotune.rocksdb_stats import KvDelta
 from rocks_autotune.rocksdb_options import PACIFIC_DEFAULT, parse_options, parse_sharding
@@ -417,9 +417,16 @@ def test_a_steady_window_counts_from_the_end_of_its_first_compaction() -> None:
     assert m.busiest_cf is not None and m.compactions is not None and m.compactions >= 1
     assert fams[m.busiest_cf][3] >= m.compactions + 1
     assert steady_check.saw_compaction(m)
-    # a limit that ends the window before its counted cycle: not steady
+    # a limit that ends the window before its counted cycle: not steady, and
+    # the limit holds, --duration (20 s) or not
     short, _ = sharded_window(opts, LAB_SHARES, limit=m.settled + 1.0)
     assert short.settled is not None and not steady_check.saw_compaction(short)
+    assert short.settled + short.seconds <= m.settled + 2.0
+    # a re-based window survives a failover's reload (the mgr's store holds it)
+    rec = WindowRecord(100.0, bytes=5, before={}, kv_before={}, reference_bytes=0,
+                       settled=42.0)
+    assert WindowRecord.from_json(rec.to_json()) == rec
+    assert 'settled' not in WindowRecord(100.0).to_json()
 
 
 def test_the_slow_baseline_is_steady_within_its_first_window() -> None:

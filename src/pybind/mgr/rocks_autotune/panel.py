@@ -294,8 +294,8 @@ METRICS: List[Tuple[str, str, Samples]] = [
      'steady windows (median over its pairs): beside the rounds\' claim, not judged',
      _steady('objective')),
     ('steady_compaction_seen', 'Whether each side\'s steady window reached steady state (a '
-     'compaction and its column families\' cycle of WAL bytes; 0 on the baseline: the ratio '
-     'is no steady figure; on the arm: unknown)', _compaction_seen),
+     'compaction after its first and its column families\' cycle of WAL bytes; 0 on the '
+     'baseline: the ratio is no steady figure; on the arm: unknown)', _compaction_seen),
 ]
 
 

@@ -220,8 +220,9 @@ def history_table(trials: List[Trial]) -> str:
         out.append('round rN:cK: the confirmation\'s round N, candidate cK (base: the '
                    'baseline), in windows of the baseline runs\' length, judged on the '
                    'objective; sN:cK:X: pair N of cK\'s steady check, X the arm it ran, a '
-                   'window until an L0 compaction and the WAL bytes of every column '
-                   'family\'s L0 cycle, at most steady_window_limit')
+                   'window counted from the end of a first L0 compaction until another and '
+                   'the WAL bytes of every column family\'s L0 cycle, at most '
+                   'steady_window_limit')
     if any(t.measurement and t.measurement.window_short for t in trials):
         out.append('* the window ended before it covered min_flushes memtable flushes (a '
                    'search window, at max_window_factor x --duration), or before an L0 '

@@ -318,7 +318,8 @@ class Search:
         # a measurement's cost beside its window: restart, warm-up, the steps
         # (the first one's preconditioning is not a cost the others pay)
         first = pre_spent if preconditioned and pre is not None and pre.done else 0.0
-        over = median([t.seconds - m.seconds - (first if k == 0 else 0.0)
+        # (a steady window's time to its first compaction is window, not cost)
+        over = median([t.seconds - m.seconds - (m.settled or 0.0) - (first if k == 0 else 0.0)
                        for k, (t, m) in enumerate(done)]) if done else st.warmup + 60.0
         per_search = over + (median([m.seconds for _, m in done]) if done
                              else self.params.duration)
@@ -341,7 +342,7 @@ class Search:
             # the measurement in flight is counted above whole: what it spent
             # comes off, up to the length each branch counted it at (a steady
             # window past its expected length still leaves the others)
-            ran = max(0.0, self.clock() - float(w.start))
+            ran = max(0.0, self.clock() - float(w.start) + (w.settled or 0.0))
             if cur.kind == 'confirm':
                 at_most = over + (limit if cur.steady else window)
                 expected_length = over + (expect if cur.steady else window)

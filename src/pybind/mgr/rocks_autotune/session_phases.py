@@ -281,7 +281,8 @@ class Phases(WayOut):
         r, slot, steady = nxt
         s.current = t = self._confirm_trial(conf, r, slot, len(s.trials), steady)
         what = (f'steady check of {steady} (pair {r + 1}/{conf.rec.steady.pairs}, a window '
-                'until a compaction and every column family\'s cycle of WAL bytes)' if steady
+                'counted from a first compaction to another and every column family\'s '
+                'cycle of WAL bytes)' if steady
                 else
                 f'confirmation round {r + 1}/{conf.rec.rounds}')
         return Go(P.APPLY, f'{what}: ' + (

@@ -259,7 +259,7 @@ def steady_cap_line(cap: SteadyCap) -> str:
                 'L0 cycles take more ends "write-amp unknown" (raise steady_window_limit'
                 f'{at})')
     return ('search: only candidates whose write-amp a steady window can judge '
-            f'(every column family\'s L0 cycle within {fits})')
+            f'(a first compaction, then every column family\'s L0 cycle, within {fits})')
 
 
 def took_text(seconds: float) -> str:
