@@ -245,8 +245,7 @@ class Window:
         if steady_limit is not None and w.kv_before is not None and kv_after is None \
                 and opened < steady_limit:
             # RocksDB's figures missed one read: no re-base or end on a guess
-            step = min(st.extend_seconds, steady_limit - opened)
-            return None, min(self._drive(step), step)
+            return None, self._extend(steady_limit - opened)
         m = perf_counters.measure(
             w.before, after, seconds=elapsed, flush_bytes=flush_size(c),
             min_flushes=st.min_flushes, bench_bytes=w.bytes if bench else None,
@@ -258,31 +257,47 @@ class Window:
             steady_bytes=steady_bytes(c, families, max_total_wal_size)
             if steady_limit is not None else 0)
         if steady_limit is not None:
-            if w.settled is None and (m.l0_cycles or 0.0) >= cycles and opened < steady_limit:
-                # the busiest family's first compaction below L0 since the
-                # restart took in L0 files this config did not write (the last
-                # options' and the flush of the WAL replayed at start): the
-                # window counts from its end, a whole cycle of this config's.
-                # Not exact: any compaction below L0 counts (an L1->L2 one may
-                # come first), and the other families' first ones may fall in
-                # the count
-                w.settled = elapsed
-                w.start, w.before, w.kv_before = now, after, kv_after
-                w.bytes, w.bench_seconds = 0, 0.0
-                w.reference_bytes = None if w.reference_bytes is None else 0
-                return None, 0
-            if ((m.l0_cycles or 0.0) < cycles or (m.wal_cover is not None and m.wal_cover < 1)) \
-                    and opened < steady_limit:
-                # no compaction yet, or too few bytes for every column family
-                # to have gone through one: go on, up to the limit
-                step = min(st.extend_seconds, steady_limit - opened)
-                return None, min(self._drive(step), step)
-            m.settled = w.settled
+            delay = self._steady_next(m, now, after, kv_after, elapsed, steady_limit - opened)
+            if delay is not None:
+                return None, delay
         elif m.flushes < st.min_flushes and length is None \
                 and elapsed < st.duration * st.max_window_factor:
             # too little written to see this config's write-amp: extend
             return None, self._drive(st.extend_seconds)
         return m, 0
+
+    def _extend(self, left: float) -> float:
+        """Drive the load `extend_seconds` more, at most `left`; the delay."""
+        step = min(self.settings.extend_seconds, left)
+        return min(self._drive(step), step)
+
+    def _steady_next(self, m: Measurement, now: float, after: Dict[str, Any],
+                     kv_after: Optional[Dict[str, Any]], elapsed: float,
+                     left: float) -> Optional[float]:
+        """A steady window `m` so far, `left` seconds before its limit: the
+        delay if it goes on (re-based, or short of a compaction or of every
+        family's cycle of WAL), None once it ends (`m.settled` said)."""
+        w = self._window()
+        if left > 0 and w.settled is None and (m.l0_cycles or 0.0) >= 1:
+            # the busiest family's first compaction below L0 since the
+            # restart took in L0 files this config did not write (the last
+            # options' and the flush of the WAL replayed at start): the
+            # window counts from its end, a whole cycle of this config's.
+            # Not exact: any compaction below L0 counts (an L1->L2 one may
+            # come first), and the other families' first ones may fall in
+            # the count
+            w.settled = elapsed
+            w.start, w.before, w.kv_before = now, after, kv_after
+            w.bytes, w.bench_seconds = 0, 0.0
+            w.reference_bytes = None if w.reference_bytes is None else 0
+            return 0.0
+        if left > 0 and ((m.l0_cycles or 0.0) < 1
+                         or (m.wal_cover is not None and m.wal_cover < 1)):
+            # no compaction yet, or too few bytes for every column family
+            # to have gone through one: go on, up to the limit
+            return self._extend(left)
+        m.settled = w.settled
+        return None
 
 
 class Precondition:
