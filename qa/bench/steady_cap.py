@@ -6,11 +6,11 @@ Not a measurement: the search's own rule (SearchSpace.max_steady_bytes, set
 by window.SteadyCap to the baseline runs' WAL rate times
 steady_window_limit) applied to the points the optimizer draws (skopt's
 random draws over the space's dimensions, as its constraint check draws
-them).  Per WAL rate and limit: the share of the safe points whose every
-column family's L0 cycle after a first compaction (window.steady_window_bytes)
-fits, and whether the search
-keeps to them (enough of them for the optimizer; else it searches as
-before and every candidate over the bound ends "write-amp unknown").  The
+them).  Per WAL rate and limit: the share of the safe points whose steady
+window (to a first compaction, then every column family's L0 cycle:
+window.steady_window_bytes) fits, and whether the search keeps to them
+(enough of them for the optimizer; else it searches as before and every
+candidate over the bound ends "write-amp unknown").  The
 options and sharding are the canary's (Tentacle's defaults by default, as
 `ceph rocks-autotune status -f json` gives them as release_default and
 sharding).
@@ -51,9 +51,10 @@ def table(options: str, cfs: str, max_memtable_bytes: int, rates: Sequence[float
     wal = space.max_total_wal_size
     need = sorted(steady_window_bytes(c, space.column_families, wal) for c in safe)
     base = steady_window_bytes(space.base_candidate(), space.column_families, wal)
-    out = [f'{len(safe)} safe points of {draws} drawn; WAL through every column family\'s '
-           f'L0 cycle: smallest {need[0] / MiB:.0f} MiB, median {need[len(need) // 2] / MiB:.0f} '
-           f'MiB, base options {base / MiB:.0f} MiB',
+    out = [f'{len(safe)} safe points of {draws} drawn; WAL a steady window writes at most '
+           f'(a first compaction, then every column family\'s L0 cycle): smallest '
+           f'{need[0] / MiB:.0f} MiB, median {need[len(need) // 2] / MiB:.0f} MiB, '
+           f'base options {base / MiB:.0f} MiB',
            '', '| WAL rate | ' + ' | '.join(f'{n} s' for n in limits) + ' |',
            '|---|' + '---|' * len(limits)]
     for r in rates:

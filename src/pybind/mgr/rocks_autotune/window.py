@@ -221,8 +221,10 @@ class Window:
                 ) -> Tuple[Optional[Measurement], float]:
         """(the measurement once the window is done, delay before the next
         call).  `length`: a round's fixed length; `steady_limit`: a steady
-        window's, which ends sooner (after --duration) once the busiest family
-        compacted below L0 and the WAL covers steady_bytes; short if not."""
+        window's, counted from the end of the busiest family's first
+        compaction below L0 (_steady_next), which ends sooner (after
+        --duration) once it compacted again and the WAL covers steady_bytes;
+        short if not."""
         st = self.settings
         w = self._window()
         if w.before is None:
