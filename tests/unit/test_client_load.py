@@ -327,14 +327,31 @@ def test_preconditioning_writes_the_keyspace_until_the_busiest_family_has_a_lowe
 
 
 def test_preconditioning_stops_at_its_limit_and_says_the_db_was_not_steady() -> None:
-    h = Harness(client_space=4 << 20, client_object_size=1 << 20, precondition_limit=20.0)
+    h = Harness(client_space=4 << 20, client_object_size=1 << 20, precondition_limit=4.0)
     s = h.start(osd=0, workload='client', trials=1)
     h.run()
     p = s.canary.rec.precondition
     assert p is not None
-    assert p.done and p.steady is False and 18 <= p.seconds <= 25
-    assert 'not steady after 20s of load (precondition_limit)' in p.why
+    assert p.done and p.steady is False and 3.5 <= p.seconds <= 6
+    assert re.search(r'not steady after 4s of load \(precondition_limit\): \d+ of 1024 '
+                     r'blocks overwritten', p.why)
     assert 'preconditioning (done, not steady)' in status_text(s, detail=True)
+    assert s.s.state == 'done'
+
+
+def test_preconditioning_stops_once_every_block_is_written_if_compaction_is_out_of_reach(
+        ) -> None:
+    # the harness's options: a flush every 16 MiB of WAL or more, a compaction
+    # at 4 L0 files, more WAL than the 4-MiB keyspace's load writes in 600 s
+    h = Harness(client_space=4 << 20, client_object_size=1 << 20, precondition_limit=600.0)
+    s = h.start(osd=0, workload='client', trials=1)
+    h.run()
+    p = s.canary.rec.precondition
+    assert p is not None
+    assert p.done and p.steady is False and p.overwritten == 1024 and p.seconds < 300
+    assert re.search(r'the busiest column family holds 0 of the 4 L0 files that start a '
+                     r'compaction, at \d+ MiB of WAL or more a flush: at least \d+ min more '
+                     r'at the [\d.]+ MiB/s written, past precondition_limit 600s', p.why), p.why
     assert s.s.state == 'done'
 
 

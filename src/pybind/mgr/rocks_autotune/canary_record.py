@@ -80,6 +80,7 @@ class PreconditionRecord(Record):
     compactions: int = 0
     kv_bytes: Optional[Dict[str, int]] = None  # RocksDB's bytes over the run
     kv_start: Optional[Dict[str, Any]] = None  # RocksDB's counts at its (re)start
+    kv_since: float = 0.0  # seconds of load (fill included) at kv_start
 
 
 @dataclass

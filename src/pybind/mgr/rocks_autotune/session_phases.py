@@ -397,7 +397,7 @@ class Phases(WayOut):
         if load is None:  # done in a step that failed after it
             return self._begin_windows(now)
         try:
-            done = load.step()
+            done = load.step(self.space.base_candidate().level0_file_num_compaction_trigger)
         except ClusterError as e:
             return self.load_failed(f'osd.{self.canary.osd} failed while its DB was written '
                                     f'into a steady state: {e}')

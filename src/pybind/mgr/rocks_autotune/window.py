@@ -19,7 +19,7 @@ from .perf_counters import Measurement
 from .record import Record
 from .rocksdb_options import ColumnFamily
 from .space import ONE_FAMILY, STEADY_CYCLES, Candidate, SearchSpace, cycle_bytes
-from .rocksdb_stats import KvStats, counts, delta
+from .rocksdb_stats import KvDelta, KvStats, counts, delta
 from .workload import KeyspaceWorkload, Workload
 
 
@@ -323,10 +323,13 @@ class Precondition:
         kv = read_kv(self.cluster, self.osd)
         rec = self.s.precondition or PreconditionRecord()
         rec.kv_start = None if kv is None else counts(kv)
+        rec.kv_since = rec.seconds + rec.fill_seconds
         self.s.precondition = rec
 
-    def step(self) -> bool:
-        """One chunk of load; True once the DB is preconditioned (or the limit hit)."""
+    def step(self, trigger: int = 0) -> bool:
+        """One chunk of load; True once the DB is preconditioned, the limit
+        hit, or (`trigger`: the current options' L0 compaction trigger) the
+        busiest family's first compaction out of the limit's reach."""
         rec = self.s.precondition
         if rec is None:
             raise ValueError('no preconditioning begun')
@@ -344,7 +347,7 @@ class Precondition:
             rec.bytes += nbytes
             rec.seconds += secs
         kv = read_kv(self.cluster, self.osd)
-        below = None
+        below, d = None, None
         if kv is not None and rec.kv_start is not None:
             d = delta(rec.kv_start, counts(kv))
             shape = kv.shape()
@@ -357,17 +360,42 @@ class Precondition:
                             'compaction': d.compaction_bytes, 'compressed_raw': d.compressed_raw}
             below = bool(d.busiest_cf) and any(n > 0 for n, _, _ in shape.get(d.busiest_cf, []))
         passes = rec.filled >= load.object_count and rec.overwritten >= load.block_count
+        spent = rec.seconds + rec.fill_seconds
         if passes and below is not False:
             rec.done, rec.steady = True, below
             if below is None:
                 rec.why = 'the canary gave no RocksDB figures: its LSM shape is unknown'
-        elif rec.seconds + rec.fill_seconds >= self.limit:
-            rec.done, rec.steady = True, False
-            rec.why = (f'not steady after {self.limit:.0f}s of load (precondition_limit): '
-                       + (f'{rec.filled} of {load.object_count} objects filled'
-                          if rec.filled < load.object_count else
-                          f'{rec.overwritten} of {load.block_count} blocks overwritten'
-                          if rec.overwritten < load.block_count else
-                          'no column family flushed' if not rec.busiest_cf else
-                          f'{rec.busiest_cf} holds nothing below L0 yet'))
+            return True
+        why = self._out_of_reach(d, trigger, spent) if passes and d is not None else None
+        if why is None and spent >= self.limit:
+            why = (f'not steady after {self.limit:.0f}s of load (precondition_limit): '
+                   + (f'{rec.filled} of {load.object_count} objects filled'
+                      if rec.filled < load.object_count else
+                      f'{rec.overwritten} of {load.block_count} blocks overwritten'
+                      if rec.overwritten < load.block_count else
+                      'no column family flushed' if not rec.busiest_cf else
+                      f'{rec.busiest_cf} holds nothing below L0 yet'))
+        if why is not None:
+            rec.done, rec.steady, rec.why = True, False, why
         return rec.done
+
+    def _out_of_reach(self, d: KvDelta, trigger: int, spent: float) -> Optional[str]:
+        """Why the rest of the limit cannot bring the busiest family's first
+        compaction (None: it may): with every block written, what is left is
+        WAL, at least the WAL per flush measured for each L0 file short of
+        `trigger` (the current options'), at the rate written since RocksDB's
+        counts began."""
+        rec = self.s.precondition
+        if rec is None or not trigger or d.wal_bytes <= 0 or spent <= rec.kv_since:
+            return None
+        files = sum(n for lv, n, _ in (rec.shape or {}).get(d.busiest_cf, []) if lv == 0)
+        per_flush = d.wal_bytes / max(1, d.flushes)
+        rate = d.wal_bytes / (spent - rec.kv_since)
+        need = max(0, trigger - files) * per_flush / rate
+        if spent + need <= self.limit:
+            return None
+        return (f'{d.busiest_cf or "the busiest column family"} holds {files} of the '
+                f'{trigger} L0 files that start a compaction, at {per_flush / (1 << 20):.0f} '
+                f'MiB of WAL or more a flush: at least {need / 60:.0f} min more at the '
+                f'{rate / (1 << 20):.1f} MiB/s written, past precondition_limit '
+                f'{self.limit:.0f}s')
