@@ -378,6 +378,28 @@ def test_under_wear_a_candidate_no_steady_window_can_judge_is_no_finalist() -> N
     assert not s.search.steady_judgeable(huge), cap
 
 
+def test_under_wear_the_chance_of_a_finalist_starts_from_the_share_that_could_be_one() -> None:
+    # the timed session at the defaults, Tentacle's default under wear: almost
+    # no candidate's steady window fits in the hour at the lab's WAL rate, and
+    # a prior of one half forecast a finalist's rounds and steady windows at
+    # 4.2x the 50 min the session took
+    def session(limit: float) -> Any:
+        h = Harness(objective='wear', client_space=64 << 20, client_object_size=1 << 20,
+                    precondition_limit=60.0, client_threads=1, steady_window_limit=limit)
+        _small_canary(h)
+        s = h.start(osd=0, workload='client', trials=6)
+        h.run(until=lambda s: s.s.feasible_prior is not None)
+        return s, s.time_said()
+    s, t = session(10.0)  # no steady window fits: no candidate can be a finalist
+    assert s.s.feasible_prior == 0.0 and t.finalist_chance == 0.0
+    assert t.expected_seconds == pytest.approx(t.keep_seconds)
+    s, t = session(3600.0)  # the small-memtable string: the model finds savings
+    assert 0.0 < s.s.feasible_prior <= 0.5
+    tried = sum(1 for tr in s.s.trials if tr.kind == 'candidate')
+    assert t.finalist_chance == pytest.approx(
+        1 - (1 - 2 * s.s.feasible_prior / (tried + 2)) ** (6 - tried))
+
+
 def test_a_keep_under_wear_says_what_the_guard_could_pass() -> None:
     from rocks_autotune import views
     seen = RoundsNoise(0.047, 6, 7, 0.9, 0.04)

@@ -52,6 +52,9 @@ class Search:
             if cap and cap.applied is None:
                 cap.settle(self.space, self.s.seed)
             self.space.max_steady_bytes = cap.bytes if cap and cap.applied else 0
+            if self.settings.wear and self.s.baseline is not None \
+                    and self.s.feasible_prior is None:
+                self.s.feasible_prior = self._feasible_prior()
             warm = [self.space.base_candidate()] + [
                 self.space.candidate_from_options(parse_options(p))
                 for p in (self.release_default, NEW_TUNING, NEW_TUNING_LZ4)]
@@ -61,6 +64,21 @@ class Search:
                         if t.kind == 'candidate' or t.told is not None])
             self._optimizer = opt
         return self._optimizer
+
+    def _feasible_prior(self) -> float:
+        """finalist_chance's prior under wear: half the share of the points
+        the optimizer draws from that could be feasible by what is known
+        before measuring them (a steady window judgeable within the limit,
+        the model's prediction below the baseline's by confirm_margin); the
+        half for what only a window shows (its IOPS within the guard)."""
+        from .optimizer import random_points  # scipy: the serve thread's (optimizer)
+        space = self.space
+        drawn = [space.from_point(x) for x in random_points(space, 1000, self.s.seed)
+                 if space.point_is_safe(x)]
+        cal = self.wear_calibration()
+        ok = [c for c in drawn if self.steady_judgeable(c)
+              and self.predicted_ratio(c, cal) * (1.0 + self.settings.confirm_margin) <= 1.0]
+        return 0.5 * len(ok) / len(drawn) if drawn else 0.0
 
     def forget(self) -> None:
         """Drop the built optimizer: its next use replays the recorded trials."""
@@ -362,8 +380,9 @@ class Search:
         """The chance the search leaves a finalist to confirm (a keep session
         runs no rounds and no steady windows): 1 once the confirmation is
         planned or a candidate is feasible; else that one of the candidates
-        left is, each at the rule of succession's rate over those measured
-        (none feasible of n: 1 / (n + 2))."""
+        left is, each at the rule of succession's rate over those measured,
+        its prior feasible_prior (one half before the baseline): none
+        feasible of n, 2 x prior / (n + 2)."""
         s = self.s
         if s.confirm is not None:
             return 1.0 if s.confirm.arms else 0.0
@@ -371,7 +390,8 @@ class Search:
         if any(t.verdict == 'feasible' for t in tried):
             return 1.0
         left = max(0, self.params.trials - len(tried))
-        return 1.0 - (1.0 - 1.0 / (len(tried) + 2)) ** left
+        prior = 0.5 if s.feasible_prior is None else s.feasible_prior
+        return 1.0 - (1.0 - 2.0 * prior / (len(tried) + 2)) ** left
 
     def pass_chance(self) -> float:
         """The chance a finalist's rounds pass it on to its steady windows:
