@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from fake_cluster import FakeClock, FakeCluster, FakeIo
-from rocks_autotune import placement, workload
+from rocks_autotune import placement, window, workload
 from rocks_autotune.canary import STATS_OPTIONS
 from rocks_autotune.cluster import ClusterError, PgInfo, PoolInfo
 from rocks_autotune.session_settings import Params, StartRefused
@@ -371,14 +371,16 @@ def test_status_says_how_long_a_steady_window_takes_and_what_is_left() -> None:
     t = s.time_said()
     assert t.steady_window is None and not t.no_flush_seen
     assert t.left_seconds >= 600  # the preconditioning, at most
-    # what it spent comes off what it may still take
+    # what it spent comes off what it may still take, and once it overwrites,
+    # the rest of its pass at its rate (1024 blocks of 4 KiB)
     h.run(until=lambda s: s.canary.rec.precondition is not None
           and s.canary.rec.precondition.seconds > 0)
     p = s.canary.rec.precondition
     assert p is not None
     assert not p.done
     assert s.time_said().left_seconds == pytest.approx(
-        t.left_seconds - p.seconds - p.fill_seconds)
+        t.left_seconds - 600.0 + window.precondition_left(p, 600.0, 1024))
+    assert window.precondition_left(p, 600.0, 1024) <= 600.0 - p.seconds - p.fill_seconds
     h.run(until=lambda s: s.s.baseline is not None)
     t = s.time_said()
     # SMALL compacts at 2 flushes: the baseline's windows counted its flush

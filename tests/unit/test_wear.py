@@ -389,12 +389,22 @@ def test_under_wear_the_chance_of_a_finalist_starts_from_the_share_that_could_be
         _small_canary(h)
         s = h.start(osd=0, workload='client', trials=6)
         h.run(until=lambda s: s.s.feasible_prior is not None)
-        return s, s.time_said()
-    s, t = session(10.0)  # no steady window fits: no candidate can be a finalist
+        return h, s, s.time_said()
+    h, s, t = session(10.0)  # few steady windows fit: few candidates can be finalists
+    # known from the preconditioning's WAL rate, before any window
+    assert s.s.phase == 'precondition' and s.s.baseline is None
+    assert s.s.feasible_prior < 0.1 and t.finalist_chance < 0.5
+    # the baseline's windows: none fits, no candidate can be a finalist
+    h.run(until=lambda s: s.s.baseline is not None and s.s.feasible_prior is not None)
+    t = s.time_said()
     assert s.s.feasible_prior == 0.0 and t.finalist_chance == 0.0
     assert t.expected_seconds == pytest.approx(t.keep_seconds)
-    s, t = session(3600.0)  # the small-memtable string: the model finds savings
+    h, s, t = session(3600.0)  # every steady window fits: half, the IOPS unknown
+    assert s.s.feasible_prior == 0.5 and s.s.baseline is None
+    # then, once the baseline calibrates the model, where it finds savings
+    h.run(until=lambda s: s.s.baseline is not None and s.s.feasible_prior is not None)
     assert 0.0 < s.s.feasible_prior <= 0.5
+    t = s.time_said()
     tried = sum(1 for tr in s.s.trials if tr.kind == 'candidate')
     assert t.finalist_chance == pytest.approx(
         1 - (1 - 2 * s.s.feasible_prior / (tried + 2)) ** (6 - tried))

@@ -10,12 +10,12 @@ import pytest
 
 from fake_cluster import TENTACLE_DEFAULTS, FakeClock, FakeCluster
 from rocks_autotune import perf_counters, steady_check, window
-from rocks_autotune.canary_record import CanaryRecord, WindowRecord
+from rocks_autotune.canary_record import CanaryRecord, PreconditionRecord, WindowRecord
 from rocks_autotune.perf_counters import Measurement
 from rocks_autotune.rocksdb_stats import KvDelta
 from rocks_autotune.rocksdb_options import PACIFIC_DEFAULT, parse_options, parse_sharding
 from rocks_autotune.space import MiB, SearchSpace, flush_capacity
-from rocks_autotune.window import Window, WindowSettings, steady_length
+from rocks_autotune.window import Window, WindowSettings, precondition_left, steady_length
 from rocks_autotune.workload import BenchWorkload
 from session_harness import measurement
 
@@ -435,3 +435,14 @@ def test_the_slow_baseline_is_steady_within_its_first_window() -> None:
     assert 20.0 <= m.seconds <= 21.0
     assert m.wal_cover is not None and m.wal_cover > 20 and not m.window_short
     assert steady_check.saw_compaction(m)
+
+
+def test_the_preconditioning_left_is_its_overwrite_pass_at_its_rate_within_its_limit() -> None:
+    # the timed session at the defaults: the pass took 1,209 s of the 1,800 s
+    # the forecast had counted, and the cut came right after it
+    assert precondition_left(None, 1800.0, 1000) == 1800.0
+    pre = PreconditionRecord(filled=10, fill_seconds=10.0, overwritten=250, seconds=100.0)
+    assert precondition_left(pre, 1800.0, 1000) == 300.0  # 750 blocks at 0.4 s each
+    assert precondition_left(pre, 300.0, 1000) == 190.0  # the limit first
+    pre.overwritten = 1000  # the pass over: until a compaction, at most the limit
+    assert precondition_left(pre, 1800.0, 1000) == 1690.0

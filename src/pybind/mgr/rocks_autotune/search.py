@@ -16,11 +16,12 @@ from .measurement_plan import MeasurementPlan
 from .perf_counters import Baseline, Measurement
 from .rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, parse_options
 from .space import Candidate, SearchSpace
-from .canary_record import CanaryRecord
+from .canary_record import CanaryRecord, PreconditionRecord
 from .store import SessionState
 from .trial import Trial
 from .views import TimeSaid
-from .window import fill_rate, steady_cap, steady_length, steady_window, steady_window_bytes
+from .window import (fill_rate, precondition_left, steady_cap, steady_length, steady_window,
+                     steady_window_bytes)
 from .workload import CLIENT
 
 log = logging.getLogger(__name__)
@@ -65,20 +66,37 @@ class Search:
             self._optimizer = opt
         return self._optimizer
 
-    def _feasible_prior(self) -> float:
+    def _feasible_prior(self, cap: Optional[int] = None) -> float:
         """finalist_chance's prior under wear: half the share of the points
         the optimizer draws from that could be feasible by what is known
         before measuring them (a steady window judgeable within the limit,
-        the model's prediction below the baseline's by confirm_margin); the
-        half for what only a window shows (its IOPS within the guard)."""
+        the model's prediction below the baseline's by confirm_margin, once
+        windows calibrate it); the half for what only a window shows (its
+        IOPS within the guard).  `cap`: the WAL bytes a steady window may
+        write, before the baseline's steady_cap."""
         from .optimizer import random_points  # scipy: the serve thread's (optimizer)
-        space = self.space
+        space, fams, wal = self.space, self.space.column_families, self.space.max_total_wal_size
         drawn = [space.from_point(x) for x in random_points(space, 1000, self.s.seed)
                  if space.point_is_safe(x)]
-        cal = self.wear_calibration()
-        ok = [c for c in drawn if self.steady_judgeable(c)
-              and self.predicted_ratio(c, cal) * (1.0 + self.settings.confirm_margin) <= 1.0]
+        cal = self.wear_calibration() if self.s.baseline is not None else None
+        ok = [c for c in drawn if (self.steady_judgeable(c) if cap is None
+                                   else steady_window_bytes(c, fams, wal) <= cap)
+              and (cal is None or self.predicted_ratio(c, cal) * (
+                  1.0 + self.settings.confirm_margin) <= 1.0)]
         return 0.5 * len(ok) / len(drawn) if drawn else 0.0
+
+    def preconditioned(self, pre: PreconditionRecord) -> None:
+        """A step of the preconditioning `pre`: under wear, once RocksDB
+        counted its WAL, the prior from the steady windows its WAL rate
+        allows (the baseline's windows then replace it)."""
+        s = self.s
+        kv = pre.kv_bytes or {}
+        seconds = pre.seconds + pre.fill_seconds - pre.kv_since
+        if not self.settings.wear or s.baseline is not None or s.feasible_prior is not None \
+                or not kv.get('wal') or seconds <= 0:
+            return
+        limit = max(self.params.duration, self.settings.steady_window_limit)
+        s.feasible_prior = self._feasible_prior(int(kv['wal'] / seconds * limit))
 
     def forget(self) -> None:
         """Drop the built optimizer: its next use replays the recorded trials."""
@@ -228,6 +246,7 @@ class Search:
             return
         base = Baseline.of(runs, self.params.workload)
         s.baseline = base
+        s.feasible_prior = None  # the optimizer's build takes the model's too
         self._plan_for_noise(runs, osd)
         s.steady_cap = steady_cap(
             runs, max(self.params.duration, self.settings.steady_window_limit))
@@ -342,8 +361,10 @@ class Search:
         per_search = over + (median([m.seconds for _, m in done]) if done
                              else self.params.duration)
         search, confirmation, steadies = self.left()
-        # the preconditioning's rest of its limit (when it ends is the DB's to say)
-        pending = (max(0.0, st.precondition_limit - pre_spent)
+        # the preconditioning's rest: its overwrite pass at the rate so far,
+        # else its limit (when the DB compacts is the DB's to say)
+        pending = (precondition_left(pre, st.precondition_limit, st.client_space
+                                     // st.client_object_size * (st.client_object_size // 4096))
                    if preconditioned and not (pre is not None and pre.done) else 0.0)
         alone = pending + search * per_search  # the search: all a keep session runs
         rounds = confirmation * (over + window)

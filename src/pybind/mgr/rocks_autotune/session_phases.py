@@ -401,6 +401,9 @@ class Phases(WayOut):
         except ClusterError as e:
             return self.load_failed(f'osd.{self.canary.osd} failed while its DB was written '
                                     f'into a steady state: {e}')
+        pre = self.canary.rec.precondition
+        if pre is not None:
+            self.search.preconditioned(pre)
         if done:
             return self._begin_windows(now)
         return 0

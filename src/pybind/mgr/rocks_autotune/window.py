@@ -302,6 +302,17 @@ class Window:
         return None
 
 
+def precondition_left(pre: Optional[PreconditionRecord], limit: float, blocks: int) -> float:
+    """Seconds the preconditioning `pre` has left at most `limit`: while it
+    overwrites the `blocks`, the rest of them at its rate so far (the
+    compaction after, or its cut, comes soon or not within the limit)."""
+    spent = 0.0 if pre is None else pre.seconds + pre.fill_seconds
+    left = max(0.0, limit - spent)
+    if pre is None or not pre.overwritten or pre.overwritten >= blocks:
+        return left
+    return min(left, (blocks - pre.overwritten) * pre.seconds / pre.overwritten)
+
+
 class Precondition:
     """Before the first baseline window of a driven client load, the canary's
     DB written into a steady state (doc/dev/session.rst): every object
