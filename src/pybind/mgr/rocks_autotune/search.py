@@ -26,6 +26,10 @@ from .workload import CLIENT
 
 log = logging.getLogger(__name__)
 
+# seconds of the preconditioning's 4 KiB writes whose WAL rate sets the
+# finalist's prior under wear (Search.preconditioned)
+PRIOR_AFTER = 60.0
+
 
 @dataclass
 class Search:
@@ -86,14 +90,15 @@ class Search:
         return 0.5 * len(ok) / len(drawn) if drawn else 0.0
 
     def preconditioned(self, pre: PreconditionRecord) -> None:
-        """A step of the preconditioning `pre`: under wear, once RocksDB
-        counted its WAL, the prior from the steady windows its WAL rate
-        allows (the baseline's windows then replace it)."""
+        """A step of the preconditioning `pre`: under wear, once its 4 KiB
+        writes ran PRIOR_AFTER seconds (the fill's big writes log little),
+        the prior from the steady windows its WAL rate allows (the
+        baseline's windows then replace it)."""
         s = self.s
         kv = pre.kv_bytes or {}
         seconds = pre.seconds + pre.fill_seconds - pre.kv_since
         if not self.settings.wear or s.baseline is not None or s.feasible_prior is not None \
-                or not kv.get('wal') or seconds <= 0:
+                or not kv.get('wal') or pre.seconds < PRIOR_AFTER or seconds <= 0:
             return
         limit = max(self.params.duration, self.settings.steady_window_limit)
         s.feasible_prior = self._feasible_prior(int(kv['wal'] / seconds * limit))
