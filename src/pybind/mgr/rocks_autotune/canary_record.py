@@ -82,6 +82,12 @@ class PreconditionRecord(Record):
     kv_start: Optional[Dict[str, Any]] = None  # RocksDB's counts at its (re)start
     kv_since: float = 0.0  # seconds of load (fill included) at kv_start
 
+    def wal_rate(self) -> Optional[float]:
+        """RocksDB's WAL bytes a second since its counts began (None: none counted)."""
+        wal = (self.kv_bytes or {}).get('wal', 0)
+        seconds = self.seconds + self.fill_seconds - self.kv_since
+        return wal / seconds if wal > 0 and seconds > 0 else None
+
 
 @dataclass
 class CanaryRecord:

@@ -22,7 +22,7 @@ from .trial import Trial
 from .views import TimeSaid
 from .window import (fill_rate, precondition_left, steady_cap, steady_length, steady_window,
                      steady_window_bytes)
-from .workload import CLIENT
+from .workload import CLIENT, LazyClientWorkload
 
 log = logging.getLogger(__name__)
 
@@ -79,12 +79,11 @@ class Search:
         IOPS within the guard).  `cap`: the WAL bytes a steady window may
         write, before the baseline's steady_cap."""
         from .optimizer import random_points  # scipy: the serve thread's (optimizer)
-        space, fams, wal = self.space, self.space.column_families, self.space.max_total_wal_size
+        space = self.space
         drawn = [space.from_point(x) for x in random_points(space, 1000, self.s.seed)
                  if space.point_is_safe(x)]
         cal = self.wear_calibration() if self.s.baseline is not None else None
-        ok = [c for c in drawn if (self.steady_judgeable(c) if cap is None
-                                   else steady_window_bytes(c, fams, wal) <= cap)
+        ok = [c for c in drawn if self.steady_judgeable(c, cap)
               and (cal is None or self.predicted_ratio(c, cal) * (
                   1.0 + self.settings.confirm_margin) <= 1.0)]
         return 0.5 * len(ok) / len(drawn) if drawn else 0.0
@@ -95,13 +94,15 @@ class Search:
         the prior from the steady windows its WAL rate allows (the
         baseline's windows then replace it)."""
         s = self.s
-        kv = pre.kv_bytes or {}
-        seconds = pre.seconds + pre.fill_seconds - pre.kv_since
+        rate = pre.wal_rate()
         if not self.settings.wear or s.baseline is not None or s.feasible_prior is not None \
-                or not kv.get('wal') or pre.seconds < PRIOR_AFTER or seconds <= 0:
+                or rate is None or pre.seconds < PRIOR_AFTER:
             return
-        limit = max(self.params.duration, self.settings.steady_window_limit)
-        s.feasible_prior = self._feasible_prior(int(kv['wal'] / seconds * limit))
+        s.feasible_prior = self._feasible_prior(int(rate * self._steady_window_limit()))
+
+    def _steady_window_limit(self) -> float:
+        """How long a steady window may run: steady_window_limit, at least --duration."""
+        return max(self.params.duration, self.settings.steady_window_limit)
 
     def forget(self) -> None:
         """Drop the built optimizer: its next use replays the recorded trials."""
@@ -178,13 +179,15 @@ class Search:
               and self.steady_judgeable(c))
         return ('feasible' if ok else 'infeasible'), score, told
 
-    def steady_judgeable(self, c: Candidate) -> bool:
+    def steady_judgeable(self, c: Candidate, cap: Optional[int] = None) -> bool:
         """Whether a steady window of `c` can reach steady state within
-        steady_window_limit (steady_cap): under the wear objective one that
-        cannot is no finalist, whether or not the space was capped."""
-        cap = self.s.steady_cap
-        return not cap or steady_window_bytes(
-            c, self.space.column_families, self.space.max_total_wal_size) <= cap.bytes
+        steady_window_limit (steady_cap's bytes, or `cap`): under the wear
+        objective one that cannot is no finalist, whether or not the space
+        was capped."""
+        if cap is None and self.s.steady_cap:
+            cap = self.s.steady_cap.bytes
+        return cap is None or steady_window_bytes(
+            c, self.space.column_families, self.space.max_total_wal_size) <= cap
 
     def rejudge(self) -> None:
         """Under the wear objective, every window judged again by the model
@@ -253,8 +256,7 @@ class Search:
         s.baseline = base
         s.feasible_prior = None  # the optimizer's build takes the model's too
         self._plan_for_noise(runs, osd)
-        s.steady_cap = steady_cap(
-            runs, max(self.params.duration, self.settings.steady_window_limit))
+        s.steady_cap = steady_cap(runs, self._steady_window_limit())
         # the optimizer's first point; the next ask() rebuilds it from the trials
         for t in s.trials:
             if t.verdict == 'baseline' and t.measurement:
@@ -368,8 +370,9 @@ class Search:
         search, confirmation, steadies = self.left()
         # the preconditioning's rest: its overwrite pass at the rate so far,
         # else its limit (when the DB compacts is the DB's to say)
-        pending = (precondition_left(pre, st.precondition_limit, st.client_space
-                                     // st.client_object_size * (st.client_object_size // 4096))
+        blocks = 0 if s.client is None else (s.client.count or 0) * (
+            st.client_object_size // LazyClientWorkload.block_size)  # ClientWorkload.block_count
+        pending = (precondition_left(pre, st.precondition_limit, blocks)
                    if preconditioned and not (pre is not None and pre.done) else 0.0)
         alone = pending + search * per_search  # the search: all a keep session runs
         rounds = confirmation * (over + window)

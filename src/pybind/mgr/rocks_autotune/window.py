@@ -397,11 +397,11 @@ class Precondition:
         `trigger` (the current options'), at the rate written since RocksDB's
         counts began."""
         rec = self.s.precondition
-        if rec is None or not trigger or d.wal_bytes <= 0 or spent <= rec.kv_since:
+        rate = None if rec is None else rec.wal_rate()
+        if rec is None or not trigger or rate is None:
             return None
         files = sum(n for lv, n, _ in (rec.shape or {}).get(d.busiest_cf, []) if lv == 0)
         per_flush = d.wal_bytes / max(1, d.flushes)
-        rate = d.wal_bytes / (spent - rec.kv_since)
         need = max(0, trigger - files) * per_flush / rate
         if spent + need <= self.limit:
             return None
