@@ -197,13 +197,15 @@ class WayOut(JobPhases):
         # back on its own options: done once its PGs are clean, or at once if
         # another OSD's trouble keeps them from it (not the session's to wait for)
         if r.outcome.runs_them:
-            canary.clear_noout()
             canary.restart_done()
             return self.finish()
         if r.outcome == Outcome.NOT_UP_IN_TIME:
-            return self.fail(f'osd.{canary.osd} did not come back on its original options '
-                             f'within {canary.timeout():.0f}s; its config is restored')
+            return self.not_back(canary.timeout())
         return self.settings.poll
+
+    def not_back(self, timeout: float) -> End:
+        return self.fail(f'osd.{self.canary.osd} did not come back on its original options '
+                         f'within {timeout:.0f}s; its config is restored')
 
 
 class Phases(WayOut):
@@ -344,32 +346,23 @@ class Phases(WayOut):
                 return self.trial_failed(f'restart on the candidate failed: {e}')
             self.s.error = f'restart failed: {e}'
             return Go(P.RESTORE, f'restart failed: {e}')
-        if r.outcome.held:
-            return Pause(r.reasons)
-        return Go(P.WAIT_UP, f'trial {cur.index}: waiting for osd.{canary.osd}',
-                  self.settings.poll)
-
-    def _wait_step(self, now: float) -> Result:
-        """A step of the restart in flight; once up, it is done."""
-        canary = self.canary
-        r = canary.restart(now)
-        if r.outcome == Outcome.UP:
-            canary.restart_done()
-            self.cur().restart_seconds = canary.up_seconds
-        return r
+        return self.after_restart(r, lambda: Go(
+            P.WAIT_UP, f'trial {cur.index}: waiting for osd.{canary.osd}', self.settings.poll),
+            issuing=True)
 
     def wait_up(self, now: float) -> Move:
         cur = self.cur()
         canary = self.canary
-        r = self._wait_step(now)
-        if r.outcome == Outcome.UP:
+
+        def up() -> Go:
+            cur.restart_seconds = canary.up_seconds
             pre = canary.precondition_due()
-            if pre is not None:
-                pre.begin()
-                return Go(P.PRECONDITION, f'trial {cur.index}: writing the canary\'s DB '
-                          'into a steady state before the first window')
-            return self._begin_windows(now)
-        return self.not_up_yet(canary, r, lambda timeout: self.trial_failed(
+            if pre is None:
+                return self._begin_windows(now)
+            pre.begin()
+            return Go(P.PRECONDITION, f'trial {cur.index}: writing the canary\'s DB '
+                      'into a steady state before the first window')
+        return self.after_restart(canary.restart(now), up, lambda timeout: self.trial_failed(
             f'osd.{canary.osd} did not come back up running the options set within '
             f'{timeout:.0f}s'))
 
@@ -377,19 +370,29 @@ class Phases(WayOut):
         self.canary.window.begin(now)
         return Go(P.WARMUP, f'trial {self.cur().index}: warming up')
 
-    def not_up_yet(self, canary: CanaryOsd, r: Result,
-                   not_up: Callable[[float], Move]) -> Move:
-        """A restart not yet UP: paused while another OSD keeps PGs from
-        clean, polled while it waits; PGs not clean in time abort the session;
-        not up in time is `not_up`'s (given the timeout)."""
-        if r.outcome.held:
+    def after_restart(self, r: Result, then: Callable[[], Move],
+                      not_up: Optional[Callable[[float], Move]] = None,
+                      issuing: bool = False) -> Move:
+        """A step of a trial's or a recovery's restart of the canary
+        (restart.Outcome) as the move it means: `then` once it runs the
+        options set with its PGs clean (`issuing`: once the restart is under
+        way), `not_up` (given the timeout) if it did not come up on them in
+        time.  Held by the cluster, it pauses; PGs not clean in time abort."""
+        canary, o = self.canary, r.outcome
+        if o.held:
             return Pause(r.reasons)
-        if r.outcome == Outcome.WAITING:
+        if issuing:
+            return then()
+        if o == Outcome.UP:
+            canary.restart_done()
+            return then()
+        if o == Outcome.WAITING:
             return self.settings.poll
         timeout = canary.timeout()
-        if r.outcome == Outcome.NOT_CLEAN_IN_TIME:
+        if o == Outcome.NOT_CLEAN_IN_TIME:
             return self.abort(f'PGs did not become active+clean within {timeout:.0f}s of '
                               f'restarting osd.{canary.osd}')
+        assert not_up is not None  # every restart past its issue says what this means
         return not_up(timeout)
 
     def precondition(self, now: float) -> Move:
@@ -538,24 +541,19 @@ class Phases(WayOut):
         return Go(P.RECOVER_RESTART)
 
     def recover_restart(self, now: float) -> Move:
-        canary = self.canary
-        r = self.restart_back(now, canary)
+        r = self.restart_back(now, self.canary)
         if isinstance(r, End):
             return r
-        if r.outcome.held:
-            return Pause(r.reasons)
-        return Go(P.RECOVER_WAIT, f'trial {self.cur().index} failed: waiting for '
-                  f'osd.{canary.osd} on its original options', self.settings.poll)
+        return self.after_restart(r, lambda: Go(
+            P.RECOVER_WAIT, f'trial {self.cur().index} failed: waiting for '
+            f'osd.{self.canary.osd} on its original options', self.settings.poll), issuing=True)
 
     def recover_wait(self, now: float) -> Move:
         s = self.s
-        canary = self.canary
-        r = self._wait_step(now)
-        if r.outcome == Outcome.UP:
+
+        def up() -> Go:
             s.current = None
             if self.settings.on_failure == 'stop':
                 s.state = 'stopping'
             return Go(P.NEXT if s.confirm is None else P.CONFIRM)
-        return self.not_up_yet(canary, r, lambda timeout: self.fail(
-            f'osd.{canary.osd} did not come back on its original options within '
-            f'{timeout:.0f}s; its config is restored'))
+        return self.after_restart(self.canary.restart(now), up, self.not_back)
