@@ -5,6 +5,7 @@ They are read with `ast`, so this needs no mgr.  (The guide's build is
 checked by `tox -e docs`.)
 """
 import ast
+import csv
 import os
 import re
 from typing import Any, Dict, List, Set, Tuple
@@ -76,24 +77,12 @@ def guide() -> str:
 
 def option_rows() -> Dict[str, List[str]]:
     """The options table: name -> [type, default, meaning]."""
-    rows: Dict[str, List[str]] = {}
-    cells: List[str] = []
-    # the options table: the list-table whose header's first cell is Option
-    table = next(t for t in guide().split('\n.. list-table::')[1:]
-                 if re.search(r'^   \* - Option$', t, re.M))
-    for line in table.splitlines():
-        m = re.match(r'   (\*| ) - (.*)', line)
-        if m:
-            if m.group(1) == '*' and cells:
-                rows[cells[0].strip('`')] = cells[1:]
-                cells = []
-            cells.append(m.group(2).strip())
-        elif line.startswith('       ') and cells:
-            cells[-1] += ' ' + line.strip()
-    if cells:
-        rows[cells[0].strip('`')] = cells[1:]
-    rows.pop('Option')  # the header row
-    return rows
+    # the options table: the csv-table whose header's first cell is Option
+    table = next(t for t in guide().split('\n.. csv-table::')[1:]
+                 if t.startswith('\n   :header: Option,'))
+    body = table.split('\n\n', 2)[1]
+    rows = csv.reader((line.strip() for line in body.splitlines()), skipinitialspace=True)
+    return {r[0].strip('`'): r[1:] for r in rows}
 
 
 def test_module_source_is_read() -> None:
