@@ -98,6 +98,8 @@ def test_a_client_session_writes_in_the_canarys_pgs_and_leaves_nothing(lab: Lab)
         assert m['iops'] > 0 and m['client_bytes'] > 0, t
         # RocksDB's own figures, counted in every window
         assert m['compactions'] is not None and m['rocksdb_wal_bytes'] > 0, t
+        # and what one compaction below L0 writes (0: none in the window)
+        assert m['compaction_unit'] is not None and m['compaction_unit'] >= 0, t
         # and write-amp is counted by them, BlueFS's beside it
         assert m['write_amp_by'] == 'rocksdb' and m['bluefs_write_amp'] > 0, t
         assert m['write_amp'] == pytest.approx(

@@ -70,6 +70,21 @@ def test_a_window_counts_the_busiest_families_compactions_below_l0() -> None:
     assert (d.busiest_cf, d.compactions) == ('p-0', 0)
 
 
+def test_a_windows_compaction_unit_is_the_largest_compacting_familys_l0_and_l1() -> None:
+    # what a compaction below L0 writes: the L0 and L1 bytes, at the window's
+    # end, of the largest family that compacted in it (here O-0: 10 + 1000)
+    d = rocksdb_stats.delta(counts(_stats(2, 0)), counts(_stats(9, 2)))
+    assert d.unit == 1010
+    # a family that only flushed is no compaction's
+    after = _stats(9, 2)
+    after.levels['p-0'] = {0: Level(1, 10, 3), 1: Level(1, 5000, 0)}
+    assert rocksdb_stats.delta(counts(_stats(2, 0)), counts(after)).unit == 1010
+    after.levels['p-0'][1] = Level(1, 5000, 1)
+    assert rocksdb_stats.delta(counts(_stats(2, 0)), counts(after)).unit == 5010
+    # none compacted: none
+    assert rocksdb_stats.delta(counts(_stats(2, 1)), counts(_stats(5, 1))).unit == 0
+
+
 def test_a_window_without_a_flush_has_no_busiest_family() -> None:
     d = rocksdb_stats.delta(counts(_stats(2, 1)), counts(_stats(2, 1)))
     assert (d.busiest_cf, d.flushes, d.compactions) == ('', 0, 0)
@@ -95,3 +110,7 @@ def test_what_a_window_keeps_of_a_read_is_small() -> None:
     kept = json.dumps(counts(s))
     assert len(kept) < 400 and len(json.dumps(dataclasses.asdict(s))) > 6000
     assert set(counts(s)['t']) == set(rocksdb_stats.TICKERS)
+    # each family's L0 and L1 bytes, from the table's Size column (a
+    # compaction's size at a window's edge)
+    assert counts(s)['c']['O-0'][2] == sum(lv.size for n, lv in s.levels['O-0'].items() if n <= 1)
+    assert min(c[2] for cf, c in counts(s)['c'].items() if cf != 'L') > 1000

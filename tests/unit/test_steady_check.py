@@ -7,7 +7,7 @@ from typing import Any, Callable, Dict, List, Tuple
 
 import pytest
 
-from rocks_autotune import steady_check
+from rocks_autotune import steady_check, views
 from rocks_autotune.session import Session
 from rocks_autotune.workload import ReadProbe
 from session_harness import (Harness, best_summary, best_text, measurement, status, status_text,
@@ -278,6 +278,38 @@ def test_the_steady_verdict_rules() -> None:
     orders = {tuple(steady_check.order(0, 'c1', p)) for p in range(8)}
     assert orders == {('baseline', 'c1'), ('c1', 'baseline')}
     assert steady_check.order(0, 'c1', 3) == steady_check.order(0, 'c1', 3)
+
+
+def test_a_steady_ratio_is_given_with_a_compaction_in_or_out_of_either_window() -> None:
+    # demo run 20 (doc/bench/scenarios.md), per window: WAL, flush and
+    # compaction MB, client MB; one compaction of its P family ~13.5 MB
+    # (qa/bench/results/demo-run20-history.json)
+    def m(wal: float, flush: float, comp: float, unit: float) -> Any:
+        client = wal / 0.509
+        return measurement(write_amp=(wal + flush + comp) / client, write_amp_by='rocksdb',
+                           client_bytes=int(client * 1e6), rocksdb_wal_bytes=int(wal * 1e6),
+                           flush_bytes=int(flush * 1e6), compaction_bytes=int(comp * 1e6),
+                           compaction_unit=int(unit * 1e6), window_short=False,
+                           l0_cycles=1.0, wal_cover=1.0, settled=30.0), None
+    c1, blog = m(605, 32.5, 127.4, 13.5), m(138, 11.8, 46.6, 13.5)
+    v = steady_check.judge('c1', [(c1, blog)], 1, 0.97, 900, goal='wear')
+    assert v.ratio == pytest.approx(0.888, abs=0.002)
+    assert (v.low, v.high) == pytest.approx((0.816, 0.971), abs=0.002)
+    # the all-OSD check under fio, 0.857x [0.833, 0.882], is inside it
+    assert v.low < 0.857 < v.high
+    # recommended by its ratio, and the why says how far a compaction takes it
+    assert v.verdict == 'recommended' and 'up to 0.97x' in v.why
+    assert v.to_json()['range'] == pytest.approx([0.816, 0.971], abs=0.002)
+    assert '0.89x (0.82-0.97x with a compaction in or out)' in views.steady_ratio(v)
+    # a window whose compactions RocksDB did not count has no range
+    blind = measurement(write_amp=0.5, write_amp_by='rocksdb', l0_cycles=1.0, wal_cover=1.0,
+                        settled=30.0)
+    assert steady_check.compaction_range(blind, blog[0]) == (None, None)
+    # one saved before the range was kept reads back without one
+    saved = v.to_json()
+    for p in saved['pairs']:
+        del p['low'], p['high']
+    assert steady_check.SteadyVerdict.from_json(saved, 'c1').high is None
 
 
 def test_reads_slower_past_the_read_guard_hold_a_finalist_and_equal_ones_pass() -> None:

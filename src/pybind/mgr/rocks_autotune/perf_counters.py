@@ -108,6 +108,7 @@ class Measurement:
     # a steady window's seconds before it counted: to the end of its busiest
     # family's first compaction (window.Window.measure; None: not one, or none came)
     settled: Optional[float] = None
+    compaction_unit: Optional[int] = None  # rocksdb_stats.KvDelta.unit
 
     def to_dict(self) -> Dict[str, Any]:
         # its fields are scalars: no deep copy (every save converts every trial)
@@ -147,7 +148,7 @@ def rocksdb_write_amp(wal: float, flush: float, compaction: float,
 _KV_FIELDS = {'rocksdb_wal_bytes': 'wal_bytes', 'flush_bytes': 'flush_bytes',
               'compaction_bytes': 'compaction_bytes', 'busiest_cf': 'busiest_cf',
               'cf_flushes': 'flushes', 'compactions': 'compactions',
-              'compressed_raw_bytes': 'compressed_raw'}
+              'compressed_raw_bytes': 'compressed_raw', 'compaction_unit': 'unit'}
 
 
 def measure(before: Dict[str, Any], after: Dict[str, Any], seconds: float,

@@ -112,14 +112,15 @@ def parse(text: str) -> KvStats:
 
 # What a window keeps of a read, in the session's head (which the mgr's store
 # bounds): the tickers it compares and, per column family, [flushes,
-# compactions out of L0 or deeper (each lands below L0)]
+# compactions out of L0 or deeper (each lands below L0), bytes in L0 and L1]
 Counts = Dict[str, Any]
 
 
 def counts(s: KvStats) -> Counts:
     return {'t': {k: s.tickers[k] for k in TICKERS if k in s.tickers},
             'c': {cf: [ls[0].compactions if 0 in ls else 0,
-                       sum(lv.compactions for n, lv in ls.items() if n > 0)]
+                       sum(lv.compactions for n, lv in ls.items() if n > 0),
+                       sum(lv.size for n, lv in ls.items() if n <= 1)]
                   for cf, ls in sorted(s.levels.items())}}
 
 
@@ -135,6 +136,10 @@ class KvDelta:
     flushes: int
     compactions: int
     compressed_raw: int = 0  # the bytes compressed, before (COMPRESSED_RAW)
+    # what one compaction below L0 writes, at most (0: none in the window):
+    # the L0 and L1 bytes, at its end, of the largest family that compacted.
+    # A window's edges may take one in or leave one out, of either family
+    unit: int = 0
 
 
 def delta(before: Counts, after: Counts) -> KvDelta:
@@ -148,10 +153,12 @@ def delta(before: Counts, after: Counts) -> KvDelta:
         return int(after['c'][cf][i]) - int(before['c'].get(cf, [0, 0])[i])
 
     busiest = max(sorted(after['c']), key=lambda cf: grew(cf, 0), default='')
+    unit = max((int(n[2]) for cf, n in after['c'].items() if len(n) > 2 and grew(cf, 1) > 0),
+               default=0)
     if busiest and grew(busiest, 0) <= 0:
         busiest = ''
     return KvDelta(wal_bytes=tick(WAL_BYTES), flush_bytes=tick(FLUSH_BYTES),
                    compaction_bytes=tick(COMPACT_WRITE_BYTES), busiest_cf=busiest,
                    compressed_raw=tick(COMPRESSED_RAW) if COMPRESSED_RAW in before['t'] else 0,
                    flushes=grew(busiest, 0) if busiest else 0,
-                   compactions=grew(busiest, 1) if busiest else 0)
+                   compactions=grew(busiest, 1) if busiest else 0, unit=unit)

@@ -110,8 +110,11 @@ def reads_text(st: SteadyVerdict, of: str = 'the baseline\'s') -> str:
 
 
 def steady_ratio(st: SteadyVerdict) -> str:
-    """A steady write-amp ratio; '~' where the baseline's window saw no steady state."""
-    return f'{"~" if st.upper_bound else ""}{st.ratio:.2f}x'
+    """A steady write-amp ratio; '~' where the baseline's window saw no steady
+    state; its range with a compaction in or out of either window."""
+    edges = (f' ({st.low:.2f}-{st.high:.2f}x with a compaction in or out)'
+             if st.low is not None and st.high is not None else '')
+    return f'{"~" if st.upper_bound else ""}{st.ratio:.2f}x{edges}'
 
 
 def steady_objective_text(st: SteadyVerdict) -> str:
