@@ -3,6 +3,7 @@ rounds run in windows of the baseline runs' length and judge the objective
 alone; then, for the arms whose objective passed, best first, the steady
 check measures the baseline and the arm each in a window that lasts until a
 compaction below L0 (at most steady_window_limit)."""
+import dataclasses
 from typing import Any, Callable, Dict, List, Tuple
 
 import pytest
@@ -151,6 +152,39 @@ def test_a_steady_window_without_a_compaction_within_the_limit_is_write_amp_unkn
     assert 'write-amp unknown' in s.s.message or 'unknown' in s.s.message
     b = best_summary(s)
     assert b is not None and b['keeps_current']
+
+
+def test_a_finalist_whose_window_cannot_reach_steady_state_is_unknown_without_one() -> None:
+    # what the baseline's WAL rate writes in steady_window_limit (steady_cap)
+    # made less than any candidate's column families' L0 cycles: a finalist
+    # passing its rounds cannot be judged at steady state, said at once, not
+    # after a window of an hour that cannot see it (the iops session at the
+    # defaults, doc/bench/defaults.md)
+    h, s = confirming()
+    faster(h)
+    h.run(until=lambda s: s.s.steady_cap is not None)
+    s.s.steady_cap = dataclasses.replace(s.s.steady_cap, bytes=1 << 20, applied=False)
+    h.run(until=lambda s: any(t.verdict == 'feasible' for t in s.s.trials))
+    # the forecast, before the confirmation: a finalist's branch adds its
+    # rounds, not steady windows of up to steady_window_limit
+    small = s.s.steady_cap
+    out = s.search.time_said(s.canary.rec, True)
+    s.s.steady_cap = dataclasses.replace(small, bytes=1 << 40)
+    fits = s.search.time_said(s.canary.rec, True)
+    s.s.steady_cap = small
+    assert out.keep_seconds == fits.keep_seconds
+    assert fits.finalist_seconds is not None and out.finalist_seconds is not None
+    assert fits.finalist_seconds - out.finalist_seconds > h.settings.steady_window_limit
+    h.run(until=lambda s: s.s.confirm is not None)
+    # the forecast counts no steady window for them
+    assert s.search.confirmation().steady_planned() == 0
+    h.run()
+    assert s.s.state == 'done' and verdict(s)['recommended'] is None
+    for a in arms(s).values():
+        assert a['objective_verdict'] == 'passes' and a['verdict'] == 'write-amp unknown'
+        assert 'MiB of WAL (every column family\'s L0 cycle), past the 1 MiB' in a['why']
+        assert 'raise steady_window_limit to' in a['why']
+    assert confirm_trials(s, True) == []
 
 
 def test_a_baseline_without_a_compaction_gives_no_bound_judged_all_the_same() -> None:

@@ -40,6 +40,9 @@ class Arm:
     out: Optional[Tuple[str, str]] = None
     passed: Optional[int] = None
     predicted: Optional[float] = None
+    # why its steady window cannot reach steady state within the limit ('':
+    # it may): passing its rounds, it is "write-amp unknown" without one
+    reach: str = ''
 
 
 @dataclass
@@ -193,16 +196,18 @@ def plan(ranked: List[Tuple[Trial, float]], rounds: int, margin: float,
          steady_limit: float = 3600.0, restart_limit: Optional[float] = None,
          read_guard: Optional[float] = None, design: Optional[power.Design] = None,
          window: float = 0.0, wear_margin: Optional[float] = None,
-         predicted: Sequence[Optional[float]] = ()) -> ConfirmRecord:
+         predicted: Sequence[Optional[float]] = (), reach: Sequence[str] = ()) -> ConfirmRecord:
     """The record of a confirmation of `ranked` ((search trial, posterior
     mean), best first), measured as `canaries` says, each passing arm checked
     in `steady_pairs` pairs of steady windows of at most `steady_limit` s
     (and its reads, where probed, held to 1 + `read_guard` times the baseline's).
-    With `wear_margin`, the goal is wear (`predicted`: each arm's ratio)."""
+    With `wear_margin`, the goal is wear (`predicted`: each arm's ratio).
+    `reach`: why each arm's steady window cannot reach steady state ('': it may)."""
     # the split design confirms on C/R, the figure its A/A noise is measured on
     objective, direction = perf_counters.objective(workload, canaries.design)
     arms = [Arm(f'c{i}', t.index, t.candidate, t.options, mean,
-                predicted=predicted[i - 1] if predicted else None)
+                predicted=predicted[i - 1] if predicted else None,
+                reach=reach[i - 1] if reach else '')
             for i, (t, mean) in enumerate(ranked, 1)]
     return ConfirmRecord(
         arms, rounds, margin, objective, direction, power.look_level(rounds), canaries,
@@ -305,6 +310,9 @@ class Confirmation:
         return measured, p, lost
 
     def steady_verdict(self, arm: str) -> steady_check.SteadyVerdict:
+        reach = self.rec.arm(arm).reach
+        if reach:  # known before any window: none is run
+            return steady_check.SteadyVerdict(arm, steady_check.UNKNOWN, reach)
         measured, _, lost = self._steady_pairs(arm)
         if lost:
             return steady_check.SteadyVerdict(
@@ -469,6 +477,6 @@ class Confirmation:
         if not self.active() or (n >= rec.rounds and self._round_done(n - 1)):
             arms = self._unchecked()
         else:
-            arms = [a.arm for a in rec.arms if not a.out]
+            arms = [a.arm for a in rec.arms if not a.out and not a.reach]
         return sum(not self._done(p, name, arm)
                    for arm in arms for p in range(rec.steady.pairs) for name in (BASELINE, arm))

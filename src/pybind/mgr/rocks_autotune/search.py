@@ -20,8 +20,8 @@ from .canary_record import CanaryRecord, PreconditionRecord
 from .store import SessionState
 from .trial import Trial
 from .views import TimeSaid
-from .window import (fill_rate, precondition_left, steady_cap, steady_length, steady_window,
-                     steady_window_bytes)
+from .window import (fill_rate, precondition_left, steady_bytes, steady_cap, steady_length,
+                     steady_window, steady_window_bytes)
 from .workload import CLIENT, LazyClientWorkload
 
 log = logging.getLogger(__name__)
@@ -189,6 +189,23 @@ class Search:
         return cap is None or steady_window_bytes(
             c, self.space.column_families, self.space.max_total_wal_size) <= cap
 
+    def out_of_reach(self, c: Candidate) -> str:
+        """Why a steady window of `c` cannot reach steady state within
+        steady_window_limit ('': it may): the WAL bytes it must count (every
+        column family's L0 cycle, a necessary condition) past what the
+        baseline's WAL rate writes in the limit (steady_cap).  Under `iops`
+        such a finalist passing its rounds is "write-amp unknown" at once,
+        not after an hour's window that cannot see it (wear: no finalist)."""
+        cap = self.s.steady_cap
+        need = steady_bytes(c, self.space.column_families, self.space.max_total_wal_size)
+        if cap is None or need <= cap.bytes:
+            return ''
+        return (f'its steady window must count {need / 2**20:.0f} MiB of WAL (every column '
+                f'family\'s L0 cycle), past the {cap.bytes / 2**20:.0f} MiB the baseline\'s '
+                f'{cap.rate / 2**20:.2f} MiB/s write in steady_window_limit {cap.limit:.0f}s: '
+                'its write-amp at steady state cannot be judged here (raise '
+                f'steady_window_limit to {need / cap.rate:.0f}s or more)')
+
     def rejudge(self) -> None:
         """Under the wear objective, every window judged again by the model
         as now calibrated; the optimizer is rebuilt at its next use."""
@@ -305,7 +322,8 @@ class Search:
             self.params.workload, plan, st.steady_pairs, st.steady_window_limit,
             st.restart_limit, st.read_guard, design, self.objective_window(),
             st.confirm_margin if cal else None,
-            [self.predicted_ratio(c, cal) for c, _ in ranked] if cal else ())
+            [self.predicted_ratio(c, cal) for c, _ in ranked] if cal else (),
+            [self.out_of_reach(c) for c, _ in ranked])
         self.confirmation().update()
 
     def left(self) -> Tuple[int, int, int]:
@@ -382,7 +400,8 @@ class Search:
         # with a finalist that passes its rounds: its steady pairs (the first
         # that passes ends the check), each as long as the windows so far say
         expect = min(limit, need or steady or limit)
-        steady_cost = min(steadies, 2 * st.steady_pairs) * (over + expect + probe)
+        steady_cost = (min(steadies, 2 * st.steady_pairs) * (over + expect + probe)
+                       * self._reach_share())
         finalist = alone + rounds + steady_cost
         cur, w = s.current, canary.window
         if cur is not None and w is not None and cur.kind != 'recovery':
@@ -404,6 +423,18 @@ class Search:
                         steady is not None and math.isinf(steady), limit, window, steadies,
                         need, max(0.0, left), max(0.0, expected),
                         None if s.confirm else alone, max(0.0, finalist), chance, passes)
+
+    def _reach_share(self) -> float:
+        """Before the confirmation, the share of the feasible candidates so
+        far whose steady window can reach steady state (out_of_reach): a
+        finalist's steady windows are run only for those (1 with none yet)."""
+        if self.s.confirm is not None:
+            return 1.0  # the arms out of reach are no longer in steady_planned
+        feasible = [t.candidate for t in self.s.trials
+                    if t.kind == 'candidate' and t.verdict == 'feasible']
+        if not feasible:
+            return 1.0
+        return sum(not self.out_of_reach(c) for c in feasible) / len(feasible)
 
     def finalist_chance(self) -> float:
         """The chance the search leaves a finalist to confirm (a keep session
