@@ -168,9 +168,9 @@ def test_a_finalist_whose_window_cannot_reach_steady_state_is_unknown_without_on
     # the forecast, before the confirmation: a finalist's branch adds its
     # rounds, not steady windows of up to steady_window_limit
     small = s.s.steady_cap
-    out = s.search.time_said(s.canary.rec, True)
+    out = s.time_said()
     s.s.steady_cap = dataclasses.replace(small, bytes=1 << 40)
-    fits = s.search.time_said(s.canary.rec, True)
+    fits = s.time_said()
     s.s.steady_cap = small
     assert out.keep_seconds == fits.keep_seconds
     assert fits.finalist_seconds is not None and out.finalist_seconds is not None
