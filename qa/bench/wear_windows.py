@@ -131,8 +131,8 @@ def p99_us(bins: Dict[int, int]) -> Optional[float]:
 def cf_totals(before: rocksdb_stats.Counts, after: rocksdb_stats.Counts) -> Tuple[int, int]:
     """Flushes and compactions below L0 over every column family."""
     fl = cp = 0
-    for cf, (f1, c1) in after['c'].items():
-        f0, c0 = before['c'].get(cf, [0, 0])
+    for cf, (f1, c1, *_) in after['c'].items():
+        f0, c0, *_ = before['c'].get(cf, [0, 0])
         fl += int(f1) - int(f0)
         cp += int(c1) - int(c0)
     return fl, cp

@@ -187,8 +187,8 @@ def test_past_the_wal_limit_rocksdb_flushes_families_far_from_full(lab: Lab) -> 
     assert own(lab, osd) == before
     lab.wait('active+clean', lab.active_clean, 300)
     written = wal(kv0, kv1)
-    flushes = {cf: f - kv0['c'].get(cf, [0, 0])[0] for cf, (f, _) in kv1['c'].items()}
-    compacted = {cf: c - kv0['c'].get(cf, [0, 0])[1] for cf, (_, c) in kv1['c'].items()}
+    flushes = {cf: f - kv0['c'].get(cf, [0, 0])[0] for cf, (f, *_) in kv1['c'].items()}
+    compacted = {cf: c - kv0['c'].get(cf, [0, 0])[1] for cf, (_, c, *_) in kv1['c'].items()}
     seen = f'WAL {written >> 20} MiB, flushes {flushes}, compactions below L0 {compacted}'
     print(seen)  # the figures (pytest -s shows them; a failure does anyway)
     # more WAL than the limit several times over, less than one family's capacity
