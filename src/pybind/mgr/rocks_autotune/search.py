@@ -57,9 +57,8 @@ class Search:
             if cap and cap.applied is None:
                 cap.settle(self.space, self.s.seed)
             self.space.max_steady_bytes = cap.bytes if cap and cap.applied else 0
-            if self.settings.wear and self.s.baseline is not None \
-                    and self.s.feasible_prior is None:
-                self.s.feasible_prior = self._feasible_prior()
+            if self.s.baseline is not None and self._prior() is None:
+                self._draw_prior()
             warm = [self.space.base_candidate()] + [
                 self.space.candidate_from_options(parse_options(p))
                 for p in (self.release_default, NEW_TUNING, NEW_TUNING_LZ4)]
@@ -70,35 +69,47 @@ class Search:
             self._optimizer = opt
         return self._optimizer
 
-    def _feasible_prior(self, cap: Optional[int] = None) -> float:
-        """finalist_chance's prior under wear: half the share of the points
-        the optimizer draws from that could be feasible by what is known
-        before measuring them (a steady window judgeable within the limit,
-        the model's prediction below the baseline's by confirm_margin, once
-        windows calibrate it); the half for what only a window shows (its
-        IOPS within the guard).  `cap`: the WAL bytes a steady window may
-        write, before the baseline's steady_cap."""
+    def _prior(self) -> Optional[float]:
+        """The prior this objective's forecast takes (_draw_prior)."""
+        return self.s.feasible_prior if self.settings.wear else self.s.reach_prior
+
+    def _draw_prior(self, cap: Optional[int] = None) -> None:
+        """What the points the optimizer draws say before any is measured.
+        Under wear, finalist_chance's prior (feasible_prior): half the share
+        that could be feasible by what is known (a steady window judgeable
+        within the limit, the model's prediction below the baseline's by
+        confirm_margin, once windows calibrate it); the half for what only a
+        window shows (its IOPS within the guard).  Under iops, _reach_share's
+        before a candidate is feasible (reach_prior): the share whose steady
+        window could reach steady state (out_of_reach).  `cap`: the WAL bytes
+        a steady window may write, before the baseline's steady_cap."""
         from .optimizer import random_points  # scipy: the serve thread's (optimizer)
-        space = self.space
-        drawn = [space.from_point(x) for x in random_points(space, 1000, self.s.seed)
+        s, space = self.s, self.space
+        drawn = [space.from_point(x) for x in random_points(space, 1000, s.seed)
                  if space.point_is_safe(x)]
-        cal = self.wear_calibration() if self.s.baseline is not None else None
+        if not self.settings.wear:
+            if cap is None and s.steady_cap is not None:
+                cap = s.steady_cap.bytes
+            s.reach_prior = 1.0 if cap is None or not drawn else sum(
+                steady_bytes(c, space.column_families, space.max_total_wal_size) <= cap
+                for c in drawn) / len(drawn)
+            return
+        cal = self.wear_calibration() if s.baseline is not None else None
         ok = [c for c in drawn if self.steady_judgeable(c, cap)
               and (cal is None or self.predicted_ratio(c, cal) * (
                   1.0 + self.settings.confirm_margin) <= 1.0)]
-        return 0.5 * len(ok) / len(drawn) if drawn else 0.0
+        s.feasible_prior = 0.5 * len(ok) / len(drawn) if drawn else 0.0
 
     def preconditioned(self, pre: PreconditionRecord) -> None:
-        """A step of the preconditioning `pre`: under wear, once its 4 KiB
-        writes ran PRIOR_AFTER seconds (the fill's big writes log little),
-        the prior from the steady windows its WAL rate allows (the
-        baseline's windows then replace it)."""
-        s = self.s
+        """A step of the preconditioning `pre`: once its 4 KiB writes ran
+        PRIOR_AFTER seconds (the fill's big writes log little), the prior
+        from the steady windows its WAL rate allows (the baseline's windows
+        then replace it)."""
         rate = pre.wal_rate()
-        if not self.settings.wear or s.baseline is not None or s.feasible_prior is not None \
+        if self.s.baseline is not None or self._prior() is not None \
                 or rate is None or pre.seconds < PRIOR_AFTER:
             return
-        s.feasible_prior = self._feasible_prior(int(rate * self._steady_window_limit()))
+        self._draw_prior(int(rate * self._steady_window_limit()))
 
     def _steady_window_limit(self) -> float:
         """How long a steady window may run: steady_window_limit, at least --duration."""
@@ -271,7 +282,9 @@ class Search:
             return
         base = Baseline.of(runs, self.params.workload)
         s.baseline = base
-        s.feasible_prior = None  # the optimizer's build takes the model's too
+        # the optimizer's build draws them again, at the baseline's cap and
+        # (wear) the model calibrated
+        s.feasible_prior = s.reach_prior = None
         self._plan_for_noise(runs, osd)
         s.steady_cap = steady_cap(runs, self._steady_window_limit())
         # the optimizer's first point; the next ask() rebuilds it from the trials
@@ -427,13 +440,15 @@ class Search:
     def _reach_share(self) -> float:
         """Before the confirmation, the share of the feasible candidates so
         far whose steady window can reach steady state (out_of_reach): a
-        finalist's steady windows are run only for those (1 with none yet)."""
+        finalist's steady windows are run only for those (reach_prior, or 1,
+        with none yet)."""
         if self.s.confirm is not None:
             return 1.0  # the arms out of reach are no longer in steady_planned
         feasible = [t.candidate for t in self.s.trials
                     if t.kind == 'candidate' and t.verdict == 'feasible']
-        if not feasible:
-            return 1.0
+        if not feasible:  # the share of the points drawn (wear: in its prior)
+            return 1.0 if self.settings.wear or self.s.reach_prior is None \
+                else self.s.reach_prior
         return sum(not self.out_of_reach(c) for c in feasible) / len(feasible)
 
     def finalist_chance(self) -> float:

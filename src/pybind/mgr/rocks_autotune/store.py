@@ -135,7 +135,7 @@ class StartRecord:
 
 
 # the head's fields JSON leaves out while they are None, as before they were set
-_UNSET = ('final', 'other_checks', 'noise', 'steady_cap', 'feasible_prior')
+_UNSET = ('final', 'other_checks', 'noise', 'steady_cap', 'feasible_prior', 'reach_prior')
 # the session's records that are objects, by key: stored by their to_json
 _RECORDS: Dict[str, Any] = {'client': ClientRecord, 'current': Trial, 'confirm': ConfirmRecord,
                             'noise': Noise, 'steady_cap': SteadyCap, 'plan': MeasurementPlan,
@@ -176,9 +176,12 @@ class SessionState(StartRecord):
     # the most WAL bytes a steady window can write, and whether the search
     # keeps to it (window.steady_cap); None without WAL counts
     steady_cap: Optional[SteadyCap] = None
-    # under wear, the chance a candidate drawn is feasible before any is
-    # measured (Search._feasible_prior); None before the baseline
+    # before any candidate is measured (Search._draw_prior), under wear the
+    # chance one drawn is feasible, under iops the share of those drawn whose
+    # steady window can reach steady state; None before the preconditioning
+    # or the baseline's WAL rate
     feasible_prior: Optional[float] = None
+    reach_prior: Optional[float] = None
 
     def head_json(self) -> Dict[str, Any]:
         """The head as JSON holds it: neither the start record, the trials nor
