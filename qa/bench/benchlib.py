@@ -378,8 +378,11 @@ class Lab:
         self.port = port
         self.env = dict(os.environ, CEPH_LAB_DIR=lab_dir, CEPH_LAB_MON_PORT=str(port),
                         CEPH_CONF=os.path.join(lab_dir, 'ceph.conf'),
-                        # a chroot release's CLI wrappers (see ceph-lab env)
-                        PATH=os.path.join(lab_dir, 'bin') + os.pathsep + os.environ['PATH'])
+                        # a chroot release's CLI wrappers (see ceph-lab env), but
+                        # where this runs inside the root already (ceph-lab demo)
+                        PATH=os.environ['PATH'] if os.environ.get('CEPH_LAB_INSIDE_ROOT')
+                        == '1' else os.path.join(lab_dir, 'bin') + os.pathsep
+                        + os.environ['PATH'])
 
     # -- ceph-lab
     def lab(self, *args: str, timeout: float = 900) -> str:

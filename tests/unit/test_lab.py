@@ -286,3 +286,41 @@ def test_a_demo_over_its_target_says_why(monkeypatch: pytest.MonkeyPatch, tmp_pa
     assert quiet is not None and 'other work' not in quiet and 'more rounds' in quiet
     large = lab.over_target([('lab', 41.0), ('session', 2759.0)], [15.8], str(4 << 30))
     assert large is not None and 'other work' not in large and 'client_space 4096 MiB' in large
+
+
+def test_a_recommending_demo_measures_the_whole_lab_before_and_after(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Any, capsys: Any) -> None:
+    lab = load_lab(monkeypatch, str(tmp_path / 'lab'))
+    os.makedirs(tmp_path / 'lab')
+    answers = {'answer': 'keep', 'options': 'a=1'}
+    calls: list = []
+    monkeypatch.setattr(lab, 'ceph', lambda *a, **k: calls.append(a) or json.dumps(answers))
+    logged: list = []
+    monkeypatch.setattr(lab, 'log', logged.append)
+    assert lab.recommended() is None  # a keep: nothing to measure
+    answers['answer'] = 'recommend'
+    assert lab.recommended() == 'a=1'
+    runs: list = []
+    rc = {'bench': 0}
+
+    def run(argv: list, **kw: Any) -> Any:
+        runs.append(argv)
+        return subprocess.CompletedProcess(argv, 0 if '--pairs' in argv else rc['bench'],
+                                           stdout='| pass | ... |\n')
+    monkeypatch.setattr(lab.subprocess, 'run', run)
+    calls.clear()
+    lab.before_after('b=2', 'a=1')
+    bench = runs[0]
+    assert bench[1].endswith('qa/bench/wear_windows.py') and '--keep-lab' in bench
+    assert bench[bench.index('--configs') + 1] == 'before,after'
+    assert {bench[i + 1] for i, x in enumerate(bench) if x == '--config'} == {
+        'before=b=2', 'after=a=1'}
+    assert '| pass |' in capsys.readouterr().out
+    # the lab then runs the recommended string, set as apply sets it
+    assert calls == [('config', 'set', f'osd.{i}', 'bluestore_rocksdb_options', 'a=1')
+                     for i in range(lab.DEMO_OSDS)]
+    # a bench that failed: said, with its log; the OSDs' settings all the same
+    rc['bench'], runs[:], calls[:] = 1, [], []
+    lab.before_after('b=2', 'a=1')
+    assert len(runs) == 1 and 'failed' in logged[-1] and 'before-after.log' in logged[-1]
+    assert len(calls) == lab.DEMO_OSDS
