@@ -501,3 +501,25 @@ def test_the_search_takes_no_finalist_the_model_cannot_bound() -> None:
     # the same shape compressed: bounded by r = 1, and predicted to save
     verdict, _, told = s.search.judge(m, cand(16, trigger=2, compression='snappy'), lz4)
     assert verdict == 'feasible' and told < 0.0
+
+
+def test_a_keep_under_wear_says_what_the_model_had_too_little_of() -> None:
+    # demo run 22 (Pacific's default, its WAL cut to the lab's): 1 of its 10
+    # search windows of at most 45 s flushed, no compressed one: no candidate
+    # could be predicted to save, a keep for want of evidence, now said so
+    from rocks_autotune import confirm, views
+    h = Harness(objective='wear', client_space=32 << 20, client_object_size=1 << 20)
+    s = h.start(osd=0, workload='client', trials=1)
+    blind = s.search.blind_why(wear_model.Calibration(windows=10, flush_windows=1,
+                                                      flushed=('none',)))
+    assert blind.startswith('the model had little to go by: 1 of its 10 windows flushed a '
+                            'memtable; none compressed with ')
+    assert 'so it counts no saving from them' in blind and 'a longer --duration' in blind
+    # enough windows flushed, every compression among them: nothing to say
+    assert s.search.blind_why(wear_model.Calibration(
+        windows=10, flush_windows=6, flushed=('none', 'snappy', 'lz4'))) == ''
+    # the keep's why carries it, in `status` and the message alike
+    rec = confirm.plan([], 10, -0.03, 'client', s.s.plan, wear_margin=0.03, none_why=blind)
+    result = confirm.Confirmation(rec, [], 0, None, 1.1).update(complete=True)
+    assert result.none_why == blind and result.recommended is None
+    assert views.answer_line(result).endswith(f'; {blind}')

@@ -126,6 +126,7 @@ class Verdict:
     steady_window_limit: float
     arms: List[ArmResult]  # the options and candidate are the arm's (ConfirmRecord.arms)
     seen: Optional[RoundsNoise]
+    none_why: str = ''  # ConfirmRecord.none_why
 
     @property
     def chosen(self) -> Optional[ArmResult]:
@@ -163,6 +164,8 @@ class ConfirmRecord:
     goal: str = IOPS
     wear_margin: Optional[float] = None
     window: float = 0.0  # the rounds' window length
+    # with no finalist under wear: what the model had too little of (Search.blind_why)
+    none_why: str = ''
     sequential: bool = True
     orders: List[List[str]] = field(default_factory=list)  # each round's, as drawn
     result: Optional[Verdict] = None  # the verdict so far (Confirmation.update)
@@ -196,7 +199,8 @@ def plan(ranked: List[Tuple[Trial, float]], rounds: int, margin: float,
          steady_limit: float = 3600.0, restart_limit: Optional[float] = None,
          read_guard: Optional[float] = None, design: Optional[power.Design] = None,
          window: float = 0.0, wear_margin: Optional[float] = None,
-         predicted: Sequence[Optional[float]] = (), reach: Sequence[str] = ()) -> ConfirmRecord:
+         predicted: Sequence[Optional[float]] = (), reach: Sequence[str] = (),
+         none_why: str = '') -> ConfirmRecord:
     """The record of a confirmation of `ranked` ((search trial, posterior
     mean), best first), measured as `canaries` says, each passing arm checked
     in `steady_pairs` pairs of steady windows of at most `steady_limit` s
@@ -212,7 +216,7 @@ def plan(ranked: List[Tuple[Trial, float]], rounds: int, margin: float,
     return ConfirmRecord(
         arms, rounds, margin, objective, direction, power.look_level(rounds), canaries,
         SteadyPlan(steady_pairs, steady_limit), restart_limit, read_guard, design,
-        IOPS if wear_margin is None else WEAR, wear_margin, window)
+        IOPS if wear_margin is None else WEAR, wear_margin, window, none_why)
 
 
 def _trials(trials: List[Trial], r: int, name: str, steady: str = '') -> List[Trial]:
@@ -438,7 +442,7 @@ class Confirmation:
             rec.objective, rec.direction, rec.goal, rec.margin, self.budget, rec.level,
             rec.wear_margin, rec.restart_limit, rec.read_guard,
             median(base) if base else None, rec.sequential, rec.measurement_plan, rec.window,
-            rec.steady.pairs, rec.steady.limit, arms, self._seen(rounds))
+            rec.steady.pairs, rec.steady.limit, arms, self._seen(rounds), rec.none_why)
         return rec.result
 
     def _groups(self, rounds: Sequence[Round], arm: str) -> Dict[str, Figure]:

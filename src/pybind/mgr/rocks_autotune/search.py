@@ -336,8 +336,27 @@ class Search:
             st.restart_limit, st.read_guard, design, self.objective_window(),
             st.confirm_margin if cal else None,
             [self.predicted_ratio(c, cal) for c, _ in ranked] if cal else (),
-            [self.out_of_reach(c) for c, _ in ranked])
+            [self.out_of_reach(c) for c, _ in ranked],
+            self.blind_why(cal) if cal and not ranked else '')
         self.confirmation().update()
+
+    def blind_why(self, cal: wear_model.Calibration) -> str:
+        """Under wear, what the model had too little of ('': enough): most
+        windows without a flush tell it nothing of a flush's size, and a
+        compression none of whose windows flushed is counted as saving
+        nothing (the Pacific default on the demo's lab: keep, unseen)."""
+        few = cal.flush_windows * 2 <= cal.windows
+        unseen = [x for x in self.space.compressions if x != 'none' and x not in cal.flushed]
+        if not few and not unseen:
+            return ''
+        said = ([f'{cal.flush_windows} of its {cal.windows} windows flushed a memtable']
+                if few else [])
+        said += ([f'none compressed with {"/".join(unseen)} flushed, so it counts no saving '
+                  'from them'] if unseen else [])
+        cap = self.params.duration * self.settings.max_window_factor
+        return (f'the model had little to go by: {"; ".join(said)} (search windows of at '
+                f'most {cap:.0f}s, max_window_factor x --duration: a longer --duration shows '
+                'more)')
 
     def left(self) -> Tuple[int, int, int]:
         """(search, confirmation round, steady) measurements still to come,

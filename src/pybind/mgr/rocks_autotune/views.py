@@ -159,12 +159,14 @@ def _keep_why(result: Verdict, name: str, design: str) -> str:
     wear = result.goal == WEAR
     guard = -result.margin
     want = result.wear_margin or 0.0
+    if not result.arms and not wear:
+        return 'the search found no feasible candidate to confirm'
     if not result.arms:
         return (f'the search found no candidate predicted to write {want:.0%} fewer DB bytes '
                 f'per client byte, its {name} within the {guard:.0%} guard and its steady '
                 'window within steady_window_limit at the baseline\'s WAL rate (the search '
-                'line says what a window needs)' if wear
-                else 'the search found no feasible candidate to confirm')
+                'line says what a window needs)'
+                + (f'; {result.none_why}' if result.none_why else ''))
     if not wear and all(a.verdict == 'too few rounds' for a in result.arms):
         return (f'{result.rounds_done} of {result.rounds} rounds measured, too few for '
                 f'a {result.level:.0%} interval (it takes {MIN_ROUNDS})')
