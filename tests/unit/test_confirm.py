@@ -280,7 +280,7 @@ def test_status_and_history_show_the_confirmation() -> None:
         'recommended', 'complete', 'rounds', 'rounds_done', 'objective', 'direction', 'goal',
         'margin', 'budget', 'level', 'wear_margin', 'restart_limit', 'read_guard',
         'baseline_restart_seconds', 'sequential', 'measurement_plan', 'window', 'steady_pairs',
-        'steady_window_limit', 'arms', 'seen']
+        'steady_window_limit', 'arms', 'seen', 'none_why']
     arm = next(a for a in result['arms'] if a['arm'] == best)
     assert list(arm) == ['arm', 'verdict', 'why', 'objective', 'write_amp', 'kv_sync_lat',
                          'trial', 'mean', 'predicted', 'restart_seconds', 'objective_verdict',

@@ -504,7 +504,7 @@ def test_the_search_takes_no_finalist_the_model_cannot_bound() -> None:
 
 
 def test_a_keep_under_wear_says_what_the_model_had_too_little_of() -> None:
-    # demo run 22 (Pacific's default, its WAL cut to the lab's): 1 of its 10
+    # demo run 22 (Pacific's default, its WAL cut to the lab's): 2 of its 10
     # search windows of at most 45 s flushed, no compressed one: no candidate
     # could be predicted to save, a keep for want of evidence, now said so
     from rocks_autotune import confirm, views
