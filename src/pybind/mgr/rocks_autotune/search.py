@@ -91,8 +91,7 @@ class Search:
             if cap is None and s.steady_cap is not None:
                 cap = s.steady_cap.bytes
             s.reach_prior = 1.0 if cap is None or not drawn else sum(
-                steady_bytes(c, space.column_families, space.max_total_wal_size) <= cap
-                for c in drawn) / len(drawn)
+                self._steady_need(c) <= cap for c in drawn) / len(drawn)
             return
         cal = self.wear_calibration() if s.baseline is not None else None
         ok = [c for c in drawn if self.steady_judgeable(c, cap)
@@ -200,6 +199,11 @@ class Search:
         return cap is None or steady_window_bytes(
             c, self.space.column_families, self.space.max_total_wal_size) <= cap
 
+    def _steady_need(self, c: Candidate) -> int:
+        """The WAL bytes a steady window of `c` must count (every column
+        family's L0 cycle, window.steady_bytes)."""
+        return steady_bytes(c, self.space.column_families, self.space.max_total_wal_size)
+
     def out_of_reach(self, c: Candidate) -> str:
         """Why a steady window of `c` cannot reach steady state within
         steady_window_limit ('': it may): the WAL bytes it must count (every
@@ -208,7 +212,7 @@ class Search:
         such a finalist passing its rounds is "write-amp unknown" at once,
         not after an hour's window that cannot see it (wear: no finalist)."""
         cap = self.s.steady_cap
-        need = steady_bytes(c, self.space.column_families, self.space.max_total_wal_size)
+        need = self._steady_need(c)
         if cap is None or need <= cap.bytes:
             return ''
         return (f'its steady window must count {need / 2**20:.0f} MiB of WAL (every column '
@@ -465,9 +469,8 @@ class Search:
             return 1.0  # the arms out of reach are no longer in steady_planned
         feasible = [t.candidate for t in self.s.trials
                     if t.kind == 'candidate' and t.verdict == 'feasible']
-        if not feasible:  # the share of the points drawn (wear: in its prior)
-            return 1.0 if self.settings.wear or self.s.reach_prior is None \
-                else self.s.reach_prior
+        if not feasible:  # the share of the points drawn (None under wear: in its prior)
+            return 1.0 if self.s.reach_prior is None else self.s.reach_prior
         return sum(not self.out_of_reach(c) for c in feasible) / len(feasible)
 
     def finalist_chance(self) -> float:
