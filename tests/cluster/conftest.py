@@ -67,6 +67,17 @@ class Lab:
         clean = sum(x['num'] for x in s['num_pg_by_state'] if x['name'] == 'active+clean')
         return clean == s['num_pgs'] > 0
 
+    def pool_clean(self, pool: str) -> bool:
+        """Every PG of `pool` active+clean in a report made at or after the
+        pool's last change, and the rest active+clean.  `pg stat` alone says
+        clean before the mgr has a new pool's PGs, or from reports made before
+        a change that re-peers them (min_size)."""
+        info = [p for p in self.json('osd', 'pool', 'ls', 'detail') if p['pool_name'] == pool][0]
+        pgs = self.json('pg', 'ls-by-pool', pool)['pg_stats']
+        return len(pgs) == info['pg_num'] and self.active_clean() and all(
+            p['state'] == 'active+clean' and int(p['reported_epoch']) >= int(info['last_change'])
+            for p in pgs)
+
     def enable_module(self, name: str, timeout: float = 120) -> None:
         """`ceph mgr module enable`, asked again while the mon answers ENOENT:
         enabling a module respawns the mgr, and the mon refuses the next one

@@ -635,7 +635,7 @@ def test_14_single_copy_pools_refuse_start_unless_allowed(lab: Lab) -> None:
              'crush-failure-domain=osd')
     try:
         lab.ceph('osd', 'pool', 'create', EC_POOL, '8', '8', 'erasure', EC_POOL)
-        lab.wait('active+clean', lab.active_clean, 300)
+        lab.wait(f'{EC_POOL} active+clean', lambda: lab.pool_clean(EC_POOL), 300)
         err = refused('--osd', '0')
         assert f"pool '{EC_POOL}' (erasure-coded k=2 m=1, min_size 2)" in err, err
         assert '--allow-single-copy' in err and 'rbd' not in err, err
@@ -643,7 +643,7 @@ def test_14_single_copy_pools_refuse_start_unless_allowed(lab: Lab) -> None:
         # from I/O while the canary restarts, and ok-to-stop says no to that
         lab.ceph('osd', 'pool', 'create', SIZE2_POOL, '8', '8', 'replicated', '--size', '2')
         lab.ceph('osd', 'pool', 'set', SIZE2_POOL, 'min_size', '1')
-        lab.wait('active+clean', lab.active_clean, 300)
+        lab.wait(f'{SIZE2_POOL} active+clean', lambda: lab.pool_clean(SIZE2_POOL), 300)
         err = refused('--osd', '0')
         assert f"pool '{SIZE2_POOL}' (replicated, size 2, min_size 1)" in err, err
         assert EC_POOL in err, err

@@ -46,9 +46,10 @@ def test_a_split_session_writes_both_groups_and_judges_c_over_r(lab: Lab) -> Non
     # leave the canary out; min_size 1 keeps them writable while it restarts
     lab.ceph('osd', 'pool', 'create', POOL, '32', '32', 'replicated', '--size', '2')
     try:
-        lab.ceph('osd', 'pool', 'set', POOL, 'min_size', '1')
+        # min_size last: it re-peers the PGs, which pool_clean waits for
         lab.ceph('osd', 'pool', 'application', 'enable', POOL, 'rados')
-        lab.wait('active+clean', lab.active_clean, 300)
+        lab.ceph('osd', 'pool', 'set', POOL, 'min_size', '1')
+        lab.wait(f'{POOL} active+clean', lambda: lab.pool_clean(POOL), 300)
         set_opt(lab, 'client_pool', POOL)
         lab.ceph('rocks-autotune', 'start', '--osd', str(OSD), '--trials', '1', '--duration',
                  '4', '--allow-single-copy')
