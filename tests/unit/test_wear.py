@@ -523,3 +523,26 @@ def test_a_keep_under_wear_says_what_the_model_had_too_little_of() -> None:
     result = confirm.Confirmation(rec, [], 0, None, 1.1).update(complete=True)
     assert result.none_why == blind and result.recommended is None
     assert views.answer_line(result).endswith(f'; {blind}')
+
+
+def test_under_wear_a_search_window_of_a_config_the_wal_limit_flushes_passes_it() -> None:
+    """Demo runs 8, 9 and 23: uncompressed strings of many memtables, whose
+    45-s windows wrote less WAL than the limit, flushed nothing there and were
+    predicted at 0.96x; at steady state the WAL limit flushed every family
+    and they wrote 1.31x.  Their windows now run until the WAL passed it."""
+    from rocks_autotune.trial import Trial
+    h = Harness(objective='wear', client_space=32 << 20, client_object_size=1 << 20)
+    s = h.start(osd=0, workload='client', trials=1)
+    s.space.max_total_wal_size = 64 * MiB
+    big = Trial(0, 'candidate', cand(8, merge=16), '')
+    small = Trial(1, 'baseline', cand(4), '')
+    limit = s.search._steady_window_limit()
+    assert s.search.wal_to_pass(big) == (64 * MiB, limit)
+    assert s.search.wal_to_pass(small) == (0, 0.0)  # its memtables fill first
+    assert s.search.wal_to_pass(dataclasses.replace(big, kind='confirm')) == (0, 0.0)
+    s.space.max_total_wal_size = 0  # RocksDB's own limit, 4 x every memtable: never first
+    assert s.search.wal_to_pass(big) == (0, 0.0)
+    iops = Harness(client_space=32 << 20, client_object_size=1 << 20).start(
+        osd=0, workload='client', trials=1)
+    iops.space.max_total_wal_size = 64 * MiB
+    assert iops.search.wal_to_pass(big) == (0, 0.0)

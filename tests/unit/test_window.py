@@ -28,12 +28,17 @@ SMALL = SearchSpace.render(parse_options(PACIFIC_DEFAULT), dataclasses.replace(
 
 
 def run_window(options: str, length: Optional[float], duration: float = 5.0,
-               factor: float = 40.0) -> Tuple[Measurement, int, FakeCluster]:
-    """One window on osd.0 running `options`; the measurement and how many
-    compactions the fake's RocksDB ran during it."""
+               factor: float = 40.0, wal_to_pass: Tuple[int, float] = (0, 0.0),
+               kv: bool = False) -> Tuple[Measurement, int, FakeCluster]:
+    """One window on osd.0 running `options` (`kv`: with RocksDB's own
+    counts); the measurement and how many compactions the fake's RocksDB
+    ran during it."""
     clock = FakeClock()
     cluster = FakeCluster(clock)
     cluster.config_set('osd.0', 'bluestore_rocksdb_options', options)
+    if kv:
+        cluster.config_set('osd.0', 'rocksdb_perf', 'true')
+        cluster.config_set('osd.0', 'rocksdb_collect_compaction_stats', 'true')
     cluster.restart_osd(0)
     clock.advance(cluster.restart_delay)
     state = CanaryRecord({}, False, None)
@@ -50,7 +55,7 @@ def run_window(options: str, length: Optional[float], duration: float = 5.0,
         clock.advance(delay)
     before = cluster.compactions[0]
     for _ in range(10000):
-        m, delay = w.measure(clock(), c, length=length)
+        m, delay = w.measure(clock(), c, length=length, wal_to_pass=wal_to_pass)
         if m is not None:
             return m, cluster.compactions[0] - before, cluster
         clock.advance(delay)
@@ -90,6 +95,19 @@ def test_a_search_window_ends_by_the_clock_and_the_cap_marks_a_short_one() -> No
     assert capped.window_short and compactions == 0
     small, _, _ = run_window(SMALL, length=10.0)
     assert 10.0 <= small.seconds < 12.0 and not small.window_short
+
+
+def test_a_search_window_can_run_until_rocksdb_logged_the_wal_asked() -> None:
+    plain, _, _ = run_window(PACIFIC_DEFAULT, length=None, kv=True)
+    assert plain.rocksdb_wal_bytes and 5.0 <= plain.seconds < 7.0
+    need = 3 * plain.rocksdb_wal_bytes
+    long, _, _ = run_window(PACIFIC_DEFAULT, length=None, kv=True, wal_to_pass=(need, 60.0))
+    assert (long.rocksdb_wal_bytes or 0) >= need and 12.0 < long.seconds < 60.0
+    # at most the seconds given; a round's fixed length is never stretched
+    bounded, _, _ = run_window(PACIFIC_DEFAULT, length=None, kv=True, wal_to_pass=(need, 8.0))
+    assert 8.0 <= bounded.seconds < 10.0 and (bounded.rocksdb_wal_bytes or 0) < need
+    fixed, _, _ = run_window(PACIFIC_DEFAULT, length=5.0, kv=True, wal_to_pass=(need, 60.0))
+    assert 5.0 <= fixed.seconds < 7.0
 
 
 def test_wal_and_sst_bytes_are_reported_apart() -> None:

@@ -431,7 +431,8 @@ class Phases(WayOut):
                                             length=self.search.window_length(cur),
                                             steady_limit=self.search.steady_limit(cur),
                                             families=self.space.column_families,
-                                            max_total_wal_size=self.space.max_total_wal_size)
+                                            max_total_wal_size=self.space.max_total_wal_size,
+                                            wal_to_pass=self.search.wal_to_pass(cur))
             except ClusterError as e:
                 return self.load_failed(f'osd.{c.osd} failed during the measurement: {e}')
             if m is None:

@@ -217,14 +217,16 @@ class Window:
 
     def measure(self, now: float, c: Candidate, length: Optional[float] = None,
                 steady_limit: Optional[float] = None,
-                families: Sequence[ColumnFamily] = ONE_FAMILY, max_total_wal_size: int = 0
+                families: Sequence[ColumnFamily] = ONE_FAMILY, max_total_wal_size: int = 0,
+                wal_to_pass: Tuple[int, float] = (0, 0.0)
                 ) -> Tuple[Optional[Measurement], float]:
         """(the measurement once the window is done, delay before the next
         call).  `length`: a round's fixed length; `steady_limit`: a steady
         window's, counted from the end of the busiest family's first
         compaction below L0 (_steady_next), which ends sooner (after
         --duration) once it compacted again and the WAL covers steady_bytes;
-        short if not."""
+        short if not.  `wal_to_pass`: a search window goes on until RocksDB
+        logged that many WAL bytes, for at most that many seconds."""
         st = self.settings
         w = self._window()
         if w.before is None:
@@ -262,8 +264,10 @@ class Window:
             delay = self._steady_next(m, now, after, kv_after, elapsed, steady_limit - opened)
             if delay is not None:
                 return None, delay
-        elif m.flushes < st.min_flushes and length is None \
-                and elapsed < st.duration * st.max_window_factor:
+        elif length is None and (
+                (m.flushes < st.min_flushes and elapsed < st.duration * st.max_window_factor)
+                or (m.rocksdb_wal_bytes is not None and m.rocksdb_wal_bytes < wal_to_pass[0]
+                    and elapsed < wal_to_pass[1])):
             # too little written to see this config's write-amp: extend
             return None, self._drive(st.extend_seconds)
         return m, 0
