@@ -21,6 +21,8 @@ did not reach steady state is listed with what it had written by its end:
 a lower bound, no error taken.
 
     python3 qa/bench/wear_model_check.py qa/bench/results/wear-windows.jsonl
+    python3 qa/bench/wear_model_check.py --history demo-run23-history.json
+    python3 qa/bench/wear_model_check.py --sessions qa/bench/results/*-history.json
 """
 import argparse
 import json
@@ -35,7 +37,7 @@ from rocks_autotune import wear_model  # noqa: E402
 from rocks_autotune.perf_counters import Measurement  # noqa: E402
 from rocks_autotune.rocksdb_options import (ColumnFamily, parse_options,  # noqa: E402
                                             parse_sharding)
-from rocks_autotune.space import Candidate, SearchSpace  # noqa: E402
+from rocks_autotune.space import Candidate, SearchSpace, flush_capacity  # noqa: E402
 
 # Tentacle's bluestore_rocksdb_cfs, the lab's sharding
 SHARDING = ('m(3) p(3,0-12) O(3,0-13)=block_cache={type=binned_lru} '
@@ -174,14 +176,68 @@ def session(trials: Sequence[Dict[str, Any]], families: Sequence[ColumnFamily]) 
     return out
 
 
+def sessions(paths: Sequence[str], families: Sequence[ColumnFamily]) -> List[str]:
+    """Per session (`history -f json` each, with a steady pair): the
+    finalist's steady write-amp over the baseline's, measured and as the
+    model calibrated on the search's windows predicted it, and how many of
+    those windows were of options the WAL limit flushes, how many of them
+    flushed, and the most WAL limits one passed (below about 0.8: the model
+    never saw the flush that sets their steady bytes)."""
+    out = ['| session | baseline | finalist | measured ratio | predicted | error '
+           '| search windows of options the WAL limit flushes |',
+           '|---|---|---|---|---|---|---|']
+    errs = []
+    for path in paths:
+        with open(path) as f:
+            trials = json.load(f)
+        got = {t['arm']: t for t in trials if t.get('steady')}
+        if not {'c1', 'baseline'} <= set(got):
+            continue
+        wal_size = max((int(parse_options(t['options']).get('max_total_wal_size', 0))
+                        for t in trials), default=0)
+
+        def win(t: Dict[str, Any]) -> wear_model.Window:
+            return wear_model.windows_of([(Candidate.from_dict(t['candidate']),
+                                           Measurement.from_dict(t['measurement']))])[0]
+        short = [win(t) for t in trials if not t.get('steady') and t.get('measurement')
+                 and t['measurement'].get('write_amp_by') == 'rocksdb']
+        cal = wear_model.calibrate(short, families, wal_size)
+        c1, base = win(got['c1']), win(got['baseline'])
+        ratio = measured(c1) / measured(base)
+        pred = (wear_model.predict(c1.candidate, cal, families)
+                / wear_model.predict(base.candidate, cal, families))
+        limits = {w: w.wal / wear_model.wal_limit(families, w.candidate, wal_size)
+                  for w in short if flush_capacity(wear_model.tuned_families(families),
+                                                   w.candidate)
+                  >= wear_model.wal_limit(families, w.candidate, wal_size)}
+        errs.append(pred / ratio - 1)
+        out.append(f'| {os.path.basename(path)} | {base.candidate.compression} | '
+                   f'{c1.candidate.compression} | {ratio:.2f} | {pred:.2f} | '
+                   f'{pred / ratio - 1:+.0%} | {len(limits)}: '
+                   f'{sum(w.flush > 0 for w in limits)} flushed, at most '
+                   f'{max(limits.values(), default=0):.2f} WAL limits |')
+    if errs:
+        out.append('')
+        out.append(f'{len(errs)} sessions: median absolute error '
+                   f'{median(abs(e) for e in errs):.0%}, largest {max(map(abs, errs)):.0%}')
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('jsonl', help="wear_windows.py's windows, or with --history a "
-                    "session's `history -f json`")
+    ap.add_argument('jsonl', nargs='+', help="wear_windows.py's windows, or with --history "
+                    "a session's `history -f json` (with --sessions, several)")
     ap.add_argument('--sharding', default=SHARDING)
     ap.add_argument('--history', action='store_true')
+    ap.add_argument('--sessions', action='store_true',
+                    help="the finalist's steady ratio to the baseline, measured and "
+                    "predicted, per session")
     args = ap.parse_args()
     families = parse_sharding(args.sharding)
+    if args.sessions:
+        print('\n'.join(sessions(args.jsonl, families)))
+        return
+    args.jsonl = args.jsonl[0]
     with open(args.jsonl) as f:
         if args.history:
             print('\n'.join(session(json.load(f), families)))

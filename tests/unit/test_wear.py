@@ -331,6 +331,15 @@ def test_the_model_check_bench_compares_predictions_with_steady_windows() -> Non
     assert any(line.startswith('2 configs: median absolute error') for line in lines)
     # 300 MiB of WAL in a short window, under a 1 GiB limit
     assert lines[-1].endswith('passed at most 0.29 WAL limits')
+    # per session, from their histories: run 6's windows came within 0.96 WAL
+    # limits and the model was 3% high; run 23's stayed at 0.63 and it was 29% low
+    results = os.path.join(os.path.dirname(path), 'results')
+    lines = check.sessions([os.path.join(results, f'demo-run{n}-history.json') for n in (6, 23)],
+                           check.parse_sharding(check.SHARDING))
+    assert lines[2] == ('| demo-run6-history.json | lz4 | none | 1.25 | 1.29 | +3% | 14: 2 '
+                        'flushed, at most 0.96 WAL limits |'), lines[2]
+    assert lines[3].startswith('| demo-run23-history.json | lz4 | none | 1.32 | 0.94 | -29% |')
+    assert lines[-1] == '2 sessions: median absolute error 16%, largest 29%', lines[-1]
 
 
 def test_a_candidate_the_canary_restarts_slowly_after_is_not_recommended() -> None:
