@@ -540,18 +540,18 @@ def test_under_wear_a_search_window_of_a_config_the_wal_limit_flushes_passes_it(
     predicted at 0.96x; at steady state the WAL limit flushed every family
     and they wrote 1.31x.  Their windows now run until the WAL passed it."""
     from rocks_autotune.trial import Trial
+    from rocks_autotune.window import WindowEnd
     h = Harness(objective='wear', client_space=32 << 20, client_object_size=1 << 20)
     s = h.start(osd=0, workload='client', trials=1)
     s.space.max_total_wal_size = 64 * MiB
     big = Trial(0, 'candidate', cand(8, merge=16), '')
     small = Trial(1, 'baseline', cand(4), '')
     limit = s.search._steady_window_limit()
-    assert s.search.wal_to_pass(big) == (64 * MiB, limit)
-    assert s.search.wal_to_pass(small) == (0, 0.0)  # its memtables fill first
-    assert s.search.wal_to_pass(dataclasses.replace(big, kind='confirm')) == (0, 0.0)
+    assert s.search.window_end(big) == WindowEnd(wal_to_pass=64 * MiB, wal_within=limit)
+    assert s.search.window_end(small) == WindowEnd()  # its memtables fill first
     s.space.max_total_wal_size = 0  # RocksDB's own limit, 4 x every memtable: never first
-    assert s.search.wal_to_pass(big) == (0, 0.0)
+    assert s.search.window_end(big) == WindowEnd()
     iops = Harness(client_space=32 << 20, client_object_size=1 << 20).start(
         osd=0, workload='client', trials=1)
     iops.space.max_total_wal_size = 64 * MiB
-    assert iops.search.wal_to_pass(big) == (0, 0.0)
+    assert iops.search.window_end(big) == WindowEnd()

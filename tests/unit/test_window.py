@@ -15,7 +15,8 @@ from rocks_autotune.perf_counters import Measurement
 from rocks_autotune.rocksdb_stats import KvDelta
 from rocks_autotune.rocksdb_options import PACIFIC_DEFAULT, parse_options, parse_sharding
 from rocks_autotune.space import MiB, SearchSpace, flush_capacity
-from rocks_autotune.window import Window, WindowSettings, precondition_left, steady_length
+from rocks_autotune.window import (Window, WindowEnd, WindowSettings, precondition_left,
+                                   steady_length)
 from rocks_autotune.workload import BenchWorkload
 from session_harness import measurement
 
@@ -55,7 +56,7 @@ def run_window(options: str, length: Optional[float], duration: float = 5.0,
         clock.advance(delay)
     before = cluster.compactions[0]
     for _ in range(10000):
-        m, delay = w.measure(clock(), c, length=length, wal_to_pass=wal_to_pass)
+        m, delay = w.measure(clock(), c, WindowEnd(length, None, *wal_to_pass))
         if m is not None:
             return m, cluster.compactions[0] - before, cluster
         clock.advance(delay)
@@ -345,7 +346,7 @@ def sharded_window(options: str, shares: Dict[str, float], limit: float,
         clock.advance(delay)
     assert state.window is not None and state.window.kv_before is not None  # counted by RocksDB
     for _ in range(100000):
-        m, delay = w.measure(clock(), c, steady_limit=limit, families=families,
+        m, delay = w.measure(clock(), c, WindowEnd(steady_limit=limit), families=families,
                              max_total_wal_size=SearchSpace(
                                  base=parse_options(options)).max_total_wal_size)
         if m is not None:

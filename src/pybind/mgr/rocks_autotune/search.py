@@ -20,8 +20,8 @@ from .canary_record import CanaryRecord, PreconditionRecord
 from .store import SessionState
 from .trial import Trial
 from .views import TimeSaid
-from .window import (fill_rate, precondition_left, steady_bytes, steady_cap, steady_length,
-                     steady_window, steady_window_bytes)
+from .window import (WindowEnd, fill_rate, precondition_left, steady_bytes, steady_cap,
+                     steady_length, steady_window, steady_window_bytes)
 from .workload import CLIENT, LazyClientWorkload
 
 log = logging.getLogger(__name__)
@@ -235,35 +235,24 @@ class Search:
                 t.verdict, t.score = verdict, score
         self._optimizer = None
 
-    def window_length(self, cur: Trial) -> Optional[float]:
-        """The confirmation round `cur`'s window length (None for a search or
-        steady window)."""
+    def window_end(self, cur: Trial) -> WindowEnd:
+        """How the window of `cur` ends: a round's at the rounds' length; a
+        steady window's by its limit; a search window's by the clock, and
+        under wear, where the WAL limit and not a full memtable flushes its
+        config, not before its WAL passed that limit (the flush there, of
+        every family, sets the steady bytes, and a shorter window sees none:
+        demo runs 8, 9, 23 predicted 0.96x for uncompressed strings that
+        wrote 1.31x)."""
         conf = self.s.confirm
-        if cur.kind != 'confirm' or cur.steady or conf is None:
-            return None
-        return conf.window
-
-    def wal_to_pass(self, cur: Trial) -> Tuple[int, float]:
-        """Under wear, the WAL bytes the search window `cur` writes before it
-        ends, and the seconds it may take at most ((0, 0): none): the WAL
-        limit, when that and not a full memtable flushes its config (the
-        flush at the WAL limit, of every family, sets its steady bytes, and
-        a shorter window sees none: demo runs 8, 9, 23 predicted 0.96x for
-        uncompressed strings that wrote 1.31x)."""
-        if not self.settings.wear or cur.kind == 'confirm':
-            return 0, 0.0
+        if cur.kind == 'confirm' and conf is not None:
+            return (WindowEnd(steady_limit=max(self.params.duration, conf.steady.limit))
+                    if cur.steady else WindowEnd(length=conf.window))
         fams, c = self.space.column_families, cur.candidate
         limit = wal_limit(fams, c, self.space.max_total_wal_size)
-        if flush_capacity(wear_model.tuned_families(fams), c) < limit:
-            return 0, 0.0
-        return limit, self._steady_window_limit()
-
-    def steady_limit(self, cur: Trial) -> Optional[float]:
-        """How long the steady window `cur` may last at most (None: not one)."""
-        conf = self.s.confirm
-        if cur.kind != 'confirm' or not cur.steady or conf is None:
-            return None
-        return max(self.params.duration, conf.steady.limit)
+        if cur.kind == 'confirm' or not self.settings.wear \
+                or flush_capacity(wear_model.tuned_families(fams), c) < limit:
+            return WindowEnd()
+        return WindowEnd(wal_to_pass=limit, wal_within=self._steady_window_limit())
 
     def objective_window(self) -> float:
         """The rounds' window length: the median of the baseline runs' (the

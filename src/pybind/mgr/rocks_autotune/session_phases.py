@@ -427,12 +427,9 @@ class Phases(WayOut):
         if cur.measurement is None:
             c = self.canary
             try:
-                m, delay = c.window.measure(now, cur.candidate,
-                                            length=self.search.window_length(cur),
-                                            steady_limit=self.search.steady_limit(cur),
+                m, delay = c.window.measure(now, cur.candidate, self.search.window_end(cur),
                                             families=self.space.column_families,
-                                            max_total_wal_size=self.space.max_total_wal_size,
-                                            wal_to_pass=self.search.wal_to_pass(cur))
+                                            max_total_wal_size=self.space.max_total_wal_size)
             except ClusterError as e:
                 return self.load_failed(f'osd.{c.osd} failed during the measurement: {e}')
             if m is None:

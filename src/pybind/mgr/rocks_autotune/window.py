@@ -32,6 +32,20 @@ class WindowSettings:
     extend_seconds: float  # a window too short for min_flushes grows by this much
 
 
+@dataclass(frozen=True)
+class WindowEnd:
+    """How a window ends (Search.window_end): a round's at its fixed
+    `length`; a steady window's from the end of the busiest family's first
+    compaction below L0 (Window._steady_next), at most `steady_limit` s,
+    sooner (after --duration) once it compacted again and the WAL covers
+    steady_bytes; a search window's by the clock, and under wear not before
+    RocksDB logged `wal_to_pass` WAL bytes, for at most `wal_within` s."""
+    length: Optional[float] = None
+    steady_limit: Optional[float] = None
+    wal_to_pass: int = 0
+    wal_within: float = 0.0
+
+
 # a cycle's flushes, counted from a rate: a margin for the rate's noise and
 # for the compaction's own time after its trigger
 CYCLE_MARGIN = 1.25
@@ -215,18 +229,12 @@ class Window:
             return True, 0
         return False, min(self._drive(left), left)
 
-    def measure(self, now: float, c: Candidate, length: Optional[float] = None,
-                steady_limit: Optional[float] = None,
-                families: Sequence[ColumnFamily] = ONE_FAMILY, max_total_wal_size: int = 0,
-                wal_to_pass: Tuple[int, float] = (0, 0.0)
+    def measure(self, now: float, c: Candidate, end: WindowEnd = WindowEnd(),
+                families: Sequence[ColumnFamily] = ONE_FAMILY, max_total_wal_size: int = 0
                 ) -> Tuple[Optional[Measurement], float]:
-        """(the measurement once the window is done, delay before the next
-        call).  `length`: a round's fixed length; `steady_limit`: a steady
-        window's, counted from the end of the busiest family's first
-        compaction below L0 (_steady_next), which ends sooner (after
-        --duration) once it compacted again and the WAL covers steady_bytes;
-        short if not.  `wal_to_pass`: a search window goes on until RocksDB
-        logged that many WAL bytes, for at most that many seconds."""
+        """(the measurement once the window is done as `end` says, delay
+        before the next call); a steady window is short if it did not."""
+        length, steady_limit = end.length, end.steady_limit
         st = self.settings
         w = self._window()
         if w.before is None:
@@ -266,8 +274,8 @@ class Window:
                 return None, delay
         elif length is None and (
                 (m.flushes < st.min_flushes and elapsed < st.duration * st.max_window_factor)
-                or (m.rocksdb_wal_bytes is not None and m.rocksdb_wal_bytes < wal_to_pass[0]
-                    and elapsed < wal_to_pass[1])):
+                or (m.rocksdb_wal_bytes is not None and m.rocksdb_wal_bytes < end.wal_to_pass
+                    and elapsed < end.wal_within)):
             # too little written to see this config's write-amp: extend
             return None, self._drive(st.extend_seconds)
         return m, 0
