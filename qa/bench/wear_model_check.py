@@ -37,7 +37,7 @@ from rocks_autotune import wear_model  # noqa: E402
 from rocks_autotune.perf_counters import Measurement  # noqa: E402
 from rocks_autotune.rocksdb_options import (ColumnFamily, parse_options,  # noqa: E402
                                             parse_sharding)
-from rocks_autotune.space import Candidate, SearchSpace, flush_capacity  # noqa: E402
+from rocks_autotune.space import Candidate, SearchSpace  # noqa: E402
 
 # Tentacle's bluestore_rocksdb_cfs, the lab's sharding
 SHARDING = ('m(3) p(3,0-12) O(3,0-13)=block_cache={type=binned_lru} '
@@ -132,47 +132,59 @@ def table(rows: Sequence[Dict[str, Any]], families: Sequence[ColumnFamily]) -> L
 
 
 def _limits(rows: Sequence[Dict[str, Any]], families: Sequence[ColumnFamily]) -> float:
-    """The most WAL limits a short window's WAL passed (below 1, Tentacle's L
-    and P families, which flush only there, may not have flushed in any)."""
-    return max((float(r['rocksdb_wal_bytes']) / wear_model.wal_limit(
-        families, window(r).candidate,
-        int(parse_options(r['options']).get('max_total_wal_size', 0)))
-        for r in rows if r['window'] == 'short'), default=0.0)
+    """The most WAL limits a short window's WAL passed (_passed)."""
+    return max((_passed(window(r), families,
+                        int(parse_options(r['options']).get('max_total_wal_size', 0)))
+                for r in rows if r['window'] == 'short'), default=0.0)
 
 
 def _rounded(d: Dict[str, float]) -> Dict[str, float]:
     return {k: round(v, 2) for k, v in d.items()}
 
 
+def _window(t: Dict[str, Any]) -> wear_model.Window:
+    """The model's window of a trial of `history -f json` (RocksDB's counts)."""
+    return wear_model.windows_of([(Candidate.from_dict(t['candidate']),
+                                   Measurement.from_dict(t['measurement']))])[0]
+
+
+def _searched(trials: Sequence[Dict[str, Any]], families: Sequence[ColumnFamily]
+              ) -> Tuple[List[wear_model.Window], int, wear_model.Calibration]:
+    """A session's windows but its steady ones, its max_total_wal_size and
+    the model calibrated on them, as the session calibrated it."""
+    short = wear_model.windows_of([
+        (Candidate.from_dict(t['candidate']), Measurement.from_dict(t['measurement']))
+        for t in trials if not t.get('steady') and t.get('measurement')])
+    wal_size = max((int(parse_options(t['options']).get('max_total_wal_size', 0))
+                    for t in trials), default=0)
+    return short, wal_size, wear_model.calibrate(short, families, wal_size)
+
+
+def _passed(w: wear_model.Window, families: Sequence[ColumnFamily], wal_size: int) -> float:
+    """The WAL limits window `w`'s WAL passed: below 1, the families that
+    flush only there (Tentacle's L and P) may not have flushed in it."""
+    return w.wal / wear_model.wal_limit(families, w.candidate, wal_size)
+
+
 def session(trials: Sequence[Dict[str, Any]], families: Sequence[ColumnFamily]) -> List[str]:
     """A session's steady-check windows against the model calibrated, as the
     session was, on its other windows (`ceph rocks-autotune history -f json`)."""
-    def window_of(t: Dict[str, Any]) -> Tuple[Candidate, Measurement]:
-        return Candidate.from_dict(t['candidate']), Measurement.from_dict(t['measurement'])
-    short = wear_model.windows_of([window_of(t) for t in trials
-                                   if not t.get('steady') and t.get('measurement')])
-    wal_size = max((int(parse_options(t['options']).get('max_total_wal_size', 0))
-                    for t in trials), default=0)
-    cal = wear_model.calibrate(short, families, wal_size)
-
-    def limits(w: wear_model.Window) -> float:
-        # the WAL limits a window's WAL passed: below 1, the families that
-        # flush only there (Tentacle's L and P) may not have flushed in it
-        return w.wal / wear_model.wal_limit(families, w.candidate, wal_size)
+    short, wal_size, cal = _searched(trials, families)
     out = ['| window | arm | measured steady write-amp | predicted | error '
            '| compaction per byte, measured | predicted | WAL limits passed |',
            '|---|---|---|---|---|---|---|---|']
     for t in trials:
         if t.get('steady'):
-            w = wear_model.windows_of([window_of(t)])[0]
+            w = _window(t)
             m, p = measured(w), wear_model.parts(w.candidate, cal, families)
             out.append(f'| {t["index"]} | {t["arm"]} | {m:.3f} | {p["write_amp"]:.3f} | '
                        f'{p["write_amp"] / m - 1:+.0%} | {w.compaction / w.client:.3f} | '
-                       f'{p["compaction"]:.3f} | {limits(w):.1f} |')
+                       f'{p["compaction"]:.3f} | {_passed(w, families, wal_size):.1f} |')
+    passed = max((_passed(w, families, wal_size) for w in short), default=0)
     out.append(f'calibration on {cal.flush_windows} flush / {cal.compaction_windows} compaction '
                f'windows: compaction scale {cal.compaction:.2f} (by compression '
                f'{_rounded(cal.compaction_by)}), compressed {_rounded(cal.compressed)}; '
-               f'its windows passed at most {max(map(limits, short), default=0):.2f} WAL limits')
+               f'its windows passed at most {passed:.2f} WAL limits')
     return out
 
 
@@ -193,29 +205,19 @@ def sessions(paths: Sequence[str], families: Sequence[ColumnFamily]) -> List[str
         got = {t['arm']: t for t in trials if t.get('steady')}
         if not {'c1', 'baseline'} <= set(got):
             continue
-        wal_size = max((int(parse_options(t['options']).get('max_total_wal_size', 0))
-                        for t in trials), default=0)
-
-        def win(t: Dict[str, Any]) -> wear_model.Window:
-            return wear_model.windows_of([(Candidate.from_dict(t['candidate']),
-                                           Measurement.from_dict(t['measurement']))])[0]
-        short = [win(t) for t in trials if not t.get('steady') and t.get('measurement')
-                 and t['measurement'].get('write_amp_by') == 'rocksdb']
-        cal = wear_model.calibrate(short, families, wal_size)
-        c1, base = win(got['c1']), win(got['baseline'])
+        short, wal_size, cal = _searched(trials, families)
+        c1, base = _window(got['c1']), _window(got['baseline'])
         ratio = measured(c1) / measured(base)
         pred = (wear_model.predict(c1.candidate, cal, families)
                 / wear_model.predict(base.candidate, cal, families))
-        limits = {w: w.wal / wear_model.wal_limit(families, w.candidate, wal_size)
-                  for w in short if flush_capacity(wear_model.tuned_families(families),
-                                                   w.candidate)
-                  >= wear_model.wal_limit(families, w.candidate, wal_size)}
+        limits = [(w, _passed(w, families, wal_size)) for w in short
+                  if wear_model.wal_flushed(w.candidate, families, wal_size)]
         errs.append(pred / ratio - 1)
         out.append(f'| {os.path.basename(path)} | {base.candidate.compression} | '
                    f'{c1.candidate.compression} | {ratio:.2f} | {pred:.2f} | '
                    f'{pred / ratio - 1:+.0%} | {len(limits)}: '
-                   f'{sum(w.flush > 0 for w in limits)} flushed, at most '
-                   f'{max(limits.values(), default=0):.2f} WAL limits |')
+                   f'{sum(w.flush > 0 for w, _ in limits)} flushed, at most '
+                   f'{max((x for _, x in limits), default=0):.2f} WAL limits |')
     if errs:
         out.append('')
         out.append(f'{len(errs)} sessions: median absolute error '

@@ -549,6 +549,9 @@ def test_under_wear_a_search_window_of_a_config_the_wal_limit_flushes_passes_it(
     limit = s.search._steady_window_limit()
     assert s.search.window_end(big) == WindowEnd(wal_to_pass=64 * MiB, wal_within=limit)
     assert s.search.window_end(small) == WindowEnd()  # its memtables fill first
+    assert s.search.window_end(dataclasses.replace(big, kind='confirm')) == WindowEnd()
+    assert wear_model.wal_flushed(big.candidate, s.space.column_families, 64 * MiB)
+    assert not wear_model.wal_flushed(small.candidate, s.space.column_families, 64 * MiB)
     s.space.max_total_wal_size = 0  # RocksDB's own limit, 4 x every memtable: never first
     assert s.search.window_end(big) == WindowEnd()
     iops = Harness(client_space=32 << 20, client_object_size=1 << 20).start(

@@ -15,7 +15,7 @@ from .session_settings import Params, Settings
 from .measurement_plan import MeasurementPlan
 from .perf_counters import Baseline, Measurement
 from .rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, parse_options
-from .space import Candidate, SearchSpace, flush_capacity, wal_limit
+from .space import Candidate, SearchSpace, wal_limit
 from .canary_record import CanaryRecord, PreconditionRecord
 from .store import SessionState
 from .trial import Trial
@@ -247,12 +247,12 @@ class Search:
         if cur.kind == 'confirm' and conf is not None:
             return (WindowEnd(steady_limit=max(self.params.duration, conf.steady.limit))
                     if cur.steady else WindowEnd(length=conf.window))
-        fams, c = self.space.column_families, cur.candidate
-        limit = wal_limit(fams, c, self.space.max_total_wal_size)
+        fams, c, wal = self.space.column_families, cur.candidate, self.space.max_total_wal_size
         if cur.kind == 'confirm' or not self.settings.wear \
-                or flush_capacity(wear_model.tuned_families(fams), c) < limit:
+                or not wear_model.wal_flushed(c, fams, wal):
             return WindowEnd()
-        return WindowEnd(wal_to_pass=limit, wal_within=self._steady_window_limit())
+        return WindowEnd(wal_to_pass=wal_limit(fams, c, wal),
+                         wal_within=self._steady_window_limit())
 
     def objective_window(self) -> float:
         """The rounds' window length: the median of the baseline runs' (the

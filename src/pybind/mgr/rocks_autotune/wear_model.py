@@ -91,6 +91,14 @@ def shard_flush(c: Candidate, families: Sequence[ColumnFamily],
             / shard_count(tuned))
 
 
+def wal_flushed(c: Candidate, families: Sequence[ColumnFamily],
+                max_total_wal_size: int = 0) -> bool:
+    """Whether the WAL limit, not a full memtable, flushes `c`'s tuned
+    families (shard_flush is then the limit's share)."""
+    limit = wal_limit(families, c, max_total_wal_size)
+    return flush_capacity(tuned_families(families), c) >= limit
+
+
 def survival(cal: Calibration, flush: float) -> float:
     s = cal.survive_at + cal.survive_slope * math.log2(max(flush, 1.0) / (1 << 20))
     return min(1.0, max(MIN_SURVIVAL, s))
