@@ -172,18 +172,9 @@ def rolled(kind: str) -> str:
     return 'the new options' if kind == 'apply' else 'its options of before'
 
 
-def by_status(osds: Iterable[Tuple[int, str]]) -> Dict[str, List[int]]:
-    """A rollout's OSD ids (osd, status) by their status, in restart order."""
-    by: Dict[str, List[int]] = {}
-    for osd, status in osds:
-        by.setdefault(status, []).append(osd)
-    return by
-
-
 def _stopped(out: Checks, r: RolloutRecord) -> None:
     """A rollout that changed the config and stopped early: where each OSD is."""
-    by = by_status((o.osd, o.status) for o in r.osds)
-    n, done, what = len(r.osds), by.get('done', []), rolled(r.kind)
+    n, done, what = len(r.osds), [o.osd for o in r.osds if o.status == 'done'], rolled(r.kind)
     detail = [r.error or r.message, f'{len(done)} of {n} OSD(s) run {what}: ' + osd_list(done)]
     for o in r.osds:
         if o.status == 'failed' and r.kind == 'apply':
@@ -199,8 +190,9 @@ def _stopped(out: Checks, r: RolloutRecord) -> None:
     if held:
         detail.append(f'not restarted: {osd_list(held)}; their config says {what}, '
                       'which they load at their next restart')
-    if by.get('skipped'):
-        detail.append(f'skipped: {osd_list(by["skipped"])} (`ceph rocks-autotune status --osds` '
+    skipped = [o.osd for o in r.osds if o.status == 'skipped']
+    if skipped:
+        detail.append(f'skipped: {osd_list(skipped)} (`ceph rocks-autotune status --osds` '
                       'says why)')
     detail.append('`ceph rocks-autotune revert` ' + (
         'puts back the config this apply changed and restarts the OSDs that run its options'
