@@ -181,9 +181,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                 'of the OSDs it touched (ceph config dump) by hand')
             self.log.error(self.rollout_error)
             try:
-                raw = self.get_store(ROLLOUT_KEY)
-                if raw:
-                    self.rollout_store.keep_corrupt(raw)
+                self.rollout_store.keep_corrupt()
             except StoreError as e2:
                 self.rollout_error += f'; it could not be set aside ({e2})'
             return
@@ -199,10 +197,8 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         self.load_error = (f'the saved session state is unreadable ({error}); the raw state '
                            f'is kept under mgr/{self.module_name}/{HEAD_KEY}.corrupt')
         self.log.error(self.load_error)
-        raw = self.get_store(HEAD_KEY)
         try:
-            if raw:
-                self.store.keep_corrupt(raw)
+            self.store.keep_corrupt()
             start = self.store.load_originals()
             if start is not None:
                 self.session = Session.rescue(start, 'the saved session state is unreadable',

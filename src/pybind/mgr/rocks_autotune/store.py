@@ -243,10 +243,18 @@ class StoreError(Exception):
 
 class _Store:
     """Values in the mgr's KV store, every write checked."""
+    HEAD = ''  # the key that names the others
 
     def __init__(self, get: Get, put: Put) -> None:
         self._get = get
         self._put = put
+
+    def keep_corrupt(self) -> None:
+        """Set an unreadable head aside (where the admin can read it) and drop it."""
+        raw = self._get(self.HEAD)
+        if raw:
+            self._write(self.HEAD + '.corrupt', raw)
+            self._write(self.HEAD, None)
 
     def _write(self, key: str, value: Optional[str]) -> None:
         if value is not None and len(value) > MAX_VALUE:
@@ -259,6 +267,8 @@ class _Store:
 
 
 class SessionStore(_Store):
+    HEAD = HEAD_KEY
+
     def __init__(self, get: Get, put: Put) -> None:
         super().__init__(get, put)
         self._start_of = ''          # the session whose start record is written
@@ -365,11 +375,6 @@ class SessionStore(_Store):
         record = self._load_record(ORIGINALS_KEY)
         return None if record is None else StartRecord.from_json(record)
 
-    def keep_corrupt(self, raw: str) -> None:
-        """Set an unreadable head aside (where the admin can read it) and drop it."""
-        self._write(HEAD_KEY + '.corrupt', raw)
-        self._write(HEAD_KEY, None)
-
 
 # ---------------------------------------------------------------- rollouts
 
@@ -431,6 +436,7 @@ class RolloutStore(_Store):
     wrote of its own); once a new head is written, the previous rollout's
     keys are removed.
     """
+    HEAD = ROLLOUT_KEY
 
     def __init__(self, get: Get, put: Put) -> None:
         super().__init__(get, put)
@@ -583,9 +589,3 @@ class RolloutStore(_Store):
         keys.append(key)
         self._written[key] = str(raw)
         return list(chunk['osds'])
-
-    def keep_corrupt(self, raw: str) -> None:
-        """Set an unreadable head aside (where the admin can read it) and drop it."""
-        self._write(ROLLOUT_KEY + '.corrupt', raw)
-        self._write(ROLLOUT_KEY, None)
-        self._written.pop(ROLLOUT_KEY, None)
