@@ -483,17 +483,15 @@ class RolloutStore(_Store):
             chunks.append([replace(o, before=dict(o.before)) for o in part])
             writes[ROLLOUT_OSDS_KEY.format(id=rid, n=n)] = json.dumps(
                 {'id': rid, 'osds': [_record(o, state, ref) for o in part]})
-        n_chunks = len(chunks)
         crash = state.crash_osds
         n_crash = -(-len(crash) // ROLLOUT_CRASH_CHUNK)
         if fresh or crash != self._crash:
-            for n in range(n_crash):
+            for n, i in enumerate(range(0, len(crash), ROLLOUT_CRASH_CHUNK)):
                 writes[ROLLOUT_CRASH_KEY.format(id=rid, n=n)] = json.dumps(
-                    {'id': rid, 'osds': crash[n * ROLLOUT_CRASH_CHUNK:
-                                              (n + 1) * ROLLOUT_CRASH_CHUNK]})
+                    {'id': rid, 'osds': crash[i:i + ROLLOUT_CRASH_CHUNK]})
         head = _head(state, ref)
         values = list(seen)  # every string referred to, by its number
-        head.update(version=ROLLOUT_VERSION, n_chunks=n_chunks, n_values=len(values),
+        head.update(version=ROLLOUT_VERSION, n_chunks=len(chunks), n_values=len(values),
                     n_crash=n_crash)
         for v in values:
             if len(v) > MAX_VALUE:  # before anything is written
@@ -501,7 +499,7 @@ class RolloutStore(_Store):
                                  'the most one value of the store holds')
         keys = [ROLLOUT_VALUE_KEY.format(id=rid, n=i) for i in range(len(values))]
         writes = {**dict(zip(keys, values)), **writes}  # the strings first: chunks name them
-        keys += [ROLLOUT_OSDS_KEY.format(id=rid, n=i) for i in range(n_chunks)]
+        keys += [ROLLOUT_OSDS_KEY.format(id=rid, n=i) for i in range(len(chunks))]
         keys += [ROLLOUT_CRASH_KEY.format(id=rid, n=i) for i in range(n_crash)]
         self._commit(rid, keys, writes, json.dumps(head))
         self._values, self._crash, self._saved = values, list(crash), chunks
