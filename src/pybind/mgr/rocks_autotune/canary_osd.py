@@ -31,8 +31,6 @@ from .workload import (BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, CLIENT, NAMESPACE,
 
 log = logging.getLogger(__name__)
 
-Clock = Callable[[], float]
-
 
 def runs_candidate(cur: Trial) -> bool:
     """The trial sets a candidate's options (else the canary's own run)."""
@@ -51,7 +49,7 @@ class SessionLoad:
 class CanaryOsd:
     def __init__(self, cluster: Cluster, osd: int, rec: CanaryRecord, load: SessionLoad,
                  params: Params, settings: Settings, save: Callable[[], None],
-                 clock: Clock) -> None:
+                 clock: Callable[[], float]) -> None:
         self.cluster, self.osd, self.rec, self.load = cluster, osd, rec, load
         self.params, self.settings, self.clock = params, settings, clock
         self.config = Canary(cluster, osd)

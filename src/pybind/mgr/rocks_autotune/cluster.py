@@ -261,7 +261,6 @@ class MgrBase:
         return out
 
     def _tell(self, osd: int, cmd: Dict[str, Any], timeout: float = 60) -> Any:
-        """A command to the OSD; its JSON answer."""
         out, err = self._tell_text(osd, cmd, timeout)
         try:
             return json.loads(out)
@@ -271,7 +270,6 @@ class MgrBase:
                                f'{(err or out)[:200]!r}')
 
     def _tell_text(self, osd: int, cmd: Dict[str, Any], timeout: float = 60) -> Tuple[str, str]:
-        """A command to the OSD; its output and error text."""
         from mgr_module import CommandResult
         result = CommandResult('')
         self.mgr.send_command(result, 'osd', str(osd), json.dumps(cmd), '')
@@ -407,10 +405,9 @@ class MgrReads(MgrBase):
 
     def pgs(self) -> List[PgInfo]:
         """Every PG, with its up and acting OSDs (read once for all OSDs)."""
-        stats = self._get('pg_stats')['pg_stats']
         return [PgInfo(pgid=s['pgid'], pool=int(s['pgid'].split('.')[0]),
                        acting=list(s.get('acting', [])), up=list(s.get('up', [])))
-                for s in stats]
+                for s in self._get('pg_stats')['pg_stats']]
 
     def osdmap_flags(self) -> List[str]:
         return sorted(str(f) for f in self._get('osd_map')['flags_set'])
