@@ -2,7 +2,8 @@
 in plain Python (optimizer.py maps ``SearchSpace.dimensions()`` to skopt's)."""
 import re
 from dataclasses import asdict, astuple, dataclass, fields
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import (Any, Callable, Dict, Iterator, List, Mapping, NamedTuple, Optional, Sequence,
+                    Tuple, Union)
 
 from .rocksdb_options import (COMPRESSIONS, ColumnFamily, OptionStringError,
                               compression_from_rocksdb, parse_size, render_options)
@@ -188,69 +189,62 @@ class SearchSpace:
     def violations(self, c: Candidate) -> List[str]:
         """Why ``c`` (within the bounds or not) is unsafe to run, or could not
         be judged; empty if neither."""
-        n, size = c.max_write_buffer_number, c.write_buffer_size
-        merge, l0 = c.min_write_buffer_number_to_merge, c.level0_file_num_compaction_trigger
-        shards = sum(cf.shards for cf in self.column_families)
-        wal = self.max_total_wal_size
-
-        def families() -> str:  # only when the rule is broken
-            return ', '.join(f'{cf.name} ({_merges(cf, merge)})' for cf in self.column_families
-                             if _merges(cf, merge) >= _buffers(cf, n))
-        msgs = (
-            # RocksDB could never gather enough memtables to flush (writes
-            # stall), or it lowers a family's own merge count behind our back.
-            lambda: (f'min_write_buffer_number_to_merge must be below '
-                     f'max_write_buffer_number ({n}) in every column family: '
-                     f'not in {families()}'),
-            lambda: (f'memtables may use {_human(self.memtable_bytes(n, size))} '
-                     f'({shards} column famil{"y" if shards == 1 else "ies"}, '
-                     f'up to {n} x {_human(size)} each), '
-                     f'over the {_human(self.max_memtable_bytes)} cap'),
-            # Writes would be throttled before L0 compaction even starts.
-            lambda: (f'level0_file_num_compaction_trigger ({l0}) must be below '
-                     f'level0_slowdown_writes_trigger ({self.l0_slowdown})'),
-            lambda: (f'level0_slowdown_writes_trigger ({self.l0_slowdown}) must be below '
-                     f'level0_stop_writes_trigger ({self.l0_stop}) in the base options'),
-            # The WAL limit would force flushes before a full merge group
-            # exists, so the configured flush size is never what runs.
-            lambda: (f'flush size {_human(size * merge)} (write_buffer_size x '
-                     f'min_write_buffer_number_to_merge) exceeds max_total_wal_size '
-                     f'{_human(self.max_total_wal_size)}'),
-            lambda: (f'compression {c.compression!r} is not supported by this OSD '
-                     f'(supported: {", ".join(self.compressions)})'),
-            # Its write-amp could never be seen at steady state in time: it
-            # could never be recommended, so it is not worth a restart.
-            lambda: (f'a steady window (to a first compaction, then an L0 cycle of every '
-                     'column family) takes up to '
-                     f'{_human(STEADY_CYCLES * cycle_bytes(self.column_families, c, wal))} '
-                     f'of WAL, over the {_human(self.max_steady_bytes)} one can '
-                     f'write (steady_window_limit): its write-amp could not be judged'),
-        )
-        return [msg() for bad, msg in zip(self._broken_rules(c), msgs) if bad]
+        return [msg() for msg in self._broken_rules(c)]
 
     def point_is_safe(self, x: Sequence[Any]) -> bool:
         """``not violations(from_point(x))`` without building a Candidate: the
         optimizer's constraint runs it on thousands of points a trial."""
         d = self._dims
-        return not any(self._broken_rules(_Tuned(
+        return next(self._broken_rules(_Tuned(
             int(x[0]) * d[0].unit, int(x[1]) * d[1].unit, int(x[2]) * d[2].unit,
-            int(x[3]) * d[3].unit, str(x[6]))))
+            int(x[3]) * d[3].unit, str(x[6]))), None) is None
 
-    def _broken_rules(self, c: 'Tuned') -> Tuple[bool, ...]:
-        """The safety rules, one bool per rule (True = broken), in message order."""
+    def _broken_rules(self, c: 'Tuned') -> Iterator[Callable[[], str]]:
+        """The safety rules ``c`` breaks, in order, each as its message (a
+        callable: point_is_safe stops at the first, and formats none)."""
         n, size = c.max_write_buffer_number, c.write_buffer_size
-        merge = c.min_write_buffer_number_to_merge
-        return (
-            any(_merges(cf, merge) >= _buffers(cf, n) for cf in self.column_families),
-            self.memtable_bytes(n, size) > self.max_memtable_bytes,
-            c.level0_file_num_compaction_trigger >= self.l0_slowdown,
-            self.l0_slowdown >= self.l0_stop,
-            # 0 = no fixed WAL limit to compare with
-            0 < self.max_total_wal_size < size * merge,
-            c.compression not in self.compressions,
-            0 < self.max_steady_bytes < STEADY_CYCLES * cycle_bytes(
-                self.column_families, c, self.max_total_wal_size),
-        )
+        merge, l0 = c.min_write_buffer_number_to_merge, c.level0_file_num_compaction_trigger
+        # RocksDB could never gather enough memtables to flush (writes
+        # stall), or it lowers a family's own merge count behind our back.
+        stalled = [f'{cf.name} ({_merges(cf, merge)})' for cf in self.column_families
+                   if _merges(cf, merge) >= _buffers(cf, n)]
+        if stalled:
+            yield lambda: (f'min_write_buffer_number_to_merge must be below '
+                           f'max_write_buffer_number ({n}) in every column family: '
+                           f'not in {", ".join(stalled)}')
+        memtables = self.memtable_bytes(n, size)
+        if memtables > self.max_memtable_bytes:
+            shards = sum(cf.shards for cf in self.column_families)
+            yield lambda: (f'memtables may use {_human(memtables)} '
+                           f'({shards} column famil{"y" if shards == 1 else "ies"}, '
+                           f'up to {n} x {_human(size)} each), '
+                           f'over the {_human(self.max_memtable_bytes)} cap')
+        # Writes would be throttled before L0 compaction even starts.
+        if l0 >= self.l0_slowdown:
+            yield lambda: (f'level0_file_num_compaction_trigger ({l0}) must be below '
+                           f'level0_slowdown_writes_trigger ({self.l0_slowdown})')
+        if self.l0_slowdown >= self.l0_stop:
+            yield lambda: (f'level0_slowdown_writes_trigger ({self.l0_slowdown}) must be '
+                           f'below level0_stop_writes_trigger ({self.l0_stop}) in the base '
+                           'options')
+        # The WAL limit would force flushes before a full merge group
+        # exists, so the configured flush size is never what runs (0 = no
+        # fixed WAL limit to compare with).
+        if 0 < self.max_total_wal_size < size * merge:
+            yield lambda: (f'flush size {_human(size * merge)} (write_buffer_size x '
+                           f'min_write_buffer_number_to_merge) exceeds max_total_wal_size '
+                           f'{_human(self.max_total_wal_size)}')
+        if c.compression not in self.compressions:
+            yield lambda: (f'compression {c.compression!r} is not supported by this OSD '
+                           f'(supported: {", ".join(self.compressions)})')
+        # Its write-amp could never be seen at steady state in time: it
+        # could never be recommended, so it is not worth a restart.
+        steady = STEADY_CYCLES * cycle_bytes(self.column_families, c, self.max_total_wal_size)
+        if 0 < self.max_steady_bytes < steady:
+            yield lambda: ('a steady window (to a first compaction, then an L0 cycle of every '
+                           f'column family) takes up to {_human(steady)} of WAL, over the '
+                           f'{_human(self.max_steady_bytes)} one can write '
+                           '(steady_window_limit): its write-amp could not be judged')
 
     def memtable_bytes(self, n_buffers: int, buffer_size: int) -> int:
         """The most memory the memtables of every column family may hold."""
