@@ -178,9 +178,8 @@ def judge(arm: str, measured: Sequence[Tuple[Window, Window]],
     is at most `budget` and, if its reads were probed, their median p99
     ratio at most 1 + `read_guard` (None: reads not judged)."""
     pairs = [pair_of(a, b, objective) for a, b in measured]
-    blind = [(p, a[0]) for p, (a, _) in zip(pairs, measured) if not p.arm_seen or p.ratio is None]
-    if blind:
-        unseen = [a for p, a in blind if not p.arm_seen]
+    unseen = [a[0] for p, (a, _) in zip(pairs, measured) if not p.arm_seen]
+    if unseen or any(p.ratio is None for p in pairs):
         return SteadyVerdict(arm, UNKNOWN, (
             f'not steady within steady_window_limit {limit:.0f}s ({not_steady_why(unseen[0])}): '
             'its write-amp at steady state is unknown; raise steady_window_limit'
@@ -208,8 +207,7 @@ def judge(arm: str, measured: Sequence[Tuple[Window, Window]],
                 f'{why}, but its 4 KiB reads\' p99 latency is {reads:.2f}x the '
                 'baseline\'s (' + (f'IOPS {v.read_iops:.2f}x; ' if v.read_iops else '')
                 + f'median over {sum(1 for p in pairs if p.read_p99 is not None)} steady '
-                f'pair(s)), over '
-                f'1 + read_guard {read_guard:.2f}')
+                f'pair(s)), over 1 + read_guard {read_guard:.2f}')
         return v
     return SteadyVerdict(arm, NOT_LOWER if goal == 'wear' else OVER_BUDGET,
                          f'steady write-amp {ratio:.2f}x the baseline\'s, over {asked}'
