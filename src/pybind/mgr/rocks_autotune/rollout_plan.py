@@ -34,12 +34,11 @@ def show(value: Optional[str]) -> str:
     return '(not set)' if value is None else repr(value)
 
 
-def _max_parallel(n: int) -> int:
+def _max_parallel(n: int) -> None:
     """--max-parallel, checked (RolloutRefused)."""
     if not 1 <= n <= MAX_PARALLEL:
         raise RolloutRefused(f'--max-parallel takes the most OSDs restarted together, from 1 '
                              f'(one at a time, the default) to {MAX_PARALLEL}, not {n}')
-    return n
 
 
 def at_a_time(n: int) -> str:
@@ -90,9 +89,8 @@ def recommendation(session: Optional[SessionState]) -> Tuple[str, str]:
             'the last session\'s string was measured against the options in effect when it '
             'started, which someone else has changed since (' +
             '; '.join(session.config_changes) + '): rolling it out would undo that' + hint)
-    options = session.confirm.arm(arm.arm).options
-    return str(options), (f'session {session.id} (canary osd.{session.osd}): '
-                          + views.answer_line(result))
+    return str(session.confirm.arm(arm.arm).options), (
+        f'session {session.id} (canary osd.{session.osd}): ' + views.answer_line(result))
 
 
 def _order(cluster: Cluster, targets: Sequence[int]) -> List[Tuple[int, str]]:
