@@ -302,6 +302,58 @@ def compare(paths: Sequence[str], rounds: bool = False, level: float = 0.90) -> 
     return '\n'.join(out)
 
 
+def histories(paths: Sequence[str], rounds: int = 10, level: float = 0.90) -> str:
+    """Real sessions' noise of C/R (their `history -f json`, split design):
+    each session's A/A sd (its baseline runs' pairs, as it planned from
+    them) beside the sd its confirmation rounds showed (each finalist's
+    per-round log ratio to the baseline, about its mean; power.pooled_sd),
+    then both pooled over the sessions with their F test, and the chance an
+    equally fast candidate clears the IOPS guard (GUARD) over `rounds`
+    rounds at each (power.confirm_rate)."""
+    from scipy.stats import f
+    out = ['| session | A/A pairs | A/A sd | planned | rounds | rounds\' sd |',
+           '|---|---|---|---|---|---|']
+    aa_all: List[float] = []
+    arms_all: List[List[float]] = []
+    for path in paths:
+        with open(path) as fh:
+            history = json.load(fh)
+        noise = power.aa_noise([t['measurement'].get('c_over_r')
+                                for t in baseline_trials(history)])
+        by_round: Dict[int, Dict[str, float]] = {}
+        for t in history:
+            cr = (t.get('measurement') or {}).get('c_over_r')
+            if t['kind'] == 'confirm' and not t.get('steady') and cr:
+                by_round.setdefault(t['round'], {})[t['arm']] = cr
+        arms = [[math.log(r[a] / r['baseline']) for r in by_round.values()
+                 if a in r and 'baseline' in r]
+                for a in sorted({a for r in by_round.values() for a in r} - {'baseline'})]
+        seen = power.pooled_sd(arms)
+        if noise is None and seen is None:
+            continue
+        aa_all += noise.per_pair if noise else []
+        arms_all += arms
+        out.append(f'| {os.path.basename(path)} | {noise.pairs if noise else 0} | '
+                   + (f'{noise.sd:.3f} | {noise.planned_sd:.3f}' if noise else '- | -')
+                   + f' | {sum(map(len, arms))} | ' + (f'{seen[0]:.3f} |' if seen else '- |'))
+    pooled = power.pooled_sd(arms_all)
+    if not aa_all or pooled is None:
+        return '\n'.join(out + ['', 'no session with both A/A pairs and rounds of C/R'])
+    aa, lo, hi = aa_sd(aa_all, level)
+    sd, df = pooled
+    ratio = sd / aa
+    tail = (1 - level) / 2
+    f_lo = ratio / math.sqrt(f.ppf(1 - tail, df, len(aa_all)))
+    f_hi = ratio / math.sqrt(f.ppf(tail, df, len(aa_all)))
+    return '\n'.join(out + [
+        '', f'pooled A/A sd {aa:.3f} ({level:.0%} {lo:.3f}-{hi:.3f}) over {len(aa_all)} pairs; '
+        f'rounds\' sd {sd:.3f} on {df} df; rounds / A/A {ratio:.2f} ({level:.0%} F interval '
+        f'{f_lo:.2f}-{f_hi:.2f})',
+        f'an equally fast candidate passes the {GUARD:.0%} guard over {rounds} rounds '
+        f'{power.confirm_rate(0.0, aa, rounds, -GUARD):.0%} of the time at the pooled A/A sd, '
+        f'{power.confirm_rate(0.0, sd, rounds, -GUARD):.0%} at the rounds\''])
+
+
 def decomposition(sessions: List[Dict[str, Any]], arms: Sequence[Arm]) -> str:
     """Per arm, what the split's A/A noise is made of: the pairs' sd of
     C's IOPS, of R's and of C/R, and how much C and R moved together (their
@@ -421,11 +473,16 @@ def parser() -> argparse.ArgumentParser:
                     'these runs, pooled by arm, and the ratio of every two arms\' sds')
     ap.add_argument('--rounds', action='store_true', help='with --compare: the rounds an '
                     'equally fast candidate needs at each sd (slow: minutes of CPU)')
+    ap.add_argument('--histories', metavar='JSON', nargs='+', help='no lab: real sessions\' '
+                    '`history -f json`: their A/A and rounds\' noise of C/R, pooled')
     return ap
 
 
 def main() -> None:
     args = parser().parse_args()
+    if args.histories:
+        print(histories(args.histories))
+        return
     if args.table or args.compare:
         print(table(args.table, args.history) if args.table else compare(args.compare, args.rounds))
         return

@@ -674,6 +674,42 @@ def test_design_aa_splits_the_noise_into_cs_rs_and_how_they_moved_together(
     assert '| split | 10 | 20 (30) | 16 | c_over_r | 2 | 3 |' in out, out
 
 
+def test_design_aa_pools_real_sessions_a_a_pairs_and_rounds(tmp_path: Any) -> None:
+    import design_aa
+    from rocks_autotune import power
+
+    def window(kind: str, cr: Optional[float], rnd: int = 0, arm: str = 'baseline',
+               steady: str = '') -> Dict[str, Any]:
+        return {'kind': kind, 'round': rnd, 'arm': arm, 'steady': steady,
+                'measurement': None if cr is None else {'c_over_r': cr}}
+    one = [window('baseline', 1.0), window('baseline', 1.1), window('baseline', 1.0),
+           window('baseline', 0.9), window('candidate', 1.3)]
+    # rounds: c1 over the baseline 1.2, 1.0, 1.1 (its steady window and a
+    # round without the baseline's window left out), c2 in one round
+    for rnd, (b, c) in enumerate([(1.0, 1.2), (1.0, 1.0), (0.5, 0.55)]):
+        one += [window('confirm', b, rnd), window('confirm', c, rnd, 'c1')]
+    one += [window('confirm', 9.0, 3, 'c1'), window('confirm', 5.0, 0, 'c1', steady='b1'),
+            window('confirm', 1.0, 0, 'c2')]
+    two = [window('baseline', 2.0), window('baseline', 2.0 * math.exp(0.05))]
+    paths = []
+    for name, history in (('one', one), ('two', two), ('none', [window('baseline', None)])):
+        paths.append(tmp_path / f'{name}-history.json')
+        paths[-1].write_text(json.dumps(history))
+    out = design_aa.histories([str(p) for p in paths])
+    aa_one = [math.log(1.1), math.log(0.9)]
+    c1 = [math.log(1.2), 0.0, math.log(1.1)]
+    sd1 = statistics.stdev(c1)  # one arm of 3 rounds: 2 df (c2's one round: none)
+    assert f'| one-history.json | 2 | {benchlib.aa_sd(aa_one)[0]:.3f} | ' \
+        f'{power.aa_noise([1.0, 1.1, 1.0, 0.9]).planned_sd:.3f} | 4 | {sd1:.3f} |' in out, out
+    assert '| two-history.json | 1 | 0.050 |' in out and '| two-history.json | 1 | 0.050 | ' \
+        f'{power.planned_sd(0.05, 1):.3f} | 0 | - |' in out, out
+    assert 'none-history.json' not in out  # nothing to read
+    aa = benchlib.aa_sd(aa_one + [0.05])[0]
+    assert f'pooled A/A sd {aa:.3f} (' in out and 'over 3 pairs' in out, out
+    assert f"rounds' sd {sd1:.3f} on 2 df; rounds / A/A {sd1 / aa:.2f}" in out, out
+    assert f'over 10 rounds {power.confirm_rate(0.0, aa, 10, -0.03):.0%} of the time' in out
+
+
 def test_design_aa_fits_cs_share_of_rs_move_and_judges_each_session_by_the_others(
         tmp_path: Any) -> None:
     import design_aa
