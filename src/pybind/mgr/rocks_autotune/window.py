@@ -179,14 +179,13 @@ def read_kv(cluster: Cluster, osd: int) -> Optional[KvStats]:
         return None
 
 
+@dataclass
 class Window:
-    def __init__(self, cluster: Cluster, osd: int, workload: Optional[Workload],
-                 settings: WindowSettings, state: CanaryRecord) -> None:
-        self.cluster = cluster
-        self.osd = osd
-        self.workload = workload  # None: the canary's own client traffic (live)
-        self.settings = settings
-        self.s = state
+    cluster: Cluster
+    osd: int
+    workload: Optional[Workload]  # None: the canary's own client traffic (live)
+    settings: WindowSettings
+    s: CanaryRecord
 
     def _window(self) -> WindowRecord:
         w = self.s.window
@@ -325,20 +324,18 @@ def precondition_left(pre: Optional[PreconditionRecord], limit: float, blocks: i
     return min(left, (blocks - pre.overwritten) * pre.seconds / pre.overwritten)
 
 
+@dataclass
 class Precondition:
     """Before the first baseline window of a driven client load, the canary's
     DB written into a steady state (doc/dev/session.rst): every object
     written whole, every block overwritten once by a 4 KiB write in scattered
     order, then the load until the busiest column family holds files below
     L0; at most `limit` seconds; with no RocksDB figures, two passes."""
-
-    def __init__(self, cluster: Cluster, osd: int, workload: KeyspaceWorkload,
-                 limit: float, state: CanaryRecord) -> None:
-        self.cluster = cluster
-        self.osd = osd
-        self.workload = workload
-        self.limit = limit
-        self.s = state
+    cluster: Cluster
+    osd: int
+    workload: KeyspaceWorkload
+    limit: float
+    s: CanaryRecord
 
     def begin(self) -> None:
         """Start, or go on after the canary restarted (what was written stays
