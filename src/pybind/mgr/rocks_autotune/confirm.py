@@ -232,17 +232,15 @@ def _verdict(rec: ConfirmRecord, rounds: Sequence[Round]
         rec.margin, out={a.arm: a.out for a in rec.arms if a.out}, level=rec.level)
 
 
+@dataclass
 class Confirmation:
     """The rounds and steady check of `rec` over the session's `trials`
     (its orders shuffled by `seed`; `base_options` what the baseline runs)."""
-
-    def __init__(self, rec: ConfirmRecord, trials: List[Trial], seed: int,
-                 base_options: Optional[str], budget: float) -> None:
-        self.rec = rec
-        self.trials = trials
-        self.seed = seed
-        self.base_options = base_options
-        self.budget = budget
+    rec: ConfirmRecord
+    trials: List[Trial]
+    seed: int
+    base_options: Optional[str]
+    budget: float
 
     def _done(self, r: int, name: str, steady: str = '') -> bool:
         ts = _trials(self.trials, r, name, steady)
