@@ -22,10 +22,9 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 from . import crashes, perf_counters, views
 from .canary_osd import CanaryOsd, runs_candidate
 from .cluster import Cluster, ClusterError
-from .confirm import BASELINE, Confirmation
+from .confirm import BASELINE
 from .session_settings import Params, Settings
 from .machine import End, Go, Handler, Move, Pause, Phases as JobPhases
-from .measurement_plan import Slot
 from .perf_counters import Measurement
 from .restart import Outcome, Result
 from .search import Search
@@ -274,7 +273,14 @@ class Phases(JobPhases):
             return Go(P.RESTORE, 'confirmation done: ' + views.answer_line(result)
                       + '; restoring the canary')
         r, slot, steady = nxt
-        s.current = t = self._confirm_trial(conf, r, slot, len(s.trials), steady)
+        if slot.arm == BASELINE:
+            candidate, options = self.space.base_candidate(), s.base_options
+        else:
+            a = conf.rec.arm(slot.arm)
+            candidate, options = a.candidate, a.options
+        s.current = t = Trial(index=len(s.trials), kind='confirm', candidate=candidate,
+                              options=options, round=r, arm=slot.arm, started=self.clock(),
+                              osd=slot.osd, steady=steady)
         what = (f'steady check of {steady} (pair {r + 1}/{conf.rec.steady.pairs}, a window '
                 'counted from a first compaction to another and every column family\'s '
                 'cycle of WAL bytes)' if steady
@@ -283,17 +289,6 @@ class Phases(JobPhases):
         return Go(P.APPLY, f'{what}: ' + (
             'the baseline' if t.arm == BASELINE else f'candidate {t.arm} '
             f'(trial {conf.rec.arm(t.arm).trial})'))
-
-    def _confirm_trial(self, conf: Confirmation, r: int, slot: Slot, index: int,
-                       steady: str) -> Trial:
-        if slot.arm == BASELINE:
-            candidate = self.space.base_candidate()
-            options = self.s.base_options
-        else:
-            a = conf.rec.arm(slot.arm)
-            candidate, options = a.candidate, a.options
-        return Trial(index=index, kind='confirm', candidate=candidate, options=options,
-                     round=r, arm=slot.arm, started=self.clock(), osd=slot.osd, steady=steady)
 
     # ------------------------------------------------------------ a trial's window
 
@@ -458,25 +453,24 @@ class Phases(JobPhases):
                               f'{m.seconds:.0f}s window: the live workload measures the '
                               'traffic the canary has; start again while it has some, or use '
                               '--workload osd-bench')
+        search = self.search
         trial = replace(cur, seconds=self.clock() - cur.started)
-        told: Optional[float] = None
         if cur.kind == 'confirm':
-            self.search.add_trial(replace(trial, verdict='measured'))
+            search.add_trial(replace(trial, verdict='measured'))
             self._window_done()
-            self.search.confirmation().update()
+            search.confirmation().update()
             return Go(P.CONFIRM)
         if cur.kind == 'baseline':
-            trial.verdict = 'baseline'
-            self.search.add_trial(trial)
-            self.search.baseline_measured(self.osd)
-        else:
-            trial.verdict, trial.score, told = self.search.judge(m, cur.candidate)
-            trial.told = told
-            self.search.add_trial(trial)
-            self.search.rejudge()
+            search.add_trial(replace(trial, verdict='baseline'))
+            search.baseline_measured(self.osd)
+            self._window_done()
+            return Go(P.NEXT)
+        trial.verdict, trial.score, told = search.judge(m, cur.candidate)
+        trial.told = told
+        search.add_trial(trial)
+        search.rejudge()
         self._window_done()
-        if cur.kind == 'candidate':
-            self.search.tell(cur.candidate, told)
+        search.tell(cur.candidate, told)
         return Go(P.NEXT)
 
     def _window_done(self) -> None:
