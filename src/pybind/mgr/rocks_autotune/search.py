@@ -265,20 +265,16 @@ class Search:
         """The search's next trial on `osd`: a baseline run, or the
         optimizer's candidate; None once the search is done."""
         s = self.s
-        done = [t for t in s.trials if t.verdict == 'baseline']
-        cands = [t for t in s.trials if t.kind == 'candidate']
-        if len(done) < self.settings.baseline_runs:
-            c = self.space.base_candidate()
-            return Trial(index=len(s.trials), kind='baseline', candidate=c,
-                         options=s.base_options, osd=osd)
-        if len(cands) < self.params.trials:
-            c = self.optimizer.ask()
-            options = self.space.render(self.space.base, c)
-            if self.settings.inject_options:
-                options += ',' + self.settings.inject_options
-            return Trial(index=len(s.trials), kind='candidate', candidate=c,
-                         options=options, osd=osd)
-        return None
+        if sum(t.verdict == 'baseline' for t in s.trials) < self.settings.baseline_runs:
+            return Trial(index=len(s.trials), kind='baseline',
+                         candidate=self.space.base_candidate(), options=s.base_options, osd=osd)
+        if sum(t.kind == 'candidate' for t in s.trials) >= self.params.trials:
+            return None
+        c = self.optimizer.ask()
+        options = self.space.render(self.space.base, c)
+        if self.settings.inject_options:
+            options += ',' + self.settings.inject_options
+        return Trial(index=len(s.trials), kind='candidate', candidate=c, options=options, osd=osd)
 
     def baseline_measured(self, osd: int) -> None:
         """A baseline run was recorded: once all are in, the baseline, the
@@ -288,8 +284,7 @@ class Search:
                 if t.kind == 'baseline' and t.verdict == 'baseline' and t.measurement]
         if len(runs) < self.settings.baseline_runs:
             return
-        base = Baseline.of(runs, self.params.workload)
-        s.baseline = base
+        s.baseline = base = Baseline.of(runs, self.params.workload)
         # the optimizer's build draws them again, at the baseline's cap and
         # (wear) the model calibrated
         s.feasible_prior = s.reach_prior = None
@@ -298,9 +293,8 @@ class Search:
         # the optimizer's first point; the next ask() rebuilds it from the trials
         for t in s.trials:
             if t.verdict == 'baseline' and t.measurement:
-                t.score = t.told = perf_counters.score(
-                    t.measurement, base, self.params.workload,
-                    s.plan.design)
+                t.score = t.told = perf_counters.score(t.measurement, base, self.params.workload,
+                                                       s.plan.design)
         self._optimizer = None
         self.rejudge()
 
@@ -369,8 +363,7 @@ class Search:
     def left(self) -> Tuple[int, int, int]:
         """(search, confirmation round, steady) measurements still to come,
         at most: k + 1 a round, two a steady pair per finalist."""
-        s = self.s
-        st = self.settings
+        s, st = self.s, self.settings
         if s.confirm is None:
             return (max(0, st.baseline_runs + self.params.trials - len(s.trials)),
                     st.confirm_rounds * (st.confirm_candidates + 1),
@@ -411,15 +404,14 @@ class Search:
         """How long a steady window of the current options and the rounds'
         windows last, and what the rest of the session costs at most and as
         expected (`preconditioned`: a driven load preconditions the DB first)."""
-        s = self.s
-        st = self.settings
+        s, st = self.s, self.settings
         done = [(t, t.measurement) for t in s.trials if t.measurement and t.seconds]
         steady, limit, window, need = self._window_lengths(done)
         pre = canary.precondition
-        pre_spent = 0.0 if pre is None else pre.seconds + pre.fill_seconds
         # a measurement's cost beside its window: restart, warm-up, the steps
         # (the first one's preconditioning is not a cost the others pay)
-        first = pre_spent if preconditioned and pre is not None and pre.done else 0.0
+        first = (pre.seconds + pre.fill_seconds if preconditioned and pre is not None and pre.done
+                 else 0.0)
         # (a steady window's time to its first compaction is window, not cost)
         over = median([t.seconds - m.seconds - (m.settled or 0.0) - (first if k == 0 else 0.0)
                        for k, (t, m) in enumerate(done)]) if done else st.warmup + 60.0
@@ -499,17 +491,14 @@ class Search:
         1 once one passed; before, the rounds' power (power.confirm_rate at
         the planned noise, rounds and margin) at the gain its search window
         showed, the best feasible one's (1 before the noise is planned)."""
-        s = self.s
-        conf = s.confirm
+        s, conf = self.s, self.s.confirm
         if conf is not None and any(a.passed for a in conf.arms):
             return 1.0
-        noise = s.noise
-        ranked = [t.score for t in s.trials if t.kind == 'candidate'
-                  and t.verdict == 'feasible' and t.score is not None]
-        if conf is not None:
-            ranked = [t.score for t in s.trials if t.score is not None
-                      and t.index in {a.trial for a in conf.arms if not a.out}]
-        if not noise or not ranked:
+        arms = None if conf is None else {a.trial for a in conf.arms if not a.out}
+        ranked = [t.score for t in s.trials if t.score is not None and (
+            t.kind == 'candidate' and t.verdict == 'feasible' if arms is None
+            else t.index in arms)]
+        if not s.noise or not ranked:
             return 1.0
-        p = noise.plan
+        p = s.noise.plan
         return power.confirm_rate(math.expm1(-min(ranked)), p.sd, p.rounds, p.margin)
