@@ -244,9 +244,8 @@ class Confirmation:
 
     def _done(self, r: int, name: str, steady: str = '') -> bool:
         ts = _trials(self.trials, r, name, steady)
-        if any(t.verdict == 'measured' for t in ts):
-            return True
-        return sum(t.verdict == 'failed' for t in ts) >= (BASELINE_TRIES if name == BASELINE else 1)
+        return any(t.verdict == 'measured' for t in ts) or sum(
+            t.verdict == 'failed' for t in ts) >= (BASELINE_TRIES if name == BASELINE else 1)
 
     def _round_done(self, r: int) -> bool:
         return all(self._done(r, a) for a in self.rec.orders[r])
@@ -461,14 +460,9 @@ class Confirmation:
 
     def planned(self) -> int:
         """Round measurements still to come, at most (drops make it fewer)."""
-        rec = self.rec
-        left = 0
-        r = len(rec.orders) - 1
-        if r >= 0:
-            left += sum(1 for a in rec.orders[r] if not self._done(r, a))
-        if self.active():
-            left += (rec.rounds - len(rec.orders)) * (len(self.active()) + 1)
-        return left
+        rec, r, active = self.rec, len(self.rec.orders) - 1, self.active()
+        left = sum(not self._done(r, a) for a in rec.orders[r]) if r >= 0 else 0
+        return left + ((rec.rounds - len(rec.orders)) * (len(active) + 1) if active else 0)
 
     def steady_planned(self) -> int:
         """Steady-window measurements still to come, at most: two a pair for
