@@ -334,9 +334,9 @@ class Phases(JobPhases):
                 return self.trial_failed(f'restart on the candidate failed: {e}')
             self.s.error = f'restart failed: {e}'
             return Go(P.RESTORE, f'restart failed: {e}')
-        return self.after_restart(r, lambda: Go(
-            P.WAIT_UP, f'trial {cur.index}: waiting for osd.{canary.osd}', self.settings.poll),
-            issuing=True)
+        if r.outcome.held:
+            return Pause(r.reasons)
+        return Go(P.WAIT_UP, f'trial {cur.index}: waiting for osd.{canary.osd}', self.settings.poll)
 
     def wait_up(self, now: float) -> Move:
         cur = self.cur()
@@ -359,18 +359,15 @@ class Phases(JobPhases):
         return Go(P.WARMUP, f'trial {self.cur().index}: warming up')
 
     def after_restart(self, r: Result, then: Callable[[], Move],
-                      not_up: Optional[Callable[[float], Move]] = None,
-                      issuing: bool = False) -> Move:
-        """A step of a trial's or a recovery's restart of the canary
+                      not_up: Callable[[float], Move]) -> Move:
+        """A step of a trial's or a recovery's wait for the canary's restart
         (restart.Outcome) as the move it means: `then` once it runs the
-        options set with its PGs clean (`issuing`: once the restart is under
-        way), `not_up` (given the timeout) if it did not come up on them in
-        time.  Held by the cluster, it pauses; PGs not clean in time abort."""
+        options set with its PGs clean, `not_up` (given the timeout) if it did
+        not come up on them in time.  Held by the cluster, it pauses; PGs not
+        clean in time abort."""
         canary, o = self.canary, r.outcome
         if o.held:
             return Pause(r.reasons)
-        if issuing:
-            return then()
         if o == Outcome.UP:
             canary.restart_done()
             return then()
@@ -380,7 +377,6 @@ class Phases(JobPhases):
         if o == Outcome.NOT_CLEAN_IN_TIME:
             return self.abort(f'PGs did not become active+clean within {timeout:.0f}s of '
                               f'restarting osd.{canary.osd}')
-        assert not_up is not None  # every restart past its issue says what this means
         return not_up(timeout)
 
     def precondition(self, now: float) -> Move:
@@ -529,9 +525,10 @@ class Phases(JobPhases):
         r = self.restart_back(now, self.canary)
         if isinstance(r, End):
             return r
-        return self.after_restart(r, lambda: Go(
-            P.RECOVER_WAIT, f'trial {self.cur().index} failed: waiting for '
-            f'osd.{self.canary.osd} on its original options', self.settings.poll), issuing=True)
+        if r.outcome.held:
+            return Pause(r.reasons)
+        return Go(P.RECOVER_WAIT, f'trial {self.cur().index} failed: waiting for '
+                  f'osd.{self.canary.osd} on its original options', self.settings.poll)
 
     def recover_wait(self, now: float) -> Move:
         s = self.s
