@@ -376,29 +376,23 @@ class Search:
         """From the measured trials `windows`: (a steady window of the current
         options, None before the baseline, inf if nothing flushed; its limit;
         the rounds' window; the finalists' steady window, None before them)."""
-        s = self.s
+        fams, wal = self.space.column_families, self.space.max_total_wal_size
         base = [m for t, m in windows if t.verdict == 'baseline']
         rate = fill_rate([(t.candidate, [m]) for t, m in windows])
         base_c = self.space.base_candidate()
-        steady = (steady_window(base_c, base, rate, self.space.max_total_wal_size) if base
-                  else None)
+        steady = steady_window(base_c, base, rate, wal) if base else None
         if steady is not None and not math.isinf(steady):
             # beside that cycle, its WAL through every family's, and --duration
-            steady = max(steady, steady_length(
-                [(base_c, base)], self.params.duration, math.inf, self.space.column_families,
-                self.space.max_total_wal_size))
-        conf = s.confirm
-        limit = max(self.params.duration, self.settings.steady_window_limit
-                    if conf is None else conf.steady.limit)
-        window = self.objective_window() if conf is None else conf.window
-        need = None
-        if conf is not None:
-            compared = [base_c] + [a.candidate for a in conf.arms]
-            need = steady_length(
-                [(c, [m for t, m in windows if t.candidate == c])
-                 for c in compared], self.params.duration, limit, self.space.column_families,
-                self.space.max_total_wal_size)
-        return steady, limit, window, need
+            steady = max(steady, steady_length([(base_c, base)], self.params.duration, math.inf,
+                                               fams, wal))
+        conf = self.s.confirm
+        if conf is None:
+            return steady, self._steady_window_limit(), self.objective_window(), None
+        limit = max(self.params.duration, conf.steady.limit)
+        need = steady_length([(c, [m for t, m in windows if t.candidate == c])
+                              for c in [base_c] + [a.candidate for a in conf.arms]],
+                             self.params.duration, limit, fams, wal)
+        return steady, limit, conf.window, need
 
     def time_said(self, canary: CanaryRecord, preconditioned: bool) -> TimeSaid:
         """How long a steady window of the current options and the rounds'
