@@ -412,14 +412,10 @@ class Confirmation:
         ranked, verdicts = _verdict(rec, rounds)
         arms = []
         for a, v in zip(rec.arms, verdicts):
-            st = None
-            verdict, why = v.verdict, v.why
-            if v.verdict == 'passes':
-                sv = self.steady_verdict(a.arm)
-                if sv.pairs or sv.verdict:
-                    st = sv
-                if sv.verdict:
-                    verdict, why = sv.verdict, sv.why
+            sv = self.steady_verdict(a.arm) if v.verdict == 'passes' else None
+            st = sv if sv is not None and (sv.pairs or sv.verdict) else None
+            verdict, why = ((sv.verdict, sv.why) if sv is not None and sv.verdict
+                            else (v.verdict, v.why))
             took = self.restarts_after(a.options)
             arms.append(ArmResult(
                 a.arm, verdict, why, v.objective.figure(), v.write_amp.figure(),
