@@ -274,21 +274,20 @@ class Phases(JobPhases):
                       + '; restoring the canary')
         r, slot, steady = nxt
         if slot.arm == BASELINE:
-            candidate, options = self.space.base_candidate(), s.base_options
+            candidate, options, who = self.space.base_candidate(), s.base_options, 'the baseline'
         else:
             a = conf.rec.arm(slot.arm)
             candidate, options = a.candidate, a.options
-        s.current = t = Trial(index=len(s.trials), kind='confirm', candidate=candidate,
-                              options=options, round=r, arm=slot.arm, started=self.clock(),
-                              osd=slot.osd, steady=steady)
+            who = f'candidate {a.arm} (trial {a.trial})'
+        s.current = Trial(index=len(s.trials), kind='confirm', candidate=candidate,
+                          options=options, round=r, arm=slot.arm, started=self.clock(),
+                          osd=slot.osd, steady=steady)
         what = (f'steady check of {steady} (pair {r + 1}/{conf.rec.steady.pairs}, a window '
                 'counted from a first compaction to another and every column family\'s '
                 'cycle of WAL bytes)' if steady
                 else
                 f'confirmation round {r + 1}/{conf.rec.rounds}')
-        return Go(P.APPLY, f'{what}: ' + (
-            'the baseline' if t.arm == BASELINE else f'candidate {t.arm} '
-            f'(trial {conf.rec.arm(t.arm).trial})'))
+        return Go(P.APPLY, f'{what}: {who}')
 
     # ------------------------------------------------------------ a trial's window
 
