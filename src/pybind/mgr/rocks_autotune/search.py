@@ -314,21 +314,18 @@ class Search:
     def plan_confirmation(self, plan: MeasurementPlan) -> None:
         """The top feasible candidates by the model's posterior mean (one per
         config, not the current options: the baseline), measured as `plan` says."""
-        s = self.s
+        s, st = self.s, self.settings
         base = self.space.base_candidate()
         feasible = [t for t in s.trials
                     if t.kind == 'candidate' and t.verdict == 'feasible' and t.candidate != base]
         # the finalists and rounds the noise asks for (as asked with none measured)
-        noise = s.noise
-        design = noise.design if noise else power.design(
-            None, self.settings.confirm_candidates, self.settings.confirm_rounds,
-            self.settings.rounds_margin(), self.settings.rounds_detect(),
-            options.MAX_CONFIRM_ROUNDS)
+        design = s.noise.design if s.noise else power.design(
+            None, st.confirm_candidates, st.confirm_rounds, st.rounds_margin(),
+            st.rounds_detect(), options.MAX_CONFIRM_ROUNDS)
         ranked = self.optimizer.rank([t.candidate for t in feasible], design.candidates)
-        first: Dict[Candidate, Trial] = {}
+        first: Dict[Candidate, Trial] = {}  # each config's first feasible trial
         for t in feasible:
             first.setdefault(t.candidate, t)
-        st = self.settings
         # wear: each arm's predicted steady write-amp ratio, beside what its
         # steady windows will measure
         cal = self.wear_calibration() if st.wear else None
