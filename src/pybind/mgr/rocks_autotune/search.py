@@ -485,6 +485,7 @@ class Search:
         s, conf = self.s, self.s.confirm
         if conf is not None and any(a.passed for a in conf.arms):
             return 1.0
+        # the feasible candidates' scores; once planned, those of the arms still in
         arms = None if conf is None else {a.trial for a in conf.arms if not a.out}
         ranked = [t.score for t in s.trials if t.score is not None and (
             t.kind == 'candidate' and t.verdict == 'feasible' if arms is None
