@@ -32,7 +32,7 @@ def answer(s: SessionState) -> Optional[Verdict]:
 
 def final_answer(s: SessionState) -> Optional[Verdict]:
     """The confirmation's verdict once it stands: all rounds done, or the session ended."""
-    result = None if s.confirm is None else s.confirm.result
+    result = answer(s)
     return result if result is not None and (result.complete or s.state in ENDED) else None
 
 
@@ -59,12 +59,11 @@ SHARED_HOST = ('R\'s OSDs share the canary\'s host: C/R reads C\'s effect minus 
 
 def design_text(plan: MeasurementPlan) -> str:
     """How the confirmation measured."""
-    osds = f'osd.{plan.osd}'
     if plan.design == SPLIT:
-        return (f' (split, on {osds}: C/R, the IOPS of its PGs over those of '
+        return (f' (split, on osd.{plan.osd}: C/R, the IOPS of its PGs over those of '
                 f'{plan.reference_pgs} PGs without it, over the same windows'
                 + ('; ' + SHARED_HOST if plan.shared_host else '') + ')')
-    return f' (sequential, on {osds})'
+    return f' (sequential, on osd.{plan.osd})'
 
 
 def design_why(s: SessionState) -> str:
