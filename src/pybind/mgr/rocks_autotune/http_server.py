@@ -238,15 +238,14 @@ class PanelServer:
         self.log = log
         self.bound: Optional[Tuple[str, int]] = None  # where it listens
         self._wanted: Optional[Tuple[str, int]] = None  # what it was asked for
-        self._server: Optional[_GatedServer] = None
-        self._thread: Optional[threading.Thread] = None
+        self._running: Optional[Tuple[_GatedServer, threading.Thread]] = None
         self._lock = threading.RLock()  # ensure stops under it
 
     def ensure(self, host: str, port: int) -> bool:
         """Serve on host:port (re-binding if it moved); True if it now listens there.
         A bind error is logged and leaves it stopped, for the caller's next pass."""
         with self._lock:
-            if self._server is not None and self._wanted == (host, port):
+            if self._running is not None and self._wanted == (host, port):
                 return True
             self.stop()
             server = _GatedServer((host, port), self.app, self.MAX_HEADER_BYTES,
@@ -256,10 +255,9 @@ class PanelServer:
             except Exception as e:
                 self.log.error('panel: cannot listen on %s: %s', url(host, port), e)
                 return False
-            t = threading.Thread(target=server.serve, name='rocks_autotune-http',
-                                 daemon=True)
-            t.start()
-            self._server, self._thread, self._wanted = server, t, (host, port)
+            thread = threading.Thread(target=server.serve, name='rocks_autotune-http', daemon=True)
+            thread.start()
+            self._running, self._wanted = (server, thread), (host, port)
             real = server.bind_addr  # port 0 (tests) picks a free one
             self.bound = (host, int(real[1]) if isinstance(real, tuple) else port)
             self.log.info('panel: serving %s', url(*self.bound))
@@ -267,10 +265,9 @@ class PanelServer:
 
     def stop(self) -> None:
         with self._lock:
-            server, thread = self._server, self._thread
-            self._server = self._thread = None
+            running, self._running = self._running, None
             self.bound = self._wanted = None
-            if server is not None:
+            if running is not None:
+                server, thread = running
                 server.stop()
-            if thread is not None:
                 thread.join(10)
