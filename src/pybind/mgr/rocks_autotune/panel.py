@@ -160,8 +160,8 @@ def trials_json(snap: Snapshot, query: Mapping[str, str]) -> Dict[str, Any]:
     st, trials = snap.state, snap.trials
     base = st.baseline if st else None
     rows = [dict(r, ratios=base and ratios(t.measurement, base))
-            for n, (t, r) in enumerate(zip(trials, trial_rows(trials, release_default(st))), 1)
-            if n > since and verdict in (None, t.verdict)][:limit]
+            for t, r in zip(trials, trial_rows(trials, release_default(st)))
+            if r['n'] > since and verdict in (None, t.verdict)][:limit]
     return clean({'state': snap.status.get('state'), 'total': len(trials),
                   'budget_write_amp': budget_write_amp(st),
                   'baseline': base and base.to_json(), 'trials': rows})

@@ -193,8 +193,7 @@ def _mib(v: Any) -> str:
 
 
 def history_row(t: Trial) -> List[str]:
-    c = t.candidate
-    m = t.measurement
+    c, m = t.candidate, t.measurement
     lat, iops, wa, bluefs_wa, wal, sst, flushes = (
         [m.kv_sync_lat_ms, m.iops, m.write_amp, perf_counters.bluefs_write_amp(m),
          m.wal_bytes, m.sst_bytes, m.flushes] if m else [None] * 7)
