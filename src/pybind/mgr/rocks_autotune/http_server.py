@@ -12,6 +12,7 @@ import re
 import socket
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any, Dict, Optional, Tuple
 
 import cherrypy
@@ -28,12 +29,11 @@ class _RawQueryRequest(Request):
         self.params: Dict[str, Any] = {}
 
 
+@dataclass
 class _Root:
     """Every path lands on `default` (CherryPy's catch-all); the panel routes."""
-
-    def __init__(self, panel: Panel, log: Any) -> None:
-        self.panel = panel
-        self.log = log
+    panel: Panel
+    log: Any
 
     @cherrypy.expose
     def default(self, *vpath: str, **params: str) -> bytes:
