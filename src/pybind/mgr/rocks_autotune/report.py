@@ -94,8 +94,7 @@ def client_lines(c: Optional[ClientRecord]) -> List[str]:
         line = (f'client load: {c.count} objects in pool {c.pool}, namespace {NAMESPACE}, '
                 f'in {len(c.seeds)} of its {c.pg_num} PGs the canary is in')
     if c.ref_seeds:
-        line += (f', and as many in {len(c.ref_seeds)} without it (group R, on '
-                 f'{c.ref_osds} OSDs)')
+        line += f', and as many in {len(c.ref_seeds)} without it (group R, on {c.ref_osds} OSDs)'
     if c.removed is not None:
         line += f'; {c.removed} removed at the end'
     elif c.remove_error:
@@ -466,8 +465,7 @@ def rollout_lines(ro: Optional[Mapping[str, Any]]) -> List[str]:
     flight, failed or skipped named (views.SHOWN); `status --osds`: every one."""
     if not ro:
         return []
-    what = (f'apply to {ro["target"]}' if ro['kind'] == 'apply'
-            else f'revert of apply {ro["of"]}')
+    what = f'apply to {ro["target"]}' if ro['kind'] == 'apply' else f'revert of apply {ro["of"]}'
     c = ro['counts']
     lines = [f'rollout: {what}: {ro["state"]} ({ro["phase"]}), {c["done"]}/'
              f'{ro["total"]} OSD(s) done ({ro["progress"]:.0%})',
