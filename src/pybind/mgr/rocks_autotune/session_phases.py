@@ -92,29 +92,15 @@ def standing_changes(canary: CanaryOsd) -> List[str]:
     return list(dict.fromkeys(canary.rec.config_changes))
 
 
-class Phases(JobPhases):
-    """Each phase's step (a handler returns its move, machine.py), and the end
-    of a pause that lasted too long, on the session's record and parts."""
+class WayOut(JobPhases):
+    """The session's way out: its canary back on its originals, then the
+    end (or a failure where restoring cannot go on); Phases' too."""
 
-    def __init__(self, s: SessionState, cluster: Cluster, params: Params, space: SearchSpace,
-                 search: Search, settings: Settings, canary: CanaryOsd,
-                 clock: Callable[[], float]) -> None:
-        self.s, self.cluster, self.params, self.osd = s, cluster, params, s.osd
-        self.space, self.search, self.settings = space, search, settings
-        self.canary, self.clock = canary, clock
-
-    def table(self) -> Dict[Any, Handler]:
-        return {P.PREPARE: self.prepare, P.NEXT: lambda now: self.next_trial(),
-                P.CONFIRM: lambda now: self.next_confirmation(), P.APPLY: self.apply,
-                P.RESTART: self.restart, P.WAIT_UP: self.wait_up,
-                P.PRECONDITION: self.precondition, P.WARMUP: self.warmup,
-                P.MEASURE: self.measure, P.RECOVER: self.recover,
-                P.RECOVER_RESTART: self.recover_restart, P.RECOVER_WAIT: self.recover_wait,
-                P.RESTORE: self.restore, P.RESTORE_WAIT: self.restore_wait}
-
-    # ------------------------------------------------------------ the way out
-    # the canary back on its originals, then the end (or a failure where
-    # restoring cannot go on)
+    s: SessionState
+    cluster: Cluster
+    canary: CanaryOsd
+    settings: Settings
+    clock: Callable[[], float]
 
     def outcome(self) -> Ending:
         """How a session that restores its canary ends: decided when the
@@ -219,6 +205,27 @@ class Phases(JobPhases):
     def not_back(self, timeout: float) -> End:
         return self.fail(f'osd.{self.canary.osd} did not come back on its original options '
                          f'within {timeout:.0f}s; its config is restored')
+
+
+class Phases(WayOut):
+    """Each phase's step (a handler returns its move, machine.py), and the end
+    of a pause that lasted too long, on the session's record and parts."""
+
+    def __init__(self, s: SessionState, cluster: Cluster, params: Params, space: SearchSpace,
+                 search: Search, settings: Settings, canary: CanaryOsd,
+                 clock: Callable[[], float]) -> None:
+        self.s, self.cluster, self.params, self.osd = s, cluster, params, s.osd
+        self.space, self.search, self.settings = space, search, settings
+        self.canary, self.clock = canary, clock
+
+    def table(self) -> Dict[Any, Handler]:
+        return {P.PREPARE: self.prepare, P.NEXT: lambda now: self.next_trial(),
+                P.CONFIRM: lambda now: self.next_confirmation(), P.APPLY: self.apply,
+                P.RESTART: self.restart, P.WAIT_UP: self.wait_up,
+                P.PRECONDITION: self.precondition, P.WARMUP: self.warmup,
+                P.MEASURE: self.measure, P.RECOVER: self.recover,
+                P.RECOVER_RESTART: self.recover_restart, P.RECOVER_WAIT: self.recover_wait,
+                P.RESTORE: self.restore, P.RESTORE_WAIT: self.restore_wait}
 
     # ------------------------------------------------------------ the pause
 
