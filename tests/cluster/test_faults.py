@@ -305,7 +305,10 @@ def test_6a_no_orchestrator_is_manual_mode(lab: Lab) -> None:
         lab.ceph('config', 'set', 'mgr', 'mgr/orchestrator/orchestrator', 'lab_orchestrator',
                  '--force')
     assert lab.status()['state'] == 'done'
-    assert restarts == 4  # two baseline runs, one candidate, the restore
+    # each measurement (two baseline runs, the candidate, the confirmation's
+    # round of two), then the restore: every one by hand
+    trials = history(lab)
+    assert len(search(trials)) == 3 and restarts == len(trials) + 1 == 6, trials
     assert_clean(lab, 1, before)
 
 
