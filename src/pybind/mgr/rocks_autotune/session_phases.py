@@ -340,9 +340,9 @@ class Phases(WayOut):
                 return self.trial_failed(f'restart on the candidate failed: {e}')
             self.s.error = f'restart failed: {e}'
             return Go(P.RESTORE, f'restart failed: {e}')
-        if r.outcome.held:
-            return Pause(r.reasons)
-        return Go(P.WAIT_UP, f'trial {cur.index}: waiting for osd.{canary.osd}', self.settings.poll)
+        return self.after_restart(r, lambda: Go(
+            P.WAIT_UP, f'trial {cur.index}: waiting for osd.{canary.osd}', self.settings.poll),
+            issuing=True)
 
     def wait_up(self, now: float) -> Move:
         cur = self.cur()
@@ -365,15 +365,18 @@ class Phases(WayOut):
         return Go(P.WARMUP, f'trial {self.cur().index}: warming up')
 
     def after_restart(self, r: Result, then: Callable[[], Move],
-                      not_up: Callable[[float], Move]) -> Move:
-        """A step of a trial's or a recovery's wait for the canary's restart
+                      not_up: Optional[Callable[[float], Move]] = None,
+                      issuing: bool = False) -> Move:
+        """A step of a trial's or a recovery's restart of the canary
         (restart.Outcome) as the move it means: `then` once it runs the
-        options set with its PGs clean, `not_up` (given the timeout) if it did
-        not come up on them in time.  Held by the cluster, it pauses; PGs not
-        clean in time abort."""
+        options set with its PGs clean (`issuing`: once the restart is under
+        way), `not_up` (given the timeout) if it did not come up on them in
+        time.  Held by the cluster, it pauses; PGs not clean in time abort."""
         canary, o = self.canary, r.outcome
         if o.held:
             return Pause(r.reasons)
+        if issuing:
+            return then()
         if o == Outcome.UP:
             canary.restart_done()
             return then()
@@ -383,6 +386,7 @@ class Phases(WayOut):
         if o == Outcome.NOT_CLEAN_IN_TIME:
             return self.abort(f'PGs did not become active+clean within {timeout:.0f}s of '
                               f'restarting osd.{canary.osd}')
+        assert not_up is not None  # every restart past its issue says what this means
         return not_up(timeout)
 
     def precondition(self, now: float) -> Move:
@@ -531,10 +535,9 @@ class Phases(WayOut):
         r = self.restart_back(now, self.canary)
         if isinstance(r, End):
             return r
-        if r.outcome.held:
-            return Pause(r.reasons)
-        return Go(P.RECOVER_WAIT, f'trial {self.cur().index} failed: waiting for '
-                  f'osd.{self.canary.osd} on its original options', self.settings.poll)
+        return self.after_restart(r, lambda: Go(
+            P.RECOVER_WAIT, f'trial {self.cur().index} failed: waiting for '
+            f'osd.{self.canary.osd} on its original options', self.settings.poll), issuing=True)
 
     def recover_wait(self, now: float) -> Move:
         s = self.s
