@@ -65,8 +65,7 @@ OPTION_TABLE: Dict[str, Tuple[str, str, bool, str]] = {
     'osd_mclock_profile': ('balanced', 'advanced', True, 'str'),
     'public_network': ('', 'advanced', False, 'str'),
     'cluster_network': ('', 'advanced', False, 'str'),
-    'container_image': ('docker.io/ceph/daemon-base:latest-pacific-devel', 'basic', False,
-                        'str'),
+    'container_image': ('ceph/daemon-base:latest-pacific-devel', 'basic', False, 'str'),
     'mon_allow_pool_delete': ('false', 'advanced', True, 'bool'),
     'auth_allow_insecure_global_id_reclaim': ('true', 'advanced', True, 'bool'),
     'log_to_file': ('false', 'basic', True, 'bool'),
@@ -247,8 +246,7 @@ class ScaleMgr:
     def _seed_config(self, per_osd: bool, rng: random.Random) -> None:
         seed = [
             ('global', 'container_image',
-             'quay.io/ceph/ceph@sha256:0560b16bec6e84345f29fb6693cd2430884e6efff16a95d5bdd0bb06'
-             'd7661c45'),
+             'ceph/ceph@sha256:0560b16bec6e84345f29fb6693cd2430884e6efff16a95d5bdd0bb06d7661c45'),
             ('global', 'public_network', '10.10.0.0/16'),
             ('global', 'cluster_network', '10.20.0.0/16'),
             ('global', 'log_to_file', 'true'),
