@@ -16,6 +16,7 @@ from typing import Any, Dict, Iterator, List, Set, Tuple
 import pytest
 
 from conftest import ENDED, LAB_CMD, Lab
+from test_panel import get_json, panel_url
 from test_rollout import class_osds, rocksdb_entries, running, up_froms
 from timeline import restarts_of
 
@@ -108,6 +109,36 @@ def no_session_left(lab: Lab) -> Iterator[None]:
     ended = lab.wait_ended(600)
     pytest.fail(f'the case left its session {st["state"]} (phase {st.get("phase")}); '
                 f'aborted it: {ended["state"]}', pytrace=False)
+
+
+def stop_mid_window(lab: Lab, canary: int, other: int, kind: str) -> None:
+    """Stop `other` (SIGTERM, as `ceph orch daemon stop` does) early in a
+    window of the canary's (a `kind` trial's).  Stopped as the window ends,
+    it could be down with the canary in the canary's next restart, whatever
+    the module does (the gate had said yes an instant before), and PGs below
+    min_size would be the test's doing.  Polled over the panel's HTTP, not
+    the `ceph` CLI, whose start takes seconds on a loaded lab.  Fails, naming
+    the race, if the window was over by the stop."""
+    url = panel_url(lab)
+
+    def where() -> Tuple[Any, Any, str]:
+        st = get_json(url, '/api/status')
+        current = st.get('current') or {}
+        return current.get('index'), current.get('kind'), st['phase']
+    seen, deadline = where(), time.time() + 600
+    while True:
+        time.sleep(0.2)
+        now = where()
+        if now != seen and now[1:] == (kind, 'measure'):
+            break
+        assert time.time() < deadline, f'timed out waiting for a {kind} window to start'
+        seen = now
+    pid = lab.pid(f'osd.{canary}')
+    os.kill(lab.pid(f'osd.{other}'), signal.SIGTERM)
+    if where()[0] != now[0] or lab.pid(f'osd.{canary}') != pid:  # the next trial's restart
+        lab.ceph('orch', 'daemon', 'start', f'osd.{other}')
+        raise AssertionError(f'osd.{other} was stopped as the window of osd.{canary} '
+                             'ended: a race of the test, not a finding')
 
 
 def assert_restart_waits(lab: Lab, osd: int, seconds: float) -> None:
@@ -233,13 +264,9 @@ def test_5a_unhealthy_at_start_is_refused(lab: Lab) -> None:
 
 def test_5b_unhealthy_mid_session_pauses_then_resumes(lab: Lab) -> None:
     before = own(lab, 0)
-    lab.ceph('rocks-autotune', 'start', '--osd', '0', '--trials', '1', '--duration', '4')
+    lab.ceph('rocks-autotune', 'start', '--osd', '0', '--trials', '1', '--duration', '10')
     lab.wait('the first baseline run', lambda: len(history(lab)) >= 1, 600)
-    # stopped while the canary measures: stopped during the canary's restart,
-    # the two would be down at once whatever the module does (the gate had
-    # said yes an instant before)
-    lab.wait('the second baseline window', lambda: lab.status()['phase'] == 'measure', 300)
-    lab.ceph('orch', 'daemon', 'stop', 'osd.1')
+    stop_mid_window(lab, 0, 1, 'baseline')
     try:
         lab.wait('ROCKS_AUTOTUNE_PAUSED',
                  lambda: 'ROCKS_AUTOTUNE_PAUSED' in health_codes(lab), 300)
@@ -262,9 +289,8 @@ def test_5c_unhealthy_too_long_aborts_and_restores(lab: Lab) -> None:
     before = own(lab, 0)
     set_opt(lab, 'unhealthy_timeout', '10')
     try:
-        lab.ceph('rocks-autotune', 'start', '--osd', '0', '--trials', '2', '--duration', '4')
-        wait_phase(lab, 'candidate', 'measure')
-        lab.ceph('orch', 'daemon', 'stop', 'osd.1')
+        lab.ceph('rocks-autotune', 'start', '--osd', '0', '--trials', '2', '--duration', '10')
+        stop_mid_window(lab, 0, 1, 'candidate')
         try:
             # the config is restored at once; the canary's restart waits for
             # the gate (ok-to-stop, no other OSD down), never forced
@@ -451,10 +477,9 @@ def test_8_two_starts_at_once_make_one_session(lab: Lab) -> None:
 def test_9_other_osd_down_mid_window_then_abort(lab: Lab) -> None:
     """The restore's restart waits for the gate: never while another OSD is down."""
     before = own(lab, 0)
-    lab.ceph('rocks-autotune', 'start', '--osd', '0', '--trials', '2', '--duration', '8')
-    wait_phase(lab, 'candidate', 'measure')
+    lab.ceph('rocks-autotune', 'start', '--osd', '0', '--trials', '2', '--duration', '10')
+    stop_mid_window(lab, 0, 1, 'candidate')
     pid = lab.pid('osd.0')
-    lab.ceph('orch', 'daemon', 'stop', 'osd.1')
     try:
         lab.wait('osd.1 down', lambda: lab.osd(1)['up'] == 0, 120)
         lab.ceph('rocks-autotune', 'abort')
