@@ -354,6 +354,47 @@ def histories(paths: Sequence[str], rounds: int = 10, level: float = 0.90) -> st
         f'{power.confirm_rate(0.0, sd, rounds, -GUARD):.0%} at the rounds\''])
 
 
+def finalists(paths: Sequence[str]) -> str:
+    """Whether a finalist's search window foretells its rounds: per finalist of
+    real sessions (their `history -f json`, split design), its search
+    window's C/R over the geometric mean of the session's baseline runs'
+    (log), beside its rounds' mean log ratio to the baseline; then their
+    correlation over the finalists (scipy's pearsonr)."""
+    from scipy.stats import pearsonr
+    out = ['| session | finalist | search window (log) | rounds\' mean (log) | rounds |',
+           '|---|---|---|---|---|']
+    pairs: List[Tuple[float, float]] = []
+    for path in paths:
+        with open(path) as fh:
+            history = json.load(fh)
+        base = [math.log(cr) for t in baseline_trials(history)
+                if (cr := (t.get('measurement') or {}).get('c_over_r'))]
+        by_round: Dict[int, Dict[str, float]] = {}
+        options: Dict[str, str] = {}
+        for t in history:
+            cr = (t.get('measurement') or {}).get('c_over_r')
+            if t['kind'] == 'confirm' and not t.get('steady') and cr:
+                by_round.setdefault(t['round'], {})[t['arm']] = math.log(cr)
+                options[t['arm']] = t['options']
+        for arm in sorted(set(options) - {'baseline'}):
+            rounds = [r[arm] - r['baseline'] for r in by_round.values()
+                      if arm in r and 'baseline' in r]
+            window = next(((t.get('measurement') or {}).get('c_over_r') for t in history
+                           if t['kind'] == 'candidate' and t['options'] == options[arm]), None)
+            if not base or not window or len(rounds) < 3:
+                continue
+            pairs.append((math.log(window) - sum(base) / len(base), sum(rounds) / len(rounds)))
+            out.append(f'| {os.path.basename(path)} | {arm} | {pairs[-1][0]:+.3f} | '
+                       f'{pairs[-1][1]:+.3f} | {len(rounds)} |')
+    if len(pairs) < 3:
+        return '\n'.join(out + ['', 'fewer than 3 finalists with a search window and 3 rounds'])
+    r, p = pearsonr(*zip(*pairs))
+    windows, rounds_ = (sum(x) / len(pairs) for x in zip(*pairs))
+    said = (f'{len(pairs)} finalists: correlation {r:+.2f} (p {p:.2f}); search windows '
+            f'{windows:+.3f} on average, their rounds {rounds_:+.3f}')
+    return '\n'.join(out + ['', said])
+
+
 def decomposition(sessions: List[Dict[str, Any]], arms: Sequence[Arm]) -> str:
     """Per arm, what the split's A/A noise is made of: the pairs' sd of
     C's IOPS, of R's and of C/R, and how much C and R moved together (their
@@ -475,13 +516,15 @@ def parser() -> argparse.ArgumentParser:
                     'equally fast candidate needs at each sd (slow: minutes of CPU)')
     ap.add_argument('--histories', metavar='JSON', nargs='+', help='no lab: real sessions\' '
                     '`history -f json`: their A/A and rounds\' noise of C/R, pooled')
+    ap.add_argument('--finalists', action='store_true', help='with --histories: each '
+                    'finalist\'s search window beside its rounds, and their correlation')
     return ap
 
 
 def main() -> None:
     args = parser().parse_args()
     if args.histories:
-        print(histories(args.histories))
+        print(finalists(args.histories) if args.finalists else histories(args.histories))
         return
     if args.table or args.compare:
         print(table(args.table, args.history) if args.table else compare(args.compare, args.rounds))

@@ -710,6 +710,37 @@ def test_design_aa_pools_real_sessions_a_a_pairs_and_rounds(tmp_path: Any) -> No
     assert f'over 10 rounds {power.confirm_rate(0.0, aa, 10, -0.03):.0%} of the time' in out
 
 
+def test_design_aa_sets_each_finalists_search_window_beside_its_rounds(tmp_path: Any) -> None:
+    import design_aa
+
+    def window(kind: str, cr: float, options: str = 'base', rnd: int = 0, arm: str = 'baseline',
+               steady: str = '') -> Dict[str, Any]:
+        return {'kind': kind, 'round': rnd, 'arm': arm, 'steady': steady, 'options': options,
+                'measurement': {'c_over_r': cr}}
+    paths = []
+    # three sessions: search windows 1.1x, 1.2x and 0.9x their baselines',
+    # rounds 1.0x, 1.1x and 0.95x (the steady window left out)
+    for name, (w, r) in (('a', (1.1, 1.0)), ('b', (1.2, 1.1)), ('c', (0.9, 0.95))):
+        h = [window('baseline', 2.0), window('baseline', 2.0), window('candidate', 2.0 * w, 'x')]
+        for rnd in range(3):
+            h += [window('confirm', 1.0, rnd=rnd), window('confirm', r, 'x', rnd, 'c1')]
+        h.append(window('confirm', 9.0, 'x', 0, 'c1', steady='c1'))
+        paths.append(tmp_path / f'{name}-history.json')
+        paths[-1].write_text(json.dumps(h))
+    # too few rounds: left out
+    short = [window('baseline', 1.0), window('candidate', 1.0, 'y'),
+             window('confirm', 1.0), window('confirm', 1.0, 'y', 0, 'c1')]
+    paths.append(tmp_path / 'd-history.json')
+    paths[-1].write_text(json.dumps(short))
+    out = design_aa.finalists([str(p) for p in paths])
+    assert f'| a-history.json | c1 | {math.log(1.1):+.3f} | +0.000 | 3 |' in out, out
+    assert f'| b-history.json | c1 | {math.log(1.2):+.3f} | {math.log(1.1):+.3f} | 3 |' in out
+    assert 'd-history.json' not in out
+    xs, ys = [math.log(1.1), math.log(1.2), math.log(0.9)], [0.0, math.log(1.1), math.log(0.95)]
+    assert f'3 finalists: correlation {statistics.correlation(xs, ys):+.2f}' in out, out
+    assert design_aa.finalists([str(paths[-1])]).endswith('3 rounds')
+
+
 def test_design_aa_fits_cs_share_of_rs_move_and_judges_each_session_by_the_others(
         tmp_path: Any) -> None:
     import design_aa
