@@ -302,6 +302,20 @@ def compare(paths: Sequence[str], rounds: bool = False, level: float = 0.90) -> 
     return '\n'.join(out)
 
 
+def finalist_rounds(history: Sequence[Dict[str, Any]]) -> Dict[str, List[float]]:
+    """Each finalist's per-round log ratio of C/R to the baseline's in its
+    confirmation (`history -f json`; steady windows, and rounds without the
+    baseline's window, left out)."""
+    by_round: Dict[int, Dict[str, float]] = {}
+    for t in history:
+        cr = (t.get('measurement') or {}).get('c_over_r')
+        if t['kind'] == 'confirm' and not t.get('steady') and cr:
+            by_round.setdefault(t['round'], {})[t['arm']] = cr
+    return {a: [math.log(r[a] / r['baseline']) for r in by_round.values()
+                if a in r and 'baseline' in r]
+            for a in sorted({a for r in by_round.values() for a in r} - {'baseline'})}
+
+
 def histories(paths: Sequence[str], rounds: int = 10, level: float = 0.90) -> str:
     """Real sessions' noise of C/R (their `history -f json`, split design):
     each session's A/A sd (its baseline runs' pairs, as it planned from
@@ -320,14 +334,7 @@ def histories(paths: Sequence[str], rounds: int = 10, level: float = 0.90) -> st
             history = json.load(fh)
         noise = power.aa_noise([t['measurement'].get('c_over_r')
                                 for t in baseline_trials(history)])
-        by_round: Dict[int, Dict[str, float]] = {}
-        for t in history:
-            cr = (t.get('measurement') or {}).get('c_over_r')
-            if t['kind'] == 'confirm' and not t.get('steady') and cr:
-                by_round.setdefault(t['round'], {})[t['arm']] = cr
-        arms = [[math.log(r[a] / r['baseline']) for r in by_round.values()
-                 if a in r and 'baseline' in r]
-                for a in sorted({a for r in by_round.values() for a in r} - {'baseline'})]
+        arms = list(finalist_rounds(history).values())
         seen = power.pooled_sd(arms)
         if noise is None and seen is None:
             continue
@@ -369,16 +376,8 @@ def finalists(paths: Sequence[str]) -> str:
             history = json.load(fh)
         base = [math.log(cr) for t in baseline_trials(history)
                 if (cr := (t.get('measurement') or {}).get('c_over_r'))]
-        by_round: Dict[int, Dict[str, float]] = {}
-        options: Dict[str, str] = {}
-        for t in history:
-            cr = (t.get('measurement') or {}).get('c_over_r')
-            if t['kind'] == 'confirm' and not t.get('steady') and cr:
-                by_round.setdefault(t['round'], {})[t['arm']] = math.log(cr)
-                options[t['arm']] = t['options']
-        for arm in sorted(set(options) - {'baseline'}):
-            rounds = [r[arm] - r['baseline'] for r in by_round.values()
-                      if arm in r and 'baseline' in r]
+        options = {t['arm']: t['options'] for t in history if t['kind'] == 'confirm'}
+        for arm, rounds in finalist_rounds(history).items():
             window = next(((t.get('measurement') or {}).get('c_over_r') for t in history
                            if t['kind'] == 'candidate' and t['options'] == options[arm]), None)
             if not base or not window or len(rounds) < 3:
