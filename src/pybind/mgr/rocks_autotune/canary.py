@@ -12,8 +12,8 @@ from .workload import BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE
 OPTIONS = 'bluestore_rocksdb_options'
 ANNEX = 'bluestore_rocksdb_options_annex'
 CFS = 'bluestore_rocksdb_cfs'
-# RocksDB's statistics (read at the DB's open) and what
-# dump_objectstore_kv_stats prints of them (rocksdb_stats.py): on for the session
+# RocksDB's statistics (read at the DB's open), which dump_objectstore_kv_stats
+# prints (rocksdb_stats.py): on for the session
 STATS_OPTIONS = ('rocksdb_perf', 'rocksdb_collect_extended_stats',
                  'rocksdb_collect_compaction_stats')
 SAVED = (OPTIONS, ANNEX, BENCH_LIMIT_OPTION) + STATS_OPTIONS
@@ -28,7 +28,6 @@ CLASS_MASK_NOTE = (
 
 Originals = Dict[str, Optional[str]]
 
-
 # a watched value longer than this is kept in the session's head as its
 # length and digest: someone else's long value must not grow the head past
 # what the mgr's store holds
@@ -36,7 +35,6 @@ MAX_KEPT = 2048
 
 
 def kept(value: str) -> str:
-    """A watched value as the session keeps it: itself, or its length and digest."""
     if len(value) <= MAX_KEPT:
         return value
     return f'<{len(value)} bytes, sha256 {hashlib.sha256(value.encode()).hexdigest()[:16]}>'
@@ -52,13 +50,12 @@ def ours(originals: Originals, applied: Collection[str], annexed: bool,
          bench_limit: bool) -> Dict[str, Set[Optional[str]]]:
     """What a session may have left at the canary's own mask: the originals,
     the strings it set (`applied`), the blank annex, bench limit, statistics."""
-    o = originals
     return {
-        OPTIONS: {o[OPTIONS]} | set(applied),
-        ANNEX: {o[ANNEX]} | ({''} if annexed else set()),
-        BENCH_LIMIT_OPTION: {o[BENCH_LIMIT_OPTION]} | (
+        OPTIONS: {originals[OPTIONS]} | set(applied),
+        ANNEX: {originals[ANNEX]} | ({''} if annexed else set()),
+        BENCH_LIMIT_OPTION: {originals[BENCH_LIMIT_OPTION]} | (
             {str(BENCH_LIMIT_VALUE)} if bench_limit else set()),
-        **{name: {o[name], 'true'} for name in STATS_OPTIONS if name in o},
+        **{name: {originals[name], 'true'} for name in STATS_OPTIONS if name in originals},
     }
 
 
@@ -73,8 +70,7 @@ class Canary:
         return {name: self.cluster.config_get_own(self.who, name) for name in SAVED}
 
     def running_base(self) -> str:
-        """The options RocksDB gets on the canary now, the annex (whose keys
-        win) folded in."""
+        """The options RocksDB gets on the canary now, the annex (whose keys win) folded in."""
         opts = parse_options(self.cluster.config_get(self.who, OPTIONS))
         annex = self.cluster.config_get(self.who, ANNEX)
         if annex.strip():
@@ -92,7 +88,6 @@ class Canary:
         self.cluster.config_set(self.who, BENCH_LIMIT_OPTION, str(value))
 
     def collect_rocksdb_stats(self) -> None:
-        """The STATS_OPTIONS on."""
         for name in STATS_OPTIONS:
             self.cluster.config_set(self.who, name, 'true')
 

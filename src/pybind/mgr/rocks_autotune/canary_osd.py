@@ -1,13 +1,10 @@
-"""What a session does to one canary OSD, osd.N: its config at its mask (a
-candidate's, or its originals), its gated restarts (restart.py), its window
-(window.py) and the reads timed after a steady one, the watch for someone
-else's config changes (canary.py), the health look before a restart, and its
-restore.  The session's phases read what it returns, write the session's
-record and move.
+"""What a session does to one canary OSD: its config at osd.N (a candidate's,
+or its originals), its gated restarts (restart.py), its window (window.py),
+the watch for someone else's config changes (canary.py), the health look
+before a restart, and its restore.  The session's phases act on what it returns.
 
-It holds its own record (canary_record.CanaryRecord, under the session's
-`canaries` by its OSD) and, of the session's, what its load reads
-(SessionLoad); the trial in flight comes with the call that needs it.
+It holds its own record (canary_record.CanaryRecord) and, of the session's,
+what its load reads (SessionLoad); the trial in flight comes with each call.
 """
 import logging
 from contextlib import suppress
@@ -39,8 +36,8 @@ def runs_candidate(cur: Trial) -> bool:
 
 @dataclass(frozen=True)
 class SessionLoad:
-    """What a canary reads of its session's record for the client load: its
-    record (None: none runs), the session's id and seed (names, random stream)."""
+    """The session's client load record (None: none runs), id and seed
+    (object names, random stream)."""
     client: Optional[ClientRecord]
     id: str
     seed: int
@@ -75,8 +72,8 @@ class CanaryOsd:
     # ------------------------------------------------------------ its load
 
     def _client_workload(self) -> ClientWorkload:
-        """The client load, built on its first chunk (its names are hashed, its
-        pool opened: not on the path that loads a session)."""
+        """The client load, built on its first chunk: hashing its names and
+        opening its pool stay off the path that loads a session."""
         c, sid = self.load.client, self.load.id[:8]
         if c is None or c.count is None:  # a rescue's runs no load
             raise ValueError('a client session without its client record')
@@ -91,9 +88,9 @@ class CanaryOsd:
                               clock=self.clock, reference=ref)
 
     def read_probe(self, seconds: float) -> Optional[ReadProbe]:
-        """A chunk of the client load's read probe (ClientWorkload.read_probe)
-        of the objects of C whose PG's primary the canary is: a read goes to
-        the primary alone, so C's others would time other OSDs."""
+        """A chunk of ClientWorkload.read_probe over the objects whose PG's
+        primary is the canary: a read goes to the primary alone, so the others
+        would time other OSDs."""
         c = self.load.client
         if self.client is None or c is None:
             raise ValueError('a read probe without a client load')
@@ -111,8 +108,8 @@ class CanaryOsd:
     # ------------------------------------------------------------ its config
 
     def prepare(self) -> None:
-        """Before the first trial: the bench limit of an osd bench session, and
-        RocksDB's own flush and compaction figures, from the first restart on."""
+        """Before the first trial: an osd bench session's bench limit, and
+        RocksDB's statistics from the first restart on."""
         if self.params.workload == OSD_BENCH:
             self.config.set_bench_limit(BENCH_LIMIT_VALUE)
         self.config.collect_rocksdb_stats()
@@ -123,12 +120,11 @@ class CanaryOsd:
         which does not know what was there).  `mine`: the trial in flight,
         whose candidate may be set there (none in a recovery or a restore)."""
         rec = self.rec
-        seen = rec.config_seen
-        if seen is None:
+        if rec.config_seen is None:
             return set()
         applied = [o for o in (rec.last_applied, mine.options if mine is not None
                                and runs_candidate(mine) else None) if o is not None]
-        rec.config_changes, held = self.config.foreign(seen, ours(
+        rec.config_changes, held = self.config.foreign(rec.config_seen, ours(
             rec.originals, applied, rec.annexed, self.params.workload == OSD_BENCH))
         return held
 
@@ -140,8 +136,7 @@ class CanaryOsd:
 
     def set_up(self, trial: Trial, now: float) -> None:
         """Its trial's config at the mask (a candidate's, or the originals),
-        and its restart recorded with its purpose: whether the process may
-        load a candidate."""
+        and its restart recorded."""
         if runs_candidate(trial):
             self.rec.last_applied = trial.options
             self.config.apply(trial.options, self.rec.annexed)
@@ -170,9 +165,8 @@ class CanaryOsd:
     # ------------------------------------------------------------ its restarts
 
     def clear_stale_noout(self) -> bool:
-        """Our noout, left by a step a failed-over mgr did not finish, is
-        cleared: only a restart needs it, and our own flag must not read as
-        an unhealthy cluster."""
+        """Clear our noout left by a failed-over mgr's unfinished step: only a
+        restart needs it, and our own flag must not read as an unhealthy cluster."""
         if self.rec.noout_ours and self.cluster.has_noout(self.osd):
             self.restarter.clear_noout()
             return True
@@ -201,16 +195,14 @@ class CanaryOsd:
     # ------------------------------------------------------------ its health
 
     def look(self, own_crash: Callable[[Crash], bool]) -> Health:
-        """The health policy before a trial's restart (gate.look): what blocks
-        it, the others' checks, its crashes a failed trial caused (`own_crash`)."""
+        """gate.look before a trial's restart; `own_crash`: a crash a failed trial caused."""
         return look(self.cluster, self.osd, own_crash)
 
     # ------------------------------------------------------------ its restore
 
     def restore(self, now: float) -> bool:
         """The originals' config at once, but for someone else's values;
-        whether a gated restart onto them follows (the process may run
-        something else), noout set for it."""
+        whether a gated restart onto them follows (noout set for it)."""
         rec = self.rec
         held = self.foreign()
         self.config.restore(rec.originals, held)
@@ -220,8 +212,7 @@ class CanaryOsd:
         if not rec.running_dirty:
             rec.restarted = True
             return False
-        # the canary keeps noout while it waits for its restart
-        self.restarter.set_noout()
+        self.restarter.set_noout()  # kept while it waits for its restart
         self._begin('restore', now)
         return True
 

@@ -1,7 +1,6 @@
-"""A canary's part of a session, and a restart in flight: the records the
-store keeps and the window, restart and canary code fill, each changed by
-its one owner; JSON only in the store (to_json, from_json).  A module of its
-own so that those need not import the store (which imports them)."""
+"""The records of a canary's part of a session and of a restart in flight,
+each changed by its one owner; JSON only in the store.  A module of its own
+so that their owners need not import the store (which imports them)."""
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Protocol
 
@@ -24,15 +23,14 @@ class RestartRecord(Record):
     up_seconds: Optional[float] = None
 
     def to_json(self) -> Dict[str, Any]:
-        """Without the clocks not yet read, as they always were."""
+        """Without the clocks not yet read (the stored form)."""
         return {k: v for k, v in vars(self).items()
                 if v is not None or k not in ('issued', 'up_seconds')}
 
 
 class RestartState(Protocol):
-    """What restart.Restarter keeps in its owner's record (a session's
-    canary's, a rollout's): fields of that record, which it sets and its
-    owner reads (a rollout keeps one for each OSD of its batch in flight)."""
+    """The fields restart.Restarter sets in its owner's record (a session's
+    canary's; a rollout's, one per OSD of its batch in flight)."""
     restart: Optional[RestartRecord]
     manual: str  # why no orchestrator restarts the OSD, the admin does ('' one does)
     noout_ours: bool  # the noout on the OSD being restarted is ours

@@ -62,8 +62,8 @@ def pg_state_clean(state: str) -> bool:
 
 
 def crash_time(stamp: str) -> float:
-    """A crash report's timestamp in epoch seconds: UTC, in either of the
-    two forms the crash module reads ('T' or ' ' between date and time)."""
+    """A crash report's UTC timestamp in epoch seconds; the crash module reads
+    'T' or ' ' between date and time."""
     t = datetime.strptime(stamp.rstrip('Z').replace(' ', 'T'), '%Y-%m-%dT%H:%M:%S.%f')
     return t.replace(tzinfo=timezone.utc).timestamp()
 
@@ -148,8 +148,8 @@ class ConfigSnapshot:
 
     @cached_property
     def locations(self) -> Dict[int, Location]:
-        """Read when a value is first resolved for an OSD: own() needs none
-        (a rollout's step reads its OSD's own mask: not every OSD's location)."""
+        """Read on first use: own() needs none, so a rollout's step that reads
+        its OSD's own mask does not read every OSD's location."""
         return self._locate()
 
     def own(self, who: str, name: str) -> Optional[str]:
@@ -185,7 +185,6 @@ def _norm_who(who: str) -> str:
 
 
 def _osd_state(o: Dict[str, Any]) -> OsdInfo:
-    """An OSD map entry's state (MgrCluster.osd_states)."""
     return OsdInfo(id=o['osd'], up=bool(o['up']), in_=bool(o['in']), up_from=o.get('up_from', 0),
                    device_class='', num_pgs=0, destroyed='destroyed' in o.get('state', []))
 
@@ -212,8 +211,7 @@ def split_who(who: str) -> Tuple[str, List[Tuple[str, str]]]:
 
 
 def _mask(entry: Dict[str, Any]) -> List[Tuple[str, str]]:
-    """A `config dump` entry's mask as (kind, value) pairs: a CRUSH bucket
-    type (host, rack, ...) or `class`."""
+    """A `config dump` entry's mask: (CRUSH bucket type or 'class', value) pairs."""
     mask = []
     if entry.get('location_type'):
         mask.append((str(entry['location_type']), str(entry.get('location_value', ''))))
@@ -223,8 +221,7 @@ def _mask(entry: Dict[str, Any]) -> List[Tuple[str, str]]:
 
 
 class MgrBase:
-    """The mgr's Python API as MgrCluster's parts use it: mon commands, tell,
-    the CRUSH tree."""
+    """The mgr's Python API as MgrCluster's parts use it: mon commands, tell, CRUSH tree."""
 
     def __init__(self, mgr: Any) -> None:
         self.mgr = mgr
@@ -242,9 +239,8 @@ class MgrBase:
     @contextmanager
     def one_view(self) -> Iterator[None]:
         """Within, each of the mgr's maps is read once: checks that each read
-        the OSD map (its states, flags, pools) see one map, and decode it once
-        (at 10,000 OSDs, 11 MB of JSON).  For reads only: an action's effect
-        is not seen within."""
+        the OSD map see one map and decode it once (11 MB of JSON at 10,000
+        OSDs).  For reads only: an action's effect is not seen within."""
         if getattr(self._view, 'maps', None) is not None:  # nested: the outer one's
             yield
             return
@@ -413,14 +409,13 @@ class MgrReads(MgrBase):
         return sorted(str(f) for f in self._get('osd_map')['flags_set'])
 
     def crush_order(self) -> List[Tuple[int, str]]:
-        """Every OSD as `ceph osd tree` lists them, with its host ('' when
-        none); OSDs not in the tree last."""
+        """Every OSD in `ceph osd tree`'s order, with its host ('' when none);
+        OSDs not in the tree last."""
         parent, nodes = self._tree()
 
         def host(osd: int) -> str:
             return next((str(n['name']) for n in self._ancestors(osd, parent, len(nodes))
                          if n.get('type') == 'host'), '')
-        # the tree's own order, as `ceph osd tree` prints it
         listed = list(dict.fromkeys(n['id'] for n in nodes if n['id'] >= 0))
         return [(o, host(o)) for o in listed + sorted(set(self.osds()) - set(listed))]
 
@@ -484,8 +479,7 @@ class MgrConfig(MgrReads):
                 for e in json.loads(self._mon_ok(prefix='config dump', format='json'))]
 
     def config_snapshot(self, defaults: Sequence[str] = ()) -> ConfigSnapshot:
-        """The whole config and every OSD's location, with the release's
-        defaults of the options named in `defaults`."""
+        """The whole config and OSD locations, with the release's defaults of `defaults`."""
         return ConfigSnapshot(self._config_dump(), self._locations,
                               {name: self.option_default(name) for name in defaults})
 
@@ -493,8 +487,6 @@ class MgrConfig(MgrReads):
         return ConfigSnapshot(self._config_dump(), dict).own(who, name)
 
     def _locations(self) -> Dict[int, Location]:
-        """What config masks are matched against, per OSD: its device class
-        and CRUSH location (bucket type -> name)."""
         parent, nodes = self._tree()
         out: Dict[int, Location] = {}
         for osd, info in self.osds().items():
@@ -550,9 +542,7 @@ class MgrActions(MgrBase):
             completion = self.mgr.daemon_action('restart', f'osd.{osd}')
         except orchestrator.NoOrchestrator as e:
             raise NoOrchestrator(str(e))
-        except ImportError as e:
-            # the orchestrator's backend module is not enabled (mgr.remote:
-            # "Module not found")
+        except ImportError as e:  # mgr.remote: the backend module is not enabled
             raise NoOrchestrator(f'the orchestrator backend is not enabled ({e})')
         try:
             return str(orchestrator.raise_if_exception(completion))
@@ -589,10 +579,9 @@ Cluster = MgrCluster
 
 
 class RadosIo:
-    """Writes, reads and removes objects in one namespace of one pool, as a
-    client; ClusterError when the cluster refuses.  Thread-safe (librados
-    is).  Synchronous calls: an asynchronous completion would call into
-    Python from librados' threads."""
+    """A client's objects in one namespace of one pool; ClusterError when the
+    cluster refuses.  Thread-safe (librados is).  Synchronous calls: an
+    asynchronous completion would call into Python from librados' threads."""
 
     def __init__(self, ioctx: Any, pool: str, namespace: str) -> None:
         self.ioctx = ioctx

@@ -2,13 +2,12 @@
 baseline in a fresh random order each, then the steady check of the arms
 whose objective passed (doc/dev/session.rst, dev-session-confirmation).
 
-Its record is the session's `confirm` (ConfirmRecord: others read it, only
-this module changes it); each measurement is a trial of kind `confirm` with
-its `round` (0-based; a steady check's pair), `arm` (`baseline`, `c1`, ...
-in the model's order), `osd` and, in a steady check, `steady` (the arm
-checked).  Where it stands is read from those trials, so a new active mgr
-measures no (round, arm) twice.  This module says what comes next and what
-the rounds say; the session runs the measurements.
+Its record is the session's `confirm` (ConfirmRecord: only this module
+changes it); each measurement is a trial of kind `confirm` with its `round`
+(0-based; a steady check's pair), `arm` (`baseline`, `c1`, ... in the
+model's order), `osd` and, in a steady check, `steady` (the arm checked).
+Where it stands is read from those trials, so a new active mgr measures no
+(round, arm) twice.  The session runs the measurements.
 """
 import random
 from dataclasses import asdict, dataclass, field
@@ -20,7 +19,6 @@ from .paired_stats import Figure, Round
 from .perf_counters import median
 from .space import Candidate
 from .session_settings import IOPS, WEAR
-
 from .trial import Trial
 
 # a baseline that fails this many times in a round leaves the round without pairs
@@ -29,9 +27,9 @@ BASELINE_TRIES = 2
 
 @dataclass
 class Arm:
-    """A candidate confirmed: its search trial, the model's posterior mean of
-    it (and, wear, its predicted steady write-amp ratio), and whether it is
-    out (verdict, why) or passed at a look (after that round)."""
+    """A candidate confirmed: its search trial, the model's posterior mean
+    (wear: its predicted steady write-amp ratio), and whether it is out
+    (verdict, why) or passed at a look (after that round)."""
     arm: str  # c1, c2, ... in the model's order
     trial: int
     candidate: Candidate
@@ -103,8 +101,8 @@ class ArmResult:
 
 @dataclass
 class Verdict:
-    """The confirmation's verdict so far (Confirmation.update), with the
-    settings it was judged under; only this module makes it."""
+    """The confirmation's verdict so far, with the settings it was judged
+    under (Confirmation.update)."""
     recommended: Optional[str]  # the arm recommended (None: keep the current options)
     complete: bool  # every round done
     rounds: int
@@ -148,7 +146,7 @@ class Verdict:
 @dataclass
 class ConfirmRecord:
     """The session's confirmation (`confirm`): set up by plan, changed only
-    by Confirmation; JSON only in the store (to_json, from_json)."""
+    by Confirmation."""
     arms: List[Arm]
     rounds: int
     margin: float
@@ -251,8 +249,7 @@ class Confirmation:
         return all(self._done(r, a) for a in self.rec.orders[r])
 
     def _measured(self, r: int, name: str, steady: str = '') -> Optional[steady_check.Window]:
-        """Arm `name`'s measurement in round (or steady pair) r, if any, with
-        its read probe (a steady window's, under the client load)."""
+        """Arm `name`'s measurement and read probe in round (or steady pair) r."""
         for t in _trials(self.trials, r, name, steady):
             if t.verdict == 'measured' and t.measurement:
                 return t.measurement, t.read_probe
@@ -280,14 +277,13 @@ class Confirmation:
             if len(rec.orders) >= rec.rounds or not active:
                 return self._next_steady()
             order = [BASELINE] + active
-            # a fresh order each round (drift within a round falls on every
-            # arm alike), kept in the state, from the seed (replayable)
+            # a fresh order each round, from the seed (replayable): drift
+            # within a round falls on every arm alike
             random.Random(f'{self.seed}/{len(rec.orders)}').shuffle(order)
             rec.orders.append(order)
 
     def _best_first(self, ranked: List[str]) -> List[str]:
-        """Under the wear objective the arms whose IOPS held go to the steady
-        check in the model's order (least predicted write-amp first)."""
+        """Under wear, the model's order (least predicted write-amp first)."""
         if self.rec.goal != WEAR:
             return ranked
         return [a.arm for a in self.rec.arms if a.arm in ranked]
@@ -297,8 +293,7 @@ class Confirmation:
 
     def _steady_pairs(self, arm: str) -> Tuple[List[Tuple[steady_check.Window,
                                                           steady_check.Window]], int, bool]:
-        """(the arm's measured steady pairs, the pairs done, whether a
-        pair's baseline failed for good)."""
+        """(measured steady pairs, pairs done, whether a baseline failed for good)."""
         measured, p, lost = [], 0, False
         while p < self.rec.steady.pairs and all(
                 self._done(p, slot.arm, arm) for slot in self._steady_windows(arm, p)):
@@ -356,9 +351,8 @@ class Confirmation:
 
     def _look(self, r: int) -> None:
         """After round r (not the last): an arm measured in DROP_AFTER rounds
-        or more that can no longer pass, whatever its remaining rounds give,
-        is dropped; with looks (`sequential`), one whose objective passes at
-        the look's level is done with the rounds (the steady check is next)."""
+        or more that can no longer pass is dropped; with looks (`sequential`),
+        one whose objective passes at the look's level is done with the rounds."""
         rec = self.rec
         rounds = self.rounds()
         for a in rec.arms:
@@ -379,8 +373,8 @@ class Confirmation:
         """How long the canary took to come up each time it left `options`
         (their unflushed memtables are replayed from the WAL at start)."""
         out = []
-        last: Dict[Optional[int], Trial] = {}
-        for t in self.trials:  # in the order they ran (Search.add_trial)
+        last: Dict[Optional[int], Trial] = {}  # by OSD, in the order they ran
+        for t in self.trials:
             before = last.get(t.osd)
             if before is not None and before.options == options \
                     and t.restart_seconds is not None:
@@ -462,10 +456,10 @@ class Confirmation:
 
     def steady_planned(self) -> int:
         """Steady-window measurements still to come, at most: two a pair for
-        every arm that may still need its check."""
+        every arm that may still need its check (with a round in flight, any
+        arm still in may pass)."""
         rec = self.rec
         n = len(rec.orders)
-        # the last round in flight: its arms may still pass and need their check
         if not self.active() or (n >= rec.rounds and self._round_done(n - 1)):
             arms = self._unchecked()
         else:

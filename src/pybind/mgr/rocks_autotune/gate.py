@@ -1,6 +1,6 @@
-"""Before anything changes: the canary's choice, the
-one health policy (at start and before every trial), and the one safety gate
-every restart goes through.  Nothing here changes the cluster."""
+"""Before anything changes: the canary's choice, the one health policy (at
+start and before every trial), and the one safety gate of every restart.
+Nothing here changes the cluster."""
 from dataclasses import dataclass
 from typing import Callable, Collection, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -87,15 +87,14 @@ def look(cluster: Cluster, osd: Optional[int],
 
 def restart_blockers(cluster: Cluster, osd: int, single_copy_ok: bool = False,
                      together: Sequence[int] = ()) -> List[str]:
-    """The safety gate of every restart: why restarting `osd` now (with those
-    of its batch, `together`) could hurt (empty: it may).  An OSD down already
-    may always restart."""
+    """The safety gate of every restart: why restarting `osd` now (with its
+    batch, `together`) could hurt; empty: it may.  An OSD down may always restart."""
     with cluster.one_view():  # the OSD map, which each check reads, read once
         osds = cluster.osd_states()
         batch = [osd, *together]
         if not any(i in osds and osds[i].up for i in batch):
             return []
-        who = f'osd.{osd}' if not together else osd_list([osd, *together]) + ' together'
+        who = f'osd.{osd}' if not together else osd_list(batch) + ' together'
         reasons = osds_are([i.id for i in osds.values() if i.id not in batch and not i.up],
                            'down')
         inactive = cluster.inactive_pgs()
@@ -113,8 +112,7 @@ def restart_blockers(cluster: Cluster, osd: int, single_copy_ok: bool = False,
 
 
 def thin_pools(cluster: Cluster, osd: int) -> List[str]:
-    """The pools in which a restart of `osd` leaves a PG it serves with fewer
-    than two copies (empty: none does)."""
+    """Lines for the pools where restarting `osd` leaves a PG with fewer than two copies."""
     return thin_pools_of(cluster, [osd])[osd]
 
 

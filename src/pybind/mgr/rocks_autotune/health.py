@@ -1,13 +1,11 @@
 """The module's health checks: declared once, computed from the records.
 
-Every check the module can raise is a row of CHECKS: its code (published as
-ROCKS_AUTOTUNE_<code>), severity and summary.  No record keeps a check: as
-the pg_autoscaler's, they are computed at each publish from the facts the
-records hold (the pause in effect, a restart that waits for the admin, the
-recovery of a failed trial, how a job ended), so a check holds exactly as
-long as its fact.  What an active job is in goes with its end; how it
-ended (a failed restore, a rollout that stopped) stays for the admin to
-read until the next one starts.
+Every check is a row of CHECKS: its code (published as ROCKS_AUTOTUNE_<code>),
+severity and summary.  No record keeps a check: as the pg_autoscaler's, they
+are computed at each publish from the facts the records hold (a pause, a
+restart waiting for the admin, a failed trial's recovery, how a job ended),
+so a check holds exactly as long as its fact.  How a job ended (a failed
+restore, a rollout that stopped) stays until the next one starts.
 """
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -100,8 +98,7 @@ def job_checks(kind: str, rec: Any, active: bool, write_error: str) -> Checks:
 
 def _manual(out: Checks, manual: str, restart: Optional[RestartRecord], osd: int,
             owner: str) -> None:
-    """A restart no orchestrator could issue (restart.Restarter), while it
-    waits for the admin's."""
+    """A restart no orchestrator could issue, while it waits for the admin's."""
     # 'wait_up': restart.Stage's (restart.py imports gate.py, which imports this)
     if manual and restart is not None and restart.stage == 'wait_up':
         line = (f'no orchestrator can restart it ({manual}): restart osd.{osd} (e.g. '

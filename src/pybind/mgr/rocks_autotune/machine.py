@@ -2,20 +2,18 @@
 
 A job is a state machine over a persisted record: the serve loop calls
 `step()`, which does one piece of work and says when to come back.  The
-engine owns what both jobs share: the commands' requests, taken at the start
-of a step (the step alone writes the record); one phase's handler per step;
-the record saved after every step (a failed write raises STATE_WRITE_FAILED
-and the job changes nothing until a write goes through); and failed steps
-counted: a cluster call that keeps failing, or a bug, ends the job its own
-way after MAX_CLUSTER_ERRORS in a row.
+engine takes the commands' requests at the start of a step (the step alone
+writes the record), runs one phase's handler, and saves the record after
+every step (a failed write raises STATE_WRITE_FAILED and the job changes
+nothing until a write goes through).  A cluster call that keeps failing, or
+a bug, ends the job its own way after MAX_CLUSTER_ERRORS steps in a row.
 
-A handler makes no move itself: it returns one, and the engine makes it,
-checked against the job's table (MOVES): a float stays in the phase and says
-when to look again, a `Go` moves to another phase, an `End` ends the job (its
-state, its time, its END phase: set here only), a `Pause` waits in it (the
-record keeps since when and why, a PauseRecord, which health.py reads; a
-timed pause that outlasts unhealthy_timeout ends as the job's `timed_out`
-says).
+A handler returns its move and the engine makes it, checked against the
+job's MOVES: a float stays in the phase and says when to look again, a `Go`
+moves to another phase, an `End` ends the job (its state, time and END phase
+are set here only), a `Pause` waits in it (a PauseRecord, which health.py
+reads; a timed pause that outlasts unhealthy_timeout ends as the job's
+`timed_out` says).
 """
 import logging
 import threading
@@ -47,11 +45,10 @@ class Go:
 
 @dataclass(frozen=True)
 class Pause:
-    """Wait in the phase for what the job cannot change (the cluster's
-    health, someone else's config change, the gate): `said`, then the
-    reasons, is the message; `on` (the job's word) and `osd` (the OSD held
-    back, if the check names one) say which health check it raises.  A
-    `timed` pause that lasts unhealthy_timeout ends the job's own way."""
+    """Wait in the phase for what the job cannot change (health, someone
+    else's config change, the gate): `said`, then the reasons, is the
+    message; `on` and `osd` (the OSD held back, if any) say which health
+    check it raises.  A `timed` pause ends after unhealthy_timeout."""
     reasons: List[str]
     said: str = 'paused'
     on: str = 'health'
@@ -61,9 +58,8 @@ class Pause:
 
 @dataclass(frozen=True)
 class End:
-    """The job ends as `ending` (its record's final state; the job's cleanup
-    done): the engine sets the state and the time, moves to the END phase
-    and lets the job say it (`Phases.ended`)."""
+    """The job, its cleanup done, ends as `ending` (the record's final
+    state); the job then says so in `Phases.ended`."""
     ending: str
     message: str = ''
     delay: float = 0.0
@@ -87,8 +83,8 @@ class Head(Protocol):
 
 
 class Phases:
-    """A job's phases, on its record: each one's step, and the end of a pause
-    that lasted too long."""
+    """A job's phases: each one's step, and the end of a pause that lasted
+    too long."""
 
     def table(self) -> Dict[Any, Handler]:
         """Each phase's step: (now) -> its move."""
@@ -203,9 +199,7 @@ class Machine:
                 st.cluster_errors = 0
                 self._make(self._give_up(f'giving up after repeated errors: {e}'), self.clock())
             delay = 5.0
-        if not self._persist():
-            return wait
-        return delay
+        return delay if self._persist() else wait
 
     def _make(self, move: Move, now: float) -> float:
         """Make the handler's move; the seconds until the next step."""

@@ -1,15 +1,11 @@
 """The measurement plan: which canary runs which arm in which window.
 
-A round's arms (in its random order) become windows, each a slot (the
-canary's OSD and the arm it runs); the session restarts the canary onto the
-slot's arm, then runs one warm-up and one window read there.
-
-- sequential: every arm a window of its own.
-- split: windowed as sequential, scored by C/R against a reference group of
-  PGs (doc/dev/session.rst, dev-session-split).
-
-(A duet, two canaries measured over the same windows, was measured and not
-taken: git show 543f784:doc/bench/duet-ab-tiny.md.)
+A round's arms, in its random order, become windows (slots); the session
+restarts the canary onto each slot's arm, then runs a warm-up and a window.
+`sequential`: every arm a window of its own; `split`: the same, scored by
+C/R against a reference group of PGs (doc/dev/session.rst, dev-session-split).
+(A duet of two canaries was measured and not taken:
+git show 543f784:doc/bench/duet-ab-tiny.md.)
 """
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence
@@ -30,8 +26,7 @@ class Slot:
 
 @dataclass(frozen=True)
 class MeasurementPlan:
-    """How a session's canary measures: its `plan`, its confirmation's
-    `measurement_plan`; JSON only in the store (to_json, from_json)."""
+    """How a session's canary measures: its `plan`, its confirmation's `measurement_plan`."""
     design: str  # DESIGNS
     osd: int  # the canary (JSON: `osds`, a list of one)
     why: Optional[str] = None  # why this design, for the answers
@@ -44,8 +39,7 @@ class MeasurementPlan:
             raise ValueError(f'not a measurement plan: {self!r}')
 
     def windows(self, order: Sequence[str]) -> List[Slot]:
-        """A round's windows, in the order they run, for the arms of `order`
-        (the baseline and the finalists still measured, in the round's order)."""
+        """A round's windows for the arms of `order`, in that order."""
         return [Slot(self.osd, arm) for arm in order]
 
     def to_json(self) -> Dict[str, Any]:
@@ -61,9 +55,8 @@ class MeasurementPlan:
 
 
 def single(osd: int, c: Optional[ClientRecord]) -> MeasurementPlan:
-    """The plan of one canary: split when its client load has a group R
-    (the session's `client` record says so), else sequential; why, and for
-    a split whether R's OSDs share the canary's host, for the answers."""
+    """One canary's plan: split when its client load has a group R, else
+    sequential."""
     why = (c.design_why or None) if c else None
     if c is not None and c.design == SPLIT:
         return MeasurementPlan(SPLIT, osd, why, len(c.ref_seeds or []), bool(c.shared_host))

@@ -65,20 +65,17 @@ def _error(code: int, message: str) -> HandleCommandResult:
 
 
 def running(*jobs: Optional[Machine]) -> Optional[Machine]:
-    """The job the serve loop steps: the session or the rollout that is
-    active (start and apply refuse a second one)."""
+    """The active session or rollout, the job the serve loop steps (never both)."""
     return next((j for j in jobs if j is not None and j.active), None)
 
 
 class RocksAutotune(MgrModule, OrchestratorClientMixin):
     CLICommand = CLICommand  # Tentacle: this module's command registry
-    # No notifications wanted.  Declared all the same: Tentacle's loader looks
-    # for the standby class with the AttributeError of a missing NOTIFY_TYPES
-    # still pending, fails, and never runs RocksAutotuneStandby.
+    # None wanted, but declared: without it Tentacle's loader fails looking for the
+    # standby class (the AttributeError still pending) and never runs RocksAutotuneStandby
     NOTIFY_TYPES: List[NotifyType] = []
-    # seconds a command waits for the saved state to be loaded: one that comes
-    # in as the module starts (a failover, a respawn) is answered once serve()
-    # has loaded it, or refused (EAGAIN)
+    # seconds a command waits for serve() to load the saved state (after a failover or
+    # a respawn) before it is refused (EAGAIN)
     LOAD_WAIT = 10.0
     MODULE_OPTIONS = [Option(o.name, **o.option_kwargs()) for o in OPTIONS] + PANEL_OPTIONS
 
@@ -103,9 +100,8 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         self.rollout_store = RolloutStore(self.get_store, self.put_store)
         self.rollout: Optional[Rollout] = None
         self.rollout_error = ''
-        # the last rollout's record, set by publish(); the commands read it only
-        # once it has ended (apply and revert refuse while it runs), when no
-        # step changes it again: it is not copied
+        # the last rollout's record, set by publish(); not copied: the commands read it
+        # only once it has ended (apply and revert refuse while it runs)
         self.rollout_record: Optional[RolloutRecord] = None
         # what the panel and the read commands show, refreshed by publish()
         self.panel_snapshot = panel.Snapshot()
@@ -129,11 +125,10 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
             self.settings_error = str(e)
 
     def put_store(self, key: str, value: Optional[str]) -> None:
-        """set_store, as a write that says when it failed: the mgr's set_store
-        puts the value in its own cache and only logs a mon that refused it
-        (over mon_config_key_max_entry_size, no quorum), and a read back may
-        see the cache; the mon's answer tells (the cache catches up through
-        the mgr's subscription to the mgr/ keys)."""
+        """set_store that raises StoreError when the mon refuses the write (over
+        mon_config_key_max_entry_size, no quorum): the mgr's set_store only logs that, and
+        its cache, which a read back may see, keeps the value.  The cache catches up through
+        the mgr's subscription to the mgr/ keys."""
         full = f'mgr/{self.module_name}/{key}'
         cmd = ({'prefix': 'config-key set', 'key': full, 'val': value} if value is not None
                else {'prefix': 'config-key del', 'key': full})
@@ -217,9 +212,8 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         self.set_health_checks(checks)
         ro = self.rollout
         v = self.session.view() if self.session is not None else None
-        # the OSDs the best's commands reach, for the panel (`best` reads them
-        # itself): three maps of every OSD, read once while the session's
-        # last steps run (its restore's polls), then at each idle publish
+        # the OSDs the best's commands reach, for the panel (`best` reads its own): three
+        # maps of every OSD, read once while the session's last steps run, then when idle
         where = None
         if v is not None and v.status.get('best') is not None:
             last = self.panel_snapshot
@@ -233,8 +227,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         if self.rollout_error:
             snapshot.status['rollout_error'] = self.rollout_error
         self.panel_snapshot = snapshot
-        # each job's progress event in `ceph -s`: updated while it runs, then
-        # completed or failed once
+        # each job's progress event in `ceph -s`: updated while it runs, then ended once
         for slot, job in (('session', self.session), ('rollout', ro)):
             if job is not None and job.active:
                 ev = job.progress_event()
@@ -361,10 +354,8 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         return _error(errno.ENOENT, self.load_error or 'no tuning session has run yet')
 
     def _request(self, what: str) -> Optional[HandleCommandResult]:
-        """Hand stop/abort to the session (or abort to the rollout), saved
-        before it is acknowledged (a mgr that takes over before the next step
-        still obeys it); the serve thread takes it at its next step.  None:
-        the session took it."""
+        """Hand stop/abort to the session (or abort to the rollout), saved first so that a
+        mgr taking over before the next step still obeys it.  None: the session took it."""
         if not self.loaded.wait(self.LOAD_WAIT):
             return _error(errno.EAGAIN, LOADING)
         job = running(self.session, self.rollout)

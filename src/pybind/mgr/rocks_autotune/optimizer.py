@@ -1,8 +1,8 @@
-"""Bayesian optimization over a SearchSpace: skopt's ask/tell, with warm
-starts proposed first, only safe proposals, scores outside the bounds still
-learned, failed trials told as a penalty, and a state that is a pure
-function of (seed, warm starts, history), so a replay after a mgr restart
-proposes the very same next candidate.  Imported lazily (search.Search)."""
+"""Bayesian optimization over a SearchSpace: skopt's ask/tell, warm starts
+first, only safe proposals, scores outside the bounds still learned, failed
+trials told as a penalty; the state is a pure function of (seed, warm
+starts, history), so a replay after a mgr restart proposes the same next
+candidate.  Imported lazily (search.Search)."""
 import math
 from typing import Any, Iterable, List, Optional, Sequence, Tuple
 
@@ -13,23 +13,20 @@ from skopt.space import Categorical, Dimension, Integer, Space
 
 from .space import Candidate, Point, SearchSpace
 
-# Random (constrained) proposals after the warm starts before the GP drives:
-# few, as trials are expensive; on the unit tests' synthetic benchmark 3 did
-# better than 5 or 8 within 25 trials.
+# Random safe proposals after the warm starts, before the GP drives: few, as
+# trials are costly (on the unit tests' benchmark 3 beat 5 or 8 in 25 trials).
 DEFAULT_INITIAL_POINTS = 3
 
-# A failed trial (OSD would not start) is told as
-#   worst + FAILED_MARGIN * max(worst - best, |worst|, tiny)
-# over the real scores seen so far: clearly the worst point, but not an
-# outlier so far out that the normalized GP flattens everywhere else.
+# A failed trial (OSD would not start) is told as worst + FAILED_MARGIN *
+# max(worst - best, |worst|, tiny) of the real scores: clearly the worst, but
+# not so far out that the normalized GP flattens everywhere else.
 FAILED_MARGIN = 0.5
 
-# Points scored per acquisition step (skopt's default 10000): the safety
-# constraint is checked in Python for each, and a few thousand cover the grid.
+# Points scored per acquisition step (skopt's default 10000): each is checked
+# for safety in Python, and a few thousand cover the grid.
 DEFAULT_ACQ_POINTS = 2000
-# skopt honours the constraint by rejection sampling (10000 tries a point,
-# then it raises): refuse spaces where fewer than this many of _PROBES
-# random points are safe.
+# skopt samples under the constraint by rejection (10000 tries, then it
+# raises): refuse spaces with fewer than _MIN_SAFE_PROBES safe of _PROBES.
 _PROBES = 1000
 _MIN_SAFE_PROBES = 5
 
@@ -56,9 +53,8 @@ class TrialOptimizer:
             # skopt's Matern GP fits a white-noise level: repeats that
             # disagree are treated as noise, not forced through exactly
             base_estimator='GP',
-            # not gp_hedge: its bandit has too few rounds in a dozen trials,
-            # and depends on every intermediate fit; EI's proposal depends
-            # only on the told points, so a replay is exact and one fit
+            # not gp_hedge: its bandit has too few rounds in a dozen trials and
+            # depends on every fit; EI's depends only on the told points
             acq_func='EI',
             acq_optimizer='sampling',  # the only one skopt allows with a constraint
             acq_optimizer_kwargs={'n_points': acq_points},
@@ -74,8 +70,7 @@ class TrialOptimizer:
         return len(self._told)
 
     def ask(self) -> Candidate:
-        """Next candidate to try: pending warm starts first, then skopt's pick;
-        the same again until a tell()."""
+        """Warm starts first, then skopt's pick; the same again until a tell()."""
         for c in self.warm_start:
             if c not in self._told:
                 return c
@@ -96,11 +91,10 @@ class TrialOptimizer:
         self._send(self._record(c, None), fit=True)
 
     def rank(self, candidates: Iterable[Candidate], k: int) -> List[Tuple[Candidate, float]]:
-        """The k candidates the model expects best (lowest posterior mean of
-        the score), best first, each with that mean; a candidate listed twice
-        counts once, one the GP cannot place (a compression not searched) not
-        at all.  A fresh fit of the search's GP, which exists however few
-        points were told and is the same after a replay."""
+        """The k candidates of lowest posterior mean score, best first, with
+        it; duplicates count once, one the GP cannot place (a compression not
+        searched) not at all.  A fresh fit, so it exists however few points
+        were told and is the same after a replay."""
         placed = {c: x for c in candidates if (x := self._clamp(c)) is not None}
         if not placed or k <= 0 or not self._opt.Xi:
             return []
@@ -112,8 +106,7 @@ class TrialOptimizer:
         return [(unique[i], float(means[i])) for i in order[:k]]
 
     def replay(self, history: Iterable[Tuple[Candidate, Optional[float]]]) -> None:
-        """Re-tell persisted trials (score None: failed): the state of telling
-        them one by one, with one GP fit."""
+        """Re-tell persisted trials (score None: failed), with one GP fit."""
         batches = [self._record(c, s) for c, s in history]
         batches = [b for b in batches if b[0]]
         for i, b in enumerate(batches):
@@ -121,7 +114,7 @@ class TrialOptimizer:
 
     def _record(self, c: Candidate, score: Optional[float]
                 ) -> Tuple[List[Point], List[float], int]:
-        """Book-keep one trial; return the (xs, ys) batch skopt must learn."""
+        """Book-keep one trial: the (xs, ys, n_told) batch skopt must learn."""
         if score is not None:
             score = float(score)
             if not math.isfinite(score):
@@ -148,8 +141,8 @@ class TrialOptimizer:
         if all(x in self._opt.space for x in xs):
             self._opt.tell(xs, ys, fit=fit)
         else:
-            # clamped but unsafe (the cluster's own 4 GiB of memtables): tell
-            # rejects it, yet the GP learns from it; _tell skips the validation
+            # clamped but unsafe (e.g. the cluster's own 4 GiB of memtables):
+            # tell() rejects it, _tell skips the check so the GP learns it
             self._opt._tell(xs, ys, fit=fit)
 
     def _penalty(self) -> float:
@@ -157,8 +150,8 @@ class TrialOptimizer:
         return worst + FAILED_MARGIN * max(worst - best, abs(worst), 1e-9)
 
     def _clamp(self, c: Candidate) -> Optional[Point]:
-        """Point for the GP, clamped into the bounds (an option beyond a bound
-        behaves more like the bound than like nothing); None if not placeable."""
+        """The point clamped into the bounds (beyond a bound behaves like the
+        bound, not like nothing); None if not placeable."""
         out: Point = []
         for d, v in zip(self._dims, self.space.to_point(c)):
             if d.is_categorical and v not in d.categories:
@@ -167,8 +160,8 @@ class TrialOptimizer:
         return out
 
     def _rng(self, purpose: str, n_told: int) -> np.random.RandomState:
-        # every draw depends only on (seed, purpose, trials told): repeated
-        # ask() calls agree and a replay reproduces the original
+        # a draw depends only on (seed, purpose, trials told): repeated ask()
+        # calls agree and a replay reproduces the original
         return np.random.RandomState(
             [self.seed % (1 << 32), {'ask': 1, 'tell': 2}[purpose], n_told])
 
@@ -183,8 +176,7 @@ def enough_safe_points(space: SearchSpace, seed: int) -> bool:
 
 
 def random_points(space: SearchSpace, n: int, seed: int) -> List[Any]:
-    """`n` points drawn at random over the space's box, as the optimizer
-    draws them (safe or not)."""
+    """`n` random points of the space's box, as the optimizer draws them (safe or not)."""
     return list(Space(skopt_dimensions(space)).rvs(n_samples=n, random_state=seed))
 
 

@@ -11,8 +11,6 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 MAX_CONFIRM_CANDIDATES = 5
 MAX_CONFIRM_ROUNDS = 15
 
-NUMBERS = ('secs', 'int', 'float', 'size')
-
 
 @dataclass(frozen=True)
 class Opt:
@@ -53,7 +51,7 @@ class Opt:
 
     def check(self, v: Any) -> None:
         """ValueError if the field's value `v` is out of this option's bounds."""
-        if self.type in NUMBERS:
+        if self.type in ('secs', 'int', 'float', 'size'):
             n = (v / self.scale if isinstance(v, (int, float)) and not isinstance(v, bool)
                  else None)
             whole = self.type in ('int', 'size')

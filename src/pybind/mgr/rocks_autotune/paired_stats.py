@@ -1,9 +1,9 @@
 """What the confirmation rounds say: per round, each candidate's log-ratio to
-that round's baseline (what drifts between rounds cancels); over the rounds,
-the median and a Wilcoxon signed-rank interval (doc/dev/session.rst,
-dev-session-interval): not a bootstrap, which under-covers at 5 rounds;
-with the order random it is exact under "no effect".  Plain Python (no
-scipy on the mgr's threads), checked against ``scipy.stats.wilcoxon``.
+that round's baseline (drift between rounds cancels); over the rounds, the
+median and a Wilcoxon signed-rank interval (doc/dev/session.rst,
+dev-session-interval): a bootstrap under-covers at 5 rounds; with the order
+random this is exact under "no effect".  Plain Python (no scipy on the mgr's
+threads), checked against ``scipy.stats.wilcoxon``.
 """
 import itertools
 import math
@@ -30,8 +30,8 @@ def signed_rank_cdf(n: int) -> List[float]:
 
 
 def cut(n: int, level: float = LEVEL) -> int:
-    """How many Walsh averages the interval leaves out at each end (0: no
-    interval: n rounds cannot reach the level)."""
+    """Walsh averages the interval leaves out at each end (0: n rounds
+    cannot reach the level)."""
     # the largest c with P(T+ <= c - 1) <= alpha, one end's share of 1 - level
     return sum(1 for p in signed_rank_cdf(n) if p <= (1.0 - level) / 2.0 + 1e-12)
 
@@ -41,7 +41,7 @@ MIN_ROUNDS = next(n for n in itertools.count(1) if cut(n))  # the fewest with an
 
 def interval(xs: Sequence[float], level: float = LEVEL) -> Tuple[float, float]:
     """The signed-rank interval of the centre of `xs`, between two of its Walsh
-    averages (of every pair i <= j): (-inf, inf) when too few for the level."""
+    averages (pairs i <= j); (-inf, inf) when too few for the level."""
     c = cut(len(xs), level)
     if c == 0:
         return -math.inf, math.inf
@@ -67,11 +67,11 @@ class Summary:
                    per_round=list(xs), at=list(at))
 
     def figure(self) -> 'Figure':
-        """As the verdict keeps it: the bounds as logs, and as ratios."""
+        """As the verdict keeps it: logs and ratios."""
         return Figure(self.rounds, self.median, self.low, self.high, Ratios(**self.ratios()))
 
     def ratios(self) -> Dict[str, Any]:
-        """As ratios (candidate / baseline), for the reports; None for an open end."""
+        """As Ratios' fields, for the reports."""
         def r(v: Optional[float]) -> Optional[float]:
             return None if v is None or not math.isfinite(v) else math.exp(v)
         return {'median': r(self.median), 'low': r(self.low), 'high': r(self.high),
@@ -121,8 +121,8 @@ Round = Mapping[str, Optional[Measurement]]  # arm -> its measurement in the rou
 def paired_at(rounds: Sequence[Round], arm: str, baseline: str,
               key: str) -> List[Tuple[int, float]]:
     """(round index, the arm's log-ratio of `key` to that round's baseline)
-    where both were measured (for write-amp, in windows not marked short:
-    write-amp counts only at steady state, which a short window never saw)."""
+    where both were measured (write-amp: in windows not short, as it counts
+    only at steady state)."""
     out = []
     for i, r in enumerate(rounds):
         a, b = r.get(arm), r.get(baseline)
@@ -182,8 +182,8 @@ def judge(s_obj: Summary, direction: str, margin: float,
 
 def futile(objective: Sequence[float], rounds_left: int, direction: str, margin: float,
            level: float = LEVEL) -> str:
-    """Why a candidate's objective can no longer clear the margin whatever
-    its remaining rounds give ('' if it still can)."""
+    """Why the objective cannot clear the margin whatever the remaining
+    rounds give ('' if it still can)."""
     best_obj = math.inf if direction == HIGHER else -math.inf
     obj = Summary.of(list(objective) + [best_obj] * rounds_left, level)
     if not clears(obj, direction, margin):
@@ -195,10 +195,10 @@ def verdict(rounds: Sequence[Round], arms: Sequence[str], baseline: str, objecti
             direction: str, margin: float,
             out: Optional[Mapping[str, Tuple[str, str]]] = None,
             level: float = LEVEL) -> Tuple[List[str], List[ArmVerdict]]:
-    """The arms whose objective passes, best first (by the median, then the
-    interval's near end), and every arm's figures and verdict.  `rounds`:
-    per round, each arm's measurement (None or absent: none); `out`: arms
-    taken out of the rounds, as (dropped | failed, why)."""
+    """The arms whose objective passes, best first (by median, then the
+    interval's near end), and every arm's verdict.  `rounds`: per round,
+    each arm's measurement (None or absent: none); `out`: arms taken out,
+    as (dropped | failed, why)."""
     out = out or {}
     results = []
     for arm in arms:

@@ -1,5 +1,4 @@
-"""A job's pause as its record keeps it (the engine's, machine.py, for a
-session and a rollout alike); JSON only in the store.  A module of its own
+"""A job's pause (machine.py's) as its record keeps it; JSON only in the store.  Apart
 so that the records need not import the engine (which imports the store)."""
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional

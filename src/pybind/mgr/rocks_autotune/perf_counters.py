@@ -1,5 +1,5 @@
-"""Perf counter snapshots and what a measurement window made of them: deltas
-between two `perf dump`s of the canary (what accumulated before is moot)."""
+"""Perf counter snapshots, and a window's Measurement as deltas between two
+`perf dump`s of the canary."""
 import math
 from dataclasses import dataclass, fields
 from statistics import median  # the stdlib's (ValueError when empty)
@@ -10,15 +10,14 @@ from .record import Record
 from .rocksdb_stats import KvDelta
 from .workload import CLIENT, LIVE, OSD_BENCH
 
-# (section, counter) pairs read from `perf dump`.  BlueFS's DB bytes are its
-# WAL's and SSTs'; `bytes_written_slow` is a share of them (spill-over)
+# (section, counter) pairs of `perf dump`.  BlueFS's DB bytes are its WAL's
+# and SSTs'; `bytes_written_slow` is a share of them (spill-over)
 WAL_BYTES = ('bluefs', 'bytes_written_wal')
 SST_BYTES = ('bluefs', 'bytes_written_sst')
 DB_BYTES = [WAL_BYTES, SST_BYTES]
 SLOW_BYTES = ('bluefs', 'bytes_written_slow')
 DB_USED = ('bluefs', 'db_used_bytes')  # a gauge: the DB's size at a window's end
-# every SST file BlueFS wrote, a flush's or a compaction's (`rocksdb.compact`
-# counts only the manual compactions Ceph asks for)
+# SST files by flushes and compactions (`rocksdb.compact` counts manual ones only)
 SST_FILES = ('bluefs', 'files_written_sst')
 CLIENT_BYTES = ('osd', 'op_w_in_bytes')
 LATENCIES = {'kv_sync_lat_ms': ('bluestore', 'kv_sync_lat'),
@@ -57,10 +56,9 @@ def _avg_ms(a: Dict[str, Any], b: Dict[str, Any], key: Tuple[str, str]) -> Optio
     return (y['sum'] - x['sum']) / n * 1000.0 if n > 0 else None
 
 
-# What a write-amp figure counts: RocksDB's own bytes, what its options
-# change; BlueFS's add the WAL's 4 KiB padding per kv sync, which follows the
-# load's concurrency, not the options, so it is only reported
-# (doc/dev/design.rst, dev-design-bluefs-wal).
+# What write-amp counts: RocksDB's own bytes; BlueFS's add the WAL's 4 KiB
+# padding per kv sync, which follows the load's concurrency, not the options,
+# so it is only reported (doc/dev/design.rst, dev-design-bluefs-wal).
 ROCKSDB, BLUEFS = 'rocksdb', 'bluefs'
 
 
@@ -70,8 +68,7 @@ class Measurement:
     client_bytes: int
     db_bytes: int
     wal_bytes: int
-    # DB bytes written per client byte, the figure the budget judges: by
-    # RocksDB's own bytes when the canary gave them, else BlueFS's (write_amp_by)
+    # DB bytes per client byte, what the budget judges (see write_amp_by)
     write_amp: float
     kv_sync_lat_ms: Optional[float]
     kv_commit_lat_ms: Optional[float]
@@ -79,8 +76,7 @@ class Measurement:
     kv_syncs: int
     iops: Optional[float]  # bench workload only
     flushes: float  # memtable flushes the window is estimated to cover
-    # the window ended before it covered what it waits for (min_flushes, an
-    # L0 cycle, steady_bytes): write-amp is undercounted
+    # ended short of min_flushes, an L0 cycle or steady_bytes: write-amp undercounted
     window_short: bool
     sst_bytes: Optional[int] = None
     sst_files: Optional[int] = None
@@ -100,13 +96,13 @@ class Measurement:
     iops_c: Optional[float] = None
     iops_r: Optional[float] = None
     c_over_r: Optional[float] = None
-    # a steady window's WAL bytes over window.steady_bytes: below 1, some
-    # column family cannot have gone through an L0 cycle (None: not steady)
+    # a steady window's WAL over window.steady_bytes: below 1, some family
+    # cannot have had an L0 cycle (None: not steady)
     wal_cover: Optional[float] = None
     slow_bytes: Optional[int] = None  # of db_bytes, those on the slow device
     db_used_bytes: Optional[int] = None  # BlueFS's DB bytes in use at the window's end
-    # a steady window's seconds before it counted: to the end of its busiest
-    # family's first compaction (window.Window.measure; None: not one, or none came)
+    # a steady window's seconds before its first compaction's end, when it
+    # began counting (window.Window.measure; None: not steady, or none came)
     settled: Optional[float] = None
     compaction_unit: Optional[int] = None  # rocksdb_stats.KvDelta.unit
 
@@ -125,9 +121,9 @@ def wal_bytes(a: Dict[str, Any], b: Dict[str, Any]) -> float:
 
 def l0_cycles(before: Dict[str, Any], after: Dict[str, Any], flush_bytes: int,
               trigger: int) -> float:
-    """How many L0->L1 compaction cycles the window can have covered, at
-    most: a cycle takes `trigger` flushes' worth of WAL bytes and `trigger +
-    1` SST files (an upper bound: each column family fills its own L0)."""
+    """The most L0->L1 cycles the window can have covered: a cycle takes
+    `trigger` flushes' WAL and `trigger + 1` SST files (an upper bound: each
+    family fills its own L0)."""
     if flush_bytes <= 0 or trigger <= 0:
         return 0.0
     by_wal = wal_bytes(before, after) / (flush_bytes * trigger)
@@ -137,9 +133,8 @@ def l0_cycles(before: Dict[str, Any], after: Dict[str, Any], flush_bytes: int,
 
 def rocksdb_write_amp(wal: float, flush: float, compaction: float,
                       client: float) -> Optional[float]:
-    """RocksDB's own bytes (WAL, flush, compaction) per client byte; None
-    when there is nothing to count (no client byte, or zero bytes: RocksDB's
-    statistics were not on for the whole window)."""
+    """RocksDB's own bytes per client byte; None with no client byte, or
+    none written (RocksDB's statistics were off for part of the window)."""
     written = wal + flush + compaction
     return written / client if written > 0 and client > 0 else None
 
@@ -158,10 +153,9 @@ def measure(before: Dict[str, Any], after: Dict[str, Any], seconds: float,
             kv: Optional[KvDelta] = None, reference_bytes: Optional[int] = None,
             steady_bytes: int = 0) -> Measurement:
     """Two perf dumps of one window as a Measurement: client bytes the
-    bench's when it drove the window, else the OSD's; flushes (WAL bytes /
-    `flush_bytes`) and L0 cycles (`trigger`, 0: not counted), RocksDB's
-    counts (`kv`) where given; short below `min_flushes`, `min_cycles` or
-    `steady_bytes` of WAL.  `reference_bytes`: a split load's group R's."""
+    bench's if it drove the window, else the OSD's; L0 cycles counted if
+    `trigger`; short below `min_flushes`, `min_cycles` or `steady_bytes` of
+    WAL.  `reference_bytes`: a split load's group R's."""
     db = sum(_delta(before, after, k) for k in DB_BYTES)
     wal = wal_bytes(before, after)
     cycles = l0_cycles(before, after, flush_bytes, trigger) if trigger else None
@@ -175,8 +169,7 @@ def measure(before: Dict[str, Any], after: Dict[str, Any], seconds: float,
         if reference_bytes is not None:
             iops_r = reference_bytes / block_size / bench_seconds
     flushes = wal / flush_bytes if flush_bytes > 0 else 0.0
-    # the WAL bytes as a steady window counts them: RocksDB's when counted,
-    # else BlueFS's (which add the sync padding, up to ~1.8x)
+    # RocksDB's WAL bytes when counted, else BlueFS's (with sync padding, up to ~1.8x)
     logged = float(kv.wal_bytes) if kv is not None and kv.wal_bytes > 0 else wal
     cover = logged / steady_bytes if steady_bytes > 0 else None
     bluefs_wa = db / client if client > 0 else math.inf
@@ -209,8 +202,8 @@ def spread(xs: List[float]) -> float:
     return (max(xs) - min(xs)) / m if m else 0.0
 
 
-# What the client gets, by workload: the figure optimized and confirmed, and
-# which way is better (osd bench writes below the PG layer: no op latency).
+# By workload, the figure optimized and confirmed and which way is better
+# (osd bench writes below the PG layer: no op latency).
 OBJECTIVES: Dict[str, Tuple[str, str]] = {CLIENT: ('iops', 'higher'),
                                           OSD_BENCH: ('iops', 'higher'),
                                           LIVE: ('op_w_lat_ms', 'lower')}
@@ -219,8 +212,8 @@ OBJECTIVE_NAMES = {'iops': 'IOPS', 'op_w_lat_ms': 'client write latency',
 
 
 def objective(workload: str, design: str = '') -> Tuple[str, str]:
-    """The figure a confirmation judges (and its A/A noise is measured on)
-    and which way is better: the workload's, or C/R under the split design."""
+    """The figure a confirmation judges (and A/A noise is measured on) and
+    which way is better: the workload's, or C/R under the split design."""
     return ('c_over_r', 'higher') if design == SPLIT else OBJECTIVES[workload]
 
 
@@ -266,8 +259,8 @@ class Baseline(Record):
 
 def score(m: Measurement, base: Baseline, workload: str, design: str = '') -> float:
     """Lower is better: the log ratio of the objective() to the baseline's
-    (0: as the baseline, -0.1: about 10% better).  ValueError when the
-    window has none (a live window with no client write)."""
+    (-0.1: about 10% better).  ValueError when the window has none (a live
+    window with no client write)."""
     key, better = objective(workload, design)
     v, b = getattr(m, key), getattr(base, key)
     if not v or not b or v <= 0 or b <= 0:
@@ -280,7 +273,7 @@ Figures = Union[Measurement, Baseline]
 
 
 def bluefs_write_amp(m: Figures) -> Optional[float]:
-    """A measurement's (or baseline's) write-amp by BlueFS's bytes."""
+    """Write-amp by BlueFS's bytes."""
     return m.write_amp if m.write_amp_by == BLUEFS else m.bluefs_write_amp
 
 
@@ -305,8 +298,8 @@ INFEASIBLE_WEIGHT = 2.0
 
 def judged(m: Measurement, base: Baseline, budget: float, workload: str, design: str = ''
            ) -> Tuple[str, float, float]:
-    """A search window's verdict (feasible: write-amp within `budget` times
-    the baseline's), its score() and what the optimizer is told."""
+    """A search window's verdict (feasible: write-amp within `budget` x the
+    baseline's), its score() and what the optimizer is told."""
     s, ratio = score(m, base, workload, design), write_amp_ratio(m, base)
     if ratio <= budget:
         return 'feasible', s, s

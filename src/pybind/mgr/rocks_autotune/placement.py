@@ -33,19 +33,17 @@ def _mix(a: int, b: int, c: int) -> Tuple[int, int, int]:
 
 def str_hash_rjenkins(name: bytes) -> int:
     """Ceph's ceph_str_hash_rjenkins (Bob Jenkins' lookup2)."""
-    k = name
     a = b = 0x9e3779b9
     c = 0
-    n = len(k)
     i = 0
-    while n - i >= 12:
-        a = (a + int.from_bytes(k[i:i + 4], 'little')) & M32
-        b = (b + int.from_bytes(k[i + 4:i + 8], 'little')) & M32
-        c = (c + int.from_bytes(k[i + 8:i + 12], 'little')) & M32
+    while len(name) - i >= 12:
+        a = (a + int.from_bytes(name[i:i + 4], 'little')) & M32
+        b = (b + int.from_bytes(name[i + 4:i + 8], 'little')) & M32
+        c = (c + int.from_bytes(name[i + 8:i + 12], 'little')) & M32
         a, b, c = _mix(a, b, c)
         i += 12
-    rest = k[i:]
-    c = (c + n) & M32
+    rest = name[i:]
+    c = (c + len(name)) & M32
     # the last bytes: a and b take up to 4 each, c the next 3 above its low byte
     a = (a + int.from_bytes(rest[0:4], 'little')) & M32
     b = (b + int.from_bytes(rest[4:8], 'little')) & M32

@@ -2,11 +2,11 @@
 it confirms, the rounds a gain needs, and the one level all its looks use
 (doc/dev/design.rst, dev-design-looks; doc/dev/session.rst, dev-session-power).
 
-Power: the interval's ends are Walsh averages, so for rounds e + sd*z a
-look's low end is e + sd*L_n(z); a candidate truly better by e passes when
-max_n L_n(z) > (m - e) / sd, so one table of that maximum per planned rounds
-(normal rounds, seeded draws) serves every gain and noise.  A plan takes the
-A/A noise's upper confidence limit (`planned_sd`), not the estimate.
+The interval's ends are Walsh averages, so for rounds e + sd*z a look's low
+end is e + sd*L_n(z); a candidate better by e passes when max_n L_n(z) >
+(m - e) / sd: one table of that maximum per planned rounds (seeded normal
+draws) serves every gain and noise.  A plan takes the A/A noise's upper
+confidence limit (`planned_sd`), not the estimate.
 """
 import bisect
 import math
@@ -26,8 +26,7 @@ SEED = 20261126
 
 
 def _draws(rounds: int) -> Iterator[List[float]]:
-    """SIMS seeded sequences of `rounds` standard normal rounds (drawn again,
-    not kept: the mgr keeps only the tables)."""
+    """SIMS seeded sequences of `rounds` standard normal rounds (redrawn, not kept)."""
     rng = random.Random(f'{SEED}/{rounds}')
     for _ in range(SIMS):
         yield [rng.gauss(0.0, 1.0) for _ in range(rounds)]
@@ -40,7 +39,7 @@ def looks(rounds: int) -> range:
 @lru_cache(maxsize=None)
 def look_level(rounds: int) -> float:
     """The interval level of every look of up to `rounds` rounds: the narrowest
-    whose chance of passing a candidate exactly at the margin stays within ALPHA."""
+    that passes a candidate exactly at the margin at most ALPHA of the time."""
     if rounds <= MIN_ROUNDS:
         return LEVEL
     cdfs = {n: signed_rank_cdf(n) for n in looks(rounds)}
@@ -62,8 +61,8 @@ def look_level(rounds: int) -> float:
 
 @lru_cache(maxsize=None)
 def _lows(rounds: int) -> List[float]:
-    """Per draw, the largest low end of the interval over the looks, sorted
-    (`rounds` at least MIN_ROUNDS: its callers' check)."""
+    """Per draw, the largest low end over the looks, sorted (`rounds` >=
+    MIN_ROUNDS: its callers' check)."""
     level = look_level(rounds)
     cuts = {n: cut(n, level) for n in looks(rounds)}
     out = []
@@ -123,8 +122,8 @@ class AaNoise:
 
 
 def aa_noise(values: Sequence[Optional[float]]) -> Optional[AaNoise]:
-    """The per-round noise of A/A pairs of one figure of the baseline runs, in
-    the order they ran: (1st, 2nd), (3rd, 4th), ...  None without a pair."""
+    """The per-round noise of A/A pairs of the baseline runs' `values`, in run
+    order: (1st, 2nd), (3rd, 4th), ...  None without a pair."""
     logs = [r for a, b in zip(values[0::2], values[1::2])
             for r in [log_ratio(b, a)] if r is not None]
     if not logs:
@@ -143,8 +142,8 @@ def planned_sd(sd: float, df: int) -> float:
 
 
 def pooled_sd(arms: Sequence[Sequence[float]]) -> Optional[Tuple[float, int]]:
-    """The noise the confirmation's rounds showed (each arm's log-ratios about
-    their mean, pooled) and its degrees of freedom; None with no arm of 2 rounds."""
+    """The rounds' noise (each arm's log-ratios about their mean, pooled) and
+    its degrees of freedom; None with no arm of 2 rounds."""
     full = [xs for xs in arms if len(xs) >= 2]
     df = sum(len(xs) - 1 for xs in full)
     if not df:
@@ -176,7 +175,7 @@ class Design:
 @dataclass
 class Noise(AaNoise, Record):
     """The session's `noise` (aa_noise of the figure judged) and the
-    confirmation designed and planned at it; JSON only in the store."""
+    confirmation designed and planned at it."""
     objective: str
     window: float  # the baseline runs' median length (s)
     design: Design
@@ -202,9 +201,9 @@ def noise(values: Sequence[Optional[float]], objective: str, window: float, goal
 
 def plan(sd: float, rounds: int, margin: float, detect: float, most: int,
          candidates: int) -> Plan:
-    """What a confirmation of `rounds` can see at noise `sd`: the gain it
-    confirms 9 times in 10, the rounds `detect` needs (None: over `most`),
-    and at most the chance that one of `candidates` doing nothing passes."""
+    """What `rounds` can see at noise `sd`: the gain confirmed with POWER,
+    the rounds `detect` needs (None: over `most`), and at most the chance
+    that one of `candidates` doing nothing passes."""
     return Plan(sd, rounds, margin, POWER, detectable(sd, rounds, margin), detect,
                 rounds_for(detect, sd, margin, most), most,
                 min(1.0, candidates * confirm_rate(0.0, sd, rounds, margin)))
@@ -213,9 +212,9 @@ def plan(sd: float, rounds: int, margin: float, detect: float, most: int,
 def design(sd: Optional[float], candidates: int, rounds: int, margin: float, detect: float,
            most: int) -> Design:
     """How many finalists over how many rounds, in the measurements asked
-    for: as asked if those rounds confirm `detect` at noise `sd` (or with no
-    noise measured); else the most finalists whose rounds do; else one
-    finalist over as many rounds as they allow (up to `most`)."""
+    for: as asked if they confirm `detect` at noise `sd` (or `sd` unknown);
+    else the most finalists whose rounds do; else one, over as many rounds
+    as they allow (at most `most`)."""
     asked = Design(candidates, rounds, 'as asked')
     if sd is None:
         return asked

@@ -30,10 +30,9 @@ def _fmt(v: Optional[float], spec: str) -> str:
 
 def status_text(s: Optional[SessionState], st: Mapping[str, Any], detail: bool = False,
                 error: str = '', time: Optional[TimeSaid] = None) -> str:
-    """`status`: `s`'s summary once ended, else (or `--detail`: the ceph CLI keeps
-    --verbose) all of it; then the last rollout.  `st`: its `status -f json`, read for
-    what only the serve thread computes (progress, health, rollout), as `time`; `error`:
-    the module's, before the session's."""
+    """`status`: `s`'s summary once ended, else (or `--detail`: the ceph CLI keeps --verbose)
+    all of it; then the last rollout.  `st` (its `status -f json`) and `time` carry what only
+    the serve thread computes; `error`: the module's, before the session's."""
     if s is None:
         lines = ['state: idle (no session has run)' + (f'\nerror: {error}' if error else '')]
     else:
@@ -285,8 +284,6 @@ def best_summary(state: SessionState,
     def figures(a: ArmResult) -> Dict[str, Any]:
         return {k: asdict(f.ratio) for k in FIGURES if (f := getattr(a, k)) is not None}
 
-    def steady(a: ArmResult) -> Optional[Dict[str, Any]]:
-        return None if a.steady is None else a.steady.to_json()
     return {
         'answer': 'recommend' if arm else 'keep current', 'keeps_current': arm is None,
         'summary': answer_line(result), 'complete': result.complete,
@@ -295,10 +292,11 @@ def best_summary(state: SessionState,
         'objective': result.objective, 'direction': result.direction,
         'margin': result.margin, 'budget': result.budget, 'level': result.level,
         'goal': result.goal, 'rounds': result.rounds, 'rounds_done': result.rounds_done,
-        'ratios': arm and figures(arm), 'steady': arm and steady(arm),
+        'ratios': arm and figures(arm), 'steady': arm and arm.steady and arm.steady.to_json(),
         'candidates': [dict(figures(a), arm=a.arm, trial=a.trial, verdict=a.verdict,
                             why=a.why, rounds=a.objective.rounds,
-                            objective_verdict=a.objective_verdict, steady=steady(a),
+                            objective_verdict=a.objective_verdict,
+                            steady=a.steady and a.steady.to_json(),
                             options=conf.arm(a.arm).options)
                        for a in result.arms],
         'canary': state.osd, **where,
@@ -369,9 +367,8 @@ class Labels(Dict[str, str]):
 
 
 def plan_brief(plan: RolloutPlan) -> str:
-    """`apply --dry-run` and `revert --dry-run`: the plan in a few lines (what,
-    where, what the OSDs get now, what holds it back, how to undo it);
-    --detail gives every mask, check and command."""
+    """`apply --dry-run` and `revert --dry-run`: the plan in a few lines (--detail:
+    `plan_text`)."""
     label = Labels()
     osds = [o for o in plan.osds if o.status != 'skipped']
     n = len(osds)
@@ -405,9 +402,8 @@ def plan_brief(plan: RolloutPlan) -> str:
 
 
 def plan_text(plan: RolloutPlan, undo: List[str]) -> str:
-    """`apply --dry-run --detail` and `revert --dry-run --detail`: what will be
-    set where, the OSDs in their restart order with what each gets now, and
-    how to undo it."""
+    """`apply --dry-run --detail` and `revert --dry-run --detail`: every mask, check and
+    command, the OSDs in restart order with what each gets now, and how to undo it."""
     label = Labels()
     apply = plan.kind == 'apply'
     pace = at_a_time(plan.max_parallel)

@@ -1,20 +1,17 @@
-"""The one way an OSD is restarted: the canary, for a candidate, a recovery
-after a failed trial, or the restore at the end of a session; and each OSD of
-a rollout (rollout.py), for the options applied or put back:
+"""The one way an OSD is restarted (the canary's restarts; each OSD of a
+rollout, rollout.py):
 
     (config already set) -> gate -> restart -> up AND running the options
     that were set -> PGs active+clean -> done
 
-The config is set by the caller before `begin`; what the mon then says the
-canary should run is what the process must report (`ceph tell osd.N config
-get`) before the restart counts.  A flap (marked down and up, same process)
-moves up_from but not the options, so it is not taken for a restart; nor is a
-restart whose process a local ceph.conf keeps on other options.
+The caller sets the config before `begin`; the restart counts once the process
+reports (`ceph tell osd.N config get`) what the mon then gave it.  So a flap
+(same process, new up_from) is not taken for a restart, nor is one whose
+process a local ceph.conf keeps on other options.
 
-The record of a restart in flight lives in its owner's persisted state
-(`restart`: the session's canary's, or a rollout's for each OSD in flight), so a new
-active mgr carries on with it.  `running_dirty` (the process may run a
-candidate) is persisted before a candidate's restart is issued.
+The restart in flight is kept in its owner's persisted state (`restart`), so a
+new active mgr carries on with it; `running_dirty` is persisted before a
+candidate's restart is issued.
 """
 from dataclasses import dataclass, field
 from enum import Enum
@@ -39,9 +36,8 @@ class OsdGone(ClusterError):
 
 
 class Outcome(Enum):
-    """What a restart has come to: the one reading of its stages and clocks,
-    on which every caller acts (none looks at a stage).  A restart that
-    could not be issued raises ClusterError instead."""
+    """What a restart has come to; callers act on this, never on a stage.
+    A restart that could not be issued raises ClusterError instead."""
     WAITING = 'waiting'                      # poll again
     GATE_HELD = 'gate_held'                  # not restarted: the gate says no (reasons)
     # up on the options set; other OSDs keep PGs from clean (reasons): not its doing
@@ -73,20 +69,18 @@ WAY_BACK = ('restore', 'recovery', 'put_back')
 
 
 def resume_after_failover(state: RestartState, now: float) -> None:
-    """A new active mgr took over a restart in flight: its deadline starts
-    again from this mgr's clock.  Two mgrs' clocks are never compared (one an
-    hour ahead would call a booting OSD failed and restart it again); the
-    price is at most one timeout more."""
+    """A new active mgr took over a restart in flight: its deadline restarts
+    on this mgr's clock.  Two mgrs' clocks are never compared (one an hour
+    ahead would call a booting OSD failed); the price is one timeout more."""
     if state.restart is not None:
         state.restart.since = now
 
 
 class Restarter:
-    """Drives the restart of `osd` recorded in `state.restart` one poll at
-    a time.  `single_copy_ok`: the admin accepted restarts that leave PGs on
-    a single copy (--allow-single-copy).  `together`: the other OSDs of its
-    batch (a rollout's), restarted with it: the gate is theirs together, and
-    while one of them is down its PGs are not expected clean."""
+    """Drives the restart recorded in `state.restart`, one poll at a time.
+    `single_copy_ok`: --allow-single-copy.  `together`: the rest of its
+    rollout batch: gated together, and its PGs not expected clean while one
+    of them is down."""
 
     def __init__(self, cluster: Cluster, osd: int, state: RestartState,
                  save: Callable[[], None], restart_timeout: float,
@@ -98,14 +92,13 @@ class Restarter:
         self.together = together
 
     def timeout(self) -> float:
-        """How long a restart may take: an admin restarting by hand gets longer."""
+        """An admin restarting by hand gets longer."""
         return self.manual_restart_timeout if self.s.manual else self.restart_timeout
 
     def begin(self, purpose: str, now: float, ran: str = '') -> None:
-        """Record a restart onto what the mon now has for the OSD.  `ran`: the
-        options it ran before, when going back to them: it may run those
-        instead (an entry at a class mask, which the mon answers, does not
-        reach BlueStore at start: canary.CLASS_MASK_NOTE)."""
+        """Record a restart onto what the mon now has for the OSD.  `ran`: when
+        going back, the options it ran before, which it may run instead (a
+        class mask's entry does not reach BlueStore: canary.CLASS_MASK_NOTE)."""
         self.s.restart = RestartRecord(
             purpose=purpose, stage=Stage.GATE.value, since=now, up_from=None,
             expect=self.cluster.config_get(f'osd.{self.osd}', OPTIONS), ran=ran)
@@ -135,8 +128,7 @@ class Restarter:
             self.s.noout_ours = False
 
     def step(self, now: float) -> Result:
-        # one moment's reads (the gate's, the OSD's up_from and noout, the other
-        # OSDs'): one OSD map, decoded once; no read follows an action
+        # one OSD map for this step's reads, decoded once; no read follows an action
         with self.cluster.one_view():
             r = self._rec()
             if self.stage == Stage.ISSUING:
@@ -146,8 +138,7 @@ class Restarter:
                 if info.up_from != r.up_from:
                     r.stage, r.since = Stage.WAIT_UP.value, now  # it did restart
                 elif not info.up:
-                    if now - r.since < self.timeout():
-                        # stopped by that call: it may be starting: the time a restart has
+                    if now - r.since < self.timeout():  # it may be starting
                         return Result(Outcome.WAITING)
                     return self._issue(now)  # stopped and never started: start it
                 else:
@@ -174,8 +165,7 @@ class Restarter:
         return self._issue(now)
 
     def _issue(self, now: float) -> Result:
-        """The restart call; ClusterError propagates (the caller knows what a
-        failure means)."""
+        """The restart call; ClusterError propagates to the caller."""
         r = self._rec()
         try:
             self.cluster.restart_osd(self.osd)
@@ -213,7 +203,6 @@ class Restarter:
         return Result(Outcome.NOT_CLEAN_IN_TIME if late else Outcome.WAITING)
 
     def _info(self) -> OsdInfo:
-        """The OSD as the OSD map has it now; OsdGone when it is no longer there."""
         info = self.cluster.osd_state(self.osd)
         if info is None:
             raise OsdGone(f'osd.{self.osd} is no longer in the OSD map')

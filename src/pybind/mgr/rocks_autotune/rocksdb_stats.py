@@ -1,24 +1,23 @@
-"""What RocksDB itself says it wrote (flushes, compactions, the LSM's shape),
-from `ceph tell osd.N dump_objectstore_kv_stats`: its statistics (with
-`rocksdb_perf` from the DB's open, and `rocksdb_collect_extended_stats`) and
-each column family's compaction table (`rocksdb_collect_compaction_stats`);
-the session sets the three on the canary (canary.SAVED).  The answer repeats
-one key per line, so it is read with `raw_decode`, keeping them.  Every
-figure counts from the OSD's start: a window's are differences of two reads.
+"""What RocksDB says it wrote (flushes, compactions, the LSM's shape), from
+`ceph tell osd.N dump_objectstore_kv_stats`: its statistics (`rocksdb_perf`
+from the DB's open, `rocksdb_collect_extended_stats`) and each family's
+compaction table (`rocksdb_collect_compaction_stats`), all three set on the
+canary (canary.SAVED).  The answer repeats one key per line, so it is read
+with `raw_decode`, keeping them.  Figures count from the OSD's start: a
+window's are differences of two reads.
 """
 import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
-# Tentacle names the statistics so; the ones a window compares
+# the statistics a window compares, as Tentacle names them
 FLUSH_BYTES = 'rocksdb.flush.write.bytes'
 COMPACT_WRITE_BYTES = 'rocksdb.compact.write.bytes'
 COMPACT_READ_BYTES = 'rocksdb.compact.read.bytes'
 WAL_BYTES = 'rocksdb.wal.bytes'
-# a histogram of each block's size before its compression: its SUM, the bytes
-# a compressing config's flushes and compactions took in (blocks left
-# uncompressed are not in it)
+# a histogram of block sizes before compression: its SUM is the bytes
+# compressed by flushes and compactions (blocks left uncompressed not in it)
 COMPRESSED_RAW = 'rocksdb.bytes.compressed'
 TICKERS = (FLUSH_BYTES, COMPACT_WRITE_BYTES, COMPACT_READ_BYTES, WAL_BYTES, COMPRESSED_RAW)
 
@@ -44,7 +43,7 @@ class KvStats:
     levels: Dict[str, Dict[int, Level]] = field(default_factory=dict)
 
     def shape(self) -> Dict[str, List[Tuple[int, int, int]]]:
-        """Per column family, (level, files, bytes) of the levels that hold data."""
+        """Per family, (level, files, bytes) of the levels that hold data."""
         return {cf: [(n, lv.files, lv.size) for n, lv in sorted(ls.items()) if lv.files]
                 for cf, ls in sorted(self.levels.items())}
 
@@ -69,8 +68,8 @@ def _size(number: str, unit: str) -> int:
 
 
 def parse(text: str) -> KvStats:
-    """KvStats from `dump_objectstore_kv_stats`; ValueError when it holds no
-    statistics (RocksDB perf off: the OSD answers with an error instead)."""
+    """KvStats from `dump_objectstore_kv_stats`; ValueError with no
+    statistics (RocksDB perf off: the OSD answers with an error)."""
     stats = KvStats()
     header: Optional[List[str]] = None
     cf = ''
@@ -110,9 +109,9 @@ def parse(text: str) -> KvStats:
     return stats
 
 
-# What a window keeps of a read, in the session's head (which the mgr's store
-# bounds): the tickers it compares and, per column family, [flushes,
-# compactions out of L0 or deeper (each lands below L0), bytes in L0 and L1]
+# What a window keeps of a read in the session's head (bounded by the mgr's
+# store): the tickers it compares and, per family, [flushes, compactions
+# landing below L0, bytes in L0 and L1]
 Counts = Dict[str, Any]
 
 
@@ -130,15 +129,14 @@ class KvDelta:
     wal_bytes: int
     flush_bytes: int
     compaction_bytes: int
-    # the column family that flushed most often in the window ('' if none
-    # did), and its compactions below L0 in the window
+    # the family that flushed most often ('' if none did), and its compactions below L0
     busiest_cf: str
     flushes: int
     compactions: int
     compressed_raw: int = 0  # the bytes compressed, before (COMPRESSED_RAW)
-    # what one compaction below L0 writes, at most (0: none in the window):
-    # the L0 and L1 bytes, at its end, of the largest family that compacted.
-    # A window's edges may take one in or leave one out, of either family
+    # the most one compaction below L0 writes (0: none): the L0 and L1 bytes
+    # at the end of the largest family that compacted (window edges may take
+    # one in or leave one out)
     unit: int = 0
 
 
@@ -148,7 +146,7 @@ def delta(before: Counts, after: Counts) -> KvDelta:
         return int(after['t'].get(name, 0)) - int(before['t'].get(name, 0))
 
     def grew(cf: str, i: int) -> int:
-        # 0: flushes, as the L0 row counts them (its bytes are in 0.1 GB steps, too
+        # 0: flushes, by the L0 row's count (its bytes, in 0.1 GB steps, are too
         # coarse); 1: compactions below L0
         return int(after['c'][cf][i]) - int(before['c'].get(cf, [0, 0])[i])
 

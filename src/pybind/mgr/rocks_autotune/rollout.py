@@ -1,14 +1,11 @@
 r"""A rollout: `apply` (options to a device class, or to named OSDs) and
-`revert` (what an apply changed, put back), one OSD at a time or (with
---max-parallel N) in batches that ok-to-stop allows: a persisted
-state machine driven by `step()`, as the session is.  Its plan is
-rollout_plan.py's, its phases rollout_phases.py's; here its life (the start,
-the abort, a failover) and what it shows.
+`revert` (what an apply changed, put back), one OSD at a time or in batches
+that ok-to-stop allows (--max-parallel N).  A persisted state machine driven
+by `step()`; its plan is rollout_plan.py's, its phases rollout_phases.py's.
 
-`abort` is persisted by the module before it is acknowledged, and taken
-between batches (a batch held at the gate is not in flight yet: its masks are
-put back).  A rollout that stops early raises a health check that says so, and
-that `revert` undoes what was done.
+`abort` is persisted before it is acknowledged, and taken between batches (a
+batch held at the gate is not in flight: its masks are put back).  A rollout
+that stops early raises a health check saying that `revert` undoes it.
 """
 import time
 import uuid
@@ -82,7 +79,7 @@ class Rollout(Machine):
         r = self.r
         what = ('Rolling out RocksDB options to' if r.kind == 'apply' else
                 'Reverting the RocksDB options of')
-        done = len([o for o in r.osds if o.status in ('done', 'failed')])
+        done = sum(o.status in ('done', 'failed') for o in r.osds)
         flying = [r.osds[f.i].osd for f in r.batch if r.osds[f.i].status == 'restarting']
         return views.ProgressEvent(
             id=f'rocks-autotune-{r.kind}-{r.id}',
@@ -96,7 +93,7 @@ class Rollout(Machine):
     def progress(self) -> float:
         """The share of OSDs on the options set (a failed one is not: it was put back)."""
         osds = self.r.osds
-        return len([o for o in osds if o.status == 'done']) / len(osds) if osds else 1.0
+        return sum(o.status == 'done' for o in osds) / len(osds) if osds else 1.0
 
     def status(self, every: bool = False) -> Dict[str, Any]:
         return views.rollout_status(self.r, self.progress(), sorted(self.health_checks()), every)

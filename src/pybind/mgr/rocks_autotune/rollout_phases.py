@@ -1,25 +1,23 @@
 r"""A rollout's phases: the table of its moves, and each phase's step.
 
-A rollout's plan (rollout_plan.py) is saved with the values it will replace,
-at every mask it touches, before anything changes.  Then, batch by batch (one
-OSD, or with --max-parallel N up to N that `ceph osd ok-to-stop --max N`
-says may stop together):
+The plan (rollout_plan.py) is saved with the values it will replace, at every
+mask it touches, before anything changes.  Then, batch by batch (one OSD, or
+up to N that `ceph osd ok-to-stop --max N` says may stop together):
 
     check -> next -> set -> restart -> wait -> next ... -> end
                         \        \         \
                          next      put_back -> put_back_wait -> end (failed)
                          (skipped)    ^-------------/  (the batch's next failed OSD)
 
-Each OSD's own mask is set just before the batch's restart, so that no OSD
-holds options it has not been seen to start on; an OSD gone from the OSD map,
-or whose mask someone else has set since the plan, is skipped and named, the
-rest of its batch goes on.  The health policy (gate.look, as a session's) and
-the gate (gate.restart_blockers, for the batch together) hold each batch
-back; noout is on each OSD while it restarts; the next batch waits for every
-OSD of this one to be up on the options set and PGs active+clean.  An OSD
-that does not come back on the new options (apply) gets its own prior
-options at osd.N and a gated restart onto them once the rest of its batch
-is up; the rollout then ends failed: the OSDs done stay on the new options,
+Each OSD's own mask is set just before its restart, so that no OSD holds
+options it has not been seen to start on; an OSD gone from the OSD map, or
+whose mask someone else has set since the plan, is skipped and named, the
+rest of its batch goes on.  The health policy (gate.look) and the gate
+(gate.restart_blockers, for the batch together) hold each batch back; noout
+is on each OSD while it restarts; the next batch waits for this one to be up
+on the options set and PGs active+clean.  An OSD that does not come back on
+the new options (apply) gets its prior options at osd.N and a gated restart
+onto them; the rollout then ends failed: the OSDs done keep the new options,
 the others' config was never touched.
 
 Each handler returns its move, which the engine (machine.py) makes.
@@ -30,7 +28,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 from .canary import OPTIONS
 from .cluster import Cluster, ClusterError
 from .gate import look
-from .health import osd_list, rolled
+from .health import osd_list, osds_are, rolled
 from .machine import End, Go, Handler, Move, Pause, Phases
 from .restart import OsdGone, Outcome, Restarter, Stage
 from .rollout_plan import RUNNING, _some, at_a_time, own_crash, set_by_others, show
@@ -107,7 +105,7 @@ class RolloutPhases(Phases):
     def write(self, who: str, values: Dict[str, Optional[str]],
               held: Optional[Dict[str, Optional[str]]] = None) -> None:
         """`held`: what the mask holds, just read (else a value to remove is
-        looked up: a config dump, of every OSD's entries)."""
+        looked up: a config dump of every OSD's entries)."""
         for name, value in sorted(values.items()):
             if value is not None:
                 self.cluster.config_set(who, name, value)
@@ -204,8 +202,7 @@ class RolloutPhases(Phases):
         return f'osd.{o.osd} skipped: {why}'
 
     def set_mask(self, now: float) -> Move:
-        """Each one's own mask, just before their restart (after a failover
-        again: the same values)."""
+        """Each one's own mask, just before their restart (again after a failover)."""
         r = self.r
         said = ''
         with self.cluster.one_view():
@@ -241,8 +238,7 @@ class RolloutPhases(Phases):
                              if (got := self.cluster.config_get(who, name)) != value]
                     if wrong:
                         self.unset(o)
-                        o.status = 'failed'
-                        o.error = '; '.join(wrong)
+                        self.fail(f, '; '.join(wrong))
                         o.put_back = 'done'
                         return self.end('failed', f'after its options were set, '
                                         f'{"; ".join(wrong)}: something beats its mask that '
@@ -334,7 +330,7 @@ class RolloutPhases(Phases):
                     self.fail(f, f'osd.{o.osd} did not come back up running {self.what()} '
                               f'within {x.timeout():.0f}s')
         if up:
-            said = f'{osd_list(up)} {"is" if len(up) == 1 else "are"} up on {self.what()}'
+            said = osds_are(up, f'up on {self.what()}')[0]
         left = self.flying()
         if left and all(f.i in held for f in left):
             if any(self.osd(g).status == 'failed' for g in r.batch):
@@ -346,7 +342,7 @@ class RolloutPhases(Phases):
         return self.settled(said) or self.settings.poll
 
     def fail(self, f: InFlight, error: str) -> None:
-        """An OSD of the batch did not come back on the options set."""
+        """An OSD of the batch failed (did not come back on the options set)."""
         o = self.osd(f)
         o.status = 'failed'
         o.error = error

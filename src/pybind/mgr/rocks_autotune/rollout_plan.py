@@ -94,8 +94,7 @@ def recommendation(session: Optional[SessionState]) -> Tuple[str, str]:
 
 
 def _order(cluster: Cluster, targets: Sequence[int]) -> List[Tuple[int, str]]:
-    """The targets in CRUSH order, host by host (a host in the order of its
-    first OSD in the tree)."""
+    """The targets in CRUSH order, host by host (hosts by their first OSD in the tree)."""
     wanted = set(targets)
     hosts: Dict[str, List[Tuple[int, str]]] = {}
     for osd, host in cluster.crush_order():
@@ -268,8 +267,7 @@ def _to_put_back(last: RolloutRecord) -> Tuple[Masks, Masks, List[Tuple[RolloutO
 
 
 def _down_first(records: List[RolloutOsd], up: Mapping[int, Any]) -> List[str]:
-    """Put the OSDs that are down first (their config is put back at once,
-    with no restart), and say so."""
+    """Put the down OSDs first (their config goes back at once, unrestarted), and say so."""
     records.sort(key=lambda r: r.osd in up and up[r.osd].up)
     down = [r.osd for r in records if r.osd in up and not up[r.osd].up]
     if not down:

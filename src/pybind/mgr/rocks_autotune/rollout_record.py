@@ -1,7 +1,7 @@
 """A rollout's record: its plan, its OSDs in restart order, where it stands.
-Changed by the rollout's code only (restart.Restarter and the engine,
-machine.py, included); JSON only in the store.  A module of its own so that
-the store, the views and the health checks read it without the rollout."""
+Changed by the rollout's code only (restart.Restarter and machine.py too);
+JSON only in the store.  Apart so that the store, the views and the health
+checks read it without the rollout."""
 from dataclasses import dataclass, field, fields
 from typing import Any, Dict, List, Optional
 
@@ -74,8 +74,7 @@ class RolloutPlan:
     max_parallel: int  # the most OSDs restarted together (--max-parallel)
 
     def to_json(self) -> Dict[str, Any]:
-        """As `--dry-run -f json` shows it; shallow (max_parallel only when
-        over 1: one at a time, the plan reads as it always did)."""
+        """As `--dry-run -f json` shows it, shallow; max_parallel only when over 1."""
         out = {f.name: getattr(self, f.name) for f in fields(RolloutPlan)}
         if self.max_parallel == 1:
             del out['max_parallel']
@@ -84,8 +83,7 @@ class RolloutPlan:
 
 @dataclass
 class InFlight(Record):
-    """An OSD of the batch in flight: its index in `osds`, and its restart
-    (restart.Restarter's RestartState: a record of its own for each)."""
+    """An OSD of the batch in flight: its index in `osds`, and its restart (restart.py)."""
     i: int
     restart: Optional[RestartRecord] = None
     manual: str = ''
@@ -124,18 +122,16 @@ class RolloutRecord(RolloutPlan):
     settings: RolloutSettings = field(default_factory=RolloutSettings)
 
     def to_json(self) -> Dict[str, Any]:
-        """As the store keeps it (its head and OSD chunks), in the order it
-        always had: where it stands first, then the plan."""
+        """As the store keeps it (its head and OSD chunks): where it stands, then the plan."""
         plan = dict(RolloutPlan.to_json(self), max_parallel=self.max_parallel)
         own = pause_to_json({k: v for k, v in vars(self).items() if k not in plan})
-        own['pause'] = own.pop('pause')  # last, where it was before it was typed
+        own['pause'] = own.pop('pause')  # last: the stored key order
         return dict(own, settings=dict(vars(self.settings)),
                     batch=[f.to_json() for f in self.batch], **plan)
 
     @classmethod
     def from_json(cls, saved: Dict[str, Any]) -> 'RolloutRecord':
-        """ValueError (TypeError): not a record this code wrote (the store
-        checks its version)."""
+        """ValueError (TypeError): not a record this code wrote (the store checks its version)."""
         for key, typ in (('id', str), ('kind', str), ('state', str), ('phase', str),
                          ('sets', dict), ('priors', dict), ('osds', list),
                          ('settings', dict), ('changed', bool),

@@ -43,10 +43,9 @@ class Search:
 
     @property
     def optimizer(self) -> Any:
-        """The optimizer, rebuilt on first use by replaying the recorded trials:
-        so only from step() in the serve thread, as scipy's pybind11 calls
-        PyGILState_Ensure, which deadlocks in a mgr sub-interpreter on a
-        thread whose GIL state belongs to another interpreter."""
+        """The optimizer, rebuilt on first use by replaying the recorded trials.
+        Use only from step() in the serve thread: scipy's pybind11 calls
+        PyGILState_Ensure, which deadlocks in a mgr sub-interpreter elsewhere."""
         if self._optimizer is None:
             # one BLAS thread: the GP is small, and the mgr shares its host's
             # cores with the OSDs (threads made fits ~8x slower under load)
@@ -74,15 +73,12 @@ class Search:
         return self.s.feasible_prior if self.settings.wear else self.s.reach_prior
 
     def _draw_prior(self, cap: Optional[int] = None) -> None:
-        """What the points the optimizer draws say before any is measured.
-        Under wear, finalist_chance's prior (feasible_prior): half the share
-        that could be feasible by what is known (a steady window judgeable
-        within the limit, the model's prediction below the baseline's by
-        confirm_margin, once windows calibrate it); the half for what only a
-        window shows (its IOPS within the guard).  Under iops, _reach_share's
-        before a candidate is feasible (reach_prior): the share whose steady
-        window could reach steady state (out_of_reach).  `cap`: the WAL bytes
-        a steady window may write, before the baseline's steady_cap."""
+        """The share of random points that may do, before any is measured.
+        Wear (feasible_prior): half the share feasible by what is known (steady
+        window judgeable, predicted ratio under 1 - confirm_margin); the other
+        half is for what only a window shows (IOPS within the guard).  Iops
+        (reach_prior): the share whose steady window can reach steady state.
+        `cap`: a steady window's WAL bytes, before the baseline's steady_cap."""
         from .optimizer import random_points  # scipy: the serve thread's (optimizer)
         s, space = self.s, self.space
         drawn = [space.from_point(x) for x in random_points(space, 1000, s.seed)
@@ -100,10 +96,8 @@ class Search:
         s.feasible_prior = 0.5 * len(ok) / len(drawn) if drawn else 0.0
 
     def preconditioned(self, pre: PreconditionRecord) -> None:
-        """A step of the preconditioning `pre`: once its 4 KiB writes ran
-        PRIOR_AFTER seconds (the fill's big writes log little), the prior
-        from the steady windows its WAL rate allows (the baseline's windows
-        then replace it)."""
+        """After PRIOR_AFTER s of the preconditioning's 4 KiB writes (the fill's
+        big writes log little), the prior at its WAL rate, until the baseline's."""
         rate = pre.wal_rate()
         if self.s.baseline is not None or self._prior() is not None \
                 or rate is None or pre.seconds < PRIOR_AFTER:
@@ -133,10 +127,8 @@ class Search:
             self._optimizer = None
 
     def add_trial(self, trial: Trial) -> None:
-        """Record a trial once: a step retried after a later error records it
-        again."""
+        """Record a trial once: a step retried after an error replaces the last."""
         trials = self.s.trials
-        # one trial in flight at a time: a retried one is the last recorded
         if trials and trials[-1].index == trial.index:
             trials[-1] = trial
         else:
@@ -172,10 +164,9 @@ class Search:
         perf_counters.judged's; under wear, the log of the predicted steady
         write-amp ratio plus judged's penalty on IOPS below 1 - guard, feasible
         when below the baseline's by confirm_margin, IOPS within the noise."""
-        if self.s.baseline is None:
+        base, design = self.s.baseline, self.s.plan.design
+        if base is None:
             raise ValueError('a candidate was measured before the baseline')
-        base = self.s.baseline
-        design = self.s.plan.design
         if not self.settings.wear:
             return perf_counters.judged(m, base, self.params.budget, self.params.workload,
                                         design)
@@ -190,29 +181,24 @@ class Search:
         return ('feasible' if ok else 'infeasible'), score, told
 
     def steady_judgeable(self, c: Candidate, cap: Optional[int] = None) -> bool:
-        """Whether a steady window of `c` can reach steady state within
-        steady_window_limit (steady_cap's bytes, or `cap`): under the wear
-        objective one that cannot is no finalist, whether or not the space
-        was capped."""
+        """Whether a steady window of `c` fits steady_cap's bytes (or `cap`):
+        under wear one that does not is no finalist, capped space or not."""
         if cap is None and self.s.steady_cap:
             cap = self.s.steady_cap.bytes
         return cap is None or steady_window_bytes(
             c, self.space.column_families, self.space.max_total_wal_size) <= cap
 
     def _steady_need(self, c: Candidate) -> int:
-        """The WAL bytes a steady window of `c` must count (every column
-        family's L0 cycle, window.steady_bytes)."""
+        """The WAL bytes of every family's L0 cycle (window.steady_bytes)."""
         return steady_bytes(c, self.space.column_families, self.space.max_total_wal_size)
 
     def out_of_reach(self, c: Candidate) -> str:
         """Why a steady window of `c` cannot reach steady state within
-        steady_window_limit ('': it may): the WAL bytes it must count (every
-        column family's L0 cycle, a necessary condition) past what the
-        baseline's WAL rate writes in the limit (steady_cap).  Under `iops`
-        such a finalist passing its rounds is "write-amp unknown" at once,
-        not after an hour's window that cannot see it (wear: no finalist)."""
-        cap = self.s.steady_cap
-        need = self._steady_need(c)
+        steady_window_limit ('': it may): it must count more WAL than the
+        baseline's rate writes in the limit (steady_cap).  Such a finalist is
+        "write-amp unknown" at once, not after an hour's window that cannot
+        see it."""
+        cap, need = self.s.steady_cap, self._steady_need(c)
         if cap is None or need <= cap.bytes:
             return ''
         return (f'its steady window must count {need / 2**20:.0f} MiB of WAL (every column '
@@ -238,11 +224,9 @@ class Search:
     def window_end(self, cur: Trial) -> WindowEnd:
         """How the window of `cur` ends: a round's at the rounds' length; a
         steady window's by its limit; a search window's by the clock, and
-        under wear, where the WAL limit and not a full memtable flushes its
-        config, not before its WAL passed that limit (the flush there, of
-        every family, sets the steady bytes, and a shorter window sees none:
-        demo runs 8, 9, 23 predicted 0.96x for uncompressed strings that
-        wrote 1.31x)."""
+        under wear, where the WAL limit flushes its config, not before its WAL
+        passed that limit (that flush sets the steady bytes; a shorter window
+        misses it and mispredicts: 0.96x predicted, 1.31x measured)."""
         conf = self.s.confirm
         if cur.kind == 'confirm' and conf is not None:
             return (WindowEnd(steady_limit=max(self.params.duration, conf.steady.limit))
@@ -277,20 +261,18 @@ class Search:
         return Trial(index=len(s.trials), kind='candidate', candidate=c, options=options, osd=osd)
 
     def baseline_measured(self, osd: int) -> None:
-        """A baseline run was recorded: once all are in, the baseline, the
-        noise, and the runs scored against their own median."""
+        """Once all baseline runs are in: the baseline, the noise, and the
+        runs scored against their own median."""
         s = self.s
         runs = [t.measurement for t in s.trials
                 if t.kind == 'baseline' and t.verdict == 'baseline' and t.measurement]
         if len(runs) < self.settings.baseline_runs:
             return
         s.baseline = base = Baseline.of(runs, self.params.workload)
-        # the optimizer's build draws them again, at the baseline's cap and
-        # (wear) the model calibrated
+        # redrawn at the optimizer's build, at the baseline's cap (wear: calibrated)
         s.feasible_prior = s.reach_prior = None
         self._plan_for_noise(runs, osd)
         s.steady_cap = steady_cap(runs, self._steady_window_limit())
-        # the optimizer's first point; the next ask() rebuilds it from the trials
         for t in s.trials:
             if t.verdict == 'baseline' and t.measurement:
                 t.score = t.told = perf_counters.score(t.measurement, base, self.params.workload,
@@ -299,10 +281,9 @@ class Search:
         self.rejudge()
 
     def _plan_for_noise(self, runs: List[Measurement], osd: int) -> None:
-        """The noise the baseline's A/A pairs measured, and what a
-        confirmation can see at it."""
+        """The noise of the baseline's A/A pairs, on the figure the
+        confirmation judges (C/R under split), and what it can see at it."""
         st = self.settings
-        # on the figure the confirmation will judge (C/R under the split design)
         key = perf_counters.objective(self.params.workload, self.s.plan.design)[0]
         noise = self.s.noise = power.noise(
             [getattr(m, key) for m in runs], key, median(m.seconds for m in runs),
@@ -318,7 +299,6 @@ class Search:
         base = self.space.base_candidate()
         feasible = [t for t in s.trials
                     if t.kind == 'candidate' and t.verdict == 'feasible' and t.candidate != base]
-        # the finalists and rounds the noise asks for (as asked with none measured)
         design = s.noise.design if s.noise else power.design(
             None, st.confirm_candidates, st.confirm_rounds, st.rounds_margin(),
             st.rounds_detect(), options.MAX_CONFIRM_ROUNDS)
@@ -326,8 +306,6 @@ class Search:
         first: Dict[Candidate, Trial] = {}  # each config's first feasible trial
         for t in feasible:
             first.setdefault(t.candidate, t)
-        # wear: each arm's predicted steady write-amp ratio, beside what its
-        # steady windows will measure
         cal = self.wear_calibration() if st.wear else None
         s.confirm = confirm.plan(
             [(first[c], mean) for c, mean in ranked], design.rounds, st.rounds_margin(),
@@ -340,10 +318,9 @@ class Search:
         self.confirmation().update()
 
     def blind_why(self, cal: wear_model.Calibration) -> str:
-        """Under wear, what the model had too little of ('': enough): most
-        windows without a flush tell it nothing of a flush's size, and a
-        compression none of whose windows flushed is counted as saving
-        nothing (the Pacific default on the demo's lab: keep, unseen)."""
+        """Under wear, what the model had too little of ('': enough): windows
+        without a flush say nothing of a flush's size, and a compression none
+        of whose windows flushed counts as saving nothing."""
         few = cal.flush_windows * 2 <= cal.windows
         unseen = [x for x in self.space.compressions if x != 'none' and x not in cal.flushed]
         if not few and not unseen:
@@ -370,9 +347,9 @@ class Search:
 
     def _window_lengths(self, windows: List[Tuple[Trial, Measurement]]
                         ) -> Tuple[Optional[float], float, float, Optional[float]]:
-        """From the measured trials `windows`: (a steady window of the current
-        options, None before the baseline, inf if nothing flushed; its limit;
-        the rounds' window; the finalists' steady window, None before them)."""
+        """(a steady window of the current options, None before the baseline,
+        inf if nothing flushed; its limit; the rounds' window; the finalists'
+        steady window, None before them), from the measured trials."""
         fams, wal = self.space.column_families, self.space.max_total_wal_size
         base = [m for t, m in windows if t.verdict == 'baseline']
         rate = fill_rate([(t.candidate, [m]) for t, m in windows])
@@ -392,18 +369,16 @@ class Search:
         return steady, limit, conf.window, need
 
     def time_said(self, canary: CanaryRecord, preconditioned: bool) -> TimeSaid:
-        """How long a steady window of the current options and the rounds'
-        windows last, and what the rest of the session costs at most and as
-        expected (`preconditioned`: a driven load preconditions the DB first)."""
+        """The windows' lengths, and what the rest of the session costs at
+        most and as expected (`preconditioned`: the DB is preconditioned first)."""
         s, st = self.s, self.settings
         done = [(t, t.measurement) for t in s.trials if t.measurement and t.seconds]
         steady, limit, window, need = self._window_lengths(done)
         pre = canary.precondition
-        # a measurement's cost beside its window: restart, warm-up, the steps
-        # (the first one's preconditioning is not a cost the others pay)
+        # a measurement's cost beside its window: restart, warm-up, the steps; not
+        # the first one's preconditioning, nor a steady window's wait to compact
         first = (pre.seconds + pre.fill_seconds if preconditioned and pre is not None and pre.done
                  else 0.0)
-        # (a steady window's time to its first compaction is window, not cost)
         over = median([t.seconds - m.seconds - (m.settled or 0.0) - (first if k == 0 else 0.0)
                        for k, (t, m) in enumerate(done)]) if done else st.warmup + 60.0
         per_search = over + (median([m.seconds for _, m in done]) if done
@@ -420,8 +395,8 @@ class Search:
         # each steady window is followed by its read probe under the client load
         probe = st.read_probe if self.params.workload == CLIENT else 0.0
         left = alone + rounds + steadies * (over + limit + probe)  # each window at its limit
-        # with a finalist that passes its rounds: its steady pairs (the first
-        # that passes ends the check), each as long as the windows so far say
+        # a finalist's steady pairs (the first that passes ends the check),
+        # each as long as the windows so far say
         expect = min(limit, need or steady or limit)
         steady_cost = (min(steadies, 2 * st.steady_pairs) * (over + expect + probe)
                        * self._reach_share())
@@ -429,8 +404,7 @@ class Search:
         cur, w = s.current, canary.window
         if cur is not None and w is not None and cur.kind != 'recovery':
             # the measurement in flight is counted above whole: what it spent
-            # comes off, up to the length each branch counted it at (a steady
-            # window past its expected length still leaves the others)
+            # comes off, up to the length each branch counted it at
             ran = max(0.0, self.clock() - float(w.start) + (w.settled or 0.0))
             if cur.kind == 'confirm':
                 at_most = over + (limit if cur.steady else window)
@@ -448,10 +422,9 @@ class Search:
                         None if s.confirm else alone, max(0.0, finalist), chance, passes)
 
     def _reach_share(self) -> float:
-        """Before the confirmation, the share of the feasible candidates so
-        far whose steady window can reach steady state (out_of_reach): a
-        finalist's steady windows are run only for those (reach_prior, or 1,
-        with none yet)."""
+        """Before the confirmation, the share of the feasible candidates whose
+        steady window can reach steady state (reach_prior, or 1, with none):
+        only those run steady windows."""
         if self.s.confirm is not None:
             return 1.0  # the arms out of reach are no longer in steady_planned
         feasible = [t.candidate for t in self.s.trials
@@ -461,12 +434,10 @@ class Search:
         return sum(not self.out_of_reach(c) for c in feasible) / len(feasible)
 
     def finalist_chance(self) -> float:
-        """The chance the search leaves a finalist to confirm (a keep session
-        runs no rounds and no steady windows): 1 once the confirmation is
-        planned or a candidate is feasible; else that one of the candidates
-        left is, each at the rule of succession's rate over those measured,
-        its prior feasible_prior (one half before the baseline): none
-        feasible of n, 2 x prior / (n + 2)."""
+        """The chance the search leaves a finalist to confirm (planned: 1 with
+        arms, else 0): 1 once a candidate is feasible; else that one of those
+        left is, each at the rule of succession's rate with prior
+        feasible_prior (one half before the baseline): 2 x prior / (n + 2)."""
         s = self.s
         if s.confirm is not None:
             return 1.0 if s.confirm.arms else 0.0
@@ -479,9 +450,8 @@ class Search:
 
     def pass_chance(self) -> float:
         """The chance a finalist's rounds pass it on to its steady windows:
-        1 once one passed; before, the rounds' power (power.confirm_rate at
-        the planned noise, rounds and margin) at the gain its search window
-        showed, the best feasible one's (1 before the noise is planned)."""
+        1 once one passed; before, power.confirm_rate at the best feasible
+        search gain (1 before the noise is planned)."""
         s, conf = self.s, self.s.confirm
         if conf is not None and any(a.passed for a in conf.arms):
             return 1.0

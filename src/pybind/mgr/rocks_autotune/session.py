@@ -3,16 +3,15 @@
 Each step does one short piece of work (a config change, one bench chunk,
 one poll) and says when to come back, so the serve loop stays responsive and
 the unit tests run it on a fake cluster and clock.  The whole state is a
-record (store.SessionState), saved after every step (and before a restart is issued); a
-new active mgr rebuilds the session (and its optimizer, by replaying the
-recorded trials) from it.
+record (store.SessionState), saved after every step (and before a restart is
+issued); a new active mgr rebuilds the session (and its optimizer, by
+replaying the recorded trials) from it.
 
-The phases and their steps are session_phases.py's; the work on the canary
-OSD canary_osd.py's; what is
-measured next, and what it tells the optimizer, search.py's.  Here: the
-session's life (start, rescue, the commands, a failover) and what it shows.
-The canary's original config is saved before the first change; every end
-goes through the restore, but `Phases.fail` where restoring cannot go on.
+The phases are session_phases.py's, the work on the canary canary_osd.py's,
+what is measured next search.py's.  Here: the session's life (start, rescue,
+the commands, a failover) and what it shows.  The canary's original config
+is saved before the first change; every end goes through the restore, but
+`Phases.fail` where restoring cannot go on.
 """
 import copy
 import time
@@ -82,8 +81,8 @@ class Session(Machine):
     def start(cls, cluster: Cluster, params: Params, settings: Settings,
               save: Callable[[SessionState], None],
               clock: Callable[[], float] = time.time) -> 'Session':
-        """A new session, persisted (its canary's originals first) before any
-        change.  StartRefused: it cannot start, nothing was changed or saved."""
+        """A new session, persisted before any change.  StartRefused: it
+        cannot start, nothing was changed or saved."""
         state = session_start.first_state(cluster, params, settings, clock())
         osd = state.osd
         try:
@@ -96,8 +95,7 @@ class Session(Machine):
                 f'{OPTIONS}, or its _annex) to a value the module supports, or pick another '
                 f'OSD with --osd')
         session_start.check_running(cluster, osd)
-        # persisted before the first change: the record of how to restore
-        save(state)
+        save(state)  # the record of how to restore
         return session
 
     @staticmethod
@@ -132,8 +130,7 @@ class Session(Machine):
                save: Callable[[SessionState], None],
                clock: Callable[[], float] = time.time) -> 'Session':
         """A session whose state is unreadable but whose start record is not:
-        restore the canary (config, the gated restart: it may run a
-        candidate, the noout it may have set) and end failed."""
+        it restores the canary and ends failed (session_start.rescue_state)."""
         # unreadable settings: restoring needs few, the module's own do
         state = session_start.rescue_state(replace(start, settings=start.settings or settings),
                                            why, clock())
@@ -160,10 +157,9 @@ class Session(Machine):
             s.message = 'stopping after the trial in flight'
 
     def resume_after_failover(self) -> None:
-        """A new mgr took over: a window in flight cannot be trusted; redo it
-        (but a steady one measured whose read probe was in flight: the probe
-        starts again).  Deadlines start again on this mgr's clock
-        (restart.resume_after_failover)."""
+        """A new mgr took over: a window in flight cannot be trusted, so it
+        is redone (a steady one measured redoes only its read probe).
+        Deadlines start again on this mgr's clock."""
         cur = self.s.current
         if self.s.phase in MEASURING and cur is not None and not (
                 self.phases.probes_reads(cur) and cur.measurement is not None):
@@ -215,9 +211,8 @@ class Session(Machine):
         return views.recommended_trial(self.s)
 
     def view(self) -> View:
-        """Copies for the other threads: the record's head, and each trial
-        once it differs from its last copy (a step seldom changes one), not
-        every trial at every publish."""
+        """Copies for the other threads: each trial copied again only once it
+        differs from its last copy (a step seldom changes one)."""
         trials, shown = self.s.trials, self._shown
         del shown[len(trials):]
         for i, t in enumerate(trials):

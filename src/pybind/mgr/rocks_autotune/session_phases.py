@@ -2,17 +2,14 @@
 
 A trial:  next -> apply -> restart -> wait_up -> warmup -> measure -> next
 (the first baseline's, under the client load: wait_up -> precondition -> warmup)
-Then the confirmation (confirm.py): the top candidates by the model and the
-baseline, round after round, each measurement a trial of kind `confirm`,
-then the steady check's windows (the same moves; its trials name the arm
-checked in `steady`; under the client load, measure ends with a read probe
-of the canary, which a failover redoes, not the window):
+Then the confirmation's rounds and steady windows (confirm.py), each a trial
+of kind `confirm` (under the client load a steady window's measure ends with
+a read probe, which a failover redoes, not the window):
           confirm -> apply -> restart -> wait_up -> warmup -> measure -> confirm
 The end:  restore -> restore_wait -> end (done | stopped | aborted | failed)
 
-A phase works on the session's one canary (canary_osd.py): its config set,
-its gated restart, its window; a failure fails the window and recovers it;
-the restore puts it back.
+A phase works on the session's one canary (canary_osd.py); a failure fails
+the window and recovers the canary; the restore puts it back.
 """
 import logging
 from dataclasses import replace
@@ -93,8 +90,8 @@ def standing_changes(canary: CanaryOsd) -> List[str]:
 
 
 class WayOut(JobPhases):
-    """The session's way out: its canary back on its originals, then the
-    end (or a failure where restoring cannot go on); Phases' too."""
+    """The way out: the canary back on its originals, then the end (or a
+    failure where restoring cannot go on)."""
 
     s: SessionState
     cluster: Cluster
@@ -103,8 +100,8 @@ class WayOut(JobPhases):
     clock: Callable[[], float]
 
     def outcome(self) -> Ending:
-        """How a session that restores its canary ends: decided when the
-        restore begins (its own failure ends it through `fail`)."""
+        """How a session that restores its canary ends, decided when the
+        restore begins (a failed restore ends it through `fail`)."""
         s = self.s
         if s.error:
             return Ending.FAILED
@@ -127,10 +124,9 @@ class WayOut(JobPhases):
         return self.end(Ending.FAILED, f'failed: {error}')
 
     def end(self, ending: Ending, message: str = '') -> End:
-        """The one way a session ends: the canary's crashes reported since
-        the last look (none follows the last trial) named on the failed
-        trials; the move that ends it.  A report posted after the end
-        (ceph-crash may take minutes) is not named."""
+        """The one way a session ends: the canary's crashes since the last
+        look named on the failed trials (one posted after the end is not:
+        ceph-crash may take minutes); the move that ends it."""
         s = self.s
         if any(t.verdict == 'failed' for t in s.trials):
             try:
@@ -140,11 +136,11 @@ class WayOut(JobPhases):
         return End(ending.value, message, delay=60.0)
 
     def ended(self, end: End) -> None:
-        """An end that says nothing of its own (a restore that went through)
+        """An end with no message of its own (a restore that went through)
         says the answer, now that the state is the ending."""
-        s = self.s
         if end.message:
             return
+        s = self.s
         result = views.answer(s)
         s.message = f'{s.state}: ' + (
             views.answer_line(result) if result is not None
@@ -161,8 +157,7 @@ class WayOut(JobPhases):
                                           self.settings.bench_chunk_seconds, self.clock())
 
     def restart_back(self, now: float, canary: CanaryOsd) -> Union[Result, End]:
-        """A step of the restart onto the canary's originals; the move to the
-        end if it failed."""
+        """A step of the restart onto the originals; the end if it failed."""
         try:
             return canary.restart(now)
         except ClusterError as e:
@@ -172,8 +167,8 @@ class WayOut(JobPhases):
     # ------------------------------------------------------------ the restore
 
     def restore(self, now: float) -> Move:
-        """The canary's originals' config; then, if its process may run
-        something else, the gated restart onto them."""
+        """The originals' config; then, if the canary may run something
+        else, the gated restart onto them."""
         s = self.s
         if s.state != 'restoring':
             s.final = self.outcome().value
@@ -209,7 +204,7 @@ class WayOut(JobPhases):
 
 class Phases(WayOut):
     """Each phase's step (a handler returns its move, machine.py), and the end
-    of a pause that lasted too long, on the session's record and parts."""
+    of a pause that lasted too long."""
 
     def __init__(self, s: SessionState, cluster: Cluster, params: Params, space: SearchSpace,
                  search: Search, settings: Settings, canary: CanaryOsd,
@@ -241,8 +236,6 @@ class Phases(WayOut):
         self.s.error = error
         self.s.abort = True
         return Go(P.RESTORE, said or error)
-
-    # ------------------------------------------------------------ the window in flight
 
     def cur(self) -> Trial:
         """The trial in flight: every trial phase has one."""
@@ -299,8 +292,7 @@ class Phases(WayOut):
     # ------------------------------------------------------------ a trial's window
 
     def config_pause(self) -> Optional[Pause]:
-        """Before a trial's restart: paused while someone else's change stands
-        at its canary; None to go on."""
+        """Paused while someone else's change stands at the canary; None to go on."""
         changes = list(dict.fromkeys(self.canary.config_changes(self.s.current)))
         return Pause(changes, 'paused: config changed by someone else',
                      'config') if changes else None
@@ -367,11 +359,11 @@ class Phases(WayOut):
     def after_restart(self, r: Result, then: Callable[[], Move],
                       not_up: Optional[Callable[[float], Move]] = None,
                       issuing: bool = False) -> Move:
-        """A step of a trial's or a recovery's restart of the canary
-        (restart.Outcome) as the move it means: `then` once it runs the
-        options set with its PGs clean (`issuing`: once the restart is under
-        way), `not_up` (given the timeout) if it did not come up on them in
-        time.  Held by the cluster, it pauses; PGs not clean in time abort."""
+        """A step of a trial's or a recovery's restart (restart.Outcome) as its
+        move: `then` once the canary runs the options set with its PGs clean
+        (`issuing`: once the restart is under way), `not_up` (given the
+        timeout) if it did not come up in time.  Held, it pauses; PGs not
+        clean in time abort."""
         canary, o = self.canary, r.outcome
         if o.held:
             return Pause(r.reasons)
@@ -406,7 +398,6 @@ class Phases(WayOut):
         return 0
 
     def warmup(self, now: float) -> Move:
-        # the warm-up is timed from the phase's start
         try:
             done, delay = self.canary.window.warmup(now, self.s.phase_started)
         except ClusterError as e:
@@ -436,9 +427,8 @@ class Phases(WayOut):
         return bool(cur.steady and self.settings.read_probe and self.params.workload == CLIENT)
 
     def _read_probe(self, cur: Trial) -> Optional[Move]:
-        """After a steady window under the client load: a chunk of the read
-        probe (read_probe s) of the canary; None once it has its probe (or
-        none is run)."""
+        """A steady window's read probe of the canary (read_probe s); None once
+        it has one, or runs none."""
         if not self.probes_reads(cur) or cur.read_probe is not None:
             return None
         c = self.canary
@@ -471,31 +461,23 @@ class Phases(WayOut):
             search.baseline_measured(self.osd)
             self._window_done()
             return Go(P.NEXT)
-        trial.verdict, trial.score, told = search.judge(m, cur.candidate)
-        trial.told = told
+        trial.verdict, trial.score, trial.told = search.judge(m, cur.candidate)
         search.add_trial(trial)
         search.rejudge()
         self._window_done()
-        search.tell(cur.candidate, told)
+        search.tell(cur.candidate, trial.told)
         return Go(P.NEXT)
 
     def _window_done(self) -> None:
         self.canary.rec.window = None
         self.s.current = None
 
-    # -- a failed trial's recovery: the canary back on its originals.  It
-    # does not wait for health (a canary may be down), only for the restart
-    # gate; nor for a config change (the next trial pauses on it), which it
-    # leaves in place
-
     def pool_full(self) -> Optional[Go]:
-        """The client load's pool marked full (its quota reached, or an OSD
-        past the full ratio): its writes would wait there for good, so the
-        session ends (its objects go with it: deletes pass a full pool)."""
+        """The client load's pool marked full: its writes would wait there
+        for good, so the session ends (deletes pass a full pool)."""
         c = self.s.client
-        if not c:
-            return None
-        if not any(p.full for p in self.cluster.pool_states().values() if p.name == c.pool):
+        if not c or not any(p.full for p in self.cluster.pool_states().values()
+                            if p.name == c.pool):
             return None
         error = (f'pool {c.pool!r} is full (its quota reached, or an OSD past the full '
                  'ratio): the client load cannot write there')
@@ -503,19 +485,18 @@ class Phases(WayOut):
 
     def load_failed(self, error: str) -> Go:
         """The window's load failed: the session ends if its pool is full,
-        else the trial failed."""
+        else the trial fails."""
         return self.pool_full() or self.trial_failed(error)
 
     def trial_failed(self, error: str) -> Go:
-        """The candidate broke the canary: the window's trial recorded failed,
-        then the canary restarted on its originals."""
-        s = self.s
+        """The candidate broke the canary: the trial recorded failed, then
+        the canary restarted on its originals."""
         cur = self.cur()
         self.search.add_trial(replace(cur, measurement=None, verdict='failed', error=error,
                                       told=None, seconds=self.clock() - cur.started))
         self.canary.rec.window = None
         # its error, for the health check while the recovery is in flight
-        s.current = replace(cur, kind='recovery', error=error)
+        self.s.current = replace(cur, kind='recovery', error=error)
         if cur.kind == 'confirm':
             conf = self.search.confirmation()
             assert cur.round is not None  # a confirmation's trial has its round
@@ -524,6 +505,10 @@ class Phases(WayOut):
         if cur.kind == 'candidate':
             self.search.tell(cur.candidate, None)
         return Go(P.RECOVER, f'trial {cur.index} failed: {error}; restoring the canary')
+
+    # the recovery waits for the restart gate only: not for health (a canary
+    # may be down), nor for a config change, left in place (the next trial
+    # pauses on it)
 
     def recover(self, now: float) -> Move:
         if self.canary.clear_stale_noout():

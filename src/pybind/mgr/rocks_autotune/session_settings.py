@@ -60,13 +60,12 @@ class Settings:
 
     def rounds_margin(self) -> float:
         """What the rounds ask of a candidate's objective: to beat the
-        baseline's by confirm_margin, or (wear) to be no worse by more than
-        guard (a margin of -guard)."""
+        baseline's by confirm_margin, or (wear) to lose at most guard."""
         return -self.guard if self.wear else self.confirm_margin
 
     def rounds_detect(self) -> float:
-        """The gain the rounds are planned to confirm 9 times in 10: detect;
-        (wear) none: a candidate as fast as the baseline must pass the guard."""
+        """The gain the rounds are planned to confirm 9 times in 10 (wear:
+        none: a candidate as fast as the baseline must pass the guard)."""
         return 0.0 if self.wear else self.detect
 
     def validate(self) -> None:

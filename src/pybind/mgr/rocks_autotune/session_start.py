@@ -1,7 +1,6 @@
-"""What a session starts with: the checks `start` makes before anything
-changes, the record it saves before the first change (the canary's
-originals: how to restore it), and the record a rescue restores from when
-the saved state is unreadable but its start record is not.
+"""What a session starts with: the checks `start` makes, the record it saves
+before the first change (the canary's originals: how to restore it), and
+the record a rescue restores from when only the start record is readable.
 
 Everything here reads the cluster and changes nothing; a check that fails
 raises StartRefused with what to do about it.
@@ -25,8 +24,8 @@ from .workload import CLIENT, ClientRecord, client_pool, sample, split_refusal, 
 
 def first_state(cluster: Cluster, params: Params, settings: Settings,
                 now: float) -> SessionState:
-    """A new session's record, after every check of what the session will
-    read of its start; sets params.osd to the canary chosen."""
+    """A new session's record, after the start's checks; sets params.osd to
+    the canary chosen."""
     if settings.wear and params.workload != CLIENT:
         # only the client load preconditions the DB and drives it through
         # steady windows; osd bench writes below the PG layer, live at
@@ -64,8 +63,8 @@ def first_state(cluster: Cluster, params: Params, settings: Settings,
 
 
 def client_record(cluster: Cluster, osd: int, settings: Settings) -> ClientRecord:
-    """The client load's record (its pool, seeds, keyspace and design), after
-    the checks that it has somewhere to write, room, and quota there."""
+    """The client load's record, after the checks that it has somewhere to
+    write, room, and quota there."""
     pgs = cluster.pgs()
     try:
         pool, seeds, without = client_pool(cluster.pools(), pgs, [osd],
@@ -74,7 +73,6 @@ def client_record(cluster: Cluster, osd: int, settings: Settings) -> ClientRecor
         raise StartRefused(f'the client workload has nowhere to write: {e}; name a '
                            'pool with the client_pool option, or use --workload osd-bench')
     count = settings.client_space // settings.client_object_size
-    # a split's second keyspace is checked for room there
     split = design_of(cluster, osd, pool, pgs, without, count, settings)
     if pool.room is not None and settings.client_space > pool.room:
         raise StartRefused(
@@ -94,9 +92,8 @@ def client_record(cluster: Cluster, osd: int, settings: Settings) -> ClientRecor
 
 
 def read_canary(cluster: Cluster, osd: int) -> Tuple[Canary, Dict[str, Any], str, bool]:
-    """What a session reads of a canary before it changes it: its
-    originals (how to restore it), the options it runs (parsed) and whether
-    it has an annex."""
+    """The canary, its originals (how to restore it), the options it runs
+    and whether it has an annex."""
     canary = Canary(cluster, osd)
     originals = canary.snapshot()
     try:
@@ -118,13 +115,12 @@ def over_quota(pool: PoolInfo, space: int, objects: int) -> str:
 
 def design_of(cluster: Cluster, osd: int, pool: PoolInfo, pgs: Sequence[PgInfo],
               without: Sequence[int], count: int, settings: Settings) -> Dict[str, Any]:
-    """The client load's measurement design (fields of its ClientRecord):
-    split where the pool has enough PGs without the canary (measurement_design
-    auto or split), else sequential; why, and for a split its group R's PGs
-    (a sample of those without the canary), how many OSDs they are on and
-    whether any shares the canary's CRUSH host (C/R then reads C's effect
-    minus R's: doc/bench/split-ab-rocksdb.md).  StartRefused when split is
-    asked for and cannot be made."""
+    """The client load's measurement design (ClientRecord fields): split
+    where the pool has room and PGs without the canary (unless sequential is
+    asked for), else sequential; for a split, group R's PGs, their OSD count
+    and whether one shares the canary's CRUSH host (C/R then reads C's
+    effect minus R's: doc/bench/split-ab-rocksdb.md).  StartRefused when
+    split is asked for and cannot be made."""
     wanted = settings.measurement_design
     if wanted == SEQUENTIAL:
         return {'design': SEQUENTIAL, 'design_why': 'measurement_design is sequential'}
@@ -160,7 +156,6 @@ def check_running(cluster: Cluster, osd: int) -> None:
     except ClusterError:
         running = None  # it did not answer: the restarts will tell
     if running is not None and running != given:
-        # the baseline is what the mon gives it: it must be what it runs
         raise StartRefused(
             f'osd.{osd} runs bluestore_rocksdb_options {running!r}, not the {given!r} the '
             'monitors give it: it has not restarted since they changed, or they are set '
@@ -171,19 +166,17 @@ def check_running(cluster: Cluster, osd: int) -> None:
 
 def rescue_state(start: StartRecord, why: str, now: float) -> SessionState:
     """The record of a session whose state is unreadable but whose start
-    record is not: it restores the canary the start record names (config,
-    the gated restart: it may run a candidate, the noout it may have set)
-    and ends failed."""
+    record is not: it restores the canary (config, the gated restart, the
+    noout it may have set) and ends failed."""
     pool = start.client_pool
     return SessionState(
         **vars(start), state='running', phase='restore', phase_started=now,
         message='restoring the canary: ' + why, error=why, abort=True,
-        # the client load's objects, if any, are in its namespace there: they go
-        # too (the pool is all a rescue knows of them)
+        # the client load's objects go too (the pool is all a rescue knows of them)
         client=None if pool is None else ClientRecord(pool, 0, [], None),
         plan=MeasurementPlan(SEQUENTIAL, start.osd),
-        # what was there is lost with the state: restore as before (config
-        # seen unknown; it may run a candidate, under the noout it set)
+        # what was there is lost with the state: it may run a candidate,
+        # under the noout it set
         canaries={o: CanaryRecord(c.originals, c.annexed, None, noout_ours=not c.noout_at_start,
                                   running_dirty=True)
                   for o, c in start.canaries_at_start.items()})

@@ -10,7 +10,6 @@ from .rocksdb_options import (COMPRESSIONS, ColumnFamily, OptionStringError,
 
 MiB = 1 << 20
 GiB = 1 << 30
-# a sharding of one family: RocksDB's default
 ONE_FAMILY = (ColumnFamily('default'),)
 
 
@@ -26,8 +25,8 @@ class Candidate:
     compression: str
 
     def __post_init__(self) -> None:
-        # Candidates come from JSON in the mgr KV store and from skopt (numpy
-        # scalars); fail here rather than render "8.0" or "np.int64(8)".
+        # from JSON in the mgr store and from skopt (numpy scalars): fail here
+        # rather than render "8.0" or "np.int64(8)"
         for f in fields(self):
             v = getattr(self, f.name)
             if f.name == 'compression':
@@ -62,8 +61,7 @@ class Candidate:
 
 TUNED_KEYS: Tuple[str, ...] = tuple(f.name for f in fields(Candidate))
 
-# What RocksDB uses when bluestore_rocksdb_options does not set a key.  Note
-# compression: absent means snappy, not none (the seed's "RocksDB Default").
+# RocksDB's value of a key bluestore_rocksdb_options does not set (compression: snappy)
 ROCKSDB_DEFAULTS: Dict[str, str] = {
     'max_write_buffer_number': '2',
     'write_buffer_size': str(64 * MiB),
@@ -93,8 +91,7 @@ class DimensionSpec:
         return bool(self.categories)
 
 
-# Sizes in whole MiB (a compact integer grid for the GP), with a log prior:
-# their effect is multiplicative.
+# Sizes in whole MiB (a compact grid for the GP), log prior: their effect is multiplicative.
 _INT_DIMS: Tuple[DimensionSpec, ...] = (
     DimensionSpec('max_write_buffer_number', 2, 128, 'log-uniform'),
     DimensionSpec('write_buffer_size', 4, 256, 'log-uniform', MiB),
@@ -111,15 +108,14 @@ Point = List[Union[int, str]]
 
 
 def _parse_count(key: str, v: str) -> int:
-    # Digits only: int() would also take '+5', '-1' and '1_0'.
+    # digits only: int() would also take '+5', '-1' and '1_0'
     if not re.fullmatch(r'[0-9]+', v.strip()):
         raise OptionStringError(f'option {key}={v!r} is not a non-negative integer')
     return int(v)
 
 
 def _parse_multiplier(v: str) -> int:
-    # RocksDB holds max_bytes_for_level_multiplier as a double; we search
-    # integers only, and refuse to round an admin's 8.5 silently.
+    # RocksDB's is a double; the search's an integer: an 8.5 is refused, not rounded
     try:
         f = float(v)
     except ValueError:
@@ -140,11 +136,11 @@ class SearchSpace:
                  base: Optional[Mapping[str, str]] = None,
                  column_families: Sequence[ColumnFamily] = ONE_FAMILY,
                  max_steady_bytes: int = 0) -> None:
-        """``compressions``: what the OSD's RocksDB build supports;
-        ``max_memtable_bytes``: cap on all families' memtable memory;
-        ``base``: the canary's running options; ``column_families``: its sharding;
+        """``compressions``: what the OSD's RocksDB supports;
+        ``max_memtable_bytes``: cap on all families' memtables; ``base``: the
+        canary's running options; ``column_families``: its sharding;
         ``max_steady_bytes``: the most WAL a steady window can write (0: no
-        limit): a candidate whose L0 cycle takes more is never proposed."""
+        limit), past which a candidate is never proposed."""
         if not compressions or not set(compressions) <= set(COMPRESSIONS):
             raise ValueError(f'compressions must be a non-empty subset of '
                              f'{list(COMPRESSIONS)}, got {list(compressions)}')
@@ -158,7 +154,7 @@ class SearchSpace:
         self.l0_slowdown, self.l0_stop = (
             _parse_count(key, self.base.get(key, ROCKSDB_DEFAULTS[key]))
             for key in ('level0_slowdown_writes_trigger', 'level0_stop_writes_trigger'))
-        # 0: RocksDB sizes the WAL limit itself (no fixed limit to check against)
+        # 0: RocksDB sizes the WAL limit itself
         self.max_total_wal_size = parse_size(self.base.get('max_total_wal_size', '0'))
         self.max_steady_bytes = max_steady_bytes
         self._dims: Tuple[DimensionSpec, ...] = _INT_DIMS + (
@@ -181,14 +177,13 @@ class SearchSpace:
         return Candidate(**kw)
 
     def contains(self, c: Candidate) -> bool:
-        """True if ``c`` lies on the search grid, within bounds (says nothing about safety)."""
+        """Whether ``c`` is on the search grid, within bounds (safe or not)."""
         return all(v in d.categories if d.is_categorical
                    else v % d.unit == 0 and d.low <= v // d.unit <= d.high
                    for d, v in zip(self._dims, astuple(c)))
 
     def violations(self, c: Candidate) -> List[str]:
-        """Why ``c`` (within the bounds or not) is unsafe to run, or could not
-        be judged; empty if neither."""
+        """Why ``c`` (in bounds or not) is unsafe to run or cannot be judged."""
         return [msg() for msg in self._broken_rules(c)]
 
     def point_is_safe(self, x: Sequence[Any]) -> bool:
@@ -200,12 +195,12 @@ class SearchSpace:
             int(x[3]) * d[3].unit, str(x[6]))), None) is None
 
     def _broken_rules(self, c: 'Tuned') -> Iterator[Callable[[], str]]:
-        """The safety rules ``c`` breaks, in order, each as its message (a
-        callable: point_is_safe stops at the first, and formats none)."""
+        """The safety rules ``c`` breaks, each as a callable message
+        (point_is_safe stops at the first and formats none)."""
         n, size = c.max_write_buffer_number, c.write_buffer_size
         merge, l0 = c.min_write_buffer_number_to_merge, c.level0_file_num_compaction_trigger
-        # RocksDB could never gather enough memtables to flush (writes
-        # stall), or it lowers a family's own merge count behind our back.
+        # RocksDB could never gather enough memtables to flush (writes stall),
+        # or lowers a family's merge count behind our back
         stalled = [f'{cf.name} ({_merges(cf, merge)})' for cf in self.column_families
                    if _merges(cf, merge) >= _buffers(cf, n)]
         if stalled:
@@ -219,7 +214,7 @@ class SearchSpace:
                            f'({shards} column famil{"y" if shards == 1 else "ies"}, '
                            f'up to {n} x {_human(size)} each), '
                            f'over the {_human(self.max_memtable_bytes)} cap')
-        # Writes would be throttled before L0 compaction even starts.
+        # writes would be throttled before L0 compaction starts
         if l0 >= self.l0_slowdown:
             yield lambda: (f'level0_file_num_compaction_trigger ({l0}) must be below '
                            f'level0_slowdown_writes_trigger ({self.l0_slowdown})')
@@ -227,9 +222,8 @@ class SearchSpace:
             yield lambda: (f'level0_slowdown_writes_trigger ({self.l0_slowdown}) must be '
                            f'below level0_stop_writes_trigger ({self.l0_stop}) in the base '
                            'options')
-        # The WAL limit would force flushes before a full merge group
-        # exists, so the configured flush size is never what runs (0 = no
-        # fixed WAL limit to compare with).
+        # the WAL limit would flush before a full merge group: the flush size
+        # configured would never run
         if 0 < self.max_total_wal_size < size * merge:
             yield lambda: (f'flush size {_human(size * merge)} (write_buffer_size x '
                            f'min_write_buffer_number_to_merge) exceeds max_total_wal_size '
@@ -237,8 +231,8 @@ class SearchSpace:
         if c.compression not in self.compressions:
             yield lambda: (f'compression {c.compression!r} is not supported by this OSD '
                            f'(supported: {", ".join(self.compressions)})')
-        # Its write-amp could never be seen at steady state in time: it
-        # could never be recommended, so it is not worth a restart.
+        # its write-amp could not be seen at steady state in time: it could
+        # never be recommended, so not worth a restart
         steady = STEADY_CYCLES * cycle_bytes(self.column_families, c, self.max_total_wal_size)
         if 0 < self.max_steady_bytes < steady:
             yield lambda: ('a steady window (to a first compaction, then an L0 cycle of every '
@@ -252,7 +246,7 @@ class SearchSpace:
 
     @staticmethod
     def candidate_from_options(opts: Mapping[str, str]) -> Candidate:
-        """The tuned fields of a parsed option dict, RocksDB defaults for absent keys."""
+        """The tuned fields of parsed options, RocksDB's defaults for absent keys."""
         def parse(key: str) -> Any:
             v = opts.get(key, ROCKSDB_DEFAULTS[key])
             if key == 'compression':
@@ -305,8 +299,8 @@ def _merges(cf: ColumnFamily, merge: int) -> int:
 def flush_capacity(families: Sequence[ColumnFamily], c: Tuned) -> int:
     """Bytes `c`'s memtables take in before every family flushed once: per
     family, shards x write_buffer_size x merge count (its own options beating
-    `c`'s), the merge count below its max_write_buffer_number as RocksDB
-    runs it (a baseline may hold 2 buffers beside a family's merge of 32)."""
+    `c`'s), the merge count kept below max_write_buffer_number as RocksDB
+    does (a baseline may hold 2 buffers beside a family's merge of 32)."""
     return sum(cf.shards * cf.memtable.get('write_buffer_size', c.write_buffer_size)
                * max(1, min(_merges(cf, c.min_write_buffer_number_to_merge),
                             _buffers(cf, c.max_write_buffer_number) - 1))
@@ -319,8 +313,8 @@ def _memtable_bytes(families: Sequence[ColumnFamily], n_buffers: int, buffer_siz
 
 
 def wal_limit(families: Sequence[ColumnFamily], c: Tuned, max_total_wal_size: int) -> int:
-    """Live WAL bytes past which RocksDB flushes the families holding the
-    oldest WAL: max_total_wal_size, or when 0, 4 x all memtables' bytes."""
+    """Live WAL bytes past which RocksDB flushes the oldest WAL's families:
+    max_total_wal_size, or when 0, 4 x all memtables' bytes."""
     return (max_total_wal_size if max_total_wal_size > 0
             else 4 * _memtable_bytes(families, c.max_write_buffer_number, c.write_buffer_size))
 
@@ -331,8 +325,8 @@ STEADY_CYCLES = 2
 
 
 def cycle_bytes(families: Sequence[ColumnFamily], c: Tuned, max_total_wal_size: int) -> int:
-    """WAL bytes written by the time every family went through an L0 cycle
-    under `c`: the L0 trigger times flush_capacity, or the WAL limit if less."""
+    """WAL bytes by which every family went through an L0 cycle under `c`:
+    the L0 trigger x flush_capacity, or x the WAL limit if less."""
     return c.level0_file_num_compaction_trigger * min(
         flush_capacity(families, c), wal_limit(families, c, max_total_wal_size))
 

@@ -3,10 +3,9 @@ state for the arms whose objective passed, the baseline and the arm each in
 a steady window (window.py), `pairs` fresh pairs per arm, each in an order
 drawn from the seed (doc/dev/session.rst, step 6 of the confirmation).  A
 pair's windows may differ in length: write-amp is a ratio of bytes, not a
-rate.  Under the client load each window is followed by a read probe of
-its canary (workload.ReadProbe): an arm whose reads' p99 is over 1 +
-read_guard times the baseline's is held.  confirm.py keeps the record and
-the trials.
+rate.  Under the client load each window is followed by a read probe
+(workload.ReadProbe): an arm whose reads' p99 is over 1 + read_guard times
+the baseline's is held.
 """
 import math
 import random
@@ -26,8 +25,7 @@ Window = Tuple[Measurement, Optional[ReadProbe]]
 
 
 def order(seed: Any, arm: str, pair: int) -> List[str]:
-    """Pair `pair`'s order for `arm`'s check, from the session's seed (a
-    replayed session draws the same)."""
+    """Pair `pair`'s order for `arm`'s check, from the seed (replayable)."""
     out = [BASELINE, arm]
     random.Random(f'{seed}/steady/{arm}/{pair}').shuffle(out)
     return out
@@ -40,10 +38,9 @@ def _compacted(m: Measurement) -> bool:
 
 
 def saw_compaction(m: Measurement) -> bool:
-    """The steady window reached steady state: counted from the end of a
-    compaction below L0 (`settled`) to the end of another, and `wal_cover`
-    >= 1.  Not `window_short`, which also counts min_flushes (one flush onto
-    a nearly full L0 ends a whole cycle)."""
+    """The window counted from the end of a compaction below L0 (`settled`)
+    to the end of another, and `wal_cover` >= 1.  Not `window_short`, which
+    also counts min_flushes (one flush onto a nearly full L0 ends a cycle)."""
     return (m.settled is not None and _compacted(m) and m.wal_cover is not None
             and m.wal_cover >= 1)
 
@@ -130,8 +127,8 @@ class SteadyVerdict:
         return all(getattr(p, f'{side}_seen') for p in self.pairs) if self.pairs else None
 
     def to_json(self) -> Dict[str, Any]:
-        """As the verdict keeps it (confirm.ArmResult): the medians and
-        whether each side's windows all saw steady state beside the pairs."""
+        """As confirm.ArmResult keeps it: the pairs, their medians, and
+        whether each side's windows all saw steady state."""
         return {'verdict': self.verdict, 'why': self.why, 'ratio': self.ratio,
                 'objective': self.objective, 'saved_per_day': self.saved_per_day,
                 'read_p99': self.read_p99, 'read_iops': self.read_iops,
@@ -162,8 +159,7 @@ def pair_of(arm: Window, base: Window, objective: str = '') -> Pair:
 
 
 def _read_ratio(a: Optional[ReadProbe], b: Optional[ReadProbe], key: str) -> Optional[float]:
-    """The arm's read probe's `key` over the baseline's (None: a side not
-    probed, or one that read nothing)."""
+    """The arm's read probe's `key` over the baseline's (None: a side read nothing)."""
     if not (a and b and a.reads and b.reads and getattr(b, key)):
         return None
     return float(getattr(a, key)) / float(getattr(b, key))
@@ -172,11 +168,10 @@ def _read_ratio(a: Optional[ReadProbe], b: Optional[ReadProbe], key: str) -> Opt
 def judge(arm: str, measured: Sequence[Tuple[Window, Window]],
           wanted: int, budget: float, limit: float, objective: str = '',
           goal: str = 'iops', read_guard: Optional[float] = None) -> SteadyVerdict:
-    """The arm's steady verdict from its measured (arm's, baseline's) pairs
-    (each window with its read probe, if any): '' while fewer than `wanted` are in
-    (unless one says write-amp unknown); recommended when the median ratio
-    is at most `budget` and, if its reads were probed, their median p99
-    ratio at most 1 + `read_guard` (None: reads not judged)."""
+    """The arm's steady verdict from its measured (arm's, baseline's) pairs:
+    '' while fewer than `wanted` are in (unless one says write-amp unknown);
+    recommended when the median ratio is at most `budget` and, if reads were
+    probed, their median p99 ratio at most 1 + `read_guard` (None: not judged)."""
     pairs = [pair_of(a, b, objective) for a, b in measured]
     unseen = [a[0] for p, (a, _) in zip(pairs, measured) if not p.arm_seen]
     if unseen or any(p.ratio is None for p in pairs):

@@ -1,31 +1,25 @@
 """Where a session is kept: the mgr's KV store, in values that stay small.
 
-    session              the head: the session's moving parts (phase, flags,
-                         pause, the trial in flight) and how many trials
-    session.start        what it started with: the canary's originals,
-                         annex flag and noout (by its OSD), the parameters
-                         and settings, the base options; readable on its
-                         own, so an unreadable head still tells how to
-                         restore the canary.  Written before the head that
-                         first names it, and again when it changes
+    session              the head: the moving parts (phase, flags, pause, the
+                         trial in flight) and how many trials
+    session.start        what it started with: the canary's originals, annex
+                         flag and noout, the parameters, settings and base
+                         options; readable alone, so an unreadable head still
+                         tells how to restore the canary.  Written before the
+                         head that first names it, and when it changes
     session.trial.N      one trial each
-    session.confirm      the confirmation (its plan, rounds and result),
-                         naming its session; written when it changes
-    session.originals    the start record again, while the session may have
-                         changed its canary (removed when it ends): with
-                         an unreadable head, it tells how to restore it,
-                         and its absence that there is nothing to restore
+    session.confirm      the confirmation, naming its session
+    session.originals    the start record again while the session may have
+                         changed its canary (removed when it ends): its
+                         absence says there is nothing to restore
 
-The last rollout (rollout.py: `apply`, `revert`), ended or not, is kept
-beside it (RolloutStore).
-No value comes near mon_config_key_max_entry_size (64 KiB) at 500 trials,
-nor grows with the cluster's OSDs, hosts or PGs.
-Every write is checked (a store that refuses a value may only log it): a
-failure raises StoreError, and the session pauses until a write succeeds.
-One version of each (STATE_VERSION, ROLLOUT_VERSION): the module has never
-been released.  A head of another version is refused as unreadable (set
-aside under its `.corrupt` key), and a session is rescued from its start
-record as after any unreadable head.
+The last rollout, ended or not, is kept beside it (RolloutStore).  No value
+comes near mon_config_key_max_entry_size (64 KiB) at 500 trials, nor grows
+with the cluster.  Every write is checked (a store that refuses a value may
+only log it): a failure raises StoreError, and the session pauses until a
+write succeeds.  One version of each (STATE_VERSION, ROLLOUT_VERSION: the
+module is unreleased); a head of another is unreadable: set aside under its
+`.corrupt` key, the session rescued from its start record.
 """
 import copy
 import json
@@ -73,8 +67,7 @@ STATE_VERSION = 8
 
 @dataclass
 class CanaryStart:
-    """How to put one canary back as it was before the session changed it:
-    what a rescue restores it from."""
+    """How a rescue puts one canary back as it was before the session."""
     originals: Dict[str, Optional[str]]  # canary.Originals
     annexed: bool
     noout_at_start: bool  # an admin's noout: not ours to clear
@@ -82,9 +75,9 @@ class CanaryStart:
 
 @dataclass
 class StartRecord:
-    """What a session started with: its START_KEY (and ORIGINALS_KEY), a
-    rescue's whole record.  The session's own canary's originals, annex flag
-    and noout are in its own fields too, as they were when it had only one."""
+    """What a session started with (START_KEY, ORIGINALS_KEY): a rescue's
+    whole record.  Its canary's originals, annex flag and noout are also in
+    its own fields."""
     id: str
     params: Params
     reason: str
@@ -99,9 +92,7 @@ class StartRecord:
     noout_at_start: bool
     # the canary's, by its OSD id as a string (a dict of one)
     canaries_at_start: Dict[str, CanaryStart]
-    # the pool the client load writes its objects to (None: no client load):
-    # a rescue removes them
-    client_pool: Optional[str]
+    client_pool: Optional[str]  # the client load's (None: none): a rescue removes its objects
 
     @property
     def osd(self) -> int:
@@ -109,7 +100,7 @@ class StartRecord:
         return cast(int, self.params.osd)
 
     def start_json(self) -> Dict[str, Any]:
-        """The start record as JSON holds it (a session's too: its start fields)."""
+        """The start record as JSON (a session's: its start fields)."""
         return dict({f.name: getattr(self, f.name) for f in fields(StartRecord)},
                     params=asdict(self.params), settings=self.settings and dict(
                         asdict(self.settings), compressions=list(self.settings.compressions)),
@@ -117,7 +108,7 @@ class StartRecord:
 
     @staticmethod
     def _made(saved: Dict[str, Any]) -> Dict[str, Any]:
-        """The start fields of `saved` that are records, made (TypeError: malformed)."""
+        """The start fields of `saved` that are records (TypeError: malformed)."""
         at = saved['canaries_at_start']
         # a rescue reads it alone: malformed is unreadable (ValueError), not a crash
         if not (isinstance(at, dict) and all(isinstance(c, dict) for c in at.values())):
@@ -134,7 +125,7 @@ class StartRecord:
         return cls(**dict(saved, **cls._made(saved)))
 
 
-# the head's fields JSON leaves out while they are None, as before they were set
+# the head's fields JSON leaves out while they are None
 _UNSET = ('final', 'other_checks', 'noise', 'steady_cap', 'feasible_prior', 'reach_prior')
 # the session's records that are objects, by key: stored by their to_json
 _RECORDS: Dict[str, Any] = {'client': ClientRecord, 'current': Trial, 'confirm': ConfirmRecord,
@@ -144,8 +135,7 @@ _RECORDS: Dict[str, Any] = {'client': ClientRecord, 'current': Trial, 'confirm':
 
 @dataclass
 class SessionState(StartRecord):
-    """The persisted session (version STATE_VERSION): its start record and
-    its head (HEAD_KEY), the trials and the confirmation."""
+    """The persisted session (STATE_VERSION): start record, head, trials, confirmation."""
     settings: Settings  # (Session.check_state: not None)
     state: str  # running | stopping | restoring | done | stopped | aborted | failed
     phase: str  # session.Phase
@@ -170,22 +160,18 @@ class SessionState(StartRecord):
     final: Optional[str] = None  # the ending a restore was begun for (Ending)
     other_checks: Optional[List[str]] = None  # others' health checks at the last look (gate.Health)
     confirm: Optional[ConfirmRecord] = None  # the confirmation, once the search is done
-    # the noise the baseline's A/A pairs measured and the confirmation's plan
-    # at it (power.noise); None with no pair
+    # the baseline's A/A noise and the confirmation's plan at it (power.noise; None: no pair)
     noise: Optional[Noise] = None
-    # the most WAL bytes a steady window can write, and whether the search
-    # keeps to it (window.steady_cap); None without WAL counts
+    # the most WAL bytes a steady window can write (window.steady_cap; None: no WAL counts)
     steady_cap: Optional[SteadyCap] = None
-    # before any candidate is measured (Search._draw_prior), under wear the
-    # chance one drawn is feasible, under iops the share of those drawn whose
-    # steady window can reach steady state; None before the preconditioning
-    # or the baseline's WAL rate
+    # before any candidate is measured (Search._draw_prior): under wear the
+    # chance one drawn is feasible, under iops the share whose steady window
+    # can reach steady state; None before preconditioning or the WAL rate
     feasible_prior: Optional[float] = None
     reach_prior: Optional[float] = None
 
     def head_json(self) -> Dict[str, Any]:
-        """The head as JSON holds it: neither the start record, the trials nor
-        the confirmation."""
+        """The head as JSON: not the start record, the trials nor the confirmation."""
         start = {f.name for f in fields(StartRecord)} | {'trials', 'confirm'}
         head = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in start}
         head.update({k: head[k].to_json() for k in _RECORDS if head.get(k) is not None},
@@ -194,15 +180,15 @@ class SessionState(StartRecord):
                                              if v is not None or k not in _UNSET}}
 
     def to_json(self) -> Dict[str, Any]:
-        """The whole record as JSON holds it (the store spreads it over its keys)."""
+        """The whole record as JSON (the store spreads it over its keys)."""
         return dict(self.start_json(), **self.head_json(),
                     trials=[t.to_json() for t in self.trials],
                     **({} if self.confirm is None else {'confirm': self.confirm.to_json()}))
 
     @classmethod
     def from_json(cls, saved: Dict[str, Any]) -> 'SessionState':
-        """A record read from JSON (ValueError, TypeError, KeyError: not one this
-        code wrote; Session.check_state checks what it holds)."""
+        """ValueError, TypeError, KeyError: not a record this code wrote
+        (Session.check_state checks what it holds)."""
         if saved.get('version') != STATE_VERSION:
             raise ValueError(f'session state has an unknown version {saved.get("version")!r}')
         canaries = saved['canaries']
@@ -250,7 +236,7 @@ class _Store:
         self._put = put
 
     def keep_corrupt(self) -> None:
-        """Set an unreadable head aside (where the admin can read it) and drop it."""
+        """Set an unreadable head aside, where the admin can read it."""
         raw = self._get(self.HEAD)
         if raw:
             self._write(self.HEAD + '.corrupt', raw)
@@ -278,10 +264,8 @@ class SessionStore(_Store):
         self._confirm = ''           # what the confirm key holds now
 
     def save(self, state: SessionState) -> None:
-        """Write what changed: the start record when new or changed,
-        changed trials, the head last.  A new session's
-        first save that fails puts back the last session's keys: a refused
-        start changes nothing stored."""
+        """Write what changed, the head last.  A new session's first save that
+        fails puts the last session's keys back: a refused start changes nothing."""
         if self._start_of == state.id:
             self._save(state)
             return
@@ -331,8 +315,7 @@ class SessionStore(_Store):
             self._originals_of = ''
 
     def load(self) -> Optional[SessionState]:
-        """The saved session, None when there is none; ValueError (TypeError,
-        KeyError) when unreadable."""
+        """The saved session (None: none); ValueError (TypeError, KeyError): unreadable."""
         head = self._load_record(HEAD_KEY)
         if head is None:
             return None
@@ -369,9 +352,8 @@ class SessionStore(_Store):
         return record
 
     def load_originals(self) -> Optional[StartRecord]:
-        """The start record of a session that may have changed its canary
-        and has not ended (None: nothing to restore); ValueError (TypeError)
-        when unreadable."""
+        """The start record of a session that may have changed its canary and
+        has not ended (None: nothing to restore); ValueError (TypeError): unreadable."""
         record = self._load_record(ORIGINALS_KEY)
         return None if record is None else StartRecord.from_json(record)
 
@@ -390,10 +372,10 @@ ROLLOUT_CRASH_CHUNK = 2000  # ids of up to 9 digits: 22 KB
 # value keys, its error cut at MAX_ERROR), so a chunk stays under MAX_VALUE
 ROLLOUT_CHUNK = 40
 MAX_ERROR = 400
+Ref = Callable[[Optional[str]], Optional[int]]  # a string's number among the values
 
 
-def _record(o: RolloutOsd, state: RolloutRecord,
-            ref: Callable[[Optional[str]], Optional[int]]) -> Dict[str, Any]:
+def _record(o: RolloutOsd, state: RolloutRecord, ref: Ref) -> Dict[str, Any]:
     """An OSD record as stored: its strings by reference, its masks' values beside it."""
     who = f'osd.{o.osd}'
     rec = dict(o.to_json(), error=o.error[:MAX_ERROR],
@@ -404,7 +386,7 @@ def _record(o: RolloutOsd, state: RolloutRecord,
     return rec
 
 
-def _head(state: RolloutRecord, ref: Callable[[Optional[str]], Optional[int]]) -> Dict[str, Any]:
+def _head(state: RolloutRecord, ref: Ref) -> Dict[str, Any]:
     """A rollout's head as stored: no OSD list, its strings by reference."""
     head = {k: v for k, v in state.to_json().items()
             if k not in ('sets', 'priors', 'osds', 'crash_osds')}
@@ -417,24 +399,21 @@ def _head(state: RolloutRecord, ref: Callable[[Optional[str]], Optional[int]]) -
 
 
 class RolloutStore(_Store):
-    """The last rollout in the mgr's KV store; every write checked, as the session's.
+    """The last rollout in the mgr's KV store, every write checked.
 
-        rollout                     the head: the moving parts (state, phase,
-                                    flags, pause, the restarts in flight),
-                                    n_chunks, n_values, n_crash, and its id
-        rollout.<id>.osds.<n>       ROLLOUT_CHUNK OSD records, in restart order,
-                                    each with what the rollout sets at its osd.N
-                                    and what was there before
+        rollout                     the head: state, phase, flags, pause, the
+                                    restarts in flight, n_chunks, n_values,
+                                    n_crash, and its id (no list of OSDs)
+        rollout.<id>.osds.<n>       ROLLOUT_CHUNK OSD records in restart order,
+                                    each with its osd.N's sets and priors
         rollout.<id>.value.<n>      every option string, once, written once
         rollout.<id>.crash.<n>      crash_osds, ROLLOUT_CRASH_CHUNK ids each
 
-    Every value stays under MAX_VALUE at any OSD count and any option length
-    (one string longer than that is refused, before anything changes), the
-    head at a size that does not grow with the OSDs (no list of them).  The
-    head is written last, so a rollout whose first save is refused leaves the
-    last one's record, which its revert needs, as it was (and removes what it
-    wrote of its own); once a new head is written, the previous rollout's
-    keys are removed.
+    Every value stays under MAX_VALUE at any OSD count and option length (a
+    longer string is refused before anything changes).  The head is written
+    last, so a rollout whose first save is refused leaves the last one's
+    record, which its revert needs, whole (and removes what it wrote); once
+    a new head is written, the previous rollout's keys are removed.
     """
     HEAD = ROLLOUT_KEY
 
@@ -456,8 +435,7 @@ class RolloutStore(_Store):
 
     def save(self, state: RolloutRecord) -> None:
         """Write what changed: new option strings, the chunks whose OSD records
-        changed since they were written (a step changes the OSD in flight's:
-        the others are compared, not serialised), then the head."""
+        changed (compared, not serialised: a step changes few), then the head."""
         rid = state.id
         fresh = rid != self._id
         seen: Dict[str, int] = {} if fresh else {v: i for i, v in enumerate(self._values)}
@@ -506,10 +484,8 @@ class RolloutStore(_Store):
 
     def _commit(self, rid: str, keys: List[str], writes: Dict[str, str],
                 raw_head: str) -> None:
-        """Write the rollout's values and OSD chunks that changed (`writes`),
-        then its head; a first save refused removes what it wrote (`keys`:
-        all its own); the previous rollout's keys go once the head no longer
-        names them."""
+        """Write `writes`, then the head; a first save refused removes its
+        `keys`; the previous rollout's keys go once the head no longer names them."""
         try:
             for key, v in writes.items():
                 self._write_changed(key, v)
@@ -531,8 +507,7 @@ class RolloutStore(_Store):
             self._written.pop(key, None)
 
     def load(self) -> Optional[RolloutRecord]:
-        """The saved rollout, None when there is none; ValueError (TypeError)
-        when unreadable."""
+        """The saved rollout (None: none); ValueError (TypeError): unreadable."""
         raw = self._get(ROLLOUT_KEY)
         if not raw:
             return None

@@ -1,6 +1,4 @@
-"""A session's measurement window as it is kept: its own module, so that the
-modules which read trials (confirm.py) need not import the store that keeps
-them."""
+"""A session's measurement window as kept; apart so that confirm.py need not import the store."""
 import copy
 from dataclasses import dataclass, field, fields
 from typing import Any, Dict, List, Optional
@@ -12,8 +10,7 @@ from .workload import ReadProbe
 
 @dataclass
 class Trial:
-    """One measurement window of a session (`trials`, and `current` while in
-    flight): kept typed, JSON only in the store (to_json, from_json)."""
+    """A window of a session (`trials`, or `current` in flight); JSON only in the store."""
     index: int
     kind: str  # baseline | candidate | confirm; recovery while the canary is restored
     candidate: Candidate  # the tuned options it ran (a baseline: the current ones)

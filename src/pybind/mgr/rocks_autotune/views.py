@@ -1,6 +1,5 @@
-"""What is read of a session (status, leader, answer) and the View the module,
-the panel and the reports take: pure functions of the persisted state that
-compute no statistic (confirm.py's figures are read as saved)."""
+"""What the module, the panel and the reports read of a session (status, leader, answer,
+View): pure functions of the persisted state that compute no statistic."""
 from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Any, Dict, List, Optional, Tuple
@@ -109,8 +108,7 @@ def reads_text(st: SteadyVerdict, of: str = 'the baseline\'s') -> str:
 
 
 def steady_ratio(st: SteadyVerdict) -> str:
-    """A steady write-amp ratio; '~' where the baseline's window saw no steady
-    state; its range with a compaction in or out of either window."""
+    """A steady write-amp ratio ('~': the baseline's window saw no steady state)."""
     edges = (f' ({st.low:.2f}-{st.high:.2f}x with a compaction in or out)'
              if st.low is not None and st.high is not None else '')
     return f'{"~" if st.upper_bound else ""}{st.ratio:.2f}x{edges}'
@@ -153,8 +151,7 @@ def answer_line(result: Verdict) -> str:
 
 
 def _keep_why(result: Verdict, name: str, design: str) -> str:
-    """Why no candidate is recommended: none to confirm, too few rounds, none
-    within the write-amp rule, or none past the objective's margin (wear: guard)."""
+    """Why no candidate is recommended (wear: the guard, not the margin)."""
     wear = result.goal == WEAR
     guard = -result.margin
     want = result.wear_margin or 0.0
@@ -229,9 +226,8 @@ def noise_line(n: power.Noise) -> str:
 
 def _sees(rounds: int, detectable: Optional[float], chance: float, sd: float,
           guard: Optional[float] = None, of: str = '') -> str:
-    """What `rounds` rounds confirm `chance` of the time: a gain, or under the
-    wear `guard` a candidate that passes it, and how often one as fast as the
-    baseline does at noise `sd` (a wear candidate usually is: the guard decides)."""
+    """What `rounds` rounds confirm `chance` of the time: a gain, or with a wear `guard`, a
+    candidate passing it and how often one as fast as the baseline does (as one usually is)."""
     if guard is None:
         return (f'{rounds} rounds confirm a gain of {gain_text(detectable)} '
                 f'{chance:.0%} of the time')
@@ -282,9 +278,8 @@ def crashes_lines(s: SessionState) -> List[str]:
 
 
 def summary_lines(s: SessionState, result: Optional[Verdict]) -> List[str]:
-    """An ended session's answer (`result`) in a few lines for `status` and
-    the panel's first card ([] while it runs); the reasoning stays in `status
-    --detail`, `history` and `best`."""
+    """An ended session's answer in a few lines ([] while it runs); the reasoning stays
+    in `status --detail`, `history` and `best`."""
     if s.state not in ENDED:
         return []
     arm = result.chosen if result else None
@@ -397,7 +392,6 @@ class View:
     active: bool
     time: Optional[TimeSaid] = None  # status's `time`
 
-    # the record's fields read most
     @property
     def id(self) -> str: return self.record.id
     @property
@@ -413,9 +407,8 @@ class View:
 
 
 ROLLOUT_STATUSES = ('pending', 'restarting', 'done', 'failed', 'skipped')
-# what a rollout's status names of its OSDs (those in flight, failed or
-# skipped) and its progress event's refs: at most this many, whatever the
-# OSD count, as Ceph's own modules summarise (`status --osds`: every one)
+# the most OSDs a rollout's status and progress event name, whatever the OSD count,
+# as Ceph's own modules summarise (`status --osds`: every one)
 SHOWN = 20
 
 
@@ -435,13 +428,9 @@ def rollout_osd(o: RolloutOsd) -> Dict[str, Any]:
 
 def rollout_status(r: RolloutRecord, progress: float, health: List[str],
                    every: bool = False) -> Dict[str, Any]:
-    """A rollout's fields in `status -f json` (`rollout`), bounded in its OSD
-    count: `counts` by status, and in `notable` the OSDs in flight, failed or
-    skipped (the first SHOWN in restart order; `notable_more`: how many more).
-    `every` (`status --osds`): also `osds`, every OSD in restart order, and the
-    plan's masks (`sets`, `priors`).  `current`: the first OSD of the batch in
-    flight; with --max-parallel over 1, `max_parallel` and `in_flight`, the
-    batch's OSDs still restarting."""
+    """`status -f json`'s `rollout`, bounded in the OSD count: `notable` names the first
+    SHOWN in flight, failed or skipped.  `every` (`status --osds`) adds every OSD and the
+    plan's masks; `current` is the batch's first OSD."""
     n = Counter(o.status for o in r.osds)
     notable = [o for o in r.osds if o.status in ('restarting', 'failed', 'skipped')]
     out: Dict[str, Any] = dict(

@@ -14,15 +14,14 @@ Per client byte (leveled compaction, as Monkey and Dostoevsky cost it):
                                      (multiplier + 1) / 2 per level below L1 that
                                      a shard's share of the DB fills (shape)
 
-Calibrated on the windows: w is the median WAL bytes per client byte; s(F)
-a line in log2(F) over the windows that flushed, never rising with F
-(PRIOR_SLOPE when they saw one flush size only); r a compression's SST bytes
-over the bytes it compressed, as RocksDB counts them (COMPRESSED_RAW), else
-its flushed bytes over the uncompressed windows' at the line (1 until both
-were seen: an upper bound for a compressing candidate, a lower one for one
-that turns compression off, whose saving is then not `predictable`); k
-scales K per compression, as one pooled k misranked an uncompressed
-finalist (doc/bench/wear.md).
+Calibrated on the windows: w the median WAL bytes per client byte; s(F) a
+line in log2(F) over the windows that flushed, never rising with F
+(PRIOR_SLOPE if they saw one flush size); r a compression's SST bytes over
+the bytes it compressed (COMPRESSED_RAW), else its flushed bytes over the
+uncompressed windows' (1 until both were seen: an upper bound for a
+compressing candidate, a lower one for one turning compression off, whose
+saving is then not `predictable`); k scales K per compression, as one
+pooled k misranked an uncompressed finalist (doc/bench/wear.md).
 """
 import math
 from dataclasses import dataclass, field
@@ -35,9 +34,9 @@ from .space import Candidate, flush_capacity, wal_limit
 
 # the fitted survival share's floor: no config keeps nothing
 MIN_SURVIVAL = 0.02
-# the survival line's slope per doubling of the flush where the windows saw
-# one flush size only: the lab's, over 21 windows of 8 configs under fio's
-# 4 KiB random writes (doc/bench/wear.md).  A prior to rank by.
+# the survival slope per doubling of the flush when the windows saw one flush
+# size: a prior, the lab's over 21 windows of 8 configs under fio's 4 KiB
+# random writes (doc/bench/wear.md)
 PRIOR_SLOPE = -0.096
 
 
@@ -76,16 +75,16 @@ def shard_count(families: Sequence[ColumnFamily]) -> int:
 
 
 def tuned_families(families: Sequence[ColumnFamily]) -> List[ColumnFamily]:
-    """The families that flush at the candidate's merge count: not those
-    with their own (Tentacle's L and P, 32, rarely flush), unless all have."""
+    """The families that flush at the candidate's merge count: not those with
+    their own (Tentacle's L and P, 32, rarely flush), unless all have."""
     own = 'min_write_buffer_number_to_merge'
     return [cf for cf in families if own not in cf.memtable] or list(families)
 
 
 def shard_flush(c: Candidate, families: Sequence[ColumnFamily],
                 max_total_wal_size: int = 0) -> float:
-    """F: the bytes a shard's memtables take in before a flush (at most the
-    WAL limit's), averaged over the shards of the tuned families."""
+    """F: a shard's memtable bytes before a flush (at most the WAL limit's),
+    averaged over the tuned families' shards."""
     tuned = tuned_families(families)
     return (min(flush_capacity(tuned, c), wal_limit(families, c, max_total_wal_size))
             / shard_count(tuned))
@@ -93,8 +92,7 @@ def shard_flush(c: Candidate, families: Sequence[ColumnFamily],
 
 def wal_flushed(c: Candidate, families: Sequence[ColumnFamily],
                 max_total_wal_size: int = 0) -> bool:
-    """Whether the WAL limit, not a full memtable, flushes `c`'s tuned
-    families (shard_flush is then the limit's share)."""
+    """Whether the WAL limit, not a full memtable, flushes `c`'s tuned families."""
     limit = wal_limit(families, c, max_total_wal_size)
     return flush_capacity(tuned_families(families), c) >= limit
 
@@ -118,8 +116,8 @@ def shape(c: Candidate, flush: float, db_used: float, shards: int = 1) -> float:
 
 
 def _line(points: Sequence[Tuple[float, float]]) -> Tuple[float, float]:
-    """Least squares y = a + b x, b at most 0 (a flat line at the mean
-    when it would rise; PRIOR_SLOPE through the mean when every x is one)."""
+    """Least squares y = a + b x, b at most 0 (flat at the mean if it would
+    rise; PRIOR_SLOPE through the mean if every x is one)."""
     ys = [y for _, y in points]
     mean_y = sum(ys) / len(ys)
     mean_x = sum(x for x, _ in points) / len(points)
@@ -133,9 +131,8 @@ def _line(points: Sequence[Tuple[float, float]]) -> Tuple[float, float]:
 
 
 def _counted_ratios(windows: Sequence[Window]) -> Dict[str, float]:
-    """r by compression from RocksDB's own bytes: SST bytes written over
-    the bytes compressed, pooled over the windows that counted them (blocks
-    left uncompressed, index and filters count in the written: at most 1)."""
+    """r by compression: SST bytes written over bytes compressed, pooled (at
+    most 1: uncompressed blocks, index and filters count in the written)."""
     out: Dict[str, float] = {}
     for comp in sorted({w.candidate.compression for w in windows} - {'none'}):
         ws = [w for w in windows if w.candidate.compression == comp and w.raw > 0]
@@ -147,8 +144,8 @@ def _counted_ratios(windows: Sequence[Window]) -> Dict[str, float]:
 
 def calibrate(windows: Sequence[Window], families: Sequence[ColumnFamily],
               max_total_wal_size: int = 0) -> Calibration:
-    """The model fitted to `windows` of configs run under `max_total_wal_size`
-    (the priors above where they say nothing)."""
+    """The model fitted to `windows` run under `max_total_wal_size` (the
+    priors where they say nothing)."""
     counted = [w for w in windows if w.client > 0 and w.wal > 0]
     cal = Calibration(windows=len(counted), max_total_wal_size=max_total_wal_size)
     if not counted:
@@ -156,8 +153,7 @@ def calibrate(windows: Sequence[Window], families: Sequence[ColumnFamily],
     cal.wal = median(w.wal / w.client for w in counted)
     used = [w.db_used for w in counted if w.db_used > 0]
     cal.db_used = median(used) if used else 0.0
-    # a window that flushed: its flushed bytes over its WAL are the config's
-    # survival (one that flushed nothing says nothing of it)
+    # a window's flushed bytes over its WAL are its survival (if it flushed)
     flushed = [w for w in counted if w.flush > 0]
     cal.flush_windows = len(flushed)
     cal.flushed = tuple(sorted({w.candidate.compression for w in flushed}))
@@ -168,9 +164,8 @@ def calibrate(windows: Sequence[Window], families: Sequence[ColumnFamily],
     def x(w: Window) -> float:
         return math.log2(flush(w) / (1 << 20))
     if flushed:
-        # the line, then each compression's factor (RocksDB's count, else
-        # against the uncompressed windows' if seen), then the line again on
-        # bytes corrected by it
+        # the line, each compression's factor (RocksDB's count, else against the
+        # uncompressed windows'), then the line again on bytes corrected by it
         cal.survive_at, cal.survive_slope = _line([(x(w), w.flush / w.wal) for w in flushed])
         seen = {comp: median(w.flush / w.wal / survival(cal, flush(w))
                              for w in flushed if w.candidate.compression == comp)
@@ -200,9 +195,9 @@ def calibrate(windows: Sequence[Window], families: Sequence[ColumnFamily],
 
 
 def predictable(c: Candidate, base: Candidate, cal: Calibration) -> bool:
-    """Whether the model bounds `c`'s bytes over `base`'s from above: not
-    when `c` turns `base`'s compression off and only compressed windows
-    flushed (their survival then holds the compression's factor)."""
+    """Whether the model bounds `c`'s bytes over `base`'s from above: not when
+    `c` turns compression off and only compressed windows flushed (their
+    survival then holds the compression's factor)."""
     return (c.compression != 'none' or base.compression == 'none'
             or base.compression in cal.counted or 'none' in cal.flushed or not cal.flushed)
 
@@ -223,8 +218,7 @@ def parts(c: Candidate, cal: Calibration, families: Sequence[ColumnFamily]) -> D
 
 
 def windows_of(trials: Sequence[Tuple[Candidate, Measurement]]) -> List[Window]:
-    """The model's windows from a session's recorded trials, (candidate,
-    measurement) each (those that counted RocksDB's own bytes)."""
+    """The model's windows from recorded trials that counted RocksDB's bytes."""
     return [Window(c, float(m.client_bytes),
                    float(m.rocksdb_wal_bytes or 0), float(m.flush_bytes or 0),
                    float(m.compaction_bytes or 0), int(m.compactions or 0),

@@ -1,11 +1,10 @@
 """One trial's load and measurement: the warm-up, then the window.
 
-Each call does one chunk of work and says how long to wait; the window's
-running totals live in the session's state (`window`), so a step is all a
-mgr failover loses.  A ClusterError is the caller's: it fails the trial.
-How long a search, round or steady window lasts, and why a steady window
-waits for every column family's cycle of WAL bytes: doc/dev/session.rst
-(the confirmation's steps 3 and 6) and doc/dev/design.rst (dev-design-steady).
+Each call does one chunk of work and says how long to wait; the running
+totals live in the session's state (`window`), so a mgr failover loses one
+step at most.  A ClusterError fails the trial.  Window lengths, and why a
+steady window waits for every family's WAL cycle: doc/dev/session.rst
+(confirmation steps 3 and 6), doc/dev/design.rst (dev-design-steady).
 """
 import math
 from dataclasses import dataclass
@@ -34,37 +33,32 @@ class WindowSettings:
 
 @dataclass(frozen=True)
 class WindowEnd:
-    """How a window ends (Search.window_end): a round's at its fixed
-    `length`; a steady window's from the end of the busiest family's first
-    compaction below L0 (Window._steady_next), at most `steady_limit` s,
-    sooner (after --duration) once it compacted again and the WAL covers
-    steady_bytes; a search window's by the clock, and under wear not before
-    RocksDB logged `wal_to_pass` WAL bytes, for at most `wal_within` s."""
+    """How a window ends (Search.window_end): a round's at `length`; a
+    steady one's counted from the busiest family's first compaction below
+    L0, at most `steady_limit` s, sooner (after --duration) once it compacted
+    again and the WAL covers steady_bytes; a search one's by the clock, under
+    wear not before `wal_to_pass` WAL bytes unless `wal_within` s passed."""
     length: Optional[float] = None
     steady_limit: Optional[float] = None
     wal_to_pass: int = 0
     wal_within: float = 0.0
 
 
-# a cycle's flushes, counted from a rate: a margin for the rate's noise and
-# for the compaction's own time after its trigger
+# a margin on a cycle's time from a rate: the rate's noise, the compaction's own time
 CYCLE_MARGIN = 1.25
-# a config's own flush rate is used once its windows counted this many
-# flushes; fewer say more about where the window fell than about the rate
+# flushes before a config's own rate counts (fewer reflect where the window fell, not the rate)
 OWN_RATE_FLUSHES = 3
 
 
 def steady_bytes(c: Candidate, families: Sequence[ColumnFamily] = ONE_FAMILY,
                  max_total_wal_size: int = 0) -> int:
-    """WAL bytes a window of `c` wrote at least if every family went
-    through an L0 cycle (space.cycle_bytes): what a steady window counts."""
+    """WAL bytes of every family's L0 cycle (space.cycle_bytes): what a steady window counts."""
     return cycle_bytes(families, c, max_total_wal_size)
 
 
 def steady_window_bytes(c: Candidate, families: Sequence[ColumnFamily] = ONE_FAMILY,
                         max_total_wal_size: int = 0) -> int:
-    """WAL bytes a steady window of `c` writes at most: to its first
-    compaction, then what it counts (STEADY_CYCLES)."""
+    """WAL bytes a steady window of `c` writes at most (STEADY_CYCLES)."""
     return STEADY_CYCLES * steady_bytes(c, families, max_total_wal_size)
 
 
@@ -74,11 +68,9 @@ def flush_size(c: Candidate) -> int:
 
 
 def fill_rate(configs: Iterable[Tuple[Candidate, List[Measurement]]]) -> Optional[float]:
-    """Bytes a second the busiest column family's memtables took in, pooled
-    over every config's windows (flushes x flush_size over their time): the
-    load's rate, whatever the config; None if the canary gave no counts."""
-    counted = [(c, m) for c, ms in configs for m in ms
-               if m.cf_flushes is not None and m.seconds > 0]
+    """The busiest family's memtable bytes a second, pooled over every
+    config's windows: the load's rate whatever the config; None: no counts."""
+    counted = [(c, m) for c, ms in configs for m in _counted(ms)]
     if not counted:
         return None
     return (sum((m.cf_flushes or 0) * flush_size(c) for c, m in counted)
@@ -87,11 +79,11 @@ def fill_rate(configs: Iterable[Tuple[Candidate, List[Measurement]]]) -> Optiona
 
 def steady_window(c: Candidate, ms: List[Measurement], rate: Optional[float] = None,
                   max_total_wal_size: int = 0) -> Optional[float]:
-    """Seconds `c`'s busiest column family needs for an L0 compaction: its
-    trigger's flushes (x CYCLE_MARGIN) at its windows' (`ms`) flush rate, or
-    with fewer than OWN_RATE_FLUSHES at the load's `rate` (or the WAL limit's
-    at their WAL rate if sooner); inf if nothing flushed; None: no counts."""
-    counted = [m for m in ms if m.cf_flushes is not None and m.seconds > 0]
+    """Seconds `c`'s busiest family needs for an L0 compaction: its trigger's
+    flushes (x CYCLE_MARGIN) at the flush rate of `ms`, or below
+    OWN_RATE_FLUSHES at the load's `rate` (or the WAL limit's if sooner);
+    inf if nothing flushed; None: no counts."""
+    counted = _counted(ms)
     flushes = sum(m.cf_flushes or 0 for m in counted)
     if flushes >= OWN_RATE_FLUSHES or (flushes and not rate):
         return CYCLE_MARGIN * c.level0_file_num_compaction_trigger * sum(
@@ -107,9 +99,12 @@ def steady_window(c: Candidate, ms: List[Measurement], rate: Optional[float] = N
     return math.inf
 
 
+def _counted(ms: Iterable[Measurement]) -> List[Measurement]:
+    return [m for m in ms if m.cf_flushes is not None and m.seconds > 0]
+
+
 def wal_rate(ms: Iterable[Measurement]) -> Optional[float]:
-    """The median over windows `ms` of their WAL bytes a second, as a steady
-    window counts them (RocksDB's, else BlueFS's); None if none counted any."""
+    """The median WAL bytes a second of `ms` (RocksDB's, else BlueFS's); None: none."""
     rates = [(m.rocksdb_wal_bytes or m.wal_bytes) / m.seconds for m in ms
              if m.seconds > 0 and (m.rocksdb_wal_bytes or m.wal_bytes) > 0]
     return median(rates) if rates else None
@@ -119,8 +114,7 @@ def wal_rate(ms: Iterable[Measurement]) -> Optional[float]:
 class SteadyCap(Record):
     """The session's `steady_cap`: the most WAL bytes a steady window can
     write (the baseline's WAL rate for steady_window_limit), and whether the
-    search keeps to it.  Made by steady_cap, changed only by settle; JSON
-    only in the store (to_json, from_json)."""
+    search keeps to it.  Changed only by settle."""
     rate: float
     limit: float
     bytes: int
@@ -128,8 +122,8 @@ class SteadyCap(Record):
     smallest: Optional[int] = None  # the least a candidate drawn writes (settle)
 
     def settle(self, space: SearchSpace, seed: int) -> None:
-        """Once, when the baseline is in (the same answer on replay): the
-        space's max_steady_bytes unless that leaves too little to search."""
+        """Once the baseline is in (replays agree): the space's
+        max_steady_bytes, unless that leaves too little to search."""
         # imported here: scipy on the serve thread only (search.Search.optimizer)
         from .optimizer import enough_safe_points, random_points
         space.max_steady_bytes = 0
@@ -142,8 +136,7 @@ class SteadyCap(Record):
 
 
 def steady_cap(runs: Iterable[Measurement], limit: float) -> Optional[SteadyCap]:
-    """What the baseline `runs` write in a steady window of at most `limit`
-    s; None without WAL counts."""
+    """What the baseline `runs` write in `limit` s; None without WAL counts."""
     rate = wal_rate(runs)
     return None if not rate else SteadyCap(rate, limit, int(rate * limit))
 
@@ -152,10 +145,9 @@ def steady_length(configs: Iterable[Tuple[Candidate, List[Measurement]]],
                   duration: float, limit: float,
                   families: Sequence[ColumnFamily] = ONE_FAMILY,
                   max_total_wal_size: int = 0) -> float:
-    """Seconds a steady window of the configs compared needs by their windows
-    so far: the longest any needs to its first L0 compaction (a cycle at
-    most, steady_window) and then the cycle it counts and its steady_bytes
-    at its WAL rate, within [duration, limit]."""
+    """Seconds a steady window of these configs needs, by their windows so
+    far: the longest to a first L0 compaction (steady_window), then a cycle
+    and its steady_bytes at the WAL rate; within [duration, limit]."""
     configs = list(configs)
     rate = fill_rate(configs)
     need = duration
@@ -171,8 +163,8 @@ def steady_length(configs: Iterable[Tuple[Candidate, List[Measurement]]],
 
 
 def read_kv(cluster: Cluster, osd: int) -> Optional[KvStats]:
-    """RocksDB's figures now, or None when the canary gives none (an OSD not
-    yet restarted with rocksdb_perf, a release that prints them otherwise)."""
+    """RocksDB's figures now; None when the canary gives none (not yet
+    restarted with rocksdb_perf, or a release that prints them otherwise)."""
     try:
         return cluster.kv_stats(osd)
     except ClusterError:
@@ -213,8 +205,7 @@ class Window:
         return 0
 
     def _kv_stats(self) -> Optional[Dict[str, Any]]:
-        """RocksDB's counts now, or None (read_kv): the window then counts
-        from BlueFS's bytes alone."""
+        """RocksDB's counts now; None: the window counts BlueFS's bytes alone."""
         kv = read_kv(self.cluster, self.osd)
         return None if kv is None else counts(kv)
 
@@ -231,8 +222,8 @@ class Window:
     def measure(self, now: float, c: Candidate, end: WindowEnd = WindowEnd(),
                 families: Sequence[ColumnFamily] = ONE_FAMILY, max_total_wal_size: int = 0
                 ) -> Tuple[Optional[Measurement], float]:
-        """(the measurement once the window is done as `end` says, delay
-        before the next call); a steady window is short if it did not."""
+        """(the measurement once done as `end` says, delay before the next
+        call); a steady window that hit its limit first is short."""
         length, steady_limit = end.length, end.steady_limit
         st = self.settings
         w = self._window()
@@ -248,8 +239,8 @@ class Window:
         if elapsed < until:
             return None, min(self._drive(until - elapsed), until - elapsed)
         if bench and not w.bench_seconds:
-            # the window's time went by before its first chunk (a slow step,
-            # a busy mgr): a bench window with no bench measures nothing
+            # time passed before the first chunk (a slow step, a busy mgr):
+            # a bench window with no bench measures nothing
             return None, self._drive(st.duration)
         after = perf_counters.snapshot(self.cluster.perf_dump(self.osd))
         kv_after = self._kv_stats() if w.kv_before is not None else None
@@ -287,18 +278,15 @@ class Window:
     def _steady_next(self, m: Measurement, now: float, after: Dict[str, Any],
                      kv_after: Optional[Dict[str, Any]], elapsed: float,
                      left: float) -> Optional[float]:
-        """A steady window `m` so far, `left` seconds before its limit: the
-        delay if it goes on (re-based, or short of a compaction or of every
-        family's cycle of WAL), None once it ends (`m.settled` said)."""
+        """The delay if steady window `m` goes on (re-based, or short of a
+        compaction or of every family's WAL cycle), `left` s before its limit;
+        None once it ends (`m.settled` set)."""
         w = self._window()
         if left > 0 and w.settled is None and (m.l0_cycles or 0.0) >= 1:
-            # the busiest family's first compaction below L0 since the
-            # restart took in L0 files this config did not write (the last
-            # options' and the flush of the WAL replayed at start): the
-            # window counts from its end, a whole cycle of this config's.
-            # Not exact: any compaction below L0 counts (an L1->L2 one may
-            # come first), and the other families' first ones may fall in
-            # the count
+            # the first compaction below L0 took in L0 files this config did
+            # not write (the last options', the replayed WAL's flush): count
+            # from its end.  Not exact: an L1->L2 compaction may come first,
+            # and other families' first ones may fall in the count
             w.settled = elapsed
             w.start, w.before, w.kv_before = now, after, kv_after
             w.bytes, w.bench_seconds = 0, 0.0
@@ -306,17 +294,16 @@ class Window:
             return 0.0
         if left > 0 and ((m.l0_cycles or 0.0) < 1
                          or (m.wal_cover is not None and m.wal_cover < 1)):
-            # no compaction yet, or too few bytes for every column family
-            # to have gone through one: go on, up to the limit
+            # no compaction yet, or too few bytes for every family's: go on
             return self._extend(left)
         m.settled = w.settled
         return None
 
 
 def precondition_left(pre: Optional[PreconditionRecord], limit: float, blocks: int) -> float:
-    """Seconds the preconditioning `pre` has left at most `limit`: while it
-    overwrites the `blocks`, the rest of them at its rate so far (the
-    compaction after, or its cut, comes soon or not within the limit)."""
+    """Seconds preconditioning `pre` has left of `limit`; while it overwrites
+    the `blocks`, the rest at its rate so far (then a compaction comes soon,
+    or not within the limit)."""
     spent = 0.0 if pre is None else pre.seconds + pre.fill_seconds
     left = max(0.0, limit - spent)
     if pre is None or not pre.overwritten or pre.overwritten >= blocks:
@@ -326,11 +313,11 @@ def precondition_left(pre: Optional[PreconditionRecord], limit: float, blocks: i
 
 @dataclass
 class Precondition:
-    """Before the first baseline window of a driven client load, the canary's
-    DB written into a steady state (doc/dev/session.rst): every object
-    written whole, every block overwritten once by a 4 KiB write in scattered
-    order, then the load until the busiest column family holds files below
-    L0; at most `limit` seconds; with no RocksDB figures, two passes."""
+    """Before a driven client load's first baseline window, the canary's DB
+    brought to a steady state (doc/dev/session.rst): every object written
+    whole, every block overwritten once in scattered order, then the load
+    until the busiest family holds files below L0; at most `limit` s; with
+    no RocksDB figures, the two passes."""
     cluster: Cluster
     osd: int
     workload: KeyspaceWorkload
@@ -338,8 +325,7 @@ class Precondition:
     s: CanaryRecord
 
     def begin(self) -> None:
-        """Start, or go on after the canary restarted (what was written stays
-        written; RocksDB's counts start again with its process)."""
+        """Start, or go on after a canary restart (RocksDB's counts restart)."""
         kv = read_kv(self.cluster, self.osd)
         rec = self.s.precondition or PreconditionRecord()
         rec.kv_start = None if kv is None else counts(kv)
@@ -347,9 +333,9 @@ class Precondition:
         self.s.precondition = rec
 
     def step(self, trigger: int = 0) -> bool:
-        """One chunk of load; True once the DB is preconditioned, the limit
-        hit, or (`trigger`: the current options' L0 compaction trigger) the
-        busiest family's first compaction out of the limit's reach."""
+        """One chunk of load; True once preconditioned, at the limit, or once
+        the busiest family's first compaction (at `trigger`, the current L0
+        trigger) is out of the limit's reach."""
         rec = self.s.precondition
         if rec is None:
             raise ValueError('no preconditioning begun')
@@ -371,9 +357,8 @@ class Precondition:
         if kv is not None and rec.kv_start is not None:
             d = delta(rec.kv_start, counts(kv))
             shape = kv.shape()
-            # RocksDB's bytes over the whole run: the baseline's longest window
-            # before the search, what a calibration of the wear model's
-            # levels could use (doc/bench/scenarios.md, demo run 10)
+            # the whole run's bytes: the longest window before the search, for
+            # calibrating the wear model's levels (doc/bench/scenarios.md, run 10)
             rec.shape = {cf: levels for cf, levels in shape.items() if levels}
             rec.busiest_cf, rec.flushes, rec.compactions = d.busiest_cf, d.flushes, d.compactions
             rec.kv_bytes = {'wal': d.wal_bytes, 'flush': d.flush_bytes,
@@ -401,10 +386,8 @@ class Precondition:
 
     def _out_of_reach(self, d: KvDelta, trigger: int, spent: float) -> Optional[str]:
         """Why the rest of the limit cannot bring the busiest family's first
-        compaction (None: it may): with every block written, what is left is
-        WAL, at least the WAL per flush measured for each L0 file short of
-        `trigger` (the current options'), at the rate written since RocksDB's
-        counts began."""
+        compaction (None: it may): each L0 file short of `trigger` needs the
+        measured WAL per flush, at the rate since RocksDB's counts began."""
         rec = self.s.precondition
         rate = None if rec is None else rec.wal_rate()
         if rec is None or not trigger or rate is None:

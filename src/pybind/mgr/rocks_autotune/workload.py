@@ -2,20 +2,16 @@
 stop or abort is seen between chunks).
 
 `client`, the default, writes as a client does: 4 KiB writes at random
-offsets of thousands of objects (an RBD image's shape) through librados from
-the mgr, each through the PG layer (PG log, dup entries, onode updates).
-Its objects are in a namespace of one replicated pool (`NAMESPACE`, never a
-user's objects), in PGs whose up set holds the canary, so every byte lands
-on it; the session removes them when it ends.  Under the split design
-(measurement_plan.py) it also writes a reference group R, as many objects
-in PGs of the same pool whose up set leaves the canary out, with as many
-writes in flight over the same seconds: what the machine does falls on both
-groups, what the canary's options do on C only (doc/bench/split-aa.md).
-After a steady window its read probe (`read_probe`) times 4 KiB reads of
-C's objects on the canary: what the options cost a reader.  `osd-bench`
-drives `osd bench` on the canary: 4 KiB writes into 16 objects below the PG
-layer, a quick mode that makes no PG log and touches a few onodes.  `live`
-drives nothing: the window measures the canary's own client traffic.
+offsets of thousands of objects (an RBD image's shape) through librados and
+the PG layer, into a namespace of its own (`NAMESPACE`) of one replicated
+pool, in PGs whose up set holds the canary; the session removes them at its
+end.  Under the split design it also writes a reference group R, as many
+objects in PGs that leave the canary out, as many writes in flight at once:
+the machine's noise falls on both groups, the options' effect on C only
+(doc/bench/split-aa.md).  Its `read_probe` times 4 KiB reads of C's objects
+after a steady window.  `osd-bench` drives `osd bench` on the canary (below
+the PG layer: no PG log, few onodes).  `live` drives nothing: the window
+measures the canary's own client traffic.
 """
 import logging
 import math
@@ -31,8 +27,8 @@ from .record import Record
 
 log = logging.getLogger(__name__)
 
-# osd bench caps small writes at max_iops x osd_bench_duration (30 s); the
-# canary gets a high cap for the session and its original value back after.
+# osd bench caps small writes at max_iops x osd_bench_duration (30 s): the
+# canary gets a high cap for the session, its own value back after.
 BENCH_LIMIT_OPTION = 'osd_bench_small_size_max_iops'
 BENCH_LIMIT_VALUE = 100000
 BENCH_MAX_OPS = BENCH_LIMIT_VALUE * 30
@@ -54,16 +50,14 @@ class Workload(Protocol):
 
     @property
     def last_reference(self) -> Optional[int]:
-        """The split design's reference group's bytes in the last chunk
-        `drive` ran (None: the load has no such group)."""
+        """The split design's group R's bytes in the last `drive` (None: no group R)."""
 
     def drive(self, seconds: float, iops_estimate: Optional[float]) -> Tuple[int, float]:
         """Write for about `seconds` (at most one chunk); bytes written and time taken."""
 
 
 class KeyspaceWorkload(Workload, Protocol):
-    """A load over objects of its own, which it can write end to end first
-    (ClientWorkload's members)."""
+    """A load over objects of its own, which it can write end to end first."""
     @property
     def object_count(self) -> int: ...
 
@@ -86,8 +80,7 @@ class BenchWorkload:
     last_reference: Optional[int] = field(default=None, init=False)  # no reference group
 
     def drive(self, seconds: float, iops_estimate: Optional[float]) -> Tuple[int, float]:
-        # first chunk of a trial: a guess that finishes quickly on any drive
-        est = iops_estimate or 500.0
+        est = iops_estimate or 500.0  # a first chunk's guess, quick on any drive
         ops = int(min(BENCH_MAX_OPS, max(200, est * min(seconds, self.chunk_seconds))))
         r = self.cluster.bench(self.osd, ops * self.block_size, self.block_size,
                                self.object_size, self.object_num)
@@ -96,11 +89,10 @@ class BenchWorkload:
 
 def client_pool(pools: Dict[int, PoolInfo], pgs: Sequence[PgInfo], osds: Sequence[int],
                 wanted: str = '') -> Tuple[PoolInfo, List[int], List[int]]:
-    """The pool the client load writes to, the PG seeds of it that every
-    OSD of `osds` serves (the canary; and a second OSD that is to see the
-    same writes), and those whose up set holds none of them (a split's
-    reference group): `wanted`, or the replicated pool with the most served
-    PGs (ties: the lowest id).  ValueError naming why none will do."""
+    """The pool the client load writes to (`wanted`, or the replicated pool
+    with most PGs served, ties: the lowest id), its PG seeds every OSD of
+    `osds` serves, and those whose up set holds none (a split's group R).
+    ValueError naming why none will do."""
     served: Dict[int, List[int]] = {}
     for pg in pgs:
         if all(o in pg.up for o in osds):
@@ -139,20 +131,18 @@ def up_osds(pgs: Sequence[PgInfo], pool: int, seeds: Sequence[int]) -> List[int]
                    for o in pg.up if o != NO_OSD})
 
 
-# a split needs this many reference PGs (fewer put R's writes on a handful
-# of PGs whose own queues would then say more than the machine does), and
-# names them by hashing at most this many names (expected) per group
+# a split needs this many reference PGs (on fewer, their own queues say more
+# than the machine does), and hashes at most this many names to name a group
 MIN_REFERENCE_PGS = 4
 MAX_NAME_TRIES = 2_000_000
 # the most PGs a group writes (the session keeps their seeds): more than a
-# canary has at Ceph's target of 100 PGs per OSD, so C is all of its PGs
-# there, and hundreds of OSDs for R; 256 seeds are about 2 KiB of the head
-# at any pool size, where naming a group hashes count x pg_num / 256 names
+# canary has at Ceph's 100 PGs per OSD, so C is all of them, and hundreds of
+# OSDs' for R; about 2 KiB of the head at any pool size
 GROUP_PGS = 256
 
 
 def sample(seeds: Sequence[int]) -> List[int]:
-    """At most GROUP_PGS of these PG seeds, by an even stride over them sorted
+    """At most GROUP_PGS of the seeds, by an even stride over them sorted
     (CRUSH places a PG by its seed's hash: any stride is a fair draw)."""
     s = sorted(seeds)
     n = len(s)
@@ -160,8 +150,8 @@ def sample(seeds: Sequence[int]) -> List[int]:
 
 
 def split_refusal(ref: Sequence[int], pg_num: int, count: int) -> str:
-    """Why a split of `count` objects a group cannot be made of a pool of
-    `pg_num` PGs, group R's PGs `ref` ('' when it can)."""
+    """Why no split of `count` objects a group, R on PGs `ref` of `pg_num`
+    ('' when there is one)."""
     if len(ref) < MIN_REFERENCE_PGS:
         return (f'{len(ref)} of its {pg_num} PGs leave the canary out, fewer than the '
                 f'{MIN_REFERENCE_PGS} a reference group needs')
@@ -172,9 +162,8 @@ def split_refusal(ref: Sequence[int], pg_num: int, count: int) -> str:
 
 
 def scattered(n: int) -> Callable[[int], int]:
-    """A fixed order of 0..n-1 in which neighbours land far apart: i -> a*i
-    mod n with a near n/phi and coprime to n (a bijection that needs no
-    table, whatever n is)."""
+    """A fixed order of 0..n-1 that puts neighbours far apart: i -> a*i mod n,
+    a near n/phi and coprime to n (a bijection with no table)."""
     a = max(1, int(n * 0.6180339887))
     while math.gcd(a, n) != 1:
         a += 1
@@ -182,8 +171,7 @@ def scattered(n: int) -> Callable[[int], int]:
 
 
 def client_objects(prefix: str, count: int, pg_num: int, seeds: Sequence[int]) -> List[str]:
-    """`count` object names (prefix.0, prefix.1, ...) of those whose PG is one of
-    `seeds`, in the workload's namespace."""
+    """The first `count` names prefix.0, prefix.1, ... whose PG is one of `seeds`."""
     wanted = set(seeds)
     if not wanted:
         raise ValueError('no PG to write to')
@@ -199,8 +187,7 @@ def client_objects(prefix: str, count: int, pg_num: int, seeds: Sequence[int]) -
 
 @dataclass(frozen=True)
 class ReadProbe(Record):
-    """A read probe's figures (ClientWorkload.read_probe): how many reads,
-    over how many seconds, their rate, mean and 99th percentile latency."""
+    """A read probe's figures (ClientWorkload.read_probe)."""
     reads: int
     seconds: float
     iops: float
@@ -209,7 +196,7 @@ class ReadProbe(Record):
 
     @classmethod
     def of(cls, latencies: Sequence[float], seconds: float) -> 'ReadProbe':
-        """The figures of reads that took `latencies` (s) over `seconds`."""
+        """Of reads that took `latencies` (s) over `seconds`."""
         n = len(latencies)
         if not n:
             return cls(0, seconds, 0.0, 0.0, 0.0)
@@ -221,9 +208,8 @@ class ReadProbe(Record):
 
 @dataclass
 class ClientRecord(Record):
-    """The client load's part of a session (`client`), ClientWorkload's to
-    write: where its objects are (a rescue's knows the pool alone; a split's
-    group R: session_start.design_of), and what became of them at the end."""
+    """The session's `client`: where the load's objects are (a rescue's knows
+    only the pool; group R: session_start.design_of), and their removal."""
     pool: str
     pg_num: int
     seeds: List[int]  # group C's PGs, at most GROUP_PGS
@@ -234,15 +220,14 @@ class ClientRecord(Record):
     ref_osds: Optional[int] = None
     shared_host: Optional[bool] = None  # an OSD of R is on the canary's host
     design_why: Optional[str] = None
-    # the last try at removing them; a try that left some: how many went,
-    # how many are left, and why
+    # the last removal's time; if it left some: how many went, are left, and why
     tried: Optional[float] = None
     gone: Optional[int] = None
     left: Optional[int] = None
     remove_error: Optional[str] = None
 
     def to_json(self) -> Dict[str, Any]:
-        """As stored and shown: what is unknown (None) left out, but the count and removed."""
+        """As stored and shown: None left out, but for count and removed."""
         return {k: v for k, v in asdict(self).items() if v is not None or k in ('count', 'removed')}
 
 
@@ -255,8 +240,8 @@ class ClientWorkload:
             raise ValueError('objects smaller than a write')
         self.io = io
         self.objects = list(objects)
-        # the split design's group R (none: C alone), written only by `drive`:
-        # the keyspace (fill, overwrite) is C's, the canary's DB to precondition
+        # group R (none: C alone), written only by `drive`: fill and
+        # overwrite precondition the canary's DB, C's keyspace
         self.reference = list(reference)
         self.last_reference: Optional[int] = None
         self.object_size = object_size
@@ -269,14 +254,13 @@ class ClientWorkload:
         # incompressible, as a client's data mostly is
         self.data = self.rng.randbytes(block_size)
         self.fill_data: Optional[bytes] = None
-        # the read probe in flight: its latencies and seconds so far (in
-        # memory: a new mgr starts the probe again)
+        # the probe in flight: latencies and seconds so far (a new mgr restarts it)
         self._probe: Tuple[List[float], float] = ([], 0.0)
 
     def drive(self, seconds: float, iops_estimate: Optional[float]) -> Tuple[int, float]:
-        """Write for about `seconds` (at most one chunk), `threads` writes in
-        flight on C (and as many on R, at once); C's bytes written and time
-        taken (R's in `last_reference`).  ClusterError if a write failed."""
+        """Write for about `seconds` (at most a chunk), `threads` writes in
+        flight on C (and as many on R): C's bytes and time taken (R's bytes in
+        `last_reference`).  ClusterError if a write failed."""
         groups = [self.objects] + ([self.reference] if self.reference else [])
         n = self.threads * len(groups)
         done = [0] * n
@@ -297,12 +281,10 @@ class ClientWorkload:
 
     def read_probe(self, seconds: float,
                    objects: Optional[Sequence[str]] = None) -> Optional[ReadProbe]:
-        """A chunk (at most chunk_seconds) of a probe of `seconds` of reads:
-        `threads` readers, each reading a block at a random block offset of
-        `objects` (C's: all of them by default; never R's), each read timed
-        on the load's clock.  The probe once its seconds are read (the next
-        call starts another; no object: at once, of no read), None before.
-        ClusterError if a read failed (the probe is dropped)."""
+        """A chunk of a probe of `seconds` of reads: `threads` readers timing
+        block reads at random offsets of `objects` (default C's, never R's).
+        The probe once its seconds are read (at once with no object), None
+        before.  ClusterError if a read failed (the probe is dropped)."""
         chosen = self.objects if objects is None else list(objects)
         latencies, took = self._probe
         self._probe = ([], 0.0)
@@ -335,11 +317,10 @@ class ClientWorkload:
         return len(self.objects) * self.blocks
 
     def fill(self, start: int, seconds: float) -> Tuple[int, int, float]:
-        """Write whole objects from the `start`-th on, as an image's first
-        write does (each end to end in writes of at most FILL_WRITE bytes),
-        `threads` objects at a time, starting new ones for about `seconds`
-        (at most one chunk): how many objects are filled from the first on,
-        bytes written, time taken.  ClusterError if a write failed."""
+        """Write whole objects from the `start`-th on, as an image's first write
+        does (in writes of at most FILL_WRITE), `threads` at a time, starting
+        new ones for about `seconds`: objects filled so far, bytes written,
+        time taken.  ClusterError if a write failed."""
         if self.fill_data is None:
             self.fill_data = self.rng.randbytes(min(self.object_size, FILL_WRITE))
         data = self.fill_data
@@ -352,13 +333,10 @@ class ClientWorkload:
         return self._each(one, start, len(self.objects), seconds)
 
     def overwrite(self, start: int, seconds: float) -> Tuple[int, int, float]:
-        """Overwrite every block of the keyspace once, from the `start`-th
-        block of a fixed scattered order on, for about `seconds` (at most one
-        chunk): how many blocks are overwritten, bytes written, time taken.
-        After the last, every object's extents are split as a client's
-        random writes split them over time (what fio's random map does in
-        one pass, where writes at random offsets would need several to reach
-        most blocks).  ClusterError if a write failed."""
+        """Overwrite every block once, from the `start`-th of a scattered order
+        on, for about `seconds`: blocks overwritten, bytes written, time taken.
+        One pass splits extents as a client's random writes do over time (as
+        fio's random map does).  ClusterError if a write failed."""
         order = scattered(self.block_count)
 
         def one(i: int) -> int:
@@ -371,9 +349,8 @@ class ClientWorkload:
 
     def _each(self, one: Callable[[int], int], start: int, count: int,
               seconds: float) -> Tuple[int, int, float]:
-        """`one(i)` for i from `start` to `count`, `threads` at a time,
-        starting new ones for about `seconds` (at most one chunk); each
-        started is finished: the next i, bytes written, time taken."""
+        """`one(i)` for i from `start` to `count`, `threads` at a time, starting
+        new ones for about `seconds`: the next i, bytes written, time taken."""
         lock = threading.Lock()
         claimed = [start]
         written = [0] * self.threads
@@ -392,10 +369,9 @@ class ClientWorkload:
 
     def _run(self, work: Callable[[int, Callable[[], bool]], None], seconds: float,
              threads: int = 0) -> float:
-        """`work(i, going)` in `threads` threads (0: the load's) until each
-        returns, `going()` true for about `seconds` (at most one chunk) while
-        none failed: the time taken, or the first ClusterError raised, once
-        all are done."""
+        """`work(i, going)` in `threads` threads (0: the load's), `going()` true
+        for about `seconds` (at most a chunk) while none failed: the time
+        taken once all returned, or the first ClusterError."""
         errors: List[ClusterError] = []
         start = self.clock()
         deadline = start + max(0.1, min(seconds, self.chunk_seconds))
@@ -412,8 +388,8 @@ class ClientWorkload:
         for w in workers:
             w.start()
         for w in workers:
-            # librados waits for an OSD without end; a PG that stays inactive must
-            # not hold the session (the thread is left to its write or read)
+            # librados waits without end: an inactive PG must not hold the
+            # session (the thread is left to its I/O)
             w.join(max(0.0, deadline + HUNG_WRITE - self.clock()))
         if any(w.is_alive() for w in workers):
             raise ClusterError(f'client I/O did not complete within {HUNG_WRITE:.0f}s')
@@ -422,9 +398,8 @@ class ClientWorkload:
         return self.clock() - start
 
     def cleanup(self, seconds: float) -> Tuple[int, int]:
-        """Remove the namespace's objects, `threads` at a time, starting new
-        removals for about `seconds`: how many went, how many are left.
-        ClusterError if one failed, or hung (a PG inactive: HUNG_WRITE)."""
+        """Remove the namespace's objects for about `seconds`: how many went,
+        how many are left.  ClusterError if one failed or hung (HUNG_WRITE)."""
         names = self.io.objects()
         deadline = self.clock() + seconds
 
@@ -440,11 +415,11 @@ class ClientWorkload:
     @classmethod
     def remove_objects(cls, rec: ClientRecord, cluster: Cluster, threads: int,
                        chunk_seconds: float, now: float) -> None:
-        """`rec`'s objects go, for CLEANUP_SECONDS at most (a pool that keeps
-        some: Session.tidy tries again), and `rec` says how it went."""
+        """Remove `rec`'s objects for CLEANUP_SECONDS at most (Session.tidy
+        retries what is left), and record how it went in `rec`."""
         rec.tried = now
         try:
-            # writes nothing: its object size is no matter
+            # writes nothing: any object size will do
             load = cls(cluster.client_io(rec.pool, NAMESPACE), [], FILL_WRITE, threads=threads,
                        chunk_seconds=chunk_seconds)
             gone, left = load.cleanup(CLEANUP_SECONDS)
