@@ -138,7 +138,8 @@ class Restarter:
                 if info.up_from != r.up_from:
                     r.stage, r.since = Stage.WAIT_UP.value, now  # it did restart
                 elif not info.up:
-                    if now - r.since < self.timeout():  # it may be starting
+                    # stopped by that call, it may be starting: give it a restart's time
+                    if now - r.since < self.timeout():
                         return Result(Outcome.WAITING)
                     return self._issue(now)  # stopped and never started: start it
                 else:
