@@ -250,6 +250,9 @@ def test_the_demo_canary_runs_the_blog_string_with_only_its_wal_scaled(
         assert got.pop('max_total_wal_size') == str(64 << 20), start
         assert got == {k: v for k, v in parse_options(base).items()
                        if k != 'max_total_wal_size'}, start
+    # --wal: another cut, or (0) the string as an admin copied it
+    assert parse_options(lab.demo_string('blog', 256 << 20))['max_total_wal_size'] == str(256 << 20)
+    assert lab.demo_string('blog', 0) == BLOG_SMALL
     # the session the demo runs: the wear objective on its canary
     assert lab.DEMO_START[:4] == ['--osd', str(lab.DEMO_CANARY), '--objective', 'wear']
 
@@ -309,8 +312,9 @@ def test_a_recommending_demo_measures_the_whole_lab_before_and_after(
                                            stdout='| pass | ... |\n')
     monkeypatch.setattr(lab.subprocess, 'run', run)
     calls.clear()
-    lab.before_after('b=2', 'a=1')
+    lab.before_after('b=2', 'a=1', 4 << 30)
     bench = runs[0]
+    assert bench[bench.index('--image-mib') + 1] == '4096'  # the session's client_space
     assert bench[1].endswith('qa/bench/wear_windows.py') and '--keep-lab' in bench
     assert bench[bench.index('--configs') + 1] == 'before,after'
     assert {bench[i + 1] for i, x in enumerate(bench) if x == '--config'} == {
@@ -321,6 +325,17 @@ def test_a_recommending_demo_measures_the_whole_lab_before_and_after(
                      for i in range(lab.DEMO_OSDS)]
     # a bench that failed: said, with its log; the OSDs' settings all the same
     rc['bench'], runs[:], calls[:] = 1, [], []
-    lab.before_after('b=2', 'a=1')
+    lab.before_after('b=2', 'a=1', 512 << 20)
     assert len(runs) == 1 and 'failed' in logged[-1] and 'before-after.log' in logged[-1]
     assert len(calls) == lab.DEMO_OSDS
+
+
+def test_a_demo_with_a_negative_wal_is_refused_before_anything_runs(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Any, capsys: Any) -> None:
+    lab = load_lab(monkeypatch, str(tmp_path / 'lab'))
+    monkeypatch.setattr(lab, 'cmd_demo', lambda a: pytest.fail('the demo ran'))
+    monkeypatch.setattr(lab.sys, 'argv', ['ceph-lab', 'demo', '--wal', '-1'])
+    with pytest.raises(SystemExit) as e:
+        lab.main()
+    assert e.value.code == 2 and '--wal must be 0' in capsys.readouterr().err
+    assert not os.path.exists(tmp_path / 'lab')
