@@ -225,6 +225,22 @@ def sessions(paths: Sequence[str], families: Sequence[ColumnFamily]) -> List[str
     return out
 
 
+def predicted(paths: Sequence[str], options: str, families: Sequence[ColumnFamily]
+              ) -> List[str]:
+    """Per session: an option string's steady write-amp over the baseline's,
+    as the model calibrated on that session's search windows predicts it."""
+    c = SearchSpace.candidate_from_options(parse_options(options))
+    out = []
+    for path in paths:
+        with open(path) as f:
+            trials = json.load(f)
+        _, _, cal = _searched(trials, families)
+        base = next(_window(t).candidate for t in trials if t.get('kind') == 'baseline')
+        ratio = wear_model.predict(c, cal, families) / wear_model.predict(base, cal, families)
+        out.append(f'{os.path.basename(path)}: {ratio:.3f}x the baseline\'s')
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('jsonl', nargs='+', help="wear_windows.py's windows, or with --history "
@@ -234,8 +250,13 @@ def main() -> None:
     ap.add_argument('--sessions', action='store_true',
                     help="the finalist's steady ratio to the baseline, measured and "
                     "predicted, per session")
+    ap.add_argument('--predict', metavar='OPTIONS',
+                    help="with --sessions: this option string's predicted ratio instead")
     args = ap.parse_args()
     families = parse_sharding(args.sharding)
+    if args.sessions and args.predict:
+        print('\n'.join(predicted(args.jsonl, args.predict, families)))
+        return
     if args.sessions:
         print('\n'.join(sessions(args.jsonl, families)))
         return

@@ -2,6 +2,7 @@
 its rules (start, the search, the rounds' guard, the steady check) and a
 whole session on the fake cluster that saves DB bytes at no cost to IOPS."""
 import dataclasses
+import json
 import math
 from typing import Any, Dict, List, cast
 
@@ -340,6 +341,21 @@ def test_the_model_check_bench_compares_predictions_with_steady_windows() -> Non
                         'flushed, at most 0.96 WAL limits |'), lines[2]
     assert lines[3].startswith('| demo-run23-history.json | lz4 | none | 1.32 | 0.94 | -29% |')
     assert lines[-1] == '2 sessions: median absolute error 16%, largest 29%', lines[-1]
+    # any string's ratio as a session's model put it: the baseline's own is 1,
+    # doc/bench/wear-floor.md's corner 0.733 by run 17's windows
+    runs = [os.path.join(results, 'demo-run17-history.json')]
+    families = check.parse_sharding(check.SHARDING)
+    with open(runs[0]) as f:
+        blog = json.load(f)[0]['options']
+    said = "demo-run17-history.json: {}x the baseline's"
+    assert check.predicted(runs, blog, families) == [said.format('1.000')]
+    corner = blog.replace('max_write_buffer_number=4,', 'max_write_buffer_number=33,').replace(
+        'min_write_buffer_number_to_merge=1,', 'min_write_buffer_number_to_merge=4,').replace(
+        'write_buffer_size=4194304', 'write_buffer_size=16777216').replace(
+        'level0_file_num_compaction_trigger=2,', 'level0_file_num_compaction_trigger=16,').replace(
+        'max_bytes_for_level_base=268435456', 'max_bytes_for_level_base=4294967296').replace(
+        'max_bytes_for_level_multiplier=8', 'max_bytes_for_level_multiplier=4')
+    assert check.predicted(runs, corner, families) == [said.format('0.733')]
 
 
 def test_a_candidate_the_canary_restarts_slowly_after_is_not_recommended() -> None:
