@@ -235,7 +235,8 @@ def predicted(paths: Sequence[str], options: str, families: Sequence[ColumnFamil
         with open(path) as f:
             trials = json.load(f)
         _, _, cal = _searched(trials, families)
-        base = next(_window(t).candidate for t in trials if t.get('kind') == 'baseline')
+        base = next(Candidate.from_dict(t['candidate']) for t in trials
+                    if t.get('kind') == 'baseline')
         ratio = wear_model.predict(c, cal, families) / wear_model.predict(base, cal, families)
         out.append(f'{os.path.basename(path)}: {ratio:.3f}x the baseline\'s')
     return out

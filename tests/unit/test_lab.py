@@ -339,3 +339,13 @@ def test_a_demo_with_a_negative_wal_is_refused_before_anything_runs(
         lab.main()
     assert e.value.code == 2 and '--wal must be 0' in capsys.readouterr().err
     assert not os.path.exists(tmp_path / 'lab')
+
+
+def test_a_demo_whose_client_space_is_not_in_bytes_is_refused_before_the_lab(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    lab = load_lab(monkeypatch, str(tmp_path / 'lab'))
+    monkeypatch.setattr(lab, 'cmd_up', lambda a: pytest.fail('the lab came up'))
+    args = lab.argparse.Namespace(set=['client_space=4G'], wal=64, release='tentacle')
+    with pytest.raises(SystemExit) as e:
+        lab.cmd_demo(args)
+    assert 'client_space=4G: a size in bytes' in str(e.value)

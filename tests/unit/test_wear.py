@@ -13,7 +13,8 @@ from rocks_autotune.confirm import RoundsNoise
 from rocks_autotune.measurement_plan import SPLIT, MeasurementPlan
 from rocks_autotune.session_settings import Settings, StartRefused
 from rocks_autotune.perf_counters import Measurement
-from rocks_autotune.rocksdb_options import ColumnFamily, parse_sharding
+from rocks_autotune.rocksdb_options import (ColumnFamily, parse_options, parse_sharding,
+                                            render_options)
 from rocks_autotune.space import Candidate
 from fake_cluster import model
 from session_harness import (Harness, a_verdict, an_arm, assert_restored, best_text,
@@ -349,12 +350,11 @@ def test_the_model_check_bench_compares_predictions_with_steady_windows() -> Non
         blog = json.load(f)[0]['options']
     said = "demo-run17-history.json: {}x the baseline's"
     assert check.predicted(runs, blog, families) == [said.format('1.000')]
-    corner = blog.replace('max_write_buffer_number=4,', 'max_write_buffer_number=33,').replace(
-        'min_write_buffer_number_to_merge=1,', 'min_write_buffer_number_to_merge=4,').replace(
-        'write_buffer_size=4194304', 'write_buffer_size=16777216').replace(
-        'level0_file_num_compaction_trigger=2,', 'level0_file_num_compaction_trigger=16,').replace(
-        'max_bytes_for_level_base=268435456', 'max_bytes_for_level_base=4294967296').replace(
-        'max_bytes_for_level_multiplier=8', 'max_bytes_for_level_multiplier=4')
+    corner = render_options(dict(
+        parse_options(blog), max_write_buffer_number='33',
+        min_write_buffer_number_to_merge='4', write_buffer_size=str(16 * MiB),
+        level0_file_num_compaction_trigger='16', max_bytes_for_level_base=str(4096 * MiB),
+        max_bytes_for_level_multiplier='4'))
     assert check.predicted(runs, corner, families) == [said.format('0.733')]
 
 
