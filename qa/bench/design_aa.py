@@ -62,7 +62,7 @@ POOL = 'designaa'
 ENDED = ('done', 'stopped', 'aborted', 'failed')
 GUARD, MOST = 0.03, 60  # --compare --rounds: the IOPS guard, and the most rounds tried
 Arm = Tuple[str, int, int, int]  # design, warm-up s, window s, client threads
-THREADS = 16  # client_threads' default: what rows without `threads` ran
+THREADS = 16  # client_threads' default until 512 (client-depth.md): what rows without `threads` ran
 # a baseline run's figures kept in a session's row (`runs`): C's and R's own
 # IOPS beside C/R, and what RocksDB did in the window (and `trial_seconds`,
 # the whole run's: restart, warm-up and window)

@@ -615,7 +615,18 @@ class FakeCluster:
                 'iops': ops / elapsed}
 
 
-class FakeIo:
+class AioFromSync:
+    """A fake ClientIo's aio_write and aio_remove, of its write and remove:
+    each done when waited on (librados' completes later; its error then)."""
+
+    def aio_write(self, obj: str, data: bytes, offset: int) -> Callable[[], None]:
+        return lambda: self.write(obj, data, offset)  # type: ignore[attr-defined]
+
+    def aio_remove(self, obj: str) -> Callable[[], None]:
+        return lambda: self.remove(obj)  # type: ignore[attr-defined]
+
+
+class FakeIo(AioFromSync):
     """ClientIo of the fake: a write is a client's write to every OSD up of
     the object's PG, its latency the slowest one's model."""
 

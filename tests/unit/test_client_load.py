@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from fake_cluster import FakeClock, FakeCluster, FakeIo
+from fake_cluster import AioFromSync, FakeClock, FakeCluster, FakeIo
 from rocks_autotune import placement, window, workload
 from rocks_autotune.canary import STATS_OPTIONS
 from rocks_autotune.cluster import ClusterError, PgInfo, PoolInfo
@@ -182,7 +182,7 @@ def test_a_write_that_hangs_fails_the_chunk(monkeypatch: Any) -> None:
         release.set()
 
 
-class Recorded:
+class Recorded(AioFromSync):
     """ClientIo that keeps every write (object, offset, length) and counts a
     fixed time per write on the clock it is given."""
 
@@ -583,3 +583,44 @@ def test_a_read_that_fails_drops_the_probe() -> None:
     io.fail_on = ''
     # started again: 8 s more, not 3
     assert load.read_probe(8.0) is None and load.read_probe(8.0) is not None
+
+
+def test_pipelined_keeps_depth_in_flight_and_waits_for_every_one() -> None:
+    flight, most, waited = [0], [0], []
+
+    def item(i: int) -> Any:
+        def start() -> Any:
+            flight[0] += 1
+            most[0] = max(most[0], flight[0])
+
+            def wait() -> None:
+                flight[0] -= 1
+                waited.append(i)
+            return wait
+        return [(start, 10)]
+    left = iter(range(7))  # going() holds for 7 items
+    assert workload.pipelined(map(item, range(100)), 3,
+                              lambda: next(left, None) is not None) == (7, 70)
+    assert most[0] == 3 and flight[0] == 0 and waited == list(range(7))
+
+
+def test_a_fills_writes_in_flight_hold_in_flight_bytes_at_most(monkeypatch: Any) -> None:
+    monkeypatch.setattr(workload, 'IN_FLIGHT_BYTES', 8 << 20)
+    flight, most = [0], [0]
+
+    class Counted(Recorded):
+        def aio_write(self, obj: str, data: bytes, offset: int) -> Any:
+            flight[0] += 1
+            most[0] = max(most[0], flight[0])
+
+            def wait() -> None:
+                flight[0] -= 1
+                self.write(obj, data, offset)
+            return wait
+    clock = FakeClock()
+    load = ClientWorkload(Counted(clock), [f'o.{i}' for i in range(8)], 4 << 20, threads=512,
+                          clock=clock)  # type: ignore[arg-type]
+    assert load.fill(0, 100.0)[0] > 2
+    assert most[0] == 2  # two 4-MiB writes, not 512
+    load.overwrite(0, 1.0)
+    assert most[0] == 512  # 4-KiB writes: client_threads of them

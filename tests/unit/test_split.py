@@ -6,7 +6,7 @@ import json
 import math
 import threading
 import time
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 import pytest
 
@@ -20,7 +20,7 @@ from rocks_autotune.trial import Trial
 from rocks_autotune.workload import (GROUP_PGS, MIN_REFERENCE_PGS, NAMESPACE, ClientRecord,
                                      ClientWorkload, client_objects, client_pool, pg_seed, sample,
                                      split_refusal, up_osds)
-from fake_cluster import FakeCluster
+from fake_cluster import AioFromSync, FakeCluster
 from session_harness import Harness, best_summary, best_text, status_text, trials
 
 # a size-2 pool over the fake's 3 OSDs: PG i is on osd.(i%3) and osd.(i+1)%3,
@@ -73,13 +73,28 @@ def test_a_group_is_at_most_group_pgs_of_its_pgs_evenly_spread() -> None:
     assert [g // (3 * 65536 // GROUP_PGS) for g in got] == list(range(GROUP_PGS))
 
 
-class CountingIo:
+class CountingIo(AioFromSync):
     """A ClientIo that counts each object's writes, from every thread."""
 
     def __init__(self) -> None:
         self.writes: Dict[str, int] = {}
         self.by: Set[Tuple[str, str]] = set()  # (object, the thread that wrote it)
+        # writes started and not yet waited on, by group ('c'/'r'), and the most
+        self.pending: Dict[str, int] = {}
+        self.most: Dict[str, int] = {}
         self.lock = threading.Lock()
+
+    def aio_write(self, obj: str, data: bytes, offset: int) -> Callable[[], None]:
+        """Counted in flight from its start to its wait."""
+        with self.lock:
+            self.pending[obj[0]] = self.pending.get(obj[0], 0) + 1
+            self.most[obj[0]] = max(self.most.get(obj[0], 0), self.pending[obj[0]])
+
+        def wait() -> None:
+            self.write(obj, data, offset)
+            with self.lock:
+                self.pending[obj[0]] -= 1
+        return wait
 
     def write(self, obj: str, data: bytes, offset: int) -> None:
         with self.lock:
@@ -102,9 +117,10 @@ def test_a_split_load_drives_both_groups_and_returns_cs_bytes() -> None:
     c, r = ['c.0', 'c.1'], ['r.0', 'r.1', 'r.2']
     load = ClientWorkload(io, c, 1 << 20, threads=2, chunk_seconds=0.2, reference=r)
     nbytes, secs = load.drive(0.2, None)
-    # as many threads on each group, each thread on one group
+    # as many writes in flight on each group, each group's from a thread of its own
     on = {g: {t for o, t in io.by if o.startswith(g)} for g in 'cr'}
-    assert len(on['c']) == len(on['r']) == 2 and not on['c'] & on['r']
+    assert len(on['c']) == len(on['r']) == 1 and not on['c'] & on['r']
+    assert io.most == {'c': 2, 'r': 2}
     on_c = sum(n for o, n in io.writes.items() if o in c)
     on_r = sum(n for o, n in io.writes.items() if o in r)
     assert on_c and on_r and secs > 0

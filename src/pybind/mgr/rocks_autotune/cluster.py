@@ -1,6 +1,8 @@
 """What the tuner needs from a Ceph cluster: `Cluster` (MgrCluster), over the
 mgr's API; the unit tests put a fake with the same members in its place."""
+import errno
 import json
+import os
 import threading
 import time
 from contextlib import contextmanager
@@ -580,8 +582,9 @@ Cluster = MgrCluster
 
 class RadosIo:
     """A client's objects in one namespace of one pool; ClusterError when the
-    cluster refuses.  Thread-safe (librados is).  Synchronous calls: an
-    asynchronous completion would call into Python from librados' threads."""
+    cluster refuses.  Thread-safe (librados is).  Writes are asynchronous
+    without a callback (one would call into Python from librados' threads):
+    the caller waits on each."""
 
     def __init__(self, ioctx: Any, pool: str, namespace: str) -> None:
         self.ioctx = ioctx
@@ -594,20 +597,27 @@ class RadosIo:
         except rados.Error as e:
             raise ClusterError(f'{what} in {self.where}: {e}')
 
-    def write(self, obj: str, data: bytes, offset: int) -> None:
-        self._call(f'writing {obj}', self.ioctx.write, obj, data, offset)
-
     def read(self, obj: str, length: int, offset: int) -> bytes:
         return bytes(self._call(f'reading {obj}', self.ioctx.read, obj, length, offset))
 
-    def remove(self, obj: str) -> None:
-        import rados
-        try:
-            self.ioctx.remove_object(obj)
-        except rados.ObjectNotFound:
-            pass
-        except rados.Error as e:
-            raise ClusterError(f'removing {obj} in {self.where}: {e}')
+    def aio_remove(self, obj: str) -> Callable[[], None]:
+        """Start removing an object (one already gone is not an error): the
+        call returned waits for it (ClusterError if it failed)."""
+        return self._waiter(f'removing {obj}', self.ioctx.aio_remove, obj)
+
+    def aio_write(self, obj: str, data: bytes, offset: int) -> Callable[[], None]:
+        """Start a write: the call returned waits for it (ClusterError if it failed)."""
+        return self._waiter(f'writing {obj}', self.ioctx.aio_write, obj, data, offset)
+
+    def _waiter(self, what: str, start: Any, *args: Any) -> Callable[[], None]:
+        done = self._call(what, start, *args)
+
+        def wait() -> None:
+            done.wait_for_complete()  # without the GIL
+            r = done.get_return_value()
+            if r < 0 and r != -errno.ENOENT:
+                raise ClusterError(f'{what} in {self.where}: {os.strerror(-r)}')
+        return wait
 
     def objects(self) -> List[str]:
         return self._call('listing', lambda: [o.key for o in self.ioctx.list_objects()])

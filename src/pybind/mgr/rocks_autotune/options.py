@@ -147,8 +147,11 @@ OPTIONS: Tuple[Opt, ...] = (
     Opt('client_object_size', type='size', default=4 << 20, min=65536,
         desc='size of the client workload\'s objects (client_space / this many), an '
              'RBD image\'s by default'),
-    Opt('client_threads', type='int', default=16, min=1, max=128,
-        desc='client workload writes in flight'),
+    # deep, as an RBD client's cache keeps it: on the lab 512 wrote the
+    # canary's WAL 2.3-2.6x as fast as 16 (doc/bench/client-depth.md), and
+    # every steady window is bound by that rate
+    Opt('client_threads', type='int', default=512, min=1, max=1024,
+        desc='client workload writes in flight (asynchronous, per group)'),
     # split cuts the client's per-round A/A noise by three on the lab
     # (doc/bench/split-aa.md); it needs PGs of the pool without the canary
     Opt('measurement_design', type='str', default='auto',

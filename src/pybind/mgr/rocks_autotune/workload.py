@@ -3,23 +3,27 @@ stop or abort is seen between chunks).
 
 `client`, the default, writes as a client does: 4 KiB writes at random
 offsets of thousands of objects (an RBD image's shape) through librados and
-the PG layer, into a namespace of its own (`NAMESPACE`) of one replicated
-pool, in PGs whose up set holds the canary; the session removes them at its
-end.  Under the split design it also writes a reference group R, as many
-objects in PGs that leave the canary out, as many writes in flight at once:
-the machine's noise falls on both groups, the options' effect on C only
-(doc/bench/split-aa.md).  Its `read_probe` times 4 KiB reads of C's objects
-after a steady window.  `osd-bench` drives `osd bench` on the canary (below
-the PG layer: no PG log, few onodes).  `live` drives nothing: the window
+the PG layer, many in flight (as librbd's cache keeps them), into a
+namespace of its own (`NAMESPACE`) of one replicated pool, in PGs whose up
+set holds the canary; the session removes them at its end.  Under the
+split design it also writes a reference group R, as many objects in PGs that
+leave the canary out, as many writes in flight at once: the machine's noise
+falls on both groups, the options' effect on C only (doc/bench/split-aa.md).
+Its `read_probe` times 4 KiB reads of C's objects after a steady window.
+`osd-bench` drives `osd bench` on the canary (below the PG layer: no PG log,
+few onodes).  `live` drives nothing: the window
 measures the canary's own client traffic.
 """
+import itertools
 import logging
 import math
 import random
 import threading
 import time
+from collections import deque
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple
+from typing import (Any, Callable, Deque, Dict, Iterable, List, Optional, Protocol, Sequence,
+                    Tuple)
 
 from .cluster import NO_OSD, Cluster, ClientIo, ClusterError, PgInfo, PoolInfo
 from .placement import pg_of
@@ -43,6 +47,14 @@ HUNG_WRITE = 60.0  # s a chunk's write may take before the chunk fails
 CLEANUP_SECONDS, CLEANUP_RETRY = 60.0, 300.0
 # an object is filled in writes of at most this (RBD's default object size)
 FILL_WRITE = 4 << 20
+# the most bytes the load's writes in flight hold (client_threads of a fill's
+# 4-MiB writes would hold GiBs of the mgr's memory)
+IN_FLIGHT_BYTES = 64 << 20
+# a read probe's readers at most: a latency probe, not a load
+# (client_threads may be hundreds)
+READERS = 16
+# starts an operation and gives the call that waits for it, and its bytes
+Op = Tuple[Callable[[], Callable[[], None]], int]
 
 
 class Workload(Protocol):
@@ -231,6 +243,29 @@ class ClientRecord(Record):
         return {k: v for k, v in asdict(self).items() if v is not None or k in ('count', 'removed')}
 
 
+def pipelined(items: Iterable[Sequence[Op]], depth: int,
+              going: Callable[[], bool]) -> Tuple[int, int]:
+    """Start each item's operations (an item's are started together, as an
+    object's fill) while `going()`, at most `depth` in flight, as an RBD
+    client's queue keeps them: items started, and bytes, once all are done."""
+    pending: Deque[Tuple[Callable[[], None], int]] = deque()
+    started = done = 0
+    for item in items:
+        if not going():
+            break
+        for start, nbytes in item:
+            while len(pending) >= depth:
+                wait, n = pending.popleft()
+                wait()
+                done += n
+            pending.append((start(), nbytes))
+        started += 1
+    for wait, n in pending:
+        wait()
+        done += n
+    return started, done
+
+
 class ClientWorkload:
     def __init__(self, io: ClientIo, objects: Sequence[str], object_size: int,
                  block_size: int = 4096, threads: int = 16, chunk_seconds: float = 5.0,
@@ -262,22 +297,22 @@ class ClientWorkload:
         flight on C (and as many on R): C's bytes and time taken (R's bytes in
         `last_reference`).  ClusterError if a write failed."""
         groups = [self.objects] + ([self.reference] if self.reference else [])
-        n = self.threads * len(groups)
-        done = [0] * n
-        seeds = [self.rng.getrandbits(32) for _ in range(n)]
+        done = [0] * len(groups)
+        seeds = [self.rng.getrandbits(32) for _ in groups]
 
         def writer(i: int, going: Callable[[], bool]) -> None:
             rng = random.Random(seeds[i])
-            objects = groups[i % len(groups)]  # C, R, C, R...: started in turn
-            while going():
-                self.io.write(rng.choice(objects), self.data,
-                              rng.randrange(self.blocks) * self.block_size)
-                done[i] += 1
+            writes = ([self._write(rng.choice(groups[i]), self.data,
+                                   rng.randrange(self.blocks) * self.block_size)]
+                      for _ in itertools.count())
+            done[i] = pipelined(writes, self.threads, going)[1]
 
-        took = self._run(writer, seconds, n)
-        self.last_reference = (sum(done[1::2]) * self.block_size
-                               if self.reference else None)
-        return sum(done[::len(groups)]) * self.block_size, took
+        took = self._run(writer, seconds, len(groups))
+        self.last_reference = done[1] if self.reference else None
+        return done[0], took
+
+    def _write(self, obj: str, data: bytes, offset: int) -> Op:
+        return (lambda: self.io.aio_write(obj, data, offset)), len(data)
 
     def read_probe(self, seconds: float,
                    objects: Optional[Sequence[str]] = None) -> Optional[ReadProbe]:
@@ -290,8 +325,9 @@ class ClientWorkload:
         self._probe = ([], 0.0)
         if not chosen:
             return ReadProbe.of([], 0.0)
-        got: List[List[float]] = [[] for _ in range(self.threads)]
-        seeds = [self.rng.getrandbits(32) for _ in range(self.threads)]
+        readers = min(self.threads, READERS)
+        got: List[List[float]] = [[] for _ in range(readers)]
+        seeds = [self.rng.getrandbits(32) for _ in range(readers)]
 
         def reader(i: int, going: Callable[[], bool]) -> None:
             rng = random.Random(seeds[i])
@@ -301,7 +337,7 @@ class ClientWorkload:
                 self.io.read(obj, self.block_size, offset)
                 got[i].append(self.clock() - began)
 
-        took += self._run(reader, seconds - took)
+        took += self._run(reader, seconds - took, readers)
         latencies += [x for g in got for x in g]
         if took < seconds:
             self._probe = (latencies, took)
@@ -318,19 +354,18 @@ class ClientWorkload:
 
     def fill(self, start: int, seconds: float) -> Tuple[int, int, float]:
         """Write whole objects from the `start`-th on, as an image's first write
-        does (in writes of at most FILL_WRITE), `threads` at a time, starting
+        does (in writes of at most FILL_WRITE, `threads` in flight), starting
         new ones for about `seconds`: objects filled so far, bytes written,
         time taken.  ClusterError if a write failed."""
         if self.fill_data is None:
             self.fill_data = self.rng.randbytes(min(self.object_size, FILL_WRITE))
         data = self.fill_data
 
-        def one(n: int) -> int:
-            for off in range(0, self.object_size, len(data)):
-                self.io.write(self.objects[n], data[:self.object_size - off], off)
-            return self.object_size
+        def one(n: int) -> List[Op]:
+            return [self._write(self.objects[n], data[:self.object_size - off], off)
+                    for off in range(0, self.object_size, len(data))]
 
-        return self._each(one, start, len(self.objects), seconds)
+        return self._each(one, start, len(self.objects), seconds, len(data))
 
     def overwrite(self, start: int, seconds: float) -> Tuple[int, int, float]:
         """Overwrite every block once, from the `start`-th of a scattered order
@@ -339,33 +374,27 @@ class ClientWorkload:
         fio's random map does).  ClusterError if a write failed."""
         order = scattered(self.block_count)
 
-        def one(i: int) -> int:
+        def one(i: int) -> List[Op]:
             b = order(i)
-            self.io.write(self.objects[b // self.blocks], self.data,
-                          (b % self.blocks) * self.block_size)
-            return self.block_size
+            return [self._write(self.objects[b // self.blocks], self.data,
+                                (b % self.blocks) * self.block_size)]
 
-        return self._each(one, start, self.block_count, seconds)
+        return self._each(one, start, self.block_count, seconds, self.block_size)
 
-    def _each(self, one: Callable[[int], int], start: int, count: int,
-              seconds: float) -> Tuple[int, int, float]:
-        """`one(i)` for i from `start` to `count`, `threads` at a time, starting
-        new ones for about `seconds`: the next i, bytes written, time taken."""
-        lock = threading.Lock()
-        claimed = [start]
-        written = [0] * self.threads
+    def _each(self, one: Callable[[int], Sequence[Op]], start: int, count: int,
+              seconds: float, size: int) -> Tuple[int, int, float]:
+        """`one(i)`'s operations (of `size` bytes at most) for i from `start`
+        to `count`, `threads` in flight (IN_FLIGHT_BYTES at most), starting new
+        ones for about `seconds`: the next i, bytes written, time taken."""
+        got = [start, 0]
+        depth = max(1, min(self.threads, IN_FLIGHT_BYTES // max(1, size)))
 
-        def worker(t: int, going: Callable[[], bool]) -> None:
-            while going():
-                with lock:
-                    i = claimed[0]
-                    if i >= count:
-                        return
-                    claimed[0] += 1
-                written[t] += one(i)
+        def worker(_: int, going: Callable[[], bool]) -> None:
+            n, got[1] = pipelined(map(one, range(start, count)), depth, going)
+            got[0] = start + n
 
-        took = self._run(worker, seconds)
-        return claimed[0], sum(written), took
+        took = self._run(worker, seconds, 1)
+        return got[0], got[1], took
 
     def _run(self, work: Callable[[int, Callable[[], bool]], None], seconds: float,
              threads: int = 0) -> float:
@@ -403,13 +432,12 @@ class ClientWorkload:
         names = self.io.objects()
         deadline = self.clock() + seconds
 
-        def one(i: int) -> int:
-            self.io.remove(names[i])
-            return 0
+        def one(i: int) -> List[Op]:
+            return [((lambda: self.io.aio_remove(names[i])), 0)]
 
         gone = 0
         while gone < len(names) and self.clock() < deadline:
-            gone = self._each(one, gone, len(names), deadline - self.clock())[0]
+            gone = self._each(one, gone, len(names), deadline - self.clock(), 0)[0]
         return gone, len(names) - gone
 
     @classmethod
