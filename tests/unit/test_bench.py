@@ -1098,3 +1098,13 @@ def test_wear_windows_space_configs_are_candidates_the_module_could_run() -> Non
     capped = big.replace('max_total_wal_size=1073741824', 'max_total_wal_size=134217728')
     assert wear_windows.steady_wal(capped) == 8 * (128 << 20) < wear_windows.steady_wal(big)
     assert wear_windows.steady_wal(benchlib.BLOG_SMALL) == (4 << 20) * 2 * 12
+
+
+def test_client_depth_gives_each_rounds_rates_over_its_first_setting() -> None:
+    import client_depth
+    rows = [{'round': 1, 'threads': 16, 'rocksdb_wal_mib_s': 2.0},
+            {'round': 1, 'threads': 512, 'rocksdb_wal_mib_s': 5.0},
+            {'round': 2, 'threads': 16, 'rocksdb_wal_mib_s': 1.0},
+            {'round': 2, 'threads': 512, 'rocksdb_wal_mib_s': 2.5}]
+    assert client_depth.ratios(rows) == ['round 1: 16 1.00x, 512 2.50x',
+                                         'round 2: 16 1.00x, 512 2.50x']
