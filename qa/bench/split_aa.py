@@ -118,11 +118,11 @@ class SplitLoad:
         self.ioctx.set_namespace(NAMESPACE)
         io = RadosIo(self.ioctx, self.pool.name, NAMESPACE)
         # the whole keyspace, to remove it on exit
-        self.load = ClientWorkload(io, names, self.object_size, threads=self.threads,
+        self.load = ClientWorkload(io, names, self.object_size, in_flight=self.threads,
                                    seed=self.seed)
-        self.c = ClientWorkload(io, self.c_names, self.object_size, threads=self.threads,
+        self.c = ClientWorkload(io, self.c_names, self.object_size, in_flight=self.threads,
                                 seed=self.seed)
-        self.r = ClientWorkload(io, self.r_names, self.object_size, threads=self.threads,
+        self.r = ClientWorkload(io, self.r_names, self.object_size, in_flight=self.threads,
                                 seed=self.seed + 1)
         return self
 

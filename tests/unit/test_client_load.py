@@ -174,7 +174,7 @@ def test_a_write_that_hangs_fails_the_chunk(monkeypatch: Any) -> None:
             release.wait(10)  # an OSD that never answers (librados waits without end)
     monkeypatch.setattr(workload, 'HUNG_WRITE', 0.2)
     io = Hung(FakeCluster(FakeClock()), 'rbd', NAMESPACE)
-    load = ClientWorkload(io, ['a'], 1 << 20, threads=2)
+    load = ClientWorkload(io, ['a'], 1 << 20, in_flight=2)
     try:
         with pytest.raises(ClusterError, match='did not complete'):
             load.drive(0.1, None)
@@ -217,7 +217,7 @@ def test_fill_writes_each_object_end_to_end_and_goes_on_where_it_stopped() -> No
     clock = FakeClock()
     io = Recorded(clock)
     names = [f'o.{i}' for i in range(6)]
-    load = ClientWorkload(io, names, 10 << 20, threads=1, chunk_seconds=5.0,
+    load = ClientWorkload(io, names, 10 << 20, in_flight=1, chunk_seconds=5.0,
                           clock=clock)  # type: ignore[arg-type]
     # one thread, a second per write, three writes per object: two objects
     # are started within the 5-s chunk, and each is finished once started
@@ -243,7 +243,7 @@ def test_the_scattered_order_takes_every_block_once_and_neighbours_far_apart(n: 
 def test_overwrite_writes_every_block_once_in_chunks() -> None:
     clock = FakeClock()
     io = Recorded(clock)
-    load = ClientWorkload(io, ['o.0', 'o.1'], 64 << 10, threads=3, chunk_seconds=5.0,
+    load = ClientWorkload(io, ['o.0', 'o.1'], 64 << 10, in_flight=3, chunk_seconds=5.0,
                           clock=clock)  # type: ignore[arg-type]
     assert load.block_count == 32
     done, chunks = 0, 0
@@ -259,7 +259,7 @@ def test_overwrite_writes_every_block_once_in_chunks() -> None:
 def test_a_failed_fill_write_fails_the_chunk() -> None:
     clock = FakeClock()
     load = ClientWorkload(Recorded(clock, fail_on='o.1'), ['o.0', 'o.1'], 1 << 20,
-                          threads=2, clock=clock)  # type: ignore[arg-type]
+                          in_flight=2, clock=clock)  # type: ignore[arg-type]
     with pytest.raises(ClusterError, match='writing o.1: EIO'):
         load.fill(0, 10.0)
 
@@ -550,7 +550,7 @@ def test_the_read_probe_reads_c_alone_in_chunks_and_gives_the_p99() -> None:
     io = Recorded(clock)
     # 2 reads in 100 take 10 ms, the others 1 ms: the p99 is 10 ms
     io.read_seconds = lambda n: 0.010 if n % 100 >= 98 else 0.001  # type: ignore[assignment]
-    load = ClientWorkload(io, ['c.0', 'c.1'], 1 << 20, threads=1, chunk_seconds=5.0,
+    load = ClientWorkload(io, ['c.0', 'c.1'], 1 << 20, in_flight=1, chunk_seconds=5.0,
                           clock=clock, reference=['r.0'])  # type: ignore[arg-type]
     # 12 s in chunks of at most 5: nothing until the last
     got = [load.read_probe(12.0) for _ in range(3)]
@@ -574,7 +574,7 @@ def test_the_read_probe_reads_c_alone_in_chunks_and_gives_the_p99() -> None:
 def test_a_read_that_fails_drops_the_probe() -> None:
     clock = FakeClock()
     io = Recorded(clock)
-    load = ClientWorkload(io, ['c.0'], 1 << 20, threads=2, chunk_seconds=5.0,
+    load = ClientWorkload(io, ['c.0'], 1 << 20, in_flight=2, chunk_seconds=5.0,
                           clock=clock)  # type: ignore[arg-type]
     assert load.read_probe(8.0) is None
     io.fail_on = 'c.0'
@@ -618,7 +618,7 @@ def test_a_fills_writes_in_flight_hold_in_flight_bytes_at_most(monkeypatch: Any)
                 self.write(obj, data, offset)
             return wait
     clock = FakeClock()
-    load = ClientWorkload(Counted(clock), [f'o.{i}' for i in range(8)], 4 << 20, threads=512,
+    load = ClientWorkload(Counted(clock), [f'o.{i}' for i in range(8)], 4 << 20, in_flight=512,
                           clock=clock)  # type: ignore[arg-type]
     assert load.fill(0, 100.0)[0] > 2
     assert most[0] == 2  # two 4-MiB writes, not 512

@@ -115,7 +115,7 @@ class CountingIo(AioFromSync):
 def test_a_split_load_drives_both_groups_and_returns_cs_bytes() -> None:
     io = CountingIo()
     c, r = ['c.0', 'c.1'], ['r.0', 'r.1', 'r.2']
-    load = ClientWorkload(io, c, 1 << 20, threads=2, chunk_seconds=0.2, reference=r)
+    load = ClientWorkload(io, c, 1 << 20, in_flight=2, chunk_seconds=0.2, reference=r)
     nbytes, secs = load.drive(0.2, None)
     # as many writes in flight on each group, each group's from a thread of its own
     on = {g: {t for o, t in io.by if o.startswith(g)} for g in 'cr'}
@@ -128,7 +128,7 @@ def test_a_split_load_drives_both_groups_and_returns_cs_bytes() -> None:
     # the keyspace preconditioned is C's: the canary's DB
     assert load.object_count == 2
     # without a group R, nothing is said of one
-    alone = ClientWorkload(io, c, 1 << 20, threads=2, chunk_seconds=0.1)
+    alone = ClientWorkload(io, c, 1 << 20, in_flight=2, chunk_seconds=0.1)
     alone.drive(0.1, None)
     assert alone.last_reference is None
 

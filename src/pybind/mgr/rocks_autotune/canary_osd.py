@@ -83,7 +83,7 @@ class CanaryOsd:
         ref = client_objects(f'{sid}r', c.count, c.pg_num,
                              c.ref_seeds or []) if c.design == SPLIT else []
         return ClientWorkload(self.cluster.client_io(c.pool, NAMESPACE), names,
-                              st.client_object_size, threads=st.client_threads,
+                              st.client_object_size, in_flight=st.client_threads,
                               chunk_seconds=st.bench_chunk_seconds, seed=self.load.seed,
                               clock=self.clock, reference=ref)
 

@@ -268,7 +268,7 @@ def pipelined(items: Iterable[Sequence[Op]], depth: int,
 
 class ClientWorkload:
     def __init__(self, io: ClientIo, objects: Sequence[str], object_size: int,
-                 block_size: int = 4096, threads: int = 16, chunk_seconds: float = 5.0,
+                 block_size: int = 4096, in_flight: int = 16, chunk_seconds: float = 5.0,
                  seed: int = 0, clock: Callable[[], float] = time.monotonic,
                  reference: Sequence[str] = ()) -> None:
         if object_size < block_size:
@@ -282,7 +282,7 @@ class ClientWorkload:
         self.object_size = object_size
         self.block_size = block_size
         self.blocks = object_size // block_size  # an object's
-        self.threads = threads
+        self.in_flight = in_flight  # writes (client_threads)
         self.chunk_seconds = chunk_seconds
         self.rng = random.Random(seed)
         self.clock = clock
@@ -293,7 +293,7 @@ class ClientWorkload:
         self._probe: Tuple[List[float], float] = ([], 0.0)
 
     def drive(self, seconds: float, iops_estimate: Optional[float]) -> Tuple[int, float]:
-        """Write for about `seconds` (at most a chunk), `threads` writes in
+        """Write for about `seconds` (at most a chunk), `in_flight` writes in
         flight on C (and as many on R): C's bytes and time taken (R's bytes in
         `last_reference`).  ClusterError if a write failed."""
         groups = [self.objects] + ([self.reference] if self.reference else [])
@@ -305,7 +305,7 @@ class ClientWorkload:
             writes = ([self._write(rng.choice(groups[i]), self.data,
                                    rng.randrange(self.blocks) * self.block_size)]
                       for _ in itertools.count())
-            done[i] = pipelined(writes, self.threads, going)[1]
+            done[i] = pipelined(writes, self.in_flight, going)[1]
 
         took = self._run(writer, seconds, len(groups))
         self.last_reference = done[1] if self.reference else None
@@ -316,7 +316,7 @@ class ClientWorkload:
 
     def read_probe(self, seconds: float,
                    objects: Optional[Sequence[str]] = None) -> Optional[ReadProbe]:
-        """A chunk of a probe of `seconds` of reads: `threads` readers timing
+        """A chunk of a probe of `seconds` of reads: `in_flight` readers (READERS at most) timing
         block reads at random offsets of `objects` (default C's, never R's).
         The probe once its seconds are read (at once with no object), None
         before.  ClusterError if a read failed (the probe is dropped)."""
@@ -325,7 +325,7 @@ class ClientWorkload:
         self._probe = ([], 0.0)
         if not chosen:
             return ReadProbe.of([], 0.0)
-        readers = min(self.threads, READERS)
+        readers = min(self.in_flight, READERS)
         got: List[List[float]] = [[] for _ in range(readers)]
         seeds = [self.rng.getrandbits(32) for _ in range(readers)]
 
@@ -354,7 +354,7 @@ class ClientWorkload:
 
     def fill(self, start: int, seconds: float) -> Tuple[int, int, float]:
         """Write whole objects from the `start`-th on, as an image's first write
-        does (in writes of at most FILL_WRITE, `threads` in flight), starting
+        does (in writes of at most FILL_WRITE, `in_flight` at once), starting
         new ones for about `seconds`: objects filled so far, bytes written,
         time taken.  ClusterError if a write failed."""
         if self.fill_data is None:
@@ -384,10 +384,10 @@ class ClientWorkload:
     def _each(self, one: Callable[[int], Sequence[Op]], start: int, count: int,
               seconds: float, size: int) -> Tuple[int, int, float]:
         """`one(i)`'s operations (of `size` bytes at most) for i from `start`
-        to `count`, `threads` in flight (IN_FLIGHT_BYTES at most), starting new
+        to `count`, `in_flight` at once (IN_FLIGHT_BYTES at most), starting new
         ones for about `seconds`: the next i, bytes written, time taken."""
         got = [start, 0]
-        depth = max(1, min(self.threads, IN_FLIGHT_BYTES // max(1, size)))
+        depth = max(1, min(self.in_flight, IN_FLIGHT_BYTES // max(1, size)))
 
         def worker(_: int, going: Callable[[], bool]) -> None:
             n, got[1] = pipelined(map(one, range(start, count)), depth, going)
@@ -397,8 +397,8 @@ class ClientWorkload:
         return got[0], got[1], took
 
     def _run(self, work: Callable[[int, Callable[[], bool]], None], seconds: float,
-             threads: int = 0) -> float:
-        """`work(i, going)` in `threads` threads (0: the load's), `going()` true
+             threads: int) -> float:
+        """`work(i, going)` in `threads` threads, `going()` true
         for about `seconds` (at most a chunk) while none failed: the time
         taken once all returned, or the first ClusterError."""
         errors: List[ClusterError] = []
@@ -413,7 +413,7 @@ class ClientWorkload:
 
         workers = [threading.Thread(target=worker, args=(i,), daemon=True,
                                     name=f'rocks_autotune.client.{i}')
-                   for i in range(threads or self.threads)]
+                   for i in range(threads)]
         for w in workers:
             w.start()
         for w in workers:
@@ -441,14 +441,14 @@ class ClientWorkload:
         return gone, len(names) - gone
 
     @classmethod
-    def remove_objects(cls, rec: ClientRecord, cluster: Cluster, threads: int,
+    def remove_objects(cls, rec: ClientRecord, cluster: Cluster, in_flight: int,
                        chunk_seconds: float, now: float) -> None:
         """Remove `rec`'s objects for CLEANUP_SECONDS at most (Session.tidy
         retries what is left), and record how it went in `rec`."""
         rec.tried = now
         try:
             # writes nothing: any object size will do
-            load = cls(cluster.client_io(rec.pool, NAMESPACE), [], FILL_WRITE, threads=threads,
+            load = cls(cluster.client_io(rec.pool, NAMESPACE), [], FILL_WRITE, in_flight=in_flight,
                        chunk_seconds=chunk_seconds)
             gone, left = load.cleanup(CLEANUP_SECONDS)
         except ClusterError as e:
