@@ -276,6 +276,11 @@ def test_the_demos_module_options_take_an_experiments_overrides(
     assert blog == {f'osd.{i}': lab.demo_string() for i in range(lab.DEMO_OSDS)}
     assert [a[3] for a in calls if a[:3] == ('orch', 'daemon', 'restart')] == [
         f'osd.{i}' for i in range(lab.DEMO_OSDS)] * 2
+    # the demo's keyspace leaves Ceph's full ratios alone; the module's 4 GiB raises them
+    assert not [a for a in calls if a[0] == 'osd' and a[1].endswith('full-ratio')]
+    lab.demo_setup({'client_space': str(4 << 30)})
+    assert [a for a in calls if a[0] == 'osd' and a[1].endswith('full-ratio')] == [
+        ('osd', 'set-backfillfull-ratio', '0.93'), ('osd', 'set-nearfull-ratio', '0.92')]
 
 
 def test_a_demo_over_its_target_says_why(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
