@@ -19,20 +19,12 @@ import argparse
 import json
 import os
 import time
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Sequence
 
-from benchlib import Lab, log, rocksdb_stats
+from benchlib import Lab, kv_counts, log, rocksdb_stats
+from rocks_autotune.store import ENDED
 
 POOL = 'depthbench'
-ENDED = ('done', 'stopped', 'aborted', 'failed')
-
-
-def counters(lab: Lab, osd: int) -> Tuple[int, int, int]:
-    """The canary's RocksDB WAL bytes, BlueFS WAL bytes and primary writes so far."""
-    d = lab.perf_dump(osd)
-    kv = rocksdb_stats.parse(lab.ceph('tell', f'osd.{osd}', 'dump_objectstore_kv_stats'))
-    return (kv.tickers.get(rocksdb_stats.WAL_BYTES, 0), int(d['bluefs']['bytes_written_wal']),
-            int(d['osd']['op_w']))
 
 
 def window(lab: Lab, threads: int, seconds: float, osd: int = 0) -> Dict[str, Any]:
@@ -43,18 +35,22 @@ def window(lab: Lab, threads: int, seconds: float, osd: int = 0) -> Dict[str, An
         (lab.ceph_json('rocks-autotune', 'status').get('precondition') or {})
         .get('overwritten', 0) > 0), timeout=900)
     time.sleep(5)  # past the switch from the fill's writes
-    a, t0 = counters(lab, osd), time.time()
+    kv0, p0, t0 = kv_counts(lab, osd), lab.perf_dump(osd), time.time()
     time.sleep(seconds)
-    b, t1 = counters(lab, osd), time.time()
+    kv1, p1, t1 = kv_counts(lab, osd), lab.perf_dump(osd), time.time()
     phase = lab.ceph_json('rocks-autotune', 'status').get('phase')
     lab.ceph('rocks-autotune', 'abort')
     lab.wait('the session\'s end', lambda: lab.ceph_json(
         'rocks-autotune', 'status').get('state') in ENDED, timeout=600)
     t = t1 - t0
+    wal = rocksdb_stats.delta(kv0, kv1).wal_bytes if kv0 and kv1 else 0
+
+    def grew(section: str, name: str) -> float:
+        return (p1[section][name] - p0[section][name]) / t
     return {'threads': threads, 'seconds': t, 'phase_after': phase,
-            'rocksdb_wal_mib_s': (b[0] - a[0]) / t / 2**20,
-            'bluefs_wal_mib_s': (b[1] - a[1]) / t / 2**20,
-            'primary_writes_s': (b[2] - a[2]) / t, 'load': os.getloadavg()[0]}
+            'rocksdb_wal_mib_s': wal / t / 2**20,
+            'bluefs_wal_mib_s': grew('bluefs', 'bytes_written_wal') / 2**20,
+            'primary_writes_s': grew('osd', 'op_w'), 'load': os.getloadavg()[0]}
 
 
 def ratios(rows: Sequence[Dict[str, Any]]) -> List[str]:

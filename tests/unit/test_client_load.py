@@ -624,3 +624,37 @@ def test_a_fills_writes_in_flight_hold_in_flight_bytes_at_most(monkeypatch: Any)
     assert most[0] == 2  # two 4-MiB writes, not 512
     load.overwrite(0, 1.0)
     assert most[0] == 512  # 4-KiB writes: client_threads of them
+
+
+def test_radosio_waits_on_each_op_and_only_a_removal_may_find_its_object_gone() -> None:
+    import errno
+    from rocks_autotune.cluster import RadosIo
+
+    class Done:
+        def __init__(self, r: int) -> None:
+            self.r, self.waited = r, False
+
+        def wait_for_complete(self) -> None:
+            self.waited = True
+
+        def get_return_value(self) -> int:
+            return self.r
+
+    class Ioctx:  # librados' answer to every op: `r`
+        r = 0
+
+        def aio_write(self, obj: str, data: bytes, offset: int) -> Done:
+            return Done(self.r)
+
+        def aio_remove(self, obj: str) -> Done:
+            return Done(self.r)
+    ioctx = Ioctx()
+    io = RadosIo(ioctx, 'rbd', NAMESPACE)
+    io.aio_write('a', b'x', 0)()
+    ioctx.r = -errno.ENOENT
+    io.aio_remove('a')()  # already gone: removed all the same
+    with pytest.raises(ClusterError, match='writing a in rbd/rocks_autotune'):
+        io.aio_write('a', b'x', 0)()
+    ioctx.r = -errno.EIO
+    with pytest.raises(ClusterError, match='removing a in rbd/rocks_autotune: Input/output error'):
+        io.aio_remove('a')()

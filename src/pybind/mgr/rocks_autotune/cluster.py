@@ -603,19 +603,20 @@ class RadosIo:
     def aio_remove(self, obj: str) -> Callable[[], None]:
         """Start removing an object (one already gone is not an error): the
         call returned waits for it (ClusterError if it failed)."""
-        return self._waiter(f'removing {obj}', self.ioctx.aio_remove, obj)
+        return self._waiter(f'removing {obj}', self.ioctx.aio_remove, obj, gone_ok=True)
 
     def aio_write(self, obj: str, data: bytes, offset: int) -> Callable[[], None]:
         """Start a write: the call returned waits for it (ClusterError if it failed)."""
         return self._waiter(f'writing {obj}', self.ioctx.aio_write, obj, data, offset)
 
-    def _waiter(self, what: str, start: Any, *args: Any) -> Callable[[], None]:
+    def _waiter(self, what: str, start: Any, *args: Any,
+                gone_ok: bool = False) -> Callable[[], None]:
         done = self._call(what, start, *args)
 
         def wait() -> None:
             done.wait_for_complete()  # without the GIL
             r = done.get_return_value()
-            if r < 0 and r != -errno.ENOENT:
+            if r < 0 and not (gone_ok and r == -errno.ENOENT):
                 raise ClusterError(f'{what} in {self.where}: {os.strerror(-r)}')
         return wait
 

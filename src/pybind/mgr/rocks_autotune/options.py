@@ -148,7 +148,7 @@ OPTIONS: Tuple[Opt, ...] = (
         desc='size of the client workload\'s objects (client_space / this many), an '
              'RBD image\'s by default'),
     # deep, as an RBD client's cache keeps it: on the lab 512 wrote the
-    # canary's WAL 2.3-2.6x as fast as 16 (doc/bench/client-depth.md), and
+    # canary's WAL 2.0-2.5x as fast as 16 (doc/bench/client-depth.md), and
     # every steady window is bound by that rate
     Opt('client_threads', type='int', default=512, min=1, max=1024,
         desc='client workload writes in flight (asynchronous, per group)'),

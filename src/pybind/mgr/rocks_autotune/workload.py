@@ -11,8 +11,8 @@ leave the canary out, as many writes in flight at once: the machine's noise
 falls on both groups, the options' effect on C only (doc/bench/split-aa.md).
 Its `read_probe` times 4 KiB reads of C's objects after a steady window.
 `osd-bench` drives `osd bench` on the canary (below the PG layer: no PG log,
-few onodes).  `live` drives nothing: the window
-measures the canary's own client traffic.
+few onodes).  `live` drives nothing: the window measures the canary's own
+client traffic.
 """
 import itertools
 import logging
@@ -316,8 +316,9 @@ class ClientWorkload:
 
     def read_probe(self, seconds: float,
                    objects: Optional[Sequence[str]] = None) -> Optional[ReadProbe]:
-        """A chunk of a probe of `seconds` of reads: `in_flight` readers (READERS at most) timing
-        block reads at random offsets of `objects` (default C's, never R's).
+        """A chunk of a probe of `seconds` of reads: `in_flight` readers
+        (READERS at most) timing block reads at random offsets of `objects`
+        (default C's, never R's).
         The probe once its seconds are read (at once with no object), None
         before.  ClusterError if a read failed (the probe is dropped)."""
         chosen = self.objects if objects is None else list(objects)
