@@ -57,9 +57,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from benchlib import Lab, aa_sd, baseline_trials, log
 from rocks_autotune import power
+from rocks_autotune.store import ENDED
 
 POOL = 'designaa'
-ENDED = ('done', 'stopped', 'aborted', 'failed')
 GUARD, MOST = 0.03, 60  # --compare --rounds: the IOPS guard, and the most rounds tried
 Arm = Tuple[str, int, int, int]  # design, warm-up s, window s, client threads
 THREADS = 16  # client_threads' default until 512 (client-depth.md): what rows without `threads` ran

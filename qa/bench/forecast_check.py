@@ -21,6 +21,7 @@ import sys
 import time
 from typing import Any, Dict, List
 
+# rocks_autotune.store.ENDED: --poll runs inside the release's root, without the module
 ENDED = ('done', 'stopped', 'aborted', 'failed')
 
 

@@ -52,10 +52,10 @@ from rocks_autotune import paired_stats
 from rocks_autotune.rocksdb_options import (NEW_TUNING, NEW_TUNING_LZ4,
                                             PACIFIC_DEFAULT, parse_options,
                                             render_options)
+from rocks_autotune.store import ENDED
 
 POOL = 'sensitivity'
 OSD = 1
-ENDED = ('done', 'stopped', 'aborted', 'failed')
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 # A carried-over shape that stalls at steady state: 64 KiB memtables, two at
