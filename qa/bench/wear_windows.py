@@ -35,6 +35,15 @@ line), `pacific` (rocksdb_options.PACIFIC_DEFAULT: the string the host's
 `new_tuning_lz4` (rocksdb_options); and SPACE_CONFIGS, candidates of the
 module's search space that reach the steady condition within minutes here.
 
+With --client module the load is the module's own instead of fio's:
+workload.ClientWorkload (4 KiB writes at random offsets of 4-MiB objects
+through librados, the module's default writes in flight), over --image-mib
+of objects in every PG of the same pool, filled and overwritten once as a
+session preconditions its canary; each chunk a run of this script inside the
+lab's root (--module-load); `fio_iops` is then that load's IOPS and no
+latency is kept.  The claim a session makes is measured under
+that load on one canary; this measures it on every OSD.
+
 Command line of the run in qa/bench/results/wear-windows.jsonl:
 
     BENCH_LAB_DIR=/var/tmp/wear/lab BENCH_LAB_MON_PORT=21800 \\
@@ -49,6 +58,7 @@ The run in qa/bench/results/wear-windows-space.jsonl (the blog string, then SPAC
 """
 import argparse
 import datetime
+import functools
 import json
 import math
 import os
@@ -65,7 +75,10 @@ from rocks_autotune import perf_counters, rocksdb_stats  # noqa: E402
 from rocks_autotune.rocksdb_options import (NEW_TUNING, NEW_TUNING_LZ4,  # noqa: E402
                                             PACIFIC_DEFAULT, parse_options, parse_sharding,
                                             parse_size)
+from rocks_autotune.cluster import RadosIo  # noqa: E402
+from rocks_autotune.session_settings import Settings  # noqa: E402
 from rocks_autotune.space import MiB, Candidate, SearchSpace, cycle_bytes  # noqa: E402
+from rocks_autotune.workload import FILL_WRITE, NAMESPACE, ClientWorkload  # noqa: E402
 from wear_model_check import SHARDING  # noqa: E402
 
 POOL = 'ratbench'  # run_bench's pool
@@ -115,6 +128,49 @@ def fio_chunk(lab: Lab, seconds: float) -> Dict[str, Any]:
                 bins={int(k): int(v) for k, v in clat.get('bins', {}).items()})
 
 
+def module_chunk(lab: Lab, seconds: float, image_mib: int) -> Dict[str, Any]:
+    """The module's client load for `seconds`, inside the lab's root: writes
+    and seconds (no latency histogram: the module's load keeps none)."""
+    out = lab.lab('exec', '--', 'python3', os.path.abspath(__file__), '--image-mib',
+                  str(image_mib), '--module-load', str(max(1, int(round(seconds)))),
+                  timeout=max(600.0, seconds * 3))
+    return dict(json.loads(out.strip().splitlines()[-1]), p99_ns=None, bins={})
+
+
+def module_fill(lab: Lab, image_mib: int) -> float:
+    """The module's objects written end to end, then every block once: seconds."""
+    t = time.time()
+    out = lab.lab('exec', '--', 'python3', os.path.abspath(__file__), '--image-mib',
+                  str(image_mib), '--module-load', 'fill', timeout=4 * 3600.0)
+    log(f'module load: {out.strip().splitlines()[-1]}')
+    return time.time() - t
+
+
+def module_load(what: str, image_mib: int) -> None:
+    """Inside the lab's root (--module-load): the module's ClientWorkload over
+    image_mib of its objects in every PG of POOL, `fill` or SECONDS of writes;
+    prints one JSON line."""
+    import rados
+    cluster = rados.Rados(conffile=os.environ.get('CEPH_CONF', ''))
+    cluster.connect()
+    try:
+        ioctx = cluster.open_ioctx(POOL)
+        ioctx.set_namespace(NAMESPACE)
+        names = [f'wear.{i}' for i in range(image_mib * MiB // FILL_WRITE)]
+        # a new seed a chunk, or every chunk would write the same offsets
+        load = ClientWorkload(RadosIo(ioctx, POOL, NAMESPACE), names, FILL_WRITE,
+                              in_flight=Settings().client_threads, seed=time.time_ns())
+        if what == 'fill':
+            out = dict(benchlib.fill_all(load), **benchlib.overwrite_all(load))
+        else:
+            nbytes, secs = benchlib.drive_until(load, time.time() + float(what))
+            out = {'writes': nbytes // load.block_size, 'seconds': secs}
+        ioctx.close()
+    finally:
+        cluster.shutdown()
+    print(json.dumps(out))
+
+
 def p99_us(bins: Dict[int, int]) -> Optional[float]:
     """The 99th percentile of a merged fio clat histogram, in microseconds."""
     total = sum(bins.values())
@@ -160,7 +216,7 @@ def loadavg() -> List[float]:
 
 def window(lab: Lab, osds: List[int], name: str, options: str, kind: str,
            limit: float, wal_needed: int, deadline: float, common: Dict[str, Any],
-           min_seconds: float = 0.0) -> List[Dict[str, Any]]:
+           min_seconds: float = 0.0, chunk: Any = fio_chunk) -> List[Dict[str, Any]]:
     """One window over every OSD: `short` one fio run of `limit` s; `steady`
     fio chunks until every OSD compacted below L0 and its WAL passed
     `wal_needed`, and `min_seconds` passed, at most `limit` s (or `deadline`)."""
@@ -179,11 +235,12 @@ def window(lab: Lab, osds: List[int], name: str, options: str, kind: str,
             cut = deadline - time.time() < 5 and limit - (time.time() - t0) >= 5
             break
         rest = min_seconds - (time.time() - t0)  # chunks end at min_seconds
-        r = fio_chunk(lab, left if kind == 'short'
-                      else min(60.0, left, rest if rest >= 5 else 60.0))
+        r = chunk(lab, left if kind == 'short'
+                  else min(60.0, left, rest if rest >= 5 else 60.0))
         writes += r['writes']
         secs += r['seconds']
-        chunk_p99.append(round(r['p99_ns'] / 1000.0, 1))
+        if r['p99_ns'] is not None:
+            chunk_p99.append(round(r['p99_ns'] / 1000.0, 1))
         for k, v in r['bins'].items():
             bins[k] = bins.get(k, 0) + v
         if kind == 'short':
@@ -263,14 +320,19 @@ def run(a: argparse.Namespace) -> None:
         for o in osds:
             benchlib.stats_on(lab, o)
         benchlib.make_pool(lab, POOL)
-        benchlib.ensure_fio(lab)
+        module = a.client == 'module'
         facts = lab.facts()
         log(f'lab: {facts}')
-        fill = benchlib.fio_image(lab, POOL, a.image_mib << 20)
-        log(f'image of {a.image_mib} MiB filled and overwritten once in {fill:.0f} s')
+        if module:
+            fill = module_fill(lab, a.image_mib)
+        else:
+            benchlib.ensure_fio(lab)
+            fill = benchlib.fio_image(lab, POOL, a.image_mib << 20)
+        log(f'{a.image_mib} MiB filled and overwritten once in {fill:.0f} s ({a.client})')
         common = {'lab': lab.dir, 'version': facts['version'], 'commit': facts['commit'],
                   'osds': len(osds), 'image_mib': a.image_mib, 'image_fill_seconds': round(fill),
-                  'steady_min': a.steady_min}
+                  'steady_min': a.steady_min, 'client': a.client}
+        chunk = functools.partial(module_chunk, image_mib=a.image_mib) if module else fio_chunk
         passes: Dict[str, int] = {}
         for name, (setting, options) in order:
             passes[name] = passes.get(name, 0) + 1
@@ -283,12 +345,12 @@ def run(a: argparse.Namespace) -> None:
             restart = round(time.time() - t, 1)
             got = lab.ceph('config', 'show', f'osd.{osds[0]}', benchlib.OPTION).strip()
             log(f'{name}: all OSDs restarted in {restart} s; osd.{osds[0]} runs {got}')
-            benchlib.fio_rbd(lab, POOL, a.warmup, 'randwrite', '4k')
+            chunk(lab, a.warmup)
             for kind, limit in (('short', a.short), ('steady', a.steady_limit)):
                 rows = window(lab, osds, name, options, kind, limit, steady_wal(options),
                               deadline, dict(common, restart_seconds=restart,
                                              option_running=got, warmup=a.warmup,
-                                             config_pass=passes[name]), a.steady_min)
+                                             config_pass=passes[name]), a.steady_min, chunk)
                 with open(a.out, 'a') as f:
                     for r in rows:
                         f.write(json.dumps(r) + '\n')
@@ -422,7 +484,13 @@ def main() -> None:
     ap.add_argument('--steady-min', type=float, default=0.0, metavar='SECONDS',
                     help='a steady window runs at least this long, steady or not')
     ap.add_argument('--until', default='', help='HH:MM UTC: no window runs past it')
+    ap.add_argument('--client', choices=('fio', 'module'), default='fio',
+                    help="the load: fio's rbd engine, or the module's own (default %(default)s)")
+    ap.add_argument('--module-load', metavar='fill|SECONDS', help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.module_load:
+        module_load(a.module_load, a.image_mib)
+        return
     if a.table or a.pairs:
         print(table(a.table) if a.table else pairs(a.pairs))
         return
