@@ -65,7 +65,7 @@ import os
 import statistics
 import sys
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -128,21 +128,25 @@ def fio_chunk(lab: Lab, seconds: float) -> Dict[str, Any]:
                 bins={int(k): int(v) for k, v in clat.get('bins', {}).items()})
 
 
-def module_chunk(lab: Lab, seconds: float, image_mib: int) -> Dict[str, Any]:
-    """The module's client load for `seconds`, inside the lab's root: writes
-    and seconds (no latency histogram: the module's load keeps none)."""
+def run_module_load(lab: Lab, image_mib: int, what: str, timeout: float) -> Dict[str, Any]:
+    """This script's --module-load `what` inside the lab's root: its JSON line."""
     out = lab.lab('exec', '--', 'python3', os.path.abspath(__file__), '--image-mib',
-                  str(image_mib), '--module-load', str(max(1, int(round(seconds)))),
-                  timeout=max(600.0, seconds * 3))
-    return dict(json.loads(out.strip().splitlines()[-1]), p99_ns=None, bins={})
+                  str(image_mib), '--module-load', what, timeout=timeout)
+    return dict(json.loads(out.strip().splitlines()[-1]))
+
+
+def module_chunk(lab: Lab, seconds: float, image_mib: int) -> Dict[str, Any]:
+    """The module's client load for `seconds`: writes and seconds (no latency
+    histogram: the module's load keeps none)."""
+    r = run_module_load(lab, image_mib, str(max(1, int(round(seconds)))),
+                        max(600.0, seconds * 3))
+    return dict(r, p99_ns=None, bins={})
 
 
 def module_fill(lab: Lab, image_mib: int) -> float:
     """The module's objects written end to end, then every block once: seconds."""
     t = time.time()
-    out = lab.lab('exec', '--', 'python3', os.path.abspath(__file__), '--image-mib',
-                  str(image_mib), '--module-load', 'fill', timeout=4 * 3600.0)
-    log(f'module load: {out.strip().splitlines()[-1]}')
+    log(f'module load: {run_module_load(lab, image_mib, "fill", 4 * 3600.0)}')
     return time.time() - t
 
 
@@ -169,6 +173,10 @@ def module_load(what: str, image_mib: int) -> None:
     finally:
         cluster.shutdown()
     print(json.dumps(out))
+
+
+# a run of the load: (lab, seconds) -> writes, seconds, p99_ns, bins
+Chunk = Callable[[Lab, float], Dict[str, Any]]
 
 
 def p99_us(bins: Dict[int, int]) -> Optional[float]:
@@ -216,10 +224,11 @@ def loadavg() -> List[float]:
 
 def window(lab: Lab, osds: List[int], name: str, options: str, kind: str,
            limit: float, wal_needed: int, deadline: float, common: Dict[str, Any],
-           min_seconds: float = 0.0, chunk: Any = fio_chunk) -> List[Dict[str, Any]]:
-    """One window over every OSD: `short` one fio run of `limit` s; `steady`
-    fio chunks until every OSD compacted below L0 and its WAL passed
-    `wal_needed`, and `min_seconds` passed, at most `limit` s (or `deadline`)."""
+           min_seconds: float = 0.0, chunk: Chunk = fio_chunk) -> List[Dict[str, Any]]:
+    """One window over every OSD: `short` one chunk of the load (`chunk`:
+    fio's or the module's) of `limit` s; `steady` chunks until every OSD
+    compacted below L0 and its WAL passed `wal_needed`, and `min_seconds`
+    passed, at most `limit` s (or `deadline`)."""
     load0 = loadavg()
     t0 = time.time()
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')
