@@ -42,7 +42,11 @@ of objects in every PG of the same pool, filled and overwritten once as a
 session preconditions its canary; each chunk a run of this script inside the
 lab's root (--module-load); `fio_iops` is then that load's IOPS and no
 latency is kept.  The claim a session makes is measured under
-that load on one canary; this measures it on every OSD.
+that load on one canary; this measures it on every OSD.  The canary holds a
+replica of every one of the load's objects (client_space), an OSD here
+image x 3 / OSDs: --per-osd-mib sizes the image so that each OSD holds what
+the canary did (in the wear model, compaction per flushed byte grows with
+the DB: wear_model.shape).
 
 Command line of the run in qa/bench/results/wear-windows.jsonl:
 
@@ -330,6 +334,8 @@ def run(a: argparse.Namespace) -> None:
             benchlib.stats_on(lab, o)
         benchlib.make_pool(lab, POOL)
         module = a.client == 'module'
+        if a.per_osd_mib:  # a size-3 pool spreads the image's bytes x 3 over the OSDs
+            a.image_mib = -(-a.per_osd_mib * len(osds) // 3)
         facts = lab.facts()
         log(f'lab: {facts}')
         if module:
@@ -340,6 +346,7 @@ def run(a: argparse.Namespace) -> None:
         log(f'{a.image_mib} MiB filled and overwritten once in {fill:.0f} s ({a.client})')
         common = {'lab': lab.dir, 'version': facts['version'], 'commit': facts['commit'],
                   'osds': len(osds), 'image_mib': a.image_mib, 'image_fill_seconds': round(fill),
+                  'per_osd_mib': round(a.image_mib * 3 / len(osds)),
                   'steady_min': a.steady_min, 'client': a.client}
         chunk = functools.partial(module_chunk, image_mib=a.image_mib) if module else fio_chunk
         passes: Dict[str, int] = {}
@@ -487,6 +494,9 @@ def main() -> None:
                     metavar='NAME=OPTIONS', help='a named option string, set on every OSD '
                     '(repeatable); name it in --configs, repeated for interleaved passes')
     ap.add_argument('--image-mib', type=int, default=4096)
+    ap.add_argument('--per-osd-mib', type=int, default=0, metavar='MIB',
+                    help='instead of --image-mib: the keyspace each OSD holds (image x 3 / '
+                    'OSDs), as a session\'s canary holds all of its client_space')
     ap.add_argument('--warmup', type=float, default=10.0)
     ap.add_argument('--short', type=float, default=60.0)
     ap.add_argument('--steady-limit', type=float, default=900.0)
