@@ -338,6 +338,9 @@ def run(a: argparse.Namespace) -> None:
             a.image_mib = -(-a.per_osd_mib * len(osds) // 3)
         facts = lab.facts()
         log(f'lab: {facts}')
+        if a.fill_on:  # the first config's memtables, not the default's 1 GiB of WAL
+            for o in osds:
+                lab.apply(o, configs[a.fill_on][0])
         if module:
             fill = module_fill(lab, a.image_mib)
         else:
@@ -497,6 +500,8 @@ def main() -> None:
     ap.add_argument('--per-osd-mib', type=int, default=0, metavar='MIB',
                     help='instead of --image-mib: the keyspace each OSD holds (image x 3 / '
                     'OSDs), as a session\'s canary holds all of its client_space')
+    ap.add_argument('--fill-on', metavar='NAME', help='set config NAME on every OSD before '
+                    'the fill (a restart from the release default replays up to 1 GiB of WAL)')
     ap.add_argument('--warmup', type=float, default=10.0)
     ap.add_argument('--short', type=float, default=60.0)
     ap.add_argument('--steady-limit', type=float, default=900.0)
