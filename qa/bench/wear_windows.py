@@ -338,7 +338,7 @@ def run(a: argparse.Namespace) -> None:
             a.image_mib = -(-a.per_osd_mib * len(osds) // 3)
         facts = lab.facts()
         log(f'lab: {facts}')
-        if a.fill_on:  # the first config's memtables, not the default's 1 GiB of WAL
+        if a.fill_on:  # its memtables from the start, not the default's 1 GiB of WAL
             for o in osds:
                 lab.apply(o, configs[a.fill_on][0])
         if module:
