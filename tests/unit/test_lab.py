@@ -354,3 +354,18 @@ def test_a_demo_whose_client_space_is_not_in_bytes_is_refused_before_the_lab(
     with pytest.raises(SystemExit) as e:
         lab.cmd_demo(args)
     assert 'client_space=4G: a size in bytes' in str(e.value)
+
+
+def test_up_sizes_each_osds_device_and_refuses_one_too_small(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Any, capsys: Any) -> None:
+    lab = load_lab(monkeypatch, str(tmp_path / 'lab'))
+    os.makedirs(tmp_path / 'lab')
+    lab.write_conf('fsid', True, 12)
+    assert 'bluestore block size = 12G\n' in (tmp_path / 'lab' / 'ceph.conf').read_text()
+    lab.write_conf('fsid', True)
+    assert 'bluestore block size = 8G\n' in (tmp_path / 'lab' / 'ceph.conf').read_text()
+    monkeypatch.setattr(lab, 'cmd_up', lambda a: pytest.fail('the lab came up'))
+    monkeypatch.setattr(lab.sys, 'argv', ['ceph-lab', 'up', '--osd-gib', '2'])
+    with pytest.raises(SystemExit) as e:
+        lab.main()
+    assert e.value.code == 2 and '--osd-gib must be at least 4' in capsys.readouterr().err
