@@ -212,6 +212,21 @@ def test_unhealthy_mid_session_pauses_without_restarts_then_resumes() -> None:
     assert h.state == 'done' and s.health_checks() == {}
 
 
+def test_a_stop_while_paused_on_health_restores_without_waiting_for_it() -> None:
+    h = Harness()
+    before = h.config_of(0)
+    s = h.start(osd=0, trials=3)
+    h.run(until=lambda s: len(trials(s)) == 2)
+    h.cluster.extra_health = ['OSD_BACKFILLFULL']
+    h.run(until=lambda s: 'ROCKS_AUTOTUNE_PAUSED' in s.health_checks())
+    n, paused_at = len(h.trials), h.clock.now
+    s.request_stop()
+    h.run()  # not failed by unhealthy_timeout, and no trial more
+    assert h.state == 'stopped' and len(h.trials) == n
+    assert h.status['ended'] - paused_at < h.settings.unhealthy_timeout
+    assert_restored(h, 0, before)
+
+
 def test_unhealthy_for_too_long_aborts_and_restores() -> None:
     # the session pauses, then gives up after unhealthy_timeout (60 s): it
     # aborts (restores the canary) and ends failed with the reason

@@ -298,6 +298,8 @@ class Phases(WayOut):
                      'config') if changes else None
 
     def apply(self, now: float) -> Move:
+        if self.s.state == 'stopping':  # no trial in flight: a stop held by a pause ends now
+            return Go(P.RESTORE, 'stopped by request; restoring the canary')
         canary = self.canary
         if canary.clear_stale_noout():
             return self.settings.poll
