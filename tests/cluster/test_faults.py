@@ -307,6 +307,28 @@ def test_5c_unhealthy_too_long_aborts_and_restores(lab: Lab) -> None:
 
 
 @full_only
+def test_5d_a_stop_while_paused_between_trials_restores_at_once(lab: Lab) -> None:
+    before = own(lab, 0)
+    lab.ceph('rocks-autotune', 'start', '--osd', '0', '--trials', '2', '--duration', '10')
+    lab.wait('the first baseline run', lambda: len(history(lab)) >= 1, 600)
+    # OSD_NEARFULL: a warning that holds trials back but not a restart's gate
+    ratio = str(lab.json('osd', 'dump')['nearfull_ratio'])
+    lab.ceph('osd', 'set-nearfull-ratio', '0.01')
+    try:
+        lab.wait('ROCKS_AUTOTUNE_PAUSED',
+                 lambda: 'ROCKS_AUTOTUNE_PAUSED' in health_codes(lab), 300)
+        assert lab.status()['phase'] == 'apply'
+        n = len(history(lab))
+        lab.ceph('rocks-autotune', 'stop')
+        st = wait_ended(lab)
+        assert 'OSD_NEARFULL' in health_codes(lab)  # ended while the warning stood
+    finally:
+        lab.ceph('osd', 'set-nearfull-ratio', ratio)
+    assert st['state'] == 'stopped' and len(history(lab)) == n, st
+    assert_clean(lab, 0, before)
+
+
+@full_only
 def test_6a_no_orchestrator_is_manual_mode(lab: Lab) -> None:
     before = own(lab, 1)
     lab.ceph('orch', 'set', 'backend', '')  # config rm would not reach the running mgr
