@@ -307,7 +307,7 @@ def test_5c_unhealthy_too_long_aborts_and_restores(lab: Lab) -> None:
 
 
 @full_only
-def test_5d_a_stop_while_paused_between_trials_restores_at_once(lab: Lab) -> None:
+def test_5f_a_stop_while_paused_between_trials_restores_at_once(lab: Lab) -> None:
     before = own(lab, 0)
     lab.ceph('rocks-autotune', 'start', '--osd', '0', '--trials', '2', '--duration', '10')
     lab.wait('the first baseline run', lambda: len(history(lab)) >= 1, 600)
