@@ -332,7 +332,7 @@ def run(a: argparse.Namespace) -> None:
                      for n in (SPACE_CONFIGS if x == 'space' else [x])]
         for o in osds:
             benchlib.stats_on(lab, o)
-        benchlib.make_pool(lab, POOL)
+        benchlib.make_pool(lab, POOL, a.pg_num)
         module = a.client == 'module'
         if a.per_osd_mib:  # a size-3 pool spreads the image's bytes x 3 over the OSDs
             a.image_mib = -(-a.per_osd_mib * len(osds) // 3)
@@ -349,7 +349,7 @@ def run(a: argparse.Namespace) -> None:
         log(f'{a.image_mib} MiB filled and overwritten once in {fill:.0f} s ({a.client})')
         common = {'lab': lab.dir, 'version': facts['version'], 'commit': facts['commit'],
                   'osds': len(osds), 'image_mib': a.image_mib, 'image_fill_seconds': round(fill),
-                  'per_osd_mib': round(a.image_mib * 3 / len(osds)),
+                  'per_osd_mib': round(a.image_mib * 3 / len(osds)), 'pg_num': a.pg_num,
                   'steady_min': a.steady_min, 'client': a.client}
         chunk = functools.partial(module_chunk, image_mib=a.image_mib) if module else fio_chunk
         passes: Dict[str, int] = {}
@@ -500,6 +500,8 @@ def main() -> None:
     ap.add_argument('--per-osd-mib', type=int, default=0, metavar='MIB',
                     help='instead of --image-mib: the keyspace each OSD holds (image x 3 / '
                     'OSDs), as a session\'s canary holds all of its client_space')
+    ap.add_argument('--pg-num', type=int, default=32, help='the pool\'s PGs (default '
+                    '%(default)s; a session\'s canary held 50 of the demo pool\'s 64)')
     ap.add_argument('--fill-on', metavar='NAME', help='set config NAME on every OSD before '
                     'the fill (a restart from the release default replays up to 1 GiB of WAL)')
     ap.add_argument('--warmup', type=float, default=10.0)
