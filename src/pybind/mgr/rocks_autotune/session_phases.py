@@ -250,10 +250,15 @@ class Phases(WayOut):
         self.canary.prepare()
         return Go(P.NEXT)
 
+    def stopped(self) -> Optional[Go]:
+        """A requested stop's move, taken where no trial is in flight."""
+        return (Go(P.RESTORE, 'stopped by request; restoring the canary')
+                if self.s.state == 'stopping' else None)
+
     def next_trial(self) -> Move:
         s = self.s
-        if s.state == 'stopping':
-            return Go(P.RESTORE, 'stopped by request; restoring the canary')
+        if (stop := self.stopped()) is not None:
+            return stop
         trial = self.search.next_trial(self.osd)
         if trial is None:
             self.search.plan_confirmation(s.plan)
@@ -264,8 +269,8 @@ class Phases(WayOut):
 
     def next_confirmation(self) -> Move:
         s = self.s
-        if s.state == 'stopping':
-            return Go(P.RESTORE, 'stopped by request; restoring the canary')
+        if (stop := self.stopped()) is not None:
+            return stop
         conf = self.search.confirmation()
         nxt = conf.next()
         if nxt is None:
@@ -298,8 +303,8 @@ class Phases(WayOut):
                      'config') if changes else None
 
     def apply(self, now: float) -> Move:
-        if self.s.state == 'stopping':  # no trial in flight: a stop held by a pause ends now
-            return Go(P.RESTORE, 'stopped by request; restoring the canary')
+        if (stop := self.stopped()) is not None:  # a stop held by a pause ends here
+            return stop
         canary = self.canary
         if canary.clear_stale_noout():
             return self.settings.poll
