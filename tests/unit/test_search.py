@@ -267,3 +267,20 @@ def test_the_time_said_does_not_count_the_preconditioning_as_every_measurements_
     plain = sr.time_said(canary, preconditioned=False)
     # each of the 3 search measurements left: 15 s, not 255 s
     assert plain.expected_seconds - pre.expected_seconds >= 3 * 240.0
+
+
+def test_the_search_left_is_counted_at_the_mean_candidate_window_not_the_median() -> None:
+    # defaults run 4 (wear, 512 in flight): candidates the WAL limit flushes ran
+    # windows of 357-380 s beside 47-66 s; at the median the forecast said 461 s
+    # left with 7 candidates to go
+    sr, _ = search()
+    sr.params = replace(sr.params, trials=4)
+    canary = sr.s.canaries['1']
+    for _ in range(2):
+        record(sr, 'baseline', 'baseline', measured(1000))
+    sr.baseline_measured(1)
+    for seconds in (10.0, 10.0, 100.0):  # the runs' windows are 10 s
+        record(sr, 'candidate', 'infeasible', replace(measured(900), seconds=seconds))
+        sr.s.trials[-1].seconds = seconds + 5.0  # 5 s around each window
+    t = sr.time_said(canary, preconditioned=False)
+    assert t.keep_seconds == pytest.approx(1 * (5.0 + 40.0))
