@@ -747,11 +747,14 @@ def restore(lab: Lab, osd: int) -> None:
         lab.ceph('config', 'rm', f'osd.{osd}', opt, check=False)
 
 
+REPLICAS = 3  # make_pool's size: an OSD holds REPLICAS / OSDs of the pool's bytes
+
+
 def make_pool(lab: 'Lab', pool: str, pg_num: int = 32) -> None:
-    """A size-3 rbd pool of `pg_num` PGs (kept if there), then active+clean."""
+    """A size-REPLICAS rbd pool of `pg_num` PGs (kept if there), then active+clean."""
     if pool not in lab.ceph_json('osd', 'pool', 'ls'):
         lab.ceph('osd', 'pool', 'create', pool, str(pg_num), str(pg_num), 'replicated',
-                 '--size', '3')
+                 '--size', str(REPLICAS))
         lab.ceph('osd', 'pool', 'set', pool, 'min_size', '2')
         lab.ceph('osd', 'pool', 'application', 'enable', pool, 'rbd')
     lab.wait('active+clean', lab.active_clean)

@@ -334,8 +334,8 @@ def run(a: argparse.Namespace) -> None:
             benchlib.stats_on(lab, o)
         benchlib.make_pool(lab, POOL, a.pg_num)
         module = a.client == 'module'
-        if a.per_osd_mib:  # a size-3 pool spreads the image's bytes x 3 over the OSDs
-            a.image_mib = -(-a.per_osd_mib * len(osds) // 3)
+        if a.per_osd_mib:  # the pool spreads the image's bytes x REPLICAS over the OSDs
+            a.image_mib = -(-a.per_osd_mib * len(osds) // benchlib.REPLICAS)
         facts = lab.facts()
         log(f'lab: {facts}')
         if a.fill_on:  # its memtables from the start, not the default's 1 GiB of WAL
@@ -349,7 +349,8 @@ def run(a: argparse.Namespace) -> None:
         log(f'{a.image_mib} MiB filled and overwritten once in {fill:.0f} s ({a.client})')
         common = {'lab': lab.dir, 'version': facts['version'], 'commit': facts['commit'],
                   'osds': len(osds), 'image_mib': a.image_mib, 'image_fill_seconds': round(fill),
-                  'per_osd_mib': round(a.image_mib * 3 / len(osds)), 'pg_num': a.pg_num,
+                  'per_osd_mib': round(a.image_mib * benchlib.REPLICAS / len(osds)),
+                  'pg_num': a.pg_num,
                   'steady_min': a.steady_min, 'client': a.client}
         chunk = functools.partial(module_chunk, image_mib=a.image_mib) if module else fio_chunk
         passes: Dict[str, int] = {}
