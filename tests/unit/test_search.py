@@ -284,3 +284,32 @@ def test_the_search_left_is_counted_at_the_mean_candidate_window_not_the_median(
         sr.s.trials[-1].seconds = seconds + 5.0  # 5 s around each window
     t = sr.time_said(canary, preconditioned=False)
     assert t.keep_seconds == pytest.approx(1 * (5.0 + 40.0))
+
+
+def test_before_any_candidate_a_wear_search_window_counts_the_wal_limits_share() -> None:
+    # the same run: the first candidate's window ran 380 s, the forecast had
+    # counted the runs' 45 s for all 12
+    sr, _ = search()
+    sr.settings = replace(sr.settings, objective='wear')
+    sr.space.max_total_wal_size = 100 * MiB
+    canary = sr.s.canaries['1']
+    for _ in range(2):  # 10-s windows at 1 MiB/s of WAL: the limit passed in 100 s
+        record(sr, 'baseline', 'baseline', measured(1000, wal_bytes=10 * MiB))
+    sr.baseline_measured(1)
+    sr.s.wal_flushed_prior = 0.5
+    t = sr.time_said(canary, preconditioned=False)
+    assert t.keep_seconds == pytest.approx(2 * (5.0 + 10.0 + 0.5 * (100.0 - 10.0)))
+    sr.settings = replace(sr.settings, objective='iops')  # its windows end by the clock
+    assert sr.time_said(canary, preconditioned=False).keep_seconds == pytest.approx(
+        2 * (5.0 + 10.0))
+
+
+def test_the_wal_limits_share_is_drawn_with_the_prior_under_wear_only() -> None:
+    sr, _ = search()
+    sr.settings = replace(sr.settings, objective='wear')
+    sr.space.max_total_wal_size = 64 * MiB
+    sr._draw_prior()
+    assert sr.s.wal_flushed_prior is not None and 0.0 < sr.s.wal_flushed_prior < 1.0
+    sr, _ = search()
+    sr._draw_prior()
+    assert sr.s.wal_flushed_prior is None

@@ -21,7 +21,7 @@ from .store import SessionState
 from .trial import Trial
 from .views import TimeSaid
 from .window import (WindowEnd, fill_rate, precondition_left, steady_bytes, steady_cap,
-                     steady_length, steady_window, steady_window_bytes)
+                     steady_length, steady_window, steady_window_bytes, wal_rate)
 from .workload import CLIENT, LazyClientWorkload
 
 log = logging.getLogger(__name__)
@@ -89,6 +89,9 @@ class Search:
             s.reach_prior = 1.0 if cap is None or not drawn else sum(
                 self._steady_need(c) <= cap for c in drawn) / len(drawn)
             return
+        fams, wal = space.column_families, space.max_total_wal_size
+        s.wal_flushed_prior = (sum(wear_model.wal_flushed(c, fams, wal) for c in drawn)
+                               / len(drawn) if drawn else 0.0)
         cal = self.wear_calibration() if s.baseline is not None else None
         ok = [c for c in drawn if self.steady_judgeable(c, cap)
               and (cal is None or self.predicted_ratio(c, cal) * (
@@ -381,12 +384,7 @@ class Search:
                  else 0.0)
         over = median([t.seconds - m.seconds - (m.settled or 0.0) - (first if k == 0 else 0.0)
                        for k, (t, m) in enumerate(done)]) if done else st.warmup + 60.0
-        # the search's windows left sum to their count x the mean of the candidates'
-        # so far (the runs' before any): a median missed the long ones, those the
-        # WAL limit flushes under wear (defaults run 4: 47-66 s and 357-380 s)
-        cands = [m.seconds for t, m in done if t.kind == 'candidate']
-        per_search = over + (mean(cands or [m.seconds for _, m in done]) if done
-                             else self.params.duration)
+        per_search = over + self._search_window(done)
         search, confirmation, steadies = self.left()
         # the preconditioning's rest: its overwrite pass at the rate so far,
         # else its limit (when the DB compacts is the DB's to say)
@@ -424,6 +422,23 @@ class Search:
                         steady is not None and math.isinf(steady), limit, window, steadies,
                         need, max(0.0, left), max(0.0, expected),
                         None if s.confirm else alone, max(0.0, finalist), chance, passes)
+
+    def _search_window(self, done: List[Tuple[Trial, Measurement]]) -> float:
+        """A search window's expected length (the windows left sum to their count
+        x it): the mean of the candidates' so far, a median missing the long ones
+        (defaults run 4, wear: 47-66 s and 357-380 s); before any, the runs', and
+        under wear for the share of the space the WAL limit flushes, as long as
+        their WAL takes to pass it at the runs' rate (window_end)."""
+        cands = [m.seconds for t, m in done if t.kind == 'candidate']
+        if cands:
+            return mean(cands)
+        runs = mean(m.seconds for _, m in done) if done else self.params.duration
+        share, rate = self.s.wal_flushed_prior, wal_rate(m for _, m in done)
+        if not self.settings.wear or not share or not rate:
+            return runs
+        # only a set max_total_wal_size can flush first (RocksDB's own is 4 x memtables)
+        passed = min(self._steady_window_limit(), self.space.max_total_wal_size / rate)
+        return runs + share * max(0.0, passed - runs)
 
     def _reach_share(self) -> float:
         """Before the confirmation, the share of the feasible candidates whose

@@ -126,7 +126,8 @@ class StartRecord:
 
 
 # the head's fields JSON leaves out while they are None
-_UNSET = ('final', 'other_checks', 'noise', 'steady_cap', 'feasible_prior', 'reach_prior')
+_UNSET = ('final', 'other_checks', 'noise', 'steady_cap', 'feasible_prior', 'reach_prior',
+          'wal_flushed_prior')
 # the session's records that are objects, by key: stored by their to_json
 _RECORDS: Dict[str, Any] = {'client': ClientRecord, 'current': Trial, 'confirm': ConfirmRecord,
                             'noise': Noise, 'steady_cap': SteadyCap, 'plan': MeasurementPlan,
@@ -169,6 +170,9 @@ class SessionState(StartRecord):
     # can reach steady state; None before preconditioning or the WAL rate
     feasible_prior: Optional[float] = None
     reach_prior: Optional[float] = None
+    # under wear, the share of those drawn that the WAL limit flushes (their
+    # search window runs until their WAL passed it: Search.window_end)
+    wal_flushed_prior: Optional[float] = None
 
     def head_json(self) -> Dict[str, Any]:
         """The head as JSON: not the start record, the trials nor the confirmation."""
