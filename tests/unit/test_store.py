@@ -114,7 +114,7 @@ def test_the_typed_records_match_what_is_written() -> None:
     # the end; the first health look; the noise and the steady windows' WAL
     # bound, once the baseline is measured: not in the head until set
     unset = {'final', 'other_checks', 'noise', 'steady_cap',
-             'feasible_prior', 'reach_prior'}
+             'feasible_prior', 'reach_prior', 'wal_flushed_prior'}
     keys = set(json.loads(h.saved[-1]))
     canary = {f.name for f in fields(CanaryRecord)}
     assert set(s.s.to_json()) == keys
@@ -123,8 +123,10 @@ def test_the_typed_records_match_what_is_written() -> None:
         'version', 'paused_since'}
     assert set(s.canary.rec.to_json()) == canary - {'precondition'}
     h.run()
-    # an iops session's: feasible_prior is the wear search's (its is reach_prior)
-    assert set(json.loads(h.saved[-1])) == keys | unset - {'feasible_prior'} | {'confirm'}
+    # an iops session's: feasible_prior and wal_flushed_prior are the wear search's
+    # (its is reach_prior)
+    assert set(json.loads(h.saved[-1])) == keys | unset - {
+        'feasible_prior', 'wal_flushed_prior'} | {'confirm'}
     assert set(s.canary.rec.to_json()) == canary - {'precondition'}
     h = Harness(client_space=8 << 20, client_object_size=1 << 20, steady_window_limit=10.0,
                 precondition_limit=10.0)
