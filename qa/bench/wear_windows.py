@@ -343,7 +343,9 @@ def run(a: argparse.Namespace) -> None:
         if a.fill_on:  # its memtables from the start, not the default's 1 GiB of WAL
             for o in osds:
                 lab.apply(o, configs[a.fill_on][0])
-        if module:
+        if a.filled:  # a run before on this lab (--keep-lab) filled the same image
+            fill = 0.0
+        elif module:
             fill = module_fill(lab, a.image_mib)
         else:
             benchlib.ensure_fio(lab)
@@ -514,6 +516,8 @@ def main() -> None:
     ap.add_argument('--warmup', type=float, default=10.0)
     ap.add_argument('--short', type=float, default=60.0)
     ap.add_argument('--steady-limit', type=float, default=900.0)
+    ap.add_argument('--filled', action='store_true', help='the lab\'s image is filled '
+                    'already (a run before with the same image, --keep-lab): no fill')
     ap.add_argument('--settle', type=float, default=0.0, metavar='SECONDS',
                     help='between the short and the steady window, the load that long '
                     '(rows of window "settle"): the steady window further from the switch')
