@@ -485,6 +485,26 @@ def pairs(path: str) -> str:
     return '\n'.join(out)
 
 
+def terms(path: str) -> str:
+    """Each settle and steady window, OSD by OSD: RocksDB's flush and
+    compaction bytes per WAL byte (the parts a config changes; the WAL per
+    client byte it does not), and the WAL limits the window passed."""
+    out = ['| started | config | pass | window | steady-min | osd | seconds | WAL limits '
+           '| flush / WAL | compaction / WAL | DB used MiB |', '|---' * 11 + '|']
+    for r in (json.loads(x) for x in open(path) if x.strip()):
+        wal, limit = r['rocksdb_wal_bytes'], parse_size(
+            parse_options(r['options']).get('max_total_wal_size', '0'))
+        if r['window'] == 'short' or not wal:
+            continue
+        out.append(f'| {r["started"][11:19]} | {r["config"]} | {r["config_pass"]} '
+                   f'| {r["window"]} | {r.get("steady_min", 0):.0f} | {r["osd"]} '
+                   f'| {r["seconds"]:.0f} | {f"{wal / limit:.1f}" if limit else "–"} '
+                   f'| {r["rocksdb_flush_bytes"] / wal:.3f} '
+                   f'| {r["rocksdb_compaction_bytes"] / wal:.3f} '
+                   f'| {r["db_used_bytes_end"] >> 20} |')
+    return '\n'.join(out)
+
+
 def named_config(text: str) -> Tuple[str, str]:
     name, sep, options = text.partition('=')
     if not sep or not name or not options:
@@ -499,6 +519,8 @@ def main() -> None:
     ap.add_argument('--table', metavar='FILE', help='no lab: print the markdown table of FILE')
     ap.add_argument('--pairs', metavar='FILE', help='no lab: the second config over the '
                     'first in FILE, pass by pass')
+    ap.add_argument('--terms', metavar='FILE', help='no lab: flush and compaction per WAL '
+                    'byte of each steady window in FILE')
     ap.add_argument('--out', default=OUT, help='JSONL appended to (default %(default)s)')
     ap.add_argument('--configs', default='', help='only these, comma-separated, in order '
                     '(space: every SPACE_CONFIGS one)')
@@ -531,8 +553,8 @@ def main() -> None:
     if a.module_load:
         module_load(a.module_load, a.image_mib)
         return
-    if a.table or a.pairs:
-        print(table(a.table) if a.table else pairs(a.pairs))
+    if a.table or a.pairs or a.terms:
+        print(table(a.table) if a.table else pairs(a.pairs) if a.pairs else terms(a.terms))
         return
     run(a)
 
