@@ -15,9 +15,7 @@ as run-bench's client check), after a 10-s warm-up:
   WAL bytes exceed write_buffer_size x min_write_buffer_number_to_merge x
   level0_file_num_compaction_trigger x 12 (column families) of the config,
   at most --steady-limit (900) s; with --steady-min, at least that long
-  (equal windows for strings whose L0 cycles differ in length); with
-  --settle, after the load ran that long past the short window (a window of
-  its own, `settle`): the LSM's levels were shaped by the config before.
+  (equal windows for strings whose L0 cycles differ in length).
 
 Per (config, window, OSD) one JSON line in qa/bench/results/wear-windows.jsonl,
 written as each window ends: seconds, the OSD's client bytes (osd.op_w_in_bytes
@@ -355,7 +353,7 @@ def run(a: argparse.Namespace) -> None:
                   'osds': len(osds), 'image_mib': a.image_mib, 'image_fill_seconds': round(fill),
                   'per_osd_mib': round(a.image_mib * benchlib.REPLICAS / len(osds)),
                   'pg_num': a.pg_num,
-                  'steady_min': a.steady_min, 'settle': a.settle, 'client': a.client}
+                  'steady_min': a.steady_min, 'client': a.client}
         chunk = functools.partial(module_chunk, image_mib=a.image_mib) if module else fio_chunk
         passes: Dict[str, int] = {}
         for name, (setting, options) in order:
@@ -370,15 +368,11 @@ def run(a: argparse.Namespace) -> None:
             got = lab.ceph('config', 'show', f'osd.{osds[0]}', benchlib.OPTION).strip()
             log(f'{name}: all OSDs restarted in {restart} s; osd.{osds[0]} runs {got}')
             chunk(lab, a.warmup)
-            # --settle: the load run that long between them, counted apart
-            windows = [('short', a.short, 0.0)] + ([('settle', a.settle, a.settle)]
-                                                   if a.settle else [])
-            for kind, limit, least in windows + [('steady', a.steady_limit, a.steady_min)]:
-                rows = window(lab, osds, name, options, kind, limit,
-                              steady_wal(options) if kind == 'steady' else 0,
+            for kind, limit in (('short', a.short), ('steady', a.steady_limit)):
+                rows = window(lab, osds, name, options, kind, limit, steady_wal(options),
                               deadline, dict(common, restart_seconds=restart,
                                              option_running=got, warmup=a.warmup,
-                                             config_pass=passes[name]), least, chunk)
+                                             config_pass=passes[name]), a.steady_min, chunk)
                 with open(a.out, 'a') as f:
                     for r in rows:
                         f.write(json.dumps(r) + '\n')
@@ -486,7 +480,7 @@ def pairs(path: str) -> str:
 
 
 def terms(path: str) -> str:
-    """Each settle and steady window, OSD by OSD: RocksDB's flush and
+    """Each steady window, OSD by OSD: RocksDB's flush and
     compaction bytes per WAL byte (the parts a config changes; the WAL per
     client byte it does not), and the WAL limits the window passed."""
     out = ['| started | config | pass | window | steady-min | osd | seconds | WAL limits '
@@ -540,9 +534,6 @@ def main() -> None:
     ap.add_argument('--steady-limit', type=float, default=900.0)
     ap.add_argument('--filled', action='store_true', help='the lab\'s image is filled '
                     'already (a run before with the same image, --keep-lab): no fill')
-    ap.add_argument('--settle', type=float, default=0.0, metavar='SECONDS',
-                    help='between the short and the steady window, the load that long '
-                    '(rows of window "settle"): the steady window further from the switch')
     ap.add_argument('--steady-min', type=float, default=0.0, metavar='SECONDS',
                     help='a steady window runs at least this long, steady or not')
     ap.add_argument('--until', default='', help='HH:MM UTC: no window runs past it')
