@@ -486,10 +486,10 @@ def terms(path: str) -> str:
     out = ['| started | config | pass | window | steady-min | osd | seconds | WAL limits '
            '| flush / WAL | compaction / WAL | DB used MiB |', '|---' * 11 + '|']
     for r in (json.loads(x) for x in open(path) if x.strip()):
-        wal, limit = r['rocksdb_wal_bytes'], parse_size(
-            parse_options(r['options']).get('max_total_wal_size', '0'))
+        wal = r['rocksdb_wal_bytes']
         if r['window'] == 'short' or not wal:
             continue
+        limit = parse_size(parse_options(r['options']).get('max_total_wal_size', '0'))
         out.append(f'| {r["started"][11:19]} | {r["config"]} | {r["config_pass"]} '
                    f'| {r["window"]} | {r.get("steady_min", 0):.0f} | {r["osd"]} '
                    f'| {r["seconds"]:.0f} | {f"{wal / limit:.1f}" if limit else "–"} '
