@@ -248,8 +248,13 @@ def test_a_candidate_that_passes_at_a_look_is_done() -> None:
     # first look that can pass one, after round 6 of 8 (at 8 rounds' level,
     # 5 rounds' best p-value, 1/32, is too large), and the confirmation ends there
     h, s = confirming(Harness(), confirm_rounds=8)
+    h.run(until=in_confirmation('measure', 0, 0))
+    # as expected at its start, at a gain far over the margin and next to no noise
+    expected = s.search.confirmation().expected_planned(
+        {t.index: 0.5 for t in s.s.trials}, 1e-9)
     h.run()
     conf = s.s.confirm
+    assert expected == len(measured(s)) == 6 * 3
     assert conf.sequential and conf.level == power.look_level(8) > 1 - 2 / 32
     assert len(conf.orders) == 6 and [a.passed for a in conf.arms] == [6, 6]
     result = verdict(s)

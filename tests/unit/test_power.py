@@ -9,7 +9,7 @@ from typing import Any, List
 import pytest
 
 from rocks_autotune import power
-from rocks_autotune.paired_stats import MIN_ROUNDS, Summary, margin_log
+from rocks_autotune.paired_stats import DROP_AFTER, MIN_ROUNDS, Summary, margin_log
 
 MARGIN = 0.03
 
@@ -224,3 +224,30 @@ def test_at_the_lab_noise_one_finalist_takes_every_round() -> None:
     # capped by the most rounds a confirmation may have
     capped = power.design(0.10, 3, 10, MARGIN, 0.10, 15)
     assert (capped.candidates, capped.rounds) == (1, 15)
+
+
+def test_a_finalists_rounds_end_where_the_confirmation_ends_them() -> None:
+    # noise-free rounds: far above the margin a finalist passes at the first
+    # look that can pass one (after round 6 of 8: test_confirm's
+    # test_a_candidate_that_passes_at_a_look_is_done), far below it is
+    # dropped as soon as a drop is allowed; without looks it runs every round
+    assert set(power.stop_rounds((), 0.5, 1e-9, 8, MARGIN)) == {6}
+    assert set(power.stop_rounds((), -0.5, 1e-9, 8, MARGIN)) == {DROP_AFTER}
+    assert set(power.stop_rounds((), 0.5, 1e-9, 8, MARGIN, sequential=False)) == {8}
+    # rounds already run are kept: three far below, then far above, still dropped
+    assert set(power.stop_rounds((-0.5,) * 3, 0.5, 1e-9, 8, MARGIN)) == {DROP_AFTER + 1}
+    # measurements after round 2: the baseline once a round while an arm is in,
+    # each arm until its end
+    assert power.rounds_left([((), 0.5), ((), -0.5)], 2, 1e-9, 8, MARGIN) == (
+        (6 - 2) + (6 - 2) + (DROP_AFTER - 2))
+
+
+def test_at_the_noise_a_finalist_no_better_than_the_margin_is_mostly_dropped_early() -> None:
+    # defaults run iops 3: a finalist with a 1-6% chance of passing, dropped
+    # after 4 of 10 rounds; the forecast had counted all 10
+    stops = power.stop_rounds((), 0.0, 0.066, 10, MARGIN)
+    assert DROP_AFTER <= min(stops) and max(stops) <= 10
+    assert 4 < sum(stops) / len(stops) < 7
+    # a finalist well over the margin is seldom dropped: it runs to a look that passes it
+    strong = power.stop_rounds((), 0.25, 0.066, 10, MARGIN)
+    assert sum(n < 10 for n in strong) > 0.9 * len(strong)

@@ -194,15 +194,22 @@ def test_a_feasible_candidate_makes_a_finalist_certain_and_its_gain_its_passing(
         record(sr, 'candidate', 'feasible', measured(iops))
         sr.s.trials[-1].score = -math.log(iops / sr.s.baseline.iops)
         return sr, sr.time_said(sr.s.canaries['1'], preconditioned=False)
-    sr, fast = said(1200.0)
-    plan = sr.s.noise.plan
+    fast_sr, fast = said(1200.0)
+    plan = fast_sr.s.noise.plan
     assert fast.finalist_chance == 1.0 and plan.rounds == 5
     assert fast.pass_chance == pytest.approx(power.confirm_rate(
-        1200.0 / sr.s.baseline.iops - 1.0, plan.sd, plan.rounds, plan.margin))
-    _, even = said(1005.0)
+        1200.0 / fast_sr.s.baseline.iops - 1.0, plan.sd, plan.rounds, plan.margin))
+    even_sr, even = said(1005.0)
     assert even.pass_chance < 0.5 < fast.pass_chance
-    # the rounds are expected whole, the steady windows at the pass chance
+    # the steady windows at the pass chance
     assert even.expected_seconds < fast.expected_seconds <= fast.finalist_seconds
+    # and the rounds as its gain says (defaults run iops 3: a finalist at a
+    # 1-6% chance dropped after 4 of 10 rounds, the forecast counting all 10):
+    # the weak one mostly dropped after 3 or 4 of the 5
+    # (the strong one runs all 5: a pass at the last look ends nothing early)
+    whole = even_sr.left()[1]
+    assert whole == 10 and even_sr._rounds_expected(whole) < 0.8 * whole
+    assert fast_sr._rounds_expected(whole) == whole
 
 
 def test_the_time_said_counts_a_read_probe_after_each_steady_window_of_the_client_load() -> None:

@@ -11,7 +11,7 @@ Where it stands is read from those trials, so a new active mgr measures no
 """
 import random
 from dataclasses import asdict, dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import paired_stats, perf_counters, power, steady_check
 from .measurement_plan import BASELINE, SPLIT, MeasurementPlan, Slot
@@ -453,6 +453,19 @@ class Confirmation:
         rec, r, active = self.rec, len(self.rec.orders) - 1, self.active()
         left = sum(not self._done(r, a) for a in rec.orders[r]) if r >= 0 else 0
         return left + ((rec.rounds - len(rec.orders)) * (len(active) + 1) if active else 0)
+
+    def expected_planned(self, gains: Mapping[int, float], sd: float) -> float:
+        """Round measurements still to come, as expected: each arm still in
+        drawn on from its rounds so far at its search gain (`gains`, by
+        trial) and noise `sd`, with the drops and looks of `_look`
+        (power.rounds_left); at most `planned`."""
+        rec, r = self.rec, len(self.rec.orders) - 1
+        left = sum(not self._done(r, a) for a in rec.orders[r]) if r >= 0 else 0
+        rounds, sign = self.rounds(), 1.0 if rec.direction == paired_stats.HIGHER else -1.0
+        arms = [([sign * x for x in paired_stats.paired(rounds, a.arm, BASELINE, rec.objective)],
+                 gains.get(a.trial, 0.0)) for a in rec.arms if not a.out and not a.passed]
+        return min(self.planned(), left + power.rounds_left(
+            arms, len(rec.orders), sd, rec.rounds, rec.margin, rec.sequential))
 
     def steady_planned(self) -> int:
         """Steady-window measurements still to come, at most: two a pair for

@@ -15,13 +15,15 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from .paired_stats import LEVEL, MIN_ROUNDS, cut, log_ratio, margin_log, signed_rank_cdf
+from .paired_stats import (DROP_AFTER, HIGHER, LEVEL, MIN_ROUNDS, Summary, clears, cut, futile,
+                           log_ratio, margin_log, signed_rank_cdf)
 from .record import Record
 
 POWER = 0.90  # what "can confirm" means: 9 times in 10
 ALPHA = (1.0 - LEVEL) / 2.0  # one side of the 90% interval: a candidate at the margin passes <= 5%
 PLAN_CONFIDENCE = 0.80  # the A/A sd's upper confidence limit a plan takes
 SIMS = 8000
+STOP_SIMS = 400  # a forecast's: its mean round within ~0.1 round
 SEED = 20261126
 
 
@@ -110,6 +112,43 @@ def rounds_for(gain: float, sd: float, margin: float, most: int) -> Optional[int
         if d is not None and d <= gain:
             return n
     return None
+
+
+@lru_cache(maxsize=256)
+def stop_rounds(observed: Tuple[float, ...], gain: float, sd: float, rounds: int,
+                margin: float, sequential: bool = True) -> Tuple[int, ...]:
+    """Per seeded draw, the round after which an arm's rounds end, `observed`
+    of them done (log-ratios, higher better) and the rest drawn at its `gain`
+    and noise `sd`: at the first look that passes it (`sequential`) or, from
+    DROP_AFTER on, that leaves it no way to pass; else at `rounds`
+    (confirm.Confirmation._look, at its level)."""
+    level, e = look_level(rounds), math.log1p(gain)
+    rng = random.Random(f'{SEED}/stop/{rounds}/{observed}/{gain}')
+    out = []
+    for _ in range(STOP_SIMS):
+        xs = list(observed)
+        while len(xs) < rounds:
+            xs.append(e + sd * rng.gauss(0.0, 1.0))
+            n = len(xs)
+            if n == rounds or n >= DROP_AFTER and futile(xs, rounds - n, HIGHER, margin, level):
+                break
+            if sequential and clears(Summary.of(xs, level), HIGHER, margin):
+                break
+        out.append(len(xs))
+    return tuple(out)
+
+
+def rounds_left(arms: Sequence[Tuple[Sequence[float], float]], done: int, sd: float,
+                rounds: int, margin: float, sequential: bool = True) -> float:
+    """The round measurements expected after round `done` (one a round for the
+    baseline, one for each arm still in it), the arms as (observed log-ratios,
+    gain): what Confirmation.planned counts at most, with its drops and looks."""
+    if not arms:
+        return 0.0
+    stops = [stop_rounds(tuple(round(x, 6) for x in xs), round(g, 4), sd, rounds, margin,
+                         sequential) for xs, g in arms]
+    return sum(max(0, max(s) - done) + sum(max(0, n - done) for n in s)
+               for s in zip(*stops)) / float(STOP_SIMS)
 
 
 @dataclass

@@ -394,6 +394,8 @@ class Search:
                    if preconditioned and not (pre is not None and pre.done) else 0.0)
         alone = pending + search * per_search  # the search: all a keep session runs
         rounds = confirmation * (over + window)
+        # as expected: a finalist at a small gain is mostly dropped early
+        rounds_expected = self._rounds_expected(confirmation) * (over + window)
         # each steady window is followed by its read probe under the client load
         probe = st.read_probe if self.params.workload == CLIENT else 0.0
         left = alone + rounds + steadies * (over + limit + probe)  # each window at its limit
@@ -417,11 +419,32 @@ class Search:
             left -= min(at_most, ran)
             finalist -= min(expected_length, ran)
         chance, passes = self.finalist_chance(), self.pass_chance()
-        expected = alone + chance * max(0.0, finalist - alone - (1.0 - passes) * steady_cost)
+        expected = alone + chance * max(0.0, finalist - alone - (rounds - rounds_expected)
+                                        - (1.0 - passes) * steady_cost)
         return TimeSaid(None if steady is None or math.isinf(steady) else steady,
                         steady is not None and math.isinf(steady), limit, window, steadies,
                         need, max(0.0, left), max(0.0, expected),
                         None if s.confirm else alone, max(0.0, finalist), chance, passes)
+
+    def _rounds_expected(self, at_most: int) -> float:
+        """The round measurements left as expected (`at_most`: left()'s):
+        each finalist's rounds drawn at its search gain and the planned noise,
+        dropped or passed at its looks (power.rounds_left); before the noise
+        is planned, or with no feasible candidate, at most."""
+        s = self.s
+        if s.noise is None or not at_most:
+            return float(at_most)
+        sd, gains = s.noise.plan.sd, {t.index: math.expm1(-t.score) for t in s.trials
+                                      if t.kind == 'candidate' and t.score is not None}
+        if s.confirm is not None:
+            return self.confirmation().expected_planned(gains, sd)
+        best = sorted((gains[t.index] for t in s.trials if t.index in gains
+                       and t.verdict == 'feasible'), reverse=True)
+        d = s.noise.design
+        if not best:
+            return float(at_most)
+        return min(float(at_most), power.rounds_left(
+            [((), g) for g in best[:d.candidates]], 0, sd, d.rounds, s.noise.plan.margin))
 
     def _search_window(self, done: List[Tuple[Trial, Measurement]]) -> float:
         """A search window's expected length (the windows left sum to their count
