@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from .paired_stats import (DROP_AFTER, HIGHER, LEVEL, MIN_ROUNDS, Summary, clears, cut, futile,
-                           log_ratio, margin_log, signed_rank_cdf)
+from .paired_stats import (DROP_AFTER, LEVEL, MIN_ROUNDS, cut, log_ratio, margin_log,
+                           signed_rank_cdf)
 from .record import Record
 
 POWER = 0.90  # what "can confirm" means: 9 times in 10
@@ -121,20 +121,32 @@ def stop_rounds(observed: Tuple[float, ...], gain: float, sd: float, rounds: int
     of them done (log-ratios, higher better) and the rest drawn at its `gain`
     and noise `sd`: at the first look that passes it (`sequential`) or, from
     DROP_AFTER on, that leaves it no way to pass; else at `rounds`
-    (confirm.Confirmation._look, at its level)."""
-    level, e = look_level(rounds), math.log1p(gain)
+    (confirm.Confirmation._look, at its level, on the Walsh averages as _lows)."""
+    level, e, m = look_level(rounds), math.log1p(gain), margin_log(margin)
+    cuts = {n: cut(n, level) for n in range(1, rounds + 1)}
+    # with the rounds left at their best, the interval's low end is the
+    # c-th smallest of the Walsh averages so far (paired_stats.futile)
+    c_all = cuts[rounds]
     rng = random.Random(f'{SEED}/stop/{rounds}/{observed}/{gain}')
     out = []
     for _ in range(STOP_SIMS):
-        xs = list(observed)
-        while len(xs) < rounds:
-            xs.append(e + sd * rng.gauss(0.0, 1.0))
-            n = len(xs)
-            if n == rounds or n >= DROP_AFTER and futile(xs, rounds - n, HIGHER, margin, level):
+        xs: List[float] = []
+        walsh: List[float] = []
+        n = 0
+        while n < rounds:
+            x = observed[n] if n < len(observed) else e + sd * rng.gauss(0.0, 1.0)
+            xs.append(x)
+            for y in xs:
+                bisect.insort(walsh, (x + y) / 2.0)
+            n += 1
+            if n == rounds or n <= len(observed):
+                continue  # the last round, or one whose look is done
+            if n >= DROP_AFTER and (not c_all or c_all <= len(walsh) and walsh[c_all - 1] <= m):
                 break
-            if sequential and clears(Summary.of(xs, level), HIGHER, margin):
+            c = cuts[n]
+            if sequential and c and walsh[c - 1] > m:
                 break
-        out.append(len(xs))
+        out.append(n)
     return tuple(out)
 
 
