@@ -206,6 +206,9 @@ def cf_totals(before: rocksdb_stats.Counts, after: rocksdb_stats.Counts) -> Tupl
     return fl, cp
 
 
+ONODE_GAUGES = ('onodes', 'onode_extents', 'onode_blobs', 'onode_reshard')
+
+
 def read_osd(lab: Lab, osd: int) -> Dict[str, Any]:
     dump = lab.perf_dump(osd)
     kv = benchlib.kv_counts(lab, osd)
@@ -214,7 +217,10 @@ def read_osd(lab: Lab, osd: int) -> Dict[str, Any]:
     return {'snap': perf_counters.snapshot(dump), 'kv': kv,
             'db_used_bytes': int(dump['bluefs']['db_used_bytes']),
             # replica writes, which op_w_in_bytes (this OSD as primary) leaves out
-            'subop_w_in_bytes': int(dump['osd']['subop_w_in_bytes'])}
+            'subop_w_in_bytes': int(dump['osd']['subop_w_in_bytes']),
+            # the extent maps in its onode cache: their size decides how many
+            # bytes a 4 KiB write rewrites, and how often one key is rewritten
+            'onode': {k: dump['bluestore'].get(k) for k in ONODE_GAUGES}}
 
 
 def delta(before: Dict[str, Any], after: Dict[str, Any], key: Tuple[str, str]) -> int:
@@ -294,6 +300,7 @@ def window(lab: Lab, osds: List[int], name: str, options: str, kind: str,
             **{k: delta(b['snap'], a['snap'], key)
                for k, key in BLUEFS.items()},
             db_used_bytes_end=a['db_used_bytes'],
+            **{f'{k}_end': a['onode'][k] for k in ONODE_GAUGES},
             write_amp=rocks / client if client else None,
             fio_iops=round(writes / secs, 1) if secs else None,
             fio_seconds=round(secs, 1), fio_writes=int(writes),
