@@ -448,24 +448,29 @@ class Confirmation:
         return RoundsNoise(sd, df, rec.rounds, power.POWER,
                            power.detectable(sd, rec.rounds, rec.margin))
 
+    def _left_in_round(self) -> int:
+        """The measurements of the round drawn last still to come."""
+        r = len(self.rec.orders) - 1
+        return sum(not self._done(r, a) for a in self.rec.orders[r]) if r >= 0 else 0
+
     def planned(self) -> int:
         """Round measurements still to come, at most (drops make it fewer)."""
-        rec, r, active = self.rec, len(self.rec.orders) - 1, self.active()
-        left = sum(not self._done(r, a) for a in rec.orders[r]) if r >= 0 else 0
-        return left + ((rec.rounds - len(rec.orders)) * (len(active) + 1) if active else 0)
+        rec, active = self.rec, self.active()
+        return self._left_in_round() + (
+            (rec.rounds - len(rec.orders)) * (len(active) + 1) if active else 0)
 
     def expected_planned(self, gains: Mapping[int, float], sd: float) -> float:
         """Round measurements still to come, as expected: each arm still in
         drawn on from its rounds so far at its search gain (`gains`, by
         trial) and noise `sd`, with the drops and looks of `_look`
-        (power.rounds_left); at most `planned`."""
-        rec, r = self.rec, len(self.rec.orders) - 1
-        left = sum(not self._done(r, a) for a in rec.orders[r]) if r >= 0 else 0
+        (power.rounds_left); never more than `planned`, which counts each
+        round after this one whole."""
+        rec = self.rec
         rounds, sign = self.rounds(), 1.0 if rec.direction == paired_stats.HIGHER else -1.0
         arms = [([sign * x for x in paired_stats.paired(rounds, a.arm, BASELINE, rec.objective)],
-                 gains.get(a.trial, 0.0)) for a in rec.arms if not a.out and not a.passed]
-        return min(self.planned(), left + power.rounds_left(
-            arms, len(rec.orders), sd, rec.rounds, rec.margin, rec.sequential))
+                 gains.get(a.trial, 0.0)) for a in self.rec.arms if not a.out and not a.passed]
+        return self._left_in_round() + power.rounds_left(
+            arms, len(rec.orders), sd, rec.rounds, rec.margin, rec.sequential)
 
     def steady_planned(self) -> int:
         """Steady-window measurements still to come, at most: two a pair for

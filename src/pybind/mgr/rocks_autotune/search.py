@@ -434,17 +434,22 @@ class Search:
         s = self.s
         if s.noise is None or not at_most:
             return float(at_most)
-        sd, gains = s.noise.plan.sd, {t.index: math.expm1(-t.score) for t in s.trials
-                                      if t.kind == 'candidate' and t.score is not None}
+        sd, gains = s.noise.plan.sd, self._gains()
         if s.confirm is not None:
-            return self.confirmation().expected_planned(gains, sd)
-        best = sorted((gains[t.index] for t in s.trials if t.index in gains
-                       and t.verdict == 'feasible'), reverse=True)
+            return min(float(at_most), self.confirmation().expected_planned(gains, sd))
+        best = sorted(self._gains(feasible=True).values(), reverse=True)
         d = s.noise.design
         if not best:
             return float(at_most)
         return min(float(at_most), power.rounds_left(
             [((), g) for g in best[:d.candidates]], 0, sd, d.rounds, s.noise.plan.margin))
+
+    def _gains(self, feasible: bool = False) -> Dict[int, float]:
+        """Each scored (`feasible`: and feasible) candidate's search gain
+        (0.10: +10%), by trial."""
+        return {t.index: math.expm1(-t.score) for t in self.s.trials
+                if t.kind == 'candidate' and t.score is not None
+                and (not feasible or t.verdict == 'feasible')}
 
     def _search_window(self, done: List[Tuple[Trial, Measurement]]) -> float:
         """A search window's expected length (the windows left sum to their count
@@ -497,12 +502,11 @@ class Search:
         s, conf = self.s, self.s.confirm
         if conf is not None and any(a.passed for a in conf.arms):
             return 1.0
-        # the feasible candidates' scores; once planned, those of the arms still in
+        # the feasible candidates' gains; once planned, those of the arms still in
         arms = None if conf is None else {a.trial for a in conf.arms if not a.out}
-        ranked = [t.score for t in s.trials if t.score is not None and (
-            t.kind == 'candidate' and t.verdict == 'feasible' if arms is None
-            else t.index in arms)]
+        ranked = (list(self._gains(feasible=True).values()) if arms is None
+                  else [g for i, g in self._gains().items() if i in arms])
         if not s.noise or not ranked:
             return 1.0
         p = s.noise.plan
-        return power.confirm_rate(math.expm1(-min(ranked)), p.sd, p.rounds, p.margin)
+        return power.confirm_rate(max(ranked), p.sd, p.rounds, p.margin)
