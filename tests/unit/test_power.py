@@ -110,6 +110,17 @@ def test_too_few_rounds_see_nothing() -> None:
     assert power.confirm_rate(1.0, 0.01, MIN_ROUNDS - 1, MARGIN) == 0.0
 
 
+def test_the_sized_noise_is_the_one_at_which_the_rounds_see_the_gain() -> None:
+    sd = power.sized_sd(5, 0.03, 0.10)
+    assert sd is not None and power.detectable(sd, 5, 0.03) == pytest.approx(0.10)
+    assert power.detectable(1.1 * sd, 5, 0.03) > 0.10  # noisier: it sees less
+    # wear's rounds: a candidate no better than the baseline kept within the guard
+    sd = power.sized_sd(5, -0.03, 0.0)
+    assert sd is not None and power.confirm_rate(0.0, sd, 5, -0.03) == pytest.approx(0.9, abs=0.01)
+    assert power.sized_sd(MIN_ROUNDS - 1, 0.03, 0.10) is None  # no interval
+    assert power.sized_sd(5, 0.10, 0.03) is None  # a gain under the margin: no noise sees it
+
+
 def test_rounds_for_a_gain() -> None:
     n = power.rounds_for(0.10, 0.05, MARGIN, 15)
     assert n is not None

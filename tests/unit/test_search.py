@@ -162,12 +162,13 @@ def test_the_expected_time_weighs_the_rounds_by_the_chance_of_a_finalist() -> No
     # none measured: each of the 4 left feasible at 1/2
     assert t.finalist_chance == pytest.approx(1 - 0.5 ** 4)
     assert t.keep_seconds < t.expected_seconds < t.finalist_seconds
-    assert t.expected_seconds == pytest.approx(
-        t.keep_seconds + t.finalist_chance * (t.finalist_seconds - t.keep_seconds))
+    branch = (t.expected_seconds - t.keep_seconds) / t.finalist_chance
     for k in range(3):
         record(sr, 'candidate', 'infeasible', measured(900))
     t = sr.time_said(canary, preconditioned=False)
     assert t.finalist_chance == pytest.approx(1 / 5)  # none of 3: 1 / (3 + 2), one left
+    # the finalist's branch weighed by that chance, itself unchanged
+    assert (t.expected_seconds - t.keep_seconds) / t.finalist_chance == pytest.approx(branch)
     record(sr, 'candidate', 'infeasible', measured(900))
     t = sr.time_said(canary, preconditioned=False)
     # the search is over with nothing to confirm: nothing is expected
@@ -210,6 +211,33 @@ def test_a_feasible_candidate_makes_a_finalist_certain_and_its_gain_its_passing(
     whole = even_sr.left()[1]
     assert whole == 10 and even_sr._rounds_expected(whole) < 0.8 * whole
     assert fast_sr._rounds_expected(whole) == whole
+
+
+def test_before_a_feasible_candidate_its_finalists_are_expected_at_no_gain() -> None:
+    # defaults run iops 4: before the baseline the forecast was 1.9-2.1x the
+    # session, and 3.62x once the noise was planned, counting every round
+    # whole and the steady windows as if a finalist would pass: its finalist
+    # was 1% slower and dropped after 4 of 10 rounds
+    sr, _ = search(confirm_candidates=3, confirm_rounds=5)  # the module's defaults
+    whole = sr.left()[1]
+    sd = power.sized_sd(sr.settings.confirm_rounds, sr.settings.confirm_margin,
+                        sr.settings.detect)
+    assert sd is not None and sr.s.noise is None
+    # before the noise: at the noise the asked rounds are sized for
+    assert sr.pass_chance() == power.confirm_rate(0.0, sd, sr.settings.confirm_rounds,
+                                                  sr.settings.confirm_margin) < 0.05
+    assert sr._rounds_expected(whole) < 0.7 * whole
+    # wear's rounds ask only that it lose no more than the guard: at no gain
+    # most finalists pass, over nearly every round
+    sr.settings = replace(sr.settings, objective='wear')
+    assert 0.85 < sr.pass_chance() < 0.95 and sr._rounds_expected(whole) > 0.9 * whole
+    # once planned, at the noise measured
+    sr.settings = replace(sr.settings, objective='iops')
+    record(sr, 'baseline', 'baseline', measured(1000))
+    record(sr, 'baseline', 'baseline', measured(1010))
+    sr.baseline_measured(1)
+    p = sr.s.noise.plan
+    assert sr.pass_chance() == power.confirm_rate(0.0, p.sd, p.rounds, p.margin)
 
 
 def test_the_time_said_counts_a_read_probe_after_each_steady_window_of_the_client_load() -> None:

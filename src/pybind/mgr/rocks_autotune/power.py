@@ -97,12 +97,25 @@ def confirm_rate(gain: float, sd: float, rounds: int, margin: float) -> float:
 def detectable(sd: float, rounds: int, margin: float) -> Optional[float]:
     """The smallest gain (0.26: +26%) confirmed with POWER over `rounds` at
     noise `sd`; None if the rounds are too few for an interval."""
+    q = _power_low(rounds)
+    return None if q is None else math.expm1(margin_log(margin) - sd * q)
+
+
+def sized_sd(rounds: int, margin: float, detect: float) -> Optional[float]:
+    """The noise `rounds` are sized for: the largest at which they confirm
+    `detect` with POWER (detectable's inverse); None if there is none."""
+    q = _power_low(rounds)
+    span = math.log1p(detect) - margin_log(margin)
+    return span / -q if q is not None and q < 0 < span else None
+
+
+def _power_low(rounds: int) -> Optional[float]:
+    """The (1 - POWER) quantile q of the largest low end: a gain e passes with
+    POWER when e + sd * q > m; None if the rounds are too few for an interval."""
     if rounds < MIN_ROUNDS:
         return None
     lows = _lows(rounds)
-    # the (1 - POWER) quantile of L: a gain e passes with POWER when e + sd * q > m
-    q = lows[min(len(lows) - 1, int((1.0 - POWER) * len(lows)))]
-    return math.expm1(margin_log(margin) - sd * q)
+    return lows[min(len(lows) - 1, int((1.0 - POWER) * len(lows)))]
 
 
 def rounds_for(gain: float, sd: float, margin: float, most: int) -> Optional[int]:

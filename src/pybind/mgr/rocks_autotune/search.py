@@ -428,21 +428,41 @@ class Search:
 
     def _rounds_expected(self, at_most: int) -> float:
         """The round measurements left as expected (`at_most`: left()'s):
-        each finalist's rounds drawn at its search gain and the planned noise,
-        dropped or passed at its looks (power.rounds_left); before the noise
-        is planned, or with no feasible candidate, at most."""
+        each finalist's rounds drawn at its gain and noise, dropped or passed
+        at its looks (power.rounds_left); at most if that noise is unknown."""
         s = self.s
-        if s.noise is None or not at_most:
-            return float(at_most)
-        sd, gains = s.noise.plan.sd, self._gains()
+        if not at_most:
+            return 0.0
         if s.confirm is not None:
-            return min(float(at_most), self.confirmation().expected_planned(gains, sd))
-        best = sorted(self._gains(feasible=True).values(), reverse=True)
-        d = s.noise.design
-        if not best:
+            if s.noise is None:
+                return float(at_most)
+            return min(float(at_most),
+                       self.confirmation().expected_planned(self._gains(), s.noise.plan.sd))
+        f = self._finalists()
+        if f is None:
             return float(at_most)
-        return min(float(at_most), power.rounds_left(
-            [((), g) for g in best[:d.candidates]], 0, sd, d.rounds, s.noise.plan.margin))
+        gains, sd, rounds, margin = f
+        return min(float(at_most),
+                   power.rounds_left([((), g) for g in gains], 0, sd, rounds, margin))
+
+    def _finalists(self) -> Optional[Tuple[List[float], float, int, float]]:
+        """Before the confirmation, its finalists as expected: the best
+        feasible search gains, or with none yet as many at no gain (what
+        every session from the options admins run has met: doc/bench/
+        defaults.md, scenarios.md); at the planned noise, or before it the
+        noise the asked rounds are sized for.  (gains, sd, rounds, margin);
+        None if no noise is known or sized."""
+        s, st = self.s, self.settings
+        if s.noise is not None:
+            k, rounds = s.noise.design.candidates, s.noise.design.rounds
+            sd: Optional[float] = s.noise.plan.sd
+        else:
+            k, rounds = st.confirm_candidates, st.confirm_rounds
+            sd = power.sized_sd(rounds, st.rounds_margin(), st.rounds_detect())
+        if sd is None:
+            return None
+        gains = sorted(self._gains(feasible=True).values(), reverse=True)[:k]
+        return gains or [0.0] * k, sd, rounds, st.rounds_margin()
 
     def _gains(self, feasible: bool = False) -> Dict[int, float]:
         """Each scored (`feasible`: and feasible) candidate's search gain
@@ -497,15 +517,17 @@ class Search:
 
     def pass_chance(self) -> float:
         """The chance a finalist's rounds pass it on to its steady windows:
-        1 once one passed; before, power.confirm_rate at the best feasible
-        search gain (1 before the noise is planned)."""
+        1 once one passed; else power.confirm_rate at the best gain of the
+        arms still in, or before them of the finalists as expected
+        (_finalists); 1 if no noise is known."""
         s, conf = self.s, self.s.confirm
-        if conf is not None and any(a.passed for a in conf.arms):
+        if conf is None:
+            f = self._finalists()
+            return 1.0 if f is None else power.confirm_rate(max(f[0]), f[1], f[2], f[3])
+        if any(a.passed for a in conf.arms):
             return 1.0
-        # the feasible candidates' gains; once planned, those of the arms still in
-        arms = None if conf is None else {a.trial for a in conf.arms if not a.out}
-        ranked = (list(self._gains(feasible=True).values()) if arms is None
-                  else [g for i, g in self._gains().items() if i in arms])
+        arms = {a.trial for a in conf.arms if not a.out}
+        ranked = [g for i, g in self._gains().items() if i in arms]
         if not s.noise or not ranked:
             return 1.0
         p = s.noise.plan
