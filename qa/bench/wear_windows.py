@@ -489,11 +489,15 @@ def pairs(path: str) -> str:
 def terms(path: str) -> str:
     """Each steady window, OSD by OSD: RocksDB's flush and
     compaction bytes per WAL byte (the parts a config changes; the WAL per
-    client byte it does not), and the WAL limits the window passed."""
+    client byte it does not), the WAL limits the window passed, and the
+    GiB the OSD took in over the file's windows before it (its DB's age
+    since the fill: the fill and what ran between windows not counted)."""
     out = ['| started | config | pass | window | steady-min | osd | seconds | WAL limits '
-           '| flush / WAL | compaction / WAL | DB used MiB |', '|---' * 11 + '|']
+           '| flush / WAL | compaction / WAL | DB used MiB | GiB before |', '|---' * 12 + '|']
+    before: Dict[int, int] = {}
     for r in (json.loads(x) for x in open(path) if x.strip()):
-        wal = r['rocksdb_wal_bytes']
+        wal, took = r['rocksdb_wal_bytes'], before.get(r['osd'], 0)
+        before[r['osd']] = took + r['client_bytes'] + r['subop_w_in_bytes']
         if r['window'] == 'short' or not wal:
             continue
         limit = parse_size(parse_options(r['options']).get('max_total_wal_size', '0'))
@@ -502,7 +506,7 @@ def terms(path: str) -> str:
                    f'| {r["seconds"]:.0f} | {f"{wal / limit:.1f}" if limit else "–"} '
                    f'| {r["rocksdb_flush_bytes"] / wal:.3f} '
                    f'| {r["rocksdb_compaction_bytes"] / wal:.3f} '
-                   f'| {r["db_used_bytes_end"] >> 20} |')
+                   f'| {r["db_used_bytes_end"] >> 20} | {took / 2 ** 30:.1f} |')
     return '\n'.join(out)
 
 

@@ -1108,3 +1108,15 @@ def test_client_depth_gives_each_rounds_rates_over_its_first_setting() -> None:
             {'round': 2, 'threads': 512, 'rocksdb_wal_mib_s': 2.5}]
     assert client_depth.ratios(rows) == ['round 1: 16 1.00x, 512 2.50x',
                                          'round 2: 16 1.00x, 512 2.50x']
+
+
+def test_wear_windows_terms_count_what_each_osd_took_in_before_a_window() -> None:
+    # the blog string's flush per WAL byte against its DB's age (wear-floor.md)
+    import wear_windows
+    path = os.path.join(os.path.dirname(__file__), '..', '..', 'qa', 'bench', 'results',
+                        'wear-windows-run28-module-check.jsonl')
+    rows = [r.split('|') for r in wear_windows.terms(path).splitlines()[2:]]
+    osd0 = [r for r in rows if r[6].strip() == '0']
+    assert [r[2].strip() for r in osd0] == ['blog256', 'c1'] * 3
+    ages = [float(r[12]) for r in osd0]
+    assert ages == sorted(ages) and ages[0] < 1 < 20 < ages[-1]
