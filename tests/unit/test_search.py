@@ -8,7 +8,7 @@ from typing import Any, Tuple
 import pytest
 
 from fake_cluster import FakeClock, FakeCluster
-from rocks_autotune import power, report, session_start, views
+from rocks_autotune import power, report, session_start, views, wear_model
 from rocks_autotune.canary_record import PreconditionRecord, WindowRecord
 from rocks_autotune.confirm import SteadyPlan
 from rocks_autotune.measurement_plan import SEQUENTIAL, MeasurementPlan
@@ -337,6 +337,32 @@ def test_before_any_candidate_a_wear_search_window_counts_the_wal_limits_share()
     sr.settings = replace(sr.settings, objective='iops')  # its windows end by the clock
     assert sr.time_said(canary, preconditioned=False).keep_seconds == pytest.approx(
         2 * (5.0 + 10.0))
+
+
+def test_a_wear_search_window_weighs_each_kind_by_the_wal_limits_share() -> None:
+    # defaults run 7 (wear, seed 1): its first six candidates held one window
+    # the WAL limit flushed (402 s, beside 30-46 s), its last six six (345-377
+    # s); at the mean so far the forecast fell to 0.60x of the time left
+    sr, _ = search()
+    sr.params = replace(sr.params, trials=5)
+    sr.settings = replace(sr.settings, objective='wear')
+    sr.space.max_total_wal_size = 100 * MiB
+    canary = sr.s.canaries['1']
+    for _ in range(2):
+        record(sr, 'baseline', 'baseline', measured(1000, wal_bytes=10 * MiB))
+    sr.baseline_measured(1)
+    fams = sr.space.column_families
+    big = sr.space.base_candidate()  # 4 x 256 MiB
+    small = replace(big, write_buffer_size=4 * MiB)
+    assert wear_model.wal_flushed(big, fams, 100 * MiB)
+    assert not wear_model.wal_flushed(small, fams, 100 * MiB)
+    for c, seconds in ((big, 400.0), (small, 40.0), (small, 20.0)):
+        record(sr, 'candidate', 'infeasible', replace(measured(900), seconds=seconds))
+        sr.s.trials[-1] = replace(sr.s.trials[-1], candidate=c, seconds=seconds + 5.0)
+    sr.s.wal_flushed_prior = 0.5  # as drawn (this space's draws hold none)
+    t = sr.time_said(canary, preconditioned=False)
+    # 2 left, each 5 s around a window of 0.5 x 400 + 0.5 x 30 (not the mean, 153 s)
+    assert t.keep_seconds == pytest.approx(2 * (5.0 + 0.5 * 400.0 + 0.5 * 30.0))
 
 
 def test_the_wal_limits_share_is_drawn_with_the_prior_under_wear_only() -> None:

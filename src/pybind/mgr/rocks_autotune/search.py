@@ -474,19 +474,25 @@ class Search:
     def _search_window(self, done: List[Tuple[Trial, Measurement]]) -> float:
         """A search window's expected length (the windows left sum to their count
         x it): the mean of the candidates' so far, a median missing the long ones
-        (defaults run 4, wear: 47-66 s and 357-380 s); before any, the runs', and
-        under wear for the share of the space the WAL limit flushes, as long as
-        their WAL takes to pass it at the runs' rate (window_end)."""
-        cands = [m.seconds for t, m in done if t.kind == 'candidate']
-        if cands:
-            return mean(cands)
+        (defaults run 4, wear: 47-66 s and 357-380 s).  Under wear the windows
+        the WAL limit flushes (window_end) and the others each at their mean so
+        far, weighed by the share of the space the limit flushes (the prior: a
+        few picks say little of the rest; defaults run 7's first six held one,
+        its last six six); before one of a kind, such a window as long as its
+        WAL takes to pass the limit at the runs' rate, the other as the runs'."""
+        cands = [(t.candidate, m.seconds) for t, m in done if t.kind == 'candidate']
         runs = mean(m.seconds for _, m in done) if done else self.params.duration
         share, rate = self.s.wal_flushed_prior, wal_rate(m for _, m in done)
-        if not self.settings.wear or not share or not rate:
-            return runs
+        if not self.settings.wear or share is None:
+            return mean(x for _, x in cands) if cands else runs
+        fams, wal = self.space.column_families, self.space.max_total_wal_size
+        flushed = [wear_model.wal_flushed(c, fams, wal) for c, _ in cands]
+        long = [x for (_, x), f in zip(cands, flushed) if f]
+        short = [x for (_, x), f in zip(cands, flushed) if not f]
         # only a set max_total_wal_size can flush first (RocksDB's own is 4 x memtables)
-        passed = min(self._steady_window_limit(), self.space.max_total_wal_size / rate)
-        return runs + share * max(0.0, passed - runs)
+        passed = min(self._steady_window_limit(), wal / rate) if rate else runs
+        return (share * (mean(long) if long else max(runs, passed))
+                + (1.0 - share) * (mean(short) if short else runs))
 
     def _reach_share(self) -> float:
         """Before the confirmation, the share of the feasible candidates whose
