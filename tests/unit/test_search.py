@@ -179,8 +179,9 @@ def test_the_expected_time_weighs_the_rounds_by_the_chance_of_a_finalist() -> No
                                       expected_seconds=960.0), 'running')
     assert ('about 16 min expected, at most about' in lines[0]
             and '(about 10 min if the search leaves nothing to confirm, 40 min if a '
-            'finalist passes its rounds; a finalist 20% likely, its rounds passing 50%, by '
-            'the windows so far)' in lines[0]), lines
+            'finalist passes its rounds; a finalist 20% likely, its rounds passing 50% at '
+            'its search gain, or at none before one is feasible, by the windows so far)'
+            in lines[0]), lines
 
 
 def test_a_feasible_candidate_makes_a_finalist_certain_and_its_gain_its_passing() -> None:

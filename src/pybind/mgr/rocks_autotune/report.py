@@ -129,7 +129,8 @@ def time_lines(t: Optional[TimeSaid], state: str) -> List[str]:
         left += (f' (about {t.keep_seconds / 60:.0f} min if the search leaves nothing to '
                  f'confirm, {t.finalist_seconds / 60:.0f} min if a finalist passes its '
                  f'rounds; a finalist {t.finalist_chance:.0%} likely, its rounds passing '
-                 f'{t.pass_chance:.0%}, by the windows so far)')
+                 f'{t.pass_chance:.0%} at its search gain, or at none before one is '
+                 'feasible, by the windows so far)')
     return [f'time: {steady}; {window}; {left}']
 
 
