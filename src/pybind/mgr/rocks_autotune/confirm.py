@@ -468,7 +468,7 @@ class Confirmation:
         rec = self.rec
         rounds, sign = self.rounds(), 1.0 if rec.direction == paired_stats.HIGHER else -1.0
         arms = [([sign * x for x in paired_stats.paired(rounds, a.arm, BASELINE, rec.objective)],
-                 gains.get(a.trial, 0.0)) for a in self.rec.arms if not a.out and not a.passed]
+                 gains.get(a.trial, 0.0)) for a in rec.arms if not a.out and not a.passed]
         return self._left_in_round() + power.rounds_left(
             arms, len(rec.orders), sd, rec.rounds, rec.margin, rec.sequential)
 
