@@ -379,8 +379,8 @@ def test_status_says_how_long_a_steady_window_takes_and_what_is_left() -> None:
     assert p is not None
     assert not p.done
     assert s.time_said().left_seconds == pytest.approx(
-        t.left_seconds - 600.0 + window.precondition_left(p, 600.0, 1024))
-    assert window.precondition_left(p, 600.0, 1024) <= 600.0 - p.seconds - p.fill_seconds
+        t.left_seconds - 600.0 + window.precondition_left(p, 600.0, 1024, 2))
+    assert window.precondition_left(p, 600.0, 1024, 2) <= 600.0 - p.seconds - p.fill_seconds
     h.run(until=lambda s: s.s.baseline is not None)
     t = s.time_said()
     # SMALL compacts at 2 flushes: the baseline's windows counted its flush

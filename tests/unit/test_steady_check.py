@@ -9,6 +9,8 @@ from typing import Any, Callable, Dict, List, Tuple
 import pytest
 
 from rocks_autotune import steady_check, views
+from rocks_autotune.canary_record import PreconditionRecord
+from rocks_autotune.search import PRIOR_AFTER
 from rocks_autotune.session import Session
 from rocks_autotune.workload import ReadProbe
 from session_harness import (Harness, best_summary, best_text, measurement, status, status_text,
@@ -196,8 +198,11 @@ def test_before_a_feasible_candidate_steady_windows_count_at_the_share_that_can_
         h = Harness(client_space=32 << 20, client_object_size=1 << 20, precondition_limit=600.0,
                     client_threads=1, steady_window_limit=limit, confirm_rounds=5)
         s = h.start(osd=0, workload='client', trials=6)
-        # known from the preconditioning's WAL rate, a minute into its 4 KiB writes
         h.run(until=lambda s: s.s.reach_prior is not None)
+        assert s.s.reach_prior == 1.0  # at the start, no WAL rate yet
+        # known from the preconditioning's WAL rate, a minute into its 4 KiB writes
+        h.run(until=lambda s: (s.canary.rec.precondition or PreconditionRecord()).seconds
+              >= PRIOR_AFTER)
         assert s.s.phase == 'precondition' and s.s.feasible_prior is None
         return s
     short, hour = drawn(10.0), drawn(3600.0)

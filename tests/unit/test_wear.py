@@ -9,12 +9,14 @@ from typing import Any, Dict, List, cast
 import pytest
 
 from rocks_autotune import paired_stats, steady_check, wear_model
+from rocks_autotune.canary_record import PreconditionRecord
 from rocks_autotune.confirm import RoundsNoise
 from rocks_autotune.measurement_plan import SPLIT, MeasurementPlan
 from rocks_autotune.session_settings import Settings, StartRefused
 from rocks_autotune.perf_counters import Measurement
 from rocks_autotune.rocksdb_options import (ColumnFamily, parse_options, parse_sharding,
                                             render_options)
+from rocks_autotune.search import PRIOR_AFTER
 from rocks_autotune.space import Candidate
 from fake_cluster import model
 from session_harness import (Harness, a_verdict, an_arm, assert_restored, best_text,
@@ -414,6 +416,11 @@ def test_under_wear_the_chance_of_a_finalist_starts_from_the_share_that_could_be
         _small_canary(h)
         s = h.start(osd=0, workload='client', trials=6)
         h.run(until=lambda s: s.s.feasible_prior is not None)
+        # at the start, by the lab's calibration (wear_model.PRIOR), no cap yet:
+        # this small-memtable canary leaves half the space feasible, the most
+        assert s.s.phase == 'next' and s.s.feasible_prior == pytest.approx(0.5, abs=0.05)
+        h.run(until=lambda s: (s.canary.rec.precondition or PreconditionRecord()).seconds
+              >= PRIOR_AFTER)
         return h, s, s.time_said()
     h, s, t = session(10.0)  # few steady windows fit: few candidates can be finalists
     # known from the preconditioning's WAL rate, a minute into its 4 KiB writes

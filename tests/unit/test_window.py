@@ -459,9 +459,15 @@ def test_the_slow_baseline_is_steady_within_its_first_window() -> None:
 def test_the_preconditioning_left_is_its_overwrite_pass_at_its_rate_within_its_limit() -> None:
     # the timed session at the defaults: the pass took 1,209 s of the 1,800 s
     # the forecast had counted, and the cut came right after it
-    assert precondition_left(None, 1800.0, 1000) == 1800.0
+    assert precondition_left(None, 1800.0, 1000, 4) == 1800.0
     pre = PreconditionRecord(filled=10, fill_seconds=10.0, overwritten=250, seconds=100.0)
-    assert precondition_left(pre, 1800.0, 1000) == 300.0  # 750 blocks at 0.4 s each
-    assert precondition_left(pre, 300.0, 1000) == 190.0  # the limit first
-    pre.overwritten = 1000  # the pass over: until a compaction, at most the limit
-    assert precondition_left(pre, 1800.0, 1000) == 1690.0
+    assert precondition_left(pre, 1800.0, 1000, 4) == 300.0  # 750 blocks at 0.4 s each
+    assert precondition_left(pre, 300.0, 1000, 4) == 190.0  # the limit first
+    pre.overwritten = 1000  # the pass over, no RocksDB figures: at most the limit
+    assert precondition_left(pre, 1800.0, 1000, 4) == 1690.0
+    # with them (iops run 5 counted to the limit here: the compaction came 5
+    # min later): 3 L0 files short of 4, each 110 MiB of WAL at 1 MiB/s
+    pre.kv_bytes, pre.flushes = {'wal': 110 << 20}, 1
+    pre.busiest_cf, pre.shape = 'O-0', {'O-0': [(0, 1, 0.0)]}
+    assert precondition_left(pre, 1800.0, 1000, 4) == pytest.approx(330.0)
+    assert precondition_left(pre, 350.0, 1000, 4) == 240.0  # the limit first

@@ -5,7 +5,7 @@ phases and runs the trials (doc/dev/session.rst)."""
 import logging
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from statistics import mean, median
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -40,6 +40,7 @@ class Search:
     release_default: str
     clock: Callable[[], float]
     _optimizer: Any = field(default=None, init=False, repr=False)  # built on first use
+    _capped: bool = field(default=False, init=False, repr=False)  # the prior at a WAL rate
 
     @property
     def optimizer(self) -> Any:
@@ -75,8 +76,9 @@ class Search:
     def _draw_prior(self, cap: Optional[int] = None) -> None:
         """The share of random points that may do, before any is measured.
         Wear (feasible_prior): half the share feasible by what is known (steady
-        window judgeable, predicted ratio under 1 - confirm_margin); the other
-        half is for what only a window shows (IOPS within the guard).  Iops
+        window judgeable, predicted ratio under 1 - confirm_margin, by the
+        windows' calibration or before them the lab's, wear_model.PRIOR); the
+        other half is for what only a window shows (IOPS within the guard).  Iops
         (reach_prior): the share whose steady window can reach steady state.
         `cap`: a steady window's WAL bytes, before the baseline's steady_cap."""
         from .optimizer import random_points  # scipy: the serve thread's (optimizer)
@@ -92,20 +94,22 @@ class Search:
         fams, wal = space.column_families, space.max_total_wal_size
         s.wal_flushed_prior = (sum(wear_model.wal_flushed(c, fams, wal) for c in drawn)
                                / len(drawn) if drawn else 0.0)
-        cal = self.wear_calibration() if s.baseline is not None else None
+        cal = (self.wear_calibration() if s.baseline is not None
+               else replace(wear_model.PRIOR, max_total_wal_size=wal))
         ok = [c for c in drawn if self.steady_judgeable(c, cap)
-              and (cal is None or self.predicted_ratio(c, cal) * (
-                  1.0 + self.settings.confirm_margin) <= 1.0)]
+              and self.predicted_ratio(c, cal) * (1.0 + self.settings.confirm_margin) <= 1.0]
         s.feasible_prior = 0.5 * len(ok) / len(drawn) if drawn else 0.0
 
-    def preconditioned(self, pre: PreconditionRecord) -> None:
-        """After PRIOR_AFTER s of the preconditioning's 4 KiB writes (the fill's
-        big writes log little), the prior at its WAL rate, until the baseline's."""
-        rate = pre.wal_rate()
-        if self.s.baseline is not None or self._prior() is not None \
-                or rate is None or pre.seconds < PRIOR_AFTER:
+    def before_baseline(self, pre: Optional[PreconditionRecord]) -> None:
+        """The forecast's prior until the baseline's: at the start with no cap,
+        then once at the WAL rate of PRIOR_AFTER s of the preconditioning's
+        4 KiB writes (the fill's big writes log little)."""
+        rate = None if pre is None or pre.seconds < PRIOR_AFTER else pre.wal_rate()
+        if self.s.baseline is not None or (self._prior() is not None
+                                           and (self._capped or rate is None)):
             return
-        self._draw_prior(int(rate * self._steady_window_limit()))
+        self._draw_prior(None if rate is None else int(rate * self._steady_window_limit()))
+        self._capped = rate is not None
 
     def _steady_window_limit(self) -> float:
         """How long a steady window may run: steady_window_limit, at least --duration."""
@@ -384,13 +388,14 @@ class Search:
                  else 0.0)
         over = median([t.seconds - m.seconds - (m.settled or 0.0) - (first if k == 0 else 0.0)
                        for k, (t, m) in enumerate(done)]) if done else st.warmup + 60.0
-        per_search = over + self._search_window(done)
+        per_search = over + self._search_window(done, pre.wal_rate() if pre else None)
         search, confirmation, steadies = self.left()
         # the preconditioning's rest: its overwrite pass at the rate so far,
-        # else its limit (when the DB compacts is the DB's to say)
+        # then the wait for a compaction at its WAL a flush
         blocks = 0 if s.client is None else (s.client.count or 0) * (
             st.client_object_size // LazyClientWorkload.block_size)  # ClientWorkload.block_count
-        pending = (precondition_left(pre, st.precondition_limit, blocks)
+        pending = (precondition_left(pre, st.precondition_limit, blocks,
+                                     self.space.base_candidate().level0_file_num_compaction_trigger)
                    if preconditioned and not (pre is not None and pre.done) else 0.0)
         alone = pending + search * per_search  # the search: all a keep session runs
         rounds = confirmation * (over + window)
@@ -471,7 +476,8 @@ class Search:
                 if t.kind == 'candidate' and t.score is not None
                 and (not feasible or t.verdict == 'feasible')}
 
-    def _search_window(self, done: List[Tuple[Trial, Measurement]]) -> float:
+    def _search_window(self, done: List[Tuple[Trial, Measurement]],
+                       pre_rate: Optional[float] = None) -> float:
         """A search window's expected length (the windows left sum to their count
         x it): the mean of the candidates' so far, a median missing the long ones
         (defaults run 4, wear: 47-66 s and 357-380 s).  Under wear the windows
@@ -479,10 +485,11 @@ class Search:
         far, weighed by the share of the space the limit flushes (the prior: a
         few picks say little of the rest; defaults run 7's first six held one,
         its last six six); before one of a kind, such a window as long as its
-        WAL takes to pass the limit at the runs' rate, the other as the runs'."""
+        WAL takes to pass the limit at the runs' rate (before them
+        `pre_rate`, the preconditioning's), the other as the runs'."""
         cands = [(t.candidate, m.seconds) for t, m in done if t.kind == 'candidate']
         runs = mean(m.seconds for _, m in done) if done else self.params.duration
-        share, rate = self.s.wal_flushed_prior, wal_rate(m for _, m in done)
+        share, rate = self.s.wal_flushed_prior, wal_rate(m for _, m in done) or pre_rate
         if not self.settings.wear or share is None:
             return mean(x for _, x in cands) if cands else runs
         fams, wal = self.space.column_families, self.space.max_total_wal_size

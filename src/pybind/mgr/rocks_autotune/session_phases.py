@@ -248,6 +248,7 @@ class Phases(WayOut):
 
     def prepare(self, now: float) -> Move:
         self.canary.prepare()
+        self.search.before_baseline(None)
         return Go(P.NEXT)
 
     def stopped(self) -> Optional[Go]:
@@ -399,7 +400,7 @@ class Phases(WayOut):
                                     f'into a steady state: {e}')
         pre = self.canary.rec.precondition
         if pre is not None:
-            self.search.preconditioned(pre)
+            self.search.before_baseline(pre)
         if done:
             return self._begin_windows(now)
         return 0

@@ -70,6 +70,11 @@ class Calibration:
     compaction_windows: int = 0
 
 
+# the model before a window of the session's: that same fit's line and
+# compaction scale (doc/bench/wear.md), for the forecast's prior alone
+PRIOR = Calibration(wal=0.49, survive_at=0.55, survive_slope=PRIOR_SLOPE, compaction=0.14)
+
+
 def shard_count(families: Sequence[ColumnFamily]) -> int:
     return sum(cf.shards for cf in families) or 1
 

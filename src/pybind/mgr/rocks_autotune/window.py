@@ -300,15 +300,33 @@ class Window:
         return None
 
 
-def precondition_left(pre: Optional[PreconditionRecord], limit: float, blocks: int) -> float:
-    """Seconds preconditioning `pre` has left of `limit`; while it overwrites
-    the `blocks`, the rest at its rate so far (then a compaction comes soon,
-    or not within the limit)."""
+def precondition_left(pre: Optional[PreconditionRecord], limit: float, blocks: int,
+                      trigger: int) -> float:
+    """Seconds preconditioning `pre` has left of `limit`: while it overwrites
+    the `blocks`, the rest at its rate so far; then the wait for the busiest
+    family's first compaction at L0 `trigger` (compaction_wait)."""
     spent = 0.0 if pre is None else pre.seconds + pre.fill_seconds
     left = max(0.0, limit - spent)
-    if pre is None or not pre.overwritten or pre.overwritten >= blocks:
+    if pre is None or not pre.overwritten:
         return left
-    return min(left, (blocks - pre.overwritten) * pre.seconds / pre.overwritten)
+    if pre.overwritten < blocks:
+        return min(left, (blocks - pre.overwritten) * pre.seconds / pre.overwritten)
+    wait = compaction_wait(pre, trigger)
+    return left if wait is None else min(left, wait[0])
+
+
+def compaction_wait(rec: PreconditionRecord, trigger: int
+                    ) -> Optional[Tuple[float, int, float, float]]:
+    """(seconds, L0 files, WAL bytes a flush, WAL bytes a second) until the
+    busiest family's first compaction at `trigger`: each L0 file short of it
+    needs the measured WAL per flush, at the rate since RocksDB's counts
+    began (None: no trigger or no rate)."""
+    rate = rec.wal_rate()
+    if not trigger or rate is None:
+        return None
+    files = sum(n for lv, n, _ in (rec.shape or {}).get(rec.busiest_cf, []) if lv == 0)
+    per_flush = (rec.kv_bytes or {}).get('wal', 0) / max(1, rec.flushes)
+    return max(0, trigger - files) * per_flush / rate, files, per_flush, rate
 
 
 @dataclass
@@ -389,12 +407,10 @@ class Precondition:
         compaction (None: it may): each L0 file short of `trigger` needs the
         measured WAL per flush, at the rate since RocksDB's counts began."""
         rec = self.s.precondition
-        rate = None if rec is None else rec.wal_rate()
-        if rec is None or not trigger or rate is None:
+        wait = None if rec is None else compaction_wait(rec, trigger)
+        if wait is None:
             return None
-        files = sum(n for lv, n, _ in (rec.shape or {}).get(d.busiest_cf, []) if lv == 0)
-        per_flush = d.wal_bytes / max(1, d.flushes)
-        need = max(0, trigger - files) * per_flush / rate
+        need, files, per_flush, rate = wait
         if spent + need <= self.limit:
             return None
         return (f'{d.busiest_cf or "the busiest column family"} holds {files} of the '
