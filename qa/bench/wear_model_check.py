@@ -242,6 +242,31 @@ def predicted(paths: Sequence[str], options: str, families: Sequence[ColumnFamil
     return out
 
 
+def wal_steps(paths: Sequence[str], step: float = 0.015) -> List[str]:
+    """Per session history: RocksDB's WAL bytes per client byte in its first
+    and last windows, and where it rose by more than `step` from one window
+    to the next (the trial, the client writes before it, the two figures)."""
+    out = ['| session | windows | first | last | steps (trial: 4-KiB writes before, from -> to) |',
+           '|---|---|---|---|---|']
+    for path in paths:
+        with open(path) as f:
+            trials = [t for t in json.load(f) if (t.get('measurement') or {}).get(
+                'rocksdb_wal_bytes') and t['measurement'].get('client_bytes')]
+        per = [t['measurement']['rocksdb_wal_bytes'] / t['measurement']['client_bytes']
+               for t in trials]
+        if not per:
+            continue
+        writes, steps = 0.0, []
+        for i, (t, w) in enumerate(zip(trials, per)):
+            if i and w - per[i - 1] > step:
+                steps.append(f"{t['index']} ({t['kind']}): {writes / 1e3:.0f}k, "
+                             f'{per[i - 1]:.3f} -> {w:.3f}')
+            writes += t['measurement']['client_bytes'] / 4096
+        out.append(f'| {os.path.basename(path)} | {len(per)} | {per[0]:.3f} | {per[-1]:.3f} '
+                   f"| {'; '.join(steps) or '-'} |")
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('jsonl', nargs='+', help="wear_windows.py's windows, or with --history "
@@ -251,10 +276,15 @@ def main() -> None:
     ap.add_argument('--sessions', action='store_true',
                     help="the finalist's steady ratio to the baseline, measured and "
                     "predicted, per session")
+    ap.add_argument('--wal-steps', action='store_true',
+                    help="sessions' histories: where RocksDB's WAL per client byte stepped")
     ap.add_argument('--predict', metavar='OPTIONS',
                     help="with --sessions: this option string's predicted ratio instead")
     args = ap.parse_args()
     families = parse_sharding(args.sharding)
+    if args.wal_steps:
+        print('\n'.join(wal_steps(args.jsonl)))
+        return
     if args.sessions and args.predict:
         print('\n'.join(predicted(args.jsonl, args.predict, families)))
         return

@@ -1120,3 +1120,18 @@ def test_wear_windows_terms_count_what_each_osd_took_in_before_a_window() -> Non
     assert [r[2].strip() for r in osd0] == ['blog256', 'c1'] * 3
     ages = [float(r[12]) for r in osd0]
     assert ages == sorted(ages) and ages[0] < 1 < 20 < ages[-1]
+
+
+def test_wal_steps_places_a_sessions_step_in_wal_per_client_byte(tmp_path: Any) -> None:
+    import wear_model_check
+
+    def trial(i: int, wal: float) -> Dict[str, Any]:
+        return {'index': i, 'kind': 'baseline' if i < 2 else 'candidate', 'measurement': {
+            'client_bytes': 4096 * 1000, 'rocksdb_wal_bytes': int(wal * 4096 * 1000)}}
+    stepped, flat = tmp_path / 'stepped.json', tmp_path / 'flat.json'
+    stepped.write_text(json.dumps([trial(0, 0.509), trial(1, 0.509), trial(2, 0.578),
+                                   trial(3, 0.580), {'index': 4, 'measurement': None}]))
+    flat.write_text(json.dumps([trial(0, 0.509), trial(1, 0.51)]))
+    rows = wear_model_check.wal_steps([str(stepped), str(flat)])
+    assert rows[2] == '| stepped.json | 4 | 0.509 | 0.580 | 2 (candidate): 2k, 0.509 -> 0.578 |'
+    assert rows[3] == '| flat.json | 2 | 0.509 | 0.510 | - |'

@@ -350,8 +350,8 @@ def test_a_steady_ratio_is_given_with_a_compaction_in_or_out_of_either_window() 
     # demo run 20 (doc/bench/scenarios.md), per window: WAL, flush and
     # compaction MB, client MB; one compaction of its P family ~13.5 MB
     # (qa/bench/results/demo-run20-history.json)
-    def m(wal: float, flush: float, comp: float, unit: float) -> Any:
-        client = wal / 0.509
+    def m(wal: float, flush: float, comp: float, unit: float, per_byte: float = 0.509) -> Any:
+        client = wal / per_byte
         return measurement(write_amp=(wal + flush + comp) / client, write_amp_by='rocksdb',
                            client_bytes=int(client * 1e6), rocksdb_wal_bytes=int(wal * 1e6),
                            flush_bytes=int(flush * 1e6), compaction_bytes=int(comp * 1e6),
@@ -363,6 +363,11 @@ def test_a_steady_ratio_is_given_with_a_compaction_in_or_out_of_either_window() 
     assert (v.low, v.high) == pytest.approx((0.816, 0.971), abs=0.002)
     # the all-OSD check under fio, 0.857x [0.833, 0.882], is inside it
     assert v.low < 0.857 < v.high
+    # the same bytes per WAL byte after a step in the WAL per client byte
+    # (perf_counters.write_amps): the same ratio and range
+    stepped = steady_check.judge('c1', [(m(605, 32.5, 127.4, 13.5, 0.58), blog)], 1, 0.97, 900,
+                                 goal='wear')
+    assert (stepped.ratio, stepped.low, stepped.high) == pytest.approx((v.ratio, v.low, v.high))
     # recommended by its ratio, and the why says how far a compaction takes it
     assert v.verdict == 'recommended' and 'up to 0.97x' in v.why
     assert v.to_json()['range'] == pytest.approx([0.816, 0.971], abs=0.002)

@@ -158,7 +158,7 @@ def test_a_record_of_todays_shape_reads_back_as_it_was_written() -> None:
     assert list(head['baseline']) == [
         'kv_sync_lat_ms', 'iops', 'write_amp', 'runs', 'kv_sync_lat_spread', 'iops_spread',
         'write_amp_spread', 'op_w_lat_ms', 'op_w_lat_spread', 'write_amp_by',
-        'bluefs_write_amp', 'c_over_r']
+        'bluefs_write_amp', 'c_over_r', 'wal_per_byte']
     settings = json.loads(kv.d[START_KEY])['settings']
     assert list(settings) == [f.name for f in fields(Settings)]
     assert settings['compressions'] == list(Settings().compressions)
