@@ -295,7 +295,7 @@ def write_amps(a: Figures, b: Figures) -> Tuple[Optional[float], Optional[float]
     when both have them, b's then at a's WAL bytes per client byte; else
     BlueFS's.  What BlueStore logs per write is no option's (0.509 in every
     window of most lab sessions, whatever the candidate), but it stepped up
-    5-18% for good within 4 of 31 sessions, and every later candidate read
+    5-18% for good within 4 of 32 sessions, and every later candidate read
     as writing that much more (doc/bench/defaults.md, "The WAL's step")."""
     if a.write_amp_by == b.write_amp_by:
         wa, wb = wal_per_byte(a), wal_per_byte(b)
