@@ -290,6 +290,12 @@ def wal_per_byte(m: Figures) -> Optional[float]:
     return m.rocksdb_wal_bytes / m.client_bytes
 
 
+def wal_scale(a: Figures, b: Figures) -> float:
+    """What takes b's write-amp to a's WAL bytes per client byte (1: either unknown)."""
+    wa, wb = wal_per_byte(a), wal_per_byte(b)
+    return wa / wb if wa and wb else 1.0
+
+
 def write_amps(a: Figures, b: Figures) -> Tuple[Optional[float], Optional[float]]:
     """Two write-amps counted the same way, to compare: RocksDB's own bytes
     when both have them, b's then at a's WAL bytes per client byte; else
@@ -298,8 +304,7 @@ def write_amps(a: Figures, b: Figures) -> Tuple[Optional[float], Optional[float]
     5-18% for good within 4 of 32 sessions, and every later candidate read
     as writing that much more (doc/bench/defaults.md, "The WAL's step")."""
     if a.write_amp_by == b.write_amp_by:
-        wa, wb = wal_per_byte(a), wal_per_byte(b)
-        return a.write_amp, b.write_amp * wa / wb if wa and wb else b.write_amp
+        return a.write_amp, b.write_amp * wal_scale(a, b)
     return bluefs_write_amp(a), bluefs_write_amp(b)
 
 

@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .measurement_plan import BASELINE
 from .paired_stats import log_ratio
-from .perf_counters import ROCKSDB, Measurement, median, wal_per_byte, write_amps
+from .perf_counters import ROCKSDB, Measurement, median, wal_scale, write_amps
 from .workload import ReadProbe
 
 RECOMMENDED, OVER_BUDGET, UNKNOWN = 'recommended', 'over budget', 'write-amp unknown'
@@ -88,12 +88,12 @@ def compaction_range(arm: Measurement, base: Measurement) -> Tuple[Optional[floa
     for m in (arm, base):
         if m.write_amp_by != ROCKSDB or m.compaction_unit is None or not m.client_bytes:
             return None, None
-        one, wal = m.compaction_unit / m.client_bytes, wal_per_byte(m) or 1.0
-        # per WAL byte, as write_amps compares them
-        sides.append(((m.write_amp - min(one, (m.compaction_bytes or 0) / m.client_bytes)) / wal,
-                      (m.write_amp + one) / wal))
+        one = m.compaction_unit / m.client_bytes
+        sides.append((m.write_amp - min(one, (m.compaction_bytes or 0) / m.client_bytes),
+                      m.write_amp + one))
     (a_low, a_high), (b_low, b_high) = sides
-    return (a_low / b_high, a_high / b_low) if b_low > 0 else (None, None)
+    k = wal_scale(arm, base)  # the baseline's at the arm's WAL per byte, as write_amps
+    return (a_low / (b_high * k), a_high / (b_low * k)) if b_low > 0 else (None, None)
 
 
 @dataclass
