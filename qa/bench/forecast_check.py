@@ -52,7 +52,11 @@ def table(rows: List[Dict[str, Any]]) -> str:
     if not ended:
         return 'the session had not ended by the last look'
     start, end = rows[0]['started'], ended[-1]
-    out = [f'session: {end - start:.0f} s',
+    none = [r['t'] - start for r in rows
+            if r['state'] == 'running' and r.get('expected_left') is None]
+    out = [f'session: {end - start:.0f} s'
+           + (f'; {len(none)} look(s) said no expected time, the last at {max(none):.0f} s'
+              if none else ''),
            '| elapsed (s) | phase | expected left (s) | at most (s) | really left (s) '
            '| forecast / real | chance of a finalist | keep branch / real | load avg |',
            '|---|---|---|---|---|---|---|---|---|']

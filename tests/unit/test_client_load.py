@@ -326,6 +326,21 @@ def test_preconditioning_writes_the_keyspace_until_the_busiest_family_has_a_lowe
     assert 'LSM: O-0 L1:1/' in text
 
 
+def test_preconditioning_counts_the_wal_rate_of_its_load_after_the_overwrite_pass() -> None:
+    # a window's load, not the overwrite pass's (C alone: 2.5x a split window's
+    # rate on the lab), says how long a search window takes before one ran
+    h = Harness(client_space=4 << 20, client_object_size=1 << 20, precondition_limit=600.0)
+    late = SMALL.replace('trigger=2', 'trigger=12')  # no compaction within the pass
+    h.cluster.config_set('osd.0', 'bluestore_rocksdb_options', late)
+    h.cluster.running[0] = late
+    s = h.start(osd=0, workload='client', trials=1)
+    h.run()
+    p = s.canary.rec.precondition
+    assert p is not None and p.done and p.steady and p.kv_bytes is not None
+    assert p.bytes > 4 << 20 and 0 < p.drive_wal < p.kv_bytes['wal']
+    assert 0 < p.drive_seconds < p.seconds
+
+
 def test_preconditioning_stops_at_its_limit_and_says_the_db_was_not_steady() -> None:
     h = Harness(client_space=4 << 20, client_object_size=1 << 20, precondition_limit=4.0)
     s = h.start(osd=0, workload='client', trials=1)

@@ -15,7 +15,7 @@ from rocks_autotune.measurement_plan import SEQUENTIAL, MeasurementPlan
 from rocks_autotune.session_settings import Params
 from rocks_autotune.perf_counters import Measurement
 from rocks_autotune.rocksdb_options import BLOG_SMALL, parse_options, parse_sharding
-from rocks_autotune.search import Search
+from rocks_autotune.search import OVERHEAD_PRIOR, Search
 from rocks_autotune.session import Settings
 from rocks_autotune.space import MiB, SearchSpace
 from rocks_autotune.window import SteadyCap, steady_window_bytes
@@ -305,6 +305,36 @@ def test_the_time_said_does_not_count_the_preconditioning_as_every_measurements_
     assert plain.expected_seconds - pre.expected_seconds >= 3 * 240.0
 
 
+def test_no_expected_time_is_said_before_a_minute_of_preconditioning() -> None:
+    # defaults runs 8 and iops 6: a look before the first step read 2.60x and
+    # 1.98x the time the session took (no rate yet: the preconditioning at its limit)
+    sr, _ = search()
+    canary = sr.s.canaries['1']
+    for pre in (None, PreconditionRecord(seconds=30.0, kv_bytes={'wal': 60 * MiB})):
+        canary.precondition = pre
+        t = sr.time_said(canary, preconditioned=True)
+        assert t.expected_seconds is None and t.keep_seconds is None and t.left_seconds > 0
+        assert 'expected time: after a minute of the preconditioning\'s load' in \
+            report.time_lines(t, 'running')[0]
+    canary.precondition = PreconditionRecord(seconds=60.0, kv_bytes={'wal': 120 * MiB})
+    t = sr.time_said(canary, preconditioned=True)
+    assert t.expected_seconds is not None and t.keep_seconds is not None
+    assert 'min expected, at most about' in report.time_lines(t, 'running')[0]
+
+
+def test_before_any_window_the_wal_rate_is_the_drives_or_a_share_of_the_overwrites() -> None:
+    # defaults run 8: the overwrite pass, C alone, logged 2.5x the WAL a second
+    # of the split windows that write R beside C
+    pre = PreconditionRecord(seconds=400.0, kv_bytes={'wal': 800 * MiB})
+    assert pre.window_rate(1) == pytest.approx(2 * MiB)
+    assert pre.window_rate(2) == pytest.approx(1 * MiB)
+    pre.drive_wal, pre.drive_seconds = 30 * MiB, 30.0  # under a minute: not yet
+    assert pre.window_rate(2) == pytest.approx(1 * MiB)
+    pre.drive_wal, pre.drive_seconds = 90 * MiB, 120.0
+    assert pre.window_rate(2) == pytest.approx(0.75 * MiB)
+    assert pre.window_rate(1) == pytest.approx(0.75 * MiB)
+
+
 def test_the_search_left_is_counted_at_the_mean_candidate_window_not_the_median() -> None:
     # defaults run 4 (wear, 512 in flight): candidates the WAL limit flushes ran
     # windows of 357-380 s beside 47-66 s; at the median the forecast said 461 s
@@ -334,8 +364,10 @@ def test_before_any_candidate_a_wear_search_window_counts_the_wal_limits_share()
     sr.s.wal_flushed_prior = 0.5
     canary.precondition = PreconditionRecord(seconds=100.0, kv_bytes={'wal': 200 * MiB})
     t = sr.time_said(canary, preconditioned=False)
-    assert t.keep_seconds == pytest.approx(4 * (sr.settings.warmup + 60.0 + 0.5 * 10.0
-                                                + 0.5 * 50.0))
+    over = sr.settings.warmup + OVERHEAD_PRIOR
+    # the 2 baseline runs at --duration, the 2 candidates at the share
+    runs, candidates = 2 * (over + 10.0), 2 * (over + 0.5 * 10.0 + 0.5 * 50.0)
+    assert t.keep_seconds == pytest.approx(runs + candidates)
     canary.precondition = None
     sr.s.wal_flushed_prior = None
     for _ in range(2):  # 10-s windows at 1 MiB/s of WAL: the limit passed in 100 s

@@ -207,7 +207,7 @@ def test_a_canary_record_of_todays_shape_reads_back_as_it_was_written() -> None:
             assert list(rec['precondition']) == [
                 'filled', 'fill_bytes', 'fill_seconds', 'overwritten', 'bytes', 'seconds',
                 'done', 'steady', 'why', 'shape', 'busiest_cf', 'flushes', 'compactions',
-                'kv_bytes', 'kv_start', 'kv_since']
+                'kv_bytes', 'kv_start', 'kv_since', 'drive_wal', 'drive_seconds']
         seen |= {k for k in ('restart', 'window', 'precondition') if rec.get(k)}
         seen |= {k for k in ('up_seconds', 'kv_before') for part in (rec['restart'], rec['window'])
                  if part and k in part}

@@ -79,12 +79,26 @@ class PreconditionRecord(Record):
     kv_bytes: Optional[Dict[str, int]] = None  # RocksDB's bytes over the run
     kv_start: Optional[Dict[str, Any]] = None  # RocksDB's counts at its (re)start
     kv_since: float = 0.0  # seconds of load (fill included) at kv_start
+    # the load after the overwrite pass, as the windows drive it (group R
+    # beside C): RocksDB's WAL bytes and its seconds
+    drive_wal: int = 0
+    drive_seconds: float = 0.0
 
     def wal_rate(self) -> Optional[float]:
         """RocksDB's WAL bytes a second since its counts began (None: none counted)."""
         wal = (self.kv_bytes or {}).get('wal', 0)
         seconds = self.seconds + self.fill_seconds - self.kv_since
         return wal / seconds if wal > 0 and seconds > 0 else None
+
+    def window_rate(self, groups: int) -> Optional[float]:
+        """The WAL rate a window's load gives, before any window: the drive's
+        after a minute of it; before, wal_rate's over the `groups` the windows
+        write (the overwrite pass writes C alone, at 2.5x a split window's
+        rate on the lab: defaults runs 8 and iops 6)."""
+        if self.drive_seconds >= 60.0 and self.drive_wal > 0:
+            return self.drive_wal / self.drive_seconds
+        rate = self.wal_rate()
+        return None if rate is None else rate / max(1, groups)
 
 
 @dataclass

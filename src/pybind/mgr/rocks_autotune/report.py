@@ -123,8 +123,9 @@ def time_lines(t: Optional[TimeSaid], state: str) -> List[str]:
                    f'{t.steady_window_limit:.0f}s each (steady_window_limit) for write-amp'
                    + (f', about {t.steady_need:.0f}s each by the windows so far'
                       if t.steady_need else ''))
-    left = (f'about {t.expected_seconds / 60:.0f} min expected, at most about '
-            f'{t.left_seconds / 60:.0f} min left')
+    left = (f'about {t.expected_seconds / 60:.0f} min expected' if t.expected_seconds is not None
+            else 'expected time: after a minute of the preconditioning\'s load (its rates)')
+    left += f', at most about {t.left_seconds / 60:.0f} min left'
     if t.keep_seconds is not None:
         left += (f' (about {t.keep_seconds / 60:.0f} min if the search leaves nothing to '
                  f'confirm, {t.finalist_seconds / 60:.0f} min if a finalist passes its '

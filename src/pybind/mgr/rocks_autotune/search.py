@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from . import confirm, options, perf_counters, power, views, wear_model
 from .confirm import Confirmation
 from .session_settings import Params, Settings
-from .measurement_plan import MeasurementPlan
+from .measurement_plan import SPLIT, MeasurementPlan
 from .perf_counters import Baseline, Measurement
 from .rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, parse_options
 from .space import Candidate, SearchSpace, wal_limit
@@ -27,8 +27,11 @@ from .workload import CLIENT, LazyClientWorkload
 log = logging.getLogger(__name__)
 
 # seconds of the preconditioning's 4 KiB writes whose WAL rate sets the
-# finalist's prior under wear (Search.preconditioned)
+# finalist's prior under wear (Search.before_baseline), and the forecast
 PRIOR_AFTER = 60.0
+# a measurement's seconds beside its window and warm-up before one is
+# measured: restart and steps, 9-24 s in the defaults runs (doc/bench/defaults.md)
+OVERHEAD_PRIOR = 10.0
 
 
 @dataclass
@@ -104,12 +107,18 @@ class Search:
         """The forecast's prior until the baseline's: at the start with no cap,
         then once at the WAL rate of PRIOR_AFTER s of the preconditioning's
         4 KiB writes (the fill's big writes log little)."""
-        rate = None if pre is None or pre.seconds < PRIOR_AFTER else pre.wal_rate()
+        rate = None if pre is None or pre.seconds < PRIOR_AFTER else pre.window_rate(
+            self._groups())
         if self.s.baseline is not None or (self._prior() is not None
                                            and (self._capped or rate is None)):
             return
         self._draw_prior(None if rate is None else int(rate * self._steady_window_limit()))
         self._capped = rate is not None
+
+    def _groups(self) -> int:
+        """The groups a window's load writes: C, and R beside it in a split."""
+        c = self.s.client
+        return 2 if c is not None and c.design == SPLIT else 1
 
     def _steady_window_limit(self) -> float:
         """How long a steady window may run: steady_window_limit, at least --duration."""
@@ -377,19 +386,27 @@ class Search:
 
     def time_said(self, canary: CanaryRecord, preconditioned: bool) -> TimeSaid:
         """The windows' lengths, and what the rest of the session costs at
-        most and as expected (`preconditioned`: the DB is preconditioned first)."""
+        most and as expected (`preconditioned`: the DB is preconditioned first;
+        no expected time before PRIOR_AFTER s of it: its rates, the prior's)."""
         s, st = self.s, self.settings
         done = [(t, t.measurement) for t in s.trials if t.measurement and t.seconds]
         steady, limit, window, need = self._window_lengths(done)
         pre = canary.precondition
+        known = not preconditioned or s.baseline is not None or (
+            pre is not None and (pre.done or pre.seconds >= PRIOR_AFTER))
         # a measurement's cost beside its window: restart, warm-up, the steps; not
         # the first one's preconditioning, nor a steady window's wait to compact
         first = (pre.seconds + pre.fill_seconds if preconditioned and pre is not None and pre.done
                  else 0.0)
         over = median([t.seconds - m.seconds - (m.settled or 0.0) - (first if k == 0 else 0.0)
-                       for k, (t, m) in enumerate(done)]) if done else st.warmup + 60.0
-        per_search = over + self._search_window(done, pre.wal_rate() if pre else None)
+                       for k, (t, m) in enumerate(done)]) if done else st.warmup + OVERHEAD_PRIOR
+        per_search = over + self._search_window(
+            done, pre.window_rate(self._groups()) if pre else None)
         search, confirmation, steadies = self.left()
+        # the baseline runs left are --duration windows, not the candidates'
+        runs = min(search, max(0, st.baseline_runs - sum(t.kind == 'baseline' for t in s.trials)))
+        base_runs = [m.seconds for t, m in done if t.kind == 'baseline']
+        per_run = over + (mean(base_runs) if base_runs else self.params.duration)
         # the preconditioning's rest: its overwrite pass at the rate so far,
         # then the wait for a compaction at its WAL a flush
         blocks = 0 if s.client is None else (s.client.count or 0) * (
@@ -397,7 +414,7 @@ class Search:
         pending = (precondition_left(pre, st.precondition_limit, blocks,
                                      self.space.base_candidate().level0_file_num_compaction_trigger)
                    if preconditioned and not (pre is not None and pre.done) else 0.0)
-        alone = pending + search * per_search  # the search: all a keep session runs
+        alone = pending + runs * per_run + (search - runs) * per_search  # all a keep session runs
         rounds = confirmation * (over + window)
         # as expected: a finalist at a small gain is mostly dropped early
         rounds_expected = self._rounds_expected(confirmation) * (over + window)
@@ -419,8 +436,8 @@ class Search:
                 at_most = over + (limit if cur.steady else window)
                 expected_length = over + (expect if cur.steady else window)
             else:
-                at_most = expected_length = per_search
-                alone = max(0.0, alone - min(per_search, ran))
+                at_most = expected_length = per_run if cur.kind == 'baseline' else per_search
+                alone = max(0.0, alone - min(at_most, ran))
             left -= min(at_most, ran)
             finalist -= min(expected_length, ran)
         chance, passes = self.finalist_chance(), self.pass_chance()
@@ -428,8 +445,9 @@ class Search:
                                         - (1.0 - passes) * steady_cost)
         return TimeSaid(None if steady is None or math.isinf(steady) else steady,
                         steady is not None and math.isinf(steady), limit, window, steadies,
-                        need, max(0.0, left), max(0.0, expected),
-                        None if s.confirm else alone, max(0.0, finalist), chance, passes)
+                        need, max(0.0, left), max(0.0, expected) if known else None,
+                        None if s.confirm or not known else alone, max(0.0, finalist),
+                        chance, passes)
 
     def _rounds_expected(self, at_most: int) -> float:
         """The round measurements left as expected (`at_most`: left()'s):

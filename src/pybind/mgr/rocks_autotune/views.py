@@ -377,7 +377,7 @@ class TimeSaid:
     steady_windows_left: int  # at most
     steady_need: Optional[float]  # a finalist's, by the windows so far
     left_seconds: float  # at most
-    expected_seconds: float
+    expected_seconds: Optional[float]  # None: not before a minute of preconditioning
     keep_seconds: Optional[float]  # if the search leaves nothing to confirm (None: planned)
     finalist_seconds: float  # if a finalist passes its rounds
     finalist_chance: float  # that the search leaves one

@@ -348,6 +348,7 @@ class Precondition:
         rec = self.s.precondition or PreconditionRecord()
         rec.kv_start = None if kv is None else counts(kv)
         rec.kv_since = rec.seconds + rec.fill_seconds
+        rec.kv_bytes = None  # counted from kv_start, as wal_rate's seconds
         self.s.precondition = rec
 
     def step(self, trigger: int = 0) -> bool:
@@ -359,6 +360,8 @@ class Precondition:
             raise ValueError('no preconditioning begun')
         load = self.workload
         left = self.limit - rec.seconds - rec.fill_seconds
+        wal_before = (rec.kv_bytes or {}).get('wal', 0)
+        driven = 0.0
         if rec.filled < load.object_count:
             rec.filled, nbytes, secs = load.fill(rec.filled, left)
             rec.fill_bytes += nbytes
@@ -368,6 +371,7 @@ class Precondition:
                 rec.overwritten, nbytes, secs = load.overwrite(rec.overwritten, left)
             else:
                 nbytes, secs = load.drive(left, None)
+                driven = secs
             rec.bytes += nbytes
             rec.seconds += secs
         kv = read_kv(self.cluster, self.osd)
@@ -381,6 +385,9 @@ class Precondition:
             rec.busiest_cf, rec.flushes, rec.compactions = d.busiest_cf, d.flushes, d.compactions
             rec.kv_bytes = {'wal': d.wal_bytes, 'flush': d.flush_bytes,
                             'compaction': d.compaction_bytes, 'compressed_raw': d.compressed_raw}
+            if driven:
+                rec.drive_wal += max(0, d.wal_bytes - wal_before)
+                rec.drive_seconds += driven
             below = bool(d.busiest_cf) and any(n > 0 for n, _, _ in shape.get(d.busiest_cf, []))
         passes = rec.filled >= load.object_count and rec.overwritten >= load.block_count
         spent = rec.seconds + rec.fill_seconds
