@@ -267,6 +267,27 @@ def wal_steps(paths: Sequence[str], step: float = 0.015) -> List[str]:
     return out
 
 
+def units(paths: Sequence[str]) -> List[str]:
+    """Per session history, each steady window: its seconds, write-amp, one
+    compaction (`compaction_unit`) as a share of it, and how many such its
+    window counted: how far one compaction in or out moves its figure."""
+    out = ['| session | trial | side | seconds | write-amp | one compaction / write-amp '
+           '| compactions counted, in units |', '|---|---|---|---|---|---|---|']
+    for path in paths:
+        with open(path) as f:
+            trials = json.load(f)
+        for t in trials:
+            m = t.get('measurement') or {}
+            if not t.get('steady') or not m.get('compaction_unit') or not m.get('client_bytes'):
+                continue
+            side = 'baseline' if t.get('arm') in (None, 'baseline') else t['arm']
+            one = m['compaction_unit'] / m['client_bytes']
+            out.append(f"| {os.path.basename(path)} | {t['index']} | {side} | "
+                       f"{m['seconds']:.0f} | {m['write_amp']:.3f} | {one / m['write_amp']:.3f} | "
+                       f"{(m.get('compaction_bytes') or 0) / m['compaction_unit']:.1f} |")
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('jsonl', nargs='+', help="wear_windows.py's windows, or with --history "
@@ -278,12 +299,17 @@ def main() -> None:
                     "predicted, per session")
     ap.add_argument('--wal-steps', action='store_true',
                     help="sessions' histories: where RocksDB's WAL per client byte stepped")
+    ap.add_argument('--units', action='store_true',
+                    help="sessions' histories: one compaction's share of each steady window")
     ap.add_argument('--predict', metavar='OPTIONS',
                     help="with --sessions: this option string's predicted ratio instead")
     args = ap.parse_args()
     families = parse_sharding(args.sharding)
     if args.wal_steps:
         print('\n'.join(wal_steps(args.jsonl)))
+        return
+    if args.units:
+        print('\n'.join(units(args.jsonl)))
         return
     if args.sessions and args.predict:
         print('\n'.join(predicted(args.jsonl, args.predict, families)))

@@ -1135,3 +1135,19 @@ def test_wal_steps_places_a_sessions_step_in_wal_per_client_byte(tmp_path: Any) 
     rows = wear_model_check.wal_steps([str(stepped), str(flat)])
     assert rows[2] == '| stepped.json | 4 | 0.509 | 0.580 | 2 (candidate): 2k, 0.509 -> 0.578 |'
     assert rows[3] == '| flat.json | 2 | 0.509 | 0.510 | - |'
+
+
+def test_units_gives_one_compactions_share_of_each_steady_window(tmp_path: Any) -> None:
+    import wear_model_check
+
+    def trial(i: int, arm: str, steady: Any, unit: int = 10 << 20) -> Dict[str, Any]:
+        return {'index': i, 'arm': arm, 'steady': steady, 'measurement': {
+            'seconds': 67.0, 'client_bytes': 100 << 20, 'write_amp': 0.8,
+            'compaction_unit': unit, 'compaction_bytes': 35 << 20}}
+    h = tmp_path / 'h.json'
+    h.write_text(json.dumps([trial(0, 'baseline', None), trial(1, 'c1', 'c1'),
+                             trial(2, 'baseline', 'c1'), trial(3, 'baseline', 'c1', 0)]))
+    rows = wear_model_check.units([str(h)])
+    # a round's window and one without a unit are not steady figures
+    assert rows[2:] == ['| h.json | 1 | c1 | 67 | 0.800 | 0.125 | 3.5 |',
+                        '| h.json | 2 | baseline | 67 | 0.800 | 0.125 | 3.5 |']
