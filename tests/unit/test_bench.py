@@ -1151,3 +1151,16 @@ def test_units_gives_one_compactions_share_of_each_steady_window(tmp_path: Any) 
     # a round's window and one without a unit are not steady figures
     assert rows[2:] == ['| h.json | 1 | c1 | 67 | 0.800 | 0.125 | 3.5 |',
                         '| h.json | 2 | baseline | 67 | 0.800 | 0.125 | 3.5 |']
+
+
+def test_forecast_table_says_how_many_looks_had_no_expected_time() -> None:
+    import forecast_check
+
+    def look(t: float, expected: Any, ended: Any = None, state: str = 'running') -> Dict[str, Any]:
+        return {'t': 1000.0 + t, 'state': state, 'phase': 'precondition', 'started': 1000.0,
+                'ended': ended, 'expected_left': expected, 'max_left': 900.0,
+                'keep_left': expected, 'chance': 0.5, 'load': 20.0}
+    out = forecast_check.table([look(0.0, None), look(30.0, None), look(60.0, 540.0),
+                                look(600.0, 0.0, 1600.0, 'done')]).splitlines()
+    assert out[0] == 'session: 600 s; 2 look(s) said no expected time, the last at 30 s'
+    assert out[3:] == ['| 60 | precondition | 540 | 900 | 540 | 1.00 | 0.50 | 1.00 | 20.0 |']
