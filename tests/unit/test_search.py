@@ -326,13 +326,13 @@ def test_before_any_window_the_wal_rate_is_the_drives_or_a_share_of_the_overwrit
     # defaults run 8: the overwrite pass, C alone, logged 2.5x the WAL a second
     # of the split windows that write R beside C
     pre = PreconditionRecord(seconds=400.0, kv_bytes={'wal': 800 * MiB})
-    assert pre.window_rate(1) == pytest.approx(2 * MiB)
-    assert pre.window_rate(2) == pytest.approx(1 * MiB)
+    assert pre.window_rate(1, 60.0) == pytest.approx(2 * MiB)
+    assert pre.window_rate(2, 60.0) == pytest.approx(1 * MiB)
     pre.drive_wal, pre.drive_seconds = 30 * MiB, 30.0  # under a minute: not yet
-    assert pre.window_rate(2) == pytest.approx(1 * MiB)
+    assert pre.window_rate(2, 60.0) == pytest.approx(1 * MiB)
     pre.drive_wal, pre.drive_seconds = 90 * MiB, 120.0
-    assert pre.window_rate(2) == pytest.approx(0.75 * MiB)
-    assert pre.window_rate(1) == pytest.approx(0.75 * MiB)
+    assert pre.window_rate(2, 60.0) == pytest.approx(0.75 * MiB)
+    assert pre.window_rate(1, 60.0) == pytest.approx(0.75 * MiB)
 
 
 def test_the_search_left_is_counted_at_the_mean_candidate_window_not_the_median() -> None:

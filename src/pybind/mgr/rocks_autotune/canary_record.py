@@ -90,12 +90,12 @@ class PreconditionRecord(Record):
         seconds = self.seconds + self.fill_seconds - self.kv_since
         return wal / seconds if wal > 0 and seconds > 0 else None
 
-    def window_rate(self, groups: int) -> Optional[float]:
+    def window_rate(self, groups: int, after: float) -> Optional[float]:
         """The WAL rate a window's load gives, before any window: the drive's
-        after a minute of it; before, wal_rate's over the `groups` the windows
+        after `after` s of it; before, wal_rate's over the `groups` the windows
         write (the overwrite pass writes C alone, at 2.5x a split window's
         rate on the lab: defaults runs 8 and iops 6)."""
-        if self.drive_seconds >= 60.0 and self.drive_wal > 0:
+        if self.drive_seconds >= after and self.drive_wal > 0:
             return self.drive_wal / self.drive_seconds
         rate = self.wal_rate()
         return None if rate is None else rate / max(1, groups)

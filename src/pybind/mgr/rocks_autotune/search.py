@@ -108,7 +108,7 @@ class Search:
         then once at the WAL rate of PRIOR_AFTER s of the preconditioning's
         4 KiB writes (the fill's big writes log little)."""
         rate = None if pre is None or pre.seconds < PRIOR_AFTER else pre.window_rate(
-            self._groups())
+            self._groups(), PRIOR_AFTER)
         if self.s.baseline is not None or (self._prior() is not None
                                            and (self._capped or rate is None)):
             return
@@ -401,7 +401,7 @@ class Search:
         over = median([t.seconds - m.seconds - (m.settled or 0.0) - (first if k == 0 else 0.0)
                        for k, (t, m) in enumerate(done)]) if done else st.warmup + OVERHEAD_PRIOR
         per_search = over + self._search_window(
-            done, pre.window_rate(self._groups()) if pre else None)
+            done, pre.window_rate(self._groups(), PRIOR_AFTER) if pre else None)
         search, confirmation, steadies = self.left()
         # the baseline runs left are --duration windows, not the candidates'
         runs = min(search, max(0, st.baseline_runs - sum(t.kind == 'baseline' for t in s.trials)))
