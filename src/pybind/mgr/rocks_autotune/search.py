@@ -265,7 +265,7 @@ class Search:
         """The search's next trial on `osd`: a baseline run, or the
         optimizer's candidate; None once the search is done."""
         s = self.s
-        if sum(t.verdict == 'baseline' for t in s.trials) < self.settings.baseline_runs:
+        if self._runs_left():
             return Trial(index=len(s.trials), kind='baseline',
                          candidate=self.space.base_candidate(), options=s.base_options, osd=osd)
         if sum(t.kind == 'candidate' for t in s.trials) >= self.params.trials:
@@ -275,6 +275,11 @@ class Search:
         if self.settings.inject_options:
             options += ',' + self.settings.inject_options
         return Trial(index=len(s.trials), kind='candidate', candidate=c, options=options, osd=osd)
+
+    def _runs_left(self) -> int:
+        """Baseline runs still to measure (a failed one is measured again)."""
+        return max(0, self.settings.baseline_runs
+                   - sum(t.verdict == 'baseline' for t in self.s.trials))
 
     def baseline_measured(self, osd: int) -> None:
         """Once all baseline runs are in: the baseline, the noise, and the
@@ -403,10 +408,9 @@ class Search:
         per_search = over + self._search_window(
             done, pre.window_rate(self._groups(), PRIOR_AFTER) if pre else None)
         search, confirmation, steadies = self.left()
-        # the baseline runs left are --duration windows, not the candidates'
-        runs = min(search, max(0, st.baseline_runs - sum(t.kind == 'baseline' for t in s.trials)))
-        base_runs = [m.seconds for t, m in done if t.kind == 'baseline']
-        per_run = over + (mean(base_runs) if base_runs else self.params.duration)
+        # the baseline runs left at their own window (the rounds'), not the candidates'
+        runs = min(search, self._runs_left())
+        per_run = over + window
         # the preconditioning's rest: its overwrite pass at the rate so far,
         # then the wait for a compaction at its WAL a flush
         blocks = 0 if s.client is None else (s.client.count or 0) * (
