@@ -34,7 +34,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', 'src', 'pybind', 'mgr'))
 
 from rocks_autotune import wear_model  # noqa: E402
-from rocks_autotune.perf_counters import Measurement  # noqa: E402
+from rocks_autotune.perf_counters import Measurement, compaction_share  # noqa: E402
 from rocks_autotune.rocksdb_options import (ColumnFamily, parse_options,  # noqa: E402
                                             parse_sharding)
 from rocks_autotune.space import Candidate, SearchSpace  # noqa: E402
@@ -277,14 +277,14 @@ def units(paths: Sequence[str]) -> List[str]:
         with open(path) as f:
             trials = json.load(f)
         for t in trials:
-            m = t.get('measurement') or {}
-            if not t.get('steady') or not m.get('compaction_unit') or not m.get('client_bytes'):
+            m = Measurement.from_dict(t.get('measurement') or {'seconds': 0})
+            share = compaction_share(m) if t.get('steady') else None
+            if share is None or not m.compaction_unit:
                 continue
             side = 'baseline' if t.get('arm') in (None, 'baseline') else t['arm']
-            one = m['compaction_unit'] / m['client_bytes']
             out.append(f"| {os.path.basename(path)} | {t['index']} | {side} | "
-                       f"{m['seconds']:.0f} | {m['write_amp']:.3f} | {one / m['write_amp']:.3f} | "
-                       f"{(m.get('compaction_bytes') or 0) / m['compaction_unit']:.1f} |")
+                       f"{m.seconds:.0f} | {m.write_amp:.3f} | {share:.3f} | "
+                       f"{(m.compaction_bytes or 0) / m.compaction_unit:.1f} |")
     return out
 
 

@@ -170,6 +170,9 @@ class FakeCluster:
         # family -> [memtable bytes, L0 files, flushes, compactions, the WAL
         # position (wal_pos) of its oldest unflushed byte]
         self.shares: Optional[Dict[str, float]] = None
+        # the L1 bytes kv_stats gives a family that compacted (`shares`' runs: the
+        # size of one compaction, rocksdb_stats.KvDelta.unit)
+        self.level_bytes = 0
         self.families: Dict[int, Dict[str, List[float]]] = {}
         self.wal_pos: Dict[int, float] = {}  # osd -> WAL bytes its families took in
         self.perf_on: Dict[int, bool] = {}  # opened its DB with rocksdb_perf
@@ -507,7 +510,8 @@ class FakeCluster:
         if self.shares is not None:
             return KvStats(tickers=tickers, levels={
                 cf: {0: Level(files=int(f[1]), size=0, compactions=int(f[2])),
-                     1: Level(files=min(1, int(f[3])), size=0, compactions=int(f[3]))}
+                     1: Level(files=min(1, int(f[3])),
+                              size=self.level_bytes if f[3] else 0, compactions=int(f[3]))}
                 for cf, f in sorted(self.families.get(osd, {}).items())})
         return KvStats(
             tickers=tickers,

@@ -1141,9 +1141,10 @@ def test_units_gives_one_compactions_share_of_each_steady_window(tmp_path: Any) 
     import wear_model_check
 
     def trial(i: int, arm: str, steady: Any, unit: int = 10 << 20) -> Dict[str, Any]:
-        return {'index': i, 'arm': arm, 'steady': steady, 'measurement': {
-            'seconds': 67.0, 'client_bytes': 100 << 20, 'write_amp': 0.8,
-            'compaction_unit': unit, 'compaction_bytes': 35 << 20}}
+        from session_harness import measurement
+        return {'index': i, 'arm': arm, 'steady': steady, 'measurement': measurement(
+            seconds=67.0, client_bytes=100 << 20, write_amp=0.8, write_amp_by='rocksdb',
+            compaction_unit=unit, compaction_bytes=35 << 20).to_dict()}
     h = tmp_path / 'h.json'
     h.write_text(json.dumps([trial(0, 'baseline', None), trial(1, 'c1', 'c1'),
                              trial(2, 'baseline', 'c1'), trial(3, 'baseline', 'c1', 0)]))

@@ -317,13 +317,15 @@ def test_the_labs_write_amp_trap_is_not_steady() -> None:
 
 
 def sharded_window(options: str, shares: Dict[str, float], limit: float,
-                   duration: float = 20.0) -> Tuple[Measurement, FakeCluster]:
+                   duration: float = 20.0, level_bytes: int = 0
+                   ) -> Tuple[Measurement, FakeCluster]:
     """One steady window on osd.0, sharded as the lab's Tentacle, each column
     family taking `shares` of the WAL, RocksDB's statistics on; the load
     writes about 1.34 MB of WAL a second, the lab's rate (c1's 170 MB in 127 s)."""
     clock = FakeClock()
     cluster = FakeCluster(clock, defaults=TENTACLE_DEFAULTS)
     cluster.shares = shares
+    cluster.level_bytes = level_bytes
     # 25 writes of 4 KiB a kv sync, a quarter of it WAL: 25600 / lat bytes a second
     cluster.model = lambda o: (25600 / 1.34e6, 1.0)
     for name, value in (('bluestore_rocksdb_options', options), ('rocksdb_perf', 'true'),
@@ -454,6 +456,25 @@ def test_the_slow_baseline_is_steady_within_its_first_window() -> None:
     assert 20.0 <= m.seconds <= 21.0
     assert m.wal_cover is not None and m.wal_cover > 20 and not m.window_short
     assert steady_check.saw_compaction(m)
+
+
+def test_a_steady_window_goes_on_until_one_compaction_weighs_little() -> None:
+    """Its edges may take one compaction in or leave one out: the window goes
+    on until one (8 MiB) weighs at most COMPACTION_SHARE of its RocksDB bytes
+    (5.36 MB a second: about 52 s, not --duration's 20), within its limit;
+    the forecast's steady_length counts the same from the window's figures."""
+    m, _ = sharded_window(SLOW_BASE, LAB_SHARES, limit=600.0, level_bytes=8 * MiB)
+    share = perf_counters.compaction_share(m)
+    assert m.compaction_unit == 8 * MiB and share is not None
+    assert 0.029 <= share <= window.COMPACTION_SHARE
+    assert 50.0 <= m.seconds <= 54.0 and steady_check.saw_compaction(m)
+    assert window.steady_length([(candidate(SLOW_BASE), [m])], 20.0, 600.0) \
+        == pytest.approx(m.seconds, rel=0.05)
+    # the limit holds: steady, with one compaction weighing more
+    capped, _ = sharded_window(SLOW_BASE, LAB_SHARES, limit=30.0, level_bytes=8 * MiB)
+    assert capped.seconds + (capped.settled or 0.0) <= 31.0
+    assert steady_check.saw_compaction(capped)
+    assert (perf_counters.compaction_share(capped) or 0.0) > window.COMPACTION_SHARE
 
 
 def test_the_preconditioning_left_is_its_overwrite_pass_at_its_rate_within_its_limit() -> None:

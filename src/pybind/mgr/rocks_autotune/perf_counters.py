@@ -115,6 +115,16 @@ class Measurement:
         return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
 
 
+def compaction_share(m: Measurement) -> Optional[float]:
+    """One compaction (`compaction_unit`) as a share of the window's
+    RocksDB bytes: how far one in or out at its edges moves its write-amp
+    (None: not counted by RocksDB, or no compaction)."""
+    if m.write_amp_by != ROCKSDB or not m.compaction_unit or not m.client_bytes \
+            or not m.write_amp:
+        return None
+    return m.compaction_unit / (m.write_amp * m.client_bytes)
+
+
 def wal_bytes(a: Dict[str, Any], b: Dict[str, Any]) -> float:
     return _delta(a, b, WAL_BYTES)
 

@@ -48,6 +48,11 @@ class WindowEnd:
 CYCLE_MARGIN = 1.25
 # flushes before a config's own rate counts (fewer reflect where the window fell, not the rate)
 OWN_RATE_FLUSHES = 3
+# the most one compaction may weigh in a steady window's RocksDB bytes before
+# it ends (within its limit): its edges take one in or leave one out, and at
+# 7% a compaction the claims erred 9-18% against their checks, at 3% inside
+# (doc/bench/wear-floor.md, "How many compactions the steady windows counted")
+COMPACTION_SHARE = 0.03
 
 
 def steady_bytes(c: Candidate, families: Sequence[ColumnFamily] = ONE_FAMILY,
@@ -146,8 +151,9 @@ def steady_length(configs: Iterable[Tuple[Candidate, List[Measurement]]],
                   families: Sequence[ColumnFamily] = ONE_FAMILY,
                   max_total_wal_size: int = 0) -> float:
     """Seconds a steady window of these configs needs, by their windows so
-    far: the longest to a first L0 compaction (steady_window), then a cycle
-    and its steady_bytes at the WAL rate; within [duration, limit]."""
+    far: the longest to a first L0 compaction (steady_window), then a cycle,
+    its steady_bytes at the WAL rate, and the RocksDB bytes in which the
+    largest compaction seen weighs COMPACTION_SHARE; within [duration, limit]."""
     configs = list(configs)
     rate = fill_rate(configs)
     need = duration
@@ -157,9 +163,20 @@ def steady_length(configs: Iterable[Tuple[Candidate, List[Measurement]]],
         if cycle is None and logged:
             cycle = flush_size(c) * c.level0_file_num_compaction_trigger / logged
         counted = max(cycle or 0.0, steady_bytes(c, families, max_total_wal_size) / logged
-                      if logged else 0.0)
+                      if logged else 0.0, _share_seconds(ms))
         need = max(need, (cycle or 0.0) + counted)
     return min(need, max(duration, limit))
+
+
+def _share_seconds(ms: Sequence[Measurement]) -> float:
+    """Seconds of RocksDB bytes, at the rate of `ms`, in which the largest
+    compaction `ms` saw weighs COMPACTION_SHARE (0: none counted)."""
+    counted = [m for m in ms if m.write_amp_by == perf_counters.ROCKSDB and m.seconds > 0]
+    unit = max((m.compaction_unit or 0 for m in counted), default=0)
+    if not unit:
+        return 0.0
+    rate = median(m.write_amp * m.client_bytes / m.seconds for m in counted)
+    return unit / COMPACTION_SHARE / rate if rate > 0 else 0.0
 
 
 def read_kv(cluster: Cluster, osd: int) -> Optional[KvStats]:
@@ -292,9 +309,12 @@ class Window:
             w.bytes, w.bench_seconds = 0, 0.0
             w.reference_bytes = None if w.reference_bytes is None else 0
             return 0.0
+        share = perf_counters.compaction_share(m)
         if left > 0 and ((m.l0_cycles or 0.0) < 1
-                         or (m.wal_cover is not None and m.wal_cover < 1)):
-            # no compaction yet, or too few bytes for every family's: go on
+                         or (m.wal_cover is not None and m.wal_cover < 1)
+                         or (share is not None and share > COMPACTION_SHARE)):
+            # no compaction yet, too few bytes for every family's, or too few
+            # for one compaction in or out to be noise: go on
             return self._extend(left)
         m.settled = w.settled
         return None
