@@ -356,6 +356,22 @@ def test_a_demo_whose_client_space_is_not_in_bytes_is_refused_before_the_lab(
     assert 'client_space=4G: a size in bytes' in str(e.value)
 
 
+def test_a_demo_brings_its_lab_up_on_the_default_device_size(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    # the demo calls cmd_up with a Namespace of its own: it must carry every
+    # field `up` reads (743379e added osd_gib to `up` alone and broke the demo)
+    lab = load_lab(monkeypatch, str(tmp_path / 'lab'))
+    monkeypatch.setattr(lab, 'install', lambda: None)
+
+    def created(osds: int, mgrs: int, flash: bool, osd_gib: int) -> None:
+        raise SystemExit(f'created {osds} {mgrs} {flash} {osd_gib}')
+    monkeypatch.setattr(lab, 'create_cluster', created)
+    args = lab.argparse.Namespace(set=[], wal=64, release='tentacle')
+    with pytest.raises(SystemExit) as e:
+        lab.cmd_demo(args)
+    assert str(e.value) == f'created {lab.DEMO_OSDS} 1 True {lab.OSD_GIB}'
+
+
 def test_up_sizes_each_osds_device_and_refuses_one_too_small(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Any, capsys: Any) -> None:
     lab = load_lab(monkeypatch, str(tmp_path / 'lab'))
