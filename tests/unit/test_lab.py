@@ -317,7 +317,10 @@ def test_a_recommending_demo_measures_the_whole_lab_before_and_after(
                                            stdout='| pass | ... |\n')
     monkeypatch.setattr(lab.subprocess, 'run', run)
     calls.clear()
+    with open(str(tmp_path / 'lab') + '-before-after.jsonl', 'w') as f:
+        f.write('{"an earlier demo": 1}\n')
     lab.before_after('b=2', 'a=1', 4 << 30)
+    assert not os.path.exists(str(tmp_path / 'lab') + '-before-after.jsonl')  # not appended to
     bench = runs[0]
     assert bench[bench.index('--image-mib') + 1] == '4096'  # the session's client_space
     assert bench[1].endswith('qa/bench/wear_windows.py') and '--keep-lab' in bench
@@ -325,6 +328,9 @@ def test_a_recommending_demo_measures_the_whole_lab_before_and_after(
     assert {bench[i + 1] for i, x in enumerate(bench) if x == '--config'} == {
         'before=b=2', 'after=a=1'}
     assert '| pass |' in capsys.readouterr().out
+    # its rows outlive the lab (`down` removes the lab's directory)
+    assert bench[bench.index('--out') + 1] == str(tmp_path / 'lab') + '-before-after.jsonl'
+    assert os.path.exists(str(tmp_path / 'lab') + '-before-after.log')
     # the lab then runs the recommended string, set as apply sets it
     assert calls == [('config', 'set', f'osd.{i}', 'bluestore_rocksdb_options', 'a=1')
                      for i in range(lab.DEMO_OSDS)]
