@@ -49,9 +49,9 @@ CYCLE_MARGIN = 1.25
 # flushes before a config's own rate counts (fewer reflect where the window fell, not the rate)
 OWN_RATE_FLUSHES = 3
 # the most one compaction may weigh in a steady window's RocksDB bytes before
-# it ends (within its limit): its edges take one in or leave one out, and at
-# 7% a compaction the claims erred 9-18% against their checks, at 3% inside
-# (doc/bench/wear-floor.md, "How many compactions the steady windows counted")
+# it ends (within its limit): its edges take one in or leave one out, so this
+# bounds the claim's own range; it did not close the claims' gap to their
+# checks (demo run 30, doc/bench/wear-floor.md, "How many compactions ...")
 COMPACTION_SHARE = 0.03
 
 
