@@ -228,6 +228,22 @@ def delta(before: Dict[str, Any], after: Dict[str, Any], key: Tuple[str, str]) -
     return int(after[key[0]][key[1]]) - int(before[key[0]][key[1]])
 
 
+def pg_logs(lab: Lab, pool: str) -> Dict[int, Tuple[int, int]]:
+    """Per OSD, the log entries and dups of the pool's PGs it holds (acting):
+    what trimming a PG's log writes (an entry's delete, a dup's put and
+    delete) starts once its log reaches the OSD's target."""
+    dump = lab.ceph_json('pg', 'dump', 'pgs')
+    stats = dump['pg_stats'] if isinstance(dump, dict) else dump
+    pool_id = str(lab.ceph_json('osd', 'pool', 'get', pool, 'size')['pool_id'])
+    out: Dict[int, Tuple[int, int]] = {}
+    for p in stats:
+        if p['pgid'].split('.')[0] == pool_id:
+            for o in p['acting']:
+                n, d = out.get(o, (0, 0))
+                out[o] = (n + int(p['log_size']), d + int(p['log_dups_size']))
+    return out
+
+
 def loadavg() -> List[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
@@ -243,6 +259,7 @@ def window(lab: Lab, osds: List[int], name: str, options: str, kind: str,
     t0 = time.time()
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')
     before = {o: read_osd(lab, o) for o in osds}
+    logs0 = pg_logs(lab, POOL)
     writes = secs = 0.0
     bins: Dict[int, int] = {}
     chunk_p99: List[float] = []
@@ -281,6 +298,7 @@ def window(lab: Lab, osds: List[int], name: str, options: str, kind: str,
         reached = False
     after = {o: read_osd(lab, o) for o in osds}
     seconds = time.time() - t0
+    logs1 = pg_logs(lab, POOL)
     load1 = loadavg()
     rows = []
     for o in osds:
@@ -301,6 +319,8 @@ def window(lab: Lab, osds: List[int], name: str, options: str, kind: str,
                for k, key in BLUEFS.items()},
             db_used_bytes_end=a['db_used_bytes'],
             **{f'{k}_end': a['onode'][k] for k in ONODE_GAUGES},
+            pg_log_entries=[logs0.get(o, (0, 0))[0], logs1.get(o, (0, 0))[0]],
+            pg_log_dups=[logs0.get(o, (0, 0))[1], logs1.get(o, (0, 0))[1]],
             write_amp=rocks / client if client else None,
             fio_iops=round(writes / secs, 1) if secs else None,
             fio_seconds=round(secs, 1), fio_writes=int(writes),
@@ -368,6 +388,9 @@ def run(a: argparse.Namespace) -> None:
             if deadline - time.time() < 240:
                 log(f'{name}: left out, too close to --until')
                 continue
+            for opt in sorted({k for sets in a.osd_set.values() for k in sets}):
+                val = a.osd_set.get(name, {}).get(opt)
+                lab.ceph('config', *(('set', 'osd', opt, val) if val else ('rm', 'osd', opt)))
             t = time.time()
             for o in osds:  # the option set at osd.N (removed for default), then a restart
                 lab.apply(o, setting)
@@ -379,6 +402,7 @@ def run(a: argparse.Namespace) -> None:
                 rows = window(lab, osds, name, options, kind, limit, steady_wal(options),
                               deadline, dict(common, restart_seconds=restart,
                                              option_running=got, warmup=a.warmup,
+                                             osd_set=a.osd_set.get(name, {}),
                                              config_pass=passes[name]), a.steady_min, chunk)
                 with open(a.out, 'a') as f:
                     for r in rows:
@@ -517,6 +541,14 @@ def named_config(text: str) -> Tuple[str, str]:
     return name, options
 
 
+def osd_setting(text: str) -> Tuple[str, str, str]:
+    name, _, setting = text.partition(':')
+    opt, sep, val = setting.partition('=')
+    if not name or not opt or not sep or not val:
+        raise argparse.ArgumentTypeError(f'{text!r}: NAME:OPTION=VALUE')
+    return name, opt, val
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or '').split('\n')[0])
     ap.add_argument('--up', action='store_true', help='bring the lab up fresh first')
@@ -550,8 +582,15 @@ def main() -> None:
     ap.add_argument('--until', default='', help='HH:MM UTC: no window runs past it')
     ap.add_argument('--client', choices=('fio', 'module'), default='fio',
                     help="the load: fio's rbd engine, or the module's own (default %(default)s)")
+    ap.add_argument('--osd-set', action='append', default=[], type=osd_setting,
+                    metavar='NAME:OPTION=VALUE', help='a Ceph option set for every OSD '
+                    'before config NAME\'s passes, removed before the others\' (repeatable)')
     ap.add_argument('--module-load', metavar='fill|SECONDS', help=argparse.SUPPRESS)
     a = ap.parse_args()
+    sets: Dict[str, Dict[str, str]] = {}
+    for name, opt, val in a.osd_set:
+        sets.setdefault(name, {})[opt] = val
+    a.osd_set = sets
     if a.module_load:
         module_load(a.module_load, a.image_mib)
         return

@@ -8,7 +8,7 @@ import math
 import os
 import statistics
 import sys
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, cast
 
 import pytest
 
@@ -1120,6 +1120,28 @@ def test_wear_windows_terms_count_what_each_osd_took_in_before_a_window() -> Non
     assert [r[2].strip() for r in osd0] == ['blog256', 'c1'] * 3
     ages = [float(r[12]) for r in osd0]
     assert ages == sorted(ages) and ages[0] < 1 < 20 < ages[-1]
+
+
+def test_wear_windows_counts_each_osds_pg_log_and_parses_its_osd_settings() -> None:
+    # what trimming a PG's log writes: the pool's PGs only, each OSD of its acting set
+    import argparse
+    import wear_windows
+
+    class PgLab:
+        def ceph_json(self, *args: str) -> Any:
+            if args[:2] == ('osd', 'pool'):
+                return {'pool': 'ratbench', 'pool_id': 2, 'size': 3}
+            return {'pg_stats': [
+                {'pgid': '2.0', 'acting': [0, 1, 2], 'log_size': 100, 'log_dups_size': 3},
+                {'pgid': '2.1', 'acting': [1, 2, 3], 'log_size': 50, 'log_dups_size': 0},
+                {'pgid': '1.0', 'acting': [0, 3, 1], 'log_size': 999, 'log_dups_size': 9}]}
+    logs = wear_windows.pg_logs(cast(Any, PgLab()), 'ratbench')
+    assert logs == {0: (100, 3), 1: (150, 3), 2: (150, 3), 3: (50, 0)}
+    assert wear_windows.osd_setting('notrim:osd_min_pg_log_entries=9') == (
+        'notrim', 'osd_min_pg_log_entries', '9')
+    for bad in ('notrim', 'notrim:osd_min_pg_log_entries', ':a=1', 'n:a='):
+        with pytest.raises(argparse.ArgumentTypeError):
+            wear_windows.osd_setting(bad)
 
 
 def test_wal_steps_places_a_sessions_step_in_wal_per_client_byte(tmp_path: Any) -> None:
