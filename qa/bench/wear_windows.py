@@ -25,7 +25,10 @@ and its flushes and compactions below L0 (rocksdb_stats from `dump_objectstore_k
 RocksDB's statistics on at every OSD: benchlib.stats_on), BlueFS
 bytes_written_wal/sst/slow deltas and db_used_bytes at the end, fio's IOPS
 (cluster-wide) and write completion latency p99 over the window (fio's clat
-histogram, json+ bins of every chunk merged), the load average.
+histogram, json+ bins of every chunk merged), the load average, and the
+entries and dups of the PG logs each OSD holds at the window's edges.
+--osd-set sets a Ceph option for one config's passes (trimming those logs
+stopped: doc/bench/wear-floor.md).
 
 Configurations: `default` (Tentacle's release default: the option removed;
 its string from `ceph config help`), `tiny` (benchlib.BLOG_SMALL, the
@@ -412,6 +415,8 @@ def run(a: argparse.Namespace) -> None:
                     f'reached {rows[0]["steady_reached"]}, load {rows[0]["load_avg_end"]}')
     finally:
         try:
+            for opt in sorted({k for sets in a.osd_set.values() for k in sets}):
+                lab.ceph('config', 'rm', 'osd', opt)  # --osd-set's, as before the run
             for o in osds:
                 benchlib.restore(lab, o)
         except Exception as e:  # the lab goes down anyway
