@@ -407,6 +407,28 @@ def test_a_wear_search_window_weighs_each_kind_by_the_wal_limits_share() -> None
     assert t.keep_seconds == pytest.approx(2 * (5.0 + 0.5 * 400.0 + 0.5 * 30.0))
 
 
+def test_a_wear_search_window_takes_the_kind_not_yet_seen_at_the_baseline_runs() -> None:
+    # defaults run 10 (wear, seed 0): its first candidates were all flushed by
+    # the WAL limit (452-868 s); the forecast took the others at the mean of
+    # every window so far (339 s) where they ran 30-46 s, as the runs' 47 s
+    sr, _ = search()
+    sr.params = replace(sr.params, trials=4)
+    sr.settings = replace(sr.settings, objective='wear')
+    sr.space.max_total_wal_size = 100 * MiB
+    canary = sr.s.canaries['1']
+    for _ in range(2):
+        record(sr, 'baseline', 'baseline', measured(1000, wal_bytes=10 * MiB))
+    sr.baseline_measured(1)
+    big = sr.space.base_candidate()
+    for seconds in (800.0, 600.0):
+        record(sr, 'candidate', 'infeasible', replace(measured(900), seconds=seconds))
+        sr.s.trials[-1] = replace(sr.s.trials[-1], candidate=big, seconds=seconds + 5.0)
+    sr.s.wal_flushed_prior = 0.5
+    t = sr.time_said(canary, preconditioned=False)
+    # 2 left, each 5 s around 0.5 x 700 (the long ones' mean) + 0.5 x 10 (the runs')
+    assert t.keep_seconds == pytest.approx(2 * (5.0 + 0.5 * 700.0 + 0.5 * 10.0))
+
+
 def test_the_wal_limits_share_is_drawn_with_the_prior_under_wear_only() -> None:
     sr, _ = search()
     sr.settings = replace(sr.settings, objective='wear')
