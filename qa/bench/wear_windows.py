@@ -345,6 +345,7 @@ def run(a: argparse.Namespace) -> None:
         deadline = now.replace(hour=h, minute=m, second=0, microsecond=0).timestamp()
     lab = Lab()
     osds: List[int] = []
+    osd_opts = sorted({k for sets in a.osd_set.values() for k in sets})  # --osd-set's
     if a.up:
         lab.up(flash=True, fresh=True)
     try:
@@ -391,7 +392,7 @@ def run(a: argparse.Namespace) -> None:
             if deadline - time.time() < 240:
                 log(f'{name}: left out, too close to --until')
                 continue
-            for opt in sorted({k for sets in a.osd_set.values() for k in sets}):
+            for opt in osd_opts:
                 val = a.osd_set.get(name, {}).get(opt)
                 lab.ceph('config', *(('set', 'osd', opt, val) if val else ('rm', 'osd', opt)))
             t = time.time()
@@ -415,7 +416,7 @@ def run(a: argparse.Namespace) -> None:
                     f'reached {rows[0]["steady_reached"]}, load {rows[0]["load_avg_end"]}')
     finally:
         try:
-            for opt in sorted({k for sets in a.osd_set.values() for k in sets}):
+            for opt in osd_opts:
                 lab.ceph('config', 'rm', 'osd', opt)  # --osd-set's, as before the run
             for o in osds:
                 benchlib.restore(lab, o)

@@ -381,18 +381,25 @@ def test_before_any_candidate_a_wear_search_window_counts_the_wal_limits_share()
         2 * (5.0 + 10.0))
 
 
+def wear_search_after_runs(trials: int) -> Search:
+    """A wear search of `trials` candidates, a 100-MiB WAL limit, its 2
+    baseline runs in: 10-s windows at 1 MiB/s of WAL."""
+    sr, _ = search()
+    sr.params = replace(sr.params, trials=trials)
+    sr.settings = replace(sr.settings, objective='wear')
+    sr.space.max_total_wal_size = 100 * MiB
+    for _ in range(2):
+        record(sr, 'baseline', 'baseline', measured(1000, wal_bytes=10 * MiB))
+    sr.baseline_measured(1)
+    return sr
+
+
 def test_a_wear_search_window_weighs_each_kind_by_the_wal_limits_share() -> None:
     # defaults run 7 (wear, seed 1): its first six candidates held one window
     # the WAL limit flushed (402 s, beside 30-46 s), its last six six (345-377
     # s); at the mean so far the forecast fell to 0.60x of the time left
-    sr, _ = search()
-    sr.params = replace(sr.params, trials=5)
-    sr.settings = replace(sr.settings, objective='wear')
-    sr.space.max_total_wal_size = 100 * MiB
+    sr = wear_search_after_runs(trials=5)
     canary = sr.s.canaries['1']
-    for _ in range(2):
-        record(sr, 'baseline', 'baseline', measured(1000, wal_bytes=10 * MiB))
-    sr.baseline_measured(1)
     fams = sr.space.column_families
     big = sr.space.base_candidate()  # 4 x 256 MiB
     small = replace(big, write_buffer_size=4 * MiB)
@@ -411,14 +418,8 @@ def test_a_wear_search_window_takes_the_kind_not_yet_seen_at_the_baseline_runs()
     # defaults run 10 (wear, seed 0): its first candidates were all flushed by
     # the WAL limit (452-868 s); the forecast took the others at the mean of
     # every window so far (339 s) where they ran 30-46 s, as the runs' 47 s
-    sr, _ = search()
-    sr.params = replace(sr.params, trials=4)
-    sr.settings = replace(sr.settings, objective='wear')
-    sr.space.max_total_wal_size = 100 * MiB
+    sr = wear_search_after_runs(trials=4)
     canary = sr.s.canaries['1']
-    for _ in range(2):
-        record(sr, 'baseline', 'baseline', measured(1000, wal_bytes=10 * MiB))
-    sr.baseline_measured(1)
     big = sr.space.base_candidate()
     for seconds in (800.0, 600.0):
         record(sr, 'candidate', 'infeasible', replace(measured(900), seconds=seconds))

@@ -512,8 +512,7 @@ class Search:
         cands = [(t.candidate, m.seconds) for t, m in done if t.kind == 'candidate']
         # the baseline runs' alone: defaults run 10 took its 6 no-flush windows
         # at 339 s (its 3 long candidates in the mean) where they ran 30-46 s
-        base = [m.seconds for t, m in done if t.kind == 'baseline']
-        runs = mean(base) if base else self.params.duration
+        runs = self.objective_window()
         share, rate = self.s.wal_flushed_prior, wal_rate(m for _, m in done) or pre_rate
         if not self.settings.wear or share is None:
             return mean(x for _, x in cands) if cands else runs
