@@ -1,12 +1,13 @@
 """One canary's part of a session (canary_osd.py), alone on the fake
 cluster: what is set at osd.N for a trial, its gated restart, the watch for
-someone else's change, the health look and its crashes, and the restore."""
+someone else's change, the restore; and gate.look's crashes of the canary."""
 from typing import Any, List, Tuple
 
 from fake_cluster import FakeClock, FakeCluster
 from rocks_autotune import session_start
 from rocks_autotune.canary import OPTIONS, SAVED, STATS_OPTIONS, Canary
 from rocks_autotune.canary_osd import CanaryOsd, SessionLoad, runs_candidate
+from rocks_autotune.gate import look
 from rocks_autotune.session_settings import Params
 from rocks_autotune.restart import Outcome
 from rocks_autotune.session import Settings
@@ -36,7 +37,7 @@ def trial(kind: str, options: str, arm: str = '') -> Trial:
 def up(c: CanaryOsd, clock: FakeClock) -> Outcome:
     """Step the restart in flight until it is no longer waiting."""
     for _ in range(100):
-        r = c.restart(clock())
+        r = c.restarter.step(clock())
         if r.outcome != Outcome.WAITING:
             return r.outcome
         clock.advance(2.0)
@@ -124,12 +125,12 @@ def test_the_look_returns_its_own_crashes_and_does_not_block_on_them() -> None:
     c, cluster, clock, _ = canary()
     mine = cluster.crash('osd.1', delay=0)
     clock.advance(1)
-    health = c.look(lambda crash: crash.entity == 'osd.1')
+    health = look(cluster, 1, lambda crash: crash.entity == 'osd.1')
     assert health.own_crashes == [mine] and health.others == []
     assert health.blockers(force=False) == []
     cluster.crash('osd.2', delay=0)
     clock.advance(1)
     # another OSD's crash is the cluster's, not the trial's
-    health = c.look(lambda crash: crash.entity == 'osd.1')
+    health = look(cluster, 1, lambda crash: crash.entity == 'osd.1')
     assert health.own_crashes == [mine] and health.others == ['RECENT_CRASH']
     assert health.blockers(force=False) != []

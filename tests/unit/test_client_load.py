@@ -466,7 +466,7 @@ def test_a_session_that_fails_to_restore_still_removes_its_objects() -> None:
     def refused(who: str, name: str) -> None:
         raise ClusterError('mon refused')
     h.cluster.config_rm = refused  # type: ignore[method-assign]  # the restore cannot go on
-    s.request_abort()
+    s.request('abort')
     h.run()
     assert s.s.state == 'failed' and 'ROCKS_AUTOTUNE_RESTORE_FAILED' in s.health_checks()
     assert h.cluster.objects[('rbd', NAMESPACE)] == {} and s.s.client.removed > 0
@@ -542,7 +542,7 @@ def test_objects_left_at_the_end_are_named_and_tried_again_until_they_go() -> No
     s = h.start(osd=0, workload='client', trials=2)
     h.run(until=lambda s: s.s.phase == 'measure')
     h.cluster.remove_fails = 'PG 1.0 is inactive'
-    s.request_abort()
+    s.request('abort')
     h.run()
     c = s.s.client
     assert s.s.state == 'aborted' and c.removed is None

@@ -134,7 +134,7 @@ def test_when_nothing_helps_the_answer_is_keep_your_current_options() -> None:
     h, s = confirming(Harness())
     nothing_helps(h, 0.05)
     h.run()
-    assert s.s.state == 'done' and s.best() is None
+    assert s.s.state == 'done' and views.recommended_trial(s.s) is None
     assert 'keep your current options: no candidate\'s IOPS cleared the 3% margin' \
         in s.s.message, s.s.message
     b = report.best_summary(s.s)
@@ -177,7 +177,7 @@ def test_the_noise_is_measured_before_the_search_and_said_with_the_answer() -> N
     assert seen['rounds'] == 5 and seen['df'] == sum(len(xs) - 1 for xs in per_arm)
     assert seen['detectable'] == power.detectable(seen['sd'], 5, 0.03)
     # what it could not see ends the keep-current answer
-    assert s.best() is None
+    assert views.recommended_trial(s.s) is None
     assert (f'its 5 rounds confirm a gain of {views.gain_text(seen["detectable"])} '
             '90% of the time: a smaller one goes unseen') in s.status()['message']
 
@@ -231,7 +231,7 @@ def test_stop_during_the_confirmation_answers_over_the_rounds_done() -> None:
     h, s = confirming(Harness(), confirm_rounds=6)
     # in round 5's first measurement (it ends; no arm has a 5th pair): 4 rounds done
     h.run(until=in_confirmation('measure', 4, 0))
-    s.request_stop()
+    s.request('stop')
     h.run()
     assert s.s.state == 'stopped'
     result = verdict(s)

@@ -46,7 +46,7 @@ def test_abort_in_the_preconditioning_restores_the_canary() -> None:
     before = h.config_of(0)
     s = h.start(osd=0, workload='client')
     h.run(until=phase('precondition'))
-    s.request_abort()
+    s.request('abort')
     s.step()
     assert s.s.phase == 'restore'
     h.run()
@@ -60,7 +60,7 @@ def test_abort_while_the_canary_comes_up_restores_it() -> None:
     before = h.config_of(0)
     s = h.start(osd=0)
     h.run(until=lambda s: s.s.phase == 'wait_up' and s.s.current.kind == 'candidate')
-    s.request_abort()
+    s.request('abort')
     s.step()
     assert s.s.phase == 'restore'
     h.run()
@@ -113,7 +113,7 @@ def test_abort_during_a_recovery_restores_the_canary() -> None:
         h.cluster.restart_fails = False
         h.run(until=lambda s: s.s.phase == where)
         assert s.s.current.kind == 'recovery'
-        s.request_abort()
+        s.request('abort')
         s.step()
         assert s.s.phase == 'restore', where
         h.run()

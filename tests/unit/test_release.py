@@ -100,8 +100,8 @@ def test_a_tentacle_session_starts_from_tentacles_default() -> None:
     # the warm start holds Tentacle's default (the canary's options too), not Pacific's
     tentacle, pacific = (SearchSpace.candidate_from_options(parse_options(
         d['bluestore_rocksdb_options'])) for d in (TENTACLE_DEFAULTS, DEFAULTS))
-    assert tentacle in s.optimizer.warm_start
-    assert pacific not in s.optimizer.warm_start
+    assert tentacle in s.search.optimizer.warm_start
+    assert pacific not in s.search.optimizer.warm_start
 
 
 def test_a_pacific_session_caps_memtables_at_pacifics_default() -> None:

@@ -555,7 +555,7 @@ def test_abort_stops_after_the_osd_in_flight_and_revert_undoes_what_was_done() -
     h = Harness()
     ro = h.apply()
     h.run(until=h.ssd_in_flight(1, 'wait'))
-    ro.request_abort()
+    ro.request('abort')
     h.run()
     assert ro.r.state == 'aborted'
     assert statuses(ro) == {3: 'done', 0: 'done', 1: 'done', 4: 'pending', 2: 'pending',
@@ -574,7 +574,7 @@ def test_abort_while_held_at_the_gate_restarts_nothing_more() -> None:
     h.run(until=h.ssd_in_flight(0, 'restart'))
     h.cluster.ok_to_stop_answer = (False, 'no')
     h.clock.advance(ro.step())
-    ro.request_abort()
+    ro.request('abort')
     h.run()
     assert ro.r.state == 'aborted' and h.restarted() == [3]
     assert statuses(ro)[0] == 'pending'
@@ -590,7 +590,7 @@ def test_abort_at_the_gate_after_a_failover_clears_the_rollouts_own_noout() -> N
     h.cluster.ok_to_stop_answer = (False, 'no')
     h.clock.advance(ro.step())
     assert ro.r.batch[0].restart is not None and ro.r.batch[0].restart.stage == 'gate'
-    ro.request_abort()
+    ro.request('abort')
     h.run()
     assert ro.r.state == 'aborted' and h.restarted() == []
     assert statuses(ro)[3] == 'pending' and h.cluster.config == {}
@@ -600,7 +600,7 @@ def test_abort_at_the_gate_after_a_failover_clears_the_rollouts_own_noout() -> N
 def test_abort_before_the_config_is_set_changes_nothing() -> None:
     h = Harness()
     ro = h.apply()
-    ro.request_abort()
+    ro.request('abort')
     h.run()
     assert ro.r.state == 'aborted' and not ro.r.changed
     assert h.cluster.config == {} and h.cluster.restarts == [] and ro.health_checks() == {}
@@ -622,7 +622,7 @@ def test_revert_of_a_partial_rollout_restores_values_and_absences_at_every_mask(
     ro = h.apply()
     assert list(ro.r.sets) == [f'osd.{i}' for i in SSDS_IN_ORDER]
     h.run(until=h.ssd_in_flight(4, 'wait'))
-    ro.request_abort()
+    ro.request('abort')
     h.run()
     assert ro.r.state == 'aborted'
     assert [runs(h, i) for i in (3, 0, 1, 4)] == [NEW] * 4
@@ -641,7 +641,7 @@ def test_a_revert_cut_short_is_finished_by_the_next_revert() -> None:
     h.run()
     ro = h.revert()
     h.run(until=h.ssd_in_flight(1, 'wait'))
-    ro.request_abort()
+    ro.request('abort')
     h.run()
     assert ro.r.state == 'aborted'
     assert 'again finishes the revert' in '\n'.join(

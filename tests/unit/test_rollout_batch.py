@@ -180,7 +180,7 @@ def test_abort_mid_batch_stops_after_the_batch_in_flight() -> None:
     h = harness()
     ro = h.apply(max_parallel=2)
     h.run(until=in_wait)
-    ro.request_abort()
+    ro.request('abort')
     h.clock.advance(ro.step())
     assert ro.r.message == 'aborting: stopping after the OSDs in flight'
     h.run()
@@ -198,7 +198,7 @@ def test_abort_of_a_batch_held_at_the_gate_puts_its_masks_back() -> None:
     h.cluster.ok_to_stop_max_answer = [1, 4]
     h.run(until=lambda ro: ro.r.phase == 'restart' and ro.r.pause is not None)
     assert flying(ro) == [1, 4]
-    ro.request_abort()
+    ro.request('abort')
     h.run()
     assert ro.r.state == 'aborted' and ro.r.message == 'aborted before osd.1, osd.4 were restarted'
     assert statuses(ro)[1] == statuses(ro)[4] == 'pending'

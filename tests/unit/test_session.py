@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Set
 import pytest
 
 from fake_cluster import DEFAULTS, FakeClock, FakeCluster
-from rocks_autotune import report, store
+from rocks_autotune import report, store, views
 from rocks_autotune.canary import ANNEX, OPTIONS
 from rocks_autotune.rocksdb_options import NEW_TUNING, PACIFIC_DEFAULT
 from rocks_autotune.gate import choose_canary
@@ -36,7 +36,7 @@ def test_full_session_searches_confirms_recommends_and_restores() -> None:
         assert m['kv_sync_lat_ms'] > 0 and m['iops'] > 0 and m['write_amp'] > 0
     assert h.status['baseline']['runs'] == 2
     # the answer is the confirmation's: a feasible search trial, recommended
-    best = s.best()
+    best = views.recommended_trial(s.s)
     assert best is not None and best.verdict == 'feasible'
     assert h.message.startswith(f'done: recommend trial {best.index}')
     assert_restored(h, 0, before)
@@ -92,7 +92,7 @@ def test_abort_mid_measurement_restores_the_canary() -> None:
     s = h.start(osd=0)
     h.run(until=measuring_a_candidate)
     assert h.config_of(0) != before
-    s.request_abort()
+    s.request('abort')
     h.run()
     assert h.state == 'aborted'
     assert_restored(h, 0, before)
@@ -103,7 +103,7 @@ def test_stop_finishes_the_trial_in_flight() -> None:
     s = h.start(osd=0, trials=5)
     h.run(until=measuring_a_candidate)
     n = len(h.trials)
-    s.request_stop()
+    s.request('stop')
     h.run()
     assert h.state == 'stopped'
     assert len(h.trials) == n + 1
@@ -127,7 +127,7 @@ def test_candidate_that_keeps_the_osd_down_fails_and_session_continues() -> None
     assert any('ROCKS_AUTOTUNE_TRIAL_FAILED' in r for r in raised)
     assert s.health_checks() == {}
     assert_restored(h, 0, before)
-    best = s.best()
+    best = views.recommended_trial(s.s)
     assert best is not None and best.verdict != 'failed'
 
 
@@ -220,7 +220,7 @@ def test_a_stop_while_paused_on_health_restores_without_waiting_for_it() -> None
     h.cluster.extra_health = ['OSD_BACKFILLFULL']
     h.run(until=lambda s: 'ROCKS_AUTOTUNE_PAUSED' in s.health_checks())
     n, paused_at = len(h.trials), h.clock.now
-    s.request_stop()
+    s.request('stop')
     h.run()  # not failed by unhealthy_timeout, and no trial more
     assert h.state == 'stopped' and len(h.trials) == n
     assert h.status['ended'] - paused_at < h.settings.unhealthy_timeout
@@ -287,7 +287,7 @@ def test_replayed_optimizer_asks_what_the_original_would() -> None:
     nxt = h.current['candidate']
     state = rewound(h.persisted(), 7)  # injected: the state as it was before the 8th trial
     fresh = Session(store.SessionState.from_json(state), h.cluster, h.save, h.clock)
-    assert fresh.optimizer.ask().to_dict() == nxt
+    assert fresh.search.optimizer.ask().to_dict() == nxt
 
 
 def test_window_is_extended_then_marked_short_for_big_flushes() -> None:
@@ -468,7 +468,7 @@ def test_injected_options_reach_the_candidate_and_a_rejecting_osd_fails_the_tria
     cand = [t for t in h.trials if t['kind'] == 'candidate']
     assert cand[0]['options'].endswith(',bogus_option=1') and cand[0]['verdict'] == 'failed'
     # no feasible candidate: nothing to confirm, keep the current options
-    assert h.state == 'done' and s.best() is None
+    assert h.state == 'done' and views.recommended_trial(s.s) is None
     assert h.status['confirmation']['arms'] == [] and 'keep your current options' in h.message
     assert 'no feasible candidate to confirm' in h.message
     assert_restored(h, 0, before)
@@ -478,7 +478,7 @@ def test_a_confirmation_too_short_for_an_interval_says_so() -> None:
     h = Harness()  # one round
     s = h.start(osd=0, trials=2)
     h.run()
-    assert h.state == 'done' and s.best() is None
+    assert h.state == 'done' and views.recommended_trial(s.s) is None
     assert 'keep your current options: 1 of 1 rounds measured, too few for a 90% interval ' \
         '(it takes 5)' in h.message, h.message
 
@@ -573,7 +573,7 @@ def test_a_trial_is_recorded_once_when_telling_the_optimizer_fails() -> None:
     h = Harness()
     s = h.start(osd=0, trials=3)
     h.run(until=measuring_a_candidate)
-    opt = s.optimizer
+    opt = s.search.optimizer
     calls = []
 
     def tell_once_broken(c: Any, told: float) -> None:
@@ -652,7 +652,7 @@ def test_an_abort_while_another_osd_is_down_waits_for_the_restart_gate() -> None
     s = h.start(osd=0, trials=2)
     h.run(until=measuring_a_candidate)
     h.cluster.kill(1)
-    s.request_abort()
+    s.request('abort')
     restarts = len(h.cluster.restarts)
     for _ in range(50):  # long past every timeout: never forced
         h.clock.advance(max(s.step(), 60.0))
@@ -704,7 +704,7 @@ def test_the_state_saved_before_a_candidate_restart_says_the_canary_may_run_it()
     assert measuring(state) == 'candidate' and may_run_candidate(state)
     h.saved.append(json.dumps(state))  # the mgr is lost: this is what it left
     s = h.reload()
-    s.request_abort()
+    s.request('abort')
     h.run()
     assert h.state == 'aborted'
     assert_restored(h, 0, before)
@@ -790,7 +790,7 @@ def test_inactive_pgs_hold_the_restore_restart_back() -> None:
     s = h.start(osd=0, trials=1)
     h.run(until=measuring_a_candidate)
     h.cluster.inactive = 4
-    s.request_abort()
+    s.request('abort')
     restarts = len(h.cluster.restarts)
     for _ in range(20):
         h.clock.advance(max(s.step(), 60.0))
@@ -1044,7 +1044,7 @@ def test_an_annex_added_at_class_level_pauses_the_session_before_its_next_restar
     detail = s.health_checks()[CHANGED]['detail']
     assert f"osd/class:ssd {ANNEX}: (not set) -> '{AN_ANNEX}'" in detail
     assert any('ceph rocks-autotune abort' in d for d in detail)
-    s.request_abort()
+    s.request('abort')
     h.run()
     assert h.state == 'aborted' and s.health_checks() == {}
     assert_restored(h, 0, before)
@@ -1063,7 +1063,7 @@ def test_best_warns_that_a_change_made_during_the_last_window_would_be_undone() 
           and any(t.get('steady') for t in trials(s) if t['kind'] == 'confirm'))
     h.cluster.config_set('osd/class:ssd', ANNEX, AN_ANNEX)
     h.run()
-    assert h.state == 'done' and s.best() is not None
+    assert h.state == 'done' and views.recommended_trial(s.s) is not None
     best = best_summary(s)
     assert best is not None and not best['keeps_current']
     assert best['config_changed'] == [f"osd/class:ssd {ANNEX}: (not set) -> '{AN_ANNEX}'"]
@@ -1081,7 +1081,7 @@ def test_an_edit_at_the_canarys_own_mask_pauses_and_the_restore_leaves_it() -> N
     h.run(until=lambda s: CHANGED in s.health_checks())
     assert f"osd.0 {OPTIONS}: now '{NEW_TUNING}', not a value this session set" in \
         s.health_checks()[CHANGED]['detail']
-    s.request_abort()
+    s.request('abort')
     h.run()
     assert h.state == 'aborted' and s.health_checks() == {}
     assert h.cluster.config_get_own('osd.0', OPTIONS) == NEW_TUNING
@@ -1145,6 +1145,6 @@ def test_the_recovery_after_a_failed_trial_leaves_an_edit_at_the_canarys_mask() 
     h.run(until=lambda s: CHANGED in s.health_checks())
     assert [t['verdict'] for t in h.trials][-1] == 'failed'
     assert h.cluster.running[0] == PACIFIC_DEFAULT  # recovered onto the edit, not over it
-    s.request_abort()
+    s.request('abort')
     h.run()
     assert h.cluster.config_get_own('osd.0', OPTIONS) == PACIFIC_DEFAULT

@@ -1,7 +1,6 @@
-"""The canary actuator: what the tuner changes on the canary OSD, and undoes.
-Only its `osd.N` mask is touched; the values there (or their absence) are
-saved first, and `restore` puts exactly those back, but not over a value
-someone else set there since (`foreign`)."""
+"""The canary actuator: what the tuner changes at the canary's osd.N mask,
+and restores (but not over someone else's value since: `foreign`).
+"""
 import hashlib
 from typing import Collection, Dict, List, Mapping, Optional, Set, Tuple
 

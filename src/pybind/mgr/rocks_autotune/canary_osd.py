@@ -1,10 +1,7 @@
-"""What a session does to one canary OSD: its config at osd.N (a candidate's,
-or its originals), its gated restarts (restart.py), its window (window.py),
-the watch for someone else's config changes (canary.py), the health look
-before a restart, and its restore.  The session's phases act on what it returns.
-
-It holds its own record (canary_record.CanaryRecord) and, of the session's,
-what its load reads (SessionLoad); the trial in flight comes with each call.
+"""What a session does to one canary OSD: its trial's config at osd.N, its
+gated restarts (restart.py), its window (window.py), the watch for someone
+else's config changes (canary.py) and its restore, on its own record
+(canary_record.CanaryRecord); the trial in flight comes with each call.
 """
 import logging
 from contextlib import suppress
@@ -12,13 +9,12 @@ from dataclasses import dataclass
 from typing import Callable, List, Optional, Set
 
 from .canary import STATS_OPTIONS, Canary, ours
-from .cluster import Crash, Cluster, ClusterError
+from .cluster import Cluster, ClusterError
 from .confirm import BASELINE
-from .gate import Health, look
 from .session_settings import Params, Settings
 from .measurement_plan import SPLIT
 from .placement import pg_of
-from .restart import Restarter, Result
+from .restart import Restarter
 from .canary_record import CanaryRecord
 from .trial import Trial
 from .window import Precondition, Window, WindowSettings
@@ -172,10 +168,6 @@ class CanaryOsd:
             return True
         return False
 
-    def restart(self, now: float) -> Result:
-        """A step of the restart recorded last (ClusterError: it failed)."""
-        return self.restarter.step(now)
-
     def restart_done(self) -> None:
         self.rec.restarted = True
 
@@ -185,18 +177,6 @@ class CanaryOsd:
         not timed: an admin's, or a restart taken over by a new mgr)."""
         r = self.rec.restart
         return None if r is None else r.up_seconds
-
-    def timeout(self) -> float:
-        return self.restarter.timeout()
-
-    def clear_noout(self) -> None:
-        self.restarter.clear_noout()
-
-    # ------------------------------------------------------------ its health
-
-    def look(self, own_crash: Callable[[Crash], bool]) -> Health:
-        """gate.look before a trial's restart; `own_crash`: a crash a failed trial caused."""
-        return look(self.cluster, self.osd, own_crash)
 
     # ------------------------------------------------------------ its restore
 

@@ -1,11 +1,5 @@
 """What differs between the Ceph releases the module runs on, in one place.
-
-Pacific .. Squid register CLI commands in one global registry
-(`mgr_module.CLIReadCommand`/`CLIWriteCommand`).  Tentacle (20.2) gives each
-module a registry of its own: `CLICommandBase.make_registry_subtype(...)`,
-named by the module class's `CLICommand` attribute (see Tentacle's
-pg_autoscaler/cli.py).  The module uses the names below on every release.
-"""
+Design: doc/dev/design.rst, dev-design-compat."""
 from typing import Any
 
 try:

@@ -1,14 +1,6 @@
-"""The confirmation after the search: rounds of the top candidates and the
-baseline in a fresh random order each, then the steady check of the arms
-whose objective passed (doc/dev/session.rst, dev-session-confirmation).
-
-Its record is the session's `confirm` (ConfirmRecord: only this module
-changes it); each measurement is a trial of kind `confirm` with its `round`
-(0-based; a steady check's pair), `arm` (`baseline`, `c1`, ... in the
-model's order), `osd` and, in a steady check, `steady` (the arm checked).
-Where it stands is read from those trials, so a new active mgr measures no
-(round, arm) twice.  The session runs the measurements.
-"""
+"""The confirmation after the search: its record (ConfirmRecord, changed only
+here), its rounds, then the steady check of the arms whose objective passed.
+Design: doc/dev/internals.rst, dev-internals-confirmation."""
 import random
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple

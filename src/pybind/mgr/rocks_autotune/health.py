@@ -1,12 +1,5 @@
-"""The module's health checks: declared once, computed from the records.
-
-Every check is a row of CHECKS: its code (published as ROCKS_AUTOTUNE_<code>),
-severity and summary.  No record keeps a check: as the pg_autoscaler's, they
-are computed at each publish from the facts the records hold (a pause, a
-restart waiting for the admin, a failed trial's recovery, how a job ended),
-so a check holds exactly as long as its fact.  How a job ended (a failed
-restore, a rollout that stopped) stays until the next one starts.
-"""
+"""The module's health checks: declared once (CHECKS), computed from the records.
+Design: doc/dev/internals.rst, dev-internals-health."""
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from .canary_record import RestartRecord

@@ -1,12 +1,6 @@
-"""CherryPy wiring for the panel: every request goes to `panel.Panel.handle`.
-
-We do not start `cherrypy.engine` (as the prometheus module does): when a
-start listener fails, say on a taken port, the engine calls `os._exit`, which
-would take ceph-mgr down.  The application runs on its own cheroot server
-instead: a bind error is an exception we report, and start/stop/rebind touch
-nothing global.  The panel listens without authentication at ceph-mgr's cost
-in memory and threads, so that server is built for hostile clients
-(`_GatedServer`)."""
+"""CherryPy wiring for the panel on a cheroot server of its own (never
+cherrypy.engine), built for hostile clients.
+Design: doc/dev/internals.rst, dev-internals-panel-server."""
 import ipaddress
 import re
 import socket

@@ -1,20 +1,6 @@
-"""The step engine a tuning session and a rollout share.
-
-A job is a state machine over a persisted record: the serve loop calls
-`step()`, which does one piece of work and says when to come back.  The
-engine takes the commands' requests at the start of a step (the step alone
-writes the record), runs one phase's handler, and saves the record after
-every step (a failed write raises STATE_WRITE_FAILED and the job changes
-nothing until a write goes through).  A cluster call that keeps failing, or
-a bug, ends the job its own way after MAX_CLUSTER_ERRORS steps in a row.
-
-A handler returns its move and the engine makes it, checked against the
-job's MOVES: a float stays in the phase and says when to look again, a `Go`
-moves to another phase, an `End` ends the job (its state, time and END phase
-are set here only), a `Pause` waits in it (a PauseRecord, which health.py
-reads; a timed pause that outlasts unhealthy_timeout ends as the job's
-`timed_out` says).
-"""
+"""The step engine a tuning session and a rollout share: one handler per step,
+its move checked against MOVES and made here, the record saved after every step.
+Design: doc/dev/internals.rst, dev-internals-machine."""
 import logging
 import threading
 import time

@@ -1,12 +1,5 @@
 """The measurement plan: which canary runs which arm in which window.
-
-A round's arms, in its random order, become windows (slots); the session
-restarts the canary onto each slot's arm, then runs a warm-up and a window.
-`sequential`: every arm a window of its own; `split`: the same, scored by
-C/R against a reference group of PGs (doc/dev/session.rst, dev-session-split).
-(A duet of two canaries was measured and not taken:
-git show 543f784:doc/bench/duet-ab-tiny.md.)
-"""
+Design: doc/dev/internals.rst, dev-internals-load."""
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence
 

@@ -1,10 +1,6 @@
-"""rocks_autotune: Bayesian tuning of BlueStore's RocksDB options on a canary OSD.
-
-Thin glue: options, commands, the serve loop, health checks and the progress
-events.  The work is done by session.Session (tuning) and rollout.Rollout
-(apply, revert; its plan: rollout_plan.py) against cluster.MgrCluster.  A
-session and a rollout never run side by side.
-"""
+"""rocks_autotune: Bayesian tuning of BlueStore's RocksDB options on a canary OSD:
+thin mgr glue over session.Session (tuning) and rollout.Rollout (apply, revert).
+Design: doc/dev/internals.rst, dev-internals-module."""
 import dataclasses
 import errno
 import json
@@ -183,7 +179,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         if self.rollout.active:
             self.log.info('resuming %s %s', self.rollout.r.kind, self.rollout.r.id)
             if Request.from_json(self.get_store(REQUEST_KEY)).id == self.rollout.r.id:
-                self.rollout.request_abort()
+                self.rollout.request('abort')
             self.rollout.resume_after_failover()
 
     def _rescue(self, error: str, settings: Settings) -> None:

@@ -1,8 +1,5 @@
-"""Bayesian optimization over a SearchSpace: skopt's ask/tell, warm starts
-first, only safe proposals, scores outside the bounds still learned, failed
-trials told as a penalty; the state is a pure function of (seed, warm
-starts, history), so a replay after a mgr restart proposes the same next
-candidate.  Imported lazily (search.Search)."""
+"""Bayesian optimization over a SearchSpace (skopt ask/tell), resumable by replay.
+Design: doc/dev/internals.rst, dev-internals-optimizer."""
 import math
 from typing import Any, Iterable, List, Optional, Sequence, Tuple
 

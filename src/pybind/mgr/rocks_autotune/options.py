@@ -1,7 +1,5 @@
-"""The module's options, declared once (module.py makes its mgr Options of
-them), with the session or rollout setting each feeds: `read` makes Settings
-or RolloutSettings of their values, `check` holds any settings record (a saved
-session's too) to their bounds."""
+"""The module's options, declared once, with the session or rollout setting each
+feeds. Design: doc/dev/internals.rst, dev-internals-module."""
 import math
 from dataclasses import dataclass, fields
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple

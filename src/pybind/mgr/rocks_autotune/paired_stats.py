@@ -1,10 +1,6 @@
-"""What the confirmation rounds say: per round, each candidate's log-ratio to
-that round's baseline (drift between rounds cancels); over the rounds, the
-median and a Wilcoxon signed-rank interval (doc/dev/session.rst,
-dev-session-interval): a bootstrap under-covers at 5 rounds; with the order
-random this is exact under "no effect".  Plain Python (no scipy on the mgr's
-threads), checked against ``scipy.stats.wilcoxon``.
-"""
+"""What the confirmation rounds say: per round, log-ratios to the baseline; over
+the rounds, the median and a Wilcoxon signed-rank interval (plain Python).
+Design: doc/dev/internals.rst, dev-internals-confirmation."""
 import itertools
 import math
 from dataclasses import dataclass, field

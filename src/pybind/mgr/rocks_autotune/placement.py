@@ -1,9 +1,5 @@
-"""Which PG an object lands in, as Ceph computes it (no library offers it):
-its key's rjenkins hash (src/common/ceph_hash.cc), the key its namespace,
-0x1f and its name when it has a namespace (pg_pool_t::hash_key), folded onto
-pg_num by `ceph_stable_mod`.  Checked against `ceph osd map` on the lab
-(tests/cluster/test_client_load.py).
-"""
+"""Which PG an object lands in, as Ceph computes it (no library offers it).
+Design: doc/dev/internals.rst, dev-internals-load."""
 from typing import Tuple
 
 M32 = 0xFFFFFFFF

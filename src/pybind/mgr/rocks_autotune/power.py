@@ -1,13 +1,6 @@
-"""What a confirmation can see at a given noise: its power, the smallest gain
-it confirms, the rounds a gain needs, and the one level all its looks use
-(doc/dev/design.rst, dev-design-looks; doc/dev/session.rst, dev-session-power).
-
-The interval's ends are Walsh averages, so for rounds e + sd*z a look's low
-end is e + sd*L_n(z); a candidate better by e passes when max_n L_n(z) >
-(m - e) / sd: one table of that maximum per planned rounds (seeded normal
-draws) serves every gain and noise.  A plan takes the A/A noise's upper
-confidence limit (`planned_sd`), not the estimate.
-"""
+"""What a confirmation can see at a given noise: its power, the smallest gain it
+confirms, the rounds a gain needs, and the one level all its looks use.
+Design: doc/dev/internals.rst, dev-internals-confirmation."""
 import bisect
 import math
 import random

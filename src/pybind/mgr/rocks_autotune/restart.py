@@ -1,18 +1,6 @@
-"""The one way an OSD is restarted (the canary's restarts; each OSD of a
-rollout, rollout.py):
-
-    (config already set) -> gate -> restart -> up AND running the options
-    that were set -> PGs active+clean -> done
-
-The caller sets the config before `begin`; the restart counts once the process
-reports (`ceph tell osd.N config get`) what the mon then gave it.  So a flap
-(same process, new up_from) is not taken for a restart, nor is one whose
-process a local ceph.conf keeps on other options.
-
-The restart in flight is kept in its owner's persisted state (`restart`), so a
-new active mgr carries on with it; `running_dirty` is persisted before a
-candidate's restart is issued.
-"""
+"""The one way an OSD is restarted (the canary's, and each OSD of a rollout):
+gate, restart, up on the options set, PGs active+clean.
+Design: doc/dev/internals.rst, dev-internals-restart."""
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Callable, List, Sequence

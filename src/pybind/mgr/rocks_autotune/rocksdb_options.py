@@ -1,8 +1,6 @@
-"""RocksDB option strings as Ceph's BlueStore uses them: a flat ``key=value``
-list, split on ',', ';' and newlines, each item on its first '='
-(RocksDBStore::ParseOptionsFromString).  We parse the same way but reject
-anything ambiguous: a string we misread would be written back to a live OSD.
-"""
+"""RocksDB option strings as Ceph's BlueStore parses them, refusing anything
+ambiguous (a misread string would be written back to a live OSD).
+Design: doc/dev/internals.rst, dev-internals-rocksdb."""
 import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Mapping

@@ -1,11 +1,6 @@
 """What RocksDB says it wrote (flushes, compactions, the LSM's shape), from
-`ceph tell osd.N dump_objectstore_kv_stats`: its statistics (`rocksdb_perf`
-from the DB's open, `rocksdb_collect_extended_stats`) and each family's
-compaction table (`rocksdb_collect_compaction_stats`), all three set on the
-canary (canary.SAVED).  The answer repeats one key per line, so it is read
-with `raw_decode`, keeping them.  Figures count from the OSD's start: a
-window's are differences of two reads.
-"""
+`ceph tell osd.N dump_objectstore_kv_stats`.
+Design: doc/dev/internals.rst, dev-internals-rocksdb."""
 import json
 import re
 from dataclasses import dataclass, field

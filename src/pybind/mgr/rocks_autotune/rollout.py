@@ -1,11 +1,5 @@
-r"""A rollout: `apply` (options to a device class, or to named OSDs) and
-`revert` (what an apply changed, put back), one OSD at a time or in batches
-that ok-to-stop allows (--max-parallel N).  A persisted state machine driven
-by `step()`; its plan is rollout_plan.py's, its phases rollout_phases.py's.
-
-`abort` is persisted before it is acknowledged, and taken between batches (a
-batch held at the gate is not in flight: its masks are put back).  A rollout
-that stops early raises a health check saying that `revert` undoes it.
+"""A rollout (`apply`, `revert`): its life (start, abort, a failover) and what
+it shows.  Design: doc/dev/internals.rst, dev-internals-rollout.
 """
 import time
 import uuid
@@ -47,9 +41,6 @@ class Rollout(Machine):
                               settings=settings)
         save(state)
         return cls(state, cluster, save, clock)
-
-    def request_abort(self) -> None:
-        self.request('abort')
 
     def resume_after_failover(self) -> None:
         """A new active mgr took over: deadlines start again on its own clock."""

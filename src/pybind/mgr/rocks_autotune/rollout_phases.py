@@ -1,27 +1,6 @@
-r"""A rollout's phases: the table of its moves, and each phase's step.
-
-The plan (rollout_plan.py) is saved with the values it will replace, at every
-mask it touches, before anything changes.  Then, batch by batch (one OSD, or
-up to N that `ceph osd ok-to-stop --max N` says may stop together):
-
-    check -> next -> set -> restart -> wait -> next ... -> end
-                        \        \         \
-                         next      put_back -> put_back_wait -> end (failed)
-                         (skipped)    ^-------------/  (the batch's next failed OSD)
-
-Each OSD's own mask is set just before its restart, so that no OSD holds
-options it has not been seen to start on; an OSD gone from the OSD map, or
-whose mask someone else has set since the plan, is skipped and named, the
-rest of its batch goes on.  The health policy (gate.look) and the gate
-(gate.restart_blockers, for the batch together) hold each batch back; noout
-is on each OSD while it restarts; the next batch waits for this one to be up
-on the options set and PGs active+clean.  An OSD that does not come back on
-the new options (apply) gets its prior options at osd.N and a gated restart
-onto them; the rollout then ends failed: the OSDs done keep the new options,
-the others' config was never touched.
-
-Each handler returns its move, which the engine (machine.py) makes.
-"""
+"""A rollout's phases: the table of its moves, and each phase's step (batch by
+batch: set each OSD's mask, restart it, wait; put a failed one back).
+Design: doc/dev/internals.rst, dev-internals-rollout."""
 from enum import Enum
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 

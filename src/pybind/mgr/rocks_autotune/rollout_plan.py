@@ -1,9 +1,5 @@
-"""What `apply` and `revert` will do, worked out before anything changes: the
-OSDs to restart in order (host by host, CRUSH order), what each gets from the
-mons now, what is set at each OSD's own mask (never a class mask:
-canary.CLASS_MASK_NOTE), and what those masks hold now.  Nothing here changes
-the cluster (doc/mgr/rocks_autotune.rst, dev-session-rollout).
-"""
+"""What `apply` and `revert` will do, worked out before anything changes.
+Design: doc/dev/internals.rst, dev-internals-rollout."""
 import re
 import shlex
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple

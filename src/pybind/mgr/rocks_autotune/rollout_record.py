@@ -1,7 +1,5 @@
 """A rollout's record: its plan, its OSDs in restart order, where it stands.
-Changed by the rollout's code only (restart.Restarter and machine.py too);
-JSON only in the store.  Apart so that the store, the views and the health
-checks read it without the rollout."""
+Design: doc/dev/internals.rst, dev-internals-store."""
 from dataclasses import dataclass, field, fields
 from typing import Any, Dict, List, Optional
 

@@ -1,17 +1,5 @@
-"""The tuning session: a persisted state machine driven by `step()` (machine.py).
-
-Each step does one short piece of work (a config change, one bench chunk,
-one poll) and says when to come back, so the serve loop stays responsive and
-the unit tests run it on a fake cluster and clock.  The whole state is a
-record (store.SessionState), saved after every step (and before a restart is
-issued); a new active mgr rebuilds the session (and its optimizer, by
-replaying the recorded trials) from it.
-
-The phases are session_phases.py's, the work on the canary canary_osd.py's,
-what is measured next search.py's.  Here: the session's life (start, rescue,
-the commands, a failover) and what it shows.  The canary's original config
-is saved before the first change; every end goes through the restore, but
-`Phases.fail` where restoring cannot go on.
+"""The tuning session: its life (start, rescue, the commands, a failover) and
+what it shows.  Design: doc/dev/internals.rst, dev-internals-session.
 """
 import copy
 import time
@@ -69,11 +57,6 @@ class Session(Machine):
         self.phases: Phases = Phases(state, cluster, self.params, self.space, self.search,
                                      settings, self.canary, clock)
         self._shown: List[Trial] = []  # view(): the trials as last copied
-
-    @property
-    def optimizer(self) -> Any:
-        """The search's optimizer (built on first use: search.Search.optimizer)."""
-        return self.search.optimizer
 
     # ------------------------------------------------------------ creation
 
@@ -139,14 +122,6 @@ class Session(Machine):
 
     # ------------------------------------------------------------ commands
 
-    def request_stop(self) -> None:
-        """Finish the trial in flight, then restore; seen at the next step."""
-        self.request('stop')
-
-    def request_abort(self) -> None:
-        """Restore now; seen at the next step (a step in flight ends first)."""
-        self.request('abort')
-
     def _take(self, requests: Set[str]) -> None:
         s = self.s
         if 'abort' in requests and self.active:
@@ -205,10 +180,6 @@ class Session(Machine):
         self._persist()
 
     # ------------------------------------------------------------ views
-
-    def best(self) -> Optional[Trial]:
-        """The search trial the confirmation recommends, if any."""
-        return views.recommended_trial(self.s)
 
     def view(self) -> View:
         """Copies for the other threads: each trial copied again only once it

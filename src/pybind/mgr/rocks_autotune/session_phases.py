@@ -1,15 +1,5 @@
 """A session's phases: the table of its moves, and each phase's step.
-
-A trial:  next -> apply -> restart -> wait_up -> warmup -> measure -> next
-(the first baseline's, under the client load: wait_up -> precondition -> warmup)
-Then the confirmation's rounds and steady windows (confirm.py), each a trial
-of kind `confirm` (under the client load a steady window's measure ends with
-a read probe, which a failover redoes, not the window):
-          confirm -> apply -> restart -> wait_up -> warmup -> measure -> confirm
-The end:  restore -> restore_wait -> end (done | stopped | aborted | failed)
-
-A phase works on the session's one canary (canary_osd.py); a failure fails
-the window and recovers the canary; the restore puts it back.
+Design: doc/dev/internals.rst, dev-internals-session.
 """
 import logging
 from dataclasses import replace
@@ -20,6 +10,7 @@ from . import crashes, perf_counters, views
 from .canary_osd import CanaryOsd, runs_candidate
 from .cluster import Cluster, ClusterError
 from .confirm import BASELINE
+from .gate import look
 from .session_settings import Params, Settings
 from .machine import End, Go, Handler, Move, Pause, Phases as JobPhases
 from .perf_counters import Measurement
@@ -110,7 +101,7 @@ class WayOut(JobPhases):
         return Ending.STOPPED if s.state == 'stopping' else Ending.DONE
 
     def finish(self) -> End:
-        self.canary.clear_noout()
+        self.canary.restarter.clear_noout()
         self.remove_client_objects()
         self.s.config_changes = standing_changes(self.canary)
         return self.end(Ending(self.s.final) if self.s.final else self.outcome())
@@ -159,7 +150,7 @@ class WayOut(JobPhases):
     def restart_back(self, now: float, canary: CanaryOsd) -> Union[Result, End]:
         """A step of the restart onto the originals; the end if it failed."""
         try:
-            return canary.restart(now)
+            return canary.restarter.step(now)
         except ClusterError as e:
             return self.fail(f'config restored, but restarting osd.{canary.osd} failed: {e}; '
                              f'restart it to load its original options')
@@ -194,7 +185,7 @@ class WayOut(JobPhases):
             canary.restart_done()
             return self.finish()
         if r.outcome == Outcome.NOT_UP_IN_TIME:
-            return self.not_back(canary.timeout())
+            return self.not_back(canary.restarter.timeout())
         return self.settings.poll
 
     def not_back(self, timeout: float) -> End:
@@ -315,7 +306,7 @@ class Phases(WayOut):
         # the health look: for the status, the others' checks; on each failed
         # trial, the canary's crashes it caused (for the admin to archive)
         s, osd = self.s, canary.osd
-        health = canary.look(lambda c: crashes.failed_trial_of(
+        health = look(self.cluster, osd, lambda c: crashes.failed_trial_of(
             s.trials, s.current, osd, c) is not None)
         s.other_checks = health.others
         crashes.note(s.trials, s.current, osd, health.own_crashes)
@@ -333,7 +324,7 @@ class Phases(WayOut):
         if paused is not None:
             return paused
         try:
-            r = canary.restart(now)
+            r = canary.restarter.step(now)
         except ClusterError as e:
             if runs_candidate(cur):
                 # an OSD that will not start on the candidate fails the restart
@@ -356,7 +347,7 @@ class Phases(WayOut):
             pre.begin()
             return Go(P.PRECONDITION, f'trial {cur.index}: writing the canary\'s DB '
                       'into a steady state before the first window')
-        return self.after_restart(canary.restart(now), up, lambda timeout: self.trial_failed(
+        return self.after_restart(canary.restarter.step(now), up, lambda timeout: self.trial_failed(
             f'osd.{canary.osd} did not come back up running the options set within '
             f'{timeout:.0f}s'))
 
@@ -382,7 +373,7 @@ class Phases(WayOut):
             return then()
         if o == Outcome.WAITING:
             return self.settings.poll
-        timeout = canary.timeout()
+        timeout = canary.restarter.timeout()
         if o == Outcome.NOT_CLEAN_IN_TIME:
             return self.abort(f'PGs did not become active+clean within {timeout:.0f}s of '
                               f'restarting osd.{canary.osd}')
@@ -540,4 +531,4 @@ class Phases(WayOut):
             if self.settings.on_failure == 'stop':
                 s.state = 'stopping'
             return Go(P.NEXT if s.confirm is None else P.CONFIRM)
-        return self.after_restart(self.canary.restart(now), up, self.not_back)
+        return self.after_restart(self.canary.restarter.step(now), up, self.not_back)

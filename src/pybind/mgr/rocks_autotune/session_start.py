@@ -1,10 +1,6 @@
-"""What a session starts with: the checks `start` makes, the record it saves
-before the first change (the canary's originals: how to restore it), and
-the record a rescue restores from when only the start record is readable.
-
-Everything here reads the cluster and changes nothing; a check that fails
-raises StartRefused with what to do about it.
-"""
+"""What a session starts with: start's checks, its first record (the canary's
+originals), the rescue record; reads the cluster, changes nothing.
+Design: doc/dev/internals.rst, dev-internals-session-start."""
 import uuid
 from dataclasses import replace
 from typing import Any, Dict, Optional, Sequence, Tuple

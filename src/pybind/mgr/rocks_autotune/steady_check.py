@@ -1,12 +1,6 @@
-"""The steady check, after the confirmation's rounds: write-amp at steady
-state for the arms whose objective passed, the baseline and the arm each in
-a steady window (window.py), `pairs` fresh pairs per arm, each in an order
-drawn from the seed (doc/dev/session.rst, step 6 of the confirmation).  A
-pair's windows may differ in length: write-amp is a ratio of bytes, not a
-rate.  Under the client load each window is followed by a read probe
-(workload.ReadProbe): an arm whose reads' p99 is over 1 + read_guard times
-the baseline's is held.
-"""
+"""The steady check, after the confirmation's rounds: steady windows of the
+arms whose objective passed, their write-amp ratio and read probe, the verdict.
+Design: doc/dev/session.rst, dev-session-confirmation (step 6)."""
 import math
 import random
 from dataclasses import asdict, dataclass, field

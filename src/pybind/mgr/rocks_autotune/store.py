@@ -1,26 +1,6 @@
-"""Where a session is kept: the mgr's KV store, in values that stay small.
-
-    session              the head: the moving parts (phase, flags, pause, the
-                         trial in flight) and how many trials
-    session.start        what it started with: the canary's originals, annex
-                         flag and noout, the parameters, settings and base
-                         options; readable alone, so an unreadable head still
-                         tells how to restore the canary.  Written before the
-                         head that first names it, and when it changes
-    session.trial.N      one trial each
-    session.confirm      the confirmation, naming its session
-    session.originals    the start record again while the session may have
-                         changed its canary (removed when it ends): its
-                         absence says there is nothing to restore
-
-The last rollout, ended or not, is kept beside it (RolloutStore).  No value
-comes near mon_config_key_max_entry_size (64 KiB) at 500 trials, nor grows
-with the cluster.  Every write is checked (a store that refuses a value may
-only log it): a failure raises StoreError, and the session pauses until a
-write succeeds.  One version of each (STATE_VERSION, ROLLOUT_VERSION: the
-module is unreleased); a head of another is unreadable: set aside under its
-`.corrupt` key, the session rescued from its start record.
-"""
+"""Where a session (and the last rollout) is kept: the mgr's KV store, in values
+that stay small, every write checked.
+Design: doc/dev/internals.rst, dev-internals-store."""
 import copy
 import json
 from contextlib import suppress

@@ -1,28 +1,6 @@
-"""The wear objective's model: a config's RocksDB bytes written per client
-byte at steady state, predicted from its LSM shape and calibrated on the
-session's own windows, to rank the search's candidates by (why a model:
-doc/dev/session.rst, dev-session-wear; the steady check alone decides).
-
-Per client byte (leveled compaction, as Monkey and Dostoevsky cost it):
-
-    WAL         w                    (BlueStore's encoding: no option moves it)
-    flush       w * s(F) * r(comp)   s: the share of the memtables' bytes that
-                                     survive to a flush (short-lived keys die in
-                                     a large memtable); F: a shard's bytes before
-                                     a flush (shard_flush), at most the WAL limit's
-    compaction  flush * k * K(c)     K: 1 + L1 / (trigger * F), plus
-                                     (multiplier + 1) / 2 per level below L1 that
-                                     a shard's share of the DB fills (shape)
-
-Calibrated on the windows: w the median WAL bytes per client byte; s(F) a
-line in log2(F) over the windows that flushed, never rising with F
-(PRIOR_SLOPE if they saw one flush size); r a compression's SST bytes over
-the bytes it compressed (COMPRESSED_RAW), else its flushed bytes over the
-uncompressed windows' (1 until both were seen: an upper bound for a
-compressing candidate, a lower one for one turning compression off, whose
-saving is then not `predictable`); k scales K per compression, as one
-pooled k misranked an uncompressed finalist (doc/bench/wear.md).
-"""
+"""The wear objective's model: a config's steady-state RocksDB bytes per client
+byte, from its LSM shape calibrated on the session's windows, to rank candidates.
+Design: doc/dev/internals.rst, dev-internals-wear-model."""
 import math
 from dataclasses import dataclass, field
 from statistics import median

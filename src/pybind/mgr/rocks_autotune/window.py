@@ -1,11 +1,5 @@
 """One trial's load and measurement: the warm-up, then the window.
-
-Each call does one chunk of work and says how long to wait; the running
-totals live in the session's state (`window`), so a mgr failover loses one
-step at most.  A ClusterError fails the trial.  Window lengths, and why a
-steady window waits for every family's WAL cycle: doc/dev/session.rst
-(confirmation steps 3 and 6), doc/dev/design.rst (dev-design-steady).
-"""
+Design: doc/dev/internals.rst, dev-internals-load."""
 import math
 from dataclasses import dataclass
 from statistics import median

@@ -1,19 +1,6 @@
-"""The load a measurement window runs under, in chunks of a few seconds (a
-stop or abort is seen between chunks).
-
-`client`, the default, writes as a client does: 4 KiB writes at random
-offsets of thousands of objects (an RBD image's shape) through librados and
-the PG layer, many in flight (as librbd's cache keeps them), into a
-namespace of its own (`NAMESPACE`) of one replicated pool, in PGs whose up
-set holds the canary; the session removes them at its end.  Under the
-split design it also writes a reference group R, as many objects in PGs that
-leave the canary out, as many writes in flight at once: the machine's noise
-falls on both groups, the options' effect on C only (doc/bench/split-aa.md).
-Its `read_probe` times 4 KiB reads of C's objects after a steady window.
-`osd-bench` drives `osd bench` on the canary (below the PG layer: no PG log,
-few onodes).  `live` drives nothing: the window measures the canary's own
-client traffic.
-"""
+"""The load a measurement window runs under (client, osd-bench, live), in chunks
+of a few seconds (a stop or abort is seen between chunks).
+Design: doc/dev/internals.rst, dev-internals-load."""
 import itertools
 import logging
 import math
