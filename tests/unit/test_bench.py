@@ -1187,3 +1187,30 @@ def test_forecast_table_says_how_many_looks_had_no_expected_time() -> None:
                                 look(600.0, 0.0, 1600.0, 'done')]).splitlines()
     assert out[0] == 'session: 600 s; 2 look(s) said no expected time, the last at 30 s'
     assert out[3:] == ['| 60 | precondition | 540 | 900 | 540 | 1.00 | 0.50 | 1.00 | 20.0 |']
+
+
+def test_osd_samples_sums_each_osds_spans_after_the_first_window_and_skips_a_restart() -> None:
+    import osd_samples
+
+    def look(t: float, osd: int, wal: int, sst: int, taken: int) -> Dict[str, Any]:
+        return {'t': t, 'osd': osd, 'wal': wal, 'sst': sst, 'op_w': taken, 'subop_w': taken,
+                'load': 20.0}
+    rows = [look(0, 1, 0, 0, 0), look(60, 1, 100, 10, 100),    # before the first window
+            look(120, 1, 200, 60, 200), look(180, 1, 300, 110, 300),
+            look(0, 0, 0, 0, 0), look(120, 0, 500, 400, 500),
+            look(180, 0, 10, 0, 10),                           # osd.0 restarted: left out
+            look(240, 0, 110, 20, 110)]
+    history = [{'index': 0, 'kind': 'baseline', 'started': 100.0,
+                'measurement': {'wal_bytes': 100, 'sst_bytes': 30}},
+               {'index': 1, 'kind': 'candidate', 'started': 200.0,
+                'measurement': {'wal_bytes': 100, 'sst_bytes': 90}},
+               {'index': 2, 'kind': 'confirm', 'arm': 'baseline', 'steady': True,
+                'started': 300.0, 'measurement': {'wal_bytes': 100, 'sst_bytes': 50}}]
+    out = osd_samples.table(rows, history).splitlines()
+    # spans that began before the first window, or across a restart, are left out:
+    # osd.0's 180-240 (100 WAL, 20 SST, 200 taken in), osd.1's 120-180
+    assert out[2:4] == ['| osd.0 | 0.00 | 0.200 | 0.500 | 20.0 |',
+                        '| osd.1 | 0.00 | 0.500 | 0.500 | 20.0 |']
+    assert out[5] == ("the canary's 2 baseline windows, SST / WAL: 0.300-0.500 "
+                      '(median 0.400)')
+    assert out[6:] == ['  baseline 0: 0.300', '  confirm 2 steady: 0.500']

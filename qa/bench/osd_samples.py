@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""Every OSD's BlueFS and client byte counters beside a session (issue 42's
+fourth bar): is the canary's write-amp, in its windows, what the peers write
+on the same options under the same load at the same time?
+
+    qa/bench/osd_samples.py --poll [--every 60] > samples.jsonl   # until killed
+    qa/bench/osd_samples.py --table samples.jsonl [--history history.json]
+
+--poll runs `ceph` as the environment has it (e.g. inside `qa/lab/ceph-lab
+exec --`): a line per OSD per look, BlueFS's `bytes_written_wal` and
+`bytes_written_sst`, `op_w_in_bytes` + `subop_w_in_bytes` (what it took in:
+the client's data and, on a replica, the primary's transaction) and the load.
+--table sums, per OSD, the spans between looks (one across a restart, where
+a counter fell, is left out) into SST bytes per WAL byte and WAL bytes per
+byte taken in, over the session's spans of `--history` from its first
+window's start (the preconditioning left out) or over the whole file; with
+`--history`, beside them the canary's own windows that ran the baseline
+(its BlueFS figures, the module's `sst_bytes` over `wal_bytes`).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from statistics import median
+from typing import Any, Dict, List, Optional, Tuple
+
+COUNTERS = {'wal': ('bluefs', 'bytes_written_wal'), 'sst': ('bluefs', 'bytes_written_sst'),
+            'op_w': ('osd', 'op_w_in_bytes'), 'subop_w': ('osd', 'subop_w_in_bytes')}
+
+
+def ceph_json(*args: str) -> Any:
+    return json.loads(subprocess.run(['ceph', *args, '-f', 'json'], text=True, check=True,
+                                     timeout=60, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL).stdout)
+
+
+def poll(every: float) -> None:
+    while True:
+        for osd in ceph_json('osd', 'ls'):
+            try:
+                dump = ceph_json('tell', f'osd.{osd}', 'perf', 'dump')
+            except (subprocess.SubprocessError, ValueError):
+                continue  # down or restarting: the next look's span is left out
+            row = {k: dump[s][c] for k, (s, c) in COUNTERS.items()}
+            print(json.dumps(dict(row, t=time.time(), osd=osd, load=os.getloadavg()[0])),
+                  flush=True)
+        time.sleep(every)
+
+
+def spans(rows: List[Dict[str, Any]], since: float, until: float
+          ) -> Dict[int, Dict[str, float]]:
+    """Per OSD, the counters' growth summed over its spans inside [since, until]."""
+    out: Dict[int, Dict[str, float]] = {}
+    last: Dict[int, Dict[str, Any]] = {}
+    for r in sorted(rows, key=lambda r: r['t']):
+        prev, last[r['osd']] = last.get(r['osd']), r
+        if prev is None or prev['t'] < since or r['t'] > until:
+            continue
+        grew = {k: r[k] - prev[k] for k in COUNTERS}
+        if min(grew.values()) < 0:
+            continue  # restarted in between
+        acc = out.setdefault(r['osd'], dict.fromkeys(COUNTERS, 0.0))
+        for k, v in grew.items():
+            acc[k] += v
+    return out
+
+
+def canary_windows(history: List[Dict[str, Any]]) -> Tuple[float, List[Tuple[str, float]]]:
+    """The first window's start, and the canary's baseline windows (label, SST/WAL)."""
+    first = min(t['started'] for t in history if t.get('started'))
+    wins = []
+    for t in history:
+        m = t.get('measurement') or {}
+        if (t['kind'] == 'baseline' or t.get('arm') == 'baseline') and m.get('wal_bytes'):
+            label = f"{t['kind']} {t['index']}" + (' steady' if t.get('steady') else '')
+            wins.append((label, m['sst_bytes'] / m['wal_bytes']))
+    return first, wins
+
+
+def table(rows: List[Dict[str, Any]], history: Optional[List[Dict[str, Any]]]) -> str:
+    since, wins = (canary_windows(history) if history else (0.0, []))
+    per = spans(rows, since, float('inf'))
+    out = ['| OSD | GiB WAL | SST / WAL | WAL / byte taken in | load (median) |',
+           '|---|---|---|---|---|']
+    load = median(r['load'] for r in rows if r['t'] >= since)
+    for osd, a in sorted(per.items()):
+        out.append(f"| osd.{osd} | {a['wal'] / 2**30:.2f} | {a['sst'] / a['wal']:.3f} | "
+                   f"{a['wal'] / (a['op_w'] + a['subop_w']):.3f} | {load:.1f} |")
+    if wins:
+        ratios = [r for _, r in wins]
+        out += ['', f'the canary\'s {len(wins)} baseline windows, SST / WAL: '
+                f'{min(ratios):.3f}-{max(ratios):.3f} (median {median(ratios):.3f})']
+        out += [f'  {label}: {r:.3f}' for label, r in wins]
+    return '\n'.join(out)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    ap.add_argument('--poll', action='store_true')
+    ap.add_argument('--every', type=float, default=60.0)
+    ap.add_argument('--table', metavar='SAMPLES')
+    ap.add_argument('--history', metavar='HISTORY_JSON')
+    a = ap.parse_args()
+    if a.poll:
+        poll(a.every)
+        return 0
+    if not a.table:
+        ap.error('--poll or --table SAMPLES')
+    with open(a.table) as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    history = None
+    if a.history:
+        with open(a.history) as f:
+            history = json.load(f)
+    print(table(rows, history))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
