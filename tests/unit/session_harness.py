@@ -10,7 +10,7 @@ saved through the helpers under "a saved state", which alone know its shape.
 import json
 import math
 from dataclasses import MISSING, fields
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional
 
 from fake_cluster import FakeClock, FakeCluster
 from rocks_autotune import panel, report, store, views
@@ -119,7 +119,7 @@ def a_verdict(*arms: ArmResult, **fields: Any) -> Verdict:
         recommended=None, complete=True, rounds=5, rounds_done=5, objective='iops',
         direction='higher', goal='iops', margin=0.03, budget=1.1, level=0.9, wear_margin=None,
         restart_limit=None, read_guard=None, baseline_restart_seconds=None, sequential=True,
-        measurement_plan=MeasurementPlan(SEQUENTIAL, 0), window=10.0, steady_pairs=1,
+        measurement_plan=MeasurementPlan(SEQUENTIAL), window=10.0, steady_pairs=1,
         steady_window_limit=60.0, arms=list(arms), seen=None), **fields))
 
 
@@ -130,15 +130,10 @@ def a_verdict(*arms: ArmResult, **fields: Any) -> Verdict:
 State = Dict[str, Any]
 
 
-def _osd_key(state: State, osd: Optional[int]) -> str:
-    """The key of osd's records (JSON's: a string): the session's own canary's by default."""
-    return str(state['params']['osd'] if osd is None else osd)
-
-
-def canary_record(state: State, osd: Optional[int] = None) -> Dict[str, Any]:
-    """A canary's part of a persisted state (how to restore it, its restart,
-    its noout, its window): the session's own canary's, or osd's."""
-    rec: Dict[str, Any] = state['canaries'][_osd_key(state, osd)]
+def canary_record(state: State) -> Dict[str, Any]:
+    """The canary's part of a persisted state (how to restore it, its restart,
+    its noout, its window)."""
+    rec: Dict[str, Any] = state['canary']
     return rec
 
 
@@ -166,33 +161,27 @@ def rewound(state: State, n: int) -> State:
     return dict(state, current=None, trials=state['trials'][:n])
 
 
-def saved_originals(state: State, osd: Optional[int] = None) -> Dict[str, Optional[str]]:
-    """The originals the session restores the canary (or osd) to."""
-    originals: Dict[str, Optional[str]] = canary_record(state, osd)['originals']
+def saved_originals(state: State) -> Dict[str, Optional[str]]:
+    """The originals the session restores the canary to."""
+    originals: Dict[str, Optional[str]] = canary_record(state)['originals']
     return originals
 
 
-def rescue_originals(state: State, osd: Optional[int] = None) -> Dict[str, Optional[str]]:
-    """The originals a rescue restores the canary (or osd) to: the start
-    record's, which stay readable when the head is not."""
-    originals: Dict[str, Optional[str]] = \
-        state['canaries_at_start'][_osd_key(state, osd)]['originals']
+def rescue_originals(state: State) -> Dict[str, Optional[str]]:
+    """The originals a rescue restores the canary to: the start record's,
+    which stay readable when the head is not."""
+    originals: Dict[str, Optional[str]] = state['originals']
     return originals
 
 
-def may_run_candidate(state: State, osd: Optional[int] = None) -> bool:
-    """The canary's (or osd's) process may run a candidate: a restore restarts it."""
-    return bool(canary_record(state, osd)['running_dirty'])
+def may_run_candidate(state: State) -> bool:
+    """The canary's process may run a candidate: a restore restarts it."""
+    return bool(canary_record(state)['running_dirty'])
 
 
-def noout_is_ours(state: State, osd: Optional[int] = None) -> bool:
-    """The noout on the canary (or osd) is the session's, to clear."""
-    return bool(canary_record(state, osd)['noout_ours'])
-
-
-def measured_on(state: State) -> Tuple[str, List[int]]:
-    """The measurement plan: its design and its canaries, in order."""
-    return str(state['plan']['design']), list(state['plan']['osds'])
+def noout_is_ours(state: State) -> bool:
+    """The noout on the canary is the session's, to clear."""
+    return bool(canary_record(state)['noout_ours'])
 
 
 def measuring_a_candidate(s: Session) -> bool:

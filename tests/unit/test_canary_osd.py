@@ -25,7 +25,7 @@ def canary(**params: Any) -> Tuple[CanaryOsd, FakeCluster, FakeClock, List[int]]
     settings = Settings(restart_timeout=30.0)
     state = session_start.first_state(cluster, p, settings, clock())
     saves: List[int] = []
-    c = CanaryOsd(cluster, 1, state.canaries['1'], SessionLoad(state.client, state.id, state.seed),
+    c = CanaryOsd(cluster, 1, state.canary, SessionLoad(state.client, state.id, state.seed),
                   p, settings, lambda: saves.append(1), clock)
     return c, cluster, clock, saves
 

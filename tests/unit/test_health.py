@@ -24,9 +24,9 @@ def test_a_sessions_facts_give_its_checks_in_the_tables_words() -> None:
     c = SearchSpace.candidate_from_options({})
     s = session(current=Trial(index=3, kind='recovery', candidate=c, options='', error='boom'),
                 pause=PauseRecord('health', ['osd.2 is down'], None, 0.0),
-                canaries={'1': CanaryRecord({}, False, None, restarted=False, manual='no backend',
-                                            restart=RestartRecord('candidate', 'wait_up', 0.0,
-                                                                  None, '', ''))})
+                canary=CanaryRecord({}, False, None, restarted=False, manual='no backend',
+                                    restart=RestartRecord('candidate', 'wait_up', 0.0, None, '',
+                                                          '')))
     checks = health.job_checks('session', s, True, '')
     assert checks['ROCKS_AUTOTUNE_TRIAL_FAILED'] == {
         'severity': 'warning', 'summary': 'rocks_autotune: trial 3 failed on osd.1',

@@ -128,16 +128,16 @@ def test_the_confirmation_is_planned_on_the_plan_given_and_its_windows_counted()
     for iops in (1100, 1200):
         record(sr, 'candidate', 'feasible', measured(iops))
     sr.forget()  # rebuilt from the trials recorded here, as after a failover
-    sr.plan_confirmation(MeasurementPlan(SEQUENTIAL, 1))
+    sr.plan_confirmation(MeasurementPlan(SEQUENTIAL))
     conf = sr.s.confirm
-    assert conf.measurement_plan == MeasurementPlan(SEQUENTIAL, 1)
+    assert conf.measurement_plan == MeasurementPlan(SEQUENTIAL)
     # the rounds' windows: the baseline runs' length (their measured 10 s)
     assert conf.window == 10.0 and conf.design is not None and conf.design.candidates >= 1
     assert conf.steady == SteadyPlan(1, sr.settings.steady_window_limit)
     search_left, confirmation_left, steady_left = sr.left()
     assert search_left == 0 and confirmation_left > 0
     assert steady_left == 2 * len(conf.arms)
-    t = sr.time_said(sr.s.canaries['1'], preconditioned=False)
+    t = sr.time_said(sr.s.canary, preconditioned=False)
     assert t.confirm_window == 10.0 and t.steady_windows_left == steady_left
     # the steady windows counted at the limit each, at most
     assert t.left_seconds >= steady_left * sr.settings.steady_window_limit
@@ -154,7 +154,7 @@ def test_the_expected_time_weighs_the_rounds_by_the_chance_of_a_finalist() -> No
     # steady windows was 3.2-3.8x the time it took
     sr, _ = search()
     sr.params = replace(sr.params, trials=4)
-    canary = sr.s.canaries['1']
+    canary = sr.s.canary
     record(sr, 'baseline', 'baseline', measured(1000))
     record(sr, 'baseline', 'baseline', measured(1010))
     sr.baseline_measured(1)
@@ -195,7 +195,7 @@ def test_a_feasible_candidate_makes_a_finalist_certain_and_its_gain_its_passing(
         sr.baseline_measured(1)
         record(sr, 'candidate', 'feasible', measured(iops))
         sr.s.trials[-1].score = -math.log(iops / sr.s.baseline.iops)
-        return sr, sr.time_said(sr.s.canaries['1'], preconditioned=False)
+        return sr, sr.time_said(sr.s.canary, preconditioned=False)
     fast_sr, fast = said(1200.0)
     plan = fast_sr.s.noise.plan
     assert fast.finalist_chance == 1.0 and plan.rounds == 5
@@ -243,7 +243,7 @@ def test_before_a_feasible_candidate_its_finalists_are_expected_at_no_gain() -> 
 
 def test_the_time_said_counts_a_read_probe_after_each_steady_window_of_the_client_load() -> None:
     sr, _ = search()
-    canary = sr.s.canaries['1']
+    canary = sr.s.canary
     bench = sr.time_said(canary, preconditioned=False).left_seconds
     sr.params = replace(sr.params, workload=CLIENT)
     probed = sr.time_said(canary, preconditioned=False).left_seconds
@@ -254,7 +254,7 @@ def test_the_time_said_counts_a_read_probe_after_each_steady_window_of_the_clien
 
 def test_the_time_said_counts_the_window_in_flight_off_what_is_left() -> None:
     sr, clock = search()
-    canary = sr.s.canaries['1']
+    canary = sr.s.canary
     before = sr.time_said(canary, preconditioned=False).left_seconds
     expected = sr.time_said(canary, preconditioned=False).expected_seconds
     trial = sr.next_trial(1)
@@ -272,12 +272,12 @@ def test_a_steady_window_past_its_expected_length_still_leaves_the_others() -> N
     # demo run 9: during the finalist's steady window the expected time left
     # read 0 s for 10 minutes, with the baseline's steady window still to run
     sr, clock = search()
-    canary = sr.s.canaries['1']
+    canary = sr.s.canary
     record(sr, 'baseline', 'baseline', measured(1000))
     record(sr, 'baseline', 'baseline', measured(1010))
     sr.baseline_measured(1)
     record(sr, 'candidate', 'feasible', measured(1100))
-    sr.plan_confirmation(MeasurementPlan(SEQUENTIAL, 1))
+    sr.plan_confirmation(MeasurementPlan(SEQUENTIAL))
     sr.s.current = replace(sr.s.trials[0], kind='confirm', steady=True)
     canary.window = WindowRecord(clock())
     t0 = sr.time_said(canary, preconditioned=False)
@@ -295,7 +295,7 @@ def test_the_time_said_does_not_count_the_preconditioning_as_every_measurements_
     # demo run 7: its first baseline took 309 s, 242 of them preconditioning;
     # as every measurement's cost it forecast 6,842 s left where 2,400 were
     sr, _ = search()
-    canary = sr.s.canaries['1']
+    canary = sr.s.canary
     record(sr, 'baseline', 'baseline', measured(1000))
     sr.s.trials[0].seconds = 15.0 + 240.0
     canary.precondition = PreconditionRecord(done=True, seconds=234.0, fill_seconds=6.0)
@@ -309,7 +309,7 @@ def test_no_expected_time_is_said_before_a_minute_of_preconditioning() -> None:
     # defaults runs 8 and iops 6: a look before the first step read 2.60x and
     # 1.98x the time the session took (no rate yet: the preconditioning at its limit)
     sr, _ = search()
-    canary = sr.s.canaries['1']
+    canary = sr.s.canary
     for pre in (None, PreconditionRecord(seconds=30.0, kv_bytes={'wal': 60 * MiB})):
         canary.precondition = pre
         t = sr.time_said(canary, preconditioned=True)
@@ -341,7 +341,7 @@ def test_the_search_left_is_counted_at_the_mean_candidate_window_not_the_median(
     # left with 7 candidates to go
     sr, _ = search()
     sr.params = replace(sr.params, trials=4)
-    canary = sr.s.canaries['1']
+    canary = sr.s.canary
     for _ in range(2):
         record(sr, 'baseline', 'baseline', measured(1000))
     sr.baseline_measured(1)
@@ -358,7 +358,7 @@ def test_before_any_candidate_a_wear_search_window_counts_the_wal_limits_share()
     sr, _ = search()
     sr.settings = replace(sr.settings, objective='wear')
     sr.space.max_total_wal_size = 100 * MiB
-    canary = sr.s.canaries['1']
+    canary = sr.s.canary
     # before any window (run 7's keep branch read 0.50x then): at the
     # preconditioning's WAL rate, 2 MiB/s, and the runs' --duration
     sr.s.wal_flushed_prior = 0.5
@@ -399,7 +399,7 @@ def test_a_wear_search_window_weighs_each_kind_by_the_wal_limits_share() -> None
     # the WAL limit flushed (402 s, beside 30-46 s), its last six six (345-377
     # s); at the mean so far the forecast fell to 0.60x of the time left
     sr = wear_search_after_runs(trials=5)
-    canary = sr.s.canaries['1']
+    canary = sr.s.canary
     fams = sr.space.column_families
     big = sr.space.base_candidate()  # 4 x 256 MiB
     small = replace(big, write_buffer_size=4 * MiB)
@@ -419,7 +419,7 @@ def test_a_wear_search_window_takes_the_kind_not_yet_seen_at_the_baseline_runs()
     # the WAL limit (452-868 s); the forecast took the others at the mean of
     # every window so far (339 s) where they ran 30-46 s, as the runs' 47 s
     sr = wear_search_after_runs(trials=4)
-    canary = sr.s.canaries['1']
+    canary = sr.s.canary
     big = sr.space.base_candidate()
     for seconds in (800.0, 600.0):
         record(sr, 'candidate', 'infeasible', replace(measured(900), seconds=seconds))

@@ -443,10 +443,10 @@ def test_force_skips_only_the_health_status(gate: Any, refusal: str) -> None:
     lambda st: st['trials'][0]['candidate'].update(write_buffer_size='x'),
     lambda st: st['trials'].append({'candidate': {}}),
     lambda st: st['params'].update(osd='0'),
-    lambda st: st['canaries_at_start'].pop('0'),
-    lambda st: st['canaries_at_start']['0'].update(noout_at_start=None),
+    lambda st: st.update(canary=[st['canary']]),
+    lambda st: st.update(noout_at_start=None),
 ], ids=['unknown-version', 'no-originals', 'an-original-not-a-string', 'a-trial-malformed',
-        'a-trial-missing-fields', 'osd-not-an-int', 'a-canary-the-start-record-does-not-name',
+        'a-trial-missing-fields', 'osd-not-an-int', 'a-canary-record-malformed',
         'a-noout-at-start-unknown'])
 def test_corrupted_state_is_rejected(mutate: Any) -> None:
     h = Harness()

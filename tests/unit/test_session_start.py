@@ -29,10 +29,16 @@ def test_a_rescue_restores_from_the_start_record_and_ends_failed() -> None:
                                              workload=OSD_BENCH), Settings(), 100.0)
     r = session_start.rescue_state(StartRecord.from_json(st.start_json()), 'unreadable', 200.0)
     Session.check_state(r)
-    canary = r.canaries['1']
+    canary = r.canary
     assert r.phase == 'restore' and r.abort and canary.running_dirty
     assert r.originals == canary.originals == st.originals
     assert r.error == 'unreadable'
+    # a start record written before STATE_VERSION 9 (its canary's fields
+    # copied under canaries_at_start) still rescues a session across the upgrade
+    old = dict(st.start_json(), canaries_at_start={'1': {
+        'originals': st.originals, 'annexed': st.annexed, 'noout_at_start': False}})
+    assert session_start.rescue_state(StartRecord.from_json(old), 'unreadable',
+                                      200.0).canary.originals == st.originals
 
 
 def test_a_rescue_whose_start_record_has_unreadable_settings_restores_with_the_modules(
@@ -57,13 +63,13 @@ def test_a_rescue_restores_the_canary_the_start_record_names() -> None:
     start = st.start_json()
     r = session_start.rescue_state(StartRecord.from_json(start), 'unreadable', 200.0)
     Session.check_state(r)
-    assert {o: rec.originals for o, rec in r.canaries.items()} == {
-        '0': Canary(c, 0).snapshot()}
-    assert {o: (rec.noout_ours, rec.running_dirty) for o, rec in r.canaries.items()} == {
-        '0': (True, True)}
-    start['canaries_at_start'] = [start['canaries_at_start']['0']]
-    with pytest.raises(ValueError, match='canaries_at_start is missing or malformed'):
-        StartRecord.from_json(start)
+    assert r.osd == 0 and r.canary.originals == Canary(c, 0).snapshot()
+    assert (r.canary.noout_ours, r.canary.running_dirty) == (True, True)
+    # a rescue reads it alone: malformed is unreadable (ValueError), not a crash
+    start['noout_at_start'] = None
+    with pytest.raises(ValueError, match='noout_at_start\' is missing or malformed'):
+        Session.check_state(session_start.rescue_state(StartRecord.from_json(start),
+                                                       'unreadable', 200.0))
 
 
 def test_a_canary_not_running_what_the_monitors_give_it_is_refused() -> None:

@@ -22,6 +22,7 @@ from rocks_autotune.workload import (GROUP_PGS, MIN_REFERENCE_PGS, NAMESPACE, Cl
                                      split_refusal, up_osds)
 from fake_cluster import AioFromSync, FakeCluster
 from session_harness import Harness, best_summary, best_text, status_text, trials
+from test_measurement_plan import windows
 
 # a size-2 pool over the fake's 3 OSDs: PG i is on osd.(i%3) and osd.(i+1)%3,
 # so osd.0 is out of PGs 1, 4, 7, 10 and 13
@@ -191,9 +192,9 @@ def confirmed(r: int, arm: str, m: Dict[str, Any], steady: str = '') -> Trial:
 
 
 def test_the_split_confirmation_judges_c_over_r_by_round_and_reports_c_and_r() -> None:
-    plan = measurement_plan.single(0, ClientRecord(SPLIT_POOL, 16, [], 1, design=SPLIT,
-                                                   ref_seeds=WITHOUT_0, shared_host=True,
-                                                   design_why='test'))
+    plan = measurement_plan.plan_for(ClientRecord(SPLIT_POOL, 16, [], 1, design=SPLIT,
+                                                  ref_seeds=WITHOUT_0, shared_host=True,
+                                                  design_why='test'))
     trial = Trial(index=3, kind='candidate', candidate=DEFAULT, options='o')
     rec = confirm.plan([(trial, 0.0)], 5, 0.03, 'client', plan)
     assert (rec.objective, rec.direction) == ('c_over_r', 'higher')
@@ -209,7 +210,7 @@ def test_the_split_confirmation_judges_c_over_r_by_round_and_reports_c_and_r() -
     # its objective passed: the steady check's pair comes next, under the
     # split load too (one window each, C's write-amp)
     nxt = conf.next()
-    assert nxt is not None and nxt[2] == 'c1' and nxt[1].arm in ('c1', BASELINE)
+    assert nxt is not None and nxt[2] == 'c1' and nxt[1] in ('c1', BASELINE)
     for arm in (BASELINE, 'c1'):
         # a steady window's: counted from the end of a compaction, its WAL
         # covered its families' cycle
@@ -228,11 +229,12 @@ def test_the_split_confirmation_judges_c_over_r_by_round_and_reports_c_and_r() -
     saved = json.dumps(result.to_json())
     assert list(json.loads(saved)['arms'][0])[-2:] == ['iops_c', 'iops_r']
     assert json.dumps(confirm.Verdict.from_json(json.loads(saved)).to_json()) == saved
-    line = views.answer_line(result)
+    line = views.answer_line(result, 0)
     assert "C's IOPS 1.20x" in line and "R's 0.95x" in line, line
+    assert '(split, on osd.0: C/R' in line, line
     assert "C/R reads C's effect minus R's" in line, line
     # a sequential plan judges IOPS and gives no groups
-    seq = confirm.plan([(trial, 0.0)], 5, 0.03, 'client', measurement_plan.single(0, None))
+    seq = confirm.plan([(trial, 0.0)], 5, 0.03, 'client', measurement_plan.plan_for(None))
     assert seq.objective == 'iops' and seq.measurement_plan.design == SEQUENTIAL
 
 
@@ -379,7 +381,7 @@ def test_the_design_falls_back_to_sequential_and_says_why(design: str, pool: str
     h = split_harness(measurement_design=design, client_pool=pool)
     s = h.start(osd=0, allow_single_copy=True, workload=workload)
     assert h.status['design']['design'] == want and why in h.status['design']['why']
-    assert measurement_plan.single(0, s.s.client).design == want
+    assert measurement_plan.plan_for(s.s.client).design == want
 
 
 def test_a_split_with_too_little_room_falls_back_under_auto() -> None:
@@ -414,8 +416,8 @@ def test_split_asked_for_where_it_cannot_run_is_refused_and_changes_nothing(
 
 
 def test_the_split_plan_is_windowed_as_sequential() -> None:
-    plan = measurement_plan.single(3, ClientRecord(SPLIT_POOL, 16, [], 1, design=SPLIT,
-                                                   ref_seeds=[1, 2, 3, 4]))
+    plan = measurement_plan.plan_for(ClientRecord(SPLIT_POOL, 16, [], 1, design=SPLIT,
+                                                  ref_seeds=[1, 2, 3, 4]))
     assert plan.reference_pgs == 4
-    assert plan.windows([BASELINE, 'c1']) == \
-        [measurement_plan.Slot(3, BASELINE), measurement_plan.Slot(3, 'c1')]
+    for order in ([BASELINE, 'c1'], ['c1', BASELINE]):
+        assert windows(plan, order) == order

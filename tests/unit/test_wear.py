@@ -282,7 +282,7 @@ def test_an_ended_session_s_card_says_keep_and_why_in_a_few_lines() -> None:
     result = a_verdict(
         an_arm('c1', 11, 'dropped', why='x'), goal='wear', margin=-0.03,
         objective='c_over_r', rounds=7, rounds_done=3,
-        measurement_plan=MeasurementPlan(SPLIT, 3, 'a long reason', 14, False),
+        measurement_plan=MeasurementPlan(SPLIT, 'a long reason', 14, False),
         seen=RoundsNoise(0.047, 6, 7, 0.9, 0.04))
     card = views.summary_lines(st, result)
     assert card[0] == 'state: done: keep your current options on osd.3 (objective wear)'
@@ -464,7 +464,7 @@ def test_a_keep_under_wear_says_what_the_guard_could_pass() -> None:
 def test_a_keep_with_no_finalist_under_wear_names_the_steady_window_limit() -> None:
     from rocks_autotune import views
     line = views.answer_line(a_verdict(goal='wear', margin=-0.05, wear_margin=0.03,
-                                       objective='c_over_r'))
+                                       objective='c_over_r'), 0)
     assert line.startswith('keep your current options: the search found no candidate')
     assert 'steady_window_limit' in line and 'the 5% guard' in line
 
@@ -554,7 +554,7 @@ def test_a_keep_under_wear_says_what_the_model_had_too_little_of() -> None:
     rec = confirm.plan([], 10, -0.03, 'client', s.s.plan, wear_margin=0.03, none_why=blind)
     result = confirm.Confirmation(rec, [], 0, None, 1.1).update(complete=True)
     assert result.none_why == blind and result.recommended is None
-    assert views.answer_line(result).endswith(f'; {blind}')
+    assert views.answer_line(result, s.osd).endswith(f'; {blind}')
 
 
 def test_under_wear_a_search_window_of_a_config_the_wal_limit_flushes_passes_it() -> None:

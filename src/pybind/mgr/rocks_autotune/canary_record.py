@@ -103,10 +103,9 @@ class PreconditionRecord(Record):
 
 @dataclass
 class CanaryRecord:
-    """One canary's part of a session (canary_osd.CanaryOsd), under
-    `canaries` by its OSD id as a string (JSON's keys)."""
-    # how to restore it, saved before its first change (the session's own
-    # canary's are in the start record too, for a rescue)
+    """The canary's part of a session (canary_osd.CanaryOsd), its `canary`."""
+    # how to restore it, saved before its first change (in the start record
+    # too, for a rescue)
     originals: Dict[str, Optional[str]]  # canary.Originals
     annexed: bool
     # the watched config that reached it at the start (canary.entries), None

@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import paired_stats, perf_counters, power, steady_check
-from .measurement_plan import BASELINE, SPLIT, MeasurementPlan, Slot
+from .measurement_plan import BASELINE, SPLIT, MeasurementPlan
 from .paired_stats import Figure, Round
 from .perf_counters import median
 from .space import Candidate
@@ -146,7 +146,7 @@ class ConfirmRecord:
     direction: str
     # a look after every round from MIN_ROUNDS on, each at this level
     level: float
-    measurement_plan: MeasurementPlan  # which canary runs which arm
+    measurement_plan: MeasurementPlan
     steady: SteadyPlan
     restart_limit: Optional[float] = None
     read_guard: Optional[float] = None  # reads held to 1 + read_guard times the baseline's
@@ -185,26 +185,26 @@ class ConfirmRecord:
 
 
 def plan(ranked: List[Tuple[Trial, float]], rounds: int, margin: float,
-         workload: str, canaries: MeasurementPlan, steady_pairs: int = 1,
+         workload: str, measurement_plan: MeasurementPlan, steady_pairs: int = 1,
          steady_limit: float = 3600.0, restart_limit: Optional[float] = None,
          read_guard: Optional[float] = None, design: Optional[power.Design] = None,
          window: float = 0.0, wear_margin: Optional[float] = None,
          predicted: Sequence[Optional[float]] = (), reach: Sequence[str] = (),
          none_why: str = '') -> ConfirmRecord:
     """The record of a confirmation of `ranked` ((search trial, posterior
-    mean), best first), measured as `canaries` says, each passing arm checked
-    in `steady_pairs` pairs of steady windows of at most `steady_limit` s
-    (and its reads, where probed, held to 1 + `read_guard` times the baseline's).
+    mean), best first), measured as `measurement_plan` says, each passing arm
+    checked in `steady_pairs` pairs of steady windows of at most `steady_limit`
+    s (and its reads, where probed, held to 1 + `read_guard` times the baseline's).
     With `wear_margin`, the goal is wear (`predicted`: each arm's ratio).
     `reach`: why each arm's steady window cannot reach steady state ('': it may)."""
     # the split design confirms on C/R, the figure its A/A noise is measured on
-    objective, direction = perf_counters.objective(workload, canaries.design)
+    objective, direction = perf_counters.objective(workload, measurement_plan.design)
     arms = [Arm(f'c{i}', t.index, t.candidate, t.options, mean,
                 predicted=predicted[i - 1] if predicted else None,
                 reach=reach[i - 1] if reach else '')
             for i, (t, mean) in enumerate(ranked, 1)]
     return ConfirmRecord(
-        arms, rounds, margin, objective, direction, power.look_level(rounds), canaries,
+        arms, rounds, margin, objective, direction, power.look_level(rounds), measurement_plan,
         SteadyPlan(steady_pairs, steady_limit), restart_limit, read_guard, design,
         IOPS if wear_margin is None else WEAR, wear_margin, window, none_why)
 
@@ -251,17 +251,17 @@ class Confirmation:
         """The arms still measured: not out, not passed at a look."""
         return [a.arm for a in self.rec.arms if not a.out and not a.passed]
 
-    def next(self) -> Optional[Tuple[int, Slot, str]]:
-        """(round or steady pair, the window to measure next, the arm whose
+    def next(self) -> Optional[Tuple[int, str, str]]:
+        """(round or steady pair, the arm to measure next, the arm whose
         steady check it is: '' for a round), closing a finished round and
         drawing the next one's order on the way; None once it is over."""
         rec = self.rec
         while True:
             r = len(rec.orders) - 1
             if r >= 0:
-                for slot in rec.measurement_plan.windows(rec.orders[r]):
-                    if not self._done(r, slot.arm):
-                        return r, slot, ''
+                for arm in rec.orders[r]:
+                    if not self._done(r, arm):
+                        return r, arm, ''
                 if len(rec.orders) < rec.rounds:
                     self._look(r)
                 self._drop_slow_restarts(r)
@@ -280,15 +280,12 @@ class Confirmation:
             return ranked
         return [a.arm for a in self.rec.arms if a.arm in ranked]
 
-    def _steady_windows(self, arm: str, p: int) -> List[Slot]:
-        return self.rec.measurement_plan.windows(steady_check.order(self.seed, arm, p))
-
     def _steady_pairs(self, arm: str) -> Tuple[List[Tuple[steady_check.Window,
                                                           steady_check.Window]], int, bool]:
         """(measured steady pairs, pairs done, whether a baseline failed for good)."""
         measured, p, lost = [], 0, False
         while p < self.rec.steady.pairs and all(
-                self._done(p, slot.arm, arm) for slot in self._steady_windows(arm, p)):
+                self._done(p, x, arm) for x in (BASELINE, arm)):
             a, b = self._measured(p, arm, arm), self._measured(p, BASELINE, arm)
             if a is not None and b is not None:
                 measured.append((a, b))
@@ -322,12 +319,12 @@ class Confirmation:
                 arms.append(arm)
         return arms
 
-    def _next_steady(self) -> Optional[Tuple[int, Slot, str]]:
+    def _next_steady(self) -> Optional[Tuple[int, str, str]]:
         for arm in self._unchecked():
             _, p, _ = self._steady_pairs(arm)
-            for slot in self._steady_windows(arm, p):
-                if not self._done(p, slot.arm, arm):
-                    return p, slot, arm
+            for a in steady_check.order(self.seed, arm, p):
+                if not self._done(p, a, arm):
+                    return p, a, arm
         return None
 
     def failed(self, r: int, name: str, error: str, steady: str = '') -> None:
@@ -364,15 +361,8 @@ class Confirmation:
     def restarts_after(self, options: Optional[str]) -> List[float]:
         """How long the canary took to come up each time it left `options`
         (their unflushed memtables are replayed from the WAL at start)."""
-        out = []
-        last: Dict[Optional[int], Trial] = {}  # by OSD, in the order they ran
-        for t in self.trials:
-            before = last.get(t.osd)
-            if before is not None and before.options == options \
-                    and t.restart_seconds is not None:
-                out.append(t.restart_seconds)
-            last[t.osd] = t
-        return out
+        return [t.restart_seconds for before, t in zip(self.trials, self.trials[1:])
+                if before.options == options and t.restart_seconds is not None]
 
     def _drop_slow_restarts(self, r: int) -> None:
         """After round r: an arm whose restarts after it took longer than

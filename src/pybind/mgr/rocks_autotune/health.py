@@ -110,7 +110,7 @@ def _session(out: Checks, s: SessionState, active: bool) -> None:
         _add(out, 'RESTORE_FAILED', [s.error] + s.restore_failed, osd=osd)
     if not active:
         return
-    c = s.canaries[str(osd)]
+    c = s.canary
     if not c.restarted:
         _manual(out, c.manual, c.restart, osd, 'the session')
     cur = s.current

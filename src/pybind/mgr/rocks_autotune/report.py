@@ -55,7 +55,7 @@ def _detail_lines(s: SessionState, st: Mapping[str, Any], error: str,
         lines.append(f'error: {error}')
     lines.append(f'measurement design: {s.plan.design} ({design_why(s)})'
                  + (f'; {SHARED_HOST}' if s.plan.shared_host else ''))
-    lines += (client_lines(s.client) + precondition_lines(s.canaries[str(s.osd)].precondition)
+    lines += (client_lines(s.client) + precondition_lines(s.canary.precondition)
               + time_lines(time, s.state))
     b = s.baseline
     if b is not None:
@@ -72,7 +72,7 @@ def _detail_lines(s: SessionState, st: Mapping[str, Any], error: str,
     if leader and s.confirm is None:
         lines.append(f'search leader: trial {leader.index} ({leader.kind}; its single '
                      'window, to be confirmed)')
-    lines += confirmation_lines(s.confirm, s.state)
+    lines += confirmation_lines(s.confirm, s.state, s.osd)
     if st['health']:
         lines.append('health: ' + ', '.join(st['health']))
     if s.other_checks:
@@ -154,8 +154,8 @@ def precondition_lines(p: Optional[PreconditionRecord]) -> List[str]:
     return out
 
 
-def confirmation_lines(rec: Optional[ConfirmRecord], state: str) -> List[str]:
-    """The confirmation in `status`: its progress, candidates, answer."""
+def confirmation_lines(rec: Optional[ConfirmRecord], state: str, osd: int) -> List[str]:
+    """The confirmation on canary `osd` in `status`: its progress, candidates, answer."""
     if rec is None:
         return []
     result = rec.result
@@ -167,7 +167,7 @@ def confirmation_lines(rec: Optional[ConfirmRecord], state: str) -> List[str]:
     if result is not None:
         lines += [arm_line(name, a) for a in result.arms]
         if result.complete or state in ('stopped', 'aborted', 'failed'):
-            lines.append('answer: ' + answer_line(result))
+            lines.append('answer: ' + answer_line(result, osd))
     return lines
 
 
@@ -288,7 +288,7 @@ def best_summary(state: SessionState,
 
     return {
         'answer': 'recommend' if arm else 'keep current', 'keeps_current': arm is None,
-        'summary': answer_line(result), 'complete': result.complete,
+        'summary': answer_line(result, state.osd), 'complete': result.complete,
         'trial': arm and arm.trial, 'arm': arm and arm.arm,
         'options': chosen and chosen.options, 'candidate': chosen and chosen.candidate.to_dict(),
         'objective': result.objective, 'direction': result.direction,
@@ -322,7 +322,7 @@ def best_text(state: SessionState, where: Optional[Dict[str, Any]] = None) -> st
             f'measured in windows long enough to see a compaction (steady windows), its '
             f'write-amp stays within the {result.budget:.2f}x budget of the baseline\'s; the '
             'first such candidate, best first, is recommended.')
-    lines = [answer_line(result) + '.',
+    lines = [answer_line(result, state.osd) + '.',
              f'Each figure: the median over the rounds of the candidate\'s ratio to the '
              f'baseline measured in the same round [{result.level:.0%} interval]; a candidate '
              + rule]

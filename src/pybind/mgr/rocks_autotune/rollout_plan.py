@@ -76,9 +76,9 @@ def recommendation(session: Optional[SessionState]) -> Tuple[str, str]:
     if result is None or session.confirm is None:
         raise RolloutRefused(f'the last session ({session.id}, {session.state}) ended '
                              'before its confirmation: it has no answer' + hint)
-    arm = result.chosen
+    arm, answer = result.chosen, views.answer_line(result, session.osd)
     if arm is None:
-        raise RolloutRefused(f'the last session\'s answer is {views.answer_line(result)}: '
+        raise RolloutRefused(f'the last session\'s answer is {answer}: '
                              'there is nothing to apply' + hint)
     if session.config_changes:
         raise RolloutRefused(
@@ -86,7 +86,7 @@ def recommendation(session: Optional[SessionState]) -> Tuple[str, str]:
             'started, which someone else has changed since (' +
             '; '.join(session.config_changes) + '): rolling it out would undo that' + hint)
     return str(session.confirm.arm(arm.arm).options), (
-        f'session {session.id} (canary osd.{session.osd}): ' + views.answer_line(result))
+        f'session {session.id} (canary osd.{session.osd}): ' + answer)
 
 
 def _order(cluster: Cluster, targets: Sequence[int]) -> List[Tuple[int, str]]:

@@ -49,7 +49,7 @@ class Session(Machine):
         default = SearchSpace.candidate_from_options(parse_options(self.release_default))
         self.space.max_memtable_bytes = settings.max_memtable_bytes or self.space.memtable_bytes(
             default.max_write_buffer_number, default.write_buffer_size)
-        self.canary = CanaryOsd(cluster, self.osd, state.canaries[str(self.osd)],
+        self.canary = CanaryOsd(cluster, self.osd, state.canary,
                                 SessionLoad(state.client, state.id, state.seed), self.params,
                                 settings, lambda: self._save(self.s), clock)
         self.search = Search(state, self.space, settings, self.params, self.release_default,
@@ -87,25 +87,16 @@ class Session(Machine):
         # (the other records are made by from_json: malformed, they raise there)
         for key, typ in (('state', str), ('phase', str), ('originals', dict),
                          ('base_options', str), ('seed', int), ('plan', MeasurementPlan),
-                         ('settings', Settings), ('release_default', str), ('sharding', str)):
+                         ('settings', Settings), ('release_default', str), ('sharding', str),
+                         ('noout_at_start', bool)):
             if not isinstance(getattr(state, key), typ):
                 raise ValueError(f'session state field {key!r} is missing or malformed')
-        osd = state.params.osd
-        if not isinstance(osd, int):
+        if not isinstance(state.params.osd, int):
             raise ValueError('session state has no canary OSD')
-        # one canary, the plan's, recorded (by its OSD) at the start
-        if {str(state.plan.osd), str(osd)} != set(state.canaries):
-            raise ValueError('session state has no record of a canary it measures')
-        if not set(state.canaries) <= set(state.canaries_at_start):
-            raise ValueError('session state has a canary its start record does not name')
-        for originals in [state.originals] + [c.originals for c in state.canaries.values()] + [
-                c.originals for c in state.canaries_at_start.values()]:
+        for originals in (state.originals, state.canary.originals):
             if not isinstance(originals, dict) or set(originals) != set(SAVED) or not all(
                     v is None or isinstance(v, str) for v in originals.values()):
                 raise ValueError('session state has malformed saved originals')
-        for c in state.canaries_at_start.values():
-            if not isinstance(c.noout_at_start, bool):
-                raise ValueError('session state field \'noout_at_start\' is missing or malformed')
         Phase(state.phase)
 
     @classmethod

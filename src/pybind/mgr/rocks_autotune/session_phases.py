@@ -134,7 +134,7 @@ class WayOut(JobPhases):
         s = self.s
         result = views.answer(s)
         s.message = f'{s.state}: ' + (
-            views.answer_line(result) if result is not None
+            views.answer_line(result, s.osd) if result is not None
             else 'no answer: the session ended before its confirmation')
         if s.config_changes:
             s.message += ('; config changed by someone else during the session, left as '
@@ -267,18 +267,18 @@ class Phases(WayOut):
         nxt = conf.next()
         if nxt is None:
             result = conf.update(complete=True)
-            return Go(P.RESTORE, 'confirmation done: ' + views.answer_line(result)
+            return Go(P.RESTORE, 'confirmation done: ' + views.answer_line(result, self.osd)
                       + '; restoring the canary')
-        r, slot, steady = nxt
-        if slot.arm == BASELINE:
+        r, arm, steady = nxt
+        if arm == BASELINE:
             candidate, options, who = self.space.base_candidate(), s.base_options, 'the baseline'
         else:
-            a = conf.rec.arm(slot.arm)
+            a = conf.rec.arm(arm)
             candidate, options = a.candidate, a.options
             who = f'candidate {a.arm} (trial {a.trial})'
         s.current = Trial(index=len(s.trials), kind='confirm', candidate=candidate,
-                          options=options, round=r, arm=slot.arm, started=self.clock(),
-                          osd=slot.osd, steady=steady)
+                          options=options, round=r, arm=arm, started=self.clock(),
+                          osd=self.osd, steady=steady)
         what = (f'steady check of {steady} (pair {r + 1}/{conf.rec.steady.pairs}, a window '
                 'counted from a first compaction to another and every column family\'s '
                 'cycle of WAL bytes)' if steady

@@ -14,7 +14,7 @@ from .session_settings import Params, Settings, StartRefused
 from .measurement_plan import SEQUENTIAL, SPLIT, MeasurementPlan
 from .rocksdb_options import parse_options, parse_sharding
 from .space import SearchSpace
-from .store import CanaryStart, SessionState, StartRecord
+from .store import SessionState, StartRecord
 from .workload import CLIENT, ClientRecord, client_pool, sample, split_refusal, up_osds
 
 
@@ -46,16 +46,14 @@ def first_state(cluster: Cluster, params: Params, settings: Settings,
                            f'{params.workload}: set it to auto or sequential')
     client = client_record(cluster, osd, settings) if params.workload == CLIENT else None
     params.osd = osd
-    noout = cluster.has_noout(osd)
     return SessionState(
         id=str(uuid.uuid4()), params=replace(params), reason=reason, originals=originals,
         base_options=base, annexed=annexed, release_default=release_default, sharding=sharding,
-        seed=settings.seed, started=now, settings=replace(settings), noout_at_start=noout,
-        canaries_at_start={str(osd): CanaryStart(originals, annexed, noout)},
-        client_pool=client.pool if client else None, state='running', phase='prepare',
-        phase_started=now, message='starting',
-        canaries={str(osd): CanaryRecord(originals, annexed, canary.entries())},
-        plan=measurement_plan.single(osd, client), client=client)
+        seed=settings.seed, started=now, settings=replace(settings),
+        noout_at_start=cluster.has_noout(osd), client_pool=client.pool if client else None,
+        state='running', phase='prepare', phase_started=now, message='starting',
+        canary=CanaryRecord(originals, annexed, canary.entries()),
+        plan=measurement_plan.plan_for(client), client=client)
 
 
 def client_record(cluster: Cluster, osd: int, settings: Settings) -> ClientRecord:
@@ -170,9 +168,8 @@ def rescue_state(start: StartRecord, why: str, now: float) -> SessionState:
         message='restoring the canary: ' + why, error=why, abort=True,
         # the client load's objects go too (the pool is all a rescue knows of them)
         client=None if pool is None else ClientRecord(pool, 0, [], None),
-        plan=MeasurementPlan(SEQUENTIAL, start.osd),
+        plan=MeasurementPlan(SEQUENTIAL),
         # what was there is lost with the state: it may run a candidate,
         # under the noout it set
-        canaries={o: CanaryRecord(c.originals, c.annexed, None, noout_ours=not c.noout_at_start,
-                                  running_dirty=True)
-                  for o, c in start.canaries_at_start.items()})
+        canary=CanaryRecord(start.originals, start.annexed, None,
+                            noout_ours=not start.noout_at_start, running_dirty=True))

@@ -42,22 +42,13 @@ TRIAL_KEY = 'session.trial.{}'
 CONFIRM_KEY = 'session.confirm'
 # well below mon_config_key_max_entry_size (64 KiB): a value this big is a bug
 MAX_VALUE = 48 << 10
-STATE_VERSION = 8
-
-
-@dataclass
-class CanaryStart:
-    """How a rescue puts one canary back as it was before the session."""
-    originals: Dict[str, Optional[str]]  # canary.Originals
-    annexed: bool
-    noout_at_start: bool  # an admin's noout: not ours to clear
+STATE_VERSION = 9
 
 
 @dataclass
 class StartRecord:
     """What a session started with (START_KEY, ORIGINALS_KEY): a rescue's
-    whole record.  Its canary's originals, annex flag and noout are also in
-    its own fields."""
+    whole record."""
     id: str
     params: Params
     reason: str
@@ -69,9 +60,7 @@ class StartRecord:
     seed: int
     started: float
     settings: Optional[Settings]  # None: unreadable (a rescue runs on the module's)
-    noout_at_start: bool
-    # the canary's, by its OSD id as a string (a dict of one)
-    canaries_at_start: Dict[str, CanaryStart]
+    noout_at_start: bool  # an admin's noout: not ours to clear
     client_pool: Optional[str]  # the client load's (None: none): a rescue removes its objects
 
     @property
@@ -83,25 +72,22 @@ class StartRecord:
         """The start record as JSON (a session's: its start fields)."""
         return dict({f.name: getattr(self, f.name) for f in fields(StartRecord)},
                     params=asdict(self.params), settings=self.settings and dict(
-                        asdict(self.settings), compressions=list(self.settings.compressions)),
-                    canaries_at_start={o: asdict(c) for o, c in self.canaries_at_start.items()})
+                        asdict(self.settings), compressions=list(self.settings.compressions)))
 
     @staticmethod
     def _made(saved: Dict[str, Any]) -> Dict[str, Any]:
         """The start fields of `saved` that are records (TypeError: malformed)."""
-        at = saved['canaries_at_start']
-        # a rescue reads it alone: malformed is unreadable (ValueError), not a crash
-        if not (isinstance(at, dict) and all(isinstance(c, dict) for c in at.values())):
-            raise ValueError('the start record\'s canaries_at_start is missing or malformed')
         try:
             settings: Optional[Settings] = Settings.from_dict(saved['settings'])
         except ValueError:  # a rescue runs on the module's, a session is unreadable
             settings = None
-        return dict(params=Params(**saved['params']), settings=settings,
-                    canaries_at_start={o: CanaryStart(**c) for o, c in at.items()})
+        return dict(params=Params(**saved['params']), settings=settings)
 
     @classmethod
     def from_json(cls, saved: Dict[str, Any]) -> 'StartRecord':
+        # canaries_at_start (before STATE_VERSION 9) copied these fields: a
+        # session started before the upgrade is still rescued
+        saved = {k: v for k, v in saved.items() if k != 'canaries_at_start'}
         return cls(**dict(saved, **cls._made(saved)))
 
 
@@ -111,7 +97,7 @@ _UNSET = ('final', 'other_checks', 'noise', 'steady_cap', 'feasible_prior', 'rea
 # the session's records that are objects, by key: stored by their to_json
 _RECORDS: Dict[str, Any] = {'client': ClientRecord, 'current': Trial, 'confirm': ConfirmRecord,
                             'noise': Noise, 'steady_cap': SteadyCap, 'plan': MeasurementPlan,
-                            'baseline': Baseline}
+                            'baseline': Baseline, 'canary': CanaryRecord}
 
 
 @dataclass
@@ -122,8 +108,7 @@ class SessionState(StartRecord):
     phase: str  # session.Phase
     phase_started: float
     message: str
-    # the canary's record by its OSD id (params.osd's; a dict of one)
-    canaries: Dict[str, CanaryRecord]
+    canary: CanaryRecord  # params.osd's
     plan: MeasurementPlan  # how the canary measures a confirmation
     client: Optional[ClientRecord]
     trials: List[Trial] = field(default_factory=list)
@@ -158,8 +143,7 @@ class SessionState(StartRecord):
         """The head as JSON: not the start record, the trials nor the confirmation."""
         start = {f.name for f in fields(StartRecord)} | {'trials', 'confirm'}
         head = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in start}
-        head.update({k: head[k].to_json() for k in _RECORDS if head.get(k) is not None},
-                    canaries={o: c.to_json() for o, c in self.canaries.items()})
+        head.update({k: head[k].to_json() for k in _RECORDS if head.get(k) is not None})
         return {'version': STATE_VERSION, **{k: v for k, v in pause_to_json(head).items()
                                              if v is not None or k not in _UNSET}}
 
@@ -175,12 +159,10 @@ class SessionState(StartRecord):
         (Session.check_state checks what it holds)."""
         if saved.get('version') != STATE_VERSION:
             raise ValueError(f'session state has an unknown version {saved.get("version")!r}')
-        canaries = saved['canaries']
-        if not (isinstance(canaries, dict) and all(isinstance(c, dict) for c in canaries.values())):
-            raise ValueError('session state field \'canaries\' is missing or malformed')
+        if not isinstance(saved.get('canary'), dict):
+            raise ValueError('session state field \'canary\' is missing or malformed')
         rec = dict(pause_from_json(saved), **cls._made(saved),
                    trials=[Trial.from_json(t) for t in saved['trials']],
-                   canaries={o: CanaryRecord.from_json(c) for o, c in canaries.items()},
                    **{k: c.from_json(saved[k]) for k, c in _RECORDS.items()
                       if saved.get(k) is not None})
         del rec['version']

@@ -56,13 +56,13 @@ SHARED_HOST = ('R\'s OSDs share the canary\'s host: C/R reads C\'s effect minus 
                '(C\'s own ratio and R\'s are given beside it)')
 
 
-def design_text(plan: MeasurementPlan) -> str:
-    """How the confirmation measured."""
+def design_text(plan: MeasurementPlan, osd: int) -> str:
+    """How the confirmation measured on canary `osd`."""
     if plan.design == SPLIT:
-        return (f' (split, on osd.{plan.osd}: C/R, the IOPS of its PGs over those of '
+        return (f' (split, on osd.{osd}: C/R, the IOPS of its PGs over those of '
                 f'{plan.reference_pgs} PGs without it, over the same windows'
                 + ('; ' + SHARED_HOST if plan.shared_host else '') + ')')
-    return f' (sequential, on osd.{plan.osd})'
+    return f' (sequential, on osd.{osd})'
 
 
 def design_why(s: SessionState) -> str:
@@ -122,11 +122,12 @@ def steady_objective_text(st: SteadyVerdict) -> str:
             f'windows ({len(st.pairs)} pair(s): a look at the sign, not an interval)')
 
 
-def answer_line(result: Verdict) -> str:
-    """What the confirmation recommends, with its figures (a keep names arms slow to restart)."""
+def answer_line(result: Verdict, osd: int) -> str:
+    """What the confirmation on canary `osd` recommends, with its figures (a keep names
+    arms slow to restart)."""
     arm = result.chosen
     name = OBJECTIVE_NAMES.get(result.objective, result.objective)
-    design = design_text(result.measurement_plan)
+    design = design_text(result.measurement_plan, osd)
     if arm is None:
         slow = [f'{a.arm}: {a.why}' for a in result.arms if a.verdict == 'restart too slow']
         return ('keep your current options: ' + _keep_why(result, name, design)
@@ -343,7 +344,7 @@ def status_of(s: SessionState, osd: int, progress: float, health: List[str],
     restart (they block only without --force)."""
     noise, cap, trials = s.noise, s.steady_cap, s.trials
     base, search, confirm = done(trials)
-    pre = s.canaries[str(osd)].precondition
+    pre = s.canary.precondition
     return {
         'state': s.state, 'phase': s.phase, 'id': s.id, 'osd': osd,
         'reason': s.reason, 'message': s.message, 'error': s.error,
