@@ -4,7 +4,7 @@ fourth bar): is the canary's write-amp, in its windows, what the peers write
 on the same options under the same load at the same time?
 
     qa/bench/osd_samples.py --poll [--every 60] > samples.jsonl   # until killed
-    qa/bench/osd_samples.py --table samples.jsonl [--history history.json]
+    qa/bench/osd_samples.py --table samples.jsonl [--history history.json] [--parts N]
 
 --poll runs `ceph` as the environment has it (e.g. inside `qa/lab/ceph-lab
 exec --`): a line per OSD per look, BlueFS's `bytes_written_wal` and
@@ -13,7 +13,8 @@ the client's data and, on a replica, the primary's transaction) and the load.
 --table sums, per OSD, the spans between looks (one across a restart, where
 a counter fell, is left out) into SST bytes per WAL byte and WAL bytes per
 byte taken in, over the session's spans of `--history` from its first
-window's start (the preconditioning left out) or over the whole file; with
+window's start (the preconditioning left out) or over the whole file (in
+`--parts` equal parts of that time, a row per OSD each); with
 `--history`, beside them the canary's own windows that ran the baseline
 (its BlueFS figures, the module's `sst_bytes` over `wal_bytes`).
 """
@@ -79,15 +80,20 @@ def canary_windows(history: List[Dict[str, Any]]) -> Tuple[float, List[Tuple[str
     return first, wins
 
 
-def table(rows: List[Dict[str, Any]], history: Optional[List[Dict[str, Any]]]) -> str:
+def table(rows: List[Dict[str, Any]], history: Optional[List[Dict[str, Any]]],
+          parts: int = 1) -> str:
     since, wins = (canary_windows(history) if history else (0.0, []))
-    per = spans(rows, since, float('inf'))
-    out = ['| OSD | GiB WAL | SST / WAL | WAL / byte taken in | load (median) |',
-           '|---|---|---|---|---|']
-    load = median(r['load'] for r in rows if r['t'] >= since)
-    for osd, a in sorted(per.items()):
-        out.append(f"| osd.{osd} | {a['wal'] / 2**30:.2f} | {a['sst'] / a['wal']:.3f} | "
-                   f"{a['wal'] / (a['op_w'] + a['subop_w']):.3f} | {load:.1f} |")
+    since = max(since, min(r['t'] for r in rows))
+    step = (max(r['t'] for r in rows) - since) / parts
+    out = ['| minutes | OSD | GiB WAL | SST / WAL | WAL / byte taken in | load (median) |',
+           '|---|---|---|---|---|---|']
+    for p in range(parts):
+        start, end = since + p * step, since + (p + 1) * step
+        load = median(r['load'] for r in rows if start <= r['t'] <= end)
+        for osd, a in sorted(spans(rows, start, end).items()):
+            out.append(f"| {(start - since) / 60:.0f}-{(end - since) / 60:.0f} | osd.{osd} | "
+                       f"{a['wal'] / 2**30:.2f} | {a['sst'] / a['wal']:.3f} | "
+                       f"{a['wal'] / (a['op_w'] + a['subop_w']):.3f} | {load:.1f} |")
     if wins:
         ratios = [r for _, r in wins]
         out += ['', f'the canary\'s {len(wins)} baseline windows, SST / WAL: '
@@ -102,6 +108,8 @@ def main() -> int:
     ap.add_argument('--every', type=float, default=60.0)
     ap.add_argument('--table', metavar='SAMPLES')
     ap.add_argument('--history', metavar='HISTORY_JSON')
+    ap.add_argument('--parts', type=int, default=1, help='the time after the first window '
+                    'in this many equal parts, a table each')
     a = ap.parse_args()
     if a.poll:
         poll(a.every)
@@ -114,7 +122,7 @@ def main() -> int:
     if a.history:
         with open(a.history) as f:
             history = json.load(f)
-    print(table(rows, history))
+    print(table(rows, history, a.parts))
     return 0
 
 
