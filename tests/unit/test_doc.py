@@ -205,3 +205,18 @@ def test_every_test_the_fault_matrix_names_exists() -> None:
                     source = open(os.path.join(d, f)).read()
                     defined |= set(re.findall(r'^\s*def (test_\w+)\(', source, re.M))
     assert not named - defined, sorted(named - defined)
+
+
+def test_every_design_pointer_in_the_module_names_a_label_its_file_defines() -> None:
+    # the module docstrings point at their design notes (doc/dev): a moved or
+    # renamed section must not leave a pointer to nothing
+    pointers = []
+    for name in sorted(os.listdir(PACKAGE)):
+        if name.endswith('.py'):
+            text = open(os.path.join(PACKAGE, name)).read()
+            pointers += [(name, doc, label) for doc, label in re.findall(
+                r'Design: (doc/[\w/.-]+\.rst), ([\w-]+)', text)]
+    assert len(pointers) > 20
+    missing = [p for p in pointers
+               if f'.. _{p[2]}:' not in open(os.path.join(REPO, p[1])).read()]
+    assert missing == []
