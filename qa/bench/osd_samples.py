@@ -39,7 +39,11 @@ def ceph_json(*args: str) -> Any:
 
 def poll(every: float) -> None:
     while True:
-        for osd in ceph_json('osd', 'ls'):
+        try:
+            osds = ceph_json('osd', 'ls')
+        except (subprocess.SubprocessError, ValueError):
+            osds = []  # the mon busy: the next look goes on
+        for osd in osds:
             try:
                 dump = ceph_json('tell', f'osd.{osd}', 'perf', 'dump')
             except (subprocess.SubprocessError, ValueError):
@@ -89,7 +93,10 @@ def table(rows: List[Dict[str, Any]], history: Optional[List[Dict[str, Any]]],
            '|---|---|---|---|---|---|']
     for p in range(parts):
         start, end = since + p * step, since + (p + 1) * step
-        load = median(r['load'] for r in rows if start <= r['t'] <= end)
+        loads = [r['load'] for r in rows if start <= r['t'] <= end]
+        if not loads:
+            continue  # no look in this part
+        load = median(loads)
         for osd, a in sorted(spans(rows, start, end).items()):
             out.append(f"| {(start - since) / 60:.0f}-{(end - since) / 60:.0f} | osd.{osd} | "
                        f"{a['wal'] / 2**30:.2f} | {a['sst'] / a['wal']:.3f} | "
