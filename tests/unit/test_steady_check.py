@@ -413,3 +413,47 @@ def test_reads_slower_past_the_read_guard_hold_a_finalist_and_equal_ones_pass() 
     # write-amp over budget says so, whatever the reads
     assert judge('c1', [(m(9.0, wa=0.6), m(1.0))], 1, 1.10, 600,
                  read_guard=0.25).verdict == 'over budget'
+
+
+def test_the_ratio_against_the_peers_takes_the_baselines_sst_share_from_them() -> None:
+    # the baseline's window on the canary: 100 MB of WAL (BlueFS's), 50 of
+    # SST, 200 of client writes (0.75x by BlueFS); its peers, beside it,
+    # wrote as many SST bytes as WAL bytes: on their DBs it writes 1.0x
+    def base(**kw: Any) -> Any:
+        return measurement(**dict(dict(
+            write_amp=0.75, client_bytes=200_000_000, wal_bytes=100_000_000,
+            sst_bytes=50_000_000, db_bytes=150_000_000, window_short=False, l0_cycles=1.0,
+            wal_cover=1.0, settled=30.0, peer_osds=3, peer_wal_bytes=300_000_000,
+            peer_sst_bytes=300_000_000), **kw))
+    assert steady_check.peers_write_amp(base(), 0.75) == pytest.approx(1.0)
+    # counted by RocksDB (WAL 80 of the 100, flush and compaction 40): its
+    # SST share of RocksDB's WAL scaled by the peers' over the canary's (BlueFS's both)
+    rdb = base(write_amp=0.6, write_amp_by='rocksdb', rocksdb_wal_bytes=80_000_000)
+    assert steady_check.peers_write_amp(rdb, 0.6) == pytest.approx(0.4 * (1 + 0.5 * 2))
+    # no peer read, or a side with no SST: none
+    for none in (base(peer_wal_bytes=None), base(peer_sst_bytes=0), base(sst_bytes=0)):
+        assert steady_check.peers_write_amp(none, 0.75) is None
+    arm = measurement(write_amp=0.5, client_bytes=200_000_000, wal_bytes=100_000_000,
+                      sst_bytes=0, window_short=False, l0_cycles=1.0, wal_cover=1.0,
+                      settled=30.0)
+    v = steady_check.judge('c1', [((arm, None), (base(), None))], 1, 0.97, 900, goal='wear')
+    # the verdict is the canary's own pair's; the peers' is said beside it
+    assert v.ratio == pytest.approx(0.5 / 0.75) and v.peers_ratio == pytest.approx(0.5)
+    assert v.to_json()['peers_ratio'] == pytest.approx(0.5)
+    assert '0.50x against OSDs on those options all session' in views.steady_ratio(v)
+    saved = v.to_json()
+    for p in saved['pairs']:
+        del p['peers_ratio']  # saved before it was kept
+    assert steady_check.SteadyVerdict.from_json(saved, 'c1').peers_ratio is None
+
+
+def test_a_steady_window_reads_the_peers_on_the_start_options_beside_it() -> None:
+    h, s = confirming()
+    faster(h)
+    # osd.2 runs other options: not a peer
+    h.cluster.config_set('osd.2', 'bluestore_rocksdb_options', 'write_buffer_size=1048576')
+    h.run()
+    assert s.s.state == 'done'
+    steady = confirm_trials(s, True)
+    assert steady and all(t['measurement']['peer_osds'] == 1 for t in steady)
+    assert not any(t['measurement'].get('peer_osds') for t in confirm_trials(s, False))

@@ -49,12 +49,14 @@ class WindowRecord(Record):
     reference_bytes: Optional[int] = None  # a split load's group R's, once it wrote
     # a steady window: the seconds it ran before it counted (Window.measure)
     settled: Optional[float] = None
+    # a steady window's peers' BlueFS [WAL, SST] bytes at its start, by OSD id
+    peers_before: Optional[Dict[str, List[float]]] = None
 
     def to_json(self) -> Dict[str, Any]:
         out = dict(vars(self))
         if self.before is None:
             del out['kv_before']
-        for k in ('reference_bytes', 'settled'):
+        for k in ('reference_bytes', 'settled', 'peers_before'):
             if out[k] is None:
                 del out[k]
         return out

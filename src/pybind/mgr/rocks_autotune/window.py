@@ -3,7 +3,7 @@ Design: doc/dev/internals.rst, dev-internals-load."""
 import math
 from dataclasses import dataclass
 from statistics import median
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from . import perf_counters
 from .canary_record import CanaryRecord, PreconditionRecord, WindowRecord
@@ -182,6 +182,30 @@ def read_kv(cluster: Cluster, osd: int) -> Optional[KvStats]:
         return None
 
 
+def peer_bytes(cluster: Cluster, peers: Iterable[int]) -> Dict[str, List[float]]:
+    """Each peer's BlueFS [WAL, SST] bytes now, by id; a peer that does not
+    answer is left out (a peer is a look beside the window, never its failure)."""
+    out: Dict[str, List[float]] = {}
+    for p in peers:
+        try:
+            out[str(p)] = perf_counters.bluefs_bytes(cluster.perf_dump(p))
+        except (ClusterError, ValueError, TypeError):
+            continue
+    return out
+
+
+def peer_delta(before: Dict[str, List[float]], after: Dict[str, List[float]]
+               ) -> Tuple[int, int, int]:
+    """(peers counted, their WAL bytes, their SST bytes) between two reads;
+    a peer restarted between them (a counter went back) is left out."""
+    n = wal = sst = 0
+    for osd, (w0, s0) in before.items():
+        w1, s1 = after.get(osd, (-1.0, -1.0))
+        if w1 >= w0 and s1 >= s0:
+            n, wal, sst = n + 1, wal + int(w1 - w0), sst + int(s1 - s0)
+    return n, wal, sst
+
+
 @dataclass
 class Window:
     cluster: Cluster
@@ -220,13 +244,17 @@ class Window:
         kv = read_kv(self.cluster, self.osd)
         return None if kv is None else counts(kv)
 
-    def warmup(self, now: float, since: float) -> Tuple[bool, float]:
-        """(warm-up over and the window open, delay before the next call)."""
+    def warmup(self, now: float, since: float,
+               peers: Callable[[], Sequence[int]] = lambda: ()) -> Tuple[bool, float]:
+        """(warm-up over and the window open, delay before the next call);
+        `peers`: the OSDs whose BlueFS bytes are read beside the window."""
         left = self.settings.warmup - (now - since)
         if left <= 0:
+            ids = peers()
             self.s.window = WindowRecord(
                 now, before=perf_counters.snapshot(self.cluster.perf_dump(self.osd)),
-                kv_before=self._kv_stats())
+                kv_before=self._kv_stats(),
+                peers_before=peer_bytes(self.cluster, ids) if ids else None)
             return True, 0
         return False, min(self._drive(left), left)
 
@@ -255,6 +283,8 @@ class Window:
             return None, self._drive(st.duration)
         after = perf_counters.snapshot(self.cluster.perf_dump(self.osd))
         kv_after = self._kv_stats() if w.kv_before is not None else None
+        peers_after = (peer_bytes(self.cluster, map(int, w.peers_before))
+                       if w.peers_before else None)
         if steady_limit is not None and w.kv_before is not None and kv_after is None \
                 and opened < steady_limit:
             # RocksDB's figures missed one read: no re-base or end on a guess
@@ -269,8 +299,12 @@ class Window:
             reference_bytes=w.reference_bytes if bench else None,
             steady_bytes=steady_bytes(c, families, max_total_wal_size)
             if steady_limit is not None else 0)
+        if w.peers_before and peers_after is not None:
+            m.peer_osds, m.peer_wal_bytes, m.peer_sst_bytes = peer_delta(
+                w.peers_before, peers_after)
         if steady_limit is not None:
-            delay = self._steady_next(m, now, after, kv_after, elapsed, steady_limit - opened)
+            delay = self._steady_next(m, now, after, kv_after, elapsed, steady_limit - opened,
+                                      peers_after)
             if delay is not None:
                 return None, delay
         elif length is None and (
@@ -288,7 +322,8 @@ class Window:
 
     def _steady_next(self, m: Measurement, now: float, after: Dict[str, Any],
                      kv_after: Optional[Dict[str, Any]], elapsed: float,
-                     left: float) -> Optional[float]:
+                     left: float, peers_after: Optional[Dict[str, List[float]]] = None
+                     ) -> Optional[float]:
         """The delay if steady window `m` goes on (re-based, or short of a
         compaction or of every family's WAL cycle), `left` s before its limit;
         None once it ends (`m.settled` set)."""
@@ -300,6 +335,8 @@ class Window:
             # and other families' first ones may fall in the count
             w.settled = elapsed
             w.start, w.before, w.kv_before = now, after, kv_after
+            if peers_after is not None:
+                w.peers_before = peers_after
             w.bytes, w.bench_seconds = 0, 0.0
             w.reference_bytes = None if w.reference_bytes is None else 0
             return 0.0
