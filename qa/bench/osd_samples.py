@@ -29,6 +29,9 @@ from typing import Any, Dict, List, Optional, Tuple
 
 COUNTERS = {'wal': ('bluefs', 'bytes_written_wal'), 'sst': ('bluefs', 'bytes_written_sst'),
             'op_w': ('osd', 'op_w_in_bytes'), 'subop_w': ('osd', 'subop_w_in_bytes')}
+# gauges, as they stand at a look: the DB's size and the data BlueStore holds
+# (does an OSD's DB grow through the session, as a new keyspace fills?)
+GAUGES = {'db_used': ('bluefs', 'db_used_bytes'), 'stored': ('bluestore', 'stored')}
 
 
 def ceph_json(*args: str) -> Any:
@@ -49,6 +52,7 @@ def poll(every: float) -> None:
             except (subprocess.SubprocessError, ValueError):
                 continue  # down or restarting: the next look's span is left out
             row = {k: dump[s][c] for k, (s, c) in COUNTERS.items()}
+            row.update({k: dump.get(s, {}).get(c) for k, (s, c) in GAUGES.items()})
             print(json.dumps(dict(row, t=time.time(), osd=osd, load=os.getloadavg()[0])),
                   flush=True)
         time.sleep(every)
@@ -72,6 +76,14 @@ def spans(rows: List[Dict[str, Any]], since: float, until: float
     return out
 
 
+def gauges(rows: List[Dict[str, Any]], osd: int, at: float) -> str:
+    """The DB's and the stored data's GiB at `osd`'s last look by `at` ('-': not polled)."""
+    seen = [r for r in rows if r['osd'] == osd and r['t'] <= at]
+    last = max(seen, key=lambda r: r['t']) if seen else {}
+    return ' | '.join('-' if last.get(k) is None else f'{last[k] / 2**30:.2f}'
+                      for k in GAUGES)
+
+
 def canary_windows(history: List[Dict[str, Any]]) -> Tuple[float, List[Tuple[str, float]]]:
     """The first window's start, and the canary's baseline windows (label, SST/WAL)."""
     first = min(t['started'] for t in history if t.get('started'))
@@ -89,8 +101,8 @@ def table(rows: List[Dict[str, Any]], history: Optional[List[Dict[str, Any]]],
     since, wins = (canary_windows(history) if history else (0.0, []))
     since = max(since, min(r['t'] for r in rows))
     step = (max(r['t'] for r in rows) - since) / parts
-    out = ['| minutes | OSD | GiB WAL | SST / WAL | WAL / byte taken in | load (median) |',
-           '|---|---|---|---|---|---|']
+    out = ['| minutes | OSD | GiB WAL | SST / WAL | WAL / byte taken in | DB GiB | stored GiB '
+           '| load (median) |', '|---|---|---|---|---|---|---|---|']
     for p in range(parts):
         start, end = since + p * step, since + (p + 1) * step
         loads = [r['load'] for r in rows if start <= r['t'] <= end]
@@ -100,7 +112,8 @@ def table(rows: List[Dict[str, Any]], history: Optional[List[Dict[str, Any]]],
         for osd, a in sorted(spans(rows, start, end).items()):
             out.append(f"| {(start - since) / 60:.0f}-{(end - since) / 60:.0f} | osd.{osd} | "
                        f"{a['wal'] / 2**30:.2f} | {a['sst'] / a['wal']:.3f} | "
-                       f"{a['wal'] / (a['op_w'] + a['subop_w']):.3f} | {load:.1f} |")
+                       f"{a['wal'] / (a['op_w'] + a['subop_w']):.3f} | "
+                       f"{gauges(rows, osd, end)} | {load:.1f} |")
     if wins:
         ratios = [r for _, r in wins]
         out += ['', f'the canary\'s {len(wins)} baseline windows, SST / WAL: '

@@ -1209,11 +1209,15 @@ def test_osd_samples_sums_each_osds_spans_after_the_first_window_and_skips_a_res
     out = osd_samples.table(rows, history).splitlines()
     # spans that began before the first window, or across a restart, are left out:
     # osd.0's 180-240 (100 WAL, 20 SST, 200 taken in), osd.1's 120-180
-    assert out[2:4] == ['| 0-2 | osd.0 | 0.00 | 0.200 | 0.500 | 20.0 |',
-                        '| 0-2 | osd.1 | 0.00 | 0.500 | 0.500 | 20.0 |']
+    assert out[2:4] == ['| 0-2 | osd.0 | 0.00 | 0.200 | 0.500 | - | - | 20.0 |',
+                        '| 0-2 | osd.1 | 0.00 | 0.500 | 0.500 | - | - | 20.0 |']
     assert out[5] == ("the canary's 2 baseline windows, SST / WAL: 0.300-0.500 "
                       '(median 0.400)')
     assert out[6:] == ['  baseline 0: 0.300', '  confirm 2 steady: 0.500']
     # in two parts (100-170 s, 170-240 s): only the spans wholly inside each
     assert osd_samples.table(rows, history, 2).splitlines()[2:4] == [
-        '| 1-2 | osd.0 | 0.00 | 0.200 | 0.500 | 20.0 |', '']
+        '| 1-2 | osd.0 | 0.00 | 0.200 | 0.500 | - | - | 20.0 |', '']
+    # the gauges: each OSD's last look by the part's end (none polled above)
+    rows[3].update(db_used=2**30, stored=3 * 2**30)
+    assert osd_samples.table(rows, history).splitlines()[3] == \
+        '| 0-2 | osd.1 | 0.00 | 0.500 | 0.500 | 1.00 | 3.00 | 20.0 |'
