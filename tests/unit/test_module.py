@@ -214,18 +214,18 @@ def own_config(mgr: Any, osd: int) -> Dict[str, Any]:
 
 def test_a_head_of_another_version_is_refused_and_the_canary_rescued(mgr: Any) -> None:
     # one schema version (the module was never released): a head saved by
-    # the last one, 8 (the canary's records keyed by its OSD, a dict of one),
-    # is read as unreadable, never as today's
+    # the last one, 9 (the pause's start beside it, paused_since), is read
+    # as unreadable, never as today's
     before = {0: own_config(mgr, 0)}
     run_to_candidate_window(mgr)
     head = json.loads(mgr.mock_store['session'])
-    mgr.mock_store['session'] = json.dumps(dict(head, version=8))
+    mgr.mock_store['session'] = json.dumps(dict(head, version=9))
     other = failover(mgr)
     mgr_mock.drive(other)
     assert other.session.s.state == 'failed'
     assert own_config(other, 0) == before[0] and not mgr.cluster.has_noout(0)
     assert mgr.cluster.running[0] == mgr.cluster.defaults['bluestore_rocksdb_options']
-    assert json.loads(other.mock_store['session.corrupt'])['version'] == 8
+    assert json.loads(other.mock_store['session.corrupt'])['version'] == 9
 
 
 def test_an_invalid_option_does_not_break_a_running_session(mgr: Any) -> None:

@@ -21,11 +21,7 @@ class RestartRecord(Record):
     # from the restart call to the process up on what was set: what the
     # options it left cost it (their WAL is replayed at start)
     up_seconds: Optional[float] = None
-
-    def to_json(self) -> Dict[str, Any]:
-        """Without the clocks not yet read (the stored form)."""
-        return {k: v for k, v in vars(self).items()
-                if v is not None or k not in ('issued', 'up_seconds')}
+    OMIT_NONE = ('issued', 'up_seconds')  # the clocks not yet read
 
 
 class RestartState(Protocol):
@@ -51,15 +47,7 @@ class WindowRecord(Record):
     settled: Optional[float] = None
     # a steady window's peers' BlueFS [WAL, SST] bytes at its start, by OSD id
     peers_before: Optional[Dict[str, List[float]]] = None
-
-    def to_json(self) -> Dict[str, Any]:
-        out = dict(vars(self))
-        if self.before is None:
-            del out['kv_before']
-        for k in ('reference_bytes', 'settled', 'peers_before'):
-            if out[k] is None:
-                del out[k]
-        return out
+    OMIT_NONE = ('kv_before', 'reference_bytes', 'settled', 'peers_before')
 
 
 @dataclass
@@ -104,7 +92,7 @@ class PreconditionRecord(Record):
 
 
 @dataclass
-class CanaryRecord:
+class CanaryRecord(Record):
     """The canary's part of a session (canary_osd.CanaryOsd), its `canary`."""
     # how to restore it, saved before its first change (in the start record
     # too, for a rescue)
@@ -125,29 +113,4 @@ class CanaryRecord:
     iops_estimate: Optional[float] = None
     # not in its JSON until begun
     precondition: Optional[PreconditionRecord] = None
-
-    def to_json(self) -> Dict[str, Any]:
-        out = dict(vars(self), **{k: getattr(self, k).to_json() for k in _PARTS
-                                  if getattr(self, k) is not None})
-        if self.precondition is None:
-            del out['precondition']
-        return out
-
-    @classmethod
-    def from_json(cls, saved: Dict[str, Any]) -> 'CanaryRecord':
-        """ValueError (TypeError): not a record this code wrote."""
-        rec = cls(**dict(saved, **{k: c.from_json(saved[k]) for k, c in _PARTS.items()
-                                   if saved.get(k) is not None}))
-        for key in ('noout_ours', 'running_dirty', 'restarted'):
-            if not isinstance(getattr(rec, key), bool):
-                raise ValueError(f'session state field {key!r} is missing or malformed')
-        seen = rec.config_seen
-        if seen is not None and not (isinstance(seen, dict) and all(
-                isinstance(v, dict) for v in seen.values())):
-            raise ValueError('session state field \'config_seen\' is malformed')
-        return rec
-
-
-# a canary record's parts that are records, by field: stored by their to_json
-_PARTS: Dict[str, Any] = {'restart': RestartRecord, 'window': WindowRecord,
-                          'precondition': PreconditionRecord}
+    OMIT_NONE = ('precondition',)

@@ -2,13 +2,14 @@
 here), its rounds, then the steady check of the arms whose objective passed.
 Design: doc/dev/internals.rst, dev-internals-confirmation."""
 import random
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import paired_stats, perf_counters, power, steady_check
 from .measurement_plan import BASELINE, SPLIT, MeasurementPlan
 from .paired_stats import Figure, Round
 from .perf_counters import median
+from .record import Record, make
 from .space import Candidate
 from .session_settings import IOPS, WEAR
 from .trial import Trial
@@ -62,7 +63,7 @@ GROUPS = ('iops_c', 'iops_r')
 
 
 @dataclass
-class ArmResult:
+class ArmResult(Record):
     """An arm's verdict as shown (Confirmation.update)."""
     arm: str
     verdict: str
@@ -78,21 +79,17 @@ class ArmResult:
     steady: Optional[steady_check.SteadyVerdict]
     iops_c: Optional[Figure] = None
     iops_r: Optional[Figure] = None
-
-    def to_json(self) -> Dict[str, Any]:
-        return {k: v.to_json() if isinstance(v, (Figure, steady_check.SteadyVerdict)) else v
-                for k, v in vars(self).items() if v is not None or k not in GROUPS}
+    OMIT_NONE = GROUPS
 
     @classmethod
-    def from_json(cls, saved: Dict[str, Any]) -> 'ArmResult':
-        st = saved['steady']
-        return cls(**dict(saved, **{k: Figure.from_json(saved[k]) for k in FIGURES if k in saved},
-                          steady=None if st is None else steady_check.SteadyVerdict.from_json(
-                              st, saved['arm'])))
+    def from_json(cls, saved: Any) -> 'ArmResult':
+        st = saved['steady']  # its JSON does not name its arm
+        return make(cls, saved, steady=None if st is None
+                    else steady_check.SteadyVerdict.from_json(st, saved['arm']))
 
 
 @dataclass
-class Verdict:
+class Verdict(Record):
     """The confirmation's verdict so far, with the settings it was judged
     under (Confirmation.update)."""
     recommended: Optional[str]  # the arm recommended (None: keep the current options)
@@ -122,21 +119,9 @@ class Verdict:
     def chosen(self) -> Optional[ArmResult]:
         return next((a for a in self.arms if a.arm == self.recommended), None)
 
-    def to_json(self) -> Dict[str, Any]:
-        return dict(vars(self), measurement_plan=self.measurement_plan.to_json(),
-                    arms=[a.to_json() for a in self.arms],
-                    seen=None if self.seen is None else asdict(self.seen))
-
-    @classmethod
-    def from_json(cls, saved: Dict[str, Any]) -> 'Verdict':
-        seen = saved['seen']
-        return cls(**dict(saved, arms=[ArmResult.from_json(a) for a in saved['arms']],
-                          measurement_plan=MeasurementPlan.from_json(saved['measurement_plan']),
-                          seen=None if seen is None else RoundsNoise(**seen)))
-
 
 @dataclass
-class ConfirmRecord:
+class ConfirmRecord(Record):
     """The session's confirmation (`confirm`): set up by plan, changed only
     by Confirmation."""
     arms: List[Arm]
@@ -162,26 +147,6 @@ class ConfirmRecord:
 
     def arm(self, name: str) -> Arm:
         return next(a for a in self.arms if a.arm == name)
-
-    def to_json(self) -> Dict[str, Any]:
-        """As stored and shown; shallow (the store dumps it, the views copy it)."""
-        design = None if self.design is None else asdict(self.design)
-        return dict(vars(self), steady=asdict(self.steady), design=design, arms=[
-            dict(vars(a), candidate=a.candidate.to_dict(),
-                 out=None if a.out is None else list(a.out)) for a in self.arms],
-            measurement_plan=self.measurement_plan.to_json(),
-            result=None if self.result is None else self.result.to_json())
-
-    @classmethod
-    def from_json(cls, saved: Dict[str, Any]) -> 'ConfirmRecord':
-        arms = [Arm(**dict(a, candidate=Candidate.from_dict(a['candidate']),
-                           out=None if a['out'] is None else tuple(a['out'])))
-                for a in saved['arms']]
-        d, result = saved['design'], saved['result']
-        return cls(**dict(saved, arms=arms, steady=SteadyPlan(**saved['steady']),
-                          measurement_plan=MeasurementPlan.from_json(saved['measurement_plan']),
-                          design=None if d is None else power.Design(**d),
-                          result=None if result is None else Verdict.from_json(result)))
 
 
 def plan(ranked: List[Tuple[Trial, float]], rounds: int, margin: float,

@@ -95,10 +95,6 @@ class Figure(Record):
     high: float
     ratio: Ratios
 
-    @classmethod
-    def from_json(cls, saved: Dict[str, Any]) -> 'Figure':
-        return cls(**dict(saved, ratio=Ratios(**saved['ratio'])))
-
 
 def log_ratio(candidate: Any, baseline: Any) -> Optional[float]:
     """log(candidate / baseline); None unless both are positive finite numbers."""

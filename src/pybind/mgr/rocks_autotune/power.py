@@ -6,7 +6,7 @@ import math
 import random
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Iterator, List, Optional, Sequence, Tuple
 
 from .paired_stats import (DROP_AFTER, LEVEL, MIN_ROUNDS, cut, log_ratio, margin_log,
                            signed_rank_cdf)
@@ -238,10 +238,6 @@ class Noise(AaNoise, Record):
     design: Design
     goal: str  # session_settings: iops | wear
     plan: Plan
-
-    @classmethod
-    def from_json(cls, saved: Dict[str, Any]) -> 'Noise':
-        return cls(**dict(saved, design=Design(**saved['design']), plan=Plan(**saved['plan'])))
 
 
 def noise(values: Sequence[Optional[float]], objective: str, window: float, goal: str,

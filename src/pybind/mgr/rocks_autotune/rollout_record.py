@@ -5,10 +5,10 @@ from typing import Any, Dict, List, Optional
 
 from .canary_record import RestartRecord
 from .options import default
-from .pause_record import PauseRecord, pause_from_json, pause_to_json
-from .record import Record
+from .pause_record import PauseRecord
+from .record import Record, encode, make
 
-ROLLOUT_VERSION = 5
+ROLLOUT_VERSION = 6
 # the most OSDs a batch restarts together (--max-parallel): the head keeps a
 # record of each, and must stay small
 MAX_PARALLEL = 100
@@ -39,17 +39,6 @@ class RolloutOsd:
     back_to: str = ''  # revert: what it ran before the apply ('' unknown, or an apply)
     changed: bool = False  # its osd.N holds what the rollout set (written just before its restart)
 
-    def to_json(self) -> Dict[str, Any]:
-        return dict(vars(self))
-
-    @classmethod
-    def from_json(cls, saved: Dict[str, Any]) -> 'RolloutOsd':
-        o = cls(**saved)
-        if not (isinstance(o.osd, int) and isinstance(o.before, dict)
-                and isinstance(o.changed, bool)):
-            raise ValueError('rollout state has a malformed OSD record')
-        return o
-
 
 @dataclass
 class RolloutPlan:
@@ -72,11 +61,9 @@ class RolloutPlan:
     max_parallel: int  # the most OSDs restarted together (--max-parallel)
 
     def to_json(self) -> Dict[str, Any]:
-        """As `--dry-run -f json` shows it, shallow; max_parallel only when over 1."""
-        out = {f.name: getattr(self, f.name) for f in fields(RolloutPlan)}
-        if self.max_parallel == 1:
-            del out['max_parallel']
-        return dict(out, osds=[o.to_json() for o in self.osds])
+        """As `--dry-run -f json` shows it; max_parallel only when over 1."""
+        return {f.name: encode(getattr(self, f.name)) for f in fields(RolloutPlan)
+                if f.name != 'max_parallel' or self.max_parallel != 1}
 
 
 @dataclass
@@ -88,20 +75,9 @@ class InFlight(Record):
     noout_ours: bool = False
     running_dirty: bool = False  # never a rollout's (a candidate's): the protocol's
 
-    def to_json(self) -> Dict[str, Any]:
-        return dict(vars(self), restart=None if self.restart is None else self.restart.to_json())
-
-    @classmethod
-    def from_json(cls, saved: Dict[str, Any]) -> 'InFlight':
-        f = cls(**dict(saved, restart=None if saved.get('restart') is None
-                       else RestartRecord.from_json(saved['restart'])))
-        if not (isinstance(f.i, int) and isinstance(f.noout_ours, bool)):
-            raise ValueError('rollout state has a malformed OSD in flight')
-        return f
-
 
 @dataclass
-class RolloutRecord(RolloutPlan):
+class RolloutRecord(RolloutPlan, Record):
     """A persisted rollout (ROLLOUT_VERSION): its plan and where it stands."""
     version: int
     id: str
@@ -119,27 +95,12 @@ class RolloutRecord(RolloutPlan):
     cluster_errors: int = 0
     settings: RolloutSettings = field(default_factory=RolloutSettings)
 
-    def to_json(self) -> Dict[str, Any]:
-        """As the store keeps it (its head and OSD chunks): where it stands, then the plan."""
-        plan = dict(RolloutPlan.to_json(self), max_parallel=self.max_parallel)
-        own = pause_to_json({k: v for k, v in vars(self).items() if k not in plan})
-        own['pause'] = own.pop('pause')  # last: the stored key order
-        return dict(own, settings=dict(vars(self.settings)),
-                    batch=[f.to_json() for f in self.batch], **plan)
+    to_json = Record.to_json  # as the store keeps it (its head and OSD chunks), not the plan's
 
     @classmethod
-    def from_json(cls, saved: Dict[str, Any]) -> 'RolloutRecord':
-        """ValueError (TypeError): not a record this code wrote (the store checks its version)."""
-        for key, typ in (('id', str), ('kind', str), ('state', str), ('phase', str),
-                         ('sets', dict), ('priors', dict), ('osds', list),
-                         ('settings', dict), ('changed', bool),
-                         ('force', bool), ('allow_single_copy', bool),
-                         ('crash_osds', list), ('max_parallel', int), ('batch', list)):
-            if not isinstance(saved.get(key), typ):
-                raise ValueError(f'rollout state field {key!r} is missing or malformed')
-        r = cls(**dict(pause_from_json(saved), settings=RolloutSettings(**saved['settings']),
-                       osds=[RolloutOsd.from_json(o) for o in saved['osds']],
-                       batch=[InFlight.from_json(f) for f in saved['batch']]))
+    def from_json(cls, saved: Any) -> 'RolloutRecord':
+        """ValueError: not a record this code wrote (the store checks its version)."""
+        r = make(cls, saved)
         if not all(0 <= f.i < len(r.osds) for f in r.batch):
             raise ValueError('rollout state has no such OSD in flight')
         return r

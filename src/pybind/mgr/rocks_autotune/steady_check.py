@@ -9,6 +9,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from .measurement_plan import BASELINE
 from .paired_stats import log_ratio
 from .perf_counters import ROCKSDB, Measurement, median, wal_scale, write_amps
+from .record import Record
 from .workload import ReadProbe
 
 RECOMMENDED, OVER_BUDGET, UNKNOWN = 'recommended', 'over budget', 'write-amp unknown'
@@ -116,7 +117,7 @@ def compaction_range(arm: Measurement, base: Measurement) -> Tuple[Optional[floa
 
 
 @dataclass
-class SteadyVerdict:
+class SteadyVerdict(Record):
     arm: str
     verdict: str  # recommended | over budget | write-amp unknown | '' (pairs to come)
     why: str = ''
@@ -159,7 +160,8 @@ class SteadyVerdict:
                 'arm_seen': self.seen('arm'), 'baseline_seen': self.seen('baseline')}
 
     @classmethod
-    def from_json(cls, saved: Dict[str, Any], arm: str) -> 'SteadyVerdict':
+    def from_json(cls, saved: Any, arm: str = '') -> 'SteadyVerdict':
+        """By hand, as its to_json: its JSON does not name its arm."""
         return cls(arm, saved['verdict'], saved['why'], saved['ratio'], saved['upper_bound'],
                    [Pair(**p) for p in saved['pairs']])
 

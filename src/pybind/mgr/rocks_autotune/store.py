@@ -6,12 +6,13 @@ import json
 from contextlib import suppress
 from dataclasses import asdict, dataclass, field, fields, replace
 from enum import Enum
-from typing import Any, Callable, Dict, List, Optional, cast
+from typing import Any, Callable, Dict, List, Optional, Type, TypeVar, cast
 
 from .canary_record import CanaryRecord
 from .confirm import ConfirmRecord
 from .measurement_plan import MeasurementPlan
-from .pause_record import PauseRecord, pause_from_json, pause_to_json
+from .pause_record import PauseRecord
+from .record import Record, encode, make
 from .session_settings import Params, Settings
 from .perf_counters import Baseline
 from .power import Noise
@@ -42,11 +43,12 @@ TRIAL_KEY = 'session.trial.{}'
 CONFIRM_KEY = 'session.confirm'
 # well below mon_config_key_max_entry_size (64 KiB): a value this big is a bug
 MAX_VALUE = 48 << 10
-STATE_VERSION = 9
+STATE_VERSION = 10
+S = TypeVar('S', bound='StartRecord')
 
 
 @dataclass
-class StartRecord:
+class StartRecord(Record):
     """What a session started with (START_KEY, ORIGINALS_KEY): a rescue's
     whole record."""
     id: str
@@ -70,34 +72,21 @@ class StartRecord:
 
     def start_json(self) -> Dict[str, Any]:
         """The start record as JSON (a session's: its start fields)."""
-        return dict({f.name: getattr(self, f.name) for f in fields(StartRecord)},
-                    params=asdict(self.params), settings=self.settings and dict(
-                        asdict(self.settings), compressions=list(self.settings.compressions)))
-
-    @staticmethod
-    def _made(saved: Dict[str, Any]) -> Dict[str, Any]:
-        """The start fields of `saved` that are records (TypeError: malformed)."""
-        try:
-            settings: Optional[Settings] = Settings.from_dict(saved['settings'])
-        except ValueError:  # a rescue runs on the module's, a session is unreadable
-            settings = None
-        return dict(params=Params(**saved['params']), settings=settings)
+        return self.json_of(_START)
 
     @classmethod
-    def from_json(cls, saved: Dict[str, Any]) -> 'StartRecord':
+    def from_json(cls: Type[S], saved: Any) -> S:
+        try:  # by hand: unreadable settings read as None (a rescue runs on the module's)
+            settings: Optional[Settings] = Settings.from_dict(saved['settings'])
+        except ValueError:
+            settings = None
         # canaries_at_start (before STATE_VERSION 9) copied these fields: a
         # session started before the upgrade is still rescued
-        saved = {k: v for k, v in saved.items() if k != 'canaries_at_start'}
-        return cls(**dict(saved, **cls._made(saved)))
+        return make(cls, {k: v for k, v in saved.items() if k != 'canaries_at_start'},
+                    settings=settings)
 
 
-# the head's fields JSON leaves out while they are None
-_UNSET = ('final', 'other_checks', 'noise', 'steady_cap', 'feasible_prior', 'reach_prior',
-          'wal_flushed_prior')
-# the session's records that are objects, by key: stored by their to_json
-_RECORDS: Dict[str, Any] = {'client': ClientRecord, 'current': Trial, 'confirm': ConfirmRecord,
-                            'noise': Noise, 'steady_cap': SteadyCap, 'plan': MeasurementPlan,
-                            'baseline': Baseline, 'canary': CanaryRecord}
+_START = tuple(f.name for f in fields(StartRecord))
 
 
 @dataclass
@@ -139,34 +128,29 @@ class SessionState(StartRecord):
     # search window runs until their WAL passed it: Search.window_end)
     wal_flushed_prior: Optional[float] = None
 
+    # left out while None: the head's not yet set; the confirmation, kept apart
+    OMIT_NONE = ('final', 'other_checks', 'noise', 'steady_cap', 'feasible_prior',
+                 'reach_prior', 'wal_flushed_prior', 'confirm')
+
     def head_json(self) -> Dict[str, Any]:
         """The head as JSON: not the start record, the trials nor the confirmation."""
-        start = {f.name for f in fields(StartRecord)} | {'trials', 'confirm'}
-        head = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in start}
-        head.update({k: head[k].to_json() for k in _RECORDS if head.get(k) is not None})
-        return {'version': STATE_VERSION, **{k: v for k, v in pause_to_json(head).items()
-                                             if v is not None or k not in _UNSET}}
+        return {'version': STATE_VERSION, **self.json_of(_HEAD)}
 
     def to_json(self) -> Dict[str, Any]:
         """The whole record as JSON (the store spreads it over its keys)."""
-        return dict(self.start_json(), **self.head_json(),
-                    trials=[t.to_json() for t in self.trials],
-                    **({} if self.confirm is None else {'confirm': self.confirm.to_json()}))
+        return {'version': STATE_VERSION, **super().to_json()}
 
     @classmethod
-    def from_json(cls, saved: Dict[str, Any]) -> 'SessionState':
-        """ValueError, TypeError, KeyError: not a record this code wrote
-        (Session.check_state checks what it holds)."""
+    def from_json(cls, saved: Any) -> 'SessionState':
+        """ValueError (TypeError, KeyError): not a record this code wrote
+        (Session.check_state checks what its types do not)."""
         if saved.get('version') != STATE_VERSION:
             raise ValueError(f'session state has an unknown version {saved.get("version")!r}')
-        if not isinstance(saved.get('canary'), dict):
-            raise ValueError('session state field \'canary\' is missing or malformed')
-        rec = dict(pause_from_json(saved), **cls._made(saved),
-                   trials=[Trial.from_json(t) for t in saved['trials']],
-                   **{k: c.from_json(saved[k]) for k, c in _RECORDS.items()
-                      if saved.get(k) is not None})
-        del rec['version']
-        return cls(**rec)
+        return super().from_json({k: v for k, v in saved.items() if k != 'version'})
+
+
+_HEAD = tuple(f.name for f in fields(SessionState)
+              if f.name not in _START + ('trials', 'confirm'))
 
 
 @dataclass
@@ -344,7 +328,7 @@ Ref = Callable[[Optional[str]], Optional[int]]  # a string's number among the va
 def _record(o: RolloutOsd, state: RolloutRecord, ref: Ref) -> Dict[str, Any]:
     """An OSD record as stored: its strings by reference, its masks' values beside it."""
     who = f'osd.{o.osd}'
-    rec = dict(o.to_json(), error=o.error[:MAX_ERROR],
+    rec = dict(encode(o), error=o.error[:MAX_ERROR],
                before={k: ref(v) for k, v in o.before.items()}, back_to=ref(o.back_to))
     for kind, masks in (('sets', state.sets), ('priors', state.priors)):
         if who in masks:
@@ -352,10 +336,13 @@ def _record(o: RolloutOsd, state: RolloutRecord, ref: Ref) -> Dict[str, Any]:
     return rec
 
 
+_ROLLOUT_HEAD = tuple(f.name for f in fields(RolloutRecord)
+                      if f.name not in ('sets', 'priors', 'osds', 'crash_osds'))
+
+
 def _head(state: RolloutRecord, ref: Ref) -> Dict[str, Any]:
     """A rollout's head as stored: no OSD list, its strings by reference."""
-    head = {k: v for k, v in state.to_json().items()
-            if k not in ('sets', 'priors', 'osds', 'crash_osds')}
+    head = state.json_of(_ROLLOUT_HEAD)
     head['options'] = ref(state.options)
     for f, saved in zip(state.batch, head['batch']):
         if f.restart is not None:  # its strings may be anyone's, of any length

@@ -1,15 +1,15 @@
 """A session's measurement window as kept; apart so that confirm.py need not import the store."""
-import copy
-from dataclasses import dataclass, field, fields
-from typing import Any, Dict, List, Optional
+from dataclasses import dataclass, field
+from typing import List, Optional
 
 from .perf_counters import Measurement
+from .record import Record
 from .space import Candidate
 from .workload import ReadProbe
 
 
 @dataclass
-class Trial:
+class Trial(Record):
     """A window of a session (`trials`, or `current` in flight); JSON only in the store."""
     index: int
     kind: str  # baseline | candidate | confirm; recovery while the canary is restored
@@ -30,18 +30,3 @@ class Trial:
     restart_seconds: Optional[float] = None  # its canary's restart onto it (confirm.py)
     # a steady window's read probe of its canary, after the window (client load)
     read_probe: Optional[ReadProbe] = None
-
-    def to_json(self) -> Dict[str, Any]:
-        """As stored and shown.  Field by field, not asdict: its deep copy of
-        every trial at each save made the session's steps twice as slow."""
-        return dict({f.name: copy.copy(getattr(self, f.name)) for f in fields(self)},
-                    candidate=self.candidate.to_dict(),
-                    measurement=None if self.measurement is None else self.measurement.to_dict(),
-                    read_probe=None if self.read_probe is None else self.read_probe.to_json())
-
-    @classmethod
-    def from_json(cls, saved: Dict[str, Any]) -> 'Trial':
-        m, probe = saved.get('measurement'), saved.get('read_probe')
-        return cls(**dict(saved, candidate=Candidate.from_dict(saved.get('candidate')),
-                          measurement=None if m is None else Measurement.from_dict(m),
-                          read_probe=None if probe is None else ReadProbe.from_json(probe)))

@@ -8,7 +8,7 @@ import random
 import threading
 import time
 from collections import deque
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import (Any, Callable, Deque, Dict, Iterable, List, Optional, Protocol, Sequence,
                     Tuple)
 
@@ -224,10 +224,9 @@ class ClientRecord(Record):
     gone: Optional[int] = None
     left: Optional[int] = None
     remove_error: Optional[str] = None
-
-    def to_json(self) -> Dict[str, Any]:
-        """As stored and shown: None left out, but for count and removed."""
-        return {k: v for k, v in asdict(self).items() if v is not None or k in ('count', 'removed')}
+    # as stored and shown: None left out, but for count and removed
+    OMIT_NONE = ('design', 'ref_seeds', 'ref_osds', 'shared_host', 'design_why', 'tried', 'gone',
+                 'left', 'remove_error')
 
 
 def pipelined(items: Iterable[Sequence[Op]], depth: int,
