@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .measurement_plan import BASELINE
 from .paired_stats import log_ratio
-from .perf_counters import ROCKSDB, Measurement, median, wal_scale, write_amps
+from .perf_counters import ROCKSDB, Measurement, median, wal_per_byte, wal_scale, write_amps
 from .record import Record
 from .workload import ReadProbe
 
@@ -87,10 +87,8 @@ def peers_write_amp(base: Measurement, b: float) -> Optional[float]:
         return None
     own = base.sst_bytes / base.wal_bytes  # BlueFS's on both sides: the same count
     peers = base.peer_sst_bytes / base.peer_wal_bytes
-    if base.write_amp_by == ROCKSDB and base.rocksdb_wal_bytes:
-        wal = base.rocksdb_wal_bytes / base.client_bytes  # the WAL's share of write_amp
-    else:
-        wal = base.wal_bytes / base.client_bytes
+    # the WAL's share of write_amp: RocksDB's when it counts them, else BlueFS's
+    wal = wal_per_byte(base) or base.wal_bytes / base.client_bytes
     rest = base.write_amp / wal - 1  # SST bytes per WAL byte, as write_amp counts them
     if rest <= 0:
         return None

@@ -283,8 +283,6 @@ class Window:
             return None, self._drive(st.duration)
         after = perf_counters.snapshot(self.cluster.perf_dump(self.osd))
         kv_after = self._kv_stats() if w.kv_before is not None else None
-        peers_after = (peer_bytes(self.cluster, map(int, w.peers_before))
-                       if w.peers_before else None)
         if steady_limit is not None and w.kv_before is not None and kv_after is None \
                 and opened < steady_limit:
             # RocksDB's figures missed one read: no re-base or end on a guess
@@ -299,14 +297,13 @@ class Window:
             reference_bytes=w.reference_bytes if bench else None,
             steady_bytes=steady_bytes(c, families, max_total_wal_size)
             if steady_limit is not None else 0)
-        if w.peers_before and peers_after is not None:
-            m.peer_osds, m.peer_wal_bytes, m.peer_sst_bytes = peer_delta(
-                w.peers_before, peers_after)
         if steady_limit is not None:
-            delay = self._steady_next(m, now, after, kv_after, elapsed, steady_limit - opened,
-                                      peers_after)
+            delay = self._steady_next(m, now, after, kv_after, elapsed, steady_limit - opened)
             if delay is not None:
                 return None, delay
+        if w.peers_before:  # read at the window's end only, not at every poll
+            m.peer_osds, m.peer_wal_bytes, m.peer_sst_bytes = peer_delta(
+                w.peers_before, peer_bytes(self.cluster, map(int, w.peers_before)))
         elif length is None and (
                 (m.flushes < st.min_flushes and elapsed < st.duration * st.max_window_factor)
                 or (m.rocksdb_wal_bytes is not None and m.rocksdb_wal_bytes < end.wal_to_pass
@@ -322,8 +319,7 @@ class Window:
 
     def _steady_next(self, m: Measurement, now: float, after: Dict[str, Any],
                      kv_after: Optional[Dict[str, Any]], elapsed: float,
-                     left: float, peers_after: Optional[Dict[str, List[float]]] = None
-                     ) -> Optional[float]:
+                     left: float) -> Optional[float]:
         """The delay if steady window `m` goes on (re-based, or short of a
         compaction or of every family's WAL cycle), `left` s before its limit;
         None once it ends (`m.settled` set)."""
@@ -335,8 +331,8 @@ class Window:
             # and other families' first ones may fall in the count
             w.settled = elapsed
             w.start, w.before, w.kv_before = now, after, kv_after
-            if peers_after is not None:
-                w.peers_before = peers_after
+            if w.peers_before:
+                w.peers_before = peer_bytes(self.cluster, map(int, w.peers_before))
             w.bytes, w.bench_seconds = 0, 0.0
             w.reference_bytes = None if w.reference_bytes is None else 0
             return 0.0
