@@ -51,8 +51,13 @@ def test_a_split_session_writes_both_groups_and_judges_c_over_r(lab: Lab) -> Non
         lab.ceph('osd', 'pool', 'set', POOL, 'min_size', '1')
         lab.wait(f'{POOL} active+clean', lambda: lab.pool_clean(POOL), 300)
         set_opt(lab, 'client_pool', POOL)
-        lab.ceph('rocks-autotune', 'start', '--osd', str(OSD), '--trials', '1', '--duration',
-                 '4', '--allow-single-copy')
+        # time for the fill of both groups (the lab's 2 s may cut it short)
+        set_opt(lab, 'precondition_limit', '10')
+        try:
+            lab.ceph('rocks-autotune', 'start', '--osd', str(OSD), '--trials', '1',
+                     '--duration', '4', '--allow-single-copy')
+        finally:
+            set_opt(lab, 'precondition_limit', '2')
         st = lab.status()
         c = st['client']
         assert c['design'] == 'split' and len(c['ref_seeds']) >= 4, c
@@ -67,6 +72,14 @@ def test_a_split_session_writes_both_groups_and_judges_c_over_r(lab: Lab) -> Non
         r_names = [n for n in written if n.startswith(prefix + 'r.')]
         c_names = [n for n in written if n.startswith(prefix + '.')]
         assert c_names and r_names, written
+        # R was filled whole before the first window, as C: its writes then
+        # overwrite, as C's do, and its OSDs' data does not grow through the session
+        assert len(r_names) == len(c_names) == c['count'], written
+        size = int(lab.ceph('config', 'get', 'mgr',
+                            'mgr/rocks_autotune/client_object_size').stdout)
+        for name in r_names[:4]:
+            stat = lab.run('rados', '-p', POOL, '-N', 'rocks_autotune', 'stat', name).stdout
+            assert stat.rstrip().endswith(f'size {size}'), stat
         st = lab.wait_ended(900)
         assert st['state'] == 'done', st
         assert in_namespace(lab, POOL) == [], st["client"]

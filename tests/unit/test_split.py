@@ -126,8 +126,11 @@ def test_a_split_load_drives_both_groups_and_returns_cs_bytes() -> None:
     on_r = sum(n for o, n in io.writes.items() if o in r)
     assert on_c and on_r and secs > 0
     assert nbytes == on_c * 4096 and load.last_reference == on_r * 4096
-    # the keyspace preconditioned is C's: the canary's DB
-    assert load.object_count == 2
+    # the fill writes C's objects whole, then R's; the overwrite pass C's blocks
+    assert load.object_count == 5 and load.block_count == 2 * 256
+    io.writes.clear()
+    assert load.fill(0, 5.0)[:2] == (5, 5 << 20)
+    assert sorted(io.writes) == sorted(c + r)
     # without a group R, nothing is said of one
     alone = ClientWorkload(io, c, 1 << 20, in_flight=2, chunk_seconds=0.1)
     alone.drive(0.1, None)

@@ -261,8 +261,9 @@ class ClientWorkload:
             raise ValueError('objects smaller than a write')
         self.io = io
         self.objects = list(objects)
-        # group R (none: C alone), written only by `drive`: fill and
-        # overwrite precondition the canary's DB, C's keyspace
+        # group R (none: C alone): filled after C, so that its writes
+        # overwrite as C's do (not allocate, growing R's OSDs' data through
+        # the session: demo run 32); only C's blocks are overwritten
         self.reference = list(reference)
         self.last_reference: Optional[int] = None
         self.object_size = object_size
@@ -332,27 +333,29 @@ class ClientWorkload:
         return ReadProbe.of(latencies, took)
 
     @property
-    def object_count(self) -> int:
-        return len(self.objects)
+    def object_count(self) -> int:  # the fill's: C's, then R's
+        return len(self.objects) + len(self.reference)
 
     @property
     def block_count(self) -> int:
         return len(self.objects) * self.blocks
 
     def fill(self, start: int, seconds: float) -> Tuple[int, int, float]:
-        """Write whole objects from the `start`-th on, as an image's first write
-        does (in writes of at most FILL_WRITE, `in_flight` at once), starting
-        new ones for about `seconds`: objects filled so far, bytes written,
+        """Write whole objects (C's, then R's) from the `start`-th on, as an
+        image's first write does (in writes of at most FILL_WRITE, `in_flight`
+        at once), starting new ones for about `seconds`: objects filled so far, bytes written,
         time taken.  ClusterError if a write failed."""
         if self.fill_data is None:
             self.fill_data = self.rng.randbytes(min(self.object_size, FILL_WRITE))
         data = self.fill_data
 
+        keyspace = self.objects + self.reference
+
         def one(n: int) -> List[Op]:
-            return [self._write(self.objects[n], data[:self.object_size - off], off)
+            return [self._write(keyspace[n], data[:self.object_size - off], off)
                     for off in range(0, self.object_size, len(data))]
 
-        return self._each(one, start, len(self.objects), seconds, len(data))
+        return self._each(one, start, len(keyspace), seconds, len(data))
 
     def overwrite(self, start: int, seconds: float) -> Tuple[int, int, float]:
         """Overwrite every block once, from the `start`-th of a scattered order
