@@ -1,7 +1,7 @@
 """The search space over BlueStore's RocksDB options and its safety rules,
 in plain Python (optimizer.py maps ``SearchSpace.dimensions()`` to skopt's)."""
 import re
-from dataclasses import asdict, astuple, dataclass, fields
+from dataclasses import asdict, dataclass, fields
 from typing import (Any, Callable, Dict, Iterator, List, Mapping, NamedTuple, Optional, Sequence,
                     Tuple, Union)
 
@@ -175,12 +175,6 @@ class SearchSpace:
         kw: Dict[str, Any] = {d.name: str(v) if d.is_categorical else int(v) * d.unit
                               for d, v in zip(self._dims, x)}
         return Candidate(**kw)
-
-    def contains(self, c: Candidate) -> bool:
-        """Whether ``c`` is on the search grid, within bounds (safe or not)."""
-        return all(v in d.categories if d.is_categorical
-                   else v % d.unit == 0 and d.low <= v // d.unit <= d.high
-                   for d, v in zip(self._dims, astuple(c)))
 
     def violations(self, c: Candidate) -> List[str]:
         """Why ``c`` (in bounds or not) is unsafe to run or cannot be judged."""
