@@ -233,7 +233,7 @@ def test_a_confirmation_with_looks_in_a_real_mgr(lab: Lab) -> None:
     elif not arm['out']:
         assert done == 6, conf
     result = conf['result']
-    assert result['complete'] and result['level'] == 0.9375 and result['sequential']
+    assert result['complete'] and conf['level'] == 0.9375 and conf['sequential']
     seen = result['seen']
     assert seen is not None and seen['rounds'] == 6 and seen['sd'] >= 0, result
     if result['recommended'] is None:

@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional
 from fake_cluster import FakeClock, FakeCluster
 from rocks_autotune import panel, report, store, views
 from rocks_autotune.canary import SAVED
-from rocks_autotune.confirm import ArmResult, Verdict
+from rocks_autotune.confirm import Arm, ArmResult, ConfirmRecord, Verdict
 from rocks_autotune.measurement_plan import SEQUENTIAL, MeasurementPlan
 from rocks_autotune.session_settings import Params
 from rocks_autotune.paired_stats import Summary
@@ -112,15 +112,19 @@ def an_arm(arm: str = 'c1', trial: int = 1, verdict: str = 'passes', ratio: floa
         steady=None), **fields))
 
 
-def a_verdict(*arms: ArmResult, **fields: Any) -> Verdict:
-    """A confirmation's verdict as a test sets it up: the fields it names, the
-    others a finished IOPS confirmation's."""
-    return Verdict(**dict(dict(
-        recommended=None, complete=True, rounds=5, rounds_done=5, objective='iops',
-        direction='higher', goal='iops', margin=0.03, budget=1.1, level=0.9, wear_margin=None,
-        restart_limit=None, read_guard=None, baseline_restart_seconds=None, sequential=True,
-        measurement_plan=MeasurementPlan(SEQUENTIAL), window=10.0, steady_pairs=1,
-        steady_window_limit=60.0, arms=list(arms), seen=None), **fields))
+def a_confirmation(*arms: ArmResult, record_arms: Optional[List[Arm]] = None,
+                   **named: Any) -> ConfirmRecord:
+    """A confirmation and its verdict as a test sets them up: the fields it names
+    (the verdict's or the record's), the others a finished IOPS confirmation's."""
+    mine = {f.name for f in fields(Verdict)}
+    result = Verdict(**dict(dict(
+        recommended=None, complete=True, rounds_done=5, baseline_restart_seconds=None,
+        arms=list(arms), seen=None), **{k: v for k, v in named.items() if k in mine}))
+    return ConfirmRecord(**dict(dict(
+        arms=record_arms or [], rounds=5, margin=0.03, objective='iops', direction='higher',
+        level=0.9, measurement_plan=MeasurementPlan(SEQUENTIAL), steady_pairs=1,
+        steady_window_limit=60.0, budget=1.1, window=10.0, result=result),
+        **{k: v for k, v in named.items() if k not in mine}))
 
 
 # ------------------------------------------------ a saved state

@@ -20,9 +20,9 @@ def windows(plan: MeasurementPlan, order: List[str]) -> List[str]:
     c = SearchSpace.candidate_from_options({})
     finalists = [(Trial(index=0, kind='candidate', candidate=c, options='o'), 0.0)
                  for a in order if a != BASELINE]
-    rec = confirm.plan(finalists, 5, 0.03, CLIENT, plan)
+    rec = confirm.plan(finalists, 5, 0.03, CLIENT, plan, 1.5)
     rec.orders = [order]
-    conf = confirm.Confirmation(rec, [], 0, None, 1.5)
+    conf = confirm.Confirmation(rec, [], 0, None)
     out = []
     for _ in order:
         nxt = conf.next()

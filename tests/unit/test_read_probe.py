@@ -77,7 +77,7 @@ def test_a_finalist_whose_reads_are_slower_is_held_through_a_failover_mid_probe(
     assert h.cluster.read_objects and {pg_of(o, 4, NAMESPACE)
                                        for o in h.cluster.read_objects} <= led
     result = verdict(s)
-    assert result['recommended'] is None and result['read_guard'] == 0.25
+    assert result['recommended'] is None and s.status()['confirmation']['read_guard'] == 0.25
     (arm,) = result['arms']
     assert arm['verdict'] == 'reads slower'
     assert arm['steady']['read_p99'] == pytest.approx(1.5)

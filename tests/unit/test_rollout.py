@@ -12,7 +12,7 @@ from fake_cluster import FakeClock, FakeCluster
 from rocks_autotune import report, session_start, store
 from rocks_autotune.canary import ANNEX, OPTIONS
 from rocks_autotune.health import osd_list
-from rocks_autotune.confirm import Arm, ConfirmRecord, SteadyPlan
+from rocks_autotune.confirm import Arm
 from rocks_autotune.session_settings import Params, Settings
 from rocks_autotune.rocksdb_options import NEW_TUNING, NEW_TUNING_LZ4, PACIFIC_DEFAULT
 from rocks_autotune.rollout import MOVES, Phase, Rollout, RolloutSettings
@@ -22,7 +22,7 @@ from rocks_autotune.rollout_plan import (NothingToRevert, RolloutRefused, parse_
 from rocks_autotune.steady_check import SteadyVerdict
 from rocks_autotune.store import RolloutStore, SessionState, StoreError
 from rocks_autotune.workload import OSD_BENCH
-from session_harness import a_verdict, an_arm
+from session_harness import a_confirmation, an_arm
 
 NEW = NEW_TUNING
 # three hosts, listed by the tree out of id order; osd.6 and osd.7 are HDDs
@@ -256,10 +256,8 @@ def test_an_osd_list_that_does_not_parse_is_refused(text: str) -> None:
 
 def _session(answer: str, **extra: Any) -> SessionState:
     arm = an_arm('c1', 4, 'recommended', 1.7, steady=SteadyVerdict('c1', 'recommended', ratio=0.9))
-    result = a_verdict(arm, recommended='c1' if answer == 'recommend' else None)
-    conf = ConfirmRecord([Arm('c1', 4, {}, NEW, 1.7)], 5, 0.03, 'iops', 'higher', 0.9,
-                         {'design': 'sequential', 'osds': [2]}, SteadyPlan(1, 60.0),
-                         result=result)
+    conf = a_confirmation(arm, record_arms=[Arm('c1', 4, {}, NEW, 1.7)],
+                          recommended='c1' if answer == 'recommend' else None)
     s = session_start.first_state(FakeCluster(FakeClock()), Params(osd=2, workload=OSD_BENCH),
                                   Settings(), 0.0)
     return replace(s, **dict({'id': 's1', 'state': 'done', 'confirm': conf}, **extra))

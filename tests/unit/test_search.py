@@ -10,7 +10,6 @@ import pytest
 from fake_cluster import TENTACLE_DEFAULTS, FakeClock, FakeCluster
 from rocks_autotune import power, report, session_start, views, wear_model
 from rocks_autotune.canary_record import PreconditionRecord, WindowRecord
-from rocks_autotune.confirm import SteadyPlan
 from rocks_autotune.measurement_plan import SEQUENTIAL, MeasurementPlan
 from rocks_autotune.session_settings import Params
 from rocks_autotune.perf_counters import Measurement
@@ -133,7 +132,8 @@ def test_the_confirmation_is_planned_on_the_plan_given_and_its_windows_counted()
     assert conf.measurement_plan == MeasurementPlan(SEQUENTIAL)
     # the rounds' windows: the baseline runs' length (their measured 10 s)
     assert conf.window == 10.0 and conf.design is not None and conf.design.candidates >= 1
-    assert conf.steady == SteadyPlan(1, sr.settings.steady_window_limit)
+    assert (conf.steady_pairs, conf.steady_window_limit) == (
+        1, sr.settings.steady_window_limit)
     search_left, confirmation_left, steady_left = sr.left()
     assert search_left == 0 and confirmation_left > 0
     assert steady_left == 2 * len(conf.arms)

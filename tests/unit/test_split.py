@@ -199,7 +199,7 @@ def test_the_split_confirmation_judges_c_over_r_by_round_and_reports_c_and_r() -
                                                   ref_seeds=WITHOUT_0, shared_host=True,
                                                   design_why='test'))
     trial = Trial(index=3, kind='candidate', candidate=DEFAULT, options='o')
-    rec = confirm.plan([(trial, 0.0)], 5, 0.03, 'client', plan)
+    rec = confirm.plan([(trial, 0.0)], 5, 0.03, 'client', plan, 1.5)
     assert (rec.objective, rec.direction) == ('c_over_r', 'higher')
     # the machine is twice as fast in even rounds (both groups alike); the
     # candidate's C is 20% up on the baseline's, its R 5% down (a shared host)
@@ -209,7 +209,7 @@ def test_the_split_confirmation_judges_c_over_r_by_round_and_reports_c_and_r() -
         for arm, (c, ref) in ((BASELINE, (100.0, 100.0)), ('c1', (120.0, 95.0))):
             ts.append(confirmed(r, arm, _m(c * speed, ref * speed)))
     rec.orders = [[BASELINE, 'c1']] * 5
-    conf = confirm.Confirmation(rec, ts, 0, None, 1.5)
+    conf = confirm.Confirmation(rec, ts, 0, None)
     # its objective passed: the steady check's pair comes next, under the
     # split load too (one window each, C's write-amp)
     nxt = conf.next()
@@ -232,12 +232,12 @@ def test_the_split_confirmation_judges_c_over_r_by_round_and_reports_c_and_r() -
     saved = json.dumps(result.to_json())
     assert list(json.loads(saved)['arms'][0])[-2:] == ['iops_c', 'iops_r']
     assert json.dumps(confirm.Verdict.from_json(json.loads(saved)).to_json()) == saved
-    line = views.answer_line(result, 0)
+    line = views.answer_line(rec, 0)
     assert "C's IOPS 1.20x" in line and "R's 0.95x" in line, line
     assert '(split, on osd.0: C/R' in line, line
     assert "C/R reads C's effect minus R's" in line, line
     # a sequential plan judges IOPS and gives no groups
-    seq = confirm.plan([(trial, 0.0)], 5, 0.03, 'client', measurement_plan.plan_for(None))
+    seq = confirm.plan([(trial, 0.0)], 5, 0.03, 'client', measurement_plan.plan_for(None), 1.5)
     assert seq.objective == 'iops' and seq.measurement_plan.design == SEQUENTIAL
 
 

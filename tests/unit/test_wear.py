@@ -19,7 +19,7 @@ from rocks_autotune.rocksdb_options import (ColumnFamily, parse_options, parse_s
 from rocks_autotune.search import PRIOR_AFTER
 from rocks_autotune.space import Candidate
 from fake_cluster import model
-from session_harness import (Harness, a_verdict, an_arm, assert_restored, best_text,
+from session_harness import (Harness, a_confirmation, an_arm, assert_restored, best_text,
                              measurement, status_text, verdict)
 
 MiB = 1 << 20
@@ -239,8 +239,8 @@ def test_a_wear_session_from_a_small_memtable_string_saves_db_bytes() -> None:
         assert (t['verdict'] == 'feasible') == (ratio <= 1 / 1.03 and t['score'] <= -math.log(
             0.97) + s.s.noise.sd and search.steady_judgeable(
                 Candidate.from_dict(t['candidate'])))
-    result = verdict(s)
-    assert result['goal'] == 'wear' and result['margin'] == pytest.approx(-0.03)
+    result, conf = verdict(s), s.status()['confirmation']
+    assert conf['goal'] == 'wear' and conf['margin'] == pytest.approx(-0.03)
     rec = result['recommended']
     assert rec is not None, h.message
     arm = next(a for a in s.s.confirm.arms if a.arm == rec)
@@ -279,20 +279,20 @@ def test_an_ended_session_s_card_says_keep_and_why_in_a_few_lines() -> None:
     st = dataclasses.replace(rec, params=dataclasses.replace(rec.params, osd=3),
                              settings=dataclasses.replace(rec.settings, objective='wear'),
                              state='done', started=100.0, ended=1900.0, message='done')
-    result = a_verdict(
+    st.confirm = a_confirmation(
         an_arm('c1', 11, 'dropped', why='x'), goal='wear', margin=-0.03,
         objective='c_over_r', rounds=7, rounds_done=3,
         measurement_plan=MeasurementPlan(SPLIT, 'a long reason', 14, False),
         seen=RoundsNoise(0.047, 6, 7, 0.9, 0.04))
-    card = views.summary_lines(st, result)
+    card = views.summary_lines(st)
     assert card[0] == 'state: done: keep your current options on osd.3 (objective wear)'
     assert card[1].startswith('  why: no candidate') and 'a long reason' not in card[1]
     assert card[2] == 'took 30 min; osd.3 runs its own options again'
     assert card[3] == 'next: nothing to apply'
-    assert views.summary_lines(dataclasses.replace(st, state='running'), result) == []
+    assert views.summary_lines(dataclasses.replace(st, state='running')) == []
     # no confirmation: the state and why
     ended = views.summary_lines(
-        dataclasses.replace(st, state='aborted', message='aborted by the admin'), None)
+        dataclasses.replace(st, state='aborted', message='aborted by the admin', confirm=None))
     assert ended[0] == ('state: aborted, no answer on osd.3 (objective wear): aborted by '
                         'the admin')
 
@@ -377,7 +377,7 @@ def test_a_candidate_the_canary_restarts_slowly_after_is_not_recommended() -> No
     h.run(max_steps=50000)
     assert s.s.state == 'done'
     result = verdict(s)
-    assert result['recommended'] is None and result['restart_limit'] == 60.0
+    assert result['recommended'] is None and s.status()['confirmation']['restart_limit'] == 60.0
     assert result['baseline_restart_seconds'] < 60.0
     for a in result['arms']:
         assert a['verdict'] == 'restart too slow', a
@@ -463,8 +463,8 @@ def test_a_keep_under_wear_says_what_the_guard_could_pass() -> None:
 
 def test_a_keep_with_no_finalist_under_wear_names_the_steady_window_limit() -> None:
     from rocks_autotune import views
-    line = views.answer_line(a_verdict(goal='wear', margin=-0.05, wear_margin=0.03,
-                                       objective='c_over_r'), 0)
+    line = views.answer_line(a_confirmation(goal='wear', margin=-0.05, wear_margin=0.03,
+                                            objective='c_over_r'), 0)
     assert line.startswith('keep your current options: the search found no candidate')
     assert 'steady_window_limit' in line and 'the 5% guard' in line
 
@@ -551,10 +551,10 @@ def test_a_keep_under_wear_says_what_the_model_had_too_little_of() -> None:
     assert s.search.blind_why(wear_model.Calibration(
         windows=10, flush_windows=6, flushed=('none', 'snappy', 'lz4'))) == ''
     # the keep's why carries it, in `status` and the message alike
-    rec = confirm.plan([], 10, -0.03, 'client', s.s.plan, wear_margin=0.03, none_why=blind)
-    result = confirm.Confirmation(rec, [], 0, None, 1.1).update(complete=True)
-    assert result.none_why == blind and result.recommended is None
-    assert views.answer_line(result, s.osd).endswith(f'; {blind}')
+    rec = confirm.plan([], 10, -0.03, 'client', s.s.plan, 1.1, wear_margin=0.03, none_why=blind)
+    result = confirm.Confirmation(rec, [], 0, None).update(complete=True)
+    assert rec.none_why == blind and result.recommended is None
+    assert views.answer_line(rec, s.osd).endswith(f'; {blind}')
 
 
 def test_under_wear_a_search_window_of_a_config_the_wal_limit_flushes_passes_it() -> None:

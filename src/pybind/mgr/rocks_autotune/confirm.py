@@ -37,13 +37,6 @@ class Arm:
 
 
 @dataclass
-class SteadyPlan:
-    """Each passing arm's steady check: its pairs of windows, each at most `limit` s."""
-    pairs: int
-    limit: float
-
-
-@dataclass
 class RoundsNoise:
     """The noise the rounds showed (per-round log-ratios about each arm's
     mean, pooled: power.pooled_sd) and the gain the planned rounds confirm
@@ -90,30 +83,14 @@ class ArmResult(Record):
 
 @dataclass
 class Verdict(Record):
-    """The confirmation's verdict so far, with the settings it was judged
-    under (Confirmation.update)."""
+    """The confirmation's verdict so far (Confirmation.update); what it was
+    judged under is its ConfirmRecord's."""
     recommended: Optional[str]  # the arm recommended (None: keep the current options)
     complete: bool  # every round done
-    rounds: int
     rounds_done: int
-    objective: str
-    direction: str
-    goal: str
-    margin: float
-    budget: float
-    level: float
-    wear_margin: Optional[float]
-    restart_limit: Optional[float]
-    read_guard: Optional[float]
     baseline_restart_seconds: Optional[float]
-    sequential: bool
-    measurement_plan: MeasurementPlan
-    window: float
-    steady_pairs: int
-    steady_window_limit: float
     arms: List[ArmResult]  # the options and candidate are the arm's (ConfirmRecord.arms)
     seen: Optional[RoundsNoise]
-    none_why: str = ''  # ConfirmRecord.none_why
 
     @property
     def chosen(self) -> Optional[ArmResult]:
@@ -132,7 +109,11 @@ class ConfirmRecord(Record):
     # a look after every round from MIN_ROUNDS on, each at this level
     level: float
     measurement_plan: MeasurementPlan
-    steady: SteadyPlan
+    # each passing arm's steady check: its pairs of windows, each at most the limit (s)
+    steady_pairs: int
+    steady_window_limit: float
+    # a steady write-amp ratio's ceiling: --budget, or under wear 1 / (1 + wear_margin)
+    budget: float
     restart_limit: Optional[float] = None
     read_guard: Optional[float] = None  # reads held to 1 + read_guard times the baseline's
     design: Optional[power.Design] = None  # the finalists and rounds asked for
@@ -150,8 +131,9 @@ class ConfirmRecord(Record):
 
 
 def plan(ranked: List[Tuple[Trial, float]], rounds: int, margin: float,
-         workload: str, measurement_plan: MeasurementPlan, steady_pairs: int = 1,
-         steady_limit: float = 3600.0, restart_limit: Optional[float] = None,
+         workload: str, measurement_plan: MeasurementPlan, budget: float,
+         steady_pairs: int = 1, steady_limit: float = 3600.0,
+         restart_limit: Optional[float] = None,
          read_guard: Optional[float] = None, design: Optional[power.Design] = None,
          window: float = 0.0, wear_margin: Optional[float] = None,
          predicted: Sequence[Optional[float]] = (), reach: Sequence[str] = (),
@@ -159,8 +141,9 @@ def plan(ranked: List[Tuple[Trial, float]], rounds: int, margin: float,
     """The record of a confirmation of `ranked` ((search trial, posterior
     mean), best first), measured as `measurement_plan` says, each passing arm
     checked in `steady_pairs` pairs of steady windows of at most `steady_limit`
-    s (and its reads, where probed, held to 1 + `read_guard` times the baseline's).
-    With `wear_margin`, the goal is wear (`predicted`: each arm's ratio).
+    s (and its reads, where probed, held to 1 + `read_guard` times the baseline's),
+    its write-amp within `budget`. With `wear_margin`, the goal is wear
+    (`predicted`: each arm's ratio) and the write-amp must be below the baseline's by it.
     `reach`: why each arm's steady window cannot reach steady state ('': it may)."""
     # the split design confirms on C/R, the figure its A/A noise is measured on
     objective, direction = perf_counters.objective(workload, measurement_plan.design)
@@ -170,8 +153,9 @@ def plan(ranked: List[Tuple[Trial, float]], rounds: int, margin: float,
             for i, (t, mean) in enumerate(ranked, 1)]
     return ConfirmRecord(
         arms, rounds, margin, objective, direction, power.look_level(rounds), measurement_plan,
-        SteadyPlan(steady_pairs, steady_limit), restart_limit, read_guard, design,
-        IOPS if wear_margin is None else WEAR, wear_margin, window, none_why)
+        steady_pairs, steady_limit, budget if wear_margin is None else 1.0 / (1.0 + wear_margin),
+        restart_limit, read_guard, design, IOPS if wear_margin is None else WEAR, wear_margin,
+        window, none_why)
 
 
 def _trials(trials: List[Trial], r: int, name: str, steady: str = '') -> List[Trial]:
@@ -195,7 +179,6 @@ class Confirmation:
     trials: List[Trial]
     seed: int
     base_options: Optional[str]
-    budget: float
 
     def _done(self, r: int, name: str, steady: str = '') -> bool:
         ts = _trials(self.trials, r, name, steady)
@@ -249,7 +232,7 @@ class Confirmation:
                                                           steady_check.Window]], int, bool]:
         """(measured steady pairs, pairs done, whether a baseline failed for good)."""
         measured, p, lost = [], 0, False
-        while p < self.rec.steady.pairs and all(
+        while p < self.rec.steady_pairs and all(
                 self._done(p, x, arm) for x in (BASELINE, arm)):
             a, b = self._measured(p, arm, arm), self._measured(p, BASELINE, arm)
             if a is not None and b is not None:
@@ -269,8 +252,8 @@ class Confirmation:
                 arm, steady_check.UNKNOWN, 'the baseline\'s steady window failed '
                 f'{BASELINE_TRIES} times: its write-amp at steady state is unknown')
         rec = self.rec
-        return steady_check.judge(arm, measured, rec.steady.pairs, self.budget,
-                                  rec.steady.limit, rec.objective, rec.goal, rec.read_guard)
+        return steady_check.judge(arm, measured, rec.steady_pairs, rec.budget,
+                                  rec.steady_window_limit, rec.objective, rec.goal, rec.read_guard)
 
     def _unchecked(self) -> List[str]:
         """The arms whose objective passed over the rounds, best first, whose
@@ -371,12 +354,8 @@ class Confirmation:
                          'recommended, so it needed no steady window')
         base = self.restarts_after(self.base_options)
         rec.result = Verdict(
-            best, complete, rec.rounds,
-            sum(1 for r in range(len(rec.orders)) if self._round_done(r)),
-            rec.objective, rec.direction, rec.goal, rec.margin, self.budget, rec.level,
-            rec.wear_margin, rec.restart_limit, rec.read_guard,
-            median(base) if base else None, rec.sequential, rec.measurement_plan, rec.window,
-            rec.steady.pairs, rec.steady.limit, arms, self._seen(rounds), rec.none_why)
+            best, complete, sum(1 for r in range(len(rec.orders)) if self._round_done(r)),
+            median(base) if base else None, arms, self._seen(rounds))
         return rec.result
 
     def _groups(self, rounds: Sequence[Round], arm: str) -> Dict[str, Figure]:
@@ -430,4 +409,4 @@ class Confirmation:
         else:
             arms = [a.arm for a in rec.arms if not a.out and not a.reach]
         return sum(not self._done(p, name, arm)
-                   for arm in arms for p in range(rec.steady.pairs) for name in (BASELINE, arm))
+                   for arm in arms for p in range(rec.steady_pairs) for name in (BASELINE, arm))

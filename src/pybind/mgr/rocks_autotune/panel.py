@@ -249,7 +249,7 @@ def _compaction_seen(m: Seen) -> Iterable[Tuple[str, Optional[float]]]:
 
 
 def _design(m: Seen) -> Iterable[Tuple[str, Optional[float]]]:
-    c = m.confirmed
+    c = m.state.confirm if m.state and m.confirmed else None
     return [(f'{{design="{c.measurement_plan.design}"}}', 1.0)] if c else []
 
 

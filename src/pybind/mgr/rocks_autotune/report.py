@@ -11,7 +11,7 @@ from . import perf_counters
 from .canary_record import PreconditionRecord
 from .perf_counters import OBJECTIVE_NAMES
 from .health import osd_list
-from .views import (SHARED_HOST, TimeSaid, answer, answer_line, best_trial, crashes_lines,
+from .views import (SHARED_HOST, TimeSaid, answer_line, best_trial, crashes_lines,
                     design_why, done, final_answer, groups_text, noise_line, ratio_text,
                     steady_cap_line, steady_text, summary_lines)
 from .rollout_plan import at_a_time, config_command, show
@@ -36,7 +36,7 @@ def status_text(s: Optional[SessionState], st: Mapping[str, Any], detail: bool =
     if s is None:
         lines = ['state: idle (no session has run)' + (f'\nerror: {error}' if error else '')]
     else:
-        summary = summary_lines(s, answer(s))
+        summary = summary_lines(s)
         lines = summary if summary and not detail else _detail_lines(s, st, error or s.error, time)
     return '\n'.join(lines + rollout_lines(st.get('rollout')))
 
@@ -167,7 +167,7 @@ def confirmation_lines(rec: Optional[ConfirmRecord], state: str, osd: int) -> Li
     if result is not None:
         lines += [arm_line(name, a) for a in result.arms]
         if result.complete or state in ('stopped', 'aborted', 'failed'):
-            lines.append('answer: ' + answer_line(result, osd))
+            lines.append('answer: ' + answer_line(rec, osd))
     return lines
 
 
@@ -288,12 +288,12 @@ def best_summary(state: SessionState,
 
     return {
         'answer': 'recommend' if arm else 'keep current', 'keeps_current': arm is None,
-        'summary': answer_line(result, state.osd), 'complete': result.complete,
+        'summary': answer_line(conf, state.osd), 'complete': result.complete,
         'trial': arm and arm.trial, 'arm': arm and arm.arm,
         'options': chosen and chosen.options, 'candidate': chosen and chosen.candidate.to_dict(),
-        'objective': result.objective, 'direction': result.direction,
-        'margin': result.margin, 'budget': result.budget, 'level': result.level,
-        'goal': result.goal, 'rounds': result.rounds, 'rounds_done': result.rounds_done,
+        'objective': conf.objective, 'direction': conf.direction,
+        'margin': conf.margin, 'budget': conf.budget, 'level': conf.level,
+        'goal': conf.goal, 'rounds': conf.rounds, 'rounds_done': result.rounds_done,
         'ratios': arm and figures(arm), 'steady': arm and arm.steady and arm.steady.to_json(),
         'candidates': [dict(figures(a), arm=a.arm, trial=a.trial, verdict=a.verdict,
                             why=a.why, rounds=a.objective.rounds,
@@ -305,35 +305,35 @@ def best_summary(state: SessionState,
         'commands': [] if chosen is None else commands(state, chosen.options, where['masks']),
         'config_changed': list(state.config_changes),
         'seen': None if result.seen is None else asdict(result.seen),
-        'measurement_plan': result.measurement_plan.to_json()}
+        'measurement_plan': conf.measurement_plan.to_json()}
 
 
 def best_text(state: SessionState, where: Optional[Dict[str, Any]] = None) -> str:
     """`best`: `best_summary(state, where)` in words, with the confirmation's rule and
     candidates (its answer must stand)."""
-    result = final_answer(state)
-    assert result is not None and state.confirm is not None
-    m = result.margin
+    result, conf = final_answer(state), state.confirm
+    assert result is not None and conf is not None
+    m = conf.margin
     rule = (f'is recommended when the low end of its interval is at least {1 + m:.2f}x the '
             f'baseline\'s (the {-m:.0%} guard) and then, in steady windows, its write-amp is '
-            f'at most {result.budget:.2f}x the baseline\'s; the first such candidate, in the '
-            'model\'s order, is recommended.' if result.goal == WEAR else
+            f'at most {conf.budget:.2f}x the baseline\'s; the first such candidate, in the '
+            'model\'s order, is recommended.' if conf.goal == WEAR else
             f'is recommended when its whole interval clears the {m:.0%} margin and then, '
             f'measured in windows long enough to see a compaction (steady windows), its '
-            f'write-amp stays within the {result.budget:.2f}x budget of the baseline\'s; the '
+            f'write-amp stays within the {conf.budget:.2f}x budget of the baseline\'s; the '
             'first such candidate, best first, is recommended.')
-    lines = [answer_line(result, state.osd) + '.',
+    lines = [answer_line(conf, state.osd) + '.',
              f'Each figure: the median over the rounds of the candidate\'s ratio to the '
-             f'baseline measured in the same round [{result.level:.0%} interval]; a candidate '
+             f'baseline measured in the same round [{conf.level:.0%} interval]; a candidate '
              + rule]
-    plan = result.measurement_plan
+    plan = conf.measurement_plan
     if plan.why:
         lines.append(f'measurement design: {plan.design} ({plan.why})')
-    name = OBJECTIVE_NAMES.get(result.objective, result.objective)
+    name = OBJECTIVE_NAMES.get(conf.objective, conf.objective)
     lines += [arm_line(name, a) for a in result.arms]
     if result.chosen is None:
         return '\n'.join(lines)
-    options = state.confirm.arm(result.chosen.arm).options
+    options = conf.arm(result.chosen.arm).options
     osd, w = state.osd, where or UNREAD
     cls, osds, masks = w['device_class'], w['osds'] or [], w['masks']
     lines.append(f'bluestore_rocksdb_options = {options}')

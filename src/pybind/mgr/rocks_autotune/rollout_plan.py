@@ -76,7 +76,7 @@ def recommendation(session: Optional[SessionState]) -> Tuple[str, str]:
     if result is None or session.confirm is None:
         raise RolloutRefused(f'the last session ({session.id}, {session.state}) ended '
                              'before its confirmation: it has no answer' + hint)
-    arm, answer = result.chosen, views.answer_line(result, session.osd)
+    arm, answer = result.chosen, views.answer_line(session.confirm, session.osd)
     if arm is None:
         raise RolloutRefused(f'the last session\'s answer is {answer}: '
                              'there is nothing to apply' + hint)

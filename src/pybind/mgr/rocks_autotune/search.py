@@ -151,14 +151,11 @@ class Search:
             trials.append(trial)
 
     def confirmation(self) -> Confirmation:
-        """The confirmation, its steady check holding write-amp within
-        --budget, or (wear) below the baseline's by confirm_margin."""
+        """The confirmation planned (plan_confirmation)."""
         s = self.s
         if s.confirm is None:
             raise ValueError('no confirmation planned')
-        wear = s.confirm.wear_margin
-        return Confirmation(s.confirm, s.trials, s.seed, s.base_options,
-                            self.params.budget if wear is None else 1.0 / (1.0 + wear))
+        return Confirmation(s.confirm, s.trials, s.seed, s.base_options)
 
     def wear_calibration(self) -> wear_model.Calibration:
         """The wear model fitted to every window so far."""
@@ -245,7 +242,7 @@ class Search:
         misses it and mispredicts: 0.96x predicted, 1.31x measured)."""
         conf = self.s.confirm
         if cur.kind == 'confirm' and conf is not None:
-            return (WindowEnd(steady_limit=max(self.params.duration, conf.steady.limit))
+            return (WindowEnd(steady_limit=max(self.params.duration, conf.steady_window_limit))
                     if cur.steady else WindowEnd(length=conf.window))
         fams, c, wal = self.space.column_families, cur.candidate, self.space.max_total_wal_size
         if cur.kind == 'confirm' or not self.settings.wear \
@@ -330,8 +327,9 @@ class Search:
         cal = self.wear_calibration() if st.wear else None
         s.confirm = confirm.plan(
             [(first[c], mean) for c, mean in ranked], design.rounds, st.rounds_margin(),
-            self.params.workload, plan, st.steady_pairs, st.steady_window_limit,
-            st.restart_limit, st.read_guard, design, self.objective_window(),
+            self.params.workload, plan, self.params.budget, st.steady_pairs,
+            st.steady_window_limit, st.restart_limit, st.read_guard, design,
+            self.objective_window(),
             st.confirm_margin if cal else None,
             [self.predicted_ratio(c, cal) for c, _ in ranked] if cal else (),
             [self.out_of_reach(c) for c, _ in ranked],
@@ -383,7 +381,7 @@ class Search:
         conf = self.s.confirm
         if conf is None:
             return steady, self._steady_window_limit(), self.objective_window(), None
-        limit = max(self.params.duration, conf.steady.limit)
+        limit = max(self.params.duration, conf.steady_window_limit)
         need = steady_length([(c, [m for t, m in windows if t.candidate == c])
                               for c in [base_c] + [a.candidate for a in conf.arms]],
                              self.params.duration, limit, fams, wal)

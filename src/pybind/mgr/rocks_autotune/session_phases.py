@@ -133,9 +133,8 @@ class WayOut(JobPhases):
         if end.message:
             return
         s = self.s
-        result = views.answer(s)
         s.message = f'{s.state}: ' + (
-            views.answer_line(result, s.osd) if result is not None
+            views.answer_line(s.confirm, s.osd) if s.confirm and s.confirm.result
             else 'no answer: the session ended before its confirmation')
         if s.config_changes:
             s.message += ('; config changed by someone else during the session, left as '
@@ -267,8 +266,8 @@ class Phases(WayOut):
         conf = self.search.confirmation()
         nxt = conf.next()
         if nxt is None:
-            result = conf.update(complete=True)
-            return Go(P.RESTORE, 'confirmation done: ' + views.answer_line(result, self.osd)
+            conf.update(complete=True)
+            return Go(P.RESTORE, 'confirmation done: ' + views.answer_line(conf.rec, self.osd)
                       + '; restoring the canary')
         r, arm, steady = nxt
         if arm == BASELINE:
@@ -280,7 +279,7 @@ class Phases(WayOut):
         s.current = Trial(index=len(s.trials), kind='confirm', candidate=candidate,
                           options=options, round=r, arm=arm, started=self.clock(),
                           osd=self.osd, steady=steady)
-        what = (f'steady check of {steady} (pair {r + 1}/{conf.rec.steady.pairs}, a window '
+        what = (f'steady check of {steady} (pair {r + 1}/{conf.rec.steady_pairs}, a window '
                 'counted from a first compaction to another and every column family\'s '
                 'cycle of WAL bytes)' if steady
                 else

@@ -4,7 +4,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
-from .confirm import ArmResult, RoundsNoise, Verdict
+from .confirm import ArmResult, ConfirmRecord, RoundsNoise, Verdict
 from .measurement_plan import SPLIT, MeasurementPlan
 from .perf_counters import OBJECTIVE_NAMES
 from . import power
@@ -125,40 +125,42 @@ def steady_objective_text(st: SteadyVerdict) -> str:
             f'windows ({len(st.pairs)} pair(s): a look at the sign, not an interval)')
 
 
-def answer_line(result: Verdict, osd: int) -> str:
+def answer_line(rec: ConfirmRecord, osd: int) -> str:
     """What the confirmation on canary `osd` recommends, with its figures (a keep names
-    arms slow to restart)."""
+    arms slow to restart); `rec` has its verdict."""
+    result = rec.result
+    assert result is not None  # Confirmation.update sets it at the plan
     arm = result.chosen
-    name = OBJECTIVE_NAMES.get(result.objective, result.objective)
-    design = design_text(result.measurement_plan, osd)
+    name = OBJECTIVE_NAMES.get(rec.objective, rec.objective)
+    design = design_text(rec.measurement_plan, osd)
     if arm is None:
         slow = [f'{a.arm}: {a.why}' for a in result.arms if a.verdict == 'restart too slow']
-        return ('keep your current options: ' + _keep_why(result, name, design)
+        return ('keep your current options: ' + _keep_why(rec, result, name, design)
                 + (f' ({"; ".join(slow)})' if slow else ''))
     claim = f'{name} {ratio_text(arm.objective.ratio)} over {arm.objective.rounds} rounds{design}'
     tail = f'{groups_text(arm)}{restart_text(arm, result)}'
     st = arm.steady
     assert st is not None  # recommended by its steady check
     head = f'recommend trial {arm.trial} ({arm.arm}): '
-    if result.goal != WEAR:
-        return (f'{head}{claim} ({result.level:.0%} intervals), steady write-amp '
+    if rec.goal != WEAR:
+        return (f'{head}{claim} ({rec.level:.0%} intervals), steady write-amp '
                 f'{steady_ratio(st)} the baseline\'s (its own steady windows, within the '
-                f'{result.budget:.2f}x budget{steady_objective_text(st)}), '
+                f'{rec.budget:.2f}x budget{steady_objective_text(st)}), '
                 f'{reads_text(st)}{tail}')
     saved = st.saved_per_day
     return (f'{head}steady write-amp {steady_ratio(st)} the baseline\'s'
             + (f' (the model predicted {arm.predicted:.2f}x)' if arm.predicted else '')
             + (f', {bytes_text(saved)} fewer RocksDB bytes a day on the canary at its '
                'client rate' if saved else '') + f', {reads_text(st)}'
-            + f'; {claim}, within the {-result.margin:.0%} guard '
-            f'({result.level:.0%} intervals){tail}')
+            + f'; {claim}, within the {-rec.margin:.0%} guard '
+            f'({rec.level:.0%} intervals){tail}')
 
 
-def _keep_why(result: Verdict, name: str, design: str) -> str:
+def _keep_why(rec: ConfirmRecord, result: Verdict, name: str, design: str) -> str:
     """Why no candidate is recommended (wear: the guard, not the margin)."""
-    wear = result.goal == WEAR
-    guard = -result.margin
-    want = result.wear_margin or 0.0
+    wear = rec.goal == WEAR
+    guard = -rec.margin
+    want = rec.wear_margin or 0.0
     if not result.arms and not wear:
         return 'the search found no feasible candidate to confirm'
     if not result.arms:
@@ -166,23 +168,23 @@ def _keep_why(result: Verdict, name: str, design: str) -> str:
                 f'per client byte, its {name} within the {guard:.0%} guard and its steady '
                 'window within steady_window_limit at the baseline\'s WAL rate (the search '
                 'line says what a window needs)'
-                + (f'; {result.none_why}' if result.none_why else ''))
+                + (f'; {rec.none_why}' if rec.none_why else ''))
     if not wear and all(a.verdict == 'too few rounds' for a in result.arms):
-        return (f'{result.rounds_done} of {result.rounds} rounds measured, too few for '
-                f'a {result.level:.0%} interval (it takes {MIN_ROUNDS})')
+        return (f'{result.rounds_done} of {rec.rounds} rounds measured, too few for '
+                f'a {rec.level:.0%} interval (it takes {MIN_ROUNDS})')
     verb, pct, rule = (('held', f'{guard:.0%}', 'guard') if wear
-                       else ('cleared', f'{result.margin:.0%}', 'margin'))
+                       else ('cleared', f'{rec.margin:.0%}', 'margin'))
     passed = [a for a in result.arms if a.objective_verdict == 'passes']
     if passed:
         # its objective passed; its steady check said no, or did not finish (a stop)
         return (f'{", ".join(a.arm for a in passed)} {verb} the {pct} {name} {rule}, but '
                 'none was found ' + (f'writing {want:.0%} fewer DB bytes per client byte' if wear
-                                     else f'within the {result.budget:.2f}x write-amp budget')
+                                     else f'within the {rec.budget:.2f}x write-amp budget')
                 + ' at steady state (' + '; '.join(
                     f'{a.arm}: {a.verdict}, {a.why}' if a.verdict != 'passes'
                     else f'{a.arm}: its steady check did not finish' for a in passed) + ')')
     return (f'no candidate\'s {name} {verb} the {pct} {rule} over {result.rounds_done} of '
-            f'{result.rounds} rounds{design}' + seen_text(result.seen, guard if wear else None))
+            f'{rec.rounds} rounds{design}' + seen_text(result.seen, guard if wear else None))
 
 
 def bytes_text(n: float) -> str:
@@ -281,22 +283,23 @@ def crashes_lines(s: SessionState) -> List[str]:
             + '; '.join(f'ceph crash archive {i}' for i in ids)]
 
 
-def summary_lines(s: SessionState, result: Optional[Verdict]) -> List[str]:
+def summary_lines(s: SessionState) -> List[str]:
     """An ended session's answer in a few lines ([] while it runs); the reasoning stays
     in `status --detail`, `history` and `best`."""
     if s.state not in ENDED:
         return []
+    rec, result = s.confirm, answer(s)
     arm = result.chosen if result else None
     on = f'osd.{s.osd} (objective {s.settings.objective})'
-    if result is None:
+    if rec is None or result is None:
         lines = [f'state: {s.state}, no answer on {on}: {s.error or s.message}']
     elif arm is None:
-        name = OBJECTIVE_NAMES.get(result.objective, result.objective)
+        name = OBJECTIVE_NAMES.get(rec.objective, rec.objective)
         lines = [f'state: {s.state}: keep your current options on {on}',
-                 '  why: ' + _keep_why(result, name, '')]
+                 '  why: ' + _keep_why(rec, result, name, '')]
     else:
         lines = [f'state: {s.state}: recommend trial {arm.trial} ({arm.arm}) for {on}']
-        lines += _summary_figures(s.osd, result, arm)
+        lines += _summary_figures(s.osd, rec, arm)
     if result is not None and s.error:
         lines.append(f'error: {s.error}')
     if s.started and s.ended:
@@ -309,13 +312,13 @@ def summary_lines(s: SessionState, result: Optional[Verdict]) -> List[str]:
     return lines
 
 
-def _summary_figures(osd: int, result: Verdict, arm: ArmResult) -> List[str]:
+def _summary_figures(osd: int, rec: ConfirmRecord, arm: ArmResult) -> List[str]:
     """The recommended arm's objective and steady write-amp (the goal's first), its restart."""
-    name = OBJECTIVE_NAMES.get(result.objective, result.objective)
-    wear = result.goal == WEAR
+    name = OBJECTIVE_NAMES.get(rec.objective, rec.objective)
+    wear = rec.goal == WEAR
     steady = arm.steady
-    rule = (f'within the {-result.margin:.0%} guard' if wear
-            else f'clearing the {result.margin:+.0%} margin')
+    rule = (f'within the {-rec.margin:.0%} guard' if wear
+            else f'clearing the {rec.margin:+.0%} margin')
     lines = [f'  {name}: {ratio_text(arm.objective.ratio)} over {arm.objective.rounds} '
              f'rounds, {rule}']
     if steady is not None and steady.ratio is not None:
@@ -367,7 +370,7 @@ def status_of(s: SessionState, osd: int, progress: float, health: List[str],
         'client': None if s.client is None else s.client.to_json(),
         'precondition': None if pre is None else {
             k: v for k, v in pre.to_json().items() if k != 'kv_start'},
-        'summary': summary_lines(s, answer(s)),
+        'summary': summary_lines(s),
     }
 
 

@@ -182,7 +182,7 @@
     }
     const r = c.result;
     const head = el('tr');
-    for (const h of ['candidate', 'trial', objectiveName(r.objective), 'kv_sync latency', 'write-amp (short windows)', 'rounds',
+    for (const h of ['candidate', 'trial', objectiveName(c.objective), 'kv_sync latency', 'write-amp (short windows)', 'rounds',
       'objective verdict', 'steady write-amp', 'verdict']) {
       head.append(el('th', h));
     }
@@ -206,11 +206,11 @@
         el('td', a.verdict + (a.why ? ': ' + a.why : '')));
       body.append(tr);
     }
-    const better = r.direction === 'higher' ? 'above ' + (1 + r.margin).toFixed(2) + 'x' : 'below ' + (1 / (1 + r.margin)).toFixed(2) + 'x';
-    $('confirm-note').textContent = 'Round ' + r.rounds_done + ' of ' + r.rounds + ' done. Each figure: the median over the rounds of the '
-      + 'candidate\'s ratio to the baseline measured in the same round [' + Math.round(100 * r.level) + '% interval]. '
-      + 'Recommended: the whole ' + objectiveName(r.objective) + ' interval ' + better + ' (margin ' + pct(r.margin)
-      + ') and the whole write-amp interval within ' + r.budget.toFixed(2) + 'x. Hover a row for its options.';
+    const better = c.direction === 'higher' ? 'above ' + (1 + c.margin).toFixed(2) + 'x' : 'below ' + (1 / (1 + c.margin)).toFixed(2) + 'x';
+    $('confirm-note').textContent = 'Round ' + r.rounds_done + ' of ' + c.rounds + ' done. Each figure: the median over the rounds of the '
+      + 'candidate\'s ratio to the baseline measured in the same round [' + Math.round(100 * c.level) + '% interval]. '
+      + 'Recommended: the whole ' + objectiveName(c.objective) + ' interval ' + better + ' (margin ' + pct(c.margin)
+      + ') and the whole write-amp interval within ' + c.budget.toFixed(2) + 'x. Hover a row for its options.';
   }
 
   // per-round ratios of one figure, a point series per candidate, its interval as a band
@@ -222,7 +222,7 @@
     }
     const arms = c.result.arms;
     const xs = [];
-    for (let i = 1; i <= c.result.rounds; i++) xs.push(i);
+    for (let i = 1; i <= c.rounds; i++) xs.push(i);
     const series = [{ label: 'round' }];
     const data = [xs];
     arms.forEach((a, i) => {
@@ -234,7 +234,7 @@
     });
     const opts = {
       scales: {
-        x: { time: false, range: [0.5, c.result.rounds + 0.5] },
+        x: { time: false, range: [0.5, c.rounds + 0.5] },
         y: {
           range: (u, min, max) => {
             const vals = [min, max, line, 1];
@@ -296,16 +296,15 @@
 
   function renderConfirmation(st) {
     const c = confirmation(st);
-    const r = c ? c.result : null;
-    const margin = r ? (r.direction === 'higher' ? 1 + r.margin : 1 / (1 + r.margin)) : null;
-    $('rounds-objective-note').textContent = r ? 'Each candidate\'s ' + objectiveName(r.objective)
-      + ' over the baseline\'s measured in the same round; the shaded band is its ' + pct(r.level)
+    const margin = c ? (c.direction === 'higher' ? 1 + c.margin : 1 / (1 + c.margin)) : null;
+    $('rounds-objective-note').textContent = c ? 'Each candidate\'s ' + objectiveName(c.objective)
+      + ' over the baseline\'s measured in the same round; the shaded band is its ' + pct(c.level)
       + ' interval (each look\'s), the dashed line the '
-      + pct(r.margin) + ' margin its whole band must clear.' : 'The confirmation starts after the search.';
+      + pct(c.margin) + ' margin its whole band must clear.' : 'The confirmation starts after the search.';
     renderRounds('rounds-objective', $('rounds-objective'), st, 'objective', margin,
-      r ? 'margin ' + margin.toFixed(2) + 'x' : '');
-    renderRounds('rounds-write-amp', $('rounds-write-amp'), st, 'write_amp', r ? r.budget : null,
-      r ? 'budget ' + r.budget.toFixed(2) + 'x' : '');
+      c ? 'margin ' + margin.toFixed(2) + 'x' : '');
+    renderRounds('rounds-write-amp', $('rounds-write-amp'), st, 'write_amp', c ? c.budget : null,
+      c ? 'budget ' + c.budget.toFixed(2) + 'x' : '');
   }
 
   function renderCommands(st) {
