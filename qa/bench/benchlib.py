@@ -15,7 +15,7 @@ import statistics
 import subprocess
 import sys
 import time
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -291,7 +291,7 @@ def bench_ratio(windows: List[Dict[str, Any]], config: str, base: str,
     pairs = paired_stats.paired_at([rounds[r] for r in sorted(rounds)], config, base, key)
     reps = sorted(rounds)
     s = paired_stats.Summary.of([v for _, v in pairs], at=[reps[i] + 1 for i, _ in pairs])
-    return s.ratios()
+    return asdict(s.ratio)
 
 
 def check_claim(claim: Optional[Mapping[str, Any]], bench: Optional[float],

@@ -43,6 +43,7 @@ import argparse
 import json
 import os
 import time
+from dataclasses import asdict
 from typing import Any, Dict, List, Optional, Tuple
 
 from benchlib import (BLOG_SMALL, CEPH_LAB, OPTION, Lab, aa_sd, as_measurement,
@@ -156,7 +157,7 @@ def bench_figures(lines: List[Dict[str, Any]]) -> Dict[str, Any]:
     rows = [r for r in lines if 'arm' in r]
     rounds = [{r['arm']: as_measurement(r) for r in rows if r['round'] == rnd}
               for rnd in sorted({r['round'] for r in rows})]
-    return {fig: paired_stats.summary(rounds, 'B', 'A', fig).ratios()
+    return {fig: asdict(paired_stats.summary(rounds, 'B', 'A', fig).ratio)
             for fig in ('c_over_r', 'iops_c', 'iops_r')}
 
 

@@ -109,10 +109,10 @@ def test_a_real_effect_is_recommended_with_its_figures() -> None:
     assert rec == ['a']
     a, b = arms
     assert a.verdict == 'passes' and b.verdict == 'below margin'
-    r = a.objective.ratios()
-    assert r['low'] is not None and r['high'] is not None
-    assert 1.03 < r['low'] <= r['median'] <= r['high'] and r['rounds'] == 5
-    assert len(r['per_round']) == 5
+    r = a.objective.ratio
+    assert r.low is not None and r.median is not None and r.high is not None
+    assert 1.03 < r.low <= r.median <= r.high and r.rounds == 5
+    assert len(r.per_round) == 5
     # write-amp and kv_sync are shown beside it, judged by nothing here
     assert a.kv_sync_lat.rounds == 5 and a.write_amp.rounds == 5
 
@@ -184,7 +184,7 @@ def test_ties_and_degenerate_rounds() -> None:
     # four rounds cannot reach 90%, however good
     rec, (a,) = st.verdict(same[:4], ['a'], B, 'iops', st.HIGHER, 0.03)
     assert rec == [] and a.verdict == 'too few rounds'
-    assert math.isinf(a.objective.low) and a.objective.ratios()['low'] is None
+    assert math.isinf(a.objective.low) and a.objective.ratio.low is None
     # rounds without a usable pair are left out: no baseline, no figure, zero, inf
     bad = typed([
         {'a': {'iops': 110.0, 'write_amp': 1.0}},
@@ -198,7 +198,7 @@ def test_ties_and_degenerate_rounds() -> None:
     rec, (a,) = st.verdict(bad + same[:4], ['a'], B, 'iops', st.HIGHER, 0.03)
     assert a.objective.rounds == 5 and a.write_amp.rounds == 6 and rec == ['a']
     # each figure knows its round (1-based), for the panel's per-round chart
-    assert a.objective.at == [5, 6, 7, 8, 9] and a.objective.ratios()['at'] == a.objective.at
+    assert a.objective.ratio.at == [5, 6, 7, 8, 9]
     assert st.verdict([], ['a'], B, 'iops', st.HIGHER, 0.03)[1][0].objective.median is None
 
 

@@ -3,8 +3,8 @@ the rounds, the median and a Wilcoxon signed-rank interval (plain Python).
 Design: doc/dev/internals.rst, dev-internals-confirmation."""
 import itertools
 import math
-from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
 from .perf_counters import Measurement, median, write_amps
 from .record import Record
@@ -46,36 +46,6 @@ def interval(xs: Sequence[float], level: float = LEVEL) -> Tuple[float, float]:
 
 
 @dataclass
-class Summary:
-    """One figure of one candidate over the rounds, as log-ratios to the baseline."""
-    rounds: int
-    median: Optional[float]  # None: no round
-    low: float
-    high: float
-    per_round: List[float] = field(default_factory=list)
-    at: List[int] = field(default_factory=list)  # the round (1-based) of each, if known
-
-    @classmethod
-    def of(cls, xs: Sequence[float], level: float = LEVEL,
-           at: Sequence[int] = ()) -> 'Summary':
-        low, high = interval(xs, level)
-        return cls(rounds=len(xs), median=median(xs) if xs else None, low=low, high=high,
-                   per_round=list(xs), at=list(at))
-
-    def figure(self) -> 'Figure':
-        """As the verdict keeps it: logs and ratios."""
-        return Figure(self.rounds, self.median, self.low, self.high, Ratios(**self.ratios()))
-
-    def ratios(self) -> Dict[str, Any]:
-        """As Ratios' fields, for the reports."""
-        def r(v: Optional[float]) -> Optional[float]:
-            return None if v is None or not math.isfinite(v) else math.exp(v)
-        return {'median': r(self.median), 'low': r(self.low), 'high': r(self.high),
-                'rounds': self.rounds, 'per_round': [math.exp(v) for v in self.per_round],
-                'at': list(self.at)}
-
-
-@dataclass
 class Ratios:
     """A Summary as ratios (candidate / baseline), as shown; None for an open end."""
     median: Optional[float]
@@ -83,17 +53,36 @@ class Ratios:
     high: Optional[float]
     rounds: int
     per_round: List[float]
-    at: List[int]
+    at: List[int]  # the round (1-based) of each, if known
+
+
+def _exp(v: Optional[float]) -> Optional[float]:
+    return None if v is None or not math.isfinite(v) else math.exp(v)
 
 
 @dataclass
-class Figure(Record):
-    """A Summary as the verdict keeps it (confirm.ArmResult): logs and ratios."""
+class Summary(Record):
+    """One figure of one candidate over the rounds: the log-ratios to the
+    baseline the verdicts read, and as ratios (shown; confirm.ArmResult keeps it)."""
     rounds: int
-    median: Optional[float]
+    median: Optional[float]  # None: no round
     low: float
     high: float
     ratio: Ratios
+
+    @classmethod
+    def of(cls, xs: Sequence[float], level: float = LEVEL,
+           at: Sequence[int] = ()) -> 'Summary':
+        low, high = interval(xs, level)
+        mid = median(xs) if xs else None
+        return cls(len(xs), mid, low, high, Ratios(
+            _exp(mid), _exp(low), _exp(high), len(xs), [math.exp(v) for v in xs], list(at)))
+
+    def figure(self) -> 'Summary':  # until confirm.py drops its calls (shrink plan item 7)
+        return self
+
+
+Figure = Summary  # confirm.py's name for it
 
 
 def log_ratio(candidate: Any, baseline: Any) -> Optional[float]:
