@@ -807,15 +807,16 @@ def test_a_bench_window_whose_time_passed_before_its_first_chunk_still_runs_the_
     # seen on a loaded lab with warmup 0: the first measure step came after the
     # window's duration, no bench ran, and the trial had no kv_sync latency
     from rocks_autotune.canary_record import CanaryRecord
-    from rocks_autotune.window import Window, WindowSettings
+    from rocks_autotune.session_settings import Settings
+    from rocks_autotune.window import Window
     from rocks_autotune.workload import BenchWorkload
     from rocks_autotune.space import SearchSpace
     from rocks_autotune.rocksdb_options import parse_options
     clock = FakeClock()
     cluster = FakeCluster(clock)
     state = CanaryRecord({}, False, None)
-    window = Window(cluster, 0, BenchWorkload(cluster, 0, chunk_seconds=1), WindowSettings(
-        warmup=0, duration=2, min_flushes=0, max_window_factor=1, extend_seconds=1), state)
+    window = Window(cluster, 0, BenchWorkload(cluster, 0, chunk_seconds=1), Settings(
+        warmup=0, min_flushes=0, max_window_factor=1, bench_chunk_seconds=1), 2, state)
     c = SearchSpace.candidate_from_options(parse_options(cluster.defaults[
         'bluestore_rocksdb_options']))
     window.begin(clock())

@@ -15,8 +15,8 @@ from rocks_autotune.perf_counters import Measurement
 from rocks_autotune.rocksdb_stats import KvDelta
 from rocks_autotune.rocksdb_options import PACIFIC_DEFAULT, parse_options, parse_sharding
 from rocks_autotune.space import MiB, SearchSpace, flush_capacity
-from rocks_autotune.window import (Window, WindowEnd, WindowSettings, precondition_left,
-                                   steady_length)
+from rocks_autotune.session_settings import Settings
+from rocks_autotune.window import Window, WindowEnd, precondition_left, steady_length
 from rocks_autotune.workload import BenchWorkload
 from session_harness import measurement
 
@@ -43,9 +43,9 @@ def run_window(options: str, length: Optional[float], duration: float = 5.0,
     cluster.restart_osd(0)
     clock.advance(cluster.restart_delay)
     state = CanaryRecord({}, False, None)
-    w = Window(cluster, 0, BenchWorkload(cluster, 0, chunk_seconds=1.0), WindowSettings(
-        warmup=1.0, duration=duration, min_flushes=0.0, max_window_factor=factor,
-        extend_seconds=1.0), state)
+    w = Window(cluster, 0, BenchWorkload(cluster, 0, chunk_seconds=1.0), Settings(
+        warmup=1.0, min_flushes=0.0, max_window_factor=factor, bench_chunk_seconds=1.0),
+        duration, state)
     c = SearchSpace.candidate_from_options(parse_options(options))
     w.begin(clock())
     since = clock()
@@ -334,9 +334,9 @@ def sharded_window(options: str, shares: Dict[str, float], limit: float,
     cluster.restart_osd(0)
     clock.advance(cluster.restart_delay)
     state = CanaryRecord({}, False, None)
-    w = Window(cluster, 0, BenchWorkload(cluster, 0, chunk_seconds=1.0), WindowSettings(
-        warmup=1.0, duration=duration, min_flushes=0.0, max_window_factor=40.0,
-        extend_seconds=1.0), state)
+    w = Window(cluster, 0, BenchWorkload(cluster, 0, chunk_seconds=1.0), Settings(
+        warmup=1.0, min_flushes=0.0, max_window_factor=40.0, bench_chunk_seconds=1.0),
+        duration, state)
     families = parse_sharding(SHARDED)
     c = candidate(options)
     w.begin(clock())

@@ -17,7 +17,7 @@ from .placement import pg_of
 from .restart import Restarter
 from .canary_record import CanaryRecord
 from .trial import Trial
-from .window import Precondition, Window, WindowSettings
+from .window import Precondition, Window
 from .workload import (BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, CLIENT, NAMESPACE, OSD_BENCH,
                        BenchWorkload, ClientRecord, ClientWorkload, LazyClientWorkload, ReadProbe,
                        Workload, client_objects, pg_seed)
@@ -60,10 +60,7 @@ class CanaryOsd:
             workload = self.client = LazyClientWorkload(lambda: self._client_workload())
             self.precondition = Precondition(cluster, osd, self.client,
                                              settings.precondition_limit, self.rec)
-        self.window = Window(cluster, osd, workload, WindowSettings(
-            warmup=settings.warmup, duration=params.duration,
-            min_flushes=settings.min_flushes, max_window_factor=settings.max_window_factor,
-            extend_seconds=settings.bench_chunk_seconds), self.rec)
+        self.window = Window(cluster, osd, workload, settings, params.duration, self.rec)
 
     # ------------------------------------------------------------ its load
 

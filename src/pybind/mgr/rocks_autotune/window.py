@@ -13,16 +13,8 @@ from .record import Record
 from .rocksdb_options import ColumnFamily
 from .space import ONE_FAMILY, STEADY_CYCLES, Candidate, SearchSpace, cycle_bytes
 from .rocksdb_stats import KvDelta, KvStats, counts, delta
+from .session_settings import Settings
 from .workload import KeyspaceWorkload, Workload
-
-
-@dataclass
-class WindowSettings:
-    warmup: float
-    duration: float
-    min_flushes: float
-    max_window_factor: float
-    extend_seconds: float  # a window too short for min_flushes grows by this much
 
 
 @dataclass(frozen=True)
@@ -211,7 +203,10 @@ class Window:
     cluster: Cluster
     osd: int
     workload: Optional[Workload]  # None: the canary's own client traffic (live)
-    settings: WindowSettings
+    # warmup, min_flushes, max_window_factor; bench_chunk_seconds: what a window too
+    # short for min_flushes grows by
+    settings: Settings
+    duration: float  # --duration
     s: CanaryRecord
 
     def _window(self) -> WindowRecord:
@@ -272,7 +267,7 @@ class Window:
         elapsed = now - w.start
         opened = elapsed + (w.settled or 0.0)  # since the warm-up, for the limit
         bench = self.workload is not None
-        until = length if length is not None else st.duration
+        until = length if length is not None else self.duration
         if steady_limit is not None:
             until = min(until, steady_limit - (w.settled or 0.0))  # counted after a re-base
         if elapsed < until:
@@ -280,7 +275,7 @@ class Window:
         if bench and not w.bench_seconds:
             # time passed before the first chunk (a slow step, a busy mgr):
             # a bench window with no bench measures nothing
-            return None, self._drive(st.duration)
+            return None, self._drive(self.duration)
         after = perf_counters.snapshot(self.cluster.perf_dump(self.osd))
         kv_after = self._kv_stats() if w.kv_before is not None else None
         if steady_limit is not None and w.kv_before is not None and kv_after is None \
@@ -305,16 +300,16 @@ class Window:
             m.peer_osds, m.peer_wal_bytes, m.peer_sst_bytes = peer_delta(
                 w.peers_before, peer_bytes(self.cluster, map(int, w.peers_before)))
         elif length is None and (
-                (m.flushes < st.min_flushes and elapsed < st.duration * st.max_window_factor)
+                (m.flushes < st.min_flushes and elapsed < self.duration * st.max_window_factor)
                 or (m.rocksdb_wal_bytes is not None and m.rocksdb_wal_bytes < end.wal_to_pass
                     and elapsed < end.wal_within)):
             # too little written to see this config's write-amp: extend
-            return None, self._drive(st.extend_seconds)
+            return None, self._drive(st.bench_chunk_seconds)
         return m, 0
 
     def _extend(self, left: float) -> float:
-        """Drive the load `extend_seconds` more, at most `left`; the delay."""
-        step = min(self.settings.extend_seconds, left)
+        """Drive the load a chunk more, at most `left`; the delay."""
+        step = min(self.settings.bench_chunk_seconds, left)
         return min(self._drive(step), step)
 
     def _steady_next(self, m: Measurement, now: float, after: Dict[str, Any],
