@@ -97,6 +97,10 @@ def test_session_through_the_commands(mgr: Any) -> None:
     best = json.loads(out(mgr.cmd_best(format='json'))[1])
     assert best['answer'] == 'recommend' and best['options'] and best['commands']
     assert best['ratios']['objective']['rounds'] == 5
+    # json-pretty: the same JSON, indented (history and best printed it on one line)
+    for cmd in (mgr.cmd_status, mgr.cmd_history, mgr.cmd_best):
+        flat, pretty = (out(cmd(format=f))[1] for f in ('json', 'json-pretty'))
+        assert '\n  ' in pretty and '\n' not in flat and json.loads(pretty) == json.loads(flat)
     assert mgr.mock_remote[-1][1] == 'complete'
     assert mgr.mock_health == {}
 

@@ -60,6 +60,12 @@ def _error(code: int, message: str) -> HandleCommandResult:
     return HandleCommandResult(-code, '', message)
 
 
+def _json(obj: Any, format: str) -> HandleCommandResult:
+    """A reply for --format json, or json-pretty indented."""
+    return HandleCommandResult(0, json.dumps(obj, indent=2 if format == 'json-pretty' else None),
+                               '')
+
+
 def running(*jobs: Optional[Machine]) -> Optional[Machine]:
     """The active session or rollout, the job the serve loop steps (never both)."""
     return next((j for j in jobs if j is not None and j.active), None)
@@ -404,8 +410,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         if self.load_error:  # before the first publish too
             status['error'] = self.load_error
         if format in ('json', 'json-pretty'):
-            return HandleCommandResult(0, json.dumps(status, indent=2 if format ==
-                                                     'json-pretty' else None), '')
+            return _json(status, format)
         return HandleCommandResult(
             0, report.status_text(snap.state, status, detail, self.load_error, snap.time), '')
 
@@ -418,7 +423,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         if snap.state is None:
             return self._no_session()
         if format in ('json', 'json-pretty'):
-            return HandleCommandResult(0, json.dumps([t.to_json() for t in snap.trials]), '')
+            return _json([t.to_json() for t in snap.trials], format)
         return HandleCommandResult(0, report.history_table(snap.trials), '')
 
     @CLIReadCommand('rocks-autotune best')
@@ -438,7 +443,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
         # where the commands go: read now, so OSDs added since the session count
         where = report.reach(snap.state.osd, self.cluster.osds())
         if format in ('json', 'json-pretty'):
-            return HandleCommandResult(0, json.dumps(report.best_summary(snap.state, where)), '')
+            return _json(report.best_summary(snap.state, where), format)
         return HandleCommandResult(0, report.best_text(snap.state, where), '')
 
     # ------------------------------------------------------------ rollouts
@@ -481,9 +486,7 @@ class RocksAutotune(MgrModule, OrchestratorClientMixin):
                 if dry_run:
                     undo = undo_commands(plan)
                     if format in ('json', 'json-pretty'):
-                        return HandleCommandResult(0, json.dumps(
-                            dict(plan.to_json(), undo=undo), indent=2 if format == 'json-pretty'
-                            else None), '')
+                        return _json(dict(plan.to_json(), undo=undo), format)
                     return HandleCommandResult(0, report.plan_text(plan, undo) if detail
                                                else report.plan_brief(plan), '')
                 # a revert starts whatever holds restarts back (an OSD the
