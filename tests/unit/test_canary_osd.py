@@ -12,7 +12,7 @@ from rocks_autotune.session_settings import Params
 from rocks_autotune.restart import Outcome
 from rocks_autotune.session import Settings
 from rocks_autotune.trial import Trial
-from rocks_autotune.workload import BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, OSD_BENCH
+from rocks_autotune.workload import BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, CLIENT, OSD_BENCH
 
 CANDIDATE = 'max_write_buffer_number=4,write_buffer_size=67108864'
 
@@ -42,6 +42,13 @@ def up(c: CanaryOsd, clock: FakeClock) -> Outcome:
             return r.outcome
         clock.advance(2.0)
     raise AssertionError('the restart never came to an outcome')
+
+
+def test_a_client_load_is_built_on_its_first_use_not_when_a_session_loads() -> None:
+    c, _, _, _ = canary(workload=CLIENT)
+    # its window and preconditioning drive it; loading hashes no names, opens no pool
+    assert c.window.workload is not None and c.precondition is not None
+    assert 'client' not in vars(c)  # CanaryOsd.client, a cached property
 
 
 def test_a_candidate_is_set_at_its_own_mask_and_restarted_onto_through_the_gate() -> None:

@@ -44,7 +44,8 @@ def probing(s: Session) -> bool:
     cur = s.s.current
     return (s.s.phase == 'measure' and cur is not None and bool(cur.steady)
             and cur.measurement is not None and cur.read_probe is None
-            and s.canary.client is not None and s.canary.client.load._probe[0] != [])
+            # the client load, once built (CanaryOsd.client, a cached property)
+            and (load := vars(s.canary).get('client')) is not None and load._probe[0] != [])
 
 
 def test_a_finalist_whose_reads_are_slower_is_held_through_a_failover_mid_probe() -> None:

@@ -814,8 +814,8 @@ def test_a_bench_window_whose_time_passed_before_its_first_chunk_still_runs_the_
     from rocks_autotune.rocksdb_options import parse_options
     clock = FakeClock()
     cluster = FakeCluster(clock)
-    state = CanaryRecord({}, False, None)
-    window = Window(cluster, 0, BenchWorkload(cluster, 0, chunk_seconds=1), Settings(
+    state, load = CanaryRecord({}, False, None), BenchWorkload(cluster, 0, chunk_seconds=1)
+    window = Window(cluster, 0, lambda: load, Settings(
         warmup=0, min_flushes=0, max_window_factor=1, bench_chunk_seconds=1), 2, state)
     c = SearchSpace.candidate_from_options(parse_options(cluster.defaults[
         'bluestore_rocksdb_options']))

@@ -42,8 +42,8 @@ def run_window(options: str, length: Optional[float], duration: float = 5.0,
         cluster.config_set('osd.0', 'rocksdb_collect_compaction_stats', 'true')
     cluster.restart_osd(0)
     clock.advance(cluster.restart_delay)
-    state = CanaryRecord({}, False, None)
-    w = Window(cluster, 0, BenchWorkload(cluster, 0, chunk_seconds=1.0), Settings(
+    state, load = CanaryRecord({}, False, None), BenchWorkload(cluster, 0, chunk_seconds=1.0)
+    w = Window(cluster, 0, lambda: load, Settings(
         warmup=1.0, min_flushes=0.0, max_window_factor=factor, bench_chunk_seconds=1.0),
         duration, state)
     c = SearchSpace.candidate_from_options(parse_options(options))
@@ -333,8 +333,8 @@ def sharded_window(options: str, shares: Dict[str, float], limit: float,
         cluster.config_set('osd.0', name, value)
     cluster.restart_osd(0)
     clock.advance(cluster.restart_delay)
-    state = CanaryRecord({}, False, None)
-    w = Window(cluster, 0, BenchWorkload(cluster, 0, chunk_seconds=1.0), Settings(
+    state, load = CanaryRecord({}, False, None), BenchWorkload(cluster, 0, chunk_seconds=1.0)
+    w = Window(cluster, 0, lambda: load, Settings(
         warmup=1.0, min_flushes=0.0, max_window_factor=40.0, bench_chunk_seconds=1.0),
         duration, state)
     families = parse_sharding(SHARDED)

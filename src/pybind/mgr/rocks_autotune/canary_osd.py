@@ -6,6 +6,7 @@ else's config changes (canary.py) and its restore, on its own record
 import logging
 from contextlib import suppress
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Callable, List, Optional, Set
 
 from .canary import STATS_OPTIONS, Canary, ours
@@ -19,8 +20,8 @@ from .canary_record import CanaryRecord
 from .trial import Trial
 from .window import Precondition, Window
 from .workload import (BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE, CLIENT, NAMESPACE, OSD_BENCH,
-                       BenchWorkload, ClientRecord, ClientWorkload, LazyClientWorkload, ReadProbe,
-                       Workload, client_objects, pg_seed)
+                       LIVE, BenchWorkload, ClientRecord, ClientWorkload, ReadProbe, Workload,
+                       client_objects, pg_seed)
 
 log = logging.getLogger(__name__)
 
@@ -49,23 +50,25 @@ class CanaryOsd:
         self.restarter = Restarter(cluster, osd, self.rec, save,
                                    settings.restart_timeout, settings.manual_restart_timeout,
                                    single_copy_ok=params.allow_single_copy)
-        workload: Optional[Workload] = None
-        self.precondition: Optional[Precondition] = None
-        self.client: Optional[LazyClientWorkload] = None
-        if params.workload == OSD_BENCH:
-            workload = BenchWorkload(cluster, osd, object_size=settings.bench_object_size,
-                                     object_num=settings.bench_object_num,
-                                     chunk_seconds=settings.bench_chunk_seconds)
-        elif params.workload == CLIENT:
-            workload = self.client = LazyClientWorkload(lambda: self._client_workload())
-            self.precondition = Precondition(cluster, osd, self.client,
-                                             settings.precondition_limit, self.rec)
-        self.window = Window(cluster, osd, workload, settings, params.duration, self.rec)
+        self.bench = (BenchWorkload(cluster, osd, object_size=settings.bench_object_size,
+                                    object_num=settings.bench_object_num,
+                                    chunk_seconds=settings.bench_chunk_seconds)
+                      if params.workload == OSD_BENCH else None)
+        self.precondition = (Precondition(cluster, osd, lambda: self.client,
+                                          settings.precondition_limit, self.rec)
+                             if params.workload == CLIENT else None)
+        self.window = Window(cluster, osd, None if params.workload == LIVE else self._load,
+                             settings, params.duration, self.rec)
 
     # ------------------------------------------------------------ its load
 
-    def _client_workload(self) -> ClientWorkload:
-        """The client load, built on its first chunk: hashing its names and
+    def _load(self) -> Workload:
+        """The window's load: the osd bench, or the client load."""
+        return self.client if self.bench is None else self.bench
+
+    @cached_property
+    def client(self) -> ClientWorkload:
+        """The client load, built on its first use: hashing its names and
         opening its pool stay off the path that loads a session."""
         c, sid = self.load.client, self.load.id[:8]
         if c is None or c.count is None:  # a rescue's runs no load
@@ -85,7 +88,7 @@ class CanaryOsd:
         primary is the canary: a read goes to the primary alone, so the others
         would time other OSDs."""
         c = self.load.client
-        if self.client is None or c is None:
+        if self.params.workload != CLIENT or c is None:
             raise ValueError('a read probe without a client load')
         pools = {p.id for p in self.cluster.pool_states().values() if p.name == c.pool}
         led = {pg_seed(pg) for pg in self.cluster.pgs()

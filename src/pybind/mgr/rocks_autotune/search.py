@@ -22,7 +22,7 @@ from .trial import Trial
 from .views import TimeSaid
 from .window import (WindowEnd, fill_rate, precondition_left, steady_bytes, steady_cap,
                      steady_length, steady_window, steady_window_bytes, wal_rate)
-from .workload import CLIENT, LazyClientWorkload
+from .workload import BLOCK_SIZE, CLIENT
 
 log = logging.getLogger(__name__)
 
@@ -412,7 +412,7 @@ class Search:
         # the preconditioning's rest: its overwrite pass at the rate so far,
         # then the wait for a compaction at its WAL a flush
         blocks = 0 if s.client is None else (s.client.count or 0) * (
-            st.client_object_size // LazyClientWorkload.block_size)  # ClientWorkload.block_count
+            st.client_object_size // BLOCK_SIZE)  # ClientWorkload.block_count
         pending = (precondition_left(pre, st.precondition_limit, blocks,
                                      self.space.base_candidate().level0_file_num_compaction_trigger)
                    if preconditioned and not (pre is not None and pre.done) else 0.0)

@@ -202,7 +202,8 @@ def peer_delta(before: Dict[str, List[float]], after: Dict[str, List[float]]
 class Window:
     cluster: Cluster
     osd: int
-    workload: Optional[Workload]  # None: the canary's own client traffic (live)
+    # the load, built on its first use (None: the canary's own client traffic, live)
+    workload: Optional[Callable[[], Workload]]
     # warmup, min_flushes, max_window_factor; bench_chunk_seconds: what a window too
     # short for min_flushes grows by
     settings: Settings
@@ -223,13 +224,13 @@ class Window:
         """Run the workload for about `seconds`; return the delay before the next step."""
         if self.workload is None:
             return max(0.0, seconds)
-        w = self._window()
-        nbytes, secs = self.workload.drive(seconds, self.s.iops_estimate)
+        w, load = self._window(), self.workload()
+        nbytes, secs = load.drive(seconds, self.s.iops_estimate)
         if secs > 0:
-            self.s.iops_estimate = nbytes / self.workload.block_size / secs
+            self.s.iops_estimate = nbytes / load.block_size / secs
         w.bytes += nbytes
         w.bench_seconds += secs
-        ref = self.workload.last_reference
+        ref = load.last_reference
         if ref is not None:  # a split load's group R, over the same seconds
             w.reference_bytes = (w.reference_bytes or 0) + ref
         return 0
@@ -380,7 +381,7 @@ class Precondition:
     no RocksDB figures, the two passes."""
     cluster: Cluster
     osd: int
-    workload: KeyspaceWorkload
+    workload: Callable[[], KeyspaceWorkload]  # built on its first use
     limit: float
     s: CanaryRecord
 
@@ -400,7 +401,7 @@ class Precondition:
         rec = self.s.precondition
         if rec is None:
             raise ValueError('no preconditioning begun')
-        load = self.workload
+        load = self.workload()
         left = self.limit - rec.seconds - rec.fill_seconds
         wal_before = (rec.kv_bytes or {}).get('wal', 0)
         driven = 0.0

@@ -9,8 +9,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import (Any, Callable, Deque, Dict, Iterable, List, Optional, Protocol, Sequence,
-                    Tuple)
+from typing import Callable, Deque, Dict, Iterable, List, Optional, Protocol, Sequence, Tuple
 
 from .cluster import NO_OSD, Cluster, ClientIo, ClusterError, PgInfo, PoolInfo
 from .placement import pg_of
@@ -24,6 +23,7 @@ BENCH_LIMIT_OPTION = 'osd_bench_small_size_max_iops'
 BENCH_LIMIT_VALUE = 100000
 BENCH_MAX_OPS = BENCH_LIMIT_VALUE * 30
 CLIENT, OSD_BENCH, LIVE = 'client', 'osd-bench', 'live'
+BLOCK_SIZE = 4096  # a client write's
 WORKLOADS = (CLIENT, OSD_BENCH, LIVE)
 DEFAULT_WORKLOAD = CLIENT
 RENAMED = {'bench': OSD_BENCH}  # the name until issue 26: a start under it names the new one
@@ -254,7 +254,7 @@ def pipelined(items: Iterable[Sequence[Op]], depth: int,
 
 class ClientWorkload:
     def __init__(self, io: ClientIo, objects: Sequence[str], object_size: int,
-                 block_size: int = 4096, in_flight: int = 16, chunk_seconds: float = 5.0,
+                 block_size: int = BLOCK_SIZE, in_flight: int = 16, chunk_seconds: float = 5.0,
                  seed: int = 0, clock: Callable[[], float] = time.monotonic,
                  reference: Sequence[str] = ()) -> None:
         if object_size < block_size:
@@ -451,21 +451,3 @@ class ClientWorkload:
             rec.remove_error = f'{left} left after {CLEANUP_SECONDS:.0f}s'
         else:
             rec.removed, rec.left, rec.remove_error = gone, 0, ''
-
-
-class LazyClientWorkload:
-    """A ClientWorkload made on its first use (by `make`): its members are the load's."""
-    block_size = 4096
-
-    def __init__(self, make: Callable[[], ClientWorkload]) -> None:
-        self.make = make
-        self.load: Optional[ClientWorkload] = None
-
-    @property
-    def last_reference(self) -> Optional[int]:
-        return None if self.load is None else self.load.last_reference
-
-    def __getattr__(self, name: str) -> Any:
-        if self.load is None:
-            self.load = self.make()
-        return getattr(self.load, name)
