@@ -24,8 +24,8 @@ from .workload import CLEANUP_RETRY, NAMESPACE, ClientRecord
 MiB = 1 << 20
 
 
-def _fmt(v: Optional[float], spec: str) -> str:
-    return '-' if v is None else format(v, spec)
+def _fmt(v: Optional[float], spec: str, unit: float = 1.0) -> str:
+    return '-' if v is None else format(v / unit, spec)
 
 
 def status_text(s: Optional[SessionState], st: Mapping[str, Any], detail: bool = False,
@@ -188,10 +188,6 @@ HISTORY_COLUMNS = ['#', 'kind', 'round', 'verdict', 'mwbn', 'wbs', 'merge', 'l0'
                    'SST_MiB', 'flushes', 'secs', 'score']
 
 
-def _mib(v: Any) -> str:
-    return '-' if v is None else f'{v / MiB:.0f}'
-
-
 def history_row(t: Trial) -> List[str]:
     c, m = t.candidate, t.measurement
     lat, iops, wa, bluefs_wa, wal, sst, flushes = (
@@ -207,8 +203,8 @@ def history_row(t: Trial) -> List[str]:
             str(c.min_write_buffer_number_to_merge), str(c.level0_file_num_compaction_trigger),
             f'{c.max_bytes_for_level_base // MiB}M', str(c.max_bytes_for_level_multiplier),
             c.compression, _fmt(lat, '.3f'), _fmt(iops, '.0f'), _fmt(wa, '.3f'),
-            _fmt(bluefs_wa, '.3f'), _mib(wal), _mib(sst), _fmt(flushes, '.1f'),
-            f'{t.seconds:.0f}', _fmt(t.score, '+.3f')]
+            _fmt(bluefs_wa, '.3f'), _fmt(wal, '.0f', MiB), _fmt(sst, '.0f', MiB),
+            _fmt(flushes, '.1f'), f'{t.seconds:.0f}', _fmt(t.score, '+.3f')]
 
 
 def history_table(trials: List[Trial]) -> str:
