@@ -105,7 +105,7 @@ def measurement(**figures: Any) -> Measurement:
 def an_arm(arm: str = 'c1', trial: int = 1, verdict: str = 'passes', ratio: float = 1.0,
            **fields: Any) -> ArmResult:
     """An arm's result as a test sets it up: its figures `ratio` in each of 5 rounds."""
-    fig = Summary.of([math.log(ratio)] * 5).figure()
+    fig = Summary.of([math.log(ratio)] * 5)
     return ArmResult(**dict(dict(
         arm=arm, verdict=verdict, why='', objective=fig, write_amp=fig, kv_sync_lat=fig,
         trial=trial, mean=0.0, predicted=None, restart_seconds=None, objective_verdict=verdict,

@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import paired_stats, perf_counters, power, steady_check
 from .measurement_plan import BASELINE, SPLIT, MeasurementPlan
-from .paired_stats import Figure, Round
+from .paired_stats import Round, Summary
 from .perf_counters import median
 from .record import Record, make
 from .space import Candidate
@@ -61,17 +61,17 @@ class ArmResult(Record):
     arm: str
     verdict: str
     why: str
-    objective: Figure
-    write_amp: Figure
-    kv_sync_lat: Figure
+    objective: Summary
+    write_amp: Summary
+    kv_sync_lat: Summary
     trial: int
     mean: float
     predicted: Optional[float]
     restart_seconds: Optional[float]  # the canary's, median over its restarts after the arm
     objective_verdict: str
     steady: Optional[steady_check.SteadyVerdict]
-    iops_c: Optional[Figure] = None
-    iops_r: Optional[Figure] = None
+    iops_c: Optional[Summary] = None
+    iops_r: Optional[Summary] = None
     OMIT_NONE = GROUPS
 
     @classmethod
@@ -342,8 +342,8 @@ class Confirmation:
                             else (v.verdict, v.why))
             took = self.restarts_after(a.options)
             arms.append(ArmResult(
-                a.arm, verdict, why, v.objective.figure(), v.write_amp.figure(),
-                v.kv_sync_lat.figure(), a.trial, a.mean, a.predicted,
+                a.arm, verdict, why, v.objective, v.write_amp,
+                v.kv_sync_lat, a.trial, a.mean, a.predicted,
                 median(took) if took else None, v.verdict, st, **self._groups(rounds, a.arm)))
         verdict_of = {r.arm: r.verdict for r in arms}
         best = next((name for name in self._best_first(ranked)
@@ -358,10 +358,10 @@ class Confirmation:
             median(base) if base else None, arms, self._seen(rounds))
         return rec.result
 
-    def _groups(self, rounds: Sequence[Round], arm: str) -> Dict[str, Figure]:
+    def _groups(self, rounds: Sequence[Round], arm: str) -> Dict[str, Summary]:
         if self.rec.measurement_plan.design != SPLIT:
             return {}
-        return {key: paired_stats.summary(rounds, arm, BASELINE, key, self.rec.level).figure()
+        return {key: paired_stats.summary(rounds, arm, BASELINE, key, self.rec.level)
                 for key in GROUPS}
 
     def _seen(self, rounds: Sequence[Round]) -> Optional[RoundsNoise]:

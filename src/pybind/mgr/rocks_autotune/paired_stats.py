@@ -78,12 +78,6 @@ class Summary(Record):
         return cls(len(xs), mid, low, high, Ratios(
             _exp(mid), _exp(low), _exp(high), len(xs), [math.exp(v) for v in xs], list(at)))
 
-    def figure(self) -> 'Summary':  # until confirm.py drops its calls (shrink plan item 7)
-        return self
-
-
-Figure = Summary  # confirm.py's name for it
-
 
 def log_ratio(candidate: Any, baseline: Any) -> Optional[float]:
     """log(candidate / baseline); None unless both are positive finite numbers."""
