@@ -472,38 +472,41 @@ def t_interval(ratios: List[float]) -> str:
 
 
 def pairs(path: str) -> str:
-    """The second config over the first, pass by pass (each OSD's write-amp
+    """Each later config over the first, pass by pass (each OSD's write-amp
     over its own, fio's IOPS), then over the passes; the first config
     against itself across passes (its A/A-like spread)."""
     rows = [json.loads(x) for x in open(path) if x.strip()]
-    a, b = list(dict.fromkeys(r['config'] for r in rows))[:2]
+    a, *others = dict.fromkeys(r['config'] for r in rows)
 
     def get(c: str, p: int, w: str) -> List[Dict[str, Any]]:
         return sorted((r for r in rows if r['config'] == c and r['config_pass'] == p
                        and r['window'] == w), key=lambda r: r['osd'])
-    out = [f'| pass | steady write-amp {b}/{a}, per OSD | steady IOPS | short write-amp '
-           f'| short IOPS | steady seconds {a} / {b} | load avg, 1 min, over the pair |',
-           '|---|---|---|---|---|---|---|']
-    medians, iops = [], []
-    for p in sorted({r['config_pass'] for r in rows if r['config'] == b}):
-        sa, sb = get(a, p, 'steady'), get(b, p, 'steady')
-        ha, hb = get(a, p, 'short'), get(b, p, 'short')
-        if not (sa and sb and ha and hb):
-            continue
-        wr = [y['write_amp'] / x['write_amp'] for x, y in zip(sa, sb)]
-        hr = [y['write_amp'] / x['write_amp'] for x, y in zip(ha, hb)]
-        loads = [v for r in (ha[0], sa[0], hb[0], sb[0])
-                 for v in (r['load_avg_start'][0], r['load_avg_end'][0])]
-        medians.append(statistics.median(wr))
-        iops.append(sb[0]['fio_iops'] / sa[0]['fio_iops'])
-        out.append(f'| {p} | {", ".join(f"{x:.3f}" for x in wr)} | {iops[-1]:.3f} '
-                   f'| {", ".join(f"{x:.3f}" for x in hr)} '
-                   f'| {hb[0]["fio_iops"] / ha[0]["fio_iops"]:.3f} '
-                   f'| {sa[0]["seconds"]:.0f} / {sb[0]["seconds"]:.0f} '
-                   f'| {min(loads):.1f}-{max(loads):.1f} |')
-    if len(medians) >= 2:
-        out += ['', f'steady write-amp over the passes\' medians: {t_interval(medians)}; '
-                f'steady IOPS: {t_interval(iops)}']
+    out: List[str] = []
+    for b in others:
+        out += [f'| pass | steady write-amp {b}/{a}, per OSD | steady IOPS | short write-amp '
+                f'| short IOPS | steady seconds {a} / {b} | load avg, 1 min, over the pair |',
+                '|---|---|---|---|---|---|---|']
+        medians, iops = [], []
+        for p in sorted({r['config_pass'] for r in rows if r['config'] == b}):
+            sa, sb = get(a, p, 'steady'), get(b, p, 'steady')
+            ha, hb = get(a, p, 'short'), get(b, p, 'short')
+            if not (sa and sb and ha and hb):
+                continue
+            wr = [y['write_amp'] / x['write_amp'] for x, y in zip(sa, sb)]
+            hr = [y['write_amp'] / x['write_amp'] for x, y in zip(ha, hb)]
+            loads = [v for r in (ha[0], sa[0], hb[0], sb[0])
+                     for v in (r['load_avg_start'][0], r['load_avg_end'][0])]
+            medians.append(statistics.median(wr))
+            iops.append(sb[0]['fio_iops'] / sa[0]['fio_iops'])
+            out.append(f'| {p} | {", ".join(f"{x:.3f}" for x in wr)} | {iops[-1]:.3f} '
+                       f'| {", ".join(f"{x:.3f}" for x in hr)} '
+                       f'| {hb[0]["fio_iops"] / ha[0]["fio_iops"]:.3f} '
+                       f'| {sa[0]["seconds"]:.0f} / {sb[0]["seconds"]:.0f} '
+                       f'| {min(loads):.1f}-{max(loads):.1f} |')
+        if len(medians) >= 2:
+            out += ['', f'{b}/{a}, steady write-amp over the passes\' medians: '
+                    f'{t_interval(medians)}; steady IOPS: {t_interval(iops)}']
+        out.append('')
     own = [get(a, p, 'steady') for p in sorted({r['config_pass'] for r in rows
                                                 if r['config'] == a})]
     own = [x for x in own if x]

@@ -1123,6 +1123,22 @@ def test_wear_windows_terms_count_what_each_osd_took_in_before_a_window() -> Non
     assert ages == sorted(ages) and ages[0] < 1 < 20 < ages[-1]
 
 
+def test_wear_windows_pairs_each_later_config_with_the_first(tmp_path: Any) -> None:
+    # one check of two sessions' answers shares the blog string's windows
+    import wear_windows
+    src = os.path.join(os.path.dirname(__file__), '..', '..', 'qa', 'bench', 'results',
+                       'wear-windows-run32-fresh-check.jsonl')
+    rows = [json.loads(x) for x in open(src) if x.strip()]
+    third = [dict(r, config='c3', write_amp=r['write_amp'] * 2) for r in rows
+             if r['config'] == 'after']
+    path = tmp_path / 'three.jsonl'
+    path.write_text(''.join(json.dumps(r) + '\n' for r in rows + third))
+    out = wear_windows.pairs(str(path))
+    assert 'after/before, steady write-amp over the passes\' medians: 0.592x' in out
+    assert 'c3/before, steady write-amp over the passes\' medians: 1.184x' in out
+    assert out.count('before against itself') == 1
+
+
 def test_wear_windows_counts_each_osds_pg_log_and_parses_its_osd_settings() -> None:
     # what trimming a PG's log writes: the pool's PGs only, each OSD of its acting set
     import argparse
