@@ -28,7 +28,9 @@ bytes_written_wal/sst/slow deltas and db_used_bytes at the end, fio's IOPS
 histogram, json+ bins of every chunk merged), the load average, and the
 entries and dups of the PG logs each OSD holds at the window's edges.
 --osd-set sets a Ceph option for one config's passes (trimming those logs
-stopped: doc/bench/wear-floor.md).
+stopped: doc/bench/wear-floor.md). --canary N sets each config on osd.N
+alone, as a session does, the others staying on --fill-on's: its ratio
+beside the peers' under the same load.
 
 Configurations: `default` (Tentacle's release default: the option removed;
 its string from `ceph config help`), `tiny` (benchlib.BLOG_SMALL, the
@@ -396,17 +398,22 @@ def run(a: argparse.Namespace) -> None:
                 val = a.osd_set.get(name, {}).get(opt)
                 lab.ceph('config', *(('set', 'osd', opt, val) if val else ('rm', 'osd', opt)))
             t = time.time()
-            for o in osds:  # the option set at osd.N (removed for default), then a restart
+            # the option set at osd.N (removed for default), then a restart;
+            # --canary: on that OSD alone, as a session sets its canary
+            applied = osds if a.canary is None else [a.canary]
+            for o in applied:
                 lab.apply(o, setting)
             restart = round(time.time() - t, 1)
-            got = lab.ceph('config', 'show', f'osd.{osds[0]}', benchlib.OPTION).strip()
-            log(f'{name}: all OSDs restarted in {restart} s; osd.{osds[0]} runs {got}')
+            got = lab.ceph('config', 'show', f'osd.{applied[0]}', benchlib.OPTION).strip()
+            log(f'{name}: osd.{",".join(map(str, applied))} restarted in {restart} s; '
+                f'osd.{applied[0]} runs {got}')
             chunk(lab, a.warmup)
             for kind, limit in (('short', a.short), ('steady', a.steady_limit)):
                 rows = window(lab, osds, name, options, kind, limit, steady_wal(options),
                               deadline, dict(common, restart_seconds=restart,
                                              option_running=got, warmup=a.warmup,
                                              osd_set=a.osd_set.get(name, {}),
+                                             canary=a.canary,
                                              config_pass=passes[name]), a.steady_min, chunk)
                 with open(a.out, 'a') as f:
                     for r in rows:
@@ -594,8 +601,13 @@ def main() -> None:
     ap.add_argument('--osd-set', action='append', default=[], type=osd_setting,
                     metavar='NAME:OPTION=VALUE', help='a Ceph option set for every OSD '
                     'before config NAME\'s passes, removed before the others\' (repeatable)')
+    ap.add_argument('--canary', type=int, metavar='OSD', help='set each config on '
+                    'osd.OSD alone, restarting it alone, the others on --fill-on\'s (a '
+                    'session\'s design, under this load; every OSD measured)')
     ap.add_argument('--module-load', metavar='fill|SECONDS', help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.canary is not None and not a.fill_on:
+        ap.error('--canary needs --fill-on: what the other OSDs run')
     sets: Dict[str, Dict[str, str]] = {}
     for name, opt, val in a.osd_set:
         sets.setdefault(name, {})[opt] = val

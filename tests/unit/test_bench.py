@@ -7,6 +7,7 @@ import json
 import math
 import os
 import statistics
+import subprocess
 import sys
 from typing import Any, Dict, List, Optional, Tuple, cast
 
@@ -1137,6 +1138,15 @@ def test_wear_windows_pairs_each_later_config_with_the_first(tmp_path: Any) -> N
     assert 'after/before, steady write-amp over the passes\' medians: 0.592x' in out
     assert 'c3/before, steady write-amp over the passes\' medians: 1.184x' in out
     assert out.count('before against itself') == 1
+
+
+def test_wear_windows_canary_needs_what_the_others_run() -> None:
+    # --canary sets configs on one OSD: the others must have been set by --fill-on
+    bench = os.path.join(os.path.dirname(__file__), '..', '..', 'qa', 'bench',
+                         'wear_windows.py')
+    p = subprocess.run([sys.executable, bench, '--canary', '0', '--configs', 'tiny'],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and '--canary needs --fill-on' in p.stderr
 
 
 def test_wear_windows_counts_each_osds_pg_log_and_parses_its_osd_settings() -> None:
