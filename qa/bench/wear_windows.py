@@ -503,7 +503,10 @@ def pairs(path: str) -> str:
             hr = [y['write_amp'] / x['write_amp'] for x, y in zip(ha, hb)]
             loads = [v for r in (ha[0], sa[0], hb[0], sb[0])
                      for v in (r['load_avg_start'][0], r['load_avg_end'][0])]
-            medians.append(statistics.median(wr))
+            # --canary: its own ratio (the others ran the first config in both)
+            can = sa[0].get('canary')
+            medians.append(statistics.median(wr) if can is None
+                           else wr[[x['osd'] for x in sa].index(can)])
             iops.append(sb[0]['fio_iops'] / sa[0]['fio_iops'])
             out.append(f'| {p} | {", ".join(f"{x:.3f}" for x in wr)} | {iops[-1]:.3f} '
                        f'| {", ".join(f"{x:.3f}" for x in hr)} '
@@ -511,7 +514,8 @@ def pairs(path: str) -> str:
                        f'| {sa[0]["seconds"]:.0f} / {sb[0]["seconds"]:.0f} '
                        f'| {min(loads):.1f}-{max(loads):.1f} |')
         if len(medians) >= 2:
-            out += ['', f'{b}/{a}, steady write-amp over the passes\' medians: '
+            what = 'medians' if can is None else f'osd.{can}'
+            out += ['', f'{b}/{a}, steady write-amp over the passes\' {what}: '
                     f'{t_interval(medians)}; steady IOPS: {t_interval(iops)}']
         out.append('')
     own = [get(a, p, 'steady') for p in sorted({r['config_pass'] for r in rows

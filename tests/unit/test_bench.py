@@ -1138,6 +1138,10 @@ def test_wear_windows_pairs_each_later_config_with_the_first(tmp_path: Any) -> N
     assert 'after/before, steady write-amp over the passes\' medians: 0.592x' in out
     assert 'c3/before, steady write-amp over the passes\' medians: 1.184x' in out
     assert out.count('before against itself') == 1
+    # --canary: the canary's own ratio, the others having run `before` in both
+    canary = os.path.join(os.path.dirname(src), 'wear-windows-run30-canary.jsonl')
+    assert "c30/before, steady write-amp over the passes' osd.0: 0.684x" in \
+        wear_windows.pairs(canary)
 
 
 def test_wear_windows_canary_needs_what_the_others_run() -> None:
