@@ -493,12 +493,16 @@ def pairs(path: str) -> str:
         out += [f'| pass | steady write-amp {b}/{a}, per OSD | steady IOPS | short write-amp '
                 f'| short IOPS | steady seconds {a} / {b} | load avg, 1 min, over the pair |',
                 '|---|---|---|---|---|---|---|']
-        medians, iops = [], []
+        medians, iops, cut = [], [], []
         for p in sorted({r['config_pass'] for r in rows if r['config'] == b}):
             sa, sb = get(a, p, 'steady'), get(b, p, 'steady')
             ha, hb = get(a, p, 'short'), get(b, p, 'short')
             if not (sa and sb and ha and hb):
                 continue
+            # a window its limit ended before the steady rule held (files
+            # before the field: unknown, not counted as cut)
+            cut += [f'{r["config"]} in pass {p}'
+                    for r in (sa[0], sb[0]) if r.get('steady_reached') is False]
             wr = [y['write_amp'] / x['write_amp'] for x, y in zip(sa, sb)]
             hr = [y['write_amp'] / x['write_amp'] for x, y in zip(ha, hb)]
             loads = [v for r in (ha[0], sa[0], hb[0], sb[0])
@@ -517,6 +521,9 @@ def pairs(path: str) -> str:
             what = 'medians' if can is None else f'osd.{can}'
             out += ['', f'{b}/{a}, steady write-amp over the passes\' {what}: '
                     f'{t_interval(medians)}; steady IOPS: {t_interval(iops)}']
+        if cut:  # write-amp counts only at steady state
+            out += ['', 'not at steady state: the steady window of ' + ', '.join(cut)
+                    + ' ended at its limit before the steady rule held']
         out.append('')
     own = [get(a, p, 'steady') for p in sorted({r['config_pass'] for r in rows
                                                 if r['config'] == a})]

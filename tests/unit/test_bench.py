@@ -1144,6 +1144,19 @@ def test_wear_windows_pairs_each_later_config_with_the_first(tmp_path: Any) -> N
         wear_windows.pairs(canary)
 
 
+def test_wear_windows_pairs_says_which_windows_ended_short_of_steady() -> None:
+    # the fresh check of runs 29 and 30: every c1 window ran to its 600-s limit
+    import wear_windows
+    res = os.path.join(os.path.dirname(__file__), '..', '..', 'qa', 'bench', 'results')
+    out = wear_windows.pairs(os.path.join(res, 'wear-windows-run29-30-fresh-check.jsonl'))
+    assert out.count('not at steady state') == 2, out
+    assert 'the steady window of c29 in pass 1, c29 in pass 2, c29 in pass 3 ended' in out
+    assert 'c30 in pass 3 ended at its limit' in out and 'before in pass' not in out
+    # the canary run on the same lab: c30's second window reached the rule
+    out = wear_windows.pairs(os.path.join(res, 'wear-windows-run30-canary.jsonl'))
+    assert 'the steady window of c30 in pass 1 ended' in out and 'pass 2 ended' not in out
+
+
 def test_wear_windows_canary_needs_what_the_others_run() -> None:
     # --canary sets configs on one OSD: the others must have been set by --fill-on
     bench = os.path.join(os.path.dirname(__file__), '..', '..', 'qa', 'bench',
