@@ -319,10 +319,11 @@ def test_a_recommending_demo_measures_the_whole_lab_before_and_after(
     calls.clear()
     with open(str(tmp_path / 'lab') + '-before-after.jsonl', 'w') as f:
         f.write('{"an earlier demo": 1}\n')
-    lab.before_after('b=2', 'a=1', 4 << 30)
+    lab.before_after('b=2', 'a=1', 4 << 30, '3600')
     assert not os.path.exists(str(tmp_path / 'lab') + '-before-after.jsonl')  # not appended to
     bench = runs[0]
     assert bench[bench.index('--image-mib') + 1] == '4096'  # the session's client_space
+    assert bench[bench.index('--steady-limit') + 1] == '3600'  # its steady_window_limit
     assert bench[1].endswith('qa/bench/wear_windows.py') and '--keep-lab' in bench
     assert bench[bench.index('--configs') + 1] == 'before,after'
     assert {bench[i + 1] for i, x in enumerate(bench) if x == '--config'} == {
@@ -337,7 +338,7 @@ def test_a_recommending_demo_measures_the_whole_lab_before_and_after(
                      for i in range(lab.DEMO_OSDS)]
     # a bench that failed: said, with its log; the OSDs' settings all the same
     rc['bench'], runs[:], calls[:] = 1, [], []
-    lab.before_after('b=2', 'a=1', 512 << 20)
+    lab.before_after('b=2', 'a=1', 512 << 20, '900')
     assert len(runs) == 1 and 'failed' in logged[-1] and 'before-after.log' in logged[-1]
     assert len(calls) == lab.DEMO_OSDS
 
