@@ -122,13 +122,14 @@ def steady_wal(options: str) -> int:
                * COLUMN_FAMILIES)
 
 
-def fio_chunk(lab: Lab, seconds: float) -> Dict[str, Any]:
-    """fio's rbd engine as benchlib.fio_rbd runs it, with json+ output: writes,
-    seconds, its own p99 and the write clat histogram (ns -> count)."""
+def fio_chunk(lab: Lab, seconds: float, depth: Optional[int] = None) -> Dict[str, Any]:
+    """fio's rbd engine as benchlib.fio_rbd runs it (`depth` writes in flight,
+    default 16), with json+ output: writes, seconds, its own p99 and the write
+    clat histogram (ns -> count)."""
     n = max(1, int(round(seconds)))
     out = lab.lab('exec', '--', 'fio', '--name=ratbench', '--ioengine=rbd',
                   '--clientname=admin', f'--pool={POOL}', f'--rbdname={FIO_IMAGE}',
-                  '--rw=randwrite', '--bs=4k', '--iodepth=16', '--numjobs=1',
+                  '--rw=randwrite', '--bs=4k', f'--iodepth={depth or 16}', '--numjobs=1',
                   '--time_based', f'--runtime={n}', '--output-format=json+',
                   timeout=max(600.0, n * 3))
     r = benchlib.parse_fio(out)
@@ -137,18 +138,22 @@ def fio_chunk(lab: Lab, seconds: float) -> Dict[str, Any]:
                 bins={int(k): int(v) for k, v in clat.get('bins', {}).items()})
 
 
-def run_module_load(lab: Lab, image_mib: int, what: str, timeout: float) -> Dict[str, Any]:
+def run_module_load(lab: Lab, image_mib: int, what: str, timeout: float,
+                    depth: Optional[int] = None) -> Dict[str, Any]:
     """This script's --module-load `what` inside the lab's root: its JSON line."""
     out = lab.lab('exec', '--', 'python3', os.path.abspath(__file__), '--image-mib',
-                  str(image_mib), '--module-load', what, timeout=timeout)
+                  str(image_mib), '--module-load', what,
+                  *(['--depth', f'load={depth}'] if depth else []), timeout=timeout)
     return dict(json.loads(out.strip().splitlines()[-1]))
 
 
-def module_chunk(lab: Lab, seconds: float, image_mib: int) -> Dict[str, Any]:
-    """The module's client load for `seconds`: writes and seconds (no latency
-    histogram: the module's load keeps none)."""
+def module_chunk(lab: Lab, seconds: float, image_mib: int,
+                 depth: Optional[int] = None) -> Dict[str, Any]:
+    """The module's client load for `seconds` (`depth` writes in flight, default
+    client_threads'): writes and seconds (no latency histogram: the module's
+    load keeps none)."""
     r = run_module_load(lab, image_mib, str(max(1, int(round(seconds)))),
-                        max(600.0, seconds * 3))
+                        max(600.0, seconds * 3), depth)
     return dict(r, p99_ns=None, bins={})
 
 
@@ -159,7 +164,7 @@ def module_fill(lab: Lab, image_mib: int) -> float:
     return time.time() - t
 
 
-def module_load(what: str, image_mib: int) -> None:
+def module_load(what: str, image_mib: int, depth: Optional[int] = None) -> None:
     """Inside the lab's root (--module-load): the module's ClientWorkload over
     image_mib of its objects in every PG of POOL, `fill` or SECONDS of writes;
     prints one JSON line."""
@@ -172,7 +177,7 @@ def module_load(what: str, image_mib: int) -> None:
         names = [f'wear.{i}' for i in range(image_mib * MiB // FILL_WRITE)]
         # a new seed a chunk, or every chunk would write the same offsets
         load = ClientWorkload(RadosIo(ioctx, POOL, NAMESPACE), names, FILL_WRITE,
-                              in_flight=Settings().client_threads, seed=time.time_ns())
+                              in_flight=depth or Settings().client_threads, seed=time.time_ns())
         if what == 'fill':
             out = dict(benchlib.fill_all(load), **benchlib.overwrite_all(load))
         else:
@@ -407,14 +412,15 @@ def run(a: argparse.Namespace) -> None:
             got = lab.ceph('config', 'show', f'osd.{applied[0]}', benchlib.OPTION).strip()
             log(f'{name}: osd.{",".join(map(str, applied))} restarted in {restart} s; '
                 f'osd.{applied[0]} runs {got}')
-            chunk(lab, a.warmup)
+            load = functools.partial(chunk, depth=a.depth.get(name))
+            load(lab, a.warmup)
             for kind, limit in (('short', a.short), ('steady', a.steady_limit)):
                 rows = window(lab, osds, name, options, kind, limit, steady_wal(options),
                               deadline, dict(common, restart_seconds=restart,
                                              option_running=got, warmup=a.warmup,
                                              osd_set=a.osd_set.get(name, {}),
-                                             canary=a.canary,
-                                             config_pass=passes[name]), a.steady_min, chunk)
+                                             canary=a.canary, depth=a.depth.get(name),
+                                             config_pass=passes[name]), a.steady_min, load)
                 with open(a.out, 'a') as f:
                     for r in rows:
                         f.write(json.dumps(r) + '\n')
@@ -576,6 +582,13 @@ def osd_setting(text: str) -> Tuple[str, str, str]:
     return name, opt, val
 
 
+def named_depth(text: str) -> Tuple[str, int]:
+    name, sep, n = text.partition('=')
+    if not name or not sep or not n.isdigit() or int(n) < 1:
+        raise argparse.ArgumentTypeError(f'{text!r}: NAME=WRITES (1 or more)')
+    return name, int(n)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or '').split('\n')[0])
     ap.add_argument('--up', action='store_true', help='bring the lab up fresh first')
@@ -615,8 +628,13 @@ def main() -> None:
     ap.add_argument('--canary', type=int, metavar='OSD', help='set each config on '
                     'osd.OSD alone, restarting it alone, the others on --fill-on\'s (a '
                     'session\'s design, under this load; every OSD measured)')
+    ap.add_argument('--depth', action='append', default=[], type=named_depth,
+                    metavar='NAME=WRITES', help='writes in flight in config NAME\'s windows '
+                    '(repeatable; fio\'s iodepth, default 16, or the module\'s, default '
+                    'its client_threads)')
     ap.add_argument('--module-load', metavar='fill|SECONDS', help=argparse.SUPPRESS)
     a = ap.parse_args()
+    a.depth = dict(a.depth)
     if a.canary is not None and not a.fill_on:
         ap.error('--canary needs --fill-on: what the other OSDs run')
     sets: Dict[str, Dict[str, str]] = {}
@@ -624,7 +642,7 @@ def main() -> None:
         sets.setdefault(name, {})[opt] = val
     a.osd_set = sets
     if a.module_load:
-        module_load(a.module_load, a.image_mib)
+        module_load(a.module_load, a.image_mib, a.depth.get('load'))
         return
     if a.table or a.pairs or a.terms:
         print(table(a.table) if a.table else pairs(a.pairs) if a.pairs else terms(a.terms))

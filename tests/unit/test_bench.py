@@ -1265,3 +1265,28 @@ def test_osd_samples_sums_each_osds_spans_after_the_first_window_and_skips_a_res
     rows[3].update(db_used=2**30, stored=3 * 2**30)
     assert osd_samples.table(rows, history).splitlines()[3] == \
         '| 0-2 | osd.1 | 0.00 | 0.500 | 0.500 | 1.00 | 3.00 | 20.0 |'
+
+
+def test_wear_windows_depth_sets_a_configs_writes_in_flight() -> None:
+    # --depth NAME=N: fio's iodepth (or the module's in_flight) in NAME's windows
+    import argparse
+    import wear_windows
+    assert wear_windows.named_depth('deep=512') == ('deep', 512)
+    for bad in ('deep', 'deep=', '=16', 'deep=0', 'deep=x'):
+        with pytest.raises(argparse.ArgumentTypeError):
+            wear_windows.named_depth(bad)
+    argv: list = []
+    fio = {'jobs': [{'write': {'total_ios': 10, 'runtime': 1000,
+                               'clat_ns': {'percentile': {'99.000000': 5000}, 'bins': {}}}}]}
+
+    class RunLab:  # what ran inside the lab's root; fio's JSON, or the module load's line
+        def lab(self, *args: str, **kw: Any) -> str:
+            argv[:] = args
+            return json.dumps(fio if 'fio' in args else {'writes': 1, 'seconds': 1.0})
+    lab = cast(Any, RunLab())
+    wear_windows.fio_chunk(lab, 5.0, depth=512)
+    assert '--iodepth=512' in argv
+    wear_windows.fio_chunk(lab, 5.0)
+    assert '--iodepth=16' in argv
+    wear_windows.module_chunk(lab, 5.0, 4096, depth=16)
+    assert argv[argv.index('--depth') + 1] == 'load=16'
