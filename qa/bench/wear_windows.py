@@ -323,6 +323,8 @@ def window(lab: Lab, osds: List[int], name: str, options: str, kind: str,
             subop_w_in_bytes=a['subop_w_in_bytes'] - b['subop_w_in_bytes'],
             rocksdb_wal_bytes=kd.wal_bytes, rocksdb_flush_bytes=kd.flush_bytes,
             rocksdb_compaction_bytes=kd.compaction_bytes,
+            # what the flushes and compactions compressed, before: their ratio
+            rocksdb_compressed_raw_bytes=kd.compressed_raw,
             flushes=flushes, compactions=compactions, busiest_cf=kd.busiest_cf,
             busiest_cf_flushes=kd.flushes, busiest_cf_compactions=kd.compactions,
             **{k: delta(b['snap'], a['snap'], key)

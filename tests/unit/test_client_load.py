@@ -256,6 +256,30 @@ def test_overwrite_writes_every_block_once_in_chunks() -> None:
     assert all(n == 4096 for _, _, n in io.writes)
 
 
+def test_no_two_blocks_the_load_writes_are_alike() -> None:
+    # BlueStore keeps each block's checksum in RocksDB: blocks alike would
+    # make those compress as a client's data never does
+    clock = FakeClock()
+    blocks: list = []
+
+    class Kept(Recorded):
+        def write(self, obj: str, data: bytes, offset: int) -> None:
+            super().write(obj, data, offset)
+            blocks.extend(data[i:i + 4096] for i in range(0, len(data), 4096))
+
+    load = ClientWorkload(Kept(clock), ['o.0', 'o.1'], 64 << 10, in_flight=2,
+                          chunk_seconds=5.0, clock=clock,
+                          reference=['r.0'])  # type: ignore[arg-type]
+    filled = done = 0
+    while filled < load.object_count:
+        filled = load.fill(filled, 100.0)[0]
+    while done < load.block_count:
+        done = load.overwrite(done, 100.0)[0]
+    load.drive(5.0, None)
+    assert len(blocks) > 3 * 16 + 32 + 2
+    assert len(set(blocks)) == len(blocks)
+
+
 def test_a_failed_fill_write_fails_the_chunk() -> None:
     clock = FakeClock()
     load = ClientWorkload(Recorded(clock, fail_on='o.1'), ['o.0', 'o.1'], 1 << 20,

@@ -273,7 +273,7 @@ class ClientWorkload:
         self.chunk_seconds = chunk_seconds
         self.rng = random.Random(seed)
         self.clock = clock
-        # incompressible, as a client's data mostly is
+        # incompressible, as a client's data mostly is (each write's made new: _fresh)
         self.data = self.rng.randbytes(block_size)
         self.fill_data: Optional[bytes] = None
         # the probe in flight: latencies and seconds so far (a new mgr restarts it)
@@ -289,7 +289,7 @@ class ClientWorkload:
 
         def writer(i: int, going: Callable[[], bool]) -> None:
             rng = random.Random(seeds[i])
-            writes = ([self._write(rng.choice(groups[i]), self.data,
+            writes = ([self._write(rng.choice(groups[i]), self._fresh(self.data, rng),
                                    rng.randrange(self.blocks) * self.block_size)]
                       for _ in itertools.count())
             done[i] = pipelined(writes, self.in_flight, going)[1]
@@ -300,6 +300,17 @@ class ClientWorkload:
 
     def _write(self, obj: str, data: bytes, offset: int) -> Op:
         return (lambda: self.io.aio_write(obj, data, offset)), len(data)
+
+    def _fresh(self, data: bytes, rng: random.Random) -> bytes:
+        """`data` with each block's first 8 bytes drawn anew.  BlueStore keeps
+        a checksum of every block in the object's extent map, in RocksDB: one
+        block written everywhere makes those compress (LZ4, Snappy) as no
+        client's data does, and a compressed string's write-amp read low
+        (doc/bench/wear-floor.md, the load's data)."""
+        buf = bytearray(data)
+        for off in range(0, len(buf), self.block_size):
+            buf[off:off + 8] = rng.randbytes(8)
+        return bytes(buf)
 
     def read_probe(self, seconds: float,
                    objects: Optional[Sequence[str]] = None) -> Optional[ReadProbe]:
@@ -352,7 +363,8 @@ class ClientWorkload:
         keyspace = self.objects + self.reference
 
         def one(n: int) -> List[Op]:
-            return [self._write(keyspace[n], data[:self.object_size - off], off)
+            return [self._write(keyspace[n], self._fresh(data[:self.object_size - off], self.rng),
+                                off)
                     for off in range(0, self.object_size, len(data))]
 
         return self._each(one, start, len(keyspace), seconds, len(data))
@@ -366,7 +378,7 @@ class ClientWorkload:
 
         def one(i: int) -> List[Op]:
             b = order(i)
-            return [self._write(self.objects[b // self.blocks], self.data,
+            return [self._write(self.objects[b // self.blocks], self._fresh(self.data, self.rng),
                                 (b % self.blocks) * self.block_size)]
 
         return self._each(one, start, self.block_count, seconds, self.block_size)
