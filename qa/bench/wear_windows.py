@@ -550,22 +550,28 @@ def terms(path: str) -> str:
     compaction bytes per WAL byte (the parts a config changes; the WAL per
     client byte it does not), the WAL limits the window passed, and the
     GiB the OSD took in over the file's windows before it (its DB's age
-    since the fill: the fill and what ran between windows not counted)."""
+    since the fill: the fill and what ran between windows not counted), and
+    the bytes its flushes and compactions compressed per byte they wrote
+    (– without compression, or in a file from before that count)."""
     out = ['| started | config | pass | window | steady-min | osd | seconds | WAL limits '
-           '| flush / WAL | compaction / WAL | DB used MiB | GiB before |', '|---' * 12 + '|']
+           '| flush / WAL | compaction / WAL | DB used MiB | GiB before | compressed |',
+           '|---' * 13 + '|']
     before: Dict[int, int] = {}
     for r in (json.loads(x) for x in open(path) if x.strip()):
         wal, took = r['rocksdb_wal_bytes'], before.get(r['osd'], 0)
         before[r['osd']] = took + r['client_bytes'] + r['subop_w_in_bytes']
         if r['window'] == 'short' or not wal:
             continue
+        raw = r.get('rocksdb_compressed_raw_bytes')
+        sst = r['rocksdb_flush_bytes'] + r['rocksdb_compaction_bytes']
         limit = parse_size(parse_options(r['options']).get('max_total_wal_size', '0'))
         out.append(f'| {r["started"][11:19]} | {r["config"]} | {r["config_pass"]} '
                    f'| {r["window"]} | {r.get("steady_min", 0):.0f} | {r["osd"]} '
                    f'| {r["seconds"]:.0f} | {f"{wal / limit:.1f}" if limit else "–"} '
                    f'| {r["rocksdb_flush_bytes"] / wal:.3f} '
                    f'| {r["rocksdb_compaction_bytes"] / wal:.3f} '
-                   f'| {r["db_used_bytes_end"] >> 20} | {took / 2 ** 30:.1f} |')
+                   f'| {r["db_used_bytes_end"] >> 20} | {took / 2 ** 30:.1f} '
+                   f'| {f"{raw / sst:.2f}" if raw and sst else "–"} |')
     return '\n'.join(out)
 
 

@@ -1124,6 +1124,22 @@ def test_wear_windows_terms_count_what_each_osd_took_in_before_a_window() -> Non
     assert ages == sorted(ages) and ages[0] < 1 < 20 < ages[-1]
 
 
+def test_wear_windows_terms_give_the_compression_ratio_where_rows_count_it(tmp_path: Any) -> None:
+    # the load's data made the blog string's extent maps compress (wear-floor.md)
+    import wear_windows
+    src = os.path.join(os.path.dirname(__file__), '..', '..', 'qa', 'bench', 'results',
+                       'wear-windows-run28-module-check.jsonl')
+    rows = [json.loads(x) for x in open(src) if x.strip()]
+    counted = [dict(r, rocksdb_compressed_raw_bytes=2 * (r['rocksdb_flush_bytes']
+                                                         + r['rocksdb_compaction_bytes']))
+               for r in rows]
+    path = tmp_path / 'raw.jsonl'
+    path.write_text(''.join(json.dumps(r) + '\n' for r in counted))
+    ratio = {r.split('|')[13].strip() for r in wear_windows.terms(str(path)).splitlines()[2:]}
+    assert ratio == {'2.00'}
+    assert {r.split('|')[13].strip() for r in wear_windows.terms(src).splitlines()[2:]} == {'–'}
+
+
 def test_wear_windows_pairs_each_later_config_with_the_first(tmp_path: Any) -> None:
     # one check of two sessions' answers shares the blog string's windows
     import wear_windows
