@@ -256,9 +256,6 @@ def test_steady_windows_carry_a_read_probe_of_the_canary(lab: Lab) -> None:
         p = t['read_probe']
         assert p is not None and p['reads'] > 0 and p['seconds'] >= probe, t
         assert 0 < p['mean_ms'] <= p['p99_ms'] and p['iops'] > 0, p
-        # no other OSD runs osd.2's options: no peer was read beside it (the
-        # demo, whose OSDs all run the blog string, reads three)
-        assert t['measurement'].get('peer_osds') is None, t
     # the answer gives them beside the write-amp
     arms = [a for a in st['confirmation']['result']['arms'] if a.get('steady')]
     assert arms and all(a['steady']['read_p99'] is not None for a in arms), arms

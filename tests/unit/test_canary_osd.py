@@ -5,7 +5,7 @@ from typing import Any, List, Tuple
 
 from fake_cluster import FakeClock, FakeCluster
 from rocks_autotune import session_start
-from rocks_autotune.canary import OPTIONS, SAVED, STATS_OPTIONS, Canary, peers
+from rocks_autotune.canary import OPTIONS, SAVED, STATS_OPTIONS, Canary
 from rocks_autotune.canary_osd import CanaryOsd, SessionLoad, runs_candidate
 from rocks_autotune.gate import look
 from rocks_autotune.session_settings import Params
@@ -141,12 +141,3 @@ def test_the_look_returns_its_own_crashes_and_does_not_block_on_them() -> None:
     health = look(cluster, 1, lambda crash: crash.entity == 'osd.1')
     assert health.own_crashes == [mine] and health.others == ['RECENT_CRASH']
     assert health.blockers(force=False) != []
-
-
-def test_the_peers_are_up_on_the_start_options_and_at_most_three() -> None:
-    cluster = FakeCluster(FakeClock(), n_osds=7)
-    base = Canary(cluster, 0).running_base()
-    cluster.config_set('osd.1', OPTIONS, 'write_buffer_size=1048576')
-    cluster.kill(2)
-    assert peers(cluster, 0, base) == [3, 4, 5]
-    assert peers(cluster, 0, 'write_buffer_size=1048576') == [1]

@@ -296,7 +296,7 @@ def test_status_and_history_show_the_confirmation() -> None:
     assert list(arm['objective']['ratio']) == ['median', 'low', 'high', 'rounds', 'per_round',
                                                'at']
     assert list(arm['steady']) == ['verdict', 'why', 'ratio', 'objective', 'saved_per_day',
-                                   'read_p99', 'read_iops', 'range', 'peers_ratio',
+                                   'read_p99', 'read_iops', 'range',
                                    'upper_bound', 'pairs', 'arm_seen', 'baseline_seen']
     assert list(result['seen']) == ['sd', 'df', 'rounds', 'power', 'detectable']
     saved = json.dumps(s.s.confirm.to_json())

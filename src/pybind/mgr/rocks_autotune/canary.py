@@ -4,7 +4,7 @@ and restores (but not over someone else's value since: `foreign`).
 import hashlib
 from typing import Collection, Dict, List, Mapping, Optional, Set, Tuple
 
-from .cluster import Cluster, ClusterError, ConfigEntries
+from .cluster import Cluster, ConfigEntries
 from .rocksdb_options import parse_options, render_options
 from .workload import BENCH_LIMIT_OPTION, BENCH_LIMIT_VALUE
 
@@ -26,9 +26,6 @@ CLASS_MASK_NOTE = (
     'not run options set there (seen on Tentacle 20.2.4; Ceph tracker 65228)')
 
 Originals = Dict[str, Optional[str]]
-
-# OSDs read beside a steady window (peers), and the most asked for their options
-PEERS, PEERS_ASKED = 3, 12
 
 # a watched value longer than this is kept in the session's head as its
 # length and digest: someone else's long value must not grow the head past
@@ -137,20 +134,3 @@ class Canary:
                 if old != new:
                     changes.append(f'{who} {name}: {_show(old)} -> {_show(new)}')
         return changes, held
-
-
-def peers(cluster: Cluster, osd: int, base: str) -> List[int]:
-    """Up to PEERS OSDs up, other than `osd`, whose options are `base` (the
-    canary's start options): what a rollout would change, on its DB as it
-    aged.  At most PEERS_ASKED are asked, so a cluster of any size costs alike."""
-    out: List[int] = []
-    ids = [o for o, i in sorted(cluster.osd_states().items()) if i.up and o != osd]
-    for o in ids[:PEERS_ASKED]:
-        try:
-            if Canary(cluster, o).running_base() == base:
-                out.append(o)
-        except ClusterError:
-            continue
-        if len(out) == PEERS:
-            break
-    return out

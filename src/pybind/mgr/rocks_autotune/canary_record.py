@@ -45,9 +45,7 @@ class WindowRecord(Record):
     reference_bytes: Optional[int] = None  # a split load's group R's, once it wrote
     # a steady window: the seconds it ran before it counted (Window.measure)
     settled: Optional[float] = None
-    # a steady window's peers' BlueFS [WAL, SST] bytes at its start, by OSD id
-    peers_before: Optional[Dict[str, List[float]]] = None
-    OMIT_NONE = ('kv_before', 'reference_bytes', 'settled', 'peers_before')
+    OMIT_NONE = ('kv_before', 'reference_bytes', 'settled')
 
 
 @dataclass

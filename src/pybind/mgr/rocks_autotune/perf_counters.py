@@ -39,11 +39,6 @@ def snapshot(dump: Dict[str, Any]) -> Dict[str, Any]:
     return out
 
 
-def bluefs_bytes(dump: Dict[str, Any]) -> List[float]:
-    """BlueFS's WAL and SST bytes so far (ValueError: not in the dump)."""
-    return [float(_counter(dump, WAL_BYTES)), float(_counter(dump, SST_BYTES))]
-
-
 def _counter(dump: Dict[str, Any], key: Tuple[str, str]) -> Any:
     try:
         return dump[key[0]][key[1]]
@@ -110,11 +105,6 @@ class Measurement:
     # began counting (window.Window.measure; None: not steady, or none came)
     settled: Optional[float] = None
     compaction_unit: Optional[int] = None  # rocksdb_stats.KvDelta.unit
-    # a steady window's peers (OSDs on the start options all session, read
-    # beside it): how many, and their BlueFS WAL and SST bytes summed
-    peer_osds: Optional[int] = None
-    peer_wal_bytes: Optional[int] = None
-    peer_sst_bytes: Optional[int] = None
 
     def to_dict(self) -> Dict[str, Any]:
         # its fields are scalars: no deep copy (every save converts every trial)

@@ -7,7 +7,6 @@ from enum import Enum
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from . import crashes, perf_counters, views
-from .canary import peers as canary_peers
 from .canary_osd import CanaryOsd, runs_candidate
 from .cluster import Cluster, ClusterError
 from .confirm import BASELINE
@@ -398,23 +397,12 @@ class Phases(WayOut):
 
     def warmup(self, now: float) -> Move:
         try:
-            done, delay = self.canary.window.warmup(now, self.s.phase_started,
-                                                    self.steady_peers)
+            done, delay = self.canary.window.warmup(now, self.s.phase_started)
         except ClusterError as e:
             return self.load_failed(f'osd.{self.canary.osd} failed during warm-up: {e}')
         if done:
             return Go(P.MEASURE, f'trial {self.cur().index}: measuring', delay)
         return delay
-
-    def steady_peers(self) -> List[int]:
-        """A steady window's peers, read beside it (none for other windows)."""
-        s = self.s
-        if not self.cur().steady or s.base_options is None:
-            return []
-        try:
-            return canary_peers(self.cluster, self.osd, s.base_options)
-        except ClusterError:
-            return []
 
     def measure(self, now: float) -> Move:
         cur = self.cur()

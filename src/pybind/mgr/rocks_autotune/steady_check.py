@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .measurement_plan import BASELINE
 from .paired_stats import log_ratio
-from .perf_counters import ROCKSDB, Measurement, median, wal_per_byte, wal_scale, write_amps
+from .perf_counters import ROCKSDB, Measurement, median, wal_scale, write_amps
 from .record import Record
 from .workload import ReadProbe
 
@@ -70,29 +70,6 @@ class Pair:
     # (compaction_range; None: a side's compactions not counted by RocksDB)
     low: Optional[float] = None
     high: Optional[float] = None
-    # the ratio against the baseline as its peers wrote it beside its window
-    # (peers_write_amp; None: no peer read, or a side wrote no SST)
-    peers_ratio: Optional[float] = None
-
-
-def peers_write_amp(base: Measurement, b: float) -> Optional[float]:
-    """The baseline's write-amp `b` (as write_amps counts it) with its SST
-    share of the WAL at its peers' instead of the canary's: OSDs on the
-    start options all session, over the same seconds.  The canary's DB,
-    restarted onto candidates, writes fewer SST bytes per WAL byte on the
-    same options than its peers' (doc/bench/wear-floor.md, "The canary's DB
-    stays young"); what a rollout saves is against the peers'."""
-    if not (base.peer_wal_bytes and base.peer_sst_bytes and base.wal_bytes
-            and base.sst_bytes and base.client_bytes):
-        return None
-    own = base.sst_bytes / base.wal_bytes  # BlueFS's on both sides: the same count
-    peers = base.peer_sst_bytes / base.peer_wal_bytes
-    # the WAL's share of write_amp: RocksDB's when it counts them, else BlueFS's
-    wal = wal_per_byte(base) or base.wal_bytes / base.client_bytes
-    rest = base.write_amp / wal - 1  # SST bytes per WAL byte, as write_amp counts them
-    if rest <= 0:
-        return None
-    return b * (1 + rest * peers / own) / (1 + rest)
 
 
 def compaction_range(arm: Measurement, base: Measurement) -> Tuple[Optional[float],
@@ -136,8 +113,6 @@ class SteadyVerdict(Record):
     def low(self) -> Optional[float]: return self._median('low')
     @property
     def high(self) -> Optional[float]: return self._median('high')
-    @property
-    def peers_ratio(self) -> Optional[float]: return self._median('peers_ratio')
 
     def _median(self, key: str) -> Optional[float]:
         got = [getattr(p, key) for p in self.pairs if getattr(p, key) is not None]
@@ -153,7 +128,7 @@ class SteadyVerdict(Record):
         return {'verdict': self.verdict, 'why': self.why, 'ratio': self.ratio,
                 'objective': self.objective, 'saved_per_day': self.saved_per_day,
                 'read_p99': self.read_p99, 'read_iops': self.read_iops,
-                'range': [self.low, self.high], 'peers_ratio': self.peers_ratio,
+                'range': [self.low, self.high],
                 'upper_bound': self.upper_bound, 'pairs': [asdict(p) for p in self.pairs],
                 'arm_seen': self.seen('arm'), 'baseline_seen': self.seen('baseline')}
 
@@ -174,12 +149,10 @@ def pair_of(arm: Window, base: Window, objective: str = '') -> Pair:
     if a and b and base_m.seconds and base_m.client_bytes:
         saved = (b - a) * base_m.client_bytes / base_m.seconds * 86400.0
     low, high = compaction_range(arm_m, base_m)
-    b_peers = peers_write_amp(base_m, b) if a and b else None
     return Pair(a / b if a and b else None, saw_compaction(arm_m), saw_compaction(base_m),
                 None if log is None else math.exp(log), saved,
                 _read_ratio(arm_probe, base_probe, 'p99_ms'),
-                _read_ratio(arm_probe, base_probe, 'iops'), low, high,
-                a / b_peers if a and b_peers else None)
+                _read_ratio(arm_probe, base_probe, 'iops'), low, high)
 
 
 def _read_ratio(a: Optional[ReadProbe], b: Optional[ReadProbe], key: str) -> Optional[float]:

@@ -109,12 +109,9 @@ def reads_text(st: SteadyVerdict, of: str = 'the baseline\'s') -> str:
 
 def steady_ratio(st: SteadyVerdict) -> str:
     """A steady write-amp ratio ('~': the baseline's window saw no steady state)."""
-    notes = ([f'{st.low:.2f}-{st.high:.2f}x with a compaction in or out']
-             if st.low is not None and st.high is not None else [])
-    if st.peers_ratio is not None:
-        notes.append(f'{st.peers_ratio:.2f}x against OSDs on those options all session')
-    return (f'{"~" if st.upper_bound else ""}{st.ratio:.2f}x'
-            + (f' ({"; ".join(notes)})' if notes else ''))
+    edges = (f' ({st.low:.2f}-{st.high:.2f}x with a compaction in or out)'
+             if st.low is not None and st.high is not None else '')
+    return f'{"~" if st.upper_bound else ""}{st.ratio:.2f}x{edges}'
 
 
 def steady_objective_text(st: SteadyVerdict) -> str:

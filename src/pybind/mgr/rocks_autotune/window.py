@@ -174,30 +174,6 @@ def read_kv(cluster: Cluster, osd: int) -> Optional[KvStats]:
         return None
 
 
-def peer_bytes(cluster: Cluster, peers: Iterable[int]) -> Dict[str, List[float]]:
-    """Each peer's BlueFS [WAL, SST] bytes now, by id; a peer that does not
-    answer is left out (a peer is a look beside the window, never its failure)."""
-    out: Dict[str, List[float]] = {}
-    for p in peers:
-        try:
-            out[str(p)] = perf_counters.bluefs_bytes(cluster.perf_dump(p))
-        except (ClusterError, ValueError, TypeError):
-            continue
-    return out
-
-
-def peer_delta(before: Dict[str, List[float]], after: Dict[str, List[float]]
-               ) -> Tuple[int, int, int]:
-    """(peers counted, their WAL bytes, their SST bytes) between two reads;
-    a peer restarted between them (a counter went back) is left out."""
-    n = wal = sst = 0
-    for osd, (w0, s0) in before.items():
-        w1, s1 = after.get(osd, (-1.0, -1.0))
-        if w1 >= w0 and s1 >= s0:
-            n, wal, sst = n + 1, wal + int(w1 - w0), sst + int(s1 - s0)
-    return n, wal, sst
-
-
 @dataclass
 class Window:
     cluster: Cluster
@@ -240,17 +216,13 @@ class Window:
         kv = read_kv(self.cluster, self.osd)
         return None if kv is None else counts(kv)
 
-    def warmup(self, now: float, since: float,
-               peers: Callable[[], Sequence[int]] = lambda: ()) -> Tuple[bool, float]:
-        """(warm-up over and the window open, delay before the next call);
-        `peers`: the OSDs whose BlueFS bytes are read beside the window."""
+    def warmup(self, now: float, since: float) -> Tuple[bool, float]:
+        """(warm-up over and the window open, delay before the next call)."""
         left = self.settings.warmup - (now - since)
         if left <= 0:
-            ids = peers()
             self.s.window = WindowRecord(
                 now, before=perf_counters.snapshot(self.cluster.perf_dump(self.osd)),
-                kv_before=self._kv_stats(),
-                peers_before=peer_bytes(self.cluster, ids) if ids else None)
+                kv_before=self._kv_stats())
             return True, 0
         return False, min(self._drive(left), left)
 
@@ -297,10 +269,7 @@ class Window:
             delay = self._steady_next(m, now, after, kv_after, elapsed, steady_limit - opened)
             if delay is not None:
                 return None, delay
-        if w.peers_before:  # read at the window's end only, not at every poll
-            m.peer_osds, m.peer_wal_bytes, m.peer_sst_bytes = peer_delta(
-                w.peers_before, peer_bytes(self.cluster, map(int, w.peers_before)))
-        elif length is None and (
+        if length is None and (
                 (m.flushes < st.min_flushes and elapsed < self.duration * st.max_window_factor)
                 or (m.rocksdb_wal_bytes is not None and m.rocksdb_wal_bytes < end.wal_to_pass
                     and elapsed < end.wal_within)):
@@ -327,8 +296,6 @@ class Window:
             # and other families' first ones may fall in the count
             w.settled = elapsed
             w.start, w.before, w.kv_before = now, after, kv_after
-            if w.peers_before:
-                w.peers_before = peer_bytes(self.cluster, map(int, w.peers_before))
             w.bytes, w.bench_seconds = 0, 0.0
             w.reference_bytes = None if w.reference_bytes is None else 0
             return 0.0
