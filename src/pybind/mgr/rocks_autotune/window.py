@@ -36,8 +36,8 @@ CYCLE_MARGIN = 1.25
 OWN_RATE_FLUSHES = 3
 # the most one compaction may weigh in a steady window's RocksDB bytes before
 # it ends (within its limit): its edges take one in or leave one out, so this
-# bounds the claim's own range; it did not close the claims' gap to their
-# checks (demo run 30, doc/bench/wear-floor.md, "How many compactions ...")
+# bounds the claim's own range (the claims' gap to their checks was the
+# load's data: doc/bench/wear-floor.md)
 COMPACTION_SHARE = 0.03
 
 
