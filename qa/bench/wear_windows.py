@@ -180,6 +180,11 @@ def module_load(what: str, image_mib: int, depth: Optional[int] = None) -> None:
                               in_flight=depth or Settings().client_threads, seed=time.time_ns())
         if what == 'fill':
             out = dict(benchlib.fill_all(load), **benchlib.overwrite_all(load))
+        elif what.startswith('read:'):  # the session's read probe, over every object
+            probe = None
+            while probe is None:
+                probe = load.read_probe(float(what[5:]))
+            out = probe.to_json()
         else:
             nbytes, secs = benchlib.drive_until(load, time.time() + float(what))
             out = {'writes': nbytes // load.block_size, 'seconds': secs}
@@ -423,6 +428,10 @@ def run(a: argparse.Namespace) -> None:
                                              osd_set=a.osd_set.get(name, {}),
                                              canary=a.canary, depth=a.depth.get(name),
                                              config_pass=passes[name]), a.steady_min, load)
+                if kind == 'steady' and a.read_probe:  # as a session's, writes stopped
+                    probe = run_module_load(lab, a.image_mib, f'read:{a.read_probe}', 600.0)
+                    for r in rows:
+                        r.update({f'read_{k}': probe[k] for k in ('iops', 'mean_ms', 'p99_ms')})
                 with open(a.out, 'a') as f:
                     for r in rows:
                         f.write(json.dumps(r) + '\n')
@@ -545,6 +554,29 @@ def pairs(path: str) -> str:
     return '\n'.join(out)
 
 
+def reads(path: str) -> str:
+    """The read probes after the steady windows (--read-probe), pass by
+    pass, each later config over the first; the first against itself."""
+    rows = [json.loads(x) for x in open(path) if x.strip()]
+    probes = {(r['config'], r['config_pass']): r for r in rows
+              if r['window'] == 'steady' and r.get('read_p99_ms')}
+    first = next(iter(dict.fromkeys(c for c, _ in probes)), None)
+    out = ['| config | pass | read p99 ms | mean ms | IOPS | p99 / the first\'s, same pass '
+           '| mean / | IOPS / |', '|---|---|---|---|---|---|---|---|']
+    for (c, p), r in probes.items():
+        base = probes.get((first, p))
+        ratio = ['–'] * 3 if base is None or c == first else [
+            f'{r[k] / base[k]:.2f}' for k in ('read_p99_ms', 'read_mean_ms', 'read_iops')]
+        out.append(f'| {c} | {p} | {r["read_p99_ms"]:.1f} | {r["read_mean_ms"]:.2f} '
+                   f'| {r["read_iops"]:.0f} | {" | ".join(ratio)} |')
+    own = [r for (c, _), r in probes.items() if c == first]
+    if len(own) >= 2:
+        out += ['', f'{first} against itself: ' + '; '.join(
+            f'{k} max/min {max(x[f"read_{k}"] for x in own) / min(x[f"read_{k}"] for x in own):.2f}'
+            for k in ('p99_ms', 'mean_ms', 'iops'))]
+    return '\n'.join(out)
+
+
 def terms(path: str) -> str:
     """Each steady window, OSD by OSD: RocksDB's flush and
     compaction bytes per WAL byte (the parts a config changes; the WAL per
@@ -640,9 +672,17 @@ def main() -> None:
                     metavar='NAME=WRITES', help='writes in flight in config NAME\'s windows '
                     '(repeatable; fio\'s iodepth, default 16, or the module\'s, default '
                     'its client_threads)')
-    ap.add_argument('--module-load', metavar='fill|SECONDS', help=argparse.SUPPRESS)
+    ap.add_argument('--read-probe', type=float, default=0.0, metavar='SECONDS',
+                    help='--client module: after each steady window, the session\'s read '
+                    'probe over every object for SECONDS, writes stopped')
+    ap.add_argument('--reads', metavar='FILE', help='no lab: the read probes of FILE, '
+                    'pass by pass')
+    ap.add_argument('--module-load', metavar='fill|SECONDS|read:SECONDS',
+                    help=argparse.SUPPRESS)
     a = ap.parse_args()
     a.depth = dict(a.depth)
+    if a.read_probe and a.client != 'module':
+        ap.error('--read-probe needs --client module (the session\'s probe)')
     if a.canary is not None and not a.fill_on:
         ap.error('--canary needs --fill-on: what the other OSDs run')
     sets: Dict[str, Dict[str, str]] = {}
@@ -651,6 +691,9 @@ def main() -> None:
     a.osd_set = sets
     if a.module_load:
         module_load(a.module_load, a.image_mib, a.depth.get('load'))
+        return
+    if a.reads:
+        print(reads(a.reads))
         return
     if a.table or a.pairs or a.terms:
         print(table(a.table) if a.table else pairs(a.pairs) if a.pairs else terms(a.terms))

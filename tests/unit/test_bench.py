@@ -1140,6 +1140,28 @@ def test_wear_windows_terms_give_the_compression_ratio_where_rows_count_it(tmp_p
     assert {r.split('|')[13].strip() for r in wear_windows.terms(src).splitlines()[2:]} == {'–'}
 
 
+def test_wear_windows_reads_pair_each_pass_read_probe_with_the_firsts(tmp_path: Any) -> None:
+    # --read-probe: the session's read guard on one probe pair (demo run 34)
+    import wear_windows
+    src = os.path.join(os.path.dirname(__file__), '..', '..', 'qa', 'bench', 'results',
+                       'wear-windows-run32-fresh-check.jsonl')
+    p99 = {('before', 1): 4.0, ('before', 2): 8.0, ('before', 3): 5.0,
+           ('after', 1): 12.0, ('after', 2): 8.0, ('after', 3): 5.0}
+    rows = [dict(r, read_p99_ms=p99[r['config'], r['config_pass']], read_mean_ms=2.0,
+                 read_iops=1000.0) if r['window'] == 'steady' else r
+            for r in (json.loads(x) for x in open(src) if x.strip())]
+    path = tmp_path / 'reads.jsonl'
+    path.write_text(''.join(json.dumps(r) + '\n' for r in rows))
+    out = wear_windows.reads(str(path)).splitlines()
+    table = {(c.strip(), int(n)): (float(q), r.strip()) for c, n, q, *_, r, _m, _i, _ in
+             (line.split('|')[1:] for line in out[2:8])}
+    assert table[('before', 2)] == (8.0, '–')
+    assert [table[('after', n)][1] for n in (1, 2, 3)] == ['3.00', '1.00', '1.00']
+    assert out[-1] == ('before against itself: p99_ms max/min 2.00; mean_ms max/min 1.00; '
+                       'iops max/min 1.00')
+    assert wear_windows.reads(src).splitlines()[2:] == []  # no probe in the file
+
+
 def test_wear_windows_pairs_each_later_config_with_the_first(tmp_path: Any) -> None:
     # one check of two sessions' answers shares the blog string's windows
     import wear_windows
