@@ -182,8 +182,8 @@ OPTIONS: Tuple[Opt, ...] = (
     Opt('read_guard', type='float', default=0.25, min=0, max=5,
         desc='a candidate whose read p99 latency over its steady windows is more than '
              '1 + this times the baseline\'s (median over the pairs) is not '
-             'recommended; coarse on purpose: one or two steady pairs per candidate, and '
-             'no A/A noise measured for reads yet'),
+             'recommended; coarse: one pair\'s p99 ratio spread 0.34-5.35x at equal '
+             'reads (doc/bench/read-probe.md)'),
     Opt('objective', type='str', default='iops', enum=('iops', 'wear'),
         desc='what a session optimizes (start --objective overrides it): iops, the '
              'client\'s IOPS, its write-amp within --budget; wear, the fewest RocksDB '
