@@ -208,10 +208,11 @@ def test_past_the_wal_limit_rocksdb_flushes_families_far_from_full(lab: Lab) -> 
 
 
 @pytest.mark.full_only
-def test_steady_windows_carry_a_read_probe_of_the_canary(lab: Lab) -> None:
-    """Each steady window of the client load is followed by its canary's
-    read probe (read_probe s of 4 KiB reads of the objects it is primary of).
-    A steady check needs a finalist that passed its rounds: the demo's start
+def test_round_windows_carry_a_read_probe_of_the_canary(lab: Lab) -> None:
+    """Each confirmation round's window of the client load is followed by its
+    canary's read probe (read_probe s of 4 KiB reads of the objects it is
+    primary of), and the answer gives each finalist's read latency over the
+    rounds. Rounds need a finalist: the demo's start
     (the blog's small memtables, WAL cut to 64 MiB, so a steady window takes
     minutes) uncompressed, so that the search's compressed warm starts are
     predicted to write fewer bytes (at 64 MiB of WAL, the WAL limit flushes
@@ -249,15 +250,18 @@ def test_steady_windows_carry_a_read_probe_of_the_canary(lab: Lab) -> None:
         lab.wait(f'osd.{osd} up', lambda: lab.osd(osd)['up'] == 1, 180)
     print(lab.ceph('rocks-autotune', 'status', '--detail').stdout)  # for the transcript
     assert st['state'] == 'done', (st['error'], st['message'])
-    steady = [t for t in lab.json('rocks-autotune', 'history')
-              if t['kind'] == 'confirm' and t.get('steady') and t['verdict'] == 'measured']
-    assert steady, f'no finalist reached the steady check: {st["message"]}'
-    for t in steady:
+    trials = [t for t in lab.json('rocks-autotune', 'history')
+              if t['kind'] == 'confirm' and t['verdict'] == 'measured']
+    rounds = [t for t in trials if not t.get('steady')]
+    assert rounds, f'no finalist reached the rounds: {st["message"]}'
+    for t in rounds:
         p = t['read_probe']
         assert p is not None and p['reads'] > 0 and p['seconds'] >= probe, t
         assert 0 < p['mean_ms'] <= p['p99_ms'] and p['iops'] > 0, p
-    # the answer gives them beside the write-amp
-    arms = [a for a in st['confirmation']['result']['arms'] if a.get('steady')]
-    assert arms and all(a['steady']['read_p99'] is not None for a in arms), arms
+    assert all(t['read_probe'] is None for t in trials if t.get('steady'))
+    # the answer gives them beside the objective, with the slowdown they could show
+    arms = st['confirmation']['result']['arms']
+    assert arms and all(a['reads']['rounds'] >= 1 for a in arms), arms
+    assert st['confirmation']['result']['reads_seen'] is not None
     assert own(lab, osd) == before
     lab.wait('active+clean', lab.active_clean, 300)

@@ -287,7 +287,8 @@ def test_status_and_history_show_the_confirmation() -> None:
         'design', 'goal', 'wear_margin', 'window', 'none_why', 'sequential', 'orders', 'result']
     result = st['confirmation']['result']
     assert list(result) == [
-        'recommended', 'complete', 'rounds_done', 'baseline_restart_seconds', 'arms', 'seen']
+        'recommended', 'complete', 'rounds_done', 'baseline_restart_seconds', 'arms', 'seen',
+        'reads_seen']
     arm = next(a for a in result['arms'] if a['arm'] == best)
     assert list(arm) == ['arm', 'verdict', 'why', 'objective', 'write_amp', 'kv_sync_lat',
                          'trial', 'mean', 'predicted', 'restart_seconds', 'objective_verdict',
@@ -296,8 +297,7 @@ def test_status_and_history_show_the_confirmation() -> None:
     assert list(arm['objective']['ratio']) == ['median', 'low', 'high', 'rounds', 'per_round',
                                                'at']
     assert list(arm['steady']) == ['verdict', 'why', 'ratio', 'objective', 'saved_per_day',
-                                   'read_p99', 'read_iops', 'range',
-                                   'upper_bound', 'pairs', 'arm_seen', 'baseline_seen']
+                                   'range', 'upper_bound', 'pairs', 'arm_seen', 'baseline_seen']
     assert list(result['seen']) == ['sd', 'df', 'rounds', 'power', 'detectable']
     saved = json.dumps(s.s.confirm.to_json())
     assert json.dumps(ConfirmRecord.from_json(json.loads(saved)).to_json()) == saved

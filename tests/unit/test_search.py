@@ -241,7 +241,7 @@ def test_before_a_feasible_candidate_its_finalists_are_expected_at_no_gain() -> 
     assert sr.pass_chance() == power.confirm_rate(0.0, p.sd, p.rounds, p.margin)
 
 
-def test_the_time_said_counts_a_read_probe_after_each_steady_window_of_the_client_load() -> None:
+def test_the_time_said_counts_a_read_probe_after_each_round_window_of_the_client_load() -> None:
     sr, _ = search()
     canary = sr.s.canary
     bench = sr.time_said(canary, preconditioned=False).left_seconds
@@ -249,7 +249,7 @@ def test_the_time_said_counts_a_read_probe_after_each_steady_window_of_the_clien
     probed = sr.time_said(canary, preconditioned=False).left_seconds
     sr.settings = replace(sr.settings, read_probe=0.0)
     assert sr.time_said(canary, preconditioned=False).left_seconds == pytest.approx(bench)
-    assert probed == pytest.approx(bench + sr.left()[2] * Settings().read_probe)
+    assert probed == pytest.approx(bench + sr.left()[1] * Settings().read_probe)
 
 
 def test_the_time_said_counts_the_window_in_flight_off_what_is_left() -> None:

@@ -187,13 +187,13 @@ def test_wear_asks_the_rounds_for_the_guard_and_the_steady_check_for_the_gain() 
     # the steady check: recommended at most 1 / (1 + margin) of the baseline's
     figures = dict(write_amp_by='rocksdb', seconds=100.0, client_bytes=100 * MiB,
                    l0_cycles=1.0, wal_cover=1.0, settled=30.0)
-    base = measurement(write_amp=2.0, **figures), None
-    saves = measurement(write_amp=1.0, **figures), None
+    base = measurement(write_amp=2.0, **figures)
+    saves = measurement(write_amp=1.0, **figures)
     v = steady_check.judge('c1', [(saves, base)], 1, 1 / 1.03, 600.0, goal='wear')
     assert v.verdict == steady_check.RECOMMENDED and v.ratio == pytest.approx(0.5)
     # 1 MiB/s of client writes, one DB byte per client byte saved: 84.4 GiB a day
     assert v.saved_per_day == pytest.approx(MiB * 86400.0)
-    same = steady_check.judge('c1', [((measurement(write_amp=1.99, **figures), None), base)],
+    same = steady_check.judge('c1', [(measurement(write_amp=1.99, **figures), base)],
                               1, 1 / 1.03, 600.0, goal='wear')
     assert same.verdict == steady_check.NOT_LOWER and 'the wear it must save' in same.why
 
@@ -252,7 +252,8 @@ def test_a_wear_session_from_a_small_memtable_string_saves_db_bytes() -> None:
     assert h.message.startswith(f'done: recommend trial {arm.trial}')
     assert 'fewer RocksDB bytes a day' in h.message and 'guard' in h.message
     # reads as fast as the baseline's (test_read_probe.py: slower ones)
-    assert 'read p99 1.00x, read IOPS 1.00x the baseline\'s' in h.message
+    assert 'read latency 1.00x [1.00, 1.00] the baseline\'s (p99 1.00x [1.00, 1.00]) over ' \
+        in h.message
     # `best` says the wear rule, not the IOPS one
     text = best_text(s)
     assert '(the 3% guard)' in text and 'in the model\'s order' in text
@@ -265,8 +266,9 @@ def test_a_wear_session_from_a_small_memtable_string_saves_db_bytes() -> None:
     assert card[1].startswith('  RocksDB bytes per client byte at steady state: '), card
     assert 'fewer a day on osd.0' in card[1], card
     assert [line for line in card if 'within the 3% guard' in line], card
-    assert card[2] == ('  4 KiB reads at steady state: read p99 1.00x, read IOPS 1.00x the '
-                       'current options\''), card
+    assert card[3].startswith('  4 KiB reads after each round\'s window: read latency 1.00x '
+                              '[1.00, 1.00] the current options\' (p99 1.00x [1.00, 1.00]) '
+                              'over '), card
     assert card[-2].startswith('next: ceph rocks-autotune apply --dry-run'), card
     assert len(card) <= 8 and status_text(s) == '\n'.join(card)
     assert 'noise: ' in status_text(s, detail=True)

@@ -311,7 +311,7 @@ def test_the_labs_write_amp_trap_is_not_steady() -> None:
     c1.settled = base.settled = 10.0  # each counted from the end of a first compaction
     assert not steady_check.saw_compaction(c1)
     assert steady_check.saw_compaction(base)
-    v = steady_check.judge('c1', [((c1, None), (base, None))], 1, 1.10, 127)
+    v = steady_check.judge('c1', [(c1, base)], 1, 1.10, 127)
     assert v.verdict == steady_check.UNKNOWN and v.ratio is None
     assert '(a compaction, but 14% of the WAL bytes' in v.why
 
@@ -378,7 +378,7 @@ def test_a_window_whose_only_cycle_is_one_familys_goes_on_to_the_limit_unknown()
     assert fams['P'][2] == fams['L'][2] == 0
     assert m.wal_cover is not None and m.wal_cover < 1 and m.window_short
     assert not steady_check.saw_compaction(m)
-    v = steady_check.judge('c1', [((m, None), (m, None))], 1, 1.10, 300.0)
+    v = steady_check.judge('c1', [(m, m)], 1, 1.10, 300.0)
     assert v.verdict == steady_check.UNKNOWN
 
 

@@ -7,8 +7,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import paired_stats, perf_counters, power, steady_check
 from .measurement_plan import BASELINE, SPLIT, MeasurementPlan
-from .paired_stats import Round, Summary
-from .perf_counters import median
+from .paired_stats import HIGHER, Round, Summary
+from .perf_counters import Measurement, median
 from .record import Record, make
 from .space import Candidate
 from .session_settings import IOPS, WEAR
@@ -16,6 +16,11 @@ from .trial import Trial
 
 # a baseline that fails this many times in a round leaves the round without pairs
 BASELINE_TRIES = 2
+# its reads' mean latency over the rounds' probes shown over 1 + read_guard
+# times the baseline's (the whole interval); judged on the mean, whose A/A
+# noise is about half the p99's (doc/bench/read-probe.md)
+READS_SLOWER = 'reads slower'
+READ_KEYS = ('mean_ms', 'p99_ms')
 
 
 @dataclass
@@ -72,7 +77,11 @@ class ArmResult(Record):
     steady: Optional[steady_check.SteadyVerdict]
     iops_c: Optional[Summary] = None
     iops_r: Optional[Summary] = None
-    OMIT_NONE = GROUPS
+    # its read probes' latency over the baseline's, mean and p99, over the
+    # rounds (None: not probed, under another workload or read_probe 0)
+    reads: Optional[Summary] = None
+    reads_p99: Optional[Summary] = None
+    OMIT_NONE = GROUPS + ('reads', 'reads_p99')
 
     @classmethod
     def from_json(cls, saved: Any) -> 'ArmResult':
@@ -91,6 +100,8 @@ class Verdict(Record):
     baseline_restart_seconds: Optional[float]
     arms: List[ArmResult]  # the options and candidate are the arm's (ConfirmRecord.arms)
     seen: Optional[RoundsNoise]
+    # the read probes' noise, and the slowdown past read_guard the rounds show
+    reads_seen: Optional[RoundsNoise] = None
 
     @property
     def chosen(self) -> Optional[ArmResult]:
@@ -115,7 +126,7 @@ class ConfirmRecord(Record):
     # a steady write-amp ratio's ceiling: --budget, or under wear 1 / (1 + wear_margin)
     budget: float
     restart_limit: Optional[float] = None
-    read_guard: Optional[float] = None  # reads held to 1 + read_guard times the baseline's
+    read_guard: Optional[float] = None  # READS_SLOWER's (None: reads not judged)
     design: Optional[power.Design] = None  # the finalists and rounds asked for
     goal: str = IOPS
     wear_margin: Optional[float] = None
@@ -141,8 +152,8 @@ def plan(ranked: List[Tuple[Trial, float]], rounds: int, margin: float,
     """The record of a confirmation of `ranked` ((search trial, posterior
     mean), best first), measured as `measurement_plan` says, each passing arm
     checked in `steady_pairs` pairs of steady windows of at most `steady_limit`
-    s (and its reads, where probed, held to 1 + `read_guard` times the baseline's),
-    its write-amp within `budget`. With `wear_margin`, the goal is wear
+    s, its write-amp within `budget` (its reads, where probed, not shown slower
+    than 1 + `read_guard` times the baseline's: READS_SLOWER). With `wear_margin`, the goal is wear
     (`predicted`: each arm's ratio) and the write-amp must be below the baseline's by it.
     `reach`: why each arm's steady window cannot reach steady state ('': it may)."""
     # the split design confirms on C/R, the figure its A/A noise is measured on
@@ -164,13 +175,6 @@ def _trials(trials: List[Trial], r: int, name: str, steady: str = '') -> List[Tr
             if t.kind == 'confirm' and t.round == r and t.arm == name and t.steady == steady]
 
 
-def _verdict(rec: ConfirmRecord, rounds: Sequence[Round]
-             ) -> Tuple[List[str], List[paired_stats.ArmVerdict]]:
-    return paired_stats.verdict(
-        rounds, [a.arm for a in rec.arms], BASELINE, rec.objective, rec.direction,
-        rec.margin, out={a.arm: a.out for a in rec.arms if a.out}, level=rec.level)
-
-
 @dataclass
 class Confirmation:
     """The rounds and steady check of `rec` over the session's `trials`
@@ -188,12 +192,41 @@ class Confirmation:
     def _round_done(self, r: int) -> bool:
         return all(self._done(r, a) for a in self.rec.orders[r])
 
-    def _measured(self, r: int, name: str, steady: str = '') -> Optional[steady_check.Window]:
-        """Arm `name`'s measurement and read probe in round (or steady pair) r."""
-        for t in _trials(self.trials, r, name, steady):
-            if t.verdict == 'measured' and t.measurement:
-                return t.measurement, t.read_probe
-        return None
+    def _trial(self, r: int, name: str, steady: str = '') -> Optional[Trial]:
+        """Arm `name`'s measured trial in round (or steady pair) r."""
+        return next((t for t in _trials(self.trials, r, name, steady)
+                     if t.verdict == 'measured' and t.measurement), None)
+
+    def _measured(self, r: int, name: str, steady: str = '') -> Optional[Measurement]:
+        t = self._trial(r, name, steady)
+        return t.measurement if t else None
+
+    def _verdict(self, rounds: Sequence[Round]
+                 ) -> Tuple[List[str], List[paired_stats.ArmVerdict]]:
+        """The arms whose objective passed and whose reads are not shown slower
+        (READS_SLOWER), best first, and every arm's verdict over the rounds."""
+        rec = self.rec
+        ranked, verdicts = paired_stats.verdict(
+            rounds, [a.arm for a in rec.arms], BASELINE, rec.objective, rec.direction,
+            rec.margin, out={a.arm: a.out for a in rec.arms if a.out}, level=rec.level)
+        if rec.read_guard is None:
+            return ranked, verdicts
+        reads = self.read_rounds()
+        for v in verdicts:
+            s = paired_stats.summary(reads, v.arm, BASELINE, READ_KEYS[0], rec.level)
+            if v.verdict == 'passes' and paired_stats.clears(s, HIGHER, rec.read_guard):
+                r = s.ratio  # it clears: a finite interval
+                v.verdict, v.why = READS_SLOWER, (
+                    f'its 4 KiB reads\' mean latency {r.median:.2f}x [{r.low:.2f}, '
+                    f'{r.high:.2f}] the baseline\'s over {s.rounds} rounds, all of it over '
+                    f'1 + read_guard {rec.read_guard:.2f}')
+        passing = {v.arm for v in verdicts if v.verdict == 'passes'}
+        return [a for a in ranked if a in passing], verdicts
+
+    def read_rounds(self) -> List[Round]:
+        """Per round drawn, each arm's read probe after its window (if any)."""
+        return [{name: (t := self._trial(r, name)) and t.read_probe for name in order}
+                for r, order in enumerate(self.rec.orders)]
 
     def active(self) -> List[str]:
         """The arms still measured: not out, not passed at a look."""
@@ -228,8 +261,8 @@ class Confirmation:
             return ranked
         return [a.arm for a in self.rec.arms if a.arm in ranked]
 
-    def _steady_pairs(self, arm: str) -> Tuple[List[Tuple[steady_check.Window,
-                                                          steady_check.Window]], int, bool]:
+    def _steady_pairs(self, arm: str) -> Tuple[List[Tuple[Measurement, Measurement]],
+                                               int, bool]:
         """(measured steady pairs, pairs done, whether a baseline failed for good)."""
         measured, p, lost = [], 0, False
         while p < self.rec.steady_pairs and all(
@@ -253,13 +286,13 @@ class Confirmation:
                 f'{BASELINE_TRIES} times: its write-amp at steady state is unknown')
         rec = self.rec
         return steady_check.judge(arm, measured, rec.steady_pairs, rec.budget,
-                                  rec.steady_window_limit, rec.objective, rec.goal, rec.read_guard)
+                                  rec.steady_window_limit, rec.objective, rec.goal)
 
     def _unchecked(self) -> List[str]:
         """The arms whose objective passed over the rounds, best first, whose
         steady check is not over, up to the first recommended."""
         arms = []
-        for arm in self._best_first(_verdict(self.rec, self.rounds())[0]):
+        for arm in self._best_first(self._verdict(self.rounds())[0]):
             v = self.steady_verdict(arm)
             if v.verdict == steady_check.RECOMMENDED:
                 break
@@ -283,7 +316,7 @@ class Confirmation:
 
     def rounds(self) -> List[Round]:
         """Per round drawn, each arm's measurement in it."""
-        return [{name: (w := self._measured(r, name)) and w[0] for name in order}
+        return [{name: self._measured(r, name) for name in order}
                 for r, order in enumerate(self.rec.orders)]
 
     def _look(self, r: int) -> None:
@@ -332,8 +365,8 @@ class Confirmation:
         """The verdict so far, kept for the views: each arm's objective
         verdict, steady check and verdict (the steady check's once it has one)."""
         rec = self.rec
-        rounds = self.rounds()
-        ranked, verdicts = _verdict(rec, rounds)
+        rounds, reads = self.rounds(), self.read_rounds()
+        ranked, verdicts = self._verdict(rounds)
         arms = []
         for a, v in zip(rec.arms, verdicts):
             sv = self.steady_verdict(a.arm) if v.verdict == 'passes' else None
@@ -344,7 +377,8 @@ class Confirmation:
             arms.append(ArmResult(
                 a.arm, verdict, why, v.objective, v.write_amp,
                 v.kv_sync_lat, a.trial, a.mean, a.predicted,
-                median(took) if took else None, v.verdict, st, **self._groups(rounds, a.arm)))
+                median(took) if took else None, v.verdict, st, **self._groups(rounds, a.arm),
+                **self._reads(reads, a.arm)))
         verdict_of = {r.arm: r.verdict for r in arms}
         best = next((name for name in self._best_first(ranked)
                      if verdict_of[name] == steady_check.RECOMMENDED), None)
@@ -355,8 +389,16 @@ class Confirmation:
         base = self.restarts_after(self.base_options)
         rec.result = Verdict(
             best, complete, sum(1 for r in range(len(rec.orders)) if self._round_done(r)),
-            median(base) if base else None, arms, self._seen(rounds))
+            median(base) if base else None, arms, self._seen(rounds, rec.objective, rec.margin),
+            self._seen(reads, READ_KEYS[0], rec.read_guard or 0.0))
         return rec.result
+
+    def _reads(self, reads: Sequence[Round], arm: str) -> Dict[str, Summary]:
+        """The arm's read latency over the rounds' probes (none probed: {})."""
+        got = {key: paired_stats.summary(reads, arm, BASELINE, key, self.rec.level)
+               for key in READ_KEYS}
+        return {} if not got['mean_ms'].rounds else {'reads': got['mean_ms'],
+                                                     'reads_p99': got['p99_ms']}
 
     def _groups(self, rounds: Sequence[Round], arm: str) -> Dict[str, Summary]:
         if self.rec.measurement_plan.design != SPLIT:
@@ -364,15 +406,16 @@ class Confirmation:
         return {key: paired_stats.summary(rounds, arm, BASELINE, key, self.rec.level)
                 for key in GROUPS}
 
-    def _seen(self, rounds: Sequence[Round]) -> Optional[RoundsNoise]:
+    def _seen(self, rounds: Sequence[Round], key: str, margin: float) -> Optional[RoundsNoise]:
+        """The noise of `key` over the rounds, and what they show past `margin` at it."""
         rec = self.rec
-        pooled = power.pooled_sd([paired_stats.paired(rounds, a.arm, BASELINE, rec.objective)
+        pooled = power.pooled_sd([paired_stats.paired(rounds, a.arm, BASELINE, key)
                                   for a in rec.arms])
         if pooled is None:
             return None
         sd, df = pooled
         return RoundsNoise(sd, df, rec.rounds, power.POWER,
-                           power.detectable(sd, rec.rounds, rec.margin))
+                           power.detectable(sd, rec.rounds, margin))
 
     def _left_in_round(self) -> int:
         """The measurements of the round drawn last still to come."""

@@ -176,14 +176,13 @@ OPTIONS: Tuple[Opt, ...] = (
              'order) in the steady check of each candidate whose objective passed; its '
              'write-amp ratio is the median over the pairs'),
     Opt('read_probe', type='secs', default=20, min=0,
-        desc='after each steady window of the client workload, the canary\'s reads are '
-             'timed this long (4 KiB at random offsets of its objects): compression and '
-             'more L0 files can slow reads; 0: no probe'),
+        desc='after each confirmation round\'s window of the client workload, the '
+             'canary\'s reads are timed this long (4 KiB at random offsets of its '
+             'objects): compression and more L0 files can slow reads; 0: no probe'),
     Opt('read_guard', type='float', default=0.25, min=0, max=5,
-        desc='a candidate whose read p99 latency over its steady windows is more than '
-             '1 + this times the baseline\'s (median over the pairs) is not '
-             'recommended; coarse: one pair\'s p99 ratio spread 0.34-5.35x at equal '
-             'reads (doc/bench/read-probe.md)'),
+        desc='a candidate whose read latency over the rounds\' probes is shown more than '
+             '1 + this times the baseline\'s (its mean\'s whole interval above it) is '
+             'not recommended; the answer says what slowdown the rounds could show'),
     Opt('objective', type='str', default='iops', enum=('iops', 'wear'),
         desc='what a session optimizes (start --objective overrides it): iops, the '
              'client\'s IOPS, its write-amp within --budget; wear, the fewest RocksDB '

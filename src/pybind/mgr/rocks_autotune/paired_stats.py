@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
-from .perf_counters import Measurement, median, write_amps
+from .perf_counters import median, write_amps
 from .record import Record
 
 LEVEL = 0.90
@@ -90,7 +90,8 @@ def log_ratio(candidate: Any, baseline: Any) -> Optional[float]:
     return math.log(c / b)
 
 
-Round = Mapping[str, Optional[Measurement]]  # arm -> its measurement in the round
+# arm -> its measurement in the round (or its read probe: confirm.read_rounds)
+Round = Mapping[str, Any]
 
 
 def paired_at(rounds: Sequence[Round], arm: str, baseline: str,
@@ -138,8 +139,8 @@ class ArmVerdict:
     write_amp: Summary
     kv_sync_lat: Summary
     # over the rounds: passes | too few rounds | below margin | dropped | failed;
-    # after the steady check (confirm.py): recommended | over budget | write-amp unknown
-    # | write-amp not lower | reads slower
+    # reads slower (confirm.py); after the steady check: recommended | over budget
+    # | write-amp unknown | write-amp not lower
     verdict: str
     why: str = ''
 

@@ -13,7 +13,7 @@ from .perf_counters import OBJECTIVE_NAMES
 from .health import osd_list
 from .views import (SHARED_HOST, TimeSaid, answer_line, best_trial, crashes_lines,
                     design_why, done, final_answer, groups_text, noise_line, ratio_text,
-                    steady_cap_line, steady_text, summary_lines)
+                    reads_text, steady_cap_line, steady_text, summary_lines)
 from .rollout_plan import at_a_time, config_command, show
 from .rollout_record import RolloutPlan
 from .session_settings import WEAR
@@ -177,7 +177,8 @@ def arm_line(name: str, a: ArmResult) -> str:
             f'{a.objective.rounds} round(s): {a.objective_verdict}; '
             f'kv_sync_lat {ratio_text(a.kv_sync_lat.ratio)}, write-amp '
             f'{ratio_text(a.write_amp.ratio)} (short windows: shown, not judged)'
-            f'{steady_text(a)}; verdict: {a.verdict}' + (f' ({a.why})' if a.why else '')
+            + (f'; {reads_text(a)}' if a.reads else '')
+            + f'{steady_text(a)}; verdict: {a.verdict}' + (f' ({a.why})' if a.why else '')
             + groups_text(a))
 
 

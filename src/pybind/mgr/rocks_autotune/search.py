@@ -417,17 +417,16 @@ class Search:
                                      self.space.base_candidate().level0_file_num_compaction_trigger)
                    if preconditioned and not (pre is not None and pre.done) else 0.0)
         alone = pending + runs * per_run + (search - runs) * per_search  # all a keep session runs
-        rounds = confirmation * (over + window)
-        # as expected: a finalist at a small gain is mostly dropped early
-        rounds_expected = self._rounds_expected(confirmation) * (over + window)
-        # each steady window is followed by its read probe under the client load
+        # each round's window is followed by its read probe under the client load
         probe = st.read_probe if self.params.workload == CLIENT else 0.0
-        left = alone + rounds + steadies * (over + limit + probe)  # each window at its limit
+        rounds = confirmation * (over + window + probe)
+        # as expected: a finalist at a small gain is mostly dropped early
+        rounds_expected = self._rounds_expected(confirmation) * (over + window + probe)
+        left = alone + rounds + steadies * (over + limit)  # each window at its limit
         # a finalist's steady pairs (the first that passes ends the check),
         # each as long as the windows so far say
         expect = min(limit, need or steady or limit)
-        steady_cost = (min(steadies, 2 * st.steady_pairs) * (over + expect + probe)
-                       * self._reach_share())
+        steady_cost = min(steadies, 2 * st.steady_pairs) * (over + expect) * self._reach_share()
         finalist = alone + rounds + steady_cost
         cur, w = s.current, canary.window
         if cur is not None and w is not None and cur.kind != 'recovery':
@@ -435,8 +434,8 @@ class Search:
             # comes off, up to the length each branch counted it at
             ran = max(0.0, self.clock() - float(w.start) + (w.settled or 0.0))
             if cur.kind == 'confirm':
-                at_most = over + (limit if cur.steady else window)
-                expected_length = over + (expect if cur.steady else window)
+                at_most = over + (limit if cur.steady else window + probe)
+                expected_length = over + (expect if cur.steady else window + probe)
             else:
                 at_most = expected_length = per_run if cur.kind == 'baseline' else per_search
                 alone = max(0.0, alone - min(at_most, ran))

@@ -117,7 +117,7 @@ class Session(Machine):
 
     def resume_after_failover(self) -> None:
         """A new mgr took over: a window in flight cannot be trusted, so it
-        is redone (a steady one measured redoes only its read probe).
+        is redone (a round's measured redoes only its read probe).
         Deadlines start again on this mgr's clock."""
         cur = self.s.current
         if self.s.phase in MEASURING and cur is not None and not (

@@ -421,12 +421,14 @@ class Phases(WayOut):
         return self._read_probe(cur) or self._record(cur.measurement)
 
     def probes_reads(self, cur: Trial) -> bool:
-        """The window `cur` ends with a read probe: a steady one, under the client load."""
-        return bool(cur.steady and self.settings.read_probe and self.params.workload == CLIENT)
+        """The window `cur` ends with a read probe: a confirmation round's,
+        under the client load (paired over the rounds, as the objective is)."""
+        return bool(cur.kind == 'confirm' and not cur.steady and self.settings.read_probe
+                    and self.params.workload == CLIENT)
 
     def _read_probe(self, cur: Trial) -> Optional[Move]:
-        """A steady window's read probe of the canary (read_probe s); None once
-        it has one, or runs none."""
+        """A round's read probe of the canary (read_probe s); None once it
+        has one, or runs none."""
         if not self.probes_reads(cur) or cur.read_probe is not None:
             return None
         c = self.canary
@@ -435,7 +437,7 @@ class Phases(WayOut):
         except ClusterError as e:
             return self.load_failed(f'osd.{c.osd} failed during the read probe: {e}')
         return Go(P.MEASURE, f'trial {cur.index}: timing reads on osd.{c.osd} '
-                  f'after its steady window ({self.settings.read_probe:.0f}s)')
+                  f'after its window ({self.settings.read_probe:.0f}s)')
 
     def _record(self, m: Measurement) -> Go:
         """The window's trial, with its measurement, recorded."""

@@ -1,5 +1,5 @@
 """The steady check, after the confirmation's rounds: steady windows of the
-arms whose objective passed, their write-amp ratio and read probe, the verdict.
+arms whose objective passed, their write-amp ratio, the verdict.
 Design: doc/dev/session.rst, dev-session-confirmation (step 6)."""
 import math
 import random
@@ -10,13 +10,9 @@ from .measurement_plan import BASELINE
 from .paired_stats import log_ratio
 from .perf_counters import ROCKSDB, Measurement, median, wal_scale, write_amps
 from .record import Record
-from .workload import ReadProbe
 
 RECOMMENDED, OVER_BUDGET, UNKNOWN = 'recommended', 'over budget', 'write-amp unknown'
 NOT_LOWER = 'write-amp not lower'  # the wear objective's: it did not save enough
-READS_SLOWER = 'reads slower'  # its read p99 over 1 + read_guard times the baseline's
-# a steady window: its measurement and its canary's read probe after it (client load)
-Window = Tuple[Measurement, Optional[ReadProbe]]
 
 
 def order(seed: Any, arm: str, pair: int) -> List[str]:
@@ -63,9 +59,6 @@ class Pair:
     objective: Optional[float] = None
     # RocksDB bytes a day saved at the baseline window's client rate
     saved_per_day: Optional[float] = None
-    # the arm's read probe over the baseline's: p99 latency, IOPS (None: not both probed)
-    read_p99: Optional[float] = None
-    read_iops: Optional[float] = None
     # the ratio with one compaction more or less at either window's edges
     # (compaction_range; None: a side's compactions not counted by RocksDB)
     low: Optional[float] = None
@@ -100,15 +93,11 @@ class SteadyVerdict(Record):
     upper_bound: bool = False      # a baseline not steady: the ratio is no steady figure
     pairs: List[Pair] = field(default_factory=list)
 
-    # the medians over the pairs (the read ratios: over those probed) of their figures
+    # the medians over the pairs of their figures
     @property
     def objective(self) -> Optional[float]: return self._median('objective')
     @property
     def saved_per_day(self) -> Optional[float]: return self._median('saved_per_day')
-    @property
-    def read_p99(self) -> Optional[float]: return self._median('read_p99')
-    @property
-    def read_iops(self) -> Optional[float]: return self._median('read_iops')
     @property
     def low(self) -> Optional[float]: return self._median('low')
     @property
@@ -127,7 +116,6 @@ class SteadyVerdict(Record):
         whether each side's windows all saw steady state."""
         return {'verdict': self.verdict, 'why': self.why, 'ratio': self.ratio,
                 'objective': self.objective, 'saved_per_day': self.saved_per_day,
-                'read_p99': self.read_p99, 'read_iops': self.read_iops,
                 'range': [self.low, self.high],
                 'upper_bound': self.upper_bound, 'pairs': [asdict(p) for p in self.pairs],
                 'arm_seen': self.seen('arm'), 'baseline_seen': self.seen('baseline')}
@@ -139,10 +127,9 @@ class SteadyVerdict(Record):
                    [Pair(**p) for p in saved['pairs']])
 
 
-def pair_of(arm: Window, base: Window, objective: str = '') -> Pair:
+def pair_of(arm_m: Measurement, base_m: Measurement, objective: str = '') -> Pair:
     """A pair's figures; `objective`: the measurement's figure the rounds
     judged (its ratio taken as the rounds take theirs, paired_stats.log_ratio)."""
-    (arm_m, arm_probe), (base_m, base_probe) = arm, base
     a, b = write_amps(arm_m, base_m)
     log = log_ratio(getattr(arm_m, objective), getattr(base_m, objective)) if objective else None
     saved = None
@@ -150,27 +137,17 @@ def pair_of(arm: Window, base: Window, objective: str = '') -> Pair:
         saved = (b - a) * base_m.client_bytes / base_m.seconds * 86400.0
     low, high = compaction_range(arm_m, base_m)
     return Pair(a / b if a and b else None, saw_compaction(arm_m), saw_compaction(base_m),
-                None if log is None else math.exp(log), saved,
-                _read_ratio(arm_probe, base_probe, 'p99_ms'),
-                _read_ratio(arm_probe, base_probe, 'iops'), low, high)
+                None if log is None else math.exp(log), saved, low, high)
 
 
-def _read_ratio(a: Optional[ReadProbe], b: Optional[ReadProbe], key: str) -> Optional[float]:
-    """The arm's read probe's `key` over the baseline's (None: a side read nothing)."""
-    if not (a and b and a.reads and b.reads and getattr(b, key)):
-        return None
-    return float(getattr(a, key)) / float(getattr(b, key))
-
-
-def judge(arm: str, measured: Sequence[Tuple[Window, Window]],
+def judge(arm: str, measured: Sequence[Tuple[Measurement, Measurement]],
           wanted: int, budget: float, limit: float, objective: str = '',
-          goal: str = 'iops', read_guard: Optional[float] = None) -> SteadyVerdict:
+          goal: str = 'iops') -> SteadyVerdict:
     """The arm's steady verdict from its measured (arm's, baseline's) pairs:
     '' while fewer than `wanted` are in (unless one says write-amp unknown);
-    recommended when the median ratio is at most `budget` and, if reads were
-    probed, their median p99 ratio at most 1 + `read_guard` (None: not judged)."""
+    recommended when the median ratio is at most `budget`."""
     pairs = [pair_of(a, b, objective) for a, b in measured]
-    unseen = [a[0] for p, (a, _) in zip(pairs, measured) if not p.arm_seen]
+    unseen = [a for p, (a, _) in zip(pairs, measured) if not p.arm_seen]
     if unseen or any(p.ratio is None for p in pairs):
         return SteadyVerdict(arm, UNKNOWN, (
             f'not steady within steady_window_limit {limit:.0f}s ({not_steady_why(unseen[0])}): '
@@ -191,15 +168,8 @@ def judge(arm: str, measured: Sequence[Tuple[Window, Window]],
         why = f'steady write-amp {ratio:.2f}x the baseline\'s, within {asked}' + bound
         v = SteadyVerdict(arm, RECOMMENDED, why, ratio, upper, pairs)
         if v.high is not None and v.high > budget:
-            v.why = why = (f'{why}; with a compaction in or out of either window, up to '
-                           f'{v.high:.2f}x')
-        reads = v.read_p99
-        if read_guard is not None and reads is not None and reads > 1 + read_guard:
-            v.verdict, v.why = READS_SLOWER, (
-                f'{why}, but its 4 KiB reads\' p99 latency is {reads:.2f}x the '
-                'baseline\'s (' + (f'IOPS {v.read_iops:.2f}x; ' if v.read_iops else '')
-                + f'median over {sum(1 for p in pairs if p.read_p99 is not None)} steady '
-                f'pair(s)), over 1 + read_guard {read_guard:.2f}')
+            v.why = (f'{why}; with a compaction in or out of either window, up to '
+                     f'{v.high:.2f}x')
         return v
     return SteadyVerdict(arm, NOT_LOWER if goal == 'wear' else OVER_BUDGET,
                          f'steady write-amp {ratio:.2f}x the baseline\'s, over {asked}'

@@ -43,7 +43,7 @@ TRIAL_KEY = 'session.trial.{}'
 CONFIRM_KEY = 'session.confirm'
 # well below mon_config_key_max_entry_size (64 KiB): a value this big is a bug
 MAX_VALUE = 48 << 10
-STATE_VERSION = 11
+STATE_VERSION = 12
 S = TypeVar('S', bound='StartRecord')
 
 

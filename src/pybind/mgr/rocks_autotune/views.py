@@ -4,7 +4,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
-from .confirm import ArmResult, ConfirmRecord, RoundsNoise, Verdict
+from .confirm import READS_SLOWER, ArmResult, ConfirmRecord, RoundsNoise, Verdict
 from .measurement_plan import SPLIT, MeasurementPlan
 from .perf_counters import OBJECTIVE_NAMES
 from . import power
@@ -95,16 +95,21 @@ def steady_text(arm: ArmResult) -> str:
         ratio += f' (the model predicted {arm.predicted:.2f}x)'
     return (f'; steady write-amp {ratio} over {len(st.pairs)} pair(s) (its window '
             f'{seen[st.seen("arm")]}, the baseline\'s {seen[st.seen("baseline")]})'
-            + steady_objective_text(st) + f'; {reads_text(st)}'
+            + steady_objective_text(st)
             + (f': {st.verdict}' if st.verdict else ': steady check in progress'))
 
 
-def reads_text(st: SteadyVerdict, of: str = 'the baseline\'s') -> str:
-    """A steady check's read probes: p99 latency and IOPS over `of` (medians over the pairs)."""
-    if st.read_p99 is None:
+def reads_text(arm: ArmResult, seen: Optional[RoundsNoise] = None,
+               of: str = 'the baseline\'s') -> str:
+    """An arm's read probes over the rounds: latency over `of`'s (mean judged,
+    p99 shown), and the slowdown the rounds show at the noise `seen`."""
+    if arm.reads is None or arm.reads_p99 is None:
         return 'reads not measured'
-    iops = '' if st.read_iops is None else f', read IOPS {st.read_iops:.2f}x'
-    return f'read p99 {st.read_p99:.2f}x{iops} {of}'
+    power = ('' if seen is None or seen.detectable is None else
+             f'; at their noise (sd {seen.sd:.2f} a round) the rounds show reads '
+             f'{1 + seen.detectable:.2f}x slower {seen.power:.0%} of the time')
+    return (f'read latency {ratio_text(arm.reads.ratio)} {of} (p99 '
+            f'{ratio_text(arm.reads_p99.ratio)}) over {arm.reads.rounds} rounds{power}')
 
 
 def steady_ratio(st: SteadyVerdict) -> str:
@@ -143,12 +148,12 @@ def answer_line(rec: ConfirmRecord, osd: int) -> str:
         return (f'{head}{claim} ({rec.level:.0%} intervals), steady write-amp '
                 f'{steady_ratio(st)} the baseline\'s (its own steady windows, within the '
                 f'{rec.budget:.2f}x budget{steady_objective_text(st)}), '
-                f'{reads_text(st)}{tail}')
+                f'{reads_text(arm, result.reads_seen)}{tail}')
     saved = st.saved_per_day
     return (f'{head}steady write-amp {steady_ratio(st)} the baseline\'s'
             + (f' (the model predicted {arm.predicted:.2f}x)' if arm.predicted else '')
             + (f', {bytes_text(saved)} fewer RocksDB bytes a day on the canary at its '
-               'client rate' if saved else '') + f', {reads_text(st)}'
+               'client rate' if saved else '') + f', {reads_text(arm, result.reads_seen)}'
             + f'; {claim}, within the {-rec.margin:.0%} guard '
             f'({rec.level:.0%} intervals){tail}')
 
@@ -171,13 +176,14 @@ def _keep_why(rec: ConfirmRecord, result: Verdict, name: str, design: str) -> st
                 f'a {rec.level:.0%} interval (it takes {MIN_ROUNDS})')
     verb, pct, rule = (('held', f'{guard:.0%}', 'guard') if wear
                        else ('cleared', f'{rec.margin:.0%}', 'margin'))
-    passed = [a for a in result.arms if a.objective_verdict == 'passes']
+    passed = [a for a in result.arms if a.objective_verdict in ('passes', READS_SLOWER)]
     if passed:
-        # its objective passed; its steady check said no, or did not finish (a stop)
+        # its objective passed; its reads or its steady check said no, or the
+        # check did not finish (a stop)
         return (f'{", ".join(a.arm for a in passed)} {verb} the {pct} {name} {rule}, but '
                 'none was found ' + (f'writing {want:.0%} fewer DB bytes per client byte' if wear
                                      else f'within the {rec.budget:.2f}x write-amp budget')
-                + ' at steady state (' + '; '.join(
+                + ' at steady state with reads no slower (' + '; '.join(
                     f'{a.arm}: {a.verdict}, {a.why}' if a.verdict != 'passes'
                     else f'{a.arm}: its steady check did not finish' for a in passed) + ')')
     return (f'no candidate\'s {name} {verb} the {pct} {rule} over {result.rounds_done} of '
@@ -323,8 +329,8 @@ def _summary_figures(osd: int, rec: ConfirmRecord, arm: ArmResult) -> List[str]:
         lines.insert(0 if wear else 1, '  RocksDB bytes per client byte at steady state: '
                      f'{steady_ratio(steady)} the current options\''
                      + (f' ({bytes_text(saved)} fewer a day on osd.{osd})' if saved else ''))
-        lines.insert(1 if wear else 2, '  4 KiB reads at steady state: '
-                     + reads_text(steady, 'the current options\''))
+    lines.append('  4 KiB reads after each round\'s window: '
+                 + reads_text(arm, of='the current options\''))
     if arm.restart_seconds is not None:
         lines.append(f'  osd.{osd} restarted on it in {arm.restart_seconds:.0f} s')
     return lines
