@@ -339,10 +339,13 @@ def test_the_steady_verdict_rules() -> None:
     assert got.to_json()['objective'] == pytest.approx(1.1)
     assert ok.objective is None and ok.to_json()['pairs'][0]['objective'] is None
     assert judge('c1', [(mo(0.4, 90.0), m(0.4))], 1, 1.10, 600, 'iops').objective is None
-    # the order within a pair: from the seed, both orders drawn
-    orders = {tuple(steady_check.order(0, 'c1', p)) for p in range(8)}
-    assert orders == {('baseline', 'c1'), ('c1', 'baseline')}
-    assert steady_check.order(0, 'c1', 3) == steady_check.order(0, 'c1', 3)
+    # the order within a pair: the first from the seed (both drawn over
+    # seeds), each later pair the one before reversed (ABBA)
+    firsts = {tuple(steady_check.order(seed, 'c1', 0)) for seed in range(8)}
+    assert firsts == {('baseline', 'c1'), ('c1', 'baseline')}
+    for seed in range(4):
+        a, b = steady_check.order(seed, 'c1', 0), steady_check.order(seed, 'c1', 1)
+        assert b == a[::-1] and steady_check.order(seed, 'c1', 2) == a
 
 
 def test_a_steady_ratio_is_given_with_a_compaction_in_or_out_of_either_window() -> None:

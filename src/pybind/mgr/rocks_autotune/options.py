@@ -172,9 +172,10 @@ OPTIONS: Tuple[Opt, ...] = (
              'baseline in a fresh random order; a look after each from the fifth ends '
              'a candidate that passes); below 5 no candidate can be recommended'),
     Opt('steady_pairs', type='int', default=1, min=1, max=3,
-        desc='pairs of steady windows (the baseline and the candidate, in a random '
-             'order) in the steady check of each candidate whose objective passed; its '
-             'write-amp ratio is the median over the pairs'),
+        desc='pairs of steady windows (the baseline and the candidate, the first in a '
+             'random order, each later one reversed) in the steady check of each '
+             'candidate whose objective passed; its write-amp ratio is the median over '
+             'the pairs'),
     Opt('read_probe', type='secs', default=20, min=0,
         desc='after each confirmation round\'s window of the client workload, the '
              'canary\'s reads are timed this long (4 KiB at random offsets of its '

@@ -16,10 +16,12 @@ NOT_LOWER = 'write-amp not lower'  # the wear objective's: it did not save enoug
 
 
 def order(seed: Any, arm: str, pair: int) -> List[str]:
-    """Pair `pair`'s order for `arm`'s check, from the seed (replayable)."""
+    """Pair `pair`'s order for `arm`'s check: the first drawn from the seed
+    (replayable), each later one the one before reversed (ABBA), so that
+    what a window leaves to the next (the LSM's shape) falls on both sides."""
     out = [BASELINE, arm]
-    random.Random(f'{seed}/steady/{arm}/{pair}').shuffle(out)
-    return out
+    random.Random(f'{seed}/steady/{arm}').shuffle(out)
+    return out if pair % 2 == 0 else out[::-1]
 
 
 def _compacted(m: Measurement) -> bool:
