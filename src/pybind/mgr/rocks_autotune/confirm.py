@@ -20,7 +20,7 @@ BASELINE_TRIES = 2
 # times the baseline's (the whole interval); judged on the mean, whose A/A
 # noise is about half the p99's (doc/bench/read-probe.md)
 READS_SLOWER = 'reads slower'
-READ_KEYS = ('mean_ms', 'p99_ms')
+READ_JUDGED, READ_SHOWN = 'mean_ms', 'p99_ms'
 
 
 @dataclass
@@ -201,20 +201,22 @@ class Confirmation:
         t = self._trial(r, name, steady)
         return t.measurement if t else None
 
-    def _verdict(self, rounds: Sequence[Round]
+    def _verdict(self, rounds: Sequence[Round], reads: Sequence[Round]
                  ) -> Tuple[List[str], List[paired_stats.ArmVerdict]]:
-        """The arms whose objective passed and whose reads are not shown slower
-        (READS_SLOWER), best first, and every arm's verdict over the rounds."""
+        """The arms whose objective passed and whose reads (`reads`: read_rounds)
+        are not shown slower (READS_SLOWER), best first, and every arm's
+        verdict over the rounds."""
         rec = self.rec
         ranked, verdicts = paired_stats.verdict(
             rounds, [a.arm for a in rec.arms], BASELINE, rec.objective, rec.direction,
             rec.margin, out={a.arm: a.out for a in rec.arms if a.out}, level=rec.level)
         if rec.read_guard is None:
             return ranked, verdicts
-        reads = self.read_rounds()
         for v in verdicts:
-            s = paired_stats.summary(reads, v.arm, BASELINE, READ_KEYS[0], rec.level)
-            if v.verdict == 'passes' and paired_stats.clears(s, HIGHER, rec.read_guard):
+            if v.verdict != 'passes':
+                continue
+            s = paired_stats.summary(reads, v.arm, BASELINE, READ_JUDGED, rec.level)
+            if paired_stats.clears(s, HIGHER, rec.read_guard):
                 r = s.ratio  # it clears: a finite interval
                 v.verdict, v.why = READS_SLOWER, (
                     f'its 4 KiB reads\' mean latency {r.median:.2f}x [{r.low:.2f}, '
@@ -292,7 +294,7 @@ class Confirmation:
         """The arms whose objective passed over the rounds, best first, whose
         steady check is not over, up to the first recommended."""
         arms = []
-        for arm in self._best_first(self._verdict(self.rounds())[0]):
+        for arm in self._best_first(self._verdict(self.rounds(), self.read_rounds())[0]):
             v = self.steady_verdict(arm)
             if v.verdict == steady_check.RECOMMENDED:
                 break
@@ -366,7 +368,7 @@ class Confirmation:
         verdict, steady check and verdict (the steady check's once it has one)."""
         rec = self.rec
         rounds, reads = self.rounds(), self.read_rounds()
-        ranked, verdicts = self._verdict(rounds)
+        ranked, verdicts = self._verdict(rounds, reads)
         arms = []
         for a, v in zip(rec.arms, verdicts):
             sv = self.steady_verdict(a.arm) if v.verdict == 'passes' else None
@@ -390,15 +392,14 @@ class Confirmation:
         rec.result = Verdict(
             best, complete, sum(1 for r in range(len(rec.orders)) if self._round_done(r)),
             median(base) if base else None, arms, self._seen(rounds, rec.objective, rec.margin),
-            self._seen(reads, READ_KEYS[0], rec.read_guard or 0.0))
+            self._seen(reads, READ_JUDGED, rec.read_guard or 0.0))
         return rec.result
 
     def _reads(self, reads: Sequence[Round], arm: str) -> Dict[str, Summary]:
         """The arm's read latency over the rounds' probes (none probed: {})."""
-        got = {key: paired_stats.summary(reads, arm, BASELINE, key, self.rec.level)
-               for key in READ_KEYS}
-        return {} if not got['mean_ms'].rounds else {'reads': got['mean_ms'],
-                                                     'reads_p99': got['p99_ms']}
+        judged, shown = (paired_stats.summary(reads, arm, BASELINE, key, self.rec.level)
+                         for key in (READ_JUDGED, READ_SHOWN))
+        return {'reads': judged, 'reads_p99': shown} if judged.rounds else {}
 
     def _groups(self, rounds: Sequence[Round], arm: str) -> Dict[str, Summary]:
         if self.rec.measurement_plan.design != SPLIT:

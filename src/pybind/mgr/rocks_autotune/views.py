@@ -105,11 +105,11 @@ def reads_text(arm: ArmResult, seen: Optional[RoundsNoise] = None,
     p99 shown), and the slowdown the rounds show at the noise `seen`."""
     if arm.reads is None or arm.reads_p99 is None:
         return 'reads not measured'
-    power = ('' if seen is None or seen.detectable is None else
+    shows = ('' if seen is None or seen.detectable is None else
              f'; at their noise (sd {seen.sd:.2f} a round) the rounds show reads '
              f'{1 + seen.detectable:.2f}x slower {seen.power:.0%} of the time')
     return (f'read latency {ratio_text(arm.reads.ratio)} {of} (p99 '
-            f'{ratio_text(arm.reads_p99.ratio)}) over {arm.reads.rounds} rounds{power}')
+            f'{ratio_text(arm.reads_p99.ratio)}) over {arm.reads.rounds} rounds{shows}')
 
 
 def steady_ratio(st: SteadyVerdict) -> str:
