@@ -357,6 +357,8 @@ def run(a: argparse.Namespace) -> None:
         h, m = (int(x) for x in a.until.split(':'))
         now = datetime.datetime.now(datetime.timezone.utc)
         deadline = now.replace(hour=h, minute=m, second=0, microsecond=0).timestamp()
+        if deadline < now.timestamp():  # past midnight: tomorrow's
+            deadline += 86400
     lab = Lab()
     osds: List[int] = []
     osd_opts = sorted({k for sets in a.osd_set.values() for k in sets})  # --osd-set's
