@@ -351,14 +351,16 @@ def window(lab: Lab, osds: List[int], name: str, options: str, kind: str,
     return rows
 
 
+def until(hhmm: str, now: datetime.datetime) -> float:
+    """--until's HH:MM (UTC) as a time after `now`: a time already past today is tomorrow's."""
+    h, m = (int(x) for x in hhmm.split(':'))
+    deadline = now.replace(hour=h, minute=m, second=0, microsecond=0).timestamp()
+    return deadline + 86400 if deadline < now.timestamp() else deadline
+
+
 def run(a: argparse.Namespace) -> None:
-    deadline = time.time() + 10 * 86400
-    if a.until:
-        h, m = (int(x) for x in a.until.split(':'))
-        now = datetime.datetime.now(datetime.timezone.utc)
-        deadline = now.replace(hour=h, minute=m, second=0, microsecond=0).timestamp()
-        if deadline < now.timestamp():  # past midnight: tomorrow's
-            deadline += 86400
+    deadline = until(a.until, datetime.datetime.now(datetime.timezone.utc)) if a.until \
+        else time.time() + 10 * 86400
     lab = Lab()
     osds: List[int] = []
     osd_opts = sorted({k for sets in a.osd_set.values() for k in sets})  # --osd-set's

@@ -2,6 +2,7 @@
 and run-bench's check of the session's claim."""
 import argparse
 import copy
+import datetime
 import importlib.util
 import json
 import math
@@ -1110,6 +1111,13 @@ def test_client_depth_gives_each_rounds_rates_over_its_first_setting() -> None:
             {'round': 2, 'threads': 512, 'rocksdb_wal_mib_s': 2.5}]
     assert client_depth.ratios(rows) == ['round 1: 16 1.00x, 512 2.50x',
                                          'round 2: 16 1.00x, 512 2.50x']
+
+
+def test_wear_windows_until_is_the_next_such_time() -> None:
+    import wear_windows
+    now = datetime.datetime(2026, 12, 5, 21, 40, tzinfo=datetime.timezone.utc)
+    assert wear_windows.until('23:58', now) - now.timestamp() == 2 * 3600 + 18 * 60
+    assert wear_windows.until('00:05', now) - now.timestamp() == 2 * 3600 + 25 * 60
 
 
 def test_wear_windows_terms_count_what_each_osd_took_in_before_a_window() -> None:
