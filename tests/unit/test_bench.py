@@ -1336,3 +1336,25 @@ def test_wear_windows_depth_sets_a_configs_writes_in_flight() -> None:
     assert '--iodepth=16' in argv
     wear_windows.module_chunk(lab, 5.0, 4096, depth=16)
     assert argv[argv.index('--depth') + 1] == 'load=16'
+
+
+def test_scenario_rows_read_what_a_saved_session_answered() -> None:
+    """scenarios.py's table: new-tuning under wear, seed 1 (2026-12-05) recommended
+    c1 over 7 rounds; new-tuning-lz4 under iops, seed 0, dropped its finalist."""
+    import scenarios
+    res = os.path.join(os.path.dirname(__file__), '..', '..', 'qa', 'bench', 'results')
+    rows = {}
+    for name in ('scenario-new-tuning-wear-seed1', 'scenario-new-tuning-lz4-iops-seed0'):
+        with open(os.path.join(res, name + '-status.json')) as f:
+            rows[name] = scenarios.row(json.load(f), name + '-status.json',
+                                       scenarios.loads(os.path.join(res, name + '-load.log')))
+    wear, iops = rows['scenario-new-tuning-wear-seed1'], rows['scenario-new-tuning-lz4-iops-seed0']
+    assert (wear['start'], wear['objective'], wear['seed'], wear['minutes']) == \
+        ('new-tuning', 'wear', 1, 71)
+    (arm,) = wear['arms']
+    assert arm['verdict'] == 'recommended' and len(arm['per_round']) == 7
+    assert arm['finalist'] == '34 x 10 MiB merged by 2, L0 3, level base 3.8 GiB, x4, lz4'
+    assert (iops['start'], iops['seed']) == ('new-tuning-lz4', 0)
+    assert iops['arms'][0]['verdict'] == 'dropped'
+    assert iops['load'] is not None and iops['load'][1] > 30  # three labs side by side
+    assert 'C/R 0.97, 0.96, 0.98, 0.99 over 4 of 10 rounds' in scenarios.render(iops)
