@@ -15,9 +15,11 @@
 """
 
 import argparse
+import glob
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -25,16 +27,18 @@ import threading
 import time
 from typing import Any, Dict, List, Mapping, Optional
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
-RESULTS = os.path.join(REPO, 'qa', 'bench', 'results')
-CEPH_LAB = os.path.join(REPO, 'qa', 'lab', 'ceph-lab')
+from benchlib import CEPH_LAB, RESULTS, repo_commit
+
 STARTS = ('blog', 'pacific', 'new-tuning', 'new-tuning-lz4', 'default')
 NAME = re.compile(r'scenario-(?P<start>[a-z0-9-]+?)-(?P<objective>iops|wear)-seed(?P<seed>\d+)')
 
 
 def run(start: str, objective: str, seed: int, out: str) -> int:
-    """One demo session; its records saved under `out`; the demo's exit code."""
+    """One demo session; its records saved under `out` (never over a saved
+    run's); the demo's exit code."""
     base = os.path.join(out, f'scenario-{start}-{objective}-seed{seed}')
+    if glob.glob(base + '[.-]*'):
+        sys.exit(f'scenarios.py: {base}* exists: move it aside (e.g. to -runN) first')
     done = threading.Event()
 
     def sample_load() -> None:  # beside every figure: what else the machine ran
@@ -48,9 +52,15 @@ def run(start: str, objective: str, seed: int, out: str) -> int:
     sampler.start()
     try:
         with open(base + '.log', 'w') as log:
+            log.write(f'# scenarios.py at {repo_commit()}\n')
+            log.flush()
             rc = subprocess.call([CEPH_LAB, 'demo', '--start', start, '--objective', objective,
                                   '--set', f'seed={seed}', '--keep-lab'],
                                  stdout=log, stderr=subprocess.STDOUT)
+        lab = os.environ.get('CEPH_LAB_DIR', '')  # the demo's before/after, if it ran
+        for ext in ('jsonl', 'log'):
+            if lab and os.path.exists(f'{lab}-before-after.{ext}'):
+                shutil.copy(f'{lab}-before-after.{ext}', f'{base}-before-after.{ext}')
         for what in ('status', 'history', 'best'):
             with open(f'{base}-{what}.json', 'w') as f:
                 subprocess.call([CEPH_LAB, 'exec', '--', 'ceph', 'rocks-autotune', what,
@@ -82,11 +92,12 @@ def loads(path: str) -> Optional[List[float]]:
 
 def row(status: Mapping[str, Any], name: str, load: Optional[List[float]]) -> Dict[str, Any]:
     """What one saved session answered and what its design could see."""
-    m = NAME.search(name)
+    m = NAME.search(name)  # a suffix (-run1: a run kept beside) stays in 'name'
     conf = status.get('confirmation') or {}
     arms = (conf.get('result') or {}).get('arms') or []
     plan = (status.get('noise') or {}).get('plan') or {}
     out: Dict[str, Any] = {
+        'name': name.replace('-status.json', ''),
         'start': m['start'] if m else '', 'objective': status.get('objective', ''),
         'seed': int(m['seed']) if m else None, 'answer': status.get('message', ''),
         'minutes': round((status['ended'] - status['started']) / 60)
@@ -107,23 +118,23 @@ def row(status: Mapping[str, Any], name: str, load: Optional[List[float]]) -> Di
 
 def render(r: Mapping[str, Any]) -> str:
     answer = re.split(r'; | \(split', r['answer'])[0]  # --json has all of it
-    lines = [f'{r["start"]} {r["objective"]} seed {r["seed"]}: {answer}']
+    lines = [f'{r["name"]}: {answer}']
     for a in r['arms']:
         rounds = ', '.join(f'{x:.2f}' for x in a['per_round'])
         band = (f' [{a["low"]:.2f}, {a["high"]:.2f}]'
                 if a['low'] is not None and a['high'] is not None else '')
         lines.append(f'  {a["arm"]} ({a["finalist"]}): {a["verdict"]}; C/R {rounds}{band} '
                      f'over {len(a["per_round"])} of {r["rounds"]} rounds')
-    if r['aa_sd'] is not None:
+    if r['aa_sd'] is not None and r['planned_sd'] is not None:
         seen = r['seen']
         lines.append(f'  A/A sd {r["aa_sd"]:.3f} a round (planned {r["planned_sd"]:.3f})' + (
             f'; the rounds {seen["sd"]:.3f}: {seen["rounds"]} rounds confirm '
             f'+{100 * seen["detectable"]:.0f}% 9 times in 10'
             if seen and r['objective'] == 'iops' else ''))
-    if r['minutes'] is not None:
-        ld = r['load']
-        load = f', load {ld[0]:.0f}-{ld[2]:.0f}, median ~{ld[1]:.0f}' if ld else ''
-        lines.append(f'  {r["minutes"]} min{load}')
+    ld = r['load']
+    took = f'{r["minutes"]} min' if r['minutes'] is not None else 'not ended'
+    lines.append(f'  {took}' + (f', load {ld[0]:.0f}-{ld[2]:.0f}, median ~{ld[1]:.0f}'
+                                if ld else ''))
     return '\n'.join(lines)
 
 
@@ -144,8 +155,12 @@ def main() -> None:
         sys.exit(run(a.start, a.objective, a.seed, a.out))
     rows = []
     for path in a.status:
-        with open(path) as f:
-            status = json.load(f)
+        try:
+            with open(path) as f:
+                status = json.load(f)
+        except ValueError:  # a session whose lab did not answer at the end
+            print(f'{path}: no status saved', file=sys.stderr)
+            continue
         rows.append(row(status, os.path.basename(path),
                         loads(path.replace('-status.json', '-load.log'))))
     print(json.dumps(rows, indent=1) if a.json else '\n'.join(render(x) for x in rows))

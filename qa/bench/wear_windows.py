@@ -399,14 +399,17 @@ def run(a: argparse.Namespace) -> None:
             fill = benchlib.fio_image(lab, POOL, a.image_mib << 20)
         log(f'{a.image_mib} MiB filled and overwritten once in {fill:.0f} s ({a.client})')
         chunk = functools.partial(module_chunk, image_mib=a.image_mib) if module else fio_chunk
+        aged: Dict[str, Any] = {}
         if a.age:  # a young DB's L1 still grows: its first windows compact less
-            chunk(lab, a.age)
-            log(f'aged: {a.age:.0f} s of the load on {a.fill_on or "what the OSDs ran"}')
+            aged = chunk(lab, a.age, depth=a.depth.get(a.fill_on))
+            log(f'aged: {a.age:.0f} s of the load on {a.fill_on or "what the OSDs ran"}, '
+                f'{aged.get("writes")} writes')
         common = {'lab': lab.dir, 'version': facts['version'], 'commit': facts['commit'],
                   'osds': len(osds), 'image_mib': a.image_mib, 'image_fill_seconds': round(fill),
                   'per_osd_mib': round(a.image_mib * benchlib.REPLICAS / len(osds)),
                   'pg_num': a.pg_num,
-                  'steady_min': a.steady_min, 'client': a.client, 'aged_seconds': a.age}
+                  'steady_min': a.steady_min, 'client': a.client, 'aged_seconds': a.age,
+                  'aged_writes': aged.get('writes')}
         passes: Dict[str, int] = {}
         for name, (setting, options) in order:
             passes[name] = passes.get(name, 0) + 1
@@ -665,8 +668,9 @@ def main() -> None:
     ap.add_argument('--filled', action='store_true', help='the lab\'s image is filled '
                     'already (a run before with the same image, --keep-lab): no fill')
     ap.add_argument('--age', type=float, default=0.0, metavar='SECONDS',
-                    help='after the fill, this long of the load before the first window, '
-                    'as a session\'s canary ran for an hour before its steady pair')
+                    help='after the fill, this long of the load on --fill-on\'s string before '
+                    'the first window, as a session\'s canary ran for an hour before its '
+                    'steady pair')
     ap.add_argument('--steady-min', type=float, default=0.0, metavar='SECONDS',
                     help='a steady window runs at least this long, steady or not')
     ap.add_argument('--until', default='', help='HH:MM UTC: no window runs past it')

@@ -1358,3 +1358,18 @@ def test_scenario_rows_read_what_a_saved_session_answered() -> None:
     assert iops['arms'][0]['verdict'] == 'dropped'
     assert iops['load'] is not None and iops['load'][1] > 30  # three labs side by side
     assert 'C/R 0.97, 0.96, 0.98, 0.99 over 4 of 10 rounds' in scenarios.render(iops)
+
+
+def test_scenario_run_never_overwrites_a_saved_session(tmp_path: Any) -> None:
+    """scenarios.py run refuses, before any lab, where a run's records are."""
+    import scenarios
+    (tmp_path / 'scenario-blog-wear-seed0-status.json').write_text('{}')
+    with pytest.raises(SystemExit, match='exists'):
+        scenarios.run('blog', 'wear', 0, str(tmp_path))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['scenario-blog-wear-seed0-status.json']
+    res = os.path.join(os.path.dirname(__file__), '..', '..', 'qa', 'bench', 'results')
+    with open(os.path.join(res, 'scenario-pacific-wear-seed1-run1-status.json')) as f:
+        cut = scenarios.row(json.load(f), 'scenario-pacific-wear-seed1-run1-status.json', None)
+    assert (cut['name'], cut['seed'], cut['minutes']) == ('scenario-pacific-wear-seed1-run1', 1,
+                                                          None)
+    assert 'not ended' in scenarios.render(cut)
