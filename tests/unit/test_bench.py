@@ -1123,8 +1123,7 @@ def test_wear_windows_until_is_the_next_such_time() -> None:
 def test_wear_windows_terms_count_what_each_osd_took_in_before_a_window() -> None:
     # the blog string's flush per WAL byte against its DB's age (wear-floor.md)
     import wear_windows
-    path = os.path.join(os.path.dirname(__file__), '..', '..', 'qa', 'bench', 'results',
-                        'wear-windows-run28-module-check.jsonl')
+    path = os.path.join(benchlib.RESULTS, 'wear-windows-run28-module-check.jsonl')
     rows = [r.split('|') for r in wear_windows.terms(path).splitlines()[2:]]
     osd0 = [r for r in rows if r[6].strip() == '0']
     assert [r[2].strip() for r in osd0] == ['blog256', 'c1'] * 3
@@ -1135,8 +1134,7 @@ def test_wear_windows_terms_count_what_each_osd_took_in_before_a_window() -> Non
 def test_wear_windows_terms_give_the_compression_ratio_where_rows_count_it(tmp_path: Any) -> None:
     # the load's data made the blog string's extent maps compress (wear-floor.md)
     import wear_windows
-    src = os.path.join(os.path.dirname(__file__), '..', '..', 'qa', 'bench', 'results',
-                       'wear-windows-run28-module-check.jsonl')
+    src = os.path.join(benchlib.RESULTS, 'wear-windows-run28-module-check.jsonl')
     rows = [json.loads(x) for x in open(src) if x.strip()]
     counted = [dict(r, rocksdb_compressed_raw_bytes=2 * (r['rocksdb_flush_bytes']
                                                          + r['rocksdb_compaction_bytes']))
@@ -1151,8 +1149,7 @@ def test_wear_windows_terms_give_the_compression_ratio_where_rows_count_it(tmp_p
 def test_wear_windows_reads_pair_each_pass_read_probe_with_the_firsts(tmp_path: Any) -> None:
     # --read-probe: the session's read guard on one probe pair (demo run 34)
     import wear_windows
-    src = os.path.join(os.path.dirname(__file__), '..', '..', 'qa', 'bench', 'results',
-                       'wear-windows-run32-fresh-check.jsonl')
+    src = os.path.join(benchlib.RESULTS, 'wear-windows-run32-fresh-check.jsonl')
     p99 = {('before', 1): 4.0, ('before', 2): 8.0, ('before', 3): 5.0,
            ('after', 1): 12.0, ('after', 2): 8.0, ('after', 3): 5.0}
     rows = [dict(r, read_p99_ms=p99[r['config'], r['config_pass']], read_mean_ms=2.0,
@@ -1173,8 +1170,7 @@ def test_wear_windows_reads_pair_each_pass_read_probe_with_the_firsts(tmp_path: 
 def test_wear_windows_pairs_each_later_config_with_the_first(tmp_path: Any) -> None:
     # one check of two sessions' answers shares the blog string's windows
     import wear_windows
-    src = os.path.join(os.path.dirname(__file__), '..', '..', 'qa', 'bench', 'results',
-                       'wear-windows-run32-fresh-check.jsonl')
+    src = os.path.join(benchlib.RESULTS, 'wear-windows-run32-fresh-check.jsonl')
     rows = [json.loads(x) for x in open(src) if x.strip()]
     third = [dict(r, config='c3', write_amp=r['write_amp'] * 2) for r in rows
              if r['config'] == 'after']
@@ -1193,7 +1189,7 @@ def test_wear_windows_pairs_each_later_config_with_the_first(tmp_path: Any) -> N
 def test_wear_windows_pairs_says_which_windows_ended_short_of_steady() -> None:
     # the fresh check of runs 29 and 30: every c1 window ran to its 600-s limit
     import wear_windows
-    res = os.path.join(os.path.dirname(__file__), '..', '..', 'qa', 'bench', 'results')
+    res = benchlib.RESULTS
     out = wear_windows.pairs(os.path.join(res, 'wear-windows-run29-30-fresh-check.jsonl'))
     assert out.count('not at steady state') == 2, out
     assert 'the steady window of c29 in pass 1, c29 in pass 2, c29 in pass 3 ended' in out
@@ -1342,7 +1338,7 @@ def test_scenario_rows_read_what_a_saved_session_answered() -> None:
     """scenarios.py's table: new-tuning under wear, seed 1 (2026-12-05) recommended
     c1 over 7 rounds; new-tuning-lz4 under iops, seed 0, dropped its finalist."""
     import scenarios
-    res = os.path.join(os.path.dirname(__file__), '..', '..', 'qa', 'bench', 'results')
+    res = benchlib.RESULTS
     rows = {}
     for name in ('scenario-new-tuning-wear-seed1', 'scenario-new-tuning-lz4-iops-seed0'):
         with open(os.path.join(res, name + '-status.json')) as f:
@@ -1367,7 +1363,7 @@ def test_scenario_run_never_overwrites_a_saved_session(tmp_path: Any) -> None:
     with pytest.raises(SystemExit, match='exists'):
         scenarios.run('blog', 'wear', 0, str(tmp_path))
     assert sorted(p.name for p in tmp_path.iterdir()) == ['scenario-blog-wear-seed0-status.json']
-    res = os.path.join(os.path.dirname(__file__), '..', '..', 'qa', 'bench', 'results')
+    res = benchlib.RESULTS
     with open(os.path.join(res, 'scenario-pacific-wear-seed1-run1-status.json')) as f:
         cut = scenarios.row(json.load(f), 'scenario-pacific-wear-seed1-run1-status.json', None)
     assert (cut['name'], cut['seed'], cut['minutes']) == ('scenario-pacific-wear-seed1-run1', 1,
