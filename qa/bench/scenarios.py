@@ -85,7 +85,7 @@ def loads(path: str) -> Optional[List[float]]:
     """The 1-minute load averages a run's -load.log sampled (None: no log)."""
     try:
         with open(path) as f:
-            return [float(line.split()[1]) for line in f if len(line.split()) > 1]
+            return [float(x[1]) for x in map(str.split, f) if len(x) > 1]
     except OSError:
         return None
 
@@ -94,19 +94,20 @@ def row(status: Mapping[str, Any], name: str, load: Optional[List[float]]) -> Di
     """What one saved session answered and what its design could see."""
     m = NAME.search(name)  # a suffix (-run1: a run kept beside) stays in 'name'
     conf = status.get('confirmation') or {}
-    arms = (conf.get('result') or {}).get('arms') or []
-    plan = (status.get('noise') or {}).get('plan') or {}
+    result = conf.get('result') or {}
+    noise = status.get('noise') or {}
+    plan = noise.get('plan') or {}
     out: Dict[str, Any] = {
         'name': name.replace('-status.json', ''),
         'start': m['start'] if m else '', 'objective': status.get('objective', ''),
         'seed': int(m['seed']) if m else None, 'answer': status.get('message', ''),
         'minutes': round((status['ended'] - status['started']) / 60)
         if status.get('ended') and status.get('started') else None,
-        'aa_sd': (status.get('noise') or {}).get('sd'), 'planned_sd': plan.get('sd'),
-        'seen': (conf.get('result') or {}).get('seen'), 'rounds': conf.get('rounds'),
+        'aa_sd': noise.get('sd'), 'planned_sd': plan.get('sd'),
+        'seen': result.get('seen'), 'rounds': conf.get('rounds'),
         'load': (min(load), statistics.median(load), max(load)) if load else None,
         'arms': []}
-    for a in arms:
+    for a in result.get('arms') or []:
         ratio = a['objective'].get('ratio') or {}
         cand = next((c['candidate'] for c in conf.get('arms', []) if c['arm'] == a['arm']), None)
         out['arms'].append({'arm': a['arm'], 'verdict': a['verdict'], 'why': a.get('why', ''),
